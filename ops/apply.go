@@ -1,0 +1,557 @@
+package ops
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"weft/model"
+)
+
+// Apply folds operations over stored messages and returns the effective
+// thread. It is pure and deterministic: the same heads, operations and
+// active tags always give the same view.
+//
+// heads[i] describes the stored message with seq i+1; bodies are never
+// needed. Operations are folded in the order given (creation order),
+// skipping inactive and reverted ones and those whose when_tags are not
+// all active.
+//
+// Each operation costs time in proportion to its targets, not to the
+// thread: the thread is a linked list of slots carrying order labels, and
+// is walked once at the end to lay out the view.
+func Apply(heads []model.Head, ops []model.Op, activeTags []string) *model.View {
+	a := newApplier(heads, len(ops))
+	for i := range ops {
+		a.apply(&ops[i], activeTags)
+	}
+	return a.materialize()
+}
+
+// ApplyMessages is Apply for callers that hold whole messages.
+func ApplyMessages(msgs []model.Message, ops []model.Op, activeTags []string) *model.View {
+	heads := make([]model.Head, len(msgs))
+	for i := range msgs {
+		heads[i] = msgs[i].Head()
+	}
+	return Apply(heads, ops, activeTags)
+}
+
+// AppendToView returns the view extended by newly stored messages, without
+// applying anything again. This is exact: no stored operation can name a
+// message that did not exist when it was made, and nothing is ever placed
+// after the last stored message's slot, so new messages always land at the
+// end of the effective thread, untagged. heads are the new messages' heads;
+// the first has seq len(v.Where)+1.
+func AppendToView(v *model.View, heads []model.Head) *model.View {
+	nv := *v
+	for _, h := range heads {
+		seq := uint64(len(nv.Where) + 1)
+		nv.Where = append(nv.Where, int32(len(nv.Items)))
+		nv.Items = append(nv.Items, model.Item{Seq: seq, Synth: -1})
+		nv.Tokens += int(h.Tokens)
+		nv.RawTokens += int(h.Tokens)
+	}
+	return &nv
+}
+
+const (
+	slotItem uint8 = iota
+	slotMarker
+	slotSentinel
+)
+
+const nilSlot = -1
+
+type slot struct {
+	prev, next int32
+	label      uint64
+	kind       uint8
+	item       model.Item // for slotItem
+	marker     int32      // for slotMarker: index into applier.markers
+}
+
+type markerBuild struct {
+	m model.Marker
+	// nested marks a marker swallowed by a later operation: it is reported
+	// inside that operation's marker, not on its own.
+	nested bool
+	// children are markers swallowed by this one, as indexes.
+	children []int32
+}
+
+type synthInfo struct {
+	slot   int32 // current slot, nilSlot when not present
+	marker int32 // marker this item carries (first item of its op), or -1
+	covers int   // stored messages this item stands for
+	start  int64 // time span of what it covers (unix nanos)
+	end    int64
+}
+
+type applier struct {
+	heads []model.Head
+
+	slots      []slot
+	head, tail int32
+
+	seqSlot []int32 // slot of stored seq (index seq-1), nilSlot when not present
+
+	synth     []model.Synthetic
+	synthInfo []synthInfo
+	opSynth   map[string][2]int32 // op ID -> first synth index, count
+
+	markers []markerBuild
+
+	tagSets  [][]string
+	tagIndex map[string]int32
+
+	status map[string]model.OpStatus
+}
+
+const labelGap = uint64(1) << 32
+
+func newApplier(heads []model.Head, nops int) *applier {
+	n := len(heads)
+	a := &applier{
+		heads:    heads,
+		slots:    make([]slot, n+2, n+2+nops),
+		seqSlot:  make([]int32, n),
+		opSynth:  make(map[string][2]int32),
+		tagSets:  [][]string{nil},
+		tagIndex: map[string]int32{"": 0},
+		status:   make(map[string]model.OpStatus, nops),
+	}
+	// Slot 0 is the head sentinel, slot n+1 the tail; stored seq s sits in
+	// slot s to begin with.
+	a.head, a.tail = 0, int32(n+1)
+	for i := range a.slots {
+		s := &a.slots[i]
+		s.prev, s.next = int32(i-1), int32(i+1)
+		s.label = uint64(i) * labelGap
+		s.kind = slotItem
+		if i > 0 && i <= n {
+			s.item = model.Item{Seq: uint64(i), Synth: -1}
+			a.seqSlot[i-1] = int32(i)
+		}
+	}
+	a.slots[a.head].kind, a.slots[a.head].prev = slotSentinel, nilSlot
+	a.slots[a.tail].kind, a.slots[a.tail].next = slotSentinel, nilSlot
+	a.slots[a.tail].label = math.MaxUint64
+	return a
+}
+
+// slotOf returns the slot an item occupies, or nilSlot if the item is not
+// present in the thread as it stands.
+func (a *applier) slotOf(id model.ItemID) int32 {
+	if seq, ok := id.Seq(); ok {
+		if seq > uint64(len(a.seqSlot)) {
+			return nilSlot
+		}
+		return a.seqSlot[seq-1]
+	}
+	opID, k, ok := id.Synthetic()
+	if !ok {
+		return nilSlot
+	}
+	r, ok := a.opSynth[opID]
+	if !ok || k >= int(r[1]) {
+		return nilSlot
+	}
+	return a.synthInfo[int(r[0])+k].slot
+}
+
+func (a *applier) setSlotOf(it model.Item, s int32) {
+	if it.Seq > 0 {
+		a.seqSlot[it.Seq-1] = s
+	} else {
+		a.synthInfo[it.Synth].slot = s
+	}
+}
+
+// present resolves targets to the slots they occupy, in the targets'
+// order, dropping those not present.
+func (a *applier) present(targets []model.ItemID) []int32 {
+	out := make([]int32, 0, len(targets))
+	for _, id := range targets {
+		if s := a.slotOf(id); s != nilSlot {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (a *applier) byLabel(slots []int32) []int32 {
+	sorted := slices.Clone(slots)
+	slices.SortFunc(sorted, func(x, y int32) int {
+		lx, ly := a.slots[x].label, a.slots[y].label
+		switch {
+		case lx < ly:
+			return -1
+		case lx > ly:
+			return 1
+		}
+		return 0
+	})
+	return sorted
+}
+
+func (a *applier) apply(op *model.Op, activeTags []string) {
+	switch {
+	case op.Reverted():
+		a.status[op.ID] = model.StatusReverted
+		return
+	case !op.Active || !model.TagsSatisfied(op.WhenTags, activeTags):
+		a.status[op.ID] = model.StatusInactive
+		return
+	}
+
+	var pres []int32
+	want := len(op.Targets)
+	if op.Type == model.OpInsert {
+		want = 0
+		anchor := a.head
+		if op.Anchor != "" {
+			want = 1
+			anchor = a.slotOf(op.Anchor)
+		}
+		if anchor != nilSlot {
+			pres = []int32{anchor}
+		}
+	} else {
+		pres = a.present(op.Targets)
+	}
+	switch {
+	case op.Type == model.OpInsert && len(pres) == 0,
+		op.Type != model.OpInsert && len(pres) == 0:
+		a.status[op.ID] = model.StatusOrphaned
+		return
+	case op.Type != model.OpInsert && len(pres) < want:
+		a.status[op.ID] = model.StatusPartial
+	default:
+		a.status[op.ID] = model.StatusActive
+	}
+
+	switch op.Type {
+	case model.OpTag:
+		for _, s := range pres {
+			it := &a.slots[s].item
+			it.Tags = a.addTags(it.Tags, op.Payload.Tags)
+		}
+	case model.OpDigest:
+		msg := model.NewMessage{Role: model.RoleSystem, Content: op.Payload.Summary, Tokens: op.Payload.SummaryTokens}
+		a.replace(op, pres, []model.NewMessage{msg})
+	case model.OpRevise:
+		a.replace(op, pres, op.Payload.Messages)
+	case model.OpSnip:
+		a.replace(op, pres, nil)
+	case model.OpResequence:
+		a.resequence(op, pres)
+	case model.OpInsert:
+		a.insert(op, pres[0])
+	default:
+		// An unknown type (from a newer weft) changes nothing here.
+		a.status[op.ID] = model.StatusOrphaned
+	}
+}
+
+// replace removes the present targets and puts msgs where the first of
+// them (in thread order) stood. With no msgs it leaves only a marker.
+func (a *applier) replace(op *model.Op, pres []int32, msgs []model.NewMessage) {
+	ordered := a.byLabel(pres)
+	first, last := ordered[0], ordered[len(ordered)-1]
+
+	mk := a.newMarker(op)
+	// Swallow markers standing between the first and the last target, and
+	// the markers carried by synthetic targets: they are part of what this
+	// operation hides.
+	// A resequence marker stands just before the slots it reordered and
+	// describes them, so it goes with them. (A snip marker there describes
+	// what stood before the targets, and stays.)
+	for s := a.slots[first].prev; a.slots[s].kind == slotMarker; {
+		prev := a.slots[s].prev
+		if a.markers[a.slots[s].marker].m.OpType == model.OpResequence {
+			a.nest(mk, a.slots[s].marker)
+			a.unlink(s)
+		}
+		s = prev
+	}
+	if first != last {
+		for s := a.slots[first].next; s != last; {
+			next := a.slots[s].next
+			if a.slots[s].kind == slotMarker {
+				a.nest(mk, a.slots[s].marker)
+				a.unlink(s)
+			}
+			s = next
+		}
+	}
+	covers, start, end := 0, int64(math.MaxInt64), int64(math.MinInt64)
+	hidden := make([]model.Item, 0, len(ordered))
+	for _, s := range ordered {
+		it := a.slots[s].item
+		hidden = append(hidden, it)
+		c, st, en := a.coverOf(it)
+		covers += c
+		start, end = min(start, st), max(end, en)
+		if it.Synth >= 0 {
+			if m := a.synthInfo[it.Synth].marker; m >= 0 {
+				a.nest(mk, m)
+			}
+		}
+		a.setSlotOf(it, nilSlot)
+	}
+	a.markers[mk].m.Hidden = hidden
+	a.markers[mk].m.Added = len(msgs)
+
+	for _, s := range ordered[1:] {
+		a.unlink(s)
+	}
+	if len(msgs) == 0 {
+		a.slots[first].kind = slotMarker
+		a.slots[first].marker = mk
+		a.slots[first].item = model.Item{}
+		return
+	}
+	slots := append([]int32{first}, a.insertAfter(first, len(msgs)-1)...)
+	for k, s := range slots {
+		si := a.addSynth(op, k, msgs[k])
+		if k == 0 {
+			a.synthInfo[si].marker = mk
+			a.synthInfo[si].covers = covers
+			if covers > 0 {
+				a.synthInfo[si].start, a.synthInfo[si].end = start, end
+				a.synth[si].MessageCount = covers
+				a.synth[si].TimeSpanStart = time.Unix(0, start).UTC()
+				a.synth[si].TimeSpanEnd = time.Unix(0, end).UTC()
+			}
+		}
+		a.slots[s].kind = slotItem
+		a.slots[s].item = model.Item{Synth: si}
+		a.synthInfo[si].slot = s
+	}
+}
+
+// coverOf returns how many stored messages an item stands for and their
+// time span.
+func (a *applier) coverOf(it model.Item) (int, int64, int64) {
+	if it.Seq > 0 {
+		t := a.heads[it.Seq-1].At
+		return 1, t, t
+	}
+	si := a.synthInfo[it.Synth]
+	if si.covers == 0 {
+		return 0, math.MaxInt64, math.MinInt64
+	}
+	return si.covers, si.start, si.end
+}
+
+// resequence refills the present targets' positions, sorted, with the
+// targets in their new order.
+func (a *applier) resequence(op *model.Op, pres []int32) {
+	positions := a.byLabel(pres)
+	items := make([]model.Item, len(pres))
+	for i, s := range pres {
+		items[i] = a.slots[s].item
+	}
+	mk := a.newMarker(op)
+	prev := make([]model.Item, len(positions))
+	for i, s := range positions {
+		prev[i] = a.slots[s].item
+	}
+	a.markers[mk].m.Hidden = prev
+	for i, s := range positions {
+		a.slots[s].item = items[i]
+		a.setSlotOf(items[i], s)
+	}
+	ms := a.insertBefore(positions[0])
+	a.slots[ms].kind = slotMarker
+	a.slots[ms].marker = mk
+}
+
+// insert puts the operation's messages right after the anchor slot.
+func (a *applier) insert(op *model.Op, anchor int32) {
+	mk := a.newMarker(op)
+	msgs := op.Payload.Messages
+	a.markers[mk].m.Added = len(msgs)
+	for k, s := range a.insertAfter(anchor, len(msgs)) {
+		si := a.addSynth(op, k, msgs[k])
+		if k == 0 {
+			a.synthInfo[si].marker = mk
+		}
+		a.slots[s].kind = slotItem
+		a.slots[s].item = model.Item{Synth: si}
+		a.synthInfo[si].slot = s
+	}
+}
+
+func (a *applier) newMarker(op *model.Op) int32 {
+	a.markers = append(a.markers, markerBuild{m: model.Marker{
+		OpID: op.ID, OpType: op.Type, Author: op.Author, Summary: op.Payload.Summary,
+	}})
+	return int32(len(a.markers) - 1)
+}
+
+func (a *applier) nest(parent, child int32) {
+	a.markers[child].nested = true
+	a.markers[parent].children = append(a.markers[parent].children, child)
+}
+
+func (a *applier) addSynth(op *model.Op, k int, m model.NewMessage) int32 {
+	r, ok := a.opSynth[op.ID]
+	if !ok {
+		r = [2]int32{int32(len(a.synth)), 0}
+	}
+	r[1]++
+	a.opSynth[op.ID] = r
+	at := m.CreatedAt
+	if at.IsZero() {
+		at = op.CreatedAt
+	}
+	a.synth = append(a.synth, model.Synthetic{
+		OpID: op.ID, K: k, OpType: op.Type, Role: m.Role, Content: m.Content, Name: m.Name,
+		CreatedAt: at.UTC(), Tokens: m.Tokens,
+	})
+	a.synthInfo = append(a.synthInfo, synthInfo{slot: nilSlot, marker: -1})
+	return int32(len(a.synth) - 1)
+}
+
+func (a *applier) addTags(cur int32, add []string) int32 {
+	set := slices.Clone(a.tagSets[cur])
+	for _, t := range add {
+		if !slices.Contains(set, t) {
+			set = append(set, t)
+		}
+	}
+	slices.Sort(set)
+	key := strings.Join(set, "\x00")
+	if i, ok := a.tagIndex[key]; ok {
+		return i
+	}
+	a.tagSets = append(a.tagSets, set)
+	i := int32(len(a.tagSets) - 1)
+	a.tagIndex[key] = i
+	return i
+}
+
+func (a *applier) unlink(s int32) {
+	p, n := a.slots[s].prev, a.slots[s].next
+	a.slots[p].next = n
+	a.slots[n].prev = p
+	a.slots[s].prev, a.slots[s].next = nilSlot, nilSlot
+}
+
+// insertAfter links count new slots after slot s and returns them in order.
+func (a *applier) insertAfter(s int32, count int) []int32 {
+	if count == 0 {
+		return nil
+	}
+	lo, hi := a.slots[s].label, a.slots[a.slots[s].next].label
+	step := (hi - lo) / uint64(count+1)
+	if step == 0 {
+		a.relabel()
+		lo, hi = a.slots[s].label, a.slots[a.slots[s].next].label
+		step = (hi - lo) / uint64(count+1)
+	}
+	out := make([]int32, count)
+	prev := s
+	for i := range count {
+		ns := int32(len(a.slots))
+		next := a.slots[prev].next
+		a.slots = append(a.slots, slot{prev: prev, next: next, label: lo + step*uint64(i+1)})
+		a.slots[prev].next = ns
+		a.slots[next].prev = ns
+		out[i] = ns
+		prev = ns
+	}
+	return out
+}
+
+func (a *applier) insertBefore(s int32) int32 {
+	return a.insertAfter(a.slots[s].prev, 1)[0]
+}
+
+// relabel spreads the labels evenly again when repeated insertions at one
+// place have used up the gap there. It is rare: each gap takes 32 halvings.
+func (a *applier) relabel() {
+	var l uint64
+	for s := a.head; s != a.tail; s = a.slots[s].next {
+		a.slots[s].label = l
+		l += labelGap
+	}
+}
+
+// materialize walks the list once and lays out the view.
+func (a *applier) materialize() *model.View {
+	n := len(a.heads)
+	v := &model.View{
+		Items:   make([]model.Item, 0, n),
+		Synth:   a.synth,
+		TagSets: a.tagSets,
+		Where:   make([]int32, n),
+		Status:  a.status,
+	}
+	const unset = math.MinInt32
+	for i := range v.Where {
+		v.Where[i] = unset
+	}
+	var top []int32
+	for s := a.slots[a.head].next; s != a.tail; s = a.slots[s].next {
+		sl := &a.slots[s]
+		if sl.kind == slotMarker {
+			if !a.markers[sl.marker].nested {
+				a.markers[sl.marker].m.At = len(v.Items)
+				top = append(top, sl.marker)
+			}
+			continue
+		}
+		it := sl.item
+		if it.Synth >= 0 {
+			if m := a.synthInfo[it.Synth].marker; m >= 0 && !a.markers[m].nested {
+				a.markers[m].m.At = len(v.Items)
+				top = append(top, m)
+			}
+			v.Tokens += a.synth[it.Synth].Tokens
+		} else {
+			v.Where[it.Seq-1] = int32(len(v.Items))
+			v.Tokens += int(a.heads[it.Seq-1].Tokens)
+		}
+		v.Items = append(v.Items, it)
+	}
+	for _, h := range a.heads {
+		v.RawTokens += int(h.Tokens)
+	}
+	v.Markers = make([]model.Marker, len(top))
+	for i, m := range top {
+		v.Markers[i] = a.buildMarker(m, v, a.markers[m].m.At)
+	}
+	for i, w := range v.Where {
+		if w == unset {
+			// Every stored message is either visible or hidden by some
+			// marker; this is only reachable by a bug, and placing the
+			// message at the end keeps the view usable.
+			v.Where[i] = int32(-len(v.Items) - 1)
+		}
+	}
+	return v
+}
+
+// buildMarker assembles a top-level marker and its nested markers, and
+// records where hidden stored messages went.
+func (a *applier) buildMarker(m int32, v *model.View, at int) model.Marker {
+	mb := a.markers[m]
+	out := mb.m
+	out.At = at
+	for _, it := range out.Hidden {
+		if it.Seq > 0 && v.Where[it.Seq-1] == math.MinInt32 {
+			v.Where[it.Seq-1] = int32(-at - 1)
+		}
+	}
+	if len(mb.children) > 0 {
+		out.Nested = make([]model.Marker, len(mb.children))
+		for i, c := range mb.children {
+			out.Nested[i] = a.buildMarker(c, v, at)
+		}
+	}
+	return out
+}
