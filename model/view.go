@@ -29,6 +29,12 @@ type View struct {
 	// Items[i]; -(i+1) means it is hidden by the item or marker at i.
 	Where []int32
 
+	// SynthWhere maps a synthetic item (index into Synth) to its index in
+	// Items, or -1 when a later operation hides it; OpSynth maps an
+	// operation ID to the index of its first synthetic item.
+	SynthWhere []int32
+	OpSynth    map[string]int32
+
 	// Status of every operation, by operation ID.
 	Status map[string]OpStatus
 
@@ -124,4 +130,25 @@ func (v *View) PlaceOfSeq(seq uint64) (idx int, visible bool) {
 		return int(w), true
 	}
 	return int(-w - 1), false
+}
+
+// IndexOf returns the index of an item in the effective thread, or -1 if
+// no such item is there (hidden by an operation, or never made).
+func (v *View) IndexOf(id ItemID) int {
+	if seq, ok := id.Seq(); ok {
+		return v.IndexOfSeq(seq)
+	}
+	opID, k, ok := id.Synthetic()
+	if !ok {
+		return -1
+	}
+	first, ok := v.OpSynth[opID]
+	if !ok {
+		return -1
+	}
+	i := int(first) + k
+	if i >= len(v.Synth) || v.Synth[i].OpID != opID {
+		return -1
+	}
+	return int(v.SynthWhere[i])
 }

@@ -259,7 +259,7 @@ func (a *applier) apply(op *model.Op, activeTags []string) {
 // them (in thread order) stood. With no msgs it leaves only a marker.
 func (a *applier) replace(op *model.Op, pres []int32, msgs []model.NewMessage) {
 	ordered := a.byLabel(pres)
-	first, last := ordered[0], ordered[len(ordered)-1]
+	first := ordered[0]
 
 	mk := a.newMarker(op)
 	// Swallow markers standing between the first and the last target, and
@@ -276,14 +276,29 @@ func (a *applier) replace(op *model.Op, pres []int32, msgs []model.NewMessage) {
 		}
 		s = prev
 	}
-	if first != last {
-		for s := a.slots[first].next; s != last; {
-			next := a.slots[s].next
-			if a.slots[s].kind == slotMarker {
-				a.nest(mk, a.slots[s].marker)
-				a.unlink(s)
+	// Markers standing between two targets (with only markers between
+	// them) are inside what this operation hides. Looking only next to the
+	// targets keeps this in proportion to them, and leaves alone markers
+	// between far-apart targets, which belong to the items in between.
+	if len(ordered) > 1 {
+		isTarget := make(map[int32]bool, len(ordered))
+		for _, s := range ordered {
+			isTarget[s] = true
+		}
+		for _, t := range ordered[:len(ordered)-1] {
+			n := a.slots[t].next
+			for a.slots[n].kind == slotMarker {
+				n = a.slots[n].next
 			}
-			s = next
+			if !isTarget[n] {
+				continue
+			}
+			for m := a.slots[t].next; m != n; {
+				next := a.slots[m].next
+				a.nest(mk, a.slots[m].marker)
+				a.unlink(m)
+				m = next
+			}
 		}
 	}
 	covers, start, end := 0, int64(math.MaxInt64), int64(math.MinInt64)
@@ -490,6 +505,15 @@ func (a *applier) materialize() *model.View {
 		TagSets: a.tagSets,
 		Where:   make([]int32, n),
 		Status:  a.status,
+
+		SynthWhere: make([]int32, len(a.synth)),
+		OpSynth:    make(map[string]int32, len(a.opSynth)),
+	}
+	for i := range v.SynthWhere {
+		v.SynthWhere[i] = -1
+	}
+	for id, r := range a.opSynth {
+		v.OpSynth[id] = r[0]
 	}
 	const unset = math.MinInt32
 	for i := range v.Where {
@@ -512,6 +536,7 @@ func (a *applier) materialize() *model.View {
 				top = append(top, m)
 			}
 			v.Tokens += a.synth[it.Synth].Tokens
+			v.SynthWhere[it.Synth] = int32(len(v.Items))
 		} else {
 			v.Where[it.Seq-1] = int32(len(v.Items))
 			v.Tokens += int(a.heads[it.Seq-1].Tokens)

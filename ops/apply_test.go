@@ -50,7 +50,7 @@ func ms(seqs ...int) []model.ItemID {
 	return out
 }
 
-func span(from, to int) []model.ItemID {
+func spanIDs(from, to int) []model.ItemID {
 	var out []model.ItemID
 	for s := from; s <= to; s++ {
 		out = append(out, model.MessageID(uint64(s)))
@@ -86,10 +86,10 @@ func TestApplySeedExamples(t *testing.T) {
 	}{
 		{"no operations", nil, nil, "m1 m2 m3 m4 m5 m6 m7 m8 m9 m10 m11 m12", nil},
 		{"digest 3-8",
-			[]model.Op{withSummary(op("d", model.OpDigest, span(4, 9)), "Discussed auth options; chose JWT")}, nil,
+			[]model.Op{withSummary(op("d", model.OpDigest, spanIDs(4, 9)), "Discussed auth options; chose JWT")}, nil,
 			"m1 m2 m3 [digest:d] d/0 m10 m11 m12", map[string]model.OpStatus{"d": model.StatusActive}},
 		{"snip 5-8",
-			[]model.Op{op("s", model.OpSnip, span(6, 9))}, nil,
+			[]model.Op{op("s", model.OpSnip, spanIDs(6, 9))}, nil,
 			"m1 m2 m3 m4 m5 [snip:s] m10 m11 m12", nil},
 		{"resequence [8,9,5,6,7,10,11]",
 			[]model.Op{op("r", model.OpResequence, ms(9, 10, 6, 7, 8, 11, 12))}, nil,
@@ -101,37 +101,37 @@ func TestApplySeedExamples(t *testing.T) {
 			[]model.Op{withMsgs(op("i", model.OpInsert, nil), "a", "b")}, nil,
 			"[insert:i] i/0 i/1 m1 m2 m3 m4 m5 m6 m7 m8 m9 m10 m11 m12", nil},
 		{"revise 5-10 into 2",
-			[]model.Op{withMsgs(op("v", model.OpRevise, span(6, 11)), "q", "a")}, nil,
+			[]model.Op{withMsgs(op("v", model.OpRevise, spanIDs(6, 11)), "q", "a")}, nil,
 			"m1 m2 m3 m4 m5 [revise:v] v/0 v/1 m12", nil},
 		{"revise into nothing is a snip",
-			[]model.Op{op("v", model.OpRevise, span(2, 3))}, nil,
+			[]model.Op{op("v", model.OpRevise, spanIDs(2, 3))}, nil,
 			"m1 [revise:v] m4 m5 m6 m7 m8 m9 m10 m11 m12", nil},
 		{"tag 5-10",
-			[]model.Op{withTags(op("t", model.OpTag, span(6, 11)), "database-design")}, nil,
+			[]model.Op{withTags(op("t", model.OpTag, spanIDs(6, 11)), "database-design")}, nil,
 			"m1 m2 m3 m4 m5 m6{database-design} m7{database-design} m8{database-design} m9{database-design} m10{database-design} m11{database-design} m12", nil},
 		{"tags accumulate and stay sorted",
 			[]model.Op{withTags(op("t1", model.OpTag, ms(1, 2)), "z"), withTags(op("t2", model.OpTag, ms(2)), "a", "z")}, nil,
 			"m1{z} m2{a,z} m3 m4 m5 m6 m7 m8 m9 m10 m11 m12", nil},
 		{"inactive operation is skipped",
-			[]model.Op{inactive(op("s", model.OpSnip, span(1, 11)))}, nil,
+			[]model.Op{inactive(op("s", model.OpSnip, spanIDs(1, 11)))}, nil,
 			"m1 m2 m3 m4 m5 m6 m7 m8 m9 m10 m11 m12", map[string]model.OpStatus{"s": model.StatusInactive}},
 		{"reverted operation is skipped",
-			[]model.Op{reverted(op("s", model.OpSnip, span(1, 11)))}, nil,
+			[]model.Op{reverted(op("s", model.OpSnip, spanIDs(1, 11)))}, nil,
 			"m1 m2 m3 m4 m5 m6 m7 m8 m9 m10 m11 m12", map[string]model.OpStatus{"s": model.StatusReverted}},
 		{"conditional op without its tag",
-			[]model.Op{withWhen(op("s", model.OpSnip, span(1, 11)), "brief")}, []string{"other"},
+			[]model.Op{withWhen(op("s", model.OpSnip, spanIDs(1, 11)), "brief")}, []string{"other"},
 			"m1 m2 m3 m4 m5 m6 m7 m8 m9 m10 m11 m12", map[string]model.OpStatus{"s": model.StatusInactive}},
 		{"conditional op with its tag",
-			[]model.Op{withWhen(op("s", model.OpSnip, span(1, 11)), "brief")}, []string{"brief", "other"},
+			[]model.Op{withWhen(op("s", model.OpSnip, spanIDs(1, 11)), "brief")}, []string{"brief", "other"},
 			"[snip:s] m12", map[string]model.OpStatus{"s": model.StatusActive}},
 		{"snip then digest over it: partial, marker nested",
-			[]model.Op{op("s", model.OpSnip, span(6, 9)), withSummary(op("d", model.OpDigest, span(4, 10)), "x")}, nil,
+			[]model.Op{op("s", model.OpSnip, spanIDs(6, 9)), withSummary(op("d", model.OpDigest, spanIDs(4, 10)), "x")}, nil,
 			"m1 m2 m3 [digest:d] d/0 m11 m12", map[string]model.OpStatus{"s": model.StatusActive, "d": model.StatusPartial}},
 		{"digest swallows everything later revised: orphaned revise",
-			[]model.Op{withSummary(op("d", model.OpDigest, span(4, 9)), "x"), withMsgs(op("v", model.OpRevise, ms(5)), "y")}, nil,
+			[]model.Op{withSummary(op("d", model.OpDigest, spanIDs(4, 9)), "x"), withMsgs(op("v", model.OpRevise, ms(5)), "y")}, nil,
 			"m1 m2 m3 [digest:d] d/0 m10 m11 m12", map[string]model.OpStatus{"v": model.StatusOrphaned}},
 		{"revise inside a digest's replacement (nesting)",
-			[]model.Op{withMsgs(op("v", model.OpRevise, span(3, 4)), "r0", "r1"), withSummary(op("d", model.OpDigest, append([]model.ItemID{"v/0", "v/1"}, ms(5)...)), "sum")}, nil,
+			[]model.Op{withMsgs(op("v", model.OpRevise, spanIDs(3, 4)), "r0", "r1"), withSummary(op("d", model.OpDigest, append([]model.ItemID{"v/0", "v/1"}, ms(5)...)), "sum")}, nil,
 			"m1 m2 [digest:d] d/0 m6 m7 m8 m9 m10 m11 m12", nil},
 		{"synthetic items can be resequenced",
 			[]model.Op{withAnchor(withMsgs(op("i", model.OpInsert, nil), "x"), "m1"), op("r", model.OpResequence, []model.ItemID{"m2", "i/0"})}, nil,
@@ -186,8 +186,8 @@ func checkWhere(t *testing.T, v *model.View, n int) {
 func TestApplyDigestCoverage(t *testing.T) {
 	v := Apply(heads(12), []model.Op{
 		op("s", model.OpSnip, ms(5)),
-		withSummary(op("d1", model.OpDigest, span(2, 4)), "first"),
-		withSummary(op("d2", model.OpDigest, append([]model.ItemID{"d1/0"}, span(6, 8)...)), "second"),
+		withSummary(op("d1", model.OpDigest, spanIDs(2, 4)), "first"),
+		withSummary(op("d2", model.OpDigest, append([]model.ItemID{"d1/0"}, spanIDs(6, 8)...)), "second"),
 	}, nil)
 	if got, want := render(v), "m1 [digest:d2] d2/0 m9 m10 m11 m12"; got != want {
 		t.Fatalf("view %s, want %s", got, want)

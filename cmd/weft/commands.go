@@ -1,0 +1,211 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"weft/model"
+	"weft/ops"
+)
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// parseFlags parses a subcommand's flags, which may come before or after
+// its positional arguments.
+func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	fs.SetOutput(io.Discard)
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, usageErr("%s: %v", fs.Name(), err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+func cmdLs(ctx context.Context, svc *ops.Service, args []string, w io.Writer) error {
+	fs := flag.NewFlagSet("ls", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageErr("ls takes no arguments (got %q)", pos[0])
+	}
+	res, err := svc.ListSessions(ctx, ops.ListSessionsArgs{})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSON(w, res)
+	}
+	if len(res.Sessions) == 0 {
+		fmt.Fprintln(w, "no sessions yet: weft new TITLE creates one")
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight|tabwriter.DiscardEmptyColumns)
+	fmt.Fprintln(tw, "ID\tTITLE\tMESSAGES\tTOKENS\tOPS\tUPDATED\t")
+	for _, s := range res.Sessions {
+		updated, _ := time.Parse(time.RFC3339Nano, s.UpdatedAt)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t\n", s.SessionID, s.Title, s.MessageCount, s.Tokens, s.OpCount, updated.Local().Format("2006-01-02 15:04"))
+	}
+	return tw.Flush()
+}
+
+func cmdNew(ctx context.Context, svc *ops.Service, args []string, w io.Writer) error {
+	if len(args) == 0 {
+		return usageErr("new needs a title: weft new TITLE")
+	}
+	res, err := svc.CreateSession(ctx, ops.CreateSessionArgs{Title: strings.Join(args, " ")})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(w, res.SessionID)
+	return nil
+}
+
+func cmdShow(ctx context.Context, svc *ops.Service, args []string, w io.Writer) error {
+	fs := flag.NewFlagSet("show", flag.ContinueOnError)
+	raw := fs.Bool("raw", false, "the stored messages, without operations")
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 1 {
+		return usageErr("show takes one session at most (got %d)", len(pos))
+	}
+	ref := ""
+	if len(pos) == 1 {
+		ref = pos[0]
+	}
+	info, v, err := svc.View(ref)
+	if err != nil {
+		return err
+	}
+	viewName, total := "effective", v.Len()
+	if *raw {
+		viewName, total = "raw", info.MessageCount
+	}
+	var msgs []ops.MessageOut
+	for start := 0; start < total; start += 2000 {
+		end := min(start+2000, total) - 1
+		res, err := svc.GetMessageRange(ctx, ops.MessageRangeArgs{SessionID: info.ID, StartIdx: &start, EndIdx: &end, View: viewName})
+		if err != nil {
+			return err
+		}
+		msgs = append(msgs, res.Messages...)
+	}
+	if *asJSON {
+		return writeJSON(w, ops.MessageRangeResult{SessionID: info.ID, Version: info.Version, Total: total, Messages: orEmpty(msgs)})
+	}
+	fmt.Fprintf(w, "%s  %s · %d messages · %d operations · version %d · %d → %d tokens\n\n",
+		info.Title, info.ID, info.MessageCount, info.OpCount, info.Version, v.RawTokens, v.Tokens)
+	mi := 0
+	for i, m := range msgs {
+		for !*raw && mi < len(v.Markers) && v.Markers[mi].At == i {
+			writeMarker(w, v, &v.Markers[mi])
+			mi++
+		}
+		writeMessage(w, m)
+	}
+	for ; !*raw && mi < len(v.Markers); mi++ {
+		writeMarker(w, v, &v.Markers[mi])
+	}
+	return nil
+}
+
+func orEmpty(m []ops.MessageOut) []ops.MessageOut {
+	if m == nil {
+		return []ops.MessageOut{}
+	}
+	return m
+}
+
+func writeMarker(w io.Writer, v *model.View, m *model.Marker) {
+	var what string
+	switch m.OpType {
+	case model.OpDigest:
+		what = fmt.Sprintf("digest of %d items", len(m.Hidden))
+	case model.OpRevise:
+		what = fmt.Sprintf("revision of %d items into %d", len(m.Hidden), m.Added)
+	case model.OpSnip:
+		what = fmt.Sprintf("snipped %d items", len(m.Hidden))
+	case model.OpResequence:
+		what = fmt.Sprintf("reordered %d items", len(m.Hidden))
+	case model.OpInsert:
+		what = fmt.Sprintf("inserted %d items", m.Added)
+	}
+	fmt.Fprintf(w, "      ── %s · %s by %s ──\n", what, m.OpID, m.Author)
+}
+
+func writeMessage(w io.Writer, m ops.MessageOut) {
+	at, _ := time.Parse(time.RFC3339Nano, m.CreatedAt)
+	flags := ""
+	if m.Synthetic {
+		flags = " (synthetic)"
+	}
+	if len(m.Tags) > 0 {
+		flags += " #" + strings.Join(m.Tags, " #")
+	}
+	fmt.Fprintf(w, "%5d  %-9s %s  %s%s\n", m.Index, m.Role, at.Local().Format("2006-01-02 15:04"), m.ID, flags)
+	for line := range strings.Lines(strings.TrimRight(m.Content, "\n")) {
+		fmt.Fprintf(w, "       %s", line)
+		if !strings.HasSuffix(line, "\n") {
+			fmt.Fprintln(w)
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+func cmdCall(ctx context.Context, svc *ops.Service, args []string, w io.Writer) error {
+	if len(args) == 0 {
+		return usageErr("call needs a tool name: weft call TOOL [JSON | key=value ...] (weft tools lists them)")
+	}
+	tool, ok := ops.LookupTool(args[0])
+	if !ok {
+		return usageErr("no tool %q; the tools are: %s", args[0], strings.Join(ops.ToolNames(), ", "))
+	}
+	var raw json.RawMessage
+	switch rest := args[1:]; {
+	case len(rest) == 1 && strings.HasPrefix(strings.TrimSpace(rest[0]), "{"):
+		raw = json.RawMessage(rest[0])
+	default:
+		var err error
+		if raw, err = tool.ArgsFromPairs(rest); err != nil {
+			return usageErr("%v", err)
+		}
+	}
+	if _, err := tool.Decode(raw); err != nil {
+		return usageErr("%v", err)
+	}
+	res, err := tool.Call(ctx, svc, raw)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, res)
+}
+
+func cmdTools(w io.Writer) error {
+	for _, t := range ops.Tools() {
+		fmt.Fprintf(w, "%s(%s)\n    %s\n", t.Name, strings.Join(t.ArgNames(), ", "), t.Description)
+	}
+	return nil
+}

@@ -1,0 +1,140 @@
+// Command weft views and edits LLM conversation threads stored in a bbolt
+// file. See the README for the commands.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+
+	"weft/ops"
+	"weft/store"
+)
+
+const usage = `weft — view and edit LLM conversation threads
+
+Usage:
+  weft [--db FILE] COMMAND [ARGS]
+
+Commands:
+  ls [--json]                         sessions, with counts and tokens
+  new TITLE                           create a session
+  show [SESSION] [--raw] [--json]     print a thread (effective unless --raw)
+  call TOOL [JSON | key=value ...]    run any tool, print its JSON result
+  tools                               list the tools and their arguments
+  demo                                open the TUI on a seeded sample
+
+SESSION is an ID, a unique ID prefix or a title; default: the most
+recently updated session. The database is --db, else $WEFT_DB, else
+%s.
+`
+
+// exitError carries an exit code: 1 for a refused request, 2 for usage.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+
+func usageErr(format string, args ...any) error {
+	return &exitError{2, fmt.Errorf(format, args...)}
+}
+
+func main() {
+	err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)
+	if err == nil {
+		return
+	}
+	code := 1
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code = ee.code
+	}
+	fmt.Fprintln(os.Stderr, "weft:", err)
+	os.Exit(code)
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("weft", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	dbFlag := fs.String("db", "", "database file")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(stdout, usage, defaultDB())
+			return nil
+		}
+		return usageErr("%v (weft --help shows the commands)", err)
+	}
+	args = fs.Args()
+	if len(args) == 0 {
+		return &exitError{1, errors.New("the TUI is not built yet: it comes with the TUI issue; meanwhile use ls, show and call (weft --help)")}
+	}
+	cmd, rest := args[0], args[1:]
+	db := *dbFlag
+	if db == "" {
+		db = defaultDB()
+	}
+	switch cmd {
+	case "help", "-h", "--help":
+		fmt.Fprintf(stdout, usage, defaultDB())
+		return nil
+	case "tools":
+		return cmdTools(stdout)
+	case "demo":
+		return &exitError{1, errors.New("demo is coming with the TUI: it will open the TUI on a seeded sample thread")}
+	case "ls", "new", "show", "call":
+	default:
+		return usageErr("unknown command %q (weft --help shows the commands)", cmd)
+	}
+
+	st, err := store.Open(db, store.Options{})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	svc := ops.New(st)
+	switch cmd {
+	case "ls":
+		return cmdLs(ctx, svc, rest, stdout)
+	case "new":
+		return cmdNew(ctx, svc, rest, stdout)
+	case "show":
+		return cmdShow(ctx, svc, rest, stdout)
+	default:
+		return cmdCall(ctx, svc, rest, stdout)
+	}
+}
+
+// defaultDB is $WEFT_DB, else weft.db in the user's data directory.
+func defaultDB() string {
+	if p := os.Getenv("WEFT_DB"); p != "" {
+		return p
+	}
+	return filepath.Join(dataDir(), "weft", "weft.db")
+}
+
+func dataDir() string {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return d
+	}
+	switch runtime.GOOS {
+	case "windows":
+		if d := os.Getenv("LocalAppData"); d != "" {
+			return d
+		}
+	case "darwin":
+		if d, err := os.UserConfigDir(); err == nil {
+			return d // ~/Library/Application Support
+		}
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".local", "share")
+	}
+	return "."
+}

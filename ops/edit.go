@@ -1,0 +1,547 @@
+package ops
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode"
+
+	"weft/model"
+	"weft/store"
+)
+
+// Selection names the items an edit acts on: an inclusive index range in
+// the effective thread, or item IDs.
+type Selection struct {
+	SessionID string         `json:"session_id,omitempty" jsonschema:"the session; default: the one open in the TUI, else the most recently updated"`
+	StartIdx  *int           `json:"start_idx,omitempty" jsonschema:"first index of the range, 0-based in the effective thread"`
+	EndIdx    *int           `json:"end_idx,omitempty" jsonschema:"last index of the range (inclusive)"`
+	IDs       []model.ItemID `json:"ids,omitempty" jsonschema:"item IDs instead of a range (m12 for a stored message, <op-id>/<k> for a synthetic one)"`
+}
+
+// EditOptions are accepted by every editing tool.
+type EditOptions struct {
+	WhenTags        []string `json:"when_tags,omitempty" jsonschema:"apply the operation only while all these tags are active in the session"`
+	ExpectedVersion *uint64  `json:"expected_version,omitempty" jsonschema:"refuse the edit if the session's version is not this one (it changes on every write)"`
+}
+
+// OpResult is the result of an editing tool.
+type OpResult struct {
+	OperationID string `json:"operation_id"`
+	Version     uint64 `json:"version"`
+}
+
+// resolved is a selection checked against a view.
+type resolved struct {
+	targets    []model.ItemID // in thread order
+	first, end int            // index range (first..end); contiguous reports first..end
+	contiguous bool
+}
+
+func (r resolved) describe() string {
+	if r.contiguous {
+		if r.first == r.end {
+			return fmt.Sprintf("%d", r.first)
+		}
+		return fmt.Sprintf("%d–%d", r.first, r.end)
+	}
+	return plural(len(r.targets), "item", "items")
+}
+
+func (sel Selection) resolve(v *model.View) (resolved, error) {
+	n := v.Len()
+	hasRange := sel.StartIdx != nil || sel.EndIdx != nil
+	switch {
+	case hasRange && len(sel.IDs) > 0:
+		return resolved{}, invalidf("give either start_idx/end_idx or ids, not both")
+	case !hasRange && len(sel.IDs) == 0:
+		return resolved{}, invalidf("nothing selected: give start_idx and end_idx (inclusive, 0-based in the effective thread of %s) or ids", plural(n, "item", "items"))
+	case len(sel.IDs) > 0:
+		return resolveIDs(v, sel.IDs)
+	case sel.StartIdx == nil:
+		return resolved{}, invalidf("start_idx is missing: ranges are inclusive, start_idx..end_idx")
+	case sel.EndIdx == nil:
+		return resolved{}, invalidf("end_idx is missing: ranges are inclusive, start_idx..end_idx")
+	}
+	start, end := *sel.StartIdx, *sel.EndIdx
+	if err := checkRange(start, end, n); err != nil {
+		return resolved{}, err
+	}
+	r := resolved{first: start, end: end, contiguous: true, targets: make([]model.ItemID, 0, end-start+1)}
+	for i := start; i <= end; i++ {
+		r.targets = append(r.targets, v.ID(v.Items[i]))
+	}
+	return r, nil
+}
+
+// checkRange validates an inclusive index range over n items.
+func checkRange(start, end, n int) error {
+	switch {
+	case n == 0:
+		return invalidf("the thread is empty: there is no index %d", start)
+	case start < 0:
+		return invalidf("start_idx %d is negative; indices run 0..%d", start, n-1)
+	case end < 0:
+		return invalidf("end_idx %d is negative; indices run 0..%d", end, n-1)
+	case start >= n:
+		return invalidf("start_idx %d is past the end of the thread (%s: 0..%d)", start, plural(n, "item", "items"), n-1)
+	case end >= n:
+		return invalidf("end_idx %d is past the end of the thread (%s: 0..%d)", end, plural(n, "item", "items"), n-1)
+	case start > end:
+		return invalidf("start_idx %d is after end_idx %d; ranges are inclusive, start_idx <= end_idx", start, end)
+	}
+	return nil
+}
+
+func resolveIDs(v *model.View, ids []model.ItemID) (resolved, error) {
+	idx := make([]int, len(ids))
+	seen := make(map[model.ItemID]bool, len(ids))
+	for i, id := range ids {
+		if seen[id] {
+			return resolved{}, invalidf("id %q is given twice", id)
+		}
+		seen[id] = true
+		j := v.IndexOf(id)
+		if j < 0 {
+			return resolved{}, notFoundf("id %q is not in the effective thread: it does not exist or an operation hides it (get_message_range shows the current items)", id)
+		}
+		idx[i] = j
+	}
+	slices.Sort(idx)
+	r := resolved{first: idx[0], end: idx[len(idx)-1], contiguous: idx[len(idx)-1]-idx[0] == len(idx)-1}
+	for _, j := range idx {
+		r.targets = append(r.targets, v.ID(v.Items[j]))
+	}
+	return r, nil
+}
+
+// validTag checks a tag: a word without spaces, so tags stay easy to type
+// and to show.
+func validTag(t string) error {
+	switch {
+	case t == "":
+		return fmt.Errorf("a tag is empty")
+	case len(t) > 64:
+		return fmt.Errorf("tag %q is longer than 64 bytes", t[:64]+"…")
+	case strings.IndexFunc(t, func(r rune) bool { return unicode.IsSpace(r) || r == ',' || !unicode.IsPrint(r) }) >= 0:
+		return fmt.Errorf("tag %q has a space, comma or control character; use letters, digits and -_.:/", t)
+	}
+	return nil
+}
+
+func validTags(field string, tags []string, allowEmpty bool) ([]string, error) {
+	if len(tags) == 0 && !allowEmpty {
+		return nil, invalidf("%s is empty: give at least one tag", field)
+	}
+	out := make([]string, 0, len(tags))
+	for _, t := range tags {
+		t = strings.TrimSpace(t)
+		if err := validTag(t); err != nil {
+			return nil, invalidf("%s: %v", field, err)
+		}
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+func validMessages(field string, msgs []model.NewMessage) ([]model.NewMessage, error) {
+	out := make([]model.NewMessage, len(msgs))
+	for i, m := range msgs {
+		if err := m.Validate(); err != nil {
+			return nil, invalidf("%s[%d]: %v", field, i, err)
+		}
+		if m.Tokens <= 0 {
+			m.Tokens = CountTokens(m.Content)
+		}
+		if !m.CreatedAt.IsZero() {
+			m.CreatedAt = m.CreatedAt.UTC()
+		}
+		out[i] = m
+	}
+	return out, nil
+}
+
+// newOp records an operation made against a selection.
+func (s *Service) newOp(ctx context.Context, typ model.OpType, sel Selection, o EditOptions, fill func(v *model.View, r resolved, op *model.Op) (string, error)) (OpResult, error) {
+	when, err := validTags("when_tags", o.WhenTags, true)
+	if err != nil {
+		return OpResult{}, err
+	}
+	var op model.Op
+	info, err := s.write(ctx, sel.SessionID, o.ExpectedVersion, func(th *thread, next *model.Session) (*change, error) {
+		v := th.viewLocked()
+		var r resolved
+		if typ != model.OpInsert && typ != model.OpResequence {
+			if r, err = sel.resolve(v); err != nil {
+				return nil, err
+			}
+		}
+		now := s.clock()
+		op = model.Op{
+			ID: s.ids.next(now), Type: typ, Targets: r.targets, WhenTags: when,
+			Active: true, CreatedAt: now, Author: AuthorFrom(ctx),
+		}
+		what, err := fill(v, r, &op)
+		if err != nil {
+			return nil, err
+		}
+		next.OpCount++
+		return &change{
+			what: what,
+			op:   &op,
+			apply: func(th *thread) {
+				th.ops = append(th.ops, op)
+				th.view = nil
+			},
+			event: Event{Kind: EventOpCreated},
+		}, nil
+	})
+	if err != nil {
+		return OpResult{}, err
+	}
+	return OpResult{OperationID: op.ID, Version: info.Version}, nil
+}
+
+// TagArgs are tag_messages' arguments.
+type TagArgs struct {
+	Selection
+	Tags []string `json:"tags" jsonschema:"tags to attach to the selected items"`
+	EditOptions
+}
+
+// TagResult is tag_messages' result.
+type TagResult struct {
+	Success      bool   `json:"success"`
+	TagCount     int    `json:"tag_count"`
+	MessageCount int    `json:"message_count"`
+	OperationID  string `json:"operation_id"`
+	Version      uint64 `json:"version"`
+}
+
+// TagMessages attaches tags to items.
+func (s *Service) TagMessages(ctx context.Context, a TagArgs) (TagResult, error) {
+	tags, err := validTags("tags", a.Tags, false)
+	if err != nil {
+		return TagResult{}, err
+	}
+	var count int
+	res, err := s.newOp(ctx, model.OpTag, a.Selection, a.EditOptions, func(_ *model.View, r resolved, op *model.Op) (string, error) {
+		op.Payload.Tags = tags
+		count = len(r.targets)
+		return fmt.Sprintf("tag %s on %s", strings.Join(tags, ","), r.describe()), nil
+	})
+	if err != nil {
+		return TagResult{}, err
+	}
+	return TagResult{Success: true, TagCount: len(tags), MessageCount: count, OperationID: res.OperationID, Version: res.Version}, nil
+}
+
+// DigestArgs are digest_messages' arguments.
+type DigestArgs struct {
+	Selection
+	Summary string `json:"summary" jsonschema:"the summary that replaces the selected items"`
+	EditOptions
+}
+
+// DigestMessages collapses items into one summary.
+func (s *Service) DigestMessages(ctx context.Context, a DigestArgs) (OpResult, error) {
+	summary := strings.TrimSpace(a.Summary)
+	if summary == "" {
+		return OpResult{}, invalidf("summary is empty: a digest replaces the range with its summary, so write one")
+	}
+	tokens := CountTokens(summary)
+	return s.newOp(ctx, model.OpDigest, a.Selection, a.EditOptions, func(_ *model.View, r resolved, op *model.Op) (string, error) {
+		op.Payload.Summary, op.Payload.SummaryTokens = summary, tokens
+		return "digest of " + r.describe(), nil
+	})
+}
+
+// ReviseArgs are revise_messages' arguments.
+type ReviseArgs struct {
+	Selection
+	Replacements []model.NewMessage `json:"replacements" jsonschema:"messages that replace the selected items; may be empty"`
+	EditOptions
+}
+
+// ReviseMessages replaces items with other messages.
+func (s *Service) ReviseMessages(ctx context.Context, a ReviseArgs) (OpResult, error) {
+	msgs, err := validMessages("replacements", a.Replacements)
+	if err != nil {
+		return OpResult{}, err
+	}
+	return s.newOp(ctx, model.OpRevise, a.Selection, a.EditOptions, func(_ *model.View, r resolved, op *model.Op) (string, error) {
+		op.Payload.Messages = msgs
+		return fmt.Sprintf("revise of %s into %s", r.describe(), plural(len(msgs), "message", "messages")), nil
+	})
+}
+
+// SnipArgs are snip_messages' arguments.
+type SnipArgs struct {
+	Selection
+	EditOptions
+}
+
+// SnipMessages removes items.
+func (s *Service) SnipMessages(ctx context.Context, a SnipArgs) (OpResult, error) {
+	return s.newOp(ctx, model.OpSnip, a.Selection, a.EditOptions, func(_ *model.View, r resolved, _ *model.Op) (string, error) {
+		return "snip of " + r.describe(), nil
+	})
+}
+
+// ResequenceArgs are resequence_messages' arguments.
+type ResequenceArgs struct {
+	SessionID string         `json:"session_id,omitempty" jsonschema:"the session; default: the one open in the TUI, else the most recently updated"`
+	NewOrder  []int          `json:"new_order,omitempty" jsonschema:"indices of the items to reorder, in their new order: their positions, sorted, are refilled in this order (e.g. [8,9,5,6,7] moves 8 and 9 before 5)"`
+	IDs       []model.ItemID `json:"ids,omitempty" jsonschema:"item IDs in their new order, instead of new_order"`
+	EditOptions
+}
+
+// ResequenceMessages reorders items: the positions of the named items,
+// sorted, are refilled with them in the new order.
+func (s *Service) ResequenceMessages(ctx context.Context, a ResequenceArgs) (OpResult, error) {
+	if len(a.NewOrder) > 0 && len(a.IDs) > 0 {
+		return OpResult{}, invalidf("give either new_order or ids, not both")
+	}
+	return s.newOp(ctx, model.OpResequence, Selection{SessionID: a.SessionID}, a.EditOptions, func(v *model.View, _ resolved, op *model.Op) (string, error) {
+		order := a.NewOrder
+		if len(a.IDs) > 0 {
+			order = make([]int, len(a.IDs))
+			for i, id := range a.IDs {
+				if order[i] = v.IndexOf(id); order[i] < 0 {
+					return "", notFoundf("id %q is not in the effective thread: it does not exist or an operation hides it", id)
+				}
+			}
+		}
+		if len(order) < 2 {
+			return "", invalidf("new_order needs at least two items to reorder (got %d)", len(order))
+		}
+		seen := make(map[int]bool, len(order))
+		for _, i := range order {
+			if i < 0 || i >= v.Len() {
+				return "", invalidf("new_order has index %d, outside the thread (%s: 0..%d)", i, plural(v.Len(), "item", "items"), v.Len()-1)
+			}
+			if seen[i] {
+				return "", invalidf("new_order repeats index %d: name each item once", i)
+			}
+			seen[i] = true
+		}
+		if slices.IsSorted(order) {
+			return "", invalidf("new_order %v leaves every item where it is: list the items in the order you want them", order)
+		}
+		op.Targets = make([]model.ItemID, len(order))
+		for k, i := range order {
+			op.Targets[k] = v.ID(v.Items[i])
+		}
+		return fmt.Sprintf("resequence of %s", plural(len(order), "item", "items")), nil
+	})
+}
+
+// InsertArgs are insert_messages' arguments.
+type InsertArgs struct {
+	SessionID string             `json:"session_id,omitempty" jsonschema:"the session; default: the one open in the TUI, else the most recently updated"`
+	AfterIdx  *int               `json:"after_idx,omitempty" jsonschema:"insert after this index; -1 inserts at the start"`
+	AfterID   model.ItemID       `json:"after_id,omitempty" jsonschema:"insert after this item, instead of after_idx"`
+	Messages  []model.NewMessage `json:"messages" jsonschema:"the messages to insert, each with role and content"`
+	EditOptions
+}
+
+// InsertMessages puts synthetic messages after an item or at the start.
+func (s *Service) InsertMessages(ctx context.Context, a InsertArgs) (OpResult, error) {
+	if len(a.Messages) == 0 {
+		return OpResult{}, invalidf("messages is empty: give at least one {role, content} to insert")
+	}
+	msgs, err := validMessages("messages", a.Messages)
+	if err != nil {
+		return OpResult{}, err
+	}
+	if a.AfterIdx != nil && a.AfterID != "" {
+		return OpResult{}, invalidf("give either after_idx or after_id, not both")
+	}
+	if a.AfterIdx == nil && a.AfterID == "" {
+		return OpResult{}, invalidf("where? give after_idx (-1 for the start) or after_id")
+	}
+	return s.newOp(ctx, model.OpInsert, Selection{SessionID: a.SessionID}, a.EditOptions, func(v *model.View, _ resolved, op *model.Op) (string, error) {
+		after := -1
+		if a.AfterID != "" {
+			if after = v.IndexOf(a.AfterID); after < 0 {
+				return "", notFoundf("after_id %q is not in the effective thread: it does not exist or an operation hides it", a.AfterID)
+			}
+		} else {
+			after = *a.AfterIdx
+			if after < -1 || after >= v.Len() {
+				return "", invalidf("after_idx %d is outside the thread: use -1 for the start or 0..%d", after, v.Len()-1)
+			}
+		}
+		if after >= 0 {
+			op.Anchor = v.ID(v.Items[after])
+		}
+		op.Payload.Messages = msgs
+		if after < 0 {
+			return fmt.Sprintf("insert of %s at the start", plural(len(msgs), "message", "messages")), nil
+		}
+		return fmt.Sprintf("insert of %s after %d", plural(len(msgs), "message", "messages"), after), nil
+	})
+}
+
+// OperationArgs name one operation.
+type OperationArgs struct {
+	OperationID     string  `json:"operation_id" jsonschema:"the operation's ID, from list_operations or the tool that made it"`
+	SessionID       string  `json:"session_id,omitempty" jsonschema:"the session; found from the operation when omitted"`
+	ExpectedVersion *uint64 `json:"expected_version,omitempty" jsonschema:"refuse the change if the session's version is not this one"`
+}
+
+// ToggleArgs are toggle_operation's arguments.
+type ToggleArgs struct {
+	OperationArgs
+	Active *bool `json:"active" jsonschema:"true to switch the operation on, false to switch it off"`
+}
+
+// SuccessResult is the result of revert_operation and toggle_operation.
+type SuccessResult struct {
+	Success bool           `json:"success"`
+	Version uint64         `json:"version"`
+	Status  model.OpStatus `json:"status"`
+}
+
+// RevertOperation reverts an operation for good: it stops applying, and
+// the thread is as if it had never been made. It stays in the record.
+func (s *Service) RevertOperation(ctx context.Context, a OperationArgs) (SuccessResult, error) {
+	return s.changeOp(ctx, a, func(op *model.Op) (string, error) {
+		if op.Reverted() {
+			return "", invalidf("operation %s was already reverted at %s", op.ID, formatTime(*op.RevertedAt))
+		}
+		t := s.clock()
+		op.RevertedAt = &t
+		return fmt.Sprintf("revert of %s %s", op.Type, op.ID), nil
+	})
+}
+
+// RestoreOperation undoes a revert (the TUI's redo).
+func (s *Service) RestoreOperation(ctx context.Context, a OperationArgs) (SuccessResult, error) {
+	return s.changeOp(ctx, a, func(op *model.Op) (string, error) {
+		if !op.Reverted() {
+			return "", invalidf("operation %s is not reverted; there is nothing to restore", op.ID)
+		}
+		op.RevertedAt = nil
+		return fmt.Sprintf("restore of %s %s", op.Type, op.ID), nil
+	})
+}
+
+// ToggleOperation switches an operation on or off.
+func (s *Service) ToggleOperation(ctx context.Context, a ToggleArgs) (SuccessResult, error) {
+	if a.Active == nil {
+		return SuccessResult{}, invalidf("active is missing: true switches the operation on, false off")
+	}
+	return s.changeOp(ctx, a.OperationArgs, func(op *model.Op) (string, error) {
+		if op.Reverted() {
+			return "", invalidf("operation %s was reverted at %s; a reverted operation cannot be switched on or off", op.ID, formatTime(*op.RevertedAt))
+		}
+		if op.Active == *a.Active {
+			return "", nil // already so: nothing to write
+		}
+		op.Active = *a.Active
+		if op.Active {
+			return fmt.Sprintf("%s %s switched on", op.Type, op.ID), nil
+		}
+		return fmt.Sprintf("%s %s switched off", op.Type, op.ID), nil
+	})
+}
+
+// changeOp updates one stored operation; edit returns "" for no change.
+func (s *Service) changeOp(ctx context.Context, a OperationArgs, edit func(op *model.Op) (string, error)) (SuccessResult, error) {
+	if a.OperationID == "" {
+		return SuccessResult{}, invalidf("operation_id is empty: list_operations shows the operations")
+	}
+	ref := a.SessionID
+	if ref == "" {
+		err := s.st.View(func(tx *store.Tx) error {
+			var err error
+			ref, err = tx.OpSession(a.OperationID)
+			return err
+		})
+		if err != nil {
+			return SuccessResult{}, notFoundf("operation %q not found: list_operations shows the operations", a.OperationID)
+		}
+	}
+	var unchanged bool
+	var status model.OpStatus
+	info, err := s.write(ctx, ref, a.ExpectedVersion, func(th *thread, next *model.Session) (*change, error) {
+		i := slices.IndexFunc(th.ops, func(o model.Op) bool { return o.ID == a.OperationID })
+		if i < 0 {
+			return nil, notFoundf("operation %q not found in session %s", a.OperationID, th.info.ID)
+		}
+		op := th.ops[i]
+		op.Targets, op.WhenTags = slices.Clone(op.Targets), slices.Clone(op.WhenTags)
+		what, err := edit(&op)
+		if err != nil {
+			return nil, err
+		}
+		if what == "" {
+			unchanged = true
+			status = th.viewLocked().Status[op.ID]
+			return nil, errUnchanged
+		}
+		return &change{
+			what: what,
+			op:   &op,
+			apply: func(th *thread) {
+				th.ops = slices.Clone(th.ops)
+				th.ops[i] = op
+				th.view = nil
+				status = th.viewLocked().Status[op.ID]
+			},
+			event: Event{Kind: EventOpChanged},
+		}, nil
+	})
+	if unchanged {
+		snap, err := s.snapshot(ref)
+		if err != nil {
+			return SuccessResult{}, err
+		}
+		return SuccessResult{Success: true, Version: snap.info.Version, Status: status}, nil
+	}
+	if err != nil {
+		return SuccessResult{}, err
+	}
+	return SuccessResult{Success: true, Version: info.Version, Status: status}, nil
+}
+
+// errUnchanged stops a write that would change nothing.
+var errUnchanged = &Error{Kind: ErrInvalid, Msg: "unchanged"}
+
+// SetActiveTagsArgs are set_active_tags' arguments.
+type SetActiveTagsArgs struct {
+	SessionID       string   `json:"session_id,omitempty" jsonschema:"the session; default: the one open in the TUI, else the most recently updated"`
+	Tags            []string `json:"tags" jsonschema:"the tags that are active from now on (empty clears them); operations with when_tags apply only while all of theirs are active"`
+	ExpectedVersion *uint64  `json:"expected_version,omitempty" jsonschema:"refuse the change if the session's version is not this one"`
+}
+
+// SetActiveTagsResult is set_active_tags' result.
+type SetActiveTagsResult struct {
+	ActiveTags []string `json:"active_tags"`
+	Version    uint64   `json:"version"`
+}
+
+// SetActiveTags replaces the session's active tags.
+func (s *Service) SetActiveTags(ctx context.Context, a SetActiveTagsArgs) (SetActiveTagsResult, error) {
+	tags, err := validTags("tags", a.Tags, true)
+	if err != nil {
+		return SetActiveTagsResult{}, err
+	}
+	slices.Sort(tags)
+	info, err := s.write(ctx, a.SessionID, a.ExpectedVersion, func(th *thread, next *model.Session) (*change, error) {
+		next.ActiveTags = tags
+		what := "active tags cleared"
+		if len(tags) > 0 {
+			what = "active tags set to " + strings.Join(tags, ",")
+		}
+		return &change{what: what, apply: func(th *thread) { th.view = nil }, event: Event{Kind: EventTagsSet}}, nil
+	})
+	if err != nil {
+		return SetActiveTagsResult{}, err
+	}
+	return SetActiveTagsResult{ActiveTags: info.ActiveTags, Version: info.Version}, nil
+}

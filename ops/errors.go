@@ -1,0 +1,35 @@
+package ops
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Kinds of error every face maps to its own terms (HTTP status, MCP tool
+// error, CLI exit code). Test with errors.Is.
+var (
+	ErrInvalid  = errors.New("invalid argument")
+	ErrNotFound = errors.New("not found")
+	ErrConflict = errors.New("version conflict")
+)
+
+// Error is a refused request: what was wrong and what would be right.
+type Error struct {
+	Kind error
+	Msg  string
+}
+
+func (e *Error) Error() string { return e.Msg }
+func (e *Error) Unwrap() error { return e.Kind }
+
+func invalidf(format string, args ...any) error {
+	return &Error{Kind: ErrInvalid, Msg: fmt.Sprintf(format, args...)}
+}
+
+func notFoundf(format string, args ...any) error {
+	return &Error{Kind: ErrNotFound, Msg: fmt.Sprintf(format, args...)}
+}
+
+func conflictf(format string, args ...any) error {
+	return &Error{Kind: ErrConflict, Msg: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,73 @@
+package ops
+
+import (
+	"sync"
+	"time"
+
+	"weft/model"
+)
+
+// Event announces a write. Every face can subscribe: the TUI refreshes and
+// says who did what, the MCP server notifies clients.
+type Event struct {
+	SessionID string       `json:"session_id"`
+	Version   uint64       `json:"version"`
+	Kind      EventKind    `json:"kind"`
+	OpID      string       `json:"operation_id,omitempty"`
+	OpType    model.OpType `json:"op_type,omitempty"`
+	Author    string       `json:"author"`
+	// What says it in words: "digest of 12–40", "appended 3 messages".
+	What string    `json:"what"`
+	At   time.Time `json:"at"`
+}
+
+// EventKind is what kind of write an event reports.
+type EventKind string
+
+const (
+	EventSessionCreated EventKind = "session_created"
+	EventAppended       EventKind = "appended"
+	EventOpCreated      EventKind = "op_created"
+	EventOpChanged      EventKind = "op_changed" // toggled, reverted or restored
+	EventTagsSet        EventKind = "tags_set"
+)
+
+// bus is an in-process publish/subscribe. A slow subscriber misses events
+// rather than slowing writers down; every event carries the session's
+// version, so a subscriber that missed one still knows to refresh.
+type bus struct {
+	mu   sync.Mutex
+	subs map[chan Event]struct{}
+}
+
+const subscriberBuffer = 256
+
+func (b *bus) subscribe() (<-chan Event, func()) {
+	ch := make(chan Event, subscriberBuffer)
+	b.mu.Lock()
+	if b.subs == nil {
+		b.subs = make(map[chan Event]struct{})
+	}
+	b.subs[ch] = struct{}{}
+	b.mu.Unlock()
+	var once sync.Once
+	return ch, func() {
+		once.Do(func() {
+			b.mu.Lock()
+			delete(b.subs, ch)
+			b.mu.Unlock()
+			close(ch)
+		})
+	}
+}
+
+func (b *bus) publish(e Event) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for ch := range b.subs {
+		select {
+		case ch <- e:
+		default:
+		}
+	}
+}

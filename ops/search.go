@@ -1,0 +1,330 @@
+package ops
+
+import (
+	"bytes"
+	"context"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/sahilm/fuzzy"
+
+	"weft/model"
+	"weft/store"
+)
+
+// SearchArgs are search_session_history's arguments.
+type SearchArgs struct {
+	SessionID string `json:"session_id,omitempty" jsonschema:"the session; default: the one open in the TUI, else the most recently updated"`
+	Query     string `json:"query" jsonschema:"text to look for"`
+	Mode      string `json:"mode,omitempty" jsonschema:"substring (default: case-insensitive, in thread order) or fuzzy (characters in order, best first)"`
+	View      string `json:"view,omitempty" jsonschema:"effective (default) or raw (the stored messages; indices are stored positions)"`
+	Limit     *int   `json:"limit,omitempty" jsonschema:"at most this many matches (default 50, at most 1000); total_matches counts them all"`
+}
+
+// SearchMatch is one search hit.
+type SearchMatch struct {
+	Index   int        `json:"index"`
+	Message MessageOut `json:"message"`
+}
+
+// SearchResult is search_session_history's result (seed 001).
+type SearchResult struct {
+	Query        string        `json:"query"`
+	TotalMatches int           `json:"total_matches"`
+	Matches      []SearchMatch `json:"matches"`
+}
+
+// SearchSessionHistory searches the thread's content.
+func (s *Service) SearchSessionHistory(_ context.Context, a SearchArgs) (SearchResult, error) {
+	if strings.TrimSpace(a.Query) == "" {
+		return SearchResult{}, invalidf("query is empty: give the text to look for")
+	}
+	fuzzyMode := false
+	switch a.Mode {
+	case "", "substring":
+	case "fuzzy":
+		fuzzyMode = true
+	default:
+		return SearchResult{}, invalidf("mode %q is not substring or fuzzy", a.Mode)
+	}
+	raw, err := viewArg(a.View)
+	if err != nil {
+		return SearchResult{}, err
+	}
+	limit := 50
+	if a.Limit != nil {
+		if *a.Limit < 0 || *a.Limit > 1000 {
+			return SearchResult{}, invalidf("limit %d is outside 0..1000", *a.Limit)
+		}
+		limit = *a.Limit
+	}
+	snap, err := s.snapshot(a.SessionID)
+	if err != nil {
+		return SearchResult{}, err
+	}
+	v := snap.view
+	res := SearchResult{Query: a.Query, Matches: []SearchMatch{}}
+	err = s.st.View(func(tx *store.Tx) error {
+		var hits []int
+		if raw {
+			hits, res.TotalMatches, err = searchRaw(tx, v.SessionID, a.Query, fuzzyMode, limit)
+		} else {
+			hits, res.TotalMatches, err = searchView(tx, v, a.Query, fuzzyMode, limit)
+		}
+		if err != nil {
+			return err
+		}
+		for _, i := range hits {
+			var out MessageOut
+			if raw {
+				m, err := tx.Message(v.SessionID, uint64(i+1))
+				if err != nil {
+					return err
+				}
+				tags := []string{}
+				if j := v.IndexOfSeq(m.Seq); j >= 0 && v.Tags(v.Items[j]) != nil {
+					tags = v.Tags(v.Items[j])
+				}
+				out = storedOut(i, &m, tags)
+			} else {
+				outs, err := messagesOut(tx, v, []int{i})
+				if err != nil {
+					return err
+				}
+				out = outs[0]
+			}
+			res.Matches = append(res.Matches, SearchMatch{Index: i, Message: out})
+		}
+		return nil
+	})
+	return res, err
+}
+
+// doc is one searchable text and the index it answers to.
+type doc struct {
+	index int
+	text  []byte
+}
+
+// searchView searches the effective thread: visible stored messages read
+// in place from the store, and visible synthetic items. It returns the
+// first limit hits (limit 0: all) and how many there are in all.
+func searchView(tx *store.Tx, v *model.View, query string, fuzzyMode bool, limit int) ([]int, int, error) {
+	docs := make([]doc, 0, len(v.Items))
+	err := tx.ScanContent(v.SessionID, func(seq uint64, content []byte) bool {
+		if i := v.IndexOfSeq(seq); i >= 0 {
+			docs = append(docs, doc{i, content})
+		}
+		return true
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	for si, w := range v.SynthWhere {
+		if w >= 0 {
+			docs = append(docs, doc{int(w), []byte(v.Synth[si].Content)})
+		}
+	}
+	hits, total := searchDocs(docs, query, fuzzyMode, limit)
+	return hits, total, nil
+}
+
+// searchRaw searches the stored messages; indices are seq-1.
+func searchRaw(tx *store.Tx, sessionID, query string, fuzzyMode bool, limit int) ([]int, int, error) {
+	var docs []doc
+	err := tx.ScanContent(sessionID, func(seq uint64, content []byte) bool {
+		docs = append(docs, doc{int(seq - 1), content})
+		return true
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	hits, total := searchDocs(docs, query, fuzzyMode, limit)
+	return hits, total, nil
+}
+
+// searchDocs runs the match over all cores. Substring hits come in index
+// order; fuzzy hits best first.
+func searchDocs(docs []doc, query string, fuzzyMode bool, limit int) ([]int, int) {
+	type hit struct{ index, score int }
+	workers := min(runtime.GOMAXPROCS(0), max(len(docs)/2048, 1))
+	parts := make([][]hit, workers)
+	var wg sync.WaitGroup
+	sub := newFoldMatcher(query)
+	for w := range workers {
+		wg.Go(func() {
+			lo, hi := w*len(docs)/workers, (w+1)*len(docs)/workers
+			var out []hit
+			for _, d := range docs[lo:hi] {
+				if fuzzyMode {
+					if score, ok := fuzzyScore(query, d.text); ok {
+						out = append(out, hit{d.index, score})
+					}
+				} else if sub.match(d.text) {
+					out = append(out, hit{d.index, 0})
+				}
+			}
+			parts[w] = out
+		})
+	}
+	wg.Wait()
+	var all []hit
+	for _, p := range parts {
+		all = append(all, p...)
+	}
+	slices.SortFunc(all, func(a, b hit) int {
+		if a.score != b.score {
+			return b.score - a.score
+		}
+		return a.index - b.index
+	})
+	total := len(all)
+	if limit > 0 && len(all) > limit {
+		all = all[:limit]
+	}
+	out := make([]int, len(all))
+	for i, h := range all {
+		out[i] = h.index
+	}
+	return out, total
+}
+
+// foldMatcher finds a query in text, ignoring case, without lowering the
+// text: it jumps between occurrences of the query's rarest byte (either
+// case) with the vectorised bytes.IndexByte and checks each candidate.
+// Queries with non-ASCII letters fall back to lowering the text.
+type foldMatcher struct {
+	q       []byte // lower-cased query
+	ascii   bool
+	rare    int // offset of the rarest byte in q
+	lo, up  byte
+	unicode []byte
+}
+
+func newFoldMatcher(query string) *foldMatcher {
+	m := &foldMatcher{q: []byte(strings.ToLower(query)), ascii: true}
+	for _, c := range []byte(query) {
+		if c >= utf8.RuneSelf {
+			m.ascii = false
+		}
+	}
+	if !m.ascii {
+		m.unicode = bytes.ToLower([]byte(query))
+		return m
+	}
+	best := -1 << 30
+	for i, c := range m.q {
+		if r := rarity(c); r > best {
+			best, m.rare = r, i
+		}
+	}
+	m.lo = m.q[m.rare]
+	m.up = m.lo
+	if 'a' <= m.lo && m.lo <= 'z' {
+		m.up = m.lo - 'a' + 'A'
+	}
+	return m
+}
+
+// rarity ranks bytes by how seldom they occur in prose and code: the
+// rarer, the fewer candidates to check.
+func rarity(c byte) int {
+	const common = "etaoinshrdlcumwfgypbvkjxqz"
+	switch {
+	case c == ' ':
+		return -100
+	case 'a' <= c && c <= 'z':
+		return strings.IndexByte(common, c)
+	case '0' <= c && c <= '9':
+		return 10
+	}
+	return 20
+}
+
+func (m *foldMatcher) match(text []byte) bool {
+	if !m.ascii {
+		return bytes.Contains(bytes.ToLower(text), m.unicode)
+	}
+	n := len(m.q)
+	nextLo, nextUp := -2, -2 // -2: not looked for yet
+	for off := m.rare; off < len(text); {
+		if nextLo != -1 && nextLo < off {
+			if nextLo = bytes.IndexByte(text[off:], m.lo); nextLo >= 0 {
+				nextLo += off
+			}
+		}
+		if m.up != m.lo && nextUp != -1 && nextUp < off {
+			if nextUp = bytes.IndexByte(text[off:], m.up); nextUp >= 0 {
+				nextUp += off
+			}
+		}
+		c := nextLo
+		if m.up != m.lo && nextUp >= 0 && (c < 0 || nextUp < c) {
+			c = nextUp
+		}
+		if c < 0 {
+			return false
+		}
+		start := c - m.rare
+		if start >= 0 && start+n <= len(text) && equalFoldASCII(text[start:start+n], m.q) {
+			return true
+		}
+		off = c + 1
+	}
+	return false
+}
+
+// equalFoldASCII compares text to an already lower-cased ASCII query.
+func equalFoldASCII(text, lowerQ []byte) bool {
+	for i, c := range text {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != lowerQ[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// fuzzyScore matches the query's characters in order, case-insensitively,
+// against each line of a text, and scores the text by its best line. A
+// cheap in-order check over the whole text first skips most texts.
+func fuzzyScore(query string, text []byte) (int, bool) {
+	if !subsequenceFold(query, text) {
+		return 0, false
+	}
+	best, found := 0, false
+	for line := range bytes.Lines(text) {
+		if len(line) > 4096 {
+			line = line[:4096] // very long lines are scored on their start
+		}
+		ms := fuzzy.Find(query, []string{string(line)})
+		if len(ms) > 0 && (!found || ms[0].Score > best) {
+			best, found = ms[0].Score, true
+		}
+	}
+	return best, found
+}
+
+// subsequenceFold reports whether query's bytes occur in text in order,
+// ignoring ASCII case.
+func subsequenceFold(query string, text []byte) bool {
+	j := 0
+	for i := 0; i < len(text) && j < len(query); i++ {
+		a, b := text[i], query[j]
+		if 'A' <= a && a <= 'Z' {
+			a += 'a' - 'A'
+		}
+		if 'A' <= b && b <= 'Z' {
+			b += 'a' - 'A'
+		}
+		if a == b {
+			j++
+		}
+	}
+	return j == len(query)
+}

@@ -1,0 +1,317 @@
+package ops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"weft/model"
+	"weft/store"
+)
+
+// Service is the one API every face of weft calls: the TUI, the CLI, the
+// MCP server and the HTTP API. It validates every request against the
+// current view before writing, makes each write one store transaction,
+// and publishes an event after it.
+type Service struct {
+	st  *store.Store
+	now func() time.Time
+	ids idGen
+	bus bus
+
+	mu      sync.Mutex
+	threads map[string]*thread
+	focus   string // session open in the TUI: the default for tools
+}
+
+// thread is the cached state of one session. Stored messages are
+// represented by their heads only; bodies stay in the store.
+type thread struct {
+	info  model.Session
+	heads []model.Head
+	ops   []model.Op
+	view  *model.View // nil when it must be applied again
+}
+
+// Option configures a Service.
+type Option func(*Service)
+
+// WithClock sets the clock (tests pin it).
+func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = now } }
+
+// New returns a service over an open store.
+func New(st *store.Store, opts ...Option) *Service {
+	s := &Service{st: st, now: time.Now, threads: make(map[string]*thread)}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// Store returns the store the service writes through.
+func (s *Service) Store() *store.Store { return s.st }
+
+// Subscribe returns a channel of events and a function that ends the
+// subscription.
+func (s *Service) Subscribe() (<-chan Event, func()) { return s.bus.subscribe() }
+
+// SetFocus names the session a face has open; tools called without a
+// session_id use it.
+func (s *Service) SetFocus(sessionID string) {
+	s.mu.Lock()
+	s.focus = sessionID
+	s.mu.Unlock()
+}
+
+type authorKey struct{}
+
+// WithAuthor returns a context whose writes are recorded as made by author
+// (an MCP client's name); without it writes are the operator's.
+func WithAuthor(ctx context.Context, author string) context.Context {
+	return context.WithValue(ctx, authorKey{}, author)
+}
+
+// AuthorFrom returns the author a context carries.
+func AuthorFrom(ctx context.Context) string {
+	if a, ok := ctx.Value(authorKey{}).(string); ok && a != "" {
+		return a
+	}
+	return "operator"
+}
+
+func (s *Service) clock() time.Time { return s.now().UTC() }
+
+// resolveLocked finds a session by ID, unique ID prefix or exact title;
+// empty means the focused session, else the most recently updated.
+func (s *Service) resolveLocked(ref string) (string, error) {
+	var sessions []model.Session
+	err := s.st.View(func(tx *store.Tx) error {
+		var err error
+		sessions, err = tx.Sessions()
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	if ref == "" {
+		if s.focus != "" && slices.ContainsFunc(sessions, func(x model.Session) bool { return x.ID == s.focus }) {
+			return s.focus, nil
+		}
+		if len(sessions) == 0 {
+			return "", notFoundf("there are no sessions yet: create one with create_session or import a file")
+		}
+		return sessions[0].ID, nil
+	}
+	var byPrefix, byTitle []string
+	for _, x := range sessions {
+		if x.ID == ref {
+			return x.ID, nil
+		}
+		if len(ref) >= 4 && strings.HasPrefix(x.ID, ref) {
+			byPrefix = append(byPrefix, x.ID)
+		}
+		if x.Title == ref {
+			byTitle = append(byTitle, x.ID)
+		}
+	}
+	switch {
+	case len(byPrefix) == 1:
+		return byPrefix[0], nil
+	case len(byPrefix) > 1:
+		return "", invalidf("session %q is ambiguous: it begins %d session IDs (%s)", ref, len(byPrefix), strings.Join(firstN(byPrefix, 5), ", "))
+	case len(byTitle) == 1:
+		return byTitle[0], nil
+	case len(byTitle) > 1:
+		return "", invalidf("session %q is ambiguous: %d sessions have that title; use an ID (%s)", ref, len(byTitle), strings.Join(firstN(byTitle, 5), ", "))
+	}
+	return "", notFoundf("session %q not found: give a session ID, a unique ID prefix or a title (list_sessions shows them)", ref)
+}
+
+func firstN(xs []string, n int) []string {
+	if len(xs) > n {
+		return append(slices.Clone(xs[:n]), "…")
+	}
+	return xs
+}
+
+// threadLocked returns the cached thread of a session, loading it on
+// first use.
+func (s *Service) threadLocked(id string) (*thread, error) {
+	if th, ok := s.threads[id]; ok {
+		return th, nil
+	}
+	th := &thread{}
+	err := s.st.View(func(tx *store.Tx) error {
+		var err error
+		if th.info, err = tx.Session(id); err != nil {
+			return err
+		}
+		if th.heads, err = tx.Heads(id); err != nil {
+			return err
+		}
+		th.ops, err = tx.Ops(id)
+		return err
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, notFoundf("session %q not found", id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.threads[id] = th
+	return th, nil
+}
+
+// viewLocked returns the thread's current view, applying operations again
+// only when something other than an append changed.
+func (th *thread) viewLocked() *model.View {
+	if th.view == nil {
+		v := Apply(th.heads, th.ops, th.info.ActiveTags)
+		v.SessionID, v.Version = th.info.ID, th.info.Version
+		th.view = v
+	}
+	return th.view
+}
+
+// snapshot is a consistent read of one session: its record and view.
+type snapshot struct {
+	info model.Session
+	view *model.View
+	ops  []model.Op
+}
+
+func (s *Service) snapshot(ref string) (snapshot, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id, err := s.resolveLocked(ref)
+	if err != nil {
+		return snapshot{}, err
+	}
+	th, err := s.threadLocked(id)
+	if err != nil {
+		return snapshot{}, err
+	}
+	return snapshot{info: th.info, view: th.viewLocked(), ops: th.ops}, nil
+}
+
+// View returns a session's record and current effective view. Views are
+// immutable: hold on to them freely.
+func (s *Service) View(ref string) (model.Session, *model.View, error) {
+	snap, err := s.snapshot(ref)
+	return snap.info, snap.view, err
+}
+
+// Operations returns a session's operations in creation order.
+func (s *Service) Operations(ref string) ([]model.Op, error) {
+	snap, err := s.snapshot(ref)
+	return slices.Clone(snap.ops), err
+}
+
+// checkVersion refuses a write made against a stale version, saying what
+// changed since.
+func checkVersion(info *model.Session, expected *uint64) error {
+	if expected == nil || *expected == info.Version {
+		return nil
+	}
+	if *expected > info.Version {
+		return conflictf("expected_version %d is ahead of session %s, which is at version %d", *expected, info.ID, info.Version)
+	}
+	changes, complete := info.ChangesSince(*expected)
+	var b strings.Builder
+	fmt.Fprintf(&b, "session %s is at version %d, not %d: since then", info.ID, info.Version, *expected)
+	if !complete {
+		fmt.Fprintf(&b, " (latest %d changes)", len(changes))
+	}
+	for i, c := range changes {
+		if i > 0 {
+			b.WriteString(";")
+		}
+		fmt.Fprintf(&b, " v%d %s by %s", c.Version, c.What, c.Author)
+	}
+	b.WriteString(". Read the thread again and retry with the new version")
+	return conflictf("%s", b.String())
+}
+
+// write is the one path for changes to a session: under the service lock
+// it checks the version, lets prepare validate against the current thread
+// and describe the change, commits it in one transaction, then updates the
+// cache and publishes the event. A refused or failed request changes
+// nothing.
+func (s *Service) write(ctx context.Context, ref string, expected *uint64, prepare func(th *thread, next *model.Session) (*change, error)) (model.Session, error) {
+	s.mu.Lock()
+	id, err := s.resolveLocked(ref)
+	if err != nil {
+		s.mu.Unlock()
+		return model.Session{}, err
+	}
+	th, err := s.threadLocked(id)
+	if err != nil {
+		s.mu.Unlock()
+		return model.Session{}, err
+	}
+	if err := checkVersion(&th.info, expected); err != nil {
+		s.mu.Unlock()
+		return model.Session{}, err
+	}
+	next := th.info
+	next.ActiveTags = slices.Clone(th.info.ActiveTags)
+	next.Changes = slices.Clone(th.info.Changes)
+	ch, err := prepare(th, &next)
+	if err != nil {
+		s.mu.Unlock()
+		return model.Session{}, err
+	}
+	author := AuthorFrom(ctx)
+	next.Record(s.clock(), author, ch.what)
+	if ch.op != nil && ch.op.Version == 0 {
+		ch.op.Version = next.Version // a new operation records its version
+	}
+	err = s.st.Update(func(tx *store.Tx) error {
+		if ch.store != nil {
+			if err := ch.store(tx); err != nil {
+				return err
+			}
+		}
+		if ch.op != nil {
+			if err := tx.PutOp(id, *ch.op); err != nil {
+				return err
+			}
+		}
+		return tx.PutSession(next)
+	})
+	if err != nil {
+		s.mu.Unlock()
+		return model.Session{}, fmt.Errorf("writing session %s: %w", id, err)
+	}
+	th.info = next
+	if ch.apply != nil {
+		ch.apply(th)
+	}
+	if th.view != nil && th.view.Version != next.Version {
+		v := *th.view // views already handed out stay as they were
+		v.Version = next.Version
+		th.view = &v
+	}
+	s.mu.Unlock()
+
+	ev := ch.event
+	ev.SessionID, ev.Version, ev.Author, ev.What, ev.At = id, next.Version, author, ch.what, next.UpdatedAt
+	if ch.op != nil {
+		ev.OpID, ev.OpType = ch.op.ID, ch.op.Type
+	}
+	s.bus.publish(ev)
+	return next, nil
+}
+
+// change is what a prepared write will do.
+type change struct {
+	what  string
+	op    *model.Op             // an operation to store (new or updated)
+	store func(*store.Tx) error // further writes in the same transaction
+	apply func(*thread)         // how the cached thread changes once committed
+	event Event
+}
