@@ -1,0 +1,229 @@
+package ops
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"weft/model"
+	"weft/store"
+)
+
+// Benchmarks over real files. Building a big file takes a while, so each
+// is built once per run, in a directory removed when the run ends (see
+// TestMain).
+
+var words = strings.Fields(`the a of to and in is for on that with as it be this are by from at or
+database migration plan schema index query postgres sqlite connection pool transaction commit
+rollback cursor bucket session message thread digest summary operator agent tool call result
+error retry timeout latency throughput benchmark profile memory allocation goroutine channel
+render view model update terminal keyboard search fuzzy timeline token budget context window`)
+
+// text makes deterministic prose of about n bytes.
+func text(r *rand.Rand, n int) string {
+	var b strings.Builder
+	for b.Len() < n {
+		b.WriteString(words[r.IntN(len(words))])
+		b.WriteByte(' ')
+	}
+	return b.String()
+}
+
+var benchDir = sync.OnceValue(func() string {
+	d, err := os.MkdirTemp("", "weft-bench-")
+	if err != nil {
+		panic(err)
+	}
+	return d
+})
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if benchFilesBuilt() {
+		os.RemoveAll(benchDir())
+	}
+	os.Exit(code)
+}
+
+var benchFiles sync.Map // name -> path
+
+func benchFilesBuilt() bool {
+	built := false
+	benchFiles.Range(func(any, any) bool { built = true; return false })
+	return built
+}
+
+// benchFile builds (once per run) a file with one session of n messages of
+// about size bytes, one a second, and nops operations made as an operator
+// would, and returns its path and the session ID.
+func benchFile(b *testing.B, n, size, nops int) (string, string) {
+	name := fmt.Sprintf("%d-%d-%d", n, size, nops)
+	if v, ok := benchFiles.Load(name); ok {
+		p := v.([2]string)
+		return p[0], p[1]
+	}
+	b.Logf("building a %d-message file (once per run)", n)
+	path := filepath.Join(benchDir(), name+".db")
+	st, err := store.Open(path, store.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(uint64(n), uint64(size)))
+	info := model.Session{ID: "bench", Title: "bench", CreatedAt: t0, UpdatedAt: t0}
+	for seq := 1; seq <= n; {
+		batch := make([]model.Message, 0, 50_000)
+		for ; seq <= n && len(batch) < cap(batch); seq++ {
+			role := model.RoleUser
+			if seq%2 == 0 {
+				role = model.RoleAssistant
+			}
+			content := text(r, size)
+			batch = append(batch, model.Message{
+				ID: model.MessageID(uint64(seq)), Seq: uint64(seq), Role: role, Content: content,
+				CreatedAt: t0.Add(time.Duration(seq) * time.Second), Tokens: size / 4,
+				Digest: model.ContentDigest(role, content),
+			})
+		}
+		info.MessageCount += len(batch)
+		info.Tokens += len(batch) * size / 4
+		err := st.Update(func(tx *store.Tx) error {
+			if err := tx.PutSession(info); err != nil {
+				return err
+			}
+			return tx.AppendMessages(info.ID, batch)
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	if nops > 0 {
+		ops := benchOps(n, nops)
+		err := st.Update(func(tx *store.Tx) error {
+			for _, o := range ops {
+				if err := tx.PutOp(info.ID, o); err != nil {
+					return err
+				}
+			}
+			info.OpCount = len(ops)
+			info.Version = 1
+			return tx.PutSession(info)
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := st.Close(); err != nil {
+		b.Fatal(err)
+	}
+	benchFiles.Store(name, [2]string{path, info.ID})
+	return path, info.ID
+}
+
+func benchService(b *testing.B, path string) *Service {
+	st, err := store.Open(path, store.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close() })
+	return New(st)
+}
+
+// BenchmarkOpenLastScreen1M is opening a file and reading the last screen
+// (50 items) of a 1M-message session with 10k operations, from cold.
+func BenchmarkOpenLastScreen1M(b *testing.B) {
+	path, sid := benchFile(b, 1_000_000, 200, 10_000)
+	ctx := context.Background()
+	b.ResetTimer()
+	for b.Loop() {
+		st, err := store.Open(path, store.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		svc := New(st)
+		_, v, err := svc.View(sid)
+		if err != nil {
+			b.Fatal(err)
+		}
+		end := v.Len() - 1
+		start := end - 49
+		res, err := svc.GetMessageRange(ctx, MessageRangeArgs{SessionID: sid, StartIdx: &start, EndIdx: &end})
+		if err != nil || len(res.Messages) != 50 {
+			b.Fatal(err, len(res.Messages))
+		}
+		st.Close()
+	}
+}
+
+// BenchmarkTurnsAround1M is get_turns_around (count 40) on a warm
+// 1M-message session: the time index, not a scan.
+func BenchmarkTurnsAround1M(b *testing.B) {
+	path, sid := benchFile(b, 1_000_000, 200, 10_000)
+	svc := benchService(b, path)
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(5, 5))
+	if _, _, err := svc.View(sid); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		ts := t0.Add(time.Duration(r.IntN(1_000_000)) * time.Second).Format(time.RFC3339)
+		res, err := svc.GetTurnsAround(ctx, TurnsAroundArgs{SessionID: sid, Timestamp: ts})
+		if err != nil || res.TotalCount != 40 {
+			b.Fatal(err, res.TotalCount)
+		}
+	}
+}
+
+// BenchmarkSearchSubstring100k is a substring search over 100k messages of
+// about 650 bytes (65 MB of text), for a word that occurs and one that
+// does not.
+func BenchmarkSearchSubstring100k(b *testing.B) {
+	path, sid := benchFile(b, 100_000, 650, 0)
+	svc := benchService(b, path)
+	ctx := context.Background()
+	for _, q := range []string{"Migration Plan", "no such phrase"} {
+		b.Run(strings.ReplaceAll(q, " ", "_"), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := svc.SearchSessionHistory(ctx, SearchArgs{SessionID: sid, Query: q}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkAppendOne1M is appending one message to a warm 1M-message
+// session and getting the new view: one bbolt commit, no re-apply.
+func BenchmarkAppendOne1M(b *testing.B) {
+	path, sid := benchFile(b, 1_000_000, 200, 10_000)
+	// Work on a copy: appends change the file.
+	cp := filepath.Join(b.TempDir(), "append.db")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(cp, raw, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	svc := benchService(b, cp)
+	ctx := context.Background()
+	if _, _, err := svc.View(sid); err != nil {
+		b.Fatal(err)
+	}
+	msg := []model.NewMessage{{Role: model.RoleUser, Content: "one more", Tokens: 2}}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := svc.AppendMessages(ctx, AppendMessagesArgs{SessionID: sid, Messages: msg}); err != nil {
+			b.Fatal(err)
+		}
+		if _, v, _ := svc.View(sid); v.Len() == 0 {
+			b.Fatal("empty view")
+		}
+	}
+}

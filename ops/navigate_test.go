@@ -1,0 +1,235 @@
+package ops
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"weft/model"
+)
+
+// summarized makes a 300-message session whose first 260 messages are
+// digested in five summaries (50, 50, 50, 50 and 60 messages), leaving 40
+// unsummarized turns: seed 000's test situation.
+func summarized(t *testing.T) (*fixture, string) {
+	f := newFixture(t)
+	sid := f.session("navigation", 300)
+	for k, size := range []int{50, 50, 50, 50, 60} {
+		f.mustCall("digest_messages", fmt.Sprintf(`{"start_idx":%d,"end_idx":%d,"summary":"part %d"}`, k, k+size-1, k+1))
+	}
+	return f, sid
+}
+
+func at(minutes int) string {
+	return t0.Add(time.Duration(minutes) * time.Minute).Format(time.RFC3339)
+}
+
+func TestGetConversationContext(t *testing.T) {
+	f, _ := summarized(t)
+	tests := []struct {
+		name                        string
+		turns                       int
+		raw, summaries, covered     int
+		firstSummary, firstRawIndex string
+	}{
+		{"fewer turns than unsummarized: raw only", 30, 30, 0, 30, "", "m271"},
+		{"blend: 200 turns over 40 unsummarized", 200, 40, 3, 200, "part 3", "m261"},
+		{"more than the history: everything", 500, 40, 5, 300, "part 1", "m261"},
+		{"zero turns: empty", 0, 0, 0, 0, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := f.mustCall("get_conversation_context", fmt.Sprintf(`{"turns":%d}`, tt.turns)).(ConversationContextResult)
+			if r.UnsummarizedCount != 40 || r.RawTurnsCount != tt.raw || r.SummariesCount != tt.summaries || r.TurnsCoveredApprox != tt.covered {
+				t.Fatalf("got unsummarized %d raw %d summaries %d covered %d", r.UnsummarizedCount, r.RawTurnsCount, r.SummariesCount, r.TurnsCoveredApprox)
+			}
+			if len(r.RawTurns) != tt.raw || len(r.Summaries) != tt.summaries {
+				t.Fatalf("lists: %d raw, %d summaries", len(r.RawTurns), len(r.Summaries))
+			}
+			if tt.raw > 0 && string(r.RawTurns[0].ID) != tt.firstRawIndex {
+				t.Errorf("first raw turn %s, want %s", r.RawTurns[0].ID, tt.firstRawIndex)
+			}
+			if tt.summaries > 0 && r.Summaries[0].Content != tt.firstSummary {
+				t.Errorf("first summary %q, want %q (oldest first)", r.Summaries[0].Content, tt.firstSummary)
+			}
+		})
+	}
+	// The seed's exact keys.
+	raw, _ := json.Marshal(f.mustCall("get_conversation_context", `{"turns":200}`))
+	for _, key := range []string{"unsummarized_count", "summaries_count", "raw_turns_count", "turns_covered_approx", "summaries", "raw_turns", "time_span_start", "message_count"} {
+		if !strings.Contains(string(raw), `"`+key+`"`) {
+			t.Errorf("result has no %q", key)
+		}
+	}
+}
+
+func TestGetTurnsSince(t *testing.T) {
+	f, _ := summarized(t)
+	tests := []struct {
+		name                string
+		args                string
+		messages, summaries int
+	}{
+		{"before any messages: all history", `{"timestamp":"2026-01-01"}`, 40, 5},
+		{"in the future: empty", `{"timestamp":"2030-01-01T00:00:00Z"}`, 0, 0},
+		{"inside the 4th summary", fmt.Sprintf(`{"timestamp":%q}`, at(180)), 40, 2},
+		{"without summaries", fmt.Sprintf(`{"timestamp":%q,"include_summaries":false}`, at(180)), 40, 0},
+		{"limited", fmt.Sprintf(`{"timestamp":%q,"limit":10}`, at(180)), 10, 2},
+		{"inside the unsummarized turns", fmt.Sprintf(`{"timestamp":%q}`, at(290)), 10, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := f.mustCall("get_turns_since", tt.args).(TurnsSinceResult)
+			if r.MessagesCount != tt.messages || r.SummariesCount != tt.summaries || len(r.Messages) != tt.messages {
+				t.Fatalf("got %d messages, %d summaries; want %d, %d", r.MessagesCount, r.SummariesCount, tt.messages, tt.summaries)
+			}
+			for i := 1; i < len(r.Messages); i++ {
+				if r.Messages[i].CreatedAt < r.Messages[i-1].CreatedAt {
+					t.Fatalf("messages not oldest first")
+				}
+			}
+		})
+	}
+}
+
+func TestGetTurnsAround(t *testing.T) {
+	f := newFixture(t)
+	f.session("around", 100)
+	tests := []struct {
+		name          string
+		args          string
+		before, after int
+		first         model.ItemID
+	}{
+		{"centre: 20 before, 20 after", fmt.Sprintf(`{"timestamp":%q,"count":40}`, at(50)), 20, 20, "m31"},
+		{"start of history: 0 before, 40 after", fmt.Sprintf(`{"timestamp":%q}`, at(-30)), 0, 40, "m1"},
+		{"before_ratio 0.7: 28 before, 12 after", fmt.Sprintf(`{"timestamp":%q,"before_ratio":0.7}`, at(50)), 28, 12, "m23"},
+		{"count 0: empty", fmt.Sprintf(`{"timestamp":%q,"count":0}`, at(50)), 0, 0, ""},
+		{"end of history: only before", `{"timestamp":"2030-01-01T00:00:00Z"}`, 40, 0, "m61"},
+		{"ratio above 1 clamps", fmt.Sprintf(`{"timestamp":%q,"before_ratio":3}`, at(50)), 40, 0, "m11"},
+		{"ratio below 0 clamps", fmt.Sprintf(`{"timestamp":%q,"before_ratio":-1,"count":10}`, at(50)), 0, 10, "m51"},
+		{"near the start the after side fills", fmt.Sprintf(`{"timestamp":%q,"count":40}`, at(5)), 5, 35, "m1"},
+		{"between two messages: the later one centres", `{"timestamp":"2026-01-26T09:50:30Z","count":2}`, 1, 1, "m51"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := f.mustCall("get_turns_around", tt.args).(TurnsAroundResult)
+			if r.BeforeCount != tt.before || r.AfterCount != tt.after || r.TotalCount != tt.before+tt.after || len(r.Messages) != r.TotalCount {
+				t.Fatalf("got before %d after %d total %d (%d messages)", r.BeforeCount, r.AfterCount, r.TotalCount, len(r.Messages))
+			}
+			if tt.first != "" && r.Messages[0].ID != tt.first {
+				t.Errorf("window starts at %s, want %s", r.Messages[0].ID, tt.first)
+			}
+		})
+	}
+}
+
+func TestGetTurnsAroundADigestedMoment(t *testing.T) {
+	f := newFixture(t)
+	f.session("around digest", 20)
+	f.mustCall("digest_messages", `{"start_idx":5,"end_idx":14,"summary":"middle"}`)
+	r := f.mustCall("get_turns_around", fmt.Sprintf(`{"timestamp":%q,"count":3}`, at(9))).(TurnsAroundResult)
+	if len(r.Messages) != 3 || !r.Messages[1].Synthetic || r.Messages[1].Content != "middle" {
+		t.Fatalf("around a digested moment: %+v", r.Messages)
+	}
+}
+
+func TestGetStartupContext(t *testing.T) {
+	f, _ := summarized(t)
+	r := f.mustCall("get_startup_context", `{}`).(StartupContextResult)
+	if len(r.Summaries) != 2 || r.Summaries[0].Content != "part 4" || r.Summaries[1].Content != "part 5" {
+		t.Fatalf("summaries: %+v", r.Summaries)
+	}
+	if r.UnsummarizedCount != 40 || len(r.Unsummarized) != 40 {
+		t.Fatalf("unsummarized: %d (%d listed), want ALL 40", r.UnsummarizedCount, len(r.Unsummarized))
+	}
+	if s := r.Summaries[1]; s.MessageCount != 60 || s.TimeSpanStart != at(200) || s.TimeSpanEnd != at(259) {
+		t.Errorf("summary 5: %+v", s)
+	}
+	none := f.mustCall("get_startup_context", `{"summaries":0}`).(StartupContextResult)
+	if len(none.Summaries) != 0 || none.UnsummarizedCount != 40 {
+		t.Errorf("summaries=0: %+v", none)
+	}
+}
+
+func TestSearchSessionHistory(t *testing.T) {
+	f := newFixture(t)
+	sid := f.session("search", 30)
+	f.mustCall("append_messages", `{"messages":[{"role":"user","content":"Should we use PostgreSQL with asyncpg?"},{"role":"assistant","content":"Yes: postgres, pooled."}]}`)
+	f.mustCall("digest_messages", `{"start_idx":0,"end_idx":9,"summary":"Early talk about the DATABASE"}`)
+
+	r := f.mustCall("search_session_history", `{"query":"postgres"}`).(SearchResult)
+	if r.TotalMatches != 2 || r.Matches[0].Message.ID != "m31" || r.Matches[0].Index != 21 {
+		t.Fatalf("substring: %+v", r)
+	}
+	r = f.mustCall("search_session_history", `{"query":"database"}`).(SearchResult)
+	if r.TotalMatches != 1 || !r.Matches[0].Message.Synthetic {
+		t.Fatalf("synthetic items are searched: %+v", r)
+	}
+	r = f.mustCall("search_session_history", `{"query":"message 3"}`).(SearchResult)
+	// message 3, 30 are in the effective thread; message 3 itself is digested.
+	if r.TotalMatches != 1 || r.Matches[0].Message.ID != "m30" {
+		t.Fatalf("digested messages are not in the effective thread: %+v", r)
+	}
+	r = f.mustCall("search_session_history", `{"query":"message 3","view":"raw"}`).(SearchResult)
+	if r.TotalMatches != 2 || r.Matches[0].Index != 2 {
+		t.Fatalf("raw: %+v", r)
+	}
+	r = f.mustCall("search_session_history", `{"query":"pgsql","mode":"fuzzy"}`).(SearchResult)
+	if r.TotalMatches != 1 || r.Matches[0].Message.ID != "m31" {
+		t.Fatalf("fuzzy: %+v", r)
+	}
+	r = f.mustCall("search_session_history", `{"query":"message","limit":3}`).(SearchResult)
+	if r.TotalMatches != 20 || len(r.Matches) != 3 {
+		t.Fatalf("limit: total %d, %d listed", r.TotalMatches, len(r.Matches))
+	}
+	_ = sid
+}
+
+func TestFoldMatcher(t *testing.T) {
+	tests := []struct {
+		query, text string
+		want        bool
+	}{
+		{"postgres", "We use PostgreSQL.", true},
+		{"POSTGRES", "we use postgresql", true},
+		{"sql", "SQL", true},
+		{"qz", "quiz", false},
+		{"a b", "A B", true},
+		{"x", "", false},
+		{"end", "the END", true},
+		{"straße", "STRASSE oder Straße", true},
+		{"ÉTÉ", "en été", true},
+		{"zzz", "zz", false},
+	}
+	for _, tt := range tests {
+		if got := newFoldMatcher(tt.query).match([]byte(tt.text)); got != tt.want {
+			t.Errorf("%q in %q: %v, want %v", tt.query, tt.text, got, tt.want)
+		}
+	}
+}
+
+func TestContextPreferencesAreUsedOnce(t *testing.T) {
+	f := newFixture(t)
+	f.session("prefs", 20)
+	f.mustCall("request_context_slice", `{"start_message_index":4,"end_message_index":6,"include_search_results":true,"query":"message 19"}`)
+	// An edit before the assembly does not shift the slice: it is kept by ID.
+	f.mustCall("snip_messages", `{"start_idx":0,"end_idx":1}`)
+	r := f.mustCall("assemble_context", `{}`).(AssembleResult)
+	if r.Preferences == nil || r.Count != 4 {
+		t.Fatalf("first assembly: %d messages, prefs %v", r.Count, r.Preferences)
+	}
+	var got []string
+	for _, m := range r.Messages {
+		got = append(got, m.Content)
+	}
+	if want := "message 5,message 6,message 7,message 19"; strings.Join(got, ",") != want {
+		t.Fatalf("assembled %q, want %q", strings.Join(got, ","), want)
+	}
+	r = f.mustCall("assemble_context", `{"format":"text","max_messages":2}`).(AssembleResult)
+	if r.Preferences != nil || r.Count != 2 || !strings.Contains(r.Text, "message 20") {
+		t.Fatalf("second assembly used preferences again or ignored max_messages: %+v", r)
+	}
+}

@@ -1,0 +1,113 @@
+package ops
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestRegistryIsComplete(t *testing.T) {
+	want := []string{
+		"list_sessions", "create_session", "append_messages", "add_turn",
+		"tag_messages", "digest_messages", "revise_messages", "snip_messages", "resequence_messages", "insert_messages",
+		"list_operations", "revert_operation", "toggle_operation", "set_active_tags",
+		"get_conversation_context", "get_turns_since", "get_turns_around",
+		"search_session_history", "get_message_range", "request_context_slice", "assemble_context",
+		"get_startup_context",
+	}
+	for _, name := range want {
+		tool, ok := LookupTool(name)
+		if !ok {
+			t.Errorf("no tool %s", name)
+			continue
+		}
+		if tool.Description == "" || tool.ArgsType.Kind() != reflect.Struct {
+			t.Errorf("%s: incomplete declaration", name)
+		}
+		if tool.ReadOnly && !strings.HasPrefix(name, "get_") && !strings.HasPrefix(name, "list_") && name != "search_session_history" {
+			t.Errorf("%s is marked read-only", name)
+		}
+		for _, arg := range tool.ArgNames() {
+			if arg != strings.ToLower(arg) || strings.Contains(arg, "-") {
+				t.Errorf("%s: argument %q is not snake_case", name, arg)
+			}
+		}
+	}
+	if len(Tools()) != len(want) {
+		t.Errorf("%d tools registered, want %d", len(Tools()), len(want))
+	}
+}
+
+func TestArgsFromPairs(t *testing.T) {
+	tests := []struct {
+		tool  string
+		pairs []string
+		want  string
+		err   string
+	}{
+		{"digest_messages", []string{"start_idx=3", "end_idx=8", "summary=Chose JWT, finally"}, `{"end_idx":8,"start_idx":3,"summary":"Chose JWT, finally"}`, ""},
+		{"tag_messages", []string{"ids=m1,m2", "tags=db,auth"}, `{"ids":["m1","m2"],"tags":["db","auth"]}`, ""},
+		{"tag_messages", []string{`tags=["a,b"]`}, `{"tags":["a,b"]}`, ""},
+		{"resequence_messages", []string{"new_order=8,9,5"}, `{"new_order":[8,9,5]}`, ""},
+		{"resequence_messages", []string{"new_order=[8,9]"}, `{"new_order":[8,9]}`, ""},
+		{"get_turns_since", []string{"timestamp=2026-01-26T07:30:00", "include_summaries=false"}, `{"include_summaries":false,"timestamp":"2026-01-26T07:30:00"}`, ""},
+		{"get_turns_around", []string{"timestamp=-2h", "before_ratio=0.7"}, `{"before_ratio":0.7,"timestamp":"-2h"}`, ""},
+		{"digest_messages", []string{"summary=true"}, `{"summary":"true"}`, ""},
+		{"digest_messages", []string{"start_idx=three"}, "", `argument start_idx: want an integer, got "three"`},
+		{"digest_messages", []string{"begin=1"}, "", `has no argument "begin"`},
+		{"digest_messages", []string{"start_idx"}, "", "is not key=value"},
+		{"digest_messages", []string{"start_idx=1", "start_idx=2"}, "", "given twice"},
+	}
+	for _, tt := range tests {
+		tool, _ := LookupTool(tt.tool)
+		raw, err := tool.ArgsFromPairs(tt.pairs)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("%v: error %v, want %q", tt.pairs, err, tt.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%v: %v", tt.pairs, err)
+			continue
+		}
+		var got, want any
+		_ = json.Unmarshal(raw, &got)
+		_ = json.Unmarshal([]byte(tt.want), &want)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%v: %s, want %s", tt.pairs, raw, tt.want)
+		}
+	}
+}
+
+// FuzzToolArgs feeds arbitrary bytes to every tool's argument decoder:
+// it must never panic, refuse with ErrInvalid, and anything it accepts
+// must survive a round trip.
+func FuzzToolArgs(f *testing.F) {
+	for _, s := range []string{`{}`, `{"start_idx":3,"end_idx":8,"summary":"x"}`, `{"new_order":[8,9,5]}`, `{"messages":[{"role":"user","content":"hi","parts":[{"type":"text"}]}]}`,
+		`{"tags":["a"],"when_tags":["b"],"expected_version":3}`, `{"timestamp":"-2h","count":40,"before_ratio":0.5}`, `null`, `[]`, `{"active":true}`, `{"ids":["m1","op/0"]}`} {
+		for i := range Tools() {
+			f.Add(i, []byte(s))
+		}
+	}
+	f.Fuzz(func(t *testing.T, which int, raw []byte) {
+		tools := Tools()
+		tool := tools[(which%len(tools)+len(tools))%len(tools)]
+		args, err := tool.Decode(raw)
+		if err != nil {
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("%s: error %v is not ErrInvalid", tool.Name, err)
+			}
+			return
+		}
+		again, err := json.Marshal(args)
+		if err != nil {
+			t.Fatalf("%s: accepted arguments do not marshal: %v", tool.Name, err)
+		}
+		if _, err := tool.Decode(again); err != nil {
+			t.Fatalf("%s: %s was accepted, its re-encoding %s is refused: %v", tool.Name, raw, again, err)
+		}
+	})
+}

@@ -1,0 +1,338 @@
+package store
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"time"
+
+	"weft/model"
+)
+
+// Message record, format 1 (the value in a session's msgs bucket):
+//
+//	byte 0     format (1)
+//	byte 1     role code (model.Role.Code, 1..4)
+//	byte 2     flags: bit 0 = digest stored as 32 raw bytes (it was 64 lowercase hex digits)
+//	bytes 3-10 created_at, Unix nanoseconds, int64 big-endian
+//	varint     tokens (signed, zig-zag)
+//	uvarint n, n bytes   content
+//	uvarint n, n bytes   name
+//	uvarint n, n bytes   digest
+//	uvarint n, n bytes   parts, verbatim JSON (n = 0: none)
+//	uvarint n, n bytes   meta (n = 0: none): uvarint count, then count pairs of
+//	                     uvarint-length-prefixed key and value, keys sorted
+//
+// The ID and seq are not stored: the seq is the key and the ID is
+// model.MessageID(seq). Content comes first among the variable fields so
+// ScanContent finds it after two varints without decoding the rest.
+const (
+	msgFormat1    = 1
+	msgHeaderLen  = 11
+	flagDigestRaw = 1 << 0
+)
+
+// Head records: 16 bytes, 1024 to a chunk.
+const (
+	headLen       = 16
+	headsPerChunk = 1024
+	chunkLen      = headLen * headsPerChunk
+)
+
+var errShort = errors.New("truncated")
+
+var (
+	minTime = time.Unix(0, math.MinInt64)
+	maxTime = time.Unix(0, math.MaxInt64)
+)
+
+// storableNanos converts t to Unix nanoseconds, or fails when t is outside
+// what an int64 of nanoseconds can hold (before 1678 or after 2262, which
+// includes the zero time.Time).
+func storableNanos(t time.Time) (int64, bool) {
+	if t.Before(minTime) || t.After(maxTime) {
+		return 0, false
+	}
+	return t.UnixNano(), true
+}
+
+func put64(v uint64) []byte { return binary.BigEndian.AppendUint64(nil, v) }
+func be64(b []byte) uint64  { return binary.BigEndian.Uint64(b) }
+func put32(v uint32) []byte { return binary.BigEndian.AppendUint32(nil, v) }
+func be32(b []byte) uint32  { return binary.BigEndian.Uint32(b) }
+
+// timeKey is a bytime key: the nanos with the sign bit flipped, so that
+// negative times sort before positive ones bytewise, then the seq.
+func putTimeKey(dst []byte, at int64, seq uint64) {
+	binary.BigEndian.PutUint64(dst, uint64(at)^(1<<63))
+	binary.BigEndian.PutUint64(dst[8:], seq)
+}
+
+func timeKey(at int64, seq uint64) []byte {
+	k := make([]byte, 16)
+	putTimeKey(k, at, seq)
+	return k
+}
+
+func parseTimeKey(k []byte) (at int64, seq uint64, ok bool) {
+	if len(k) != 16 {
+		return 0, 0, false
+	}
+	return int64(be64(k) ^ (1 << 63)), be64(k[8:]), true
+}
+
+// rawDigest reports whether d is 64 lowercase hex digits (a SHA-256 as
+// model.ContentDigest writes it), which are stored as 32 bytes.
+func rawDigest(d string) bool {
+	if len(d) != 64 {
+		return false
+	}
+	for i := 0; i < len(d); i++ {
+		c := d[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func uvarintLen(n int) int {
+	l := 1
+	for x := uint64(n); x >= 0x80; x >>= 7 {
+		l++
+	}
+	return l
+}
+
+func varintLen(v int64) int {
+	l := 1
+	for x := uint64(v<<1) ^ uint64(v>>63); x >= 0x80; x >>= 7 {
+		l++
+	}
+	return l
+}
+
+func fieldLen(n int) int { return uvarintLen(n) + n }
+
+// metaLen is the length of the meta field body (0 for no meta).
+func metaLen(m map[string]string) int {
+	if len(m) == 0 {
+		return 0
+	}
+	n := uvarintLen(len(m))
+	for k, v := range m {
+		n += fieldLen(len(k)) + fieldLen(len(v))
+	}
+	return n
+}
+
+// encodedLen is the exact length encodeMessage writes for m.
+func encodedLen(m *model.Message) int {
+	n := msgHeaderLen + varintLen(int64(m.Tokens))
+	n += fieldLen(len(m.Content)) + fieldLen(len(m.Name))
+	if rawDigest(m.Digest) {
+		n += fieldLen(32)
+	} else {
+		n += fieldLen(len(m.Digest))
+	}
+	n += fieldLen(len(m.Parts)) + fieldLen(metaLen(m.Meta))
+	return n
+}
+
+// encodeMessage appends m's record to dst (which should have room for
+// encodedLen(m) bytes). at is m.CreatedAt in nanos, already checked.
+func encodeMessage(dst []byte, m *model.Message, at int64) []byte {
+	var flags byte
+	raw := rawDigest(m.Digest)
+	if raw {
+		flags |= flagDigestRaw
+	}
+	dst = append(dst, msgFormat1, m.Role.Code(), flags)
+	dst = binary.BigEndian.AppendUint64(dst, uint64(at))
+	dst = binary.AppendVarint(dst, int64(m.Tokens))
+	dst = appendField(dst, m.Content)
+	dst = appendField(dst, m.Name)
+	if raw {
+		dst = binary.AppendUvarint(dst, 32)
+		dst, _ = hex.AppendDecode(dst, []byte(m.Digest))
+	} else {
+		dst = appendField(dst, m.Digest)
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(m.Parts)))
+	dst = append(dst, m.Parts...)
+	dst = binary.AppendUvarint(dst, uint64(metaLen(m.Meta)))
+	if len(m.Meta) > 0 {
+		dst = binary.AppendUvarint(dst, uint64(len(m.Meta)))
+		for _, k := range slices.Sorted(maps.Keys(m.Meta)) {
+			dst = appendField(dst, k)
+			dst = appendField(dst, m.Meta[k])
+		}
+	}
+	return dst
+}
+
+func appendField(dst []byte, s string) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(s)))
+	return append(dst, s...)
+}
+
+// reader walks a record; the first error sticks.
+type reader struct {
+	b   []byte
+	err error
+}
+
+func (r *reader) uvarint() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.err = errShort
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *reader) varint() int64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.err = errShort
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+// field returns the next length-prefixed field, pointing into the record.
+func (r *reader) field() []byte {
+	n := r.uvarint()
+	if r.err != nil {
+		return nil
+	}
+	if n > uint64(len(r.b)) {
+		r.err = errShort
+		return nil
+	}
+	f := r.b[:n:n]
+	r.b = r.b[n:]
+	return f
+}
+
+func corrupt(sessionID string, seq uint64, err error) error {
+	return fmt.Errorf("session %q: message %d: corrupt record: %w", sessionID, seq, err)
+}
+
+// header checks the fixed part of a record and returns a reader positioned
+// after the tokens.
+func header(v []byte) (role model.Role, flags byte, at int64, tokens int64, r reader, err error) {
+	if len(v) < msgHeaderLen {
+		return "", 0, 0, 0, r, errShort
+	}
+	if v[0] != msgFormat1 {
+		return "", 0, 0, 0, r, fmt.Errorf("unknown format %d", v[0])
+	}
+	role = model.RoleFromCode(v[1])
+	if role == "" {
+		return "", 0, 0, 0, r, fmt.Errorf("unknown role code %d", v[1])
+	}
+	flags = v[2]
+	at = int64(be64(v[3:]))
+	r = reader{b: v[msgHeaderLen:]}
+	tokens = r.varint()
+	return role, flags, at, tokens, r, r.err
+}
+
+// contentOf returns the content field of a record without copying it.
+func contentOf(v []byte) ([]byte, error) {
+	_, _, _, _, r, err := header(v)
+	if err != nil {
+		return nil, err
+	}
+	c := r.field()
+	return c, r.err
+}
+
+// decodeMessage decodes a record into a message that owns all its bytes.
+func decodeMessage(v []byte, seq uint64) (model.Message, error) {
+	role, flags, at, tokens, r, err := header(v)
+	if err != nil {
+		return model.Message{}, err
+	}
+	m := model.Message{
+		ID:        model.MessageID(seq),
+		Seq:       seq,
+		Role:      role,
+		CreatedAt: time.Unix(0, at).UTC(),
+		Tokens:    int(tokens),
+	}
+	m.Content = string(r.field())
+	m.Name = string(r.field())
+	d := r.field()
+	if flags&flagDigestRaw != 0 {
+		if r.err == nil && len(d) != 32 {
+			return model.Message{}, fmt.Errorf("raw digest of %d bytes", len(d))
+		}
+		m.Digest = hex.EncodeToString(d)
+	} else {
+		m.Digest = string(d)
+	}
+	if p := r.field(); len(p) > 0 {
+		m.Parts = append([]byte(nil), p...)
+	}
+	if mb := r.field(); len(mb) > 0 {
+		mr := reader{b: mb}
+		n := mr.uvarint()
+		if n > uint64(len(mb))/2 {
+			return model.Message{}, fmt.Errorf("meta claims %d entries in %d bytes", n, len(mb))
+		}
+		m.Meta = make(map[string]string, n)
+		for range n {
+			k := mr.field()
+			val := mr.field()
+			if mr.err != nil {
+				break
+			}
+			m.Meta[string(k)] = string(val)
+		}
+		if mr.err == nil && len(mr.b) != 0 {
+			mr.err = fmt.Errorf("%d stray bytes after meta", len(mr.b))
+		}
+		if mr.err != nil {
+			return model.Message{}, fmt.Errorf("meta: %w", mr.err)
+		}
+	}
+	if r.err != nil {
+		return model.Message{}, r.err
+	}
+	if len(r.b) != 0 {
+		return model.Message{}, fmt.Errorf("%d stray bytes at the end", len(r.b))
+	}
+	return m, nil
+}
+
+func putHead(dst []byte, h model.Head) {
+	binary.BigEndian.PutUint64(dst, uint64(h.At))
+	binary.BigEndian.PutUint32(dst[8:], h.Tokens)
+	dst[12] = h.Role
+	dst[13] = h.Flags
+	dst[14], dst[15] = 0, 0
+}
+
+func getHead(src []byte) model.Head {
+	_ = src[15]
+	return model.Head{
+		At:     int64(binary.BigEndian.Uint64(src)),
+		Tokens: binary.BigEndian.Uint32(src[8:]),
+		Role:   src[12],
+		Flags:  src[13],
+	}
+}
