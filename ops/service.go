@@ -88,12 +88,7 @@ func (s *Service) clock() time.Time { return s.now().UTC() }
 // resolveLocked finds a session by ID, unique ID prefix or exact title;
 // empty means the focused session, else the most recently updated.
 func (s *Service) resolveLocked(ref string) (string, error) {
-	var sessions []model.Session
-	err := s.st.View(func(tx *store.Tx) error {
-		var err error
-		sessions, err = tx.Sessions()
-		return err
-	})
+	sessions, err := s.st.Sessions()
 	if err != nil {
 		return "", err
 	}

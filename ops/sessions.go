@@ -92,12 +92,7 @@ func (s *Service) ListSessions(_ context.Context, a ListSessionsArgs) (ListSessi
 	if a.Limit < 0 {
 		return ListSessionsResult{}, invalidf("limit %d is negative; use 0 for all sessions or a positive number", a.Limit)
 	}
-	var sessions []model.Session
-	err := s.st.View(func(tx *store.Tx) error {
-		var err error
-		sessions, err = tx.Sessions()
-		return err
-	})
+	sessions, err := s.st.Sessions()
 	if err != nil {
 		return ListSessionsResult{}, err
 	}

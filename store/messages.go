@@ -275,34 +275,3 @@ func (t *Tx) TimeAscend(sessionID string, from time.Time, fn func(seq uint64, at
 	}
 	return nil
 }
-
-// TimeDescend calls fn with the stored messages created before before,
-// newest first (ties: highest seq first); fn returns false to stop.
-func (t *Tx) TimeDescend(sessionID string, before time.Time, fn func(seq uint64, at int64) bool) error {
-	b, err := t.sub(sessionID, bktByTime)
-	if err != nil {
-		return err
-	}
-	if !before.After(minTime) {
-		return nil
-	}
-	c := b.Cursor()
-	var k []byte
-	if before.After(maxTime) {
-		k, _ = c.Last()
-	} else if k, _ = c.Seek(timeKey(before.UnixNano(), 0)); k == nil {
-		k, _ = c.Last()
-	} else {
-		k, _ = c.Prev()
-	}
-	for ; k != nil; k, _ = c.Prev() {
-		at, seq, ok := parseTimeKey(k)
-		if !ok {
-			return fmt.Errorf("session %q: corrupt bytime key %x", sessionID, k)
-		}
-		if !fn(seq, at) {
-			break
-		}
-	}
-	return nil
-}

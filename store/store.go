@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"weft/model"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -210,6 +211,17 @@ func (s *Store) Path() string { return s.path }
 
 // Close closes the file and releases its lock.
 func (s *Store) Close() error { return s.db.Close() }
+
+// Sessions returns every session, most recently updated first.
+func (s *Store) Sessions() ([]model.Session, error) {
+	var out []model.Session
+	err := s.View(func(tx *Tx) error {
+		var err error
+		out, err = tx.Sessions()
+		return err
+	})
+	return out, err
+}
 
 // View runs fn in a read transaction.
 func (s *Store) View(fn func(*Tx) error) error {

@@ -945,15 +945,6 @@ func TestTimeIndex(t *testing.T) {
 		}
 		return out
 	}
-	desc := func(before time.Time) []ev {
-		var out []ev
-		for i := len(sorted) - 1; i >= 0; i-- {
-			if sorted[i].at < before.UnixNano() {
-				out = append(out, sorted[i])
-			}
-		}
-		return out
-	}
 	far := time.Date(3000, 1, 1, 0, 0, 0, 0, time.UTC)
 	points := []struct {
 		name string
@@ -988,32 +979,12 @@ func TestTimeIndex(t *testing.T) {
 			if !slices.Equal(got, want) {
 				t.Errorf("TimeAscend(%s) = %v, want %v", p.name, got, want)
 			}
-			got = nil
-			if err := tx.TimeDescend("s", p.at, func(seq uint64, at int64) bool { got = append(got, ev{seq, at}); return true }); err != nil {
-				t.Fatal(err)
-			}
-			want = desc(p.at)
-			switch p.name {
-			case "zero time":
-				want = nil
-			case "far future":
-				want = append([]ev(nil), sorted...)
-				slices.Reverse(want)
-			}
-			if !slices.Equal(got, want) {
-				t.Errorf("TimeDescend(%s) = %v, want %v", p.name, got, want)
-			}
 		}
 		// Stopping early.
 		n := 0
 		tx.TimeAscend("s", time.Time{}, func(uint64, int64) bool { n++; return n < 3 })
 		if n != 3 {
 			t.Errorf("TimeAscend called fn %d times after it returned false", n)
-		}
-		n = 0
-		tx.TimeDescend("s", far, func(uint64, int64) bool { n++; return false })
-		if n != 1 {
-			t.Errorf("TimeDescend called fn %d times after it returned false", n)
 		}
 		if err := tx.TimeAscend("nope", t0, func(uint64, int64) bool { return true }); !errors.Is(err, ErrNotFound) {
 			t.Errorf("TimeAscend on missing session: %v", err)
