@@ -466,7 +466,6 @@ func (s *Service) changeOp(ctx context.Context, a OperationArgs, edit func(op *m
 			return SuccessResult{}, notFoundf("operation %q not found: list_operations shows the operations", a.OperationID)
 		}
 	}
-	var unchanged bool
 	var status model.OpStatus
 	info, err := s.write(ctx, ref, a.ExpectedVersion, func(th *thread, next *model.Session) (*change, error) {
 		i := slices.IndexFunc(th.ops, func(o model.Op) bool { return o.ID == a.OperationID })
@@ -476,13 +475,9 @@ func (s *Service) changeOp(ctx context.Context, a OperationArgs, edit func(op *m
 		op := th.ops[i]
 		op.Targets, op.WhenTags = slices.Clone(op.Targets), slices.Clone(op.WhenTags)
 		what, err := edit(&op)
-		if err != nil {
-			return nil, err
-		}
-		if what == "" {
-			unchanged = true
+		if err != nil || what == "" {
 			status = th.viewLocked().Status[op.ID]
-			return nil, errUnchanged
+			return nil, err
 		}
 		return &change{
 			what: what,
@@ -496,21 +491,11 @@ func (s *Service) changeOp(ctx context.Context, a OperationArgs, edit func(op *m
 			event: Event{Kind: EventOpChanged},
 		}, nil
 	})
-	if unchanged {
-		snap, err := s.snapshot(ref)
-		if err != nil {
-			return SuccessResult{}, err
-		}
-		return SuccessResult{Success: true, Version: snap.info.Version, Status: status}, nil
-	}
 	if err != nil {
 		return SuccessResult{}, err
 	}
 	return SuccessResult{Success: true, Version: info.Version, Status: status}, nil
 }
-
-// errUnchanged stops a write that would change nothing.
-var errUnchanged = &Error{Kind: ErrInvalid, Msg: "unchanged"}
 
 // SetActiveTagsArgs are set_active_tags' arguments.
 type SetActiveTagsArgs struct {

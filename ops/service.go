@@ -26,6 +26,7 @@ type Service struct {
 	mu      sync.Mutex
 	threads map[string]*thread
 	focus   string // session open in the TUI: the default for tools
+	latest  string // most recently updated session, once known
 }
 
 // thread is the cached state of one session. Stored messages are
@@ -86,26 +87,42 @@ func AuthorFrom(ctx context.Context) string {
 func (s *Service) clock() time.Time { return s.now().UTC() }
 
 // resolveLocked finds a session by ID, unique ID prefix or exact title;
-// empty means the focused session, else the most recently updated.
+// empty means the focused session, else the most recently updated. An
+// exact ID is one lookup; only prefixes and titles read every session.
 func (s *Service) resolveLocked(ref string) (string, error) {
+	if ref == "" && s.focus != "" {
+		if _, err := s.threadLocked(s.focus); err == nil {
+			return s.focus, nil
+		}
+	}
+	if ref == "" && s.latest != "" {
+		return s.latest, nil
+	}
+	if ref != "" {
+		if _, ok := s.threads[ref]; ok {
+			return ref, nil
+		}
+		err := s.st.View(func(tx *store.Tx) error { _, err := tx.Session(ref); return err })
+		if err == nil {
+			return ref, nil
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return "", err
+		}
+	}
 	sessions, err := s.st.Sessions()
 	if err != nil {
 		return "", err
 	}
 	if ref == "" {
-		if s.focus != "" && slices.ContainsFunc(sessions, func(x model.Session) bool { return x.ID == s.focus }) {
-			return s.focus, nil
-		}
 		if len(sessions) == 0 {
 			return "", notFoundf("there are no sessions yet: create one with create_session or import a file")
 		}
-		return sessions[0].ID, nil
+		s.latest = sessions[0].ID
+		return s.latest, nil
 	}
 	var byPrefix, byTitle []string
 	for _, x := range sessions {
-		if x.ID == ref {
-			return x.ID, nil
-		}
 		if len(ref) >= 4 && strings.HasPrefix(x.ID, ref) {
 			byPrefix = append(byPrefix, x.ID)
 		}
@@ -235,7 +252,7 @@ func checkVersion(info *model.Session, expected *uint64) error {
 // it checks the version, lets prepare validate against the current thread
 // and describe the change, commits it in one transaction, then updates the
 // cache and publishes the event. A refused or failed request changes
-// nothing.
+// nothing; prepare returns a nil change when there is nothing to write.
 func (s *Service) write(ctx context.Context, ref string, expected *uint64, prepare func(th *thread, next *model.Session) (*change, error)) (model.Session, error) {
 	s.mu.Lock()
 	id, err := s.resolveLocked(ref)
@@ -256,9 +273,9 @@ func (s *Service) write(ctx context.Context, ref string, expected *uint64, prepa
 	next.ActiveTags = slices.Clone(th.info.ActiveTags)
 	next.Changes = slices.Clone(th.info.Changes)
 	ch, err := prepare(th, &next)
-	if err != nil {
+	if err != nil || ch == nil { // refused, or nothing to write
 		s.mu.Unlock()
-		return model.Session{}, err
+		return th.info, err
 	}
 	author := AuthorFrom(ctx)
 	next.Record(s.clock(), author, ch.what)
@@ -283,6 +300,7 @@ func (s *Service) write(ctx context.Context, ref string, expected *uint64, prepa
 		return model.Session{}, fmt.Errorf("writing session %s: %w", id, err)
 	}
 	th.info = next
+	s.latest = id
 	if ch.apply != nil {
 		ch.apply(th)
 	}

@@ -39,7 +39,12 @@ func (s *Service) CreateSession(ctx context.Context, a CreateSessionArgs) (Creat
 	}
 	author := AuthorFrom(ctx)
 	info.Record(now, author, "created")
+	s.mu.Lock()
 	err := s.st.Update(func(tx *store.Tx) error { return tx.PutSession(info) })
+	if err == nil {
+		s.latest = info.ID
+	}
+	s.mu.Unlock()
 	if err != nil {
 		return CreateSessionResult{}, err
 	}
