@@ -1,0 +1,87 @@
+// Package formats reads conversation files into threads and writes
+// threads out in the formats model providers and people take.
+//
+// Importers know file formats and nothing of storage: they stream what
+// they read to an Emitter, which the service turns into sessions. Each
+// message carries an import key that is stable across re-reads of the
+// same source, so importing a file twice adds nothing and importing a
+// longer version of a growing session adds only the new messages.
+package formats
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"weft/model"
+)
+
+// Format names a file format.
+type Format string
+
+const (
+	ClaudeCode Format = "claude-code"
+	ChatGPT    Format = "chatgpt"
+	Codex      Format = "codex"
+	OpenAI     Format = "openai"
+	ShareGPT   Format = "sharegpt"
+	Weft       Format = "weft"
+)
+
+// Formats lists the importable formats.
+var Formats = []Format{ClaudeCode, ChatGPT, Codex, OpenAI, ShareGPT, Weft}
+
+// ThreadInfo describes a thread as its source has it.
+type ThreadInfo struct {
+	// Key identifies the conversation in its source (a session or
+	// conversation ID); re-importing the same key finds the same session.
+	// Importers without one derive it from the content.
+	Key       string
+	Title     string
+	Source    Format
+	CreatedAt time.Time
+}
+
+// Message is a message to import.
+type Message struct {
+	// Key is unique within the thread and stable across re-reads of the
+	// same source (a record's UUID, or an ordinal and digest).
+	Key string
+	model.NewMessage
+}
+
+// Emitter receives what an importer reads, thread by thread: Begin, the
+// thread's messages and digests in order, End. An error from the emitter
+// stops the import.
+type Emitter interface {
+	Begin(t ThreadInfo) error
+	Message(m Message) error
+	// Digest collapses the messages from fromKey to toKey (inclusive,
+	// both already emitted in this thread) into a summary: how a
+	// compaction in the source is kept, so the operator can expand it.
+	Digest(fromKey, toKey, summary string) error
+	// Op records an operation of weft's own format (weft JSONL only).
+	Op(op model.Op) error
+	End() error
+}
+
+// Problem is a record an importer could not read. The rest of the file
+// is still imported.
+type Problem struct {
+	Line int // 1-based; 0 when the format has no lines
+	Err  string
+}
+
+func (p Problem) String() string {
+	if p.Line > 0 {
+		return fmt.Sprintf("line %d: %s", p.Line, p.Err)
+	}
+	return p.Err
+}
+
+// ErrUnknownFormat is returned when a file's format cannot be told.
+var ErrUnknownFormat = errors.New("unknown format")
+
+// Reader is an importer: it reads one file and streams its threads.
+type Reader func(r io.Reader, emit Emitter) ([]Problem, error)

@@ -1,0 +1,58 @@
+package formats
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// maxLine bounds one JSONL record; a longer line is reported as a
+// problem and skipped, never read whole into memory.
+const maxLine = 64 << 20
+
+// eachLine calls fn with every non-blank line of r (without its line
+// ending) and its 1-based number. Lines may be any length up to maxLine;
+// longer ones are reported through tooLong and skipped. The slice passed
+// to fn is only valid during the call.
+func eachLine(r io.Reader, fn func(n int, line []byte) error, tooLong func(n int)) error {
+	br := bufio.NewReaderSize(r, 1<<20)
+	var long []byte
+	n := 0
+	skipping := false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			if !skipping {
+				long = append(long, chunk...)
+				if len(long) > maxLine {
+					skipping, long = true, nil
+				}
+			}
+			continue
+		}
+		if len(chunk) > 0 || long != nil || skipping {
+			n++
+			line := chunk
+			if long != nil {
+				line = append(long, chunk...)
+				long = nil
+			}
+			if skipping {
+				skipping = false
+				tooLong(n)
+			} else if line = bytes.TrimSpace(line); len(line) > 0 {
+				if ferr := fn(n, line); ferr != nil {
+					return ferr
+				}
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading line %d: %w", n+1, err)
+		}
+	}
+}

@@ -1,0 +1,69 @@
+package formats
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+
+	"weft/model"
+)
+
+// RenderContent is the readable text of a message made of parts: what
+// weft shows, searches and counts. Text parts as they are; a tool call as
+// "[tool call NAME] {input}"; a tool result as "[tool result] output" (or
+// "[tool error]"). Thinking stays in the parts only: it is not part of
+// what the conversation said.
+func RenderContent(parts []model.Part) string {
+	var b strings.Builder
+	sep := func() {
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+	}
+	for _, p := range parts {
+		switch p.Type {
+		case model.PartText:
+			if strings.TrimSpace(p.Text) == "" {
+				continue
+			}
+			sep()
+			b.WriteString(p.Text)
+		case model.PartToolCall:
+			sep()
+			b.WriteString("[tool call ")
+			b.WriteString(p.ToolName)
+			b.WriteString("]")
+			if in := compactJSON(p.Input); in != "" && in != "{}" {
+				b.WriteString(" ")
+				b.WriteString(in)
+			}
+		case model.PartToolResult:
+			sep()
+			if p.IsError {
+				b.WriteString("[tool error] ")
+			} else {
+				b.WriteString("[tool result] ")
+			}
+			b.WriteString(p.Text)
+		case model.PartImage:
+			sep()
+			b.WriteString("[image")
+			if p.MediaType != "" {
+				b.WriteString(" " + p.MediaType)
+			}
+			b.WriteString("]")
+		}
+	}
+	return b.String()
+}
+
+func compactJSON(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
+}
