@@ -41,6 +41,8 @@ type ThreadInfo struct {
 	Title     string
 	Source    Format
 	CreatedAt time.Time
+	// ActiveTags, where the source records them (weft's own format).
+	ActiveTags []string
 }
 
 // Message is a message to import.

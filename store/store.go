@@ -57,6 +57,7 @@ var (
 	bktSessions = []byte("sessions")
 	bktOpIndex  = []byte("opindex")
 	bktThreads  = []byte("threads")
+	bktSources  = []byte("sources")
 
 	bktMsgs   = []byte("msgs")
 	bktByTime = []byte("bytime")
@@ -69,7 +70,7 @@ var (
 	keyPending = []byte("pending")
 )
 
-var topBuckets = [][]byte{bktMeta, bktSessions, bktOpIndex, bktThreads}
+var topBuckets = [][]byte{bktMeta, bktSessions, bktOpIndex, bktThreads, bktSources}
 var threadBuckets = [][]byte{bktMsgs, bktByTime, bktHeads, bktOps, bktKeys, bktPrefs}
 
 // Options configure Open.

@@ -1303,3 +1303,32 @@ func TestEncodedLen(t *testing.T) {
 		}
 	}
 }
+
+func TestSourceSessions(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "src.db")
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Update(func(tx *Tx) error { return tx.PutSourceSession("claude-code:abc", "s1") }); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Update(func(tx *Tx) error { return tx.PutSourceSession("", "s1") }); err == nil {
+		t.Error("an empty source key was accepted")
+	}
+	s.Close()
+	s, err = Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.View(func(tx *Tx) error {
+		if sid, ok := tx.SourceSession("claude-code:abc"); !ok || sid != "s1" {
+			t.Errorf("SourceSession = %q, %v", sid, ok)
+		}
+		if _, ok := tx.SourceSession("claude-code:other"); ok {
+			t.Error("unknown source found")
+		}
+		return nil
+	})
+}

@@ -254,6 +254,24 @@ func (t *Tx) PutImportKey(sessionID, key string, seq uint64) error {
 	return nil
 }
 
+// SourceSession returns the session a source thread (format and key, as
+// an importer names it) was imported into, if any.
+func (t *Tx) SourceSession(source string) (string, bool) {
+	v := t.tx.Bucket(bktSources).Get([]byte(source))
+	if v == nil {
+		return "", false
+	}
+	return string(v), true
+}
+
+// PutSourceSession records the session a source thread was imported into.
+func (t *Tx) PutSourceSession(source, sessionID string) error {
+	if source == "" || sessionID == "" {
+		return fmt.Errorf("empty source key or session ID")
+	}
+	return t.tx.Bucket(bktSources).Put([]byte(source), []byte(sessionID))
+}
+
 // PutPrefs stores pending context preferences (opaque bytes), replacing any
 // pending ones. Empty prefs clear them.
 func (t *Tx) PutPrefs(sessionID string, prefs []byte) error {

@@ -1,0 +1,422 @@
+package ops
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"weft/formats"
+	"weft/model"
+	"weft/store"
+)
+
+// ImportOptions configure an import.
+type ImportOptions struct {
+	// Session, if set, imports every thread of the file into this session
+	// (an ID, ID prefix or title), creating it with this title if none
+	// matches. Otherwise each source thread has a session of its own,
+	// found again on re-import by its source key.
+	Session string
+	// Progress, if set, is called after each batch with the number of
+	// messages read so far.
+	Progress func(read int)
+}
+
+// ImportedSession reports what an import did to one session.
+type ImportedSession struct {
+	SessionID string `json:"session_id"`
+	Title     string `json:"title"`
+	Created   bool   `json:"created"`
+	Added     int    `json:"added"`
+	Skipped   int    `json:"skipped"` // already imported before
+	Ops       int    `json:"operations"`
+}
+
+// Import writes what an importer reads into sessions. It implements
+// formats.Emitter. Messages are written in batches, each one transaction;
+// a batch records the import keys of its messages, so an interrupted
+// import resumes where it stopped when run again, and a re-import adds
+// nothing.
+type Import struct {
+	s    *Service
+	ctx  context.Context
+	opts ImportOptions
+	now  time.Time
+
+	cur      *importThread
+	read     int
+	Sessions []ImportedSession
+}
+
+type importThread struct {
+	info    formats.ThreadInfo
+	sid     string // empty until the session exists
+	title   string
+	batch   []formats.Message
+	digests []pendingDigest
+	ops     []model.Op
+	report  ImportedSession
+}
+
+type pendingDigest struct{ from, to, summary string }
+
+// importBatch is how many messages one transaction writes.
+const importBatch = 20000
+
+// NewImport starts an import; pass it to a formats reader.
+func (s *Service) NewImport(ctx context.Context, opts ImportOptions) *Import {
+	return &Import{s: s, ctx: ctx, opts: opts, now: s.clock()}
+}
+
+var _ formats.Emitter = (*Import)(nil)
+
+// Begin starts a thread.
+func (im *Import) Begin(t formats.ThreadInfo) error {
+	th := &importThread{info: t, title: strings.TrimSpace(t.Title)}
+	if th.title == "" {
+		th.title = fmt.Sprintf("%s import %s", t.Source, im.now.Format("2006-01-02 15:04"))
+	}
+	if im.opts.Session != "" {
+		im.s.mu.Lock()
+		id, err := im.s.resolveLocked(im.opts.Session)
+		im.s.mu.Unlock()
+		switch {
+		case err == nil:
+			th.sid = id
+		case isNotFound(err):
+			th.title = im.opts.Session
+		default:
+			return err
+		}
+	} else if t.Key != "" {
+		var id string
+		var ok bool
+		err := im.s.st.View(func(tx *store.Tx) error {
+			if id, ok = tx.SourceSession(sourceKey(t)); ok {
+				if _, err := tx.Session(id); err != nil {
+					ok = false
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if ok {
+			th.sid = id
+		}
+	}
+	im.cur = th
+	return nil
+}
+
+func sourceKey(t formats.ThreadInfo) string { return string(t.Source) + ":" + t.Key }
+
+func isNotFound(err error) bool {
+	e, ok := err.(*Error)
+	return ok && e.Kind == ErrNotFound
+}
+
+// Message queues a message, writing a batch when it is full.
+func (im *Import) Message(m formats.Message) error {
+	if im.cur == nil {
+		return fmt.Errorf("import: message outside a thread")
+	}
+	im.cur.batch = append(im.cur.batch, m)
+	im.read++
+	if len(im.cur.batch) >= importBatch {
+		return im.flush()
+	}
+	return nil
+}
+
+// Digest queues a digest over messages of the current thread; digests
+// are made once the thread's messages are written.
+func (im *Import) Digest(from, to, summary string) error {
+	if im.cur == nil {
+		return fmt.Errorf("import: digest outside a thread")
+	}
+	if strings.TrimSpace(summary) == "" {
+		return nil // a compaction without a summary collapses into nothing useful
+	}
+	im.cur.digests = append(im.cur.digests, pendingDigest{from, to, summary})
+	return nil
+}
+
+// Op queues an operation of weft's own format.
+func (im *Import) Op(op model.Op) error {
+	if im.cur == nil {
+		return fmt.Errorf("import: operation outside a thread")
+	}
+	im.cur.ops = append(im.cur.ops, op)
+	return nil
+}
+
+// End writes the rest of the thread and its operations.
+func (im *Import) End() error {
+	th := im.cur
+	if th == nil {
+		return fmt.Errorf("import: End without Begin")
+	}
+	if err := im.flush(); err != nil {
+		return err
+	}
+	if th.sid != "" && (len(th.digests) > 0 || len(th.ops) > 0) {
+		if err := im.writeOps(th); err != nil {
+			return err
+		}
+	}
+	if th.sid != "" {
+		th.report.SessionID, th.report.Title = th.sid, th.title
+		im.Sessions = append(im.Sessions, th.report)
+	}
+	im.cur = nil
+	return nil
+}
+
+// flush writes the queued messages of the current thread in one
+// transaction, creating the session on the first batch.
+func (im *Import) flush() error {
+	th := im.cur
+	if len(th.batch) == 0 {
+		return nil
+	}
+	batch := th.batch
+	th.batch = make([]formats.Message, 0, min(importBatch, 2*len(batch)))
+	countTokens(batch)
+
+	s := im.s
+	author := AuthorFrom(im.ctx)
+	s.mu.Lock()
+	var info model.Session
+	var added, skipped int
+	created := th.sid == ""
+	err := s.st.Update(func(tx *store.Tx) error {
+		if created {
+			info = model.Session{
+				ID: s.ids.next(im.now), Title: th.title, CreatedAt: im.now,
+				Source: string(th.info.Source), ActiveTags: slices.Clone(th.info.ActiveTags),
+			}
+			if !th.info.CreatedAt.IsZero() {
+				info.CreatedAt = th.info.CreatedAt.UTC()
+			}
+		} else {
+			var err error
+			if info, err = tx.Session(th.sid); err != nil {
+				return err
+			}
+		}
+		msgs := make([]model.Message, 0, len(batch))
+		keys := make([]string, 0, len(batch))
+		for _, m := range batch {
+			if !created {
+				if _, ok, err := tx.ImportKey(info.ID, m.Key); err != nil {
+					return err
+				} else if ok {
+					skipped++
+					continue
+				}
+			}
+			nm := m.NewMessage
+			if nm.CreatedAt.IsZero() {
+				nm.CreatedAt = im.now // the source has no times: when it was imported
+			}
+			seq := uint64(info.MessageCount + len(msgs) + 1)
+			msgs = append(msgs, storedMessage(seq, nm, im.now))
+			keys = append(keys, m.Key)
+			info.Tokens += msgs[len(msgs)-1].Tokens
+		}
+		added = len(msgs)
+		if added == 0 {
+			return nil
+		}
+		info.MessageCount += added
+		info.Record(s.clock(), author, fmt.Sprintf("%s imported", plural(added, "message", "messages")))
+		if err := tx.PutSession(info); err != nil {
+			return err
+		}
+		if created && th.info.Key != "" && im.opts.Session == "" {
+			if err := tx.PutSourceSession(sourceKey(th.info), info.ID); err != nil {
+				return err
+			}
+		}
+		if err := tx.AppendMessages(info.ID, msgs); err != nil {
+			return err
+		}
+		for i, k := range keys {
+			if err := tx.PutImportKey(info.ID, k, msgs[i].Seq); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err == nil && added > 0 {
+		delete(s.threads, info.ID) // loaded again from the store on next use
+		s.latest = info.ID
+		if created {
+			th.sid = info.ID
+			th.report.Created = true
+		}
+	}
+	s.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("importing into %q: %w", th.title, err)
+	}
+	th.report.Added += added
+	th.report.Skipped += skipped
+	if im.opts.Progress != nil {
+		im.opts.Progress(im.read)
+	}
+	if added > 0 {
+		kind := EventAppended
+		if created {
+			kind = EventSessionCreated
+		}
+		s.bus.publish(Event{SessionID: info.ID, Version: info.Version, Kind: kind, Author: author,
+			What: fmt.Sprintf("%s imported", plural(added, "message", "messages")), At: info.UpdatedAt})
+	}
+	return nil
+}
+
+// countTokens counts the batch's tokens on every core.
+func countTokens(batch []formats.Message) {
+	workers := min(runtime.GOMAXPROCS(0), max(len(batch)/256, 1))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(batch); i += workers {
+				if batch[i].Tokens <= 0 {
+					batch[i].Tokens = CountTokens(batch[i].Content)
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// writeOps records the thread's digests (from compactions in the source)
+// and its weft operations, skipping those an earlier import made.
+func (im *Import) writeOps(th *importThread) error {
+	s := im.s
+	author := AuthorFrom(im.ctx)
+	if author == "operator" {
+		author = "import"
+	}
+	var made []model.Op
+	_, err := s.write(im.ctx, th.sid, nil, func(t *thread, next *model.Session) (*change, error) {
+		var ops []model.Op
+		err := s.st.View(func(tx *store.Tx) error {
+			seqOf := func(key string) (uint64, error) {
+				seq, ok, err := tx.ImportKey(t.info.ID, key)
+				if err == nil && !ok {
+					err = fmt.Errorf("no imported message has key %q", key)
+				}
+				return seq, err
+			}
+			for _, d := range th.digests {
+				from, err := seqOf(d.from)
+				if err != nil {
+					return err
+				}
+				to, err := seqOf(d.to)
+				if err != nil {
+					return err
+				}
+				if to < from {
+					from, to = to, from
+				}
+				targets := make([]model.ItemID, 0, to-from+1)
+				for seq := from; seq <= to; seq++ {
+					targets = append(targets, model.MessageID(seq))
+				}
+				if slices.ContainsFunc(t.ops, func(o model.Op) bool {
+					return o.Type == model.OpDigest && o.Payload.Summary == d.summary && slices.Equal(o.Targets, targets)
+				}) {
+					continue // imported before
+				}
+				ops = append(ops, model.Op{
+					ID: s.ids.next(im.now), Type: model.OpDigest, Targets: targets, Active: true,
+					Payload:   model.OpPayload{Summary: d.summary, SummaryTokens: CountTokens(d.summary)},
+					CreatedAt: im.now, Author: author,
+				})
+			}
+			return im.remapOps(tx, t, th, &ops)
+		})
+		if err != nil || len(ops) == 0 {
+			return nil, err
+		}
+		next.OpCount += len(ops)
+		made = ops
+		what := fmt.Sprintf("%s imported", plural(len(ops), "operation", "operations"))
+		return &change{
+			what: what,
+			store: func(tx *store.Tx) error {
+				for i := range ops {
+					ops[i].Version = next.Version
+					if err := tx.PutOp(t.info.ID, ops[i]); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+			apply: func(t *thread) { t.ops = append(t.ops, ops...); t.view = nil },
+			event: Event{Kind: EventOpCreated},
+		}, nil
+	})
+	th.report.Ops += len(made)
+	return err
+}
+
+// remapOps adds the thread's weft operations to ops: stored-message
+// targets are mapped to the seqs their messages got here, operations
+// already in this file are skipped, and an ID another session uses gets a
+// new one (with synthetic targets renamed to match).
+func (im *Import) remapOps(tx *store.Tx, t *thread, th *importThread, ops *[]model.Op) error {
+	renamed := map[string]string{}
+	mapID := func(id model.ItemID) (model.ItemID, error) {
+		if _, ok := id.Seq(); ok {
+			seq, found, err := tx.ImportKey(t.info.ID, formats.WeftKey(th.info.Key, id))
+			if err != nil || !found {
+				return "", fmt.Errorf("operation target %s is not among the imported messages", id)
+			}
+			return model.MessageID(seq), nil
+		}
+		if op, k, ok := id.Synthetic(); ok {
+			if n, ok := renamed[op]; ok {
+				return model.SyntheticID(n, k), nil
+			}
+		}
+		return id, nil
+	}
+	for _, op := range th.ops {
+		if sid, err := tx.OpSession(op.ID); err == nil {
+			if sid == t.info.ID {
+				continue // imported before
+			}
+			renamed[op.ID] = im.s.ids.next(im.now)
+		}
+		o := op
+		if n, ok := renamed[op.ID]; ok {
+			o.ID = n
+		}
+		o.Targets = make([]model.ItemID, len(op.Targets))
+		for i, id := range op.Targets {
+			var err error
+			if o.Targets[i], err = mapID(id); err != nil {
+				return err
+			}
+		}
+		if op.Anchor != "" {
+			var err error
+			if o.Anchor, err = mapID(op.Anchor); err != nil {
+				return err
+			}
+		}
+		*ops = append(*ops, o)
+	}
+	return nil
+}
