@@ -26,8 +26,13 @@ Commands:
   new TITLE                           create a session
   show [SESSION] [--raw] [--json]     print a thread (effective unless --raw)
   call TOOL [JSON | key=value ...]    run any tool, print its JSON result
+  import [--format F] [--session NAME] FILE...
+                                      claude-code | chatgpt | codex | openai | sharegpt | weft
+                                      (detected when --format is not given)
+  export [SESSION] [--format openai|anthropic|jsonl|markdown] [--raw] [-o FILE]
+                                      the effective thread (stored messages with --raw)
   tools                               list the tools and their arguments
-  demo                                open the TUI on a seeded sample
+  demo                                a fresh file seeded with a sample thread
 
 SESSION is an ID, a unique ID prefix or a title; default: the most
 recently updated session. The database is --db, else $WEFT_DB, else
@@ -87,8 +92,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "tools":
 		return cmdTools(stdout)
 	case "demo":
-		return &exitError{1, errors.New("demo is coming with the TUI: it will open the TUI on a seeded sample thread")}
-	case "ls", "new", "show", "call":
+		return cmdDemo(ctx, rest, stdout)
+	case "ls", "new", "show", "call", "import", "export":
 	default:
 		return usageErr("unknown command %q (weft --help shows the commands)", cmd)
 	}
@@ -106,6 +111,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdNew(ctx, svc, rest, stdout)
 	case "show":
 		return cmdShow(ctx, svc, rest, stdout)
+	case "import":
+		return cmdImport(ctx, svc, rest, stdout, stderr)
+	case "export":
+		return cmdExport(ctx, svc, rest, stdout, stderr)
 	default:
 		return cmdCall(ctx, svc, rest, stdout)
 	}
