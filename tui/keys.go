@@ -1,0 +1,44 @@
+package tui
+
+import "charm.land/bubbles/v2/key"
+
+// KeyMap is every key the TUI answers, grouped as help shows them.
+// Bindings are switched on and off as the state changes, so help never
+// lists a key that does nothing.
+type KeyMap struct {
+	Up, Down         key.Binding
+	HalfUp, HalfDown key.Binding
+	Top, Bottom      key.Binding
+	Toggle           key.Binding // expand or collapse a marker or a folded item
+	Help             key.Binding
+	Quit             key.Binding
+}
+
+// DefaultKeyMap returns the keys as weft ships them.
+func DefaultKeyMap() KeyMap {
+	return KeyMap{
+		Up:       key.NewBinding(key.WithKeys("k", "up"), key.WithHelp("k/↑", "up")),
+		Down:     key.NewBinding(key.WithKeys("j", "down"), key.WithHelp("j/↓", "down")),
+		HalfUp:   key.NewBinding(key.WithKeys("ctrl+u", "pgup"), key.WithHelp("ctrl+u", "half page up")),
+		HalfDown: key.NewBinding(key.WithKeys("ctrl+d", "pgdown"), key.WithHelp("ctrl+d", "half page down")),
+		Top:      key.NewBinding(key.WithKeys("g", "home"), key.WithHelp("g", "first")),
+		Bottom:   key.NewBinding(key.WithKeys("G", "end"), key.WithHelp("G", "last")),
+		Toggle:   key.NewBinding(key.WithKeys("enter", "space"), key.WithHelp("enter", "expand/collapse")),
+		Help:     key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Quit:     key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+	}
+}
+
+// ShortHelp implements help.KeyMap.
+func (k KeyMap) ShortHelp() []key.Binding {
+	return []key.Binding{k.Down, k.Up, k.Toggle, k.Help, k.Quit}
+}
+
+// FullHelp implements help.KeyMap.
+func (k KeyMap) FullHelp() [][]key.Binding {
+	return [][]key.Binding{
+		{k.Up, k.Down, k.HalfUp, k.HalfDown, k.Top, k.Bottom},
+		{k.Toggle},
+		{k.Help, k.Quit},
+	}
+}

@@ -1,0 +1,316 @@
+// Package tui is weft's terminal interface: one root bubbletea model over
+// the same ops.Service every other face uses. Children are plain structs;
+// I/O happens in commands, never in Update.
+package tui
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+
+	"weft/model"
+	"weft/ops"
+	"weft/store"
+	"weft/themes"
+)
+
+// Options configure the TUI.
+type Options struct {
+	Session string // session to open (ID, prefix or title); default: the latest
+	Theme   string // a built-in theme; default: chosen from the terminal background
+}
+
+// Model is the root model.
+type Model struct {
+	svc    *ops.Service
+	opts   Options
+	styles *themes.Styles
+	keys   KeyMap
+	help   help.Model
+	full   bool // full help shown
+
+	width, height int
+
+	sid      string
+	info     model.Session
+	view     *model.View
+	rows     *rowIndex
+	expanded map[string]bool       // markers expanded, by operation ID
+	open     map[model.ItemID]bool // items unfolded
+	cursor   int                   // row
+	top      int                   // first row on screen
+
+	bodies  map[uint64]*model.Message // stored messages on or near the screen
+	loading bool
+	lines   map[lineKey][]string // rendered rows
+
+	status    string
+	statusErr bool
+	statusSeq int
+	err       error
+}
+
+// New returns the root model.
+func New(svc *ops.Service, opts Options) *Model {
+	m := &Model{
+		svc: svc, opts: opts, keys: DefaultKeyMap(), help: help.New(),
+		expanded: map[string]bool{}, open: map[model.ItemID]bool{},
+		bodies: map[uint64]*model.Message{}, lines: map[lineKey][]string{},
+	}
+	p := themes.Default(true)
+	if opts.Theme != "" {
+		if forced, err := themes.Lookup(opts.Theme); err == nil {
+			p = forced
+		}
+	}
+	m.setStyles(p)
+	return m
+}
+
+func (m *Model) setStyles(p themes.Palette) {
+	m.styles = themes.New(p, themes.NoColor())
+	m.help.Styles = help.DefaultStyles(p.Dark)
+	m.help.Styles.ShortKey = m.styles.Help.Key
+	m.help.Styles.ShortDesc = m.styles.Help.Desc
+	m.help.Styles.FullKey = m.styles.Help.Key
+	m.help.Styles.FullDesc = m.styles.Help.Desc
+	clear(m.lines)
+}
+
+// Messages.
+type (
+	viewLoadedMsg struct {
+		info model.Session
+		view *model.View
+		err  error
+	}
+	bodiesLoadedMsg struct {
+		msgs []model.Message
+		err  error
+	}
+	eventMsg         ops.Event
+	statusExpiredMsg struct{ seq int }
+)
+
+// Init loads the session and asks the terminal for its background.
+func (m *Model) Init() tea.Cmd {
+	return tea.Batch(m.loadView(m.opts.Session), tea.RequestBackgroundColor)
+}
+
+func (m *Model) loadView(ref string) tea.Cmd {
+	svc := m.svc
+	return func() tea.Msg {
+		info, v, err := svc.View(ref)
+		return viewLoadedMsg{info, v, err}
+	}
+}
+
+// loadBodies reads the stored messages the screen (and a margin around
+// it) needs and has not got.
+func (m *Model) loadBodies() tea.Cmd {
+	if m.view == nil || m.loading {
+		return nil
+	}
+	var seqs []uint64
+	margin := max(m.height, 20)
+	for r := max(m.top-margin, 0); r < min(m.top+m.height+margin, m.rows.Len()); r++ {
+		if seq := m.seqAt(r); seq > 0 {
+			if _, ok := m.bodies[seq]; !ok {
+				seqs = append(seqs, seq)
+			}
+		}
+	}
+	if len(seqs) == 0 {
+		return nil
+	}
+	m.loading = true
+	st, sid := m.svc.Store(), m.sid
+	return func() tea.Msg {
+		out := make([]model.Message, 0, len(seqs))
+		err := st.View(func(tx *store.Tx) error {
+			for _, seq := range seqs {
+				msg, err := tx.Message(sid, seq)
+				if err != nil {
+					return err
+				}
+				out = append(out, msg)
+			}
+			return nil
+		})
+		return bodiesLoadedMsg{out, err}
+	}
+}
+
+// seqAt is the stored message a row shows, if any.
+func (m *Model) seqAt(r int) uint64 {
+	rw := m.rows.At(r)
+	switch rw.kind {
+	case rowItem:
+		return m.view.Items[rw.item].Seq
+	case rowHidden:
+		return m.view.Markers[rw.marker].Hidden[rw.item].Seq
+	}
+	return 0
+}
+
+// Update handles a message.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m.help.SetWidth(msg.Width)
+		m.scrollToCursor()
+		return m, m.loadBodies()
+	case tea.BackgroundColorMsg:
+		if m.opts.Theme == "" {
+			m.setStyles(themes.Default(msg.IsDark()))
+		}
+		return m, nil
+	case viewLoadedMsg:
+		return m, m.viewLoaded(msg)
+	case bodiesLoadedMsg:
+		m.loading = false
+		if msg.err != nil {
+			return m, m.flash(msg.err.Error(), true)
+		}
+		if len(m.bodies) > 4096 {
+			clear(m.bodies) // keep memory flat: what the screen needs is loaded again
+		}
+		for i := range msg.msgs {
+			m.bodies[msg.msgs[i].Seq] = &msg.msgs[i]
+		}
+		m.scrollToCursor() // rows now have their real heights
+		return m, m.loadBodies()
+	case eventMsg:
+		if msg.SessionID != m.sid {
+			return m, nil
+		}
+		return m, tea.Batch(m.loadView(m.sid), m.flash(fmt.Sprintf("%s by %s", msg.What, msg.Author), false))
+	case statusExpiredMsg:
+		if msg.seq == m.statusSeq {
+			m.status = ""
+		}
+		return m, nil
+	case tea.KeyPressMsg:
+		return m, m.handleKey(msg)
+	case tea.MouseWheelMsg:
+		switch msg.Mouse().Button {
+		case tea.MouseWheelUp:
+			m.move(-3)
+		case tea.MouseWheelDown:
+			m.move(3)
+		}
+		return m, m.loadBodies()
+	}
+	return m, nil
+}
+
+// viewLoaded swaps in a new view, keeping the cursor on the item it was
+// on, so an agent's edit elsewhere does not move the operator.
+func (m *Model) viewLoaded(msg viewLoadedMsg) tea.Cmd {
+	if msg.err != nil {
+		m.err = msg.err
+		return nil
+	}
+	var keep model.ItemID
+	if m.view != nil && m.rows.Len() > 0 {
+		if rw := m.rows.At(m.cursor); rw.kind == rowItem {
+			keep = m.view.ID(m.view.Items[rw.item])
+		}
+	}
+	first := m.view == nil
+	m.sid, m.info, m.view = msg.info.ID, msg.info, msg.view
+	m.svc.SetFocus(m.sid)
+	m.rows = newRowIndex(m.view, m.expanded)
+	switch {
+	case keep != "" && m.view.IndexOf(keep) >= 0:
+		m.cursor = m.rows.RowOfItem(m.view.IndexOf(keep))
+	case first:
+		m.cursor = max(m.rows.Len()-1, 0) // open at the latest message
+	default:
+		m.cursor = min(m.cursor, max(m.rows.Len()-1, 0))
+	}
+	m.scrollToCursor()
+	return m.loadBodies()
+}
+
+func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.keys
+	switch {
+	case key.Matches(msg, k.Quit):
+		return tea.Quit
+	case key.Matches(msg, k.Help):
+		m.full = !m.full
+	case key.Matches(msg, k.Down):
+		m.move(1)
+	case key.Matches(msg, k.Up):
+		m.move(-1)
+	case key.Matches(msg, k.HalfDown):
+		m.move(max(m.threadHeight()/2, 1))
+	case key.Matches(msg, k.HalfUp):
+		m.move(-max(m.threadHeight()/2, 1))
+	case key.Matches(msg, k.Top):
+		m.move(-m.rows.Len())
+	case key.Matches(msg, k.Bottom):
+		m.move(m.rows.Len())
+	case key.Matches(msg, k.Toggle):
+		m.toggle()
+	}
+	return m.loadBodies()
+}
+
+func (m *Model) move(d int) {
+	if m.rows == nil || m.rows.Len() == 0 {
+		return
+	}
+	m.cursor = min(max(m.cursor+d, 0), m.rows.Len()-1)
+	m.scrollToCursor()
+}
+
+// toggle expands or collapses the marker or item under the cursor.
+func (m *Model) toggle() {
+	if m.rows == nil || m.rows.Len() == 0 {
+		return
+	}
+	switch rw := m.rows.At(m.cursor); rw.kind {
+	case rowMarker, rowHidden, rowMore:
+		op := m.view.Markers[rw.marker].OpID
+		m.expanded[op] = !m.expanded[op]
+		m.rows = newRowIndex(m.view, m.expanded)
+		m.cursor = m.rows.RowOfMarker(rw.marker)
+	case rowItem:
+		id := m.view.ID(m.view.Items[rw.item])
+		m.open[id] = !m.open[id]
+	}
+	m.scrollToCursor()
+}
+
+// flash shows a transient status message.
+func (m *Model) flash(s string, isErr bool) tea.Cmd {
+	m.statusSeq++
+	m.status, m.statusErr = s, isErr
+	seq := m.statusSeq
+	return tea.Tick(4*time.Second, func(time.Time) tea.Msg { return statusExpiredMsg{seq} })
+}
+
+// Run opens the TUI until the operator quits.
+func Run(ctx context.Context, svc *ops.Service, opts Options) error {
+	m := New(svc, opts)
+	p := tea.NewProgram(m, tea.WithContext(ctx))
+	events, stop := svc.Subscribe()
+	defer stop()
+	go func() {
+		for ev := range events {
+			p.Send(eventMsg(ev))
+		}
+	}()
+	_, err := p.Run()
+	if m.err != nil {
+		return m.err
+	}
+	return err
+}

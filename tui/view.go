@@ -1,0 +1,293 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"weft/model"
+)
+
+// foldedLines is how many body lines an item shows until it is unfolded.
+const foldedLines = 6
+
+// lineKey names a rendered row: what it shows, at which width, in which
+// state. Stored messages and synthetic items never change, so a row's
+// lines can be kept for as long as its key is the same.
+type lineKey struct {
+	kind   rowKind
+	id     model.ItemID
+	op     string
+	width  int
+	open   bool
+	loaded bool
+}
+
+func (m *Model) threadHeight() int {
+	return max(m.height-2, 1) // status bar and help line
+}
+
+// rowLines renders a row (cached).
+func (m *Model) rowLines(r int) []string {
+	rw := m.rows.At(r)
+	width := max(m.width-2, 10) // the gutter takes two cells
+	k := lineKey{kind: rw.kind, width: width}
+	var it model.Item
+	switch rw.kind {
+	case rowItem:
+		it = m.view.Items[rw.item]
+	case rowHidden:
+		it = m.view.Markers[rw.marker].Hidden[rw.item]
+	}
+	switch rw.kind {
+	case rowItem, rowHidden:
+		k.id = m.view.ID(it)
+		k.open = m.open[k.id]
+		k.loaded = it.Seq == 0 || m.bodies[it.Seq] != nil
+	case rowMarker, rowMore:
+		k.op = m.view.Markers[rw.marker].OpID
+		k.open = m.expanded[k.op]
+	}
+	if lines, ok := m.lines[k]; ok {
+		return lines
+	}
+	var lines []string
+	switch rw.kind {
+	case rowItem:
+		lines = m.renderItem(it, width, k.open, false)
+	case rowHidden:
+		lines = m.renderItem(it, width, false, true)
+	case rowMarker:
+		lines = []string{m.renderMarker(&m.view.Markers[rw.marker], width, k.open)}
+	case rowMore:
+		mk := &m.view.Markers[rw.marker]
+		lines = []string{m.styles.Thread.Dimmed.Render(fmt.Sprintf("   … and %d more", len(mk.Hidden)-maxExpanded))}
+	}
+	if len(m.lines) > 4096 {
+		clear(m.lines)
+	}
+	m.lines[k] = lines
+	return lines
+}
+
+// item is what a row needs to know of an item, stored or synthetic.
+type item struct {
+	id        model.ItemID
+	role      model.Role
+	content   string
+	name      string
+	at        string
+	synthetic string // "digest", "revision", "insert"; empty for stored
+	loaded    bool
+}
+
+func (m *Model) itemOf(it model.Item) item {
+	if it.Seq == 0 {
+		s := &m.view.Synth[it.Synth]
+		kind := map[model.OpType]string{model.OpDigest: "digest", model.OpRevise: "revision", model.OpInsert: "inserted"}[s.OpType]
+		return item{id: s.ID(), role: s.Role, content: s.Content, name: s.Name, at: s.CreatedAt.Local().Format("Jan 02 15:04"), synthetic: kind, loaded: true}
+	}
+	b := m.bodies[it.Seq]
+	if b == nil {
+		return item{id: model.MessageID(it.Seq)}
+	}
+	return item{id: b.ID, role: b.Role, content: b.Content, name: b.Name, at: b.CreatedAt.Local().Format("Jan 02 15:04"), loaded: true}
+}
+
+func (m *Model) renderItem(it model.Item, width int, open, dimmed bool) []string {
+	st := &m.styles.Thread
+	x := m.itemOf(it)
+	if !x.loaded {
+		return []string{st.Empty.Render(string(x.id) + " …")}
+	}
+	head := []string{m.styles.RoleStyle(string(x.role)).Render(string(x.role))}
+	if x.name != "" {
+		head = append(head, st.Time.Render(x.name))
+	}
+	head = append(head, st.Time.Render(x.at), st.ID.Render(string(x.id)))
+	if x.synthetic != "" {
+		head = append(head, st.Synthetic.Render(x.synthetic))
+	}
+	if tags := m.view.Tags(it); len(tags) > 0 {
+		head = append(head, st.Tag.Render("#"+strings.Join(tags, " #")))
+	}
+	header := strings.Join(head, " ")
+	body := strings.TrimRight(x.content, "\n")
+	lines := strings.Split(ansi.Wrap(body, width-2, ""), "\n")
+	limit := foldedLines
+	if x.role == model.RoleTool {
+		limit = 1 // tool output folds to a line until opened
+	}
+	folded := 0
+	if !open && len(lines) > limit {
+		folded = len(lines) - limit
+		lines = lines[:limit]
+	}
+	bodyStyle := st.Body
+	if dimmed {
+		header = st.Dimmed.Render(ansi.Strip(header))
+		bodyStyle = st.Dimmed
+	}
+	out := []string{ansi.Truncate(header, width, "…")}
+	for _, l := range lines {
+		out = append(out, "  "+bodyStyle.Render(l))
+	}
+	if folded > 0 {
+		out = append(out, "  "+st.Folded.Render(fmt.Sprintf("… %d more lines (enter)", folded)))
+	}
+	return out
+}
+
+func (m *Model) renderMarker(mk *model.Marker, width int, open bool) string {
+	sign := "▸"
+	if open {
+		sign = "▾"
+	}
+	var what string
+	n := len(mk.Hidden)
+	switch mk.OpType {
+	case model.OpDigest:
+		what = fmt.Sprintf("digest of %s", plural(n, "message"))
+	case model.OpRevise:
+		what = fmt.Sprintf("revision of %s into %d", plural(n, "message"), mk.Added)
+	case model.OpSnip:
+		what = fmt.Sprintf("snipped %s", plural(n, "message"))
+	case model.OpResequence:
+		what = fmt.Sprintf("moved %s", plural(n, "message"))
+	case model.OpInsert:
+		what = fmt.Sprintf("inserted %s", plural(mk.Added, "message"))
+	}
+	line := fmt.Sprintf("%s %s by %s", sign, what, mk.Author)
+	if len(mk.Nested) > 0 {
+		line += fmt.Sprintf(" (over %s)", plural(len(mk.Nested), "earlier operation"))
+	}
+	return m.styles.Thread.Marker.Render(ansi.Truncate(line, width, "…"))
+}
+
+func plural(n int, one string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %ss", n, one)
+}
+
+// scrollToCursor moves the window so the cursor's row is on screen.
+func (m *Model) scrollToCursor() {
+	if m.rows == nil || m.height == 0 {
+		return
+	}
+	h := m.threadHeight()
+	if m.cursor < m.top {
+		m.top = m.cursor
+		return
+	}
+	// Lines from the top row to the end of the cursor's row must fit.
+	used := 0
+	for r := m.cursor; r >= m.top; r-- {
+		used += len(m.rowLines(r))
+		if used > h {
+			m.top = min(r+1, m.cursor)
+			return
+		}
+	}
+}
+
+// View draws the screen.
+func (m *Model) View() tea.View {
+	v := tea.NewView(m.render())
+	v.AltScreen = true
+	v.MouseMode = tea.MouseModeCellMotion
+	v.WindowTitle = "weft"
+	if m.info.Title != "" {
+		v.WindowTitle = "weft · " + m.info.Title
+	}
+	return v
+}
+
+func (m *Model) render() string {
+	if m.err != nil {
+		return m.styles.Status.Error.Render("weft: "+m.err.Error()) + "\n"
+	}
+	if m.view == nil || m.width == 0 {
+		return "loading…"
+	}
+	h := m.threadHeight()
+	lines := make([]string, 0, h)
+	if m.rows.Len() == 0 {
+		lines = append(lines, m.styles.Thread.Empty.Render("  this session has no messages yet"))
+	}
+	for r := m.top; r < m.rows.Len() && len(lines) < h; r++ {
+		gutter := "  "
+		if r == m.cursor {
+			gutter = m.styles.Thread.Cursor.Render("▌ ")
+		}
+		for i, l := range m.rowLines(r) {
+			g := gutter
+			if i > 0 && r != m.cursor {
+				g = "  "
+			} else if i > 0 {
+				g = m.styles.Thread.Cursor.Render("▏ ")
+			}
+			lines = append(lines, g+l)
+			if len(lines) == h {
+				break
+			}
+		}
+	}
+	for len(lines) < h {
+		lines = append(lines, "")
+	}
+	if m.full {
+		helpView := m.help.FullHelpView(m.keys.FullHelp())
+		hl := strings.Split(helpView, "\n")
+		if len(hl) < h {
+			lines = append(lines[:h-len(hl)], hl...)
+		}
+	}
+	lines = append(lines, m.statusBar(), m.bottomLine())
+	return strings.Join(lines, "\n")
+}
+
+// statusBar: session, position, raw → effective tokens, tags, and a
+// transient message.
+func (m *Model) statusBar() string {
+	st := &m.styles.Status
+	pos := 0
+	if rw := m.rows.At(m.cursor); m.rows.Len() > 0 && rw.kind == rowItem {
+		pos = rw.item + 1
+	}
+	parts := []string{
+		st.Value.Render(ansi.Truncate(m.info.Title, 32, "…")),
+		st.Key.Render("at ") + st.Value.Render(fmt.Sprintf("%s/%s", thousands(pos), thousands(m.view.Len()))),
+		st.Key.Render("tokens ") + st.Value.Render(fmt.Sprintf("%s → %s", thousands(m.view.RawTokens), thousands(m.view.Tokens))),
+	}
+	if len(m.info.ActiveTags) > 0 {
+		parts = append(parts, st.Key.Render("tags ")+st.Value.Render(strings.Join(m.info.ActiveTags, ",")))
+	}
+	bar := " " + strings.Join(parts, st.Key.Render("  ·  "))
+	return st.Bar.Width(m.width).Render(ansi.Truncate(bar, m.width, "…"))
+}
+
+// bottomLine shows a transient message while there is one, else the keys
+// that work now.
+func (m *Model) bottomLine() string {
+	if m.status == "" {
+		return m.help.ShortHelpView(m.keys.ShortHelp())
+	}
+	st := m.styles.Status.Info
+	if m.statusErr {
+		st = m.styles.Status.Error
+	}
+	return st.Render(ansi.Truncate(" "+m.status, m.width, "…"))
+}
+
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
