@@ -10,8 +10,15 @@ type KeyMap struct {
 	HalfUp, HalfDown key.Binding
 	Top, Bottom      key.Binding
 	Toggle           key.Binding // expand or collapse a marker or a folded item
-	Help             key.Binding
-	Quit             key.Binding
+
+	Select, Cancel           key.Binding
+	Tag, Digest, Snip        key.Binding
+	Revise, Insert           key.Binding
+	MoveDown, MoveUp, Commit key.Binding
+	Undo, Redo               key.Binding
+
+	Help key.Binding
+	Quit key.Binding
 }
 
 // DefaultKeyMap returns the keys as weft ships them.
@@ -24,6 +31,18 @@ func DefaultKeyMap() KeyMap {
 		Top:      key.NewBinding(key.WithKeys("g", "home"), key.WithHelp("g", "first")),
 		Bottom:   key.NewBinding(key.WithKeys("G", "end"), key.WithHelp("G", "last")),
 		Toggle:   key.NewBinding(key.WithKeys("enter", "space"), key.WithHelp("enter", "expand/collapse")),
+		Select:   key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "select a range")),
+		Cancel:   key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
+		Tag:      key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "tag")),
+		Digest:   key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "digest")),
+		Snip:     key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "snip")),
+		Revise:   key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "revise")),
+		Insert:   key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "insert after")),
+		MoveDown: key.NewBinding(key.WithKeys("J"), key.WithHelp("J/K", "move down/up")),
+		MoveUp:   key.NewBinding(key.WithKeys("K"), key.WithHelp("K", "move up")),
+		Commit:   key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "confirm the move")),
+		Undo:     key.NewBinding(key.WithKeys("u"), key.WithHelp("u", "undo")),
+		Redo:     key.NewBinding(key.WithKeys("ctrl+r"), key.WithHelp("ctrl+r", "redo")),
 		Help:     key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit:     key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 	}
@@ -31,14 +50,15 @@ func DefaultKeyMap() KeyMap {
 
 // ShortHelp implements help.KeyMap.
 func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Down, k.Up, k.Toggle, k.Help, k.Quit}
+	return []key.Binding{k.Down, k.Up, k.Toggle, k.Select, k.Digest, k.Snip, k.Tag, k.Undo, k.Help, k.Quit}
 }
 
 // FullHelp implements help.KeyMap.
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.HalfUp, k.HalfDown, k.Top, k.Bottom},
-		{k.Toggle},
+		{k.Toggle, k.Select, k.Cancel},
+		{k.Tag, k.Digest, k.Snip, k.Revise, k.Insert, k.MoveDown, k.Undo, k.Redo},
 		{k.Help, k.Quit},
 	}
 }

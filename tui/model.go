@@ -43,6 +43,11 @@ type Model struct {
 	open     map[model.ItemID]bool // items unfolded
 	cursor   int                   // row
 	top      int                   // first row on screen
+	anchor   int                   // row where a range selection started; -1 for none
+
+	dialog    dialog
+	moving    *move
+	redoStack []string
 
 	bodies  map[uint64]*model.Message // stored messages on or near the screen
 	loading bool
@@ -58,7 +63,7 @@ type Model struct {
 func New(svc *ops.Service, opts Options) *Model {
 	m := &Model{
 		svc: svc, opts: opts, keys: DefaultKeyMap(), help: help.New(),
-		expanded: map[string]bool{}, open: map[model.ItemID]bool{},
+		expanded: map[string]bool{}, open: map[model.ItemID]bool{}, anchor: -1,
 		bodies: map[uint64]*model.Message{}, lines: map[lineKey][]string{},
 	}
 	p := themes.Default(true)
@@ -92,7 +97,10 @@ type (
 		msgs []model.Message
 		err  error
 	}
-	eventMsg         ops.Event
+	eventMsg ops.Event
+	// statusTimerMsg starts the timer that clears a transient message;
+	// statusExpiredMsg is that timer running out.
+	statusTimerMsg   struct{ seq int }
 	statusExpiredMsg struct{ seq int }
 )
 
@@ -186,16 +194,36 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.scrollToCursor() // rows now have their real heights
 		return m, m.loadBodies()
 	case eventMsg:
-		if msg.SessionID != m.sid {
+		// The TUI's own edits are reported by editDoneMsg.
+		if msg.SessionID != m.sid || msg.Author == "operator" {
 			return m, nil
 		}
 		return m, tea.Batch(m.loadView(m.sid), m.flash(fmt.Sprintf("%s by %s", msg.What, msg.Author), false))
+	case editorDoneMsg:
+		if m.dialog != nil {
+			_, cmd := m.dialog.HandleMsg(msg)
+			return m, cmd
+		}
+		return m, nil
+	case statusTimerMsg:
+		return m, tea.Tick(statusTTL, func(time.Time) tea.Msg { return statusExpiredMsg(msg) })
 	case statusExpiredMsg:
 		if msg.seq == m.statusSeq {
 			m.status = ""
 		}
 		return m, nil
+	case editDoneMsg:
+		return m, m.editDone(msg)
+	case reviseReadyMsg:
+		return m, m.openRevise(msg)
 	case tea.KeyPressMsg:
+		if m.dialog != nil {
+			done, cmd := m.dialog.HandleMsg(msg)
+			if done {
+				m.dialog = nil
+			}
+			return m, cmd
+		}
 		return m, m.handleKey(msg)
 	case tea.MouseWheelMsg:
 		switch msg.Mouse().Button {
@@ -240,7 +268,46 @@ func (m *Model) viewLoaded(msg viewLoadedMsg) tea.Cmd {
 
 func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := m.keys
+	if m.moving != nil {
+		switch {
+		case key.Matches(msg, k.MoveDown):
+			return m.startMove(1)
+		case key.Matches(msg, k.MoveUp):
+			return m.startMove(-1)
+		case key.Matches(msg, k.Commit):
+			return m.confirmMove()
+		case key.Matches(msg, k.Cancel):
+			m.moving = nil
+		}
+		return nil
+	}
 	switch {
+	case key.Matches(msg, k.Cancel):
+		m.anchor = -1
+	case key.Matches(msg, k.Select):
+		if m.anchor >= 0 {
+			m.anchor = -1
+		} else if _, _, ok := m.selection(); ok {
+			m.anchor = m.cursor
+		}
+	case key.Matches(msg, k.Tag):
+		return m.startTag()
+	case key.Matches(msg, k.Digest):
+		return m.startDigest()
+	case key.Matches(msg, k.Snip):
+		return m.snip()
+	case key.Matches(msg, k.Revise):
+		return m.startRevise()
+	case key.Matches(msg, k.Insert):
+		return m.startInsert()
+	case key.Matches(msg, k.MoveDown):
+		return m.startMove(1)
+	case key.Matches(msg, k.MoveUp):
+		return m.startMove(-1)
+	case key.Matches(msg, k.Undo):
+		return m.undo()
+	case key.Matches(msg, k.Redo):
+		return m.redo()
 	case key.Matches(msg, k.Quit):
 		return tea.Quit
 	case key.Matches(msg, k.Help):
@@ -289,12 +356,15 @@ func (m *Model) toggle() {
 	m.scrollToCursor()
 }
 
+// statusTTL is how long a transient message shows.
+const statusTTL = 4 * time.Second
+
 // flash shows a transient status message.
 func (m *Model) flash(s string, isErr bool) tea.Cmd {
 	m.statusSeq++
 	m.status, m.statusErr = s, isErr
 	seq := m.statusSeq
-	return tea.Tick(4*time.Second, func(time.Time) tea.Msg { return statusExpiredMsg{seq} })
+	return func() tea.Msg { return statusTimerMsg{seq} }
 }
 
 // Run opens the TUI until the operator quits.

@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"weft/demo"
+	"weft/model"
 	"weft/ops"
 	"weft/store"
 )
@@ -27,8 +28,11 @@ func run(t *testing.T, m *Model, cmd tea.Cmd) {
 	var msg tea.Msg
 	select {
 	case msg = <-done:
-	case <-time.After(300 * time.Millisecond):
-		return // a tick: not needed to test the state
+	case <-time.After(50 * time.Millisecond):
+		return // a timer (a cursor blink): not needed to test the state
+	}
+	if _, ok := msg.(statusTimerMsg); ok {
+		return // the timer that clears a message: not wanted in tests
 	}
 	if batch, ok := msg.(tea.BatchMsg); ok {
 		for _, c := range batch {
@@ -136,5 +140,147 @@ func TestLiveEditKeepsCursor(t *testing.T) {
 	}
 	if !strings.Contains(screen(m), "snip of 0–1 by claude-code") {
 		t.Errorf("the edit was not announced:\n%s", screen(m))
+	}
+}
+
+func typeText(t *testing.T, m *Model, s string) {
+	t.Helper()
+	for _, r := range s {
+		var msg tea.KeyPressMsg
+		switch r {
+		case '\n':
+			msg = tea.KeyPressMsg{Code: tea.KeyEnter}
+		case ' ':
+			msg = tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}
+		default:
+			msg = tea.KeyPressMsg{Code: r, Text: string(r)}
+		}
+		_, cmd := m.Update(msg)
+		run(t, m, cmd)
+	}
+}
+
+func send(t *testing.T, m *Model, msg tea.KeyPressMsg) {
+	t.Helper()
+	_, cmd := m.Update(msg)
+	run(t, m, cmd)
+}
+
+var (
+	keyEsc   = tea.KeyPressMsg{Code: tea.KeyEscape}
+	keyEnter = tea.KeyPressMsg{Code: tea.KeyEnter}
+	keySave  = tea.KeyPressMsg{Code: 's', Mod: tea.ModCtrl}
+	keyRedo  = tea.KeyPressMsg{Code: 'r', Mod: tea.ModCtrl}
+)
+
+func lastOp(t *testing.T, svc *ops.Service, sid string) model.Op {
+	t.Helper()
+	list, err := svc.Operations(sid)
+	if err != nil || len(list) == 0 {
+		t.Fatalf("no operations (%v)", err)
+	}
+	return list[len(list)-1]
+}
+
+func TestEditsByKeyboard(t *testing.T) {
+	m, svc := demoModel(t, 100, 30)
+	press(t, m, "g", "j") // the first stored message after the digest marker
+	start := m.rows.At(m.cursor).item
+
+	// v j j d: digest three items.
+	press(t, m, "v", "j", "j", "d")
+	if m.dialog == nil {
+		t.Fatal("d opened no dialog")
+	}
+	typeText(t, m, "Design: token bucket.")
+	send(t, m, keySave)
+	op := lastOp(t, svc, m.sid)
+	if op.Type != model.OpDigest || op.Payload.Summary != "Design: token bucket." || len(op.Targets) != 3 || op.Author != "operator" {
+		t.Fatalf("digest: %+v", op)
+	}
+	if !strings.Contains(screen(m), "digest done") {
+		t.Errorf("no confirmation:\n%s", screen(m))
+	}
+
+	// u undoes it, ctrl+r redoes it.
+	press(t, m, "u")
+	if op2 := lastOp(t, svc, m.sid); op2.ID != op.ID || !op2.Reverted() {
+		t.Fatalf("u did not revert the digest: %+v", op2)
+	}
+	send(t, m, keyRedo)
+	if op2 := lastOp(t, svc, m.sid); op2.Reverted() {
+		t.Fatalf("ctrl+r did not restore the digest")
+	}
+
+	// t tags the cursor's item.
+	press(t, m, "G", "t")
+	typeText(t, m, "ramp, final")
+	send(t, m, keyEnter)
+	if op := lastOp(t, svc, m.sid); op.Type != model.OpTag || strings.Join(op.Payload.Tags, ",") != "ramp,final" {
+		t.Fatalf("tag: %+v", op)
+	}
+
+	// s snips, i inserts, r revises.
+	press(t, m, "k", "s")
+	if op := lastOp(t, svc, m.sid); op.Type != model.OpSnip || len(op.Targets) != 1 {
+		t.Fatalf("snip: %+v", op)
+	}
+	press(t, m, "g", "j", "i")
+	typeText(t, m, "note: inserted by hand")
+	send(t, m, keySave) // "assistant: note: …" — the prefilled role stays
+	if op := lastOp(t, svc, m.sid); op.Type != model.OpInsert || op.Payload.Messages[0].Content != "note: inserted by hand" {
+		t.Fatalf("insert: %+v", op)
+	}
+	press(t, m, "r")
+	if m.dialog == nil {
+		t.Fatal("r opened no dialog")
+	}
+	send(t, m, keySave) // revise with the text as it is
+	if op := lastOp(t, svc, m.sid); op.Type != model.OpRevise || len(op.Payload.Messages) != 1 {
+		t.Fatalf("revise: %+v", op)
+	}
+
+	// J J enter: one resequence moving the cursor's item down two places.
+	m.cursor = m.rows.RowOfItem(30)
+	press(t, m, "J", "J")
+	if !strings.Contains(screen(m), "down by 2") {
+		t.Fatalf("no move hint:\n%s", screen(m))
+	}
+	send(t, m, keyEnter)
+	if op := lastOp(t, svc, m.sid); op.Type != model.OpResequence || len(op.Targets) != 3 {
+		t.Fatalf("move: %+v", op)
+	}
+	_ = start
+
+	// esc in a dialog changes nothing.
+	n := len(mustOps(t, svc, m.sid))
+	press(t, m, "d")
+	send(t, m, keyEsc)
+	if m.dialog != nil || len(mustOps(t, svc, m.sid)) != n {
+		t.Fatal("esc did not cancel the digest")
+	}
+}
+
+func mustOps(t *testing.T, svc *ops.Service, sid string) []model.Op {
+	t.Helper()
+	list, err := svc.Operations(sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list
+}
+
+func TestRefusedEditShowsError(t *testing.T) {
+	m, svc := demoModel(t, 100, 30)
+	press(t, m, "g") // the marker row: not a message
+	n := len(mustOps(t, svc, m.sid))
+	press(t, m, "s")
+	if !strings.Contains(screen(m), "put the cursor on a message") || len(mustOps(t, svc, m.sid)) != n {
+		t.Fatalf("snip on a marker:\n%s", screen(m))
+	}
+	press(t, m, "j", "d")
+	send(t, m, keySave) // an empty summary is refused by the service
+	if !strings.Contains(screen(m), "summary is empty") || len(mustOps(t, svc, m.sid)) != n {
+		t.Fatalf("empty digest:\n%s", screen(m))
 	}
 }

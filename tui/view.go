@@ -220,15 +220,18 @@ func (m *Model) render() string {
 	}
 	for r := m.top; r < m.rows.Len() && len(lines) < h; r++ {
 		gutter := "  "
-		if r == m.cursor {
+		switch {
+		case r == m.cursor:
 			gutter = m.styles.Thread.Cursor.Render("▌ ")
+		case m.isSelected(r):
+			gutter = m.styles.Thread.Selected.Render("┃ ")
 		}
 		for i, l := range m.rowLines(r) {
 			g := gutter
-			if i > 0 && r != m.cursor {
-				g = "  "
-			} else if i > 0 {
+			if i > 0 && r == m.cursor {
 				g = m.styles.Thread.Cursor.Render("▏ ")
+			} else if i > 0 && !m.isSelected(r) {
+				g = "  "
 			}
 			lines = append(lines, g+l)
 			if len(lines) == h {
@@ -239,7 +242,12 @@ func (m *Model) render() string {
 	for len(lines) < h {
 		lines = append(lines, "")
 	}
-	if m.full {
+	if m.dialog != nil {
+		box := strings.Split(m.dialog.View(m.width, m.styles), "\n")
+		if len(box) < h {
+			lines = append(lines[:h-len(box)], box...)
+		}
+	} else if m.full {
 		helpView := m.help.FullHelpView(m.keys.FullHelp())
 		hl := strings.Split(helpView, "\n")
 		if len(hl) < h {
@@ -273,6 +281,9 @@ func (m *Model) statusBar() string {
 // bottomLine shows a transient message while there is one, else the keys
 // that work now.
 func (m *Model) bottomLine() string {
+	if m.moving != nil {
+		return m.styles.Status.Info.Render(ansi.Truncate(m.moveHint(), m.width, "…"))
+	}
 	if m.status == "" {
 		return m.help.ShortHelpView(m.keys.ShortHelp())
 	}
@@ -290,4 +301,3 @@ func thousands(n int) string {
 	}
 	return s
 }
-

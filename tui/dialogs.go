@@ -1,0 +1,142 @@
+package tui
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+
+	"charm.land/bubbles/v2/textarea"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+
+	"weft/themes"
+)
+
+// dialog is a modal the root model forwards every message to while it is
+// open. HandleMsg reports whether the dialog is done.
+type dialog interface {
+	HandleMsg(msg tea.Msg) (done bool, cmd tea.Cmd)
+	View(width int, st *themes.Styles) string
+}
+
+// inputDialog asks for one line (a tag, a time).
+type inputDialog struct {
+	title, hint string
+	input       textinput.Model
+	submit      func(value string) tea.Cmd
+}
+
+func newInputDialog(title, hint, value string, suggestions []string, submit func(string) tea.Cmd) *inputDialog {
+	in := textinput.New()
+	in.Prompt = "› "
+	in.SetValue(value)
+	in.SetSuggestions(suggestions)
+	in.ShowSuggestions = len(suggestions) > 0
+	in.Focus()
+	return &inputDialog{title: title, hint: hint, input: in, submit: submit}
+}
+
+func (d *inputDialog) HandleMsg(msg tea.Msg) (bool, tea.Cmd) {
+	if k, ok := msg.(tea.KeyPressMsg); ok {
+		switch k.String() {
+		case "esc":
+			return true, nil
+		case "enter":
+			return true, d.submit(strings.TrimSpace(d.input.Value()))
+		}
+	}
+	var cmd tea.Cmd
+	d.input, cmd = d.input.Update(msg)
+	return false, cmd
+}
+
+func (d *inputDialog) View(width int, st *themes.Styles) string {
+	w := min(width-4, 72)
+	d.input.SetWidth(w - 6)
+	return st.Dialog.Box.Width(w).Render(lipgloss.JoinVertical(lipgloss.Left,
+		st.Dialog.Title.Render(d.title), d.input.View(), st.Dialog.Hint.Render(d.hint)))
+}
+
+// textDialog edits text over several lines (a summary, messages). ctrl+s
+// submits, esc cancels, ctrl+e hands the text to $EDITOR.
+type textDialog struct {
+	title, hint string
+	area        textarea.Model
+	submit      func(value string) tea.Cmd
+}
+
+type editorDoneMsg struct {
+	text string
+	err  error
+}
+
+func newTextDialog(title, hint, value string, submit func(string) tea.Cmd) *textDialog {
+	ta := textarea.New()
+	ta.ShowLineNumbers = false
+	ta.CharLimit = 0
+	ta.SetValue(value)
+	ta.Focus()
+	return &textDialog{title: title, hint: hint, area: ta, submit: submit}
+}
+
+func (d *textDialog) HandleMsg(msg tea.Msg) (bool, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.KeyPressMsg:
+		switch msg.String() {
+		case "esc":
+			return true, nil
+		case "ctrl+s":
+			return true, d.submit(d.area.Value())
+		case "ctrl+e":
+			return false, openEditor(d.area.Value())
+		}
+	case editorDoneMsg:
+		if msg.err == nil {
+			d.area.SetValue(msg.text)
+		}
+		return false, nil
+	}
+	var cmd tea.Cmd
+	d.area, cmd = d.area.Update(msg)
+	return false, cmd
+}
+
+func (d *textDialog) View(width int, st *themes.Styles) string {
+	w := min(width-4, 100)
+	d.area.SetWidth(w - 4)
+	d.area.SetHeight(10)
+	return st.Dialog.Box.Width(w).Render(lipgloss.JoinVertical(lipgloss.Left,
+		st.Dialog.Title.Render(d.title), d.area.View(), st.Dialog.Hint.Render(d.hint)))
+}
+
+// openEditor edits text in $EDITOR (vi if unset), pausing the TUI.
+func openEditor(text string) tea.Cmd {
+	f, err := os.CreateTemp("", "weft-*.md")
+	if err != nil {
+		return func() tea.Msg { return editorDoneMsg{err: err} }
+	}
+	path := f.Name()
+	_, err = f.WriteString(text)
+	f.Close()
+	if err != nil {
+		return func() tea.Msg { return editorDoneMsg{err: err} }
+	}
+	editor := os.Getenv("VISUAL")
+	if editor == "" {
+		editor = os.Getenv("EDITOR")
+	}
+	if editor == "" {
+		editor = "vi"
+	}
+	args := strings.Fields(editor)
+	c := exec.Command(args[0], append(args[1:], path)...)
+	return tea.ExecProcess(c, func(err error) tea.Msg {
+		defer os.Remove(path)
+		if err != nil {
+			return editorDoneMsg{err: err}
+		}
+		b, err := os.ReadFile(path)
+		return editorDoneMsg{text: string(b), err: err}
+	})
+}

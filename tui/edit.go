@@ -1,0 +1,325 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"weft/model"
+	"weft/ops"
+	"weft/store"
+)
+
+// editDoneMsg reports an edit the TUI asked the service for.
+type editDoneMsg struct {
+	what string
+	err  error
+	// undone is an operation this edit reverted (for redo).
+	undone string
+}
+
+// selection returns the items under the cursor, or between the anchor and
+// the cursor in range mode, as an inclusive index range.
+func (m *Model) selection() (first, last int, ok bool) {
+	if m.view == nil || m.rows.Len() == 0 {
+		return 0, 0, false
+	}
+	from, to := m.cursor, m.cursor
+	if m.anchor >= 0 {
+		from, to = min(m.anchor, m.cursor), max(m.anchor, m.cursor)
+	}
+	first, last = -1, -1
+	for r := from; r <= to; r++ {
+		if rw := m.rows.At(r); rw.kind == rowItem {
+			if first < 0 {
+				first = rw.item
+			}
+			last = rw.item
+		}
+	}
+	return first, last, first >= 0
+}
+
+func (m *Model) isSelected(r int) bool {
+	if m.anchor < 0 {
+		return false
+	}
+	return r >= min(m.anchor, m.cursor) && r <= max(m.anchor, m.cursor)
+}
+
+func rangeText(first, last int) string {
+	if first == last {
+		return fmt.Sprintf("item %d", first)
+	}
+	return fmt.Sprintf("items %d–%d", first, last)
+}
+
+// edit runs a service call in a command and reports it.
+func (m *Model) edit(what string, fn func(ctx context.Context, v *uint64) error) tea.Cmd {
+	version := m.info.Version
+	m.anchor = -1
+	return func() tea.Msg {
+		err := fn(context.Background(), &version)
+		return editDoneMsg{what: what, err: err}
+	}
+}
+
+func (m *Model) sel(first, last int) ops.Selection {
+	return ops.Selection{SessionID: m.sid, StartIdx: &first, EndIdx: &last}
+}
+
+// needSelection flashes why an edit cannot start, or returns the range.
+func (m *Model) needSelection() (int, int, tea.Cmd) {
+	first, last, ok := m.selection()
+	if !ok {
+		return 0, 0, m.flash("put the cursor on a message (markers cannot be edited)", true)
+	}
+	return first, last, nil
+}
+
+func (m *Model) startTag() tea.Cmd {
+	first, last, cmd := m.needSelection()
+	if cmd != nil {
+		return cmd
+	}
+	var known []string
+	for _, set := range m.view.TagSets {
+		for _, t := range set {
+			if !slices.Contains(known, t) {
+				known = append(known, t)
+			}
+		}
+	}
+	slices.Sort(known)
+	m.dialog = newInputDialog("Tag "+rangeText(first, last), "tags separated by spaces or commas · enter to tag · esc to cancel", "", known,
+		func(v string) tea.Cmd {
+			tags := strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' })
+			return m.edit("tag", func(ctx context.Context, ver *uint64) error {
+				_, err := m.svc.TagMessages(ctx, ops.TagArgs{Selection: m.sel(first, last), Tags: tags, EditOptions: ops.EditOptions{ExpectedVersion: ver}})
+				return err
+			})
+		})
+	return nil
+}
+
+func (m *Model) startDigest() tea.Cmd {
+	first, last, cmd := m.needSelection()
+	if cmd != nil {
+		return cmd
+	}
+	m.dialog = newTextDialog("Digest "+rangeText(first, last)+" into a summary", "ctrl+s to digest · ctrl+e for $EDITOR · esc to cancel", "",
+		func(v string) tea.Cmd {
+			return m.edit("digest", func(ctx context.Context, ver *uint64) error {
+				_, err := m.svc.DigestMessages(ctx, ops.DigestArgs{Selection: m.sel(first, last), Summary: v, EditOptions: ops.EditOptions{ExpectedVersion: ver}})
+				return err
+			})
+		})
+	return nil
+}
+
+func (m *Model) snip() tea.Cmd {
+	first, last, cmd := m.needSelection()
+	if cmd != nil {
+		return cmd
+	}
+	return m.edit("snip", func(ctx context.Context, ver *uint64) error {
+		_, err := m.svc.SnipMessages(ctx, ops.SnipArgs{Selection: m.sel(first, last), EditOptions: ops.EditOptions{ExpectedVersion: ver}})
+		return err
+	})
+}
+
+// reviseReadyMsg carries the selected messages, read for the revise
+// dialog.
+type reviseReadyMsg struct {
+	first, last int
+	text        string
+	err         error
+}
+
+func (m *Model) startRevise() tea.Cmd {
+	first, last, cmd := m.needSelection()
+	if cmd != nil {
+		return cmd
+	}
+	v, st := m.view, m.svc.Store()
+	return func() tea.Msg {
+		var msgs []model.NewMessage
+		err := st.View(func(tx *store.Tx) error {
+			for i := first; i <= last; i++ {
+				it := v.Items[i]
+				if it.Seq == 0 {
+					s := v.Synth[it.Synth]
+					msgs = append(msgs, model.NewMessage{Role: s.Role, Content: s.Content})
+					continue
+				}
+				msg, err := tx.Message(v.SessionID, it.Seq)
+				if err != nil {
+					return err
+				}
+				msgs = append(msgs, model.NewMessage{Role: msg.Role, Content: msg.Content})
+			}
+			return nil
+		})
+		return reviseReadyMsg{first, last, formatMessages(msgs), err}
+	}
+}
+
+func (m *Model) openRevise(msg reviseReadyMsg) tea.Cmd {
+	if msg.err != nil {
+		return m.flash(msg.err.Error(), true)
+	}
+	m.dialog = newTextDialog("Revise "+rangeText(msg.first, msg.last), "role: text, a block per message · ctrl+s to revise · ctrl+e for $EDITOR · esc to cancel", msg.text,
+		func(v string) tea.Cmd {
+			msgs, err := parseMessages(v)
+			if err != nil {
+				return m.flash(err.Error(), true)
+			}
+			return m.edit("revise", func(ctx context.Context, ver *uint64) error {
+				_, err := m.svc.ReviseMessages(ctx, ops.ReviseArgs{Selection: m.sel(msg.first, msg.last), Replacements: msgs, EditOptions: ops.EditOptions{ExpectedVersion: ver}})
+				return err
+			})
+		})
+	return nil
+}
+
+func (m *Model) startInsert() tea.Cmd {
+	after := -1
+	if m.rows.Len() > 0 {
+		if rw := m.rows.At(m.cursor); rw.kind == rowItem {
+			after = rw.item
+		} else if first, _, ok := m.selection(); ok {
+			after = first
+		}
+	}
+	where := "at the start"
+	if after >= 0 {
+		where = fmt.Sprintf("after item %d", after)
+	}
+	m.dialog = newTextDialog("Insert "+where, "role: text, a block per message · ctrl+s to insert · ctrl+e for $EDITOR · esc to cancel", "assistant: ",
+		func(v string) tea.Cmd {
+			msgs, err := parseMessages(v)
+			if err != nil {
+				return m.flash(err.Error(), true)
+			}
+			if len(msgs) == 0 {
+				return m.flash("nothing to insert", true)
+			}
+			return m.edit("insert", func(ctx context.Context, ver *uint64) error {
+				_, err := m.svc.InsertMessages(ctx, ops.InsertArgs{SessionID: m.sid, AfterIdx: &after, Messages: msgs, EditOptions: ops.EditOptions{ExpectedVersion: ver}})
+				return err
+			})
+		})
+	return nil
+}
+
+// Moving: J and K move the selection a place at a time; enter makes the
+// whole move one resequence operation, esc forgets it.
+
+func (m *Model) startMove(d int) tea.Cmd {
+	first, last, cmd := m.needSelection()
+	if cmd != nil {
+		return cmd
+	}
+	if m.moving == nil {
+		m.moving = &move{first: first, last: last}
+	}
+	mv := m.moving
+	mv.by = min(max(mv.by+d, -mv.first), m.view.Len()-1-mv.last)
+	return nil
+}
+
+type move struct{ first, last, by int }
+
+func (mv *move) order() []int {
+	var order []int
+	if mv.by > 0 {
+		for i := mv.last + 1; i <= mv.last+mv.by; i++ {
+			order = append(order, i)
+		}
+		for i := mv.first; i <= mv.last; i++ {
+			order = append(order, i)
+		}
+	} else {
+		for i := mv.first; i <= mv.last; i++ {
+			order = append(order, i)
+		}
+		for i := mv.first + mv.by; i < mv.first; i++ {
+			order = append(order, i)
+		}
+	}
+	return order
+}
+
+func (m *Model) confirmMove() tea.Cmd {
+	mv := m.moving
+	m.moving = nil
+	if mv.by == 0 {
+		return nil
+	}
+	order := mv.order()
+	return m.edit("move", func(ctx context.Context, ver *uint64) error {
+		_, err := m.svc.ResequenceMessages(ctx, ops.ResequenceArgs{SessionID: m.sid, NewOrder: order, EditOptions: ops.EditOptions{ExpectedVersion: ver}})
+		return err
+	})
+}
+
+func (m *Model) moveHint() string {
+	mv := m.moving
+	dir := "down"
+	if mv.by < 0 {
+		dir = "up"
+	}
+	return fmt.Sprintf(" moving %s %s by %d · J/K to move · enter to confirm · esc to cancel", rangeText(mv.first, mv.last), dir, abs(mv.by))
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+// undo reverts the latest operation still in effect; redo restores what
+// undo reverted in this TUI, newest first.
+func (m *Model) undo() tea.Cmd {
+	svc, sid, version := m.svc, m.sid, m.info.Version
+	return func() tea.Msg {
+		list, err := svc.Operations(sid)
+		if err != nil {
+			return editDoneMsg{what: "undo", err: err}
+		}
+		for i := len(list) - 1; i >= 0; i-- {
+			if !list[i].Reverted() {
+				_, err := svc.RevertOperation(context.Background(), ops.OperationArgs{OperationID: list[i].ID, SessionID: sid, ExpectedVersion: &version})
+				return editDoneMsg{what: fmt.Sprintf("undid %s", list[i].Type), err: err, undone: list[i].ID}
+			}
+		}
+		return editDoneMsg{what: "undo", err: fmt.Errorf("nothing to undo")}
+	}
+}
+
+func (m *Model) redo() tea.Cmd {
+	if len(m.redoStack) == 0 {
+		return m.flash("nothing to redo", true)
+	}
+	id := m.redoStack[len(m.redoStack)-1]
+	m.redoStack = m.redoStack[:len(m.redoStack)-1]
+	svc, sid, version := m.svc, m.sid, m.info.Version
+	return func() tea.Msg {
+		_, err := svc.RestoreOperation(context.Background(), ops.OperationArgs{OperationID: id, SessionID: sid, ExpectedVersion: &version})
+		return editDoneMsg{what: "redo", err: err}
+	}
+}
+
+func (m *Model) editDone(msg editDoneMsg) tea.Cmd {
+	if msg.err != nil {
+		return m.flash(msg.err.Error(), true)
+	}
+	if msg.undone != "" {
+		m.redoStack = append(m.redoStack, msg.undone)
+	}
+	return tea.Batch(m.loadView(m.sid), m.flash(msg.what+" done", false))
+}
