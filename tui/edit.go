@@ -321,5 +321,9 @@ func (m *Model) editDone(msg editDoneMsg) tea.Cmd {
 	if msg.undone != "" {
 		m.redoStack = append(m.redoStack, msg.undone)
 	}
-	return tea.Batch(m.loadView(m.sid), m.flash(msg.what+" done", false))
+	cmds := []tea.Cmd{m.loadView(m.sid), m.flash(msg.what+" done", false)}
+	if _, ok := m.dialog.(*opsPanel); ok {
+		cmds = append(cmds, loadOps(m.svc, m.sid))
+	}
+	return tea.Batch(cmds...)
 }

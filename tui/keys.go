@@ -16,6 +16,7 @@ type KeyMap struct {
 	Revise, Insert           key.Binding
 	MoveDown, MoveUp, Commit key.Binding
 	Undo, Redo               key.Binding
+	Operations               key.Binding
 
 	Help key.Binding
 	Quit key.Binding
@@ -24,33 +25,34 @@ type KeyMap struct {
 // DefaultKeyMap returns the keys as weft ships them.
 func DefaultKeyMap() KeyMap {
 	return KeyMap{
-		Up:       key.NewBinding(key.WithKeys("k", "up"), key.WithHelp("k/↑", "up")),
-		Down:     key.NewBinding(key.WithKeys("j", "down"), key.WithHelp("j/↓", "down")),
-		HalfUp:   key.NewBinding(key.WithKeys("ctrl+u", "pgup"), key.WithHelp("ctrl+u", "half page up")),
-		HalfDown: key.NewBinding(key.WithKeys("ctrl+d", "pgdown"), key.WithHelp("ctrl+d", "half page down")),
-		Top:      key.NewBinding(key.WithKeys("g", "home"), key.WithHelp("g", "first")),
-		Bottom:   key.NewBinding(key.WithKeys("G", "end"), key.WithHelp("G", "last")),
-		Toggle:   key.NewBinding(key.WithKeys("enter", "space"), key.WithHelp("enter", "expand/collapse")),
-		Select:   key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "select a range")),
-		Cancel:   key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
-		Tag:      key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "tag")),
-		Digest:   key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "digest")),
-		Snip:     key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "snip")),
-		Revise:   key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "revise")),
-		Insert:   key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "insert after")),
-		MoveDown: key.NewBinding(key.WithKeys("J"), key.WithHelp("J/K", "move down/up")),
-		MoveUp:   key.NewBinding(key.WithKeys("K"), key.WithHelp("K", "move up")),
-		Commit:   key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "confirm the move")),
-		Undo:     key.NewBinding(key.WithKeys("u"), key.WithHelp("u", "undo")),
-		Redo:     key.NewBinding(key.WithKeys("ctrl+r"), key.WithHelp("ctrl+r", "redo")),
-		Help:     key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
-		Quit:     key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		Up:         key.NewBinding(key.WithKeys("k", "up"), key.WithHelp("k/↑", "up")),
+		Down:       key.NewBinding(key.WithKeys("j", "down"), key.WithHelp("j/↓", "down")),
+		HalfUp:     key.NewBinding(key.WithKeys("ctrl+u", "pgup"), key.WithHelp("ctrl+u", "half page up")),
+		HalfDown:   key.NewBinding(key.WithKeys("ctrl+d", "pgdown"), key.WithHelp("ctrl+d", "half page down")),
+		Top:        key.NewBinding(key.WithKeys("g", "home"), key.WithHelp("g", "first")),
+		Bottom:     key.NewBinding(key.WithKeys("G", "end"), key.WithHelp("G", "last")),
+		Toggle:     key.NewBinding(key.WithKeys("enter", "space"), key.WithHelp("enter", "expand/collapse")),
+		Select:     key.NewBinding(key.WithKeys("v"), key.WithHelp("v", "select a range")),
+		Cancel:     key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")),
+		Tag:        key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "tag")),
+		Digest:     key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "digest")),
+		Snip:       key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "snip")),
+		Revise:     key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "revise")),
+		Insert:     key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "insert after")),
+		MoveDown:   key.NewBinding(key.WithKeys("J"), key.WithHelp("J/K", "move down/up")),
+		MoveUp:     key.NewBinding(key.WithKeys("K"), key.WithHelp("K", "move up")),
+		Commit:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "confirm the move")),
+		Undo:       key.NewBinding(key.WithKeys("u"), key.WithHelp("u", "undo")),
+		Redo:       key.NewBinding(key.WithKeys("ctrl+r"), key.WithHelp("ctrl+r", "redo")),
+		Operations: key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "operations")),
+		Help:       key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Quit:       key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 	}
 }
 
 // ShortHelp implements help.KeyMap.
 func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Down, k.Up, k.Toggle, k.Select, k.Digest, k.Snip, k.Tag, k.Undo, k.Help, k.Quit}
+	return []key.Binding{k.Down, k.Up, k.Toggle, k.Select, k.Digest, k.Snip, k.Tag, k.Undo, k.Operations, k.Help, k.Quit}
 }
 
 // FullHelp implements help.KeyMap.
@@ -58,7 +60,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.HalfUp, k.HalfDown, k.Top, k.Bottom},
 		{k.Toggle, k.Select, k.Cancel},
-		{k.Tag, k.Digest, k.Snip, k.Revise, k.Insert, k.MoveDown, k.Undo, k.Redo},
+		{k.Tag, k.Digest, k.Snip, k.Revise, k.Insert, k.MoveDown, k.Undo, k.Redo, k.Operations},
 		{k.Help, k.Quit},
 	}
 }

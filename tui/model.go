@@ -199,7 +199,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 		return m, tea.Batch(m.loadView(m.sid), m.flash(fmt.Sprintf("%s by %s", msg.What, msg.Author), false))
-	case editorDoneMsg:
+	case jumpMsg:
+		m.jumpTo(msg.index)
+		return m, m.loadBodies()
+	case editorDoneMsg, opsLoadedMsg:
 		if m.dialog != nil {
 			_, cmd := m.dialog.HandleMsg(msg)
 			return m, cmd
@@ -304,6 +307,9 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.startMove(1)
 	case key.Matches(msg, k.MoveUp):
 		return m.startMove(-1)
+	case key.Matches(msg, k.Operations):
+		m.dialog = &opsPanel{svc: m.svc, sid: m.sid}
+		return loadOps(m.svc, m.sid)
 	case key.Matches(msg, k.Undo):
 		return m.undo()
 	case key.Matches(msg, k.Redo):
@@ -328,6 +334,26 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.toggle()
 	}
 	return m.loadBodies()
+}
+
+// jumpTo puts the cursor on an item, or on the marker standing right
+// before it when an operation shows there.
+func (m *Model) jumpTo(index int) {
+	if m.rows == nil || m.rows.Len() == 0 {
+		return
+	}
+	index = min(max(index, 0), m.view.Len())
+	r := m.rows.Len() - 1
+	if index < m.view.Len() {
+		r = m.rows.RowOfItem(index)
+	}
+	// Step back over the markers standing before the item: the first of
+	// them is where the operation shows.
+	for r > 0 && m.rows.At(r-1).kind == rowMarker {
+		r--
+	}
+	m.cursor = r
+	m.scrollToCursor()
 }
 
 func (m *Model) move(d int) {

@@ -284,3 +284,30 @@ func TestRefusedEditShowsError(t *testing.T) {
 		t.Fatalf("empty digest:\n%s", screen(m))
 	}
 }
+
+func TestOperationsPanel(t *testing.T) {
+	m, svc := demoModel(t, 110, 36)
+	press(t, m, "o")
+	s := screen(m)
+	for _, want := range []string{"Operations (4)", "digest", "claude-code", "snip", "#design on 8 items"} {
+		if !strings.Contains(s, want) {
+			t.Fatalf("panel does not show %q:\n%s", want, s)
+		}
+	}
+	press(t, m, "j")
+	send(t, m, tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}) // the digest: switch it off
+	list := mustOps(t, svc, m.sid)
+	if list[1].Type != model.OpDigest || list[1].Active {
+		t.Fatalf("space did not switch the digest off: %+v", list[1])
+	}
+	send(t, m, tea.KeyPressMsg{Code: tea.KeySpace, Text: " "})
+	press(t, m, "x")
+	if list = mustOps(t, svc, m.sid); !list[1].Reverted() {
+		t.Fatalf("x did not revert: %+v", list[1])
+	}
+	press(t, m, "j") // the snip
+	send(t, m, keyEnter)
+	if m.dialog != nil || m.rows.At(m.cursor).kind != rowMarker || m.view.Markers[m.rows.At(m.cursor).marker].OpType != model.OpSnip {
+		t.Fatalf("enter did not jump to the snip marker")
+	}
+}

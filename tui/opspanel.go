@@ -1,0 +1,147 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"weft/model"
+	"weft/ops"
+	"weft/themes"
+)
+
+// opsPanel lists a session's operations: space switches one on or off,
+// x reverts it, enter jumps to where it shows.
+type opsPanel struct {
+	svc    *ops.Service
+	sid    string
+	list   []ops.OperationOut
+	cursor int
+}
+
+type opsLoadedMsg struct {
+	list []ops.OperationOut
+	err  error
+}
+
+// jumpMsg moves the thread's cursor to an item index.
+type jumpMsg struct{ index int }
+
+func loadOps(svc *ops.Service, sid string) tea.Cmd {
+	return func() tea.Msg {
+		res, err := svc.ListOperations(context.Background(), ops.ListOperationsArgs{SessionID: sid})
+		return opsLoadedMsg{res.Operations, err}
+	}
+}
+
+func (p *opsPanel) HandleMsg(msg tea.Msg) (bool, tea.Cmd) {
+	switch msg := msg.(type) {
+	case opsLoadedMsg:
+		if msg.err == nil {
+			p.list = msg.list
+			p.cursor = min(p.cursor, max(len(p.list)-1, 0))
+		}
+		return false, nil
+	case tea.KeyPressMsg:
+		switch msg.String() {
+		case "esc", "o", "q":
+			return true, nil
+		case "j", "down":
+			p.cursor = min(p.cursor+1, max(len(p.list)-1, 0))
+		case "k", "up":
+			p.cursor = max(p.cursor-1, 0)
+		case "g", "home":
+			p.cursor = 0
+		case "G", "end":
+			p.cursor = max(len(p.list)-1, 0)
+		case "space":
+			if op, ok := p.current(); ok && op.Status != model.StatusReverted {
+				active := !op.Active
+				return false, p.change(func(ctx context.Context) error {
+					_, err := p.svc.ToggleOperation(ctx, ops.ToggleArgs{OperationArgs: ops.OperationArgs{OperationID: op.OperationID, SessionID: p.sid}, Active: &active})
+					return err
+				})
+			}
+		case "x":
+			if op, ok := p.current(); ok && op.Status != model.StatusReverted {
+				return false, p.change(func(ctx context.Context) error {
+					_, err := p.svc.RevertOperation(ctx, ops.OperationArgs{OperationID: op.OperationID, SessionID: p.sid})
+					return err
+				})
+			}
+		case "enter":
+			if op, ok := p.current(); ok && op.Index != nil {
+				i := *op.Index
+				return true, func() tea.Msg { return jumpMsg{i} }
+			}
+		}
+	}
+	return false, nil
+}
+
+func (p *opsPanel) current() (ops.OperationOut, bool) {
+	if p.cursor < 0 || p.cursor >= len(p.list) {
+		return ops.OperationOut{}, false
+	}
+	return p.list[p.cursor], true
+}
+
+// change runs a change; its report reloads the thread and this list.
+func (p *opsPanel) change(fn func(ctx context.Context) error) tea.Cmd {
+	return func() tea.Msg { return editDoneMsg{what: "operation changed", err: fn(context.Background())} }
+}
+
+func (p *opsPanel) View(width int, st *themes.Styles) string {
+	w := min(width-4, 110)
+	var lines []string
+	if len(p.list) == 0 {
+		lines = append(lines, st.Thread.Empty.Render("no operations yet"))
+	}
+	// Show a window of the list around the cursor.
+	const shown = 12
+	from := min(max(p.cursor-shown/2, 0), max(len(p.list)-shown, 0))
+	for i := from; i < min(from+shown, len(p.list)); i++ {
+		op := p.list[i]
+		at, _ := time.Parse(time.RFC3339Nano, op.CreatedAt)
+		line := fmt.Sprintf("%-10s %-9s %-12s %s  %s", op.OpType, op.Status, ansi.Truncate(op.Author, 12, "…"), at.Local().Format("Jan 02 15:04"), describeOp(op))
+		style := st.List.Item
+		prefix := "  "
+		if i == p.cursor {
+			style, prefix = st.List.Selected, "▸ "
+		}
+		if op.Status == model.StatusReverted || op.Status == model.StatusInactive || op.Status == model.StatusOrphaned {
+			style = style.Faint(true)
+		}
+		lines = append(lines, prefix+style.Render(ansi.Truncate(line, w-6, "…")))
+	}
+	title := st.Dialog.Title.Render(fmt.Sprintf("Operations (%d)", len(p.list)))
+	hint := st.Dialog.Hint.Render("space on/off · x revert · enter jump · esc close")
+	return st.Dialog.Box.Width(w).Render(lipgloss.JoinVertical(lipgloss.Left, append(append([]string{title}, lines...), hint)...))
+}
+
+func describeOp(op ops.OperationOut) string {
+	n := len(op.Targets)
+	switch op.OpType {
+	case model.OpTag:
+		return fmt.Sprintf("#%s on %s", strings.Join(op.Tags, " #"), plural(n, "item"))
+	case model.OpDigest:
+		return fmt.Sprintf("%s → %q", plural(n, "item"), ansi.Truncate(op.Summary, 40, "…"))
+	case model.OpRevise:
+		return fmt.Sprintf("%s → %d", plural(n, "item"), len(op.Messages))
+	case model.OpSnip:
+		return plural(n, "item")
+	case model.OpResequence:
+		return "reordered " + plural(n, "item")
+	case model.OpInsert:
+		if op.Anchor == "" {
+			return plural(len(op.Messages), "message") + " at the start"
+		}
+		return fmt.Sprintf("%s after %s", plural(len(op.Messages), "message"), op.Anchor)
+	}
+	return ""
+}
