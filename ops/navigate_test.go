@@ -233,3 +233,27 @@ func TestContextPreferencesAreUsedOnce(t *testing.T) {
 		t.Fatalf("second assembly used preferences again or ignored max_messages: %+v", r)
 	}
 }
+
+func TestFuzzyLines(t *testing.T) {
+	f := newFixture(t)
+	sid := f.session("fuzzy", 10)
+	f.mustCall("append_messages", `{"messages":[{"role":"user","content":"first line\nwe should use PostgreSQL here\nlast"},{"role":"assistant","content":"pg sql? maybe"}]}`)
+	hits, cands, err := f.svc.FuzzyLines(sid, "pgsql", nil, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 2 || len(cands) != 2 {
+		t.Fatalf("hits %+v candidates %v", hits, cands)
+	}
+	for _, h := range hits {
+		if strings.Contains(h.Line, "\n") || len(h.Matched) != 5 {
+			t.Errorf("hit %+v: want one line and 5 matched bytes", h)
+		}
+	}
+	// Narrowing: the candidates of "pgsql" hold every match of "pgsqlh".
+	narrowed, _, _ := f.svc.FuzzyLines(sid, "pgsqlh", cands, 10)
+	full, _, _ := f.svc.FuzzyLines(sid, "pgsqlh", nil, 10)
+	if len(narrowed) != len(full) || len(full) != 1 || full[0].Index != 10 {
+		t.Fatalf("narrowed %+v, full %+v", narrowed, full)
+	}
+}

@@ -328,3 +328,122 @@ func subsequenceFold(query string, text []byte) bool {
 	}
 	return j == len(query)
 }
+
+// LineHit is a fuzzy match on one line of an item.
+type LineHit struct {
+	Index   int    // item index in the effective thread
+	Line    string // the matching line (cut to 512 bytes)
+	Matched []int  // byte offsets in Line of the matched characters
+	Score   int
+}
+
+// FuzzyLines matches query against every line of the effective thread
+// (best line per item), best first, returning at most limit hits and the
+// items that passed the prefilter. Passing those back as within when the
+// next query extends this one narrows the search instead of starting over.
+func (s *Service) FuzzyLines(ref, query string, within []int, limit int) (hits []LineHit, candidates []int, err error) {
+	snap, err := s.snapshot(ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	v := snap.view
+	err = s.st.View(func(tx *store.Tx) error {
+		var docs []doc
+		if within != nil {
+			docs = make([]doc, 0, len(within))
+			for _, i := range within {
+				if i >= v.Len() {
+					continue
+				}
+				it := v.Items[i]
+				if it.Seq == 0 {
+					docs = append(docs, doc{i, []byte(v.Synth[it.Synth].Content)})
+					continue
+				}
+				m, err := tx.Message(v.SessionID, it.Seq)
+				if err != nil {
+					return err
+				}
+				docs = append(docs, doc{i, []byte(m.Content)})
+			}
+		} else {
+			docs = make([]doc, 0, v.Len())
+			if err := tx.ScanContent(v.SessionID, func(seq uint64, content []byte) bool {
+				if i := v.IndexOfSeq(seq); i >= 0 {
+					docs = append(docs, doc{i, content})
+				}
+				return true
+			}); err != nil {
+				return err
+			}
+			for si, w := range v.SynthWhere {
+				if w >= 0 {
+					docs = append(docs, doc{int(w), []byte(v.Synth[si].Content)})
+				}
+			}
+		}
+		hits, candidates = fuzzyDocs(docs, query, limit)
+		return nil
+	})
+	return hits, candidates, err
+}
+
+func fuzzyDocs(docs []doc, query string, limit int) ([]LineHit, []int) {
+	workers := min(runtime.GOMAXPROCS(0), max(len(docs)/1024, 1))
+	type part struct {
+		hits  []LineHit
+		cands []int
+	}
+	parts := make([]part, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			lo, hi := w*len(docs)/workers, (w+1)*len(docs)/workers
+			var p part
+			for _, d := range docs[lo:hi] {
+				if !subsequenceFold(query, d.text) {
+					continue
+				}
+				p.cands = append(p.cands, d.index)
+				var best LineHit
+				found := false
+				for line := range bytes.Lines(d.text) {
+					line = bytes.TrimRight(line, "\r\n")
+					if len(line) > 512 {
+						line = line[:512]
+					}
+					if !subsequenceFold(query, line) {
+						continue
+					}
+					ms := fuzzy.Find(query, []string{string(line)})
+					if len(ms) > 0 && (!found || ms[0].Score > best.Score) {
+						best = LineHit{Index: d.index, Line: ms[0].Str, Matched: ms[0].MatchedIndexes, Score: ms[0].Score}
+						found = true
+					}
+				}
+				if found {
+					p.hits = append(p.hits, best)
+				}
+			}
+			parts[w] = p
+		})
+	}
+	wg.Wait()
+	var hits []LineHit
+	var cands []int
+	for _, p := range parts {
+		hits = append(hits, p.hits...)
+		cands = append(cands, p.cands...)
+	}
+	slices.SortFunc(hits, func(a, b LineHit) int {
+		if a.Score != b.Score {
+			return b.Score - a.Score
+		}
+		return a.Index - b.Index
+	})
+	if limit > 0 && len(hits) > limit {
+		hits = hits[:limit]
+	}
+	slices.Sort(cands)
+	return hits, cands
+}

@@ -17,6 +17,7 @@ type KeyMap struct {
 	MoveDown, MoveUp, Commit key.Binding
 	Undo, Redo               key.Binding
 	Operations               key.Binding
+	Search, Next, Prev       key.Binding
 
 	Help key.Binding
 	Quit key.Binding
@@ -45,6 +46,9 @@ func DefaultKeyMap() KeyMap {
 		Undo:       key.NewBinding(key.WithKeys("u"), key.WithHelp("u", "undo")),
 		Redo:       key.NewBinding(key.WithKeys("ctrl+r"), key.WithHelp("ctrl+r", "redo")),
 		Operations: key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "operations")),
+		Search:     key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "search")),
+		Next:       key.NewBinding(key.WithKeys("n"), key.WithHelp("n/N", "next/previous match")),
+		Prev:       key.NewBinding(key.WithKeys("N"), key.WithHelp("N", "previous match")),
 		Help:       key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit:       key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 	}
@@ -52,14 +56,14 @@ func DefaultKeyMap() KeyMap {
 
 // ShortHelp implements help.KeyMap.
 func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Down, k.Up, k.Toggle, k.Select, k.Digest, k.Snip, k.Tag, k.Undo, k.Operations, k.Help, k.Quit}
+	return []key.Binding{k.Down, k.Up, k.Toggle, k.Search, k.Select, k.Digest, k.Snip, k.Tag, k.Undo, k.Operations, k.Help, k.Quit}
 }
 
 // FullHelp implements help.KeyMap.
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.HalfUp, k.HalfDown, k.Top, k.Bottom},
-		{k.Toggle, k.Select, k.Cancel},
+		{k.Toggle, k.Select, k.Cancel, k.Search, k.Next},
 		{k.Tag, k.Digest, k.Snip, k.Revise, k.Insert, k.MoveDown, k.Undo, k.Redo, k.Operations},
 		{k.Help, k.Quit},
 	}

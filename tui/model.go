@@ -46,6 +46,7 @@ type Model struct {
 	anchor   int                   // row where a range selection started; -1 for none
 
 	dialog    dialog
+	search    search
 	moving    *move
 	redoStack []string
 
@@ -219,7 +220,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.editDone(msg)
 	case reviseReadyMsg:
 		return m, m.openRevise(msg)
+	case searchResultMsg:
+		m.searchResult(msg)
+		return m, nil
 	case tea.KeyPressMsg:
+		if m.search.open {
+			return m, m.searchKey(msg)
+		}
 		if m.dialog != nil {
 			done, cmd := m.dialog.HandleMsg(msg)
 			if done {
@@ -307,6 +314,12 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.startMove(1)
 	case key.Matches(msg, k.MoveUp):
 		return m.startMove(-1)
+	case key.Matches(msg, k.Search):
+		return m.openSearch()
+	case key.Matches(msg, k.Next):
+		return m.nextHit(1)
+	case key.Matches(msg, k.Prev):
+		return m.nextHit(-1)
 	case key.Matches(msg, k.Operations):
 		m.dialog = &opsPanel{svc: m.svc, sid: m.sid}
 		return loadOps(m.svc, m.sid)

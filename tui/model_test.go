@@ -8,6 +8,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"weft/demo"
@@ -309,5 +310,50 @@ func TestOperationsPanel(t *testing.T) {
 	send(t, m, keyEnter)
 	if m.dialog != nil || m.rows.At(m.cursor).kind != rowMarker || m.view.Markers[m.rows.At(m.cursor).marker].OpType != model.OpSnip {
 		t.Fatalf("enter did not jump to the snip marker")
+	}
+}
+
+func TestSearchJumpsAndSteps(t *testing.T) {
+	m, _ := demoModel(t, 110, 36)
+	press(t, m, "/")
+	typeText(t, m, "retryafter")
+	s := screen(m)
+	if !strings.Contains(s, "matches") || len(m.search.hits) == 0 {
+		t.Fatalf("no results:\n%s", s)
+	}
+	first := m.search.hits[0]
+	if !strings.Contains(strings.ToLower(first.Line), "retry") {
+		t.Fatalf("best hit %q", first.Line)
+	}
+	send(t, m, keyEnter)
+	if m.search.open || m.rows.At(m.cursor).item != first.Index {
+		t.Fatalf("enter did not jump to item %d", first.Index)
+	}
+	at := m.rows.At(m.cursor).item
+	press(t, m, "n")
+	if next := m.rows.At(m.cursor).item; len(m.search.hits) > 1 && next == at {
+		t.Errorf("n did not move")
+	}
+	press(t, m, "N")
+	if back := m.rows.At(m.cursor).item; back != at {
+		t.Errorf("N went to %d, want %d", back, at)
+	}
+}
+
+func TestStaleSearchResultsAreDropped(t *testing.T) {
+	m, _ := demoModel(t, 110, 36)
+	press(t, m, "/")
+	m.search.seq = 5
+	m.searchResult(searchResultMsg{seq: 4, query: "old", hits: []ops.LineHit{{Index: 1, Line: "old"}}})
+	if len(m.search.hits) != 0 {
+		t.Fatal("a stale result was shown")
+	}
+}
+
+func TestHighlightConvertsBytesToCells(t *testing.T) {
+	// "héllo": the match on "l" is at byte 3 but cell 2.
+	out := highlight("héllo", []int{3}, lipgloss.NewStyle(), lipgloss.NewStyle().Bold(true))
+	if ansi.Strip(out) != "héllo" || !strings.Contains(out, "\x1b[1ml") {
+		t.Errorf("highlight: %q", out)
 	}
 }

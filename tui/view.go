@@ -242,7 +242,12 @@ func (m *Model) render() string {
 	for len(lines) < h {
 		lines = append(lines, "")
 	}
-	if m.dialog != nil {
+	if m.search.open {
+		panel := m.searchView()
+		if len(panel) < h {
+			lines = append(lines[:h-len(panel)], panel...)
+		}
+	} else if m.dialog != nil {
 		box := strings.Split(m.dialog.View(m.width, m.styles), "\n")
 		if len(box) < h {
 			lines = append(lines[:h-len(box)], box...)

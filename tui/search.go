@@ -1,0 +1,198 @@
+package tui
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"weft/ops"
+)
+
+// search is the fuzzy search: typing runs matching in a command; results
+// that come back for an older query are dropped, so typing never waits.
+type search struct {
+	open  bool
+	input textinput.Model
+	seq   int // of the latest query sent
+	query string
+	hits  []ops.LineHit
+	sel   int
+	err   error
+	// cands are the items that passed the prefilter for candQuery; a
+	// query extending it is matched against them only.
+	cands     []int
+	candQuery string
+}
+
+type searchResultMsg struct {
+	seq   int
+	query string
+	hits  []ops.LineHit
+	cands []int
+	err   error
+}
+
+const searchLimit = 200
+
+func (m *Model) openSearch() tea.Cmd {
+	in := textinput.New()
+	in.Prompt = "/ "
+	in.SetValue(m.search.query)
+	in.CursorEnd()
+	m.search.input = in
+	m.search.open = true
+	return m.search.input.Focus()
+}
+
+// runSearch matches the current query in a command.
+func (m *Model) runSearch() tea.Cmd {
+	s := &m.search
+	q := s.input.Value()
+	if q == s.query {
+		return nil
+	}
+	s.seq++
+	s.query = q
+	if strings.TrimSpace(q) == "" {
+		s.hits, s.sel, s.cands, s.candQuery = nil, 0, nil, ""
+		return nil
+	}
+	var within []int
+	if s.candQuery != "" && strings.HasPrefix(q, s.candQuery) {
+		within = s.cands
+		if within == nil {
+			within = []int{} // nothing passed before: nothing can now
+		}
+	}
+	seq, svc, sid := s.seq, m.svc, m.sid
+	return func() tea.Msg {
+		hits, cands, err := svc.FuzzyLines(sid, q, within, searchLimit)
+		return searchResultMsg{seq, q, hits, cands, err}
+	}
+}
+
+func (m *Model) searchResult(msg searchResultMsg) {
+	s := &m.search
+	if msg.seq != s.seq {
+		return // a stale answer
+	}
+	s.hits, s.err, s.sel = msg.hits, msg.err, 0
+	s.cands, s.candQuery = msg.cands, msg.query
+}
+
+func (m *Model) searchKey(msg tea.KeyPressMsg) tea.Cmd {
+	s := &m.search
+	switch msg.String() {
+	case "esc":
+		s.open = false
+		return nil
+	case "enter":
+		s.open = false
+		if s.sel < len(s.hits) {
+			m.jumpTo(s.hits[s.sel].Index)
+			return m.loadBodies()
+		}
+		return nil
+	case "down", "ctrl+n", "tab":
+		s.sel = min(s.sel+1, max(len(s.hits)-1, 0))
+		return nil
+	case "up", "ctrl+p", "shift+tab":
+		s.sel = max(s.sel-1, 0)
+		return nil
+	}
+	var cmd tea.Cmd
+	s.input, cmd = s.input.Update(msg)
+	return tea.Batch(cmd, m.runSearch())
+}
+
+// nextHit moves to the next (or previous) match in thread order.
+func (m *Model) nextHit(dir int) tea.Cmd {
+	if len(m.search.hits) == 0 {
+		return m.flash("no search: / searches the thread", true)
+	}
+	idx := make([]int, len(m.search.hits))
+	for i, h := range m.search.hits {
+		idx[i] = h.Index
+	}
+	slices.Sort(idx)
+	cur := -1
+	if rw := m.rows.At(m.cursor); rw.kind == rowItem {
+		cur = rw.item
+	}
+	target := -1
+	if dir > 0 {
+		if k, _ := slices.BinarySearch(idx, cur+1); k < len(idx) {
+			target = idx[k]
+		} else {
+			target = idx[0] // wrap
+		}
+	} else {
+		if k, _ := slices.BinarySearch(idx, cur); k > 0 {
+			target = idx[k-1]
+		} else {
+			target = idx[len(idx)-1]
+		}
+	}
+	m.jumpTo(target)
+	return m.loadBodies()
+}
+
+// searchView is the search panel: the input and the best results.
+func (m *Model) searchView() []string {
+	s := &m.search
+	st := m.styles
+	count := fmt.Sprintf("%d matches", len(s.hits))
+	if len(s.hits) == searchLimit {
+		count = fmt.Sprintf("best %d matches", searchLimit)
+	}
+	if s.err != nil {
+		count = st.Status.Error.Render(s.err.Error())
+	}
+	lines := []string{s.input.View() + "  " + st.Dialog.Hint.Render(count)}
+	shown := min(len(s.hits), 8)
+	from := min(max(s.sel-shown/2, 0), max(len(s.hits)-shown, 0))
+	for i := from; i < from+shown; i++ {
+		h := s.hits[i]
+		prefix, style := "  ", st.Search.Result
+		if i == s.sel {
+			prefix, style = "▸ ", st.Search.Active
+		}
+		line := ansi.Truncate(highlight(strings.TrimSpace(h.Line), trimOffsets(h.Line, h.Matched), style, st.Search.Match), m.width-12, "…")
+		lines = append(lines, prefix+st.Thread.ID.Render(fmt.Sprintf("%6d ", h.Index))+line)
+	}
+	return lines
+}
+
+// trimOffsets shifts match offsets for the leading space TrimSpace drops.
+func trimOffsets(line string, offsets []int) []int {
+	lead := len(line) - len(strings.TrimLeft(line, " \t"))
+	out := make([]int, 0, len(offsets))
+	for _, o := range offsets {
+		if o >= lead {
+			out = append(out, o-lead)
+		}
+	}
+	return out
+}
+
+// highlight styles the matched characters of s. Matches come as byte
+// offsets; lipgloss ranges are in cells, so each offset is converted, as
+// gum does.
+func highlight(s string, offsets []int, base, match lipgloss.Style) string {
+	var ranges []lipgloss.Range
+	for _, b := range offsets {
+		if b < 0 || b >= len(s) {
+			continue
+		}
+		_, size := utf8.DecodeRuneInString(s[b:])
+		start := ansi.StringWidth(s[:b])
+		ranges = append(ranges, lipgloss.NewRange(start, start+ansi.StringWidth(s[b:b+size]), match))
+	}
+	return lipgloss.StyleRanges(base.Render(s), ranges...)
+}
