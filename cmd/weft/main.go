@@ -14,11 +14,14 @@ import (
 
 	"weft/ops"
 	"weft/store"
+	"weft/themes"
+	"weft/tui"
 )
 
 const usage = `weft — view and edit LLM conversation threads
 
 Usage:
+  weft [--db FILE] [--theme NAME] [SESSION]     open the TUI
   weft [--db FILE] COMMAND [ARGS]
 
 Commands:
@@ -69,6 +72,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("weft", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	dbFlag := fs.String("db", "", "database file")
+	themeFlag := fs.String("theme", "", "a built-in theme (dark, light, high-contrast); default: from the terminal background")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stdout, usage, defaultDB())
@@ -77,10 +81,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return usageErr("%v (weft --help shows the commands)", err)
 	}
 	args = fs.Args()
-	if len(args) == 0 {
-		return &exitError{1, errors.New("the TUI is not built yet: it comes with the TUI issue; meanwhile use ls, show and call (weft --help)")}
+	if *themeFlag != "" {
+		if _, err := themes.Lookup(*themeFlag); err != nil {
+			return usageErr("%v", err)
+		}
 	}
-	cmd, rest := args[0], args[1:]
+	tuiOpts := tui.Options{Theme: *themeFlag}
+	cmd, rest := "", []string(nil)
+	if len(args) > 0 {
+		cmd, rest = args[0], args[1:]
+	}
 	db := *dbFlag
 	if db == "" {
 		db = defaultDB()
@@ -92,10 +102,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "tools":
 		return cmdTools(stdout)
 	case "demo":
-		return cmdDemo(ctx, rest, stdout)
-	case "ls", "new", "show", "call", "import", "export":
+		return cmdDemo(ctx, rest, tuiOpts)
+	case "ls", "new", "show", "call":
 	default:
-		return usageErr("unknown command %q (weft --help shows the commands)", cmd)
+		// weft [SESSION]: the TUI.
+		if len(rest) > 0 {
+			return usageErr("unknown command %q (weft --help shows the commands)", cmd)
+		}
+		tuiOpts.Session = cmd
+		cmd = ""
 	}
 
 	st, err := store.Open(db, store.Options{})
@@ -105,16 +120,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer st.Close()
 	svc := ops.New(st)
 	switch cmd {
+	case "":
+		if tuiOpts.Session != "" {
+			if _, _, err := svc.View(tuiOpts.Session); err != nil {
+				return fmt.Errorf("%w (and %q is not a command: weft --help lists them)", err, tuiOpts.Session)
+			}
+		}
+		return tui.Run(ctx, svc, tuiOpts)
 	case "ls":
 		return cmdLs(ctx, svc, rest, stdout)
 	case "new":
 		return cmdNew(ctx, svc, rest, stdout)
 	case "show":
 		return cmdShow(ctx, svc, rest, stdout)
-	case "import":
-		return cmdImport(ctx, svc, rest, stdout, stderr)
-	case "export":
-		return cmdExport(ctx, svc, rest, stdout, stderr)
 	default:
 		return cmdCall(ctx, svc, rest, stdout)
 	}

@@ -1,0 +1,37 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+
+	"weft/demo"
+	"weft/ops"
+	"weft/store"
+	"weft/tui"
+)
+
+// cmdDemo seeds a fresh file with the demo thread and opens the TUI on it.
+func cmdDemo(ctx context.Context, args []string, opts tui.Options) error {
+	if len(args) > 0 {
+		return usageErr("demo takes no arguments")
+	}
+	dir, err := os.MkdirTemp("", "weft-demo-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir) // the demo is a scratch file: gone when the TUI closes
+	path := filepath.Join(dir, "demo.db")
+	st, err := store.Open(path, store.Options{})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	svc := ops.New(st)
+	sid, err := demo.Seed(ctx, svc)
+	if err != nil {
+		return err
+	}
+	opts.Session = sid
+	return tui.Run(ctx, svc, opts)
+}
