@@ -102,7 +102,8 @@ func TestCLIErrors(t *testing.T) {
 		code int
 		says string
 	}{
-		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{[]string{"frobnicate"}, 1, `"frobnicate" is not a command`},
+		{[]string{"frobnicate", "x"}, 2, `unknown command "frobnicate"`},
 		{[]string{"call"}, 2, "call needs a tool name"},
 		{[]string{"call", "no_such_tool"}, 2, `no tool "no_such_tool"`},
 		{[]string{"call", "snip_messages", "begin=1"}, 2, `has no argument "begin"`},
