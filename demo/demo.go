@@ -6,6 +6,7 @@
 package demo
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -55,7 +56,11 @@ func (b *builder) assistant(s string) { b.tick(5, 40); b.add(model.RoleAssistant
 func (b *builder) tool(text, name string, input map[string]any, output string) {
 	b.call++
 	id := fmt.Sprintf("call_%03d", b.call)
-	in, _ := json.Marshal(input)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // commands have & and < in them
+	_ = enc.Encode(input)
+	in := bytes.TrimSpace(buf.Bytes())
 	callParts := []model.Part{}
 	if text != "" {
 		callParts = append(callParts, model.Part{Type: model.PartText, Text: text})

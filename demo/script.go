@@ -75,9 +75,9 @@ A **token bucket** fits "100/s with bursts to 300" directly: capacity 300, refil
 		default:
 			b.assistant(t.a)
 		}
-		for k := 0; k < 1+i%2; k++ {
-			b.user(digressionAside(i, k))
-			b.assistant(digressionAnswer(i, k))
+		if i < len(asides) {
+			b.user(asides[i])
+			b.assistant(asideAnswers[i])
 		}
 	}
 	b.user("Decision: local buckets, per replica, no Redis. We can revisit if hashing changes.")
@@ -246,9 +246,6 @@ var asideAnswers = []string{
 	"No need: buckets are created lazily on the first request and start full.",
 	"No: a limiter's state is worthless after a few seconds.",
 }
-
-func digressionAside(i, k int) string  { return asides[(i*2+k)%len(asides)] }
-func digressionAnswer(i, k int) string { return asideAnswers[(i*2+k)%len(asideAnswers)] }
 
 var reviews = [][2]string{
 	{"Why float64 tokens instead of integers?", "Fractional refill: at 100/s a request 3 ms after the last one earns 0.3 tokens. Integers would need a finer unit."},

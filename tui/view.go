@@ -135,7 +135,7 @@ func (m *Model) renderItem(it model.Item, width int, open, dimmed bool) []string
 		out = append(out, "  "+bodyStyle.Render(l))
 	}
 	if folded > 0 {
-		out = append(out, "  "+st.Folded.Render(fmt.Sprintf("… %d more lines (enter)", folded)))
+		out = append(out, "  "+st.Folded.Render(fmt.Sprintf("… %s (enter)", plural(folded, "more line"))))
 	}
 	return out
 }
