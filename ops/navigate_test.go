@@ -257,3 +257,34 @@ func TestFuzzyLines(t *testing.T) {
 		t.Fatalf("narrowed %+v, full %+v", narrowed, full)
 	}
 }
+
+func TestTimelineAndItemAt(t *testing.T) {
+	f := newFixture(t)
+	sid := f.session("timeline", 60) // one a minute from t0
+	f.mustCall("digest_messages", `{"start_idx":10,"end_idx":19,"summary":"s"}`)
+	tl, err := f.svc.Timeline(sid, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, c := range tl.Counts {
+		total += c
+	}
+	if total != 60 || tl.Counts[0] != 10 || !tl.Start.Equal(t0) {
+		t.Fatalf("timeline %+v", tl)
+	}
+	for _, tt := range []struct {
+		when string
+		want int
+	}{
+		{at(5), 5}, {at(15), 10}, {at(25), 16}, {at(-10), 0}, {"2030-01-01", 51},
+	} {
+		got, _, err := f.svc.ItemAt(sid, tt.when)
+		if err != nil || got != tt.want {
+			t.Errorf("ItemAt(%s) = %d (%v), want %d", tt.when, got, err, tt.want)
+		}
+	}
+	if _, _, err := f.svc.ItemAt(sid, "soonish"); err == nil || !strings.Contains(err.Error(), "accepted forms") {
+		t.Errorf("bad time: %v", err)
+	}
+}

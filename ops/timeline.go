@@ -1,0 +1,72 @@
+package ops
+
+import (
+	"time"
+
+	"weft/store"
+)
+
+// Timeline is the density of a session's stored messages over time: how
+// many fall in each of n equal spans from the first to the last.
+type Timeline struct {
+	Start, End time.Time
+	Counts     []int
+}
+
+// Bucket returns the span a time falls in.
+func (t Timeline) Bucket(at time.Time) int {
+	n := len(t.Counts)
+	if n == 0 || !t.End.After(t.Start) {
+		return 0
+	}
+	b := int(float64(at.Sub(t.Start)) / float64(t.End.Sub(t.Start)) * float64(n))
+	return min(max(b, 0), n-1)
+}
+
+// Timeline counts a session's stored messages in n spans of time.
+func (s *Service) Timeline(ref string, n int) (Timeline, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id, err := s.resolveLocked(ref)
+	if err != nil {
+		return Timeline{}, err
+	}
+	th, err := s.threadLocked(id)
+	if err != nil || len(th.heads) == 0 || n <= 0 {
+		return Timeline{}, err
+	}
+	lo, hi := th.heads[0].At, th.heads[0].At
+	for _, h := range th.heads {
+		lo, hi = min(lo, h.At), max(hi, h.At)
+	}
+	t := Timeline{Start: time.Unix(0, lo).UTC(), End: time.Unix(0, hi).UTC(), Counts: make([]int, n)}
+	for _, h := range th.heads {
+		t.Counts[t.Bucket(time.Unix(0, h.At))]++
+	}
+	return t, nil
+}
+
+// ItemAt returns the index of the item of the effective thread that
+// stands for the first stored message created at or after a time (the
+// item that hides it, if an operation does), or the thread's length when
+// nothing is that late. The time is read as every face reads times.
+func (s *Service) ItemAt(ref, when string) (int, time.Time, error) {
+	t, err := s.parseTime("time", when)
+	if err != nil {
+		return 0, t, err
+	}
+	snap, err := s.snapshot(ref)
+	if err != nil {
+		return 0, t, err
+	}
+	idx := snap.view.Len()
+	err = s.st.View(func(tx *store.Tx) error {
+		return tx.TimeAscend(snap.info.ID, t, func(seq uint64, _ int64) bool {
+			if p, _ := snap.view.PlaceOfSeq(seq); p >= 0 {
+				idx = p
+			}
+			return false
+		})
+	})
+	return idx, t, err
+}
