@@ -18,6 +18,7 @@ type KeyMap struct {
 	Undo, Redo               key.Binding
 	Operations               key.Binding
 	Search, Next, Prev       key.Binding
+	Time                     key.Binding
 
 	Help key.Binding
 	Quit key.Binding
@@ -47,6 +48,7 @@ func DefaultKeyMap() KeyMap {
 		Redo:       key.NewBinding(key.WithKeys("ctrl+r"), key.WithHelp("ctrl+r", "redo")),
 		Operations: key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "operations")),
 		Search:     key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "search")),
+		Time:       key.NewBinding(key.WithKeys("T"), key.WithHelp("T", "jump to a time")),
 		Next:       key.NewBinding(key.WithKeys("n"), key.WithHelp("n/N", "next/previous match")),
 		Prev:       key.NewBinding(key.WithKeys("N"), key.WithHelp("N", "previous match")),
 		Help:       key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
@@ -56,14 +58,14 @@ func DefaultKeyMap() KeyMap {
 
 // ShortHelp implements help.KeyMap.
 func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Down, k.Up, k.Toggle, k.Search, k.Select, k.Digest, k.Snip, k.Tag, k.Undo, k.Operations, k.Help, k.Quit}
+	return []key.Binding{k.Down, k.Up, k.Toggle, k.Search, k.Time, k.Select, k.Digest, k.Snip, k.Tag, k.Undo, k.Operations, k.Help, k.Quit}
 }
 
 // FullHelp implements help.KeyMap.
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.HalfUp, k.HalfDown, k.Top, k.Bottom},
-		{k.Toggle, k.Select, k.Cancel, k.Search, k.Next},
+		{k.Toggle, k.Select, k.Cancel, k.Search, k.Next, k.Time},
 		{k.Tag, k.Digest, k.Snip, k.Revise, k.Insert, k.MoveDown, k.Undo, k.Redo, k.Operations},
 		{k.Help, k.Quit},
 	}

@@ -47,6 +47,7 @@ type Model struct {
 
 	dialog    dialog
 	search    search
+	timeline  ops.Timeline
 	moving    *move
 	redoStack []string
 
@@ -220,6 +221,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.editDone(msg)
 	case reviseReadyMsg:
 		return m, m.openRevise(msg)
+	case timelineLoadedMsg:
+		if msg.sid == m.sid {
+			m.timeline = msg.t
+		}
+		return m, nil
+	case timeJumpMsg:
+		return m, m.timeJumped(msg)
 	case searchResultMsg:
 		m.searchResult(msg)
 		return m, nil
@@ -273,7 +281,7 @@ func (m *Model) viewLoaded(msg viewLoadedMsg) tea.Cmd {
 		m.cursor = min(m.cursor, max(m.rows.Len()-1, 0))
 	}
 	m.scrollToCursor()
-	return m.loadBodies()
+	return tea.Batch(m.loadBodies(), m.loadTimeline())
 }
 
 func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
@@ -314,6 +322,8 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.startMove(1)
 	case key.Matches(msg, k.MoveUp):
 		return m.startMove(-1)
+	case key.Matches(msg, k.Time):
+		return m.startTimeJump()
 	case key.Matches(msg, k.Search):
 		return m.openSearch()
 	case key.Matches(msg, k.Next):

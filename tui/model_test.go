@@ -357,3 +357,28 @@ func TestHighlightConvertsBytesToCells(t *testing.T) {
 		t.Errorf("highlight: %q", out)
 	}
 }
+
+func TestTimelineStripAndJump(t *testing.T) {
+	m, _ := demoModel(t, 110, 36)
+	strip := ansi.Strip(m.timelineStrip())
+	if !strings.Contains(strip, "Mar 02") || !strings.Contains(strip, "Mar 05") || !strings.Contains(strip, "┃") {
+		t.Fatalf("strip %q", strip)
+	}
+	press(t, m, "T")
+	typeText(t, m, "2026-03-04 10:00Z")
+	send(t, m, keyEnter)
+	rw := m.rows.At(m.cursor)
+	if rw.kind != rowItem {
+		t.Fatalf("T landed on row kind %d", rw.kind)
+	}
+	at, ok := m.cursorTime()
+	if !ok || at.Before(time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)) || at.After(time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC)) {
+		t.Fatalf("T 2026-03-04 10:00 landed at %v", at)
+	}
+	press(t, m, "T")
+	typeText(t, m, "whenever")
+	send(t, m, keyEnter)
+	if !strings.Contains(screen(m), "accepted forms") {
+		t.Fatalf("a bad time is not explained:\n%s", screen(m))
+	}
+}

@@ -26,7 +26,7 @@ type lineKey struct {
 }
 
 func (m *Model) threadHeight() int {
-	return max(m.height-2, 1) // status bar and help line
+	return max(m.height-3, 1) // timeline strip, status bar and help line
 }
 
 // rowLines renders a row (cached).
@@ -214,7 +214,9 @@ func (m *Model) render() string {
 		return "loading…"
 	}
 	h := m.threadHeight()
-	lines := make([]string, 0, h)
+	lines := make([]string, 0, h+3)
+	lines = append(lines, m.timelineStrip())
+	h++ // the strip is the first line
 	if m.rows.Len() == 0 {
 		lines = append(lines, m.styles.Thread.Empty.Render("  this session has no messages yet"))
 	}

@@ -1,0 +1,921 @@
+package formats
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"weft/model"
+)
+
+// ChatGPT's data export (conversations.json): a JSON array of
+// conversations, each a tree of nodes in "mapping" (node id -> {parent,
+// children, message}) with "current_node" naming the leaf the user last
+// saw. The array is streamed one conversation at a time, so an export of
+// hundreds of megabytes is never in memory whole. A file holding one
+// conversation object, or several one after another (JSON lines), is read
+// the same way.
+//
+// One conversation is one thread, keyed by its "id" (or
+// "conversation_id"). A conversation with neither is keyed by a digest of
+// its title and create_time, and a Problem says so: re-importing it finds
+// the same session only while both stay the same.
+//
+// The thread is the path from current_node up to the root; answers that
+// were regenerated, and edits that were abandoned, are branches off that
+// path and are not imported. Without a usable current_node the newest
+// leaf (by its message's create_time, then by place in the file) is taken.
+//
+// What becomes of each message on the path (keyed by its node id):
+//
+//   - message null (the root), a message without content, and messages
+//     hidden from the conversation (metadata.
+//     is_visually_hidden_from_conversation: the system prompt, custom
+//     instructions, memory context): skipped.
+//   - text and multimodal_text: text parts; image_asset_pointer objects are
+//     image parts (with the media type of the attachment they point to,
+//     when the message lists it), audio transcriptions are text, other
+//     objects are kept as "other" parts.
+//   - an assistant message addressed to a tool (recipient other than
+//     "all"): a tool call. For content_type code the input is
+//     {"code": text}; for text it is the text when that is JSON, else
+//     {"text": text}. The call's ID is its node id. A code message without
+//     a recipient is a call to the tool that answers it (the tool message
+//     right after it on the path), else to "python".
+//   - role tool, and execution_output content: a tool message with one
+//     tool_result part (system_error content is an error result) plus the
+//     images it shows, Name = author.name. It is linked to the latest
+//     unanswered call before it on the path when that call went to the same
+//     tool (or either name is unknown); a second result for one call, or a
+//     result after a user message, is left unlinked.
+//   - thoughts: one thinking part per thought (summary, then content);
+//     reasoning_recap: a thinking part.
+//   - any other content type, or a known one whose fields have shapes
+//     this importer does not expect: one "other" part keeping the content.
+//   - a message left with nothing to show (an empty system message, an
+//     empty text answer) is skipped; a tool result never is.
+//
+// Meta: source_id (the message id), model (metadata.model_slug),
+// content_type (when not text), recipient (of a tool call), attachments
+// (their file names).
+//
+// Conversations without a mapping, conversations that are not objects and
+// messages that cannot be read are Problems (Line 0, naming the
+// conversation by its 1-based place in the file and its id or title); the
+// rest of the file imports. A conversation whose path has no message to
+// import is a Problem too, and emits nothing, as is a second
+// conversation with the id of an earlier one. Bad JSON ends the reading
+// at the conversation it breaks, which is a Problem; what came before it
+// is imported. A file whose first element is no conversation (another
+// format's records) is refused at once.
+
+// cgMaxProblems bounds the problems listed for one file; the rest are
+// counted in a last one.
+const cgMaxProblems = 100
+
+type cgProblems struct {
+	list    []Problem
+	dropped int
+}
+
+func (p *cgProblems) add(line int, msg string) {
+	if len(p.list) >= cgMaxProblems {
+		p.dropped++
+		return
+	}
+	p.list = append(p.list, Problem{Line: line, Err: msg})
+}
+
+func (p *cgProblems) result() []Problem {
+	if p.dropped == 0 {
+		return p.list
+	}
+	return append(p.list, Problem{Err: fmt.Sprintf("%d more problems are not listed", p.dropped)})
+}
+
+type cgConversation struct {
+	ID             string          `json:"id"`
+	ConversationID string          `json:"conversation_id"`
+	Title          string          `json:"title"`
+	CreateTime     json.RawMessage `json:"create_time"`
+	CurrentNode    string          `json:"current_node"`
+	Mapping        json.RawMessage `json:"mapping"`
+}
+
+type cgNode struct {
+	Parent  string          `json:"parent"`
+	Message json.RawMessage `json:"message"`
+}
+
+type cgMessage struct {
+	ID     string `json:"id"`
+	Author struct {
+		Role string `json:"role"`
+		Name string `json:"name"`
+	} `json:"author"`
+	CreateTime json.RawMessage `json:"create_time"`
+	Content    json.RawMessage `json:"content"`
+	Recipient  string          `json:"recipient"`
+	Metadata   json.RawMessage `json:"metadata"`
+}
+
+type cgContent struct {
+	ContentType string            `json:"content_type"`
+	Parts       []json.RawMessage `json:"parts"`
+	Text        string            `json:"text"`
+	Thoughts    []json.RawMessage `json:"thoughts"`
+	Content     json.RawMessage   `json:"content"`
+	Result      string            `json:"result"`
+}
+
+// cgMeta is what is read of a message's metadata, leniently: a field of
+// an unexpected type is left out rather than losing the message.
+type cgMeta struct {
+	hidden      bool
+	model       string
+	attachments []cgAttachment
+}
+
+type cgAttachment struct {
+	ID       string `json:"id"`
+	Name     string `json:"name"`
+	MimeType string `json:"mime_type"`
+}
+
+// cgPathMsg is a message on the active path, decoded.
+type cgPathMsg struct {
+	node    string
+	msg     cgMessage
+	content cgContent
+	meta    cgMeta
+	loose   bool // content read for its type only
+}
+
+type cgReader struct {
+	emit     Emitter
+	problems cgProblems
+	seen     map[string]bool // thread keys emitted
+	threads  int
+}
+
+// ReadChatGPT reads a ChatGPT export's conversations.json: one thread
+// per conversation, the branch the user last saw.
+func ReadChatGPT(r io.Reader, emit Emitter) ([]Problem, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	first, err := cgFirstByte(br)
+	if err == io.EOF {
+		return nil, errors.New("empty file")
+	}
+	if err != nil {
+		return nil, err
+	}
+	cg := &cgReader{emit: emit, seen: map[string]bool{}}
+	dec := json.NewDecoder(br)
+	var fatal string // why reading stopped early, if it did
+	switch first {
+	case '[':
+		fatal, err = cg.readArray(dec)
+	case '{':
+		fatal, err = cg.readObjects(dec)
+	default:
+		head, _ := br.Peek(16)
+		return nil, fmt.Errorf("not a ChatGPT export: conversations.json is a JSON array of conversations, and this file starts with %q", head)
+	}
+	problems := cg.problems.result()
+	if err != nil {
+		return problems, err
+	}
+	if cg.threads > 0 {
+		return problems, nil
+	}
+	if fatal != "" {
+		return problems, fmt.Errorf("no ChatGPT conversation could be read: %s", fatal)
+	}
+	return problems, errors.New("no ChatGPT conversation with messages found: is this a ChatGPT export's conversations.json?")
+}
+
+// cgFirstByte skips a byte order mark and white space, and returns the
+// first byte after them without consuming it.
+func cgFirstByte(br *bufio.Reader) (byte, error) {
+	if bom, _ := br.Peek(3); bytes.Equal(bom, []byte("\xef\xbb\xbf")) {
+		br.Discard(3)
+	}
+	for {
+		c, err := br.ReadByte()
+		if err != nil {
+			return 0, err
+		}
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		}
+		br.UnreadByte()
+		return c, nil
+	}
+}
+
+// cgDecodeErr tells a broken or cut-off document (a problem: what came
+// before is imported) from a failing reader (an error).
+func cgDecodeErr(err error, what string) (string, error) {
+	var syn *json.SyntaxError
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return fmt.Sprintf("the file ends inside %s (is it cut off?)", what), nil
+	case errors.As(err, &syn):
+		return fmt.Sprintf("%s is not valid JSON (byte %d): %s", what, syn.Offset, shortErr(err)), nil
+	}
+	return "", fmt.Errorf("reading %s: %w", what, err)
+}
+
+func (cg *cgReader) readArray(dec *json.Decoder) (string, error) {
+	if _, err := dec.Token(); err != nil { // the '['
+		return cgDecodeErr(err, "the conversation list")
+	}
+	n := 0
+	for dec.More() {
+		n++
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			fatal, err := cgDecodeErr(err, fmt.Sprintf("conversation %d", n))
+			if fatal != "" {
+				cg.problems.add(0, fatal+"; the rest of the file is not read")
+			}
+			return fatal, err
+		}
+		if n == 1 && !cgLooksLikeConversation(raw) {
+			return "", fmt.Errorf("not a ChatGPT export: its first element is %s, not a conversation (with mapping, current_node, title)", cgDescribe(raw))
+		}
+		if err := cg.conversation(n, raw); err != nil {
+			return "", err
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the ']'
+		what := "the conversation list"
+		if n > 0 {
+			what += fmt.Sprintf(" after conversation %d", n)
+		}
+		fatal, err := cgDecodeErr(err, what)
+		if fatal != "" {
+			cg.problems.add(0, fatal)
+		}
+		return fatal, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		cg.problems.add(0, "data after the end of the conversation list is ignored")
+	}
+	if n == 0 {
+		return "the export's conversation list is empty", nil
+	}
+	return "", nil
+}
+
+// readObjects reads conversations written as objects one after another
+// (a single conversation, or JSON lines of them).
+func (cg *cgReader) readObjects(dec *json.Decoder) (string, error) {
+	n := 0
+	for {
+		var raw json.RawMessage
+		err := dec.Decode(&raw)
+		if err == io.EOF {
+			return "", nil
+		}
+		n++
+		if err != nil {
+			fatal, err := cgDecodeErr(err, fmt.Sprintf("conversation %d", n))
+			if fatal != "" {
+				cg.problems.add(0, fatal+"; the rest of the file is not read")
+			}
+			return fatal, err
+		}
+		if n == 1 && !cgLooksLikeConversation(raw) {
+			return "", fmt.Errorf("not a ChatGPT export: conversations.json is a JSON array of conversations, and this file holds %s", cgDescribe(raw))
+		}
+		if err := cg.conversation(n, raw); err != nil {
+			return "", err
+		}
+	}
+}
+
+var cgConversationKeys = []string{"mapping", "current_node", "conversation_id", "create_time", "update_time", "title"}
+
+func cgLooksLikeConversation(raw json.RawMessage) bool {
+	var keys map[string]json.RawMessage
+	if json.Unmarshal(raw, &keys) != nil {
+		return false
+	}
+	for _, k := range cgConversationKeys {
+		if _, ok := keys[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// cgJSONErr says what is wrong with a JSON value read into a struct,
+// without naming Go types.
+func cgJSONErr(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Type != nil {
+		want := "a " + te.Type.Kind().String()
+		switch te.Type.Kind() {
+		case reflect.Slice, reflect.Array:
+			want = "a list"
+		case reflect.Map, reflect.Struct, reflect.Pointer:
+			want = "an object"
+		case reflect.Int, reflect.Int64, reflect.Float64:
+			want = "a number"
+		}
+		what := "it"
+		if te.Field != "" {
+			what = "its " + te.Field
+		}
+		return fmt.Sprintf("%s is %s %s, not %s", what, cgArticle(te.Value), te.Value, want)
+	}
+	return shortErr(err)
+}
+
+func cgArticle(w string) string {
+	if w != "" && strings.ContainsRune("aeiou", rune(w[0])) {
+		return "an"
+	}
+	return "a"
+}
+
+// cgDescribe says what a JSON value is: "an object with keys a, b" or "a
+// number".
+func cgDescribe(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '{':
+		var keys map[string]json.RawMessage
+		if json.Unmarshal(raw, &keys) != nil || len(keys) == 0 {
+			return "an empty object"
+		}
+		names := make([]string, 0, len(keys))
+		for k := range keys {
+			names = append(names, k)
+		}
+		names = sorted(names)
+		if len(names) > 8 {
+			names = append(names[:8], "…")
+		}
+		return "an object with keys " + strings.Join(names, ", ")
+	case '[':
+		return "a list"
+	case '"':
+		return "a string"
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "a boolean"
+	}
+	return "a number"
+}
+
+func cgLabel(n int, c *cgConversation) string {
+	switch {
+	case c.ID != "":
+		return fmt.Sprintf("conversation %d (%s)", n, c.ID)
+	case c.ConversationID != "":
+		return fmt.Sprintf("conversation %d (%s)", n, c.ConversationID)
+	case c.Title != "":
+		return fmt.Sprintf("conversation %d %q", n, c.Title)
+	}
+	return fmt.Sprintf("conversation %d", n)
+}
+
+// conversation reads one conversation and emits it as a thread. Only an
+// emitter error is returned; everything else is a problem.
+func (cg *cgReader) conversation(n int, raw json.RawMessage) error {
+	if raw = bytes.TrimSpace(raw); len(raw) == 0 || raw[0] != '{' {
+		cg.problems.add(0, fmt.Sprintf("conversation %d is %s, not a conversation object; skipped", n, cgDescribe(raw)))
+		return nil
+	}
+	var c cgConversation
+	if err := json.Unmarshal(raw, &c); err != nil {
+		cg.problems.add(0, fmt.Sprintf("conversation %d is not a ChatGPT conversation: %s; skipped", n, cgJSONErr(err)))
+		return nil
+	}
+	label := cgLabel(n, &c)
+	if m := bytes.TrimSpace(c.Mapping); len(m) == 0 || string(m) == "null" {
+		cg.problems.add(0, label+" has no mapping (the tree of its messages); skipped")
+		return nil
+	}
+	order, nodes, err := cgReadMapping(c.Mapping)
+	if err != nil {
+		cg.problems.add(0, fmt.Sprintf("%s: its mapping is not readable: %s; skipped", label, err))
+		return nil
+	}
+
+	key, derived := c.ID, false
+	if key == "" {
+		key = c.ConversationID
+	}
+	if key == "" {
+		h := sha256.New()
+		h.Write([]byte(c.Title))
+		h.Write([]byte{0})
+		h.Write(bytes.TrimSpace(c.CreateTime))
+		key, derived = "derived-"+hex.EncodeToString(h.Sum(nil))[:16], true
+	}
+	if cg.seen[key] {
+		cg.problems.add(0, fmt.Sprintf("%s has the id of an earlier conversation in this file; skipped", label))
+		return nil
+	}
+
+	path := cgPath(c.CurrentNode, order, nodes)
+	var msgs []cgPathMsg
+	for _, id := range path {
+		nraw := bytes.TrimSpace(nodes[id].Message)
+		if len(nraw) == 0 || string(nraw) == "null" {
+			continue
+		}
+		var pm cgPathMsg
+		pm.node = id
+		if err := json.Unmarshal(nraw, &pm.msg); err != nil {
+			cg.problems.add(0, fmt.Sprintf("%s: message %s is not readable: %s; skipped", label, id, cgJSONErr(err)))
+			continue
+		}
+		pm.meta = cgReadMeta(pm.msg.Metadata)
+		c := bytes.TrimSpace(pm.msg.Content)
+		if pm.meta.hidden || len(c) == 0 || string(c) == "null" {
+			continue // not shown, or nothing said
+		}
+		if err := json.Unmarshal(c, &pm.content); err != nil {
+			// a content type with fields of shapes this importer does not
+			// know: kept whole, as long as it says what it is
+			var ct struct {
+				ContentType string `json:"content_type"`
+			}
+			if json.Unmarshal(c, &ct) != nil || ct.ContentType == "" {
+				cg.problems.add(0, fmt.Sprintf("%s: message %s has unreadable content: %s; skipped", label, id, cgJSONErr(err)))
+				continue
+			}
+			pm.content, pm.loose = cgContent{ContentType: ct.ContentType}, true
+		}
+		msgs = append(msgs, pm)
+	}
+
+	out := cg.build(label, msgs)
+	if len(out) == 0 {
+		cg.problems.add(0, label+" has no message to import; skipped")
+		return nil
+	}
+	if derived {
+		cg.problems.add(0, fmt.Sprintf("%s has no id: its key %s is made from its title and create time", label, key))
+	}
+	cg.seen[key] = true
+	cg.threads++
+	if err := cg.emit.Begin(ThreadInfo{Key: key, Title: c.Title, Source: ChatGPT, CreatedAt: cgTime(c.CreateTime)}); err != nil {
+		return err
+	}
+	for _, m := range out {
+		if err := cg.emit.Message(m); err != nil {
+			return err
+		}
+	}
+	return cg.emit.End()
+}
+
+// cgReadMapping reads the mapping object in file order. A node that is
+// not readable is left out (the path stops at it).
+func cgReadMapping(raw json.RawMessage) ([]string, map[string]*cgNode, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, nil, errors.New(shortErr(err))
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, nil, fmt.Errorf("it is %s, not an object", cgDescribe(raw))
+	}
+	var order []string
+	nodes := map[string]*cgNode{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, nil, errors.New(shortErr(err))
+		}
+		id, _ := tok.(string)
+		var nraw json.RawMessage
+		if err := dec.Decode(&nraw); err != nil {
+			return nil, nil, errors.New(shortErr(err))
+		}
+		nd := &cgNode{}
+		if json.Unmarshal(nraw, nd) != nil {
+			continue
+		}
+		if _, ok := nodes[id]; !ok {
+			order = append(order, id)
+		}
+		nodes[id] = nd
+	}
+	return order, nodes, nil
+}
+
+// cgPath is the node ids from the root down to current (or, if current
+// names no node, to the newest leaf).
+func cgPath(current string, order []string, nodes map[string]*cgNode) []string {
+	if _, ok := nodes[current]; !ok {
+		current = cgNewestLeaf(order, nodes)
+	}
+	var path []string
+	seen := map[string]bool{}
+	for id := current; id != "" && !seen[id]; {
+		nd, ok := nodes[id]
+		if !ok {
+			break
+		}
+		seen[id] = true
+		path = append(path, id)
+		id = nd.Parent
+	}
+	for i, j := 0, len(path)-1; i < j; i, j = i+1, j-1 {
+		path[i], path[j] = path[j], path[i]
+	}
+	return path
+}
+
+func cgNewestLeaf(order []string, nodes map[string]*cgNode) string {
+	parents := make(map[string]bool, len(nodes))
+	for _, nd := range nodes {
+		if nd.Parent != "" {
+			parents[nd.Parent] = true
+		}
+	}
+	best, bestAt := "", time.Time{}
+	for _, id := range order {
+		if parents[id] {
+			continue
+		}
+		var m struct {
+			CreateTime json.RawMessage `json:"create_time"`
+		}
+		json.Unmarshal(nodes[id].Message, &m)
+		at := cgTime(m.CreateTime)
+		if best == "" || !at.Before(bestAt) {
+			best, bestAt = id, at
+		}
+	}
+	return best
+}
+
+func cgReadMeta(raw json.RawMessage) cgMeta {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(raw, &fields) != nil {
+		return cgMeta{}
+	}
+	var m cgMeta
+	json.Unmarshal(fields["is_visually_hidden_from_conversation"], &m.hidden)
+	json.Unmarshal(fields["model_slug"], &m.model)
+	if json.Unmarshal(fields["attachments"], &m.attachments) != nil {
+		m.attachments = nil
+	}
+	return m
+}
+
+// cgTime reads a ChatGPT timestamp: float seconds since the epoch (or
+// such a number in a string), exactly to the digits written. null, and
+// anything else, give the zero time.
+func cgTime(raw json.RawMessage) time.Time {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return time.Time{}
+	}
+	s := string(raw)
+	if raw[0] == '"' {
+		if json.Unmarshal(raw, &s) != nil {
+			return time.Time{}
+		}
+		s = strings.TrimSpace(s)
+		if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+			return t.UTC()
+		}
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || f <= 0 || f > 253402300799 { // up to year 9999
+		return time.Time{}
+	}
+	if !strings.ContainsAny(s, "eE") {
+		whole, frac, _ := strings.Cut(strings.TrimPrefix(s, "+"), ".")
+		sec, err1 := strconv.ParseInt(whole, 10, 64)
+		frac = (frac + "000000000")[:9]
+		nsec, err2 := strconv.ParseInt(frac, 10, 64)
+		if err1 == nil && err2 == nil {
+			return time.Unix(sec, nsec).UTC()
+		}
+	}
+	sec := math.Floor(f)
+	nsec := min(int64(math.Round((f-sec)*1e9)), 999999999)
+	return time.Unix(int64(sec), nsec).UTC()
+}
+
+type cgCall struct {
+	id, tool string
+	answered bool
+}
+
+// build turns the path's messages into messages to emit.
+func (cg *cgReader) build(label string, msgs []cgPathMsg) []Message {
+	var out []Message
+	var last *cgCall // the latest tool call, for linking its result
+	for i := range msgs {
+		pm := &msgs[i]
+		m, c := &pm.msg, &pm.content
+		role := model.Role(m.Author.Role)
+		switch m.Author.Role {
+		case "user", "assistant", "system", "tool":
+		case "developer":
+			role = model.RoleSystem
+		default:
+			cg.problems.add(0, fmt.Sprintf("%s: message %s has author role %q, which is none of user, assistant, system, tool; skipped", label, pm.node, m.Author.Role))
+			continue
+		}
+		content := cgCompact(m.Content)
+		meta := map[string]string{"source_id": pm.node}
+		if m.ID != "" {
+			meta["source_id"] = m.ID
+		}
+		if pm.meta.model != "" {
+			meta["model"] = pm.meta.model
+		}
+		if c.ContentType != "" && c.ContentType != "text" {
+			meta["content_type"] = c.ContentType
+		}
+		if names := cgAttachmentNames(pm.meta.attachments); names != "" {
+			meta["attachments"] = names
+		}
+		var parts []model.Part
+		name := ""
+		recipient := m.Recipient
+		if recipient == "all" {
+			recipient = ""
+		}
+		switch {
+		case role == model.RoleTool || c.ContentType == "execution_output":
+			role, name = model.RoleTool, m.Author.Name
+			text, images := cgToolOutput(c, pm.meta.attachments)
+			res := model.Part{Type: model.PartToolResult, Text: text, IsError: c.ContentType == "system_error", Raw: content}
+			if last != nil && !last.answered && (last.tool == "" || name == "" || last.tool == name) {
+				res.ToolCallID, last.answered = last.id, true
+			}
+			if res.ToolCallID != "" && name == "" {
+				name = last.tool
+			}
+			parts = append([]model.Part{res}, images...)
+		case pm.loose:
+			parts = []model.Part{{Type: model.PartOther, Raw: content}}
+		case role == model.RoleAssistant && (c.ContentType == "code" || recipient != "" && c.ContentType == "text"):
+			tool := recipient
+			if tool == "" {
+				tool = "python"
+				if i+1 < len(msgs) && msgs[i+1].msg.Author.Role == "tool" && msgs[i+1].msg.Author.Name != "" {
+					tool = msgs[i+1].msg.Author.Name
+				}
+			}
+			var input json.RawMessage
+			if c.ContentType == "code" {
+				input = cgJSON(map[string]string{"code": c.Text})
+			} else {
+				text := cgJoinText(c.Parts)
+				if t := strings.TrimSpace(text); t != "" && (t[0] == '{' || t[0] == '[') && json.Valid([]byte(t)) {
+					input = cgCompact(json.RawMessage(t))
+				} else {
+					input = cgJSON(map[string]string{"text": text})
+				}
+			}
+			parts = []model.Part{{Type: model.PartToolCall, ToolCallID: pm.node, ToolName: tool, Input: input, Raw: content}}
+			meta["recipient"] = tool
+			last = &cgCall{id: pm.node, tool: tool}
+		default:
+			parts = cgParts(c, content, pm.meta.attachments)
+			if role == model.RoleUser || role == model.RoleSystem {
+				last = nil
+			}
+		}
+		if role != model.RoleTool && cgNothing(parts) {
+			continue
+		}
+		nm := model.NewMessage{
+			Role:      role,
+			Content:   RenderContent(parts),
+			Name:      name,
+			Parts:     cgEncodeParts(parts),
+			CreatedAt: cgTime(m.CreateTime),
+			Meta:      meta,
+		}
+		if err := nm.Validate(); err != nil {
+			cg.problems.add(0, fmt.Sprintf("%s: message %s: %s; skipped", label, pm.node, err))
+			continue
+		}
+		out = append(out, Message{Key: pm.node, NewMessage: nm})
+	}
+	return out
+}
+
+// cgParts normalises a user, assistant or system message's content.
+func cgParts(c *cgContent, content json.RawMessage, atts []cgAttachment) []model.Part {
+	switch c.ContentType {
+	case "text", "multimodal_text":
+		parts := make([]model.Part, 0, len(c.Parts))
+		for _, raw := range c.Parts {
+			if p, ok := cgPart(raw, atts); ok {
+				parts = append(parts, p)
+			}
+		}
+		return parts
+	case "thoughts":
+		var parts []model.Part
+		for _, raw := range c.Thoughts {
+			var th struct {
+				Summary string `json:"summary"`
+				Content string `json:"content"`
+			}
+			json.Unmarshal(raw, &th)
+			text := strings.TrimSpace(th.Summary)
+			if body := strings.TrimSpace(th.Content); body != "" {
+				if text != "" {
+					text += "\n\n"
+				}
+				text += body
+			}
+			parts = append(parts, model.Part{Type: model.PartThinking, Text: text, Raw: cgCompact(raw)})
+		}
+		return parts
+	case "reasoning_recap":
+		var s string
+		json.Unmarshal(c.Content, &s)
+		return []model.Part{{Type: model.PartThinking, Text: s, Raw: content}}
+	}
+	if len(content) == 0 {
+		return nil
+	}
+	return []model.Part{{Type: model.PartOther, Raw: content}}
+}
+
+// cgPart reads one element of a text or multimodal_text message's parts.
+func cgPart(raw json.RawMessage, atts []cgAttachment) (model.Part, bool) {
+	raw = cgCompact(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return model.Part{}, false
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return model.Part{}, false
+		}
+		return model.Part{Type: model.PartText, Text: s, Raw: raw}, true
+	case '{':
+		var o struct {
+			ContentType  string `json:"content_type"`
+			AssetPointer string `json:"asset_pointer"`
+			Text         string `json:"text"`
+		}
+		json.Unmarshal(raw, &o)
+		switch o.ContentType {
+		case "image_asset_pointer":
+			return model.Part{Type: model.PartImage, MediaType: cgMediaType(o.AssetPointer, atts), Raw: raw}, true
+		case "audio_transcription":
+			return model.Part{Type: model.PartText, Text: o.Text, Raw: raw}, true
+		}
+	}
+	return model.Part{Type: model.PartOther, Raw: raw}, true
+}
+
+// cgMediaType is the media type of the attachment an asset pointer
+// (file-service://file-ID, sediment://file_ID) names, if the message
+// lists it.
+func cgMediaType(pointer string, atts []cgAttachment) string {
+	if i := strings.Index(pointer, "://"); i >= 0 {
+		pointer = pointer[i+3:]
+	}
+	for _, a := range atts {
+		if a.ID != "" && a.ID == pointer {
+			return a.MimeType
+		}
+	}
+	return ""
+}
+
+func cgAttachmentNames(atts []cgAttachment) string {
+	var names []string
+	for _, a := range atts {
+		if a.Name != "" {
+			names = append(names, a.Name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// cgToolOutput is the text of a tool's message, whatever its content type,
+// and the images it shows.
+func cgToolOutput(c *cgContent, atts []cgAttachment) (string, []model.Part) {
+	var b strings.Builder
+	add := func(s string) {
+		if strings.TrimSpace(s) == "" {
+			return
+		}
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(s)
+	}
+	add(c.Text)
+	add(c.Result)
+	var images []model.Part
+	for _, raw := range c.Parts {
+		p, ok := cgPart(raw, atts)
+		switch {
+		case !ok:
+		case p.Type == model.PartText:
+			add(p.Text)
+		case p.Type == model.PartImage:
+			images = append(images, p)
+		}
+	}
+	var s string
+	if json.Unmarshal(c.Content, &s) == nil {
+		add(s)
+	}
+	return b.String(), images
+}
+
+func cgJoinText(parts []json.RawMessage) string {
+	var texts []string
+	for _, raw := range parts {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			texts = append(texts, s)
+		}
+	}
+	return strings.Join(texts, "\n")
+}
+
+// cgNothing reports whether parts hold nothing to show: no parts, or only
+// blank text and thinking.
+func cgNothing(parts []model.Part) bool {
+	for _, p := range parts {
+		switch p.Type {
+		case model.PartText, model.PartThinking:
+			if strings.TrimSpace(p.Text) != "" {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// cgCompact is a source block as stored in Raw: compacted (the parts are
+// stored as one JSON value), nil for nothing.
+func cgCompact(raw json.RawMessage) json.RawMessage {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return nil
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return nil
+	}
+	return b.Bytes()
+}
+
+// cgEncodeParts is model.EncodeParts without HTML escaping, so the source
+// blocks in Raw keep their characters as written.
+func cgEncodeParts(parts []model.Part) json.RawMessage {
+	if len(parts) == 0 {
+		return nil
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(parts) != nil {
+		return model.EncodeParts(parts)
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// cgJSON encodes v without HTML escaping (code keeps its < and &).
+func cgJSON(v any) json.RawMessage {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil {
+		return nil
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}

@@ -1,0 +1,125 @@
+package tui
+
+import (
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"weft/ops"
+)
+
+// The timeline strip sits above the thread: message density across the
+// session's time, with the cursor's place marked. T jumps to a time.
+
+const timelineBuckets = 240
+
+type timelineLoadedMsg struct {
+	t   ops.Timeline
+	sid string
+}
+
+func (m *Model) loadTimeline() tea.Cmd {
+	svc, sid := m.svc, m.sid
+	return func() tea.Msg {
+		t, err := svc.Timeline(sid, timelineBuckets)
+		if err != nil {
+			return nil
+		}
+		return timelineLoadedMsg{t, sid}
+	}
+}
+
+var bars = []rune(" ▁▂▃▄▅▆▇█")
+
+// timelineStrip draws the density in width cells.
+func (m *Model) timelineStrip() string {
+	tl := m.timeline
+	st := m.styles.Timeline
+	if len(tl.Counts) == 0 || m.width < 30 {
+		return ""
+	}
+	left, right := tl.Start.Local().Format("Jan 02 15:04"), tl.End.Local().Format("Jan 02 15:04")
+	w := m.width - len(left) - len(right) - 4
+	if w < 10 {
+		return ""
+	}
+	cols := make([]int, w)
+	for i, c := range tl.Counts {
+		cols[i*w/len(tl.Counts)] += c
+	}
+	peak := 1
+	for _, c := range cols {
+		peak = max(peak, c)
+	}
+	cursorCol := -1
+	if at, ok := m.cursorTime(); ok {
+		cursorCol = tl.Bucket(at) * w / len(tl.Counts)
+	}
+	var b strings.Builder
+	for i, c := range cols {
+		ch := bars[0]
+		if c > 0 {
+			ch = bars[1+(c*(len(bars)-2))/peak]
+		}
+		if i == cursorCol {
+			b.WriteString(st.Cursor.Render("┃"))
+			continue
+		}
+		b.WriteString(st.Bar.Render(string(ch)))
+	}
+	return ansi.Truncate(" "+st.Label.Render(left)+" "+b.String()+" "+st.Label.Render(right), m.width, "")
+}
+
+// cursorTime is the time of the message under the cursor.
+func (m *Model) cursorTime() (time.Time, bool) {
+	if m.rows == nil || m.rows.Len() == 0 {
+		return time.Time{}, false
+	}
+	rw := m.rows.At(m.cursor)
+	if rw.kind != rowItem {
+		return time.Time{}, false
+	}
+	it := m.view.Items[rw.item]
+	if it.Seq == 0 {
+		s := &m.view.Synth[it.Synth]
+		if !s.TimeSpanStart.IsZero() {
+			return s.TimeSpanStart, true
+		}
+		return time.Time{}, false
+	}
+	if b := m.bodies[it.Seq]; b != nil {
+		return b.CreatedAt, true
+	}
+	return time.Time{}, false
+}
+
+type timeJumpMsg struct {
+	index int
+	at    time.Time
+	err   error
+}
+
+func (m *Model) startTimeJump() tea.Cmd {
+	m.dialog = newInputDialog("Jump to a time", "e.g. 2026-03-03 14:00, 15:30, -2h, yesterday 9am · enter to jump · esc to cancel", "", nil,
+		func(v string) tea.Cmd {
+			svc, sid := m.svc, m.sid
+			return func() tea.Msg {
+				i, at, err := svc.ItemAt(sid, v)
+				return timeJumpMsg{i, at, err}
+			}
+		})
+	return nil
+}
+
+func (m *Model) timeJumped(msg timeJumpMsg) tea.Cmd {
+	if msg.err != nil {
+		return m.flash(msg.err.Error(), true)
+	}
+	m.jumpTo(msg.index)
+	if msg.index >= m.view.Len() {
+		return tea.Batch(m.loadBodies(), m.flash("nothing at or after "+msg.at.Local().Format("Jan 02 15:04")+": at the end", false))
+	}
+	return m.loadBodies()
+}
