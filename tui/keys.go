@@ -19,6 +19,7 @@ type KeyMap struct {
 	Operations               key.Binding
 	Search, Next, Prev       key.Binding
 	Time                     key.Binding
+	Sessions                 key.Binding
 
 	Help key.Binding
 	Quit key.Binding
@@ -49,6 +50,7 @@ func DefaultKeyMap() KeyMap {
 		Operations: key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "operations")),
 		Search:     key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "search")),
 		Time:       key.NewBinding(key.WithKeys("T"), key.WithHelp("T", "jump to a time")),
+		Sessions:   key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "sessions")),
 		Next:       key.NewBinding(key.WithKeys("n"), key.WithHelp("n/N", "next/previous match")),
 		Prev:       key.NewBinding(key.WithKeys("N"), key.WithHelp("N", "previous match")),
 		Help:       key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
@@ -67,6 +69,6 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 		{k.Up, k.Down, k.HalfUp, k.HalfDown, k.Top, k.Bottom},
 		{k.Toggle, k.Select, k.Cancel, k.Search, k.Next, k.Time},
 		{k.Tag, k.Digest, k.Snip, k.Revise, k.Insert, k.MoveDown, k.Undo, k.Redo, k.Operations},
-		{k.Help, k.Quit},
+		{k.Sessions, k.Help, k.Quit},
 	}
 }

@@ -204,7 +204,16 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case jumpMsg:
 		m.jumpTo(msg.index)
 		return m, m.loadBodies()
-	case editorDoneMsg, opsLoadedMsg:
+	case openSessionMsg:
+		if msg.id == m.sid {
+			return m, nil
+		}
+		m.view, m.rows, m.anchor, m.moving = nil, nil, -1, nil
+		m.search = search{}
+		clear(m.expanded)
+		clear(m.bodies)
+		return m, m.loadView(msg.id)
+	case editorDoneMsg, opsLoadedMsg, sessionsLoadedMsg:
 		if m.dialog != nil {
 			_, cmd := m.dialog.HandleMsg(msg)
 			return m, cmd
@@ -322,6 +331,9 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.startMove(1)
 	case key.Matches(msg, k.MoveUp):
 		return m.startMove(-1)
+	case key.Matches(msg, k.Sessions):
+		m.dialog = newSessionsPanel()
+		return loadSessions(m.svc)
 	case key.Matches(msg, k.Time):
 		return m.startTimeJump()
 	case key.Matches(msg, k.Search):

@@ -382,3 +382,24 @@ func TestTimelineStripAndJump(t *testing.T) {
 		t.Fatalf("a bad time is not explained:\n%s", screen(m))
 	}
 }
+
+func TestSessionsList(t *testing.T) {
+	m, svc := demoModel(t, 110, 36)
+	other, err := svc.CreateSession(context.Background(), ops.CreateSessionArgs{Title: "Another thread"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	send(t, m, tea.KeyPressMsg{Code: tea.KeyTab})
+	if !strings.Contains(screen(m), "Sessions (2)") {
+		t.Fatalf("tab did not list the sessions:\n%s", screen(m))
+	}
+	typeText(t, m, "anoth")
+	s := screen(m)
+	if !strings.Contains(s, "Another thread") || strings.Contains(s, "Rate limiter for the API") && strings.Contains(s, "▸ Rate") {
+		t.Fatalf("filter:\n%s", s)
+	}
+	send(t, m, keyEnter)
+	if m.sid != other.SessionID || !strings.Contains(screen(m), "this session has no messages yet") {
+		t.Fatalf("enter did not open the other session:\n%s", screen(m))
+	}
+}

@@ -1,0 +1,127 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/sahilm/fuzzy"
+
+	"weft/ops"
+	"weft/themes"
+)
+
+// sessionsPanel lists the file's sessions with a fuzzy filter on their
+// titles; enter opens one, tab goes back to the thread.
+type sessionsPanel struct {
+	all    []ops.SessionOut
+	shown  []int // indexes into all, filtered and ranked
+	match  map[int][]int
+	filter textinput.Model
+	cursor int
+}
+
+type sessionsLoadedMsg struct {
+	list []ops.SessionOut
+	err  error
+}
+
+// openSessionMsg asks the root to open a session.
+type openSessionMsg struct{ id string }
+
+func loadSessions(svc *ops.Service) tea.Cmd {
+	return func() tea.Msg {
+		res, err := svc.ListSessions(context.Background(), ops.ListSessionsArgs{})
+		return sessionsLoadedMsg{res.Sessions, err}
+	}
+}
+
+func newSessionsPanel() *sessionsPanel {
+	in := textinput.New()
+	in.Prompt = "filter › "
+	in.Focus()
+	return &sessionsPanel{filter: in}
+}
+
+func (p *sessionsPanel) refilter() {
+	p.shown, p.match = p.shown[:0], map[int][]int{}
+	q := p.filter.Value()
+	if q == "" {
+		for i := range p.all {
+			p.shown = append(p.shown, i)
+		}
+	} else {
+		titles := make([]string, len(p.all))
+		for i, s := range p.all {
+			titles[i] = s.Title
+		}
+		for _, m := range fuzzy.Find(q, titles) {
+			p.shown = append(p.shown, m.Index)
+			p.match[m.Index] = m.MatchedIndexes
+		}
+	}
+	p.cursor = min(p.cursor, max(len(p.shown)-1, 0))
+}
+
+func (p *sessionsPanel) HandleMsg(msg tea.Msg) (bool, tea.Cmd) {
+	switch msg := msg.(type) {
+	case sessionsLoadedMsg:
+		if msg.err == nil {
+			p.all = msg.list
+			p.refilter()
+		}
+		return false, nil
+	case tea.KeyPressMsg:
+		switch msg.String() {
+		case "esc", "tab":
+			return true, nil
+		case "down", "ctrl+n":
+			p.cursor = min(p.cursor+1, max(len(p.shown)-1, 0))
+			return false, nil
+		case "up", "ctrl+p":
+			p.cursor = max(p.cursor-1, 0)
+			return false, nil
+		case "enter":
+			if p.cursor < len(p.shown) {
+				id := p.all[p.shown[p.cursor]].SessionID
+				return true, func() tea.Msg { return openSessionMsg{id} }
+			}
+			return false, nil
+		}
+	}
+	var cmd tea.Cmd
+	before := p.filter.Value()
+	p.filter, cmd = p.filter.Update(msg)
+	if p.filter.Value() != before {
+		p.refilter()
+	}
+	return false, cmd
+}
+
+func (p *sessionsPanel) View(width int, st *themes.Styles) string {
+	w := min(width-4, 110)
+	lines := []string{st.List.Title.Render(fmt.Sprintf("Sessions (%d)", len(p.all))), p.filter.View()}
+	const shown = 12
+	from := min(max(p.cursor-shown/2, 0), max(len(p.shown)-shown, 0))
+	for k := from; k < min(from+shown, len(p.shown)); k++ {
+		i := p.shown[k]
+		s := p.all[i]
+		style, prefix := st.List.Item, "  "
+		if k == p.cursor {
+			style, prefix = st.List.Selected, "▸ "
+		}
+		title := highlight(ansi.Truncate(s.Title, 48, "…"), p.match[i], style, st.Search.Match)
+		updated, _ := time.Parse(time.RFC3339Nano, s.UpdatedAt)
+		meta := st.List.Meta.Render(fmt.Sprintf("%6d msgs %9s tokens  %s", s.MessageCount, thousands(s.Tokens), updated.Local().Format("Jan 02 15:04")))
+		lines = append(lines, prefix+title+"  "+meta)
+	}
+	if len(p.shown) == 0 {
+		lines = append(lines, st.Thread.Empty.Render("no session matches"))
+	}
+	lines = append(lines, st.Dialog.Hint.Render("type to filter · enter open · tab back"))
+	return st.Dialog.Box.Width(w).Render(lipgloss.JoinVertical(lipgloss.Left, lines...))
+}
