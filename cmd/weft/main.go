@@ -103,7 +103,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdTools(stdout)
 	case "demo":
 		return cmdDemo(ctx, rest, tuiOpts)
-	case "ls", "new", "show", "call":
+	case "ls", "new", "show", "call", "import", "export":
 	default:
 		// weft [SESSION]: the TUI.
 		if len(rest) > 0 {
@@ -129,6 +129,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return tui.Run(ctx, svc, tuiOpts)
 	case "ls":
 		return cmdLs(ctx, svc, rest, stdout)
+	case "import":
+		return cmdImport(ctx, svc, rest, stdout, stderr)
+	case "export":
+		return cmdExport(ctx, svc, rest, stdout, stderr)
 	case "new":
 		return cmdNew(ctx, svc, rest, stdout)
 	case "show":

@@ -1,0 +1,268 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"charm.land/bubbles/v2/progress"
+	"golang.org/x/term"
+
+	"weft/formats"
+	"weft/ops"
+)
+
+func cmdImport(ctx context.Context, svc *ops.Service, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("import", flag.ContinueOnError)
+	format := fs.String("format", "", "the files' format (default: detected)")
+	session := fs.String("session", "", "import into this session (ID, prefix or title; created if none matches)")
+	files, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		return usageErr("import needs a file: weft import [--format F] [--session NAME] FILE...")
+	}
+	if *format != "" {
+		if _, ok := formats.ReaderFor(formats.Format(*format)); !ok {
+			return usageErr("unknown format %q; the formats are %s", *format, strings.Join(formatNames(), ", "))
+		}
+	}
+	failed := 0
+	for _, file := range files {
+		if err := importFile(ctx, svc, file, formats.Format(*format), *session, stdout, stderr); err != nil {
+			fmt.Fprintf(stderr, "weft: %s: %v\n", file, err)
+			failed++
+		}
+	}
+	if failed > 0 {
+		return &exitError{1, fmt.Errorf("%d of %d files not imported", failed, len(files))}
+	}
+	return nil
+}
+
+func formatNames() []string {
+	var names []string
+	for _, f := range formats.Formats {
+		names = append(names, string(f))
+	}
+	return names
+}
+
+func importFile(ctx context.Context, svc *ops.Service, file string, format formats.Format, session string, stdout, stderr io.Writer) error {
+	var f *os.File
+	if file == "-" {
+		f = os.Stdin
+	} else {
+		var err error
+		if f, err = os.Open(file); err != nil {
+			return err
+		}
+		defer f.Close()
+	}
+	size := int64(-1)
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		size = st.Size()
+	}
+	br := bufio.NewReaderSize(f, formats.DetectSize)
+	if format == "" {
+		head, _ := br.Peek(formats.DetectSize)
+		var err error
+		if format, err = formats.Detect(head); err != nil {
+			return err
+		}
+	}
+	read, _ := formats.ReaderFor(format)
+	counter := &countingReader{r: br}
+	bar := newImportProgress(stderr, file, size, counter)
+	im := svc.NewImport(ctx, ops.ImportOptions{Session: session, Progress: bar.update})
+	problems, err := read(counter, im)
+	bar.done()
+	for i, p := range problems {
+		if i == 20 {
+			fmt.Fprintf(stderr, "%s: … and %d more records not read\n", file, len(problems)-20)
+			break
+		}
+		fmt.Fprintf(stderr, "%s: %s\n", file, p)
+	}
+	reportImport(stdout, file, im.Sessions)
+	if err != nil {
+		return fmt.Errorf("%s import stopped: %w", format, err)
+	}
+	return nil
+}
+
+// reportImport lists the sessions an import changed (the first few) and
+// sums it up in one line.
+func reportImport(w io.Writer, file string, sessions []ops.ImportedSession) {
+	const listed = 10
+	var added, skipped, opsMade, created, changed int
+	for _, s := range sessions {
+		added, skipped, opsMade = added+s.Added, skipped+s.Skipped, opsMade+s.Ops
+		if s.Created {
+			created++
+		}
+		if s.Added == 0 && s.Ops == 0 {
+			continue
+		}
+		changed++
+		if changed > listed {
+			continue
+		}
+		verb := "into"
+		if s.Created {
+			verb = "as new session"
+		}
+		fmt.Fprintf(w, "  %d messages %s %s %q", s.Added, verb, s.SessionID, s.Title)
+		if s.Ops > 0 {
+			fmt.Fprintf(w, ", %d operations", s.Ops)
+		}
+		fmt.Fprintln(w)
+	}
+	if changed > listed {
+		fmt.Fprintf(w, "  … and %d more sessions\n", changed-listed)
+	}
+	switch {
+	case len(sessions) == 0:
+		fmt.Fprintf(w, "%s: nothing to import\n", file)
+	case added == 0 && opsMade == 0:
+		fmt.Fprintf(w, "%s: nothing new: %s already imported\n", file, plural(len(sessions), "session"))
+	default:
+		fmt.Fprintf(w, "%s: %d messages imported into %s (%d new)", file, added, plural(changed, "session"), created)
+		if skipped > 0 {
+			fmt.Fprintf(w, "; %d were already there", skipped)
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+func plural(n int, one string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %ss", n, one)
+}
+
+type countingReader struct {
+	r io.Reader
+	n atomic.Int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// importProgress draws a progress bar on a terminal's stderr, and nothing
+// when stderr is not a terminal.
+type importProgress struct {
+	w       io.Writer
+	on      bool
+	name    string
+	size    int64
+	counter *countingReader
+	bar     progress.Model
+	last    time.Time
+	drawn   bool
+}
+
+func newImportProgress(w io.Writer, name string, size int64, counter *countingReader) *importProgress {
+	p := &importProgress{w: w, name: name, size: size, counter: counter}
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) && size > 0 {
+		p.on = true
+		p.bar = progress.New(progress.WithDefaultBlend(), progress.WithWidth(30))
+	}
+	return p
+}
+
+func (p *importProgress) update(messages int) {
+	if !p.on || time.Since(p.last) < 100*time.Millisecond {
+		return
+	}
+	p.last = time.Now()
+	pct := min(float64(p.counter.n.Load())/float64(p.size), 1)
+	fmt.Fprintf(p.w, "\r%s %s %d messages", p.name, p.bar.ViewAs(pct), messages)
+	p.drawn = true
+}
+
+func (p *importProgress) done() {
+	if p.drawn {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}
+
+func cmdExport(ctx context.Context, svc *ops.Service, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("export", flag.ContinueOnError)
+	format := fs.String("format", "openai", "openai, anthropic, jsonl or markdown")
+	raw := fs.Bool("raw", false, "the stored messages, without operations")
+	out := fs.String("o", "", "write to this file instead of stdout")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 1 {
+		return usageErr("export takes one session at most (got %d)", len(pos))
+	}
+	ref := ""
+	if len(pos) == 1 {
+		ref = pos[0]
+	}
+	switch *format {
+	case "openai", "anthropic", "jsonl", "markdown":
+	default:
+		return usageErr("unknown export format %q: openai, anthropic, jsonl or markdown", *format)
+	}
+	w := stdout
+	if *out != "" {
+		f, err := os.OpenFile(*out, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		w = f
+	}
+	bw := bufio.NewWriterSize(w, 1<<16)
+	if *format == "jsonl" {
+		if *raw {
+			fmt.Fprintln(stderr, "weft: note: jsonl is lossless: it holds the stored messages and the operations, so --raw changes nothing")
+		}
+		info, msgs, opsList, err := svc.ExportWeft(ref)
+		if err != nil {
+			return err
+		}
+		if err := formats.WriteWeft(bw, info, msgs, opsList); err != nil {
+			return err
+		}
+		return bw.Flush()
+	}
+	info, items, err := svc.ExportItems(ref, *raw)
+	if err != nil {
+		return err
+	}
+	var report formats.Report
+	switch *format {
+	case "openai":
+		report, err = formats.WriteOpenAI(bw, items)
+	case "anthropic":
+		report, err = formats.WriteAnthropic(bw, items)
+	case "markdown":
+		err = formats.WriteMarkdown(bw, info.Title, items)
+	}
+	if err != nil {
+		return err
+	}
+	for _, line := range report.Folded {
+		fmt.Fprintln(stderr, "weft: note:", line)
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
