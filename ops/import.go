@@ -247,8 +247,15 @@ func (im *Import) flush() error {
 		if err := tx.AppendMessages(info.ID, msgs); err != nil {
 			return err
 		}
-		for i, k := range keys {
-			if err := tx.PutImportKey(info.ID, k, msgs[i].Seq); err != nil {
+		// Keys are put in key order: bbolt then fills its leaves in
+		// order instead of scattering the batch across the tree.
+		order := make([]int, len(keys))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortFunc(order, func(a, b int) int { return strings.Compare(keys[a], keys[b]) })
+		for _, i := range order {
+			if err := tx.PutImportKey(info.ID, keys[i], msgs[i].Seq); err != nil {
 				return err
 			}
 		}
