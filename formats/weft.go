@@ -59,6 +59,7 @@ func ReadWeft(r io.Reader, emit Emitter) ([]Problem, error) {
 	var problems []Problem
 	open := false
 	var session string
+	var lastSeq uint64
 	lines := 0
 	err := eachLine(r, func(n int, line []byte) error {
 		lines++
@@ -82,7 +83,7 @@ func ReadWeft(r io.Reader, emit Emitter) ([]Problem, error) {
 				}
 			}
 			s := l.Session
-			session, open = s.ID, true
+			session, open, lastSeq = s.ID, true, 0
 			return emit.Begin(ThreadInfo{Key: s.ID, Title: s.Title, Source: Weft, CreatedAt: s.CreatedAt, ActiveTags: s.ActiveTags})
 		case "message", "op":
 			if !open {
@@ -101,6 +102,11 @@ func ReadWeft(r io.Reader, emit Emitter) ([]Problem, error) {
 				problems = append(problems, Problem{Line: n, Err: "message line without a seq"})
 				return nil
 			}
+			if m.Seq <= lastSeq {
+				problems = append(problems, Problem{Line: n, Err: fmt.Sprintf("message seq %d comes after seq %d: seqs must increase", m.Seq, lastSeq)})
+				return nil
+			}
+			lastSeq = m.Seq
 			nm := model.NewMessage{Role: m.Role, Content: m.Content, Name: m.Name, Parts: m.Parts, CreatedAt: m.CreatedAt, Tokens: m.Tokens, Meta: m.Meta}
 			if err := nm.Validate(); err != nil {
 				problems = append(problems, Problem{Line: n, Err: err.Error()})
