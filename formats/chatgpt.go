@@ -253,7 +253,7 @@ func (cg *cgReader) readArray(dec *json.Decoder) (string, error) {
 			return fatal, err
 		}
 		if n == 1 && !cgLooksLikeConversation(raw) {
-			return "", fmt.Errorf("not a ChatGPT export: its first element is %s, not a conversation (with mapping, current_node, title)", cgDescribe(raw))
+			return "", fmt.Errorf("not a ChatGPT export: its first element is %s, not a conversation (with mapping, current_node, title)", describeJSON(raw))
 		}
 		if err := cg.conversation(n, raw); err != nil {
 			return "", err
@@ -298,7 +298,7 @@ func (cg *cgReader) readObjects(dec *json.Decoder) (string, error) {
 			return fatal, err
 		}
 		if n == 1 && !cgLooksLikeConversation(raw) {
-			return "", fmt.Errorf("not a ChatGPT export: conversations.json is a JSON array of conversations, and this file holds %s", cgDescribe(raw))
+			return "", fmt.Errorf("not a ChatGPT export: conversations.json is a JSON array of conversations, and this file holds %s", describeJSON(raw))
 		}
 		if err := cg.conversation(n, raw); err != nil {
 			return "", err
@@ -351,40 +351,6 @@ func cgArticle(w string) string {
 	return "a"
 }
 
-// cgDescribe says what a JSON value is: "an object with keys a, b" or "a
-// number".
-func cgDescribe(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return "nothing"
-	}
-	switch raw[0] {
-	case '{':
-		var keys map[string]json.RawMessage
-		if json.Unmarshal(raw, &keys) != nil || len(keys) == 0 {
-			return "an empty object"
-		}
-		names := make([]string, 0, len(keys))
-		for k := range keys {
-			names = append(names, k)
-		}
-		names = sorted(names)
-		if len(names) > 8 {
-			names = append(names[:8], "…")
-		}
-		return "an object with keys " + strings.Join(names, ", ")
-	case '[':
-		return "a list"
-	case '"':
-		return "a string"
-	case 'n':
-		return "null"
-	case 't', 'f':
-		return "a boolean"
-	}
-	return "a number"
-}
-
 func cgLabel(n int, c *cgConversation) string {
 	switch {
 	case c.ID != "":
@@ -401,7 +367,7 @@ func cgLabel(n int, c *cgConversation) string {
 // emitter error is returned; everything else is a problem.
 func (cg *cgReader) conversation(n int, raw json.RawMessage) error {
 	if raw = bytes.TrimSpace(raw); len(raw) == 0 || raw[0] != '{' {
-		cg.problems.add(0, fmt.Sprintf("conversation %d is %s, not a conversation object; skipped", n, cgDescribe(raw)))
+		cg.problems.add(0, fmt.Sprintf("conversation %d is %s, not a conversation object; skipped", n, describeJSON(raw)))
 		return nil
 	}
 	var c cgConversation
@@ -499,7 +465,7 @@ func cgReadMapping(raw json.RawMessage) ([]string, map[string]*cgNode, error) {
 		return nil, nil, errors.New(shortErr(err))
 	}
 	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, nil, fmt.Errorf("it is %s, not an object", cgDescribe(raw))
+		return nil, nil, fmt.Errorf("it is %s, not an object", describeJSON(raw))
 	}
 	var order []string
 	nodes := map[string]*cgNode{}

@@ -197,7 +197,7 @@ func (cx *cxReader) readLine(n int, line []byte) error {
 	}
 	if len(line) == 0 || line[0] != '{' {
 		if json.Valid(line) {
-			cx.problems.add(n, "not a Codex record: "+cgDescribe(line)+", not an object")
+			cx.problems.add(n, "not a Codex record: "+describeJSON(line)+", not an object")
 		} else {
 			cx.problems.add(n, "not JSON")
 		}
@@ -425,7 +425,7 @@ func cxContent(raw json.RawMessage) ([]model.Part, error) {
 	}
 	var blocks []json.RawMessage
 	if err := json.Unmarshal(raw, &blocks); err != nil {
-		return nil, fmt.Errorf("%s, not a list of blocks", cgDescribe(raw))
+		return nil, fmt.Errorf("%s, not a list of blocks", describeJSON(raw))
 	}
 	parts := make([]model.Part, 0, len(blocks))
 	for _, b := range blocks {

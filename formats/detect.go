@@ -128,3 +128,37 @@ func sorted(s []string) []string {
 	}
 	return out
 }
+
+// describeJSON says what a JSON value is, for error messages: "an object
+// with keys a, b", "a list", "a number".
+func describeJSON(raw []byte) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '{':
+		var keys map[string]json.RawMessage
+		if json.Unmarshal(raw, &keys) != nil || len(keys) == 0 {
+			return "an empty object"
+		}
+		names := make([]string, 0, len(keys))
+		for k := range keys {
+			names = append(names, k)
+		}
+		names = sorted(names)
+		if len(names) > 8 {
+			names = append(names[:8], "…")
+		}
+		return "an object with keys " + strings.Join(names, ", ")
+	case '[':
+		return "a list"
+	case '"':
+		return "a string"
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "a boolean"
+	}
+	return "a number"
+}

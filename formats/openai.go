@@ -403,40 +403,6 @@ func oiShortErr(err error) string {
 	return s
 }
 
-// oiDescribe says what a JSON value is: "an object with keys a, b",
-// "a list", "a number".
-func oiDescribe(raw []byte) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return "nothing"
-	}
-	switch raw[0] {
-	case '{':
-		var keys map[string]json.RawMessage
-		if json.Unmarshal(raw, &keys) != nil || len(keys) == 0 {
-			return "an empty object"
-		}
-		names := make([]string, 0, len(keys))
-		for k := range keys {
-			names = append(names, k)
-		}
-		names = sorted(names)
-		if len(names) > 8 {
-			names = append(names[:8], "…")
-		}
-		return "an object with keys " + strings.Join(names, ", ")
-	case '[':
-		return "a list"
-	case '"':
-		return "a string"
-	case 'n':
-		return "null"
-	case 't', 'f':
-		return "a boolean"
-	}
-	return "a number"
-}
-
 // oiNull reports an absent or null JSON value.
 func oiNull(raw json.RawMessage) bool {
 	raw = bytes.TrimSpace(raw)
@@ -988,7 +954,7 @@ func (o *oiReader) value(v *oiValue) error {
 	}
 	if len(raw) == 0 || raw[0] != '{' {
 		if json.Valid(raw) {
-			v.problem(&o.probs, oiDescribe(raw)+", not a message or a record; skipped")
+			v.problem(&o.probs, describeJSON(raw)+", not a message or a record; skipped")
 		} else {
 			v.problem(&o.probs, "not valid JSON; skipped")
 		}
@@ -1032,7 +998,7 @@ func (o *oiReader) value(v *oiValue) error {
 			o.mode = oiMessages
 			o.thread = &oiThread{emit: o.emit, source: OpenAI, ordinal: 1}
 		default:
-			v.problem(&o.probs, oiDescribe(raw)+": neither a message (role, content) nor a record (messages); skipped")
+			v.problem(&o.probs, describeJSON(raw)+": neither a message (role, content) nor a record (messages); skipped")
 			return nil
 		}
 	}
@@ -1063,7 +1029,7 @@ func (o *oiReader) value(v *oiValue) error {
 func (o *oiReader) record(v *oiValue, raw []byte) error {
 	m := &o.msg
 	if msgs := bytes.TrimSpace(m.Messages); len(msgs) == 0 || msgs[0] != '[' {
-		v.problem(&o.probs, `its "messages" is `+oiDescribe(m.Messages)+", not a list; skipped")
+		v.problem(&o.probs, `its "messages" is `+describeJSON(m.Messages)+", not a list; skipped")
 		return nil
 	}
 	var msgs []json.RawMessage
@@ -1083,7 +1049,7 @@ func (o *oiReader) record(v *oiValue, raw []byte) error {
 		where := "message " + strconv.Itoa(i+1) + ": "
 		mraw = bytes.TrimSpace(mraw)
 		if len(mraw) == 0 || mraw[0] != '{' {
-			v.problem(&o.probs, where+oiDescribe(mraw)+", not a message; skipped")
+			v.problem(&o.probs, where+describeJSON(mraw)+", not a message; skipped")
 			continue
 		}
 		mm = oiMessage{}
@@ -1246,7 +1212,7 @@ func oiContentParts(content []byte, media *oiMedia) ([]model.Part, string) {
 		return []model.Part{{Type: model.PartText, Text: s, Raw: append(json.RawMessage(nil), content...)}}, ""
 	case '[':
 	default:
-		return nil, "its content is " + oiDescribe(content) + ", not a string, a list of parts or null"
+		return nil, "its content is " + describeJSON(content) + ", not a string, a list of parts or null"
 	}
 	var blocks []json.RawMessage
 	if err := json.Unmarshal(content, &blocks); err != nil {

@@ -104,7 +104,7 @@ func (sg *sgReader) value(v *oiValue) error {
 	raw := v.raw
 	if len(raw) == 0 || raw[0] != '{' {
 		if json.Valid(raw) {
-			v.problem(&sg.probs, oiDescribe(raw)+", not a record; skipped")
+			v.problem(&sg.probs, describeJSON(raw)+", not a record; skipped")
 		} else {
 			v.problem(&sg.probs, "not valid JSON; skipped")
 		}
@@ -124,13 +124,13 @@ func (sg *sgReader) value(v *oiValue) error {
 				return errors.New(`this is a file of OpenAI-style messages ("messages", "role", "content"), not ShareGPT: import it with --format openai`)
 			}
 		}
-		v.problem(&sg.probs, oiDescribe(raw)+`: a record without "conversations"; skipped`)
+		v.problem(&sg.probs, describeJSON(raw)+`: a record without "conversations"; skipped`)
 		return nil
 	}
 	sg.found = true
 	conv := bytes.TrimSpace(rec.Conversations)
 	if len(conv) == 0 || conv[0] != '[' {
-		v.problem(&sg.probs, `its "conversations" is `+oiDescribe(conv)+", not a list; skipped")
+		v.problem(&sg.probs, `its "conversations" is `+describeJSON(conv)+", not a list; skipped")
 		return nil
 	}
 	var turns []json.RawMessage
@@ -158,7 +158,7 @@ func (sg *sgReader) value(v *oiValue) error {
 
 	if !oiNull(rec.System) {
 		if s, ok := oiString(bytes.TrimSpace(rec.System)); !ok {
-			v.problem(&sg.probs, `its "system" is `+oiDescribe(rec.System)+", not a string; not imported")
+			v.problem(&sg.probs, `its "system" is `+describeJSON(rec.System)+", not a string; not imported")
 		} else if strings.TrimSpace(s) != "" {
 			if err := th.add(0, model.NewMessage{Role: model.RoleSystem, Content: s}); err != nil {
 				return err
@@ -169,7 +169,7 @@ func (sg *sgReader) value(v *oiValue) error {
 		where := "turn " + strconv.Itoa(i+1) + ": "
 		traw = bytes.TrimSpace(traw)
 		if len(traw) == 0 || traw[0] != '{' {
-			v.problem(&sg.probs, where+oiDescribe(traw)+", not a turn; skipped")
+			v.problem(&sg.probs, where+describeJSON(traw)+", not a turn; skipped")
 			continue
 		}
 		var t sgTurn
