@@ -29,7 +29,7 @@ func CountTokens(s string) int {
 	}
 	// Short pieces are looked up in batches, so that the lookups, often
 	// cache misses, overlap rather than wait on one another.
-	var batch [64]shortKey
+	var batch [shortBatch]shortKey
 	k, n := 0, 0
 	for p := 0; p < len(s); {
 		end, kind := nextSpan(s, p)
@@ -76,6 +76,9 @@ var codec = sync.OnceValue(func() tokenizer.Codec {
 func approxTokens(s string) int {
 	return (utf8.RuneCountInString(s) + 3) / 4
 }
+
+// shortBatch is how many short pieces CountTokens looks up at a time.
+const shortBatch = 32
 
 // shortKey is a piece of s[start:end], packed for the short table.
 type shortKey struct {
