@@ -79,30 +79,6 @@ import (
 // is imported. A file whose first element is no conversation (another
 // format's records) is refused at once.
 
-// cgMaxProblems bounds the problems listed for one file; the rest are
-// counted in a last one.
-const cgMaxProblems = 100
-
-type cgProblems struct {
-	list    []Problem
-	dropped int
-}
-
-func (p *cgProblems) add(line int, msg string) {
-	if len(p.list) >= cgMaxProblems {
-		p.dropped++
-		return
-	}
-	p.list = append(p.list, Problem{Line: line, Err: msg})
-}
-
-func (p *cgProblems) result() []Problem {
-	if p.dropped == 0 {
-		return p.list
-	}
-	return append(p.list, Problem{Err: fmt.Sprintf("%d more problems are not listed", p.dropped)})
-}
-
 type cgConversation struct {
 	ID             string          `json:"id"`
 	ConversationID string          `json:"conversation_id"`
@@ -163,7 +139,7 @@ type cgPathMsg struct {
 
 type cgReader struct {
 	emit     Emitter
-	problems cgProblems
+	problems problemList
 	seen     map[string]bool // thread keys emitted
 	threads  int
 }

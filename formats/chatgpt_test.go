@@ -668,7 +668,7 @@ func FuzzReadChatGPT(f *testing.F) {
 		if err == nil && len(rec.threads) == 0 {
 			t.Fatalf("no thread and no error (problems %v)", problems)
 		}
-		if len(problems) > cgMaxProblems+1 {
+		if len(problems) > maxProblems+1 {
 			t.Fatalf("%d problems", len(problems))
 		}
 		for _, th := range rec.threads {

@@ -68,10 +68,6 @@ import (
 // result, as providers want results right after their calls. A record
 // without a timestamp takes the time of the message before it.
 
-// ccMaxProblems bounds the problems listed for one file; the rest are
-// counted in a last one, so a file of the wrong kind gives a short list.
-const ccMaxProblems = 100
-
 // ccDefaultSummary stands for a compaction whose summary is missing.
 const ccDefaultSummary = "Conversation compacted (the summary is missing from the session file)"
 
@@ -132,9 +128,7 @@ type ccReader struct {
 	logical  map[int32]string // compact boundaries' logical parents
 	summary  []ccSummary
 	title    string // the last custom-title
-	problems []Problem
-	dropped  int // problems past ccMaxProblems
-	firstOut int // line of the first of those
+	problems problemList
 	lines    int
 	strs     map[string]string
 }
@@ -150,39 +144,20 @@ func ReadClaudeCode(r io.Reader, emit Emitter) ([]Problem, error) {
 	}
 	err := eachLine(r, rd.readLine, func(n int) {
 		rd.lines++
-		rd.problem(n, "line longer than 64 MB")
+		rd.problems.add(n, "line longer than 64 MB")
 	})
 	if err != nil {
-		return rd.listProblems(), err
+		return rd.problems.result(), err
 	}
 	if rd.lines == 0 {
-		return rd.listProblems(), fmt.Errorf("empty file")
+		return rd.problems.result(), fmt.Errorf("empty file")
 	}
 	th := rd.build()
-	problems := rd.listProblems()
+	problems := rd.problems.result()
 	if len(th.msgs) == 0 {
 		return problems, fmt.Errorf("no Claude Code messages found: is this a Claude Code session .jsonl?")
 	}
 	return problems, th.emit(emit)
-}
-
-func (rd *ccReader) problem(line int, msg string) {
-	if len(rd.problems) >= ccMaxProblems {
-		if rd.dropped == 0 {
-			rd.firstOut = line
-		}
-		rd.dropped++
-		return
-	}
-	rd.problems = append(rd.problems, Problem{Line: line, Err: msg})
-}
-
-func (rd *ccReader) listProblems() []Problem {
-	if rd.dropped == 0 {
-		return rd.problems
-	}
-	return append(rd.problems, Problem{Line: rd.firstOut,
-		Err: fmt.Sprintf("%d more problems from this line on are not listed", rd.dropped)})
 }
 
 func (rd *ccReader) intern(s string) string {
@@ -316,11 +291,11 @@ func (rd *ccReader) readLine(n int, line []byte) error {
 	}
 	rd.lines++
 	if !ccValid(line) {
-		rd.problem(n, "not JSON"+ccNotJSON(line))
+		rd.problems.add(n, "not JSON"+ccNotJSON(line))
 		return nil
 	}
 	if line[0] != '{' {
-		rd.problem(n, "not a Claude Code record: a JSON "+ccJSONKind(line[0])+", not an object")
+		rd.problems.add(n, "not a Claude Code record: a JSON "+ccJSONKind(line[0])+", not an object")
 		return nil
 	}
 	var h ccHead
@@ -343,7 +318,7 @@ func (rd *ccReader) readLine(n int, line []byte) error {
 	uuid := f.str("uuid", h.uuid)
 	if uuid == "" {
 		if (typ == "user" || typ == "assistant") && !ccNull(h.message) {
-			rd.problem(n, typ+" record without a uuid: it has no place in the thread")
+			rd.problems.add(n, typ+" record without a uuid: it has no place in the thread")
 		}
 		return nil // metadata: file-history-snapshot, queue-operation, ...
 	}
@@ -359,7 +334,7 @@ func (rd *ccReader) readLine(n int, line []byte) error {
 		subtype, logical = f.str("subtype", h.subtype), f.str("logicalParentUuid", h.logical)
 	}
 	if f.bad != "" {
-		rd.problem(n, fmt.Sprintf("%s record %s is unreadable: %s", ccOrUnknown(typ), uuid, f.bad))
+		rd.problems.add(n, fmt.Sprintf("%s record %s is unreadable: %s", ccOrUnknown(typ), uuid, f.bad))
 		return nil
 	}
 	i := int32(len(rd.nodes))
@@ -387,7 +362,7 @@ func (rd *ccReader) readLine(n int, line []byte) error {
 	case "user", "assistant":
 		rec, err := rd.readMessage(&h, typ)
 		if err != nil {
-			rd.problem(n, fmt.Sprintf("%s record %s: %s", typ, uuid, err))
+			rd.problems.add(n, fmt.Sprintf("%s record %s: %s", typ, uuid, err))
 			break // kept as a link: what hangs off it stays in the tree
 		}
 		nd.rec = rec
@@ -626,8 +601,8 @@ func ccResultImages(content []byte) []model.Part {
 // ccValid reports whether b is one JSON value, as json.Valid does (the
 // same nesting limit; invalid UTF-8 in strings allowed), in one pass.
 func ccValid(b []byte) bool {
-	i, ok := ccValue(b, ccSpace(b, 0), 0)
-	return ok && ccSpace(b, i) == len(b)
+	i, ok := ccValue(b, skipSpace(b, 0), 0)
+	return ok && skipSpace(b, i) == len(b)
 }
 
 // ccMaxDepth is encoding/json's nesting limit.
@@ -649,7 +624,7 @@ func ccValue(b []byte, i, depth int) (int, bool) {
 		if c == '[' {
 			end = ']'
 		}
-		i = ccSpace(b, i+1)
+		i = skipSpace(b, i+1)
 		if i < len(b) && b[i] == end {
 			return i + 1, true
 		}
@@ -661,16 +636,16 @@ func ccValue(b []byte, i, depth int) (int, bool) {
 				if i, ok = ccValidString(b, i); !ok {
 					return i, false
 				}
-				i = ccSpace(b, i)
+				i = skipSpace(b, i)
 				if i >= len(b) || b[i] != ':' {
 					return i, false
 				}
-				i = ccSpace(b, i+1)
+				i = skipSpace(b, i+1)
 			}
 			if i, ok = ccValue(b, i, depth+1); !ok {
 				return i, false
 			}
-			i = ccSpace(b, i)
+			i = skipSpace(b, i)
 			if i >= len(b) {
 				return i, false
 			}
@@ -680,7 +655,7 @@ func ccValue(b []byte, i, depth int) (int, bool) {
 			if b[i] != ',' {
 				return i, false
 			}
-			i = ccSpace(b, i+1)
+			i = skipSpace(b, i+1)
 		}
 	case 't':
 		return ccLiteral(b, i, "true")
@@ -793,18 +768,6 @@ func ccValidString(b []byte, i int) (int, bool) {
 	return i, false
 }
 
-func ccSpace(b []byte, i int) int {
-	for i < len(b) {
-		switch b[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
-}
-
 // ccStringEnd returns the index just past the string starting at b[i].
 func ccStringEnd(b []byte, i int) int {
 	i++
@@ -862,29 +825,29 @@ func ccEnd(b []byte, i int) int {
 // ccMembers calls fn with each member of the object obj: its key, raw
 // (escaped keys are not unescaped), and its value.
 func ccMembers(obj []byte, fn func(k, v []byte)) {
-	i := ccSpace(obj, 0)
+	i := skipSpace(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
 		return
 	}
 	i++
 	for {
-		i = ccSpace(obj, i)
+		i = skipSpace(obj, i)
 		if i >= len(obj) || obj[i] != '"' {
 			return
 		}
 		ke := ccStringEnd(obj, i)
 		key := obj[i+1 : ke-1]
-		i = ccSpace(obj, ke)
+		i = skipSpace(obj, ke)
 		if i >= len(obj) || obj[i] != ':' {
 			return
 		}
-		i = ccSpace(obj, i+1)
+		i = skipSpace(obj, i+1)
 		if i >= len(obj) {
 			return
 		}
 		ve := ccEnd(obj, i)
 		fn(key, obj[i:ve])
-		i = ccSpace(obj, ve)
+		i = skipSpace(obj, ve)
 		if i >= len(obj) || obj[i] != ',' {
 			return
 		}
@@ -894,19 +857,19 @@ func ccMembers(obj []byte, fn func(k, v []byte)) {
 
 // ccElements calls fn with each element of the list arr.
 func ccElements(arr []byte, fn func(v []byte)) {
-	i := ccSpace(arr, 0)
+	i := skipSpace(arr, 0)
 	if i >= len(arr) || arr[i] != '[' {
 		return
 	}
 	i++
 	for {
-		i = ccSpace(arr, i)
+		i = skipSpace(arr, i)
 		if i >= len(arr) || arr[i] == ']' {
 			return
 		}
 		ve := ccEnd(arr, i)
 		fn(arr[i:ve])
-		i = ccSpace(arr, ve)
+		i = skipSpace(arr, ve)
 		if i >= len(arr) || arr[i] != ',' {
 			return
 		}

@@ -689,7 +689,7 @@ func TestClaudeCodeBroken(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := newRecorder(t)
 			problems, err := ReadClaudeCode(bytes.NewReader(tt.in), rec)
-			if len(problems) > ccMaxProblems+1 {
+			if len(problems) > maxProblems+1 {
 				t.Errorf("%d problems listed", len(problems))
 			}
 			if tt.err != "" {
@@ -766,7 +766,7 @@ func FuzzReadClaudeCode(f *testing.F) {
 		}
 		rec := newRecorder(t)
 		problems, err := ReadClaudeCode(bytes.NewReader(data), rec)
-		if len(problems) > ccMaxProblems+1 {
+		if len(problems) > maxProblems+1 {
 			t.Fatalf("%d problems", len(problems))
 		}
 		for _, p := range problems {

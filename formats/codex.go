@@ -126,7 +126,7 @@ type cxEntry struct {
 }
 
 type cxReader struct {
-	problems cgProblems
+	problems problemList
 	entries  []cxEntry
 	lines    int
 	key      string

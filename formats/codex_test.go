@@ -336,7 +336,7 @@ func TestCodexBroken(t *testing.T) {
 			if len(rec.threads) != 0 {
 				t.Errorf("%d threads", len(rec.threads))
 			}
-			if len(problems) > cgMaxProblems+1 {
+			if len(problems) > maxProblems+1 {
 				t.Errorf("%d problems", len(problems))
 			}
 		})
@@ -377,7 +377,7 @@ func FuzzReadCodex(f *testing.F) {
 		if err != nil && len(rec.threads) != 0 {
 			t.Fatalf("an error (%v) after a thread", err)
 		}
-		if len(problems) > cgMaxProblems+1 {
+		if len(problems) > maxProblems+1 {
 			t.Fatalf("%d problems", len(problems))
 		}
 		for _, th := range rec.threads {

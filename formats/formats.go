@@ -87,3 +87,46 @@ var ErrUnknownFormat = errors.New("unknown format")
 
 // Reader is an importer: it reads one file and streams its threads.
 type Reader func(r io.Reader, emit Emitter) ([]Problem, error)
+
+// maxProblems bounds the problems an import lists for one file; the rest
+// are counted in a last one.
+const maxProblems = 100
+
+// problemList collects an importer's problems, keeping the list short.
+type problemList struct {
+	list     []Problem
+	dropped  int
+	firstOut int // line of the first problem not listed
+}
+
+func (p *problemList) add(line int, msg string) {
+	if len(p.list) >= maxProblems {
+		if p.dropped == 0 {
+			p.firstOut = line
+		}
+		p.dropped++
+		return
+	}
+	p.list = append(p.list, Problem{Line: line, Err: msg})
+}
+
+func (p *problemList) result() []Problem {
+	if p.dropped == 0 {
+		return p.list
+	}
+	return append(p.list, Problem{Line: p.firstOut, Err: fmt.Sprintf("%d more problems from this line on are not listed", p.dropped)})
+}
+
+// skipSpace returns the index of the first byte at or after i that is not
+// JSON white space.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}

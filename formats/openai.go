@@ -76,39 +76,15 @@ import (
 // digest its first imported message's and place the record's 1-based
 // place in the file (1 for a file that is one thread). Re-reading a file,
 // or a longer version of it, gives the same keys to the same messages.
-// At most oiMaxProblems problems are listed; the rest are counted.
+// At most maxProblems problems are listed; the rest are counted.
 
 // oiLookahead is how many messages of a thread wait, at most, for its
 // first user message (the title) before the thread begins.
 const oiLookahead = 16
 
-// oiMaxProblems bounds the problems listed for one file; the rest are
-// counted in a last one.
-const oiMaxProblems = 100
-
 // oiMaxPendingCalls bounds the calls a thread remembers while they wait
 // for their results.
 const oiMaxPendingCalls = 1024
-
-type oiProblems struct {
-	list    []Problem
-	dropped int
-}
-
-func (p *oiProblems) add(line int, msg string) {
-	if len(p.list) >= oiMaxProblems {
-		p.dropped++
-		return
-	}
-	p.list = append(p.list, Problem{Line: line, Err: msg})
-}
-
-func (p *oiProblems) result() []Problem {
-	if p.dropped == 0 {
-		return p.list
-	}
-	return append(p.list, Problem{Err: fmt.Sprintf("%d more problems are not listed", p.dropped)})
-}
 
 // ---- reading top-level values ----
 
@@ -138,7 +114,7 @@ func (v *oiValue) where() string {
 	return "record " + strconv.Itoa(v.index) + ": "
 }
 
-func (v *oiValue) problem(p *oiProblems, msg string) {
+func (v *oiValue) problem(p *problemList, msg string) {
 	p.add(v.line, v.where()+msg)
 }
 
@@ -155,7 +131,7 @@ func (e *oiNotJSON) Error() string {
 // array or document ends the reading there (a Problem); a bad line of
 // JSON lines is given to fn like any other (its JSON is checked there).
 // An error from fn stops the reading and is returned.
-func oiEachValue(r io.Reader, probs *oiProblems, fn func(v *oiValue) error) (oiShape, error) {
+func oiEachValue(r io.Reader, probs *problemList, fn func(v *oiValue) error) (oiShape, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	first, err := oiFirstByte(br)
 	if err == io.EOF {
@@ -286,7 +262,7 @@ func oiDecodeErr(err error) (string, error) {
 	return "", err
 }
 
-func oiReadArray(dec *json.Decoder, probs *oiProblems, fn func(v *oiValue) error) error {
+func oiReadArray(dec *json.Decoder, probs *problemList, fn func(v *oiValue) error) error {
 	if _, err := dec.Token(); err != nil { // '['
 		return err
 	}
@@ -322,7 +298,7 @@ func oiReadArray(dec *json.Decoder, probs *oiProblems, fn func(v *oiValue) error
 	return nil
 }
 
-func oiReadDocument(dec *json.Decoder, probs *oiProblems, fn func(v *oiValue) error) error {
+func oiReadDocument(dec *json.Decoder, probs *problemList, fn func(v *oiValue) error) error {
 	v := oiValue{shape: oiDocument}
 	var raw json.RawMessage
 	for {
@@ -906,7 +882,7 @@ const (
 
 type oiReader struct {
 	emit    Emitter
-	probs   oiProblems
+	probs   problemList
 	mode    oiMode
 	thread  *oiThread // of a file of messages
 	threads int
@@ -1337,14 +1313,14 @@ func oiToolCalls(raw json.RawMessage, th *oiThread) ([]model.Part, string) {
 // (several times faster). ok is false for anything else, which then
 // goes the general way (and gets the same result, or its error).
 func oiFastMessage(b []byte) (nm model.NewMessage, ok bool) {
-	i := oiSkipSpace(b, 0)
+	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return nm, false
 	}
 	var role, content, name string
 	var hasRole, hasContent bool
 	for {
-		i = oiSkipSpace(b, i+1)
+		i = skipSpace(b, i+1)
 		// the key: plain ASCII, matched exactly (encoding/json matches
 		// keys without regard to case: those go the general way)
 		if i >= len(b) || b[i] != '"' {
@@ -1359,11 +1335,11 @@ func oiFastMessage(b []byte) (nm model.NewMessage, ok bool) {
 			return nm, false
 		}
 		key := b[ks:j]
-		i = oiSkipSpace(b, j+1)
+		i = skipSpace(b, j+1)
 		if i >= len(b) || b[i] != ':' {
 			return nm, false
 		}
-		i = oiSkipSpace(b, i+1)
+		i = skipSpace(b, i+1)
 		val, next, vok := oiScanString(b, i)
 		if !vok {
 			return nm, false
@@ -1378,7 +1354,7 @@ func oiFastMessage(b []byte) (nm model.NewMessage, ok bool) {
 		default:
 			return nm, false
 		}
-		i = oiSkipSpace(b, next)
+		i = skipSpace(b, next)
 		if i >= len(b) {
 			return nm, false
 		}
@@ -1388,7 +1364,7 @@ func oiFastMessage(b []byte) (nm model.NewMessage, ok bool) {
 		if b[i] != '}' {
 			return nm, false
 		}
-		if oiSkipSpace(b, i+1) != len(b) || !hasRole || !hasContent {
+		if skipSpace(b, i+1) != len(b) || !hasRole || !hasContent {
 			return nm, false
 		}
 		break
@@ -1402,18 +1378,6 @@ func oiFastMessage(b []byte) (nm model.NewMessage, ok bool) {
 		nm.Meta = map[string]string{"source_role": source}
 	}
 	return nm, true
-}
-
-func oiSkipSpace(b []byte, i int) int {
-	for i < len(b) {
-		switch b[i] {
-		case ' ', '\t', '\r', '\n':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
 }
 
 // oiScanString reads the JSON string at b[i], returning it and the index

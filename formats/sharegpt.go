@@ -68,7 +68,7 @@ type sgCall struct {
 
 type sgReader struct {
 	emit    Emitter
-	probs   oiProblems
+	probs   problemList
 	found   bool // a record with conversations was seen
 	threads int
 	seen    map[string]bool
