@@ -22,6 +22,15 @@ import (
 type Options struct {
 	Session string // session to open (ID, prefix or title); default: the latest
 	Theme   string // a built-in theme; default: chosen from the terminal background
+	// Listener is the embedded MCP server, shown in the status bar; nil
+	// when there is none.
+	Listener Listener
+}
+
+// Listener is what the status bar shows of the embedded MCP server.
+type Listener interface {
+	Addr() string // where agents connect, e.g. http://127.0.0.1:7433/mcp
+	Agents() int  // connected MCP sessions now
 }
 
 // Model is the root model.

@@ -281,6 +281,13 @@ func (m *Model) statusBar() string {
 	if len(m.info.ActiveTags) > 0 {
 		parts = append(parts, st.Key.Render("tags ")+st.Value.Render(strings.Join(m.info.ActiveTags, ",")))
 	}
+	if l := m.opts.Listener; l != nil {
+		mcp := st.Key.Render("mcp ") + st.Value.Render(l.Addr())
+		if n := l.Agents(); n > 0 {
+			mcp += st.Key.Render(" (" + plural(n, "agent") + ")")
+		}
+		parts = append(parts, mcp)
+	}
 	bar := " " + strings.Join(parts, st.Key.Render("  ·  "))
 	return st.Bar.Width(m.width).Render(ansi.Truncate(bar, m.width, "…"))
 }
