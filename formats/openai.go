@@ -69,7 +69,8 @@ import (
 // its first message, strings as they are, other values as compact JSON.
 //
 // Keys: these formats have no ids. A message's key is
-// "<ordinal>:<first 12 hex of its digest>", its ordinal its 1-based
+// "<ordinal>:<first 12 hex of its digest>", its ordinal (zero-padded to
+// ten digits) its 1-based
 // place among its thread's messages in the file (counting messages that
 // could not be read, so that mending one does not move the others); a
 // thread's key is the first 16 hex of the SHA-256 of "<digest>:<place>",
@@ -723,8 +724,7 @@ func (t *oiThread) add(ordinal int, nm model.NewMessage) error {
 	if cap(t.buf) > 1<<20 {
 		t.buf = nil
 	}
-	key := strconv.AppendInt(make([]byte, 0, 24), int64(ordinal), 10)
-	key = append(key, ':')
+	key := oiOrdinalKey(make([]byte, 0, 24), ordinal)
 	key = hex.AppendEncode(key, sum[:6])
 	m := Message{Key: string(key), NewMessage: nm}
 	if t.emitted == 0 && len(t.pending) == 0 {
@@ -778,6 +778,18 @@ func (t *oiThread) threadKey() string {
 		return t.key
 	}
 	return oiThreadKey(t.first, t.ordinal)
+}
+
+// oiOrdinalKey appends the ordinal zero-padded to ten digits, so keys
+// sort as their messages come: a batch of an import then fills the key
+// index at its end instead of splitting pages all over it.
+func oiOrdinalKey(dst []byte, ordinal int) []byte {
+	var digits [20]byte
+	n := strconv.AppendInt(digits[:0], int64(ordinal), 10)
+	for range 10 - len(n) {
+		dst = append(dst, '0')
+	}
+	return append(append(dst, n...), ':')
 }
 
 // oiThreadKey is the key of a thread without one: the first 16 hex of

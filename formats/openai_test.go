@@ -135,7 +135,7 @@ func TestReadOpenAIMLLMDemo(t *testing.T) {
 	if len(parts) != 2 || parts[0].Type != model.PartImage || parts[1].Type != model.PartText || parts[1].Text != "Who are they?" {
 		t.Errorf("first parts %+v", parts)
 	}
-	if want := "1:" + model.ContentDigest(model.RoleUser, m.Content)[:12]; m.Key != want {
+	if want := "0000000001:" + model.ContentDigest(model.RoleUser, m.Content)[:12]; m.Key != want {
 		t.Errorf("key %q, want %q", m.Key, want)
 	}
 	if want := oiThreadKey(model.ContentDigest(model.RoleUser, m.Content), 1); first.Info.Key != want {
@@ -298,7 +298,7 @@ func TestReadOpenAIMessageShapes(t *testing.T) {
 		t.Errorf("function result %q %+v", ms[10].Name, p)
 	}
 	for i, m := range ms {
-		if want := fmt.Sprintf("%d:%s", i+1, model.ContentDigest(m.Role, m.Content)[:12]); m.Key != want {
+		if want := fmt.Sprintf("%010d:%s", i+1, model.ContentDigest(m.Role, m.Content)[:12]); m.Key != want {
 			t.Errorf("message %d key %q, want %q", i+1, m.Key, want)
 		}
 	}

@@ -37,7 +37,7 @@ func TestReadShareGPTFastChat(t *testing.T) {
 		t.Errorf("identity_2: %q %q", th.roles(), th.Info.Title)
 	}
 	if m := th.Messages[5]; m.Content != "Goodbye! If you have any more questions in the future, don't hesitate to ask." ||
-		m.Key != "6:"+model.ContentDigest(model.RoleAssistant, m.Content)[:12] {
+		m.Key != "0000000006:"+model.ContentDigest(model.RoleAssistant, m.Content)[:12] {
 		t.Errorf("identity_2 last: %+v", m)
 	}
 	if th := rec.threads[499]; th.roles() != "user assistant" {
@@ -125,7 +125,7 @@ func TestReadShareGPTShapes(t *testing.T) {
 			if th.Info.Key != "r1" || th.Info.Title != "hi" || th.roles() != "system user assistant" {
 				t.Fatalf("%+v %q", th.Info, th.roles())
 			}
-			if th.Messages[0].Content != "Be kind." || !strings.HasPrefix(th.Messages[0].Key, "0:") || !strings.HasPrefix(th.Messages[1].Key, "1:") {
+			if th.Messages[0].Content != "Be kind." || !strings.HasPrefix(th.Messages[0].Key, "0000000000:") || !strings.HasPrefix(th.Messages[1].Key, "0000000001:") {
 				t.Errorf("system %+v", th.Messages[0])
 			}
 		})

@@ -50,6 +50,12 @@ type Import struct {
 	cur      *importThread
 	read     int
 	Sessions []ImportedSession
+
+	// A batch is written while the reader parses the next one: at most
+	// one write is in flight, and it finishes before anything else
+	// touches the store or the thread's state.
+	inflight     chan error
+	inflightRead int
 }
 
 type importThread struct {
@@ -76,6 +82,9 @@ var _ formats.Emitter = (*Import)(nil)
 
 // Begin starts a thread.
 func (im *Import) Begin(t formats.ThreadInfo) error {
+	if err := im.wait(); err != nil {
+		return err
+	}
 	th := &importThread{info: t, title: strings.TrimSpace(t.Title)}
 	if th.title == "" {
 		th.title = fmt.Sprintf("%s import %s", t.Source, im.now.Format("2006-01-02 15:04"))
@@ -165,6 +174,9 @@ func (im *Import) End() error {
 	if err := im.flush(); err != nil {
 		return err
 	}
+	if err := im.wait(); err != nil {
+		return err
+	}
 	if th.sid != "" && (len(th.digests) > 0 || len(th.ops) > 0) {
 		if err := im.writeOps(th); err != nil {
 			return err
@@ -178,8 +190,25 @@ func (im *Import) End() error {
 	return nil
 }
 
-// flush writes the queued messages of the current thread in one
-// transaction, creating the session on the first batch.
+// Close waits for the write in flight, if any. A reader that stops
+// early (an I/O error) leaves one; End and Begin wait for it themselves.
+func (im *Import) Close() error { return im.wait() }
+
+// wait finishes the write in flight and reports progress.
+func (im *Import) wait() error {
+	if im.inflight == nil {
+		return nil
+	}
+	err := <-im.inflight
+	im.inflight = nil
+	if err == nil && im.opts.Progress != nil {
+		im.opts.Progress(im.inflightRead)
+	}
+	return err
+}
+
+// flush counts the queued messages' tokens and starts writing them, once
+// the previous batch is written.
 func (im *Import) flush() error {
 	th := im.cur
 	if len(th.batch) == 0 {
@@ -188,7 +217,18 @@ func (im *Import) flush() error {
 	batch := th.batch
 	th.batch = make([]formats.Message, 0, min(importBatch, 2*len(batch)))
 	countTokens(batch)
+	if err := im.wait(); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	im.inflight, im.inflightRead = done, im.read
+	go func() { done <- im.write(th, batch) }()
+	return nil
+}
 
+// write stores a batch of the thread in one transaction, creating the
+// session on the first batch.
+func (im *Import) write(th *importThread, batch []formats.Message) error {
 	s := im.s
 	author := AuthorFrom(im.ctx)
 	s.mu.Lock()
@@ -275,9 +315,6 @@ func (im *Import) flush() error {
 	}
 	th.report.Added += added
 	th.report.Skipped += skipped
-	if im.opts.Progress != nil {
-		im.opts.Progress(im.read)
-	}
 	if added > 0 {
 		kind := EventAppended
 		if created {

@@ -116,6 +116,9 @@ func TestImportResumesAfterAFailure(t *testing.T) {
 	if err := feed(&failAfter{im, importBatch + 10}, info, n, [2]int{}); !errors.Is(err, errBroken) {
 		t.Fatalf("want the reader's error, got %v", err)
 	}
+	if err := im.Close(); err != nil { // the first batch may still be in flight
+		t.Fatal(err)
+	}
 	sessions, _ := f.st.Sessions()
 	if len(sessions) != 1 || sessions[0].MessageCount != importBatch {
 		t.Fatalf("after the failure: %+v (want exactly the first batch)", sessions)

@@ -91,14 +91,23 @@ func rawDigest(d string) bool {
 	if len(d) != 64 {
 		return false
 	}
+	var bad byte
 	for i := 0; i < len(d); i++ {
-		c := d[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return false
+		bad |= notLowerHex[d[i]]
+	}
+	return bad == 0
+}
+
+// notLowerHex is 1 for every byte that is not a lowercase hex digit: one
+// branch-free loop checks a digest.
+var notLowerHex = func() (t [256]byte) {
+	for i := range t {
+		if !('0' <= i && i <= '9' || 'a' <= i && i <= 'f') {
+			t[i] = 1
 		}
 	}
-	return true
-}
+	return t
+}()
 
 func uvarintLen(n int) int {
 	l := 1

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -83,6 +84,7 @@ func importFile(ctx context.Context, svc *ops.Service, file string, format forma
 	bar := newImportProgress(stderr, file, size, counter)
 	im := svc.NewImport(ctx, ops.ImportOptions{Session: session, Progress: bar.update})
 	problems, err := read(counter, im)
+	err = errors.Join(err, im.Close())
 	bar.done()
 	for i, p := range problems {
 		if i == 20 {
