@@ -1,12 +1,14 @@
 package ops
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 
+	"weft/formats"
 	"weft/model"
 	"weft/store"
 )
@@ -82,59 +84,162 @@ func (s *Service) RequestContextSlice(ctx context.Context, a ContextSliceArgs) (
 // AssembleArgs are assemble_context's arguments.
 type AssembleArgs struct {
 	SessionID   string `json:"session_id,omitempty" jsonschema:"the session; default: the one open in the TUI, else the most recently updated"`
-	Format      string `json:"format,omitempty" jsonschema:"openai (chat messages, default) or text (one transcript)"`
-	MaxMessages int    `json:"max_messages,omitempty" jsonschema:"keep at most this many of the latest messages (0: all)"`
+	Format      string `json:"format,omitempty" jsonschema:"openai (chat-completions messages, the default), anthropic (a Messages API body: system and messages) or text (one transcript)"`
+	MaxTokens   int    `json:"max_tokens,omitempty" jsonschema:"fit the context in this many tokens: the most recent turns raw, then the latest summaries of older parts; the oldest are left out first (0: no limit)"`
+	MaxMessages int    `json:"max_messages,omitempty" jsonschema:"keep at most this many of the latest items (0: all)"`
 }
 
 // ChatMessage is a message as a chat-completions request carries it.
 type ChatMessage struct {
-	Role    model.Role `json:"role"`
-	Content string     `json:"content"`
-	Name    string     `json:"name,omitempty"`
+	Role       model.Role     `json:"role"`
+	Content    string         `json:"content"`
+	Name       string         `json:"name,omitempty"`
+	ToolCalls  []ChatToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string         `json:"tool_call_id,omitempty"`
+}
+
+// ChatToolCall is one of an assistant message's tool calls.
+type ChatToolCall struct {
+	ID       string       `json:"id"`
+	Type     string       `json:"type"`
+	Function ChatFunction `json:"function"`
+}
+
+// ChatFunction is the function a tool call calls, its arguments a JSON
+// string.
+type ChatFunction struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// AnthropicRequest is the body of a Messages API request, as far as the
+// thread goes: the system prompt and the messages.
+type AnthropicRequest struct {
+	System   string             `json:"system,omitempty"`
+	Messages []AnthropicMessage `json:"messages"`
+}
+
+// AnthropicMessage is one message of the Messages API.
+type AnthropicMessage struct {
+	Role    string           `json:"role"`
+	Content []AnthropicBlock `json:"content"`
+}
+
+// AnthropicBlock is a content block: text, thinking, redacted_thinking,
+// tool_use or tool_result; each type sets its own fields.
+type AnthropicBlock struct {
+	Type      string  `json:"type"`
+	Text      string  `json:"text,omitempty"`
+	Thinking  *string `json:"thinking,omitempty"`
+	Signature string  `json:"signature,omitempty"`
+	Data      string  `json:"data,omitempty"`
+	ID        string  `json:"id,omitempty"`
+	Name      string  `json:"name,omitempty"`
+	// Input of a tool_use: a JSON object.
+	Input     any    `json:"input,omitempty"`
+	ToolUseID string `json:"tool_use_id,omitempty"`
+	// Content of a tool_result: a string or a list of text blocks.
+	Content any  `json:"content,omitempty"`
+	IsError bool `json:"is_error,omitempty"`
+}
+
+// OmittedRange is a run of the effective thread an assembly left out,
+// and why.
+type OmittedRange struct {
+	StartIdx  int          `json:"start_idx"`
+	EndIdx    int          `json:"end_idx"`
+	FirstID   model.ItemID `json:"first_id"`
+	LastID    model.ItemID `json:"last_id"`
+	Count     int          `json:"count"`
+	Tokens    int          `json:"tokens"`
+	Summaries int          `json:"summaries"`
+	// Reason is "not requested" (outside the pending preferences'
+	// slice), "max_messages" or "max_tokens".
+	Reason string `json:"reason"`
 }
 
 // AssembleResult is assemble_context's result.
 type AssembleResult struct {
-	SessionID string        `json:"session_id"`
-	Version   uint64        `json:"version"`
-	Format    string        `json:"format"`
-	Messages  []ChatMessage `json:"messages,omitempty"`
-	Text      string        `json:"text,omitempty"`
-	Count     int           `json:"message_count"`
-	Tokens    int           `json:"tokens"`
-	// LeftOut counts the effective thread's items not included.
-	LeftOut int `json:"left_out"`
+	SessionID string `json:"session_id"`
+	Version   uint64 `json:"version"`
+	Format    string `json:"format"`
+	// Messages is the thread for format openai.
+	Messages []ChatMessage `json:"messages,omitempty"`
+	// Anthropic is the request body for format anthropic.
+	Anthropic *AnthropicRequest `json:"anthropic,omitempty"`
+	// Text is the transcript for format text.
+	Text string `json:"text,omitempty"`
+	// Count is the number of items of the effective thread included,
+	// SummariesIncluded how many of them are summaries.
+	Count             int `json:"message_count"`
+	SummariesIncluded int `json:"summaries_included"`
+	// Tokens is the sum of the included items' tokens.
+	Tokens    int `json:"tokens"`
+	MaxTokens int `json:"max_tokens,omitempty"`
+	// LeftOut counts the effective thread's items not included, and
+	// Omitted lists them as runs of indices (at most maxOmittedRanges;
+	// OmittedNotListed counts the runs past those).
+	LeftOut          int            `json:"left_out"`
+	LeftOutTokens    int            `json:"left_out_tokens"`
+	Omitted          []OmittedRange `json:"omitted"`
+	OmittedNotListed int            `json:"omitted_not_listed,omitempty"`
+	// Adjustments say what the provider's shape required: a tool call
+	// whose result was left out, folded into text; images as
+	// placeholders.
+	Adjustments []string `json:"adjustments,omitempty"`
 	// Preferences are the pending ones this assembly used up, if any.
 	Preferences *Preferences `json:"preferences_used"`
 }
 
+// maxOmittedRanges bounds the runs an assembly lists as left out.
+const maxOmittedRanges = 100
+
+// asmFormat checks a format argument; openai is the default.
+func asmFormat(f string, allowed ...string) (string, error) {
+	if f == "" {
+		return allowed[0], nil
+	}
+	if slices.Contains(allowed, f) {
+		return f, nil
+	}
+	return "", invalidf("format %q is not %s", f, asmOr(allowed))
+}
+
+// asmOr lists choices as "a, b or c".
+func asmOr(xs []string) string {
+	if len(xs) == 1 {
+		return xs[0]
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
+}
+
 // AssembleContext builds the context to send: the effective thread, or
 // the slice pending preferences ask for (consumed here, once), trimmed to
-// the latest max_messages.
+// the latest max_messages and fitted to max_tokens. A refused request
+// leaves pending preferences where they were.
 func (s *Service) AssembleContext(_ context.Context, a AssembleArgs) (AssembleResult, error) {
-	format := a.Format
-	switch format {
-	case "":
-		format = "openai"
-	case "openai", "text":
-	default:
-		return AssembleResult{}, invalidf("format %q is not openai or text", a.Format)
+	format, err := asmFormat(a.Format, "openai", "anthropic", "text")
+	if err != nil {
+		return AssembleResult{}, err
 	}
 	if a.MaxMessages < 0 {
 		return AssembleResult{}, invalidf("max_messages %d is negative; use 0 for all", a.MaxMessages)
 	}
-	snap, err := s.snapshot(a.SessionID)
+	if a.MaxTokens < 0 {
+		return AssembleResult{}, invalidf("max_tokens %d is negative; use 0 for no limit", a.MaxTokens)
+	}
+	snap, heads, err := s.asmSnapshot(a.SessionID)
 	if err != nil {
 		return AssembleResult{}, err
 	}
 	v := snap.view
-	res := AssembleResult{SessionID: snap.info.ID, Version: snap.info.Version, Format: format}
+	res := AssembleResult{SessionID: snap.info.ID, Version: snap.info.Version, Format: format, MaxTokens: a.MaxTokens}
 	err = s.st.Update(func(tx *store.Tx) error {
 		raw, err := tx.TakePrefs(snap.info.ID)
 		if err != nil {
 			return err
 		}
-		indices := span(0, v.Len())
+		picked := span(0, v.Len())
 		limit := a.MaxMessages
 		if raw != nil {
 			var p Preferences
@@ -142,34 +247,358 @@ func (s *Service) AssembleContext(_ context.Context, a AssembleArgs) (AssembleRe
 				return fmt.Errorf("pending preferences of session %s are unreadable: %w", snap.info.ID, err)
 			}
 			res.Preferences = &p
-			if indices, err = s.preferred(tx, v, &p); err != nil {
+			if picked, err = s.preferred(tx, v, &p); err != nil {
 				return err
 			}
 			if p.MaxContextMessages > 0 && (limit == 0 || p.MaxContextMessages < limit) {
 				limit = p.MaxContextMessages
 			}
 		}
-		if limit > 0 && len(indices) > limit {
-			indices = indices[len(indices)-limit:]
+		limited := picked
+		if limit > 0 && len(limited) > limit {
+			limited = limited[len(limited)-limit:]
 		}
-		msgs, err := messagesOut(tx, v, indices)
+		kept := limited
+		if a.MaxTokens > 0 {
+			kept = asmFit(v, heads, limited, a.MaxTokens)
+			if len(kept) == 0 && len(limited) > 0 {
+				newest := limited[len(limited)-1]
+				return invalidf("max_tokens %d is too small: nothing fits, and the newest item (%d, %s) alone has %d tokens; give at least that",
+					a.MaxTokens, newest, v.ID(v.Items[newest]), asmTokens(v, heads, newest))
+			}
+		}
+		for _, i := range kept {
+			res.Tokens += asmTokens(v, heads, i)
+			if asmIsSummary(v, i) {
+				res.SummariesIncluded++
+			}
+		}
+		res.Count = len(kept)
+		res.Omitted, res.OmittedNotListed, res.LeftOut, res.LeftOutTokens = asmOmitted(v, heads, picked, limited, kept)
+		items, images, err := asmItems(tx, v, kept)
 		if err != nil {
 			return err
 		}
-		res.Count, res.LeftOut = len(msgs), v.Len()-len(msgs)
-		var text strings.Builder
-		for _, m := range msgs {
-			res.Tokens += m.Tokens
-			if format == "text" {
-				fmt.Fprintf(&text, "%s: %s\n\n", m.Role, m.Content)
+		if images > 0 {
+			res.Adjustments = append(res.Adjustments, plural(images, "image is", "images are")+" shown as a placeholder ([image TYPE]); weft export keeps them")
+		}
+		return asmRender(format, items, &res.Messages, &res.Anthropic, &res.Text, &res.Adjustments)
+	})
+	if err != nil {
+		return AssembleResult{}, err
+	}
+	return res, nil
+}
+
+// asmRender writes items in a format: openai messages, an anthropic body
+// or a text transcript, adding what the conversion had to change to
+// notes.
+func asmRender(format string, items []formats.Item, msgs *[]ChatMessage, body **AnthropicRequest, text *string, notes *[]string) error {
+	var err error
+	var folded []string
+	switch format {
+	case "openai":
+		*msgs, folded, err = asmOpenAI(items)
+	case "anthropic":
+		*body, folded, err = asmAnthropic(items)
+	default:
+		*text = asmText(items)
+	}
+	*notes = append(*notes, folded...)
+	return err
+}
+
+// asmSnapshot is a snapshot with the heads of the stored messages, whose
+// token counts a budget needs. Heads only grow at the end, so the slice
+// stays valid.
+func (s *Service) asmSnapshot(ref string) (snapshot, []model.Head, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	id, err := s.resolveLocked(ref)
+	if err != nil {
+		return snapshot{}, nil, err
+	}
+	th, err := s.threadLocked(id)
+	if err != nil {
+		return snapshot{}, nil, err
+	}
+	heads := th.heads[:len(th.heads):len(th.heads)]
+	return snapshot{info: th.info, view: th.viewLocked(), ops: th.ops}, heads, nil
+}
+
+// asmTokens is an item's token count, from its head or its synthetic
+// record: no body is read.
+func asmTokens(v *model.View, heads []model.Head, i int) int {
+	it := v.Items[i]
+	if it.Seq > 0 {
+		if int(it.Seq) <= len(heads) {
+			return int(heads[it.Seq-1].Tokens)
+		}
+		return 0
+	}
+	return v.Synth[it.Synth].Tokens
+}
+
+// asmIsSummary reports whether an item is a digest's summary.
+func asmIsSummary(v *model.View, i int) bool {
+	it := v.Items[i]
+	return it.Seq == 0 && v.Synth[it.Synth].OpType == model.OpDigest
+}
+
+// asmIsPinned reports whether an item is a stored system message: one
+// of the system prompt when only such messages stand before it.
+func asmIsPinned(v *model.View, heads []model.Head, i int) bool {
+	it := v.Items[i]
+	return it.Seq > 0 && int(it.Seq) <= len(heads) && heads[it.Seq-1].Role == model.RoleSystem.Code()
+}
+
+// asmRecentShare is the part of a token budget the most recent turns get
+// before summaries of older parts are considered; the rest of the budget
+// goes to summaries, then to further turns.
+const asmRecentShare = 0.75
+
+// asmFit chooses, from sel (indices in thread order), what fits in
+// budget tokens, by tiers (seed 004): the system prompt (stored system
+// messages at the very start) if it fits; the most recent items, newest
+// first, up to three quarters of the budget (the newest one up to all
+// of it); then the summaries among the older items, newest first, until
+// one does not fit; then, with what is left, the items before the recent
+// run, newest first, until one does not fit. So what goes first is
+// always the oldest: older turns, then older summaries. It returns the
+// chosen indices in thread order.
+func asmFit(v *model.View, heads []model.Head, sel []int, budget int) []int {
+	take := make([]bool, len(sel))
+	used := 0
+	fits := func(k, limit int) bool {
+		t := asmTokens(v, heads, sel[k])
+		if used+t > limit {
+			return false
+		}
+		take[k] = true
+		used += t
+		return true
+	}
+	p := 0
+	for p < len(sel) && sel[p] == p && asmIsPinned(v, heads, sel[p]) {
+		fits(p, budget)
+		p++
+	}
+	share := used + int(float64(budget-used)*asmRecentShare)
+	k := len(sel) - 1
+	for ; k >= p; k-- {
+		limit := share
+		if k == len(sel)-1 {
+			limit = budget
+		}
+		if !fits(k, limit) {
+			break
+		}
+	}
+	for j := k; j >= p; j-- {
+		if asmIsSummary(v, sel[j]) && !fits(j, budget) {
+			break
+		}
+	}
+	for j := k; j >= p; j-- {
+		if !take[j] && !fits(j, budget) {
+			break
+		}
+	}
+	out := make([]int, 0, len(sel))
+	for k, i := range sel {
+		if take[k] {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// asmOmitted lists the effective thread's items that are not kept, as
+// runs with the reason each was left out: not in picked (the pending
+// preferences' selection), not in limited (max_messages), or not in
+// kept (max_tokens). All three are sorted, each within the one before.
+func asmOmitted(v *model.View, heads []model.Head, picked, limited, kept []int) (ranges []OmittedRange, notListed, count, tokens int) {
+	ranges = []OmittedRange{}
+	var pi, li, ki int
+	var cur *OmittedRange
+	for i := range v.Len() {
+		in := func(xs []int, at *int) bool {
+			for *at < len(xs) && xs[*at] < i {
+				*at++
+			}
+			return *at < len(xs) && xs[*at] == i
+		}
+		reason := ""
+		switch {
+		case !in(picked, &pi):
+			reason = "not requested"
+		case !in(limited, &li):
+			reason = "max_messages"
+		case !in(kept, &ki):
+			reason = "max_tokens"
+		default:
+			cur = nil
+			continue
+		}
+		t := asmTokens(v, heads, i)
+		count++
+		tokens += t
+		if cur == nil || cur.Reason != reason || cur.EndIdx != i-1 {
+			cur = nil
+			if len(ranges) == maxOmittedRanges {
+				notListed++
 				continue
 			}
-			res.Messages = append(res.Messages, ChatMessage{Role: m.Role, Content: m.Content, Name: m.Name})
+			ranges = append(ranges, OmittedRange{StartIdx: i, FirstID: v.ID(v.Items[i]), Reason: reason})
+			cur = &ranges[len(ranges)-1]
 		}
-		res.Text = text.String()
+		cur.EndIdx, cur.LastID = i, v.ID(v.Items[i])
+		cur.Count++
+		cur.Tokens += t
+		if asmIsSummary(v, i) {
+			cur.Summaries++
+		}
+	}
+	return ranges, notListed, count, tokens
+}
+
+// asmItems reads view items as exporters take them, with image data
+// dropped (an assembled context is text; the exporters write a
+// placeholder instead) and counted. Stored bodies are read in one pass
+// over their seqs when they lie close together, else one by one.
+func asmItems(tx *store.Tx, v *model.View, indices []int) ([]formats.Item, int, error) {
+	items := make([]formats.Item, len(indices))
+	pos := make(map[uint64]int)
+	lo, hi := uint64(0), uint64(0)
+	for k, i := range indices {
+		it := v.Items[i]
+		if it.Seq > 0 {
+			pos[it.Seq] = k
+			if lo == 0 || it.Seq < lo {
+				lo = it.Seq
+			}
+			hi = max(hi, it.Seq)
+			continue
+		}
+		sy := &v.Synth[it.Synth]
+		items[k] = formats.Item{
+			ID: sy.ID(), Role: sy.Role, Content: sy.Content, Name: sy.Name, CreatedAt: sy.CreatedAt,
+			Tokens: sy.Tokens, Tags: v.Tags(it), Synthetic: true, OpID: sy.OpID, OpType: sy.OpType,
+		}
+	}
+	put := func(m model.Message) error {
+		k, ok := pos[m.Seq]
+		if ok {
+			items[k] = storedItem(&m)
+			items[k].Tags = v.Tags(v.Items[indices[k]])
+		}
 		return nil
-	})
-	return res, err
+	}
+	var err error
+	switch {
+	case len(pos) == 0:
+	case hi-lo+1 <= 4*uint64(len(pos)):
+		err = tx.Messages(v.SessionID, lo, hi, put)
+	default:
+		for seq := range pos {
+			m, err := tx.Message(v.SessionID, seq)
+			if err != nil {
+				return nil, 0, err
+			}
+			_ = put(m)
+		}
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	images := 0
+	for k := range items {
+		for p := range items[k].Parts {
+			if part := &items[k].Parts[p]; part.Type == model.PartImage && len(part.Raw) > 0 {
+				part.Raw = nil
+				images++
+			}
+		}
+	}
+	return items, images, nil
+}
+
+// asmOpenAI converts items with the OpenAI exporter, so the messages
+// keep its guarantees: every tool message answers a call of the
+// assistant message before it, and a call or result whose other half is
+// not in the thread is folded into text.
+func asmOpenAI(items []formats.Item) ([]ChatMessage, []string, error) {
+	var buf bytes.Buffer
+	rep, err := formats.WriteOpenAI(&buf, items)
+	if err != nil {
+		return nil, nil, err
+	}
+	var body struct {
+		Messages []struct {
+			Role       model.Role      `json:"role"`
+			Content    json.RawMessage `json:"content"`
+			Name       string          `json:"name"`
+			ToolCalls  []ChatToolCall  `json:"tool_calls"`
+			ToolCallID string          `json:"tool_call_id"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &body); err != nil {
+		return nil, nil, fmt.Errorf("reading the openai export back: %w", err)
+	}
+	out := make([]ChatMessage, len(body.Messages))
+	for i, m := range body.Messages {
+		out[i] = ChatMessage{Role: m.Role, Content: asmContentText(m.Content), Name: m.Name, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID}
+	}
+	return out, rep.Folded, nil
+}
+
+// asmContentText is a chat message's content as one string: the string,
+// or a list of parts' texts joined (only images make the exporter write
+// a list, and images are placeholders here).
+func asmContentText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(raw, &parts)
+	texts := make([]string, 0, len(parts))
+	for _, p := range parts {
+		if p.Text != "" {
+			texts = append(texts, p.Text)
+		}
+	}
+	return strings.Join(texts, "\n\n")
+}
+
+// asmAnthropic converts items with the Anthropic exporter: alternating
+// roles, tool results right after their calls, the leading system
+// messages as the system prompt.
+func asmAnthropic(items []formats.Item) (*AnthropicRequest, []string, error) {
+	var buf bytes.Buffer
+	rep, err := formats.WriteAnthropic(&buf, items)
+	if err != nil {
+		return nil, nil, err
+	}
+	body := &AnthropicRequest{}
+	if err := json.Unmarshal(buf.Bytes(), body); err != nil {
+		return nil, nil, fmt.Errorf("reading the anthropic export back: %w", err)
+	}
+	if body.Messages == nil {
+		body.Messages = []AnthropicMessage{}
+	}
+	return body, rep.Folded, nil
+}
+
+// asmText is a plain transcript: "role: content", a blank line between.
+func asmText(items []formats.Item) string {
+	var b strings.Builder
+	for _, it := range items {
+		fmt.Fprintf(&b, "%s: %s\n\n", it.Role, it.Content)
+	}
+	return b.String()
 }
 
 // preferred returns the indices pending preferences select: the slice

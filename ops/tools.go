@@ -56,6 +56,8 @@ var registry = []*Tool{
 	def("create_session", "Create an empty session and return its ID.", edit, (*Service).CreateSession),
 	def("append_messages", "Store messages at the end of a session's thread. Stored messages never change; edits are operations over them.", edit, (*Service).AppendMessages),
 	def("add_turn", "Append a turn: the user's query and, if given, the assistant's response.", edit, (*Service).AddTurn),
+	def("search_sessions", "Search every session's title and effective thread for text (query, case-insensitive; limit sessions), saying what matched, with snippets.", readOnly, (*Service).SearchSessions),
+	def("get_session_history", "A session's thread as text, markdown or json (format), effective or stored (view), the latest limit items.", readOnly, (*Service).GetSessionHistory),
 
 	// Editing (seed 002). Every edit is a reversible operation.
 	def("tag_messages", "Attach tags to a range (start_idx..end_idx, inclusive, in the effective thread) or to items by ID.", edit, (*Service).TagMessages),
@@ -78,7 +80,9 @@ var registry = []*Tool{
 	def("search_session_history", "Search the thread: substring (case-insensitive, thread order) or fuzzy (best first).", readOnly, (*Service).SearchSessionHistory),
 	def("get_message_range", "Messages start_idx..end_idx (inclusive) of the effective thread, or of the stored messages with view=raw.", readOnly, (*Service).GetMessageRange),
 	def("request_context_slice", "Ask for a slice of the thread (and optionally search matches) in the next assembled context. Used once.", setter, (*Service).RequestContextSlice),
-	def("assemble_context", "The effective thread ready to send (openai messages or text), using pending context preferences once.", edit, (*Service).AssembleContext),
+	def("summarize_message_range", "Summarize start_idx..end_idx (or ids) in at most max_tokens, with the client's model (sampling), the WEFT_SUMMARY_URL endpoint or locally (extractive), saying which; read-only unless store=true records it as a digest.", edit, (*Service).SummarizeMessageRange),
+	def("assemble_context", "The effective thread ready to send as openai messages, an anthropic body or text (format), using pending context preferences once; max_tokens fits a budget (recent turns raw, then summaries, the oldest left out first), max_messages keeps the latest.", edit, (*Service).AssembleContext),
+	def("apply_context_operations", "The pre-request hook: send the whole thread (messages, chat-completions shape); messages already stored are recognised by digest, new ones appended, and the thread comes back with the active operations applied.", setter, (*Service).ApplyContextOperations),
 
 	// Startup (seed 003).
 	def("get_startup_context", "The startup package by recency, not search: the latest summaries and ALL unsummarized turns.", readOnly, (*Service).GetStartupContext),

@@ -10,11 +10,12 @@ import (
 
 func TestRegistryIsComplete(t *testing.T) {
 	want := []string{
-		"list_sessions", "create_session", "append_messages", "add_turn",
+		"list_sessions", "create_session", "append_messages", "add_turn", "search_sessions", "get_session_history",
 		"tag_messages", "digest_messages", "revise_messages", "snip_messages", "resequence_messages", "insert_messages",
 		"list_operations", "revert_operation", "toggle_operation", "set_active_tags",
 		"get_conversation_context", "get_turns_since", "get_turns_around",
-		"search_session_history", "get_message_range", "request_context_slice", "assemble_context",
+		"search_session_history", "get_message_range", "request_context_slice", "summarize_message_range", "assemble_context",
+		"apply_context_operations",
 		"get_startup_context",
 	}
 	for _, name := range want {
@@ -26,7 +27,7 @@ func TestRegistryIsComplete(t *testing.T) {
 		if tool.Description == "" || tool.ArgsType.Kind() != reflect.Struct {
 			t.Errorf("%s: incomplete declaration", name)
 		}
-		if tool.ReadOnly && !strings.HasPrefix(name, "get_") && !strings.HasPrefix(name, "list_") && name != "search_session_history" {
+		if tool.ReadOnly && !strings.HasPrefix(name, "get_") && !strings.HasPrefix(name, "list_") && !strings.HasPrefix(name, "search_") {
 			t.Errorf("%s is marked read-only", name)
 		}
 		for _, arg := range tool.ArgNames() {

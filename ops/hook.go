@@ -1,0 +1,254 @@
+package ops
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"weft/formats"
+	"weft/model"
+	"weft/store"
+)
+
+// The pre-request hook (seed 002): a client sends its whole thread
+// before each request to a model; weft recognises the messages it has
+// already stored by their digest, stores the new ones at the end, and
+// answers with the thread as the model should see it — the stored
+// messages with the active operations applied.
+
+// ApplyOpsArgs are apply_context_operations' arguments.
+type ApplyOpsArgs struct {
+	SessionID       string           `json:"session_id,omitempty" jsonschema:"the session; default: the one open in the TUI, else the most recently updated"`
+	Messages        []map[string]any `json:"messages" jsonschema:"the caller's whole thread, oldest first, as chat-completions messages: {role, content, name?, tool_calls?, tool_call_id?}"`
+	ExpectedVersion *uint64          `json:"expected_version,omitempty" jsonschema:"refuse the request if the session's version is not this one"`
+}
+
+// ApplyOpsResult is apply_context_operations' result.
+type ApplyOpsResult struct {
+	SessionID string `json:"session_id"`
+	Version   uint64 `json:"version"`
+	// Recognized counts the caller's messages found stored already,
+	// Appended the new ones stored now (AppendedIDs).
+	Recognized  int            `json:"recognized"`
+	Appended    int            `json:"appended"`
+	AppendedIDs []model.ItemID `json:"appended_ids"`
+	// Messages is the caller's thread with the active operations
+	// applied, as chat-completions messages.
+	Messages []ChatMessage `json:"messages"`
+	// ItemCount and Tokens describe the effective thread.
+	ItemCount int `json:"item_count"`
+	Tokens    int `json:"tokens"`
+	// OperationsApplied counts the operations in effect (wholly or in
+	// part).
+	OperationsApplied int `json:"operations_applied"`
+	// Adjustments say what the chat-completions shape required.
+	Adjustments []string `json:"adjustments,omitempty"`
+}
+
+// hookMessage is a caller's message read the way an OpenAI import reads
+// it, with the digests that recognise it.
+type hookMessage struct {
+	nm model.NewMessage
+	// digest is of the message as weft stores it; plain is of its role
+	// and content string as sent, for messages stored from plain
+	// role/content (append_messages) that the import would have read
+	// into parts (a tool message).
+	digest, plain string
+}
+
+// ApplyContextOperations is the pre-request hook: it syncs the caller's
+// thread into the session, in one write, and returns it with the active
+// operations applied. Sending the same thread again appends nothing.
+func (s *Service) ApplyContextOperations(ctx context.Context, a ApplyOpsArgs) (ApplyOpsResult, error) {
+	if len(a.Messages) == 0 {
+		return ApplyOpsResult{}, invalidf("messages is empty: send the caller's whole thread, oldest first, as chat-completions messages {role, content}")
+	}
+	msgs, err := hookRead(a.Messages)
+	if err != nil {
+		return ApplyOpsResult{}, err
+	}
+	recognized := 0
+	var ids []model.ItemID
+	info, err := s.write(ctx, a.SessionID, a.ExpectedVersion, func(th *thread, next *model.Session) (*change, error) {
+		n := th.info.MessageCount
+		var err error
+		if recognized, err = s.hookMatch(th.info, msgs); err != nil {
+			return nil, err
+		}
+		if len(msgs) < n {
+			return nil, conflictf("the caller's %s match the first %d stored ones, but session %s stores %d: the hook takes the whole thread, oldest first, and a thread only grows. Send all of it (get_session_history shows it), or start a new session with create_session",
+				plural(len(msgs), "message", "messages"), len(msgs), th.info.ID, n)
+		}
+		added := msgs[n:]
+		if len(added) == 0 {
+			return nil, nil // nothing new: nothing to write
+		}
+		if len(added) > maxAppend {
+			return nil, invalidf("%d new messages in one request is more than %d; store the older ones first with append_messages", len(added), maxAppend)
+		}
+		now := s.clock()
+		stored := make([]model.Message, len(added))
+		heads := make([]model.Head, len(added))
+		ids = make([]model.ItemID, len(added))
+		tokens := 0
+		for i, hm := range added {
+			stored[i] = storedMessage(uint64(n+1+i), hm.nm, now)
+			heads[i] = stored[i].Head()
+			ids[i] = stored[i].ID
+			tokens += stored[i].Tokens
+		}
+		next.MessageCount += len(stored)
+		next.Tokens += tokens
+		return &change{
+			what:  plural(len(stored), "message", "messages") + " appended by the pre-request hook",
+			store: func(tx *store.Tx) error { return tx.AppendMessages(th.info.ID, stored) },
+			apply: func(th *thread) {
+				th.heads = append(th.heads, heads...)
+				if th.view != nil {
+					th.view = AppendToView(th.view, heads)
+				}
+			},
+			event: Event{Kind: EventAppended},
+		}, nil
+	})
+	if err != nil {
+		return ApplyOpsResult{}, err
+	}
+	snap, err := s.snapshot(info.ID)
+	if err != nil {
+		return ApplyOpsResult{}, err
+	}
+	v := snap.view
+	res := ApplyOpsResult{
+		SessionID: snap.info.ID, Version: snap.info.Version, Recognized: recognized,
+		Appended: len(ids), AppendedIDs: ids, ItemCount: v.Len(), Tokens: v.Tokens,
+	}
+	if res.AppendedIDs == nil {
+		res.AppendedIDs = []model.ItemID{}
+	}
+	for _, st := range v.Status {
+		if st == model.StatusActive || st == model.StatusPartial {
+			res.OperationsApplied++
+		}
+	}
+	err = s.st.View(func(tx *store.Tx) error {
+		items, images, err := asmItems(tx, v, span(0, v.Len()))
+		if err != nil {
+			return err
+		}
+		if images > 0 {
+			res.Adjustments = append(res.Adjustments, plural(images, "image is", "images are")+" shown as a placeholder ([image TYPE]); weft export keeps them")
+		}
+		var folded []string
+		res.Messages, folded, err = asmOpenAI(items)
+		res.Adjustments = append(res.Adjustments, folded...)
+		return err
+	})
+	if err != nil {
+		return ApplyOpsResult{}, err
+	}
+	return res, nil
+}
+
+// hookRead reads the caller's messages with the OpenAI importer, so a
+// message is stored (and its digest made) exactly as importing the same
+// thread from a file would: tool calls and results become parts, a
+// developer message a system one. Any message it cannot read refuses the
+// whole request.
+func hookRead(raw []map[string]any) ([]hookMessage, error) {
+	body, err := json.Marshal(map[string]any{"messages": raw})
+	if err != nil {
+		return nil, invalidf("messages cannot be read: %v", err)
+	}
+	col := &hookCollector{}
+	problems, err := formats.ReadOpenAI(bytes.NewReader(body), col)
+	if len(problems) > 0 {
+		texts := make([]string, 0, len(problems))
+		for _, p := range problems {
+			texts = append(texts, strings.TrimSuffix(p.Err, "; skipped"))
+		}
+		return nil, invalidf("messages are not all chat-completions messages ({role, content}): %s", strings.Join(texts, "; "))
+	}
+	if err != nil {
+		return nil, invalidf("messages are not chat-completions messages ({role, content}): %v", err)
+	}
+	if len(col.msgs) != len(raw) {
+		return nil, invalidf("only %d of the %d messages could be read as chat-completions messages ({role, content})", len(col.msgs), len(raw))
+	}
+	out := make([]hookMessage, len(col.msgs))
+	for i, nm := range col.msgs {
+		out[i] = hookMessage{nm: nm, digest: model.ContentDigest(nm.Role, nm.Content)}
+		if c, ok := raw[i]["content"].(string); ok {
+			out[i].plain = model.ContentDigest(nm.Role, c)
+		}
+	}
+	return out, nil
+}
+
+// hookCollector is the Emitter that keeps what the importer reads.
+type hookCollector struct{ msgs []model.NewMessage }
+
+func (c *hookCollector) Begin(formats.ThreadInfo) error { return nil }
+func (c *hookCollector) Message(m formats.Message) error {
+	c.msgs = append(c.msgs, m.NewMessage)
+	return nil
+}
+func (c *hookCollector) Digest(string, string, string) error { return nil }
+func (c *hookCollector) Op(model.Op) error                   { return nil }
+func (c *hookCollector) End() error                          { return nil }
+
+// errHookStop ends a scan of stored messages early.
+var errHookStop = errors.New("stop")
+
+// hookMatch compares the caller's messages with the stored ones, by
+// digest, position by position, and returns how many match; a caller's
+// message that differs from the stored one in its place is a conflict
+// that says where and how.
+func (s *Service) hookMatch(info model.Session, msgs []hookMessage) (int, error) {
+	m := min(len(msgs), info.MessageCount)
+	if m == 0 {
+		return 0, nil
+	}
+	matched := 0
+	var differs *model.Message
+	err := s.st.View(func(tx *store.Tx) error {
+		return tx.Messages(info.ID, 1, uint64(m), func(sm model.Message) error {
+			d := sm.Digest
+			if d == "" {
+				d = model.ContentDigest(sm.Role, sm.Content)
+			}
+			hm := &msgs[matched]
+			if d != hm.digest && d != hm.plain {
+				differs = &sm
+				return errHookStop
+			}
+			matched++
+			return nil
+		})
+	})
+	if err != nil && !errors.Is(err, errHookStop) {
+		return 0, err
+	}
+	if differs != nil {
+		hm := msgs[matched]
+		return matched, conflictf("messages[%d] is not the message session %s stores there: the caller has %s %s, stored message %s is %s %s. The first %s match; stored messages never change, so only new messages at the end can be appended. Send the thread as stored, edit it with the editing tools (revise_messages, snip_messages, ...), or start a new session with create_session",
+			matched, info.ID, hm.nm.Role, hookSnippet(hm.nm.Content), differs.ID, differs.Role, hookSnippet(differs.Content), plural(matched, "message", "messages"))
+	}
+	if matched < m {
+		return matched, fmt.Errorf("session %s: %d stored messages were expected, %d were read", info.ID, m, matched)
+	}
+	return matched, nil
+}
+
+// hookSnippet quotes the start of a message's content for an error.
+func hookSnippet(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) > 60 {
+		s = string([]rune(s)[:59]) + "…"
+	}
+	return fmt.Sprintf("%q", s)
+}
