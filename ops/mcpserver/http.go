@@ -1,0 +1,345 @@
+package mcpserver
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"weft/ops"
+)
+
+const (
+	// MaxBodyBytes caps every request body: a large append is a few MB;
+	// anything past this is a mistake or an attack.
+	MaxBodyBytes = 8 << 20
+	// SessionTimeout closes MCP sessions that sent nothing for this long,
+	// so clients that vanish without a DELETE do not pile up.
+	SessionTimeout = 30 * time.Minute
+	// AuthorHeader names the author of edits made through /api; without
+	// it they are recorded as "http".
+	AuthorHeader = "X-Weft-Author"
+)
+
+// HandlerOptions configure Handler.
+type HandlerOptions struct {
+	// Token, when set, is the bearer token every request must carry
+	// (Authorization: Bearer TOKEN).
+	Token string
+	// Origins are extra browser origins allowed to call (scheme://host:port);
+	// a page served by the listener itself is always allowed.
+	Origins []string
+	// SessionTimeout overrides SessionTimeout; negative means never.
+	SessionTimeout time.Duration
+}
+
+// Handler serves, behind one guard (Host and Origin checks, the bearer
+// token, the body cap):
+//
+//	/mcp             MCP over Streamable HTTP
+//	POST /api/TOOL   the tool's arguments as a JSON body; its JSON result
+//	GET  /api        the tools, with their argument schemas
+//	GET  /healthz    liveness, version and counts
+func (s *Server) Handler(o HandlerOptions) http.Handler {
+	timeout := o.SessionTimeout
+	switch {
+	case timeout == 0:
+		timeout = SessionTimeout
+	case timeout < 0:
+		timeout = 0
+	}
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
+		SessionTimeout:      timeout,
+		MaxRequestBodyBytes: MaxBodyBytes,
+		Logger:              s.logger,
+	})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcpHandler)
+	mux.HandleFunc("/api", s.serveToolList)
+	mux.HandleFunc("/api/", s.serveTool)
+	mux.HandleFunc("/healthz", s.serveHealth)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("nothing at %s: weft serves /mcp (MCP), POST /api/TOOL, GET /api and GET /healthz", r.URL.Path))
+	})
+	return &guard{next: mux, token: tokenHash(o.Token), hasToken: o.Token != "", origins: originSet(o.Origins)}
+}
+
+// guard checks what every request must pass before any handler runs.
+type guard struct {
+	next     http.Handler
+	token    [sha256.Size]byte
+	hasToken bool
+	origins  map[string]bool
+}
+
+func tokenHash(t string) [sha256.Size]byte { return sha256.Sum256([]byte(t)) }
+
+func originSet(list []string) map[string]bool {
+	m := make(map[string]bool, len(list))
+	for _, o := range list {
+		m[strings.ToLower(strings.TrimRight(o, "/"))] = true
+	}
+	return m
+}
+
+func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if msg := g.foreign(r); msg != "" {
+		writeError(w, http.StatusForbidden, msg)
+		return
+	}
+	if g.hasToken {
+		// Hashing first makes the comparison constant-time in the
+		// length too.
+		got, ok := bearer(r)
+		if h := tokenHash(got); !ok || subtle.ConstantTimeCompare(h[:], g.token[:]) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="weft"`)
+			msg := "this weft needs a bearer token: send Authorization: Bearer TOKEN (the --token or WEFT_TOKEN it was started with)"
+			if ok {
+				msg = "wrong bearer token: send the --token or WEFT_TOKEN this weft was started with"
+			}
+			writeError(w, http.StatusUnauthorized, msg)
+			return
+		}
+	}
+	if r.ContentLength > MaxBodyBytes {
+		writeTooLarge(w)
+		return
+	}
+	if r.Body != nil {
+		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+	}
+	g.next.ServeHTTP(w, r)
+}
+
+func bearer(r *http.Request) (string, bool) {
+	h := r.Header.Get("Authorization")
+	scheme, tok, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	tok = strings.TrimSpace(tok)
+	return tok, tok != ""
+}
+
+// foreign says why a request comes from somewhere it must not, or "".
+//
+// A browser page on another site must not reach the listener, not even
+// with GET (an MCP GET opens an event stream): its Origin must be the
+// listener's own. DNS rebinding makes a foreign page same-origin with a
+// foreign Host name, so a listener on loopback also insists that Host
+// names loopback. Clients outside browsers send no Origin and pass.
+func (g *guard) foreign(r *http.Request) string {
+	if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && local != nil {
+		if isLoopbackHostPort(local.String()) && !isLoopbackHostPort(r.Host) {
+			return fmt.Sprintf("Host %q is not this listener's loopback address", r.Host)
+		}
+	}
+	if site := r.Header.Get("Sec-Fetch-Site"); site == "cross-site" || site == "same-site" {
+		if origin := r.Header.Get("Origin"); origin == "" || !g.origins[strings.ToLower(origin)] {
+			return "cross-site browser requests are refused"
+		}
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return ""
+	}
+	if g.origins[strings.ToLower(origin)] {
+		return ""
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return fmt.Sprintf("Origin %q is not this listener's", origin)
+	}
+	if !sameHost(u, r.Host) {
+		return fmt.Sprintf("Origin %q is not this listener's (%s)", origin, r.Host)
+	}
+	return ""
+}
+
+// sameHost reports whether an origin names the host:port the request was
+// sent to.
+func sameHost(origin *url.URL, host string) bool {
+	oh, op := origin.Hostname(), origin.Port()
+	if op == "" {
+		op = map[string]string{"http": "80", "https": "443"}[origin.Scheme]
+	}
+	rh, rp, err := net.SplitHostPort(host)
+	if err != nil {
+		rh, rp = host, "80"
+	}
+	return strings.EqualFold(oh, strings.Trim(rh, "[]")) && op == rp
+}
+
+// isLoopbackHostPort reports whether host[:port] names the loopback
+// interface.
+func isLoopbackHostPort(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	return isLoopbackHost(strings.Trim(host, "[]"))
+}
+
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// apiError is the body of every refused HTTP request.
+type apiError struct {
+	Error string `json:"error"`
+}
+
+func writeJSONBody(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	w.Write(body)
+	w.Write([]byte("\n"))
+}
+
+func writeJSONValue(w http.ResponseWriter, status int, v any) {
+	b, err := marshalJSON(v)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "cannot encode the result: "+err.Error())
+		return
+	}
+	writeJSONBody(w, status, b)
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	b, _ := marshalJSON(apiError{msg})
+	writeJSONBody(w, status, b)
+}
+
+func writeTooLarge(w http.ResponseWriter) {
+	writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is larger than %d MB: send less at once (append_messages takes batches)", MaxBodyBytes>>20))
+}
+
+// statusOf maps an error's kind to its HTTP status.
+func statusOf(err error) int {
+	switch {
+	case errors.Is(err, ops.ErrInvalid):
+		return http.StatusBadRequest
+	case errors.Is(err, ops.ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, ops.ErrConflict):
+		return http.StatusConflict
+	}
+	return http.StatusInternalServerError
+}
+
+func (s *Server) serveTool(w http.ResponseWriter, r *http.Request) {
+	name := strings.TrimPrefix(r.URL.Path, "/api/")
+	if name == "" {
+		s.serveToolList(w, r)
+		return
+	}
+	tool, ok := ops.LookupTool(name)
+	if !ok {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no tool %q: GET /api lists the tools", name))
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s: call a tool with POST and its arguments as a JSON body", r.Method, r.URL.Path))
+		return
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			writeTooLarge(w)
+			return
+		}
+		writeError(w, http.StatusBadRequest, "cannot read the request body: "+err.Error())
+		return
+	}
+	author := cleanAuthor(r.Header.Get(AuthorHeader))
+	if author == "" {
+		author = "http"
+	}
+	out, err := s.backend.call(ops.WithAuthor(r.Context(), author), tool, body)
+	if err != nil {
+		status := statusOf(err)
+		if status == http.StatusInternalServerError {
+			s.logger.Error("tool failed", "tool", name, "error", err)
+		}
+		writeError(w, status, err.Error())
+		return
+	}
+	writeJSONBody(w, http.StatusOK, out)
+}
+
+// toolInfo describes a tool at GET /api.
+type toolInfo struct {
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	Arguments   []string `json:"arguments"`
+	ReadOnly    bool     `json:"read_only"`
+	Destructive bool     `json:"destructive"`
+	Idempotent  bool     `json:"idempotent"`
+	InputSchema any      `json:"input_schema"`
+	Path        string   `json:"path"`
+}
+
+func (s *Server) serveToolList(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeError(w, http.StatusMethodNotAllowed, "GET /api lists the tools; call one with POST /api/TOOL")
+		return
+	}
+	tools := ops.Tools()
+	out := struct {
+		Tools []toolInfo `json:"tools"`
+	}{make([]toolInfo, 0, len(tools))}
+	for _, t := range tools {
+		args := t.ArgNames()
+		if args == nil {
+			args = []string{}
+		}
+		out.Tools = append(out.Tools, toolInfo{
+			Name: t.Name, Description: t.Description, Arguments: args,
+			ReadOnly: t.ReadOnly, Destructive: t.Destructive, Idempotent: t.Idempotent,
+			InputSchema: mcpTool(t).InputSchema, Path: "/api/" + t.Name,
+		})
+	}
+	writeJSONValue(w, http.StatusOK, out)
+}
+
+// health is GET /healthz's answer.
+type health struct {
+	OK       bool   `json:"ok"`
+	Version  string `json:"version"`
+	Tools    int    `json:"tools"`
+	Sessions int    `json:"sessions"`
+	Agents   int    `json:"agents"`
+}
+
+func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeError(w, http.StatusMethodNotAllowed, "use GET /healthz")
+		return
+	}
+	var list ops.ListSessionsResult
+	if err := s.callTool(r.Context(), "list_sessions", ops.ListSessionsArgs{Limit: 1}, &list); err != nil {
+		writeJSONValue(w, http.StatusServiceUnavailable, struct {
+			health
+			Error string `json:"error"`
+		}{health{Version: Version(), Tools: len(ops.Tools())}, err.Error()})
+		return
+	}
+	writeJSONValue(w, http.StatusOK, health{OK: true, Version: Version(), Tools: len(ops.Tools()), Sessions: list.Total, Agents: s.Agents()})
+}

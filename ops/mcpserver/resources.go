@@ -1,0 +1,340 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"weft/ops"
+)
+
+// Resource URIs. Templates take a session ID (an exact ID, a unique ID
+// prefix or a title, as session_id does everywhere).
+const (
+	URISessions        = "weft://sessions"
+	URIRecent          = "weft://sessions/recent"
+	URISessionTemplate = "weft://sessions/{id}"
+	URIContextTemplate = "weft://sessions/{id}/context"
+)
+
+const (
+	resMIME = "application/json"
+	// recentSessions and recentMessages bound weft://sessions/recent: a
+	// glance at what was worked on last, not a dump.
+	recentSessions = 10
+	recentMessages = 5
+	// sessionTurns is how many turns of context weft://sessions/{id}
+	// gives: the latest raw turns, then summaries for the rest.
+	sessionTurns = 40
+)
+
+func (s *Server) addResources() {
+	s.mcp.AddResource(&mcp.Resource{
+		URI: URISessions, Name: "sessions", Title: "Sessions", MIMEType: resMIME,
+		Description: "Every session, most recently updated first, with message counts, tokens, operation counts and versions.",
+	}, s.readSessions)
+	s.mcp.AddResource(&mcp.Resource{
+		URI: URIRecent, Name: "recent", Title: "Recent sessions", MIMEType: resMIME,
+		Description: fmt.Sprintf("The %d most recently updated sessions, each with its last %d messages of the effective thread.", recentSessions, recentMessages),
+	}, s.readRecent)
+	s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{
+		URITemplate: URISessionTemplate, Name: "session", Title: "Session", MIMEType: resMIME,
+		Description: fmt.Sprintf("A session: its details and about %d turns of context (the latest unsummarized turns, then summaries for the rest).", sessionTurns),
+	}, s.readSession)
+	s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{
+		URITemplate: URIContextTemplate, Name: "session-context", Title: "Session startup context", MIMEType: resMIME,
+		Description: "A session's startup package, by recency: the 2 latest summaries and ALL unsummarized turns.",
+	}, s.readContext)
+}
+
+// callTool runs a registry tool through the backend and decodes its
+// result into out.
+func (s *Server) callTool(ctx context.Context, name string, args, out any) error {
+	tool, ok := ops.LookupTool(name)
+	if !ok {
+		return fmt.Errorf("this weft has no tool %s", name)
+	}
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return err
+	}
+	res, err := s.backend.call(ctx, tool, raw)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(res, out); err != nil {
+		return fmt.Errorf("%s answered with JSON this weft cannot read: %w", name, err)
+	}
+	return nil
+}
+
+// resourceResult wraps a value as a resource's JSON contents.
+func resourceResult(uri string, v any) (*mcp.ReadResourceResult, error) {
+	b, err := marshalJSON(v)
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: resMIME, Text: string(b)}}}, nil
+}
+
+// resourceError turns a refused read into a JSON-RPC error that keeps the
+// message: a missing session is "not found" with the reason, not a bare
+// code.
+func resourceError(uri string, err error) error {
+	var opsErr *ops.Error
+	if !errors.As(err, &opsErr) {
+		return err
+	}
+	code := int64(jsonrpc.CodeInvalidParams)
+	if errors.Is(err, ops.ErrNotFound) {
+		code = mcp.CodeResourceNotFound
+	}
+	data, _ := json.Marshal(map[string]string{"uri": uri})
+	return &jsonrpc.Error{Code: code, Message: opsErr.Msg, Data: data}
+}
+
+func (s *Server) readSessions(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	var res ops.ListSessionsResult
+	if err := s.callTool(ctx, "list_sessions", ops.ListSessionsArgs{}, &res); err != nil {
+		return nil, resourceError(req.Params.URI, err)
+	}
+	return resourceResult(req.Params.URI, res)
+}
+
+// recentSession is a session with its latest messages.
+type recentSession struct {
+	ops.SessionOut
+	Messages []ops.MessageOut `json:"latest_messages"`
+}
+
+func (s *Server) readRecent(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	uri := req.Params.URI
+	var list ops.ListSessionsResult
+	if err := s.callTool(ctx, "list_sessions", ops.ListSessionsArgs{Limit: recentSessions}, &list); err != nil {
+		return nil, resourceError(uri, err)
+	}
+	out := struct {
+		Sessions []recentSession `json:"sessions"`
+		Total    int             `json:"total"`
+	}{Sessions: []recentSession{}, Total: list.Total}
+	for _, info := range list.Sessions {
+		msgs, err := s.latestMessages(ctx, info.SessionID, recentMessages)
+		if err != nil {
+			return nil, resourceError(uri, err)
+		}
+		out.Sessions = append(out.Sessions, recentSession{SessionOut: info, Messages: msgs})
+	}
+	return resourceResult(uri, out)
+}
+
+// latestMessages returns the last n items of a session's effective thread.
+func (s *Server) latestMessages(ctx context.Context, sessionID string, n int) ([]ops.MessageOut, error) {
+	// The effective length is not in the session's details, so the first
+	// call asks for one item to learn it.
+	zero := 0
+	var first ops.MessageRangeResult
+	err := s.callTool(ctx, "get_message_range", ops.MessageRangeArgs{SessionID: sessionID, StartIdx: &zero, EndIdx: &zero}, &first)
+	if errors.Is(err, ops.ErrInvalid) {
+		return []ops.MessageOut{}, nil // an empty thread has no item 0
+	}
+	if err != nil {
+		return nil, err
+	}
+	end := first.Total - 1
+	start := max(0, first.Total-n)
+	if start == 0 && end == 0 {
+		return first.Messages, nil
+	}
+	var res ops.MessageRangeResult
+	if err := s.callTool(ctx, "get_message_range", ops.MessageRangeArgs{SessionID: sessionID, StartIdx: &start, EndIdx: &end}, &res); err != nil {
+		return nil, err
+	}
+	return res.Messages, nil
+}
+
+// sessionRef reads the session reference out of a templated URI.
+func sessionRef(uri, suffix string) (string, error) {
+	rest, ok := strings.CutPrefix(uri, URISessions+"/")
+	if !ok {
+		return "", &ops.Error{Kind: ops.ErrInvalid, Msg: fmt.Sprintf("%s is not a session resource (weft://sessions/ID)", uri)}
+	}
+	rest = strings.TrimSuffix(rest, suffix)
+	ref, err := url.PathUnescape(rest)
+	if err != nil || ref == "" || strings.Contains(ref, "/") {
+		return "", &ops.Error{Kind: ops.ErrInvalid, Msg: fmt.Sprintf("%s does not name a session: use weft://sessions/ID%s", uri, suffix)}
+	}
+	return ref, nil
+}
+
+// findSession returns a session's details by ID, ID prefix or title.
+func (s *Server) findSession(ctx context.Context, ref string) (ops.SessionOut, error) {
+	var list ops.ListSessionsResult
+	if err := s.callTool(ctx, "list_sessions", ops.ListSessionsArgs{}, &list); err != nil {
+		return ops.SessionOut{}, err
+	}
+	id := ref
+	if !hasSession(list.Sessions, id) {
+		// Let the service resolve a prefix or title, with its own error
+		// when nothing matches.
+		var res ops.ListOperationsResult
+		if err := s.callTool(ctx, "list_operations", ops.ListOperationsArgs{SessionID: ref, ActiveOnly: true}, &res); err != nil {
+			return ops.SessionOut{}, err
+		}
+		id = res.SessionID
+	}
+	for _, info := range list.Sessions {
+		if info.SessionID == id {
+			return info, nil
+		}
+	}
+	return ops.SessionOut{}, &ops.Error{Kind: ops.ErrNotFound, Msg: fmt.Sprintf("session %q not found (weft://sessions lists them)", ref)}
+}
+
+func hasSession(list []ops.SessionOut, id string) bool {
+	for _, info := range list {
+		if info.SessionID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) readSession(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	uri := req.Params.URI
+	ref, err := sessionRef(uri, "")
+	if err != nil {
+		return nil, resourceError(uri, err)
+	}
+	info, err := s.findSession(ctx, ref)
+	if err != nil {
+		return nil, resourceError(uri, err)
+	}
+	turns := sessionTurns
+	var thread ops.ConversationContextResult
+	if err := s.callTool(ctx, "get_conversation_context", ops.ConversationContextArgs{SessionID: info.SessionID, Turns: &turns}, &thread); err != nil {
+		return nil, resourceError(uri, err)
+	}
+	return resourceResult(uri, struct {
+		Session ops.SessionOut                `json:"session"`
+		Context ops.ConversationContextResult `json:"context"`
+		More    string                        `json:"more"`
+	}{info, thread, "get_message_range, get_turns_since and search_session_history read the rest; " + URISessions + "/" + info.SessionID + "/context is the startup package"})
+}
+
+func (s *Server) readContext(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	uri := req.Params.URI
+	ref, err := sessionRef(uri, "/context")
+	if err != nil {
+		return nil, resourceError(uri, err)
+	}
+	info, err := s.findSession(ctx, ref)
+	if err != nil {
+		return nil, resourceError(uri, err)
+	}
+	var pkg ops.StartupContextResult
+	if err := s.callTool(ctx, "get_startup_context", ops.StartupContextArgs{SessionID: info.SessionID}, &pkg); err != nil {
+		return nil, resourceError(uri, err)
+	}
+	return resourceResult(uri, struct {
+		Session ops.SessionOut `json:"session"`
+		ops.StartupContextResult
+	}{info, pkg})
+}
+
+// The startup prompt (seed 003): recency, not search.
+
+func (s *Server) addPrompts() {
+	s.mcp.AddPrompt(&mcp.Prompt{
+		Name:  "startup",
+		Title: "Startup context",
+		Description: "Reconstruct where a conversation stands, by recency rather than search: " +
+			"the latest summaries and ALL unsummarized turns of a session.",
+		Arguments: []*mcp.PromptArgument{
+			{Name: "session_id", Description: "the session (ID, ID prefix or title); default: the one open in weft's TUI, else the most recently updated"},
+			{Name: "summaries", Description: "how many of the latest summaries to include (default 2)"},
+		},
+	}, s.startupPrompt)
+}
+
+func (s *Server) startupPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	args := ops.StartupContextArgs{SessionID: strings.TrimSpace(req.Params.Arguments["session_id"])}
+	if v := strings.TrimSpace(req.Params.Arguments["summaries"]); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("summaries %q is not a whole number: give how many summaries to include (default 2)", v)}
+		}
+		args.Summaries = &n
+	}
+	var info ops.SessionOut
+	var err error
+	if args.SessionID != "" {
+		info, err = s.findSession(ctx, args.SessionID)
+	} else {
+		info, err = s.defaultSession(ctx)
+	}
+	if err != nil {
+		return nil, resourceError("prompt startup", err)
+	}
+	args.SessionID = info.SessionID
+	var pkg ops.StartupContextResult
+	if err := s.callTool(ctx, "get_startup_context", args, &pkg); err != nil {
+		return nil, resourceError("prompt startup", err)
+	}
+	return &mcp.GetPromptResult{
+		Description: fmt.Sprintf("Startup context of %q: %d summaries and %d unsummarized turns", info.Title, len(pkg.Summaries), pkg.UnsummarizedCount),
+		Messages:    []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: startupText(info, pkg)}}},
+	}, nil
+}
+
+// defaultSession is the session tools use when given none: the service
+// decides (the TUI's, else the latest), and list_operations reports it.
+func (s *Server) defaultSession(ctx context.Context) (ops.SessionOut, error) {
+	var res ops.ListOperationsResult
+	if err := s.callTool(ctx, "list_operations", ops.ListOperationsArgs{ActiveOnly: true}, &res); err != nil {
+		return ops.SessionOut{}, err
+	}
+	return s.findSession(ctx, res.SessionID)
+}
+
+// startupText lays the startup package out as one message: the summaries
+// oldest first, then every unsummarized turn in thread order.
+func startupText(info ops.SessionOut, pkg ops.StartupContextResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Startup context for %q (session %s, version %d): the %d latest summaries and all %d unsummarized turns, by recency.\n",
+		info.Title, info.SessionID, info.Version, len(pkg.Summaries), pkg.UnsummarizedCount)
+	if len(pkg.Summaries) > 0 {
+		b.WriteString("\n## Summaries\n")
+		for _, sm := range pkg.Summaries {
+			fmt.Fprintf(&b, "\n[summary %s · %s – %s · %d messages]\n%s\n", sm.ID, shortTime(sm.TimeSpanStart), shortTime(sm.TimeSpanEnd), sm.MessageCount, strings.TrimSpace(sm.Content))
+		}
+	}
+	fmt.Fprintf(&b, "\n## Unsummarized turns (%d)\n", pkg.UnsummarizedCount)
+	if len(pkg.Unsummarized) == 0 {
+		b.WriteString("\nNone: everything is summarized.\n")
+	}
+	for _, m := range pkg.Unsummarized {
+		name := ""
+		if m.Name != "" {
+			name = " (" + m.Name + ")"
+		}
+		fmt.Fprintf(&b, "\n[%d · %s%s · %s]\n%s\n", m.Index, m.Role, name, shortTime(m.CreatedAt), strings.TrimSpace(m.Content))
+	}
+	return b.String()
+}
+
+// shortTime shows an RFC 3339 time to the minute, in UTC as stored.
+func shortTime(s string) string {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return s
+	}
+	return t.UTC().Format("2006-01-02 15:04Z")
+}

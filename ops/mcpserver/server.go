@@ -1,0 +1,363 @@
+// Package mcpserver is weft's protocol face: the tools of ops's registry
+// over MCP (stdio and Streamable HTTP), the plain HTTP API that mirrors
+// them (POST /api/<tool>), and the listener the TUI and weft serve run.
+//
+// Every way in goes through one backend: in-process over an *ops.Service,
+// or, for a weft mcp that finds the file held by a running weft, over that
+// weft's HTTP API. Tools decode their arguments with ops.Tool.Decode, so MCP,
+// HTTP and weft call give the same errors for the same mistakes.
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"unicode"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"weft/ops"
+)
+
+// Server is weft's MCP server over one backend. It is safe for concurrent
+// use; one Server serves any number of MCP sessions and HTTP requests.
+type Server struct {
+	mcp     *mcp.Server
+	backend backend
+	logger  *slog.Logger
+}
+
+// Options configure a Server.
+type Options struct {
+	// Logger receives the server's diagnostics; nil discards them. On
+	// stdio, stdout is the protocol: never log there.
+	Logger *slog.Logger
+}
+
+// backend runs a tool and returns its result as JSON. Errors a request
+// caused are *ops.Error (test their kind with errors.Is).
+type backend interface {
+	call(ctx context.Context, tool *ops.Tool, args json.RawMessage) (json.RawMessage, error)
+}
+
+// localBackend runs tools in-process.
+type localBackend struct{ svc *ops.Service }
+
+func (b localBackend) call(ctx context.Context, tool *ops.Tool, args json.RawMessage) (json.RawMessage, error) {
+	res, err := tool.Call(ctx, b.svc, args)
+	if err != nil {
+		return nil, err
+	}
+	return marshalJSON(res)
+}
+
+// New returns a server exposing every tool of the registry, the session
+// resources and the startup prompt, over svc.
+func New(svc *ops.Service, opts Options) *Server {
+	return newServer(localBackend{svc}, opts)
+}
+
+func newServer(b backend, opts Options) *Server {
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{backend: b, logger: logger}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "weft", Title: "weft", Version: Version()}, &mcp.ServerOptions{
+		Instructions: serverInstructions,
+		Logger:       logger,
+	})
+	for _, t := range ops.Tools() {
+		s.mcp.AddTool(mcpTool(t), s.toolHandler(t))
+	}
+	s.addResources()
+	s.addPrompts()
+	return s
+}
+
+const serverInstructions = `weft holds LLM conversation threads and reversible edits over them (tag, digest, revise, snip, resequence, insert).
+Indices are 0-based positions in the effective thread (the stored messages with the active operations applied); ranges are inclusive.
+session_id is optional everywhere: the default is the session open in weft's TUI, else the most recently updated one.
+Pass expected_version (from any result's version) to have an edit refused, rather than misapplied, when the thread changed meanwhile.`
+
+// MCP returns the underlying SDK server, for transports this package does
+// not wire itself.
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+// Agents counts the MCP sessions connected now.
+func (s *Server) Agents() int {
+	n := 0
+	for range s.mcp.Sessions() {
+		n++
+	}
+	return n
+}
+
+// ServeStdio serves MCP over stdin and stdout until the client hangs up or
+// ctx ends. Nothing else may write to stdout meanwhile.
+func (s *Server) ServeStdio(ctx context.Context) error {
+	return s.serve(ctx, &mcp.StdioTransport{})
+}
+
+func (s *Server) serve(ctx context.Context, t mcp.Transport) error {
+	err := s.mcp.Run(ctx, t)
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		return nil // asked to stop: not a failure
+	}
+	return err
+}
+
+// Version is weft's version as the build recorded it ("dev" for a build
+// from a work tree).
+func Version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+// schemaOptions describe weft's types to the schema generator: parts are
+// kept verbatim, so they are any JSON value, not a list of bytes.
+var schemaOptions = &jsonschema.ForOptions{
+	TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+		reflect.TypeFor[json.RawMessage](): {},
+	},
+}
+
+type toolSchemas struct {
+	input, output *jsonschema.Schema
+	err           error
+}
+
+var (
+	schemaMu    sync.Mutex
+	schemaCache = map[*ops.Tool]toolSchemas{}
+)
+
+// schemasOf generates a tool's input and output schemas once per process:
+// every listener, stdio server and test shares them.
+func schemasOf(t *ops.Tool) toolSchemas {
+	schemaMu.Lock()
+	defer schemaMu.Unlock()
+	if s, ok := schemaCache[t]; ok {
+		return s
+	}
+	var s toolSchemas
+	s.input, s.err = jsonschema.ForType(t.ArgsType, schemaOptions)
+	if s.err == nil && s.input.Type != "object" {
+		s.err = fmt.Errorf("%s: arguments are a %s, not an object", t.Name, s.input.Type)
+	}
+	// An output schema describes structuredContent, which must be an
+	// object: results that are not structs go without one.
+	rt := t.ResultType
+	for rt.Kind() == reflect.Pointer {
+		rt = rt.Elem()
+	}
+	if s.err == nil && rt.Kind() == reflect.Struct {
+		if out, err := jsonschema.ForType(t.ResultType, schemaOptions); err == nil {
+			s.output = out
+		}
+	}
+	schemaCache[t] = s
+	return s
+}
+
+// mcpTool describes a registry tool to MCP clients.
+func mcpTool(t *ops.Tool) *mcp.Tool {
+	sc := schemasOf(t)
+	tool := &mcp.Tool{
+		Name:        t.Name,
+		Description: t.Description,
+		Annotations: &mcp.ToolAnnotations{
+			Title:           toolTitle(t.Name),
+			ReadOnlyHint:    t.ReadOnly,
+			DestructiveHint: new(t.Destructive),
+			IdempotentHint:  t.Idempotent,
+			OpenWorldHint:   new(false),
+		},
+	}
+	if sc.err != nil {
+		// A type the generator cannot describe still gets a usable tool:
+		// Decode checks the arguments either way.
+		tool.InputSchema = &jsonschema.Schema{Type: "object"}
+	} else {
+		tool.InputSchema = sc.input
+		if sc.output != nil {
+			tool.OutputSchema = sc.output
+		}
+	}
+	return tool
+}
+
+// toolTitle makes a display title from a tool name: get_turns_since ->
+// "Get turns since".
+func toolTitle(name string) string {
+	s := strings.ReplaceAll(name, "_", " ")
+	if s == "" {
+		return s
+	}
+	r := []rune(s)
+	r[0] = unicode.ToUpper(r[0])
+	return string(r)
+}
+
+// toolHandler adapts a registry tool to MCP: the calling client is the
+// author of any edit, and a client that can sample lends its model.
+func (s *Server) toolHandler(t *ops.Tool) mcp.ToolHandler {
+	hasOutput := schemasOf(t).output != nil
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ctx = ops.WithAuthor(ctx, clientName(req))
+		sp := newSampling(req)
+		if sp != nil {
+			ctx = ops.WithSampler(ctx, sp.sample)
+		}
+		out, err := s.backend.call(ctx, t, req.Params.Arguments)
+		if sp != nil && len(sp.pending) > 0 {
+			// The tool asked the client's model for something it has not
+			// answered yet: ask, and the client calls again with the
+			// answers (the result of this run is dropped).
+			return &mcp.CallToolResult{InputRequests: sp.pending}, nil
+		}
+		if err != nil {
+			var opsErr *ops.Error
+			if !errors.As(err, &opsErr) {
+				s.logger.Error("tool failed", "tool", t.Name, "error", err)
+			}
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}, nil
+		}
+		res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(out)}}}
+		if hasOutput {
+			res.StructuredContent = out
+		}
+		return res, nil
+	}
+}
+
+// clientName is the name the client gave in initialize, cleaned for the
+// operation log; "mcp" when it gave none.
+func clientName(req *mcp.CallToolRequest) string {
+	if info := req.ClientInfo(); info != nil {
+		if name := cleanAuthor(info.Name); name != "" {
+			return name
+		}
+	}
+	return "mcp"
+}
+
+// maxAuthor bounds an author name: it is shown in the TUI's feed and kept
+// with every operation.
+const maxAuthor = 64
+
+// cleanAuthor keeps an author name printable and short.
+func cleanAuthor(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, strings.TrimSpace(s))
+	if r := []rune(s); len(r) > maxAuthor {
+		s = string(r[:maxAuthor])
+	}
+	return strings.TrimSpace(s)
+}
+
+// defaultSampleTokens is the completion budget when a tool asks for none.
+const defaultSampleTokens = 1024
+
+// multiRoundTripVersion is the first protocol version in which a server
+// may not send requests of its own while serving one: it returns input
+// requests, and the client calls again with the answers.
+const multiRoundTripVersion = "2026-07-28"
+
+// errNeedsSample stops a tool that asked the client's model for a text the
+// client has not given yet.
+var errNeedsSample = errors.New("waiting for the client's model")
+
+// sampling lends a tool call the client's model.
+//
+// Clients of protocol versions before 2026-07-28 are asked directly
+// (sampling/createMessage while the call is open). Later clients cannot be:
+// the first run of the tool records what it asks, the call returns those
+// as input requests, and the client calls again with the answers, which
+// the next run finds in order. Tools must therefore ask before they write.
+type sampling struct {
+	session   *mcp.ServerSession
+	multi     bool
+	responses mcp.InputResponseMap
+	asked     int
+	pending   mcp.InputRequestMap
+}
+
+// newSampling returns the call's sampling, or nil when the client did not
+// declare the capability.
+func newSampling(req *mcp.CallToolRequest) *sampling {
+	caps := req.ClientCapabilities()
+	if caps == nil || caps.Sampling == nil || req.Session == nil {
+		return nil
+	}
+	return &sampling{
+		session:   req.Session,
+		multi:     req.ProtocolVersion() >= multiRoundTripVersion,
+		responses: req.Params.InputResponses,
+	}
+}
+
+func (sp *sampling) sample(ctx context.Context, prompt string, maxTokens int) (string, string, error) {
+	if maxTokens <= 0 {
+		maxTokens = defaultSampleTokens
+	}
+	params := &mcp.CreateMessageParams{
+		Messages:  []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: prompt}}},
+		MaxTokens: int64(maxTokens),
+	}
+	if !sp.multi {
+		res, err := sp.session.CreateMessage(ctx, params)
+		if err != nil {
+			return "", "", fmt.Errorf("the client's model did not answer: %w", err)
+		}
+		return sampledText(res.Content, res.Model)
+	}
+	key := fmt.Sprintf("sample-%d", sp.asked)
+	sp.asked++
+	if res, ok := sp.responses[key].(*mcp.CreateMessageWithToolsResult); ok {
+		var content mcp.Content
+		if len(res.Content) > 0 {
+			content = res.Content[0]
+		}
+		return sampledText(content, res.Model)
+	}
+	if sp.pending == nil {
+		sp.pending = mcp.InputRequestMap{}
+	}
+	sp.pending[key] = params
+	return "", "", errNeedsSample
+}
+
+func sampledText(c mcp.Content, model string) (string, string, error) {
+	text, ok := c.(*mcp.TextContent)
+	if !ok || strings.TrimSpace(text.Text) == "" {
+		return "", "", fmt.Errorf("the client's model answered without text (%T)", c)
+	}
+	return text.Text, model, nil
+}
+
+// marshalJSON encodes v compactly without escaping <, > and &: results
+// carry code and markup that should read as written.
+func marshalJSON(v any) (json.RawMessage, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
