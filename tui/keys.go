@@ -20,6 +20,7 @@ type KeyMap struct {
 	Search, Next, Prev       key.Binding
 	Time                     key.Binding
 	Sessions                 key.Binding
+	Raw                      key.Binding
 
 	Help key.Binding
 	Quit key.Binding
@@ -51,6 +52,7 @@ func DefaultKeyMap() KeyMap {
 		Search:     key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "search")),
 		Time:       key.NewBinding(key.WithKeys("T"), key.WithHelp("T", "jump to a time")),
 		Sessions:   key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "sessions")),
+		Raw:        key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "raw/effective thread")),
 		Next:       key.NewBinding(key.WithKeys("n"), key.WithHelp("n/N", "next/previous match")),
 		Prev:       key.NewBinding(key.WithKeys("N"), key.WithHelp("N", "previous match")),
 		Help:       key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
@@ -58,7 +60,8 @@ func DefaultKeyMap() KeyMap {
 	}
 }
 
-// ShortHelp implements help.KeyMap.
+// ShortHelp implements help.KeyMap: the keys of the plain thread view.
+// The model's own shortHelp picks the keys of its current state.
 func (k KeyMap) ShortHelp() []key.Binding {
 	return []key.Binding{k.Down, k.Up, k.Toggle, k.Search, k.Time, k.Select, k.Digest, k.Snip, k.Tag, k.Undo, k.Operations, k.Help, k.Quit}
 }
@@ -68,7 +71,53 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.HalfUp, k.HalfDown, k.Top, k.Bottom},
 		{k.Toggle, k.Select, k.Cancel, k.Search, k.Next, k.Time},
-		{k.Tag, k.Digest, k.Snip, k.Revise, k.Insert, k.MoveDown, k.Undo, k.Redo, k.Operations},
-		{k.Sessions, k.Help, k.Quit},
+		{k.Tag, k.Digest, k.Snip, k.Revise, k.Insert, k.MoveDown, k.Commit},
+		{k.Undo, k.Redo, k.Operations, k.Sessions, k.Raw, k.Help, k.Quit},
 	}
+}
+
+// syncKeys switches each binding on or off for the model's state, so help
+// never lists a key that does nothing and a key that would do nothing is
+// not matched.
+func (m *Model) syncKeys() {
+	k := &m.keys
+	hasRows := m.rows != nil && m.rows.Len() > 0
+	moving := m.moving != nil
+	plain := !m.raw.on && !moving && m.view != nil
+	for _, b := range []*key.Binding{&k.Up, &k.Down, &k.HalfUp, &k.HalfDown, &k.Top, &k.Bottom, &k.Toggle} {
+		b.SetEnabled(hasRows && !moving)
+	}
+	for _, b := range []*key.Binding{&k.Select, &k.Tag, &k.Digest, &k.Snip, &k.Revise, &k.MoveDown, &k.MoveUp, &k.Search, &k.Time} {
+		b.SetEnabled(plain && hasRows)
+	}
+	k.MoveDown.SetEnabled(hasRows && !m.raw.on)
+	k.MoveUp.SetEnabled(hasRows && !m.raw.on)
+	k.Insert.SetEnabled(plain)
+	k.Operations.SetEnabled(plain)
+	k.Sessions.SetEnabled(plain)
+	k.Undo.SetEnabled(plain && m.info.OpCount > 0)
+	k.Redo.SetEnabled(plain && len(m.redoStack) > 0)
+	k.Next.SetEnabled(plain && len(m.search.hits) > 0)
+	k.Prev.SetEnabled(plain && len(m.search.hits) > 0)
+	k.Commit.SetEnabled(moving)
+	k.Cancel.SetEnabled(moving || m.raw.on || m.anchor >= 0)
+	k.Raw.SetEnabled(!moving && m.view != nil)
+}
+
+// shortHelp is the bottom line's keys for the current state.
+func (m *Model) shortHelp() []key.Binding {
+	k := m.keys
+	switch {
+	case m.dialog != nil || m.search.open:
+		return nil // the dialog says its own keys
+	case m.moving != nil:
+		return []key.Binding{k.MoveDown, k.MoveUp, k.Commit, k.Cancel}
+	case m.raw.on:
+		return []key.Binding{k.Down, k.Up, k.Toggle, k.Raw, k.Cancel, k.Help, k.Quit}
+	case m.anchor >= 0:
+		return []key.Binding{k.Down, k.Up, k.Digest, k.Snip, k.Tag, k.Revise, k.MoveDown, k.Cancel, k.Help}
+	case m.rows == nil || m.rows.Len() == 0:
+		return []key.Binding{k.Insert, k.Sessions, k.Help, k.Quit}
+	}
+	return []key.Binding{k.Down, k.Up, k.Toggle, k.Search, k.Time, k.Select, k.Digest, k.Snip, k.Tag, k.Undo, k.Operations, k.Raw, k.Help, k.Quit}
 }

@@ -38,6 +38,7 @@ type Model struct {
 	svc    *ops.Service
 	opts   Options
 	styles *themes.Styles
+	md     *markdown // message bodies, rendered in the theme's colours
 	keys   KeyMap
 	help   help.Model
 	full   bool // full help shown
@@ -59,6 +60,7 @@ type Model struct {
 	timeline  ops.Timeline
 	moving    *move
 	redoStack []string
+	raw       rawState // the stored thread, when R shows it
 
 	bodies  map[uint64]*model.Message // stored messages on or near the screen
 	loading bool
@@ -89,6 +91,7 @@ func New(svc *ops.Service, opts Options) *Model {
 
 func (m *Model) setStyles(p themes.Palette) {
 	m.styles = themes.New(p, themes.NoColor())
+	m.md = newMarkdown(m.styles.Markdown())
 	m.help.Styles = help.DefaultStyles(p.Dark)
 	m.help.Styles.ShortKey = m.styles.Help.Key
 	m.help.Styles.ShortDesc = m.styles.Help.Desc
@@ -178,6 +181,12 @@ func (m *Model) seqAt(r int) uint64 {
 
 // Update handles a message.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	_, cmd := m.update(msg)
+	m.syncKeys()
+	return m, cmd
+}
+
+func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
@@ -244,6 +253,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.timeline = msg.t
 		}
 		return m, nil
+	case rawOpsMsg:
+		return m, m.rawOpsLoaded(msg)
 	case timeJumpMsg:
 		return m, m.timeJumped(msg)
 	case searchResultMsg:
@@ -286,6 +297,16 @@ func (m *Model) viewLoaded(msg viewLoadedMsg) tea.Cmd {
 			keep = m.view.ID(m.view.Items[rw.item])
 		}
 	}
+	if m.raw.on && msg.info.ID == m.sid {
+		// The stored thread only grows: keep the cursor where it is.
+		m.info, m.raw.eff = msg.info, msg.view
+		m.view = newRawView(m.info.MessageCount, m.raw.eff)
+		m.rows = newRowIndex(m.view, nil)
+		clear(m.lines)
+		m.scrollToCursor()
+		return tea.Batch(m.loadBodies(), m.loadRawOps(), m.loadTimeline())
+	}
+	m.raw = rawState{}
 	first := m.view == nil
 	m.sid, m.info, m.view = msg.info.ID, msg.info, msg.view
 	m.svc.SetFocus(m.sid)
@@ -317,7 +338,12 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	}
+	if m.raw.on {
+		return m.handleRawKey(msg)
+	}
 	switch {
+	case key.Matches(msg, k.Raw):
+		return m.toggleRaw()
 	case key.Matches(msg, k.Cancel):
 		m.anchor = -1
 	case key.Matches(msg, k.Select):

@@ -23,6 +23,7 @@ type lineKey struct {
 	width  int
 	open   bool
 	loaded bool
+	raw    bool // in the raw view: the width leaves room for the lanes
 }
 
 func (m *Model) threadHeight() int {
@@ -33,7 +34,10 @@ func (m *Model) threadHeight() int {
 func (m *Model) rowLines(r int) []string {
 	rw := m.rows.At(r)
 	width := max(m.width-2, 10) // the gutter takes two cells
-	k := lineKey{kind: rw.kind, width: width}
+	if m.raw.on {
+		width = max(width-rawLanes-1, 10)
+	}
+	k := lineKey{kind: rw.kind, width: width, raw: m.raw.on}
 	var it model.Item
 	switch rw.kind {
 	case rowItem:
@@ -54,14 +58,16 @@ func (m *Model) rowLines(r int) []string {
 		return lines
 	}
 	var lines []string
-	switch rw.kind {
-	case rowItem:
+	switch {
+	case m.raw.on:
+		lines = m.renderRawItem(it, width, k.open)
+	case rw.kind == rowItem:
 		lines = m.renderItem(it, width, k.open, false)
-	case rowHidden:
+	case rw.kind == rowHidden:
 		lines = m.renderItem(it, width, false, true)
-	case rowMarker:
+	case rw.kind == rowMarker:
 		lines = []string{m.renderMarker(&m.view.Markers[rw.marker], width, k.open)}
-	case rowMore:
+	case rw.kind == rowMore:
 		mk := &m.view.Markers[rw.marker]
 		lines = []string{m.styles.Thread.Dimmed.Render(fmt.Sprintf("   … and %d more", len(mk.Hidden)-maxExpanded))}
 	}
@@ -114,8 +120,21 @@ func (m *Model) renderItem(it model.Item, width int, open, dimmed bool) []string
 		head = append(head, st.Tag.Render("#"+strings.Join(tags, " #")))
 	}
 	header := strings.Join(head, " ")
-	body := strings.TrimRight(x.content, "\n")
-	lines := strings.Split(ansi.Wrap(body, width-2, ""), "\n")
+	body := sanitize(strings.TrimRight(x.content, "\n"))
+	var lines []string
+	cut := false
+	if dimmed || x.role == model.RoleTool {
+		lines = strings.Split(ansi.Wrap(body, width-2, ""), "\n")
+		bodyStyle := st.Body
+		if dimmed {
+			bodyStyle = st.Dimmed
+		}
+		for i, l := range lines {
+			lines[i] = bodyStyle.Render(l)
+		}
+	} else {
+		lines, cut = m.md.render(body, width-2, !open)
+	}
 	limit := foldedLines
 	if x.role == model.RoleTool {
 		limit = 1 // tool output folds to a line until opened
@@ -125,16 +144,18 @@ func (m *Model) renderItem(it model.Item, width int, open, dimmed bool) []string
 		folded = len(lines) - limit
 		lines = lines[:limit]
 	}
-	bodyStyle := st.Body
 	if dimmed {
 		header = st.Dimmed.Render(ansi.Strip(header))
-		bodyStyle = st.Dimmed
 	}
-	out := []string{ansi.Truncate(header, width, "…")}
+	out := make([]string, 0, len(lines)+2)
+	out = append(out, ansi.Truncate(header, width, "…"))
 	for _, l := range lines {
-		out = append(out, "  "+bodyStyle.Render(l))
+		out = append(out, "  "+l)
 	}
-	if folded > 0 {
+	switch {
+	case cut:
+		out = append(out, "  "+st.Folded.Render("… more (enter)"))
+	case folded > 0:
 		out = append(out, "  "+st.Folded.Render(fmt.Sprintf("… %s (enter)", plural(folded, "more line"))))
 	}
 	return out
@@ -228,12 +249,16 @@ func (m *Model) render() string {
 		case m.isSelected(r):
 			gutter = m.styles.Thread.Selected.Render("┃ ")
 		}
-		for i, l := range m.rowLines(r) {
+		rl := m.rowLines(r)
+		for i, l := range rl {
 			g := gutter
 			if i > 0 && r == m.cursor {
 				g = m.styles.Thread.Cursor.Render("▏ ")
 			} else if i > 0 && !m.isSelected(r) {
 				g = "  "
+			}
+			if m.raw.on {
+				g += m.rawGutter(uint64(r+1), i, i == len(rl)-1) + " "
 			}
 			lines = append(lines, g+l)
 			if len(lines) == h {
@@ -270,13 +295,25 @@ func (m *Model) render() string {
 func (m *Model) statusBar() string {
 	st := &m.styles.Status
 	pos := 0
-	if rw := m.rows.At(m.cursor); m.rows.Len() > 0 && rw.kind == rowItem {
-		pos = rw.item + 1
+	if m.rows.Len() > 0 {
+		switch rw := m.rows.At(m.cursor); rw.kind {
+		case rowItem:
+			pos = rw.item + 1
+		default: // a marker and its originals stand before the item at At
+			pos = min(m.view.Markers[rw.marker].At+1, m.view.Len())
+		}
+	}
+	at := "at "
+	if m.raw.on {
+		at = "raw: stored " // positions count stored messages here
 	}
 	parts := []string{
 		st.Value.Render(ansi.Truncate(m.info.Title, 32, "…")),
-		st.Key.Render("at ") + st.Value.Render(fmt.Sprintf("%s/%s", thousands(pos), thousands(m.view.Len()))),
+		st.Key.Render(at) + st.Value.Render(fmt.Sprintf("%s/%s", thousands(pos), thousands(m.view.Len()))),
 		st.Key.Render("tokens ") + st.Value.Render(fmt.Sprintf("%s → %s", thousands(m.view.RawTokens), thousands(m.view.Tokens))),
+	}
+	if m.raw.on {
+		parts[2] = st.Key.Render("tokens ") + st.Value.Render(thousands(m.raw.eff.RawTokens))
 	}
 	if len(m.info.ActiveTags) > 0 {
 		parts = append(parts, st.Key.Render("tags ")+st.Value.Render(strings.Join(m.info.ActiveTags, ",")))
@@ -299,7 +336,7 @@ func (m *Model) bottomLine() string {
 		return m.styles.Status.Info.Render(ansi.Truncate(m.moveHint(), m.width, "…"))
 	}
 	if m.status == "" {
-		return m.help.ShortHelpView(m.keys.ShortHelp())
+		return m.help.ShortHelpView(m.shortHelp())
 	}
 	st := m.styles.Status.Info
 	if m.statusErr {

@@ -1,0 +1,122 @@
+package tui
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	"charm.land/glamour/v2"
+	gansi "charm.land/glamour/v2/ansi"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// markdown renders message bodies with glamour. A renderer is made once
+// per width (making one parses the style and sets up highlighting) and
+// the rendered lines are cached by the caller, per item and width.
+type markdown struct {
+	style     gansi.StyleConfig
+	renderers map[int]*glamour.TermRenderer
+}
+
+func newMarkdown(style gansi.StyleConfig) *markdown {
+	return &markdown{style: style, renderers: map[int]*glamour.TermRenderer{}}
+}
+
+// mdFoldSource is how much of a folded message is rendered: enough source
+// for the lines a folded item shows, so a long message costs no more to
+// scroll past than a short one.
+const mdFoldSource = 2048
+
+// render returns the lines of text rendered as markdown at width. When
+// folded, only the start of a long text is rendered and cut says so.
+func (md *markdown) render(text string, width int, folded bool) (lines []string, cut bool) {
+	src := text
+	if folded && len(src) > mdFoldSource {
+		src, cut = cutSource(src, mdFoldSource), true
+	}
+	out, err := md.renderer(width).Render(src)
+	if err != nil {
+		// glamour refuses nothing we know of; fall back to plain text
+		// rather than hiding the message.
+		out = ansi.Wrap(text, width, "")
+	}
+	lines = strings.Split(strings.Trim(out, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return trimBlank(lines), cut
+}
+
+func (md *markdown) renderer(width int) *glamour.TermRenderer {
+	if r, ok := md.renderers[width]; ok {
+		return r
+	}
+	r, err := glamour.NewTermRenderer(glamour.WithStyles(md.style), glamour.WithWordWrap(width), glamour.WithPreservedNewLines())
+	if err != nil {
+		panic("tui: glamour refused weft's markdown style: " + err.Error()) // a programming error
+	}
+	if len(md.renderers) > 8 {
+		clear(md.renderers) // widths change only on resize
+	}
+	md.renderers[width] = r
+	return r
+}
+
+// cutSource cuts markdown at a line boundary near n bytes, closing a code
+// fence left open so the rest is not rendered as code.
+func cutSource(s string, n int) string {
+	if i := strings.LastIndexByte(s[:n], '\n'); i > 0 {
+		s = s[:i]
+	} else {
+		s = s[:n]
+		for !utf8.ValidString(s) {
+			s = s[:len(s)-1]
+		}
+	}
+	if strings.Count(s, "```")%2 == 1 {
+		s += "\n```"
+	}
+	return s
+}
+
+func trimBlank(lines []string) []string {
+	for len(lines) > 0 && strings.TrimSpace(ansi.Strip(lines[0])) == "" {
+		lines = lines[1:]
+	}
+	for len(lines) > 0 && strings.TrimSpace(ansi.Strip(lines[len(lines)-1])) == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
+}
+
+// sanitize makes stored text safe to draw: escape sequences a tool's
+// output carried are removed (they would restyle or move the terminal),
+// tabs become spaces and other control characters become visible.
+func sanitize(s string) string {
+	clean := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < 0x20 && c != '\n') || c == 0x7f {
+			clean = false
+			break
+		}
+	}
+	if clean && !strings.Contains(s, "\u009b") {
+		return s
+	}
+	s = ansi.Strip(s)
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		switch {
+		case r == '\t':
+			b.WriteString("    ")
+		case r == '\r':
+		case r == '\n':
+			b.WriteByte('\n')
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+			b.WriteRune('�')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,82 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"weft/themes"
+)
+
+func TestSanitize(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{"plain text\nsecond line", "plain text\nsecond line"},
+		{"\x1b[31mred\x1b[0m and \x1b[2Jclear", "red and clear"},
+		{"a\tb", "a    b"},
+		{"windows\r\nline", "windows\nline"},
+		{"bell\x07 and nul\x00", "bell� and nul�"},
+		{"csi\u009b2J", "csi�2J"},
+		{"héllo → wörld 🙂", "héllo → wörld 🙂"},
+	}
+	for _, c := range cases {
+		if got := sanitize(c.in); got != c.want {
+			t.Errorf("sanitize(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestCutSourceClosesFence(t *testing.T) {
+	src := "intro\n```go\n" + strings.Repeat("x := 1\n", 1000) + "```\nafter"
+	got := cutSource(src, 100)
+	if len(got) > 110 || strings.Count(got, "```")%2 != 0 {
+		t.Fatalf("cut %q", got)
+	}
+	// No newline to cut at: a cut on a rune boundary.
+	long := strings.Repeat("é", 100)
+	if got := cutSource(long, 51); got != strings.Repeat("é", 25) {
+		t.Fatalf("cut inside a rune: %q", got)
+	}
+}
+
+func TestMarkdownRendering(t *testing.T) {
+	md := newMarkdown(themes.New(themes.Default(true), false).Markdown())
+	lines, cut := md.render("## Plan\n\n- first step\n- second step\n\nUse `redis-cli` here.", 60, true)
+	text := ansi.Strip(strings.Join(lines, "\n"))
+	for _, want := range []string{"Plan", "• first step", "• second step", "redis-cli"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("rendered markdown lacks %q:\n%s", want, text)
+		}
+	}
+	if cut {
+		t.Error("a short message was cut")
+	}
+	if strings.TrimSpace(ansi.Strip(lines[0])) == "" || strings.TrimSpace(ansi.Strip(lines[len(lines)-1])) == "" {
+		t.Errorf("blank lines around the body: %q", lines)
+	}
+	for _, l := range lines {
+		if w := ansi.StringWidth(l); w > 60 {
+			t.Errorf("line of %d cells at width 60: %q", w, ansi.Strip(l))
+		}
+	}
+	// A long message folded renders only its start.
+	long := strings.Repeat("A paragraph of words that goes on.\n\n", 500)
+	lines, cut = md.render(long, 60, true)
+	if !cut || len(lines) > 200 {
+		t.Errorf("folded long message: cut=%v, %d lines", cut, len(lines))
+	}
+	lines, cut = md.render(long, 60, false)
+	if cut || len(lines) < 500 {
+		t.Errorf("unfolded long message: cut=%v, %d lines", cut, len(lines))
+	}
+}
+
+func TestNoColorMarkdownHasNoColour(t *testing.T) {
+	md := newMarkdown(themes.New(themes.Default(true), true).Markdown())
+	lines, _ := md.render("# Title\n\n**bold** and `code`\n\n```go\nfunc f() {}\n```", 60, false)
+	for _, l := range lines {
+		if strings.Contains(l, "\x1b[38") || strings.Contains(l, "\x1b[48") {
+			t.Fatalf("colour with NO_COLOR: %q", l)
+		}
+	}
+}

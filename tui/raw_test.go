@@ -1,0 +1,93 @@
+package tui
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+
+	"weft/model"
+	"weft/ops"
+)
+
+func TestRawViewShowsStoredThreadWithExtents(t *testing.T) {
+	m, _ := demoModel(t, 120, 40)
+	press(t, m, "g")
+	press(t, m, "R")
+	if !m.raw.on {
+		t.Fatal("R did not open the raw view")
+	}
+	s := screen(m)
+	// Every stored message is there, the digested ones included (dimmed),
+	// and the digest's extent starts at the first message it collapsed.
+	if !strings.Contains(s, "raw: stored 1/253") {
+		t.Fatalf("raw position not in the status bar:\n%s", s)
+	}
+	if m.view.Len() != m.info.MessageCount {
+		t.Fatalf("raw view has %d items for %d stored messages", m.view.Len(), m.info.MessageCount)
+	}
+	if !strings.Contains(s, "◆ digest by claude-code") || !strings.Contains(s, "┌") || !strings.Contains(s, "└") {
+		t.Fatalf("digest extent not marked:\n%s", s)
+	}
+	if strings.Contains(s, "▸ digest of") {
+		t.Fatalf("the raw view shows markers:\n%s", s)
+	}
+	// Edit keys do nothing here; the help line says what works.
+	press(t, m, "d")
+	if m.dialog != nil {
+		t.Fatal("d opened a dialog in the raw view")
+	}
+	if help := strings.Split(s, "\n"); !strings.Contains(help[len(help)-1], "raw/effective") || strings.Contains(help[len(help)-1], "digest") {
+		t.Errorf("help line in the raw view: %q", help[len(help)-1])
+	}
+	// Leaving keeps the cursor near the same stored message: m5 is inside
+	// the setup digest, so the cursor lands on what hides it.
+	m.cursor = 4
+	press(t, m, "R")
+	if m.raw.on {
+		t.Fatal("R did not leave the raw view")
+	}
+	if idx, _ := m.view.PlaceOfSeq(5); m.rows.At(m.cursor).item != idx && m.rows.At(m.cursor).kind == rowItem {
+		t.Errorf("cursor row %+v, want the item hiding m5 (%d)", m.rows.At(m.cursor), idx)
+	}
+	// esc also leaves, and the cursor follows a visible message exactly.
+	press(t, m, "G", "R")
+	seq := m.seqAt(m.cursor)
+	_, cmd := m.Update(tea.KeyPressMsg{Code: tea.KeyEscape})
+	run(t, m, cmd)
+	if m.raw.on || m.seqAt(m.cursor) != seq {
+		t.Fatalf("esc: raw=%v, cursor on m%d, want m%d", m.raw.on, m.seqAt(m.cursor), seq)
+	}
+}
+
+func TestRawViewFollowsNewMessages(t *testing.T) {
+	m, svc := demoModel(t, 120, 40)
+	press(t, m, "R")
+	n := m.view.Len()
+	args := ops.AppendMessagesArgs{SessionID: m.sid, Messages: []model.NewMessage{{Role: model.RoleUser, Content: "late news"}}}
+	if _, err := svc.AppendMessages(ops.WithAuthor(context.Background(), "agent"), args); err != nil {
+		t.Fatal(err)
+	}
+	run(t, m, m.loadView(m.sid))
+	if !m.raw.on || m.view.Len() != n+1 {
+		t.Fatalf("raw=%v with %d items, want %d", m.raw.on, m.view.Len(), n+1)
+	}
+}
+
+func TestRawExtentsLanes(t *testing.T) {
+	m, _ := demoModel(t, 120, 40)
+	press(t, m, "R")
+	exts := m.raw.extents
+	if len(exts) == 0 {
+		t.Fatal("no extents")
+	}
+	// Overlapping extents never share a lane (below the last).
+	for i, a := range exts {
+		for _, b := range exts[i+1:] {
+			if a.lane == b.lane && a.lane < rawLanes-1 && a.lo <= b.hi && b.lo <= a.hi {
+				t.Errorf("%s [%d,%d] and %s [%d,%d] share lane %d", a.op.Type, a.lo, a.hi, b.op.Type, b.lo, b.hi, a.lane)
+			}
+		}
+	}
+}
