@@ -1,0 +1,47 @@
+package tui
+
+import (
+	"image/color"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+func TestThemeFollowsTerminalBackground(t *testing.T) {
+	cases := []struct {
+		forced string
+		bg     color.Color
+		want   string
+	}{
+		{"", color.White, "light"},
+		{"", color.Black, "dark"},
+		{"high-contrast", color.White, "high-contrast"}, // --theme wins
+		{"light", color.Black, "light"},
+	}
+	for _, c := range cases {
+		m := fixedModel(t, 80, 20)
+		m.opts.Theme = c.forced
+		if c.forced != "" {
+			m = New(m.svc, Options{Theme: c.forced})
+			run(t, m, m.loadView(""))
+		}
+		m.Update(tea.BackgroundColorMsg{Color: c.bg})
+		if got := m.styles.Palette.Name; got != c.want {
+			t.Errorf("theme %q on %v: got %s, want %s", c.forced, c.bg, got, c.want)
+		}
+	}
+}
+
+func TestMouseWheelScrolls(t *testing.T) {
+	m := fixedModel(t, 100, 30)
+	press(t, m, "g")
+	before := m.cursor
+	m.Update(tea.MouseWheelMsg{Button: tea.MouseWheelDown})
+	if m.cursor != before+3 {
+		t.Errorf("wheel down: cursor %d, want %d", m.cursor, before+3)
+	}
+	m.Update(tea.MouseWheelMsg{Button: tea.MouseWheelUp})
+	if m.cursor != before {
+		t.Errorf("wheel up: cursor %d, want %d", m.cursor, before)
+	}
+}
