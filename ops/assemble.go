@@ -345,6 +345,15 @@ func asmIsSummary(v *model.View, i int) bool {
 	return it.Seq == 0 && v.Synth[it.Synth].OpType == model.OpDigest
 }
 
+// asmIsToolResult reports whether an item is a tool's message.
+func asmIsToolResult(v *model.View, heads []model.Head, i int) bool {
+	it := v.Items[i]
+	if it.Seq > 0 {
+		return int(it.Seq) <= len(heads) && heads[it.Seq-1].Role == model.RoleTool.Code()
+	}
+	return v.Synth[it.Synth].Role == model.RoleTool
+}
+
 // asmIsPinned reports whether an item is a stored system message: one
 // of the system prompt when only such messages stand before it.
 func asmIsPinned(v *model.View, heads []model.Head, i int) bool {
@@ -364,7 +373,8 @@ const asmRecentShare = 0.75
 // of it); then the summaries among the older items, newest first, until
 // one does not fit; then, with what is left, the items before the recent
 // run, newest first, until one does not fit. So what goes first is
-// always the oldest: older turns, then older summaries. It returns the
+// always the oldest: older turns, then older summaries. Tool results at
+// the start of a run, whose calls were left out, go too. It returns the
 // chosen indices in thread order.
 func asmFit(v *model.View, heads []model.Head, sel []int, budget int) []int {
 	take := make([]bool, len(sel))
@@ -402,6 +412,14 @@ func asmFit(v *model.View, heads []model.Head, sel []int, budget int) []int {
 	for j := k; j >= p; j-- {
 		if !take[j] && !fits(j, budget) {
 			break
+		}
+	}
+	// A run that starts with tool results would answer calls that were
+	// left out: the results go too, rather than reach the model as
+	// answers to nothing.
+	for k := range sel {
+		if take[k] && (k == 0 || !take[k-1]) && asmIsToolResult(v, heads, sel[k]) {
+			take[k] = false
 		}
 	}
 	out := make([]int, 0, len(sel))

@@ -506,6 +506,10 @@ var (
 	sumNumRE  = regexp.MustCompile(`\b\d+(?:[.,]\d+)?(?:%|ms|s|MB|GB|KB|k)?\b`)
 	// sumCodeFence matches a fenced code block.
 	sumCodeFence = regexp.MustCompile("(?s)```.*?(```|$)")
+	// sumURL and sumTag are links and markup tags, which are neither
+	// files nor prose.
+	sumURL = regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://\S+`)
+	sumTag = regexp.MustCompile(`</?[a-zA-Z][a-zA-Z0-9_-]*(?:\s[^<>]*)?>`)
 )
 
 var sumCues = map[string]bool{
@@ -547,10 +551,11 @@ func sumExtract(items []formats.Item, about string, budget int) string {
 	fileSeen := map[string]bool{}
 	addFile := func(f string) {
 		f = strings.Trim(f, ".,;:()[]{}<>\"'`")
-		if len(f) < 3 || len(f) > 120 || fileSeen[f] || strings.Contains(f, "://") || !strings.ContainsAny(f, "./") {
+		key := strings.ToLower(f)
+		if len(f) < 3 || len(f) > 120 || fileSeen[key] || !strings.ContainsAny(f, "./") {
 			return
 		}
-		fileSeen[f] = true
+		fileSeen[key] = true
 		files = append(files, f)
 	}
 	var units []sumUnit
@@ -561,12 +566,13 @@ func sumExtract(items []formats.Item, about string, budget int) string {
 					tools = append(tools, p.ToolName)
 				}
 				toolCount[p.ToolName]++
-				for _, f := range sumFileRE.FindAllString(string(p.Input), -1) {
+				for _, f := range sumFileRE.FindAllString(sumURL.ReplaceAllString(string(p.Input), " "), -1) {
 					addFile(f)
 				}
 			}
 		}
-		for _, f := range sumFileRE.FindAllString(it.Content, -1) {
+		content := sumTag.ReplaceAllString(it.Content, " ")
+		for _, f := range sumFileRE.FindAllString(sumURL.ReplaceAllString(content, " "), -1) {
 			addFile(f)
 		}
 		role := string(it.Role)
@@ -574,10 +580,10 @@ func sumExtract(items []formats.Item, about string, budget int) string {
 			role = "summary"
 		}
 		first := true
-		for _, sent := range sumSentences(it.Content) {
+		for _, sent := range sumSentences(content) {
 			u := sumUnit{pos: len(units), role: role, text: sent}
 			u.words = sumWords(sent)
-			if len(u.words) < 3 {
+			if len(u.words) < 3 || !sumProse(sent) {
 				continue
 			}
 			u.score = sumBonus(sent, u.words, role, first)
@@ -602,7 +608,7 @@ func sumExtract(items []formats.Item, about string, budget int) string {
 	}
 	if len(files) > 0 {
 		head.WriteString("\nFiles: ")
-		head.WriteString(sumList(files, 10, func(f string) string { return f }))
+		head.WriteString(sumList(files, 8, func(f string) string { return f }))
 		head.WriteString(".")
 	}
 	text := head.String()
@@ -702,6 +708,22 @@ func sumSentences(content string) []string {
 		}
 	}
 	return out
+}
+
+// sumProse reports whether a sentence reads as prose rather than data
+// (JSON, logs, tables): mostly letters and spaces.
+func sumProse(s string) bool {
+	if strings.Contains(s, `{"`) || strings.Contains(s, `":`) || strings.Count(s, `"`) >= 6 {
+		return false
+	}
+	prose, all := 0, 0
+	for _, r := range s {
+		all++
+		if unicode.IsLetter(r) || r == ' ' {
+			prose++
+		}
+	}
+	return all > 0 && float64(prose) >= 0.75*float64(all)
 }
 
 // sumShorten cuts a sentence to 40 words.

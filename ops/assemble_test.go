@@ -1,0 +1,357 @@
+package ops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"weft/model"
+)
+
+// asmSession makes a session of the given messages, one minute apart
+// from t0, and returns its ID.
+func (f *fixture) asmSession(title string, msgs []model.NewMessage) string {
+	f.t.Helper()
+	ctx := context.Background()
+	res, err := f.svc.CreateSession(ctx, CreateSessionArgs{Title: title})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	for i := range msgs {
+		if msgs[i].CreatedAt.IsZero() {
+			msgs[i].CreatedAt = t0.Add(time.Duration(i) * time.Minute)
+		}
+	}
+	if _, err := f.svc.AppendMessages(ctx, AppendMessagesArgs{SessionID: res.SessionID, Messages: msgs}); err != nil {
+		f.t.Fatal(err)
+	}
+	return res.SessionID
+}
+
+// asmEven is n messages of the given tokens each, alternating user and
+// assistant, with content "message <k>" (k from 1).
+func asmEven(n, tokens int) []model.NewMessage {
+	out := make([]model.NewMessage, n)
+	for i := range out {
+		role := model.RoleUser
+		if i%2 == 1 {
+			role = model.RoleAssistant
+		}
+		out[i] = model.NewMessage{Role: role, Content: fmt.Sprintf("message %d", i+1), Tokens: tokens}
+	}
+	return out
+}
+
+// asmToolTurn is an assistant's tool call and the tool's result.
+func asmToolTurn(id, name, input, output string, tokens int) []model.NewMessage {
+	call := []model.Part{{Type: model.PartToolCall, ToolCallID: id, ToolName: name, Input: []byte(input)}}
+	res := []model.Part{{Type: model.PartToolResult, ToolCallID: id, Text: output}}
+	return []model.NewMessage{
+		{Role: model.RoleAssistant, Content: "[tool call " + name + "] " + input, Parts: model.EncodeParts(call), Tokens: tokens},
+		{Role: model.RoleTool, Name: name, Content: "[tool result] " + output, Parts: model.EncodeParts(res), Tokens: tokens},
+	}
+}
+
+// asmCheckOpenAI checks chat-completions validity: every tool message
+// answers a call of the last assistant message with calls, with only
+// tool messages between, and every call is answered.
+func asmCheckOpenAI(t *testing.T, msgs []ChatMessage) {
+	t.Helper()
+	var open []string // calls of the last assistant message not yet answered
+	for i, m := range msgs {
+		switch m.Role {
+		case model.RoleTool:
+			k := slices.Index(open, m.ToolCallID)
+			if k < 0 {
+				t.Fatalf("message %d: tool result for %q, which no open call has (open: %v)", i, m.ToolCallID, open)
+			}
+			open = slices.Delete(open, k, k+1)
+			continue
+		}
+		if len(open) > 0 {
+			t.Fatalf("message %d (%s): calls %v were never answered", i, m.Role, open)
+		}
+		if m.Role == model.RoleAssistant {
+			for _, c := range m.ToolCalls {
+				open = append(open, c.ID)
+			}
+		}
+	}
+	if len(open) > 0 {
+		t.Fatalf("calls %v at the end were never answered", open)
+	}
+}
+
+// asmCheckAnthropic checks the Messages API's rules: roles alternate
+// starting with the user, and every tool_result answers a tool_use of
+// the message right before.
+func asmCheckAnthropic(t *testing.T, body *AnthropicRequest) {
+	t.Helper()
+	for i, m := range body.Messages {
+		want := "user"
+		if i%2 == 1 {
+			want = "assistant"
+		}
+		if m.Role != want {
+			t.Fatalf("message %d is %s, want %s (roles alternate from the user)", i, m.Role, want)
+		}
+		if len(m.Content) == 0 {
+			t.Fatalf("message %d has no content", i)
+		}
+		for _, b := range m.Content {
+			if b.Type != "tool_result" {
+				continue
+			}
+			if i == 0 || !slices.ContainsFunc(body.Messages[i-1].Content, func(u AnthropicBlock) bool { return u.Type == "tool_use" && u.ID == b.ToolUseID }) {
+				t.Fatalf("message %d: tool_result for %q answers no tool_use of the message before", i, b.ToolUseID)
+			}
+		}
+	}
+}
+
+func TestAssembleFormats(t *testing.T) {
+	f := newFixture(t)
+	msgs := []model.NewMessage{
+		{Role: model.RoleSystem, Content: "You are terse."},
+		{Role: model.RoleUser, Content: "Which files are there?"},
+	}
+	msgs = append(msgs, asmToolTurn("call_1", "ls", `{"path":"."}`, "main.go go.mod", 0)...)
+	msgs = append(msgs,
+		model.NewMessage{Role: model.RoleAssistant, Content: "main.go and go.mod."},
+		model.NewMessage{Role: model.RoleUser, Content: "And the tests?"},
+	)
+	msgs = append(msgs, asmToolTurn("call_2", "ls", `{"path":"./..."}`, "main_test.go", 0)...)
+	msgs = append(msgs, model.NewMessage{Role: model.RoleAssistant, Content: "One test file."})
+	sid := f.asmSession("formats", msgs)
+	// A digest over the first exchange leaves a system message mid-thread.
+	f.mustCall("digest_messages", `{"start_idx":1,"end_idx":4,"summary":"Listed the files: main.go, go.mod."}`)
+
+	tests := []struct {
+		format string
+		check  func(t *testing.T, r AssembleResult)
+	}{
+		{"openai", func(t *testing.T, r AssembleResult) {
+			asmCheckOpenAI(t, r.Messages)
+			roles := []string{}
+			for _, m := range r.Messages {
+				roles = append(roles, string(m.Role))
+			}
+			if got := strings.Join(roles, " "); got != "system system user assistant tool assistant" {
+				t.Errorf("roles %q", got)
+			}
+			if r.Messages[1].Content != "Listed the files: main.go, go.mod." || r.Messages[3].ToolCalls[0].Function.Name != "ls" {
+				t.Errorf("messages %+v", r.Messages)
+			}
+		}},
+		{"", func(t *testing.T, r AssembleResult) {
+			if r.Format != "openai" || len(r.Messages) != 6 {
+				t.Errorf("default format %q, %d messages", r.Format, len(r.Messages))
+			}
+		}},
+		{"anthropic", func(t *testing.T, r AssembleResult) {
+			if r.Anthropic == nil || len(r.Messages) != 0 || r.Text != "" {
+				t.Fatalf("anthropic result %+v", r)
+			}
+			asmCheckAnthropic(t, r.Anthropic)
+			// The leading system messages (the summary among them) are
+			// the system prompt.
+			if r.Anthropic.System != "You are terse.\n\nListed the files: main.go, go.mod." {
+				t.Errorf("system %q", r.Anthropic.System)
+			}
+			first := r.Anthropic.Messages[0].Content[0]
+			if first.Type != "text" || first.Text != "And the tests?" {
+				t.Errorf("first block %+v", first)
+			}
+			use := r.Anthropic.Messages[1].Content[0]
+			if use.Type != "tool_use" || use.Name != "ls" || fmt.Sprint(use.Input) != "map[path:./...]" {
+				t.Errorf("tool_use %+v", use)
+			}
+		}},
+		{"text", func(t *testing.T, r AssembleResult) {
+			if !strings.HasPrefix(r.Text, "system: You are terse.\n\nsystem: Listed the files") || !strings.Contains(r.Text, "assistant: One test file.") {
+				t.Errorf("text %q", r.Text)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.format, func(t *testing.T) {
+			r := f.mustCall("assemble_context", fmt.Sprintf(`{"session_id":%q,"format":%q}`, sid, tt.format)).(AssembleResult)
+			if r.Count != 6 || r.LeftOut != 0 || len(r.Omitted) != 0 || r.SummariesIncluded != 1 {
+				t.Errorf("count %d, left out %d %v, summaries %d", r.Count, r.LeftOut, r.Omitted, r.SummariesIncluded)
+			}
+			if r.Tokens != f.view(sid).Tokens {
+				t.Errorf("tokens %d, the view has %d", r.Tokens, f.view(sid).Tokens)
+			}
+			tt.check(t, r)
+		})
+	}
+}
+
+func TestAssembleMaxTokens(t *testing.T) {
+	type rng struct {
+		start, end int
+		reason     string
+	}
+	tests := []struct {
+		name   string
+		msgs   []model.NewMessage
+		digest string // digest_messages arguments, if any
+		args   string
+		kept   string // contents of the kept items, space-separated numbers or names
+		ranges []rng
+	}{
+		{name: "all fits", msgs: asmEven(10, 100), args: `{"max_tokens":1000}`, kept: "1 2 3 4 5 6 7 8 9 10"},
+		{name: "the oldest go", msgs: asmEven(20, 100), args: `{"max_tokens":1000}`, kept: "11 12 13 14 15 16 17 18 19 20",
+			ranges: []rng{{0, 9, "max_tokens"}}},
+		{name: "newest alone", msgs: asmEven(5, 100), args: `{"max_tokens":150}`, kept: "5", ranges: []rng{{0, 3, "max_tokens"}}},
+		{name: "a summary stands in for older turns", msgs: asmEven(20, 100), digest: `{"start_idx":2,"end_idx":9,"summary":"Early work."}`,
+			args: `{"max_tokens":1000}`, kept: "S 12 13 14 15 16 17 18 19 20", ranges: []rng{{0, 1, "max_tokens"}, {3, 3, "max_tokens"}}},
+		{name: "summaries before older turns", msgs: asmEven(20, 100), digest: `{"start_idx":0,"end_idx":5,"summary":"Setup."}`,
+			args: `{"max_tokens":760}`, kept: "S 14 15 16 17 18 19 20", ranges: []rng{{1, 7, "max_tokens"}}},
+		{name: "the system prompt stays", msgs: append([]model.NewMessage{{Role: model.RoleSystem, Content: "Be brief.", Tokens: 50}}, asmEven(10, 100)...),
+			args: `{"max_tokens":350}`, kept: "Be 8 9 10", ranges: []rng{{1, 7, "max_tokens"}}},
+		{name: "max_messages first", msgs: asmEven(20, 100), args: `{"max_tokens":1000,"max_messages":4}`, kept: "17 18 19 20",
+			ranges: []rng{{0, 15, "max_messages"}}},
+		{name: "a result without its call goes", msgs: append(append(asmEven(2, 100), asmToolTurn("c1", "ls", `{}`, "x", 100)...), asmEven(2, 100)...),
+			args: `{"max_tokens":350}`, kept: "1 2", ranges: []rng{{0, 3, "max_tokens"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			sid := f.asmSession(tt.name, tt.msgs)
+			if tt.digest != "" {
+				f.mustCall("digest_messages", tt.digest)
+			}
+			r := f.mustCall("assemble_context", tt.args).(AssembleResult)
+			var got []string
+			for _, m := range r.Messages {
+				word := strings.Fields(m.Content)
+				switch {
+				case m.Role == model.RoleSystem && strings.HasSuffix(m.Content, "."):
+					got = append(got, map[bool]string{true: "Be", false: "S"}[m.Content == "Be brief."])
+				case len(word) == 2:
+					got = append(got, word[1])
+				default:
+					got = append(got, "?"+m.Content)
+				}
+			}
+			if strings.Join(got, " ") != tt.kept {
+				t.Fatalf("kept %q, want %q", strings.Join(got, " "), tt.kept)
+			}
+			var gotRanges []rng
+			left := 0
+			for _, o := range r.Omitted {
+				gotRanges = append(gotRanges, rng{o.StartIdx, o.EndIdx, o.Reason})
+				left += o.Count
+				v := f.view(sid)
+				if o.FirstID != v.ID(v.Items[o.StartIdx]) || o.LastID != v.ID(v.Items[o.EndIdx]) || o.Count != o.EndIdx-o.StartIdx+1 {
+					t.Errorf("range %+v does not describe its items", o)
+				}
+			}
+			if !slices.Equal(gotRanges, tt.ranges) {
+				t.Errorf("omitted %v, want %v", gotRanges, tt.ranges)
+			}
+			v := f.view(sid)
+			if left != r.LeftOut || r.Count+r.LeftOut != v.Len() || r.Tokens+r.LeftOutTokens != v.Tokens {
+				t.Errorf("count %d + left out %d (listed %d) != %d items; tokens %d + %d != %d", r.Count, r.LeftOut, left, v.Len(), r.Tokens, r.LeftOutTokens, v.Tokens)
+			}
+			if r.Tokens > r.MaxTokens {
+				t.Errorf("tokens %d over the budget %d", r.Tokens, r.MaxTokens)
+			}
+		})
+	}
+}
+
+func TestAssembleWithPreferencesAndBudget(t *testing.T) {
+	f := newFixture(t)
+	f.asmSession("prefs", asmEven(30, 100))
+	f.mustCall("request_context_slice", `{"start_message_index":10,"end_message_index":19}`)
+	r := f.mustCall("assemble_context", `{"max_tokens":500,"format":"text"}`).(AssembleResult)
+	if r.Preferences == nil || r.Count != 5 || !strings.HasPrefix(r.Text, "assistant: message 16\n") {
+		t.Fatalf("count %d, prefs %v, text %q", r.Count, r.Preferences, r.Text)
+	}
+	want := []OmittedRange{
+		{StartIdx: 0, EndIdx: 9, FirstID: "m1", LastID: "m10", Count: 10, Tokens: 1000, Reason: "not requested"},
+		{StartIdx: 10, EndIdx: 14, FirstID: "m11", LastID: "m15", Count: 5, Tokens: 500, Reason: "max_tokens"},
+		{StartIdx: 20, EndIdx: 29, FirstID: "m21", LastID: "m30", Count: 10, Tokens: 1000, Reason: "not requested"},
+	}
+	if !slices.Equal(r.Omitted, want) {
+		t.Errorf("omitted %+v\nwant %+v", r.Omitted, want)
+	}
+	// Used once: the next assembly is the whole thread again.
+	r = f.mustCall("assemble_context", `{"max_tokens":500}`).(AssembleResult)
+	if r.Preferences != nil || r.Messages[len(r.Messages)-1].Content != "message 30" {
+		t.Errorf("second assembly: prefs %v, last %+v", r.Preferences, r.Messages[len(r.Messages)-1])
+	}
+}
+
+func TestAssembleKeepsToolPairsWhenCutting(t *testing.T) {
+	f := newFixture(t)
+	var msgs []model.NewMessage
+	for k := range 30 {
+		msgs = append(msgs, model.NewMessage{Role: model.RoleUser, Content: fmt.Sprintf("step %d", k), Tokens: 30})
+		msgs = append(msgs, asmToolTurn(fmt.Sprintf("call_%d", k), "run", fmt.Sprintf(`{"k":%d}`, k), "ok", 40+k)...)
+		msgs = append(msgs, model.NewMessage{Role: model.RoleAssistant, Content: "done", Tokens: 20})
+	}
+	f.asmSession("tools", msgs)
+	// Leave results without calls and calls without results about.
+	f.mustCall("snip_messages", `{"start_idx":41,"end_idx":41}`)
+	f.mustCall("digest_messages", `{"start_idx":61,"end_idx":62,"summary":"Ran step 15."}`)
+	adjusted := 0
+	for budget := 60; budget <= 4000; budget += 173 {
+		for _, format := range []string{"openai", "anthropic"} {
+			r := f.mustCall("assemble_context", fmt.Sprintf(`{"max_tokens":%d,"format":%q}`, budget, format)).(AssembleResult)
+			if r.Tokens > budget {
+				t.Fatalf("budget %d: %d tokens", budget, r.Tokens)
+			}
+			adjusted += len(r.Adjustments)
+			if format == "openai" {
+				asmCheckOpenAI(t, r.Messages)
+			} else {
+				asmCheckAnthropic(t, r.Anthropic)
+			}
+		}
+	}
+	if adjusted == 0 {
+		t.Errorf("no assembly reported folding the unpaired call and result")
+	}
+}
+
+func TestAssembleRefusals(t *testing.T) {
+	f := newFixture(t)
+	sid := f.asmSession("refusals", asmEven(6, 100))
+	f.mustCall("request_context_slice", `{"start_message_index":1,"end_message_index":3}`)
+	tests := []struct {
+		args string
+		kind error
+		says string
+	}{
+		{`{"format":"xml"}`, ErrInvalid, `format "xml" is not openai, anthropic or text`},
+		{`{"max_tokens":-5}`, ErrInvalid, "max_tokens -5 is negative"},
+		{`{"max_messages":-1}`, ErrInvalid, "max_messages -1 is negative"},
+		{`{"max_tokens":99}`, ErrInvalid, "max_tokens 99 is too small: nothing fits, and the newest item (3, m4) alone has 100 tokens"},
+		{`{"session_id":"nosuchsession"}`, ErrNotFound, `session "nosuchsession" not found`},
+		{`{"max_tokens":"lots"}`, ErrInvalid, "argument max_tokens must be an integer"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.args, func(t *testing.T) {
+			before := f.fileHash()
+			_, err := f.call("assemble_context", tt.args)
+			if !errors.Is(err, tt.kind) || !strings.Contains(fmt.Sprint(err), tt.says) {
+				t.Fatalf("error %v, want %v saying %q", err, tt.kind, tt.says)
+			}
+			if f.fileHash() != before {
+				t.Errorf("the database file changed")
+			}
+		})
+	}
+	// The refused requests left the preferences pending.
+	r := f.mustCall("assemble_context", fmt.Sprintf(`{"session_id":%q}`, sid)).(AssembleResult)
+	if r.Preferences == nil || r.Count != 3 {
+		t.Fatalf("preferences were consumed by a refused request: %+v", r)
+	}
+}
