@@ -338,11 +338,12 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	}
-	if m.raw.on {
-		return m.handleRawKey(msg)
-	}
+	// Keys that do nothing in the current state are switched off (see
+	// syncKeys), so the raw view needs no switch of its own.
 	switch {
 	case key.Matches(msg, k.Raw):
+		return m.toggleRaw()
+	case key.Matches(msg, k.Cancel) && m.raw.on:
 		return m.toggleRaw()
 	case key.Matches(msg, k.Cancel):
 		m.anchor = -1

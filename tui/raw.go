@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strings"
 
-	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
@@ -219,35 +218,6 @@ func (m *Model) rawLabels(seq uint64) string {
 		return ""
 	}
 	return m.styles.Thread.Marker.Render("◆ " + strings.Join(labels, ", "))
-}
-
-// handleRawKey answers the keys that work in the raw view: moving,
-// unfolding, help, and R or esc to go back.
-func (m *Model) handleRawKey(msg tea.KeyPressMsg) tea.Cmd {
-	k := m.keys
-	switch {
-	case key.Matches(msg, k.Raw), key.Matches(msg, k.Cancel):
-		return m.toggleRaw()
-	case key.Matches(msg, k.Quit):
-		return tea.Quit
-	case key.Matches(msg, k.Help):
-		m.full = !m.full
-	case key.Matches(msg, k.Down):
-		m.move(1)
-	case key.Matches(msg, k.Up):
-		m.move(-1)
-	case key.Matches(msg, k.HalfDown):
-		m.move(max(m.threadHeight()/2, 1))
-	case key.Matches(msg, k.HalfUp):
-		m.move(-max(m.threadHeight()/2, 1))
-	case key.Matches(msg, k.Top):
-		m.move(-m.rows.Len())
-	case key.Matches(msg, k.Bottom):
-		m.move(m.rows.Len())
-	case key.Matches(msg, k.Toggle):
-		m.toggle()
-	}
-	return m.loadBodies()
 }
 
 // renderRawItem draws a stored message in the raw view: as the thread
