@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -80,8 +82,8 @@ func (s *Service) ApplyContextOperations(ctx context.Context, a ApplyOpsArgs) (A
 			return nil, err
 		}
 		if len(msgs) < n {
-			return nil, conflictf("the caller's %s match the first %d stored ones, but session %s stores %d: the hook takes the whole thread, oldest first, and a thread only grows. Send all of it (get_session_history shows it), or start a new session with create_session",
-				plural(len(msgs), "message", "messages"), len(msgs), th.info.ID, n)
+			return nil, conflictf("the caller sent %s, which match the start of session %s, but it stores %d: the hook takes the whole thread, oldest first, and a thread only grows. Send all of it (get_session_history shows it), or start a new session with create_session",
+				plural(len(msgs), "message", "messages"), th.info.ID, n)
 		}
 		added := msgs[n:]
 		if len(added) == 0 {
@@ -169,7 +171,16 @@ func hookRead(raw []map[string]any) ([]hookMessage, error) {
 	if len(problems) > 0 {
 		texts := make([]string, 0, len(problems))
 		for _, p := range problems {
-			texts = append(texts, strings.TrimSuffix(p.Err, "; skipped"))
+			text := strings.TrimSuffix(p.Err, "; skipped")
+			if text == "no message to import" {
+				continue // said already by the problems before it
+			}
+			// The importer counts messages from 1; indices here are from 0.
+			if m := hookProblemAt.FindStringSubmatch(text); m != nil {
+				k, _ := strconv.Atoi(m[1])
+				text = fmt.Sprintf("messages[%d]: %s", k-1, text[len(m[0]):])
+			}
+			texts = append(texts, text)
 		}
 		return nil, invalidf("messages are not all chat-completions messages ({role, content}): %s", strings.Join(texts, "; "))
 	}
@@ -188,6 +199,9 @@ func hookRead(raw []map[string]any) ([]hookMessage, error) {
 	}
 	return out, nil
 }
+
+// hookProblemAt finds the message an importer's problem is about.
+var hookProblemAt = regexp.MustCompile(`^message (\d+): `)
 
 // hookCollector is the Emitter that keeps what the importer reads.
 type hookCollector struct{ msgs []model.NewMessage }
@@ -235,13 +249,25 @@ func (s *Service) hookMatch(info model.Session, msgs []hookMessage) (int, error)
 	}
 	if differs != nil {
 		hm := msgs[matched]
-		return matched, conflictf("messages[%d] is not the message session %s stores there: the caller has %s %s, stored message %s is %s %s. The first %s match; stored messages never change, so only new messages at the end can be appended. Send the thread as stored, edit it with the editing tools (revise_messages, snip_messages, ...), or start a new session with create_session",
-			matched, info.ID, hm.nm.Role, hookSnippet(hm.nm.Content), differs.ID, differs.Role, hookSnippet(differs.Content), plural(matched, "message", "messages"))
+		return matched, conflictf("messages[%d] is not the message session %s stores there: the caller has %s %s, stored message %s is %s %s. %s; stored messages never change, so only new messages at the end can be appended. Send the thread as stored, edit it with the editing tools (revise_messages, snip_messages, ...), or start a new session with create_session",
+			matched, info.ID, hm.nm.Role, hookSnippet(hm.nm.Content), differs.ID, differs.Role, hookSnippet(differs.Content), hookMatched(matched))
 	}
 	if matched < m {
 		return matched, fmt.Errorf("session %s: %d stored messages were expected, %d were read", info.ID, m, matched)
 	}
 	return matched, nil
+}
+
+// hookMatched says how many of the caller's messages matched before one
+// did not.
+func hookMatched(n int) string {
+	switch n {
+	case 0:
+		return "It is the first message"
+	case 1:
+		return "The first message matches"
+	}
+	return fmt.Sprintf("The first %d messages match", n)
 }
 
 // hookSnippet quotes the start of a message's content for an error.
