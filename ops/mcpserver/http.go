@@ -1,8 +1,10 @@
 package mcpserver
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"weft/ops"
@@ -62,7 +65,7 @@ func (s *Server) Handler(o HandlerOptions) http.Handler {
 		Logger:              s.logger,
 	})
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcpHandler)
+	mux.Handle("/mcp", checkJSONRPC(mcpHandler))
 	mux.HandleFunc("/api", s.serveToolList)
 	mux.HandleFunc("/api/", s.serveTool)
 	mux.HandleFunc("/healthz", s.serveHealth)
@@ -342,4 +345,90 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSONValue(w, http.StatusOK, health{OK: true, Version: Version(), Tools: len(ops.Tools()), Sessions: list.Total, Agents: s.Agents()})
+}
+
+// checkJSONRPC answers a POST to /mcp whose body is not a JSON-RPC message
+// with a JSON-RPC error (the SDK answers such bodies in plain text), so
+// every client can read why; good messages go on to the SDK unchanged.
+func checkJSONRPC(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Body == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			var tooLarge *http.MaxBytesError
+			if errors.As(err, &tooLarge) {
+				writeTooLarge(w)
+				return
+			}
+			writeError(w, http.StatusBadRequest, "cannot read the request body: "+err.Error())
+			return
+		}
+		if code, msg := jsonrpcProblem(body); code != 0 {
+			b, _ := marshalJSON(struct {
+				JSONRPC string `json:"jsonrpc"`
+				ID      any    `json:"id"`
+				Error   struct {
+					Code    int    `json:"code"`
+					Message string `json:"message"`
+				} `json:"error"`
+			}{JSONRPC: "2.0", Error: struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			}{code, msg}})
+			writeJSONBody(w, http.StatusBadRequest, b)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+		next.ServeHTTP(w, r)
+	})
+}
+
+// jsonrpcMessage is what every JSON-RPC 2.0 message may hold.
+type jsonrpcMessage struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  *string         `json:"method"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
+}
+
+// jsonrpcProblem returns the JSON-RPC error code and message for a body
+// that is not a JSON-RPC 2.0 message (or batch of them), or 0.
+func jsonrpcProblem(body []byte) (int, string) {
+	body = bytes.TrimSpace(body)
+	if !json.Valid(body) {
+		var v any
+		err := json.Unmarshal(body, &v)
+		return jsonrpc.CodeParseError, fmt.Sprintf("parse error: the body is not JSON (%v)", err)
+	}
+	msgs := []json.RawMessage{body}
+	if len(body) > 0 && body[0] == '[' {
+		if err := json.Unmarshal(body, &msgs); err != nil || len(msgs) == 0 {
+			return jsonrpc.CodeInvalidRequest, "invalid request: an empty batch"
+		}
+	}
+	for _, raw := range msgs {
+		var m jsonrpcMessage
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return jsonrpc.CodeInvalidRequest, "invalid request: a JSON-RPC message is an object"
+		}
+		if m.JSONRPC != "2.0" {
+			return jsonrpc.CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`
+		}
+		switch {
+		case m.Method != nil:
+			if *m.Method == "" {
+				return jsonrpc.CodeInvalidRequest, `invalid request: "method" is empty`
+			}
+		case len(m.ID) == 0:
+			return jsonrpc.CodeInvalidRequest, `invalid request: no "method" (a request) and no "id" (a response)`
+		case (len(m.Result) == 0) == (len(m.Error) == 0):
+			return jsonrpc.CodeInvalidRequest, `invalid request: a response has either "result" or "error"`
+		}
+	}
+	return 0, ""
 }

@@ -1,0 +1,422 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"weft/ops"
+)
+
+// api serves svc's HTTP handler on a loopback test server.
+func api(t *testing.T, svc *ops.Service, o HandlerOptions) (*httptest.Server, *Server) {
+	t.Helper()
+	srv := New(svc, Options{})
+	ts := httptest.NewServer(srv.Handler(o))
+	t.Cleanup(func() {
+		for ss := range srv.MCP().Sessions() {
+			ss.Close()
+		}
+		ts.Close()
+	})
+	return ts, srv
+}
+
+// do sends a request and returns the status, headers and body.
+func do(t *testing.T, method, url, body string, header map[string]string) (int, http.Header, []byte) {
+	t.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, url, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header, b
+}
+
+// errorOf reads an {"error": ...} body.
+func errorOf(t *testing.T, body []byte) string {
+	t.Helper()
+	var e struct {
+		Error string `json:"error"`
+	}
+	if err := json.Unmarshal(body, &e); err != nil || e.Error == "" {
+		t.Fatalf("not a JSON error: %s (%v)", body, err)
+	}
+	return e.Error
+}
+
+func TestAPICall(t *testing.T) {
+	svc, sid := seeded(t)
+	ts, _ := api(t, svc, HandlerOptions{})
+	ctx := context.Background()
+
+	status, h, body := do(t, "POST", ts.URL+"/api/get_message_range", `{"start_idx":0,"end_idx":19}`, nil)
+	if status != 200 || !strings.HasPrefix(h.Get("Content-Type"), "application/json") {
+		t.Fatalf("get_message_range: %d %s\n%s", status, h.Get("Content-Type"), body)
+	}
+	var got ops.MessageRangeResult
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	zero, nineteen := 0, 19
+	want, err := svc.GetMessageRange(ctx, ops.MessageRangeArgs{StartIdx: &zero, EndIdx: &nineteen})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantJSON, _ := marshalJSON(want)
+	if strings.TrimSpace(string(body)) != string(wantJSON) {
+		t.Errorf("HTTP result differs from the in-process one")
+	}
+	if got.SessionID != sid || len(got.Messages) != 20 {
+		t.Errorf("session %s, %d messages", got.SessionID, len(got.Messages))
+	}
+
+	// An empty body is no arguments.
+	if status, _, body := do(t, "POST", ts.URL+"/api/list_sessions", "", nil); status != 200 || !bytes.Contains(body, []byte(sid)) {
+		t.Errorf("list_sessions without a body: %d %s", status, body)
+	}
+
+	// Edits are the header's author's, else "http".
+	var op ops.OpResult
+	_, _, body = do(t, "POST", ts.URL+"/api/snip_messages", `{"start_idx":0,"end_idx":0}`, map[string]string{AuthorHeader: "ci-bot"})
+	json.Unmarshal(body, &op)
+	var op2 ops.OpResult
+	_, _, body = do(t, "POST", ts.URL+"/api/snip_messages", `{"start_idx":0,"end_idx":0}`, nil)
+	json.Unmarshal(body, &op2)
+	list, err := svc.ListOperations(ctx, ops.ListOperationsArgs{SessionID: sid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	authors := map[string]string{}
+	for _, o := range list.Operations {
+		authors[o.OperationID] = o.Author
+	}
+	if authors[op.OperationID] != "ci-bot" || authors[op2.OperationID] != "http" {
+		t.Errorf("authors %q and %q, want ci-bot and http", authors[op.OperationID], authors[op2.OperationID])
+	}
+}
+
+func TestAPIErrors(t *testing.T) {
+	svc, sid := seeded(t)
+	ts, _ := api(t, svc, HandlerOptions{})
+	info, _, _ := svc.View(sid)
+	stale := info.Version - 1
+	direct := func(tool, args string) string {
+		tt, _ := ops.LookupTool(tool)
+		_, err := tt.Call(context.Background(), svc, json.RawMessage(args))
+		return err.Error()
+	}
+	tests := []struct {
+		name, method, path, body string
+		status                   int
+		says                     string
+	}{
+		{"wrong type", "POST", "/api/snip_messages", `{"start_idx":"x"}`, 400, direct("snip_messages", `{"start_idx":"x"}`)},
+		{"not JSON", "POST", "/api/snip_messages", `{"start_idx":`, 400, direct("snip_messages", `{"start_idx":`)},
+		{"not an object", "POST", "/api/snip_messages", `[1,2]`, 400, direct("snip_messages", `[1,2]`)},
+		{"unknown session", "POST", "/api/get_message_range", `{"session_id":"nosuch","start_idx":0,"end_idx":1}`, 404, `session "nosuch" not found`},
+		{"stale version", "POST", "/api/snip_messages", fmt.Sprintf(`{"start_idx":0,"end_idx":1,"expected_version":%d}`, stale), 409,
+			direct("snip_messages", fmt.Sprintf(`{"start_idx":0,"end_idx":1,"expected_version":%d}`, stale))},
+		{"wrong method", "GET", "/api/snip_messages", "", 405, "call a tool with POST"},
+		{"unknown tool", "POST", "/api/no_such_tool", `{}`, 404, `no tool "no_such_tool": GET /api lists the tools`},
+		{"nothing there", "GET", "/nothing", "", 404, "nothing at /nothing"},
+		{"list with POST", "POST", "/api", "", 405, "GET /api lists the tools"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, h, body := do(t, tt.method, ts.URL+tt.path, tt.body, nil)
+			if status != tt.status {
+				t.Errorf("status %d, want %d: %s", status, tt.status, body)
+			}
+			if msg := errorOf(t, body); !strings.Contains(msg, tt.says) {
+				t.Errorf("error %q does not say %q", msg, tt.says)
+			}
+			if status == 405 && h.Get("Allow") == "" {
+				t.Errorf("405 without Allow")
+			}
+		})
+	}
+	// The unknown-tool answer lists no tools (GET /api does).
+	_, _, body := do(t, "POST", ts.URL+"/api/no_such_tool", `{}`, nil)
+	if bytes.Contains(body, []byte("snip_messages")) {
+		t.Errorf("unknown tool lists tools: %s", body)
+	}
+	if after, _, _ := svc.View(sid); after.Version != info.Version {
+		t.Errorf("refused requests changed the session")
+	}
+}
+
+func TestAPIListAndHealth(t *testing.T) {
+	svc, _ := seeded(t)
+	ts, _ := api(t, svc, HandlerOptions{})
+	status, _, body := do(t, "GET", ts.URL+"/api", "", nil)
+	var list struct {
+		Tools []struct {
+			Name        string         `json:"name"`
+			Path        string         `json:"path"`
+			Arguments   []string       `json:"arguments"`
+			InputSchema map[string]any `json:"input_schema"`
+			ReadOnly    bool           `json:"read_only"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(body, &list); status != 200 || err != nil {
+		t.Fatalf("GET /api: %d %v", status, err)
+	}
+	if len(list.Tools) != len(ops.Tools()) {
+		t.Errorf("GET /api lists %d tools, the registry has %d", len(list.Tools), len(ops.Tools()))
+	}
+	for i, tool := range ops.Tools() {
+		got := list.Tools[i]
+		if got.Name != tool.Name || got.Path != "/api/"+tool.Name || !slices.Equal(got.Arguments, tool.ArgNames()) || got.InputSchema["type"] != "object" || got.ReadOnly != tool.ReadOnly {
+			t.Errorf("GET /api: %+v for %s", got, tool.Name)
+		}
+	}
+
+	status, _, body = do(t, "GET", ts.URL+"/healthz", "", nil)
+	var h health
+	if err := json.Unmarshal(body, &h); status != 200 || err != nil || !h.OK || h.Sessions != 1 || h.Tools != len(ops.Tools()) || h.Version == "" {
+		t.Errorf("healthz: %d %s", status, body)
+	}
+	if status, _, _ := do(t, "POST", ts.URL+"/healthz", "", nil); status != 405 {
+		t.Errorf("POST /healthz: %d", status)
+	}
+}
+
+func TestOriginCheck(t *testing.T) {
+	svc, _ := seeded(t)
+	ts, _ := api(t, svc, HandlerOptions{Origins: []string{"http://app.example:3000"}})
+	mcpGet := map[string]string{"Accept": "text/event-stream"}
+	with := func(m map[string]string, k, v string) map[string]string {
+		out := map[string]string{k: v}
+		for kk, vv := range m {
+			out[kk] = vv
+		}
+		return out
+	}
+	tests := []struct {
+		name, method, path, body string
+		header                   map[string]string
+		status                   int
+	}{
+		{"foreign POST", "POST", "/api/list_sessions", "{}", map[string]string{"Origin": "https://evil.example"}, 403},
+		{"foreign GET /mcp", "GET", "/mcp", "", with(mcpGet, "Origin", "https://evil.example"), 403},
+		{"foreign GET healthz", "GET", "/healthz", "", map[string]string{"Origin": "https://evil.example"}, 403},
+		{"foreign POST /mcp", "POST", "/mcp", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, map[string]string{"Origin": "http://localhost:9999", "Content-Type": "application/json", "Accept": "application/json, text/event-stream"}, 403},
+		{"opaque origin", "POST", "/api/list_sessions", "{}", map[string]string{"Origin": "null"}, 403},
+		{"same port, other host", "POST", "/api/list_sessions", "{}", map[string]string{"Origin": strings.Replace(ts.URL, "127.0.0.1", "evil.example", 1)}, 403},
+		{"cross-site fetch without Origin", "GET", "/api", "", map[string]string{"Sec-Fetch-Site": "cross-site"}, 403},
+		{"rebound Host", "GET", "/healthz", "", map[string]string{"Host": "evil.example" + strings.TrimPrefix(ts.URL, "http://127.0.0.1")}, 403},
+		{"no Origin", "POST", "/api/list_sessions", "{}", nil, 200},
+		{"same origin", "POST", "/api/list_sessions", "{}", map[string]string{"Origin": ts.URL, "Sec-Fetch-Site": "same-origin"}, 200},
+		{"allowed origin", "POST", "/api/list_sessions", "{}", map[string]string{"Origin": "http://app.example:3000", "Sec-Fetch-Site": "cross-site"}, 200},
+		{"localhost Host", "GET", "/healthz", "", map[string]string{"Host": "localhost" + strings.TrimPrefix(ts.URL, "http://127.0.0.1")}, 200},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, _, body := do(t, tt.method, ts.URL+tt.path, tt.body, tt.header)
+			if status != tt.status {
+				t.Errorf("status %d, want %d: %s", status, tt.status, body)
+			}
+			if tt.status == 403 {
+				errorOf(t, body)
+			}
+		})
+	}
+}
+
+// bearerTransport adds a token to every request of an SDK client.
+type bearerTransport struct{ token string }
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func TestToken(t *testing.T) {
+	svc, _ := seeded(t)
+	ts, _ := api(t, svc, HandlerOptions{Token: "s3cret-token"})
+	for _, tt := range []struct {
+		name, auth string
+		status     int
+		says       string
+	}{
+		{"missing", "", 401, "needs a bearer token"},
+		{"wrong", "Bearer wrong", 401, "wrong bearer token"},
+		{"prefix of the right one", "Bearer s3cret", 401, "wrong bearer token"},
+		{"not bearer", "Basic czNjcmV0LXRva2Vu", 401, "needs a bearer token"},
+		{"right", "Bearer s3cret-token", 200, ""},
+		{"right, lower-case scheme", "bearer s3cret-token", 200, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := map[string]string{}
+			if tt.auth != "" {
+				h["Authorization"] = tt.auth
+			}
+			status, hdr, body := do(t, "POST", ts.URL+"/api/list_sessions", "{}", h)
+			if status != tt.status {
+				t.Fatalf("status %d, want %d: %s", status, tt.status, body)
+			}
+			if tt.status == 401 {
+				if !strings.HasPrefix(hdr.Get("WWW-Authenticate"), "Bearer") {
+					t.Errorf("401 without WWW-Authenticate: Bearer")
+				}
+				if msg := errorOf(t, body); !strings.Contains(msg, tt.says) || strings.Contains(msg, "s3cret-token") {
+					t.Errorf("error %q", msg)
+				}
+			}
+		})
+	}
+	// MCP clients get in with the token, and not without.
+	ctx := context.Background()
+	client := mcp.NewClient(&mcp.Implementation{Name: "token-client"}, nil)
+	if _, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp", MaxRetries: -1}, nil); err == nil {
+		t.Errorf("an MCP client connected without the token")
+	}
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp", HTTPClient: &http.Client{Transport: bearerTransport{"s3cret-token"}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	callOK(t, cs, "list_sessions", map[string]any{}, nil)
+}
+
+func TestBodyCap(t *testing.T) {
+	svc, sid := seeded(t)
+	ts, _ := api(t, svc, HandlerOptions{})
+	big := `{"messages":[{"role":"user","content":"` + strings.Repeat("x", MaxBodyBytes) + `"}]}`
+	before, _, _ := svc.View(sid)
+
+	// With a length, refused before it is read.
+	status, _, body := do(t, "POST", ts.URL+"/api/append_messages", big, nil)
+	if status != 413 || !strings.Contains(errorOf(t, body), "larger than 8 MB") {
+		t.Errorf("big body: %d %s", status, body)
+	}
+	// Without one (chunked), refused when the cap is reached.
+	req, _ := http.NewRequest("POST", ts.URL+"/api/append_messages", io.MultiReader(strings.NewReader(big)))
+	req.ContentLength = -1
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 413 || !strings.Contains(errorOf(t, b), "larger than 8 MB") {
+		t.Errorf("big chunked body: %d %s", resp.StatusCode, b)
+	}
+	status, _, body = do(t, "POST", ts.URL+"/mcp", big, map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
+	if status != 413 {
+		t.Errorf("big MCP body: %d %.200s", status, body)
+	}
+	// A large body under the cap is taken.
+	under := `{"messages":[{"role":"user","content":"` + strings.Repeat("the limiter ", 1<<15) + `"}]}`
+	if status, _, body := do(t, "POST", ts.URL+"/api/append_messages", under, nil); status != 200 {
+		t.Errorf("400 kB body: %d %.300s", status, body)
+	}
+	if after, _, _ := svc.View(sid); after.MessageCount != before.MessageCount+1 {
+		t.Errorf("%d messages after the refused and the accepted append, want %d", after.MessageCount, before.MessageCount+1)
+	}
+}
+
+func TestMCPOverHTTP(t *testing.T) {
+	svc, sid := seeded(t)
+	ts, srv := api(t, svc, HandlerOptions{})
+	ctx := context.Background()
+	mcpHeaders := map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+
+	// Malformed JSON-RPC gets a JSON-RPC error, and the server serves on.
+	for _, bad := range []string{`{"jsonrpc":"2.0","id":1,"method":`, `[]`, `{"jsonrpc":"2.0","id":1}`} {
+		status, _, body := do(t, "POST", ts.URL+"/mcp", bad, mcpHeaders)
+		var resp struct {
+			JSONRPC string `json:"jsonrpc"`
+			Error   *struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(body, &resp); err != nil || resp.Error == nil || resp.Error.Code >= 0 || status < 400 {
+			t.Errorf("malformed %q: %d %s", bad, status, body)
+		}
+	}
+
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "http-agent"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: legacyVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := srv.Agents(); n != 1 {
+		t.Errorf("%d agents with one connected", n)
+	}
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil || len(tools.Tools) != len(ops.Tools()) {
+		t.Fatalf("tools/list over HTTP: %d tools, %v", len(tools.Tools), err)
+	}
+	var op ops.OpResult
+	callOK(t, cs, "digest_messages", map[string]any{"start_idx": 3, "end_idx": 6, "summary": "over HTTP"}, &op)
+	list, _ := svc.ListOperations(ctx, ops.ListOperationsArgs{SessionID: sid})
+	if last := list.Operations[len(list.Operations)-1]; last.OperationID != op.OperationID || last.Author != "http-agent" {
+		t.Errorf("last operation %+v", last)
+	}
+	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: URISessions}); err != nil {
+		t.Errorf("resources/read over HTTP: %v", err)
+	}
+	cs.Close()
+	// The DELETE that Close sends ends the session on the server.
+	deadline := time.Now().Add(5 * time.Second)
+	for srv.Agents() != 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := srv.Agents(); n != 0 {
+		t.Errorf("%d agents after the client left", n)
+	}
+}
+
+func TestSessionTimeout(t *testing.T) {
+	svc, _ := seeded(t)
+	ts, srv := api(t, svc, HandlerOptions{SessionTimeout: 50 * time.Millisecond})
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "idle"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp", DisableStandaloneSSE: true, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: legacyVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	// An idle session is closed by the server, so it stops counting.
+	deadline := time.Now().Add(10 * time.Second)
+	for srv.Agents() != 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := srv.Agents(); n != 0 {
+		t.Fatalf("%d agents after the idle timeout", n)
+	}
+	if _, err := cs.ListTools(ctx, nil); err == nil {
+		t.Errorf("a timed-out session still answers")
+	}
+}

@@ -1,0 +1,272 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"weft/ops"
+	"weft/store"
+)
+
+// freePort returns a port nothing listens on now.
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	ln.Close()
+	return port
+}
+
+func listen(t *testing.T, svc *ops.Service, o ListenOptions) *Listener {
+	t.Helper()
+	l, err := Listen(svc, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+func TestListenNeedsTokenOffLoopback(t *testing.T) {
+	svc, _ := seeded(t)
+	addrFile := filepath.Join(t.TempDir(), "x.addr")
+	port := freePort(t)
+	for _, addr := range []string{"0.0.0.0:" + port, ":" + port, "[::]:" + port, "example.com:" + port} {
+		_, err := Listen(svc, ListenOptions{Addr: addr, AddrFile: addrFile})
+		if !errors.Is(err, ErrNeedsToken) || !strings.Contains(err.Error(), "WEFT_TOKEN") {
+			t.Errorf("Listen(%s) without a token: %v", addr, err)
+		}
+	}
+	if _, err := os.Stat(addrFile); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused listener wrote its address file")
+	}
+	// Nothing was bound: the port is still free.
+	ln, err := net.Listen("tcp", "0.0.0.0:"+port)
+	if err != nil {
+		t.Fatalf("the port was bound by a refused listener: %v", err)
+	}
+	ln.Close()
+
+	// With a token it starts, and wants the token.
+	l := listen(t, svc, ListenOptions{Addr: "0.0.0.0:" + port, Token: "tok", AddrFile: addrFile})
+	if !strings.HasPrefix(l.URL(), "http://127.0.0.1:") {
+		t.Errorf("URL %s: an unspecified host is reached over loopback", l.URL())
+	}
+	if status, _, _ := do(t, "GET", l.URL()+"/healthz", "", nil); status != 401 {
+		t.Errorf("healthz without the token: %d", status)
+	}
+	if status, _, _ := do(t, "GET", l.URL()+"/healthz", "", map[string]string{"Authorization": "Bearer tok"}); status != 200 {
+		t.Errorf("healthz with the token: %d", status)
+	}
+}
+
+func TestListenBadAddress(t *testing.T) {
+	svc, _ := seeded(t)
+	for _, addr := range []string{"nonsense", "127.0.0.1:99999", "127.0.0.1:http8"} {
+		if l, err := Listen(svc, ListenOptions{Addr: addr, AddrFile: "-"}); err == nil {
+			l.Close()
+			t.Errorf("Listen(%q) started", addr)
+		} else if !strings.Contains(err.Error(), addr) {
+			t.Errorf("Listen(%q): %v does not name the address", addr, err)
+		}
+	}
+}
+
+func TestListenFallsBackWhenPortTaken(t *testing.T) {
+	svc, _ := seeded(t)
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	_, port, _ := net.SplitHostPort(taken.Addr().String())
+
+	l := listen(t, svc, ListenOptions{Addr: taken.Addr().String(), AddrFile: "-"})
+	_, got, _ := net.SplitHostPort(strings.TrimPrefix(l.URL(), "http://"))
+	if got == port || got == "0" {
+		t.Fatalf("listening on %s, the taken port", l.URL())
+	}
+	if n := l.Notice(); !strings.Contains(n, "port "+port+" was taken") || !strings.Contains(n, got) {
+		t.Errorf("notice %q", n)
+	}
+	if status, _, _ := do(t, "GET", l.URL()+"/healthz", "", nil); status != 200 {
+		t.Errorf("healthz on the fallback port: %d", status)
+	}
+	// A free port needs no notice.
+	l2 := listen(t, svc, ListenOptions{Addr: "127.0.0.1:0", AddrFile: "-"})
+	if l2.Notice() != "" {
+		t.Errorf("notice %q on a free port", l2.Notice())
+	}
+}
+
+func TestListenAddrFile(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "weft.db")
+	st, err := store.Open(db, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	svc := ops.New(st)
+	l, err := Listen(svc, ListenOptions{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(db + ".addr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("address file mode %v, want 0600", fi.Mode().Perm())
+	}
+	if got := ReadAddrFile(db); got != l.MCPURL() || l.Addr() != l.MCPURL() || !strings.HasSuffix(got, "/mcp") {
+		t.Errorf("address file says %q, listener %q", got, l.MCPURL())
+	}
+	// A second opener is told where the running weft listens.
+	if _, err := store.Open(db, store.Options{Timeout: 50 * time.Millisecond}); !errors.Is(err, store.ErrInUse) || !strings.Contains(err.Error(), l.MCPURL()) {
+		t.Errorf("second open: %v", err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(db + ".addr"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("address file left after Close: %v", err)
+	}
+	if ReadAddrFile(db) != "" {
+		t.Errorf("ReadAddrFile after Close")
+	}
+	if err := l.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}
+
+func TestListenCloseEndsSessions(t *testing.T) {
+	svc, _ := seeded(t)
+	l, err := Listen(svc, ListenOptions{Addr: "127.0.0.1:0", AddrFile: "-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	// The standalone event stream stays open until the server ends it.
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "streamer"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: l.MCPURL(), MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: legacyVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	callOK(t, cs, "list_sessions", map[string]any{}, nil)
+	if n := l.Agents(); n != 1 {
+		t.Errorf("%d agents", n)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-l.Done():
+	default:
+		t.Fatal("Close returned while still serving")
+	}
+	if l.Err() != nil || l.Agents() != 0 {
+		t.Errorf("after Close: err %v, %d agents", l.Err(), l.Agents())
+	}
+	if _, err := cs.ListTools(ctx, nil); err == nil {
+		t.Errorf("the client still gets answers after Close")
+	}
+}
+
+func TestServeStopsWithContext(t *testing.T) {
+	svc, _ := seeded(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan *Listener, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- Serve(ctx, svc, ListenOptions{Addr: "127.0.0.1:0", AddrFile: "-"}, func(l *Listener) { started <- l })
+	}()
+	l := <-started
+	if status, _, _ := do(t, "GET", l.URL()+"/healthz", "", nil); status != 200 {
+		t.Errorf("healthz: %d", status)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+	if _, err := net.Dial("tcp", strings.TrimPrefix(l.URL(), "http://")); err == nil {
+		t.Errorf("still listening after Serve returned")
+	}
+}
+
+func TestRelay(t *testing.T) {
+	svc, sid := seeded(t)
+	l := listen(t, svc, ListenOptions{Addr: "127.0.0.1:0", Token: "relay-token", AddrFile: "-"})
+	relay, err := NewRelay(l.MCPURL(), "relay-token", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, _ := connectAt(t, relay, "relayed-agent", legacyVersion, nil)
+	ctx := context.Background()
+
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil || len(tools.Tools) != len(ops.Tools()) {
+		t.Fatalf("relay tools/list: %d, %v", len(tools.Tools), err)
+	}
+	var op ops.OpResult
+	callOK(t, cs, "snip_messages", map[string]any{"start_idx": 1, "end_idx": 2}, &op)
+	list, _ := svc.ListOperations(ctx, ops.ListOperationsArgs{SessionID: sid})
+	if last := list.Operations[len(list.Operations)-1]; last.OperationID != op.OperationID || last.Author != "relayed-agent" {
+		t.Errorf("relayed edit recorded as %+v", last)
+	}
+
+	// Refusals come back with the running weft's words.
+	info, _, _ := svc.View(sid)
+	for _, args := range []string{
+		`{"session_id":"nosuch","start_idx":0,"end_idx":1}`,
+		`{"start_idx":"x"}`,
+		fmt.Sprintf(`{"start_idx":0,"end_idx":1,"expected_version":%d}`, info.Version-1),
+	} {
+		tool, _ := ops.LookupTool("snip_messages")
+		_, want := tool.Call(ctx, svc, json.RawMessage(args))
+		var m map[string]any
+		json.Unmarshal([]byte(args), &m)
+		if got := callErr(t, cs, "snip_messages", m); got != want.Error() {
+			t.Errorf("relay says %q, in-process %q", got, want)
+		}
+	}
+
+	// Resources and the prompt work over the relay too.
+	res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "weft://sessions/" + sid + "/context"})
+	if err != nil || !strings.Contains(res.Contents[0].Text, `"unsummarized_count"`) {
+		t.Errorf("relayed resource: %v", err)
+	}
+	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "weft://sessions/nosuch"}); err == nil || !strings.Contains(err.Error(), `"nosuch" not found`) {
+		t.Errorf("relayed missing resource: %v", err)
+	}
+	if p, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "startup"}); err != nil || !strings.Contains(p.Messages[0].Content.(*mcp.TextContent).Text, "Unsummarized turns") {
+		t.Errorf("relayed prompt: %v", err)
+	}
+
+	// A wrong token and a listener that went away say what to do.
+	bad, _ := NewRelay(l.URL(), "wrong", Options{})
+	badCS, _ := connectAt(t, bad, "x", legacyVersion, nil)
+	if got := callErr(t, badCS, "list_sessions", map[string]any{}); !strings.Contains(got, "WEFT_TOKEN") {
+		t.Errorf("wrong token: %q", got)
+	}
+	l.Close()
+	if got := callErr(t, cs, "list_sessions", map[string]any{}); !strings.Contains(got, "did not answer") {
+		t.Errorf("listener gone: %q", got)
+	}
+	if _, err := NewRelay("not a url", "", Options{}); err == nil {
+		t.Errorf("NewRelay took a non-URL")
+	}
+}
