@@ -583,7 +583,7 @@ func sumExtract(items []formats.Item, about string, budget int) string {
 		for _, sent := range sumSentences(content) {
 			u := sumUnit{pos: len(units), role: role, text: sent}
 			u.words = sumWords(sent)
-			if len(u.words) < 3 || !sumProse(sent) {
+			if len(u.words) < 2 || !sumProse(sent) {
 				continue
 			}
 			u.score = sumBonus(sent, u.words, role, first)
@@ -714,7 +714,10 @@ func sumSentences(content string) []string {
 // (JSON, logs, tables): mostly letters and spaces.
 func sumProse(s string) bool {
 	if strings.Contains(s, `{"`) || strings.Contains(s, `":`) || strings.Count(s, `"`) >= 6 {
-		return false
+		return false // JSON
+	}
+	if strings.Count(s, "{")+strings.Count(s, "}")+strings.Count(s, ";")+strings.Count(s, ":=") >= 2 {
+		return false // code
 	}
 	prose, all := 0, 0
 	for _, r := range s {
