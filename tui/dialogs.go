@@ -9,6 +9,7 @@ import (
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"weft/themes"
 )
@@ -59,16 +60,26 @@ func (d *inputDialog) View(width int, st *themes.Styles) string {
 }
 
 // textDialog edits text over several lines (a summary, messages). ctrl+s
-// submits, esc cancels, ctrl+e hands the text to $EDITOR.
+// submits, esc cancels, ctrl+e hands the text to $EDITOR, and ctrl+g asks
+// for a draft when the dialog has a drafter (the digest's summary).
 type textDialog struct {
 	title, hint string
 	area        textarea.Model
 	submit      func(value string) tea.Cmd
+	draft       func() tea.Cmd // nil: no drafts here
+	note        string         // what the last editor run or draft said
+	noteErr     bool
 }
 
 type editorDoneMsg struct {
 	text string
 	err  error
+}
+
+// draftDoneMsg carries a drafted text and who wrote it.
+type draftDoneMsg struct {
+	text, by string
+	err      error
 }
 
 func newTextDialog(title, hint, value string, submit func(string) tea.Cmd) *textDialog {
@@ -90,11 +101,27 @@ func (d *textDialog) HandleMsg(msg tea.Msg) (bool, tea.Cmd) {
 			return true, d.submit(d.area.Value())
 		case "ctrl+e":
 			return false, openEditor(d.area.Value())
+		case "ctrl+g":
+			if d.draft != nil {
+				d.note, d.noteErr = "drafting…", false
+				return false, d.draft()
+			}
 		}
 	case editorDoneMsg:
-		if msg.err == nil {
-			d.area.SetValue(msg.text)
+		if msg.err != nil {
+			d.note, d.noteErr = "editor: "+msg.err.Error(), true
+			return false, nil
 		}
+		d.area.SetValue(strings.TrimRight(msg.text, "\n"))
+		d.note = ""
+		return false, nil
+	case draftDoneMsg:
+		if msg.err != nil {
+			d.note, d.noteErr = "draft: "+msg.err.Error(), true
+			return false, nil
+		}
+		d.area.SetValue(msg.text)
+		d.note, d.noteErr = "draft by "+msg.by+": edit it, then ctrl+s", false
 		return false, nil
 	}
 	var cmd tea.Cmd
@@ -106,8 +133,15 @@ func (d *textDialog) View(width int, st *themes.Styles) string {
 	w := min(width-4, 100)
 	d.area.SetWidth(w - 4)
 	d.area.SetHeight(10)
-	return st.Dialog.Box.Width(w).Render(lipgloss.JoinVertical(lipgloss.Left,
-		st.Dialog.Title.Render(d.title), d.area.View(), st.Dialog.Hint.Render(d.hint)))
+	parts := []string{st.Dialog.Title.Render(d.title), d.area.View(), st.Dialog.Hint.Render(d.hint)}
+	if d.note != "" {
+		note := st.Dialog.Hint
+		if d.noteErr {
+			note = st.Status.Error
+		}
+		parts = append(parts, note.Render(ansi.Truncate(d.note, w-4, "…")))
+	}
+	return st.Dialog.Box.Width(w).Render(lipgloss.JoinVertical(lipgloss.Left, parts...))
 }
 
 // openEditor edits text in $EDITOR (vi if unset), pausing the TUI.

@@ -110,13 +110,27 @@ func (m *Model) startDigest() tea.Cmd {
 	if cmd != nil {
 		return cmd
 	}
-	m.dialog = newTextDialog("Digest "+rangeText(first, last)+" into a summary", "ctrl+s to digest · ctrl+e for $EDITOR · esc to cancel", "",
+	d := newTextDialog("Digest "+rangeText(first, last)+" into a summary", "ctrl+s to digest · ctrl+g draft one · ctrl+e for $EDITOR · esc to cancel", "",
 		func(v string) tea.Cmd {
 			return m.edit("digest", func(ctx context.Context, ver *uint64) error {
 				_, err := m.svc.DigestMessages(ctx, ops.DigestArgs{Selection: m.sel(first, last), Summary: v, EditOptions: ops.EditOptions{ExpectedVersion: ver}})
 				return err
 			})
 		})
+	svc, sel := m.svc, m.sel(first, last)
+	d.draft = func() tea.Cmd {
+		return func() tea.Msg {
+			// The TUI has no client model to sample: summarize_message_range
+			// uses the configured endpoint, else writes an extractive draft.
+			r, err := svc.SummarizeMessageRange(context.Background(), ops.SummarizeArgs{Selection: sel})
+			by := r.Source
+			if r.Model != "" {
+				by += " (" + r.Model + ")"
+			}
+			return draftDoneMsg{text: r.Summary, by: by, err: err}
+		}
+	}
+	m.dialog = d
 	return nil
 }
 
