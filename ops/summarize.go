@@ -146,7 +146,7 @@ func (s *Service) SummarizeMessageRange(ctx context.Context, a SummarizeArgs) (S
 		SessionID: snap.info.ID, Version: snap.info.Version, Source: source,
 		StartIdx: r.first, EndIdx: r.end, MessageCount: len(items),
 	}
-	first, last := sumSpan(items)
+	first, last := sumSpan(v, indices, items)
 	res.TimeSpanStart, res.TimeSpanEnd = formatTime(first), formatTime(last)
 	for _, it := range items {
 		res.InputTokens += it.Tokens
@@ -222,17 +222,31 @@ func (s *Service) sumSource(ctx context.Context, asked string) (string, error) {
 	return "", invalidf("source %q is not auto, sampling, endpoint or extractive", asked)
 }
 
-// sumSpan is the time span of the items.
-func sumSpan(items []formats.Item) (first, last time.Time) {
-	for _, it := range items {
-		if it.CreatedAt.IsZero() {
+// sumSpan is the time span of the items: the times of the stored
+// messages and the spans digests cover. Other synthetic items carry the
+// time their operation was made, which says nothing of the
+// conversation's.
+func sumSpan(v *model.View, indices []int, items []formats.Item) (first, last time.Time) {
+	see := func(t time.Time) {
+		if t.IsZero() {
+			return
+		}
+		if first.IsZero() || t.Before(first) {
+			first = t
+		}
+		if t.After(last) {
+			last = t
+		}
+	}
+	for k, i := range indices {
+		it := v.Items[i]
+		if it.Seq > 0 {
+			see(items[k].CreatedAt)
 			continue
 		}
-		if first.IsZero() || it.CreatedAt.Before(first) {
-			first = it.CreatedAt
-		}
-		if it.CreatedAt.After(last) {
-			last = it.CreatedAt
+		if sy := &v.Synth[it.Synth]; sy.OpType == model.OpDigest {
+			see(sy.TimeSpanStart)
+			see(sy.TimeSpanEnd)
 		}
 	}
 	return first, last
@@ -302,7 +316,7 @@ func sumTranscript(items []formats.Item, indices []int) (string, int) {
 			role = "summary"
 		}
 		when := ""
-		if !it.CreatedAt.IsZero() {
+		if !it.CreatedAt.IsZero() && !it.Synthetic {
 			when = " " + it.CreatedAt.UTC().Format("2006-01-02 15:04")
 		}
 		blocks[k] = fmt.Sprintf("[%d] %s%s:\n%s", indices[k], role, when, content)
@@ -496,12 +510,14 @@ func sumPreview(b []byte) string {
 // rare its words are in the range (so the distinctive ones win over
 // chatter), with a bonus for words that mark decisions and problems,
 // for file and tool names and numbers, and for what the user asked;
-// near-repeats are skipped. Everything is deterministic.
+// near-repeats are skipped, and no message gives more than two
+// sentences. Everything is deterministic.
 
 var (
 	// sumFileRE finds file names and paths: a word with a dot and a
-	// short extension, or a path with a slash.
-	sumFileRE = regexp.MustCompile(`(?:[A-Za-z0-9_.-]+/)*[A-Za-z0-9_-][A-Za-z0-9_.-]*\.(?:go|mod|sum|py|js|ts|tsx|jsx|rs|c|h|cc|cpp|hpp|java|kt|rb|php|cs|swift|sh|bash|zsh|sql|md|txt|json|jsonl|yaml|yml|toml|ini|cfg|conf|lock|html|css|scss|xml|csv|proto|tf|lua|ex|exs|vue|svelte|env|log|db)\b|(?:\.{0,2}/)?(?:[A-Za-z0-9_.-]+/){1,}[A-Za-z0-9_.-]+/?`)
+	// known extension, a path from /, ./, ../ or ~/, or one with two
+	// slashes or more (one slash is as often a unit: ns/op, req/s).
+	sumFileRE = regexp.MustCompile(`(?:[A-Za-z0-9_.-]+/)*[A-Za-z0-9_-][A-Za-z0-9_.-]*\.(?:go|mod|sum|py|js|ts|tsx|jsx|rs|c|h|cc|cpp|hpp|java|kt|rb|php|cs|swift|sh|bash|zsh|sql|md|txt|json|jsonl|yaml|yml|toml|ini|cfg|conf|lock|html|css|scss|xml|csv|proto|tf|lua|ex|exs|vue|svelte|env|log|db)\b|(?:\.{0,2}|~)/(?:[A-Za-z0-9_.-]+/)*[A-Za-z0-9_.-]+/?|(?:[A-Za-z0-9_.-]+/){2,}[A-Za-z0-9_.-]*`)
 	sumWordRE = regexp.MustCompile(`[\p{L}\p{N}_]+`)
 	sumNumRE  = regexp.MustCompile(`\b\d+(?:[.,]\d+)?(?:%|ms|s|MB|GB|KB|k)?\b`)
 	// sumCodeFence matches a fenced code block.
@@ -535,9 +551,14 @@ var sumStop = map[string]bool{
 	"those": true, "being": true,
 }
 
+// sumPerItem is how many sentences of one message a summary takes at
+// most, so one long message does not crowd out the rest.
+const sumPerItem = 2
+
 // sumUnit is a sentence of the range, a candidate for the summary.
 type sumUnit struct {
 	pos   int // order in the range
+	item  int // the item it is from
 	role  string
 	text  string
 	words []string // distinct, lower-cased, content words
@@ -555,11 +576,14 @@ func sumExtract(items []formats.Item, about string, budget int) string {
 		if len(f) < 3 || len(f) > 120 || fileSeen[key] || !strings.ContainsAny(f, "./") {
 			return
 		}
+		if strings.Count(f, "/") == 1 && strings.HasPrefix(f, "/") && !strings.Contains(f, ".") {
+			return // a command (/add) or a unit (/op), not a file
+		}
 		fileSeen[key] = true
 		files = append(files, f)
 	}
 	var units []sumUnit
-	for _, it := range items {
+	for ii, it := range items {
 		for _, p := range it.Parts {
 			if p.Type == model.PartToolCall && p.ToolName != "" {
 				if toolCount[p.ToolName] == 0 {
@@ -581,7 +605,7 @@ func sumExtract(items []formats.Item, about string, budget int) string {
 		}
 		first := true
 		for _, sent := range sumSentences(content) {
-			u := sumUnit{pos: len(units), role: role, text: sent}
+			u := sumUnit{pos: len(units), item: ii, role: role, text: sent}
 			u.words = sumWords(sent)
 			if len(u.words) < 2 || !sumProse(sent) {
 				continue
@@ -592,6 +616,7 @@ func sumExtract(items []formats.Item, about string, budget int) string {
 		}
 	}
 	slices.SortStableFunc(tools, func(a, b string) int { return toolCount[b] - toolCount[a] })
+	files = sumDedupeFiles(files)
 
 	var head strings.Builder
 	head.WriteString(about)
@@ -608,7 +633,7 @@ func sumExtract(items []formats.Item, about string, budget int) string {
 	}
 	if len(files) > 0 {
 		head.WriteString("\nFiles: ")
-		head.WriteString(sumList(files, 8, func(f string) string { return f }))
+		head.WriteString(sumList(files, 6, func(f string) string { return f }))
 		head.WriteString(".")
 	}
 	text := head.String()
@@ -651,15 +676,17 @@ func sumExtract(items []formats.Item, about string, budget int) string {
 		return a - b
 	})
 	var picked []int
+	perItem := map[int]int{}
 	for _, k := range order {
 		u := &units[k]
-		if used+u.cost > budget {
+		if used+u.cost > budget || perItem[u.item] == sumPerItem {
 			continue
 		}
 		if slices.ContainsFunc(picked, func(p int) bool { return sumSimilar(units[p].words, u.words) }) {
 			continue
 		}
 		picked = append(picked, k)
+		perItem[u.item]++
 		used += u.cost
 	}
 	slices.Sort(picked)
@@ -672,6 +699,24 @@ func sumExtract(items []formats.Item, about string, budget int) string {
 		fmt.Fprintf(&b, "\n- %s: %s", units[k].role, units[k].text)
 	}
 	return b.String()
+}
+
+// sumDedupeFiles drops bare file names that a listed path ends in.
+func sumDedupeFiles(files []string) []string {
+	bases := map[string]bool{}
+	for _, f := range files {
+		if i := strings.LastIndexByte(strings.TrimSuffix(f, "/"), '/'); i >= 0 {
+			bases[strings.ToLower(f[i+1:])] = true
+		}
+	}
+	out := files[:0]
+	for _, f := range files {
+		if !strings.Contains(f, "/") && bases[strings.ToLower(f)] {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 // sumSentences splits a message's text into sentences, leaving out code
@@ -776,8 +821,6 @@ func sumBonus(s string, words []string, role string, first bool) float64 {
 		if strings.HasSuffix(s, "?") {
 			bonus += 0.3
 		}
-	case "summary":
-		bonus += 1
 	}
 	if first {
 		bonus += 0.3
