@@ -12,7 +12,7 @@ import (
 )
 
 // cmdDemo seeds a fresh file with the demo thread and opens the TUI on it.
-func cmdDemo(ctx context.Context, args []string, opts tui.Options) error {
+func cmdDemo(ctx context.Context, args []string, opts tui.Options, lc listenConfig) error {
 	if len(args) > 0 {
 		return usageErr("demo takes no arguments")
 	}
@@ -33,5 +33,13 @@ func cmdDemo(ctx context.Context, args []string, opts tui.Options) error {
 		return err
 	}
 	opts.Session = sid
+	l, err := lc.start(svc)
+	if err != nil {
+		return err
+	}
+	if l != nil {
+		defer l.Close()
+		opts.Listener = l
+	}
 	return tui.Run(ctx, svc, opts)
 }

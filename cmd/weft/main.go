@@ -21,7 +21,9 @@ import (
 const usage = `weft — view and edit LLM conversation threads
 
 Usage:
-  weft [--db FILE] [--theme NAME] [SESSION]     open the TUI
+  weft [--db FILE] [--theme NAME] [--mcp-addr HOST:PORT | --no-mcp] [SESSION]
+                                      open the TUI; agents connect over MCP at
+                                      http://127.0.0.1:7433/mcp (or a free port)
   weft [--db FILE] COMMAND [ARGS]
 
 Commands:
@@ -36,6 +38,12 @@ Commands:
                                       the effective thread (stored messages with --raw)
   tools                               list the tools and their arguments
   demo                                a fresh file seeded with a sample thread
+  serve [--addr HOST:PORT] [--token T]
+                                      MCP (/mcp) and the HTTP API (POST /api/TOOL)
+                                      without a TUI; token also from $WEFT_TOKEN,
+                                      required off loopback
+  mcp                                 MCP over stdio, for clients that launch it
+                                      (relays to a running weft holding the file)
 
 SESSION is an ID, a unique ID prefix or a title; default: the most
 recently updated session. The database is --db, else $WEFT_DB, else
@@ -73,6 +81,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(io.Discard)
 	dbFlag := fs.String("db", "", "database file")
 	themeFlag := fs.String("theme", "", "a built-in theme (dark, light, high-contrast); default: from the terminal background")
+	var lc listenConfig
+	fs.StringVar(&lc.addr, "mcp-addr", "", "where the TUI's MCP listener listens (default 127.0.0.1:7433)")
+	fs.BoolVar(&lc.off, "no-mcp", false, "open the TUI without the MCP listener")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stdout, usage, defaultDB())
@@ -102,8 +113,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "tools":
 		return cmdTools(stdout)
 	case "demo":
-		return cmdDemo(ctx, rest, tuiOpts)
-	case "ls", "new", "show", "call", "import", "export":
+		return cmdDemo(ctx, rest, tuiOpts, lc)
+	case "mcp":
+		return cmdMCP(ctx, db, rest, lc, stderr)
+	case "ls", "new", "show", "call", "import", "export", "serve":
 	default:
 		// weft [SESSION]: the TUI.
 		if len(rest) > 0 {
@@ -126,7 +139,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				return fmt.Errorf("%w (and %q is not a command: weft --help lists them)", err, tuiOpts.Session)
 			}
 		}
+		l, err := lc.start(svc)
+		if err != nil {
+			return err
+		}
+		if l != nil {
+			defer l.Close()
+			tuiOpts.Listener = l
+		}
 		return tui.Run(ctx, svc, tuiOpts)
+	case "serve":
+		return cmdServe(ctx, svc, rest, stderr)
 	case "ls":
 		return cmdLs(ctx, svc, rest, stdout)
 	case "import":

@@ -1,0 +1,317 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"weft/demo"
+	"weft/ops"
+	"weft/store"
+)
+
+// TestMain lets tests run the real weft: the test binary started with
+// WEFT_TEST_MAIN=1 is weft itself (main, with the arguments given), so
+// stdio and signals are exercised without building a binary.
+func TestMain(m *testing.M) {
+	if os.Getenv("WEFT_TEST_MAIN") == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// weftProcess returns a command that runs weft with args.
+func weftProcess(args ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], args...)
+	// Under -race the runtime waits a second at exit unless told not to.
+	env := []string{"WEFT_TEST_MAIN=1", "GORACE=atexit_sleep_ms=0 " + os.Getenv("GORACE")}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "WEFT_") && !strings.HasPrefix(kv, "GORACE=") {
+			env = append(env, kv)
+		}
+	}
+	cmd.Env = env
+	return cmd
+}
+
+// seededDB writes the demo thread to a new file and returns its path and
+// the session's ID.
+func seededDB(t *testing.T) (string, string) {
+	t.Helper()
+	db := filepath.Join(t.TempDir(), "weft.db")
+	st, err := store.Open(db, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	sid, err := demo.Seed(context.Background(), ops.New(st))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, sid
+}
+
+// stdioClient launches weft mcp on db as an MCP client named name would.
+func stdioClient(t *testing.T, db, name string, stderr io.Writer) *mcp.ClientSession {
+	t.Helper()
+	cmd := weftProcess("--db", db, "mcp")
+	cmd.Stderr = stderr
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil).
+		Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatalf("weft mcp: %v (stderr: %v)", err, stderr)
+	}
+	return cs
+}
+
+func toolText(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) string {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	var b strings.Builder
+	for _, c := range res.Content {
+		b.WriteString(c.(*mcp.TextContent).Text)
+	}
+	if res.IsError {
+		t.Fatalf("%s: tool error %s", name, b.String())
+	}
+	return b.String()
+}
+
+func TestMCPStdio(t *testing.T) {
+	t.Parallel()
+	db, sid := seededDB(t)
+	var stderr bytes.Buffer
+	cs := stdioClient(t, db, "stdio-agent", &stderr)
+	ctx := context.Background()
+
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tools.Tools) != len(ops.Tools()) {
+		t.Errorf("weft mcp lists %d tools, the registry has %d", len(tools.Tools), len(ops.Tools()))
+	}
+	var op ops.OpResult
+	if err := json.Unmarshal([]byte(toolText(t, cs, "snip_messages", map[string]any{"start_idx": 3, "end_idx": 4})), &op); err != nil || op.OperationID == "" {
+		t.Fatalf("snip over stdio: %v", err)
+	}
+	var list ops.ListOperationsResult
+	json.Unmarshal([]byte(toolText(t, cs, "list_operations", map[string]any{"session_id": sid})), &list)
+	if last := list.Operations[len(list.Operations)-1]; last.OperationID != op.OperationID || last.Author != "stdio-agent" {
+		t.Errorf("last operation %+v, want %s by stdio-agent", last, op.OperationID)
+	}
+	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "weft://sessions/" + sid}); err != nil {
+		t.Errorf("resources/read over stdio: %v", err)
+	}
+	// It listens for other wefts while it holds the file.
+	if b, err := os.ReadFile(db + ".addr"); err != nil || !strings.HasPrefix(string(b), "http://127.0.0.1:") {
+		t.Errorf("weft mcp left no address for other wefts: %q %v", b, err)
+	}
+	if err := cs.Close(); err != nil {
+		t.Errorf("weft mcp did not exit cleanly: %v (stderr: %s)", err, stderr.String())
+	}
+	if _, err := os.Stat(db + ".addr"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("address file left after weft mcp exited")
+	}
+	if stderr.Len() > 0 {
+		t.Errorf("weft mcp wrote to stderr: %s", stderr.String())
+	}
+}
+
+// startServe runs weft serve on db and returns it with its MCP URL, read
+// from its log.
+// The log so far and what follows is the third result; stdout must stay
+// empty and is checked by the caller through cmd.Stdout.
+func startServe(t *testing.T, db string, args ...string) (*exec.Cmd, string, *syncBuffer) {
+	t.Helper()
+	return startServeEnv(t, db, nil, args...)
+}
+
+// startServeEnv is startServe with more environment.
+func startServeEnv(t *testing.T, db string, env []string, args ...string) (*exec.Cmd, string, *syncBuffer) {
+	t.Helper()
+	cmd := weftProcess(append([]string{"--db", db, "serve"}, args...)...)
+	cmd.Env = append(cmd.Env, env...)
+	cmd.Stdout = &syncBuffer{}
+	pipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	lines := bufio.NewScanner(pipe)
+	url := regexp.MustCompile(`mcp=(http://\S+)`)
+	var log strings.Builder
+	for lines.Scan() {
+		log.WriteString(lines.Text() + "\n")
+		if m := url.FindStringSubmatch(lines.Text()); m != nil {
+			// Keep reading the log so the server never blocks on it.
+			rest := &syncBuffer{}
+			rest.Write([]byte(log.String()))
+			go io.Copy(rest, pipe)
+			return cmd, m[1], rest
+		}
+	}
+	t.Fatalf("weft serve did not start:\n%s", log.String())
+	return nil, "", nil
+}
+
+func TestMCPRelaysToRunningWeft(t *testing.T) {
+	t.Parallel()
+	db, sid := seededDB(t)
+	serve, url, _ := startServe(t, db, "--addr", "127.0.0.1:0")
+	if got := strings.TrimSpace(readFile(t, db+".addr")); got != url {
+		t.Fatalf("address file %q, log %q", got, url)
+	}
+
+	var stderr bytes.Buffer
+	cs := stdioClient(t, db, "relayed-agent", &stderr)
+	tools, err := cs.ListTools(context.Background(), nil)
+	if err != nil || len(tools.Tools) != len(ops.Tools()) {
+		t.Fatalf("relayed tools/list: %v", err)
+	}
+	var op ops.OpResult
+	json.Unmarshal([]byte(toolText(t, cs, "digest_messages", map[string]any{"start_idx": 5, "end_idx": 9, "summary": "relayed"})), &op)
+	if op.OperationID == "" {
+		t.Fatal("no operation from the relayed digest")
+	}
+	if err := cs.Close(); err != nil {
+		t.Errorf("relay exit: %v (%s)", err, stderr.String())
+	}
+
+	// The edit landed in the serving weft, by the stdio client's name.
+	resp, err := http.Post(strings.TrimSuffix(url, "/mcp")+"/api/list_operations", "application/json", strings.NewReader(`{"session_id":"`+sid+`"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list ops.ListOperationsResult
+	json.NewDecoder(resp.Body).Decode(&list)
+	resp.Body.Close()
+	if last := list.Operations[len(list.Operations)-1]; last.OperationID != op.OperationID || last.Author != "relayed-agent" {
+		t.Errorf("last operation %+v", last)
+	}
+
+	// SIGTERM stops weft serve cleanly, and it takes its address along.
+	serve.Process.Signal(syscall.SIGTERM)
+	if err := waitExit(t, serve); err != nil {
+		t.Errorf("weft serve on SIGTERM: %v", err)
+	}
+	if _, err := os.Stat(db + ".addr"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("address file left after weft serve stopped")
+	}
+}
+
+func TestMCPHeldWithoutListener(t *testing.T) {
+	t.Parallel()
+	db, _ := seededDB(t)
+	st, err := store.Open(db, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	cmd := weftProcess("--db", db, "mcp")
+	cmd.Stdin = strings.NewReader("")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("weft mcp on a held file without a listener: %v", err)
+	}
+	if !strings.Contains(stderr.String(), "cannot relay") || stdout.Len() != 0 {
+		t.Errorf("stderr %q, stdout %q", stderr.String(), stdout.String())
+	}
+}
+
+func TestListenConfig(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "weft.db")
+	st, err := store.Open(db, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	svc := ops.New(st)
+	if l, err := (listenConfig{off: true}).start(svc); l != nil || err != nil {
+		t.Errorf("--no-mcp started a listener: %v %v", l, err)
+	}
+	t.Setenv("WEFT_TOKEN", "")
+	if _, err := (listenConfig{addr: "0.0.0.0:0"}).start(svc); err == nil || !strings.Contains(err.Error(), "--no-mcp") || !strings.Contains(err.Error(), "token") {
+		t.Errorf("non-loopback without a token: %v", err)
+	}
+	l, err := (listenConfig{addr: "127.0.0.1:0"}).start(svc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if !strings.HasSuffix(l.Addr(), "/mcp") || l.Agents() != 0 || strings.TrimSpace(readFile(t, db+".addr")) != l.Addr() {
+		t.Errorf("listener %s with %d agents", l.Addr(), l.Agents())
+	}
+}
+
+// syncBuffer is a buffer a process's output can be copied into while the
+// test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// waitExit waits for a process to end, failing the test if it does not
+// within a generous bound.
+func waitExit(t *testing.T, cmd *exec.Cmd) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("the process did not exit")
+		return nil
+	}
+}
