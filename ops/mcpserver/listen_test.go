@@ -222,7 +222,10 @@ func TestRelay(t *testing.T) {
 		t.Fatalf("relay tools/list: %d, %v", len(tools.Tools), err)
 	}
 	var op ops.OpResult
-	callOK(t, cs, "snip_messages", map[string]any{"start_idx": 1, "end_idx": 2}, &op)
+	res := callOK(t, cs, "snip_messages", map[string]any{"start_idx": 1, "end_idx": 2}, &op)
+	if got := text(res); strings.TrimSpace(got) != got {
+		t.Errorf("relayed result %q has space around it", got)
+	}
 	list, _ := svc.ListOperations(ctx, ops.ListOperationsArgs{SessionID: sid})
 	if last := list.Operations[len(list.Operations)-1]; last.OperationID != op.OperationID || last.Author != "relayed-agent" {
 		t.Errorf("relayed edit recorded as %+v", last)
@@ -245,8 +248,8 @@ func TestRelay(t *testing.T) {
 	}
 
 	// Resources and the prompt work over the relay too.
-	res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "weft://sessions/" + sid + "/context"})
-	if err != nil || !strings.Contains(res.Contents[0].Text, `"unsummarized_count"`) {
+	read, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "weft://sessions/" + sid + "/context"})
+	if err != nil || !strings.Contains(read.Contents[0].Text, `"unsummarized_count"`) {
 		t.Errorf("relayed resource: %v", err)
 	}
 	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "weft://sessions/nosuch"}); err == nil || !strings.Contains(err.Error(), `"nosuch" not found`) {

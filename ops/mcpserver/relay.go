@@ -71,7 +71,7 @@ func (b *remoteBackend) call(ctx context.Context, tool *ops.Tool, args json.RawM
 		return nil, fmt.Errorf("reading %s's answer from the weft at %s: %w", tool.Name, b.base, err)
 	}
 	if resp.StatusCode == http.StatusOK {
-		return body, nil
+		return bytes.TrimSpace(body), nil
 	}
 	var e apiError
 	if json.Unmarshal(body, &e) != nil || e.Error == "" {
@@ -85,7 +85,10 @@ func (b *remoteBackend) call(ctx context.Context, tool *ops.Tool, args json.RawM
 	case http.StatusConflict:
 		return nil, &ops.Error{Kind: ops.ErrConflict, Msg: e.Error}
 	case http.StatusUnauthorized:
-		return nil, fmt.Errorf("%s (set WEFT_TOKEN to the token the running weft was started with)", e.Error)
+		if b.token == "" {
+			return nil, fmt.Errorf("the weft at %s that holds the database wants a bearer token: set WEFT_TOKEN to the token it was started with", b.base)
+		}
+		return nil, fmt.Errorf("the weft at %s that holds the database refused the token in WEFT_TOKEN: set it to the token that weft was started with", b.base)
 	}
 	return nil, fmt.Errorf("%s", e.Error)
 }
