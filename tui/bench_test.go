@@ -113,6 +113,33 @@ func benchPercentiles(b *testing.B, ds []time.Duration, unit string) {
 	b.ReportMetric(float64(ds[len(ds)-1])/float64(time.Millisecond), "max-"+unit)
 }
 
+// BenchmarkFirstLoad is the in-process part of the first frame, from
+// opening the file to the first screen rendered with the last messages'
+// bodies: what cmd/weft's BenchmarkFirstFrame measures from outside, less
+// process start and the terminal, so it can be profiled.
+func BenchmarkFirstLoad(b *testing.B) {
+	for _, n := range []int{100_000, 1_000_000} {
+		b.Run(benchLabel(n), func(b *testing.B) {
+			path := benchDB(b, n)
+			b.ReportAllocs()
+			for b.Loop() {
+				st, err := store.Open(path, store.Options{ReadOnly: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				m := New(ops.New(st), Options{Theme: "dark"})
+				benchDrain(m, m.loadView(""))
+				_, cmd := m.Update(tea.WindowSizeMsg{Width: benchWidth, Height: benchHeight})
+				benchDrain(m, cmd)
+				if m.view == nil || !strings.Contains(m.render(), "/"+thousands(m.view.Len())) {
+					b.Fatalf("no status bar after the first load: %v", m.err)
+				}
+				st.Close()
+			}
+		})
+	}
+}
+
 // BenchmarkScrollStep is one scroll step on a 120x40 screen: a key through
 // Update, View, and then whatever the step asked for (loading the bodies
 // that came into reach) run and fed back with a View after it, so ns/op is
