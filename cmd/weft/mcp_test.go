@@ -259,7 +259,7 @@ func TestListenConfig(t *testing.T) {
 		t.Errorf("--no-mcp started a listener: %v %v", l, err)
 	}
 	t.Setenv("WEFT_TOKEN", "")
-	if _, err := (listenConfig{addr: "0.0.0.0:0"}).start(svc); err == nil || !strings.Contains(err.Error(), "--no-mcp") || !strings.Contains(err.Error(), "token") {
+	if _, err := (listenConfig{addr: "0.0.0.0:0"}).start(svc); err == nil || !strings.Contains(err.Error(), "--no-mcp") || !strings.Contains(err.Error(), "WEFT_TOKEN") {
 		t.Errorf("non-loopback without a token: %v", err)
 	}
 	l, err := (listenConfig{addr: "127.0.0.1:0"}).start(svc)

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -38,6 +40,9 @@ func cmdServe(ctx context.Context, svc *ops.Service, args []string, stderr io.Wr
 		}
 		logger.Info("weft is serving", "db", svc.Store().Path(), "mcp", l.MCPURL(), "api", l.URL()+"/api/TOOL", "token", *token != "")
 	})
+	if errors.Is(err, mcpserver.ErrNeedsToken) {
+		return fmt.Errorf("%w (--token T or WEFT_TOKEN)", err)
+	}
 	if err == nil {
 		logger.Info("weft stopped")
 	}

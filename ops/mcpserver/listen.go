@@ -82,11 +82,7 @@ func Listen(svc *ops.Service, o ListenOptions) (*Listener, error) {
 		return nil, fmt.Errorf("listen address %q: port %q is not a number from 0 to 65535", addr, port)
 	}
 	if !isLoopbackHost(host) && o.Token == "" {
-		where := host
-		if where == "" {
-			where = "every interface"
-		}
-		return nil, fmt.Errorf("%w: %s listens on %s, which other machines can reach; set a token (--token or WEFT_TOKEN) or listen on 127.0.0.1", ErrNeedsToken, addr, where)
+		return nil, fmt.Errorf("%w: %s can be reached from other machines; give a token, or listen on 127.0.0.1", ErrNeedsToken, addr)
 	}
 
 	ln, err := net.Listen("tcp", addr)
