@@ -422,7 +422,13 @@ func asmFit(v *model.View, heads []model.Head, sel []int, budget int) []int {
 			take[k] = false
 		}
 	}
-	out := make([]int, 0, len(sel))
+	n := 0
+	for _, t := range take {
+		if t {
+			n++
+		}
+	}
+	out := make([]int, 0, n)
 	for k, i := range sel {
 		if take[k] {
 			out = append(out, i)
@@ -438,45 +444,58 @@ func asmFit(v *model.View, heads []model.Head, sel []int, budget int) []int {
 func asmOmitted(v *model.View, heads []model.Head, picked, limited, kept []int) (ranges []OmittedRange, notListed, count, tokens int) {
 	ranges = []OmittedRange{}
 	var pi, li, ki int
-	var cur *OmittedRange
-	for i := range v.Len() {
-		in := func(xs []int, at *int) bool {
-			for *at < len(xs) && xs[*at] < i {
-				*at++
-			}
-			return *at < len(xs) && xs[*at] == i
+	in := func(xs []int, at *int, i int) bool {
+		for *at < len(xs) && xs[*at] < i {
+			*at++
 		}
+		return *at < len(xs) && xs[*at] == i
+	}
+	var cur *OmittedRange
+	prev, prevReason := -2, ""
+	// closeRun names the last item of the run being built: IDs are made
+	// once per run, not per item.
+	closeRun := func() {
+		if cur != nil {
+			cur.LastID = v.ID(v.Items[cur.EndIdx])
+			cur = nil
+		}
+	}
+	for i := range v.Len() {
 		reason := ""
 		switch {
-		case !in(picked, &pi):
+		case !in(picked, &pi, i):
 			reason = "not requested"
-		case !in(limited, &li):
+		case !in(limited, &li, i):
 			reason = "max_messages"
-		case !in(kept, &ki):
+		case !in(kept, &ki, i):
 			reason = "max_tokens"
 		default:
-			cur = nil
 			continue
 		}
 		t := asmTokens(v, heads, i)
 		count++
 		tokens += t
-		if cur == nil || cur.Reason != reason || cur.EndIdx != i-1 {
-			cur = nil
-			if len(ranges) == maxOmittedRanges {
+		if i != prev+1 || reason != prevReason { // a new run
+			closeRun()
+			if len(ranges) < maxOmittedRanges {
+				ranges = append(ranges, OmittedRange{StartIdx: i, FirstID: v.ID(v.Items[i]), Reason: reason})
+				cur = &ranges[len(ranges)-1]
+			} else {
 				notListed++
-				continue
 			}
-			ranges = append(ranges, OmittedRange{StartIdx: i, FirstID: v.ID(v.Items[i]), Reason: reason})
-			cur = &ranges[len(ranges)-1]
 		}
-		cur.EndIdx, cur.LastID = i, v.ID(v.Items[i])
+		prev, prevReason = i, reason
+		if cur == nil {
+			continue
+		}
+		cur.EndIdx = i
 		cur.Count++
 		cur.Tokens += t
 		if asmIsSummary(v, i) {
 			cur.Summaries++
 		}
 	}
+	closeRun()
 	return ranges, notListed, count, tokens
 }
 
@@ -553,11 +572,11 @@ func asmOpenAI(items []formats.Item) ([]ChatMessage, []string, error) {
 	}
 	var body struct {
 		Messages []struct {
-			Role       model.Role      `json:"role"`
-			Content    json.RawMessage `json:"content"`
-			Name       string          `json:"name"`
-			ToolCalls  []ChatToolCall  `json:"tool_calls"`
-			ToolCallID string          `json:"tool_call_id"`
+			Role       model.Role     `json:"role"`
+			Content    any            `json:"content"`
+			Name       string         `json:"name"`
+			ToolCalls  []ChatToolCall `json:"tool_calls"`
+			ToolCallID string         `json:"tool_call_id"`
 		} `json:"messages"`
 	}
 	if err := json.Unmarshal(buf.Bytes(), &body); err != nil {
@@ -573,22 +592,22 @@ func asmOpenAI(items []formats.Item) ([]ChatMessage, []string, error) {
 // asmContentText is a chat message's content as one string: the string,
 // or a list of parts' texts joined (only images make the exporter write
 // a list, and images are placeholders here).
-func asmContentText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var parts []struct {
-		Text string `json:"text"`
-	}
-	_ = json.Unmarshal(raw, &parts)
-	texts := make([]string, 0, len(parts))
-	for _, p := range parts {
-		if p.Text != "" {
-			texts = append(texts, p.Text)
+func asmContentText(content any) string {
+	switch c := content.(type) {
+	case string:
+		return c
+	case []any:
+		texts := make([]string, 0, len(c))
+		for _, p := range c {
+			if part, ok := p.(map[string]any); ok {
+				if t, ok := part["text"].(string); ok && t != "" {
+					texts = append(texts, t)
+				}
+			}
 		}
+		return strings.Join(texts, "\n\n")
 	}
-	return strings.Join(texts, "\n\n")
+	return ""
 }
 
 // asmAnthropic converts items with the Anthropic exporter: alternating

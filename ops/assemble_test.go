@@ -355,3 +355,51 @@ func TestAssembleRefusals(t *testing.T) {
 		t.Fatalf("preferences were consumed by a refused request: %+v", r)
 	}
 }
+
+// BenchmarkAssembleBudget1M is assemble_context with a token budget on a
+// warm 1M-message session with 10k operations: the tiers over heads, the
+// list of what was left out (a walk over the thread), and the bodies of
+// what fits.
+func BenchmarkAssembleBudget1M(b *testing.B) {
+	path, sid := benchFile(b, 1_000_000, 200, 10_000)
+	svc := benchService(b, path)
+	ctx := context.Background()
+	if _, _, err := svc.View(sid); err != nil {
+		b.Fatal(err)
+	}
+	for _, format := range []string{"openai", "anthropic"} {
+		b.Run(format, func(b *testing.B) {
+			for b.Loop() {
+				r, err := svc.AssembleContext(ctx, AssembleArgs{SessionID: sid, Format: format, MaxTokens: 8000})
+				if err != nil || r.Count == 0 || r.Tokens > 8000 {
+					b.Fatal(err, r.Count, r.Tokens)
+				}
+			}
+		})
+	}
+}
+
+func TestAssembleListsAtMostSoManyRuns(t *testing.T) {
+	f := newFixture(t)
+	var msgs []model.NewMessage
+	for k := range 450 {
+		word := "other"
+		if k%3 == 0 {
+			word = "marked"
+		}
+		msgs = append(msgs, model.NewMessage{Role: model.RoleUser, Content: fmt.Sprintf("%s %d", word, k), Tokens: 10})
+	}
+	f.asmSession("runs", msgs)
+	// Every third message matches: 150 kept, with 150 runs of two left
+	// out between and after them (the slice itself is the first match).
+	f.mustCall("request_context_slice", `{"start_message_index":0,"end_message_index":0,"include_search_results":true,"query":"marked"}`)
+	r := f.mustCall("assemble_context", `{"format":"text"}`).(AssembleResult)
+	if r.Count != 150 || r.LeftOut != 300 || len(r.Omitted) != maxOmittedRanges || r.OmittedNotListed != 150-maxOmittedRanges {
+		t.Fatalf("count %d, left out %d in %d listed runs and %d not listed", r.Count, r.LeftOut, len(r.Omitted), r.OmittedNotListed)
+	}
+	for k, o := range r.Omitted {
+		if o.StartIdx != 3*k+1 || o.EndIdx != 3*k+2 || o.Count != 2 || o.Reason != "not requested" || o.LastID != model.MessageID(uint64(3*k+3)) {
+			t.Fatalf("run %d: %+v", k, o)
+		}
+	}
+}

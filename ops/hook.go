@@ -24,9 +24,9 @@ import (
 
 // ApplyOpsArgs are apply_context_operations' arguments.
 type ApplyOpsArgs struct {
-	SessionID       string           `json:"session_id,omitempty" jsonschema:"the session; default: the one open in the TUI, else the most recently updated"`
-	Messages        []map[string]any `json:"messages" jsonschema:"the caller's whole thread, oldest first, as chat-completions messages: {role, content, name?, tool_calls?, tool_call_id?}"`
-	ExpectedVersion *uint64          `json:"expected_version,omitempty" jsonschema:"refuse the request if the session's version is not this one"`
+	SessionID       string            `json:"session_id,omitempty" jsonschema:"the session; default: the one open in the TUI, else the most recently updated"`
+	Messages        []json.RawMessage `json:"messages" jsonschema:"the caller's whole thread, oldest first, as chat-completions messages: {role, content, name?, tool_calls?, tool_call_id?}"`
+	ExpectedVersion *uint64           `json:"expected_version,omitempty" jsonschema:"refuse the request if the session's version is not this one"`
 }
 
 // ApplyOpsResult is apply_context_operations' result.
@@ -161,21 +161,29 @@ func (s *Service) ApplyContextOperations(ctx context.Context, a ApplyOpsArgs) (A
 // thread from a file would: tool calls and results become parts, a
 // developer message a system one. Any message it cannot read refuses the
 // whole request.
-func hookRead(raw []map[string]any) ([]hookMessage, error) {
-	body, err := json.Marshal(map[string]any{"messages": raw})
-	if err != nil {
-		return nil, invalidf("messages cannot be read: %v", err)
+func hookRead(raw []json.RawMessage) ([]hookMessage, error) {
+	// One JSON array of messages: the importer streams it, message by
+	// message, with its fast path for plain ones.
+	var body bytes.Buffer
+	body.WriteByte('[')
+	for i, m := range raw {
+		if i > 0 {
+			body.WriteByte(',')
+		}
+		m = bytes.TrimSpace(m)
+		if len(m) == 0 || m[0] != '{' {
+			return nil, invalidf("messages[%d] is not a message object ({role, content})", i)
+		}
+		body.Write(m)
 	}
+	body.WriteByte(']')
 	col := &hookCollector{}
-	problems, err := formats.ReadOpenAI(bytes.NewReader(body), col)
+	problems, err := formats.ReadOpenAI(&body, col)
 	if len(problems) > 0 {
 		texts := make([]string, 0, len(problems))
 		for _, p := range problems {
 			text := strings.TrimSuffix(p.Err, "; skipped")
-			if text == "no message to import" {
-				continue // said already by the problems before it
-			}
-			// The importer counts messages from 1; indices here are from 0.
+			// The importer counts records from 1; indices here are from 0.
 			if m := hookProblemAt.FindStringSubmatch(text); m != nil {
 				k, _ := strconv.Atoi(m[1])
 				text = fmt.Sprintf("messages[%d]: %s", k-1, text[len(m[0]):])
@@ -193,15 +201,21 @@ func hookRead(raw []map[string]any) ([]hookMessage, error) {
 	out := make([]hookMessage, len(col.msgs))
 	for i, nm := range col.msgs {
 		out[i] = hookMessage{nm: nm, digest: model.ContentDigest(nm.Role, nm.Content)}
-		if c, ok := raw[i]["content"].(string); ok {
-			out[i].plain = model.ContentDigest(nm.Role, c)
+		if nm.Role != model.RoleTool {
+			continue // the importer keeps any other plain content as it is
+		}
+		var plain struct {
+			Content *string `json:"content"`
+		}
+		if json.Unmarshal(raw[i], &plain) == nil && plain.Content != nil {
+			out[i].plain = model.ContentDigest(nm.Role, *plain.Content)
 		}
 	}
 	return out, nil
 }
 
 // hookProblemAt finds the message an importer's problem is about.
-var hookProblemAt = regexp.MustCompile(`^message (\d+): `)
+var hookProblemAt = regexp.MustCompile(`^record (\d+): `)
 
 // hookCollector is the Emitter that keeps what the importer reads.
 type hookCollector struct{ msgs []model.NewMessage }

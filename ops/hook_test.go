@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"weft/model"
+	"weft/store"
 )
 
 // hookThread is a caller's thread of n plain turns, alternating user and
@@ -148,7 +150,7 @@ func TestApplyContextOperationsRefusals(t *testing.T) {
 		{"unknown role", hookArgs(t, sid, []map[string]any{{"role": "robot", "content": "beep"}}, ""), ErrInvalid,
 			[]string{`messages[0]: role "robot" is not one of system, developer, user, assistant, tool, function`}},
 		{"no content", hookArgs(t, sid, []map[string]any{{"role": "user"}}, ""), ErrInvalid, []string{"messages[0]: it is empty"}},
-		{"not objects", fmt.Sprintf(`{"session_id":%q,"messages":["hi"]}`, sid), ErrInvalid, []string{"argument messages must be"}},
+		{"not objects", fmt.Sprintf(`{"session_id":%q,"messages":["hi"]}`, sid), ErrInvalid, []string{"messages[0] is not a message object"}},
 		{"unknown session", hookArgs(t, "nosuchsession", hookThread(1), ""), ErrNotFound, []string{`session "nosuchsession" not found`}},
 	}
 	for _, tt := range tests {
@@ -170,5 +172,33 @@ func TestApplyContextOperationsRefusals(t *testing.T) {
 	}
 	if info, _, _ := f.svc.View(sid); info.MessageCount != 3 || info.Version != 3 {
 		t.Errorf("after refusals: %d messages, version %d", info.MessageCount, info.Version)
+	}
+}
+
+// BenchmarkApplyContextOperations10k is the pre-request hook on a
+// 10k-message session sent back whole: every message recognised by
+// digest, none appended, the effective thread converted for the reply.
+func BenchmarkApplyContextOperations10k(b *testing.B) {
+	path, sid := benchFile(b, 10_000, 650, 100)
+	svc := benchService(b, path)
+	ctx := context.Background()
+	var msgs []json.RawMessage
+	st := svc.Store()
+	err := st.View(func(tx *store.Tx) error {
+		return tx.Messages(sid, 1, 10_000, func(m model.Message) error {
+			raw, err := json.Marshal(map[string]any{"role": string(m.Role), "content": m.Content})
+			msgs = append(msgs, raw)
+			return err
+		})
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		r, err := svc.ApplyContextOperations(ctx, ApplyOpsArgs{SessionID: sid, Messages: msgs})
+		if err != nil || r.Recognized != 10_000 || r.Appended != 0 {
+			b.Fatal(err, r.Recognized)
+		}
 	}
 }

@@ -327,3 +327,18 @@ func TestSumTranscriptKeepsBothEnds(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSummarizeExtractive2k is the local summary of 2,000 messages
+// (about 1.3 MB) of a 100k-message session.
+func BenchmarkSummarizeExtractive2k(b *testing.B) {
+	path, sid := benchFile(b, 100_000, 650, 0)
+	svc := benchService(b, path)
+	ctx := context.Background()
+	start, end := 50_000, 51_999
+	for b.Loop() {
+		r, err := svc.SummarizeMessageRange(ctx, SummarizeArgs{Selection: Selection{SessionID: sid, StartIdx: &start, EndIdx: &end}, Source: SourceExtractive})
+		if err != nil || r.Tokens > sumDefaultTokens {
+			b.Fatal(err, r.Tokens)
+		}
+	}
+}
