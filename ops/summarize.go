@@ -514,12 +514,11 @@ func sumPreview(b []byte) string {
 // sentences. Everything is deterministic.
 
 var (
-	// sumFileRE finds file names and paths: a word with a dot and a
-	// known extension, a path from /, ./, ../ or ~/, or one with two
+	// sumFileRE tells a word that is a file name or a path: a name with
+	// a known extension, a path from /, ./, ../ or ~/, or one with two
 	// slashes or more (one slash is as often a unit: ns/op, req/s).
-	sumFileRE = regexp.MustCompile(`(?:[A-Za-z0-9_.-]+/)*[A-Za-z0-9_-][A-Za-z0-9_.-]*\.(?:go|mod|sum|py|js|ts|tsx|jsx|rs|c|h|cc|cpp|hpp|java|kt|rb|php|cs|swift|sh|bash|zsh|sql|md|txt|json|jsonl|yaml|yml|toml|ini|cfg|conf|lock|html|css|scss|xml|csv|proto|tf|lua|ex|exs|vue|svelte|env|log|db)\b|(?:\.{0,2}|~)/(?:[A-Za-z0-9_.-]+/)*[A-Za-z0-9_.-]+/?|(?:[A-Za-z0-9_.-]+/){2,}[A-Za-z0-9_.-]*`)
+	sumFileRE = regexp.MustCompile(`^(?:(?:[A-Za-z0-9_.~-]*/)*[A-Za-z0-9_-][A-Za-z0-9_.-]*\.(?:go|mod|sum|py|js|ts|tsx|jsx|rs|c|h|cc|cpp|hpp|java|kt|rb|php|cs|swift|sh|bash|zsh|sql|md|txt|json|jsonl|yaml|yml|toml|ini|cfg|conf|lock|html|css|scss|xml|csv|proto|tf|lua|ex|exs|vue|svelte|env|log|db)|(?:\.{0,2}|~)/[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)*/?|[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+){2,}/?)$`)
 	sumWordRE = regexp.MustCompile(`[\p{L}\p{N}_]+`)
-	sumNumRE  = regexp.MustCompile(`\b\d+(?:[.,]\d+)?(?:%|ms|s|MB|GB|KB|k)?\b`)
 	// sumCodeFence matches a fenced code block.
 	sumCodeFence = regexp.MustCompile("(?s)```.*?(```|$)")
 	// sumURL and sumTag are links and markup tags, which are neither
@@ -571,7 +570,6 @@ func sumExtract(items []formats.Item, about string, budget int) string {
 	toolCount := map[string]int{}
 	fileSeen := map[string]bool{}
 	addFile := func(f string) {
-		f = strings.Trim(f, ".,;:()[]{}<>\"'`")
 		key := strings.ToLower(f)
 		if len(f) < 3 || len(f) > 120 || fileSeen[key] || !strings.ContainsAny(f, "./") {
 			return
@@ -590,13 +588,13 @@ func sumExtract(items []formats.Item, about string, budget int) string {
 					tools = append(tools, p.ToolName)
 				}
 				toolCount[p.ToolName]++
-				for _, f := range sumFileRE.FindAllString(sumURL.ReplaceAllString(string(p.Input), " "), -1) {
+				for _, f := range sumFilesIn(sumInputText(p.Input)) {
 					addFile(f)
 				}
 			}
 		}
 		content := sumTag.ReplaceAllString(it.Content, " ")
-		for _, f := range sumFileRE.FindAllString(sumURL.ReplaceAllString(content, " "), -1) {
+		for _, f := range sumFilesIn(content) {
 			addFile(f)
 		}
 		role := string(it.Role)
@@ -698,6 +696,56 @@ func sumExtract(items []formats.Item, about string, budget int) string {
 	for _, k := range picked {
 		fmt.Fprintf(&b, "\n- %s: %s", units[k].role, units[k].text)
 	}
+	return b.String()
+}
+
+// sumFilesIn finds the file names and paths among a text's words.
+// Looking at words, not running a pattern over the text, keeps this
+// linear: most words have neither a dot nor a slash.
+func sumFilesIn(text string) []string {
+	var out []string
+	for _, w := range strings.Fields(text) {
+		if !strings.ContainsAny(w, "./") || strings.Contains(w, "://") {
+			continue
+		}
+		w = strings.TrimLeft(w, "([{<\"'`")
+		w = strings.TrimRight(w, ".,;:!?)]}>\"'`")
+		if sumFileRE.MatchString(w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// sumInputText is the text of a tool call's input: its JSON's strings.
+func sumInputText(input json.RawMessage) string {
+	var v any
+	if json.Unmarshal(input, &v) != nil {
+		return string(input)
+	}
+	var b strings.Builder
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case string:
+			b.WriteString(x)
+			b.WriteString(" ")
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case map[string]any:
+			keys := make([]string, 0, len(x))
+			for k := range x {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys) // maps have no order; summaries must
+			for _, k := range keys {
+				walk(x[k])
+			}
+		}
+	}
+	walk(v)
 	return b.String()
 }
 
@@ -806,10 +854,10 @@ func sumBonus(s string, words []string, role string, first bool) float64 {
 		}
 	}
 	bonus += float64(min(cues, 3))
-	if sumFileRE.MatchString(s) {
+	if len(sumFilesIn(s)) > 0 {
 		bonus += 0.5
 	}
-	if sumNumRE.MatchString(s) {
+	if strings.ContainsAny(s, "0123456789") {
 		bonus += 0.5
 	}
 	if strings.Contains(s, "`") {
