@@ -224,8 +224,10 @@ func BenchmarkHTTPMessageRange(b *testing.B) {
 	})
 }
 
-// BenchmarkStreamableHTTPToolCalls is tools/call of get_message_range (20
-// messages) over MCP Streamable HTTP, 8 sessions calling at once.
+// BenchmarkStreamableHTTPToolCalls is tools/call over MCP Streamable
+// HTTP, 8 sessions calling at once: get_message_range of 20 messages
+// (about 16 kB of JSON, twice: as text and as structured content), and of
+// one message, where the protocol's own cost dominates.
 func BenchmarkStreamableHTTPToolCalls(b *testing.B) {
 	svc, sid := benchService(b)
 	srv := New(svc, Options{})
@@ -243,15 +245,19 @@ func BenchmarkStreamableHTTPToolCalls(b *testing.B) {
 		defer cs.Close()
 		sessions = append(sessions, cs)
 	}
-	args := map[string]any{"session_id": sid, "start_idx": 50000, "end_idx": 50019}
-	benchConcurrent(b, len(sessions), func(c int) error {
-		res, err := sessions[c].CallTool(ctx, &mcp.CallToolParams{Name: "get_message_range", Arguments: args})
-		if err != nil {
-			return err
-		}
-		if res.IsError {
-			return fmt.Errorf("%s", text(res))
-		}
-		return nil
-	})
+	for _, n := range []int{20, 1} {
+		b.Run(fmt.Sprintf("messages=%d", n), func(b *testing.B) {
+			args := map[string]any{"session_id": sid, "start_idx": 50000, "end_idx": 50000 + n - 1}
+			benchConcurrent(b, len(sessions), func(c int) error {
+				res, err := sessions[c].CallTool(ctx, &mcp.CallToolParams{Name: "get_message_range", Arguments: args})
+				if err != nil {
+					return err
+				}
+				if res.IsError {
+					return fmt.Errorf("%s", text(res))
+				}
+				return nil
+			})
+		})
+	}
 }
