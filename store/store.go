@@ -43,6 +43,10 @@ var (
 // currentSchema is the schema version this code reads and writes.
 const currentSchema uint32 = 1
 
+// SchemaVersion is the schema this weft reads and writes, for faces that
+// report it (the HTTP listener's /healthz).
+const SchemaVersion = currentSchema
+
 // migrations upgrade a file from schema N (the key) to N+1, all inside the
 // one transaction that Open runs. It is a variable so tests can swap it.
 var migrations = map[uint32]func(*bolt.Tx) error{}

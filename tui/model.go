@@ -29,8 +29,9 @@ type Options struct {
 
 // Listener is what the status bar shows of the embedded MCP server.
 type Listener interface {
-	Addr() string // where agents connect, e.g. http://127.0.0.1:7433/mcp
-	Agents() int  // connected MCP sessions now
+	Addr() string   // where agents connect, e.g. http://127.0.0.1:7433/mcp
+	Agents() int    // connected MCP sessions now
+	Notice() string // what the operator should know of it at start (a port fallback), or ""
 }
 
 // Model is the root model.
@@ -120,7 +121,11 @@ type (
 
 // Init loads the session and asks the terminal for its background.
 func (m *Model) Init() tea.Cmd {
-	return tea.Batch(m.loadView(m.opts.Session), tea.RequestBackgroundColor)
+	var notice tea.Cmd
+	if l := m.opts.Listener; l != nil && l.Notice() != "" {
+		notice = m.flash(l.Notice(), false)
+	}
+	return tea.Batch(m.loadView(m.opts.Session), tea.RequestBackgroundColor, notice)
 }
 
 func (m *Model) loadView(ref string) tea.Cmd {

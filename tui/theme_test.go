@@ -2,6 +2,7 @@ package tui
 
 import (
 	"image/color"
+	"strings"
 	"testing"
 
 	tea "charm.land/bubbletea/v2"
@@ -43,5 +44,24 @@ func TestMouseWheelScrolls(t *testing.T) {
 	m.Update(tea.MouseWheelMsg{Button: tea.MouseWheelUp})
 	if m.cursor != before {
 		t.Errorf("wheel up: cursor %d, want %d", m.cursor, before)
+	}
+}
+
+type fakeListener struct{ notice string }
+
+func (fakeListener) Addr() string     { return "http://127.0.0.1:7433/mcp" }
+func (fakeListener) Agents() int      { return 2 }
+func (l fakeListener) Notice() string { return l.notice }
+
+func TestStatusBarShowsListener(t *testing.T) {
+	m := fixedModel(t, 140, 20)
+	m.opts.Listener = fakeListener{"port 7433 was taken; listening on 127.0.0.1:40001 instead"}
+	run(t, m, m.Init())
+	s := screen(m)
+	if !strings.Contains(s, "mcp http://127.0.0.1:7433/mcp (2 agents)") {
+		t.Errorf("listener not in the status bar:\n%s", s)
+	}
+	if !strings.Contains(s, "port 7433 was taken") {
+		t.Errorf("fallback notice not shown:\n%s", s)
 	}
 }

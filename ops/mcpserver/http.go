@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"weft/ops"
+	"weft/store"
 )
 
 const (
@@ -325,6 +326,7 @@ func (s *Server) serveToolList(w http.ResponseWriter, r *http.Request) {
 type health struct {
 	OK       bool   `json:"ok"`
 	Version  string `json:"version"`
+	Schema   uint32 `json:"schema"`
 	Tools    int    `json:"tools"`
 	Sessions int    `json:"sessions"`
 	Agents   int    `json:"agents"`
@@ -341,10 +343,10 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 		writeJSONValue(w, http.StatusServiceUnavailable, struct {
 			health
 			Error string `json:"error"`
-		}{health{Version: Version(), Tools: len(ops.Tools())}, err.Error()})
+		}{health{Version: Version(), Schema: store.SchemaVersion, Tools: len(ops.Tools())}, err.Error()})
 		return
 	}
-	writeJSONValue(w, http.StatusOK, health{OK: true, Version: Version(), Tools: len(ops.Tools()), Sessions: list.Total, Agents: s.Agents()})
+	writeJSONValue(w, http.StatusOK, health{OK: true, Version: Version(), Schema: store.SchemaVersion, Tools: len(ops.Tools()), Sessions: list.Total, Agents: s.Agents()})
 }
 
 // checkJSONRPC answers a POST to /mcp whose body is not a JSON-RPC message

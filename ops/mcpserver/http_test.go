@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"weft/ops"
+	"weft/store"
 )
 
 // api serves svc's HTTP handler on a loopback test server.
@@ -203,7 +204,7 @@ func TestAPIListAndHealth(t *testing.T) {
 
 	status, _, body = do(t, "GET", ts.URL+"/healthz", "", nil)
 	var h health
-	if err := json.Unmarshal(body, &h); status != 200 || err != nil || !h.OK || h.Sessions != 1 || h.Tools != len(ops.Tools()) || h.Version == "" {
+	if err := json.Unmarshal(body, &h); status != 200 || err != nil || !h.OK || h.Sessions != 1 || h.Tools != len(ops.Tools()) || h.Version == "" || h.Schema != store.SchemaVersion {
 		t.Errorf("healthz: %d %s", status, body)
 	}
 	if status, _, _ := do(t, "POST", ts.URL+"/healthz", "", nil); status != 405 {
