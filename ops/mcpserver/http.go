@@ -240,6 +240,8 @@ func statusOf(err error) int {
 		return http.StatusNotFound
 	case errors.Is(err, ops.ErrConflict):
 		return http.StatusConflict
+	case errors.Is(err, ops.ErrSummarySource):
+		return http.StatusBadGateway // the model weft asked failed, not weft
 	}
 	return http.StatusInternalServerError
 }

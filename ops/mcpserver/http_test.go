@@ -421,3 +421,19 @@ func TestSessionTimeout(t *testing.T) {
 		t.Errorf("a timed-out session still answers")
 	}
 }
+
+// A summary model that fails is a bad gateway: weft was fine, the model
+// it asked was not.
+func TestAPISummarySourceFailureIs502(t *testing.T) {
+	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"error":{"message":"overloaded"}}`, http.StatusServiceUnavailable)
+	}))
+	defer model.Close()
+	t.Setenv("WEFT_SUMMARY_URL", model.URL+"/v1")
+	svc, _ := seeded(t)
+	ts, _ := api(t, svc, HandlerOptions{})
+	status, _, body := do(t, "POST", ts.URL+"/api/summarize_message_range", `{"start_idx":0,"end_idx":5,"source":"endpoint"}`, nil)
+	if status != http.StatusBadGateway || !strings.Contains(errorOf(t, body), "overloaded") {
+		t.Fatalf("%d %s", status, body)
+	}
+}
