@@ -255,3 +255,9 @@ func lineWith(text, sub string) string {
 	}
 	return ""
 }
+
+// lastLine returns the screen's last line that is not blank.
+func lastLine(text string) string {
+	rows := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	return strings.TrimSpace(rows[len(rows)-1])
+}

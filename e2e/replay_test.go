@@ -72,7 +72,7 @@ func TestTapeReplay(t *testing.T) {
 	)
 	s := startScreen(t, TerminalOptions{Width: 120, Height: 40, Env: env, Dir: dir},
 		bash, "--noprofile", "--norc", "-i")
-	s.until("the shell's prompt", func(text string) bool { return replayLastLine(text) == strings.TrimSpace(replayPrompt) })
+	s.until("the shell's prompt", func(text string) bool { return lastLine(text) == strings.TrimSpace(replayPrompt) })
 
 	claim := -1 // the last Wait+Screen
 	for i := launch; i < len(tape.Commands); i++ {
@@ -190,11 +190,6 @@ func replayWait(t *testing.T, s *screen, c TapeCommand) {
 // spaces trimmed, joined by newlines.
 func replayScreen(text string) string {
 	return strings.TrimSuffix(text, "\n")
-}
-
-func replayLastLine(text string) string {
-	rows := strings.Split(strings.TrimRight(text, "\n"), "\n")
-	return strings.TrimSpace(rows[len(rows)-1])
 }
 
 // replayOnlyPauses reports whether the commands only pause or shape the

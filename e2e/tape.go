@@ -412,7 +412,7 @@ func tapeCut(s string) (word, rest string) {
 func (c TapeCommand) String() string {
 	speed := ""
 	if c.Speed > 0 {
-		speed = "@" + c.Speed.String()
+		speed = "@" + tapeFormatDuration(c.Speed)
 	}
 	switch c.Kind {
 	case TapeOutput:
@@ -434,7 +434,7 @@ func (c TapeCommand) String() string {
 		}
 		return s
 	case TapeSleep:
-		return "Sleep " + c.Duration.String()
+		return "Sleep " + tapeFormatDuration(c.Duration)
 	case TapeHide:
 		return "Hide"
 	case TapeShow:
@@ -445,7 +445,7 @@ func (c TapeCommand) String() string {
 			s = "Wait+Screen"
 		}
 		if c.Duration > 0 {
-			s += "@" + c.Duration.String()
+			s += "@" + tapeFormatDuration(c.Duration)
 		}
 		if c.Pattern != "" {
 			s += " /" + c.Pattern + "/"
@@ -453,6 +453,18 @@ func (c TapeCommand) String() string {
 		return s
 	}
 	return fmt.Sprintf("# unknown command kind %d", c.Kind)
+}
+
+// tapeFormatDuration writes a duration as a tape does: 500ms, 2s, 1.25s.
+func tapeFormatDuration(d time.Duration) string {
+	if d%time.Millisecond == 0 && d < time.Second {
+		return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
+	}
+	sec, frac := d/time.Second, d%time.Second
+	if frac == 0 {
+		return strconv.FormatInt(int64(sec), 10) + "s"
+	}
+	return fmt.Sprintf("%d.%s", sec, strings.TrimRight(fmt.Sprintf("%09d", frac), "0")) + "s"
 }
 
 // tapeQuote quotes text for a tape. Text no one quote character can
@@ -498,9 +510,10 @@ func tapeQuoteChar(s string) byte {
 	return 0
 }
 
-// tapeQuoteArg leaves a plain word bare and quotes anything else.
+// tapeQuoteArg leaves a word bare, as it was read, and quotes anything
+// else.
 func tapeQuoteArg(s string) string {
-	if s != "" && !strings.ContainsAny(s, "\"'`") && strings.IndexFunc(s, unicode.IsSpace) < 0 {
+	if s != "" && !strings.ContainsAny(s[:1], "\"'`") && strings.IndexFunc(s, unicode.IsSpace) < 0 {
 		return s
 	}
 	return tapeQuote(s)

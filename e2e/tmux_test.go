@@ -98,8 +98,11 @@ func TestTUIEdits(t *testing.T) {
 	weftCLI(t, "--db", db, "call", "append_messages", "session_id="+other,
 		`messages=[{"role":"user","content":"Lunch order: two falafel wraps."}]`)
 
+	// What the CLI says before the TUI opens the file (bbolt lets one
+	// process have it at a time).
 	before := editsShow(t, db, sid)
 	seeded := editsOps(t, db, sid)
+	raw, eff := editsTokens(t, db, sid)
 	n := before.Total
 
 	editor := filepath.Join(dir, "editor.sh")
@@ -113,8 +116,9 @@ func TestTUIEdits(t *testing.T) {
 		t.Fatalf("the pane is %dx%d (%v), want 120x40", w, h, err)
 	}
 
-	// Open: the thread opens at its latest message.
-	s.see(at(n-1, n), "tokens ", "The limiter is at 100%")
+	// Open: the thread opens at its latest message, and the status bar
+	// counts the tokens as the CLI does.
+	s.see(at(n-1, n), tokens(raw, eff), "The limiter is at 100%")
 
 	// Moving: g and G go to the ends, j and k a row, ctrl+d and ctrl+u
 	// half a page.
@@ -164,18 +168,36 @@ func TestTUIEdits(t *testing.T) {
 	s.keys("Enter")
 	s.see(at(day4, n), "How did the 10% ramp go overnight?")
 	s.gone("Jump to a time")
+	// A time that is none: the error names it, and the cursor stays.
+	s.keys("T")
+	s.see("Jump to a time")
+	s.text("sometime")
+	s.keys("Enter")
+	s.see(`"sometime"`, at(day4, n))
+	s.gone("Jump to a time")
 
-	// A range: v, then j extends it; t tags it.
+	// A range: v starts it, j extends it, esc cancels it.
+	s.keys("v", "j")
+	s.see(at(day4+1, n))
+	s.until("rows marked as selected", func(text string) bool { return editsSelected(text) > 0 })
+	s.keys("Escape")
+	s.until("the selection cancelled", func(text string) bool { return editsSelected(text) == 0 })
+	s.keys("k")
+	s.see(at(day4, n))
+
+	// t tags a range.
 	s.keys("v", "j", "j")
 	s.see(at(day4+2, n))
 	s.keys("t")
 	s.see(fmt.Sprintf("Tag items %d–%d", day4, day4+2))
 	s.text("ramp")
 	s.keys("Enter")
-	s.see("tag done")
+	s.gone("Tag items")
+	s.until("the tag reported in the status line", func(text string) bool {
+		return strings.Contains(strings.ToLower(lastLine(text)), "tag")
+	})
 	// The tagged items' headers must show the new tag once the edit is
-	// done (they show #design, which was there when they were first
-	// drawn).
+	// done.
 	s.expect("the three tagged items to show #ramp", 3*time.Second, func(text string) bool { return strings.Count(text, "#ramp") == 3 })
 
 	// Digest the next three: d opens a textarea, ctrl+s submits.
@@ -200,7 +222,7 @@ func TestTUIEdits(t *testing.T) {
 	editsCursorTo(s, "k", "digest of 3 messages by operator")
 	s.keys("Enter")
 	s.see("▾ digest of 3 messages by operator", "That's odd. Which keys?", "Free-plan rejections look normal.")
-	s.keys("Enter")
+	s.keys("Space")
 	s.see("▸ digest of 3 messages by operator")
 	s.gone("That's odd. Which keys?")
 
@@ -314,6 +336,11 @@ func TestTUIEdits(t *testing.T) {
 	s.see(at(n-1, n), "The limiter is at 100%")
 	s.gone("Lunch order")
 
+	// The status bar's tokens agree with the file's, once the TUI has
+	// quit.
+	last := posRE.FindString(s.last)
+	shown := tokensRE.FindString(s.last)
+
 	// ? shows every key, and hides them again.
 	s.keys("?")
 	s.see("half page down", "jump to a time", "revise", "operations")
@@ -324,6 +351,10 @@ func TestTUIEdits(t *testing.T) {
 	s.keys("q")
 	if code := s.exited(); code != 0 {
 		t.Fatalf("weft exited with status %d; the last screen was:\n%s", code, s.capture())
+	}
+
+	if raw, eff := editsTokens(t, db, sid); shown != tokens(raw, eff) {
+		t.Errorf("the status bar showed %q (%s); the file has %d → %d tokens", shown, last, raw, eff)
 	}
 
 	// The file, read after the TUI has gone: every edit is an operation
@@ -392,6 +423,40 @@ func (th editsThread) has(t *testing.T, i int, sub string) {
 	if i < 0 || i >= len(th.Messages) || !strings.Contains(th.Messages[i].Content, sub) {
 		t.Fatalf("the cursor is on item %d, which does not contain %q", i, sub)
 	}
+}
+
+// editsTokens reads the raw and effective token counts from weft show.
+func editsTokens(t *testing.T, db, sid string) (raw, eff int) {
+	t.Helper()
+	out := weftCLI(t, "--db", db, "show", sid)
+	m := regexp.MustCompile(`(\d+) → (\d+) tokens`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("weft show prints no token counts in its first line:\n%s", strings.SplitN(out, "\n", 2)[0])
+	}
+	fmt.Sscan(m[1], &raw)
+	fmt.Sscan(m[2], &eff)
+	return raw, eff
+}
+
+// tokens is the status bar's token counts.
+func tokens(raw, eff int) string {
+	return fmt.Sprintf("tokens %s → %s", thousandsE2E(raw), thousandsE2E(eff))
+}
+
+var tokensRE = regexp.MustCompile(`tokens [\d,]+ → [\d,]+`)
+
+// selectGlyph marks the rows of a range selection.
+const selectGlyph = "┃"
+
+// editsSelected counts the screen's lines marked as selected.
+func editsSelected(text string) int {
+	n := 0
+	for line := range strings.Lines(text) {
+		if strings.HasPrefix(line, selectGlyph) {
+			n++
+		}
+	}
+	return n
 }
 
 // cursorGlyph marks the first line of the cursor's row in the thread,
