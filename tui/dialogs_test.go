@@ -2,6 +2,7 @@ package tui
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -44,5 +45,72 @@ func TestEditorFailureIsShown(t *testing.T) {
 	send(t, m, keyEsc)
 	if len(mustOps(t, svc, m.sid)) != n {
 		t.Fatal("esc after the editor made an operation")
+	}
+}
+
+// A tag shows on the tagged items as soon as it is made: rendered rows are
+// kept per session version, not only per item.
+func TestTagShowsAtOnce(t *testing.T) {
+	m, _ := demoModel(t, 110, 36)
+	press(t, m, "G", "k", "k")
+	_ = screen(m) // the rows are rendered and cached
+	press(t, m, "t")
+	typeText(t, m, "finale")
+	send(t, m, keyEnter)
+	if s := screen(m); !strings.Contains(s, "#finale") || !strings.Contains(s, "tagged") {
+		t.Fatalf("tag not shown:\n%s", s)
+	}
+}
+
+// After a digest the cursor stands on its marker, not on whatever item
+// now has the old row number.
+func TestCursorFollowsDigestedItem(t *testing.T) {
+	m, _ := demoModel(t, 110, 36)
+	press(t, m, "G")
+	for range 20 {
+		press(t, m, "k")
+	}
+	press(t, m, "v")
+	for range 18 {
+		press(t, m, "j")
+	}
+	press(t, m, "d")
+	typeText(t, m, "The rollout, summed up.")
+	send(t, m, tea.KeyPressMsg{Code: 's', Mod: tea.ModCtrl})
+	rw := m.rows.At(m.cursor)
+	if rw.kind != rowMarker || m.view.Markers[rw.marker].OpType != model.OpDigest {
+		t.Fatalf("cursor on %+v after the digest:\n%s", rw, screen(m))
+	}
+	if !strings.Contains(screen(m), "digest of 19 messages by operator") {
+		t.Fatalf("marker not on screen:\n%s", screen(m))
+	}
+}
+
+func TestInsertOnAMarkerGoesWhereItStands(t *testing.T) {
+	m, _ := demoModel(t, 110, 36)
+	press(t, m, "g") // the first row is the setup digest's marker
+	if m.rows.At(m.cursor).kind != rowMarker {
+		t.Fatal("first row is not a marker")
+	}
+	press(t, m, "i")
+	if d, ok := m.dialog.(*textDialog); !ok || !strings.Contains(d.title, "at the start") {
+		t.Fatalf("insert on the first marker: %+v", m.dialog)
+	}
+	send(t, m, keyEsc)
+	// A marker further down: the insert goes after the item before it.
+	k := len(m.view.Markers) - 1
+	if m.view.Markers[k].At == 0 {
+		t.Fatal("no marker past the start")
+	}
+	m.cursor = m.rows.RowOfMarker(k)
+	press(t, m, "i")
+	if d := m.dialog.(*textDialog); !strings.Contains(d.title, fmt.Sprintf("after item %d", m.view.Markers[k].At-1)) {
+		t.Fatalf("insert on marker %d (at %d): %q", k, m.view.Markers[k].At, d.title)
+	}
+	send(t, m, keyEsc)
+	m.cursor = 0
+	press(t, m, "v")
+	if m.anchor >= 0 || !strings.Contains(screen(m), "a range starts on a message") {
+		t.Fatalf("v on a marker: anchor %d\n%s", m.anchor, screen(m))
 	}
 }

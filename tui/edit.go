@@ -97,7 +97,7 @@ func (m *Model) startTag() tea.Cmd {
 	m.dialog = newInputDialog("Tag "+rangeText(first, last), "tags separated by spaces or commas · enter to tag · esc to cancel", "", known,
 		func(v string) tea.Cmd {
 			tags := strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' })
-			return m.edit("tag", func(ctx context.Context, ver *uint64) error {
+			return m.edit("tagged", func(ctx context.Context, ver *uint64) error {
 				_, err := m.svc.TagMessages(ctx, ops.TagArgs{Selection: m.sel(first, last), Tags: tags, EditOptions: ops.EditOptions{ExpectedVersion: ver}})
 				return err
 			})
@@ -112,7 +112,7 @@ func (m *Model) startDigest() tea.Cmd {
 	}
 	d := newTextDialog("Digest "+rangeText(first, last)+" into a summary", "ctrl+s to digest · ctrl+g draft one · ctrl+e for $EDITOR · esc to cancel", "",
 		func(v string) tea.Cmd {
-			return m.edit("digest", func(ctx context.Context, ver *uint64) error {
+			return m.edit("digested", func(ctx context.Context, ver *uint64) error {
 				_, err := m.svc.DigestMessages(ctx, ops.DigestArgs{Selection: m.sel(first, last), Summary: v, EditOptions: ops.EditOptions{ExpectedVersion: ver}})
 				return err
 			})
@@ -139,7 +139,7 @@ func (m *Model) snip() tea.Cmd {
 	if cmd != nil {
 		return cmd
 	}
-	return m.edit("snip", func(ctx context.Context, ver *uint64) error {
+	return m.edit("snipped", func(ctx context.Context, ver *uint64) error {
 		_, err := m.svc.SnipMessages(ctx, ops.SnipArgs{Selection: m.sel(first, last), EditOptions: ops.EditOptions{ExpectedVersion: ver}})
 		return err
 	})
@@ -191,7 +191,7 @@ func (m *Model) openRevise(msg reviseReadyMsg) tea.Cmd {
 			if err != nil {
 				return m.flash(err.Error(), true)
 			}
-			return m.edit("revise", func(ctx context.Context, ver *uint64) error {
+			return m.edit("revised", func(ctx context.Context, ver *uint64) error {
 				_, err := m.svc.ReviseMessages(ctx, ops.ReviseArgs{Selection: m.sel(msg.first, msg.last), Replacements: msgs, EditOptions: ops.EditOptions{ExpectedVersion: ver}})
 				return err
 			})
@@ -202,10 +202,15 @@ func (m *Model) openRevise(msg reviseReadyMsg) tea.Cmd {
 func (m *Model) startInsert() tea.Cmd {
 	after := -1
 	if m.rows.Len() > 0 {
-		if rw := m.rows.At(m.cursor); rw.kind == rowItem {
+		switch rw := m.rows.At(m.cursor); {
+		case rw.kind == rowItem:
 			after = rw.item
-		} else if first, _, ok := m.selection(); ok {
-			after = first
+		case m.anchor >= 0:
+			if first, _, ok := m.selection(); ok {
+				after = first
+			}
+		default: // on a marker: where it stands, after the item before it
+			after = m.view.Markers[rw.marker].At - 1
 		}
 	}
 	where := "at the start"
@@ -221,7 +226,7 @@ func (m *Model) startInsert() tea.Cmd {
 			if len(msgs) == 0 {
 				return m.flash("nothing to insert", true)
 			}
-			return m.edit("insert", func(ctx context.Context, ver *uint64) error {
+			return m.edit("inserted", func(ctx context.Context, ver *uint64) error {
 				_, err := m.svc.InsertMessages(ctx, ops.InsertArgs{SessionID: m.sid, AfterIdx: &after, Messages: msgs, EditOptions: ops.EditOptions{ExpectedVersion: ver}})
 				return err
 			})
@@ -274,7 +279,7 @@ func (m *Model) confirmMove() tea.Cmd {
 		return nil
 	}
 	order := mv.order()
-	return m.edit("move", func(ctx context.Context, ver *uint64) error {
+	return m.edit("moved", func(ctx context.Context, ver *uint64) error {
 		_, err := m.svc.ResequenceMessages(ctx, ops.ResequenceArgs{SessionID: m.sid, NewOrder: order, EditOptions: ops.EditOptions{ExpectedVersion: ver}})
 		return err
 	})
@@ -308,7 +313,7 @@ func (m *Model) undo() tea.Cmd {
 		for i := len(list) - 1; i >= 0; i-- {
 			if !list[i].Reverted() {
 				_, err := svc.RevertOperation(context.Background(), ops.OperationArgs{OperationID: list[i].ID, SessionID: sid, ExpectedVersion: &version})
-				return editDoneMsg{what: fmt.Sprintf("undid %s", list[i].Type), err: err, undone: list[i].ID}
+				return editDoneMsg{what: fmt.Sprintf("undid the %s (ctrl+r redoes it)", list[i].Type), err: err, undone: list[i].ID}
 			}
 		}
 		return editDoneMsg{what: "undo", err: fmt.Errorf("nothing to undo")}
@@ -324,7 +329,7 @@ func (m *Model) redo() tea.Cmd {
 	svc, sid, version := m.svc, m.sid, m.info.Version
 	return func() tea.Msg {
 		_, err := svc.RestoreOperation(context.Background(), ops.OperationArgs{OperationID: id, SessionID: sid, ExpectedVersion: &version})
-		return editDoneMsg{what: "redo", err: err}
+		return editDoneMsg{what: "redone", err: err}
 	}
 }
 
@@ -335,7 +340,7 @@ func (m *Model) editDone(msg editDoneMsg) tea.Cmd {
 	if msg.undone != "" {
 		m.redoStack = append(m.redoStack, msg.undone)
 	}
-	cmds := []tea.Cmd{m.loadView(m.sid), m.flash(msg.what+" done", false)}
+	cmds := []tea.Cmd{m.loadView(m.sid), m.flash(msg.what, false)}
 	if _, ok := m.dialog.(*opsPanel); ok {
 		cmds = append(cmds, loadOps(m.svc, m.sid))
 	}

@@ -319,6 +319,9 @@ func (m *Model) viewLoaded(msg viewLoadedMsg) tea.Cmd {
 	switch {
 	case keep != "" && m.view.IndexOf(keep) >= 0:
 		m.cursor = m.rows.RowOfItem(m.view.IndexOf(keep))
+	case keep != "" && m.hiddenPlace(keep) >= 0:
+		// The item went into an operation (a digest, a snip): show where.
+		m.jumpTo(m.hiddenPlace(keep))
 	case first:
 		m.cursor = max(m.rows.Len()-1, 0) // open at the latest message
 	default:
@@ -326,6 +329,19 @@ func (m *Model) viewLoaded(msg viewLoadedMsg) tea.Cmd {
 	}
 	m.scrollToCursor()
 	return tea.Batch(m.loadBodies(), m.loadTimeline())
+}
+
+// hiddenPlace is the index of the item that now hides a stored message
+// (the digest's summary, the item after a snip), or -1.
+func (m *Model) hiddenPlace(id model.ItemID) int {
+	seq, ok := id.Seq()
+	if !ok {
+		return -1
+	}
+	if idx, visible := m.view.PlaceOfSeq(seq); !visible {
+		return idx
+	}
+	return -1
 }
 
 func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
@@ -357,6 +373,8 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			m.anchor = -1
 		} else if _, _, ok := m.selection(); ok {
 			m.anchor = m.cursor
+		} else {
+			return m.flash("a range starts on a message: move off the marker first", true)
 		}
 	case key.Matches(msg, k.Tag):
 		return m.startTag()

@@ -199,7 +199,7 @@ func TestEditsByKeyboard(t *testing.T) {
 	if op.Type != model.OpDigest || op.Payload.Summary != "Design: token bucket." || len(op.Targets) != 3 || op.Author != "operator" {
 		t.Fatalf("digest: %+v", op)
 	}
-	if !strings.Contains(screen(m), "digest done") {
+	if !strings.Contains(screen(m), "digested") {
 		t.Errorf("no confirmation:\n%s", screen(m))
 	}
 

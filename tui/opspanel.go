@@ -62,14 +62,18 @@ func (p *opsPanel) HandleMsg(msg tea.Msg) (bool, tea.Cmd) {
 		case "space":
 			if op, ok := p.current(); ok && op.Status != model.StatusReverted {
 				active := !op.Active
-				return false, p.change(func(ctx context.Context) error {
+				what := fmt.Sprintf("%s switched off", op.OpType)
+				if active {
+					what = fmt.Sprintf("%s switched on", op.OpType)
+				}
+				return false, p.change(what, func(ctx context.Context) error {
 					_, err := p.svc.ToggleOperation(ctx, ops.ToggleArgs{OperationArgs: ops.OperationArgs{OperationID: op.OperationID, SessionID: p.sid}, Active: &active})
 					return err
 				})
 			}
 		case "x":
 			if op, ok := p.current(); ok && op.Status != model.StatusReverted {
-				return false, p.change(func(ctx context.Context) error {
+				return false, p.change(fmt.Sprintf("%s reverted", op.OpType), func(ctx context.Context) error {
 					_, err := p.svc.RevertOperation(ctx, ops.OperationArgs{OperationID: op.OperationID, SessionID: p.sid})
 					return err
 				})
@@ -92,8 +96,8 @@ func (p *opsPanel) current() (ops.OperationOut, bool) {
 }
 
 // change runs a change; its report reloads the thread and this list.
-func (p *opsPanel) change(fn func(ctx context.Context) error) tea.Cmd {
-	return func() tea.Msg { return editDoneMsg{what: "operation changed", err: fn(context.Background())} }
+func (p *opsPanel) change(what string, fn func(ctx context.Context) error) tea.Cmd {
+	return func() tea.Msg { return editDoneMsg{what: what, err: fn(context.Background())} }
 }
 
 func (p *opsPanel) View(width int, st *themes.Styles) string {

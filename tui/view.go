@@ -24,6 +24,9 @@ type lineKey struct {
 	open   bool
 	loaded bool
 	raw    bool // in the raw view: the width leaves room for the lanes
+	// version is the session's: tags and markers change with it while
+	// the items stay the same.
+	version uint64
 }
 
 func (m *Model) threadHeight() int {
@@ -37,7 +40,7 @@ func (m *Model) rowLines(r int) []string {
 	if m.raw.on {
 		width = max(width-rawLanes-1, 10)
 	}
-	k := lineKey{kind: rw.kind, width: width, raw: m.raw.on}
+	k := lineKey{kind: rw.kind, width: width, raw: m.raw.on, version: m.info.Version}
 	var it model.Item
 	switch rw.kind {
 	case rowItem:
