@@ -144,8 +144,8 @@ func BenchmarkFirstLoad(b *testing.B) {
 // Update, View, and then whatever the step asked for (loading the bodies
 // that came into reach) run and fed back with a View after it, so ns/op is
 // the whole cost of a step, loading included. The cursor starts mid-thread
-// and turns back at either end. Flat in thread length means 1M costs what
-// 1k does.
+// with nothing rendered or loaded and turns back at either end. Flat in
+// thread length means 1M costs what 1k does.
 func BenchmarkScrollStep(b *testing.B) {
 	patterns := []struct {
 		name string
@@ -161,6 +161,10 @@ func BenchmarkScrollStep(b *testing.B) {
 			m := benchModel(b, n)
 			for _, p := range patterns {
 				b.Run(p.name, func(b *testing.B) {
+					// Every run (-count runs each several times on the same
+					// model) scrolls over rows it has not rendered yet.
+					clear(m.lines)
+					clear(m.bodies)
 					m.jumpTo(m.view.Len() / 2)
 					benchDrain(m, m.loadBodies())
 					steps := make([]time.Duration, 0, 1<<16)
