@@ -16,7 +16,7 @@
 
 import { execFile } from "node:child_process";
 import { parseArgs } from "node:util";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -45,7 +45,7 @@ const label = `inspector/${T}`;
 const home = mkdtempSync(join(tmpdir(), "weft-inspector-home-"));
 const inspectorEnv = { ...process.env, HOME: home, MCP_CATALOG_PATH: join(home, "mcp.json"), MCP_CLIENT_CONFIG_PATH: join(home, "client.json") };
 
-const stats = { transport: T, tool_calls: 0, tools: new Set(), resources_read: 0, templates: 0, prompts: 0, error_paths: 0, relay_calls: 0, inspector_ms: [] };
+const stats = { transport: T, tool_calls: 0, tools: new Set(), resources_read: 0, templates: 0, prompts: 0, error_paths: 0, relay: { tool_calls: 0, resources_read: 0 }, schema_errors: 0, schema_warnings: 0, inspector_ms: [] };
 let step = "start";
 
 class Failure extends Error {}
@@ -123,7 +123,7 @@ async function call(tool, args = {}, via = T) {
   if (res.structuredContent !== undefined) {
     eq(res.structuredContent, fromText, `${tool}: structuredContent and text differ`, show(r));
   }
-  if (via === "relay") stats.relay_calls++;
+  if (via === "relay") stats.relay.tool_calls++;
   else {
     stats.tool_calls++;
     stats.tools.add(tool);
@@ -155,6 +155,31 @@ async function range(start, end, view) {
   if (view) a.view = view;
   return call("get_message_range", a);
 }
+
+// verify reads state without the inspector, to check what its edits
+// did: weft's own CLI on the file between stdio runs, or the HTTP API of
+// the weft serve that holds it. Every inspector run costs a second of
+// node start-up; these cost milliseconds.
+async function verify(tool, args) {
+  if (T === "http") {
+    const resp = await fetch(`${opt.url.replace(/\/mcp$/, "")}/api/${tool}`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", ...(opt.token ? { Authorization: `Bearer ${opt.token}` } : {}) },
+      body: JSON.stringify(args),
+    });
+    const body = await resp.text();
+    if (resp.status !== 200) fail(`POST /api/${tool} ${JSON.stringify(args)}: ${resp.status} ${body}`);
+    return JSON.parse(body);
+  }
+  return new Promise((resolve, reject) => {
+    execFile(WEFT, ["--db", opt.db, "call", tool, JSON.stringify(args)], { maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
+      if (err) return reject(new Failure(`${step}: weft call ${tool} ${JSON.stringify(args)}: ${stderr || err.message}`));
+      resolve(JSON.parse(stdout));
+    });
+  });
+}
+
+const total = async () => (await verify("get_message_range", { session_id: S, start_idx: 0, end_idx: 0 })).total;
 
 // par runs independent reads at once over HTTP, where requests share one
 // server; over stdio every request launches its own weft on the file, and
@@ -203,6 +228,23 @@ async function main() {
     if (a.readOnlyHint) eq(a.idempotentHint, true, `${n}: a read-only tool is idempotent`);
   }
   eq(listed.tools.length, names.length, "tools listed");
+
+  // The inspector's --strict review of the schemas: how portable they are
+  // to clients that map them onto narrower dialects. Legal JSON Schema
+  // that it flags is reported, and fails the run only when
+  // WEFT_INTEROP_STRICT=1.
+  if (T === "http") {
+    step = "tools/list --strict";
+    const strict = await inspector(["--method", "tools/list", "--strict"]);
+    const m = /(\d+) errors?, (\d+) warnings?/.exec(strict.stderr);
+    check(strict.code === 0 || (strict.code === 6 && m), "tools/list --strict did not report", show(strict));
+    if (m) [stats.schema_errors, stats.schema_warnings] = [Number(m[1]), Number(m[2])];
+    if (strict.code === 6) {
+      const first = [...strict.stderr.matchAll(/^Error: tool "([^"]+)"\n\s+Path: (\S+)\n\s+Issue: ([^\n]+)/gm)].slice(0, 3).map((x) => `${x[1]} ${x[2]}: ${x[3]}`);
+      console.log(`${label}: WARN: inspector --strict finds ${m[1]} schema portability errors and ${m[2]} warnings, e.g.\n  ${first.join("\n  ")}`);
+      if (process.env.WEFT_INTEROP_STRICT === "1") fail("schema portability errors (WEFT_INTEROP_STRICT=1)");
+    }
+  }
   if (T === "http") {
     // The HTTP API's tool list is the same registry: the hints agree.
     const base = opt.url.replace(/\/mcp$/, "");
@@ -281,21 +323,21 @@ async function main() {
   step = "toggle_operation";
   const off = await call("toggle_operation", { operation_id: snip.operation_id, active: false });
   eq([off.success, off.status], [true, "inactive"], "toggled off");
-  eq((await range(0, 0)).total, 22, "items with the snip off");
+  eq(await total(), 22, "items with the snip off");
   const on = await call("toggle_operation", { operation_id: snip.operation_id, session_id: S, active: true, expected_version: off.version });
   eq(on.status, "active", "toggled on");
 
   step = "revert_operation";
   const rv = await call("revert_operation", { operation_id: ins.operation_id, expected_version: on.version });
   eq([rv.success, rv.status], [true, "reverted"], "reverted");
-  eq((await range(0, 0)).total, 19, "items after the revert");
+  eq(await total(), 19, "items after the revert");
 
   step = "set_active_tags";
   const cond = await call("snip_messages", { session_id: S, start_idx: 0, end_idx: 0, when_tags: ["terse"] });
-  eq((await range(0, 0)).total, 19, "a snip whose when_tags are not active changes nothing");
+  eq(await total(), 19, "a snip whose when_tags are not active changes nothing");
   const set = await call("set_active_tags", { session_id: S, tags: ["terse"] });
   eq(set.active_tags, ["terse"], "active tags");
-  const terse = await range(0, 0);
+  const terse = await verify("get_message_range", { session_id: S, start_idx: 0, end_idx: 0 });
   eq([terse.total, terse.messages[0].id], [18, "m2"], "with terse active the system message is snipped");
   const cleared = await call("set_active_tags", { session_id: S, tags: [] });
   eq(cleared.active_tags ?? [], [], "active tags cleared");
@@ -309,8 +351,8 @@ async function main() {
     () => call("get_turns_since", { session_id: S, timestamp: "2026-01-26T12:00:00Z" }),
     () => call("get_turns_around", { session_id: S, timestamp: "2026-01-26T11:00:00Z", count: 4 }),
     () => call("search_session_history", { session_id: S, query: "memcached" }),
-    () => call("search_session_history", { session_id: S, query: "rollout plan", mode: "fuzzy", limit: 3 }),
-    () => range(0, 23, "raw"),
+    () => verify("search_session_history", { session_id: S, query: "rollout plan", mode: "fuzzy", limit: 3 }),
+    () => verify("get_message_range", { session_id: S, start_idx: 0, end_idx: 23, view: "raw" }),
     () => call("get_session_history", { session_id: S, format: "markdown", limit: 5 }),
   ]);
   // 17 unsummarized turns are all given raw; the digest covers the rest.
@@ -340,7 +382,7 @@ async function main() {
   eq(asm2.message_count, 19, "the whole effective thread");
   check(!asm2.messages.some((m) => m.content.includes("price:v2")), "a snipped message reached the assembled context");
   step = "assemble_context (anthropic, budget)";
-  const asm3 = await call("assemble_context", { session_id: S, format: "anthropic", max_tokens: 200 });
+  const asm3 = await verify("assemble_context", { session_id: S, format: "anthropic", max_tokens: 200 });
   check(asm3.anthropic && asm3.anthropic.system?.includes("careful engineering assistant"), "anthropic body keeps the system prompt", JSON.stringify(asm3).slice(0, 400));
   check(asm3.tokens <= 200 && asm3.left_out > 0, `budget of 200 tokens: tokens ${asm3.tokens}, left out ${asm3.left_out}`);
 
@@ -379,9 +421,9 @@ async function main() {
   eq([app.appended, app.ids], [1, ["m3"]], "append_messages");
   const [found, foundTitle, hist2, list2] = await par([
     () => call("search_sessions", { query: "PRICE-42" }),
-    () => call("search_sessions", { query: "inspector scratch" }),
-    () => call("get_session_history", { session_id: N, format: "json" }),
-    () => call("list_sessions", { limit: 1 }),
+    () => verify("search_sessions", { query: "inspector scratch" }),
+    () => verify("get_session_history", { session_id: N, format: "json" }),
+    () => verify("list_sessions", { limit: 1 }),
   ]);
   eq(found.sessions.map((m) => [m.session.session_id, m.matched, m.content_matches]).sort(), [[S, ["content"], 1], [N, ["content"], 1]].sort(), "sessions mentioning PRICE-42");
   check(found.sessions.every((m) => m.snippets.some((sn) => sn.snippet.includes("PRICE-42"))), "search_sessions snippets show the match", JSON.stringify(found));
@@ -399,7 +441,7 @@ async function main() {
   eq(unknown.err?.error?.code, "tool_not_found", "unknown tool: envelope", show(unknown));
   stats.error_paths++;
   step = "the refused requests changed nothing";
-  const afterErrors = await call("list_operations", { session_id: S });
+  const afterErrors = await verify("list_operations", { session_id: S });
   eq(afterErrors.operations.length, 8, "operations after the refused requests");
 
   // Resources and the prompt.
@@ -449,11 +491,12 @@ async function main() {
     eq(rlist.tools.length, names.length, "tools over the relay");
     const rtag = await call("tag_messages", { session_id: S, start_idx: 0, end_idx: 0, tags: ["relayed"] }, "relay");
     check(rtag.success, "tag over the relay");
-    const seen = await call("list_operations", { session_id: S });
+    const seen = await verify("list_operations", { session_id: S });
     const last = seen.operations.at(-1);
     eq([last.operation_id, last.tags, last.author], [rtag.operation_id, ["relayed"], "inspector-cli"], "the relayed edit, seen over HTTP");
     const rread = await method(["--method", "resources/read", "--uri", `weft://sessions/${S}/context`], "relay");
     check(JSON.parse(rread.contents[0].text).session.session_id === S, "a resource over the relay");
+    stats.relay.resources_read++;
   }
 
   for (const n of names) check(stats.tools.has(n), `tool ${n} was never called`);
@@ -463,11 +506,13 @@ try {
   await main();
   const ms = stats.inspector_ms.sort((a, b) => a - b);
   const out = { ...stats, tools: stats.tools.size, inspector_runs: ms.length, inspector_median_ms: Math.round(ms[ms.length >> 1]), inspector_ms: undefined };
-  console.log(`${label}: ok: ${out.tools} tools in ${out.tool_calls} calls, ${out.resources_read} resources read, ${out.templates} templates, ${out.prompts} prompt, ${out.error_paths} error paths${T === "http" ? `, ${out.relay_calls} call(s) through the weft mcp relay` : ""}; ${out.inspector_runs} inspector runs, median ${out.inspector_median_ms} ms`);
+  console.log(`${label}: ok: ${out.tools} tools in ${out.tool_calls} calls, ${out.resources_read} resources read, ${out.templates} templates, ${out.prompts} prompt, ${out.error_paths} error paths${T === "http" ? `, ${out.relay.tool_calls} tool call(s) and ${out.relay.resources_read} read through the weft mcp relay` : ""}; ${out.inspector_runs} inspector runs, median ${out.inspector_median_ms} ms`);
   console.log("RESULT " + JSON.stringify(out));
 } catch (e) {
   console.error(`${label}: FAIL: ${e.message}`);
   if (e.detail) console.error(e.detail);
   if (!(e instanceof Failure)) console.error(e.stack);
-  process.exit(1);
+  process.exitCode = 1;
+} finally {
+  rmSync(home, { recursive: true, force: true });
 }
