@@ -92,30 +92,13 @@ func (s *Service) ApplyContextOperations(ctx context.Context, a ApplyOpsArgs) (A
 		if len(added) > maxAppend {
 			return nil, invalidf("%d new messages in one request is more than %d; store the older ones first with append_messages", len(added), maxAppend)
 		}
-		now := s.clock()
-		stored := make([]model.Message, len(added))
-		heads := make([]model.Head, len(added))
-		ids = make([]model.ItemID, len(added))
-		tokens := 0
+		nms := make([]model.NewMessage, len(added))
 		for i, hm := range added {
-			stored[i] = storedMessage(uint64(n+1+i), hm.nm, now)
-			heads[i] = stored[i].Head()
-			ids[i] = stored[i].ID
-			tokens += stored[i].Tokens
+			nms[i] = hm.nm
 		}
-		next.MessageCount += len(stored)
-		next.Tokens += tokens
-		return &change{
-			what:  plural(len(stored), "message", "messages") + " appended by the pre-request hook",
-			store: func(tx *store.Tx) error { return tx.AppendMessages(th.info.ID, stored) },
-			apply: func(th *thread) {
-				th.heads = append(th.heads, heads...)
-				if th.view != nil {
-					th.view = AppendToView(th.view, heads)
-				}
-			},
-			event: Event{Kind: EventAppended},
-		}, nil
+		var ch *change
+		ch, ids = s.appendChange(th, next, nms, "appended by the pre-request hook")
+		return ch, nil
 	})
 	if err != nil {
 		return ApplyOpsResult{}, err

@@ -150,36 +150,44 @@ func (s *Service) AppendMessages(ctx context.Context, a AppendMessagesArgs) (App
 	}
 	var ids []model.ItemID
 	info, err := s.write(ctx, a.SessionID, a.ExpectedVersion, func(th *thread, next *model.Session) (*change, error) {
-		now := s.clock()
-		msgs := make([]model.Message, len(a.Messages))
-		heads := make([]model.Head, len(a.Messages))
-		ids = make([]model.ItemID, len(a.Messages))
-		tokens := 0
-		for i, nm := range a.Messages {
-			seq := uint64(next.MessageCount + 1 + i)
-			msgs[i] = storedMessage(seq, nm, now)
-			heads[i] = msgs[i].Head()
-			ids[i] = msgs[i].ID
-			tokens += msgs[i].Tokens
-		}
-		next.MessageCount += len(msgs)
-		next.Tokens += tokens
-		return &change{
-			what:  plural(len(msgs), "message", "messages") + " appended",
-			store: func(tx *store.Tx) error { return tx.AppendMessages(th.info.ID, msgs) },
-			apply: func(th *thread) {
-				th.heads = append(th.heads, heads...)
-				if th.view != nil {
-					th.view = AppendToView(th.view, heads)
-				}
-			},
-			event: Event{Kind: EventAppended},
-		}, nil
+		var ch *change
+		ch, ids = s.appendChange(th, next, a.Messages, "appended")
+		return ch, nil
 	})
 	if err != nil {
 		return AppendResult{}, err
 	}
 	return AppendResult{SessionID: info.ID, Appended: len(ids), IDs: ids, Version: info.Version}, nil
+}
+
+// appendChange stores messages at the end of a thread: the one way every
+// tool appends (append_messages, add_turn, the pre-request hook). what
+// ends the change's description ("3 messages appended").
+func (s *Service) appendChange(th *thread, next *model.Session, nms []model.NewMessage, what string) (*change, []model.ItemID) {
+	now := s.clock()
+	msgs := make([]model.Message, len(nms))
+	heads := make([]model.Head, len(nms))
+	ids := make([]model.ItemID, len(nms))
+	tokens := 0
+	for i, nm := range nms {
+		msgs[i] = storedMessage(uint64(next.MessageCount+1+i), nm, now)
+		heads[i] = msgs[i].Head()
+		ids[i] = msgs[i].ID
+		tokens += msgs[i].Tokens
+	}
+	next.MessageCount += len(msgs)
+	next.Tokens += tokens
+	return &change{
+		what:  plural(len(msgs), "message", "messages") + " " + what,
+		store: func(tx *store.Tx) error { return tx.AppendMessages(th.info.ID, msgs) },
+		apply: func(th *thread) {
+			th.heads = append(th.heads, heads...)
+			if th.view != nil {
+				th.view = AppendToView(th.view, heads)
+			}
+		},
+		event: Event{Kind: EventAppended},
+	}, ids
 }
 
 // storedMessage completes a new message for storing: seq and ID, time,
