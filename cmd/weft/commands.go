@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -12,6 +13,7 @@ import (
 
 	"weft/model"
 	"weft/ops"
+	"weft/ops/mcpserver"
 )
 
 func writeJSON(w io.Writer, v any) error {
@@ -176,12 +178,45 @@ func writeMessage(w io.Writer, m ops.MessageOut) {
 }
 
 func cmdCall(ctx context.Context, svc *ops.Service, args []string, w io.Writer) error {
+	tool, raw, err := callArgs(args)
+	if err != nil {
+		return err
+	}
+	res, err := tool.Call(ctx, svc, raw)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, res)
+}
+
+// cmdCallRemote runs weft call through the weft that holds the database.
+func cmdCallRemote(ctx context.Context, r *mcpserver.Remote, args []string, w io.Writer) error {
+	tool, raw, err := callArgs(args)
+	if err != nil {
+		return err
+	}
+	res, err := r.Call(ctx, tool, raw)
+	if err != nil {
+		return err
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, res, "", "  "); err != nil {
+		return fmt.Errorf("the running weft answered %s with something that is not JSON: %w", tool.Name, err)
+	}
+	out.WriteByte('\n')
+	_, err = w.Write(out.Bytes())
+	return err
+}
+
+// callArgs reads weft call's tool and arguments, checked before anything
+// runs.
+func callArgs(args []string) (*ops.Tool, json.RawMessage, error) {
 	if len(args) == 0 {
-		return usageErr("call needs a tool name: weft call TOOL [JSON | key=value ...] (weft tools lists them)")
+		return nil, nil, usageErr("call needs a tool name: weft call TOOL [JSON | key=value ...] (weft tools lists them)")
 	}
 	tool, ok := ops.LookupTool(args[0])
 	if !ok {
-		return usageErr("no tool %q; the tools are: %s", args[0], strings.Join(ops.ToolNames(), ", "))
+		return nil, nil, usageErr("no tool %q; the tools are: %s", args[0], strings.Join(ops.ToolNames(), ", "))
 	}
 	var raw json.RawMessage
 	switch rest := args[1:]; {
@@ -190,17 +225,13 @@ func cmdCall(ctx context.Context, svc *ops.Service, args []string, w io.Writer) 
 	default:
 		var err error
 		if raw, err = tool.ArgsFromPairs(rest); err != nil {
-			return usageErr("%v", err)
+			return nil, nil, usageErr("%v", err)
 		}
 	}
 	if _, err := tool.Decode(raw); err != nil {
-		return usageErr("%v", err)
+		return nil, nil, usageErr("%v", err)
 	}
-	res, err := tool.Call(ctx, svc, raw)
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, res)
+	return tool, raw, nil
 }
 
 func cmdTools(w io.Writer) error {

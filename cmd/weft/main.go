@@ -11,8 +11,10 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"time"
 
 	"weft/ops"
+	"weft/ops/mcpserver"
 	"weft/store"
 	"weft/themes"
 	"weft/tui"
@@ -126,7 +128,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		cmd = ""
 	}
 
-	st, err := store.Open(db, store.Options{})
+	var timeout time.Duration
+	if cmd == "call" && mcpserver.ReadAddrFile(db) != "" {
+		timeout = 200 * time.Millisecond // most likely held: relay soon
+	}
+	st, err := store.Open(db, store.Options{Timeout: timeout})
+	if errors.Is(err, store.ErrInUse) && cmd == "call" {
+		// Another weft holds the file: ask it, as weft mcp does.
+		if url := mcpserver.ReadAddrFile(db); url != "" {
+			r, err := mcpserver.NewRemote(url, os.Getenv("WEFT_TOKEN"))
+			if err != nil {
+				return fmt.Errorf("%s.addr: %w", db, err)
+			}
+			return cmdCallRemote(ctx, r, rest, stdout)
+		}
+	}
 	if err != nil {
 		return err
 	}

@@ -315,3 +315,36 @@ func waitExit(t *testing.T, cmd *exec.Cmd) error {
 		return nil
 	}
 }
+
+// weft call on a file a running weft holds asks that weft, as DESIGN.md's
+// storage section says, with the same results and the same refusals.
+func TestCallRelaysToRunningWeft(t *testing.T) {
+	t.Parallel()
+	db, sid := seededDB(t)
+	serve, _, _ := startServe(t, db, "--addr", "127.0.0.1:0")
+	call := func(args ...string) (string, string, error) {
+		cmd := weftProcess(append([]string{"--db", db, "call"}, args...)...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		return stdout.String(), stderr.String(), err
+	}
+	out, errOut, err := call("snip_messages", "start_idx=2", "end_idx=3", "session_id="+sid)
+	var op ops.OpResult
+	if err != nil || json.Unmarshal([]byte(out), &op) != nil || op.OperationID == "" {
+		t.Fatalf("relayed call: %v\n%s\n%s", err, out, errOut)
+	}
+	out, _, err = call("list_operations", "session_id="+sid)
+	var list ops.ListOperationsResult
+	if err != nil || json.Unmarshal([]byte(out), &list) != nil || list.Operations[len(list.Operations)-1].OperationID != op.OperationID {
+		t.Fatalf("list_operations through the running weft: %v\n%s", err, out)
+	}
+	// A refusal keeps its message and its exit status.
+	_, errOut, err = call("snip_messages", "start_idx=900", "end_idx=901", "session_id="+sid)
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(errOut, "past the end") {
+		t.Fatalf("refused relayed call: %v %q", err, errOut)
+	}
+	serve.Process.Signal(syscall.SIGTERM)
+	waitExit(t, serve)
+}

@@ -30,6 +30,25 @@ func NewRelay(target, token string, opts Options) (*Server, error) {
 	return newServer(&remoteBackend{base: base, token: token, client: &http.Client{}}, opts), nil
 }
 
+// Remote calls tools on a running weft through its HTTP API: how a
+// second weft process uses a database the first one holds.
+type Remote struct{ b *remoteBackend }
+
+// NewRemote talks to the weft listening at target (its <db>.addr URL).
+func NewRemote(target, token string) (*Remote, error) {
+	base, err := relayBase(target)
+	if err != nil {
+		return nil, err
+	}
+	return &Remote{&remoteBackend{base: base, token: token, client: &http.Client{}}}, nil
+}
+
+// Call runs a tool there and returns its JSON result; refusals come back
+// as *ops.Error of the same kind as in-process.
+func (r *Remote) Call(ctx context.Context, tool *ops.Tool, args json.RawMessage) (json.RawMessage, error) {
+	return r.b.call(ctx, tool, args)
+}
+
 // relayBase turns a listener's URL into the base its /api lives under.
 func relayBase(target string) (string, error) {
 	u, err := url.Parse(strings.TrimSpace(target))

@@ -125,10 +125,13 @@ func Version() string {
 }
 
 // schemaOptions describe weft's types to the schema generator: parts are
-// kept verbatim, so they are any JSON value, not a list of bytes.
+// kept verbatim, so they are any JSON value, not a list of bytes. The
+// schema is an object with a description rather than the bare `true` an
+// empty one becomes, which clients mapping schemas onto narrower dialects
+// refuse (the inspector's --strict does).
 var schemaOptions = &jsonschema.ForOptions{
 	TypeSchemas: map[reflect.Type]*jsonschema.Schema{
-		reflect.TypeFor[json.RawMessage](): {},
+		reflect.TypeFor[json.RawMessage](): {Description: "any JSON value, kept verbatim"},
 	},
 }
 
