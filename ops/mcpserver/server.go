@@ -132,6 +132,7 @@ func Version() string {
 var schemaOptions = &jsonschema.ForOptions{
 	TypeSchemas: map[reflect.Type]*jsonschema.Schema{
 		reflect.TypeFor[json.RawMessage](): {Description: "any JSON value, kept verbatim"},
+		reflect.TypeFor[any]():             {Description: "any JSON value"},
 	},
 }
 
