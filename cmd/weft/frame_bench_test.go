@@ -190,10 +190,11 @@ func benchMemory(b *testing.B, pid int) (rss, hwm float64) {
 		if err != nil {
 			b.Fatalf("/proc/%d/status: %s: %v", pid, sc.Text(), err)
 		}
+		// Decimal megabytes, as the unit MB says (benchstat reads it so).
 		if k == "VmRSS" {
-			rss = kb / 1024
+			rss = kb * 1024 / 1e6
 		} else {
-			hwm = kb / 1024
+			hwm = kb * 1024 / 1e6
 		}
 	}
 	return rss, hwm
