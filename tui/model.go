@@ -62,6 +62,10 @@ type Model struct {
 	moving    *move
 	redoStack []string
 	raw       rawState // the stored thread, when R shows it
+	helpCache struct {
+		key  helpCacheKey
+		line string
+	}
 
 	bodies  map[uint64]*model.Message // stored messages on or near the screen
 	loading bool
@@ -142,8 +146,23 @@ func (m *Model) loadBodies() tea.Cmd {
 	if m.view == nil || m.loading {
 		return nil
 	}
-	var seqs []uint64
+	// Load in chunks: nothing while the screen and half a margin around
+	// it are loaded, then a whole margin at once, so a scroll step does
+	// not cost a read (and a second frame) each time.
 	margin := max(m.height, 20)
+	missing := false
+	for r := max(m.top-margin/2, 0); r < min(m.top+m.height+margin/2, m.rows.Len()); r++ {
+		if seq := m.seqAt(r); seq > 0 {
+			if _, ok := m.bodies[seq]; !ok {
+				missing = true
+				break
+			}
+		}
+	}
+	if !missing {
+		return nil
+	}
+	var seqs []uint64
 	for r := max(m.top-margin, 0); r < min(m.top+m.height+margin, m.rows.Len()); r++ {
 		if seq := m.seqAt(r); seq > 0 {
 			if _, ok := m.bodies[seq]; !ok {
@@ -417,9 +436,9 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Up):
 		m.move(-1)
 	case key.Matches(msg, k.HalfDown):
-		m.move(max(m.threadHeight()/2, 1))
+		m.halfPage(1)
 	case key.Matches(msg, k.HalfUp):
-		m.move(-max(m.threadHeight()/2, 1))
+		m.halfPage(-1)
 	case key.Matches(msg, k.Top):
 		m.move(-m.rows.Len())
 	case key.Matches(msg, k.Bottom):
@@ -448,6 +467,29 @@ func (m *Model) jumpTo(index int) {
 	}
 	m.cursor = r
 	m.scrollToCursor()
+}
+
+// halfPage moves the cursor past half a screen of lines: rows differ in
+// height, so a half page is counted in lines, not rows.
+func (m *Model) halfPage(dir int) {
+	if m.rows == nil || m.rows.Len() == 0 {
+		return
+	}
+	want := max(m.threadHeight()/2, 1)
+	r := m.cursor
+	for lines := 0; lines < want; {
+		next := r + dir
+		if next < 0 || next >= m.rows.Len() {
+			break
+		}
+		n := len(m.rowLines(next))
+		if seq := m.seqAt(next); seq > 0 && m.bodies[seq] == nil {
+			n = 3 // not loaded yet: count it as a short message
+		}
+		lines += n
+		r = next
+	}
+	m.move(r - m.cursor)
 }
 
 func (m *Model) move(d int) {

@@ -57,19 +57,26 @@ func (m *Model) timelineStrip() string {
 	if at, ok := m.cursorTime(); ok {
 		cursorCol = tl.Bucket(at) * w / len(tl.Counts)
 	}
-	var b strings.Builder
+	// Styled in three runs (before, the cursor, after): one Render per
+	// run, not per column, since the strip is drawn on every frame.
+	var before, after strings.Builder
 	for i, c := range cols {
 		ch := bars[0]
 		if c > 0 {
 			ch = bars[1+(c*(len(bars)-2))/peak]
 		}
-		if i == cursorCol {
-			b.WriteString(st.Cursor.Render("┃"))
-			continue
+		switch {
+		case i < cursorCol || cursorCol < 0:
+			before.WriteRune(ch)
+		case i > cursorCol:
+			after.WriteRune(ch)
 		}
-		b.WriteString(st.Bar.Render(string(ch)))
 	}
-	return ansi.Truncate(" "+st.Label.Render(left)+" "+b.String()+" "+st.Label.Render(right), m.width, "")
+	strip := st.Bar.Render(before.String())
+	if cursorCol >= 0 {
+		strip += st.Cursor.Render("┃") + st.Bar.Render(after.String())
+	}
+	return ansi.Truncate(" "+st.Label.Render(left)+" "+strip+" "+st.Label.Render(right), m.width, "")
 }
 
 // cursorTime is the time of the message under the cursor.

@@ -8,6 +8,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"weft/model"
+	"weft/themes"
 )
 
 // foldedLines is how many body lines an item shows until it is unfolded.
@@ -339,13 +340,48 @@ func (m *Model) bottomLine() string {
 		return m.styles.Status.Info.Render(ansi.Truncate(m.moveHint(), m.width, "…"))
 	}
 	if m.status == "" {
-		return m.help.ShortHelpView(m.shortHelp())
+		// The help line changes only with the state: drawn once per state.
+		k := m.helpKey()
+		if k != m.helpCache.key {
+			m.helpCache.key, m.helpCache.line = k, m.help.ShortHelpView(m.shortHelp())
+		}
+		return m.helpCache.line
 	}
 	st := m.styles.Status.Info
 	if m.statusErr {
 		st = m.styles.Status.Error
 	}
 	return st.Render(ansi.Truncate(" "+m.status, m.width, "…"))
+}
+
+// helpCacheKey is what the short help line depends on.
+type helpCacheKey struct {
+	width   int
+	enabled uint64 // a bit per binding
+	mode    uint8
+	styles  *themes.Styles
+}
+
+func (m *Model) helpKey() helpCacheKey {
+	k := helpCacheKey{width: m.width, styles: m.styles}
+	for i, b := range m.shortHelp() {
+		if b.Enabled() {
+			k.enabled |= 1 << i
+		}
+	}
+	switch {
+	case m.dialog != nil || m.search.open:
+		k.mode = 1
+	case m.moving != nil:
+		k.mode = 2
+	case m.raw.on:
+		k.mode = 3
+	case m.anchor >= 0:
+		k.mode = 4
+	case m.rows == nil || m.rows.Len() == 0:
+		k.mode = 5
+	}
+	return k
 }
 
 func thousands(n int) string {
