@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"weft/internal/benchdata"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -36,7 +37,7 @@ const (
 // load, sized like the terminal in the first-frame benchmark.
 func benchModel(b *testing.B, n int) *Model {
 	b.Helper()
-	st, err := store.Open(benchDB(b, n), store.Options{ReadOnly: true})
+	st, err := store.Open(benchdata.DB(b, n), store.Options{ReadOnly: true})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -119,8 +120,8 @@ func benchPercentiles(b *testing.B, ds []time.Duration, unit string) {
 // process start and the terminal, so it can be profiled.
 func BenchmarkFirstLoad(b *testing.B) {
 	for _, n := range []int{100_000, 1_000_000} {
-		b.Run(benchLabel(n), func(b *testing.B) {
-			path := benchDB(b, n)
+		b.Run(benchdata.Label(n), func(b *testing.B) {
+			path := benchdata.DB(b, n)
 			b.ReportAllocs()
 			for b.Loop() {
 				st, err := store.Open(path, store.Options{ReadOnly: true})
@@ -157,7 +158,7 @@ func BenchmarkScrollStep(b *testing.B) {
 		{"mix", []tea.KeyPressMsg{benchKeyJ, benchKeyJ, benchKeyJ, benchKeyCtrlD, benchKeyJ, benchKeyK, benchKeyJ, benchKeyCtrlD, benchKeyK, benchKeyCtrlU}},
 	}
 	for _, n := range []int{1_000, 100_000, 1_000_000} {
-		b.Run(benchLabel(n), func(b *testing.B) {
+		b.Run(benchdata.Label(n), func(b *testing.B) {
 			m := benchModel(b, n)
 			for _, p := range patterns {
 				b.Run(p.name, func(b *testing.B) {
@@ -250,7 +251,7 @@ func benchAwaitSearch(tb testing.TB, cmd tea.Cmd) searchResultMsg {
 // benchSearchLines writes the effective thread's text, one line per
 // message line (blank lines left out), to a file for fzf, once per size.
 func benchSearchLines(b *testing.B, m *Model, n int) (string, int) {
-	path := filepath.Join(benchDir(b), fmt.Sprintf("weft-%s-v%d.lines", benchLabel(n), benchDataVersion))
+	path := filepath.Join(benchdata.Dir(b), fmt.Sprintf("weft-%s-v%d.lines", benchdata.Label(n), benchdata.Version))
 	if data, err := os.ReadFile(path); err == nil {
 		return path, bytes.Count(data, []byte{'\n'})
 	}
@@ -321,7 +322,7 @@ func (c *benchCounter) Write(p []byte) (int, error) {
 // prefix of the query, as the reference.
 func BenchmarkSearchKeystroke(b *testing.B) {
 	const n = 100_000
-	b.Run(benchLabel(n), func(b *testing.B) {
+	b.Run(benchdata.Label(n), func(b *testing.B) {
 		m := benchModel(b, n)
 		for _, q := range benchQueries {
 			name := "q=" + strings.ReplaceAll(q, " ", "_")
@@ -430,24 +431,5 @@ func TestSearchKeystrokeDoesNotMatchInUpdate(t *testing.T) {
 	// The next keystroke narrows within the items that passed before.
 	if len(m.search.cands) == 0 || m.search.candQuery != "r" {
 		t.Fatalf("no candidates kept for narrowing: %d for %q", len(m.search.cands), m.search.candQuery)
-	}
-}
-
-// TestBenchDataFilesAgree keeps the generator in tui and cmd/weft the
-// same, so both packages build and reuse the same cached files.
-func TestBenchDataFilesAgree(t *testing.T) {
-	body := func(path string) string {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, rest, ok := strings.Cut(string(data), "\n")
-		if !ok {
-			t.Fatalf("%s is empty", path)
-		}
-		return rest
-	}
-	if body("data_bench_test.go") != body(filepath.Join("..", "cmd", "weft", "data_bench_test.go")) {
-		t.Error("tui/data_bench_test.go and cmd/weft/data_bench_test.go differ beyond their package clause: keep them identical")
 	}
 }

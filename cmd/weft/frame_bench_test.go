@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+	"weft/internal/benchdata"
 
 	"github.com/creack/pty"
 
@@ -37,9 +38,9 @@ import (
 func BenchmarkFirstFrame(b *testing.B) {
 	bin := benchWeftBinary(b)
 	for _, n := range []int{100_000, 1_000_000} {
-		b.Run(benchLabel(n), func(b *testing.B) {
-			db := benchDB(b, n)
-			last := benchLastMessage(n)
+		b.Run(benchdata.Label(n), func(b *testing.B) {
+			db := benchdata.DB(b, n)
+			last := benchdata.LastMessage(n)
 			status := "/" + benchThousands(benchViewLen(b, db)) // "at 99,232/99,232": the status bar
 			loaded := last.CreatedAt.UTC().Format("15:04") + " " + string(last.ID)
 			var frame, bodies, rss, hwm, scrolled float64
@@ -153,7 +154,7 @@ func benchViewLen(b *testing.B, db string) int {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	_, v, err := ops.New(st).View(benchSessionID)
+	_, v, err := ops.New(st).View(benchdata.SessionID)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -214,7 +215,7 @@ func benchWeftBinary(b *testing.B) string {
 			benchBinErr = fmt.Errorf("the go command is needed to build weft: %w", err)
 			return
 		}
-		benchBin = filepath.Join(benchDir(b), "weft")
+		benchBin = filepath.Join(benchdata.Dir(b), "weft")
 		out, err := exec.Command(goTool, "build", "-o", benchBin, ".").CombinedOutput()
 		if err != nil {
 			benchBinErr = fmt.Errorf("go build: %v\n%s", err, out)

@@ -1,9 +1,10 @@
-package tui
+// Package benchdata generates the threads the TUI's and the binary's
+// benchmarks run on: deterministic chat sessions of any size with tool
+// calls, code, logs and operations, built once into bbolt files under
+// testdata/bench/ (git-ignored) and reused.
+package benchdata
 
-// This file is kept identical in tui and cmd/weft (only the package clause
-// differs; TestBenchDataFilesAgree checks it): both build the same
-// benchmark files, cached under testdata/bench/ at the module root, so
-// whichever package runs first builds them and the other reuses them.
+// Whichever benchmark runs first builds a file; the others reuse it.
 
 import (
 	"encoding/json"
@@ -19,12 +20,12 @@ import (
 	"weft/store"
 )
 
-// benchDataVersion names the generator: change it whenever what the
+// Version names the generator: change it whenever what the
 // generator writes changes, so stale cached files are not reused.
-const benchDataVersion = 1
+const Version = 1
 
-// benchSessionID is the one session in every benchmark file.
-const benchSessionID = "bench"
+// SessionID is the one session in every benchmark file.
+const SessionID = "bench"
 
 // benchStart is when the first generated message was written.
 var benchStart = time.Date(2025, 1, 6, 9, 0, 0, 0, time.UTC)
@@ -266,8 +267,8 @@ func benchOpsFor(n int) []model.Op {
 	return ops
 }
 
-// benchLabel names a size the way the sub-benchmarks do: 1k, 100k, 1M.
-func benchLabel(n int) string {
+// Label names a size the way the sub-benchmarks do: 1k, 100k, 1M.
+func Label(n int) string {
 	switch {
 	case n >= 1_000_000 && n%1_000_000 == 0:
 		return fmt.Sprintf("%dM", n/1_000_000)
@@ -277,8 +278,8 @@ func benchLabel(n int) string {
 	return fmt.Sprint(n)
 }
 
-// benchDir is testdata/bench at the module root (git-ignored).
-func benchDir(tb testing.TB) string {
+// Dir is testdata/bench at the module root (git-ignored).
+func Dir(tb testing.TB) string {
 	dir, err := os.Getwd()
 	if err != nil {
 		tb.Fatal(err)
@@ -300,13 +301,13 @@ func benchDir(tb testing.TB) string {
 	return d
 }
 
-// benchDB returns the path of a file holding one session of n generated
+// DB returns the path of a file holding one session of n generated
 // messages with their operations, building it the first time. It is built
 // under a temporary name and renamed when complete, so a half-built file
 // is never reused.
-func benchDB(tb testing.TB, n int) string {
+func DB(tb testing.TB, n int) string {
 	tb.Helper()
-	path := filepath.Join(benchDir(tb), fmt.Sprintf("weft-%s-v%d.db", benchLabel(n), benchDataVersion))
+	path := filepath.Join(Dir(tb), fmt.Sprintf("weft-%s-v%d.db", Label(n), Version))
 	if _, err := os.Stat(path); err == nil {
 		return path
 	}
@@ -322,7 +323,7 @@ func benchDB(tb testing.TB, n int) string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	info := model.Session{ID: benchSessionID, Title: "bench " + benchLabel(n), CreatedAt: benchStart}
+	info := model.Session{ID: SessionID, Title: "bench " + Label(n), CreatedAt: benchStart}
 	g := newBenchGen()
 	var size int
 	const batch = 20_000
@@ -370,9 +371,9 @@ func benchDB(tb testing.TB, n int) string {
 	return path
 }
 
-// benchLastMessage returns the generated thread's last message, as the
+// LastMessage returns the generated thread's last message, as the
 // benchmark file holds it.
-func benchLastMessage(n int) model.Message {
+func LastMessage(n int) model.Message {
 	g := newBenchGen()
 	var m model.Message
 	for range n {
