@@ -242,7 +242,11 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.SessionID != m.sid || msg.Author == "operator" {
 			return m, nil
 		}
-		return m, tea.Batch(m.loadView(m.sid), m.flash(fmt.Sprintf("%s by %s", msg.What, msg.Author), false))
+		cmds := []tea.Cmd{m.loadView(m.sid), m.flash(fmt.Sprintf("%s by %s", msg.What, msg.Author), false)}
+		if _, ok := m.dialog.(*opsPanel); ok {
+			cmds = append(cmds, loadOps(m.svc, m.sid)) // the operator watches it land in the list too
+		}
+		return m, tea.Batch(cmds...)
 	case jumpMsg:
 		m.jumpTo(msg.index)
 		return m, m.loadBodies()

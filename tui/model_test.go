@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -401,5 +402,33 @@ func TestSessionsList(t *testing.T) {
 	send(t, m, keyEnter)
 	if m.sid != other.SessionID || !strings.Contains(screen(m), "this session has no messages yet") {
 		t.Fatalf("enter did not open the other session:\n%s", screen(m))
+	}
+}
+
+func TestOperationsPanelFollowsAgentsEdits(t *testing.T) {
+	m, svc := demoModel(t, 100, 30)
+	// Before the list arrives the panel claims nothing.
+	m.Update(tea.KeyPressMsg{Code: 'o', Text: "o"})
+	if s := screen(m); !strings.Contains(s, "loading…") || strings.Contains(s, "no operations yet") {
+		t.Fatalf("panel before its list arrived:\n%s", s)
+	}
+	press(t, m, "esc", "o", "G")
+	p := m.dialog.(*opsPanel)
+	n, atOp := len(p.list), p.list[p.cursor].OperationID
+	ctx := ops.WithAuthor(context.Background(), "claude-code")
+	start, end := 3, 4
+	if _, err := svc.SnipMessages(ctx, ops.SnipArgs{Selection: ops.Selection{StartIdx: &start, EndIdx: &end}}); err != nil {
+		t.Fatal(err)
+	}
+	_, cmd := m.Update(eventMsg(ops.Event{SessionID: m.sid, What: "snip of 3–4", Author: "claude-code"}))
+	run(t, m, cmd)
+	if len(p.list) != n+1 {
+		t.Fatalf("panel lists %d operations after an agent's edit, want %d", len(p.list), n+1)
+	}
+	if got := p.list[p.cursor].OperationID; got != atOp {
+		t.Errorf("panel cursor moved from %s to %s", atOp, got)
+	}
+	if s := screen(m); !strings.Contains(s, fmt.Sprintf("Operations (%d)", n+1)) {
+		t.Errorf("panel title after an agent's edit:\n%s", s)
 	}
 }

@@ -22,6 +22,7 @@ type opsPanel struct {
 	sid    string
 	list   []ops.OperationOut
 	cursor int
+	loaded bool // false until the first list arrives: nothing is claimed before
 }
 
 type opsLoadedMsg struct {
@@ -43,8 +44,20 @@ func (p *opsPanel) HandleMsg(msg tea.Msg) (bool, tea.Cmd) {
 	switch msg := msg.(type) {
 	case opsLoadedMsg:
 		if msg.err == nil {
-			p.list = msg.list
+			// Keep the cursor on the operation it was on: a reload after
+			// an agent's edit may add operations above it.
+			var keep string
+			if op, ok := p.current(); ok {
+				keep = op.OperationID
+			}
+			p.list, p.loaded = msg.list, true
 			p.cursor = min(p.cursor, max(len(p.list)-1, 0))
+			for i, op := range p.list {
+				if op.OperationID == keep {
+					p.cursor = i
+					break
+				}
+			}
 		}
 		return false, nil
 	case tea.KeyPressMsg:
@@ -103,7 +116,10 @@ func (p *opsPanel) change(what string, fn func(ctx context.Context) error) tea.C
 func (p *opsPanel) View(width int, st *themes.Styles) string {
 	w := min(width-4, 110)
 	var lines []string
-	if len(p.list) == 0 {
+	switch {
+	case !p.loaded:
+		lines = append(lines, st.Thread.Empty.Render("loading…"))
+	case len(p.list) == 0:
 		lines = append(lines, st.Thread.Empty.Render("no operations yet"))
 	}
 	// Show a window of the list around the cursor.
@@ -123,7 +139,11 @@ func (p *opsPanel) View(width int, st *themes.Styles) string {
 		}
 		lines = append(lines, prefix+style.Render(ansi.Truncate(line, w-6, "…")))
 	}
-	title := st.Dialog.Title.Render(fmt.Sprintf("Operations (%d)", len(p.list)))
+	title := "Operations"
+	if p.loaded {
+		title = fmt.Sprintf("Operations (%d)", len(p.list))
+	}
+	title = st.Dialog.Title.Render(title)
 	hint := st.Dialog.Hint.Render("space on/off · x revert · enter jump · esc close")
 	return st.Dialog.Box.Width(w).Render(lipgloss.JoinVertical(lipgloss.Left, append(append([]string{title}, lines...), hint)...))
 }
