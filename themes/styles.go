@@ -3,6 +3,9 @@ package themes
 import (
 	"image/color"
 
+	"charm.land/bubbles/v2/textarea"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 )
 
@@ -72,6 +75,13 @@ type Styles struct {
 		Desc lipgloss.Style
 		Sep  lipgloss.Style
 	}
+
+	// Input and TextArea style the one-line inputs (search, tags, times,
+	// filters) and the editors of digest, revise and insert. Their
+	// cursors stand still: a blinking cursor redraws the screen twice a
+	// second for nothing.
+	Input    textinput.Styles
+	TextArea textarea.Styles
 }
 
 // New builds the styles of a palette; noColor keeps shapes and drops
@@ -140,6 +150,37 @@ func New(p Palette, noColor bool) *Styles {
 	h.Key = fg(p.Accent)
 	h.Desc = fg(p.FgMuted)
 	h.Sep = fg(p.FgSubtle)
+
+	cur := func(col color.Color) color.Color {
+		if noColor {
+			return nil // the terminal's own cursor colour
+		}
+		return col
+	}
+	in := &s.Input
+	in.Focused.Prompt = fg(p.Accent).Bold(true)
+	in.Focused.Text = fg(p.Fg)
+	in.Focused.Placeholder = fg(p.FgSubtle)
+	in.Focused.Suggestion = fg(p.FgSubtle)
+	in.Blurred = in.Focused
+	in.Blurred.Prompt = fg(p.FgMuted)
+	in.Blurred.Text = fg(p.FgMuted)
+	in.Cursor = textinput.CursorStyle{Color: cur(p.Accent), Shape: tea.CursorBlock}
+
+	ta := &s.TextArea
+	ta.Focused.Base = lipgloss.NewStyle()
+	ta.Focused.Text = fg(p.Fg)
+	ta.Focused.CursorLine = fg(p.Fg)
+	ta.Focused.Placeholder = fg(p.FgSubtle)
+	ta.Focused.Prompt = fg(p.Accent)
+	ta.Focused.EndOfBuffer = fg(p.FgSubtle)
+	ta.Focused.LineNumber = fg(p.FgSubtle)
+	ta.Focused.CursorLineNumber = fg(p.FgMuted)
+	ta.Focused.Selection = lipgloss.NewStyle().Reverse(true)
+	ta.Blurred = ta.Focused
+	ta.Blurred.Text = fg(p.FgMuted)
+	ta.Blurred.CursorLine = fg(p.FgMuted)
+	ta.Cursor = textarea.CursorStyle{Color: cur(p.Accent), Shape: tea.CursorBlock}
 	return s
 }
 

@@ -21,6 +21,13 @@ type dialog interface {
 	View(width int, st *themes.Styles) string
 }
 
+// newInput makes a one-line input in the theme's styles.
+func newInput(st *themes.Styles) textinput.Model {
+	in := textinput.New()
+	in.SetStyles(st.Input)
+	return in
+}
+
 // inputDialog asks for one line (a tag, a time).
 type inputDialog struct {
 	title, hint string
@@ -28,8 +35,8 @@ type inputDialog struct {
 	submit      func(value string) tea.Cmd
 }
 
-func newInputDialog(title, hint, value string, suggestions []string, submit func(string) tea.Cmd) *inputDialog {
-	in := textinput.New()
+func newInputDialog(st *themes.Styles, title, hint, value string, suggestions []string, submit func(string) tea.Cmd) *inputDialog {
+	in := newInput(st)
 	in.Prompt = "› "
 	in.SetValue(value)
 	in.SetSuggestions(suggestions)
@@ -82,8 +89,9 @@ type draftDoneMsg struct {
 	err      error
 }
 
-func newTextDialog(title, hint, value string, submit func(string) tea.Cmd) *textDialog {
+func newTextDialog(st *themes.Styles, title, hint, value string, submit func(string) tea.Cmd) *textDialog {
 	ta := textarea.New()
+	ta.SetStyles(st.TextArea)
 	ta.ShowLineNumbers = false
 	ta.CharLimit = 0
 	ta.SetValue(value)

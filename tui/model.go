@@ -54,6 +54,7 @@ type Model struct {
 	open     map[model.ItemID]bool // items unfolded
 	cursor   int                   // row
 	top      int                   // first row on screen
+	placed   int                   // row a jump placed a third of the way down, until bodies load or a key moves on; -1: none
 	anchor   int                   // row where a range selection started; -1 for none
 
 	dialog    dialog
@@ -81,7 +82,7 @@ type Model struct {
 func New(svc *ops.Service, opts Options) *Model {
 	m := &Model{
 		svc: svc, opts: opts, keys: DefaultKeyMap(), help: help.New(),
-		expanded: map[string]bool{}, open: map[model.ItemID]bool{}, anchor: -1,
+		expanded: map[string]bool{}, open: map[model.ItemID]bool{}, anchor: -1, placed: -1,
 		bodies: map[uint64]*model.Message{}, lines: map[lineKey][]string{},
 	}
 	p := themes.Default(true)
@@ -235,7 +236,10 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		for i := range msg.msgs {
 			m.bodies[msg.msgs[i].Seq] = &msg.msgs[i]
 		}
-		m.scrollToCursor() // rows now have their real heights
+		if m.placed == m.cursor {
+			m.placeThird() // rows now have their real heights
+		}
+		m.scrollToCursor()
 		return m, m.loadBodies()
 	case eventMsg:
 		// The TUI's own edits are reported by editDoneMsg.
@@ -289,6 +293,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.searchResult(msg)
 		return m, nil
 	case tea.KeyPressMsg:
+		m.placed = -1
 		if m.search.open {
 			return m, m.searchKey(msg)
 		}
@@ -414,7 +419,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.MoveUp):
 		return m.startMove(-1)
 	case key.Matches(msg, k.Sessions):
-		m.dialog = newSessionsPanel()
+		m.dialog = newSessionsPanel(m.styles)
 		return loadSessions(m.svc)
 	case key.Matches(msg, k.Time):
 		return m.startTimeJump()
@@ -470,7 +475,37 @@ func (m *Model) jumpTo(index int) {
 		r--
 	}
 	m.cursor = r
+	if !m.onScreen(r) {
+		m.placed = r
+		m.placeThird()
+	}
 	m.scrollToCursor()
+}
+
+// placeThird scrolls so the cursor's row stands a third of the way down:
+// a jump off the screen shows what follows the target, with a little of
+// what led to it.
+func (m *Model) placeThird() {
+	m.top = m.cursor
+	for used := 0; m.top > 0; m.top-- {
+		if used += len(m.rowLines(m.top - 1)); used > m.threadHeight()/3 {
+			break
+		}
+	}
+}
+
+// onScreen reports whether row r is wholly on the screen now.
+func (m *Model) onScreen(r int) bool {
+	if r < m.top {
+		return false
+	}
+	used, h := 0, m.threadHeight()
+	for i := m.top; i <= r; i++ {
+		if used += len(m.rowLines(i)); used > h {
+			return false
+		}
+	}
+	return true
 }
 
 // halfPage moves the cursor past half a screen of lines: rows differ in

@@ -19,7 +19,7 @@ import (
 )
 
 // run executes a command and feeds what it returns back into the model,
-// the way the program would, skipping commands that wait (ticks).
+// the way the program would.
 func run(t *testing.T, m *Model, cmd tea.Cmd) {
 	t.Helper()
 	if cmd == nil {
@@ -30,8 +30,10 @@ func run(t *testing.T, m *Model, cmd tea.Cmd) {
 	var msg tea.Msg
 	select {
 	case msg = <-done:
-	case <-time.After(50 * time.Millisecond):
-		return // a timer (a cursor blink): not needed to test the state
+	case <-time.After(10 * time.Second):
+		// The TUI starts no timer but the status message's (below), and
+		// cursors do not blink: a command this slow is stuck.
+		t.Fatalf("a command did not return in 10 s")
 	}
 	if _, ok := msg.(statusTimerMsg); ok {
 		return // the timer that clears a message: not wanted in tests
@@ -375,6 +377,15 @@ func TestTimelineStripAndJump(t *testing.T) {
 	at, ok := m.cursorTime()
 	if !ok || at.Before(time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)) || at.After(time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC)) {
 		t.Fatalf("T 2026-03-04 10:00 landed at %v", at)
+	}
+	// A jump off the screen puts the target a third of the way down, so
+	// what follows it shows.
+	above := 0
+	for r := m.top; r < m.cursor; r++ {
+		above += len(m.rowLines(r))
+	}
+	if h := m.threadHeight(); above < h/4 || above > h/2 {
+		t.Errorf("after the jump %d of %d lines stand above the target", above, h)
 	}
 	press(t, m, "T")
 	typeText(t, m, "whenever")

@@ -41,7 +41,7 @@ type searchResultMsg struct {
 const searchLimit = 200
 
 func (m *Model) openSearch() tea.Cmd {
-	in := textinput.New()
+	in := newInput(m.styles)
 	in.Prompt = "/ "
 	in.SetValue(m.search.query)
 	in.CursorEnd()
@@ -147,8 +147,11 @@ func (m *Model) nextHit(dir int) tea.Cmd {
 func (m *Model) searchView() []string {
 	s := &m.search
 	st := m.styles
-	count := fmt.Sprintf("%d matches", len(s.hits))
-	if len(s.hits) == searchLimit {
+	count := plural(len(s.hits), "match")
+	switch {
+	case strings.TrimSpace(s.input.Value()) == "":
+		count = "type to search the whole thread · enter jumps · esc closes"
+	case len(s.hits) == searchLimit:
 		count = fmt.Sprintf("best %d matches", searchLimit)
 	}
 	if s.err != nil {

@@ -40,8 +40,8 @@ func loadSessions(svc *ops.Service) tea.Cmd {
 	}
 }
 
-func newSessionsPanel() *sessionsPanel {
-	in := textinput.New()
+func newSessionsPanel(st *themes.Styles) *sessionsPanel {
+	in := newInput(st)
 	in.Prompt = "filter › "
 	in.Focus()
 	return &sessionsPanel{filter: in}

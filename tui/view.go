@@ -195,6 +195,9 @@ func plural(n int, one string) string {
 	if n == 1 {
 		return "1 " + one
 	}
+	if strings.HasSuffix(one, "ch") || strings.HasSuffix(one, "s") || strings.HasSuffix(one, "x") {
+		return fmt.Sprintf("%d %ses", n, one)
+	}
 	return fmt.Sprintf("%d %ss", n, one)
 }
 
