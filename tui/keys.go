@@ -101,7 +101,7 @@ func (m *Model) syncKeys() {
 	k.Prev.SetEnabled(plain && len(m.search.hits) > 0)
 	k.Commit.SetEnabled(moving)
 	k.Cancel.SetEnabled(moving || m.raw.on || m.anchor >= 0)
-	k.Raw.SetEnabled(!moving && m.view != nil)
+	k.Raw.SetEnabled(!moving && m.view != nil && (hasRows || m.raw.on))
 }
 
 // shortHelp is the bottom line's keys for the current state.

@@ -4,6 +4,7 @@
 package tui
 
 import (
+	"errors"
 	"context"
 	"fmt"
 	"time"
@@ -54,6 +55,7 @@ type Model struct {
 	open     map[model.ItemID]bool // items unfolded
 	cursor   int                   // row
 	top      int                   // first row on screen
+	empty    bool                  // the file has no session yet
 	placed   int                   // row a jump placed a third of the way down, until bodies load or a key moves on; -1: none
 	anchor   int                   // row where a range selection started; -1 for none
 
@@ -242,6 +244,11 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.scrollToCursor()
 		return m, m.loadBodies()
 	case eventMsg:
+		if m.empty {
+			// The first session of a new file, made by an agent or
+			// another face: open it.
+			return m, tea.Batch(m.loadView(msg.SessionID), m.flash(fmt.Sprintf("%s by %s", msg.What, msg.Author), false))
+		}
 		// The TUI's own edits are reported by editDoneMsg.
 		if msg.SessionID != m.sid || msg.Author == "operator" {
 			return m, nil
@@ -294,6 +301,14 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tea.KeyPressMsg:
 		m.placed = -1
+		if m.view == nil {
+			// Nothing loaded (a new file, an error, or not yet): only
+			// quitting means anything.
+			if key.Matches(msg, m.keys.Quit) || msg.String() == "ctrl+c" {
+				return m, tea.Quit
+			}
+			return m, nil
+		}
 		if m.search.open {
 			return m, m.searchKey(msg)
 		}
@@ -321,9 +336,14 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // on, so an agent's edit elsewhere does not move the operator.
 func (m *Model) viewLoaded(msg viewLoadedMsg) tea.Cmd {
 	if msg.err != nil {
+		if m.view == nil && m.opts.Session == "" && errors.Is(msg.err, ops.ErrNotFound) {
+			m.empty = true // a new file: say how to fill it, and wait for an agent to
+			return nil
+		}
 		m.err = msg.err
 		return nil
 	}
+	m.empty = false
 	var keep model.ItemID
 	if m.view != nil && m.rows.Len() > 0 {
 		if rw := m.rows.At(m.cursor); rw.kind == rowItem {

@@ -80,6 +80,8 @@ func press(t *testing.T, m *Model, keys ...string) {
 			msg = tea.KeyPressMsg{Code: 'd', Mod: tea.ModCtrl}
 		case "ctrl+u":
 			msg = tea.KeyPressMsg{Code: 'u', Mod: tea.ModCtrl}
+		case "esc":
+			msg = keyEsc
 		default:
 			r := []rune(k)[0]
 			msg = tea.KeyPressMsg{Code: r, Text: k}
@@ -441,5 +443,44 @@ func TestOperationsPanelFollowsAgentsEdits(t *testing.T) {
 	}
 	if s := screen(m); !strings.Contains(s, fmt.Sprintf("Operations (%d)", n+1)) {
 		t.Errorf("panel title after an agent's edit:\n%s", s)
+	}
+}
+
+func TestNewFileWaitsForASession(t *testing.T) {
+	st, err := store.Open(filepath.Join(t.TempDir(), "new.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	svc := ops.New(st)
+	m := New(svc, Options{Theme: "dark"})
+	run(t, m, m.loadView(""))
+	send(t, m, tea.KeyPressMsg{Code: tea.KeyTab}) // nothing to list yet, and no panic
+	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
+	for _, k := range []string{"j", "k", "g", "G", "v", "d", "s", "/", "T", "o", "R", "u", "enter"} {
+		press(t, m, k)
+	}
+	if s := screen(m); !strings.Contains(s, "No sessions in this file yet") || !strings.Contains(s, "weft import FILE") {
+		t.Fatalf("a new file's screen:\n%s", s)
+	}
+	ctx := ops.WithAuthor(context.Background(), "claude-code")
+	res, err := svc.CreateSession(ctx, ops.CreateSessionArgs{Title: "Made by an agent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, cmd := m.Update(eventMsg(ops.Event{SessionID: res.SessionID, Kind: ops.EventSessionCreated, What: "session created", Author: "claude-code"}))
+	run(t, m, cmd)
+	if s := screen(m); !strings.Contains(s, "Made by an agent") || strings.Contains(s, "No sessions") {
+		t.Fatalf("the agent's session did not open:\n%s", s)
+	}
+	// An empty session answers every key without a panic.
+	for _, k := range []string{"j", "k", "g", "G", "v", "j", "t", "esc", "d", "esc", "s", "r", "esc", "J", "K", "esc", "/", "x", "esc", "T", "esc", "o", "esc", "R", "R", "u", "enter", "?", "?", "ctrl+d", "ctrl+u"} {
+		press(t, m, k)
+	}
+	if s := screen(m); !strings.Contains(s, "no messages yet") {
+		t.Errorf("an empty session's screen:\n%s", s)
+	}
+	if _, cmd := m.Update(tea.KeyPressMsg{Code: 'q', Text: "q"}); cmd == nil {
+		t.Error("q does not quit")
 	}
 }

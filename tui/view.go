@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"weft/model"
@@ -203,7 +204,7 @@ func plural(n int, one string) string {
 
 // scrollToCursor moves the window so the cursor's row is on screen.
 func (m *Model) scrollToCursor() {
-	if m.rows == nil || m.height == 0 {
+	if m.rows == nil || m.rows.Len() == 0 || m.height == 0 {
 		return
 	}
 	h := m.threadHeight()
@@ -237,6 +238,9 @@ func (m *Model) View() tea.View {
 func (m *Model) render() string {
 	if m.err != nil {
 		return m.styles.Status.Error.Render("weft: "+m.err.Error()) + "\n"
+	}
+	if m.empty {
+		return m.emptyView()
 	}
 	if m.view == nil || m.width == 0 {
 		return "loading…"
@@ -393,4 +397,26 @@ func thousands(n int) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// emptyView is a file with no session yet: how to fill it. An agent that
+// creates a session over MCP meanwhile opens it here.
+func (m *Model) emptyView() string {
+	st := m.styles
+	cmd := func(c, what string) string {
+		return "  " + st.Help.Key.Render(fmt.Sprintf("%-18s", c)) + st.Help.Desc.Render(what)
+	}
+	lines := []string{
+		st.Dialog.Title.Render("No sessions in this file yet."),
+		"",
+		cmd("weft import FILE", "a Claude Code, ChatGPT, Codex, OpenAI or ShareGPT thread"),
+		cmd("weft new TITLE", "an empty session to append to"),
+		cmd("weft demo", "weft on a sample thread"),
+		"",
+	}
+	if l := m.opts.Listener; l != nil {
+		lines = append(lines, st.Thread.Empty.Render("An agent at "+l.Addr()+" can create one with create_session: it opens here."), "")
+	}
+	lines = append(lines, st.Help.Desc.Render("q quits"))
+	return lipgloss.NewStyle().Padding(1, 2).Render(strings.Join(lines, "\n"))
 }
