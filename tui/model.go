@@ -4,8 +4,8 @@
 package tui
 
 import (
-	"errors"
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
