@@ -9,8 +9,6 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/sahilm/fuzzy"
-
 	"weft/model"
 	"weft/store"
 )
@@ -157,10 +155,11 @@ func searchDocs(docs []doc, query string, fuzzyMode bool, limit int) ([]int, int
 	for w := range workers {
 		wg.Go(func() {
 			lo, hi := w*len(docs)/workers, (w+1)*len(docs)/workers
+			sc := newLineScorer(query)
 			var out []hit
 			for _, d := range docs[lo:hi] {
 				if fuzzyMode {
-					if score, ok := fuzzyScore(query, d.text); ok {
+					if score, ok := fuzzyScore(sc, d.text); ok {
 						out = append(out, hit{d.index, score})
 					}
 				} else if sub.match(d.text) {
@@ -290,43 +289,23 @@ func equalFoldASCII(text, lowerQ []byte) bool {
 	return true
 }
 
-// fuzzyScore matches the query's characters in order, case-insensitively,
-// against each line of a text, and scores the text by its best line. A
-// cheap in-order check over the whole text first skips most texts.
-func fuzzyScore(query string, text []byte) (int, bool) {
-	if !subsequenceFold(query, text) {
+// fuzzyScore scores a text by its best line (lines cut to 4096 bytes),
+// with the query's characters matched in order, case ignored.
+func fuzzyScore(sc *lineScorer, text []byte) (int, bool) {
+	if !sc.matches(text) {
 		return 0, false
 	}
 	best, found := 0, false
 	for line := range bytes.Lines(text) {
+		line = bytes.TrimRight(line, "\r\n")
 		if len(line) > 4096 {
 			line = line[:4096] // very long lines are scored on their start
 		}
-		ms := fuzzy.Find(query, []string{string(line)})
-		if len(ms) > 0 && (!found || ms[0].Score > best) {
-			best, found = ms[0].Score, true
+		if score, ok := sc.score(line); ok && (!found || score > best) {
+			best, found = score, true
 		}
 	}
 	return best, found
-}
-
-// subsequenceFold reports whether query's bytes occur in text in order,
-// ignoring ASCII case.
-func subsequenceFold(query string, text []byte) bool {
-	j := 0
-	for i := 0; i < len(text) && j < len(query); i++ {
-		a, b := text[i], query[j]
-		if 'A' <= a && a <= 'Z' {
-			a += 'a' - 'A'
-		}
-		if 'A' <= b && b <= 'Z' {
-			b += 'a' - 'A'
-		}
-		if a == b {
-			j++
-		}
-	}
-	return j == len(query)
 }
 
 // LineHit is a fuzzy match on one line of an item.
@@ -348,38 +327,33 @@ func (s *Service) FuzzyLines(ref, query string, within []int, limit int) (hits [
 	}
 	v := snap.view
 	err = s.st.View(func(tx *store.Tx) error {
-		var docs []doc
+		var want []bool // nil: every item
 		if within != nil {
-			docs = make([]doc, 0, len(within))
+			want = make([]bool, v.Len())
 			for _, i := range within {
-				if i >= v.Len() {
-					continue
+				if i >= 0 && i < len(want) {
+					want[i] = true
 				}
-				it := v.Items[i]
-				if it.Seq == 0 {
-					docs = append(docs, doc{i, []byte(v.Synth[it.Synth].Content)})
-					continue
-				}
-				m, err := tx.Message(v.SessionID, it.Seq)
-				if err != nil {
-					return err
-				}
-				docs = append(docs, doc{i, []byte(m.Content)})
 			}
-		} else {
-			docs = make([]doc, 0, v.Len())
+		}
+		n := v.Len()
+		if within != nil {
+			n = len(within)
+		}
+		docs := make([]doc, 0, n)
+		if n > 0 {
 			if err := tx.ScanContent(v.SessionID, func(seq uint64, content []byte) bool {
-				if i := v.IndexOfSeq(seq); i >= 0 {
+				if i := v.IndexOfSeq(seq); i >= 0 && (want == nil || want[i]) {
 					docs = append(docs, doc{i, content})
 				}
 				return true
 			}); err != nil {
 				return err
 			}
-			for si, w := range v.SynthWhere {
-				if w >= 0 {
-					docs = append(docs, doc{int(w), []byte(v.Synth[si].Content)})
-				}
+		}
+		for si, w := range v.SynthWhere {
+			if w >= 0 && (want == nil || want[w]) {
+				docs = append(docs, doc{int(w), []byte(v.Synth[si].Content)})
 			}
 		}
 		hits, candidates = fuzzyDocs(docs, query, limit)
@@ -388,10 +362,13 @@ func (s *Service) FuzzyLines(ref, query string, within []int, limit int) (hits [
 	return hits, candidates, err
 }
 
+// fuzzyDocs finds each document's best line for query, over all cores,
+// and keeps the best limit documents. Hits are copied out of the texts,
+// so the texts may be the store's own memory.
 func fuzzyDocs(docs []doc, query string, limit int) ([]LineHit, []int) {
 	workers := min(runtime.GOMAXPROCS(0), max(len(docs)/1024, 1))
 	type part struct {
-		hits  []LineHit
+		best  bestHits
 		cands []int
 	}
 	parts := make([]part, workers)
@@ -399,50 +376,42 @@ func fuzzyDocs(docs []doc, query string, limit int) ([]LineHit, []int) {
 	for w := range workers {
 		wg.Go(func() {
 			lo, hi := w*len(docs)/workers, (w+1)*len(docs)/workers
-			var p part
+			sc := newLineScorer(query)
+			p := &parts[w]
 			for _, d := range docs[lo:hi] {
-				if !subsequenceFold(query, d.text) {
+				if !sc.matches(d.text) {
 					continue
 				}
 				p.cands = append(p.cands, d.index)
-				var best LineHit
-				found := false
-				for line := range bytes.Lines(d.text) {
-					line = bytes.TrimRight(line, "\r\n")
-					if len(line) > 512 {
-						line = line[:512]
-					}
-					if !subsequenceFold(query, line) {
-						continue
-					}
-					ms := fuzzy.Find(query, []string{string(line)})
-					if len(ms) > 0 && (!found || ms[0].Score > best.Score) {
-						best = LineHit{Index: d.index, Line: ms[0].Str, Matched: ms[0].MatchedIndexes, Score: ms[0].Score}
-						found = true
-					}
-				}
-				if found {
-					p.hits = append(p.hits, best)
+				floor, hasFloor := p.best.floor(limit)
+				if hit, ok := sc.bestLine(d, floor, hasFloor); ok {
+					p.best.offer(hit, limit)
 				}
 			}
-			parts[w] = p
 		})
 	}
 	wg.Wait()
-	var hits []LineHit
+	var best []docHit
 	var cands []int
 	for _, p := range parts {
-		hits = append(hits, p.hits...)
+		best = append(best, p.best...)
 		cands = append(cands, p.cands...)
 	}
-	slices.SortFunc(hits, func(a, b LineHit) int {
-		if a.Score != b.Score {
-			return b.Score - a.Score
+	slices.SortFunc(best, func(a, b docHit) int {
+		if a.score != b.score {
+			return b.score - a.score
 		}
-		return a.Index - b.Index
+		return a.index - b.index
 	})
-	if limit > 0 && len(hits) > limit {
-		hits = hits[:limit]
+	if limit > 0 && len(best) > limit {
+		best = best[:limit]
+	}
+	sc := newLineScorer(query)
+	hits := make([]LineHit, len(best))
+	for i, b := range best {
+		line := b.text[b.start:b.end]
+		sc.score(line)
+		hits[i] = LineHit{Index: b.index, Line: string(line), Matched: slices.Clone(sc.idx), Score: b.score}
 	}
 	slices.Sort(cands)
 	return hits, cands

@@ -381,3 +381,14 @@ func LastMessage(n int) model.Message {
 	}
 	return m
 }
+
+// Contents returns the texts of the first n generated messages, for
+// benchmarks of matching alone.
+func Contents(n int) [][]byte {
+	g := newBenchGen()
+	out := make([][]byte, n)
+	for i := range out {
+		out[i] = []byte(g.next().Content)
+	}
+	return out
+}

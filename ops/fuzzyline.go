@@ -1,0 +1,415 @@
+package ops
+
+import (
+	"bytes"
+	"container/heap"
+	"encoding/binary"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/sahilm/fuzzy"
+)
+
+// Scores of sahilm/fuzzy, which lineScorer reproduces.
+const (
+	fzFirstChar     = 10
+	fzAfterSep      = 20
+	fzCamel         = 20
+	fzAdjacent      = 5
+	fzLeading       = -5
+	fzLeadingMax    = -15
+	fzLineCut       = 512 // lines are matched and shown up to this many bytes
+	fzBoundSaturate = 1 << 40
+)
+
+// lineScorer scores lines against a query exactly as sahilm/fuzzy does,
+// but on bytes and without allocating, jumping from one place that
+// matters to the next with bytes.IndexByte, so a search can score every
+// line of a long thread per keystroke. Lines with bytes outside ASCII (or
+// a NUL), and queries with any, go to sahilm/fuzzy itself; the tests hold
+// the two equal. After score, idx holds the matched byte offsets.
+type lineScorer struct {
+	query        string
+	ascii        bool   // the query is ASCII without NUL
+	lower, upper []byte // the query's bytes in each case (ASCII letters)
+	// upperBound is the most the matched characters can add up to; a
+	// line of n bytes scores at most upperBound + len(query) - n.
+	upperBound int
+	idx        []int
+	nx         nexter
+}
+
+func newLineScorer(query string) *lineScorer {
+	s := &lineScorer{query: query, idx: make([]int, 0, len(query)), ascii: true}
+	for i := 0; i < len(query); i++ {
+		if query[i] >= utf8.RuneSelf || query[i] == 0 {
+			s.ascii = false
+		}
+	}
+	s.lower, s.upper = caseForms(query)
+	// Each character earns at most 20 (a first-character bonus of 10
+	// excludes the others), and the k-th of a run of adjacent ones 5·3^(k-1).
+	k := utf8.RuneCountInString(query)
+	s.upperBound = fzCamel * k
+	adj := fzAdjacent
+	for i := 1; i < k; i++ {
+		s.upperBound += adj
+		if s.upperBound > fzBoundSaturate {
+			s.upperBound = fzBoundSaturate
+			break
+		}
+		adj *= 3
+	}
+	return s
+}
+
+// bound is the most a line of n bytes (after the cut) can score.
+func (s *lineScorer) bound(n int) int {
+	return s.upperBound + utf8.RuneCountInString(s.query) - n
+}
+
+var foldTable = func() (t [256]byte) {
+	for i := range t {
+		t[i] = foldASCII(byte(i))
+	}
+	return t
+}()
+
+func foldASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+func isSepASCII(c byte) bool {
+	return c == '/' || c == '-' || c == '_' || c == ' ' || c == '.' || c == '\\'
+}
+
+// plainASCII reports whether b holds only ASCII and no NUL: the bytes the
+// fast scorer reads as sahilm/fuzzy reads them.
+func plainASCII(b []byte) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for len(b) >= 8 {
+		w := binary.LittleEndian.Uint64(b)
+		// A byte with its high bit set, or a zero byte (the classic test).
+		if w&highs != 0 || (w-ones)&^w&highs != 0 {
+			return false
+		}
+		b = b[8:]
+	}
+	for _, c := range b {
+		if c >= utf8.RuneSelf || c == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// score scores line (already cut and without its line ending).
+func (s *lineScorer) score(line []byte) (int, bool) {
+	if !s.ascii || !plainASCII(line) {
+		return s.reference(line)
+	}
+	s.nx.reset(line)
+	return s.scoreAt(line, 0, len(line))
+}
+
+// scoreAt scores text[start:stop], plain ASCII. It is sahilm/fuzzy's
+// loop over bytes, with folding by table, that jumps with bytes.IndexByte
+// to the next candidate while no candidate waits to be committed.
+func (s *lineScorer) scoreAt(text []byte, start, stop int) (int, bool) {
+	lo, up := s.lower, s.upper
+	k := len(lo)
+	idx := s.idx[:0]
+	total, pi := 0, 0
+	best, bestAt := -1, -1
+	cur := 0
+	pc, pn := lo[0], byte(0) // the current query byte, and the next (0: none; plain text has no NUL)
+	if k > 1 {
+		pn = lo[1]
+	}
+	for j := start; j < stop; j++ {
+		if bestAt < 0 {
+			// Nothing to commit: only the next candidate matters.
+			next := bytes.IndexByte(text[j:stop], pc)
+			if up[pi] != pc {
+				end := stop
+				if next >= 0 {
+					end = j + next
+				}
+				if u := bytes.IndexByte(text[j:end], up[pi]); u >= 0 {
+					next = u
+				}
+			}
+			if next < 0 {
+				break
+			}
+			j += next
+		}
+		c := text[j]
+		if foldTable[c] == pc {
+			score := 0
+			if j == start {
+				score += fzFirstChar
+			} else {
+				last := text[j-1]
+				if 'a' <= last && last <= 'z' && 'A' <= c && c <= 'Z' {
+					score += fzCamel
+				}
+				if isSepASCII(last) {
+					score += fzAfterSep
+				}
+			}
+			if len(idx) > 0 && j-1 == start+idx[len(idx)-1] {
+				b := cur*2 + fzAdjacent
+				score += b
+				cur += b
+			}
+			if score > best {
+				best, bestAt = score, j
+			}
+		}
+		if bestAt >= 0 && (j == stop-1 || foldTable[text[j+1]] == pn) {
+			if len(idx) == 0 {
+				best += max((bestAt-start)*fzLeading, fzLeadingMax)
+			}
+			total += best
+			idx = append(idx, bestAt-start)
+			best, bestAt = -1, -1
+			pi++
+			if pi == k {
+				break
+			}
+			pc, pn = lo[pi], 0
+			if pi+1 < k {
+				pn = lo[pi+1]
+			}
+		}
+	}
+	s.idx = idx
+	return total + len(idx) - (stop - start), len(idx) == k
+}
+
+// reference scores a line with sahilm/fuzzy itself.
+func (s *lineScorer) reference(line []byte) (int, bool) {
+	s.idx = s.idx[:0]
+	ms := fuzzy.Find(s.query, []string{string(line)})
+	if len(ms) == 0 {
+		return 0, false
+	}
+	s.idx = append(s.idx, ms[0].MatchedIndexes...)
+	return ms[0].Score, true
+}
+
+// nexter finds the next occurrence of a byte in a text, remembering each
+// answer: asked with positions that never go back, it reads each byte of
+// the text at most once per byte value looked for.
+type nexter struct {
+	text []byte
+	pos  [256]int
+	gen  [256]uint32
+	g    uint32
+}
+
+func (n *nexter) reset(text []byte) {
+	n.text = text
+	n.g++
+	if n.g == 0 { // wrapped: forget every answer
+		n.gen = [256]uint32{}
+		n.g = 1
+	}
+}
+
+// next is the first index at or after at holding b, or -1.
+func (n *nexter) next(b byte, at int) int {
+	if n.gen[b] == n.g {
+		if p := n.pos[b]; p < 0 || p >= at {
+			return p
+		}
+	}
+	i := -1
+	if at < len(n.text) {
+		if i = bytes.IndexByte(n.text[at:], b); i >= 0 {
+			i += at
+		}
+	}
+	n.gen[b], n.pos[b] = n.g, i
+	return i
+}
+
+// foldNext is the first index in [at, stop) holding lo or up, or -1.
+func (n *nexter) foldNext(lo, up byte, at, stop int) int {
+	i := n.next(lo, at)
+	if up != lo {
+		if j := n.next(up, at); j >= 0 && (i < 0 || j < i) {
+			i = j
+		}
+	}
+	if i >= stop {
+		return -1
+	}
+	return i
+}
+
+// matches reports whether the query's characters occur in text in order,
+// case ignored. For an ASCII query, ASCII letters fold: the Kelvin sign
+// and the long s, which Unicode folds to k and s, are not looked for.
+func (s *lineScorer) matches(text []byte) bool {
+	if !asciiOnly(s.lower) {
+		return subsequenceFold(s.query, text)
+	}
+	s.nx.reset(text)
+	at := 0
+	for i := range s.lower {
+		j := s.nx.foldNext(s.lower[i], s.upper[i], at, len(text))
+		if j < 0 {
+			return false
+		}
+		at = j + 1
+	}
+	return true
+}
+
+func asciiOnly(b []byte) bool {
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// subsequenceFold is matches for queries beyond ASCII: runes compared by
+// Unicode simple folding, as sahilm/fuzzy compares them.
+func subsequenceFold(query string, text []byte) bool {
+	q := []rune(query)
+	i := 0
+	for _, r := range string(text) {
+		if i == len(q) {
+			break
+		}
+		if r == q[i] || foldsTo(r, q[i]) {
+			i++
+		}
+	}
+	return i == len(q)
+}
+
+func foldsTo(a, b rune) bool {
+	for r := unicode.SimpleFold(b); r != b; r = unicode.SimpleFold(r) {
+		if r == a {
+			return true
+		}
+	}
+	return false
+}
+
+// caseForms are a query's bytes lower-cased and upper-cased (ASCII).
+func caseForms(query string) (lower, upper []byte) {
+	lower, upper = []byte(query), []byte(query)
+	for i, c := range lower {
+		lower[i] = foldASCII(c)
+		if 'a' <= lower[i] && lower[i] <= 'z' {
+			upper[i] = lower[i] - 'a' + 'A'
+		}
+	}
+	return lower, upper
+}
+
+// docHit is a document's best line while a search runs: offsets into its
+// text, so nothing is copied until the hit is among the best.
+type docHit struct {
+	index      int
+	score      int
+	text       []byte
+	start, end int
+}
+
+// worse orders hits from the worst kept: lower score, then later index.
+func worse(a, b docHit) bool {
+	if a.score != b.score {
+		return a.score < b.score
+	}
+	return a.index > b.index
+}
+
+// bestHits keeps the best limit hits, the worst on top.
+type bestHits []docHit
+
+func (h bestHits) Len() int           { return len(h) }
+func (h bestHits) Less(i, j int) bool { return worse(h[i], h[j]) }
+func (h bestHits) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *bestHits) Push(x any)        { *h = append(*h, x.(docHit)) }
+func (h *bestHits) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// offer keeps hit if it is among the best limit (limit 0: all).
+func (h *bestHits) offer(hit docHit, limit int) {
+	switch {
+	case limit <= 0 || len(*h) < limit:
+		heap.Push(h, hit)
+	case worse((*h)[0], hit):
+		(*h)[0] = hit
+		heap.Fix(h, 0)
+	}
+}
+
+// floor is the score a line must reach to matter, and whether there is one.
+func (h bestHits) floor(limit int) (int, bool) {
+	if limit <= 0 || len(h) < limit {
+		return 0, false
+	}
+	return h[0].score, true
+}
+
+// bestLine finds a document's best-scoring line. Lines that cannot beat
+// floor (when set) or the best line so far are skipped unread: their
+// length alone rules them out, since sahilm/fuzzy takes a point off for
+// every unmatched byte.
+func (s *lineScorer) bestLine(d doc, floor int, hasFloor bool) (docHit, bool) {
+	hit := docHit{index: d.index, text: d.text}
+	found := false
+	text := d.text
+	plain := s.ascii && plainASCII(text)
+	s.nx.reset(text)
+	for at := 0; at <= len(text); {
+		end := bytes.IndexByte(text[at:], '\n')
+		next := 0
+		if end < 0 {
+			end, next = len(text), len(text)+1
+		} else {
+			end += at
+			next = end + 1
+		}
+		start, stop := at, end
+		at = next
+		for stop > start && text[stop-1] == '\r' {
+			stop--
+		}
+		if stop-start > fzLineCut {
+			stop = start + fzLineCut
+		}
+		line := text[start:stop]
+		// A NUL ends a line for sahilm/fuzzy: such lines are not cut
+		// short by the bound.
+		if b := s.bound(len(line)); (plain || bytes.IndexByte(line, 0) < 0) && ((hasFloor && b < floor) || (found && b <= hit.score)) {
+			continue
+		}
+		var score int
+		var ok bool
+		if plain {
+			score, ok = s.scoreAt(text, start, stop)
+		} else {
+			score, ok = s.score(line)
+		}
+		if ok && (!found || score > hit.score) {
+			hit.score, hit.start, hit.end, found = score, start, stop, true
+		}
+	}
+	return hit, found
+}

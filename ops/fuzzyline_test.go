@@ -1,0 +1,225 @@
+package ops
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/sahilm/fuzzy"
+
+	"weft/internal/benchdata"
+)
+
+// referenceScore is sahilm/fuzzy on one line: what lineScorer must equal.
+func referenceScore(query string, line []byte) (int, []int, bool) {
+	ms := fuzzy.Find(query, []string{string(line)})
+	if len(ms) == 0 {
+		return 0, nil, false
+	}
+	return ms[0].Score, ms[0].MatchedIndexes, true
+}
+
+func checkScore(t *testing.T, query string, line []byte) {
+	t.Helper()
+	sc := newLineScorer(query)
+	got, ok := sc.score(line)
+	want, wantIdx, wantOK := referenceScore(query, line)
+	if ok != wantOK || (ok && (got != want || !slices.Equal(sc.idx, wantIdx))) {
+		t.Fatalf("query %q line %q: got %d %v %v, sahilm/fuzzy %d %v %v", query, line, got, sc.idx, ok, want, wantIdx, wantOK)
+	}
+	if ok && bytes.IndexByte(line, 0) < 0 && got > sc.bound(len(line)) { // a NUL ends the line for sahilm/fuzzy
+		t.Fatalf("query %q line %q: score %d above the bound %d", query, line, got, sc.bound(len(line)))
+	}
+	if ok && !newLineScorer(query).matches(line) {
+		t.Fatalf("query %q line %q: matched, but the prefilter would drop it", query, line)
+	}
+}
+
+func TestLineScorerMatchesSahilmFuzzy(t *testing.T) {
+	cases := []struct{ query, line string }{
+		{"pgsql", "use PgSQL for the queue"},
+		{"abc", "a_b-c"},
+		{"ab", "aB"},
+		{"Ab", "xAb"},
+		{"ab", "ab ab ab"},
+		{"aaa", "aaaa aaa"},
+		{"x", ""},
+		{"x", "x"},
+		{"FooBar", "fooBar fooBAR foo_bar foobar"},
+		{"a b", "a  b"},
+		{"é", "café"},
+		{"caf", "café au lait"},
+		{"k", "\u212a kelvin"},
+		{"ab", "a\x00b"},
+		{"db migration", "database migration plan"},
+		{"retry", "Retry with backoff; retries=3; RETRY!"},
+	}
+	for _, c := range cases {
+		checkScore(t, c.query, []byte(c.line))
+	}
+	// Random lines over a small alphabet, so matches are frequent.
+	rng := rand.New(rand.NewPCG(1, 2))
+	const alpha = "aAbBcC _-./\\xyZ1"
+	word := func(n int) string {
+		var b strings.Builder
+		for range n {
+			b.WriteByte(alpha[rng.IntN(len(alpha))])
+		}
+		return b.String()
+	}
+	for range 50_000 {
+		checkScore(t, word(1+rng.IntN(5)), []byte(word(rng.IntN(40))))
+	}
+}
+
+func FuzzLineScorer(f *testing.F) {
+	f.Add("pgsql", "use PgSQL for the queue")
+	f.Add("ab", "a_b-cAB")
+	f.Add("é", "café")
+	f.Fuzz(func(t *testing.T, query, line string) {
+		if query == "" || strings.ContainsAny(line, "\n") || len(line) > fzLineCut ||
+			!utf8.ValidString(query) || !utf8.ValidString(line) || strings.ContainsRune(query, 0) {
+			return // stored text is valid UTF-8 (JSON makes it so)
+		}
+		if asciiOnly([]byte(query)) && strings.ContainsAny(line, "\u212a\u017f") {
+			return // the Kelvin sign and the long s: see subsequence
+		}
+		checkScore(t, query, []byte(line))
+	})
+}
+
+// referenceFuzzyDocs is fuzzyDocs written the plain way: every line of
+// every document through sahilm/fuzzy, all ranked.
+func referenceFuzzyDocs(docs []doc, query string, limit int) ([]LineHit, []int) {
+	var hits []LineHit
+	var cands []int
+	sc := newLineScorer(query)
+	for _, d := range docs {
+		if !sc.matches(d.text) {
+			continue
+		}
+		cands = append(cands, d.index)
+		var best LineHit
+		found := false
+		for line := range bytes.Lines(d.text) {
+			line = bytes.TrimRight(line, "\r\n")
+			if len(line) > fzLineCut {
+				line = line[:fzLineCut]
+			}
+			if score, idx, ok := referenceScore(query, line); ok && (!found || score > best.Score) {
+				best, found = LineHit{Index: d.index, Line: string(line), Matched: idx, Score: score}, true
+			}
+		}
+		if found {
+			hits = append(hits, best)
+		}
+	}
+	slices.SortFunc(hits, func(a, b LineHit) int {
+		if a.Score != b.Score {
+			return b.Score - a.Score
+		}
+		return a.Index - b.Index
+	})
+	if limit > 0 && len(hits) > limit {
+		hits = hits[:limit]
+	}
+	slices.Sort(cands)
+	return hits, cands
+}
+
+// TestFuzzyDocsPrunesNothingItShouldKeep: skipping lines by their length
+// once the best limit are known must give exactly the plain ranking.
+func TestFuzzyDocsPrunesNothingItShouldKeep(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	words := []string{"retry", "Redis", "pg", "SQL", "pgsql", "migration", "data", "base", "plan", "a", "the", "x_y", "café", "p/g", "\r", "PGSQL", "ReTry", "a\x00b", "DataBase"}
+	text := func() []byte {
+		var b bytes.Buffer
+		for range rng.IntN(60) {
+			b.WriteString(words[rng.IntN(len(words))])
+			switch rng.IntN(8) {
+			case 0:
+				b.WriteByte('\n')
+			case 1:
+				b.WriteString(strings.Repeat("z", rng.IntN(600)))
+			default:
+				b.WriteByte(' ')
+			}
+		}
+		return b.Bytes()
+	}
+	for round := range 4 {
+		docs := make([]doc, 1500)
+		for i := range docs {
+			docs[i] = doc{index: (i * 7919) % len(docs), text: text()}
+		}
+		for _, q := range []string{"p", "pg", "pgs", "pgsql", "retry", "data plan", "Rd", "é"} {
+			for _, limit := range []int{0, 1, 200} {
+				got, gotC := fuzzyDocs(docs, q, limit)
+				want, wantC := referenceFuzzyDocs(docs, q, limit)
+				if !slices.Equal(gotC, wantC) {
+					t.Fatalf("round %d %q: %d candidates, want %d", round, q, len(gotC), len(wantC))
+				}
+				if len(got) != len(want) {
+					t.Fatalf("round %d %q limit %d: %d hits, want %d", round, q, limit, len(got), len(want))
+				}
+				for i := range got {
+					g, w := got[i], want[i]
+					if g.Index != w.Index || g.Score != w.Score || g.Line != w.Line || !slices.Equal(g.Matched, w.Matched) {
+						t.Fatalf("round %d %q limit %d hit %d: got %+v, want %+v", round, q, limit, i, g, w)
+					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkFuzzyDocs is the matching a search keystroke costs on 100k
+// generated messages, without the store: each query typed a character at
+// a time, each prefix narrowed within the previous one's candidates as
+// the TUI does. One op is the whole query.
+func BenchmarkFuzzyDocs(b *testing.B) {
+	texts := benchdata.Contents(100_000)
+	docs := make([]doc, len(texts))
+	for i, t := range texts {
+		docs[i] = doc{i, t}
+	}
+	for _, q := range []string{"pgsql", "retry", "database migration plan"} {
+		b.Run("q="+strings.ReplaceAll(q, " ", "_"), func(b *testing.B) {
+			var per []time.Duration
+			for b.Loop() {
+				within := docs
+				for i := range q {
+					t0 := time.Now()
+					_, cands := fuzzyDocs(within, q[:i+1], 200)
+					per = append(per, time.Since(t0))
+					next := make([]doc, 0, len(cands))
+					for _, c := range cands {
+						next = append(next, docs[c])
+					}
+					within = next
+				}
+			}
+			slices.Sort(per)
+			b.ReportMetric(float64(per[len(per)/2])/1e6, "p50-ms/key")
+			b.ReportMetric(float64(per[len(per)-1])/1e6, "max-ms/key")
+		})
+	}
+}
+
+func TestPlainASCII(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		want bool
+	}{
+		{"", true}, {"plain text, 12345678 and more", true}, {"café", false},
+		{"0123456\x00", false}, {"\x00", false}, {"01234567\x80", false}, {"\x7f\x01", true},
+	} {
+		if got := plainASCII([]byte(c.s)); got != c.want {
+			t.Errorf("plainASCII(%q) = %v", c.s, got)
+		}
+	}
+}
