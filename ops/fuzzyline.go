@@ -12,14 +12,16 @@ import (
 
 // Scores of sahilm/fuzzy, which lineScorer reproduces.
 const (
-	fzFirstChar     = 10
-	fzAfterSep      = 20
-	fzCamel         = 20
-	fzAdjacent      = 5
-	fzLeading       = -5
-	fzLeadingMax    = -15
-	fzLineCut       = 512 // lines are matched and shown up to this many bytes
-	fzBoundSaturate = 1 << 40
+	fzFirstChar  = 10
+	fzAfterSep   = 20
+	fzCamel      = 20
+	fzAdjacent   = 5
+	fzLeading    = -5
+	fzLeadingMax = -15
+	fzLineCut    = 512 // lines are matched and shown up to this many bytes
+	// fzNoBound stands for a bound too large to keep: past it nothing is
+	// pruned (sahilm/fuzzy's scores of very long queries grow past any).
+	fzNoBound = 1 << 50
 )
 
 // lineScorer scores lines against a query exactly as sahilm/fuzzy does,
@@ -35,7 +37,9 @@ type lineScorer struct {
 	// upperBound is the most the matched characters can add up to; a
 	// line of n bytes scores at most upperBound + len(query) - n.
 	upperBound int
+	k          int // the query's length in characters
 	idx        []int
+	cur        int // the adjacency bonus the last fast scoring ended with
 	nx         nexter
 }
 
@@ -49,13 +53,13 @@ func newLineScorer(query string) *lineScorer {
 	s.lower, s.upper = caseForms(query)
 	// Each character earns at most 20 (a first-character bonus of 10
 	// excludes the others), and the k-th of a run of adjacent ones 5·3^(k-1).
-	k := utf8.RuneCountInString(query)
-	s.upperBound = fzCamel * k
+	s.k = utf8.RuneCountInString(query)
+	s.upperBound = fzCamel * s.k
 	adj := fzAdjacent
-	for i := 1; i < k; i++ {
+	for i := 1; i < s.k; i++ {
 		s.upperBound += adj
-		if s.upperBound > fzBoundSaturate {
-			s.upperBound = fzBoundSaturate
+		if s.upperBound >= fzNoBound {
+			s.upperBound = fzNoBound
 			break
 		}
 		adj *= 3
@@ -63,9 +67,43 @@ func newLineScorer(query string) *lineScorer {
 	return s
 }
 
-// bound is the most a line of n bytes (after the cut) can score.
+// bound is the most a line of n bytes (after the cut) can score, or
+// fzNoBound.
 func (s *lineScorer) bound(n int) int {
-	return s.upperBound + utf8.RuneCountInString(s.query) - n
+	if s.upperBound >= fzNoBound {
+		return fzNoBound
+	}
+	return s.upperBound + s.k - n
+}
+
+// fzBound is what a document's lines can score at most for a query, and
+// the most adjacency bonus they can have gathered (sahilm/fuzzy's
+// currAdjacentMatchBonus); c < 0: unknown. From these, the bounds for a
+// query one character longer follow without reading the document: the
+// characters before the last match where they did, the last can only
+// do worse on fewer candidates (or escape a leading penalty of at most
+// 15), and the new one earns at most 20 plus an adjacency bonus of
+// 2c+5, and a point back from the length penalty. So s grows by at most
+// 41 + 2c and c to at most 3c + 5.
+type fzBound struct{ s, c int }
+
+var fzUnknown = fzBound{c: -1}
+
+func (b fzBound) known() bool { return b.c >= 0 && b.s < fzNoBound && b.c < fzNoBound }
+
+// extend is the bound after n more query characters.
+func (b fzBound) extend(n int) fzBound {
+	for range n {
+		if !b.known() {
+			return fzUnknown
+		}
+		b.s += 41 + 2*b.c
+		b.c = 3*b.c + 5
+	}
+	if !b.known() {
+		return fzUnknown
+	}
+	return b
 }
 
 var foldTable = func() (t [256]byte) {
@@ -187,13 +225,13 @@ func (s *lineScorer) scoreAt(text []byte, start, stop int) (int, bool) {
 			}
 		}
 	}
-	s.idx = idx
+	s.idx, s.cur = idx, cur
 	return total + len(idx) - (stop - start), len(idx) == k
 }
 
 // reference scores a line with sahilm/fuzzy itself.
 func (s *lineScorer) reference(line []byte) (int, bool) {
-	s.idx = s.idx[:0]
+	s.idx, s.cur = s.idx[:0], -1
 	ms := fuzzy.Find(s.query, []string{string(line)})
 	if len(ms) == 0 {
 		return 0, false
@@ -367,27 +405,29 @@ func (h bestHits) floor(limit int) (int, bool) {
 	return h[0].score, true
 }
 
-// bestLine finds a document's best-scoring line. Lines that cannot beat
-// floor (when set) or the best line so far are skipped unread: their
-// length alone rules them out, since sahilm/fuzzy takes a point off for
-// every unmatched byte.
-func (s *lineScorer) bestLine(d doc, floor int, hasFloor bool) (docHit, bool) {
+// bestLine finds a document's best-scoring line, and the bound its lines
+// give for a longer query. Lines that cannot beat floor (when set) or the
+// best line so far are skipped unread: their length alone rules them out,
+// since sahilm/fuzzy takes a point off for every unmatched byte, or prev
+// (the document's bound for the query this one extends) does.
+func (s *lineScorer) bestLine(d doc, floor int, hasFloor bool, prev fzBound) (docHit, bool, fzBound) {
 	hit := docHit{index: d.index, text: d.text}
 	found := false
 	text := d.text
 	plain := s.ascii && plainASCII(text)
+	next := fzBound{s: -fzNoBound}
 	s.nx.reset(text)
 	for at := 0; at <= len(text); {
 		end := bytes.IndexByte(text[at:], '\n')
-		next := 0
+		after := 0
 		if end < 0 {
-			end, next = len(text), len(text)+1
+			end, after = len(text), len(text)+1
 		} else {
 			end += at
-			next = end + 1
+			after = end + 1
 		}
 		start, stop := at, end
-		at = next
+		at = after
 		for stop > start && text[stop-1] == '\r' {
 			stop--
 		}
@@ -396,8 +436,20 @@ func (s *lineScorer) bestLine(d doc, floor int, hasFloor bool) (docHit, bool) {
 		}
 		line := text[start:stop]
 		// A NUL ends a line for sahilm/fuzzy: such lines are not cut
-		// short by the bound.
-		if b := s.bound(len(line)); (plain || bytes.IndexByte(line, 0) < 0) && ((hasFloor && b < floor) || (found && b <= hit.score)) {
+		// short by their length.
+		b := fzNoBound
+		if plain || bytes.IndexByte(line, 0) < 0 {
+			b = s.bound(len(line))
+		}
+		if prev.known() {
+			b = min(b, prev.s)
+		}
+		if (hasFloor && b < floor) || (found && b <= hit.score) {
+			if prev.known() {
+				next.s, next.c = max(next.s, b), max(next.c, prev.c)
+			} else {
+				next = fzUnknown
+			}
 			continue
 		}
 		var score int
@@ -407,9 +459,22 @@ func (s *lineScorer) bestLine(d doc, floor int, hasFloor bool) (docHit, bool) {
 		} else {
 			score, ok = s.score(line)
 		}
-		if ok && (!found || score > hit.score) {
+		if !ok {
+			continue // a line without the query cannot have a longer one
+		}
+		if next.known() {
+			c := s.cur
+			if c < 0 {
+				// Each adjacency bonus is at most its character's score,
+				// and those add up to the score less the length penalty
+				// and a leading penalty of at most 15.
+				c = score - s.k + len(line) - fzLeadingMax
+			}
+			next.s, next.c = max(next.s, score), max(next.c, c)
+		}
+		if !found || score > hit.score {
 			hit.score, hit.start, hit.end, found = score, start, stop, true
 		}
 	}
-	return hit, found
+	return hit, found, next
 }

@@ -151,14 +151,18 @@ func TestFuzzyDocsPrunesNothingItShouldKeep(t *testing.T) {
 		}
 		return b.Bytes()
 	}
-	for round := range 4 {
-		docs := make([]doc, 1500)
+	rounds, size := 4, 1500
+	if testing.Short() {
+		rounds, size = 1, 300
+	}
+	for round := range rounds {
+		docs := make([]doc, size)
 		for i := range docs {
 			docs[i] = doc{index: (i * 7919) % len(docs), text: text()}
 		}
 		for _, q := range []string{"p", "pg", "pgs", "pgsql", "retry", "data plan", "Rd", "é"} {
 			for _, limit := range []int{0, 1, 200} {
-				got, gotC := fuzzyDocs(docs, q, limit)
+				got, gotC := fuzzyDocs(docs, q, limit, nil, -1, nil)
 				want, wantC := referenceFuzzyDocs(docs, q, limit)
 				if !slices.Equal(gotC, wantC) {
 					t.Fatalf("round %d %q: %d candidates, want %d", round, q, len(gotC), len(wantC))
@@ -171,6 +175,89 @@ func TestFuzzyDocsPrunesNothingItShouldKeep(t *testing.T) {
 					if g.Index != w.Index || g.Score != w.Score || g.Line != w.Line || !slices.Equal(g.Matched, w.Matched) {
 						t.Fatalf("round %d %q limit %d hit %d: got %+v, want %+v", round, q, limit, i, g, w)
 					}
+				}
+			}
+		}
+	}
+}
+
+// TestFuzzyDocsNarrowsExactly types queries a few characters at a time,
+// each search narrowed by the last one's state as the TUI does, and holds
+// every step's hits to the plain ranking over all documents.
+func TestFuzzyDocsNarrowsExactly(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	phrases := []string{"database migration plan", "data base", "migration", "plan", "pgsql", "retry the job", "x", "DataBase Migration", "café plan", "d_a-t/a"}
+	text := func() []byte {
+		var b bytes.Buffer
+		for range rng.IntN(40) {
+			p := phrases[rng.IntN(len(phrases))]
+			if rng.IntN(3) == 0 { // break it up
+				i := rng.IntN(len(p))
+				p = p[:i] + strings.Repeat("q", rng.IntN(4)) + p[i:]
+			}
+			b.WriteString(p)
+			switch rng.IntN(6) {
+			case 0:
+				b.WriteByte('\n')
+			case 1:
+				b.WriteString(strings.Repeat("z", rng.IntN(300)))
+			default:
+				b.WriteByte(' ')
+			}
+		}
+		return b.Bytes()
+	}
+	rounds, size := 3, 1000
+	if testing.Short() {
+		rounds, size = 1, 200
+	}
+	for round := range rounds {
+		docs := make([]doc, size)
+		byIndex := make([]doc, len(docs))
+		for i := range docs {
+			docs[i] = doc{index: (i * 7919) % len(docs), text: text()}
+			byIndex[docs[i].index] = docs[i]
+		}
+		for _, q := range []string{"database migration plan", "data plan", "DataBase", "pgsql retry", "café", "d_a-t/a"} {
+			for _, limit := range []int{1, 20} {
+				var prev []fzBound
+				steps, within, typed := -1, docs, 0
+				for typed < len(q) {
+					add := 1 + rng.IntN(3)
+					for typed+add < len(q) && !utf8.RuneStart(q[typed+add]) {
+						add++ // whole characters only
+					}
+					was := typed
+					typed = min(typed+add, len(q))
+					if prev != nil {
+						steps = utf8.RuneCountInString(q[was:typed])
+					}
+					next := make([]fzBound, len(docs))
+					got, cands := fuzzyDocs(within, q[:typed], limit, prev, steps, next)
+					want, wantC := referenceFuzzyDocs(docs, q[:typed], limit)
+					if !slices.Equal(cands, wantC) {
+						t.Fatalf("round %d %q: %d candidates, want %d", round, q[:typed], len(cands), len(wantC))
+					}
+					if len(got) != len(want) {
+						t.Fatalf("round %d %q limit %d: %d hits, want %d", round, q[:typed], limit, len(got), len(want))
+					}
+					for i := range got {
+						if got[i].Index != want[i].Index || got[i].Score != want[i].Score || got[i].Line != want[i].Line {
+							t.Fatalf("round %d %q limit %d hit %d: got %+v, want %+v", round, q[:typed], limit, i, got[i], want[i])
+						}
+					}
+					// Every bound kept holds: no document scores above it.
+					for _, c := range cands {
+						h, _ := referenceFuzzyDocs([]doc{byIndex[c]}, q[:typed], 1)
+						if len(h) > 0 && next[c].known() && next[c].s < h[0].Score {
+							t.Fatalf("%q: document %d scores %d above its bound %+v", q[:typed], c, h[0].Score, next[c])
+						}
+					}
+					within = within[:0:0]
+					for _, c := range cands {
+						within = append(within, byIndex[c])
+					}
+					prev = next
 				}
 			}
 		}
@@ -192,10 +279,13 @@ func BenchmarkFuzzyDocs(b *testing.B) {
 			var per []time.Duration
 			for b.Loop() {
 				within := docs
+				var prev []fzBound
 				for i := range q {
 					t0 := time.Now()
-					_, cands := fuzzyDocs(within, q[:i+1], 200)
+					bounds := make([]fzBound, len(docs))
+					_, cands := fuzzyDocs(within, q[:i+1], 200, prev, min(i, 1)*2-1, bounds)
 					per = append(per, time.Since(t0))
+					prev = bounds
 					next := make([]doc, 0, len(cands))
 					for _, c := range cands {
 						next = append(next, docs[c])

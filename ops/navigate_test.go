@@ -238,12 +238,12 @@ func TestFuzzyLines(t *testing.T) {
 	f := newFixture(t)
 	sid := f.session("fuzzy", 10)
 	f.mustCall("append_messages", `{"messages":[{"role":"user","content":"first line\nwe should use PostgreSQL here\nlast"},{"role":"assistant","content":"pg sql? maybe"}]}`)
-	hits, cands, err := f.svc.FuzzyLines(sid, "pgsql", nil, 10)
+	hits, state, err := f.svc.FuzzyLines(sid, "pgsql", nil, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(hits) != 2 || len(cands) != 2 {
-		t.Fatalf("hits %+v candidates %v", hits, cands)
+	if len(hits) != 2 || state.Candidates() != 2 {
+		t.Fatalf("hits %+v candidates %d", hits, state.Candidates())
 	}
 	for _, h := range hits {
 		if strings.Contains(h.Line, "\n") || len(h.Matched) != 5 {
@@ -251,10 +251,16 @@ func TestFuzzyLines(t *testing.T) {
 		}
 	}
 	// Narrowing: the candidates of "pgsql" hold every match of "pgsqlh".
-	narrowed, _, _ := f.svc.FuzzyLines(sid, "pgsqlh", cands, 10)
+	narrowed, _, _ := f.svc.FuzzyLines(sid, "pgsqlh", state, 10)
 	full, _, _ := f.svc.FuzzyLines(sid, "pgsqlh", nil, 10)
 	if len(narrowed) != len(full) || len(full) != 1 || full[0].Index != 10 {
 		t.Fatalf("narrowed %+v, full %+v", narrowed, full)
+	}
+	// A state from before an edit is not used: indices have moved.
+	f.mustCall("snip_messages", `{"start_idx":0,"end_idx":0}`)
+	after, _, _ := f.svc.FuzzyLines(sid, "pgsqlh", state, 10)
+	if len(after) != 1 || after[0].Index != 9 {
+		t.Fatalf("after a snip, with the old state: %+v", after)
 	}
 }
 

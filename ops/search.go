@@ -316,29 +316,59 @@ type LineHit struct {
 	Score   int
 }
 
+// FuzzyState is what a fuzzy search learned, for the next query that
+// extends it: the items that have the query's characters in order, and
+// bounds on what each can score. It belongs to one version of a session's
+// view; FuzzyLines ignores a state that does not fit.
+type FuzzyState struct {
+	sessionID string
+	version   uint64
+	query     string
+	cands     []int
+	bounds    []fzBound // by item index
+}
+
+// Query is the query the state is for.
+func (st *FuzzyState) Query() string {
+	if st == nil {
+		return ""
+	}
+	return st.query
+}
+
+// Candidates is how many items have the query's characters in order.
+func (st *FuzzyState) Candidates() int {
+	if st == nil {
+		return 0
+	}
+	return len(st.cands)
+}
+
 // FuzzyLines matches query against every line of the effective thread
-// (best line per item), best first, returning at most limit hits and the
-// items that passed the prefilter. Passing those back as within when the
-// next query extends this one narrows the search instead of starting over.
-func (s *Service) FuzzyLines(ref, query string, within []int, limit int) (hits []LineHit, candidates []int, err error) {
+// (best line per item), best first, returning at most limit hits and a
+// state. Passing that state back when the next query extends this one
+// narrows the search to the items that can still match, and skips those
+// that cannot reach the best limit, instead of starting over.
+func (s *Service) FuzzyLines(ref, query string, prev *FuzzyState, limit int) (hits []LineHit, next *FuzzyState, err error) {
 	snap, err := s.snapshot(ref)
 	if err != nil {
 		return nil, nil, err
 	}
 	v := snap.view
+	steps := -1 // characters added since prev; -1: prev does not apply
+	if prev != nil && prev.sessionID == snap.info.ID && prev.version == snap.info.Version && strings.HasPrefix(query, prev.query) {
+		steps = utf8.RuneCountInString(query) - utf8.RuneCountInString(prev.query)
+	}
+	next = &FuzzyState{sessionID: snap.info.ID, version: snap.info.Version, query: query, bounds: make([]fzBound, v.Len())}
 	err = s.st.View(func(tx *store.Tx) error {
 		var want []bool // nil: every item
-		if within != nil {
-			want = make([]bool, v.Len())
-			for _, i := range within {
-				if i >= 0 && i < len(want) {
-					want[i] = true
-				}
-			}
-		}
 		n := v.Len()
-		if within != nil {
-			n = len(within)
+		if steps >= 0 {
+			want = make([]bool, v.Len())
+			for _, i := range prev.cands {
+				want[i] = true
+			}
+			n = len(prev.cands)
 		}
 		docs := make([]doc, 0, n)
 		if n > 0 {
@@ -356,16 +386,23 @@ func (s *Service) FuzzyLines(ref, query string, within []int, limit int) (hits [
 				docs = append(docs, doc{int(w), []byte(v.Synth[si].Content)})
 			}
 		}
-		hits, candidates = fuzzyDocs(docs, query, limit)
+		var prevBounds []fzBound
+		if steps >= 0 {
+			prevBounds = prev.bounds
+		}
+		hits, next.cands = fuzzyDocs(docs, query, limit, prevBounds, steps, next.bounds)
 		return nil
 	})
-	return hits, candidates, err
+	return hits, next, err
 }
 
 // fuzzyDocs finds each document's best line for query, over all cores,
 // and keeps the best limit documents. Hits are copied out of the texts,
-// so the texts may be the store's own memory.
-func fuzzyDocs(docs []doc, query string, limit int) ([]LineHit, []int) {
+// so the texts may be the store's own memory. With prev (bounds by
+// document index for a query steps characters shorter), documents that
+// cannot reach the best limit are not read; bounds (when not nil)
+// receives the bounds for the next query.
+func fuzzyDocs(docs []doc, query string, limit int, prev []fzBound, steps int, bounds []fzBound) ([]LineHit, []int) {
 	workers := min(runtime.GOMAXPROCS(0), max(len(docs)/1024, 1))
 	type part struct {
 		best  bestHits
@@ -383,8 +420,22 @@ func fuzzyDocs(docs []doc, query string, limit int) ([]LineHit, []int) {
 					continue
 				}
 				p.cands = append(p.cands, d.index)
+				pb := fzUnknown
+				if prev != nil {
+					pb = prev[d.index].extend(steps)
+				}
 				floor, hasFloor := p.best.floor(limit)
-				if hit, ok := sc.bestLine(d, floor, hasFloor); ok {
+				if hasFloor && pb.known() && pb.s < floor {
+					if bounds != nil {
+						bounds[d.index] = pb // not read: what was known still holds
+					}
+					continue
+				}
+				hit, ok, nb := sc.bestLine(d, floor, hasFloor, pb)
+				if bounds != nil {
+					bounds[d.index] = nb
+				}
+				if ok {
 					p.best.offer(hit, limit)
 				}
 			}

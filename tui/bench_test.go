@@ -429,7 +429,7 @@ func TestSearchKeystrokeDoesNotMatchInUpdate(t *testing.T) {
 		t.Fatalf("%d hits shown, the result had %d", len(m.search.hits), len(res.hits))
 	}
 	// The next keystroke narrows within the items that passed before.
-	if len(m.search.cands) == 0 || m.search.candQuery != "r" {
-		t.Fatalf("no candidates kept for narrowing: %d for %q", len(m.search.cands), m.search.candQuery)
+	if m.search.state.Candidates() == 0 || m.search.state.Query() != "r" {
+		t.Fatalf("no candidates kept for narrowing: %d for %q", m.search.state.Candidates(), m.search.state.Query())
 	}
 }

@@ -24,17 +24,16 @@ type search struct {
 	hits  []ops.LineHit
 	sel   int
 	err   error
-	// cands are the items that passed the prefilter for candQuery; a
-	// query extending it is matched against them only.
-	cands     []int
-	candQuery string
+	// state is what the last result learned: a query extending it is
+	// matched only where it can still match and reach the best.
+	state *ops.FuzzyState
 }
 
 type searchResultMsg struct {
 	seq   int
 	query string
 	hits  []ops.LineHit
-	cands []int
+	state *ops.FuzzyState
 	err   error
 }
 
@@ -60,30 +59,27 @@ func (m *Model) runSearch() tea.Cmd {
 	s.seq++
 	s.query = q
 	if strings.TrimSpace(q) == "" {
-		s.hits, s.sel, s.cands, s.candQuery = nil, 0, nil, ""
+		s.hits, s.sel, s.state = nil, 0, nil
 		return nil
 	}
-	var within []int
-	if s.candQuery != "" && strings.HasPrefix(q, s.candQuery) {
-		within = s.cands
-		if within == nil {
-			within = []int{} // nothing passed before: nothing can now
-		}
-	}
-	seq, svc, sid := s.seq, m.svc, m.sid
+	seq, svc, sid, prev := s.seq, m.svc, m.sid, s.state
 	return func() tea.Msg {
-		hits, cands, err := svc.FuzzyLines(sid, q, within, searchLimit)
-		return searchResultMsg{seq, q, hits, cands, err}
+		hits, state, err := svc.FuzzyLines(sid, q, prev, searchLimit)
+		return searchResultMsg{seq, q, hits, state, err}
 	}
 }
 
 func (m *Model) searchResult(msg searchResultMsg) {
 	s := &m.search
+	// A stale answer is not shown, but what it learned still narrows
+	// the next search if the query goes on from it.
+	if msg.state != nil && strings.HasPrefix(s.query, msg.query) && (s.state == nil || len(msg.query) >= len(s.state.Query())) {
+		s.state = msg.state
+	}
 	if msg.seq != s.seq {
-		return // a stale answer
+		return
 	}
 	s.hits, s.err, s.sel = msg.hits, msg.err, 0
-	s.cands, s.candQuery = msg.cands, msg.query
 }
 
 func (m *Model) searchKey(msg tea.KeyPressMsg) tea.Cmd {
