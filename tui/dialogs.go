@@ -129,7 +129,7 @@ func (d *textDialog) HandleMsg(msg tea.Msg) (bool, tea.Cmd) {
 			return false, nil
 		}
 		d.area.SetValue(msg.text)
-		d.note, d.noteErr = "draft by "+msg.by+": edit it, then ctrl+s", false
+		d.note, d.noteErr = msg.by+": edit it, then ctrl+s", false
 		return false, nil
 	}
 	var cmd tea.Cmd

@@ -20,7 +20,7 @@ func TestDigestDraft(t *testing.T) {
 	}
 	send(t, m, tea.KeyPressMsg{Code: 'g', Mod: tea.ModCtrl})
 	draft := d.area.Value()
-	if strings.TrimSpace(draft) == "" || !strings.Contains(screen(m), "draft by extractive") {
+	if strings.TrimSpace(draft) == "" || !strings.Contains(screen(m), "drafted locally (extractive)") {
 		t.Fatalf("no draft:\n%s", screen(m))
 	}
 	send(t, m, tea.KeyPressMsg{Code: 's', Mod: tea.ModCtrl})

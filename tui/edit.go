@@ -123,7 +123,10 @@ func (m *Model) startDigest() tea.Cmd {
 			// The TUI has no client model to sample: summarize_message_range
 			// uses the configured endpoint, else writes an extractive draft.
 			r, err := svc.SummarizeMessageRange(context.Background(), ops.SummarizeArgs{Selection: sel})
-			by := r.Source
+			by := map[string]string{ops.SourceExtractive: "drafted locally (extractive)", ops.SourceSampling: "drafted by the client's model", ops.SourceEndpoint: "drafted by the summary endpoint"}[r.Source]
+			if by == "" {
+				by = "drafted by " + r.Source
+			}
 			if r.Model != "" {
 				by += " (" + r.Model + ")"
 			}

@@ -98,13 +98,31 @@ func (m *Model) itemOf(it model.Item) item {
 	if it.Seq == 0 {
 		s := &m.view.Synth[it.Synth]
 		kind := map[model.OpType]string{model.OpDigest: "digest", model.OpRevise: "revision", model.OpInsert: "inserted"}[s.OpType]
-		return item{id: s.ID(), role: s.Role, content: s.Content, name: s.Name, at: s.CreatedAt.Local().Format("Jan 02 15:04"), synthetic: kind, loaded: true}
+		return item{id: s.ID(), role: s.Role, content: s.Content, name: s.Name, at: synthTime(s), synthetic: kind, loaded: true}
 	}
 	b := m.bodies[it.Seq]
 	if b == nil {
 		return item{id: model.MessageID(it.Seq)}
 	}
 	return item{id: b.ID, role: b.Role, content: b.Content, name: b.Name, at: b.CreatedAt.Local().Format("Jan 02 15:04"), loaded: true}
+}
+
+// synthTime dates a synthetic item by what it stands for: a digest by
+// the span of the messages it covers, anything else by when it was made.
+func synthTime(s *model.Synthetic) string {
+	const layout = "Jan 02 15:04"
+	if s.TimeSpanStart.IsZero() {
+		return s.CreatedAt.Local().Format(layout)
+	}
+	from, to := s.TimeSpanStart.Local(), s.TimeSpanEnd.Local()
+	switch {
+	case to.IsZero() || to.Equal(from):
+		return from.Format(layout)
+	case from.Format("Jan 02") == to.Format("Jan 02"):
+		return from.Format(layout) + "–" + to.Format("15:04")
+	default:
+		return from.Format(layout) + " – " + to.Format(layout)
+	}
 }
 
 func (m *Model) renderItem(it model.Item, width int, open, dimmed bool) []string {
