@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/textinput"
@@ -114,10 +115,13 @@ func (p *sessionsPanel) View(width int, st *themes.Styles) string {
 		if k == p.cursor {
 			style, prefix = st.List.Selected, "▸ "
 		}
-		title := highlight(ansi.Truncate(s.Title, 48, "…"), p.match[i], style, st.Search.Match)
 		updated, _ := time.Parse(time.RFC3339Nano, s.UpdatedAt)
-		meta := st.List.Meta.Render(fmt.Sprintf("%6d msgs %9s tokens  %s", s.MessageCount, thousands(s.Tokens), updated.Local().Format("Jan 02 15:04")))
-		lines = append(lines, prefix+title+"  "+meta)
+		meta := fmt.Sprintf("%7s msgs %9s tokens  %s", thousands(s.MessageCount), thousands(s.Tokens), updated.Local().Format("Jan 02 15:04"))
+		// Titles take what the columns leave, all cut to the same width.
+		titleW := max(w-4-len(prefix)-2-ansi.StringWidth(meta), 8)
+		cut := ansi.Truncate(s.Title, titleW, "…")
+		title := highlight(cut, p.match[i], style, st.Search.Match) + strings.Repeat(" ", titleW-ansi.StringWidth(cut))
+		lines = append(lines, prefix+title+"  "+st.List.Meta.Render(meta))
 	}
 	if len(p.shown) == 0 {
 		lines = append(lines, st.Thread.Empty.Render("no session matches"))
