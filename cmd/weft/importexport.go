@@ -7,7 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -38,7 +40,12 @@ func cmdImport(ctx context.Context, svc *ops.Service, args []string, stdout, std
 	failed := 0
 	for _, file := range files {
 		if err := importFile(ctx, svc, file, formats.Format(*format), *session, stdout, stderr); err != nil {
-			fmt.Fprintf(stderr, "weft: %s: %v\n", file, err)
+			var fe *fileError
+			if errors.As(err, &fe) {
+				fmt.Fprintf(stderr, "weft: %v\n", err)
+			} else {
+				fmt.Fprintf(stderr, "weft: %s: %v\n", file, err)
+			}
 			failed++
 		}
 	}
@@ -63,18 +70,25 @@ func importFile(ctx context.Context, svc *ops.Service, file string, format forma
 	} else {
 		var err error
 		if f, err = os.Open(file); err != nil {
-			return err
+			return openError(file, err)
 		}
 		defer f.Close()
 	}
 	size := int64(-1)
-	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
-		size = st.Size()
+	if st, err := f.Stat(); err == nil {
+		if st.IsDir() {
+			return &fileError{fmt.Errorf("%s is a directory, not a file: name the files in it (weft import %s)", file, filepath.Join(file, "*.jsonl"))}
+		}
+		if st.Mode().IsRegular() {
+			size = st.Size()
+		}
 	}
 	br := bufio.NewReaderSize(f, formats.DetectSize)
+	head, err := br.Peek(formats.DetectSize)
+	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
+		return fmt.Errorf("reading it: %w", err)
+	}
 	if format == "" {
-		head, _ := br.Peek(formats.DetectSize)
-		var err error
 		if format, err = formats.Detect(head); err != nil {
 			return err
 		}
@@ -98,6 +112,23 @@ func importFile(ctx context.Context, svc *ops.Service, file string, format forma
 		return fmt.Errorf("%s import stopped: %w", format, err)
 	}
 	return nil
+}
+
+// fileError is an error that names its file itself.
+type fileError struct{ err error }
+
+func (e *fileError) Error() string { return e.err.Error() }
+func (e *fileError) Unwrap() error { return e.err }
+
+// openError says why a file could not be opened, naming it once.
+func openError(file string, err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return &fileError{fmt.Errorf("%s does not exist", file)}
+	case errors.Is(err, fs.ErrPermission):
+		return &fileError{fmt.Errorf("%s cannot be read: permission denied", file)}
+	}
+	return err
 }
 
 // reportImport lists the sessions an import changed (the first few) and

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// weftErr runs the CLI in-process and returns stdout, stderr and the exit
+// code main would use.
+func weftErr(t *testing.T, db string, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err := run(context.Background(), append([]string{"--db", db}, args...), &out, &errOut)
+	code := 0
+	if err != nil {
+		code = 1
+		var ee *exitError
+		if errors.As(err, &ee) {
+			code = ee.code
+		}
+		errOut.WriteString("weft: " + err.Error() + "\n")
+	}
+	return out.String(), errOut.String(), code
+}
+
+func sessionCount(t *testing.T, db string) string {
+	t.Helper()
+	out, _, _ := weft(t, db, "ls", "--json")
+	i := strings.Index(out, `"total": `)
+	if i < 0 {
+		t.Fatalf("ls --json: %s", out)
+	}
+	return strings.TrimSpace(strings.SplitN(out[i+len(`"total": `):], "\n", 2)[0])
+}
+
+func TestImportDirectoryOrMissingFile(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "d.db")
+	for _, tt := range []struct{ path, says string }{
+		{dir, dir + " is a directory"},
+		{filepath.Join(dir, "nosuch.jsonl"), filepath.Join(dir, "nosuch.jsonl") + " does not exist"},
+	} {
+		out, errOut, code := weftErr(t, db, "import", tt.path)
+		if code != 1 || !strings.Contains(errOut, tt.says) || strings.Contains(errOut, "unknown format") {
+			t.Errorf("import %s: exit %d\nout: %s\nerr: %s\nwant %q", tt.path, code, out, errOut, tt.says)
+		}
+	}
+	if n := sessionCount(t, db); n != "0" {
+		t.Errorf("a refused import left %s sessions", n)
+	}
+}
