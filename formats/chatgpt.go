@@ -218,6 +218,8 @@ func (cg *cgReader) readArray(dec *json.Decoder) (string, error) {
 		return cgDecodeErr(err, "the conversation list")
 	}
 	n := 0
+	found := false // a conversation object was seen
+	first := ""    // what the first element is
 	for dec.More() {
 		n++
 		var raw json.RawMessage
@@ -228,8 +230,14 @@ func (cg *cgReader) readArray(dec *json.Decoder) (string, error) {
 			}
 			return fatal, err
 		}
-		if n == 1 && !cgLooksLikeConversation(raw) {
-			return "", fmt.Errorf("not a ChatGPT export: its first element is %s, not a conversation (with mapping, current_node, title)", describeJSON(raw))
+		if n == 1 {
+			first = describeJSON(raw)
+		}
+		if !found {
+			if err := cg.leading(n, raw, "element"); err != nil {
+				return "", err
+			}
+			found = cgIsObject(raw)
 		}
 		if err := cg.conversation(n, raw); err != nil {
 			return "", err
@@ -249,6 +257,9 @@ func (cg *cgReader) readArray(dec *json.Decoder) (string, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		cg.problems.add(0, "data after the end of the conversation list is ignored")
 	}
+	if n > 0 && !found {
+		return "", fmt.Errorf("not a ChatGPT export: none of its %d elements is a conversation object (the first is %s)", n, first)
+	}
 	if n == 0 {
 		return "the export's conversation list is empty", nil
 	}
@@ -259,6 +270,7 @@ func (cg *cgReader) readArray(dec *json.Decoder) (string, error) {
 // (a single conversation, or JSON lines of them).
 func (cg *cgReader) readObjects(dec *json.Decoder) (string, error) {
 	n := 0
+	found := false // a conversation object was seen
 	for {
 		var raw json.RawMessage
 		err := dec.Decode(&raw)
@@ -273,13 +285,37 @@ func (cg *cgReader) readObjects(dec *json.Decoder) (string, error) {
 			}
 			return fatal, err
 		}
-		if n == 1 && !cgLooksLikeConversation(raw) {
-			return "", fmt.Errorf("not a ChatGPT export: conversations.json is a JSON array of conversations, and this file holds %s", describeJSON(raw))
+		if !found {
+			if err := cg.leading(n, raw, "value"); err != nil {
+				return "", err
+			}
+			found = cgIsObject(raw)
 		}
 		if err := cg.conversation(n, raw); err != nil {
 			return "", err
 		}
 	}
+}
+
+// leading checks a value that comes before the file's first object: the
+// first object must look like a conversation, else this is not a ChatGPT
+// export; a few values that are no object at all (a null) are skipped
+// (conversation reports each), as format detection skips them.
+func (cg *cgReader) leading(n int, raw json.RawMessage, what string) error {
+	switch {
+	case cgIsObject(raw):
+		if !cgLooksLikeConversation(raw) {
+			return fmt.Errorf("not a ChatGPT export: its first object (%s %d) is %s, not a conversation (with mapping, current_node, title)", what, n, describeJSON(raw))
+		}
+	case n >= detectRecords:
+		return fmt.Errorf("not a ChatGPT export: its first %d %ss are no conversations (the first is %s)", n, what, describeJSON(raw))
+	}
+	return nil
+}
+
+func cgIsObject(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) > 0 && raw[0] == '{'
 }
 
 var cgConversationKeys = []string{"mapping", "current_node", "conversation_id", "create_time", "update_time", "title"}

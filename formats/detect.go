@@ -8,36 +8,37 @@ import (
 )
 
 // DetectSize is how much of a file's start Detect wants to see.
-const DetectSize = 64 << 10
+const DetectSize = 1 << 20
+
+// detectRecords is how many records at a file's start Detect looks at
+// when the first does not tell the format.
+const detectRecords = 20
 
 // Detect tells a file's format from its first bytes (DetectSize is
 // plenty): the keys of its first JSON object, and the record type where
-// a format has one.
+// a format has one. A first record that is cut off, broken or unknown
+// does not decide: the next records (up to detectRecords) are looked at,
+// as the importers skip such a record too.
 func Detect(head []byte) (Format, error) {
 	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
 	trimmed := bytes.TrimSpace(head)
 	if len(trimmed) == 0 {
 		return "", fmt.Errorf("%w: the file is empty", ErrUnknownFormat)
 	}
-	if trimmed[0] != '{' && trimmed[0] != '[' {
-		return "", fmt.Errorf("%w: it is not JSON or JSONL (it starts with %q); the formats are %s", ErrUnknownFormat, preview(trimmed), formatList())
+	isJSON := trimmed[0] == '{' || trimmed[0] == '['
+	var keys map[string]bool
+	if isJSON {
+		var typ string
+		keys, typ = firstObject(trimmed)
+		if f, ok := detectKeys(keys, typ); ok {
+			return f, nil
+		}
 	}
-	keys, typ := firstObject(trimmed)
-	has := func(k string) bool { _, ok := keys[k]; return ok }
-	switch {
-	case has("weft"):
-		return Weft, nil
-	case has("mapping") || has("current_node"):
-		return ChatGPT, nil
-	case has("conversations"):
-		return ShareGPT, nil
-	case has("payload") && strings.Contains("session_meta response_item event_msg turn_context compacted", typ) && typ != "":
-		return Codex, nil
-	case has("uuid") || has("parentUuid") || has("sessionId") || has("snapshot") ||
-		strings.Contains(" user assistant system summary file-history-snapshot progress queue-operation custom-title ", " "+typ+" ") && typ != "":
-		return ClaudeCode, nil
-	case has("messages"), has("role") && has("content"):
-		return OpenAI, nil
+	if f, ok := detectLater(trimmed); ok {
+		return f, nil
+	}
+	if !isJSON {
+		return "", fmt.Errorf("%w: it is not JSON or JSONL (it starts with %q); the formats are %s", ErrUnknownFormat, preview(trimmed), formatList())
 	}
 	if len(keys) == 0 {
 		return "", fmt.Errorf("%w: no JSON object at its start; the formats are %s", ErrUnknownFormat, formatList())
@@ -47,6 +48,75 @@ func Detect(head []byte) (Format, error) {
 		names = append(names, k)
 	}
 	return "", fmt.Errorf("%w: its first record has keys %s, which none of %s uses; give --format", ErrUnknownFormat, strings.Join(sorted(names), ", "), formatList())
+}
+
+// detectKeys tells a format from a record's top-level keys and type.
+func detectKeys(keys map[string]bool, typ string) (Format, bool) {
+	has := func(k string) bool { return keys[k] }
+	switch {
+	case has("weft"):
+		return Weft, true
+	case has("mapping") || has("current_node"):
+		return ChatGPT, true
+	case has("conversations"):
+		return ShareGPT, true
+	case has("payload") && strings.Contains("session_meta response_item event_msg turn_context compacted", typ) && typ != "":
+		return Codex, true
+	case has("uuid") || has("parentUuid") || has("sessionId") || has("snapshot") ||
+		strings.Contains(" user assistant system summary file-history-snapshot progress queue-operation custom-title ", " "+typ+" ") && typ != "":
+		return ClaudeCode, true
+	case has("messages"), has("role") && has("content"):
+		return OpenAI, true
+	}
+	return "", false
+}
+
+// detectLater looks at the records after the first: the elements of a
+// JSON array, else the lines that start with an object (a JSONL record
+// starts a line; the objects nested in a pretty-printed document are
+// indented). The first of them that tells a format decides.
+func detectLater(b []byte) (Format, bool) {
+	if b[0] == '[' {
+		dec := json.NewDecoder(bytes.NewReader(b))
+		if _, err := dec.Token(); err != nil {
+			return "", false
+		}
+		for range detectRecords {
+			if !dec.More() {
+				break
+			}
+			rest := bytes.TrimLeft(b[dec.InputOffset():], " \t\r\n,")
+			if len(rest) > 0 && rest[0] == '{' {
+				if f, ok := detectKeys(firstObject(rest)); ok {
+					return f, true
+				}
+			}
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				break // broken or cut off: nothing after it can be told apart
+			}
+		}
+		return "", false
+	}
+	seen := 0
+	for len(b) > 0 && seen < detectRecords {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		seen++
+		if line[0] == '{' {
+			if f, ok := detectKeys(firstObject(line)); ok {
+				return f, true
+			}
+		}
+	}
+	return "", false
 }
 
 // firstObject returns the top-level keys of the first JSON object in b

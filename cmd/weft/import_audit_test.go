@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -51,5 +52,21 @@ func TestImportDirectoryOrMissingFile(t *testing.T) {
 	}
 	if n := sessionCount(t, db); n != "0" {
 		t.Errorf("a refused import left %s sessions", n)
+	}
+}
+
+// A Claude Code session whose first line is cut off is told and imported
+// without --format.
+func TestImportDetectsPastABrokenFirstLine(t *testing.T) {
+	dir := t.TempDir()
+	src, err := os.ReadFile(filepath.Join(data, "claude-code/spotter_long_session.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "cut.jsonl")
+	os.WriteFile(p, append([]byte(`{"type":"file-hist`), src[bytes.IndexByte(src, '\n'):]...), 0o600)
+	out, errOut, _ := weftErr(t, filepath.Join(dir, "c.db"), "import", p)
+	if !strings.Contains(out, "292 messages imported into 1 session") || !strings.Contains(errOut, "line 1: not JSON") {
+		t.Fatalf("out: %s\nerr: %s", out, errOut)
 	}
 }
