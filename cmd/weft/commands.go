@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -55,20 +56,75 @@ func cmdLs(ctx context.Context, svc *ops.Service, args []string, w io.Writer) er
 	if err != nil {
 		return err
 	}
+	list := lsResult{Sessions: make([]lsSession, len(res.Sessions)), Total: res.Total}
+	for i, s := range res.Sessions {
+		list.Sessions[i] = lsSession{SessionOut: s, EffectiveTokens: effectiveTokens(svc, s)}
+	}
 	if *asJSON {
-		return writeJSON(w, res)
+		return writeJSON(w, list)
 	}
 	if len(res.Sessions) == 0 {
 		fmt.Fprintln(w, "no sessions yet: weft new TITLE creates one")
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight|tabwriter.DiscardEmptyColumns)
-	fmt.Fprintln(tw, "ID\tTITLE\tMESSAGES\tTOKENS\tOPS\tUPDATED\t")
-	for _, s := range res.Sessions {
+	fmt.Fprintln(tw, "ID\tTITLE\tMESSAGES\tRAW TOKENS\tEFFECTIVE\tOPS\tUPDATED\t")
+	for _, s := range list.Sessions {
 		updated, _ := time.Parse(time.RFC3339Nano, s.UpdatedAt)
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t\n", s.SessionID, s.Title, s.MessageCount, s.Tokens, s.OpCount, updated.Local().Format("2006-01-02 15:04"))
+		eff := "?"
+		if s.EffectiveTokens != nil {
+			eff = thousands(*s.EffectiveTokens)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%d\t%s\t\n", s.SessionID, s.Title, s.MessageCount, thousands(s.Tokens), eff, s.OpCount, updated.Local().Format("2006-01-02 15:04"))
 	}
 	return tw.Flush()
+}
+
+// lsSession is a session as weft ls lists it: list_sessions' fields
+// ("tokens" are the stored messages' tokens) and the tokens of the
+// effective thread, what a provider is sent.
+type lsSession struct {
+	ops.SessionOut
+	EffectiveTokens *int `json:"effective_tokens,omitempty"`
+}
+
+type lsResult struct {
+	Sessions []lsSession `json:"sessions"`
+	Total    int         `json:"total"`
+}
+
+// effectiveTokens is the token count of a session's effective thread, as
+// weft show prints it; nil if its view cannot be made. Without
+// operations it is the stored messages' count, and no view is made.
+func effectiveTokens(svc *ops.Service, s ops.SessionOut) *int {
+	n := s.Tokens
+	if s.OpCount > 0 {
+		_, v, err := svc.View(s.SessionID)
+		if err != nil {
+			return nil
+		}
+		n = v.Tokens
+	}
+	return &n
+}
+
+// thousands writes n with comma separators: 165,521.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	start := 0
+	if n < 0 {
+		start = 1
+	}
+	var b strings.Builder
+	b.WriteString(s[:start])
+	digits := s[start:]
+	for i, c := range digits {
+		if i > 0 && (len(digits)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }
 
 func cmdNew(ctx context.Context, svc *ops.Service, args []string, w io.Writer) error {

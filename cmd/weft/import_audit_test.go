@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -68,5 +70,44 @@ func TestImportDetectsPastABrokenFirstLine(t *testing.T) {
 	out, errOut, _ := weftErr(t, filepath.Join(dir, "c.db"), "import", p)
 	if !strings.Contains(out, "292 messages imported into 1 session") || !strings.Contains(errOut, "line 1: not JSON") {
 		t.Fatalf("out: %s\nerr: %s", out, errOut)
+	}
+}
+
+// weft ls shows the stored (raw) and the effective tokens, as weft show
+// does; ls --json carries both.
+func TestLsShowsRawAndEffectiveTokens(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "ls.db")
+	weft(t, db, "new", "empty")
+	if _, code, err := weft(t, db, "import", filepath.Join(data, "claude-code/spotter_long_session.jsonl")); code != 0 {
+		t.Fatal(err)
+	}
+	show, _, _ := weft(t, db, "show")
+	if !strings.Contains(show, "165521 → 50959 tokens") {
+		t.Fatalf("show: %.300s", show)
+	}
+	out, _, _ := weft(t, db, "ls")
+	if !strings.Contains(out, "EFFECTIVE") || !regexp.MustCompile(`\b292\s+165,521\s+50,959\s+1\b`).MatchString(out) ||
+		!regexp.MustCompile(`empty\s+0\s+0\s+0\s+0\b`).MatchString(out) {
+		t.Errorf("ls:\n%s", out)
+	}
+	out, _, _ = weft(t, db, "ls", "--json")
+	var ls struct {
+		Sessions []struct {
+			Title           string `json:"title"`
+			Tokens          int    `json:"tokens"`
+			EffectiveTokens *int   `json:"effective_tokens"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &ls); err != nil || len(ls.Sessions) != 2 {
+		t.Fatalf("ls --json: %v\n%s", err, out)
+	}
+	for _, s := range ls.Sessions {
+		want := [2]int{0, 0}
+		if s.Title != "empty" {
+			want = [2]int{165521, 50959}
+		}
+		if s.EffectiveTokens == nil || [2]int{s.Tokens, *s.EffectiveTokens} != want {
+			t.Errorf("ls --json %q: tokens %d, effective %v; want %v", s.Title, s.Tokens, s.EffectiveTokens, want)
+		}
 	}
 }
