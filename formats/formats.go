@@ -48,10 +48,20 @@ type ThreadInfo struct {
 // Message is a message to import.
 type Message struct {
 	// Key is unique within the thread and stable across re-reads of the
-	// same source (a record's UUID, or an ordinal and digest).
+	// same source (a record's UUID, or an ordinal and digest). Where
+	// Format.GlobalKeys is false, two threads may use the same key: the
+	// importer's caller qualifies it with the thread's Key.
 	Key string
 	model.NewMessage
 }
+
+// GlobalKeys reports whether the format's message keys name a message
+// apart from its thread: a Claude Code record's UUID, a weft message's
+// session and seq. Such a message is recognised again when another
+// file (a resumed session) holds it too. The others' keys (an ordinal
+// and digest, a line, a node of one conversation's tree) only identify a
+// message within its thread.
+func (f Format) GlobalKeys() bool { return f == ClaudeCode || f == Weft }
 
 // Emitter receives what an importer reads, thread by thread: Begin, the
 // thread's messages and digests in order, End. An error from the emitter

@@ -66,6 +66,30 @@ type importThread struct {
 	digests []pendingDigest
 	ops     []model.Op
 	report  ImportedSession
+	// legacy: the thread's own session, which may have been imported
+	// before keys were qualified with the thread (see key), so a key
+	// is also looked for as the format gave it.
+	legacy bool
+}
+
+// key is the import key a message of the thread is stored under: the
+// format's key, qualified with the thread's source key where the
+// format's keys only identify a message within its thread, so the
+// threads of one file imported into one session keep apart.
+func (th *importThread) key(k string) string {
+	if th.info.Source.GlobalKeys() {
+		return k
+	}
+	return sourceKey(th.info) + "\x00" + k
+}
+
+// lookup finds the seq of a message of the thread imported before.
+func (th *importThread) lookup(tx *store.Tx, sid, k string) (uint64, bool, error) {
+	seq, ok, err := tx.ImportKey(sid, th.key(k))
+	if err == nil && !ok && th.legacy {
+		seq, ok, err = tx.ImportKey(sid, k)
+	}
+	return seq, ok, err
 }
 
 type pendingDigest struct{ from, to, summary string }
@@ -117,6 +141,7 @@ func (im *Import) Begin(t formats.ThreadInfo) error {
 		}
 		if ok {
 			th.sid = id
+			th.legacy = !t.Source.GlobalKeys()
 		}
 	}
 	im.cur = th
@@ -183,11 +208,27 @@ func (im *Import) End() error {
 		}
 	}
 	if th.sid != "" {
-		th.report.SessionID, th.report.Title = th.sid, th.title
-		im.Sessions = append(im.Sessions, th.report)
+		im.record(th)
 	}
 	im.cur = nil
 	return nil
+}
+
+// record adds a thread's report to the session it went into: the
+// threads of a file imported into one session make one entry.
+func (im *Import) record(th *importThread) {
+	r := th.report
+	r.SessionID, r.Title = th.sid, th.title
+	for i := range im.Sessions {
+		if s := &im.Sessions[i]; s.SessionID == r.SessionID {
+			s.Created = s.Created || r.Created
+			s.Added += r.Added
+			s.Skipped += r.Skipped
+			s.Ops += r.Ops
+			return
+		}
+	}
+	im.Sessions = append(im.Sessions, r)
 }
 
 // Close waits for the write in flight, if any. A reader that stops
@@ -254,7 +295,7 @@ func (im *Import) write(th *importThread, batch []formats.Message) error {
 		keys := make([]string, 0, len(batch))
 		for _, m := range batch {
 			if !created {
-				if _, ok, err := tx.ImportKey(info.ID, m.Key); err != nil {
+				if _, ok, err := th.lookup(tx, info.ID, m.Key); err != nil {
 					return err
 				} else if ok {
 					skipped++
@@ -267,7 +308,7 @@ func (im *Import) write(th *importThread, batch []formats.Message) error {
 			}
 			seq := uint64(info.MessageCount + len(msgs) + 1)
 			msgs = append(msgs, storedMessage(seq, nm, im.now))
-			keys = append(keys, m.Key)
+			keys = append(keys, th.key(m.Key))
 			info.Tokens += msgs[len(msgs)-1].Tokens
 		}
 		added = len(msgs)
@@ -355,7 +396,7 @@ func (im *Import) writeOps(th *importThread) error {
 		var ops []model.Op
 		err := s.st.View(func(tx *store.Tx) error {
 			seqOf := func(key string) (uint64, error) {
-				seq, ok, err := tx.ImportKey(t.info.ID, key)
+				seq, ok, err := th.lookup(tx, t.info.ID, key)
 				if err == nil && !ok {
 					err = fmt.Errorf("no imported message has key %q", key)
 				}
@@ -423,7 +464,7 @@ func (im *Import) remapOps(tx *store.Tx, t *thread, th *importThread, ops *[]mod
 	renamed := map[string]string{}
 	mapID := func(id model.ItemID) (model.ItemID, error) {
 		if _, ok := id.Seq(); ok {
-			seq, found, err := tx.ImportKey(t.info.ID, formats.WeftKey(th.info.Key, id))
+			seq, found, err := th.lookup(tx, t.info.ID, formats.WeftKey(th.info.Key, id))
 			if err != nil || !found {
 				return "", fmt.Errorf("operation target %s is not among the imported messages", id)
 			}

@@ -111,3 +111,22 @@ func TestLsShowsRawAndEffectiveTokens(t *testing.T) {
 		}
 	}
 }
+
+// A file of many conversations imported into one session: every message
+// is kept, the report counts one session, and importing it again adds
+// nothing.
+func TestImportManyThreadsIntoOneSession(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "s.db")
+	file := filepath.Join(data, "sharegpt/fastchat_dummy_conversation.json")
+	out, _, code := weftErr(t, db, "import", "--session", "merged", file)
+	if code != 0 || !strings.Contains(out, "2000 messages imported into 1 session (1 new)") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+	out, _, code = weftErr(t, db, "import", "--session", "merged", file)
+	if code != 0 || !strings.Contains(out, "nothing new: 1 session already imported") {
+		t.Fatalf("again: exit %d:\n%s", code, out)
+	}
+	if n := sessionCount(t, db); n != "1" {
+		t.Errorf("%s sessions, want 1", n)
+	}
+}
