@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -34,7 +35,16 @@ type ImportedSession struct {
 	Added     int    `json:"added"`
 	Skipped   int    `json:"skipped"` // already imported before
 	Ops       int    `json:"operations"`
+	// OpsDropped counts the file's operations not imported because
+	// nothing they act on was (Notes names them).
+	OpsDropped int `json:"operations_dropped,omitempty"`
+	// Notes says what was not imported as the file has it: operations
+	// with targets missing, digests over missing messages.
+	Notes []string `json:"notes,omitempty"`
 }
+
+// maxNotes bounds the notes of one thread; the rest are counted.
+const maxNotes = 20
 
 // Import writes what an importer reads into sessions. It implements
 // formats.Emitter. Messages are written in batches, each one transaction;
@@ -70,6 +80,17 @@ type importThread struct {
 	// before keys were qualified with the thread (see key), so a key
 	// is also looked for as the format gave it.
 	legacy bool
+	// moreNotes counts the notes past maxNotes.
+	moreNotes int
+}
+
+// note adds a line to the thread's report.
+func (th *importThread) note(format string, args ...any) {
+	if len(th.report.Notes) < maxNotes {
+		th.report.Notes = append(th.report.Notes, fmt.Sprintf(format, args...))
+	} else {
+		th.moreNotes++
+	}
 }
 
 // key is the import key a message of the thread is stored under: the
@@ -196,22 +217,18 @@ func (im *Import) End() error {
 	if th == nil {
 		return fmt.Errorf("import: End without Begin")
 	}
-	if err := im.flush(); err != nil {
-		return err
+	err := im.flush()
+	if err == nil {
+		err = im.wait()
 	}
-	if err := im.wait(); err != nil {
-		return err
-	}
-	if th.sid != "" && (len(th.digests) > 0 || len(th.ops) > 0) {
-		if err := im.writeOps(th); err != nil {
-			return err
-		}
+	if err == nil && th.sid != "" && (len(th.digests) > 0 || len(th.ops) > 0) {
+		err = im.writeOps(th)
 	}
 	if th.sid != "" {
-		im.record(th)
+		im.record(th) // what was written, also when the rest failed
 	}
 	im.cur = nil
-	return nil
+	return err
 }
 
 // record adds a thread's report to the session it went into: the
@@ -219,12 +236,17 @@ func (im *Import) End() error {
 func (im *Import) record(th *importThread) {
 	r := th.report
 	r.SessionID, r.Title = th.sid, th.title
+	if th.moreNotes > 0 {
+		r.Notes = append(r.Notes, fmt.Sprintf("%d more notes like these", th.moreNotes))
+	}
 	for i := range im.Sessions {
 		if s := &im.Sessions[i]; s.SessionID == r.SessionID {
 			s.Created = s.Created || r.Created
 			s.Added += r.Added
 			s.Skipped += r.Skipped
 			s.Ops += r.Ops
+			s.OpsDropped += r.OpsDropped
+			s.Notes = append(s.Notes, r.Notes...)
 			return
 		}
 	}
@@ -398,16 +420,20 @@ func (im *Import) writeOps(th *importThread) error {
 			seqOf := func(key string) (uint64, error) {
 				seq, ok, err := th.lookup(tx, t.info.ID, key)
 				if err == nil && !ok {
-					err = fmt.Errorf("no imported message has key %q", key)
+					err = fmt.Errorf("%w %q", errNoKey, key)
 				}
 				return seq, err
 			}
 			for _, d := range th.digests {
 				from, err := seqOf(d.from)
-				if err != nil {
-					return err
+				var to uint64
+				if err == nil {
+					to, err = seqOf(d.to)
 				}
-				to, err := seqOf(d.to)
+				if errors.Is(err, errNoKey) {
+					th.note("a compaction's digest %q was not made: %v", importSnippet(d.summary, 60), err)
+					continue
+				}
 				if err != nil {
 					return err
 				}
@@ -456,26 +482,38 @@ func (im *Import) writeOps(th *importThread) error {
 	return err
 }
 
+var errNoKey = errors.New("no imported message has key")
+
 // remapOps adds the thread's weft operations to ops: stored-message
 // targets are mapped to the seqs their messages got here, operations
 // already in this file are skipped, and an ID another session uses gets a
-// new one (with synthetic targets renamed to match).
+// new one (with synthetic targets renamed to match). A target whose
+// message was not imported (a broken line) is left out, so the operation
+// applies to the rest, as an operation does whose targets are partly
+// gone; one left with no target is not imported. The thread's notes say
+// which.
 func (im *Import) remapOps(tx *store.Tx, t *thread, th *importThread, ops *[]model.Op) error {
 	renamed := map[string]string{}
-	mapID := func(id model.ItemID) (model.ItemID, error) {
+	dropped := map[string]bool{} // operations of the file not imported
+	// mapID maps an item ID of the file to this session's; false when
+	// it names nothing imported.
+	mapID := func(id model.ItemID) (model.ItemID, bool, error) {
 		if _, ok := id.Seq(); ok {
 			seq, found, err := th.lookup(tx, t.info.ID, formats.WeftKey(th.info.Key, id))
 			if err != nil || !found {
-				return "", fmt.Errorf("operation target %s is not among the imported messages", id)
+				return "", false, err
 			}
-			return model.MessageID(seq), nil
+			return model.MessageID(seq), true, nil
 		}
 		if op, k, ok := id.Synthetic(); ok {
+			if dropped[op] {
+				return "", false, nil
+			}
 			if n, ok := renamed[op]; ok {
-				return model.SyntheticID(n, k), nil
+				return model.SyntheticID(n, k), true, nil
 			}
 		}
-		return id, nil
+		return id, true, nil
 	}
 	for _, op := range th.ops {
 		if sid, err := tx.OpSession(op.ID); err == nil {
@@ -488,20 +526,98 @@ func (im *Import) remapOps(tx *store.Tx, t *thread, th *importThread, ops *[]mod
 		if n, ok := renamed[op.ID]; ok {
 			o.ID = n
 		}
-		o.Targets = make([]model.ItemID, len(op.Targets))
-		for i, id := range op.Targets {
-			var err error
-			if o.Targets[i], err = mapID(id); err != nil {
+		o.Targets = make([]model.ItemID, 0, len(op.Targets))
+		var missing []model.ItemID
+		for _, id := range op.Targets {
+			m, ok, err := mapID(id)
+			if err != nil {
 				return err
 			}
+			if !ok {
+				missing = append(missing, id)
+				continue
+			}
+			o.Targets = append(o.Targets, m)
+		}
+		what := fmt.Sprintf("operation %s (%s)", op.ID, op.Type)
+		if len(op.Targets) > 0 && len(o.Targets) == 0 {
+			dropped[op.ID] = true
+			th.report.OpsDropped++
+			th.note("%s not imported: none of its targets (%s) was imported", what, importIDList(missing))
+			continue
+		}
+		if len(missing) > 0 {
+			th.note("%s: %d of its %d targets (%s) were not imported; it applies to the rest", what, len(missing), len(op.Targets), importIDList(missing))
 		}
 		if op.Anchor != "" {
-			var err error
-			if o.Anchor, err = mapID(op.Anchor); err != nil {
+			m, ok, err := mapID(op.Anchor)
+			if err != nil {
 				return err
 			}
+			if !ok {
+				if m, ok, err = im.anchorBefore(tx, t, th, op.Anchor); err != nil {
+					return err
+				}
+				if !ok {
+					dropped[op.ID] = true
+					th.report.OpsDropped++
+					th.note("%s not imported: the item it inserts after (%s) was not imported", what, op.Anchor)
+					continue
+				}
+				where := "after " + string(m)
+				if m == "" {
+					where = "at the start"
+				}
+				th.note("%s: the message it inserts after (%s) was not imported; it inserts %s, where the nearest earlier message is", what, op.Anchor, where)
+			}
+			o.Anchor = m
 		}
 		*ops = append(*ops, o)
 	}
 	return nil
+}
+
+// anchorBefore stands in for an insert's anchor that was not imported:
+// the nearest earlier stored message of the file that was, or the start
+// (""). A synthetic anchor has no such stand-in (false).
+func (im *Import) anchorBefore(tx *store.Tx, t *thread, th *importThread, anchor model.ItemID) (model.ItemID, bool, error) {
+	seq, ok := anchor.Seq()
+	if !ok {
+		return "", false, nil
+	}
+	for s, tries := seq-1, 0; s > 0 && tries < 1000; s, tries = s-1, tries+1 {
+		here, found, err := th.lookup(tx, t.info.ID, formats.WeftKey(th.info.Key, model.MessageID(s)))
+		if err != nil {
+			return "", false, err
+		}
+		if found {
+			return model.MessageID(here), true, nil
+		}
+	}
+	return "", true, nil
+}
+
+// importIDList names a few item IDs.
+func importIDList(ids []model.ItemID) string {
+	const shown = 5
+	var b strings.Builder
+	for i, id := range ids[:min(len(ids), shown)] {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(string(id))
+	}
+	if len(ids) > shown {
+		fmt.Fprintf(&b, " and %d more", len(ids)-shown)
+	}
+	return b.String()
+}
+
+// importSnippet is s on one line, cut to n runes at most.
+func importSnippet(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }

@@ -130,3 +130,56 @@ func TestImportManyThreadsIntoOneSession(t *testing.T) {
 		t.Errorf("%s sessions, want 1", n)
 	}
 }
+
+// brokenWeftExport exports a session of spotter_tool_heavy.jsonl with a
+// few operations as weft JSONL, and breaks the line of message m6, which
+// one operation alone acts on.
+func brokenWeftExport(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "src.db")
+	if _, code, err := weft(t, db, "import", filepath.Join(data, "claude-code/spotter_tool_heavy.jsonl")); code != 0 {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"tag_messages", `{"ids":["m1","m2"],"tags":["early"]}`},
+		{"tag_messages", `{"ids":["m6"],"tags":["six"]}`},
+		{"digest_messages", `{"ids":["m5","m6","m7"],"summary":"three messages"}`},
+	} {
+		if _, code, err := weft(t, db, append([]string{"call"}, args...)...); code != 0 {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, "s.jsonl")
+	if _, code, err := weft(t, db, "export", "--format", "jsonl", "-o", path); code != 0 {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	lines := strings.Split(string(b), "\n")
+	if !strings.Contains(lines[6], `"seq":6`) {
+		t.Fatalf("line 7 is not m6: %.100s", lines[6])
+	}
+	lines[6] = "{broken"
+	os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o600)
+	return path
+}
+
+func TestImportWeftWithABrokenLineKeepsItsOperations(t *testing.T) {
+	path := brokenWeftExport(t)
+	db := filepath.Join(t.TempDir(), "dst.db")
+	out, errOut, _ := weftErr(t, db, "import", path)
+	for _, says := range []string{"16 messages as new session", "2 operations (1 not imported)", "16 messages imported into 1 session (1 new); 1 operation not imported"} {
+		if !strings.Contains(out, says) {
+			t.Errorf("out does not say %q:\n%s", says, out)
+		}
+	}
+	for _, says := range []string{"line 7: not JSON", "(tag) not imported: none of its targets (m6) was imported", "(digest): 1 of its 3 targets (m6) were not imported"} {
+		if !strings.Contains(errOut, says) {
+			t.Errorf("stderr does not say %q:\n%s", says, errOut)
+		}
+	}
+	ls, _, _ := weft(t, db, "ls", "--json")
+	if !strings.Contains(ls, `"message_count": 16`) || !strings.Contains(ls, `"op_count": 2`) {
+		t.Errorf("ls: %s", ls)
+	}
+}

@@ -107,6 +107,11 @@ func importFile(ctx context.Context, svc *ops.Service, file string, format forma
 		}
 		fmt.Fprintf(stderr, "%s: %s\n", file, p)
 	}
+	for _, s := range im.Sessions {
+		for _, note := range s.Notes {
+			fmt.Fprintf(stderr, "%s: session %s: %s\n", file, s.SessionID, note)
+		}
+	}
 	reportImport(stdout, file, im.Sessions)
 	if err != nil {
 		return fmt.Errorf("%s import stopped: %w", format, err)
@@ -135,9 +140,9 @@ func openError(file string, err error) error {
 // sums it up in one line.
 func reportImport(w io.Writer, file string, sessions []ops.ImportedSession) {
 	const listed = 10
-	var added, skipped, opsMade, created, changed int
+	var added, skipped, opsMade, opsDropped, created, changed int
 	for _, s := range sessions {
-		added, skipped, opsMade = added+s.Added, skipped+s.Skipped, opsMade+s.Ops
+		added, skipped, opsMade, opsDropped = added+s.Added, skipped+s.Skipped, opsMade+s.Ops, opsDropped+s.OpsDropped
 		if s.Created {
 			created++
 		}
@@ -156,6 +161,9 @@ func reportImport(w io.Writer, file string, sessions []ops.ImportedSession) {
 		if s.Ops > 0 {
 			fmt.Fprintf(w, ", %d operations", s.Ops)
 		}
+		if s.OpsDropped > 0 {
+			fmt.Fprintf(w, " (%d not imported)", s.OpsDropped)
+		}
 		fmt.Fprintln(w)
 	}
 	if changed > listed {
@@ -170,6 +178,9 @@ func reportImport(w io.Writer, file string, sessions []ops.ImportedSession) {
 		fmt.Fprintf(w, "%s: %d messages imported into %s (%d new)", file, added, plural(changed, "session"), created)
 		if skipped > 0 {
 			fmt.Fprintf(w, "; %d were already there", skipped)
+		}
+		if opsDropped > 0 {
+			fmt.Fprintf(w, "; %s not imported: nothing %s on was", plural(opsDropped, "operation"), map[bool]string{true: "it acts", false: "they act"}[opsDropped == 1])
 		}
 		fmt.Fprintln(w)
 	}
