@@ -68,14 +68,15 @@ func cmdLs(ctx context.Context, svc *ops.Service, args []string, w io.Writer) er
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight|tabwriter.DiscardEmptyColumns)
-	fmt.Fprintln(tw, "ID\tTITLE\tMESSAGES\tRAW TOKENS\tEFFECTIVE\tOPS\tUPDATED\t")
+	// Numbers line up on the right; the title comes last, left-aligned.
+	fmt.Fprintln(tw, "ID\tMESSAGES\tRAW TOKENS\tEFFECTIVE\tOPS\tUPDATED\t  TITLE")
 	for _, s := range list.Sessions {
 		updated, _ := time.Parse(time.RFC3339Nano, s.UpdatedAt)
 		eff := "?"
 		if s.EffectiveTokens != nil {
 			eff = thousands(*s.EffectiveTokens)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%d\t%s\t\n", s.SessionID, s.Title, s.MessageCount, thousands(s.Tokens), eff, s.OpCount, updated.Local().Format("2006-01-02 15:04"))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t  %s\n", s.SessionID, thousands(s.MessageCount), thousands(s.Tokens), eff, s.OpCount, updated.Local().Format("2006-01-02 15:04"), s.Title)
 	}
 	return tw.Flush()
 }

@@ -87,7 +87,7 @@ func TestLsShowsRawAndEffectiveTokens(t *testing.T) {
 	}
 	out, _, _ := weft(t, db, "ls")
 	if !strings.Contains(out, "EFFECTIVE") || !regexp.MustCompile(`\b292\s+165,521\s+50,959\s+1\b`).MatchString(out) ||
-		!regexp.MustCompile(`empty\s+0\s+0\s+0\s+0\b`).MatchString(out) {
+		!regexp.MustCompile(`\s0\s+0\s+0\s+0\s+[0-9-]+ [0-9:]+\s+empty\b`).MatchString(out) {
 		t.Errorf("ls:\n%s", out)
 	}
 	out, _, _ = weft(t, db, "ls", "--json")
