@@ -2,12 +2,14 @@ package formats
 
 import (
 	"bytes"
+	"cmp"
 	"container/heap"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -131,6 +133,9 @@ type ccReader struct {
 	problems problemList
 	lines    int
 	strs     map[string]string
+	// broken: the lines that could not be read, in file order; a record
+	// there may be the parent others name (see join).
+	broken []int32
 }
 
 // ReadClaudeCode reads a Claude Code session (~/.claude/projects/*/*.jsonl)
@@ -145,6 +150,7 @@ func ReadClaudeCode(r io.Reader, emit Emitter) ([]Problem, error) {
 	err := eachLine(r, rd.readLine, func(n int) {
 		rd.lines++
 		rd.problems.add(n, "line longer than 64 MB")
+		rd.broken = append(rd.broken, int32(min(n, 1<<31-1)))
 	})
 	if err != nil {
 		return rd.problems.result(), err
@@ -292,10 +298,12 @@ func (rd *ccReader) readLine(n int, line []byte) error {
 	rd.lines++
 	if !ccValid(line) {
 		rd.problems.add(n, "not JSON"+ccNotJSON(line))
+		rd.broken = append(rd.broken, int32(min(n, 1<<31-1)))
 		return nil
 	}
 	if line[0] != '{' {
 		rd.problems.add(n, "not a Claude Code record: a JSON "+ccJSONKind(line[0])+", not an object")
+		rd.broken = append(rd.broken, int32(min(n, 1<<31-1)))
 		return nil
 	}
 	var h ccHead
@@ -335,6 +343,7 @@ func (rd *ccReader) readLine(n int, line []byte) error {
 	}
 	if f.bad != "" {
 		rd.problems.add(n, fmt.Sprintf("%s record %s is unreadable: %s", ccOrUnknown(typ), uuid, f.bad))
+		rd.broken = append(rd.broken, int32(min(n, 1<<31-1)))
 		return nil
 	}
 	i := int32(len(rd.nodes))
@@ -1114,9 +1123,14 @@ type ccOut struct {
 func (rd *ccReader) build() *ccThread {
 	n := int32(len(rd.nodes))
 	nodes := rd.nodes
+	var joins []ccJoin
 	for i, id := range rd.pending {
 		if p, ok := rd.index[id]; ok && p != i {
 			nodes[i].parent = p
+		} else if !ok {
+			if j, ok := rd.join(i); ok {
+				joins = append(joins, j)
+			}
 		}
 	}
 	rd.pending = nil
@@ -1236,9 +1250,67 @@ func (rd *ccReader) build() *ccThread {
 		path[i], path[j] = path[j], path[i]
 	}
 
+	for _, j := range joins {
+		if onPath[j.node] {
+			rd.joined(j.line)
+		}
+	}
+
 	order := rd.absorb(path, onPath)
 	rd.assemble(th, order, path, leaf)
 	return th
+}
+
+// ccJoin is a record whose parent was not found, joined across the
+// broken line before it.
+type ccJoin struct {
+	node int32
+	line int32 // the broken line
+}
+
+// join links record i, whose parent is in no record read, across the
+// nearest line before it that could not be read: Claude Code appends
+// records in order, so the parent was most likely on that line, and its
+// own parent the record before it. Record i hangs off the nearest record
+// before that line (of its own kind: a subagent's or the main thread's),
+// so a broken line does not cut off everything before it. Without a
+// broken line before it, i stays a root.
+func (rd *ccReader) join(i int32) (ccJoin, bool) {
+	nodes := rd.nodes
+	line := nodes[i].line
+	b, _ := slices.BinarySearch(rd.broken, line)
+	if b == 0 {
+		return ccJoin{}, false
+	}
+	bad := rd.broken[b-1]
+	// the nodes are in file order: the last one before the broken line
+	j, _ := slices.BinarySearchFunc(nodes, bad, func(nd ccNode, l int32) int { return cmp.Compare(nd.line, l) })
+	side := nodes[i].flags & ccSidechain
+	for j--; j >= 0 && nodes[j].flags&ccSidechain != side; j-- {
+	}
+	if j < 0 {
+		return ccJoin{}, false
+	}
+	// no loop: i must not be above j
+	for cur, steps := int32(j), 0; cur >= 0 && steps <= len(nodes); cur, steps = nodes[cur].parent, steps+1 {
+		if cur == i {
+			return ccJoin{}, false
+		}
+	}
+	nodes[i].parent = int32(j)
+	return ccJoin{node: i, line: bad}, true
+}
+
+// joined says in the broken line's problem that the thread goes on
+// across it.
+func (rd *ccReader) joined(line int32) {
+	const says = "; the thread is joined across it"
+	for k := range rd.problems.list {
+		if p := &rd.problems.list[k]; p.Line == int(line) && !strings.HasSuffix(p.Err, says) {
+			p.Err += says
+			return
+		}
+	}
 }
 
 // absorb returns the path with the false forks of parallel tool calls

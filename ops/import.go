@@ -38,6 +38,9 @@ type ImportedSession struct {
 	// OpsDropped counts the file's operations not imported because
 	// nothing they act on was (Notes names them).
 	OpsDropped int `json:"operations_dropped,omitempty"`
+	// NotPlaced counts new messages not added because they come before
+	// messages the session already has (Notes says so).
+	NotPlaced int `json:"not_placed,omitempty"`
 	// Notes says what was not imported as the file has it: operations
 	// with targets missing, digests over missing messages.
 	Notes []string `json:"notes,omitempty"`
@@ -82,6 +85,8 @@ type importThread struct {
 	legacy bool
 	// moreNotes counts the notes past maxNotes.
 	moreNotes int
+	// appended counts the messages this import added to the session.
+	appended int
 }
 
 // note adds a line to the thread's report.
@@ -246,6 +251,7 @@ func (im *Import) record(th *importThread) {
 			s.Skipped += r.Skipped
 			s.Ops += r.Ops
 			s.OpsDropped += r.OpsDropped
+			s.NotPlaced += r.NotPlaced
 			s.Notes = append(s.Notes, r.Notes...)
 			return
 		}
@@ -297,6 +303,8 @@ func (im *Import) write(th *importThread, batch []formats.Message) error {
 	s.mu.Lock()
 	var info model.Session
 	var added, skipped int
+	var unplaced []string // keys of messages that belong before stored ones
+	lastOld := false      // the batch holds a message already stored
 	created := th.sid == ""
 	err := s.st.Update(func(tx *store.Tx) error {
 		if created {
@@ -313,16 +321,35 @@ func (im *Import) write(th *importThread, batch []formats.Message) error {
 				return err
 			}
 		}
+		// A message new to the session that comes before one already
+		// there belongs between stored messages, which are only ever
+		// appended to: it is not added out of order, but reported.
+		var old []bool
+		lastLocal := -1
+		if !created {
+			old = make([]bool, len(batch))
+			for i, m := range batch {
+				_, ok, err := th.lookup(tx, info.ID, m.Key)
+				if err != nil {
+					return err
+				}
+				if ok {
+					old[i], lastLocal = true, i
+				}
+			}
+		}
+		lastOld = lastLocal >= 0
+		unplaced = unplaced[:0]
 		msgs := make([]model.Message, 0, len(batch))
 		keys := make([]string, 0, len(batch))
-		for _, m := range batch {
-			if !created {
-				if _, ok, err := th.lookup(tx, info.ID, m.Key); err != nil {
-					return err
-				} else if ok {
-					skipped++
-					continue
-				}
+		for i, m := range batch {
+			if old != nil && old[i] {
+				skipped++
+				continue
+			}
+			if i < lastLocal {
+				unplaced = append(unplaced, m.Key)
+				continue
 			}
 			nm := m.NewMessage
 			if nm.CreatedAt.IsZero() {
@@ -378,6 +405,16 @@ func (im *Import) write(th *importThread, batch []formats.Message) error {
 	}
 	th.report.Added += added
 	th.report.Skipped += skipped
+	if len(unplaced) > 0 {
+		th.report.NotPlaced += len(unplaced)
+		th.note("%s of the file %s before messages already in the session, which are only ever appended to, so %s not added (the first is %s); import the file into a new session to have %s in order",
+			plural(len(unplaced), "message", "messages"), importWord(len(unplaced) == 1, "belongs", "belong"), importWord(len(unplaced) == 1, "it was", "they were"), unplaced[0], importWord(len(unplaced) == 1, "it", "them"))
+	}
+	if lastOld && th.appended > 0 {
+		th.note("%s added by an earlier batch of this import come before messages already in the session: they stand after them, out of the file's order", plural(th.appended, "message", "messages"))
+		th.appended = 0
+	}
+	th.appended += added
 	if added > 0 {
 		kind := EventAppended
 		if created {
@@ -595,6 +632,13 @@ func (im *Import) anchorBefore(tx *store.Tx, t *thread, th *importThread, anchor
 		}
 	}
 	return "", true, nil
+}
+
+func importWord(one bool, a, b string) string {
+	if one {
+		return a
+	}
+	return b
 }
 
 // importIDList names a few item IDs.

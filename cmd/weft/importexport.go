@@ -140,9 +140,10 @@ func openError(file string, err error) error {
 // sums it up in one line.
 func reportImport(w io.Writer, file string, sessions []ops.ImportedSession) {
 	const listed = 10
-	var added, skipped, opsMade, opsDropped, created, changed int
+	var added, skipped, opsMade, opsDropped, notPlaced, created, changed int
 	for _, s := range sessions {
 		added, skipped, opsMade, opsDropped = added+s.Added, skipped+s.Skipped, opsMade+s.Ops, opsDropped+s.OpsDropped
+		notPlaced += s.NotPlaced
 		if s.Created {
 			created++
 		}
@@ -172,18 +173,28 @@ func reportImport(w io.Writer, file string, sessions []ops.ImportedSession) {
 	switch {
 	case len(sessions) == 0:
 		fmt.Fprintf(w, "%s: nothing to import\n", file)
-	case added == 0 && opsMade == 0:
+		return
+	case added == 0 && opsMade == 0 && notPlaced == 0 && opsDropped == 0:
 		fmt.Fprintf(w, "%s: nothing new: %s already imported\n", file, plural(len(sessions), "session"))
+		return
+	case added == 0 && opsMade == 0:
+		fmt.Fprintf(w, "%s: nothing added", file)
+		if skipped > 0 {
+			fmt.Fprintf(w, "; %d messages were already there", skipped)
+		}
 	default:
 		fmt.Fprintf(w, "%s: %d messages imported into %s (%d new)", file, added, plural(changed, "session"), created)
 		if skipped > 0 {
 			fmt.Fprintf(w, "; %d were already there", skipped)
 		}
-		if opsDropped > 0 {
-			fmt.Fprintf(w, "; %s not imported: nothing %s on was", plural(opsDropped, "operation"), map[bool]string{true: "it acts", false: "they act"}[opsDropped == 1])
-		}
-		fmt.Fprintln(w)
 	}
+	if notPlaced > 0 {
+		fmt.Fprintf(w, "; %s not added: %s before messages already there", plural(notPlaced, "message"), map[bool]string{true: "it belongs", false: "they belong"}[notPlaced == 1])
+	}
+	if opsDropped > 0 {
+		fmt.Fprintf(w, "; %s not imported: nothing %s on was", plural(opsDropped, "operation"), map[bool]string{true: "it acts", false: "they act"}[opsDropped == 1])
+	}
+	fmt.Fprintln(w)
 }
 
 func plural(n int, one string) string {
