@@ -41,6 +41,9 @@ type ImportedSession struct {
 	// NotPlaced counts new messages not added because they come before
 	// messages the session already has (Notes says so).
 	NotPlaced int `json:"not_placed,omitempty"`
+	// Changed counts messages already imported that the file now has
+	// otherwise; the session keeps them as they were (Notes says so).
+	Changed int `json:"changed,omitempty"`
 	// Notes says what was not imported as the file has it: operations
 	// with targets missing, digests over missing messages.
 	Notes []string `json:"notes,omitempty"`
@@ -69,6 +72,10 @@ type Import struct {
 	// touches the store or the thread's state.
 	inflight     chan error
 	inflightRead int
+
+	// heads: a session's heads as they were when this import first
+	// found one of its messages stored, read once (by the writer).
+	heads map[string][]model.Head
 }
 
 type importThread struct {
@@ -125,7 +132,7 @@ const importBatch = 20000
 
 // NewImport starts an import; pass it to a formats reader.
 func (s *Service) NewImport(ctx context.Context, opts ImportOptions) *Import {
-	return &Import{s: s, ctx: ctx, opts: opts, now: s.clock()}
+	return &Import{s: s, ctx: ctx, opts: opts, now: s.clock(), heads: map[string][]model.Head{}}
 }
 
 var _ formats.Emitter = (*Import)(nil)
@@ -252,6 +259,7 @@ func (im *Import) record(th *importThread) {
 			s.Ops += r.Ops
 			s.OpsDropped += r.OpsDropped
 			s.NotPlaced += r.NotPlaced
+			s.Changed += r.Changed
 			s.Notes = append(s.Notes, r.Notes...)
 			return
 		}
@@ -304,6 +312,7 @@ func (im *Import) write(th *importThread, batch []formats.Message) error {
 	var info model.Session
 	var added, skipped int
 	var unplaced []string // keys of messages that belong before stored ones
+	var changed []string  // keys of stored messages the file has otherwise
 	lastOld := false      // the batch holds a message already stored
 	created := th.sid == ""
 	err := s.st.Update(func(tx *store.Tx) error {
@@ -326,20 +335,35 @@ func (im *Import) write(th *importThread, batch []formats.Message) error {
 		// appended to: it is not added out of order, but reported.
 		var old []bool
 		lastLocal := -1
+		unplaced, changed = unplaced[:0], changed[:0]
 		if !created {
 			old = make([]bool, len(batch))
 			for i, m := range batch {
-				_, ok, err := th.lookup(tx, info.ID, m.Key)
+				seq, ok, err := th.lookup(tx, info.ID, m.Key)
 				if err != nil {
 					return err
 				}
-				if ok {
-					old[i], lastLocal = true, i
+				if !ok {
+					continue
+				}
+				old[i], lastLocal = true, i
+				// Stored messages never change: one the file now has
+				// otherwise (a block that was broken, a reply that was
+				// still being written) keeps its first version. Told by
+				// its tokens, which the heads hold, so no message is read.
+				heads, ok := im.heads[info.ID]
+				if !ok {
+					if heads, err = tx.Heads(info.ID); err != nil {
+						return err
+					}
+					im.heads[info.ID] = heads
+				}
+				if seq >= 1 && seq <= uint64(len(heads)) && int(heads[seq-1].Tokens) != m.Tokens {
+					changed = append(changed, m.Key)
 				}
 			}
 		}
 		lastOld = lastLocal >= 0
-		unplaced = unplaced[:0]
 		msgs := make([]model.Message, 0, len(batch))
 		keys := make([]string, 0, len(batch))
 		for i, m := range batch {
@@ -409,6 +433,11 @@ func (im *Import) write(th *importThread, batch []formats.Message) error {
 		th.report.NotPlaced += len(unplaced)
 		th.note("%s of the file %s before messages already in the session, which are only ever appended to, so %s not added (the first is %s); import the file into a new session to have %s in order",
 			plural(len(unplaced), "message", "messages"), importWord(len(unplaced) == 1, "belongs", "belong"), importWord(len(unplaced) == 1, "it was", "they were"), unplaced[0], importWord(len(unplaced) == 1, "it", "them"))
+	}
+	if len(changed) > 0 {
+		th.report.Changed += len(changed)
+		th.note("%s of the file %s from the version imported before (the first is %s); stored messages are never changed, so the session keeps the earlier %s; import the file into a new session to have it as it is now",
+			plural(len(changed), "message", "messages"), importWord(len(changed) == 1, "differs", "differ"), changed[0], importWord(len(changed) == 1, "version", "versions"))
 	}
 	if lastOld && th.appended > 0 {
 		th.note("%s added by an earlier batch of this import come before messages already in the session: they stand after them, out of the file's order", plural(th.appended, "message", "messages"))

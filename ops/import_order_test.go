@@ -56,3 +56,28 @@ func TestImportDoesNotAppendOutOfOrder(t *testing.T) {
 		t.Errorf("growth: %+v then %+v", a, b)
 	}
 }
+
+// A stored message the file now has otherwise (one block of a reply was
+// broken at the first import) keeps its first version, and the report
+// says so.
+func TestImportTellsAChangedMessage(t *testing.T) {
+	whole := readFile(t, "../formats/testdata/claude-code/spotter_long_session.jsonl")
+	lines := bytes.Split(whole, []byte("\n"))
+	lines[999] = []byte("{broken") // line 1000, the tool call of a two-record reply
+	broken := bytes.Join(lines, []byte("\n"))
+
+	f := newFixture(t)
+	if s := importCC(t, f, broken); s.Added != 292 {
+		t.Fatalf("the broken file: %+v", s)
+	}
+	s := importCC(t, f, whole)
+	if s.Added != 0 || s.Skipped != 292 || s.Changed != 1 || s.NotPlaced != 0 {
+		t.Fatalf("the repaired file: %+v, want 1 changed", s)
+	}
+	if notes := strings.Join(s.Notes, "\n"); !strings.Contains(notes, "1 message of the file differs from the version imported before (the first is ed3f34d3-d898-429d-8ad4-dded7b24ab40)") {
+		t.Errorf("notes: %s", notes)
+	}
+	if again := importCC(t, f, broken); again.Changed != 0 || again.Added != 0 {
+		t.Errorf("the broken file again: %+v", again)
+	}
+}

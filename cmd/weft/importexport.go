@@ -140,10 +140,10 @@ func openError(file string, err error) error {
 // sums it up in one line.
 func reportImport(w io.Writer, file string, sessions []ops.ImportedSession) {
 	const listed = 10
-	var added, skipped, opsMade, opsDropped, notPlaced, created, changed int
+	var added, skipped, opsMade, opsDropped, notPlaced, differ, created, changed int
 	for _, s := range sessions {
 		added, skipped, opsMade, opsDropped = added+s.Added, skipped+s.Skipped, opsMade+s.Ops, opsDropped+s.OpsDropped
-		notPlaced += s.NotPlaced
+		notPlaced, differ = notPlaced+s.NotPlaced, differ+s.Changed
 		if s.Created {
 			created++
 		}
@@ -174,7 +174,7 @@ func reportImport(w io.Writer, file string, sessions []ops.ImportedSession) {
 	case len(sessions) == 0:
 		fmt.Fprintf(w, "%s: nothing to import\n", file)
 		return
-	case added == 0 && opsMade == 0 && notPlaced == 0 && opsDropped == 0:
+	case added == 0 && opsMade == 0 && notPlaced == 0 && opsDropped == 0 && differ == 0:
 		fmt.Fprintf(w, "%s: nothing new: %s already imported\n", file, plural(len(sessions), "session"))
 		return
 	case added == 0 && opsMade == 0:
@@ -187,6 +187,9 @@ func reportImport(w io.Writer, file string, sessions []ops.ImportedSession) {
 		if skipped > 0 {
 			fmt.Fprintf(w, "; %d were already there", skipped)
 		}
+	}
+	if differ > 0 {
+		fmt.Fprintf(w, "; %s already there %s in the file (kept as first imported)", plural(differ, "message"), map[bool]string{true: "differs", false: "differ"}[differ == 1])
 	}
 	if notPlaced > 0 {
 		fmt.Fprintf(w, "; %s not added: %s before messages already there", plural(notPlaced, "message"), map[bool]string{true: "it belongs", false: "they belong"}[notPlaced == 1])
