@@ -449,11 +449,11 @@ func (cg *cgReader) conversation(n int, raw json.RawMessage) error {
 
 	out := cg.build(label, msgs)
 	if len(out) == 0 {
-		cg.problems.add(0, label+" has no message to import; skipped")
+		cg.problems.note(0, label+" has no message to import; skipped")
 		return nil
 	}
 	if derived {
-		cg.problems.add(0, fmt.Sprintf("%s has no id: its key %s is made from its title and create time", label, key))
+		cg.problems.note(0, fmt.Sprintf("%s has no id: its key %s is made from its title and create time", label, key))
 	}
 	cg.seen[key] = true
 	cg.threads++

@@ -157,7 +157,7 @@ func ReadCodex(r io.Reader, emit Emitter) ([]Problem, error) {
 	if key == "" {
 		sum := sha256.Sum256(cx.keyLine)
 		key = "derived-" + hex.EncodeToString(sum[:8])
-		cx.problems.add(0, "no session_meta record with an id: the session is keyed by a digest of the first line, "+key)
+		cx.problems.note(0, "no session_meta record with an id: the session is keyed by a digest of the first line, "+key)
 	}
 	problems := cx.problems.result()
 	created := cx.created

@@ -78,11 +78,17 @@ type Emitter interface {
 	End() error
 }
 
-// Problem is a record an importer could not read. The rest of the file
-// is still imported.
+// Problem is a record an importer could not read, or could read only in
+// part. The rest of the file is still imported. A Note is a remark on
+// how something was read, where nothing was lost (a key made up for a
+// conversation without an ID, an empty record skipped).
 type Problem struct {
 	Line int // 1-based; 0 when the format has no lines
 	Err  string
+	Note bool
+	// More, on the last problem of a long list, counts the problems
+	// not listed (Err says so).
+	More int
 }
 
 func (p Problem) String() string {
@@ -109,22 +115,27 @@ type problemList struct {
 	firstOut int // line of the first problem not listed
 }
 
-func (p *problemList) add(line int, msg string) {
+func (p *problemList) add(line int, msg string) { p.put(Problem{Line: line, Err: msg}) }
+
+// note adds a remark where nothing was lost.
+func (p *problemList) note(line int, msg string) { p.put(Problem{Line: line, Err: msg, Note: true}) }
+
+func (p *problemList) put(pr Problem) {
 	if len(p.list) >= maxProblems {
 		if p.dropped == 0 {
-			p.firstOut = line
+			p.firstOut = pr.Line
 		}
 		p.dropped++
 		return
 	}
-	p.list = append(p.list, Problem{Line: line, Err: msg})
+	p.list = append(p.list, pr)
 }
 
 func (p *problemList) result() []Problem {
 	if p.dropped == 0 {
 		return p.list
 	}
-	return append(p.list, Problem{Line: p.firstOut, Err: fmt.Sprintf("%d more problems from this line on are not listed", p.dropped)})
+	return append(p.list, Problem{Line: p.firstOut, Err: fmt.Sprintf("%d more problems from this line on are not listed", p.dropped), More: p.dropped})
 }
 
 // skipSpace returns the index of the first byte at or after i that is not

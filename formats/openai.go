@@ -119,6 +119,15 @@ func (v *oiValue) problem(p *problemList, msg string) {
 	p.add(v.line, v.where()+msg)
 }
 
+// oiEmpty says a message is skipped for having nothing in it: a note,
+// not a problem.
+const oiEmpty = "it is empty"
+
+// note is a remark on the value where nothing was lost.
+func (v *oiValue) note(p *problemList, msg string) {
+	p.note(v.line, v.where()+msg)
+}
+
 var errOIEmpty = errors.New("empty file")
 
 // oiNotJSON is the error of a file that does not start like JSON.
@@ -955,7 +964,7 @@ func (o *oiReader) value(v *oiValue) error {
 				o.thread = &oiThread{emit: o.emit, source: OpenAI, ordinal: 1}
 			}
 			if strings.TrimSpace(nm.Content) == "" {
-				v.problem(&o.probs, "it is empty; skipped")
+				v.note(&o.probs, "it is empty; skipped")
 				return nil
 			}
 			return o.thread.add(v.index, nm)
@@ -1026,7 +1035,7 @@ func (o *oiReader) record(v *oiValue, raw []byte) error {
 		return nil
 	}
 	if len(msgs) == 0 {
-		v.problem(&o.probs, `its "messages" list is empty; skipped`)
+		v.note(&o.probs, `its "messages" list is empty; skipped`)
 		return nil
 	}
 	media := oiReadMedia(m.Images, m.Videos, m.Audios)
@@ -1046,6 +1055,10 @@ func (o *oiReader) record(v *oiValue, raw []byte) error {
 			continue
 		}
 		nm, msg := o.convert(&mm, mraw, th, media)
+		if msg == oiEmpty {
+			v.note(&o.probs, where+msg+"; skipped") // nothing lost
+			continue
+		}
 		if msg != "" {
 			v.problem(&o.probs, where+msg+"; skipped")
 			continue
@@ -1061,7 +1074,7 @@ func (o *oiReader) record(v *oiValue, raw []byte) error {
 	if any {
 		o.threads++
 	} else if err == nil {
-		v.problem(&o.probs, "no message to import; skipped")
+		v.note(&o.probs, "no message to import; skipped")
 	}
 	return err
 }
@@ -1105,7 +1118,7 @@ func (o *oiReader) convert(m *oiMessage, raw []byte, th *oiThread, media *oiMedi
 		if !media.has(s) {
 			nm.Content = s
 			if strings.TrimSpace(s) == "" {
-				return model.NewMessage{}, "it is empty"
+				return model.NewMessage{}, oiEmpty
 			}
 			return nm, ""
 		}
@@ -1174,7 +1187,7 @@ func (o *oiReader) convert(m *oiMessage, raw []byte, th *oiThread, media *oiMedi
 	nm.Content = RenderContent(parts)
 	nm.Parts = oiEncodeParts(parts)
 	if strings.TrimSpace(nm.Content) == "" && len(parts) == 0 {
-		return model.NewMessage{}, "it is empty"
+		return model.NewMessage{}, oiEmpty
 	}
 	return nm, ""
 }

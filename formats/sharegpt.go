@@ -139,7 +139,7 @@ func (sg *sgReader) value(v *oiValue) error {
 		return nil
 	}
 	if len(turns) == 0 {
-		v.problem(&sg.probs, `its "conversations" list is empty; skipped`)
+		v.note(&sg.probs, `its "conversations" list is empty; skipped`)
 		return nil
 	}
 
@@ -148,7 +148,7 @@ func (sg *sgReader) value(v *oiValue) error {
 	if key := sgID(rec.ID); key != "" {
 		if sg.seen[key] {
 			alt := key + "@" + strconv.Itoa(v.index)
-			v.problem(&sg.probs, fmt.Sprintf("id %q was used by an earlier record: this one is keyed %q", key, alt))
+			v.note(&sg.probs, fmt.Sprintf("id %q was used by an earlier record: this one is keyed %q", key, alt))
 			key = alt
 		}
 		sg.seen[key] = true
@@ -178,13 +178,16 @@ func (sg *sgReader) value(v *oiValue) error {
 			continue
 		}
 		nm, msg, ok := sg.convert(&t, traw, th, media)
-		if msg != "" {
-			if ok {
-				v.problem(&sg.probs, where+msg)
-			} else {
-				v.problem(&sg.probs, where+msg+"; skipped")
-				continue
-			}
+		switch {
+		case msg == "":
+		case ok:
+			v.note(&sg.probs, where+msg) // kept, as text
+		case msg == oiEmpty:
+			v.note(&sg.probs, where+msg+"; skipped") // nothing lost
+			continue
+		default:
+			v.problem(&sg.probs, where+msg+"; skipped")
+			continue
 		}
 		if err := th.add(i+1, nm); err != nil {
 			return err
@@ -197,7 +200,7 @@ func (sg *sgReader) value(v *oiValue) error {
 	if any {
 		sg.threads++
 	} else if err == nil {
-		v.problem(&sg.probs, "no message to import; skipped")
+		v.note(&sg.probs, "no message to import; skipped")
 	}
 	return err
 }
@@ -290,7 +293,7 @@ func (sg *sgReader) convert(t *sgTurn, traw json.RawMessage, th *oiThread, media
 	if parts == nil {
 		if !media.has(text) {
 			if strings.TrimSpace(text) == "" {
-				return model.NewMessage{}, "it is empty", false
+				return model.NewMessage{}, oiEmpty, false
 			}
 			nm.Content = text
 			return nm, msg, true

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -167,13 +168,17 @@ func brokenWeftExport(t *testing.T) string {
 func TestImportWeftWithABrokenLineKeepsItsOperations(t *testing.T) {
 	path := brokenWeftExport(t)
 	db := filepath.Join(t.TempDir(), "dst.db")
-	out, errOut, _ := weftErr(t, db, "import", path)
-	for _, says := range []string{"16 messages as new session", "2 operations (1 not imported)", "16 messages imported into 1 session (1 new); 1 operation not imported"} {
+	out, errOut, code := weftErr(t, db, "import", path)
+	if code != 1 {
+		t.Errorf("exit %d, want 1: a line and an operation were not imported", code)
+	}
+	for _, says := range []string{"16 messages as new session", "2 operations (1 not imported)", "16 messages imported into 1 session (1 new); 1 record could not be read; 1 operation not imported"} {
 		if !strings.Contains(out, says) {
 			t.Errorf("out does not say %q:\n%s", says, out)
 		}
 	}
-	for _, says := range []string{"line 7: not JSON", "(tag) not imported: none of its targets (m6) was imported", "(digest): 1 of its 3 targets (m6) were not imported"} {
+	for _, says := range []string{"line 7: not JSON", "(tag) not imported: none of its targets (m6) was imported", "(digest): 1 of its 3 targets (m6) were not imported",
+		"imported in part: 1 record could not be read, 1 operation had nothing left to act on"} {
 		if !strings.Contains(errOut, says) {
 			t.Errorf("stderr does not say %q:\n%s", says, errOut)
 		}
@@ -181,5 +186,58 @@ func TestImportWeftWithABrokenLineKeepsItsOperations(t *testing.T) {
 	ls, _, _ := weft(t, db, "ls", "--json")
 	if !strings.Contains(ls, `"message_count": 16`) || !strings.Contains(ls, `"op_count": 2`) {
 		t.Errorf("ls: %s", ls)
+	}
+}
+
+// A Claude Code session with a broken line: every other message is
+// imported, the report says the thread is joined across the line, and
+// weft import exits 1; importing the repaired file then adds nothing out
+// of order and says what it could not do.
+func TestImportClaudeCodeWithABrokenLine(t *testing.T) {
+	dir := t.TempDir()
+	whole := filepath.Join(data, "claude-code/spotter_long_session.jsonl")
+	src, err := os.ReadFile(whole)
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken := func(n int) string {
+		lines := strings.Split(string(src), "\n")
+		lines[n-1] = "{broken"
+		p := filepath.Join(dir, fmt.Sprintf("broken%d.jsonl", n))
+		os.WriteFile(p, []byte(strings.Join(lines, "\n")), 0o600)
+		return p
+	}
+	for _, tt := range []struct {
+		line     int
+		imported string
+		again    string // importing the repaired file afterwards
+		code     int
+	}{
+		// one block of an assistant reply: the reply is kept without it
+		{1000, "292 messages imported into 1 session (1 new); 1 record could not be read",
+			"nothing added; 292 messages were already there; 1 message already there differs in the file (kept as first imported)", 0},
+		// a tool result: it cannot be put back between stored messages
+		{998, "291 messages imported into 1 session (1 new); 1 record could not be read",
+			"nothing added; 291 messages were already there; 1 message not added: it belongs before messages already there", 1},
+	} {
+		db := filepath.Join(dir, fmt.Sprintf("cc%d.db", tt.line))
+		out, errOut, code := weftErr(t, db, "import", broken(tt.line))
+		if code != 1 || !strings.Contains(out, tt.imported) ||
+			!strings.Contains(errOut, fmt.Sprintf("line %d: not JSON", tt.line)) || !strings.Contains(errOut, "the thread is joined across it") ||
+			!strings.Contains(errOut, "imported in part: 1 record could not be read") {
+			t.Errorf("line %d broken: exit %d\nout: %s\nerr: %s", tt.line, code, out, errOut)
+		}
+		out, errOut, code = weftErr(t, db, "import", whole)
+		if code != tt.code || !strings.Contains(out, tt.again) {
+			t.Errorf("line %d repaired: exit %d, want %d\nout: %s\nerr: %s", tt.line, code, tt.code, out, errOut)
+		}
+		ls, _, _ := weft(t, db, "ls", "--json")
+		if !strings.Contains(ls, fmt.Sprintf(`"message_count": %d`, 292-(1000-tt.line)/2)) {
+			t.Errorf("line %d: the repaired file changed the session: %s", tt.line, ls)
+		}
+	}
+	// A clean file: exit 0.
+	if _, errOut, code := weftErr(t, filepath.Join(dir, "clean.db"), "import", whole); code != 0 {
+		t.Errorf("a clean file: exit %d\n%s", code, errOut)
 	}
 }

@@ -37,7 +37,7 @@ func cmdImport(ctx context.Context, svc *ops.Service, args []string, stdout, std
 			return usageErr("unknown format %q; the formats are %s", *format, strings.Join(formatNames(), ", "))
 		}
 	}
-	failed := 0
+	failed, partly := 0, 0
 	for _, file := range files {
 		if err := importFile(ctx, svc, file, formats.Format(*format), *session, stdout, stderr); err != nil {
 			var fe *fileError
@@ -46,13 +46,41 @@ func cmdImport(ctx context.Context, svc *ops.Service, args []string, stdout, std
 			} else {
 				fmt.Fprintf(stderr, "weft: %s: %v\n", file, err)
 			}
-			failed++
+			var pe *partialError
+			if errors.As(err, &pe) {
+				partly++
+			} else {
+				failed++
+			}
 		}
 	}
-	if failed > 0 {
+	switch {
+	case failed > 0 && partly > 0:
+		return &exitError{1, fmt.Errorf("%d of %d files not imported, %d only in part", failed, len(files), partly)}
+	case failed > 0:
 		return &exitError{1, fmt.Errorf("%d of %d files not imported", failed, len(files))}
+	case partly > 0:
+		return &exitError{1, fmt.Errorf("%d of %d files imported only in part", partly, len(files))}
 	}
 	return nil
+}
+
+// partialError is an import that left something of the file out: the
+// rest is imported.
+type partialError struct{ unread, unplaced, opsDropped int }
+
+func (e *partialError) Error() string {
+	var what []string
+	if e.unread > 0 {
+		what = append(what, plural(e.unread, "record")+" could not be read")
+	}
+	if e.unplaced > 0 {
+		what = append(what, plural(e.unplaced, "message")+" could not be placed in order")
+	}
+	if e.opsDropped > 0 {
+		what = append(what, plural(e.opsDropped, "operation")+" had nothing left to act on")
+	}
+	return "imported in part: " + strings.Join(what, ", ") + " (see above); the rest was imported"
 }
 
 func formatNames() []string {
@@ -100,21 +128,38 @@ func importFile(ctx context.Context, svc *ops.Service, file string, format forma
 	problems, err := read(counter, im)
 	err = errors.Join(err, im.Close())
 	bar.done()
+	var partial partialError
 	for i, p := range problems {
-		if i == 20 {
-			fmt.Fprintf(stderr, "%s: … and %d more records not read\n", file, len(problems)-20)
-			break
+		switch {
+		case p.Note:
+		case p.More > 0:
+			partial.unread += p.More
+		default:
+			partial.unread++
 		}
-		fmt.Fprintf(stderr, "%s: %s\n", file, p)
+		switch {
+		case i == 20:
+			fmt.Fprintf(stderr, "%s: … and %d more\n", file, len(problems)-20)
+		case i > 20:
+		case p.Note:
+			fmt.Fprintf(stderr, "%s: note: %s\n", file, p)
+		default:
+			fmt.Fprintf(stderr, "%s: %s\n", file, p)
+		}
 	}
 	for _, s := range im.Sessions {
+		partial.unplaced += s.NotPlaced
+		partial.opsDropped += s.OpsDropped
 		for _, note := range s.Notes {
 			fmt.Fprintf(stderr, "%s: session %s: %s\n", file, s.SessionID, note)
 		}
 	}
-	reportImport(stdout, file, im.Sessions)
+	reportImport(stdout, file, im.Sessions, partial.unread)
 	if err != nil {
 		return fmt.Errorf("%s import stopped: %w", format, err)
+	}
+	if partial != (partialError{}) {
+		return &partial
 	}
 	return nil
 }
@@ -138,7 +183,7 @@ func openError(file string, err error) error {
 
 // reportImport lists the sessions an import changed (the first few) and
 // sums it up in one line.
-func reportImport(w io.Writer, file string, sessions []ops.ImportedSession) {
+func reportImport(w io.Writer, file string, sessions []ops.ImportedSession, unread int) {
 	const listed = 10
 	var added, skipped, opsMade, opsDropped, notPlaced, differ, created, changed int
 	for _, s := range sessions {
@@ -174,7 +219,7 @@ func reportImport(w io.Writer, file string, sessions []ops.ImportedSession) {
 	case len(sessions) == 0:
 		fmt.Fprintf(w, "%s: nothing to import\n", file)
 		return
-	case added == 0 && opsMade == 0 && notPlaced == 0 && opsDropped == 0 && differ == 0:
+	case added == 0 && opsMade == 0 && notPlaced == 0 && opsDropped == 0 && unread == 0 && differ == 0:
 		fmt.Fprintf(w, "%s: nothing new: %s already imported\n", file, plural(len(sessions), "session"))
 		return
 	case added == 0 && opsMade == 0:
@@ -190,6 +235,9 @@ func reportImport(w io.Writer, file string, sessions []ops.ImportedSession) {
 	}
 	if differ > 0 {
 		fmt.Fprintf(w, "; %s already there %s in the file (kept as first imported)", plural(differ, "message"), map[bool]string{true: "differs", false: "differ"}[differ == 1])
+	}
+	if unread > 0 {
+		fmt.Fprintf(w, "; %s could not be read", plural(unread, "record"))
 	}
 	if notPlaced > 0 {
 		fmt.Fprintf(w, "; %s not added: %s before messages already there", plural(notPlaced, "message"), map[bool]string{true: "it belongs", false: "they belong"}[notPlaced == 1])

@@ -1,0 +1,45 @@
+package formats
+
+import (
+	"bytes"
+	"testing"
+)
+
+// A Problem that lost nothing (a conversation with nothing to import, an
+// empty record) is a Note; a record that could not be imported is not.
+func TestProblemsTellNotesFromLosses(t *testing.T) {
+	rec := newRecorder(t)
+	problems, err := ReadChatGPT(bytes.NewReader(cgFile(t, "testdata/chatgpt-export/chatlore_conversations_edge_cases.json")), rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var notes, losses []string
+	for _, p := range problems {
+		if p.Note {
+			notes = append(notes, p.String())
+		} else {
+			losses = append(losses, p.String())
+		}
+	}
+	if len(losses) != 1 || len(notes) != 1 {
+		t.Fatalf("losses %q, notes %q; want the conversation without a mapping lost, the empty one noted", losses, notes)
+	}
+
+	in := `[{"conversations":[]},` +
+		`{"id":"a","conversations":[{"from":"human","value":"hi"},{"from":"gpt","value":""}]},` +
+		`{"id":"a","conversations":[{"from":"human","value":"hi again"}]},` +
+		`{"conversations":[{"from":"alien","value":"?"},{"from":"human","value":"ok"}]}]`
+	problems, err = ReadShareGPT(bytes.NewReader([]byte(in)), newRecorder(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lost := 0
+	for _, p := range problems {
+		if !p.Note {
+			lost++
+		}
+	}
+	if lost != 1 || len(problems) != 4 {
+		t.Errorf("problems %v: want 4, of which 1 (the unknown role) a loss", problems)
+	}
+}
