@@ -21,6 +21,9 @@ type Tool struct {
 	ReadOnly    bool
 	Destructive bool
 	Idempotent  bool
+	// OpenWorld: the tool may reach outside weft (a summary endpoint, the
+	// client's model).
+	OpenWorld bool
 
 	ArgsType   reflect.Type
 	ResultType reflect.Type
@@ -28,7 +31,7 @@ type Tool struct {
 	call func(ctx context.Context, s *Service, args any) (any, error)
 }
 
-type hints struct{ readOnly, destructive, idempotent bool }
+type hints struct{ readOnly, destructive, idempotent, openWorld bool }
 
 var (
 	readOnly = hints{readOnly: true, idempotent: true}
@@ -36,12 +39,18 @@ var (
 	edit = hints{}
 	// Setting something to a value is idempotent.
 	setter = hints{idempotent: true}
+	// A revert is final for an agent: no tool undoes it (toggle_operation
+	// refuses reverted operations).
+	final = hints{destructive: true}
+	// An edit that may ask a model outside weft (WEFT_SUMMARY_URL, the
+	// client's model through sampling).
+	openEdit = hints{openWorld: true}
 )
 
 func def[A, R any](name, desc string, h hints, fn func(*Service, context.Context, A) (R, error)) *Tool {
 	return &Tool{
 		Name: name, Description: desc,
-		ReadOnly: h.readOnly, Destructive: h.destructive, Idempotent: h.idempotent,
+		ReadOnly: h.readOnly, Destructive: h.destructive, Idempotent: h.idempotent, OpenWorld: h.openWorld,
 		ArgsType: reflect.TypeFor[A](), ResultType: reflect.TypeFor[R](),
 		call: func(ctx context.Context, s *Service, args any) (any, error) {
 			return fn(s, ctx, *args.(*A))
@@ -67,7 +76,7 @@ var registry = []*Tool{
 	def("resequence_messages", "Reorder items: new_order lists indices in their new order; their positions, sorted, are refilled in that order.", edit, (*Service).ResequenceMessages),
 	def("insert_messages", "Insert synthetic messages after an index (-1: at the start) or after an item ID.", edit, (*Service).InsertMessages),
 	def("list_operations", "List a session's operations with type, status (active, inactive, reverted, partial, orphaned), targets, author and time.", readOnly, (*Service).ListOperations),
-	def("revert_operation", "Revert an operation: the thread is as if it had never been made. It stays in the record.", edit, (*Service).RevertOperation),
+	def("revert_operation", "Revert an operation: the thread is as if it had never been made. It stays in the record.", final, (*Service).RevertOperation),
 	def("toggle_operation", "Switch an operation on or off.", setter, (*Service).ToggleOperation),
 	def("set_active_tags", "Set the session's active tags; operations with when_tags apply only while all of theirs are active.", setter, (*Service).SetActiveTags),
 
@@ -80,7 +89,7 @@ var registry = []*Tool{
 	def("search_session_history", "Search the thread: substring (case-insensitive, thread order) or fuzzy (best first).", readOnly, (*Service).SearchSessionHistory),
 	def("get_message_range", "Messages start_idx..end_idx (inclusive) of the effective thread, or of the stored messages with view=raw.", readOnly, (*Service).GetMessageRange),
 	def("request_context_slice", "Ask for a slice of the thread (and optionally search matches) in the next assembled context. Used once.", setter, (*Service).RequestContextSlice),
-	def("summarize_message_range", "Summarize start_idx..end_idx (or ids) in at most max_tokens, with the client's model (sampling), the WEFT_SUMMARY_URL endpoint or locally (extractive), saying which; read-only unless store=true records it as a digest.", edit, (*Service).SummarizeMessageRange),
+	def("summarize_message_range", "Summarize start_idx..end_idx (or ids) in at most max_tokens, with the client's model (sampling), the WEFT_SUMMARY_URL endpoint or locally (extractive), saying which; read-only unless store=true records it as a digest.", openEdit, (*Service).SummarizeMessageRange),
 	def("assemble_context", "The effective thread ready to send as openai messages, an anthropic body or text (format), using pending context preferences once; max_tokens fits a budget (recent turns raw, then summaries, the oldest left out first), max_messages keeps the latest.", edit, (*Service).AssembleContext),
 	def("apply_context_operations", "The pre-request hook: send the whole thread (messages, chat-completions shape); messages already stored are recognised by digest, new ones appended, and the thread comes back with the active operations applied.", setter, (*Service).ApplyContextOperations),
 

@@ -296,6 +296,7 @@ type toolInfo struct {
 	ReadOnly    bool     `json:"read_only"`
 	Destructive bool     `json:"destructive"`
 	Idempotent  bool     `json:"idempotent"`
+	OpenWorld   bool     `json:"open_world"`
 	InputSchema any      `json:"input_schema"`
 	Path        string   `json:"path"`
 }
@@ -317,7 +318,7 @@ func (s *Server) serveToolList(w http.ResponseWriter, r *http.Request) {
 		}
 		out.Tools = append(out.Tools, toolInfo{
 			Name: t.Name, Description: t.Description, Arguments: args,
-			ReadOnly: t.ReadOnly, Destructive: t.Destructive, Idempotent: t.Idempotent,
+			ReadOnly: t.ReadOnly, Destructive: t.Destructive, Idempotent: t.Idempotent, OpenWorld: t.OpenWorld,
 			InputSchema: mcpTool(t).InputSchema, Path: "/api/" + t.Name,
 		})
 	}

@@ -185,7 +185,7 @@ func mcpTool(t *ops.Tool) *mcp.Tool {
 			ReadOnlyHint:    t.ReadOnly,
 			DestructiveHint: new(t.Destructive),
 			IdempotentHint:  t.Idempotent,
-			OpenWorldHint:   new(false),
+			OpenWorldHint:   new(t.OpenWorld),
 		},
 	}
 	if sc.err != nil {

@@ -135,7 +135,7 @@ func TestListTools(t *testing.T) {
 		}
 		a := got.Annotations
 		if a == nil || a.ReadOnlyHint != want.ReadOnly || a.IdempotentHint != want.Idempotent ||
-			a.DestructiveHint == nil || *a.DestructiveHint != want.Destructive || a.OpenWorldHint == nil || *a.OpenWorldHint {
+			a.DestructiveHint == nil || *a.DestructiveHint != want.Destructive || a.OpenWorldHint == nil || *a.OpenWorldHint != want.OpenWorld {
 			t.Errorf("%s: annotations %+v do not match the registry's hints", want.Name, a)
 		}
 		schema, _ := got.InputSchema.(map[string]any)
