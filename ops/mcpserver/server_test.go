@@ -681,12 +681,17 @@ func TestSampling(t *testing.T) {
 		for _, version := range []string{legacyVersion, ""} {
 			cs, _ := connectAt(t, srv, "sampler-client", version, sampling)
 			before := asked.Load()
-			res := callOK(t, cs, "summarize_message_range", map[string]any{"session_id": sid, "start_idx": 0, "end_idx": 5}, nil)
+			var sum ops.SummarizeResult
+			res := callOK(t, cs, "summarize_message_range", map[string]any{"session_id": sid, "start_idx": 0, "end_idx": 5}, &sum)
 			if asked.Load() == before {
 				t.Errorf("%s: summarize_message_range did not ask the client's model", cmp.Or(version, "latest"))
 			}
-			if !strings.Contains(text(res), "SAMPLED: the limiter is done") {
+			if !strings.Contains(sum.Summary, "SAMPLED: the limiter is done") {
 				t.Errorf("%s: summary does not use the sampled text: %s", cmp.Or(version, "latest"), text(res))
+			}
+			// The result says where the summary came from: the client's model.
+			if sum.Source != ops.SourceSampling || sum.Model != "test-model" {
+				t.Errorf("%s: source %q, model %q; want %q, test-model", cmp.Or(version, "latest"), sum.Source, sum.Model, ops.SourceSampling)
 			}
 		}
 	})
