@@ -52,6 +52,15 @@ recently updated session. The database is --db, else $WEFT_DB, else
 %s.
 `
 
+// isCommand reports whether word names a command rather than a session.
+func isCommand(word string) bool {
+	switch word {
+	case "help", "-h", "--help", "tools", "demo", "mcp", "ls", "new", "show", "call", "import", "export", "serve":
+		return true
+	}
+	return false
+}
+
 // exitError carries an exit code: 1 for a refused request, 2 for usage.
 type exitError struct {
 	code int
@@ -94,16 +103,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return usageErr("%v (weft --help shows the commands)", err)
 	}
 	args = fs.Args()
+	cmd, rest := "", []string(nil)
+	if len(args) > 0 {
+		cmd, rest = args[0], args[1:]
+	}
+	// The TUI's flags may also follow demo or the session to open:
+	// weft demo --theme light.
+	if !isCommand(cmd) || cmd == "demo" {
+		if err := fs.Parse(rest); err != nil {
+			return usageErr("%v (weft --help shows the commands)", err)
+		}
+		rest = fs.Args()
+	}
 	if *themeFlag != "" {
 		if _, err := themes.Lookup(*themeFlag); err != nil {
 			return usageErr("%v", err)
 		}
 	}
 	tuiOpts := tui.Options{Theme: *themeFlag}
-	cmd, rest := "", []string(nil)
-	if len(args) > 0 {
-		cmd, rest = args[0], args[1:]
-	}
 	db := *dbFlag
 	if db == "" {
 		db = defaultDB()

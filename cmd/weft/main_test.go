@@ -113,6 +113,10 @@ func TestCLIErrors(t *testing.T) {
 		{[]string{"show", "a", "b"}, 2, "one session at most"},
 		{[]string{"ls", "--bogus"}, 2, "flag provided but not defined"},
 		{[]string{"new"}, 2, "new needs a title"},
+		{[]string{"demo", "--bogus"}, 2, "flag provided but not defined: -bogus"},
+		{[]string{"demo", "extra"}, 2, "demo takes no arguments"},
+		{[]string{"demo", "--theme", "sepia"}, 2, `no theme "sepia"`},
+		{[]string{"x", "--theme", "sepia"}, 2, `no theme "sepia"`},
 	}
 	for _, tt := range tests {
 		_, code, err := weft(t, db, tt.args...)
