@@ -23,9 +23,11 @@ import (
 const usage = `weft — view and edit LLM conversation threads
 
 Usage:
-  weft [--db FILE] [--theme NAME] [--mcp-addr HOST:PORT | --no-mcp] [SESSION]
+  weft [--db FILE] [--theme NAME] [--mcp-addr HOST:PORT | --no-mcp] [--token T] [SESSION]
                                       open the TUI; agents connect over MCP at
-                                      http://127.0.0.1:7433/mcp (or a free port)
+                                      http://127.0.0.1:7433/mcp (or a free port),
+                                      with the bearer token T if given (default
+                                      $WEFT_TOKEN; required off loopback)
   weft [--db FILE] COMMAND [ARGS]
 
 Commands:
@@ -87,7 +89,7 @@ func main() {
 	os.Exit(code)
 }
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := flag.NewFlagSet("weft", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	dbFlag := fs.String("db", "", "database file")
@@ -95,6 +97,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var lc listenConfig
 	fs.StringVar(&lc.addr, "mcp-addr", "", "where the TUI's MCP listener listens (default 127.0.0.1:7433)")
 	fs.BoolVar(&lc.off, "no-mcp", false, "open the TUI without the MCP listener")
+	tokenFlag := fs.String("token", "", "bearer token agents must send to the embedded listener (default $WEFT_TOKEN)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stdout, usage, defaultDB())
@@ -149,6 +152,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if cmd == "call" && mcpserver.ReadAddrFile(db) != "" {
 		timeout = 200 * time.Millisecond // most likely held: relay soon
 	}
+	_, statErr := os.Stat(db)
+	created := errors.Is(statErr, os.ErrNotExist)
 	st, err := store.Open(db, store.Options{Timeout: timeout})
 	if errors.Is(err, store.ErrInUse) && cmd == "call" {
 		// Another weft holds the file: ask it, as weft mcp does.
@@ -164,7 +169,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer st.Close()
+	if created && cmd != "" {
+		// A refused request leaves the disk as it was: a file this run
+		// made and left without a session goes again.
+		defer func() {
+			if list, lerr := st.Sessions(); err != nil && lerr == nil && len(list) == 0 {
+				st.Close()
+				os.Remove(db)
+			}
+		}()
+	}
 	svc := ops.New(st)
+	return runCommand(ctx, cmd, rest, svc, tuiOpts, lc, stdout, stderr)
+}
+
+// runCommand runs a command on an open file.
+func runCommand(ctx context.Context, cmd string, rest []string, svc *ops.Service, tuiOpts tui.Options, lc listenConfig, stdout, stderr io.Writer) error {
 	switch cmd {
 	case "":
 		if tuiOpts.Session != "" {
@@ -180,7 +200,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			defer l.Close()
 			tuiOpts.Listener = l
 		}
-		return tui.Run(ctx, svc, tuiOpts)
+		return runTUI(ctx, svc, tuiOpts)
 	case "serve":
 		return cmdServe(ctx, svc, rest, stderr)
 	case "ls":
@@ -197,6 +217,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdCall(ctx, svc, rest, stdout)
 	}
 }
+
+// runTUI runs the TUI; tests replace it to look at what it is given.
+var runTUI = tui.Run
 
 // defaultDB is $WEFT_DB, else weft.db in the user's data directory.
 func defaultDB() string {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -135,5 +136,31 @@ func TestCLIHelpAndTools(t *testing.T) {
 	out, code, _ = weft(t, db, "tools")
 	if code != 0 || !strings.Contains(out, "digest_messages(session_id, start_idx, end_idx, ids, summary, when_tags, expected_version)") {
 		t.Errorf("tools:\n%s", out)
+	}
+}
+
+// A refused request on a file that did not exist leaves no file behind.
+func TestRefusedRequestMakesNoFile(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"import", filepath.Join(dir, "missing.jsonl")},
+		{"show", "nosuch"},
+		{"call", "snip_messages", "start_idx=0"},
+	} {
+		db := filepath.Join(dir, "new.db")
+		if _, code, _ := weft(t, db, args...); code == 0 {
+			t.Fatalf("weft %v succeeded", args)
+		}
+		if _, err := os.Stat(db); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("weft %v left %s behind (%v)", args, db, err)
+		}
+	}
+	db := filepath.Join(dir, "kept.db")
+	weft(t, db, "new", "kept")
+	if _, code, _ := weft(t, db, "show", "nosuch"); code == 0 {
+		t.Fatal("show nosuch succeeded")
+	}
+	if _, err := os.Stat(db); err != nil {
+		t.Errorf("a refused request removed a file it did not make: %v", err)
 	}
 }
