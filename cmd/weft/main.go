@@ -118,6 +118,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 		}
 		rest = fs.Args()
 	}
+	if *tokenFlag != "" {
+		// --token stands for WEFT_TOKEN in this process: the listener of
+		// the TUI (and of demo and mcp), a relayed call and serve's
+		// default all read it there.
+		if err := os.Setenv("WEFT_TOKEN", *tokenFlag); err != nil {
+			return err
+		}
+	}
 	if *themeFlag != "" {
 		if _, err := themes.Lookup(*themeFlag); err != nil {
 			return usageErr("%v", err)

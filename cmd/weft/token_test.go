@@ -1,0 +1,70 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"weft/ops"
+	"weft/ops/mcpserver"
+	"weft/tui"
+)
+
+// weft --token T gives the TUI's embedded listener a bearer token, as
+// weft serve --token does: without it agents are refused, with it they
+// get in, and it is what lets the listener bind off loopback.
+func TestTUITokenFlag(t *testing.T) {
+	t.Setenv("WEFT_TOKEN", "") // --token sets it for the process; restored after
+	db, _ := seededDB(t)
+	saved := runTUI
+	t.Cleanup(func() { runTUI = saved })
+
+	var statuses []int
+	runTUI = func(_ context.Context, _ *ops.Service, opts tui.Options) error {
+		l, ok := opts.Listener.(*mcpserver.Listener)
+		if !ok {
+			t.Fatalf("the TUI was given no listener: %v", opts.Listener)
+		}
+		// Reach it over loopback whatever it binds.
+		base := "http://127.0.0.1:" + l.URL()[strings.LastIndexByte(l.URL(), ':')+1:]
+		statuses = nil
+		for _, auth := range []string{"", "Bearer wrong", "Bearer s3cret"} {
+			req, _ := http.NewRequest("POST", base+"/api/list_sessions", strings.NewReader("{}"))
+			if auth != "" {
+				req.Header.Set("Authorization", auth)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			statuses = append(statuses, resp.StatusCode)
+		}
+		return nil
+	}
+
+	for _, args := range [][]string{
+		{"--token", "s3cret", "--mcp-addr", "127.0.0.1:0"},
+		{"--mcp-addr", "0.0.0.0:0", "--token", "s3cret"}, // off loopback: allowed with the token
+	} {
+		t.Setenv("WEFT_TOKEN", "")
+		if _, code, err := weft(t, db, args...); code != 0 {
+			t.Fatalf("weft %v: exit %d: %v", args, code, err)
+		}
+		if len(statuses) != 3 || statuses[0] != 401 || statuses[1] != 401 || statuses[2] != 200 {
+			t.Errorf("weft %v: no token, wrong token, right token answered %v; want [401 401 200]", args, statuses)
+		}
+	}
+
+	// Without a token the listener stays open on loopback, and off
+	// loopback it is refused before the TUI starts.
+	t.Setenv("WEFT_TOKEN", "")
+	if _, code, err := weft(t, db, "--mcp-addr", "127.0.0.1:0"); code != 0 || statuses[0] != 200 {
+		t.Errorf("without --token: exit %d (%v), status %v", code, err, statuses)
+	}
+	statuses = nil
+	if _, code, err := weft(t, db, "--mcp-addr", "0.0.0.0:0"); code == 0 || err == nil || !strings.Contains(err.Error(), "token") || statuses != nil {
+		t.Errorf("off loopback without a token: exit %d (%v), TUI ran: %v", code, err, statuses != nil)
+	}
+}
