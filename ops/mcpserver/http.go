@@ -353,8 +353,11 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 }
 
 // checkJSONRPC answers a POST to /mcp whose body is not a JSON-RPC message
-// with a JSON-RPC error (the SDK answers such bodies in plain text), so
-// every client can read why; good messages go on to the SDK unchanged.
+// the SDK can take with a JSON-RPC error (the SDK answers such bodies in
+// plain text), so every client can read why; good messages go on to the
+// SDK unchanged. What the SDK still refuses in plain text (an unknown
+// method, a missing "params", a batch under a protocol without batches)
+// is turned into a JSON-RPC error too.
 func checkJSONRPC(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.Body == nil {
@@ -371,69 +374,92 @@ func checkJSONRPC(next http.Handler) http.Handler {
 			writeError(w, http.StatusBadRequest, "cannot read the request body: "+err.Error())
 			return
 		}
-		if code, msg := jsonrpcProblem(body); code != 0 {
-			b, _ := marshalJSON(struct {
-				JSONRPC string `json:"jsonrpc"`
-				ID      any    `json:"id"`
-				Error   struct {
-					Code    int    `json:"code"`
-					Message string `json:"message"`
-				} `json:"error"`
-			}{JSONRPC: "2.0", Error: struct {
-				Code    int    `json:"code"`
-				Message string `json:"message"`
-			}{code, msg}})
-			writeJSONBody(w, http.StatusBadRequest, b)
+		if p := jsonrpcProblem(body); p != nil {
+			writeJSONBody(w, http.StatusBadRequest, jsonrpcError(p.id, p.code, p.msg))
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
-		next.ServeHTTP(w, r)
+		sw := &sdkRefusal{ResponseWriter: w}
+		next.ServeHTTP(sw, r)
+		if sw.refused {
+			code, msg := sdkRefusalError(strings.TrimSpace(sw.text.String()))
+			writeJSONBody(w, http.StatusBadRequest, jsonrpcError(callID(body), code, msg))
+		}
 	})
 }
 
-// jsonrpcMessage is what every JSON-RPC 2.0 message may hold.
-type jsonrpcMessage struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  *string         `json:"method"`
-	Result  json.RawMessage `json:"result"`
-	Error   json.RawMessage `json:"error"`
+// sdkNotHandled starts the SDK's refusal of a method it does not serve
+// (its jsonrpc2.ErrNotHandled, which it does not export).
+const sdkNotHandled = "JSON RPC not handled"
+
+// sdkRefusalError turns the text of a plain-text 400 of the SDK's into a
+// JSON-RPC error code and message.
+func sdkRefusalError(text string) (int, string) {
+	if rest, ok := strings.CutPrefix(text, sdkNotHandled+": "); ok {
+		method := strings.TrimSuffix(rest, " unsupported")
+		return jsonrpc.CodeMethodNotFound, fmt.Sprintf("method not found: %s is not a method of this MCP server", method)
+	}
+	if text == "" {
+		text = "the request was refused"
+	}
+	return jsonrpc.CodeInvalidRequest, "invalid request: " + text
 }
 
-// jsonrpcProblem returns the JSON-RPC error code and message for a body
-// that is not a JSON-RPC 2.0 message (or batch of them), or 0.
-func jsonrpcProblem(body []byte) (int, string) {
+// callID is the id of a body that is one request, or nil.
+func callID(body []byte) json.RawMessage {
+	var m struct {
+		ID json.RawMessage `json:"id"`
+	}
 	body = bytes.TrimSpace(body)
-	if !json.Valid(body) {
-		var v any
-		err := json.Unmarshal(body, &v)
-		return jsonrpc.CodeParseError, fmt.Sprintf("parse error: the body is not JSON (%v)", err)
+	if len(body) == 0 || body[0] != '{' || json.Unmarshal(body, &m) != nil || len(m.ID) == 0 || idProblem(m.ID) != "" {
+		return nil
 	}
-	msgs := []json.RawMessage{body}
-	if len(body) > 0 && body[0] == '[' {
-		if err := json.Unmarshal(body, &msgs); err != nil || len(msgs) == 0 {
-			return jsonrpc.CodeInvalidRequest, "invalid request: an empty batch"
-		}
-	}
-	for _, raw := range msgs {
-		var m jsonrpcMessage
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return jsonrpc.CodeInvalidRequest, "invalid request: a JSON-RPC message is an object"
-		}
-		if m.JSONRPC != "2.0" {
-			return jsonrpc.CodeInvalidRequest, `invalid request: "jsonrpc" must be "2.0"`
-		}
-		switch {
-		case m.Method != nil:
-			if *m.Method == "" {
-				return jsonrpc.CodeInvalidRequest, `invalid request: "method" is empty`
-			}
-		case len(m.ID) == 0:
-			return jsonrpc.CodeInvalidRequest, `invalid request: no "method" (a request) and no "id" (a response)`
-		case (len(m.Result) == 0) == (len(m.Error) == 0):
-			return jsonrpc.CodeInvalidRequest, `invalid request: a response has either "result" or "error"`
-		}
-	}
-	return 0, ""
+	return m.ID
 }
+
+// sdkRefusal holds back a plain-text 400 of the SDK's, so that checkJSONRPC
+// can answer it as a JSON-RPC error; anything else goes straight through.
+type sdkRefusal struct {
+	http.ResponseWriter
+	wroteHeader bool
+	refused     bool
+	text        bytes.Buffer
+}
+
+func (w *sdkRefusal) WriteHeader(code int) {
+	if w.wroteHeader {
+		return
+	}
+	w.wroteHeader = true
+	if code == http.StatusBadRequest && strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
+		w.refused = true
+		return
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *sdkRefusal) Write(p []byte) (int, error) {
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
+	}
+	if w.refused {
+		if w.text.Len() < 4096 {
+			w.text.Write(p)
+		}
+		return len(p), nil
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// FlushError flushes what went through (http.ResponseController finds it);
+// a refusal held back stays held.
+func (w *sdkRefusal) FlushError() error {
+	if w.refused {
+		return nil
+	}
+	return http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Unwrap gives http.ResponseController the connection's own writer.
+func (w *sdkRefusal) Unwrap() http.ResponseWriter { return w.ResponseWriter }
