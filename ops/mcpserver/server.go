@@ -101,12 +101,6 @@ func (s *Server) Agents() int {
 	return n
 }
 
-// ServeStdio serves MCP over stdin and stdout until the client hangs up or
-// ctx ends. Nothing else may write to stdout meanwhile.
-func (s *Server) ServeStdio(ctx context.Context) error {
-	return s.serve(ctx, &mcp.StdioTransport{})
-}
-
 func (s *Server) serve(ctx context.Context, t mcp.Transport) error {
 	err := s.mcp.Run(ctx, t)
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {

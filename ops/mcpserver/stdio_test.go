@@ -1,0 +1,178 @@
+package mcpserver
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"weft/ops"
+)
+
+// stdioPeer drives ServeIO as a client process would: lines in, lines out.
+type stdioPeer struct {
+	t    *testing.T
+	in   *io.PipeWriter
+	out  *bufio.Scanner
+	done chan error
+}
+
+func serveLines(t *testing.T, srv *Server) *stdioPeer {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	p := &stdioPeer{t: t, in: inW, out: bufio.NewScanner(outR), done: make(chan error, 1)}
+	p.out.Buffer(nil, 16<<20)
+	go func() {
+		p.done <- srv.ServeIO(context.Background(), inR, outW)
+		outW.Close()
+	}()
+	t.Cleanup(func() { inW.Close(); outR.Close() })
+	return p
+}
+
+func (p *stdioPeer) send(line string) {
+	p.t.Helper()
+	if _, err := io.WriteString(p.in, line+"\n"); err != nil {
+		p.t.Fatalf("the server stopped reading: %v", err)
+	}
+}
+
+// next reads the next line the server writes.
+func (p *stdioPeer) next() map[string]json.RawMessage {
+	p.t.Helper()
+	got := make(chan bool, 1)
+	go func() { got <- p.out.Scan() }()
+	select {
+	case ok := <-got:
+		if !ok {
+			p.t.Fatalf("the server closed its output: %v", p.out.Err())
+		}
+	case <-time.After(10 * time.Second):
+		p.t.Fatal("no answer from the server")
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(p.out.Bytes(), &m); err != nil {
+		p.t.Fatalf("a line that is not JSON: %q", p.out.Text())
+	}
+	return m
+}
+
+// handshake initializes a session at version.
+func (p *stdioPeer) handshake(version string) {
+	p.t.Helper()
+	p.send(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"` + version + `","capabilities":{},"clientInfo":{"name":"lines","version":"1"}}}`)
+	if m := p.next(); string(m["id"]) != `"init"` || m["result"] == nil {
+		p.t.Fatalf("initialize: %v", m)
+	}
+	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+}
+
+// listTools asks tools/list and checks every tool comes back.
+func (p *stdioPeer) listTools(id int) {
+	p.t.Helper()
+	p.send(`{"jsonrpc":"2.0","id":` + itoa(id) + `,"method":"tools/list"}`)
+	m := p.next()
+	var res struct {
+		Tools []struct{ Name string } `json:"tools"`
+	}
+	if string(m["id"]) != itoa(id) || json.Unmarshal(m["result"], &res) != nil || len(res.Tools) != len(ops.Tools()) {
+		p.t.Fatalf("tools/list: %.300v", m)
+	}
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// expectError reads an error answer and checks its code, message and id.
+func (p *stdioPeer) expectError(name string, code int, says, id string) {
+	p.t.Helper()
+	m := p.next()
+	var e struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(m["error"], &e) != nil || string(m["jsonrpc"]) != `"2.0"` {
+		p.t.Fatalf("%s: not a JSON-RPC error: %v", name, m)
+	}
+	if e.Code != code || !strings.Contains(e.Message, says) || string(m["id"]) != id {
+		p.t.Errorf("%s: code %d, id %s, %q; want %d, id %s, saying %q", name, e.Code, m["id"], e.Message, code, id, says)
+	}
+}
+
+func (p *stdioPeer) closeAndWait() {
+	p.t.Helper()
+	p.in.Close()
+	select {
+	case err := <-p.done:
+		if err != nil {
+			p.t.Errorf("ServeIO after the client hung up: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		p.t.Fatal("ServeIO did not return after the client hung up")
+	}
+}
+
+// A bad line is answered and the session goes on; the SDK's own transport
+// would stop at it.
+func TestStdioSurvivesBadLines(t *testing.T) {
+	svc, _ := seeded(t)
+	p := serveLines(t, New(svc, Options{}))
+
+	p.send(`{bad json`)
+	p.expectError("bad JSON first", -32700, "parse error", "null")
+	p.handshake(legacyVersion)
+	p.listTools(2)
+	for _, tt := range malformed {
+		p.send(tt.body)
+		p.expectError(tt.name, tt.code, tt.says, tt.id)
+	}
+	p.send(`   `) // blank lines are nothing
+	p.send(`[{"jsonrpc":"2.0","id":3,"method":"ping"}]`)
+	p.expectError("batch under 2025-11-25", -32600, "batching is not supported", "null")
+	p.send(`{"jsonrpc":"2.0","id":16,"method":"nosuch"}`)
+	p.expectError("unknown method", -32601, "nosuch", "16")
+	p.send(`{"jsonrpc":"2.0","id":"big","method":"ping","params":{"x":"` + strings.Repeat("x", MaxBodyBytes) + `"}}`)
+	p.expectError("a line over 8 MB", -32600, "longer than 8 MB", "null")
+	p.listTools(4)
+	p.closeAndWait()
+}
+
+// Under a protocol version that has batches, a batch still reaches the SDK.
+func TestStdioBatchesUnderOldProtocol(t *testing.T) {
+	svc, _ := seeded(t)
+	p := serveLines(t, New(svc, Options{}))
+	p.send(`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`)
+	p.expectError("batch before initialize", -32600, "batching", "null")
+	p.handshake("2025-03-26")
+	p.send(`[{"jsonrpc":"2.0","id":5,"method":"ping"},{"jsonrpc":"2.0","id":6,"method":"ping"}]`)
+	if !p.out.Scan() || !strings.HasPrefix(p.out.Text(), "[") || !strings.Contains(p.out.Text(), `"id":6`) {
+		t.Fatalf("batch at 2025-03-26: %s", p.out.Text())
+	}
+	p.listTools(7)
+	p.closeAndWait()
+}
+
+// weft mcp relaying to the weft that holds the file filters the same way.
+func TestStdioRelaySurvivesBadLines(t *testing.T) {
+	svc, sid := seeded(t)
+	ts, _ := api(t, svc, HandlerOptions{})
+	relay, err := NewRelay(ts.URL+"/mcp", "", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := serveLines(t, relay)
+	p.send(`{bad json`)
+	p.expectError("bad JSON first", -32700, "parse error", "null")
+	p.handshake(legacyVersion)
+	p.send(`{"jsonrpc":"2.0","id":true,"method":"ping"}`)
+	p.expectError("id true", -32600, `"id" must be a string or an integer`, "null")
+	p.listTools(2)
+	p.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_message_range","arguments":{"session_id":"` + sid + `","start_idx":0,"end_idx":1}}}`)
+	if m := p.next(); string(m["id"]) != "3" || !strings.Contains(string(m["result"]), sid) {
+		t.Fatalf("relayed tools/call: %.300v", m)
+	}
+	p.closeAndWait()
+}
