@@ -223,8 +223,10 @@ async function main() {
     const a = t.annotations;
     check(a && typeof a.readOnlyHint === "boolean" && typeof a.destructiveHint === "boolean" && typeof a.idempotentHint === "boolean", `${n}: annotations missing or incomplete: ${JSON.stringify(a)}`);
     eq(a.readOnlyHint, readOnlyTools.has(n), `${n}: readOnlyHint`);
-    // Every edit is a reversible operation: nothing is destructive.
-    eq(a.destructiveHint, false, `${n}: destructiveHint`);
+    // Every edit is a reversible operation, but a revert cannot be undone
+    // by any tool: revert_operation alone is destructive.
+    eq(a.destructiveHint, n === "revert_operation", `${n}: destructiveHint`);
+    eq(a.openWorldHint === true, n === "summarize_message_range", `${n}: openWorldHint`);
     if (a.readOnlyHint) eq(a.idempotentHint, true, `${n}: a read-only tool is idempotent`);
   }
   eq(listed.tools.length, names.length, "tools listed");

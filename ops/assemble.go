@@ -63,7 +63,7 @@ func (s *Service) RequestContextSlice(ctx context.Context, a ContextSliceArgs) (
 	}
 	v := snap.view
 	start, end := *a.StartMessageIndex, *a.EndMessageIndex
-	if err := checkRange(start, end, v.Len()); err != nil {
+	if err := checkRangeAs("start_message_index", "end_message_index", start, end, v.Len()); err != nil {
 		return ContextSliceResult{}, err
 	}
 	p := Preferences{

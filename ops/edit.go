@@ -75,21 +75,27 @@ func (sel Selection) resolve(v *model.View) (resolved, error) {
 	return r, nil
 }
 
-// checkRange validates an inclusive index range over n items.
+// checkRange validates an inclusive index range over n items given as
+// start_idx and end_idx.
 func checkRange(start, end, n int) error {
+	return checkRangeAs("start_idx", "end_idx", start, end, n)
+}
+
+// checkRangeAs is checkRange for arguments with other names.
+func checkRangeAs(startName, endName string, start, end, n int) error {
 	switch {
 	case n == 0:
 		return invalidf("the thread is empty: there is no index %d", start)
 	case start < 0:
-		return invalidf("start_idx %d is negative; indices run 0..%d", start, n-1)
+		return invalidf("%s %d is negative; indices run 0..%d", startName, start, n-1)
 	case end < 0:
-		return invalidf("end_idx %d is negative; indices run 0..%d", end, n-1)
+		return invalidf("%s %d is negative; indices run 0..%d", endName, end, n-1)
 	case start >= n:
-		return invalidf("start_idx %d is past the end of the thread (%s: 0..%d)", start, plural(n, "item", "items"), n-1)
+		return invalidf("%s %d is past the end of the thread (%s: 0..%d)", startName, start, plural(n, "item", "items"), n-1)
 	case end >= n:
-		return invalidf("end_idx %d is past the end of the thread (%s: 0..%d)", end, plural(n, "item", "items"), n-1)
+		return invalidf("%s %d is past the end of the thread (%s: 0..%d)", endName, end, plural(n, "item", "items"), n-1)
 	case start > end:
-		return invalidf("start_idx %d is after end_idx %d; ranges are inclusive, start_idx <= end_idx", start, end)
+		return invalidf("%s %d is after %s %d; ranges are inclusive, %s <= %s", startName, start, endName, end, startName, endName)
 	}
 	return nil
 }

@@ -221,7 +221,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 		{"get_message_range", `{"start_idx":0,"end_idx":1,"view":"pretty"}`, ErrInvalid, `view "pretty"`},
 		{"search_session_history", `{"query":""}`, ErrInvalid, "query is empty"},
 		{"search_session_history", `{"query":"x","mode":"regex"}`, ErrInvalid, `mode "regex"`},
-		{"request_context_slice", `{"start_message_index":4,"end_message_index":2}`, ErrInvalid, "after end_idx"},
+		{"request_context_slice", `{"start_message_index":4,"end_message_index":2}`, ErrInvalid, "after end_message_index"},
 		{"get_startup_context", `{"summaries":-2}`, ErrInvalid, "summaries -2 is negative"},
 		{"assemble_context", `{"format":"xml"}`, ErrInvalid, `format "xml"`},
 	}

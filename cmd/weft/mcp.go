@@ -30,7 +30,7 @@ func (lc listenConfig) start(svc *ops.Service) (*mcpserver.Listener, error) {
 	}
 	l, err := mcpserver.Listen(svc, mcpserver.ListenOptions{Addr: lc.addr, Token: os.Getenv("WEFT_TOKEN")})
 	if errors.Is(err, mcpserver.ErrNeedsToken) {
-		return nil, fmt.Errorf("the MCP listener: %w (set WEFT_TOKEN, or --no-mcp starts without the listener)", err)
+		return nil, fmt.Errorf("the MCP listener: %w (give a token with --token or WEFT_TOKEN, or --no-mcp starts without the listener)", err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("the MCP listener: %w (--no-mcp starts without it)", err)

@@ -46,7 +46,7 @@ var badCalls = map[string][]badCall{
 	"search_session_history":   {{`{"query":"x","mode":"psychic"}`, []string{`mode "psychic"`}}},
 	"get_message_range":        {{`{"start_idx":0,"end_idx":99999}`, []string{"end_idx 99999 is past the end"}}},
 	// The message names end_idx, not end_message_index: see the report.
-	"request_context_slice":    {{`{"start_message_index":0,"end_message_index":99999}`, []string{"99999 is past the end"}}},
+	"request_context_slice":    {{`{"start_message_index":0,"end_message_index":99999}`, []string{"end_message_index 99999 is past the end"}}},
 	"summarize_message_range":  {{`{"start_idx":0,"end_idx":99999,"store":true}`, []string{"end_idx 99999 is past the end"}}},
 	"assemble_context":         {{`{"format":"xml"}`, []string{`format "xml"`}}},
 	"apply_context_operations": {{`{"messages":[{"role":"robot","content":"x"}]}`, []string{`role "robot"`}}},
