@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -30,7 +31,7 @@ func (s *Server) ServeStdio(ctx context.Context) error {
 // one goes on to the SDK, a bad one is answered here with a JSON-RPC error
 // and the session goes on. Both write through one lock, a line at a time.
 func (s *Server) ServeIO(ctx context.Context, r io.Reader, w io.Writer) error {
-	out := &lineWriter{w: w}
+	out := &lineWriter{w: w, pending: map[string]bool{}, answered: make(chan struct{}, 1)}
 	pr, pw := io.Pipe()
 	go filterLines(r, pw, out)
 	err := s.serve(ctx, &mcp.IOTransport{Reader: pr, Writer: out})
@@ -40,24 +41,101 @@ func (s *Server) ServeIO(ctx context.Context, r io.Reader, w io.Writer) error {
 }
 
 // lineWriter serialises writes: each Write is one whole line, from the SDK
-// or from the filter, never interleaved.
+// or from the filter, never interleaved. It also keeps the ids of the
+// requests passed on and not yet answered, so that when the input ends
+// (a client that writes its requests and closes, as a shell pipe does)
+// their answers are still written before the session closes.
 type lineWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu       sync.Mutex
+	w        io.Writer
+	pending  map[string]bool
+	answered chan struct{} // a token when an answer was written
 }
 
 func (l *lineWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	for _, id := range messageIDs(p, false) {
+		delete(l.pending, id)
+	}
+	select {
+	case l.answered <- struct{}{}:
+	default:
+	}
 	return l.w.Write(p)
+}
+
+// sent records the requests of a line passed on to the SDK.
+func (l *lineWriter) sent(line []byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, id := range messageIDs(line, true) {
+		l.pending[id] = true
+	}
+}
+
+// drain waits until every request passed on is answered, or for at most
+// limit.
+func (l *lineWriter) drain(limit time.Duration) {
+	deadline := time.After(limit)
+	for {
+		l.mu.Lock()
+		n := len(l.pending)
+		l.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-l.answered:
+		case <-deadline:
+			return
+		}
+	}
+}
+
+// messageIDs are the ids of a line's requests (requests true: messages
+// with a method) or of its responses (false: without one), compacted.
+func messageIDs(line []byte, requests bool) []string {
+	type msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method *string         `json:"method"`
+	}
+	var list []msg
+	line = bytes.TrimSpace(line)
+	if len(line) > 0 && line[0] == '[' {
+		if json.Unmarshal(line, &list) != nil {
+			return nil
+		}
+	} else {
+		var m msg
+		if json.Unmarshal(line, &m) != nil {
+			return nil
+		}
+		list = []msg{m}
+	}
+	var ids []string
+	for _, m := range list {
+		if len(m.ID) == 0 || string(m.ID) == "null" || (m.Method != nil) != requests {
+			continue
+		}
+		var b bytes.Buffer
+		if json.Compact(&b, m.ID) == nil {
+			ids = append(ids, b.String())
+		}
+	}
+	return ids
 }
 
 // Close leaves w open: it belongs to the caller (stdout).
 func (l *lineWriter) Close() error { return nil }
 
+// drainLimit is how long the end of the input waits for the answers to
+// requests already passed on.
+const drainLimit = 30 * time.Second
+
 // filterLines copies r's good lines to the SDK through pw and answers the
 // bad ones on out, until r ends or the SDK stops reading.
-func filterLines(r io.Reader, pw *io.PipeWriter, out io.Writer) {
+func filterLines(r io.Reader, pw *io.PipeWriter, out *lineWriter) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	// Batches are JSON-RPC's, but MCP dropped them in 2025-06-18: the SDK
 	// stops at one under a later version, so they pass only once the
@@ -95,6 +173,7 @@ func filterLines(r io.Reader, pw *io.PipeWriter, out io.Writer) {
 			if v, ok := initializeVersion(line); ok {
 				batches = batchVersion(v)
 			}
+			out.sent(line)
 			if _, err := pw.Write(append(line, '\n')); err != nil {
 				return // the SDK is done
 			}
@@ -102,6 +181,7 @@ func filterLines(r io.Reader, pw *io.PipeWriter, out io.Writer) {
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				err = nil
+				out.drain(drainLimit)
 			}
 			pw.CloseWithError(err)
 			return

@@ -176,3 +176,56 @@ func TestStdioRelaySurvivesBadLines(t *testing.T) {
 	}
 	p.closeAndWait()
 }
+
+// A client that writes its requests and closes its end at once (a shell
+// pipe) still gets every answer before the session ends.
+func TestStdioAnswersRequestsSentBeforeTheInputEnds(t *testing.T) {
+	svc, _ := seeded(t)
+	srv := New(svc, Options{})
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- srv.ServeIO(context.Background(), inR, outW)
+		outW.Close()
+	}()
+	lines := make(chan []string, 1)
+	go func() {
+		var got []string
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(nil, 16<<20)
+		for sc.Scan() {
+			got = append(got, sc.Text())
+		}
+		lines <- got
+	}()
+	io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}`+"\n")
+	io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	io.WriteString(inW, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`+"\n")
+	io.WriteString(inW, `{"jsonrpc":"2.0","id":"three","method":"tools/call","params":{"name":"list_sessions","arguments":{}}}`+"\n")
+	inW.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("ServeIO: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("ServeIO did not end after its input did")
+	}
+	got := <-lines
+	ids := map[string]bool{}
+	for _, l := range got {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Result json.RawMessage `json:"result"`
+		}
+		if json.Unmarshal([]byte(l), &m) == nil && m.Result != nil {
+			ids[string(m.ID)] = true
+		}
+	}
+	for _, id := range []string{`1`, `2`, `"three"`} {
+		if !ids[id] {
+			t.Errorf("no answer to request %s; the server wrote %d lines", id, len(got))
+		}
+	}
+}
