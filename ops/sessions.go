@@ -62,18 +62,21 @@ type ListSessionsArgs struct {
 
 // SessionOut describes a session in results.
 type SessionOut struct {
-	SessionID    string   `json:"session_id"`
-	Title        string   `json:"title"`
-	MessageCount int      `json:"message_count"`
-	Tokens       int      `json:"tokens"`
-	OpCount      int      `json:"op_count"`
-	Version      uint64   `json:"version"`
-	ActiveTags   []string `json:"active_tags"`
-	Source       string   `json:"source,omitempty"`
-	Interface    string   `json:"interface,omitempty"`
-	Room         string   `json:"room,omitempty"`
-	CreatedAt    string   `json:"created_at"`
-	UpdatedAt    string   `json:"updated_at"`
+	SessionID    string `json:"session_id"`
+	Title        string `json:"title"`
+	MessageCount int    `json:"message_count"`
+	Tokens       int    `json:"tokens"`
+	// EffectiveTokens are the effective thread's tokens, what a provider
+	// is sent (list_sessions gives them; elsewhere they are left out).
+	EffectiveTokens *int     `json:"effective_tokens,omitempty"`
+	OpCount         int      `json:"op_count"`
+	Version         uint64   `json:"version"`
+	ActiveTags      []string `json:"active_tags"`
+	Source          string   `json:"source,omitempty"`
+	Interface       string   `json:"interface,omitempty"`
+	Room            string   `json:"room,omitempty"`
+	CreatedAt       string   `json:"created_at"`
+	UpdatedAt       string   `json:"updated_at"`
 }
 
 // ListSessionsResult is list_sessions' result.
@@ -109,7 +112,17 @@ func (s *Service) ListSessions(_ context.Context, a ListSessionsArgs) (ListSessi
 		if a.Limit > 0 && i >= a.Limit {
 			break
 		}
-		res.Sessions = append(res.Sessions, sessionOut(x))
+		out := sessionOut(x)
+		n := x.Tokens
+		if x.OpCount > 0 {
+			_, v, err := s.View(x.ID)
+			if err != nil {
+				return ListSessionsResult{}, err
+			}
+			n = v.Tokens
+		}
+		out.EffectiveTokens = &n
+		res.Sessions = append(res.Sessions, out)
 	}
 	return res, nil
 }

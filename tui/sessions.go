@@ -116,7 +116,11 @@ func (p *sessionsPanel) View(width int, st *themes.Styles) string {
 			style, prefix = st.List.Selected, "▸ "
 		}
 		updated, _ := time.Parse(time.RFC3339Nano, s.UpdatedAt)
-		meta := fmt.Sprintf("%7s msgs %9s tokens  %s", thousands(s.MessageCount), thousands(s.Tokens), updated.Local().Format("Jan 02 15:04"))
+		tokens := thousands(s.Tokens)
+		if s.EffectiveTokens != nil && *s.EffectiveTokens != s.Tokens {
+			tokens += " → " + thousands(*s.EffectiveTokens)
+		}
+		meta := fmt.Sprintf("%7s msgs %19s tokens  %s", thousands(s.MessageCount), tokens, updated.Local().Format("Jan 02 15:04"))
 		// Titles take what the columns leave, all cut to the same width.
 		titleW := max(w-4-len(prefix)-2-ansi.StringWidth(meta), 8)
 		cut := ansi.Truncate(s.Title, titleW, "…")

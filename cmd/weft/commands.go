@@ -56,12 +56,8 @@ func cmdLs(ctx context.Context, svc *ops.Service, args []string, w io.Writer) er
 	if err != nil {
 		return err
 	}
-	list := lsResult{Sessions: make([]lsSession, len(res.Sessions)), Total: res.Total}
-	for i, s := range res.Sessions {
-		list.Sessions[i] = lsSession{SessionOut: s, EffectiveTokens: effectiveTokens(svc, s)}
-	}
 	if *asJSON {
-		return writeJSON(w, list)
+		return writeJSON(w, res)
 	}
 	if len(res.Sessions) == 0 {
 		fmt.Fprintln(w, "no sessions yet: weft new TITLE creates one")
@@ -70,7 +66,7 @@ func cmdLs(ctx context.Context, svc *ops.Service, args []string, w io.Writer) er
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight|tabwriter.DiscardEmptyColumns)
 	// Numbers line up on the right; the title comes last, left-aligned.
 	fmt.Fprintln(tw, "ID\tMESSAGES\tRAW TOKENS\tEFFECTIVE\tOPS\tUPDATED\t  TITLE")
-	for _, s := range list.Sessions {
+	for _, s := range res.Sessions {
 		updated, _ := time.Parse(time.RFC3339Nano, s.UpdatedAt)
 		eff := "?"
 		if s.EffectiveTokens != nil {
@@ -79,34 +75,6 @@ func cmdLs(ctx context.Context, svc *ops.Service, args []string, w io.Writer) er
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t  %s\n", s.SessionID, thousands(s.MessageCount), thousands(s.Tokens), eff, s.OpCount, updated.Local().Format("2006-01-02 15:04"), s.Title)
 	}
 	return tw.Flush()
-}
-
-// lsSession is a session as weft ls lists it: list_sessions' fields
-// ("tokens" are the stored messages' tokens) and the tokens of the
-// effective thread, what a provider is sent.
-type lsSession struct {
-	ops.SessionOut
-	EffectiveTokens *int `json:"effective_tokens,omitempty"`
-}
-
-type lsResult struct {
-	Sessions []lsSession `json:"sessions"`
-	Total    int         `json:"total"`
-}
-
-// effectiveTokens is the token count of a session's effective thread, as
-// weft show prints it; nil if its view cannot be made. Without
-// operations it is the stored messages' count, and no view is made.
-func effectiveTokens(svc *ops.Service, s ops.SessionOut) *int {
-	n := s.Tokens
-	if s.OpCount > 0 {
-		_, v, err := svc.View(s.SessionID)
-		if err != nil {
-			return nil
-		}
-		n = v.Tokens
-	}
-	return &n
 }
 
 // thousands writes n with comma separators: 165,521.
