@@ -131,26 +131,36 @@ func referenceFuzzyDocs(docs []doc, query string, limit int) ([]LineHit, []int) 
 	return hits, cands
 }
 
+// searchText strings up to n pieces, each followed by a newline, a run of
+// up to maxRun z's (each of these one time in every), or a space;
+// broken cuts some pieces apart with q's.
+func searchText(rng *rand.Rand, pieces []string, n, every, maxRun int, broken bool) []byte {
+	var b bytes.Buffer
+	for range rng.IntN(n) {
+		p := pieces[rng.IntN(len(pieces))]
+		if broken && rng.IntN(3) == 0 {
+			i := rng.IntN(len(p))
+			p = p[:i] + strings.Repeat("q", rng.IntN(4)) + p[i:]
+		}
+		b.WriteString(p)
+		switch rng.IntN(every) {
+		case 0:
+			b.WriteByte('\n')
+		case 1:
+			b.WriteString(strings.Repeat("z", rng.IntN(maxRun)))
+		default:
+			b.WriteByte(' ')
+		}
+	}
+	return b.Bytes()
+}
+
 // TestFuzzyDocsPrunesNothingItShouldKeep: skipping lines by their length
 // once the best limit are known must give exactly the plain ranking.
 func TestFuzzyDocsPrunesNothingItShouldKeep(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	words := []string{"retry", "Redis", "pg", "SQL", "pgsql", "migration", "data", "base", "plan", "a", "the", "x_y", "café", "p/g", "\r", "PGSQL", "ReTry", "a\x00b", "DataBase"}
-	text := func() []byte {
-		var b bytes.Buffer
-		for range rng.IntN(60) {
-			b.WriteString(words[rng.IntN(len(words))])
-			switch rng.IntN(8) {
-			case 0:
-				b.WriteByte('\n')
-			case 1:
-				b.WriteString(strings.Repeat("z", rng.IntN(600)))
-			default:
-				b.WriteByte(' ')
-			}
-		}
-		return b.Bytes()
-	}
+	text := func() []byte { return searchText(rng, words, 60, 8, 600, false) }
 	rounds, size := 4, 1500
 	if testing.Short() {
 		rounds, size = 1, 300
@@ -187,26 +197,7 @@ func TestFuzzyDocsPrunesNothingItShouldKeep(t *testing.T) {
 func TestFuzzyDocsNarrowsExactly(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	phrases := []string{"database migration plan", "data base", "migration", "plan", "pgsql", "retry the job", "x", "DataBase Migration", "café plan", "d_a-t/a"}
-	text := func() []byte {
-		var b bytes.Buffer
-		for range rng.IntN(40) {
-			p := phrases[rng.IntN(len(phrases))]
-			if rng.IntN(3) == 0 { // break it up
-				i := rng.IntN(len(p))
-				p = p[:i] + strings.Repeat("q", rng.IntN(4)) + p[i:]
-			}
-			b.WriteString(p)
-			switch rng.IntN(6) {
-			case 0:
-				b.WriteByte('\n')
-			case 1:
-				b.WriteString(strings.Repeat("z", rng.IntN(300)))
-			default:
-				b.WriteByte(' ')
-			}
-		}
-		return b.Bytes()
-	}
+	text := func() []byte { return searchText(rng, phrases, 40, 6, 300, true) }
 	rounds, size := 3, 1000
 	if testing.Short() {
 		rounds, size = 1, 200

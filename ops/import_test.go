@@ -151,14 +151,7 @@ func TestWeftRoundTrip(t *testing.T) {
 	f.mustCall("toggle_operation", fmt.Sprintf(`{"operation_id":%q,"active":true}`, s.OperationID))
 	want := f.view(sid)
 
-	info, msgs, opsList, err := f.svc.ExportWeft(sid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := formats.WriteWeft(&buf, info, msgs, opsList); err != nil {
-		t.Fatal(err)
-	}
+	buf, info, msgs, opsList := exportWeft(t, f.svc, sid)
 
 	// Into another file: the same session, the same effective thread.
 	st, err := store.Open(filepath.Join(t.TempDir(), "other.db"), store.Options{})
@@ -210,4 +203,19 @@ func TestWeftRoundTrip(t *testing.T) {
 	if len(copyView.Items) != len(want.Items) || len(copyView.Markers) != len(want.Markers) {
 		t.Fatalf("copy in the same file: %s\nwant shape of %s", render(copyView), render(want))
 	}
+}
+
+// exportWeft writes a session as weft's lossless JSONL, and returns what
+// it wrote.
+func exportWeft(t *testing.T, svc *Service, sid string) (*bytes.Buffer, model.Session, []model.Message, []model.Op) {
+	t.Helper()
+	info, msgs, opsList, err := svc.ExportWeft(sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := formats.WriteWeft(&buf, info, msgs, opsList); err != nil {
+		t.Fatal(err)
+	}
+	return &buf, info, msgs, opsList
 }

@@ -41,14 +41,7 @@ func TestImportWeftWithABrokenMessageLine(t *testing.T) {
 	f.mustCall("insert_messages", `{"after_id":"m6","messages":[{"role":"user","content":"inserted after m6"}]}`)
 	f.mustCall("digest_messages", `{"ids":["m5","m6","m7"],"summary":"three messages"}`)
 	want := effective(t, f.svc, sid)
-	info, msgs, opsList, err := f.svc.ExportWeft(sid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := formats.WriteWeft(&buf, info, msgs, opsList); err != nil {
-		t.Fatal(err)
-	}
+	buf, _, msgs, _ := exportWeft(t, f.svc, sid)
 	// Line 1 is the session, line 1+k message m<k>: break m6.
 	lines := strings.Split(buf.String(), "\n")
 	if !strings.Contains(lines[6], `"seq":6`) {

@@ -2,9 +2,7 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,18 +15,11 @@ import (
 // code main would use.
 func weftErr(t *testing.T, db string, args ...string) (string, string, int) {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	err := run(context.Background(), append([]string{"--db", db}, args...), &out, &errOut)
-	code := 0
+	out, errOut, code, err := runCLI(db, args...)
 	if err != nil {
-		code = 1
-		var ee *exitError
-		if errors.As(err, &ee) {
-			code = ee.code
-		}
-		errOut.WriteString("weft: " + err.Error() + "\n")
+		errOut += "weft: " + err.Error() + "\n"
 	}
-	return out.String(), errOut.String(), code
+	return out, errOut, code
 }
 
 func sessionCount(t *testing.T, db string) string {

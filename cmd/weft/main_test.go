@@ -15,6 +15,13 @@ import (
 // the exit code main would use.
 func weft(t *testing.T, db string, args ...string) (string, int, error) {
 	t.Helper()
+	out, _, code, err := runCLI(db, args...)
+	return out, code, err
+}
+
+// runCLI runs the CLI in-process: stdout, stderr, the exit code main
+// would use, and the error main would print.
+func runCLI(db string, args ...string) (string, string, int, error) {
 	var out, errOut bytes.Buffer
 	err := run(context.Background(), append([]string{"--db", db}, args...), &out, &errOut)
 	code := 0
@@ -25,7 +32,7 @@ func weft(t *testing.T, db string, args ...string) (string, int, error) {
 			code = ee.code
 		}
 	}
-	return out.String(), code, err
+	return out.String(), errOut.String(), code, err
 }
 
 func TestCLI(t *testing.T) {
