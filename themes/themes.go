@@ -6,7 +6,6 @@ package themes
 import (
 	"fmt"
 	"image/color"
-	"os"
 	"sort"
 	"strings"
 
@@ -88,7 +87,3 @@ func Default(darkBackground bool) Palette {
 	}
 	return builtin["light"]
 }
-
-// NoColor reports whether the user asked for no colour (NO_COLOR set and
-// not empty, as no-color.org says).
-func NoColor() bool { return os.Getenv("NO_COLOR") != "" }

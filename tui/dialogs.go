@@ -74,6 +74,7 @@ type textDialog struct {
 	area        textarea.Model
 	submit      func(value string) tea.Cmd
 	draft       func() tea.Cmd // nil: no drafts here
+	editor      string         // the command ctrl+e runs; empty: vi
 	note        string         // what the last editor run or draft said
 	noteErr     bool
 }
@@ -89,14 +90,17 @@ type draftDoneMsg struct {
 	err      error
 }
 
-func newTextDialog(st *themes.Styles, title, hint, value string, submit func(string) tea.Cmd) *textDialog {
+// newTextDialog opens a text dialog in the model's styles, with its
+// editor for ctrl+e.
+func (m *Model) newTextDialog(title, hint, value string, submit func(string) tea.Cmd) *textDialog {
+	st := m.styles
 	ta := textarea.New()
 	ta.SetStyles(st.TextArea)
 	ta.ShowLineNumbers = false
 	ta.CharLimit = 0
 	ta.SetValue(value)
 	ta.Focus()
-	return &textDialog{title: title, hint: hint, area: ta, submit: submit}
+	return &textDialog{title: title, hint: hint, area: ta, submit: submit, editor: m.opts.Editor}
 }
 
 func (d *textDialog) HandleMsg(msg tea.Msg) (bool, tea.Cmd) {
@@ -108,7 +112,7 @@ func (d *textDialog) HandleMsg(msg tea.Msg) (bool, tea.Cmd) {
 		case "ctrl+s":
 			return true, d.submit(d.area.Value())
 		case "ctrl+e":
-			return false, openEditor(d.area.Value())
+			return false, openEditor(d.editor, d.area.Value())
 		case "ctrl+g":
 			if d.draft != nil {
 				d.note, d.noteErr = "drafting…", false
@@ -152,8 +156,9 @@ func (d *textDialog) View(width int, st *themes.Styles) string {
 	return st.Dialog.Box.Width(w).Render(lipgloss.JoinVertical(lipgloss.Left, parts...))
 }
 
-// openEditor edits text in $EDITOR (vi if unset), pausing the TUI.
-func openEditor(text string) tea.Cmd {
+// openEditor edits text with the editor command (vi if empty), pausing
+// the TUI.
+func openEditor(editor, text string) tea.Cmd {
 	f, err := os.CreateTemp("", "weft-*.md")
 	if err != nil {
 		return func() tea.Msg { return editorDoneMsg{err: err} }
@@ -164,11 +169,7 @@ func openEditor(text string) tea.Cmd {
 	if err != nil {
 		return func() tea.Msg { return editorDoneMsg{err: err} }
 	}
-	editor := os.Getenv("VISUAL")
-	if editor == "" {
-		editor = os.Getenv("EDITOR")
-	}
-	if editor == "" {
+	if strings.TrimSpace(editor) == "" {
 		editor = "vi"
 	}
 	args := strings.Fields(editor)

@@ -110,7 +110,7 @@ func (m *Model) startDigest() tea.Cmd {
 	if cmd != nil {
 		return cmd
 	}
-	d := newTextDialog(m.styles, "Digest "+rangeText(first, last)+" into a summary", "ctrl+s to digest · ctrl+g draft one · ctrl+e for $EDITOR · esc to cancel", "",
+	d := m.newTextDialog("Digest "+rangeText(first, last)+" into a summary", "ctrl+s to digest · ctrl+g draft one · ctrl+e for $EDITOR · esc to cancel", "",
 		func(v string) tea.Cmd {
 			return m.edit("digested", func(ctx context.Context, ver *uint64) error {
 				_, err := m.svc.DigestMessages(ctx, ops.DigestArgs{Selection: m.sel(first, last), Summary: v, EditOptions: ops.EditOptions{ExpectedVersion: ver}})
@@ -188,7 +188,7 @@ func (m *Model) openRevise(msg reviseReadyMsg) tea.Cmd {
 	if msg.err != nil {
 		return m.flash(msg.err.Error(), true)
 	}
-	m.dialog = newTextDialog(m.styles, "Revise "+rangeText(msg.first, msg.last), "role: text, a block per message · ctrl+s to revise · ctrl+e for $EDITOR · esc to cancel", msg.text,
+	m.dialog = m.newTextDialog("Revise "+rangeText(msg.first, msg.last), "role: text, a block per message · ctrl+s to revise · ctrl+e for $EDITOR · esc to cancel", msg.text,
 		func(v string) tea.Cmd {
 			msgs, err := parseMessages(v)
 			if err != nil {
@@ -220,7 +220,7 @@ func (m *Model) startInsert() tea.Cmd {
 	if after >= 0 {
 		where = fmt.Sprintf("after item %d", after)
 	}
-	m.dialog = newTextDialog(m.styles, "Insert "+where, "role: text, a block per message · ctrl+s to insert · ctrl+e for $EDITOR · esc to cancel", "assistant: ",
+	m.dialog = m.newTextDialog("Insert "+where, "role: text, a block per message · ctrl+s to insert · ctrl+e for $EDITOR · esc to cancel", "assistant: ",
 		func(v string) tea.Cmd {
 			msgs, err := parseMessages(v)
 			if err != nil {

@@ -23,6 +23,12 @@ import (
 type Options struct {
 	Session string // session to open (ID, prefix or title); default: the latest
 	Theme   string // a built-in theme; default: chosen from the terminal background
+	// NoColor keeps the shapes and drops the colours (the CLI sets it
+	// from NO_COLOR, as no-color.org asks).
+	NoColor bool
+	// Editor is the command ctrl+e hands a dialog's text to (the CLI
+	// sets it from $VISUAL, else $EDITOR); empty means vi.
+	Editor string
 	// Listener is the embedded MCP server, shown in the status bar; nil
 	// when there is none.
 	Listener Listener
@@ -98,7 +104,7 @@ func New(svc *ops.Service, opts Options) *Model {
 }
 
 func (m *Model) setStyles(p themes.Palette) {
-	m.styles = themes.New(p, themes.NoColor())
+	m.styles = themes.New(p, m.opts.NoColor)
 	m.md = newMarkdown(m.styles.Markdown())
 	m.help.Styles = help.DefaultStyles(p.Dark)
 	m.help.Styles.ShortKey = m.styles.Help.Key

@@ -131,7 +131,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 			return usageErr("%v", err)
 		}
 	}
-	tuiOpts := tui.Options{Theme: *themeFlag}
+	tuiOpts := tui.Options{Theme: *themeFlag, NoColor: os.Getenv("NO_COLOR") != "", Editor: editorCommand()}
 	db := *dbFlag
 	if db == "" {
 		db = defaultDB()
@@ -228,6 +228,15 @@ func runCommand(ctx context.Context, cmd string, rest []string, svc *ops.Service
 
 // runTUI runs the TUI; tests replace it to look at what it is given.
 var runTUI = tui.Run
+
+// editorCommand is the editor the TUI hands text to: $VISUAL, else
+// $EDITOR (empty: the TUI runs vi).
+func editorCommand() string {
+	if e := os.Getenv("VISUAL"); e != "" {
+		return e
+	}
+	return os.Getenv("EDITOR")
+}
 
 // defaultDB is $WEFT_DB, else weft.db in the user's data directory.
 func defaultDB() string {
