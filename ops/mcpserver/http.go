@@ -18,7 +18,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"weft/ops"
-	"weft/store"
 )
 
 const (
@@ -346,10 +345,10 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 		writeJSONValue(w, http.StatusServiceUnavailable, struct {
 			health
 			Error string `json:"error"`
-		}{health{Version: Version(), Schema: store.SchemaVersion, Tools: len(ops.Tools())}, err.Error()})
+		}{health{Version: Version(), Schema: ops.SchemaVersion, Tools: len(ops.Tools())}, err.Error()})
 		return
 	}
-	writeJSONValue(w, http.StatusOK, health{OK: true, Version: Version(), Schema: store.SchemaVersion, Tools: len(ops.Tools()), Sessions: list.Total, Agents: s.Agents()})
+	writeJSONValue(w, http.StatusOK, health{OK: true, Version: Version(), Schema: ops.SchemaVersion, Tools: len(ops.Tools()), Sessions: list.Total, Agents: s.Agents()})
 }
 
 // checkJSONRPC answers a POST to /mcp whose body is not a JSON-RPC message

@@ -1,0 +1,38 @@
+package ops
+
+import (
+	"weft/model"
+	"weft/store"
+)
+
+// SchemaVersion is the version of the file layout this weft reads and
+// writes, for faces that report it (the health check).
+const SchemaVersion = store.SchemaVersion
+
+// Messages reads stored messages of a session by seq, in the order asked,
+// in one read transaction. A seq the session does not have is an error
+// that names it.
+func (s *Service) Messages(ref string, seqs []uint64) ([]model.Message, error) {
+	snap, err := s.snapshot(ref)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]model.Message, 0, len(seqs))
+	err = s.st.View(func(tx *store.Tx) error {
+		for _, seq := range seqs {
+			if seq == 0 || seq > uint64(snap.info.MessageCount) {
+				return notFoundf("session %s has no stored message %d (it has %d)", snap.info.ID, seq, snap.info.MessageCount)
+			}
+			msg, err := tx.Message(snap.info.ID, seq)
+			if err != nil {
+				return err
+			}
+			out = append(out, msg)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
