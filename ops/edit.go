@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 
+	"weft/internal/tokens"
+
 	"weft/model"
 	"weft/store"
 )
@@ -160,7 +162,7 @@ func validMessages(field string, msgs []model.NewMessage) ([]model.NewMessage, e
 			return nil, invalidf("%s[%d]: %v", field, i, err)
 		}
 		if m.Tokens <= 0 {
-			m.Tokens = CountTokens(m.Content)
+			m.Tokens = tokens.Count(m.Content)
 		}
 		if !m.CreatedAt.IsZero() {
 			m.CreatedAt = m.CreatedAt.UTC()
@@ -258,9 +260,9 @@ func (s *Service) DigestMessages(ctx context.Context, a DigestArgs) (OpResult, e
 	if summary == "" {
 		return OpResult{}, invalidf("summary is empty: a digest replaces the range with its summary, so write one")
 	}
-	tokens := CountTokens(summary)
+	n := tokens.Count(summary)
 	return s.newOp(ctx, model.OpDigest, a.Selection, a.EditOptions, func(_ *model.View, r resolved, op *model.Op) (string, error) {
-		op.Payload.Summary, op.Payload.SummaryTokens = summary, tokens
+		op.Payload.Summary, op.Payload.SummaryTokens = summary, n
 		return "digest of " + r.describe(), nil
 	})
 }

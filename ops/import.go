@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"weft/internal/tokens"
+
 	"weft/formats"
 	"weft/model"
 	"weft/store"
@@ -463,7 +465,7 @@ func countTokens(batch []formats.Message) {
 		wg.Go(func() {
 			for i := w; i < len(batch); i += workers {
 				if batch[i].Tokens <= 0 {
-					batch[i].Tokens = CountTokens(batch[i].Content)
+					batch[i].Tokens = tokens.Count(batch[i].Content)
 				}
 			}
 		})
@@ -517,7 +519,7 @@ func (im *Import) writeOps(th *importThread) error {
 				}
 				ops = append(ops, model.Op{
 					ID: s.ids.next(im.now), Type: model.OpDigest, Targets: targets, Active: true,
-					Payload:   model.OpPayload{Summary: d.summary, SummaryTokens: CountTokens(d.summary)},
+					Payload:   model.OpPayload{Summary: d.summary, SummaryTokens: tokens.Count(d.summary)},
 					CreatedAt: im.now, Author: author,
 				})
 			}

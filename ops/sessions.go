@@ -8,6 +8,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"weft/internal/fuzzy"
+	"weft/internal/tokens"
+
 	"weft/formats"
 	"weft/model"
 	"weft/store"
@@ -210,13 +213,13 @@ func storedMessage(seq uint64, nm model.NewMessage, now time.Time) model.Message
 	if at.IsZero() {
 		at = now
 	}
-	tokens := nm.Tokens
-	if tokens <= 0 {
-		tokens = CountTokens(nm.Content)
+	n := nm.Tokens
+	if n <= 0 {
+		n = tokens.Count(nm.Content)
 	}
 	return model.Message{
 		ID: model.MessageID(seq), Seq: seq, Role: nm.Role, Content: nm.Content, Name: nm.Name,
-		Parts: nm.Parts, CreatedAt: at.UTC(), Tokens: tokens, Meta: nm.Meta,
+		Parts: nm.Parts, CreatedAt: at.UTC(), Tokens: n, Meta: nm.Meta,
 		Digest: model.ContentDigest(nm.Role, nm.Content),
 	}
 }
@@ -314,7 +317,7 @@ func (s *Service) SearchSessions(_ context.Context, a SearchSessionsArgs) (Searc
 		return SearchSessionsResult{}, err
 	}
 	res := SearchSessionsResult{Query: query, Searched: len(sessions), Sessions: []SessionMatch{}}
-	title := newFoldMatcher(query)
+	title := fuzzy.NewMatcher(query)
 	var found []SessionMatch
 	for _, x := range sessions {
 		snap, err := s.snapshot(x.ID)
@@ -322,7 +325,7 @@ func (s *Service) SearchSessions(_ context.Context, a SearchSessionsArgs) (Searc
 			return SearchSessionsResult{}, err
 		}
 		m := SessionMatch{Session: sessionOut(snap.info), Matched: []string{}, Snippets: []SessionSnippet{}}
-		if title.match([]byte(snap.info.Title)) {
+		if title.Match([]byte(snap.info.Title)) {
 			m.Matched = append(m.Matched, "title")
 		}
 		err = s.st.View(func(tx *store.Tx) error {

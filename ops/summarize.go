@@ -20,6 +20,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"weft/internal/tokens"
+
 	"weft/formats"
 	"weft/model"
 	"weft/store"
@@ -176,7 +178,7 @@ func (s *Service) SummarizeMessageRange(ctx context.Context, a SummarizeArgs) (S
 			return SummarizeResult{}, fmt.Errorf("%w: the %s model answered with an empty summary", ErrSummarySource, source)
 		}
 	}
-	res.Tokens = CountTokens(res.Summary)
+	res.Tokens = tokens.Count(res.Summary)
 	if !a.Store {
 		return res, nil
 	}
@@ -635,7 +637,7 @@ func sumExtract(items []formats.Item, about string, budget int) string {
 		head.WriteString(".")
 	}
 	text := head.String()
-	used := CountTokens(text)
+	used := tokens.Count(text)
 	if used > budget {
 		return sumCutTokens(text, budget)
 	}
@@ -658,7 +660,7 @@ func sumExtract(items []formats.Item, about string, budget int) string {
 		if u.role == string(model.RoleTool) {
 			u.score *= 0.5
 		}
-		u.cost = CountTokens(u.text) + 4
+		u.cost = tokens.Count(u.text) + 4
 	}
 	order := make([]int, len(units))
 	for i := range order {
@@ -909,7 +911,7 @@ func sumCutTokens(text string, budget int) string {
 	words := strings.Fields(text)
 	for len(words) > 0 {
 		s := strings.Join(words, " ") + " …"
-		if CountTokens(s) <= budget {
+		if tokens.Count(s) <= budget {
 			return s
 		}
 		words = words[:len(words)*9/10]

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"weft/internal/tokens"
+
 	"weft/model"
 )
 
@@ -52,7 +54,7 @@ func TestSummarizeWithSampling(t *testing.T) {
 	if r.Source != SourceSampling || r.Model != "claude-test" || r.Summary != "The login handler panicked without a cookie; it now returns 401, with a test." {
 		t.Fatalf("result %+v", r)
 	}
-	if r.Stored || r.OperationID != "" || r.MessageCount != 7 || r.StartIdx != 0 || r.EndIdx != 6 || r.Tokens != CountTokens(r.Summary) {
+	if r.Stored || r.OperationID != "" || r.MessageCount != 7 || r.StartIdx != 0 || r.EndIdx != 6 || r.Tokens != tokens.Count(r.Summary) {
 		t.Errorf("result %+v", r)
 	}
 	for _, want := range []string{`Messages 0–6 of "login bug", 2026-01-26 09:00–09:06 UTC`, "at most 120 tokens", "[0] user 2026-01-26 09:00:\nThe login handler", "[2] assistant", "[tool call read_file]", "[6] assistant 2026-01-26 09:06:\nDone: the handler"} {

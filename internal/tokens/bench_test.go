@@ -1,6 +1,6 @@
 //go:build unix
 
-package ops
+package tokens
 
 import (
 	"sync"
@@ -21,7 +21,7 @@ func processCPU() time.Duration {
 }
 
 // BenchmarkCountTokens: "codec" is the tokenizer's own Count on the whole
-// message (the old CountTokens), "split" is CountTokens. Each op counts one
+// message (the old count), "split" is Count. Each op counts one
 // 200-byte message, a different one each time. "split-cold" empties the
 // piece cache before each pass over the 4096 messages, so it pays for every
 // first sight of a piece, as an import of new text does.
@@ -32,8 +32,8 @@ func BenchmarkCountTokens(b *testing.B) {
 		count func(string) int
 	}{
 		{"codec", func(s string) int { n, _ := c.Count(s); return n }},
-		{"split", CountTokens},
-		{"split-cold", CountTokens},
+		{"split", Count},
+		{"split-cold", Count},
 	}
 	for _, set := range benchSets() {
 		for _, impl := range impls {

@@ -1,4 +1,7 @@
-package ops
+// Package tokens counts tokens as the o200k_base encoding does, exactly
+// and fast: it splits text as the encoding's regex does and caches the
+// count of every piece.
+package tokens
 
 import (
 	"hash/maphash"
@@ -11,15 +14,15 @@ import (
 	"github.com/tiktoken-go/tokenizer"
 )
 
-// CountTokens counts tokens with the o200k_base encoding (embedded, so it
+// Count counts tokens with the o200k_base encoding (embedded, so it
 // works offline). Counts are an estimate for providers with other
 // tokenizers, but a consistent one across every view.
 //
 // The count is exactly the codec's, only faster: the codec splits text with
-// a regex and byte-pair encodes each piece on its own, so CountTokens splits
-// the text itself, the same way (see tokensplit.go), and sums per-piece
+// a regex and byte-pair encodes each piece on its own, so Count splits
+// the text itself, the same way (see split.go), and sums per-piece
 // counts, which it caches.
-func CountTokens(s string) int {
+func Count(s string) int {
 	if s == "" {
 		return 0
 	}
@@ -77,7 +80,7 @@ func approxTokens(s string) int {
 	return (utf8.RuneCountInString(s) + 3) / 4
 }
 
-// shortBatch is how many short pieces CountTokens looks up at a time.
+// shortBatch is how many short pieces Count looks up at a time.
 const shortBatch = 32
 
 // shortKey is a piece of s[start:end], packed for the short table.

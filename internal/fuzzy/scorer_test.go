@@ -1,4 +1,4 @@
-package ops
+package fuzzy
 
 import (
 	"bytes"
@@ -9,14 +9,14 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/sahilm/fuzzy"
+	sahilm "github.com/sahilm/fuzzy"
 
 	"weft/internal/benchdata"
 )
 
 // referenceScore is sahilm/fuzzy on one line: what lineScorer must equal.
 func referenceScore(query string, line []byte) (int, []int, bool) {
-	ms := fuzzy.Find(query, []string{string(line)})
+	ms := sahilm.Find(query, []string{string(line)})
 	if len(ms) == 0 {
 		return 0, nil, false
 	}
@@ -94,24 +94,24 @@ func FuzzLineScorer(f *testing.F) {
 
 // referenceFuzzyDocs is fuzzyDocs written the plain way: every line of
 // every document through sahilm/fuzzy, all ranked.
-func referenceFuzzyDocs(docs []doc, query string, limit int) ([]LineHit, []int) {
+func referenceFuzzyDocs(docs []Doc, query string, limit int) ([]LineHit, []int) {
 	var hits []LineHit
 	var cands []int
 	sc := newLineScorer(query)
 	for _, d := range docs {
-		if !sc.matches(d.text) {
+		if !sc.matches(d.Text) {
 			continue
 		}
-		cands = append(cands, d.index)
+		cands = append(cands, d.Index)
 		var best LineHit
 		found := false
-		for line := range bytes.Lines(d.text) {
+		for line := range bytes.Lines(d.Text) {
 			line = bytes.TrimRight(line, "\r\n")
 			if len(line) > fzLineCut {
 				line = line[:fzLineCut]
 			}
 			if score, idx, ok := referenceScore(query, line); ok && (!found || score > best.Score) {
-				best, found = LineHit{Index: d.index, Line: string(line), Matched: idx, Score: score}, true
+				best, found = LineHit{Index: d.Index, Line: string(line), Matched: idx, Score: score}, true
 			}
 		}
 		if found {
@@ -166,13 +166,13 @@ func TestFuzzyDocsPrunesNothingItShouldKeep(t *testing.T) {
 		rounds, size = 1, 300
 	}
 	for round := range rounds {
-		docs := make([]doc, size)
+		docs := make([]Doc, size)
 		for i := range docs {
-			docs[i] = doc{index: (i * 7919) % len(docs), text: text()}
+			docs[i] = Doc{Index: (i * 7919) % len(docs), Text: text()}
 		}
 		for _, q := range []string{"p", "pg", "pgs", "pgsql", "retry", "data plan", "Rd", "é"} {
 			for _, limit := range []int{0, 1, 200} {
-				got, gotC := fuzzyDocs(docs, q, limit, nil, -1, nil)
+				got, gotC := Lines(docs, q, limit, nil, -1, nil)
 				want, wantC := referenceFuzzyDocs(docs, q, limit)
 				if !slices.Equal(gotC, wantC) {
 					t.Fatalf("round %d %q: %d candidates, want %d", round, q, len(gotC), len(wantC))
@@ -203,15 +203,15 @@ func TestFuzzyDocsNarrowsExactly(t *testing.T) {
 		rounds, size = 1, 200
 	}
 	for round := range rounds {
-		docs := make([]doc, size)
-		byIndex := make([]doc, len(docs))
+		docs := make([]Doc, size)
+		byIndex := make([]Doc, len(docs))
 		for i := range docs {
-			docs[i] = doc{index: (i * 7919) % len(docs), text: text()}
-			byIndex[docs[i].index] = docs[i]
+			docs[i] = Doc{Index: (i * 7919) % len(docs), Text: text()}
+			byIndex[docs[i].Index] = docs[i]
 		}
 		for _, q := range []string{"database migration plan", "data plan", "DataBase", "pgsql retry", "café", "d_a-t/a"} {
 			for _, limit := range []int{1, 20} {
-				var prev []fzBound
+				var prev []Bound
 				steps, within, typed := -1, docs, 0
 				for typed < len(q) {
 					add := 1 + rng.IntN(3)
@@ -223,8 +223,8 @@ func TestFuzzyDocsNarrowsExactly(t *testing.T) {
 					if prev != nil {
 						steps = utf8.RuneCountInString(q[was:typed])
 					}
-					next := make([]fzBound, len(docs))
-					got, cands := fuzzyDocs(within, q[:typed], limit, prev, steps, next)
+					next := make([]Bound, len(docs))
+					got, cands := Lines(within, q[:typed], limit, prev, steps, next)
 					want, wantC := referenceFuzzyDocs(docs, q[:typed], limit)
 					if !slices.Equal(cands, wantC) {
 						t.Fatalf("round %d %q: %d candidates, want %d", round, q[:typed], len(cands), len(wantC))
@@ -239,7 +239,7 @@ func TestFuzzyDocsNarrowsExactly(t *testing.T) {
 					}
 					// Every bound kept holds: no document scores above it.
 					for _, c := range cands {
-						h, _ := referenceFuzzyDocs([]doc{byIndex[c]}, q[:typed], 1)
+						h, _ := referenceFuzzyDocs([]Doc{byIndex[c]}, q[:typed], 1)
 						if len(h) > 0 && next[c].known() && next[c].s < h[0].Score {
 							t.Fatalf("%q: document %d scores %d above its bound %+v", q[:typed], c, h[0].Score, next[c])
 						}
@@ -261,23 +261,23 @@ func TestFuzzyDocsNarrowsExactly(t *testing.T) {
 // the TUI does. One op is the whole query.
 func BenchmarkFuzzyDocs(b *testing.B) {
 	texts := benchdata.Contents(100_000)
-	docs := make([]doc, len(texts))
+	docs := make([]Doc, len(texts))
 	for i, t := range texts {
-		docs[i] = doc{i, t}
+		docs[i] = Doc{i, t}
 	}
 	for _, q := range []string{"pgsql", "retry", "database migration plan"} {
 		b.Run("q="+strings.ReplaceAll(q, " ", "_"), func(b *testing.B) {
 			var per []time.Duration
 			for b.Loop() {
 				within := docs
-				var prev []fzBound
+				var prev []Bound
 				for i := range q {
 					t0 := time.Now()
-					bounds := make([]fzBound, len(docs))
-					_, cands := fuzzyDocs(within, q[:i+1], 200, prev, min(i, 1)*2-1, bounds)
+					bounds := make([]Bound, len(docs))
+					_, cands := Lines(within, q[:i+1], 200, prev, min(i, 1)*2-1, bounds)
 					per = append(per, time.Since(t0))
 					prev = bounds
-					next := make([]doc, 0, len(cands))
+					next := make([]Doc, 0, len(cands))
 					for _, c := range cands {
 						next = append(next, docs[c])
 					}

@@ -1,4 +1,4 @@
-package ops
+package tokens
 
 import (
 	"fmt"
@@ -187,24 +187,24 @@ var trickyTokenInputs = []string{
 	strings.Repeat(" \u00a0\n", 200), strings.Repeat("ab", 400), strings.Repeat("=", 200) + "\n",
 }
 
-func TestCountTokensTricky(t *testing.T) {
+func TestCountTricky(t *testing.T) {
 	for _, s := range trickyTokenInputs {
-		if got, want := CountTokens(s), codecCount(t, s); got != want {
-			t.Errorf("CountTokens(%q) = %d, codec says %d", s, got, want)
+		if got, want := Count(s), codecCount(t, s); got != want {
+			t.Errorf("Count(%q) = %d, codec says %d", s, got, want)
 		}
 		checkSpans(t, s)
 	}
 }
 
-// TestCountTokensSingleBytes: CountTokens counts a one-byte piece as one
+// TestCountSingleBytes: Count counts a one-byte piece as one
 // token without asking the codec.
-func TestCountTokensSingleBytes(t *testing.T) {
+func TestCountSingleBytes(t *testing.T) {
 	for b := range 0x7f {
-		if got, want := CountTokens(string(rune(b))), codecCount(t, string(rune(b))); got != want || want != 1 {
+		if got, want := Count(string(rune(b))), codecCount(t, string(rune(b))); got != want || want != 1 {
 			t.Errorf("byte %#x: got %d, codec %d", b, got, want)
 		}
 	}
-	if got := CountTokens("\x7f"); got != 0 {
+	if got := Count("\x7f"); got != 0 {
 		t.Errorf("DEL: got %d, want 0", got)
 	}
 }
@@ -243,8 +243,8 @@ func TestSplitMatchesRegex(t *testing.T) {
 	for i := range iters {
 		s := randomText(r, 1+r.IntN(40), i%2 == 1)
 		checkSpans(t, s)
-		if got, want := CountTokens(s), codecCount(t, s); got != want {
-			t.Fatalf("CountTokens(%q) = %d, codec says %d", s, got, want)
+		if got, want := Count(s), codecCount(t, s); got != want {
+			t.Fatalf("Count(%q) = %d, codec says %d", s, got, want)
 		}
 	}
 }
@@ -254,16 +254,16 @@ func TestSplitBenchText(t *testing.T) {
 	for _, set := range benchSets() {
 		for _, s := range set.msgs[:200] {
 			checkSpans(t, s)
-			if got, want := CountTokens(s), codecCount(t, s); got != want {
-				t.Fatalf("%s: CountTokens(%q) = %d, codec says %d", set.name, s, got, want)
+			if got, want := Count(s), codecCount(t, s); got != want {
+				t.Fatalf("%s: Count(%q) = %d, codec says %d", set.name, s, got, want)
 			}
 		}
 	}
 }
 
-// TestCountTokensConcurrent hammers the cache from several goroutines (run
+// TestCountConcurrent hammers the cache from several goroutines (run
 // it with -race).
-func TestCountTokensConcurrent(t *testing.T) {
+func TestCountConcurrent(t *testing.T) {
 	msgs := benchSets()[0].msgs[:300]
 	want := make([]int, len(msgs))
 	for i, s := range msgs {
@@ -275,8 +275,8 @@ func TestCountTokensConcurrent(t *testing.T) {
 			defer func() { done <- struct{}{} }()
 			for i := range msgs {
 				k := (i + g*77) % len(msgs)
-				if got := CountTokens(msgs[k]); got != want[k] {
-					t.Errorf("CountTokens(%q) = %d, want %d", msgs[k], got, want[k])
+				if got := Count(msgs[k]); got != want[k] {
+					t.Errorf("Count(%q) = %d, want %d", msgs[k], got, want[k])
 				}
 			}
 		}()
@@ -297,8 +297,8 @@ func FuzzCountTokens(f *testing.F) {
 		if len(s) > 4096 {
 			s = s[:4096]
 		}
-		if got, want := CountTokens(s), codecCount(t, s); got != want {
-			t.Fatalf("CountTokens(%q) = %d, codec says %d (valid UTF-8: %v)", s, got, want, utf8.ValidString(s))
+		if got, want := Count(s), codecCount(t, s); got != want {
+			t.Fatalf("Count(%q) = %d, codec says %d (valid UTF-8: %v)", s, got, want, utf8.ValidString(s))
 		}
 		checkSpans(t, s)
 	})
@@ -538,7 +538,7 @@ func TestShortCache(t *testing.T) {
 	if shortTable.Load() == tab {
 		t.Fatal("full table not replaced")
 	}
-	if got := CountTokens("a fresh start for the cache"); got != codecCount(t, "a fresh start for the cache") {
+	if got := Count("a fresh start for the cache"); got != codecCount(t, "a fresh start for the cache") {
 		t.Fatal("count wrong after the table was replaced")
 	}
 }

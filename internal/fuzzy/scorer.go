@@ -1,4 +1,8 @@
-package ops
+// Package fuzzy searches texts for a query: a case-blind substring scan,
+// and fuzzy matching that scores lines exactly as sahilm/fuzzy does but on
+// bytes, without allocating, over every core, and narrowing incrementally
+// as the query grows.
+package fuzzy
 
 import (
 	"bytes"
@@ -7,7 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/sahilm/fuzzy"
+	sahilm "github.com/sahilm/fuzzy"
 )
 
 // Scores of sahilm/fuzzy, which lineScorer reproduces.
@@ -76,7 +80,7 @@ func (s *lineScorer) bound(n int) int {
 	return s.upperBound + s.k - n
 }
 
-// fzBound is what a document's lines can score at most for a query, and
+// Bound is what a document's lines can score at most for a query, and
 // the most adjacency bonus they can have gathered (sahilm/fuzzy's
 // currAdjacentMatchBonus); c < 0: unknown. From these, the bounds for a
 // query one character longer follow without reading the document: the
@@ -85,23 +89,24 @@ func (s *lineScorer) bound(n int) int {
 // 15), and the new one earns at most 20 plus an adjacency bonus of
 // 2c+5, and a point back from the length penalty. So s grows by at most
 // 41 + 2c and c to at most 3c + 5.
-type fzBound struct{ s, c int }
+type Bound struct{ s, c int }
 
-var fzUnknown = fzBound{c: -1}
+// unknown is a bound not known.
+var unknown = Bound{c: -1}
 
-func (b fzBound) known() bool { return b.c >= 0 && b.s < fzNoBound && b.c < fzNoBound }
+func (b Bound) known() bool { return b.c >= 0 && b.s < fzNoBound && b.c < fzNoBound }
 
 // extend is the bound after n more query characters.
-func (b fzBound) extend(n int) fzBound {
+func (b Bound) extend(n int) Bound {
 	for range n {
 		if !b.known() {
-			return fzUnknown
+			return unknown
 		}
 		b.s += 41 + 2*b.c
 		b.c = 3*b.c + 5
 	}
 	if !b.known() {
-		return fzUnknown
+		return unknown
 	}
 	return b
 }
@@ -232,7 +237,7 @@ func (s *lineScorer) scoreAt(text []byte, start, stop int) (int, bool) {
 // reference scores a line with sahilm/fuzzy itself.
 func (s *lineScorer) reference(line []byte) (int, bool) {
 	s.idx, s.cur = s.idx[:0], -1
-	ms := fuzzy.Find(s.query, []string{string(line)})
+	ms := sahilm.Find(s.query, []string{string(line)})
 	if len(ms) == 0 {
 		return 0, false
 	}
@@ -410,12 +415,12 @@ func (h bestHits) floor(limit int) (int, bool) {
 // best line so far are skipped unread: their length alone rules them out,
 // since sahilm/fuzzy takes a point off for every unmatched byte, or prev
 // (the document's bound for the query this one extends) does.
-func (s *lineScorer) bestLine(d doc, floor int, hasFloor bool, prev fzBound) (docHit, bool, fzBound) {
-	hit := docHit{index: d.index, text: d.text}
+func (s *lineScorer) bestLine(d Doc, floor int, hasFloor bool, prev Bound) (docHit, bool, Bound) {
+	hit := docHit{index: d.Index, text: d.Text}
 	found := false
-	text := d.text
+	text := d.Text
 	plain := s.ascii && plainASCII(text)
-	next := fzBound{s: -fzNoBound}
+	next := Bound{s: -fzNoBound}
 	s.nx.reset(text)
 	for at := 0; at <= len(text); {
 		end := bytes.IndexByte(text[at:], '\n')
@@ -448,7 +453,7 @@ func (s *lineScorer) bestLine(d doc, floor int, hasFloor bool, prev fzBound) (do
 			if prev.known() {
 				next.s, next.c = max(next.s, b), max(next.c, prev.c)
 			} else {
-				next = fzUnknown
+				next = unknown
 			}
 			continue
 		}

@@ -1,4 +1,4 @@
-package ops
+package tokens
 
 import (
 	"math/bits"
