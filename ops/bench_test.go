@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"weft/internal/benchdata"
 	"weft/model"
 	"weft/store"
 )
@@ -103,7 +104,7 @@ func benchFile(b *testing.B, n, size, nops int) (string, string) {
 		}
 	}
 	if nops > 0 {
-		ops := benchOps(n, nops)
+		ops := benchdata.Ops(n, nops)
 		err := st.Update(func(tx *store.Tx) error {
 			for _, o := range ops {
 				if err := tx.PutOp(info.ID, o); err != nil {

@@ -179,7 +179,7 @@ func (s *Service) newOp(ctx context.Context, typ model.OpType, sel Selection, o 
 		return OpResult{}, err
 	}
 	var op model.Op
-	info, err := s.write(ctx, sel.SessionID, o.ExpectedVersion, func(th *thread, next *model.Session) (*change, error) {
+	info, err := s.write(ctx, sel.SessionID, o.ExpectedVersion, func(th *cached, next *model.Session) (*change, error) {
 		v := th.viewLocked()
 		var r resolved
 		if typ != model.OpInsert && typ != model.OpResequence {
@@ -200,7 +200,7 @@ func (s *Service) newOp(ctx context.Context, typ model.OpType, sel Selection, o 
 		return &change{
 			what: what,
 			op:   &op,
-			apply: func(th *thread) {
+			apply: func(th *cached) {
 				th.ops = append(th.ops, op)
 				th.view = nil
 			},
@@ -475,7 +475,7 @@ func (s *Service) changeOp(ctx context.Context, a OperationArgs, edit func(op *m
 		}
 	}
 	var status model.OpStatus
-	info, err := s.write(ctx, ref, a.ExpectedVersion, func(th *thread, next *model.Session) (*change, error) {
+	info, err := s.write(ctx, ref, a.ExpectedVersion, func(th *cached, next *model.Session) (*change, error) {
 		i := slices.IndexFunc(th.ops, func(o model.Op) bool { return o.ID == a.OperationID })
 		if i < 0 {
 			return nil, notFoundf("operation %q not found in session %s", a.OperationID, th.info.ID)
@@ -490,7 +490,7 @@ func (s *Service) changeOp(ctx context.Context, a OperationArgs, edit func(op *m
 		return &change{
 			what: what,
 			op:   &op,
-			apply: func(th *thread) {
+			apply: func(th *cached) {
 				th.ops = slices.Clone(th.ops)
 				th.ops[i] = op
 				th.view = nil
@@ -525,13 +525,13 @@ func (s *Service) SetActiveTags(ctx context.Context, a SetActiveTagsArgs) (SetAc
 		return SetActiveTagsResult{}, err
 	}
 	slices.Sort(tags)
-	info, err := s.write(ctx, a.SessionID, a.ExpectedVersion, func(th *thread, next *model.Session) (*change, error) {
+	info, err := s.write(ctx, a.SessionID, a.ExpectedVersion, func(th *cached, next *model.Session) (*change, error) {
 		next.ActiveTags = tags
 		what := "active tags cleared"
 		if len(tags) > 0 {
 			what = "active tags set to " + strings.Join(tags, ",")
 		}
-		return &change{what: what, apply: func(th *thread) { th.view = nil }, event: Event{Kind: EventTagsSet}}, nil
+		return &change{what: what, apply: func(th *cached) { th.view = nil }, event: Event{Kind: EventTagsSet}}, nil
 	})
 	if err != nil {
 		return SetActiveTagsResult{}, err

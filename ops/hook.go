@@ -75,7 +75,7 @@ func (s *Service) ApplyContextOperations(ctx context.Context, a ApplyOpsArgs) (A
 	}
 	recognized := 0
 	var ids []model.ItemID
-	info, err := s.write(ctx, a.SessionID, a.ExpectedVersion, func(th *thread, next *model.Session) (*change, error) {
+	info, err := s.write(ctx, a.SessionID, a.ExpectedVersion, func(th *cached, next *model.Session) (*change, error) {
 		n := th.info.MessageCount
 		var err error
 		if recognized, err = s.hookMatch(th.info, msgs); err != nil {

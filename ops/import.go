@@ -482,7 +482,7 @@ func (im *Import) writeOps(th *importThread) error {
 		author = "import"
 	}
 	var made []model.Op
-	_, err := s.write(im.ctx, th.sid, nil, func(t *thread, next *model.Session) (*change, error) {
+	_, err := s.write(im.ctx, th.sid, nil, func(t *cached, next *model.Session) (*change, error) {
 		var ops []model.Op
 		err := s.st.View(func(tx *store.Tx) error {
 			seqOf := func(key string) (uint64, error) {
@@ -542,7 +542,7 @@ func (im *Import) writeOps(th *importThread) error {
 				}
 				return nil
 			},
-			apply: func(t *thread) { t.ops = append(t.ops, ops...); t.view = nil },
+			apply: func(t *cached) { t.ops = append(t.ops, ops...); t.view = nil },
 			event: Event{Kind: EventOpCreated},
 		}, nil
 	})
@@ -560,7 +560,7 @@ var errNoKey = errors.New("no imported message has key")
 // applies to the rest, as an operation does whose targets are partly
 // gone; one left with no target is not imported. The thread's notes say
 // which.
-func (im *Import) remapOps(tx *store.Tx, t *thread, th *importThread, ops *[]model.Op) error {
+func (im *Import) remapOps(tx *store.Tx, t *cached, th *importThread, ops *[]model.Op) error {
 	renamed := map[string]string{}
 	dropped := map[string]bool{} // operations of the file not imported
 	// mapID maps an item ID of the file to this session's; false when
@@ -648,7 +648,7 @@ func (im *Import) remapOps(tx *store.Tx, t *thread, th *importThread, ops *[]mod
 // anchorBefore stands in for an insert's anchor that was not imported:
 // the nearest earlier stored message of the file that was, or the start
 // (""). A synthetic anchor has no such stand-in (false).
-func (im *Import) anchorBefore(tx *store.Tx, t *thread, th *importThread, anchor model.ItemID) (model.ItemID, bool, error) {
+func (im *Import) anchorBefore(tx *store.Tx, t *cached, th *importThread, anchor model.ItemID) (model.ItemID, bool, error) {
 	seq, ok := anchor.Seq()
 	if !ok {
 		return "", false, nil

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"weft/model"
+	"weft/ops/thread"
 	"weft/ops/timeparse"
 	"weft/store"
 )
@@ -38,7 +39,7 @@ type SummaryOut struct {
 	Tokens        int          `json:"tokens"`
 }
 
-// storeIndex is the store's bytime index as a TimeIndex.
+// storeIndex is the store's bytime index as a thread.TimeIndex.
 type storeIndex struct {
 	tx  *store.Tx
 	sid string
@@ -135,7 +136,7 @@ func (s *Service) GetConversationContext(_ context.Context, a ConversationContex
 	if err != nil {
 		return ConversationContextResult{}, err
 	}
-	p := PlanContext(snap.view, *a.Turns)
+	p := thread.PlanContext(snap.view, *a.Turns)
 	res := ConversationContextResult{
 		UnsummarizedCount: p.UnsummarizedCount, SummariesCount: len(p.Summaries),
 		RawTurnsCount: len(p.RawTurns), TurnsCoveredApprox: p.TurnsCovered,
@@ -185,7 +186,7 @@ func (s *Service) GetTurnsSince(_ context.Context, a TurnsSinceArgs) (TurnsSince
 	}
 	res := TurnsSinceResult{TimestampStart: formatTime(t)}
 	err = s.st.View(func(tx *store.Tx) error {
-		p, err := PlanSince(snap.view, storeIndex{tx, snap.info.ID}, t, include, limit)
+		p, err := thread.PlanSince(snap.view, storeIndex{tx, snap.info.ID}, t, include, limit)
 		if err != nil {
 			return err
 		}
@@ -239,7 +240,7 @@ func (s *Service) GetTurnsAround(_ context.Context, a TurnsAroundArgs) (TurnsAro
 	}
 	res := TurnsAroundResult{CenterTimestamp: formatTime(t)}
 	err = s.st.View(func(tx *store.Tx) error {
-		p, err := PlanAround(snap.view, storeIndex{tx, snap.info.ID}, t, count, ratio)
+		p, err := thread.PlanAround(snap.view, storeIndex{tx, snap.info.ID}, t, count, ratio)
 		if err != nil {
 			return err
 		}
@@ -363,7 +364,7 @@ func (s *Service) GetStartupContext(_ context.Context, a StartupContextArgs) (St
 	if err != nil {
 		return StartupContextResult{}, err
 	}
-	p := PlanStartup(snap.view, n)
+	p := thread.PlanStartup(snap.view, n)
 	res := StartupContextResult{Summaries: summariesOut(snap.view, p.Summaries), UnsummarizedCount: len(p.Unsummarized)}
 	err = s.st.View(func(tx *store.Tx) error {
 		res.Unsummarized, err = messagesOut(tx, snap.view, p.Unsummarized)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"weft/model"
+	"weft/ops/thread"
 	"weft/store"
 )
 
@@ -24,14 +25,14 @@ type Service struct {
 	bus bus
 
 	mu      sync.Mutex
-	threads map[string]*thread
+	threads map[string]*cached
 	focus   string // session open in the TUI: the default for tools
 	latest  string // most recently updated session, once known
 }
 
-// thread is the cached state of one session. Stored messages are
+// cached is the state of one session the service keeps in memory. Stored messages are
 // represented by their heads only; bodies stay in the store.
-type thread struct {
+type cached struct {
 	info  model.Session
 	heads []model.Head
 	ops   []model.Op
@@ -46,7 +47,7 @@ func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = 
 
 // New returns a service over an open store.
 func New(st *store.Store, opts ...Option) *Service {
-	s := &Service{st: st, now: time.Now, threads: make(map[string]*thread)}
+	s := &Service{st: st, now: time.Now, threads: make(map[string]*cached)}
 	for _, o := range opts {
 		o(s)
 	}
@@ -152,11 +153,11 @@ func firstN(xs []string, n int) []string {
 
 // threadLocked returns the cached thread of a session, loading it on
 // first use.
-func (s *Service) threadLocked(id string) (*thread, error) {
+func (s *Service) threadLocked(id string) (*cached, error) {
 	if th, ok := s.threads[id]; ok {
 		return th, nil
 	}
-	th := &thread{}
+	th := &cached{}
 	err := s.st.View(func(tx *store.Tx) error {
 		var err error
 		if th.info, err = tx.Session(id); err != nil {
@@ -180,9 +181,9 @@ func (s *Service) threadLocked(id string) (*thread, error) {
 
 // viewLocked returns the thread's current view, applying operations again
 // only when something other than an append changed.
-func (th *thread) viewLocked() *model.View {
+func (th *cached) viewLocked() *model.View {
 	if th.view == nil {
-		v := Apply(th.heads, th.ops, th.info.ActiveTags)
+		v := thread.Apply(th.heads, th.ops, th.info.ActiveTags)
 		v.SessionID, v.Version = th.info.ID, th.info.Version
 		th.view = v
 	}
@@ -253,7 +254,7 @@ func checkVersion(info *model.Session, expected *uint64) error {
 // and describe the change, commits it in one transaction, then updates the
 // cache and publishes the event. A refused or failed request changes
 // nothing; prepare returns a nil change when there is nothing to write.
-func (s *Service) write(ctx context.Context, ref string, expected *uint64, prepare func(th *thread, next *model.Session) (*change, error)) (model.Session, error) {
+func (s *Service) write(ctx context.Context, ref string, expected *uint64, prepare func(th *cached, next *model.Session) (*change, error)) (model.Session, error) {
 	s.mu.Lock()
 	id, err := s.resolveLocked(ref)
 	if err != nil {
@@ -325,6 +326,6 @@ type change struct {
 	what  string
 	op    *model.Op             // an operation to store (new or updated)
 	store func(*store.Tx) error // further writes in the same transaction
-	apply func(*thread)         // how the cached thread changes once committed
+	apply func(*cached)         // how the cached thread changes once committed
 	event Event
 }

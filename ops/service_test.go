@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"weft/internal/viewtest"
 	"weft/model"
 	"weft/store"
 )
@@ -410,3 +411,9 @@ func TestSessionResolution(t *testing.T) {
 		t.Errorf("list_sessions: %+v", list)
 	}
 }
+
+// t0 is the start of the test threads' time.
+var t0 = time.Date(2026, 1, 26, 9, 0, 0, 0, time.UTC)
+
+// render writes a view compactly (viewtest.Render).
+var render = viewtest.Render

@@ -10,6 +10,7 @@ import (
 
 	"weft/internal/fuzzy"
 	"weft/internal/tokens"
+	"weft/ops/thread"
 
 	"weft/formats"
 	"weft/model"
@@ -165,7 +166,7 @@ func (s *Service) AppendMessages(ctx context.Context, a AppendMessagesArgs) (App
 		}
 	}
 	var ids []model.ItemID
-	info, err := s.write(ctx, a.SessionID, a.ExpectedVersion, func(th *thread, next *model.Session) (*change, error) {
+	info, err := s.write(ctx, a.SessionID, a.ExpectedVersion, func(th *cached, next *model.Session) (*change, error) {
 		var ch *change
 		ch, ids = s.appendChange(th, next, a.Messages, "appended")
 		return ch, nil
@@ -179,7 +180,7 @@ func (s *Service) AppendMessages(ctx context.Context, a AppendMessagesArgs) (App
 // appendChange stores messages at the end of a thread: the one way every
 // tool appends (append_messages, add_turn, the pre-request hook). what
 // ends the change's description ("3 messages appended").
-func (s *Service) appendChange(th *thread, next *model.Session, nms []model.NewMessage, what string) (*change, []model.ItemID) {
+func (s *Service) appendChange(th *cached, next *model.Session, nms []model.NewMessage, what string) (*change, []model.ItemID) {
 	now := s.clock()
 	msgs := make([]model.Message, len(nms))
 	heads := make([]model.Head, len(nms))
@@ -196,10 +197,10 @@ func (s *Service) appendChange(th *thread, next *model.Session, nms []model.NewM
 	return &change{
 		what:  plural(len(msgs), "message", "messages") + " " + what,
 		store: func(tx *store.Tx) error { return tx.AppendMessages(th.info.ID, msgs) },
-		apply: func(th *thread) {
+		apply: func(th *cached) {
 			th.heads = append(th.heads, heads...)
 			if th.view != nil {
-				th.view = AppendToView(th.view, heads)
+				th.view = thread.AppendToView(th.view, heads)
 			}
 		},
 		event: Event{Kind: EventAppended},

@@ -18,6 +18,7 @@ import (
 
 	"weft/model"
 	"weft/ops"
+	"weft/ops/thread"
 	"weft/store"
 )
 
@@ -563,7 +564,7 @@ func TestConcurrentEditsOverHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	concSameView(t, "ops.Apply over the listed operations vs the live service", ops.Apply(heads, logOps, nil), live)
+	concSameView(t, "thread.Apply over the listed operations vs the live service", thread.Apply(heads, logOps, nil), live)
 	_, fresh, err := ops.New(st).View(sid)
 	if err != nil {
 		t.Fatal(err)
@@ -600,7 +601,7 @@ func TestConcurrentEditsOverHTTP(t *testing.T) {
 		}
 	}
 	for version, count := range seen {
-		if n := ops.Apply(heads, concOpsAt(logOps, events, version), nil).Len(); n != count {
+		if n := thread.Apply(heads, concOpsAt(logOps, events, version), nil).Len(); n != count {
 			t.Errorf("reader: version %d assembled %d messages; the log replayed to that version has %d items", version, count, n)
 		}
 	}

@@ -1,4 +1,8 @@
-package ops
+// Package thread is the pure heart of weft: Apply folds operations over
+// stored messages into the effective thread (with markers), AppendToView
+// extends a view by new messages, and the navigation plans choose which
+// items a request returns. Nothing here reads or writes a store.
+package thread
 
 import (
 	"math"

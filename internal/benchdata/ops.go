@@ -1,23 +1,26 @@
-package ops
+package benchdata
 
 import (
 	"fmt"
 	"math/rand/v2"
-	"testing"
 
 	"weft/model"
 )
 
-// benchOps makes count operations spread over a thread of n stored
+// Ops makes count operations spread over a thread of n stored
 // messages: a realistic mix of every type over short ranges, some nested
 // over earlier synthetic items, a few toggled off.
-func benchOps(n, count int) []model.Op {
+func Ops(n, count int) []model.Op {
 	r := rand.New(rand.NewPCG(1, 2))
 	ops := make([]model.Op, 0, count)
 	for i := range count {
-		o := model.Op{ID: fmt.Sprintf("op%06d", i), Active: i%17 != 0, CreatedAt: t0, Author: "bench"}
+		o := model.Op{ID: fmt.Sprintf("op%06d", i), Active: i%17 != 0, CreatedAt: benchStart, Author: "bench"}
 		start := 1 + r.IntN(n-20)
-		rng := spanIDs(start, start+r.IntN(12))
+		end := start + r.IntN(12)
+		rng := make([]model.ItemID, 0, end-start+1)
+		for seq := start; seq <= end; seq++ {
+			rng = append(rng, model.MessageID(uint64(seq)))
+		}
 		switch i % 6 {
 		case 0:
 			o.Type, o.Targets, o.Payload.Tags = model.OpTag, rng, []string{"t"}
@@ -40,28 +43,4 @@ func benchOps(n, count int) []model.Op {
 		ops = append(ops, o)
 	}
 	return ops
-}
-
-func benchmarkApply(b *testing.B, n, nops int) {
-	h, ops := heads(n), benchOps(n, nops)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		_ = Apply(h, ops, nil)
-	}
-}
-
-func BenchmarkApply100kMessages1kOps(b *testing.B) { benchmarkApply(b, 100_000, 1_000) }
-func BenchmarkApply1MMessages10kOps(b *testing.B)  { benchmarkApply(b, 1_000_000, 10_000) }
-
-// BenchmarkAppendToView1M is appending one message to a 1M-message
-// session's view: it must not apply the operations again.
-func BenchmarkAppendToView1M(b *testing.B) {
-	v := Apply(heads(1_000_000), benchOps(1_000_000, 10_000), nil)
-	one := heads(1)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		v = AppendToView(v, one) // as the service does: each append extends the latest view
-	}
 }

@@ -1,11 +1,10 @@
-package ops
+package thread
 
 import (
-	"fmt"
-	"strings"
 	"testing"
 	"time"
 
+	"weft/internal/viewtest"
 	"weft/model"
 )
 
@@ -20,27 +19,8 @@ func heads(n int) []model.Head {
 	return h
 }
 
-// render writes a view compactly: stored messages by seq, synthetic items
-// as <op>/<k>, markers as [type:op], tags as {a,b}.
-func render(v *model.View) string {
-	var b strings.Builder
-	mi := 0
-	for i, it := range v.Items {
-		for mi < len(v.Markers) && v.Markers[mi].At == i {
-			fmt.Fprintf(&b, "[%s:%s] ", v.Markers[mi].OpType, v.Markers[mi].OpID)
-			mi++
-		}
-		b.WriteString(string(v.ID(it)))
-		if tags := v.Tags(it); len(tags) > 0 {
-			fmt.Fprintf(&b, "{%s}", strings.Join(tags, ","))
-		}
-		b.WriteByte(' ')
-	}
-	for ; mi < len(v.Markers); mi++ {
-		fmt.Fprintf(&b, "[%s:%s] ", v.Markers[mi].OpType, v.Markers[mi].OpID)
-	}
-	return strings.TrimSpace(b.String())
-}
+// render writes a view compactly (viewtest.Render).
+var render = viewtest.Render
 
 func ms(seqs ...int) []model.ItemID {
 	out := make([]model.ItemID, len(seqs))
