@@ -57,25 +57,31 @@ func (s *Service) RequestContextSlice(ctx context.Context, a ContextSliceArgs) (
 	if a.IncludeSearchResults && strings.TrimSpace(a.Query) == "" {
 		return ContextSliceResult{}, invalidf("include_search_results needs a query to search for")
 	}
-	snap, err := s.snapshot(a.SessionID)
+	var p Preferences
+	_, err := s.write(ctx, a.SessionID, nil, func(_ *store.Tx, c *cached, _ *model.Session) (*change, error) {
+		v := c.viewLocked()
+		start, end := *a.StartMessageIndex, *a.EndMessageIndex
+		if err := checkRangeAs("start_message_index", "end_message_index", start, end, v.Len()); err != nil {
+			return nil, err
+		}
+		p = Preferences{
+			FirstID: v.ID(v.Items[start]), LastID: v.ID(v.Items[end]), StartIndex: start, EndIndex: end,
+			Query: a.Query, IncludeSearchResults: a.IncludeSearchResults, MaxContextMessages: a.MaxContextMessages,
+			RequestedAt: formatTime(s.clock()), RequestedBy: AuthorFrom(ctx),
+		}
+		raw, err := json.Marshal(p)
+		if err != nil {
+			return nil, err
+		}
+		id := c.info.ID
+		return &change{
+			what:  fmt.Sprintf("context slice %d..%d requested", start, end),
+			aside: true,
+			store: func(tx *store.Tx) error { return tx.PutPrefs(id, raw) },
+			event: Event{Kind: EventPreferences},
+		}, nil
+	})
 	if err != nil {
-		return ContextSliceResult{}, err
-	}
-	v := snap.view
-	start, end := *a.StartMessageIndex, *a.EndMessageIndex
-	if err := checkRangeAs("start_message_index", "end_message_index", start, end, v.Len()); err != nil {
-		return ContextSliceResult{}, err
-	}
-	p := Preferences{
-		FirstID: v.ID(v.Items[start]), LastID: v.ID(v.Items[end]), StartIndex: start, EndIndex: end,
-		Query: a.Query, IncludeSearchResults: a.IncludeSearchResults, MaxContextMessages: a.MaxContextMessages,
-		RequestedAt: formatTime(s.clock()), RequestedBy: AuthorFrom(ctx),
-	}
-	raw, err := json.Marshal(p)
-	if err != nil {
-		return ContextSliceResult{}, err
-	}
-	if err := s.st.Update(func(tx *store.Tx) error { return tx.PutPrefs(snap.info.ID, raw) }); err != nil {
 		return ContextSliceResult{}, err
 	}
 	return ContextSliceResult{Success: true, Pending: p}, nil
@@ -217,7 +223,7 @@ func asmOr(xs []string) string {
 // the slice pending preferences ask for (consumed here, once), trimmed to
 // the latest max_messages and fitted to max_tokens. A refused request
 // leaves pending preferences where they were.
-func (s *Service) AssembleContext(_ context.Context, a AssembleArgs) (AssembleResult, error) {
+func (s *Service) AssembleContext(ctx context.Context, a AssembleArgs) (AssembleResult, error) {
 	format, err := asmFormat(a.Format, "openai", "anthropic", "text")
 	if err != nil {
 		return AssembleResult{}, err
@@ -228,27 +234,24 @@ func (s *Service) AssembleContext(_ context.Context, a AssembleArgs) (AssembleRe
 	if a.MaxTokens < 0 {
 		return AssembleResult{}, invalidf("max_tokens %d is negative; use 0 for no limit", a.MaxTokens)
 	}
-	snap, heads, err := s.asmSnapshot(a.SessionID)
-	if err != nil {
-		return AssembleResult{}, err
-	}
-	v := snap.view
-	res := AssembleResult{SessionID: snap.info.ID, Version: snap.info.Version, Format: format, MaxTokens: a.MaxTokens}
-	err = s.st.Update(func(tx *store.Tx) error {
-		raw, err := tx.TakePrefs(snap.info.ID)
+	var res AssembleResult
+	_, err = s.write(ctx, a.SessionID, nil, func(tx *store.Tx, c *cached, _ *model.Session) (*change, error) {
+		v, heads := c.viewLocked(), c.heads
+		res = AssembleResult{SessionID: c.info.ID, Version: c.info.Version, Format: format, MaxTokens: a.MaxTokens}
+		raw, err := tx.Prefs(c.info.ID)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		picked := span(0, v.Len())
 		limit := a.MaxMessages
 		if raw != nil {
 			var p Preferences
 			if err := json.Unmarshal(raw, &p); err != nil {
-				return fmt.Errorf("pending preferences of session %s are unreadable: %w", snap.info.ID, err)
+				return nil, fmt.Errorf("pending preferences of session %s are unreadable: %w", c.info.ID, err)
 			}
 			res.Preferences = &p
 			if picked, err = s.preferred(tx, v, &p); err != nil {
-				return err
+				return nil, err
 			}
 			if p.MaxContextMessages > 0 && (limit == 0 || p.MaxContextMessages < limit) {
 				limit = p.MaxContextMessages
@@ -263,7 +266,7 @@ func (s *Service) AssembleContext(_ context.Context, a AssembleArgs) (AssembleRe
 			kept = asmFit(v, heads, limited, a.MaxTokens)
 			if len(kept) == 0 && len(limited) > 0 {
 				newest := limited[len(limited)-1]
-				return invalidf("max_tokens %d is too small: nothing fits, and the newest item (%d, %s) alone has %d tokens; give at least that",
+				return nil, invalidf("max_tokens %d is too small: nothing fits, and the newest item (%d, %s) alone has %d tokens; give at least that",
 					a.MaxTokens, newest, v.ID(v.Items[newest]), asmTokens(v, heads, newest))
 			}
 		}
@@ -277,12 +280,24 @@ func (s *Service) AssembleContext(_ context.Context, a AssembleArgs) (AssembleRe
 		res.Omitted, res.OmittedNotListed, res.LeftOut, res.LeftOutTokens = asmOmitted(v, heads, picked, limited, kept)
 		items, images, err := asmItems(tx, v, kept)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if images > 0 {
 			res.Adjustments = append(res.Adjustments, plural(images, "image is", "images are")+" shown as a placeholder ([image TYPE]); weft export keeps them")
 		}
-		return asmRender(format, items, &res.Messages, &res.Anthropic, &res.Text, &res.Adjustments)
+		if err := asmRender(format, items, &res.Messages, &res.Anthropic, &res.Text, &res.Adjustments); err != nil {
+			return nil, err
+		}
+		if raw == nil {
+			return nil, nil // nothing pending: nothing to write
+		}
+		id := c.info.ID
+		return &change{
+			what:  "pending context preferences used",
+			aside: true,
+			store: func(tx *store.Tx) error { return tx.PutPrefs(id, nil) },
+			event: Event{Kind: EventPreferences},
+		}, nil
 	})
 	if err != nil {
 		return AssembleResult{}, err
@@ -306,24 +321,6 @@ func asmRender(format string, items []formats.Item, msgs *[]ChatMessage, body **
 	}
 	*notes = append(*notes, folded...)
 	return err
-}
-
-// asmSnapshot is a snapshot with the heads of the stored messages, whose
-// token counts a budget needs. Heads only grow at the end, so the slice
-// stays valid.
-func (s *Service) asmSnapshot(ref string) (snapshot, []model.Head, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	id, err := s.resolveLocked(ref)
-	if err != nil {
-		return snapshot{}, nil, err
-	}
-	th, err := s.threadLocked(id)
-	if err != nil {
-		return snapshot{}, nil, err
-	}
-	heads := th.heads[:len(th.heads):len(th.heads)]
-	return snapshot{info: th.info, view: th.viewLocked(), ops: th.ops}, heads, nil
 }
 
 // asmTokens is an item's token count, from its head or its synthetic

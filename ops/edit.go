@@ -179,7 +179,7 @@ func (s *Service) newOp(ctx context.Context, typ model.OpType, sel Selection, o 
 		return OpResult{}, err
 	}
 	var op model.Op
-	info, err := s.write(ctx, sel.SessionID, o.ExpectedVersion, func(th *cached, next *model.Session) (*change, error) {
+	info, err := s.write(ctx, sel.SessionID, o.ExpectedVersion, func(_ *store.Tx, th *cached, next *model.Session) (*change, error) {
 		v := th.viewLocked()
 		var r resolved
 		if typ != model.OpInsert && typ != model.OpResequence {
@@ -475,7 +475,7 @@ func (s *Service) changeOp(ctx context.Context, a OperationArgs, edit func(op *m
 		}
 	}
 	var status model.OpStatus
-	info, err := s.write(ctx, ref, a.ExpectedVersion, func(th *cached, next *model.Session) (*change, error) {
+	info, err := s.write(ctx, ref, a.ExpectedVersion, func(_ *store.Tx, th *cached, next *model.Session) (*change, error) {
 		i := slices.IndexFunc(th.ops, func(o model.Op) bool { return o.ID == a.OperationID })
 		if i < 0 {
 			return nil, notFoundf("operation %q not found in session %s", a.OperationID, th.info.ID)
@@ -525,7 +525,7 @@ func (s *Service) SetActiveTags(ctx context.Context, a SetActiveTagsArgs) (SetAc
 		return SetActiveTagsResult{}, err
 	}
 	slices.Sort(tags)
-	info, err := s.write(ctx, a.SessionID, a.ExpectedVersion, func(th *cached, next *model.Session) (*change, error) {
+	info, err := s.write(ctx, a.SessionID, a.ExpectedVersion, func(_ *store.Tx, th *cached, next *model.Session) (*change, error) {
 		next.ActiveTags = tags
 		what := "active tags cleared"
 		if len(tags) > 0 {

@@ -30,6 +30,9 @@ const (
 	EventOpCreated      EventKind = "op_created"
 	EventOpChanged      EventKind = "op_changed" // toggled, reverted or restored
 	EventTagsSet        EventKind = "tags_set"
+	// EventPreferences: pending context preferences were set or used;
+	// the thread and its version are as they were.
+	EventPreferences EventKind = "preferences"
 )
 
 // bus is an in-process publish/subscribe. A slow subscriber misses events

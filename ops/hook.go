@@ -75,10 +75,10 @@ func (s *Service) ApplyContextOperations(ctx context.Context, a ApplyOpsArgs) (A
 	}
 	recognized := 0
 	var ids []model.ItemID
-	info, err := s.write(ctx, a.SessionID, a.ExpectedVersion, func(th *cached, next *model.Session) (*change, error) {
+	info, err := s.write(ctx, a.SessionID, a.ExpectedVersion, func(tx *store.Tx, th *cached, next *model.Session) (*change, error) {
 		n := th.info.MessageCount
 		var err error
-		if recognized, err = s.hookMatch(th.info, msgs); err != nil {
+		if recognized, err = hookMatch(tx, th.info, msgs); err != nil {
 			return nil, err
 		}
 		if len(msgs) < n {
@@ -219,27 +219,25 @@ var errHookStop = errors.New("stop")
 // digest, position by position, and returns how many match; a caller's
 // message that differs from the stored one in its place is a conflict
 // that says where and how.
-func (s *Service) hookMatch(info model.Session, msgs []hookMessage) (int, error) {
+func hookMatch(tx *store.Tx, info model.Session, msgs []hookMessage) (int, error) {
 	m := min(len(msgs), info.MessageCount)
 	if m == 0 {
 		return 0, nil
 	}
 	matched := 0
 	var differs *model.Message
-	err := s.st.View(func(tx *store.Tx) error {
-		return tx.Messages(info.ID, 1, uint64(m), func(sm model.Message) error {
-			d := sm.Digest
-			if d == "" {
-				d = model.ContentDigest(sm.Role, sm.Content)
-			}
-			hm := &msgs[matched]
-			if d != hm.digest && d != hm.plain {
-				differs = &sm
-				return errHookStop
-			}
-			matched++
-			return nil
-		})
+	err := tx.Messages(info.ID, 1, uint64(m), func(sm model.Message) error {
+		d := sm.Digest
+		if d == "" {
+			d = model.ContentDigest(sm.Role, sm.Content)
+		}
+		hm := &msgs[matched]
+		if d != hm.digest && d != hm.plain {
+			differs = &sm
+			return errHookStop
+		}
+		matched++
+		return nil
 	})
 	if err != nil && !errors.Is(err, errHookStop) {
 		return 0, err

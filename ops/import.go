@@ -75,6 +75,10 @@ type Import struct {
 	inflight     chan error
 	inflightRead int
 
+	// batchSize is how many messages one write takes (importBatch;
+	// tests make it small).
+	batchSize int
+
 	// heads: a session's heads as they were when this import first
 	// found one of its messages stored, read once (by the writer).
 	heads map[string][]model.Head
@@ -134,7 +138,7 @@ const importBatch = 20000
 
 // NewImport starts an import; pass it to a formats reader.
 func (s *Service) NewImport(ctx context.Context, opts ImportOptions) *Import {
-	return &Import{s: s, ctx: ctx, opts: opts, now: s.clock(), heads: map[string][]model.Head{}}
+	return &Import{s: s, ctx: ctx, opts: opts, now: s.clock(), batchSize: importBatch, heads: map[string][]model.Head{}}
 }
 
 var _ formats.Emitter = (*Import)(nil)
@@ -197,7 +201,7 @@ func (im *Import) Message(m formats.Message) error {
 	}
 	im.cur.batch = append(im.cur.batch, m)
 	im.read++
-	if len(im.cur.batch) >= importBatch {
+	if len(im.cur.batch) >= im.batchSize {
 		return im.flush()
 	}
 	return nil
@@ -294,7 +298,7 @@ func (im *Import) flush() error {
 		return nil
 	}
 	batch := th.batch
-	th.batch = make([]formats.Message, 0, min(importBatch, 2*len(batch)))
+	th.batch = make([]formats.Message, 0, min(im.batchSize, 2*len(batch)))
 	countTokens(batch)
 	if err := im.wait(); err != nil {
 		return err
@@ -305,45 +309,27 @@ func (im *Import) flush() error {
 	return nil
 }
 
-// write stores a batch of the thread in one transaction, creating the
-// session on the first batch.
+// write stores a batch of the thread through the service's write path,
+// creating the session with the first batch.
 func (im *Import) write(th *importThread, batch []formats.Message) error {
 	s := im.s
-	author := AuthorFrom(im.ctx)
-	s.mu.Lock()
-	var info model.Session
 	var added, skipped int
 	var unplaced []string // keys of messages that belong before stored ones
 	var changed []string  // keys of stored messages the file has otherwise
 	lastOld := false      // the batch holds a message already stored
 	created := th.sid == ""
-	err := s.st.Update(func(tx *store.Tx) error {
-		if created {
-			info = model.Session{
-				ID: s.ids.next(im.now), Title: th.title, CreatedAt: im.now,
-				Source: string(th.info.Source), ActiveTags: slices.Clone(th.info.ActiveTags),
-			}
-			if !th.info.CreatedAt.IsZero() {
-				info.CreatedAt = th.info.CreatedAt.UTC()
-			}
-		} else {
-			var err error
-			if info, err = tx.Session(th.sid); err != nil {
-				return err
-			}
-		}
+	prepare := func(tx *store.Tx, c *cached, next *model.Session) (*change, error) {
 		// A message new to the session that comes before one already
 		// there belongs between stored messages, which are only ever
 		// appended to: it is not added out of order, but reported.
 		var old []bool
 		lastLocal := -1
-		unplaced, changed = unplaced[:0], changed[:0]
 		if !created {
 			old = make([]bool, len(batch))
 			for i, m := range batch {
-				seq, ok, err := th.lookup(tx, info.ID, m.Key)
+				seq, ok, err := th.lookup(tx, next.ID, m.Key)
 				if err != nil {
-					return err
+					return nil, err
 				}
 				if !ok {
 					continue
@@ -353,12 +339,12 @@ func (im *Import) write(th *importThread, batch []formats.Message) error {
 				// otherwise (a block that was broken, a reply that was
 				// still being written) keeps its first version. Told by
 				// its tokens, which the heads hold, so no message is read.
-				heads, ok := im.heads[info.ID]
+				heads, ok := im.heads[next.ID]
 				if !ok {
-					if heads, err = tx.Heads(info.ID); err != nil {
-						return err
+					if heads, err = tx.Heads(next.ID); err != nil {
+						return nil, err
 					}
-					im.heads[info.ID] = heads
+					im.heads[next.ID] = heads
 				}
 				if seq >= 1 && seq <= uint64(len(heads)) && int(heads[seq-1].Tokens) != m.Tokens {
 					changed = append(changed, m.Key)
@@ -381,53 +367,66 @@ func (im *Import) write(th *importThread, batch []formats.Message) error {
 			if nm.CreatedAt.IsZero() {
 				nm.CreatedAt = im.now // the source has no times: when it was imported
 			}
-			seq := uint64(info.MessageCount + len(msgs) + 1)
+			seq := uint64(next.MessageCount + len(msgs) + 1)
 			msgs = append(msgs, storedMessage(seq, nm, im.now))
 			keys = append(keys, th.key(m.Key))
-			info.Tokens += msgs[len(msgs)-1].Tokens
+			next.Tokens += msgs[len(msgs)-1].Tokens
 		}
 		added = len(msgs)
 		if added == 0 {
-			return nil
+			return nil, nil
 		}
-		info.MessageCount += added
-		info.Record(s.clock(), author, fmt.Sprintf("%s imported", plural(added, "message", "messages")))
-		if err := tx.PutSession(info); err != nil {
-			return err
-		}
-		if created && th.info.Key != "" && im.opts.Session == "" {
-			if err := tx.PutSourceSession(sourceKey(th.info), info.ID); err != nil {
-				return err
-			}
-		}
-		if err := tx.AppendMessages(info.ID, msgs); err != nil {
-			return err
-		}
-		// Keys are put in key order: bbolt then fills its leaves in
-		// order instead of scattering the batch across the tree.
-		order := make([]int, len(keys))
-		for i := range order {
-			order[i] = i
-		}
-		slices.SortFunc(order, func(a, b int) int { return strings.Compare(keys[a], keys[b]) })
-		for _, i := range order {
-			if err := tx.PutImportKey(info.ID, keys[i], msgs[i].Seq); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err == nil && added > 0 {
-		delete(s.threads, info.ID) // loaded again from the store on next use
-		s.latest = info.ID
-		if created {
-			th.sid = info.ID
-			th.report.Created = true
-		}
+		next.MessageCount += added
+		id := next.ID
+		return &change{
+			what:   fmt.Sprintf("%s imported", plural(added, "message", "messages")),
+			reload: true,
+			event:  Event{Kind: EventAppended},
+			store: func(tx *store.Tx) error {
+				if created && th.info.Key != "" && im.opts.Session == "" {
+					if err := tx.PutSourceSession(sourceKey(th.info), id); err != nil {
+						return err
+					}
+				}
+				if err := tx.AppendMessages(id, msgs); err != nil {
+					return err
+				}
+				// Keys are put in key order: bbolt then fills its leaves in
+				// order instead of scattering the batch across the tree.
+				order := make([]int, len(keys))
+				for i := range order {
+					order[i] = i
+				}
+				slices.SortFunc(order, func(a, b int) int { return strings.Compare(keys[a], keys[b]) })
+				for _, i := range order {
+					if err := tx.PutImportKey(id, keys[i], msgs[i].Seq); err != nil {
+						return err
+					}
+				}
+				return nil
+			},
+		}, nil
 	}
-	s.mu.Unlock()
+	var info model.Session
+	var err error
+	if created {
+		info = model.Session{
+			ID: s.ids.next(im.now), Title: th.title, CreatedAt: im.now,
+			Source: string(th.info.Source), ActiveTags: slices.Clone(th.info.ActiveTags),
+		}
+		if !th.info.CreatedAt.IsZero() {
+			info.CreatedAt = th.info.CreatedAt.UTC()
+		}
+		info, err = s.create(im.ctx, info, prepare)
+	} else {
+		info, err = s.commit(im.ctx, false, func() (*cached, error) { return s.recordLocked(th.sid) }, prepare)
+	}
 	if err != nil {
 		return fmt.Errorf("importing into %q: %w", th.title, err)
+	}
+	if created && added > 0 {
+		th.sid = info.ID
+		th.report.Created = true
 	}
 	th.report.Added += added
 	th.report.Skipped += skipped
@@ -446,14 +445,6 @@ func (im *Import) write(th *importThread, batch []formats.Message) error {
 		th.appended = 0
 	}
 	th.appended += added
-	if added > 0 {
-		kind := EventAppended
-		if created {
-			kind = EventSessionCreated
-		}
-		s.bus.publish(Event{SessionID: info.ID, Version: info.Version, Kind: kind, Author: author,
-			What: fmt.Sprintf("%s imported", plural(added, "message", "messages")), At: info.UpdatedAt})
-	}
 	return nil
 }
 
@@ -482,9 +473,9 @@ func (im *Import) writeOps(th *importThread) error {
 		author = "import"
 	}
 	var made []model.Op
-	_, err := s.write(im.ctx, th.sid, nil, func(t *cached, next *model.Session) (*change, error) {
+	_, err := s.write(im.ctx, th.sid, nil, func(tx *store.Tx, t *cached, next *model.Session) (*change, error) {
 		var ops []model.Op
-		err := s.st.View(func(tx *store.Tx) error {
+		err := func() error {
 			seqOf := func(key string) (uint64, error) {
 				seq, ok, err := th.lookup(tx, t.info.ID, key)
 				if err == nil && !ok {
@@ -524,7 +515,7 @@ func (im *Import) writeOps(th *importThread) error {
 				})
 			}
 			return im.remapOps(tx, t, th, &ops)
-		})
+		}()
 		if err != nil || len(ops) == 0 {
 			return nil, err
 		}

@@ -179,6 +179,26 @@ func (s *Service) threadLocked(id string) (*cached, error) {
 	return th, nil
 }
 
+// recordLocked returns a session's cached state if there is one, else
+// one that holds only its record (no heads, operations or view), for a
+// write that needs nothing more and does not keep what it writes in the
+// cache: an import's batch.
+func (s *Service) recordLocked(id string) (*cached, error) {
+	if c, ok := s.threads[id]; ok {
+		return c, nil
+	}
+	c := &cached{}
+	err := s.st.View(func(tx *store.Tx) error {
+		var err error
+		c.info, err = tx.Session(id)
+		return err
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, notFoundf("session %q not found", id)
+	}
+	return c, err
+}
+
 // viewLocked returns the thread's current view, applying operations again
 // only when something other than an append changed.
 func (th *cached) viewLocked() *model.View {
@@ -249,83 +269,145 @@ func checkVersion(info *model.Session, expected *uint64) error {
 	return conflictf("%s", b.String())
 }
 
-// write is the one path for changes to a session: under the service lock
-// it checks the version, lets prepare validate against the current thread
-// and describe the change, commits it in one transaction, then updates the
-// cache and publishes the event. A refused or failed request changes
-// nothing; prepare returns a nil change when there is nothing to write.
-func (s *Service) write(ctx context.Context, ref string, expected *uint64, prepare func(th *cached, next *model.Session) (*change, error)) (model.Session, error) {
-	s.mu.Lock()
-	id, err := s.resolveLocked(ref)
-	if err != nil {
-		s.mu.Unlock()
-		return model.Session{}, err
-	}
-	th, err := s.threadLocked(id)
-	if err != nil {
-		s.mu.Unlock()
-		return model.Session{}, err
-	}
-	if err := checkVersion(&th.info, expected); err != nil {
-		s.mu.Unlock()
-		return model.Session{}, err
-	}
-	next := th.info
-	next.ActiveTags = slices.Clone(th.info.ActiveTags)
-	next.Changes = slices.Clone(th.info.Changes)
-	ch, err := prepare(th, &next)
-	if err != nil || ch == nil { // refused, or nothing to write
-		s.mu.Unlock()
-		return th.info, err
-	}
-	author := AuthorFrom(ctx)
-	next.Record(s.clock(), author, ch.what)
-	if ch.op != nil && ch.op.Version == 0 {
-		ch.op.Version = next.Version // a new operation records its version
-	}
-	err = s.st.Update(func(tx *store.Tx) error {
-		if ch.store != nil {
-			if err := ch.store(tx); err != nil {
-				return err
-			}
-		}
-		if ch.op != nil {
-			if err := tx.PutOp(id, *ch.op); err != nil {
-				return err
-			}
-		}
-		return tx.PutSession(next)
-	})
-	if err != nil {
-		s.mu.Unlock()
-		return model.Session{}, fmt.Errorf("writing session %s: %w", id, err)
-	}
-	th.info = next
-	s.latest = id
-	if ch.apply != nil {
-		ch.apply(th)
-	}
-	if th.view != nil && th.view.Version != next.Version {
-		v := *th.view // views already handed out stay as they were
-		v.Version = next.Version
-		th.view = &v
-	}
-	s.mu.Unlock()
-
-	ev := ch.event
-	ev.SessionID, ev.Version, ev.Author, ev.What, ev.At = id, next.Version, author, ch.what, next.UpdatedAt
-	if ch.op != nil {
-		ev.OpID, ev.OpType = ch.op.ID, ch.op.Type
-	}
-	s.bus.publish(ev)
-	return next, nil
-}
+// prepareFunc validates a request against a session's current state and
+// describes the change it makes. It runs under the service lock, inside
+// the write's transaction, which it may read (writes go in change.store).
+// next is the session's record as the change will leave it. A nil change
+// means there is nothing to write; an error refuses the request.
+type prepareFunc func(tx *store.Tx, c *cached, next *model.Session) (*change, error)
 
 // change is what a prepared write will do.
 type change struct {
 	what  string
 	op    *model.Op             // an operation to store (new or updated)
 	store func(*store.Tx) error // further writes in the same transaction
-	apply func(*cached)         // how the cached thread changes once committed
-	event Event
+	apply func(*cached)         // how the cached session changes once committed
+	event Event                 // its Kind (and What, if not what) at least
+	// reload drops the cached session instead of applying the change to
+	// it: an import's batches, which would otherwise keep the heads of a
+	// whole file in memory.
+	reload bool
+	// aside marks a change beside the thread (pending context
+	// preferences): the version stays and the session's history does
+	// not record it.
+	aside bool
+}
+
+// errNothing rolls back a write whose prepare found nothing to do.
+var errNothing = errors.New("nothing to write")
+
+// write is the one path for changes to a session: under the service lock
+// it checks the version, lets prepare validate against the current
+// session inside one transaction and describe the change, commits it,
+// then updates the cache and publishes one event. A refused or failed
+// request changes nothing.
+func (s *Service) write(ctx context.Context, ref string, expected *uint64, prepare prepareFunc) (model.Session, error) {
+	return s.commit(ctx, false, func() (*cached, error) {
+		id, err := s.resolveLocked(ref)
+		if err != nil {
+			return nil, err
+		}
+		c, err := s.threadLocked(id)
+		if err != nil {
+			return nil, err
+		}
+		return c, checkVersion(&c.info, expected)
+	}, prepare)
+}
+
+// create is write for a session that does not exist yet: info is its
+// record before the change (version 0), and the change makes it.
+func (s *Service) create(ctx context.Context, info model.Session, prepare prepareFunc) (model.Session, error) {
+	return s.commit(ctx, true, func() (*cached, error) { return &cached{info: info}, nil }, prepare)
+}
+
+// commit runs a write: find (or make) the session, prepare, store, cache,
+// publish.
+func (s *Service) commit(ctx context.Context, created bool, find func() (*cached, error), prepare prepareFunc) (model.Session, error) {
+	s.mu.Lock()
+	c, err := find()
+	if err != nil {
+		s.mu.Unlock()
+		return model.Session{}, err
+	}
+	next := c.info
+	next.ActiveTags = slices.Clone(c.info.ActiveTags)
+	next.Changes = slices.Clone(c.info.Changes)
+	author := AuthorFrom(ctx)
+	var ch *change
+	var refused error
+	err = s.st.Update(func(tx *store.Tx) error {
+		if ch, refused = prepare(tx, c, &next); refused != nil {
+			return refused
+		}
+		if ch == nil {
+			return errNothing
+		}
+		if !ch.aside {
+			next.Record(s.clock(), author, ch.what)
+		}
+		if ch.op != nil && ch.op.Version == 0 {
+			ch.op.Version = next.Version // a new operation records its version
+		}
+		if !ch.aside || created {
+			if err := tx.PutSession(next); err != nil {
+				return err
+			}
+		}
+		if ch.store != nil {
+			if err := ch.store(tx); err != nil {
+				return err
+			}
+		}
+		if ch.op != nil {
+			return tx.PutOp(next.ID, *ch.op)
+		}
+		return nil
+	})
+	if errors.Is(err, errNothing) {
+		s.mu.Unlock()
+		return c.info, nil
+	}
+	if err != nil {
+		s.mu.Unlock()
+		if refused != nil {
+			return model.Session{}, refused
+		}
+		return model.Session{}, fmt.Errorf("writing session %s: %w", next.ID, err)
+	}
+	id := next.ID
+	s.latest = id
+	switch {
+	case ch.reload:
+		delete(s.threads, id) // loaded again from the store on next use
+	default:
+		c.info = next
+		s.threads[id] = c
+		if ch.apply != nil {
+			ch.apply(c)
+		}
+		if c.view != nil && c.view.Version != next.Version {
+			v := *c.view // views already handed out stay as they were
+			v.Version = next.Version
+			c.view = &v
+		}
+	}
+	s.mu.Unlock()
+
+	ev := ch.event
+	if created {
+		ev.Kind = EventSessionCreated
+	}
+	if ev.What == "" {
+		ev.What = ch.what
+	}
+	ev.SessionID, ev.Version, ev.Author, ev.At = id, next.Version, author, next.UpdatedAt
+	if ch.aside {
+		ev.At = s.clock()
+	}
+	if ch.op != nil {
+		ev.OpID, ev.OpType = ch.op.ID, ch.op.Type
+	}
+	s.bus.publish(ev)
+	return next, nil
 }

@@ -40,22 +40,15 @@ func (s *Service) CreateSession(ctx context.Context, a CreateSessionArgs) (Creat
 		return CreateSessionResult{}, invalidf("title is %d bytes long; keep it under 200", len(title))
 	}
 	now := s.clock()
-	info := model.Session{
+	info, err := s.create(ctx, model.Session{
 		ID: s.ids.next(now), Title: title, CreatedAt: now,
 		Source: a.Source, Interface: a.Interface, Room: a.Room,
-	}
-	author := AuthorFrom(ctx)
-	info.Record(now, author, "created")
-	s.mu.Lock()
-	err := s.st.Update(func(tx *store.Tx) error { return tx.PutSession(info) })
-	if err == nil {
-		s.latest = info.ID
-	}
-	s.mu.Unlock()
+	}, func(*store.Tx, *cached, *model.Session) (*change, error) {
+		return &change{what: "created", event: Event{What: "created " + title}}, nil
+	})
 	if err != nil {
 		return CreateSessionResult{}, err
 	}
-	s.bus.publish(Event{SessionID: info.ID, Version: info.Version, Kind: EventSessionCreated, Author: author, What: "created " + title, At: now})
 	return CreateSessionResult{SessionID: info.ID}, nil
 }
 
@@ -166,7 +159,7 @@ func (s *Service) AppendMessages(ctx context.Context, a AppendMessagesArgs) (App
 		}
 	}
 	var ids []model.ItemID
-	info, err := s.write(ctx, a.SessionID, a.ExpectedVersion, func(th *cached, next *model.Session) (*change, error) {
+	info, err := s.write(ctx, a.SessionID, a.ExpectedVersion, func(_ *store.Tx, th *cached, next *model.Session) (*change, error) {
 		var ch *change
 		ch, ids = s.appendChange(th, next, a.Messages, "appended")
 		return ch, nil

@@ -451,8 +451,8 @@ func TestReopenKeepsEverything(t *testing.T) {
 		if seq, ok, err := tx.ImportKey("s1", "k1"); seq != 2 || !ok || err != nil {
 			t.Errorf("ImportKey = %d, %v, %v", seq, ok, err)
 		}
-		if p, err := tx.TakePrefs("s1"); string(p) != `{"a":1}` || err != nil {
-			t.Errorf("TakePrefs = %q, %v", p, err)
+		if p, err := tx.Prefs("s1"); string(p) != `{"a":1}` || err != nil {
+			t.Errorf("Prefs = %q, %v", p, err)
 		}
 		return nil
 	})
@@ -727,8 +727,8 @@ func TestReadOnly(t *testing.T) {
 		if m, err := tx.Message("s", 1); err != nil || m.Content != "x" {
 			t.Errorf("Message = %+v, %v", m, err)
 		}
-		if _, err := tx.TakePrefs("s"); err == nil {
-			t.Error("TakePrefs in a read transaction succeeded")
+		if err := tx.PutPrefs("s", nil); err == nil {
+			t.Error("PutPrefs in a read transaction succeeded")
 		}
 		return nil
 	})
@@ -855,8 +855,8 @@ func TestPrefs(t *testing.T) {
 	s, _ := tempDB(t)
 	putSession(t, s, "s")
 	mustUpdate(t, s, func(tx *Tx) error {
-		if p, err := tx.TakePrefs("s"); p != nil || err != nil {
-			t.Errorf("TakePrefs with none = %q, %v", p, err)
+		if p, err := tx.Prefs("s"); p != nil || err != nil {
+			t.Errorf("Prefs with none = %q, %v", p, err)
 		}
 		if err := tx.PutPrefs("s", []byte(`{"first":1}`)); err != nil {
 			return err
@@ -868,31 +868,27 @@ func TestPrefs(t *testing.T) {
 		copy(buf, "XXXXXXXXXX") // the store kept its own copy
 		return nil
 	})
-	mustUpdate(t, s, func(tx *Tx) error {
-		p, err := tx.TakePrefs("s")
+	if err := s.View(func(tx *Tx) error {
+		p, err := tx.Prefs("s")
 		if string(p) != `{"second":2}` || err != nil {
-			t.Errorf("TakePrefs = %q, %v", p, err)
+			t.Errorf("Prefs = %q, %v", p, err)
 		}
 		return nil
-	})
-	mustUpdate(t, s, func(tx *Tx) error {
-		if p, err := tx.TakePrefs("s"); p != nil || err != nil {
-			t.Errorf("second TakePrefs = %q, %v", p, err)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	mustUpdate(t, s, func(tx *Tx) error { return tx.PutPrefs("s", nil) }) // clears
+	if err := s.View(func(tx *Tx) error {
+		if p, err := tx.Prefs("s"); p != nil || err != nil {
+			t.Errorf("Prefs after clearing = %q, %v", p, err)
 		}
-		if err := tx.PutPrefs("s", []byte("x")); err != nil {
-			return err
-		}
-		return tx.PutPrefs("s", nil) // clears
-	})
-	mustUpdate(t, s, func(tx *Tx) error {
-		if p, err := tx.TakePrefs("s"); p != nil || err != nil {
-			t.Errorf("TakePrefs after clearing = %q, %v", p, err)
-		}
-		if _, err := tx.TakePrefs("nope"); !errors.Is(err, ErrNotFound) {
-			t.Errorf("TakePrefs on missing session: %v", err)
+		if _, err := tx.Prefs("nope"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Prefs on missing session: %v", err)
 		}
 		return nil
-	})
+	}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestTimeIndex(t *testing.T) {
@@ -1156,7 +1152,7 @@ func TestFailingUpdateLeavesNothing(t *testing.T) {
 		return nil
 	})
 	mustUpdate(t, s, func(tx *Tx) error {
-		if p, _ := tx.TakePrefs("old"); p != nil {
+		if p, _ := tx.Prefs("old"); p != nil {
 			t.Errorf("prefs survived: %q", p)
 		}
 		return nil

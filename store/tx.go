@@ -290,20 +290,12 @@ func (t *Tx) PutPrefs(sessionID string, prefs []byte) error {
 	return nil
 }
 
-// TakePrefs returns the pending preferences and deletes them, so they are
-// consumed once; nil if none are pending. It needs a write transaction.
-func (t *Tx) TakePrefs(sessionID string) ([]byte, error) {
+// Prefs returns the pending preferences, or nil if none are pending.
+// Clear them with PutPrefs(sessionID, nil) once they are used.
+func (t *Tx) Prefs(sessionID string) ([]byte, error) {
 	b, err := t.sub(sessionID, bktPrefs)
 	if err != nil {
 		return nil, err
 	}
-	v := b.Get(keyPending)
-	if v == nil {
-		return nil, nil
-	}
-	out := bytes.Clone(v)
-	if err := b.Delete(keyPending); err != nil {
-		return nil, fmt.Errorf("session %q: take prefs: %w", sessionID, err)
-	}
-	return out, nil
+	return bytes.Clone(b.Get(keyPending)), nil
 }
