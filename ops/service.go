@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"weft/model"
+	"weft/ops/summary"
 	"weft/ops/thread"
 	"weft/store"
 )
@@ -23,6 +24,8 @@ type Service struct {
 	now func() time.Time
 	ids idGen
 	bus bus
+	// endpoint is where summaries may be asked for (WithSummaryEndpoint).
+	endpoint summary.Endpoint
 
 	mu      sync.Mutex
 	threads map[string]*cached

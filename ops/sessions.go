@@ -10,6 +10,7 @@ import (
 
 	"weft/internal/fuzzy"
 	"weft/internal/tokens"
+	"weft/ops/summary"
 	"weft/ops/thread"
 
 	"weft/formats"
@@ -544,7 +545,7 @@ func sessText(v *model.View, items []formats.Item, first int, raw bool) string {
 					sy := &v.Synth[v.Items[i].Synth]
 					fmt.Fprintf(&b, " — summary of %s", plural(sy.MessageCount, "message", "messages"))
 					if !sy.TimeSpanStart.IsZero() {
-						b.WriteString(", " + sumSpanText(sy.TimeSpanStart, sy.TimeSpanEnd))
+						b.WriteString(", " + summary.SpanText(sy.TimeSpanStart, sy.TimeSpanEnd))
 					}
 				}
 			} else {

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"weft/internal/tokens"
+	"weft/ops/summary"
 
 	"weft/model"
 )
@@ -42,10 +43,10 @@ func TestSummarizeWithSampling(t *testing.T) {
 		gotPrompt, gotMax = prompt, maxTokens
 		return "  The login handler panicked without a cookie; it now returns 401, with a test.  ", "claude-test", nil
 	}
-	ctx := WithSampler(context.Background(), sampler)
+	ctx := summary.WithSampler(context.Background(), sampler)
 	tool, _ := LookupTool("summarize_message_range")
 	// With an endpoint configured too, the client's model comes first.
-	t.Setenv(envSummaryURL, "http://127.0.0.1:1/v1")
+	f.svc.endpoint = summary.Endpoint{URL: "http://127.0.0.1:1/v1"}
 	res, err := tool.Call(ctx, f.svc, json.RawMessage(`{"start_idx":0,"end_idx":6,"max_tokens":120}`))
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +86,7 @@ func TestSummarizeWithSampling(t *testing.T) {
 	}
 
 	// A client's model that fails is an error, and nothing is stored.
-	failing := WithSampler(context.Background(), func(context.Context, string, int) (string, string, error) {
+	failing := summary.WithSampler(context.Background(), func(context.Context, string, int) (string, string, error) {
 		return "", "", errors.New("the user declined")
 	})
 	hash := f.fileHash()
@@ -93,7 +94,7 @@ func TestSummarizeWithSampling(t *testing.T) {
 	if !errors.Is(err, ErrSummarySource) || !strings.Contains(err.Error(), "the user declined") || !strings.Contains(err.Error(), "source=extractive") {
 		t.Errorf("failing sampler: %v", err)
 	}
-	empty := WithSampler(context.Background(), func(context.Context, string, int) (string, string, error) { return " \n", "m", nil })
+	empty := summary.WithSampler(context.Background(), func(context.Context, string, int) (string, string, error) { return " \n", "m", nil })
 	if _, err = tool.Call(empty, f.svc, json.RawMessage(`{"start_idx":0,"end_idx":1,"store":true}`)); !errors.Is(err, ErrSummarySource) || !strings.Contains(err.Error(), "empty summary") {
 		t.Errorf("empty summary: %v", err)
 	}
@@ -124,9 +125,9 @@ func TestSummarizeWithEndpoint(t *testing.T) {
 		says    string // the error, if one is expected
 		invalid bool   // a bad request (configuration) rather than the endpoint's failure
 	}{
-		{name: "answers", env: map[string]string{envSummaryModel: "small", envSummaryKey: "k-123"},
+		{name: "answers", env: map[string]string{summary.SettingModel: "small", summary.SettingKey: "k-123"},
 			handler: func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, ok) }, model: "served-model"},
-		{name: "full URL, model from the env", env: map[string]string{envSummaryModel: "small"}, args: `,"source":"endpoint"`,
+		{name: "full URL, model from the env", env: map[string]string{summary.SettingModel: "small"}, args: `,"source":"endpoint"`,
 			handler: func(w http.ResponseWriter, _ *http.Request) {
 				io.WriteString(w, `{"choices":[{"message":{"content":"Fixed it."}}]}`)
 			}, model: "small"},
@@ -150,10 +151,10 @@ func TestSummarizeWithEndpoint(t *testing.T) {
 			handler: func(w http.ResponseWriter, _ *http.Request) {
 				io.WriteString(w, `{"choices":[{"message":{"content":null},"finish_reason":"length"}]}`)
 			}, says: `answered with no text (finish_reason "length")`},
-		{name: "timeout", env: map[string]string{envSummaryTimeout: "50ms"},
+		{name: "timeout", env: map[string]string{summary.SettingTimeout: "50ms"},
 			handler: func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() },
 			says:    "did not answer within 50ms (WEFT_SUMMARY_TIMEOUT sets how long to wait)"},
-		{name: "bad timeout", env: map[string]string{envSummaryTimeout: "soon"},
+		{name: "bad timeout", env: map[string]string{summary.SettingTimeout: "soon"},
 			handler: func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, ok) },
 			says:    `WEFT_SUMMARY_TIMEOUT "soon" is not a positive duration`, invalid: true},
 	}
@@ -172,10 +173,7 @@ func TestSummarizeWithEndpoint(t *testing.T) {
 			if strings.Contains(tt.name, "full URL") {
 				url = srv.URL + "/v1/chat/completions"
 			}
-			t.Setenv(envSummaryURL, url)
-			for k, v := range tt.env {
-				t.Setenv(k, v)
-			}
+			f.svc.endpoint = summary.Endpoint{URL: url, Model: tt.env[summary.SettingModel], APIKey: tt.env[summary.SettingKey], Timeout: tt.env[summary.SettingTimeout]}
 			before := f.fileHash()
 			res, err := f.call("summarize_message_range", fmt.Sprintf(`{"session_id":%q,"start_idx":2,"end_idx":4,"store":true%s}`, sid, tt.args))
 			if tt.says != "" {
@@ -205,10 +203,10 @@ func TestSummarizeWithEndpoint(t *testing.T) {
 				t.Fatalf("%d requests", len(got))
 			}
 			rq := got[0]
-			if rq.path != "/v1/chat/completions" || rq.body.Max != sumDefaultTokens || rq.body.Model != tt.env[envSummaryModel] {
+			if rq.path != "/v1/chat/completions" || rq.body.Max != sumDefaultTokens || rq.body.Model != tt.env[summary.SettingModel] {
 				t.Errorf("request %+v", rq)
 			}
-			if want := map[bool]string{true: "Bearer k-123", false: ""}[tt.env[envSummaryKey] != ""]; rq.auth != want {
+			if want := map[bool]string{true: "Bearer k-123", false: ""}[tt.env[summary.SettingKey] != ""]; rq.auth != want {
 				t.Errorf("authorization %q, want %q", rq.auth, want)
 			}
 			if len(rq.body.Messages) != 2 || rq.body.Messages[0].Role != model.RoleSystem || !strings.Contains(rq.body.Messages[1].Content, "[3] tool") {
@@ -287,7 +285,7 @@ func TestSummarizeRefusals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.args, func(t *testing.T) {
-			t.Setenv(envSummaryURL, tt.env)
+			f.svc.endpoint = summary.Endpoint{URL: tt.env}
 			before := f.fileHash()
 			_, err := f.call("summarize_message_range", tt.args)
 			if !errors.Is(err, tt.kind) || !strings.Contains(fmt.Sprint(err), tt.says) {
@@ -312,7 +310,7 @@ func TestSumTranscriptKeepsBothEnds(t *testing.T) {
 	}
 	f.asmSession("long", msgs)
 	var prompt string
-	ctx := WithSampler(context.Background(), func(_ context.Context, p string, _ int) (string, string, error) {
+	ctx := summary.WithSampler(context.Background(), func(_ context.Context, p string, _ int) (string, string, error) {
 		prompt = p
 		return "ok", "", nil
 	})
@@ -320,7 +318,7 @@ func TestSumTranscriptKeepsBothEnds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(prompt) > sumPromptBytes+2000 || r.PromptShortened < 200 {
+	if len(prompt) > summary.MaxPromptBytes+2000 || r.PromptShortened < 200 {
 		t.Errorf("prompt of %d bytes, %d shortened", len(prompt), r.PromptShortened)
 	}
 	for _, want := range []string{"[0] user", "start 0 word", "word end 0", "[199] user", "end 199", "messages left out of this prompt"} {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+
 	"weft/internal/benchdata"
 
 	tea "charm.land/bubbletea/v2"

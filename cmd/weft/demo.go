@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 
 	"weft/demo"
-	"weft/ops"
 	"weft/store"
 	"weft/tui"
 )
@@ -27,7 +26,7 @@ func cmdDemo(ctx context.Context, args []string, opts tui.Options, lc listenConf
 		return err
 	}
 	defer st.Close()
-	svc := ops.New(st)
+	svc := newService(st)
 	sid, err := demo.Seed(ctx, svc)
 	if err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
 	"weft/internal/benchdata"
 
 	"github.com/creack/pty"

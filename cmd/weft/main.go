@@ -187,7 +187,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err erro
 			}
 		}()
 	}
-	svc := ops.New(st)
+	svc := newService(st)
 	return runCommand(ctx, cmd, rest, svc, tuiOpts, lc, stdout, stderr)
 }
 

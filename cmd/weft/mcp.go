@@ -73,7 +73,7 @@ func cmdMCP(ctx context.Context, db string, args []string, lc listenConfig, stde
 		return err
 	}
 	defer st.Close()
-	svc := ops.New(st)
+	svc := newService(st)
 	if !lc.off {
 		if lc.addr == "" {
 			lc.addr = "127.0.0.1:0"

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"weft/ops"
+	"weft/ops/summary"
 	"weft/store"
 )
 
@@ -429,8 +430,7 @@ func TestAPISummarySourceFailureIs502(t *testing.T) {
 		http.Error(w, `{"error":{"message":"overloaded"}}`, http.StatusServiceUnavailable)
 	}))
 	defer model.Close()
-	t.Setenv("WEFT_SUMMARY_URL", model.URL+"/v1")
-	svc, _ := seeded(t)
+	svc, _ := seeded(t, ops.WithSummaryEndpoint(summary.Endpoint{URL: model.URL + "/v1"}))
 	ts, _ := api(t, svc, HandlerOptions{})
 	status, _, body := do(t, "POST", ts.URL+"/api/summarize_message_range", `{"start_idx":0,"end_idx":5,"source":"endpoint"}`, nil)
 	if status != http.StatusBadGateway || !strings.Contains(errorOf(t, body), "overloaded") {

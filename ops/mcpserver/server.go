@@ -25,6 +25,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"weft/ops"
+	"weft/ops/summary"
 )
 
 // Server is weft's MCP server over one backend. It is safe for concurrent
@@ -215,7 +216,7 @@ func (s *Server) toolHandler(t *ops.Tool) mcp.ToolHandler {
 		ctx = ops.WithAuthor(ctx, clientName(req))
 		sp := newSampling(req)
 		if sp != nil {
-			ctx = ops.WithSampler(ctx, sp.sample)
+			ctx = summary.WithSampler(ctx, sp.sample)
 		}
 		out, err := s.backend.call(ctx, t, req.Params.Arguments)
 		if sp != nil && len(sp.pending) > 0 {

@@ -21,14 +21,14 @@ import (
 )
 
 // seeded returns a service over a fresh file holding the demo thread.
-func seeded(t testing.TB) (*ops.Service, string) {
+func seeded(t testing.TB, opts ...ops.Option) (*ops.Service, string) {
 	t.Helper()
 	st, err := store.Open(filepath.Join(t.TempDir(), "weft.db"), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	svc := ops.New(st)
+	svc := ops.New(st, opts...)
 	sid, err := demo.Seed(context.Background(), svc)
 	if err != nil {
 		t.Fatal(err)
