@@ -10,6 +10,7 @@ import (
 
 	"weft/formats"
 	"weft/model"
+	"weft/ops/assemble"
 	"weft/store"
 )
 
@@ -149,21 +150,6 @@ type AnthropicBlock struct {
 	IsError bool `json:"is_error,omitempty"`
 }
 
-// OmittedRange is a run of the effective thread an assembly left out,
-// and why.
-type OmittedRange struct {
-	StartIdx  int          `json:"start_idx"`
-	EndIdx    int          `json:"end_idx"`
-	FirstID   model.ItemID `json:"first_id"`
-	LastID    model.ItemID `json:"last_id"`
-	Count     int          `json:"count"`
-	Tokens    int          `json:"tokens"`
-	Summaries int          `json:"summaries"`
-	// Reason is "not requested" (outside the pending preferences'
-	// slice), "max_messages" or "max_tokens".
-	Reason string `json:"reason"`
-}
-
 // AssembleResult is assemble_context's result.
 type AssembleResult struct {
 	SessionID string `json:"session_id"`
@@ -183,12 +169,12 @@ type AssembleResult struct {
 	Tokens    int `json:"tokens"`
 	MaxTokens int `json:"max_tokens,omitempty"`
 	// LeftOut counts the effective thread's items not included, and
-	// Omitted lists them as runs of indices (at most maxOmittedRanges;
+	// Omitted lists them as runs of indices (at most assemble.MaxOmittedRanges;
 	// OmittedNotListed counts the runs past those).
-	LeftOut          int            `json:"left_out"`
-	LeftOutTokens    int            `json:"left_out_tokens"`
-	Omitted          []OmittedRange `json:"omitted"`
-	OmittedNotListed int            `json:"omitted_not_listed,omitempty"`
+	LeftOut          int                     `json:"left_out"`
+	LeftOutTokens    int                     `json:"left_out_tokens"`
+	Omitted          []assemble.OmittedRange `json:"omitted"`
+	OmittedNotListed int                     `json:"omitted_not_listed,omitempty"`
 	// Adjustments say what the provider's shape required: a tool call
 	// whose result was left out, folded into text; images as
 	// placeholders.
@@ -196,9 +182,6 @@ type AssembleResult struct {
 	// Preferences are the pending ones this assembly used up, if any.
 	Preferences *Preferences `json:"preferences_used"`
 }
-
-// maxOmittedRanges bounds the runs an assembly lists as left out.
-const maxOmittedRanges = 100
 
 // asmFormat checks a format argument; openai is the default.
 func asmFormat(f string, allowed ...string) (string, error) {
@@ -263,21 +246,21 @@ func (s *Service) AssembleContext(ctx context.Context, a AssembleArgs) (Assemble
 		}
 		kept := limited
 		if a.MaxTokens > 0 {
-			kept = asmFit(v, heads, limited, a.MaxTokens)
+			kept = assemble.Fit(v, heads, limited, a.MaxTokens)
 			if len(kept) == 0 && len(limited) > 0 {
 				newest := limited[len(limited)-1]
 				return nil, invalidf("max_tokens %d is too small: nothing fits, and the newest item (%d, %s) alone has %d tokens; give at least that",
-					a.MaxTokens, newest, v.ID(v.Items[newest]), asmTokens(v, heads, newest))
+					a.MaxTokens, newest, v.ID(v.Items[newest]), assemble.Tokens(v, heads, newest))
 			}
 		}
 		for _, i := range kept {
-			res.Tokens += asmTokens(v, heads, i)
-			if asmIsSummary(v, i) {
+			res.Tokens += assemble.Tokens(v, heads, i)
+			if assemble.IsSummary(v, i) {
 				res.SummariesIncluded++
 			}
 		}
 		res.Count = len(kept)
-		res.Omitted, res.OmittedNotListed, res.LeftOut, res.LeftOutTokens = asmOmitted(v, heads, picked, limited, kept)
+		res.Omitted, res.OmittedNotListed, res.LeftOut, res.LeftOutTokens = assemble.Omitted(v, heads, picked, limited, kept)
 		items, images, err := asmItems(tx, v, kept)
 		if err != nil {
 			return nil, err
@@ -321,179 +304,6 @@ func asmRender(format string, items []formats.Item, msgs *[]ChatMessage, body **
 	}
 	*notes = append(*notes, folded...)
 	return err
-}
-
-// asmTokens is an item's token count, from its head or its synthetic
-// record: no body is read.
-func asmTokens(v *model.View, heads []model.Head, i int) int {
-	it := v.Items[i]
-	if it.Seq > 0 {
-		if int(it.Seq) <= len(heads) {
-			return int(heads[it.Seq-1].Tokens)
-		}
-		return 0
-	}
-	return v.Synth[it.Synth].Tokens
-}
-
-// asmIsSummary reports whether an item is a digest's summary.
-func asmIsSummary(v *model.View, i int) bool {
-	it := v.Items[i]
-	return it.Seq == 0 && v.Synth[it.Synth].OpType == model.OpDigest
-}
-
-// asmIsToolResult reports whether an item is a tool's message.
-func asmIsToolResult(v *model.View, heads []model.Head, i int) bool {
-	it := v.Items[i]
-	if it.Seq > 0 {
-		return int(it.Seq) <= len(heads) && heads[it.Seq-1].Role == model.RoleTool.Code()
-	}
-	return v.Synth[it.Synth].Role == model.RoleTool
-}
-
-// asmIsPinned reports whether an item is a stored system message: one
-// of the system prompt when only such messages stand before it.
-func asmIsPinned(v *model.View, heads []model.Head, i int) bool {
-	it := v.Items[i]
-	return it.Seq > 0 && int(it.Seq) <= len(heads) && heads[it.Seq-1].Role == model.RoleSystem.Code()
-}
-
-// asmRecentShare is the part of a token budget the most recent turns get
-// before summaries of older parts are considered; the rest of the budget
-// goes to summaries, then to further turns.
-const asmRecentShare = 0.75
-
-// asmFit chooses, from sel (indices in thread order), what fits in
-// budget tokens, by tiers (seed 004): the system prompt (stored system
-// messages at the very start) if it fits; the most recent items, newest
-// first, up to three quarters of the budget (the newest one up to all
-// of it); then the summaries among the older items, newest first, until
-// one does not fit; then, with what is left, the items before the recent
-// run, newest first, until one does not fit. So what goes first is
-// always the oldest: older turns, then older summaries. Tool results at
-// the start of a run, whose calls were left out, go too. It returns the
-// chosen indices in thread order.
-func asmFit(v *model.View, heads []model.Head, sel []int, budget int) []int {
-	take := make([]bool, len(sel))
-	used := 0
-	fits := func(k, limit int) bool {
-		t := asmTokens(v, heads, sel[k])
-		if used+t > limit {
-			return false
-		}
-		take[k] = true
-		used += t
-		return true
-	}
-	p := 0
-	for p < len(sel) && sel[p] == p && asmIsPinned(v, heads, sel[p]) {
-		fits(p, budget)
-		p++
-	}
-	share := used + int(float64(budget-used)*asmRecentShare)
-	k := len(sel) - 1
-	for ; k >= p; k-- {
-		limit := share
-		if k == len(sel)-1 {
-			limit = budget
-		}
-		if !fits(k, limit) {
-			break
-		}
-	}
-	for j := k; j >= p; j-- {
-		if asmIsSummary(v, sel[j]) && !fits(j, budget) {
-			break
-		}
-	}
-	for j := k; j >= p; j-- {
-		if !take[j] && !fits(j, budget) {
-			break
-		}
-	}
-	// A run that starts with tool results would answer calls that were
-	// left out: the results go too, rather than reach the model as
-	// answers to nothing.
-	for k := range sel {
-		if take[k] && (k == 0 || !take[k-1]) && asmIsToolResult(v, heads, sel[k]) {
-			take[k] = false
-		}
-	}
-	n := 0
-	for _, t := range take {
-		if t {
-			n++
-		}
-	}
-	out := make([]int, 0, n)
-	for k, i := range sel {
-		if take[k] {
-			out = append(out, i)
-		}
-	}
-	return out
-}
-
-// asmOmitted lists the effective thread's items that are not kept, as
-// runs with the reason each was left out: not in picked (the pending
-// preferences' selection), not in limited (max_messages), or not in
-// kept (max_tokens). All three are sorted, each within the one before.
-func asmOmitted(v *model.View, heads []model.Head, picked, limited, kept []int) (ranges []OmittedRange, notListed, count, tokens int) {
-	ranges = []OmittedRange{}
-	var pi, li, ki int
-	in := func(xs []int, at *int, i int) bool {
-		for *at < len(xs) && xs[*at] < i {
-			*at++
-		}
-		return *at < len(xs) && xs[*at] == i
-	}
-	var cur *OmittedRange
-	prev, prevReason := -2, ""
-	// closeRun names the last item of the run being built: IDs are made
-	// once per run, not per item.
-	closeRun := func() {
-		if cur != nil {
-			cur.LastID = v.ID(v.Items[cur.EndIdx])
-			cur = nil
-		}
-	}
-	for i := range v.Len() {
-		reason := ""
-		switch {
-		case !in(picked, &pi, i):
-			reason = "not requested"
-		case !in(limited, &li, i):
-			reason = "max_messages"
-		case !in(kept, &ki, i):
-			reason = "max_tokens"
-		default:
-			continue
-		}
-		t := asmTokens(v, heads, i)
-		count++
-		tokens += t
-		if i != prev+1 || reason != prevReason { // a new run
-			closeRun()
-			if len(ranges) < maxOmittedRanges {
-				ranges = append(ranges, OmittedRange{StartIdx: i, FirstID: v.ID(v.Items[i]), Reason: reason})
-				cur = &ranges[len(ranges)-1]
-			} else {
-				notListed++
-			}
-		}
-		prev, prevReason = i, reason
-		if cur == nil {
-			continue
-		}
-		cur.EndIdx = i
-		cur.Count++
-		cur.Tokens += t
-		if asmIsSummary(v, i) {
-			cur.Summaries++
-		}
-	}
-	closeRun()
-	return ranges, notListed, count, tokens
 }
 
 // asmItems reads view items as exporters take them, with image data

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"weft/model"
+	"weft/ops/assemble"
 )
 
 // asmSession makes a session of the given messages, one minute apart
@@ -274,7 +275,7 @@ func TestAssembleWithPreferencesAndBudget(t *testing.T) {
 	if r.Preferences == nil || r.Count != 5 || !strings.HasPrefix(r.Text, "assistant: message 16\n") {
 		t.Fatalf("count %d, prefs %v, text %q", r.Count, r.Preferences, r.Text)
 	}
-	want := []OmittedRange{
+	want := []assemble.OmittedRange{
 		{StartIdx: 0, EndIdx: 9, FirstID: "m1", LastID: "m10", Count: 10, Tokens: 1000, Reason: "not requested"},
 		{StartIdx: 10, EndIdx: 14, FirstID: "m11", LastID: "m15", Count: 5, Tokens: 500, Reason: "max_tokens"},
 		{StartIdx: 20, EndIdx: 29, FirstID: "m21", LastID: "m30", Count: 10, Tokens: 1000, Reason: "not requested"},
@@ -394,7 +395,7 @@ func TestAssembleListsAtMostSoManyRuns(t *testing.T) {
 	// out between and after them (the slice itself is the first match).
 	f.mustCall("request_context_slice", `{"start_message_index":0,"end_message_index":0,"include_search_results":true,"query":"marked"}`)
 	r := f.mustCall("assemble_context", `{"format":"text"}`).(AssembleResult)
-	if r.Count != 150 || r.LeftOut != 300 || len(r.Omitted) != maxOmittedRanges || r.OmittedNotListed != 150-maxOmittedRanges {
+	if r.Count != 150 || r.LeftOut != 300 || len(r.Omitted) != assemble.MaxOmittedRanges || r.OmittedNotListed != 150-assemble.MaxOmittedRanges {
 		t.Fatalf("count %d, left out %d in %d listed runs and %d not listed", r.Count, r.LeftOut, len(r.Omitted), r.OmittedNotListed)
 	}
 	for k, o := range r.Omitted {
