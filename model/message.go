@@ -14,11 +14,12 @@ import (
 // Role is who speaks in a message.
 type Role string
 
+// The roles a message can have.
 const (
-	RoleSystem    Role = "system"
-	RoleUser      Role = "user"
-	RoleAssistant Role = "assistant"
-	RoleTool      Role = "tool"
+	RoleSystem    Role = "system"    // instructions: the system prompt, a digest's summary
+	RoleUser      Role = "user"      // the person (or program) asking
+	RoleAssistant Role = "assistant" // the model answering, and calling tools
+	RoleTool      Role = "tool"      // a tool's result
 )
 
 // Roles lists the valid roles in a stable order.

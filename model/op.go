@@ -8,13 +8,14 @@ import (
 // OpType is the kind of an operation.
 type OpType string
 
+// The operation types (DESIGN.md, "Apply", says what each does).
 const (
-	OpTag        OpType = "tag"
-	OpDigest     OpType = "digest"
-	OpRevise     OpType = "revise"
-	OpSnip       OpType = "snip"
-	OpResequence OpType = "resequence"
-	OpInsert     OpType = "insert"
+	OpTag        OpType = "tag"        // attach tags to the targets
+	OpDigest     OpType = "digest"     // replace the targets with one summary
+	OpRevise     OpType = "revise"     // replace the targets with new messages
+	OpSnip       OpType = "snip"       // remove the targets
+	OpResequence OpType = "resequence" // put the targets in a new order
+	OpInsert     OpType = "insert"     // add messages after the anchor
 )
 
 // OpTypes lists every operation type.

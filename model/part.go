@@ -26,13 +26,14 @@ type Part struct {
 // PartType is the kind of a part.
 type PartType string
 
+// The kinds of parts.
 const (
-	PartText       PartType = "text"
-	PartThinking   PartType = "thinking"
-	PartToolCall   PartType = "tool_call"
-	PartToolResult PartType = "tool_result"
-	PartImage      PartType = "image"
-	PartOther      PartType = "other"
+	PartText       PartType = "text"        // plain text
+	PartThinking   PartType = "thinking"    // a model's reasoning
+	PartToolCall   PartType = "tool_call"   // a call of a tool, with its input
+	PartToolResult PartType = "tool_result" // what a tool answered
+	PartImage      PartType = "image"       // an image, by data or reference
+	PartOther      PartType = "other"       // anything else, kept verbatim
 )
 
 // DecodeParts reads a message's parts; nil or invalid JSON gives none.

@@ -19,7 +19,10 @@ type Error struct {
 	Msg  string
 }
 
+// Error returns the message.
 func (e *Error) Error() string { return e.Msg }
+
+// Unwrap returns the kind, so errors.Is(err, ErrInvalid) works.
 func (e *Error) Unwrap() error { return e.Kind }
 
 func invalidf(format string, args ...any) error {

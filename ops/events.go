@@ -24,12 +24,13 @@ type Event struct {
 // EventKind is what kind of write an event reports.
 type EventKind string
 
+// The kinds of writes.
 const (
-	EventSessionCreated EventKind = "session_created"
-	EventAppended       EventKind = "appended"
-	EventOpCreated      EventKind = "op_created"
-	EventOpChanged      EventKind = "op_changed" // toggled, reverted or restored
-	EventTagsSet        EventKind = "tags_set"
+	EventSessionCreated EventKind = "session_created" // a session was made (by create_session or an import)
+	EventAppended       EventKind = "appended"        // messages were stored at the end
+	EventOpCreated      EventKind = "op_created"      // an operation was made
+	EventOpChanged      EventKind = "op_changed"      // toggled, reverted or restored
+	EventTagsSet        EventKind = "tags_set"        // the session's active tags changed
 	// EventPreferences: pending context preferences were set or used;
 	// the thread and its version are as they were.
 	EventPreferences EventKind = "preferences"

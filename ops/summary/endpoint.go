@@ -33,6 +33,7 @@ var ErrSource = errors.New("summary source failed")
 // request is refused, and Msg says which setting and why.
 type SettingError struct{ Msg string }
 
+// Error returns the message.
 func (e *SettingError) Error() string { return e.Msg }
 
 const (

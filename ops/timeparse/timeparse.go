@@ -30,6 +30,7 @@ type Error struct {
 // maxShown is how many runes of a bad input an error message repeats.
 const maxShown = 80
 
+// Error says what was wrong with the input and which forms are accepted.
 func (e *Error) Error() string {
 	if strings.TrimSpace(e.Input) == "" {
 		return "a timestamp is required; accepted forms: " + Forms
