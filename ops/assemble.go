@@ -261,7 +261,7 @@ func (s *Service) AssembleContext(ctx context.Context, a AssembleArgs) (Assemble
 		}
 		res.Count = len(kept)
 		res.Omitted, res.OmittedNotListed, res.LeftOut, res.LeftOutTokens = assemble.Omitted(v, heads, picked, limited, kept)
-		items, images, err := asmItems(tx, v, kept)
+		items, images, err := textItems(tx, v, kept)
 		if err != nil {
 			return nil, err
 		}
@@ -306,66 +306,6 @@ func asmRender(format string, items []formats.Item, msgs *[]ChatMessage, body **
 	return err
 }
 
-// asmItems reads view items as exporters take them, with image data
-// dropped (an assembled context is text; the exporters write a
-// placeholder instead) and counted. Stored bodies are read in one pass
-// over their seqs when they lie close together, else one by one.
-func asmItems(tx *store.Tx, v *model.View, indices []int) ([]formats.Item, int, error) {
-	items := make([]formats.Item, len(indices))
-	pos := make(map[uint64]int)
-	lo, hi := uint64(0), uint64(0)
-	for k, i := range indices {
-		it := v.Items[i]
-		if it.Seq > 0 {
-			pos[it.Seq] = k
-			if lo == 0 || it.Seq < lo {
-				lo = it.Seq
-			}
-			hi = max(hi, it.Seq)
-			continue
-		}
-		sy := &v.Synth[it.Synth]
-		items[k] = formats.Item{
-			ID: sy.ID(), Role: sy.Role, Content: sy.Content, Name: sy.Name, CreatedAt: sy.CreatedAt,
-			Tokens: sy.Tokens, Tags: v.Tags(it), Synthetic: true, OpID: sy.OpID, OpType: sy.OpType,
-		}
-	}
-	put := func(m model.Message) error {
-		k, ok := pos[m.Seq]
-		if ok {
-			items[k] = storedItem(&m)
-			items[k].Tags = v.Tags(v.Items[indices[k]])
-		}
-		return nil
-	}
-	var err error
-	switch {
-	case len(pos) == 0:
-	case hi-lo+1 <= 4*uint64(len(pos)):
-		err = tx.Messages(v.SessionID, lo, hi, put)
-	default:
-		for seq := range pos {
-			m, err := tx.Message(v.SessionID, seq)
-			if err != nil {
-				return nil, 0, err
-			}
-			_ = put(m)
-		}
-	}
-	if err != nil {
-		return nil, 0, err
-	}
-	images := 0
-	for k := range items {
-		for p := range items[k].Parts {
-			if part := &items[k].Parts[p]; part.Type == model.PartImage && len(part.Raw) > 0 {
-				part.Raw = nil
-				images++
-			}
-		}
-	}
-	return items, images, nil
-}
 
 // asmOpenAI converts items with the OpenAI exporter, so the messages
 // keep its guarantees: every tool message answers a call of the

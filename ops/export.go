@@ -27,35 +27,93 @@ func (s *Service) ExportItems(ref string, raw bool) (model.Session, []formats.It
 				return nil
 			})
 		}
-		items = make([]formats.Item, 0, v.Len())
-		// Synthetic items first; stored ones are read in one pass in seq
-		// order and put in their places.
-		for i, it := range v.Items {
-			items = append(items, formats.Item{Tags: v.Tags(it)})
-			if it.Seq > 0 {
-				continue
-			}
-			sy := &v.Synth[it.Synth]
-			items[i] = formats.Item{
-				ID: sy.ID(), Role: sy.Role, Content: sy.Content, Name: sy.Name, CreatedAt: sy.CreatedAt,
-				Tokens: sy.Tokens, Tags: v.Tags(it), Synthetic: true, OpID: sy.OpID, OpType: sy.OpType,
-			}
-		}
-		if snap.info.MessageCount == 0 {
-			return nil
-		}
-		return tx.Messages(snap.info.ID, 1, uint64(snap.info.MessageCount), func(m model.Message) error {
-			if i := v.IndexOfSeq(m.Seq); i >= 0 {
-				tags := items[i].Tags
-				items[i] = storedItem(&m)
-				items[i].Tags = tags
-			}
-			return nil
-		})
+		items, err = viewItems(tx, v, span(0, v.Len()))
+		return err
 	})
 	return snap.info, items, err
 }
 
+// viewItems reads view items as exporters take them. Stored bodies are
+// read in one pass over their seqs when they lie close together, else
+// one by one.
+func viewItems(tx *store.Tx, v *model.View, indices []int) ([]formats.Item, error) {
+	items := make([]formats.Item, len(indices))
+	lo, hi, stored := uint64(0), uint64(0), 0
+	for k, i := range indices {
+		it := v.Items[i]
+		if it.Seq > 0 {
+			if lo == 0 || it.Seq < lo {
+				lo = it.Seq
+			}
+			hi = max(hi, it.Seq)
+			stored++
+			continue
+		}
+		sy := &v.Synth[it.Synth]
+		items[k] = formats.Item{
+			ID: sy.ID(), Role: sy.Role, Content: sy.Content, Name: sy.Name, CreatedAt: sy.CreatedAt,
+			Tokens: sy.Tokens, Tags: v.Tags(it), Synthetic: true, OpID: sy.OpID, OpType: sy.OpType,
+		}
+	}
+	if stored == 0 {
+		return items, nil
+	}
+	put := func(k int, m *model.Message) {
+		items[k] = storedItem(m)
+		items[k].Tags = v.Tags(v.Items[indices[k]])
+	}
+	if hi-lo+1 > 4*uint64(stored) { // scattered: read them one by one
+		for k, i := range indices {
+			if seq := v.Items[i].Seq; seq > 0 {
+				m, err := tx.Message(v.SessionID, seq)
+				if err != nil {
+					return nil, err
+				}
+				put(k, &m)
+			}
+		}
+		return items, nil
+	}
+	// Close together: one pass over lo..hi, each put in its place.
+	at := make([]int32, hi-lo+1)
+	for k, i := range indices {
+		if seq := v.Items[i].Seq; seq > 0 {
+			at[seq-lo] = int32(k) + 1
+		}
+	}
+	err := tx.Messages(v.SessionID, lo, hi, func(m model.Message) error {
+		if k := at[m.Seq-lo]; k > 0 {
+			put(int(k-1), &m)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+// textItems are viewItems with image data dropped (a context or a
+// transcript is text; the exporters write a placeholder instead), and
+// how many images that was.
+func textItems(tx *store.Tx, v *model.View, indices []int) ([]formats.Item, int, error) {
+	items, err := viewItems(tx, v, indices)
+	if err != nil {
+		return nil, 0, err
+	}
+	images := 0
+	for k := range items {
+		for p := range items[k].Parts {
+			if part := &items[k].Parts[p]; part.Type == model.PartImage && len(part.Raw) > 0 {
+				part.Raw = nil
+				images++
+			}
+		}
+	}
+	return items, images, nil
+}
+
+// storedItem is a stored message as exporters take it.
 func storedItem(m *model.Message) formats.Item {
 	return formats.Item{
 		ID: m.ID, Role: m.Role, Content: m.Content, Name: m.Name, Parts: model.DecodeParts(m.Parts),

@@ -121,7 +121,7 @@ func (s *Service) ApplyContextOperations(ctx context.Context, a ApplyOpsArgs) (A
 		}
 	}
 	err = s.st.View(func(tx *store.Tx) error {
-		items, images, err := asmItems(tx, v, span(0, v.Len()))
+		items, images, err := textItems(tx, v, span(0, v.Len()))
 		if err != nil {
 			return err
 		}

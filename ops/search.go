@@ -102,23 +102,38 @@ func (s *Service) SearchSessionHistory(_ context.Context, a SearchArgs) (SearchR
 // in place from the store, and visible synthetic items. It returns the
 // first limit hits (limit 0: all) and how many there are in all.
 func searchView(tx *store.Tx, v *model.View, query string, fuzzyMode bool, limit int) ([]int, int, error) {
-	docs := make([]fuzzy.Doc, 0, len(v.Items))
+	docs, err := viewDocs(tx, v, nil, v.Len())
+	if err != nil {
+		return nil, 0, err
+	}
+	hits, total := searchDocs(docs, query, fuzzyMode, limit)
+	return hits, total, nil
+}
+
+// viewDocs are the texts of the effective thread's items, by index:
+// stored bodies in place in the store (valid while tx is), then the
+// synthetic items. With want, only the items it marks; n is how many
+// that is (to size the list; with none, nothing is read).
+func viewDocs(tx *store.Tx, v *model.View, want []bool, n int) ([]fuzzy.Doc, error) {
+	docs := make([]fuzzy.Doc, 0, n)
+	if n == 0 {
+		return docs, nil
+	}
 	err := tx.ScanContent(v.SessionID, func(seq uint64, content []byte) bool {
-		if i := v.IndexOfSeq(seq); i >= 0 {
+		if i := v.IndexOfSeq(seq); i >= 0 && (want == nil || want[i]) {
 			docs = append(docs, fuzzy.Doc{Index: i, Text: content})
 		}
 		return true
 	})
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	for si, w := range v.SynthWhere {
-		if w >= 0 {
+		if w >= 0 && (want == nil || want[w]) {
 			docs = append(docs, fuzzy.Doc{Index: int(w), Text: []byte(v.Synth[si].Content)})
 		}
 	}
-	hits, total := searchDocs(docs, query, fuzzyMode, limit)
-	return hits, total, nil
+	return docs, nil
 }
 
 // searchRaw searches the stored messages; indices are seq-1.
@@ -192,21 +207,9 @@ func (s *Service) FuzzyLines(ref, query string, prev *FuzzyState, limit int) (hi
 			}
 			n = len(prev.cands)
 		}
-		docs := make([]fuzzy.Doc, 0, n)
-		if n > 0 {
-			if err := tx.ScanContent(v.SessionID, func(seq uint64, content []byte) bool {
-				if i := v.IndexOfSeq(seq); i >= 0 && (want == nil || want[i]) {
-					docs = append(docs, fuzzy.Doc{Index: i, Text: content})
-				}
-				return true
-			}); err != nil {
-				return err
-			}
-		}
-		for si, w := range v.SynthWhere {
-			if w >= 0 && (want == nil || want[w]) {
-				docs = append(docs, fuzzy.Doc{Index: int(w), Text: []byte(v.Synth[si].Content)})
-			}
+		docs, err := viewDocs(tx, v, want, n)
+		if err != nil {
+			return err
 		}
 		var prevBounds []fuzzy.Bound
 		if steps >= 0 {

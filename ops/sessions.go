@@ -497,7 +497,7 @@ func (s *Service) GetSessionHistory(_ context.Context, a SessionHistoryArgs) (Se
 			if outs, err = messagesOut(tx, v, span(total-count, total)); err != nil {
 				return err
 			}
-		} else if items, _, err = asmItems(tx, v, span(total-count, total)); err != nil {
+		} else if items, _, err = textItems(tx, v, span(total-count, total)); err != nil {
 			return err
 		}
 		switch format {

@@ -116,7 +116,7 @@ func (s *Service) SummarizeMessageRange(ctx context.Context, a SummarizeArgs) (S
 	}
 	var items []formats.Item
 	err = s.st.View(func(tx *store.Tx) error {
-		items, _, err = asmItems(tx, v, indices)
+		items, _, err = textItems(tx, v, indices)
 		return err
 	})
 	if err != nil {
