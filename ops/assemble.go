@@ -306,7 +306,6 @@ func asmRender(format string, items []formats.Item, msgs *[]ChatMessage, body **
 	return err
 }
 
-
 // asmOpenAI converts items with the OpenAI exporter, so the messages
 // keep its guarantees: every tool message answers a call of the
 // assistant message before it, and a call or result whose other half is
