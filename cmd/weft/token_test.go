@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
@@ -15,7 +16,7 @@ import (
 // weft serve --token does: without it agents are refused, with it they
 // get in, and it is what lets the listener bind off loopback.
 func TestTUITokenFlag(t *testing.T) {
-	t.Setenv("WEFT_TOKEN", "") // --token sets it for the process; restored after
+	t.Setenv("WEFT_TOKEN", "")
 	db, _ := seededDB(t)
 	saved := runTUI
 	t.Cleanup(func() { runTUI = saved })
@@ -54,6 +55,11 @@ func TestTUITokenFlag(t *testing.T) {
 		}
 		if len(statuses) != 3 || statuses[0] != 401 || statuses[1] != 401 || statuses[2] != 200 {
 			t.Errorf("weft %v: no token, wrong token, right token answered %v; want [401 401 200]", args, statuses)
+		}
+		// The token reaches the listener as a value, not through the
+		// process's environment.
+		if env := os.Getenv("WEFT_TOKEN"); env != "" {
+			t.Errorf("weft %v set WEFT_TOKEN=%q", args, env)
 		}
 	}
 
