@@ -96,6 +96,7 @@ func importFiles(ctx context.Context, svc *ops.Service, files []string, format f
 // rest is imported.
 type partialError struct{ unread, unplaced, opsDropped int }
 
+// Error says what was left out, in one sentence.
 func (e *partialError) Error() string {
 	var what []string
 	if e.unread > 0 {
@@ -194,7 +195,10 @@ func importFile(ctx context.Context, svc *ops.Service, file string, format forma
 // fileError is an error that names its file itself.
 type fileError struct{ err error }
 
+// Error is the message, which names the file.
 func (e *fileError) Error() string { return e.err.Error() }
+
+// Unwrap gives the underlying error.
 func (e *fileError) Unwrap() error { return e.err }
 
 // openError says why a file could not be opened, naming it once.

@@ -35,7 +35,10 @@ type exitError struct {
 	err  error
 }
 
+// Error is the refusal's message, without its code.
 func (e *exitError) Error() string { return e.err.Error() }
+
+// Unwrap gives the refusal itself, for errors.Is and errors.As.
 func (e *exitError) Unwrap() error { return e.err }
 
 func usageErr(format string, args ...any) error {
