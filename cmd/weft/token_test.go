@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 
 	"weft/ops"
@@ -73,4 +75,37 @@ func TestTUITokenFlag(t *testing.T) {
 	if _, code, err := weft(t, db, "--mcp-addr", "0.0.0.0:0"); code == 0 || err == nil || !strings.Contains(err.Error(), "token") || statuses != nil {
 		t.Errorf("off loopback without a token: exit %d (%v), TUI ran: %v", code, err, statuses != nil)
 	}
+}
+
+// weft call relays to a running weft with --token, else $WEFT_TOKEN: the
+// value is handed to the relay, and without it the running weft refuses.
+func TestCallRelayToken(t *testing.T) {
+	t.Parallel()
+	db, sid := seededDB(t)
+	serve, _, _ := startServe(t, db, "--addr", "127.0.0.1:0", "--token", "relay-token")
+	call := func(env []string, args ...string) (string, error) {
+		cmd := weftProcess(append(args, "--db", db, "call", "list_operations", "session_id="+sid)...)
+		cmd.Env = append(cmd.Env, env...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		return stdout.String() + stderr.String(), err
+	}
+	for _, tt := range []struct {
+		env  []string
+		args []string
+	}{
+		{nil, []string{"--token", "relay-token"}},
+		{[]string{"WEFT_TOKEN=relay-token"}, nil},
+		{[]string{"WEFT_TOKEN=wrong"}, []string{"--token", "relay-token"}}, // the flag wins
+	} {
+		if out, err := call(tt.env, tt.args...); err != nil || !strings.Contains(out, `"operations"`) {
+			t.Errorf("weft %v call with %v: %v\n%s", tt.args, tt.env, err, out)
+		}
+	}
+	if out, err := call(nil); err == nil {
+		t.Errorf("weft call without the token got through:\n%s", out)
+	}
+	serve.Process.Signal(syscall.SIGTERM)
+	waitExit(t, serve)
 }
