@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -12,9 +12,12 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"weft/model"
 	"weft/ops"
 	"weft/ops/mcpserver"
+	"weft/store"
 )
 
 func writeJSON(w io.Writer, v any) error {
@@ -24,39 +27,42 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// parseFlags parses a subcommand's flags, which may come before or after
-// its positional arguments.
-func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
-	fs.SetOutput(io.Discard)
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, usageErr("%s: %v", fs.Name(), err)
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
+// lsCommand is weft ls.
+func (a *app) lsCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "ls",
+		Short: "List the sessions, with counts and tokens",
+		Long: `ls lists the sessions in the file: for each its ID, messages, raw tokens (the stored messages), effective tokens (with the active operations applied), operations, last update and title.
+
+--json prints the list_sessions tool's result.`,
+		Example: `
+weft ls
+weft --db ~/threads.db ls --json`,
+		Args: a.positional(func(args []string) error {
+			if len(args) > 0 {
+				return usageErr("ls takes no arguments (got %q)", args[0])
+			}
+			return nil
+		}),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.withService(func(svc *ops.Service) error {
+				return listSessions(cmd.Context(), svc, asJSON, a.stdout)
+			})
+		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	a.hideFlags(cmd, tuiFlags...)
+	return cmd
 }
 
-func cmdLs(ctx context.Context, svc *ops.Service, args []string, w io.Writer) error {
-	fs := flag.NewFlagSet("ls", flag.ContinueOnError)
-	asJSON := fs.Bool("json", false, "print JSON")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usageErr("ls takes no arguments (got %q)", pos[0])
-	}
+// listSessions prints weft ls.
+func listSessions(ctx context.Context, svc *ops.Service, asJSON bool, w io.Writer) error {
 	res, err := svc.ListSessions(ctx, ops.ListSessionsArgs{})
 	if err != nil {
 		return err
 	}
-	if *asJSON {
+	if asJSON {
 		return writeJSON(w, res)
 	}
 	if len(res.Sessions) == 0 {
@@ -96,39 +102,80 @@ func thousands(n int) string {
 	return b.String()
 }
 
-func cmdNew(ctx context.Context, svc *ops.Service, args []string, w io.Writer) error {
-	if len(args) == 0 {
-		return usageErr("new needs a title: weft new TITLE")
+// newCommand is weft new.
+func (a *app) newCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "new TITLE",
+		Short: "Create a session",
+		Long:  `new creates an empty session titled TITLE (several words are joined with spaces) and prints its ID.`,
+		Example: `
+weft new "auth design"
+weft call append_messages messages='[{"role":"user","content":"JWT or sessions?"}]'`,
+		Args: a.positional(func(args []string) error {
+			if len(args) == 0 {
+				return usageErr("new needs a title: weft new TITLE")
+			}
+			return nil
+		}),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withService(func(svc *ops.Service) error {
+				res, err := svc.CreateSession(cmd.Context(), ops.CreateSessionArgs{Title: strings.Join(args, " ")})
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(a.stdout, res.SessionID)
+				return nil
+			})
+		},
 	}
-	res, err := svc.CreateSession(ctx, ops.CreateSessionArgs{Title: strings.Join(args, " ")})
-	if err != nil {
-		return err
-	}
-	fmt.Fprintln(w, res.SessionID)
-	return nil
+	a.hideFlags(cmd, tuiFlags...)
+	return cmd
 }
 
-func cmdShow(ctx context.Context, svc *ops.Service, args []string, w io.Writer) error {
-	fs := flag.NewFlagSet("show", flag.ContinueOnError)
-	raw := fs.Bool("raw", false, "the stored messages, without operations")
-	asJSON := fs.Bool("json", false, "print JSON")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return err
+// showCommand is weft show.
+func (a *app) showCommand() *cobra.Command {
+	var raw, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "show [SESSION]",
+		Short: "Print a thread (effective unless --raw)",
+		Long: `show prints a session's effective thread: the stored messages with the active operations applied, and a marker where each operation acted. --raw prints the stored messages instead; --json prints the messages as the get_message_range tool does.
+
+SESSION is an ID, a unique ID prefix or a title; default: the most recently updated session.`,
+		Example: `
+# the effective thread, with a marker where each operation acted
+weft show
+# the stored messages of one session, as JSON
+weft show "auth design" --raw --json`,
+		Args: a.positional(func(args []string) error {
+			if len(args) > 1 {
+				return usageErr("show takes one session at most (got %d)", len(args))
+			}
+			return nil
+		}),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ref := ""
+			if len(args) == 1 {
+				ref = args[0]
+			}
+			return a.withService(func(svc *ops.Service) error {
+				return showThread(cmd.Context(), svc, ref, raw, asJSON, a.stdout)
+			})
+		},
 	}
-	if len(pos) > 1 {
-		return usageErr("show takes one session at most (got %d)", len(pos))
-	}
-	ref := ""
-	if len(pos) == 1 {
-		ref = pos[0]
-	}
+	cmd.Flags().BoolVar(&raw, "raw", false, "the stored messages, without operations")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	a.hideFlags(cmd, tuiFlags...)
+	return cmd
+}
+
+// showThread prints weft show: ref's thread, effective unless raw.
+func showThread(ctx context.Context, svc *ops.Service, ref string, raw, asJSON bool, w io.Writer) error {
 	info, v, err := svc.View(ref)
 	if err != nil {
 		return err
 	}
 	viewName, total := "effective", v.Len()
-	if *raw {
+	if raw {
 		viewName, total = "raw", info.MessageCount
 	}
 	var msgs []ops.MessageOut
@@ -140,20 +187,20 @@ func cmdShow(ctx context.Context, svc *ops.Service, args []string, w io.Writer) 
 		}
 		msgs = append(msgs, res.Messages...)
 	}
-	if *asJSON {
+	if asJSON {
 		return writeJSON(w, ops.MessageRangeResult{SessionID: info.ID, Version: info.Version, Total: total, Messages: orEmpty(msgs)})
 	}
 	fmt.Fprintf(w, "%s  %s · %d messages · %d operations · version %d · %d → %d tokens\n\n",
 		info.Title, info.ID, info.MessageCount, info.OpCount, info.Version, v.RawTokens, v.Tokens)
 	mi := 0
 	for i, m := range msgs {
-		for !*raw && mi < len(v.Markers) && v.Markers[mi].At == i {
+		for !raw && mi < len(v.Markers) && v.Markers[mi].At == i {
 			writeMarker(w, v, &v.Markers[mi])
 			mi++
 		}
 		writeMessage(w, m)
 	}
-	for ; !*raw && mi < len(v.Markers); mi++ {
+	for ; !raw && mi < len(v.Markers); mi++ {
 		writeMarker(w, v, &v.Markers[mi])
 	}
 	return nil
@@ -202,24 +249,85 @@ func writeMessage(w io.Writer, m ops.MessageOut) {
 	fmt.Fprintln(w)
 }
 
-func cmdCall(ctx context.Context, svc *ops.Service, args []string, w io.Writer) error {
-	tool, raw, err := callArgs(args)
-	if err != nil {
-		return err
+// callCommand is weft call.
+func (a *app) callCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "call TOOL [JSON | key=value ...]",
+		Short: "Run any tool, print its JSON result",
+		Long: `call runs one of weft's tools (weft tools lists them) and prints its JSON result on stdout. When another weft holds the file, call asks that weft to run it, with the same results and refusals.
+
+The arguments are one JSON object, or key=value words read by each argument's type (lists may be comma-separated: tags=db,auth). A refused request prints why on stderr, exits 1 (2 for a usage error), and changes nothing.`,
+		Example: `
+weft call append_messages messages='[{"role":"user","content":"JWT or sessions?"}]'
+weft call digest_messages start_idx=0 end_idx=1 summary="Chose JWT"
+weft call list_operations
+weft call revert_operation '{"operation_id":"…"}'
+weft call assemble_context format=anthropic max_tokens=8000`,
+		Args: a.positional(func(args []string) error {
+			_, _, err := callArgs(args)
+			return err
+		}),
+		ValidArgsFunction: completeCall,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.call(cmd.Context(), args)
+		},
 	}
-	res, err := tool.Call(ctx, svc, raw)
-	if err != nil {
-		return err
-	}
-	return writeJSON(w, res)
+	a.describeFlag(cmd, "token", "bearer token for a running weft that holds the file (default $WEFT_TOKEN)")
+	a.hideFlags(cmd, "theme", "mcp-addr", "no-mcp")
+	return cmd
 }
 
-// cmdCallRemote runs weft call through the weft that holds the database.
-func cmdCallRemote(ctx context.Context, r *mcpserver.Remote, args []string, w io.Writer) error {
+// call runs weft call: in-process, or through the weft that holds the
+// file.
+func (a *app) call(ctx context.Context, args []string) (err error) {
 	tool, raw, err := callArgs(args)
 	if err != nil {
 		return err
 	}
+	var timeout time.Duration
+	if mcpserver.ReadAddrFile(a.db) != "" {
+		timeout = 200 * time.Millisecond // most likely held: relay soon
+	}
+	f, err := a.openDB(timeout)
+	if errors.Is(err, store.ErrInUse) {
+		// Another weft holds the file: ask it, as weft mcp does.
+		if url := mcpserver.ReadAddrFile(a.db); url != "" {
+			r, err := mcpserver.NewRemote(url, a.bearer())
+			if err != nil {
+				return fmt.Errorf("%s.addr: %w", a.db, err)
+			}
+			return callRemote(ctx, r, tool, raw, a.stdout)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	defer func() { f.close(err) }()
+	res, err := tool.Call(ctx, newService(f.Store), raw)
+	if err != nil {
+		return err
+	}
+	return writeJSON(a.stdout, res)
+}
+
+// completeCall completes weft call's tool, then its argument names.
+func completeCall(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	if len(args) == 0 {
+		return ops.ToolNames(), cobra.ShellCompDirectiveNoFileComp
+	}
+	tool, ok := ops.LookupTool(args[0])
+	if !ok {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var names []string
+	for _, n := range tool.ArgNames() {
+		names = append(names, n+"=")
+	}
+	return names, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+}
+
+// callRemote runs weft call through the weft that holds the database.
+func callRemote(ctx context.Context, r *mcpserver.Remote, tool *ops.Tool, raw json.RawMessage, w io.Writer) error {
 	res, err := r.Call(ctx, tool, raw)
 	if err != nil {
 		return err
@@ -259,9 +367,28 @@ func callArgs(args []string) (*ops.Tool, json.RawMessage, error) {
 	return tool, raw, nil
 }
 
-func cmdTools(w io.Writer) error {
-	for _, t := range ops.Tools() {
-		fmt.Fprintf(w, "%s(%s)\n    %s\n", t.Name, strings.Join(t.ArgNames(), ", "), t.Description)
+// toolsCommand is weft tools.
+func (a *app) toolsCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "tools",
+		Short: "List the tools and their arguments",
+		Long:  `tools lists every tool weft call, MCP and the HTTP API run, with its arguments and what it does.`,
+		Example: `
+weft tools
+weft call get_turns_since timestamp=-2h`,
+		Args: a.positional(func(args []string) error {
+			if len(args) > 0 {
+				return usageErr("tools takes no arguments (got %q)", args[0])
+			}
+			return nil
+		}),
+		RunE: func(*cobra.Command, []string) error {
+			for _, t := range ops.Tools() {
+				fmt.Fprintf(a.stdout, "%s(%s)\n    %s\n", t.Name, strings.Join(t.ArgNames(), ", "), t.Description)
+			}
+			return nil
+		},
 	}
-	return nil
+	a.hideFlags(cmd, "db", "theme", "mcp-addr", "no-mcp", "token")
+	return cmd
 }

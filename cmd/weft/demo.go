@@ -5,16 +5,39 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/spf13/cobra"
+
 	"weft/demo"
 	"weft/store"
 	"weft/tui"
 )
 
-// cmdDemo seeds a fresh file with the demo thread and opens the TUI on it.
-func cmdDemo(ctx context.Context, args []string, opts tui.Options, lc listenConfig) error {
-	if len(args) > 0 {
-		return usageErr("demo takes no arguments")
+// demoCommand is weft demo.
+func (a *app) demoCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Open the TUI on a fresh file seeded with a sample thread",
+		Long:  `demo seeds a scratch file with a sample thread and opens the TUI on it: 253 messages over four days of building a rate limiter, with tool calls, code, a long digression worth digesting, a misplaced message worth moving, and a few operations already applied (one by an agent). The file is removed when the TUI closes. The TUI's flags apply; --db does not.`,
+		Example: `
+weft demo
+weft demo --theme light --no-mcp`,
+		Args: a.positional(func(args []string) error {
+			if len(args) > 0 {
+				return usageErr("demo takes no arguments")
+			}
+			return nil
+		}),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runDemo(cmd.Context(), a.tuiOptions(), a.listen())
+		},
 	}
+	a.hideFlags(cmd, "db")
+	return cmd
+}
+
+// runDemo seeds a fresh file with the demo thread and opens the TUI on
+// it.
+func runDemo(ctx context.Context, opts tui.Options, lc listenConfig) error {
 	dir, err := os.MkdirTemp("", "weft-demo-")
 	if err != nil {
 		return err
@@ -40,5 +63,5 @@ func cmdDemo(ctx context.Context, args []string, opts tui.Options, lc listenConf
 		defer l.Close()
 		opts.Listener = l
 	}
-	return tui.Run(ctx, svc, opts)
+	return runTUI(ctx, svc, opts)
 }

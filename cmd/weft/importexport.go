@@ -4,42 +4,69 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"charm.land/bubbles/v2/progress"
+	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
 	"weft/formats"
 	"weft/ops"
 )
 
-func cmdImport(ctx context.Context, svc *ops.Service, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("import", flag.ContinueOnError)
-	format := fs.String("format", "", "the files' format (default: detected)")
-	session := fs.String("session", "", "import into this session (ID, prefix or title; created if none matches)")
-	files, err := parseFlags(fs, args)
-	if err != nil {
-		return err
+// importCommand is weft import.
+func (a *app) importCommand() *cobra.Command {
+	var format, session string
+	cmd := &cobra.Command{
+		Use:   "import FILE...",
+		Short: "Import conversation files (the format is detected)",
+		Long: `import reads conversation files into the database: ` + strings.Join(formatNames(), ", ") + ` (detected when --format is not given); - reads standard input.
+
+Importing the same file again adds nothing; importing a longer version of a growing session adds only the new messages. Records that cannot be read are reported with their line numbers, the rest is imported, and import exits 1 to say the file came in only in part. A Claude Code compaction becomes a digest over the messages it compacted. --session puts the threads of every file into one session.`,
+		Example: `
+weft import ~/.claude/projects/*/*.jsonl
+weft import --format chatgpt conversations.json
+weft import --session "research" a.jsonl b.jsonl`,
+		Args: a.positional(func(args []string) error {
+			if len(args) == 0 {
+				return usageErr("import needs a file: weft import [--format F] [--session NAME] FILE...")
+			}
+			return nil
+		}),
+		RunE: func(cmd *cobra.Command, files []string) error {
+			if format != "" {
+				if _, ok := formats.ReaderFor(formats.Format(format)); !ok {
+					return usageErr("unknown format %q; the formats are %s", format, strings.Join(formatNames(), ", "))
+				}
+			}
+			return a.withService(func(svc *ops.Service) error {
+				return importFiles(cmd.Context(), svc, files, formats.Format(format), session, a.stdout, a.stderr)
+			})
+		},
 	}
-	if len(files) == 0 {
-		return usageErr("import needs a file: weft import [--format F] [--session NAME] FILE...")
-	}
-	if *format != "" {
-		if _, ok := formats.ReaderFor(formats.Format(*format)); !ok {
-			return usageErr("unknown format %q; the formats are %s", *format, strings.Join(formatNames(), ", "))
-		}
-	}
+	cmd.Flags().StringVar(&format, "format", "", "the files' format (default: detected)")
+	cmd.Flags().StringVar(&session, "session", "", "import into this session (ID, prefix or title; created if none matches)")
+	cmd.RegisterFlagCompletionFunc("format", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return formatNames(), cobra.ShellCompDirectiveNoFileComp
+	})
+	a.hideFlags(cmd, tuiFlags...)
+	return cmd
+}
+
+// importFiles imports files one after the other, reporting each; the
+// error says how many were refused or imported only in part.
+func importFiles(ctx context.Context, svc *ops.Service, files []string, format formats.Format, session string, stdout, stderr io.Writer) error {
 	failed, partly := 0, 0
 	for _, file := range files {
-		if err := importFile(ctx, svc, file, formats.Format(*format), *session, stdout, stderr); err != nil {
+		if err := importFile(ctx, svc, file, format, session, stdout, stderr); err != nil {
 			var fe *fileError
 			if errors.As(err, &fe) {
 				fmt.Fprintf(stderr, "weft: %v\n", err)
@@ -69,6 +96,7 @@ func cmdImport(ctx context.Context, svc *ops.Service, args []string, stdout, std
 // rest is imported.
 type partialError struct{ unread, unplaced, opsDropped int }
 
+// Error says what was left out, in one sentence.
 func (e *partialError) Error() string {
 	var what []string
 	if e.unread > 0 {
@@ -167,7 +195,10 @@ func importFile(ctx context.Context, svc *ops.Service, file string, format forma
 // fileError is an error that names its file itself.
 type fileError struct{ err error }
 
+// Error is the message, which names the file.
 func (e *fileError) Error() string { return e.err.Error() }
+
+// Unwrap gives the underlying error.
 func (e *fileError) Unwrap() error { return e.err }
 
 // openError says why a file could not be opened, naming it once.
@@ -304,30 +335,59 @@ func (p *importProgress) done() {
 	}
 }
 
-func cmdExport(ctx context.Context, svc *ops.Service, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("export", flag.ContinueOnError)
-	format := fs.String("format", "openai", "openai, anthropic, jsonl or markdown")
-	raw := fs.Bool("raw", false, "the stored messages, without operations")
-	out := fs.String("o", "", "write to this file instead of stdout")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return err
+// exportFormats are the formats weft export writes.
+var exportFormats = []string{"openai", "anthropic", "jsonl", "markdown"}
+
+// exportCommand is weft export.
+func (a *app) exportCommand() *cobra.Command {
+	var format, out string
+	var raw bool
+	cmd := &cobra.Command{
+		Use:   "export [SESSION]",
+		Short: "Write a thread as provider messages, markdown or lossless JSONL",
+		Long: `export writes a session's effective thread (the stored messages with --raw) as openai or anthropic request messages, ready to send, or as markdown. jsonl is lossless: the stored messages and the operations, to move a session between files (weft import reads it back).
+
+SESSION is an ID, a unique ID prefix or a title; default: the most recently updated session.`,
+		Example: `
+# the effective thread, ready to send
+weft export --format anthropic
+# lossless: messages and operations, to move a session between files
+weft export "auth design" --format jsonl -o s.jsonl`,
+		Args: a.positional(func(args []string) error {
+			if len(args) > 1 {
+				return usageErr("export takes one session at most (got %d)", len(args))
+			}
+			return nil
+		}),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ref := ""
+			if len(args) == 1 {
+				ref = args[0]
+			}
+			if !slices.Contains(exportFormats, format) {
+				return usageErr("unknown export format %q: openai, anthropic, jsonl or markdown", format)
+			}
+			return a.withService(func(svc *ops.Service) error {
+				return exportThread(cmd.Context(), svc, ref, format, raw, out, a.stdout, a.stderr)
+			})
+		},
 	}
-	if len(pos) > 1 {
-		return usageErr("export takes one session at most (got %d)", len(pos))
-	}
-	ref := ""
-	if len(pos) == 1 {
-		ref = pos[0]
-	}
-	switch *format {
-	case "openai", "anthropic", "jsonl", "markdown":
-	default:
-		return usageErr("unknown export format %q: openai, anthropic, jsonl or markdown", *format)
-	}
+	cmd.Flags().StringVar(&format, "format", "openai", "the format: openai, anthropic, jsonl or markdown")
+	cmd.Flags().BoolVar(&raw, "raw", false, "the stored messages, without operations")
+	cmd.Flags().StringVarP(&out, "output", "o", "", "write to this file instead of stdout")
+	cmd.RegisterFlagCompletionFunc("format", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return exportFormats, cobra.ShellCompDirectiveNoFileComp
+	})
+	a.hideFlags(cmd, tuiFlags...)
+	return cmd
+}
+
+// exportThread writes weft export: ref's thread in format, to the file
+// out, else to stdout.
+func exportThread(ctx context.Context, svc *ops.Service, ref, format string, raw bool, out string, stdout, stderr io.Writer) error {
 	w := stdout
-	if *out != "" {
-		f, err := os.OpenFile(*out, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if out != "" {
+		f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 		if err != nil {
 			return err
 		}
@@ -335,8 +395,8 @@ func cmdExport(ctx context.Context, svc *ops.Service, args []string, stdout, std
 		w = f
 	}
 	bw := bufio.NewWriterSize(w, 1<<16)
-	if *format == "jsonl" {
-		if *raw {
+	if format == "jsonl" {
+		if raw {
 			fmt.Fprintln(stderr, "weft: note: jsonl is lossless: it holds the stored messages and the operations, so --raw changes nothing")
 		}
 		info, msgs, opsList, err := svc.ExportWeft(ref)
@@ -348,12 +408,12 @@ func cmdExport(ctx context.Context, svc *ops.Service, args []string, stdout, std
 		}
 		return bw.Flush()
 	}
-	info, items, err := svc.ExportItems(ref, *raw)
+	info, items, err := svc.ExportItems(ref, raw)
 	if err != nil {
 		return err
 	}
 	var report formats.Report
-	switch *format {
+	switch format {
 	case "openai":
 		report, err = formats.WriteOpenAI(bw, items)
 	case "anthropic":

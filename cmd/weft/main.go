@@ -1,67 +1,33 @@
 // Command weft views and edits LLM conversation threads stored in a bbolt
-// file. See the README for the commands.
+// file. See the README, or weft --help, for the commands.
+//
+// The CLI is a cobra command tree run through fang, which adds styled
+// help and errors, --version, shell completion and a man page. This
+// package is the only place that reads the environment: readEnvironment
+// reads it once per run (newService the summary endpoint's settings, once
+// per service) and the values are handed on.
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"runtime"
-	"time"
+	"strings"
 
-	"weft/ops"
+	"charm.land/fang/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"golang.org/x/term"
+
 	"weft/ops/mcpserver"
-	"weft/store"
-	"weft/themes"
 	"weft/tui"
 )
-
-const usage = `weft — view and edit LLM conversation threads
-
-Usage:
-  weft [--db FILE] [--theme NAME] [--mcp-addr HOST:PORT | --no-mcp] [--token T] [SESSION]
-                                      open the TUI; agents connect over MCP at
-                                      http://127.0.0.1:7433/mcp (or a free port),
-                                      with the bearer token T if given (default
-                                      $WEFT_TOKEN; required off loopback)
-  weft [--db FILE] COMMAND [ARGS]
-
-Commands:
-  ls [--json]                         sessions, with counts and tokens
-  new TITLE                           create a session
-  show [SESSION] [--raw] [--json]     print a thread (effective unless --raw)
-  call TOOL [JSON | key=value ...]    run any tool, print its JSON result
-  import [--format F] [--session NAME] FILE...
-                                      claude-code | chatgpt | codex | openai | sharegpt | weft
-                                      (detected when --format is not given)
-  export [SESSION] [--format openai|anthropic|jsonl|markdown] [--raw] [-o FILE]
-                                      the effective thread (stored messages with --raw)
-  tools                               list the tools and their arguments
-  demo                                a fresh file seeded with a sample thread
-  serve [--addr HOST:PORT] [--token T]
-                                      MCP (/mcp) and the HTTP API (POST /api/TOOL)
-                                      without a TUI; token also from $WEFT_TOKEN,
-                                      required off loopback
-  mcp                                 MCP over stdio, for clients that launch it
-                                      (relays to a running weft holding the file)
-
-SESSION is an ID, a unique ID prefix or a title; default: the most
-recently updated session. The database is --db, else $WEFT_DB, else
-%s.
-`
-
-// isCommand reports whether word names a command rather than a session.
-func isCommand(word string) bool {
-	switch word {
-	case "help", "-h", "--help", "tools", "demo", "mcp", "ls", "new", "show", "call", "import", "export", "serve":
-		return true
-	}
-	return false
-}
 
 // exitError carries an exit code: 1 for a refused request, 2 for usage.
 type exitError struct {
@@ -69,165 +35,150 @@ type exitError struct {
 	err  error
 }
 
+// Error is the refusal's message, without its code.
 func (e *exitError) Error() string { return e.err.Error() }
+
+// Unwrap gives the refusal itself, for errors.Is and errors.As.
+func (e *exitError) Unwrap() error { return e.err }
 
 func usageErr(format string, args ...any) error {
 	return &exitError{2, fmt.Errorf(format, args...)}
 }
 
-func main() {
-	err := run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)
+// exitCode is the status main exits with for err: its own code, else 1.
+func exitCode(err error) int {
 	if err == nil {
-		return
+		return 0
 	}
-	code := 1
 	var ee *exitError
 	if errors.As(err, &ee) {
-		code = ee.code
+		return ee.code
 	}
-	fmt.Fprintln(os.Stderr, "weft:", err)
-	os.Exit(code)
+	return 1
 }
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
-	fs := flag.NewFlagSet("weft", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	dbFlag := fs.String("db", "", "database file")
-	themeFlag := fs.String("theme", "", "a built-in theme (dark, light, high-contrast); default: from the terminal background")
-	var lc listenConfig
-	fs.StringVar(&lc.addr, "mcp-addr", "", "where the TUI's MCP listener listens (default 127.0.0.1:7433)")
-	fs.BoolVar(&lc.off, "no-mcp", false, "open the TUI without the MCP listener")
-	tokenFlag := fs.String("token", "", "bearer token agents must send to the embedded listener (default $WEFT_TOKEN)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(stdout, usage, defaultDB())
-			return nil
-		}
-		return usageErr("%v (weft --help shows the commands)", err)
-	}
-	args = fs.Args()
-	cmd, rest := "", []string(nil)
-	if len(args) > 0 {
-		cmd, rest = args[0], args[1:]
-	}
-	// The TUI's flags may also follow demo or the session to open:
-	// weft demo --theme light.
-	if !isCommand(cmd) || cmd == "demo" {
-		if err := fs.Parse(rest); err != nil {
-			return usageErr("%v (weft --help shows the commands)", err)
-		}
-		rest = fs.Args()
-	}
-	if *tokenFlag != "" {
-		// --token stands for WEFT_TOKEN in this process: the listener of
-		// the TUI (and of demo and mcp), a relayed call and serve's
-		// default all read it there.
-		if err := os.Setenv("WEFT_TOKEN", *tokenFlag); err != nil {
-			return err
-		}
-	}
-	if *themeFlag != "" {
-		if _, err := themes.Lookup(*themeFlag); err != nil {
-			return usageErr("%v", err)
-		}
-	}
-	tuiOpts := tui.Options{Theme: *themeFlag, NoColor: os.Getenv("NO_COLOR") != "", Editor: editorCommand()}
-	db := *dbFlag
-	if db == "" {
-		db = defaultDB()
-	}
-	switch cmd {
-	case "help", "-h", "--help":
-		fmt.Fprintf(stdout, usage, defaultDB())
+func main() {
+	// run has printed the error already, through fang.
+	os.Exit(exitCode(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr)))
+}
+
+// run runs weft with args (os.Args[1:]) as main does, printing a refusal
+// on stderr; the error it returns carries the exit code (see exitCode).
+// Tests call it in-process.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	a := &app{stdout: stdout, stderr: stderr, env: readEnvironment()}
+	root := a.rootCommand()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := fang.Execute(ctx, root,
+		fang.WithVersion(mcpserver.Version()),
+		fang.WithErrorHandler(a.printError),
+	)
+	if err == nil {
 		return nil
-	case "tools":
-		return cmdTools(stdout)
-	case "demo":
-		return cmdDemo(ctx, rest, tuiOpts, lc)
-	case "mcp":
-		return cmdMCP(ctx, db, rest, lc, stderr)
-	case "ls", "new", "show", "call", "import", "export", "serve":
-	default:
-		// weft [SESSION]: the TUI.
-		if len(rest) > 0 {
-			return usageErr("unknown command %q (weft --help shows the commands)", cmd)
-		}
-		tuiOpts.Session = cmd
-		cmd = ""
 	}
-
-	var timeout time.Duration
-	if cmd == "call" && mcpserver.ReadAddrFile(db) != "" {
-		timeout = 200 * time.Millisecond // most likely held: relay soon
-	}
-	_, statErr := os.Stat(db)
-	created := errors.Is(statErr, os.ErrNotExist)
-	st, err := store.Open(db, store.Options{Timeout: timeout})
-	if errors.Is(err, store.ErrInUse) && cmd == "call" {
-		// Another weft holds the file: ask it, as weft mcp does.
-		if url := mcpserver.ReadAddrFile(db); url != "" {
-			r, err := mcpserver.NewRemote(url, os.Getenv("WEFT_TOKEN"))
-			if err != nil {
-				return fmt.Errorf("%s.addr: %w", db, err)
-			}
-			return cmdCallRemote(ctx, r, rest, stdout)
-		}
-	}
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	if created && cmd != "" {
-		// A refused request leaves the disk as it was: a file this run
-		// made and left without a session goes again.
-		defer func() {
-			if list, lerr := st.Sessions(); err != nil && lerr == nil && len(list) == 0 {
-				st.Close()
-				os.Remove(db)
-			}
-		}()
-	}
-	svc := newService(st)
-	return runCommand(ctx, cmd, rest, svc, tuiOpts, lc, stdout, stderr)
+	return a.refusal(err)
 }
 
-// runCommand runs a command on an open file.
-func runCommand(ctx context.Context, cmd string, rest []string, svc *ops.Service, tuiOpts tui.Options, lc listenConfig, stdout, stderr io.Writer) error {
-	switch cmd {
-	case "":
-		if tuiOpts.Session != "" {
-			if _, _, err := svc.View(tuiOpts.Session); err != nil {
-				return fmt.Errorf("%w (and %q is not a command: weft --help lists them)", err, tuiOpts.Session)
-			}
-		}
-		l, err := lc.start(svc)
-		if err != nil {
-			return err
-		}
-		if l != nil {
-			defer l.Close()
-			tuiOpts.Listener = l
-		}
-		return runTUI(ctx, svc, tuiOpts)
-	case "serve":
-		return cmdServe(ctx, svc, rest, stderr)
-	case "ls":
-		return cmdLs(ctx, svc, rest, stdout)
-	case "import":
-		return cmdImport(ctx, svc, rest, stdout, stderr)
-	case "export":
-		return cmdExport(ctx, svc, rest, stdout, stderr)
-	case "new":
-		return cmdNew(ctx, svc, rest, stdout)
-	case "show":
-		return cmdShow(ctx, svc, rest, stdout)
-	default:
-		return cmdCall(ctx, svc, rest, stdout)
+// app is one run of weft: its output streams, what it read from the
+// environment, and the root's flags, which every command shares.
+type app struct {
+	stdout, stderr io.Writer
+	env            environment
+
+	db      string         // --db
+	theme   string         // --theme
+	mcpAddr string         // --mcp-addr
+	noMCP   bool           // --no-mcp
+	token   string         // --token; the environment's WEFT_TOKEN when empty
+	globals *pflag.FlagSet // the root's flags, which every command inherits
+
+	// started is set once cobra accepted the command line and the command
+	// began: an error before that is a usage error.
+	started bool
+	// cmd is the command whose usage an error refers to, for the hint
+	// that follows a usage error on a terminal.
+	cmd *cobra.Command
+}
+
+// environment is what weft reads from its environment, once, when it
+// starts.
+type environment struct {
+	db      string // the default database: $WEFT_DB, else in the user data directory
+	token   string // $WEFT_TOKEN
+	noColor bool   // $NO_COLOR is set and not empty (no-color.org)
+	editor  string // $VISUAL, else $EDITOR
+}
+
+func readEnvironment() environment {
+	return environment{
+		db:      defaultDB(),
+		token:   os.Getenv("WEFT_TOKEN"),
+		noColor: os.Getenv("NO_COLOR") != "",
+		editor:  editorCommand(),
 	}
 }
 
-// runTUI runs the TUI; tests replace it to look at what it is given.
-var runTUI = tui.Run
+// bearer is the token listeners require and relays send: --token, else
+// $WEFT_TOKEN.
+func (a *app) bearer() string { return cmp.Or(a.token, a.env.token) }
+
+// listen is what the root flags say about an embedded listener.
+func (a *app) listen() listenConfig {
+	return listenConfig{addr: a.mcpAddr, off: a.noMCP, token: a.bearer()}
+}
+
+// tuiOptions are the TUI's options from the flags and the environment.
+func (a *app) tuiOptions() tui.Options {
+	return tui.Options{Theme: a.theme, NoColor: a.env.noColor, Editor: a.env.editor}
+}
+
+// refusal gives err its exit code: its own when it has one; 2 when cobra
+// refused the command line before any command ran (an unknown command
+// or flag, a bad flag value, a wrong number of arguments); else 1.
+func (a *app) refusal(err error) *exitError {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee
+	}
+	if !a.started {
+		return &exitError{2, err}
+	}
+	return &exitError{1, err}
+}
+
+// printError is fang's error handler. Where stderr is no terminal (a
+// script, a log) it prints one plain line, "weft: ...", as weft always
+// has; on a terminal it prints fang's styled error, with a pointer to
+// the command's help after a usage error.
+func (a *app) printError(w io.Writer, styles fang.Styles, err error) {
+	if f, ok := a.stderr.(*os.File); !ok || !term.IsTerminal(int(f.Fd())) {
+		fmt.Fprintln(w, "weft:", err)
+		return
+	}
+	msg := err.Error()
+	if !strings.HasSuffix(msg, ".") && !strings.HasSuffix(msg, "?") {
+		msg += "."
+	}
+	fmt.Fprintln(w, styles.ErrorHeader.String())
+	// Shown as written: fang's title case would change a file name or an
+	// ID that begins the message.
+	fmt.Fprintln(w, styles.ErrorText.UnsetTransform().Render(msg))
+	fmt.Fprintln(w)
+	if a.refusal(err).code == 2 {
+		path := "weft"
+		if a.cmd != nil {
+			path = a.cmd.CommandPath()
+		}
+		fmt.Fprintln(w, lipgloss.JoinHorizontal(lipgloss.Left,
+			styles.ErrorText.UnsetWidth().Render("Try"),
+			styles.Program.Flag.Render(" "+path+" --help "),
+			styles.ErrorText.UnsetWidth().UnsetMargins().UnsetTransform().Render("for usage."),
+		))
+		fmt.Fprintln(w)
+	}
+}
 
 // editorCommand is the editor the TUI hands text to: $VISUAL, else
 // $EDITOR (empty: the TUI runs vi).
@@ -243,8 +194,11 @@ func defaultDB() string {
 	if p := os.Getenv("WEFT_DB"); p != "" {
 		return p
 	}
-	return filepath.Join(dataDir(), "weft", "weft.db")
+	return dataDB()
 }
+
+// dataDB is weft.db in the user's data directory.
+func dataDB() string { return filepath.Join(dataDir(), "weft", "weft.db") }
 
 func dataDir() string {
 	if d := os.Getenv("XDG_DATA_HOME"); d != "" {

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"weft/ops"
 	"weft/ops/mcpserver"
 	"weft/store"
@@ -18,8 +20,9 @@ import (
 
 // listenConfig is what the root flags say about the embedded listener.
 type listenConfig struct {
-	addr string // --mcp-addr; empty means the default
-	off  bool   // --no-mcp
+	addr  string // --mcp-addr; empty means the default
+	off   bool   // --no-mcp
+	token string // --token, else $WEFT_TOKEN: the bearer token agents must send
 }
 
 // start starts the embedded listener, or returns nil when it is off. It
@@ -28,7 +31,7 @@ func (lc listenConfig) start(svc *ops.Service) (*mcpserver.Listener, error) {
 	if lc.off {
 		return nil, nil
 	}
-	l, err := mcpserver.Listen(svc, mcpserver.ListenOptions{Addr: lc.addr, Token: os.Getenv("WEFT_TOKEN")})
+	l, err := mcpserver.Listen(svc, mcpserver.ListenOptions{Addr: lc.addr, Token: lc.token})
 	if errors.Is(err, mcpserver.ErrNeedsToken) {
 		return nil, fmt.Errorf("the MCP listener: %w (give a token with --token or WEFT_TOKEN, or --no-mcp starts without the listener)", err)
 	}
@@ -38,14 +41,38 @@ func (lc listenConfig) start(svc *ops.Service) (*mcpserver.Listener, error) {
 	return l, nil
 }
 
-// cmdMCP serves MCP over stdin and stdout. When another weft holds the
-// database it relays to that weft's listener instead; otherwise it also
-// listens on a free loopback port (unless --no-mcp) so that a second
-// weft mcp on the same file can relay to it.
-func cmdMCP(ctx context.Context, db string, args []string, lc listenConfig, stderr io.Writer) error {
-	if len(args) > 0 {
-		return usageErr("mcp takes no arguments (got %q): MCP clients launch weft --db FILE mcp", args[0])
+// mcpCommand is weft mcp.
+func (a *app) mcpCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve MCP over stdio, for clients that launch it",
+		Long: `mcp speaks MCP over standard input and output, for clients that launch their servers; diagnostics go to stderr.
+
+When another weft holds the file, mcp relays to that weft's listener (it needs the token that weft requires: --token or $WEFT_TOKEN). Otherwise it also listens on a free loopback port (unless --no-mcp), so that a second weft mcp on the same file can relay to it.`,
+		Example: `
+claude mcp add weft -- weft --db ~/threads.db mcp`,
+		Args: a.positional(func(args []string) error {
+			if len(args) > 0 {
+				return usageErr("mcp takes no arguments (got %q): MCP clients launch weft --db FILE mcp", args[0])
+			}
+			return nil
+		}),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return serveMCP(cmd.Context(), a.db, a.listen(), a.stderr)
+		},
 	}
+	a.describeFlag(cmd, "mcp-addr", "where weft mcp listens for other wefts to relay to it (default: a free loopback port)")
+	a.describeFlag(cmd, "no-mcp", "do not listen for other wefts")
+	a.describeFlag(cmd, "token", "bearer token of that listener, and for the weft this one relays to (default $WEFT_TOKEN)")
+	a.hideFlags(cmd, "theme")
+	return cmd
+}
+
+// serveMCP serves MCP over stdin and stdout. When another weft holds the
+// database it relays to that weft's listener instead; otherwise it also
+// listens on a free loopback port (unless lc.off) so that a second weft
+// mcp on the same file can relay to it.
+func serveMCP(ctx context.Context, db string, lc listenConfig, stderr io.Writer) error {
 	// stdout is the protocol: diagnostics go to stderr, warnings only.
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
@@ -63,7 +90,7 @@ func cmdMCP(ctx context.Context, db string, args []string, lc listenConfig, stde
 		if url == "" {
 			return fmt.Errorf("%w; it does not listen for agents (started with --no-mcp?), so weft mcp cannot relay to it", err)
 		}
-		relay, err := mcpserver.NewRelay(url, os.Getenv("WEFT_TOKEN"), mcpserver.Options{Logger: logger})
+		relay, err := mcpserver.NewRelay(url, lc.token, mcpserver.Options{Logger: logger})
 		if err != nil {
 			return fmt.Errorf("%s.addr: %w", db, err)
 		}
@@ -78,7 +105,7 @@ func cmdMCP(ctx context.Context, db string, args []string, lc listenConfig, stde
 		if lc.addr == "" {
 			lc.addr = "127.0.0.1:0"
 		}
-		l, err := mcpserver.Listen(svc, mcpserver.ListenOptions{Addr: lc.addr, Token: os.Getenv("WEFT_TOKEN"), Logger: logger})
+		l, err := mcpserver.Listen(svc, mcpserver.ListenOptions{Addr: lc.addr, Token: lc.token, Logger: logger})
 		if err != nil {
 			// Relaying is a convenience for other wefts; serving this
 			// client matters more.

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,34 +10,54 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/spf13/cobra"
+
 	"weft/ops"
 	"weft/ops/mcpserver"
 )
 
-// cmdServe serves MCP and the HTTP API without a TUI, logging to stderr,
+// serveCommand is weft serve.
+func (a *app) serveCommand() *cobra.Command {
+	var addr string
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve MCP and the HTTP API without a TUI",
+		Long: `serve serves MCP (Streamable HTTP at /mcp) and the HTTP API (POST /api/TOOL with the arguments as the JSON body; GET /api lists the tools, GET /healthz answers health) on --addr, logging to stderr, until interrupted. The address is written next to the database as <db>.addr, so that weft mcp and weft call relay to it.
+
+It binds loopback by default; off loopback it requires a bearer token (--token, default $WEFT_TOKEN), and clients without it get 401.`,
+		Example: `
+weft serve
+weft serve --addr 0.0.0.0:7433 --token "$(openssl rand -hex 16)"
+curl -X POST localhost:7433/api/get_message_range -d '{"start_idx":0,"end_idx":9}'`,
+		Args: a.positional(func(args []string) error {
+			if len(args) > 0 {
+				return usageErr("serve takes no arguments (got %q): weft serve [--addr HOST:PORT] [--token T]", args[0])
+			}
+			return nil
+		}),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.withService(func(svc *ops.Service) error {
+				return serve(cmd.Context(), svc, addr, a.bearer(), a.stderr)
+			})
+		},
+	}
+	cmd.Flags().StringVar(&addr, "addr", mcpserver.DefaultAddr, "where to listen, host:port (off loopback only with a token)")
+	a.describeFlag(cmd, "token", "bearer token clients must send (default $WEFT_TOKEN)")
+	a.hideFlags(cmd, "theme", "mcp-addr", "no-mcp")
+	return cmd
+}
+
+// serve serves MCP and the HTTP API without a TUI, logging to stderr,
 // until SIGINT or SIGTERM.
-func cmdServe(ctx context.Context, svc *ops.Service, args []string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	addr := fs.String("addr", mcpserver.DefaultAddr, "host:port to listen on (loopback unless a token is set)")
-	token := fs.String("token", "", "bearer token clients must send (default $WEFT_TOKEN)")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usageErr("serve takes no arguments (got %q): weft serve [--addr HOST:PORT] [--token T]", pos[0])
-	}
-	if *token == "" {
-		*token = os.Getenv("WEFT_TOKEN")
-	}
+func serve(ctx context.Context, svc *ops.Service, addr, token string, stderr io.Writer) error {
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err = mcpserver.Serve(ctx, svc, mcpserver.ListenOptions{Addr: *addr, Token: *token, Logger: logger}, func(l *mcpserver.Listener) {
+	err := mcpserver.Serve(ctx, svc, mcpserver.ListenOptions{Addr: addr, Token: token, Logger: logger}, func(l *mcpserver.Listener) {
 		if n := l.Notice(); n != "" {
 			logger.Warn(n)
 		}
-		logger.Info("weft is serving", "db", svc.Store().Path(), "mcp", l.MCPURL(), "api", l.URL()+"/api/TOOL", "token", *token != "")
+		logger.Info("weft is serving", "db", svc.Store().Path(), "mcp", l.MCPURL(), "api", l.URL()+"/api/TOOL", "token", token != "")
 	})
 	if errors.Is(err, mcpserver.ErrNeedsToken) {
 		return fmt.Errorf("%w (--token T or WEFT_TOKEN)", err)

@@ -91,7 +91,7 @@ func TestServeRefusals(t *testing.T) {
 		{[]string{"serve", "--addr", "0.0.0.0:0"}, 1, "needs a bearer token: 0.0.0.0:0 can be reached from other machines; give a token, or listen on 127.0.0.1 (--token T or WEFT_TOKEN)"},
 		{[]string{"serve", "--addr", "nonsense"}, 1, `"nonsense" is not host:port`},
 		{[]string{"serve", "extra"}, 2, "serve takes no arguments"},
-		{[]string{"serve", "--port", "1"}, 2, "flag provided but not defined"},
+		{[]string{"serve", "--port", "1"}, 2, "unknown flag: --port"},
 		{[]string{"mcp", "extra"}, 2, "mcp takes no arguments"},
 	}
 	for _, tt := range tests {

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"net/http"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 
 	"weft/ops"
@@ -15,7 +18,7 @@ import (
 // weft serve --token does: without it agents are refused, with it they
 // get in, and it is what lets the listener bind off loopback.
 func TestTUITokenFlag(t *testing.T) {
-	t.Setenv("WEFT_TOKEN", "") // --token sets it for the process; restored after
+	t.Setenv("WEFT_TOKEN", "")
 	db, _ := seededDB(t)
 	saved := runTUI
 	t.Cleanup(func() { runTUI = saved })
@@ -55,6 +58,11 @@ func TestTUITokenFlag(t *testing.T) {
 		if len(statuses) != 3 || statuses[0] != 401 || statuses[1] != 401 || statuses[2] != 200 {
 			t.Errorf("weft %v: no token, wrong token, right token answered %v; want [401 401 200]", args, statuses)
 		}
+		// The token reaches the listener as a value, not through the
+		// process's environment.
+		if env := os.Getenv("WEFT_TOKEN"); env != "" {
+			t.Errorf("weft %v set WEFT_TOKEN=%q", args, env)
+		}
 	}
 
 	// Without a token the listener stays open on loopback, and off
@@ -67,4 +75,37 @@ func TestTUITokenFlag(t *testing.T) {
 	if _, code, err := weft(t, db, "--mcp-addr", "0.0.0.0:0"); code == 0 || err == nil || !strings.Contains(err.Error(), "token") || statuses != nil {
 		t.Errorf("off loopback without a token: exit %d (%v), TUI ran: %v", code, err, statuses != nil)
 	}
+}
+
+// weft call relays to a running weft with --token, else $WEFT_TOKEN: the
+// value is handed to the relay, and without it the running weft refuses.
+func TestCallRelayToken(t *testing.T) {
+	t.Parallel()
+	db, sid := seededDB(t)
+	serve, _, _ := startServe(t, db, "--addr", "127.0.0.1:0", "--token", "relay-token")
+	call := func(env []string, args ...string) (string, error) {
+		cmd := weftProcess(append(args, "--db", db, "call", "list_operations", "session_id="+sid)...)
+		cmd.Env = append(cmd.Env, env...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		return stdout.String() + stderr.String(), err
+	}
+	for _, tt := range []struct {
+		env  []string
+		args []string
+	}{
+		{nil, []string{"--token", "relay-token"}},
+		{[]string{"WEFT_TOKEN=relay-token"}, nil},
+		{[]string{"WEFT_TOKEN=wrong"}, []string{"--token", "relay-token"}}, // the flag wins
+	} {
+		if out, err := call(tt.env, tt.args...); err != nil || !strings.Contains(out, `"operations"`) {
+			t.Errorf("weft %v call with %v: %v\n%s", tt.args, tt.env, err, out)
+		}
+	}
+	if out, err := call(nil); err == nil {
+		t.Errorf("weft call without the token got through:\n%s", out)
+	}
+	serve.Process.Signal(syscall.SIGTERM)
+	waitExit(t, serve)
 }

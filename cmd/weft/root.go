@@ -1,0 +1,203 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"weft/ops"
+	"weft/store"
+	"weft/themes"
+	"weft/tui"
+)
+
+// tuiFlags are the root flags that only the TUI (and demo, and mcp's
+// listener) use.
+var tuiFlags = []string{"theme", "mcp-addr", "no-mcp", "token"}
+
+// rootCommand builds weft's command tree: weft [SESSION] opens the TUI,
+// and each command is a child.
+func (a *app) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "weft [SESSION]",
+		Short: "View and edit LLM conversation threads",
+		Long: `weft views and edits LLM conversation threads stored in a bbolt file: tag, digest, revise, snip, resequence and insert, each a reversible operation over immutable stored messages.
+
+With no command, weft opens the TUI on SESSION. Agents connect to it over MCP at http://127.0.0.1:7433/mcp (or a free port; --mcp-addr moves it, --no-mcp turns it off), with the bearer token --token or $WEFT_TOKEN if one is given (required off loopback).
+
+SESSION is an ID, a unique ID prefix or a title; default: the most recently updated session. The database is --db, else $WEFT_DB, else ` + dataDB() + `.`,
+		Example: `
+# the TUI on a fresh file seeded with a sample thread
+weft demo
+# the TUI on a session of your own file, in the light theme
+weft --db ~/threads.db --theme light "auth design"
+# the TUI without the MCP listener
+weft "auth design" --no-mcp`,
+		Args: a.positional(func(args []string) error {
+			if len(args) > 1 {
+				return usageErr("unknown command %q (weft --help shows the commands)", args[0])
+			}
+			return nil
+		}),
+		// Today's flags come before the command name too (weft --no-mcp
+		// ls): every command inherits them, and hides those it has no use
+		// for.
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			a.cmd = cmd
+			if a.db == "" {
+				a.db = a.env.db
+			}
+			if a.theme != "" {
+				if _, err := themes.Lookup(a.theme); err != nil {
+					return usageErr("%v", err)
+				}
+			}
+			a.started = true
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			session := ""
+			if len(args) == 1 {
+				session = args[0]
+			}
+			return a.openTUI(cmd.Context(), session)
+		},
+	}
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		a.cmd = cmd
+		if cmd.HasParent() {
+			return usageErr("%s: %v", cmd.Name(), err)
+		}
+		return usageErr("%v (weft --help shows the commands)", err)
+	})
+	fs := root.PersistentFlags()
+	fs.StringVar(&a.db, "db", "", "the database file (default $WEFT_DB, else "+dataDB()+")")
+	fs.StringVar(&a.theme, "theme", "", "a built-in theme (dark, light, high-contrast); default: from the terminal background")
+	fs.StringVar(&a.mcpAddr, "mcp-addr", "", "where the TUI's MCP listener listens (default 127.0.0.1:7433)")
+	fs.BoolVar(&a.noMCP, "no-mcp", false, "open the TUI without the MCP listener")
+	fs.StringVar(&a.token, "token", "", "bearer token agents must send to the embedded listener (default $WEFT_TOKEN)")
+	root.RegisterFlagCompletionFunc("theme", completeThemes)
+	a.globals = fs
+
+	root.AddCommand(
+		a.lsCommand(), a.newCommand(), a.showCommand(), a.callCommand(),
+		a.importCommand(), a.exportCommand(), a.toolsCommand(),
+		a.demoCommand(), a.serveCommand(), a.mcpCommand(),
+	)
+	return root
+}
+
+// positional wraps a check of a command's positional arguments; check's
+// refusal is a usage error (usageErr).
+func (a *app) positional(check func(args []string) error) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		a.cmd = cmd
+		return check(args)
+	}
+}
+
+// describeFlag gives cmd its own entry for the root flag name, sharing
+// its value: described as usage, or hidden when usage is empty. A hidden
+// flag is still accepted, as it was before the command name, but stays
+// out of cmd's help and completion.
+func (a *app) describeFlag(cmd *cobra.Command, name, usage string) {
+	f := a.globals.Lookup(name)
+	cmd.Flags().AddFlag(&pflag.Flag{
+		Name:        f.Name,
+		Usage:       usage,
+		Value:       f.Value,
+		DefValue:    f.DefValue,
+		NoOptDefVal: f.NoOptDefVal,
+		Hidden:      usage == "",
+	})
+}
+
+// hideFlags hides the root flags names from cmd's help (see
+// describeFlag).
+func (a *app) hideFlags(cmd *cobra.Command, names ...string) {
+	for _, n := range names {
+		a.describeFlag(cmd, n, "")
+	}
+}
+
+func completeThemes(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return themes.Names(), cobra.ShellCompDirectiveNoFileComp
+}
+
+// openTUI opens the TUI on session ("" for the latest), with the
+// embedded listener unless --no-mcp.
+func (a *app) openTUI(ctx context.Context, session string) error {
+	st, err := store.Open(a.db, store.Options{})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	svc := newService(st)
+	opts := a.tuiOptions()
+	if session != "" {
+		if _, _, err := svc.View(session); err != nil {
+			return fmt.Errorf("%w (and %q is not a command: weft --help lists them)", err, session)
+		}
+		opts.Session = session
+	}
+	l, err := a.listen().start(svc)
+	if err != nil {
+		return err
+	}
+	if l != nil {
+		defer l.Close()
+		opts.Listener = l
+	}
+	return runTUI(ctx, svc, opts)
+}
+
+// runTUI runs the TUI; tests replace it to look at what it is given.
+var runTUI = tui.Run
+
+// dbFile is the database file opened for a command.
+type dbFile struct {
+	*store.Store
+	path    string
+	created bool // this run made the file
+}
+
+// openDB opens the database file, waiting up to timeout (0: the store's
+// default) for another process to let go of it.
+func (a *app) openDB(timeout time.Duration) (*dbFile, error) {
+	_, statErr := os.Stat(a.db)
+	st, err := store.Open(a.db, store.Options{Timeout: timeout})
+	if err != nil {
+		return nil, err
+	}
+	return &dbFile{Store: st, path: a.db, created: errors.Is(statErr, os.ErrNotExist)}, nil
+}
+
+// close closes the file. A refused request leaves the disk as it was: a
+// file this run made and left without a session goes again when failed
+// is not nil.
+func (f *dbFile) close(failed error) {
+	if f.created && failed != nil {
+		if list, err := f.Sessions(); err == nil && len(list) == 0 {
+			f.Store.Close()
+			os.Remove(f.path)
+			return
+		}
+	}
+	f.Store.Close()
+}
+
+// withService runs fn on the service over the database file (see
+// dbFile.close for a file this run made).
+func (a *app) withService(fn func(*ops.Service) error) (err error) {
+	f, err := a.openDB(0)
+	if err != nil {
+		return err
+	}
+	defer func() { f.close(err) }()
+	return fn(newService(f.Store))
+}
