@@ -79,15 +79,19 @@ func (p *opsPanel) HandleMsg(msg tea.Msg) (bool, tea.Cmd) {
 				if active {
 					what = fmt.Sprintf("%s switched on", op.OpType)
 				}
-				return false, p.change(what, func(ctx context.Context) error {
-					_, err := p.svc.ToggleOperation(ctx, ops.ToggleArgs{OperationArgs: ops.OperationArgs{OperationID: op.OperationID, SessionID: p.sid}, Active: &active})
+				args := ops.ToggleArgs{OperationArgs: ops.OperationArgs{OperationID: op.OperationID, SessionID: p.sid}, Active: &active}
+				svc := p.svc
+				return false, change(what, func(ctx context.Context) error {
+					_, err := svc.ToggleOperation(ctx, args)
 					return err
 				})
 			}
 		case "x":
 			if op, ok := p.current(); ok && op.Status != model.StatusReverted {
-				return false, p.change(fmt.Sprintf("%s reverted", op.OpType), func(ctx context.Context) error {
-					_, err := p.svc.RevertOperation(ctx, ops.OperationArgs{OperationID: op.OperationID, SessionID: p.sid})
+				args := ops.OperationArgs{OperationID: op.OperationID, SessionID: p.sid}
+				svc := p.svc
+				return false, change(fmt.Sprintf("%s reverted", op.OpType), func(ctx context.Context) error {
+					_, err := svc.RevertOperation(ctx, args)
 					return err
 				})
 			}
@@ -108,8 +112,10 @@ func (p *opsPanel) current() (ops.OperationOut, bool) {
 	return p.list[p.cursor], true
 }
 
-// change runs a change; its report reloads the thread and this list.
-func (p *opsPanel) change(what string, fn func(ctx context.Context) error) tea.Cmd {
+// change runs a change in a command; its report reloads the thread and
+// the panel's list. fn must use only values captured before: it runs on
+// its own goroutine.
+func change(what string, fn func(ctx context.Context) error) tea.Cmd {
 	return func() tea.Msg { return editDoneMsg{what: what, err: fn(context.Background())} }
 }
 
