@@ -15,7 +15,6 @@ import (
 
 	"weft/model"
 	"weft/ops"
-	"weft/store"
 	"weft/themes"
 )
 
@@ -183,19 +182,9 @@ func (m *Model) loadBodies() tea.Cmd {
 		return nil
 	}
 	m.loading = true
-	st, sid := m.svc.Store(), m.sid
+	svc, sid := m.svc, m.sid
 	return func() tea.Msg {
-		out := make([]model.Message, 0, len(seqs))
-		err := st.View(func(tx *store.Tx) error {
-			for _, seq := range seqs {
-				msg, err := tx.Message(sid, seq)
-				if err != nil {
-					return err
-				}
-				out = append(out, msg)
-			}
-			return nil
-		})
+		out, err := svc.Messages(sid, seqs)
 		return bodiesLoadedMsg{out, err}
 	}
 }
