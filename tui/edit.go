@@ -30,16 +30,26 @@ func (m *Model) selection() (first, last int, ok bool) {
 	if m.anchor >= 0 {
 		from, to = min(m.anchor, m.cursor), max(m.anchor, m.cursor)
 	}
+	// The first and last items of the rows, found from either end: only
+	// markers and their originals are stepped over, so a range across
+	// the whole thread costs no more than a short one.
 	first, last = -1, -1
 	for r := from; r <= to; r++ {
 		if rw := m.rows.At(r); rw.kind == rowItem {
-			if first < 0 {
-				first = rw.item
-			}
-			last = rw.item
+			first = rw.item
+			break
 		}
 	}
-	return first, last, first >= 0
+	if first < 0 {
+		return 0, 0, false
+	}
+	for r := to; r >= from; r-- {
+		if rw := m.rows.At(r); rw.kind == rowItem {
+			last = rw.item
+			break
+		}
+	}
+	return first, last, true
 }
 
 func (m *Model) isSelected(r int) bool {
