@@ -17,18 +17,30 @@ import (
 )
 
 // sessionsPanel lists the file's sessions with a fuzzy filter on their
-// titles; enter opens one, tab goes back to the thread.
+// titles; enter opens one, tab goes back to the thread. The list is read
+// and filtered in commands, as the search is: there may be many sessions.
 type sessionsPanel struct {
 	all    []ops.SessionOut
-	shown  []int // indexes into all, filtered and ranked
+	titles []string // of all; commands read it, so it is never changed, only replaced
+	shown  []int    // indexes into all, filtered and ranked
 	match  map[int][]int
 	filter textinput.Model
 	cursor int
+	seq    int // of the latest filter asked for
+	ranked int // seq of the filter shown; while behind seq, "no match" is not claimed
 }
 
 type sessionsLoadedMsg struct {
-	list []ops.SessionOut
-	err  error
+	list   []ops.SessionOut
+	titles []string
+	err    error
+}
+
+// sessionsFilteredMsg carries the sessions matching a filter, ranked.
+type sessionsFilteredMsg struct {
+	seq   int
+	shown []int
+	match map[int][]int
 }
 
 // openSessionMsg asks the root to open a session.
@@ -37,7 +49,11 @@ type openSessionMsg struct{ id string }
 func loadSessions(svc *ops.Service) tea.Cmd {
 	return func() tea.Msg {
 		res, err := svc.ListSessions(context.Background(), ops.ListSessionsArgs{})
-		return sessionsLoadedMsg{res.Sessions, err}
+		titles := make([]string, len(res.Sessions))
+		for i, s := range res.Sessions {
+			titles[i] = s.Title
+		}
+		return sessionsLoadedMsg{res.Sessions, titles, err}
 	}
 }
 
@@ -48,32 +64,45 @@ func newSessionsPanel(st *themes.Styles) *sessionsPanel {
 	return &sessionsPanel{filter: in}
 }
 
-func (p *sessionsPanel) refilter() {
-	p.shown, p.match = p.shown[:0], map[int][]int{}
-	q := p.filter.Value()
-	if q == "" {
-		for i := range p.all {
-			p.shown = append(p.shown, i)
-		}
-	} else {
-		titles := make([]string, len(p.all))
-		for i, s := range p.all {
-			titles[i] = s.Title
-		}
-		for _, m := range fuzzy.Find(q, titles) {
-			p.shown = append(p.shown, m.Index)
-			p.match[m.Index] = m.MatchedIndexes
-		}
+// refilter asks for the sessions matching the filter as it is now.
+func (p *sessionsPanel) refilter() tea.Cmd {
+	p.seq++
+	seq, titles, q := p.seq, p.titles, p.filter.Value()
+	return func() tea.Msg {
+		shown, match := rankTitles(titles, q)
+		return sessionsFilteredMsg{seq, shown, match}
 	}
-	p.cursor = min(p.cursor, max(len(p.shown)-1, 0))
+}
+
+// rankTitles returns the indexes of the titles matching q, best first
+// (all, in order, for an empty q), with the matched bytes of each.
+func rankTitles(titles []string, q string) ([]int, map[int][]int) {
+	shown, match := make([]int, 0, len(titles)), map[int][]int{}
+	if q == "" {
+		for i := range titles {
+			shown = append(shown, i)
+		}
+		return shown, match
+	}
+	for _, m := range fuzzy.Find(q, titles) {
+		shown = append(shown, m.Index)
+		match[m.Index] = m.MatchedIndexes
+	}
+	return shown, match
 }
 
 func (p *sessionsPanel) HandleMsg(msg tea.Msg) (bool, tea.Cmd) {
 	switch msg := msg.(type) {
 	case sessionsLoadedMsg:
-		if msg.err == nil {
-			p.all = msg.list
-			p.refilter()
+		if msg.err != nil {
+			return false, nil
+		}
+		p.all, p.titles = msg.list, msg.titles
+		return false, p.refilter()
+	case sessionsFilteredMsg:
+		if msg.seq == p.seq {
+			p.shown, p.match, p.ranked = msg.shown, msg.match, msg.seq
+			p.cursor = min(p.cursor, max(len(p.shown)-1, 0))
 		}
 		return false, nil
 	case tea.KeyPressMsg:
@@ -97,8 +126,8 @@ func (p *sessionsPanel) HandleMsg(msg tea.Msg) (bool, tea.Cmd) {
 	var cmd tea.Cmd
 	before := p.filter.Value()
 	p.filter, cmd = p.filter.Update(msg)
-	if p.filter.Value() != before {
-		p.refilter()
+	if p.filter.Value() != before && p.all != nil {
+		return false, tea.Batch(cmd, p.refilter())
 	}
 	return false, cmd
 }
@@ -127,7 +156,7 @@ func (p *sessionsPanel) View(width int, st *themes.Styles) string {
 		title := highlight(cut, p.match[i], style, st.Search.Match) + strings.Repeat(" ", titleW-ansi.StringWidth(cut))
 		lines = append(lines, prefix+title+"  "+st.List.Meta.Render(meta))
 	}
-	if len(p.shown) == 0 {
+	if len(p.shown) == 0 && p.ranked == p.seq && p.seq > 0 {
 		lines = append(lines, st.Thread.Empty.Render("no session matches"))
 	}
 	lines = append(lines, st.Dialog.Hint.Render("type to filter · enter open · tab back"))
