@@ -125,7 +125,7 @@ func (m *Model) startTag() tea.Cmd {
 		}
 	}
 	slices.Sort(known)
-	m.dialog = newInputDialog(m.styles, "Tag "+rangeText(first, last), "tags separated by spaces or commas · enter to tag · esc to cancel", "", known,
+	m.dialog = newInputDialog(m.styles, "Tag "+rangeText(first, last), "tags separated by spaces or commas", "to tag", "", known,
 		func(v string) tea.Cmd {
 			tags := strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' })
 			return m.edit("tagged", func(ctx context.Context, t editTarget) error {
@@ -141,7 +141,7 @@ func (m *Model) startDigest() tea.Cmd {
 	if cmd != nil {
 		return cmd
 	}
-	d := m.newTextDialog("Digest "+rangeText(first, last)+" into a summary", "ctrl+s to digest · ctrl+g draft one · ctrl+e for $EDITOR · esc to cancel", "",
+	d := m.newTextDialog("Digest "+rangeText(first, last)+" into a summary", "", "to digest", "",
 		func(v string) tea.Cmd {
 			return m.edit("digested", func(ctx context.Context, t editTarget) error {
 				_, err := t.svc.DigestMessages(ctx, ops.DigestArgs{Selection: t.sel(first, last), Summary: v, EditOptions: t.opts()})
@@ -150,7 +150,7 @@ func (m *Model) startDigest() tea.Cmd {
 		})
 	t := m.target()
 	svc, sel := t.svc, t.sel(first, last)
-	d.draft = func() tea.Cmd {
+	d.withDrafter(func() tea.Cmd {
 		return func() tea.Msg {
 			// The TUI has no client model to sample: summarize_message_range
 			// uses the configured endpoint, else writes an extractive draft.
@@ -164,7 +164,7 @@ func (m *Model) startDigest() tea.Cmd {
 			}
 			return draftDoneMsg{text: r.Summary, by: by, err: err}
 		}
-	}
+	})
 	m.dialog = d
 	return nil
 }
@@ -232,7 +232,7 @@ func (m *Model) openRevise(msg reviseReadyMsg) tea.Cmd {
 	if msg.err != nil {
 		return m.flash(msg.err.Error(), true)
 	}
-	m.dialog = m.newTextDialog("Revise "+rangeText(msg.first, msg.last), "role: text, a block per message · ctrl+s to revise · ctrl+e for $EDITOR · esc to cancel", msg.text,
+	m.dialog = m.newTextDialog("Revise "+rangeText(msg.first, msg.last), messagesNote, "to revise", msg.text,
 		func(v string) tea.Cmd {
 			msgs, err := parseMessages(v)
 			if err != nil {
@@ -265,7 +265,7 @@ func (m *Model) startInsert() tea.Cmd {
 	if after >= 0 {
 		where = fmt.Sprintf("after item %d", after)
 	}
-	m.dialog = m.newTextDialog("Insert "+where, "role: text, a block per message · ctrl+s to insert · ctrl+e for $EDITOR · esc to cancel", "assistant: ",
+	m.dialog = m.newTextDialog("Insert "+where, messagesNote, "to insert", "assistant: ",
 		func(v string) tea.Cmd {
 			msgs, err := parseMessages(v)
 			if err != nil {

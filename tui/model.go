@@ -451,7 +451,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Prev):
 		return m.nextHit(-1)
 	case key.Matches(msg, k.Operations):
-		m.dialog = &opsPanel{svc: m.svc, sid: m.sid}
+		m.dialog = newOpsPanel(m.svc, m.sid)
 		return loadOps(m.svc, m.sid)
 	case key.Matches(msg, k.Undo):
 		return m.undo()

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
@@ -25,6 +26,7 @@ type sessionsPanel struct {
 	shown  []int    // indexes into all, filtered and ranked
 	match  map[int][]int
 	filter textinput.Model
+	keys   sessionsKeys
 	cursor int
 	seq    int // of the latest filter asked for
 	ranked int // seq of the filter shown; while behind seq, "no match" is not claimed
@@ -42,6 +44,24 @@ type sessionsFilteredMsg struct {
 	shown []int
 	match map[int][]int
 }
+
+// sessionsKeys is the sessions panel's keys; every other key types into
+// the filter. Open is on only while a session is listed.
+type sessionsKeys struct {
+	Up, Down, Open, Close key.Binding
+}
+
+func defaultSessionsKeys() sessionsKeys {
+	return sessionsKeys{
+		Up:    key.NewBinding(key.WithKeys("up", "ctrl+p"), key.WithHelp("↑", "up")),
+		Down:  key.NewBinding(key.WithKeys("down", "ctrl+n"), key.WithHelp("↓", "down")),
+		Open:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open"), key.WithDisabled()),
+		Close: key.NewBinding(key.WithKeys("esc", "tab"), key.WithHelp("tab", "back")),
+	}
+}
+
+// ShortHelp is what the panel's hint lists.
+func (k sessionsKeys) ShortHelp() []key.Binding { return []key.Binding{k.Open, k.Close} }
 
 // openSessionMsg asks the root to open a session.
 type openSessionMsg struct{ id string }
@@ -61,7 +81,7 @@ func newSessionsPanel(st *themes.Styles) *sessionsPanel {
 	in := newInput(st)
 	in.Prompt = "filter › "
 	in.Focus()
-	return &sessionsPanel{filter: in}
+	return &sessionsPanel{filter: in, keys: defaultSessionsKeys()}
 }
 
 // refilter asks for the sessions matching the filter as it is now.
@@ -103,24 +123,24 @@ func (p *sessionsPanel) HandleMsg(msg tea.Msg) (bool, tea.Cmd) {
 		if msg.seq == p.seq {
 			p.shown, p.match, p.ranked = msg.shown, msg.match, msg.seq
 			p.cursor = min(p.cursor, max(len(p.shown)-1, 0))
+			p.keys.Open.SetEnabled(len(p.shown) > 0)
 		}
 		return false, nil
 	case tea.KeyPressMsg:
-		switch msg.String() {
-		case "esc", "tab":
+		switch {
+		case key.Matches(msg, p.keys.Close):
 			return true, nil
-		case "down", "ctrl+n":
+		case key.Matches(msg, p.keys.Down):
 			p.cursor = min(p.cursor+1, max(len(p.shown)-1, 0))
 			return false, nil
-		case "up", "ctrl+p":
+		case key.Matches(msg, p.keys.Up):
 			p.cursor = max(p.cursor-1, 0)
 			return false, nil
-		case "enter":
-			if p.cursor < len(p.shown) {
-				id := p.all[p.shown[p.cursor]].SessionID
-				return true, func() tea.Msg { return openSessionMsg{id} }
-			}
-			return false, nil
+		case key.Matches(msg, p.keys.Open):
+			id := p.all[p.shown[p.cursor]].SessionID
+			return true, func() tea.Msg { return openSessionMsg{id} }
+		case msg.Code == tea.KeyEnter:
+			return false, nil // nothing listed to open; the filter takes no newline
 		}
 	}
 	var cmd tea.Cmd
@@ -159,6 +179,6 @@ func (p *sessionsPanel) View(width int, st *themes.Styles) string {
 	if len(p.shown) == 0 && p.ranked == p.seq && p.seq > 0 {
 		lines = append(lines, st.Thread.Empty.Render("no session matches"))
 	}
-	lines = append(lines, st.Dialog.Hint.Render("type to filter · enter open · tab back"))
+	lines = append(lines, dialogHint(st, "type to filter", p.keys.ShortHelp()))
 	return st.Dialog.Box.Width(w).Render(lipgloss.JoinVertical(lipgloss.Left, lines...))
 }
