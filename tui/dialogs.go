@@ -83,6 +83,8 @@ func newInputDialog(st *themes.Styles, title, note, action, value string, sugges
 	return &inputDialog{title: title, note: note, keys: keys, input: in, submit: submit}
 }
 
+// HandleMsg submits on enter and cancels on esc; every other message
+// goes to the input.
 func (d *inputDialog) HandleMsg(msg tea.Msg) (bool, tea.Cmd) {
 	if k, ok := msg.(tea.KeyPressMsg); ok {
 		switch {
@@ -97,6 +99,7 @@ func (d *inputDialog) HandleMsg(msg tea.Msg) (bool, tea.Cmd) {
 	return false, cmd
 }
 
+// View draws the dialog: its title, the input and the hint.
 func (d *inputDialog) View(width int, st *themes.Styles) string {
 	w := min(width-4, 72)
 	d.input.SetWidth(w - 6)
@@ -167,6 +170,8 @@ func (d *textDialog) withDrafter(draft func() tea.Cmd) *textDialog {
 	return d
 }
 
+// HandleMsg answers the dialog's keys and what the editor or a draft
+// sends back; every other message goes to the text area.
 func (d *textDialog) HandleMsg(msg tea.Msg) (bool, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.KeyPressMsg:
@@ -203,6 +208,8 @@ func (d *textDialog) HandleMsg(msg tea.Msg) (bool, tea.Cmd) {
 	return false, cmd
 }
 
+// View draws the dialog: its title, the text, the hint and what the
+// last editor run or draft said.
 func (d *textDialog) View(width int, st *themes.Styles) string {
 	w := min(width-4, 100)
 	d.area.SetWidth(w - 4)

@@ -85,6 +85,8 @@ func loadOps(svc *ops.Service, sid string) tea.Cmd {
 	}
 }
 
+// HandleMsg takes the list as it loads and the panel's keys; keys that
+// change an operation start the change in a command.
 func (p *opsPanel) HandleMsg(msg tea.Msg) (bool, tea.Cmd) {
 	defer p.syncKeys()
 	switch msg := msg.(type) {
@@ -163,6 +165,7 @@ func change(what string, fn func(ctx context.Context) error) tea.Cmd {
 	return func() tea.Msg { return editDoneMsg{what: what, err: fn(context.Background())} }
 }
 
+// View draws a window of the list around the cursor, with the hint.
 func (p *opsPanel) View(width int, st *themes.Styles) string {
 	w := min(width-4, 110)
 	var lines []string

@@ -111,6 +111,8 @@ func rankTitles(titles []string, q string) ([]int, map[int][]int) {
 	return shown, match
 }
 
+// HandleMsg takes the list and the filter's results as they come, and
+// the panel's keys; every other key goes to the filter.
 func (p *sessionsPanel) HandleMsg(msg tea.Msg) (bool, tea.Cmd) {
 	switch msg := msg.(type) {
 	case sessionsLoadedMsg:
@@ -152,6 +154,7 @@ func (p *sessionsPanel) HandleMsg(msg tea.Msg) (bool, tea.Cmd) {
 	return false, cmd
 }
 
+// View draws a window of the filtered list around the cursor.
 func (p *sessionsPanel) View(width int, st *themes.Styles) string {
 	w := min(width-4, 110)
 	lines := []string{st.List.Title.Render(fmt.Sprintf("Sessions (%d)", len(p.all))), p.filter.View()}
