@@ -186,6 +186,8 @@ func (d *textDialog) HandleMsg(msg tea.Msg) (bool, tea.Cmd) {
 			d.said, d.saidErr = "drafting…", false
 			return false, d.draft()
 		}
+	case editorFileMsg:
+		return false, runEditor(msg)
 	case editorDoneMsg:
 		if msg.err != nil {
 			d.said, d.saidErr = "editor: "+msg.err.Error(), true
@@ -225,23 +227,43 @@ func (d *textDialog) View(width int, st *themes.Styles) string {
 	return st.Dialog.Box.Width(w).Render(lipgloss.JoinVertical(lipgloss.Left, parts...))
 }
 
+// editorFileMsg names the file a text was written to for the editor.
+type editorFileMsg struct {
+	editor, path string
+	err          error
+}
+
 // openEditor edits text with the editor command (vi if empty), pausing
-// the TUI.
+// the TUI. The text is written to a file in a command, not in Update;
+// runEditor starts the editor on it when that command reports.
 func openEditor(editor, text string) tea.Cmd {
-	f, err := os.CreateTemp("", "weft-*.md")
-	if err != nil {
-		return func() tea.Msg { return editorDoneMsg{err: err} }
+	return func() tea.Msg {
+		f, err := os.CreateTemp("", "weft-*.md")
+		if err != nil {
+			return editorDoneMsg{err: err}
+		}
+		path := f.Name()
+		_, err = f.WriteString(text)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(path)
+			return editorDoneMsg{err: err}
+		}
+		return editorFileMsg{editor: editor, path: path}
 	}
-	path := f.Name()
-	_, err = f.WriteString(text)
-	f.Close()
-	if err != nil {
-		return func() tea.Msg { return editorDoneMsg{err: err} }
-	}
+}
+
+// runEditor hands the terminal to the editor on a written file and reads
+// the file back when it exits.
+func runEditor(msg editorFileMsg) tea.Cmd {
+	editor := msg.editor
 	if strings.TrimSpace(editor) == "" {
 		editor = "vi"
 	}
 	args := strings.Fields(editor)
+	path := msg.path
 	c := exec.Command(args[0], append(args[1:], path)...)
 	return tea.ExecProcess(c, func(err error) tea.Msg {
 		defer os.Remove(path)

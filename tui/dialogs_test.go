@@ -3,6 +3,7 @@ package tui
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -190,5 +191,23 @@ func TestDialogHintsFollowState(t *testing.T) {
 	send(t, m, keyEnter)
 	if m.search.open {
 		t.Fatal("enter did not close an empty search")
+	}
+}
+
+// ctrl+e writes the text for the editor in a command, not in Update.
+func TestEditorFileIsWrittenInACommand(t *testing.T) {
+	m, _ := demoModel(t, 110, 36)
+	press(t, m, "i")
+	_, cmd := m.Update(tea.KeyPressMsg{Code: 'e', Mod: tea.ModCtrl})
+	if cmd == nil {
+		t.Fatal("ctrl+e returned no command")
+	}
+	msg, ok := cmd().(editorFileMsg)
+	if !ok || msg.err != nil {
+		t.Fatalf("ctrl+e's command returned %+v", msg)
+	}
+	defer os.Remove(msg.path)
+	if b, err := os.ReadFile(msg.path); err != nil || string(b) != "assistant: " {
+		t.Fatalf("the editor's file holds %q (%v)", b, err)
 	}
 }

@@ -265,7 +265,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		clear(m.expanded)
 		clear(m.bodies)
 		return m, m.loadView(msg.id)
-	case editorDoneMsg, draftDoneMsg, opsLoadedMsg, sessionsLoadedMsg, sessionsFilteredMsg:
+	case editorFileMsg, editorDoneMsg, draftDoneMsg, opsLoadedMsg, sessionsLoadedMsg, sessionsFilteredMsg:
 		if m.dialog != nil {
 			_, cmd := m.dialog.HandleMsg(msg)
 			return m, cmd
