@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"strings"
 
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textarea"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
@@ -28,29 +30,67 @@ func newInput(st *themes.Styles) textinput.Model {
 	return in
 }
 
+// dialogHint is a dialog's hint line: what to type, when the dialog has
+// something to say about it, then the keys that work now, generated from
+// the dialog's key map as the root's help line is from its own.
+func dialogHint(st *themes.Styles, note string, keys []key.Binding) string {
+	h := help.New()
+	h.ShortSeparator = hintSeparator
+	h.Styles.ShortKey, h.Styles.ShortDesc, h.Styles.ShortSeparator = st.Dialog.Hint, st.Dialog.Hint, st.Dialog.Hint
+	line := h.ShortHelpView(keys)
+	switch {
+	case note == "":
+		return line
+	case line == "":
+		return st.Dialog.Hint.Render(note)
+	}
+	return st.Dialog.Hint.Render(note+hintSeparator) + line
+}
+
+// hintSeparator stands between the parts of a dialog's hint.
+const hintSeparator = " · "
+
+// inputKeys is the keys of a one-line dialog; the input's own editing
+// keys come on top.
+type inputKeys struct {
+	Submit, Cancel key.Binding
+}
+
+// ShortHelp is what the dialog's hint lists.
+func (k inputKeys) ShortHelp() []key.Binding { return []key.Binding{k.Submit, k.Cancel} }
+
 // inputDialog asks for one line (a tag, a time).
 type inputDialog struct {
-	title, hint string
+	title, note string // note says what to type
+	keys        inputKeys
 	input       textinput.Model
 	submit      func(value string) tea.Cmd
 }
 
-func newInputDialog(st *themes.Styles, title, hint, value string, suggestions []string, submit func(string) tea.Cmd) *inputDialog {
+// newInputDialog opens a one-line dialog; action says what enter does
+// ("to tag"), for the hint.
+func newInputDialog(st *themes.Styles, title, note, action, value string, suggestions []string, submit func(string) tea.Cmd) *inputDialog {
 	in := newInput(st)
 	in.Prompt = "› "
 	in.SetValue(value)
 	in.SetSuggestions(suggestions)
 	in.ShowSuggestions = len(suggestions) > 0
 	in.Focus()
-	return &inputDialog{title: title, hint: hint, input: in, submit: submit}
+	keys := inputKeys{
+		Submit: key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", action)),
+		Cancel: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "to cancel")),
+	}
+	return &inputDialog{title: title, note: note, keys: keys, input: in, submit: submit}
 }
 
+// HandleMsg submits on enter and cancels on esc; every other message
+// goes to the input.
 func (d *inputDialog) HandleMsg(msg tea.Msg) (bool, tea.Cmd) {
 	if k, ok := msg.(tea.KeyPressMsg); ok {
-		switch k.String() {
-		case "esc":
+		switch {
+		case key.Matches(k, d.keys.Cancel):
 			return true, nil
-		case "enter":
+		case key.Matches(k, d.keys.Submit):
 			return true, d.submit(strings.TrimSpace(d.input.Value()))
 		}
 	}
@@ -59,24 +99,37 @@ func (d *inputDialog) HandleMsg(msg tea.Msg) (bool, tea.Cmd) {
 	return false, cmd
 }
 
+// View draws the dialog: its title, the input and the hint.
 func (d *inputDialog) View(width int, st *themes.Styles) string {
 	w := min(width-4, 72)
 	d.input.SetWidth(w - 6)
 	return st.Dialog.Box.Width(w).Render(lipgloss.JoinVertical(lipgloss.Left,
-		st.Dialog.Title.Render(d.title), d.input.View(), st.Dialog.Hint.Render(d.hint)))
+		st.Dialog.Title.Render(d.title), d.input.View(), dialogHint(st, d.note, d.keys.ShortHelp())))
+}
+
+// textKeys is the keys of a text dialog; the text area's own editing
+// keys come on top. Draft is on only where there is a drafter.
+type textKeys struct {
+	Submit, Draft, Editor, Cancel key.Binding
+}
+
+// ShortHelp is what the dialog's hint lists.
+func (k textKeys) ShortHelp() []key.Binding {
+	return []key.Binding{k.Submit, k.Draft, k.Editor, k.Cancel}
 }
 
 // textDialog edits text over several lines (a summary, messages). ctrl+s
 // submits, esc cancels, ctrl+e hands the text to $EDITOR, and ctrl+g asks
 // for a draft when the dialog has a drafter (the digest's summary).
 type textDialog struct {
-	title, hint string
+	title, note string // note says how to write the text, if it needs saying
+	keys        textKeys
 	area        textarea.Model
 	submit      func(value string) tea.Cmd
-	draft       func() tea.Cmd // nil: no drafts here
+	draft       func() tea.Cmd // nil: no drafts here (see withDrafter)
 	editor      string         // the command ctrl+e runs; empty: vi
-	note        string         // what the last editor run or draft said
-	noteErr     bool
+	said        string         // what the last editor run or draft said
+	saidErr     bool
 }
 
 type editorDoneMsg struct {
@@ -91,8 +144,9 @@ type draftDoneMsg struct {
 }
 
 // newTextDialog opens a text dialog in the model's styles, with its
-// editor for ctrl+e.
-func (m *Model) newTextDialog(title, hint, value string, submit func(string) tea.Cmd) *textDialog {
+// editor for ctrl+e; action says what ctrl+s does ("to digest"), for
+// the hint.
+func (m *Model) newTextDialog(title, note, action, value string, submit func(string) tea.Cmd) *textDialog {
 	st := m.styles
 	ta := textarea.New()
 	ta.SetStyles(st.TextArea)
@@ -100,40 +154,55 @@ func (m *Model) newTextDialog(title, hint, value string, submit func(string) tea
 	ta.CharLimit = 0
 	ta.SetValue(value)
 	ta.Focus()
-	return &textDialog{title: title, hint: hint, area: ta, submit: submit, editor: m.opts.Editor}
+	keys := textKeys{
+		Submit: key.NewBinding(key.WithKeys("ctrl+s"), key.WithHelp("ctrl+s", action)),
+		Draft:  key.NewBinding(key.WithKeys("ctrl+g"), key.WithHelp("ctrl+g", "draft one"), key.WithDisabled()),
+		Editor: key.NewBinding(key.WithKeys("ctrl+e"), key.WithHelp("ctrl+e", "for $EDITOR")),
+		Cancel: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "to cancel")),
+	}
+	return &textDialog{title: title, note: note, keys: keys, area: ta, submit: submit, editor: m.opts.Editor}
 }
 
+// withDrafter lets ctrl+g ask draft for a text.
+func (d *textDialog) withDrafter(draft func() tea.Cmd) *textDialog {
+	d.draft = draft
+	d.keys.Draft.SetEnabled(draft != nil)
+	return d
+}
+
+// HandleMsg answers the dialog's keys and what the editor or a draft
+// sends back; every other message goes to the text area.
 func (d *textDialog) HandleMsg(msg tea.Msg) (bool, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.KeyPressMsg:
-		switch msg.String() {
-		case "esc":
+		switch {
+		case key.Matches(msg, d.keys.Cancel):
 			return true, nil
-		case "ctrl+s":
+		case key.Matches(msg, d.keys.Submit):
 			return true, d.submit(d.area.Value())
-		case "ctrl+e":
+		case key.Matches(msg, d.keys.Editor):
 			return false, openEditor(d.editor, d.area.Value())
-		case "ctrl+g":
-			if d.draft != nil {
-				d.note, d.noteErr = "drafting…", false
-				return false, d.draft()
-			}
+		case key.Matches(msg, d.keys.Draft):
+			d.said, d.saidErr = "drafting…", false
+			return false, d.draft()
 		}
+	case editorFileMsg:
+		return false, runEditor(msg)
 	case editorDoneMsg:
 		if msg.err != nil {
-			d.note, d.noteErr = "editor: "+msg.err.Error(), true
+			d.said, d.saidErr = "editor: "+msg.err.Error(), true
 			return false, nil
 		}
 		d.area.SetValue(strings.TrimRight(msg.text, "\n"))
-		d.note = ""
+		d.said = ""
 		return false, nil
 	case draftDoneMsg:
 		if msg.err != nil {
-			d.note, d.noteErr = "draft: "+msg.err.Error(), true
+			d.said, d.saidErr = "draft: "+msg.err.Error(), true
 			return false, nil
 		}
 		d.area.SetValue(msg.text)
-		d.note, d.noteErr = msg.by+": edit it, then ctrl+s", false
+		d.said, d.saidErr = msg.by+": edit it, then "+d.keys.Submit.Help().Key, false
 		return false, nil
 	}
 	var cmd tea.Cmd
@@ -141,38 +210,60 @@ func (d *textDialog) HandleMsg(msg tea.Msg) (bool, tea.Cmd) {
 	return false, cmd
 }
 
+// View draws the dialog: its title, the text, the hint and what the
+// last editor run or draft said.
 func (d *textDialog) View(width int, st *themes.Styles) string {
 	w := min(width-4, 100)
 	d.area.SetWidth(w - 4)
 	d.area.SetHeight(10)
-	parts := []string{st.Dialog.Title.Render(d.title), d.area.View(), st.Dialog.Hint.Render(d.hint)}
-	if d.note != "" {
-		note := st.Dialog.Hint
-		if d.noteErr {
-			note = st.Status.Error
+	parts := []string{st.Dialog.Title.Render(d.title), d.area.View(), dialogHint(st, d.note, d.keys.ShortHelp())}
+	if d.said != "" {
+		said := st.Dialog.Hint
+		if d.saidErr {
+			said = st.Status.Error
 		}
-		parts = append(parts, note.Render(ansi.Truncate(d.note, w-4, "…")))
+		parts = append(parts, said.Render(ansi.Truncate(d.said, w-4, "…")))
 	}
 	return st.Dialog.Box.Width(w).Render(lipgloss.JoinVertical(lipgloss.Left, parts...))
 }
 
+// editorFileMsg names the file a text was written to for the editor.
+type editorFileMsg struct {
+	editor, path string
+	err          error
+}
+
 // openEditor edits text with the editor command (vi if empty), pausing
-// the TUI.
+// the TUI. The text is written to a file in a command, not in Update;
+// runEditor starts the editor on it when that command reports.
 func openEditor(editor, text string) tea.Cmd {
-	f, err := os.CreateTemp("", "weft-*.md")
-	if err != nil {
-		return func() tea.Msg { return editorDoneMsg{err: err} }
+	return func() tea.Msg {
+		f, err := os.CreateTemp("", "weft-*.md")
+		if err != nil {
+			return editorDoneMsg{err: err}
+		}
+		path := f.Name()
+		_, err = f.WriteString(text)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			os.Remove(path)
+			return editorDoneMsg{err: err}
+		}
+		return editorFileMsg{editor: editor, path: path}
 	}
-	path := f.Name()
-	_, err = f.WriteString(text)
-	f.Close()
-	if err != nil {
-		return func() tea.Msg { return editorDoneMsg{err: err} }
-	}
+}
+
+// runEditor hands the terminal to the editor on a written file and reads
+// the file back when it exits.
+func runEditor(msg editorFileMsg) tea.Cmd {
+	editor := msg.editor
 	if strings.TrimSpace(editor) == "" {
 		editor = "vi"
 	}
 	args := strings.Fields(editor)
+	path := msg.path
 	c := exec.Command(args[0], append(args[1:], path)...)
 	return tea.ExecProcess(c, func(err error) tea.Msg {
 		defer os.Remove(path)

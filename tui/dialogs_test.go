@@ -3,6 +3,7 @@ package tui
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -112,5 +113,101 @@ func TestInsertOnAMarkerGoesWhereItStands(t *testing.T) {
 	press(t, m, "v")
 	if m.anchor >= 0 || !strings.Contains(screen(m), "a range starts on a message") {
 		t.Fatalf("v on a marker: anchor %d\n%s", m.anchor, screen(m))
+	}
+}
+
+// Each dialog's hint is made from its own keys, and a key that would do
+// nothing now is neither listed nor answered.
+func TestDialogHintsFollowState(t *testing.T) {
+	m, svc := demoModel(t, 120, 40)
+	lastLines := func(n int) string {
+		lines := strings.Split(screen(m), "\n")
+		return strings.Join(lines[len(lines)-n:], "\n")
+	}
+
+	// The operations panel: a reverted operation can be neither switched
+	// nor reverted again.
+	press(t, m, "o")
+	if s := lastLines(6); !strings.Contains(s, "space on/off · x revert · enter jump · esc close") {
+		t.Fatalf("panel hint on a live operation:\n%s", s)
+	}
+	press(t, m, "x")
+	n := len(mustOps(t, svc, m.sid))
+	s := lastLines(6)
+	if strings.Contains(s, "on/off") || strings.Contains(s, "x revert") || !strings.Contains(s, "esc close") {
+		t.Fatalf("panel hint on a reverted operation:\n%s", s)
+	}
+	send(t, m, tea.KeyPressMsg{Code: tea.KeySpace, Text: " "})
+	if list := mustOps(t, svc, m.sid); len(list) != n || !list[0].Active {
+		t.Fatalf("space switched a reverted operation: %+v", list[0])
+	}
+	send(t, m, keyEsc)
+
+	// Text dialogs: only the digest has a drafter.
+	press(t, m, "G", "d")
+	if s := lastLines(6); !strings.Contains(s, "ctrl+s to digest · ctrl+g draft one · ctrl+e for $EDITOR · esc to cancel") {
+		t.Fatalf("digest hint:\n%s", s)
+	}
+	send(t, m, keyEsc)
+	press(t, m, "r")
+	s = lastLines(6)
+	if !strings.Contains(s, "role: text, a block per message · ctrl+s to revise · ctrl+e for $EDITOR · esc to cancel") || strings.Contains(s, "ctrl+g") {
+		t.Fatalf("revise hint:\n%s", s)
+	}
+	send(t, m, tea.KeyPressMsg{Code: 'g', Mod: tea.ModCtrl})
+	if d := m.dialog.(*textDialog); d.said != "" {
+		t.Fatalf("ctrl+g in the revise dialog: %q", d.said)
+	}
+	send(t, m, keyEsc)
+
+	// One-line dialogs.
+	press(t, m, "t")
+	if s := lastLines(6); !strings.Contains(s, "tags separated by spaces or commas · enter to tag · esc to cancel") {
+		t.Fatalf("tag hint:\n%s", s)
+	}
+	send(t, m, keyEsc)
+
+	// The sessions panel offers enter only while a session is listed.
+	send(t, m, tea.KeyPressMsg{Code: tea.KeyTab})
+	if s := lastLines(6); !strings.Contains(s, "type to filter · enter open · tab back") {
+		t.Fatalf("sessions hint:\n%s", s)
+	}
+	typeText(t, m, "zzzz")
+	s = lastLines(6)
+	if !strings.Contains(s, "no session matches") || strings.Contains(s, "enter open") || !strings.Contains(s, "type to filter · tab back") {
+		t.Fatalf("sessions hint with nothing listed:\n%s", s)
+	}
+	send(t, m, keyEnter)
+	if m.dialog == nil {
+		t.Fatal("enter with nothing listed closed the sessions panel")
+	}
+	send(t, m, keyEsc)
+
+	// The search, while its query is empty: enter has nothing to jump to.
+	press(t, m, "/")
+	if s := screen(m); !strings.Contains(s, "type to search the whole thread · esc closes") || strings.Contains(s, "enter jumps") {
+		t.Fatalf("search hint:\n%s", s)
+	}
+	send(t, m, keyEnter)
+	if m.search.open {
+		t.Fatal("enter did not close an empty search")
+	}
+}
+
+// ctrl+e writes the text for the editor in a command, not in Update.
+func TestEditorFileIsWrittenInACommand(t *testing.T) {
+	m, _ := demoModel(t, 110, 36)
+	press(t, m, "i")
+	_, cmd := m.Update(tea.KeyPressMsg{Code: 'e', Mod: tea.ModCtrl})
+	if cmd == nil {
+		t.Fatal("ctrl+e returned no command")
+	}
+	msg, ok := cmd().(editorFileMsg)
+	if !ok || msg.err != nil {
+		t.Fatalf("ctrl+e's command returned %+v", msg)
+	}
+	defer os.Remove(msg.path)
+	if b, err := os.ReadFile(msg.path); err != nil || string(b) != "assistant: " {
+		t.Fatalf("the editor's file holds %q (%v)", b, err)
 	}
 }

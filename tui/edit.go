@@ -10,7 +10,6 @@ import (
 
 	"weft/model"
 	"weft/ops"
-	"weft/store"
 )
 
 // editDoneMsg reports an edit the TUI asked the service for.
@@ -31,16 +30,26 @@ func (m *Model) selection() (first, last int, ok bool) {
 	if m.anchor >= 0 {
 		from, to = min(m.anchor, m.cursor), max(m.anchor, m.cursor)
 	}
+	// The first and last items of the rows, found from either end: only
+	// markers and their originals are stepped over, so a range across
+	// the whole thread costs no more than a short one.
 	first, last = -1, -1
 	for r := from; r <= to; r++ {
 		if rw := m.rows.At(r); rw.kind == rowItem {
-			if first < 0 {
-				first = rw.item
-			}
-			last = rw.item
+			first = rw.item
+			break
 		}
 	}
-	return first, last, first >= 0
+	if first < 0 {
+		return 0, 0, false
+	}
+	for r := to; r >= from; r-- {
+		if rw := m.rows.At(r); rw.kind == rowItem {
+			last = rw.item
+			break
+		}
+	}
+	return first, last, true
 }
 
 func (m *Model) isSelected(r int) bool {
@@ -57,18 +66,40 @@ func rangeText(first, last int) string {
 	return fmt.Sprintf("items %d–%d", first, last)
 }
 
-// edit runs a service call in a command and reports it.
-func (m *Model) edit(what string, fn func(ctx context.Context, v *uint64) error) tea.Cmd {
-	version := m.info.Version
-	m.anchor = -1
-	return func() tea.Msg {
-		err := fn(context.Background(), &version)
-		return editDoneMsg{what: what, err: err}
-	}
+// editTarget is what an edit's command needs of the model, taken in
+// Update when the edit is asked for: commands run on their own
+// goroutines, so they read copies, never the model.
+type editTarget struct {
+	svc     *ops.Service
+	sid     string
+	version uint64 // the session's version the operator saw
 }
 
-func (m *Model) sel(first, last int) ops.Selection {
-	return ops.Selection{SessionID: m.sid, StartIdx: &first, EndIdx: &last}
+// target captures the session an edit is for, as it stands now.
+func (m *Model) target() editTarget {
+	return editTarget{svc: m.svc, sid: m.sid, version: m.info.Version}
+}
+
+// sel is an inclusive index range of the target's session.
+func (t editTarget) sel(first, last int) ops.Selection {
+	return ops.Selection{SessionID: t.sid, StartIdx: &first, EndIdx: &last}
+}
+
+// opts refuses the edit if the session changed since the operator saw
+// it; each call gets its own copy of the version.
+func (t editTarget) opts() ops.EditOptions {
+	v := t.version
+	return ops.EditOptions{ExpectedVersion: &v}
+}
+
+// edit runs a service call in a command and reports it. fn gets the
+// target captured here and must read nothing else of the model.
+func (m *Model) edit(what string, fn func(ctx context.Context, t editTarget) error) tea.Cmd {
+	t := m.target()
+	m.anchor = -1
+	return func() tea.Msg {
+		return editDoneMsg{what: what, err: fn(context.Background(), t)}
+	}
 }
 
 // needSelection flashes why an edit cannot start, or returns the range.
@@ -94,11 +125,11 @@ func (m *Model) startTag() tea.Cmd {
 		}
 	}
 	slices.Sort(known)
-	m.dialog = newInputDialog(m.styles, "Tag "+rangeText(first, last), "tags separated by spaces or commas · enter to tag · esc to cancel", "", known,
+	m.dialog = newInputDialog(m.styles, "Tag "+rangeText(first, last), "tags separated by spaces or commas", "to tag", "", known,
 		func(v string) tea.Cmd {
 			tags := strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' })
-			return m.edit("tagged", func(ctx context.Context, ver *uint64) error {
-				_, err := m.svc.TagMessages(ctx, ops.TagArgs{Selection: m.sel(first, last), Tags: tags, EditOptions: ops.EditOptions{ExpectedVersion: ver}})
+			return m.edit("tagged", func(ctx context.Context, t editTarget) error {
+				_, err := t.svc.TagMessages(ctx, ops.TagArgs{Selection: t.sel(first, last), Tags: tags, EditOptions: t.opts()})
 				return err
 			})
 		})
@@ -110,15 +141,16 @@ func (m *Model) startDigest() tea.Cmd {
 	if cmd != nil {
 		return cmd
 	}
-	d := m.newTextDialog("Digest "+rangeText(first, last)+" into a summary", "ctrl+s to digest · ctrl+g draft one · ctrl+e for $EDITOR · esc to cancel", "",
+	d := m.newTextDialog("Digest "+rangeText(first, last)+" into a summary", "", "to digest", "",
 		func(v string) tea.Cmd {
-			return m.edit("digested", func(ctx context.Context, ver *uint64) error {
-				_, err := m.svc.DigestMessages(ctx, ops.DigestArgs{Selection: m.sel(first, last), Summary: v, EditOptions: ops.EditOptions{ExpectedVersion: ver}})
+			return m.edit("digested", func(ctx context.Context, t editTarget) error {
+				_, err := t.svc.DigestMessages(ctx, ops.DigestArgs{Selection: t.sel(first, last), Summary: v, EditOptions: t.opts()})
 				return err
 			})
 		})
-	svc, sel := m.svc, m.sel(first, last)
-	d.draft = func() tea.Cmd {
+	t := m.target()
+	svc, sel := t.svc, t.sel(first, last)
+	d.withDrafter(func() tea.Cmd {
 		return func() tea.Msg {
 			// The TUI has no client model to sample: summarize_message_range
 			// uses the configured endpoint, else writes an extractive draft.
@@ -132,7 +164,7 @@ func (m *Model) startDigest() tea.Cmd {
 			}
 			return draftDoneMsg{text: r.Summary, by: by, err: err}
 		}
-	}
+	})
 	m.dialog = d
 	return nil
 }
@@ -142,8 +174,8 @@ func (m *Model) snip() tea.Cmd {
 	if cmd != nil {
 		return cmd
 	}
-	return m.edit("snipped", func(ctx context.Context, ver *uint64) error {
-		_, err := m.svc.SnipMessages(ctx, ops.SnipArgs{Selection: m.sel(first, last), EditOptions: ops.EditOptions{ExpectedVersion: ver}})
+	return m.edit("snipped", func(ctx context.Context, t editTarget) error {
+		_, err := t.svc.SnipMessages(ctx, ops.SnipArgs{Selection: t.sel(first, last), EditOptions: t.opts()})
 		return err
 	})
 }
@@ -161,41 +193,54 @@ func (m *Model) startRevise() tea.Cmd {
 	if cmd != nil {
 		return cmd
 	}
-	v, st := m.view, m.svc.Store()
+	// The range may be long: it is read in the command, from the view
+	// (immutable) and the service, not in Update.
+	v, svc := m.view, m.svc
 	return func() tea.Msg {
-		var msgs []model.NewMessage
-		err := st.View(func(tx *store.Tx) error {
-			for i := first; i <= last; i++ {
-				it := v.Items[i]
-				if it.Seq == 0 {
-					s := v.Synth[it.Synth]
-					msgs = append(msgs, model.NewMessage{Role: s.Role, Content: s.Content})
-					continue
-				}
-				msg, err := tx.Message(v.SessionID, it.Seq)
-				if err != nil {
-					return err
-				}
-				msgs = append(msgs, model.NewMessage{Role: msg.Role, Content: msg.Content})
-			}
-			return nil
-		})
+		msgs, err := reviseText(svc, v, first, last)
 		return reviseReadyMsg{first, last, formatMessages(msgs), err}
 	}
+}
+
+// reviseText reads items first..last of a view as messages to edit:
+// synthetic ones from the view, stored ones through the service.
+func reviseText(svc *ops.Service, v *model.View, first, last int) ([]model.NewMessage, error) {
+	var seqs []uint64
+	for _, it := range v.Items[first : last+1] {
+		if it.Seq > 0 {
+			seqs = append(seqs, it.Seq)
+		}
+	}
+	stored, err := svc.Messages(v.SessionID, seqs)
+	if err != nil {
+		return nil, err
+	}
+	msgs := make([]model.NewMessage, 0, last-first+1)
+	for _, it := range v.Items[first : last+1] {
+		if it.Seq == 0 {
+			s := v.Synth[it.Synth]
+			msgs = append(msgs, model.NewMessage{Role: s.Role, Content: s.Content})
+			continue
+		}
+		msgs = append(msgs, model.NewMessage{Role: stored[0].Role, Content: stored[0].Content})
+		stored = stored[1:]
+	}
+	return msgs, nil
 }
 
 func (m *Model) openRevise(msg reviseReadyMsg) tea.Cmd {
 	if msg.err != nil {
 		return m.flash(msg.err.Error(), true)
 	}
-	m.dialog = m.newTextDialog("Revise "+rangeText(msg.first, msg.last), "role: text, a block per message · ctrl+s to revise · ctrl+e for $EDITOR · esc to cancel", msg.text,
+	m.dialog = m.newTextDialog("Revise "+rangeText(msg.first, msg.last), messagesNote, "to revise", msg.text,
 		func(v string) tea.Cmd {
 			msgs, err := parseMessages(v)
 			if err != nil {
 				return m.flash(err.Error(), true)
 			}
-			return m.edit("revised", func(ctx context.Context, ver *uint64) error {
-				_, err := m.svc.ReviseMessages(ctx, ops.ReviseArgs{Selection: m.sel(msg.first, msg.last), Replacements: msgs, EditOptions: ops.EditOptions{ExpectedVersion: ver}})
+			first, last := msg.first, msg.last
+			return m.edit("revised", func(ctx context.Context, t editTarget) error {
+				_, err := t.svc.ReviseMessages(ctx, ops.ReviseArgs{Selection: t.sel(first, last), Replacements: msgs, EditOptions: t.opts()})
 				return err
 			})
 		})
@@ -220,7 +265,7 @@ func (m *Model) startInsert() tea.Cmd {
 	if after >= 0 {
 		where = fmt.Sprintf("after item %d", after)
 	}
-	m.dialog = m.newTextDialog("Insert "+where, "role: text, a block per message · ctrl+s to insert · ctrl+e for $EDITOR · esc to cancel", "assistant: ",
+	m.dialog = m.newTextDialog("Insert "+where, messagesNote, "to insert", "assistant: ",
 		func(v string) tea.Cmd {
 			msgs, err := parseMessages(v)
 			if err != nil {
@@ -229,8 +274,8 @@ func (m *Model) startInsert() tea.Cmd {
 			if len(msgs) == 0 {
 				return m.flash("nothing to insert", true)
 			}
-			return m.edit("inserted", func(ctx context.Context, ver *uint64) error {
-				_, err := m.svc.InsertMessages(ctx, ops.InsertArgs{SessionID: m.sid, AfterIdx: &after, Messages: msgs, EditOptions: ops.EditOptions{ExpectedVersion: ver}})
+			return m.edit("inserted", func(ctx context.Context, t editTarget) error {
+				_, err := t.svc.InsertMessages(ctx, ops.InsertArgs{SessionID: t.sid, AfterIdx: &after, Messages: msgs, EditOptions: t.opts()})
 				return err
 			})
 		})
@@ -281,9 +326,11 @@ func (m *Model) confirmMove() tea.Cmd {
 	if mv.by == 0 {
 		return nil
 	}
-	order := mv.order()
-	return m.edit("moved", func(ctx context.Context, ver *uint64) error {
-		_, err := m.svc.ResequenceMessages(ctx, ops.ResequenceArgs{SessionID: m.sid, NewOrder: order, EditOptions: ops.EditOptions{ExpectedVersion: ver}})
+	// The order is as long as the range moved: it is built in the
+	// command, from a copy of the move, not in Update.
+	plan := *mv
+	return m.edit("moved", func(ctx context.Context, t editTarget) error {
+		_, err := t.svc.ResequenceMessages(ctx, ops.ResequenceArgs{SessionID: t.sid, NewOrder: plan.order(), EditOptions: t.opts()})
 		return err
 	})
 }
@@ -307,15 +354,15 @@ func abs(n int) int {
 // undo reverts the latest operation still in effect; redo restores what
 // undo reverted in this TUI, newest first.
 func (m *Model) undo() tea.Cmd {
-	svc, sid, version := m.svc, m.sid, m.info.Version
+	t := m.target()
 	return func() tea.Msg {
-		list, err := svc.Operations(sid)
+		list, err := t.svc.Operations(t.sid)
 		if err != nil {
 			return editDoneMsg{what: "undo", err: err}
 		}
 		for i := len(list) - 1; i >= 0; i-- {
 			if !list[i].Reverted() {
-				_, err := svc.RevertOperation(context.Background(), ops.OperationArgs{OperationID: list[i].ID, SessionID: sid, ExpectedVersion: &version})
+				_, err := t.svc.RevertOperation(context.Background(), ops.OperationArgs{OperationID: list[i].ID, SessionID: t.sid, ExpectedVersion: t.opts().ExpectedVersion})
 				return editDoneMsg{what: fmt.Sprintf("undid the %s (ctrl+r redoes it)", list[i].Type), err: err, undone: list[i].ID}
 			}
 		}
@@ -329,9 +376,9 @@ func (m *Model) redo() tea.Cmd {
 	}
 	id := m.redoStack[len(m.redoStack)-1]
 	m.redoStack = m.redoStack[:len(m.redoStack)-1]
-	svc, sid, version := m.svc, m.sid, m.info.Version
+	t := m.target()
 	return func() tea.Msg {
-		_, err := svc.RestoreOperation(context.Background(), ops.OperationArgs{OperationID: id, SessionID: sid, ExpectedVersion: &version})
+		_, err := t.svc.RestoreOperation(context.Background(), ops.OperationArgs{OperationID: id, SessionID: t.sid, ExpectedVersion: t.opts().ExpectedVersion})
 		return editDoneMsg{what: "redone", err: err}
 	}
 }

@@ -16,6 +16,9 @@ import (
 //
 // formatMessages and parseMessages convert between that and messages.
 
+// messagesNote tells the operator the form, in the dialogs that use it.
+const messagesNote = "role: text, a block per message"
+
 func formatMessages(msgs []model.NewMessage) string {
 	var b strings.Builder
 	for i, m := range msgs {

@@ -15,7 +15,6 @@ import (
 
 	"weft/model"
 	"weft/ops"
-	"weft/store"
 	"weft/themes"
 )
 
@@ -183,19 +182,9 @@ func (m *Model) loadBodies() tea.Cmd {
 		return nil
 	}
 	m.loading = true
-	st, sid := m.svc.Store(), m.sid
+	svc, sid := m.svc, m.sid
 	return func() tea.Msg {
-		out := make([]model.Message, 0, len(seqs))
-		err := st.View(func(tx *store.Tx) error {
-			for _, seq := range seqs {
-				msg, err := tx.Message(sid, seq)
-				if err != nil {
-					return err
-				}
-				out = append(out, msg)
-			}
-			return nil
-		})
+		out, err := svc.Messages(sid, seqs)
 		return bodiesLoadedMsg{out, err}
 	}
 }
@@ -276,7 +265,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		clear(m.expanded)
 		clear(m.bodies)
 		return m, m.loadView(msg.id)
-	case editorDoneMsg, draftDoneMsg, opsLoadedMsg, sessionsLoadedMsg:
+	case editorFileMsg, editorDoneMsg, draftDoneMsg, opsLoadedMsg, sessionsLoadedMsg, sessionsFilteredMsg:
 		if m.dialog != nil {
 			_, cmd := m.dialog.HandleMsg(msg)
 			return m, cmd
@@ -298,6 +287,8 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.timeline = msg.t
 		}
 		return m, nil
+	case rawViewMsg:
+		return m, m.rawReady(msg)
 	case rawOpsMsg:
 		return m, m.rawOpsLoaded(msg)
 	case timeJumpMsg:
@@ -357,15 +348,15 @@ func (m *Model) viewLoaded(msg viewLoadedMsg) tea.Cmd {
 		}
 	}
 	if m.raw.on && msg.info.ID == m.sid {
-		// The stored thread only grows: keep the cursor where it is.
+		// The raw view is laid out again in a command (rawReady); until
+		// it comes the one showing stays.
 		m.info, m.raw.eff = msg.info, msg.view
-		m.view = newRawView(m.info.MessageCount, m.raw.eff)
-		m.rows = newRowIndex(m.view, nil)
-		clear(m.lines)
-		m.scrollToCursor()
-		return tea.Batch(m.loadBodies(), m.loadRawOps(), m.loadTimeline())
+		return tea.Batch(buildRaw(m.info.MessageCount, m.raw.eff), m.loadTimeline())
 	}
-	m.raw = rawState{}
+	// R pressed while this reload was on its way: build the raw view of
+	// the new effective view instead.
+	pending := m.raw.pending && msg.info.ID == m.sid
+	m.raw = rawState{pending: pending}
 	first := m.view == nil
 	m.sid, m.info, m.view = msg.info.ID, msg.info, msg.view
 	m.svc.SetFocus(m.sid)
@@ -382,7 +373,11 @@ func (m *Model) viewLoaded(msg viewLoadedMsg) tea.Cmd {
 		m.cursor = min(m.cursor, max(m.rows.Len()-1, 0))
 	}
 	m.scrollToCursor()
-	return tea.Batch(m.loadBodies(), m.loadTimeline())
+	var raw tea.Cmd
+	if pending {
+		raw = buildRaw(m.info.MessageCount, m.view)
+	}
+	return tea.Batch(m.loadBodies(), m.loadTimeline(), raw)
 }
 
 // hiddenPlace is the index of the item that now hides a stored message
@@ -456,7 +451,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Prev):
 		return m.nextHit(-1)
 	case key.Matches(msg, k.Operations):
-		m.dialog = &opsPanel{svc: m.svc, sid: m.sid}
+		m.dialog = newOpsPanel(m.svc, m.sid)
 		return loadOps(m.svc, m.sid)
 	case key.Matches(msg, k.Undo):
 		return m.undo()

@@ -24,3 +24,31 @@ func TestHalfPageCountsLines(t *testing.T) {
 		t.Errorf("ctrl+u went from row %d to %d (ctrl+d started at %d)", down, m.cursor, from)
 	}
 }
+
+// A range selects the items from its first item row to its last, markers
+// and originals around them left out, wherever it starts and ends.
+func TestSelectionIsTheItemsOfTheRange(t *testing.T) {
+	m := fixedModel(t, 100, 30)
+	for _, mk := range m.view.Markers {
+		m.expanded[mk.OpID] = true // originals under every marker, too
+	}
+	m.rows = newRowIndex(m.view, m.expanded)
+	n := m.rows.Len()
+	for _, span := range [][2]int{{0, n - 1}, {n - 1, 0}, {0, 0}, {1, 3}, {n / 2, n/2 + 7}, {n - 2, n - 1}} {
+		m.anchor, m.cursor = span[0], span[1]
+		// The slow way: every row of the range, in order.
+		wantFirst, wantLast := -1, -1
+		for r := min(span[0], span[1]); r <= max(span[0], span[1]); r++ {
+			if rw := m.rows.At(r); rw.kind == rowItem {
+				if wantFirst < 0 {
+					wantFirst = rw.item
+				}
+				wantLast = rw.item
+			}
+		}
+		first, last, ok := m.selection()
+		if ok != (wantFirst >= 0) || ok && (first != wantFirst || last != wantLast) {
+			t.Errorf("rows %d..%d: items %d..%d (%v), want %d..%d", span[0], span[1], first, last, ok, wantFirst, wantLast)
+		}
+	}
+}

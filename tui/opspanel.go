@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -20,9 +21,53 @@ import (
 type opsPanel struct {
 	svc    *ops.Service
 	sid    string
+	keys   opsKeys
 	list   []ops.OperationOut
 	cursor int
 	loaded bool // false until the first list arrives: nothing is claimed before
+}
+
+// opsKeys is the operations panel's keys. Toggle, Revert and Jump are
+// on only while the operation under the cursor can take them, so the
+// hint never offers what would do nothing.
+type opsKeys struct {
+	Up, Down, First, Last key.Binding
+	Toggle, Revert, Jump  key.Binding
+	Close                 key.Binding
+}
+
+func defaultOpsKeys() opsKeys {
+	return opsKeys{
+		Up:     key.NewBinding(key.WithKeys("k", "up"), key.WithHelp("k/↑", "up")),
+		Down:   key.NewBinding(key.WithKeys("j", "down"), key.WithHelp("j/↓", "down")),
+		First:  key.NewBinding(key.WithKeys("g", "home"), key.WithHelp("g", "first")),
+		Last:   key.NewBinding(key.WithKeys("G", "end"), key.WithHelp("G", "last")),
+		Toggle: key.NewBinding(key.WithKeys("space"), key.WithHelp("space", "on/off")),
+		Revert: key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "revert")),
+		Jump:   key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "jump")),
+		Close:  key.NewBinding(key.WithKeys("esc", "o", "q"), key.WithHelp("esc", "close")),
+	}
+}
+
+// ShortHelp is what the panel's hint lists.
+func (k opsKeys) ShortHelp() []key.Binding {
+	return []key.Binding{k.Toggle, k.Revert, k.Jump, k.Close}
+}
+
+func newOpsPanel(svc *ops.Service, sid string) *opsPanel {
+	p := &opsPanel{svc: svc, sid: sid, keys: defaultOpsKeys()}
+	p.syncKeys()
+	return p
+}
+
+// syncKeys switches the keys on and off for the operation under the
+// cursor.
+func (p *opsPanel) syncKeys() {
+	op, ok := p.current()
+	live := ok && op.Status != model.StatusReverted
+	p.keys.Toggle.SetEnabled(live)
+	p.keys.Revert.SetEnabled(live)
+	p.keys.Jump.SetEnabled(ok && op.Index != nil)
 }
 
 type opsLoadedMsg struct {
@@ -40,7 +85,10 @@ func loadOps(svc *ops.Service, sid string) tea.Cmd {
 	}
 }
 
+// HandleMsg takes the list as it loads and the panel's keys; keys that
+// change an operation start the change in a command.
 func (p *opsPanel) HandleMsg(msg tea.Msg) (bool, tea.Cmd) {
+	defer p.syncKeys()
 	switch msg := msg.(type) {
 	case opsLoadedMsg:
 		if msg.err == nil {
@@ -61,41 +109,43 @@ func (p *opsPanel) HandleMsg(msg tea.Msg) (bool, tea.Cmd) {
 		}
 		return false, nil
 	case tea.KeyPressMsg:
-		switch msg.String() {
-		case "esc", "o", "q":
+		k := p.keys
+		switch {
+		case key.Matches(msg, k.Close):
 			return true, nil
-		case "j", "down":
+		case key.Matches(msg, k.Down):
 			p.cursor = min(p.cursor+1, max(len(p.list)-1, 0))
-		case "k", "up":
+		case key.Matches(msg, k.Up):
 			p.cursor = max(p.cursor-1, 0)
-		case "g", "home":
+		case key.Matches(msg, k.First):
 			p.cursor = 0
-		case "G", "end":
+		case key.Matches(msg, k.Last):
 			p.cursor = max(len(p.list)-1, 0)
-		case "space":
-			if op, ok := p.current(); ok && op.Status != model.StatusReverted {
-				active := !op.Active
-				what := fmt.Sprintf("%s switched off", op.OpType)
-				if active {
-					what = fmt.Sprintf("%s switched on", op.OpType)
-				}
-				return false, p.change(what, func(ctx context.Context) error {
-					_, err := p.svc.ToggleOperation(ctx, ops.ToggleArgs{OperationArgs: ops.OperationArgs{OperationID: op.OperationID, SessionID: p.sid}, Active: &active})
-					return err
-				})
+		case key.Matches(msg, k.Toggle):
+			op, _ := p.current()
+			active := !op.Active
+			what := fmt.Sprintf("%s switched off", op.OpType)
+			if active {
+				what = fmt.Sprintf("%s switched on", op.OpType)
 			}
-		case "x":
-			if op, ok := p.current(); ok && op.Status != model.StatusReverted {
-				return false, p.change(fmt.Sprintf("%s reverted", op.OpType), func(ctx context.Context) error {
-					_, err := p.svc.RevertOperation(ctx, ops.OperationArgs{OperationID: op.OperationID, SessionID: p.sid})
-					return err
-				})
-			}
-		case "enter":
-			if op, ok := p.current(); ok && op.Index != nil {
-				i := *op.Index
-				return true, func() tea.Msg { return jumpMsg{i} }
-			}
+			args := ops.ToggleArgs{OperationArgs: ops.OperationArgs{OperationID: op.OperationID, SessionID: p.sid}, Active: &active}
+			svc := p.svc
+			return false, change(what, func(ctx context.Context) error {
+				_, err := svc.ToggleOperation(ctx, args)
+				return err
+			})
+		case key.Matches(msg, k.Revert):
+			op, _ := p.current()
+			args := ops.OperationArgs{OperationID: op.OperationID, SessionID: p.sid}
+			svc := p.svc
+			return false, change(fmt.Sprintf("%s reverted", op.OpType), func(ctx context.Context) error {
+				_, err := svc.RevertOperation(ctx, args)
+				return err
+			})
+		case key.Matches(msg, k.Jump):
+			op, _ := p.current()
+			i := *op.Index
+			return true, func() tea.Msg { return jumpMsg{i} }
 		}
 	}
 	return false, nil
@@ -108,11 +158,14 @@ func (p *opsPanel) current() (ops.OperationOut, bool) {
 	return p.list[p.cursor], true
 }
 
-// change runs a change; its report reloads the thread and this list.
-func (p *opsPanel) change(what string, fn func(ctx context.Context) error) tea.Cmd {
+// change runs a change in a command; its report reloads the thread and
+// the panel's list. fn must use only values captured before: it runs on
+// its own goroutine.
+func change(what string, fn func(ctx context.Context) error) tea.Cmd {
 	return func() tea.Msg { return editDoneMsg{what: what, err: fn(context.Background())} }
 }
 
+// View draws a window of the list around the cursor, with the hint.
 func (p *opsPanel) View(width int, st *themes.Styles) string {
 	w := min(width-4, 110)
 	var lines []string
@@ -144,7 +197,7 @@ func (p *opsPanel) View(width int, st *themes.Styles) string {
 		title = fmt.Sprintf("Operations (%d)", len(p.list))
 	}
 	title = st.Dialog.Title.Render(title)
-	hint := st.Dialog.Hint.Render("space on/off · x revert · enter jump · esc close")
+	hint := dialogHint(st, "", p.keys.ShortHelp())
 	return st.Dialog.Box.Width(w).Render(lipgloss.JoinVertical(lipgloss.Left, append(append([]string{title}, lines...), hint)...))
 }
 

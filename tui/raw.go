@@ -22,7 +22,10 @@ import (
 const rawLanes = 4
 
 type rawState struct {
-	on      bool
+	on bool
+	// pending: R was pressed and the raw view is being built; it shows
+	// when it comes, if the effective view it was built from still does.
+	pending bool
 	eff     *model.View // the effective view, kept while the raw one shows
 	extents []rawExtent // by first seq
 }
@@ -35,10 +38,23 @@ type rawExtent struct {
 	inactive bool // switched off, reverted or waiting for tags
 }
 
+// rawViewMsg carries a raw view built from the effective view eff.
+type rawViewMsg struct {
+	eff, view *model.View
+}
+
+// rawOpsMsg carries the operations' extents, found over the effective
+// view eff.
 type rawOpsMsg struct {
-	sid string
-	ops []model.Op
-	err error
+	eff     *model.View
+	extents []rawExtent
+	err     error
+}
+
+// buildRaw lays out the stored thread in a command: the raw view has an
+// item per stored message, too many to make in Update.
+func buildRaw(n int, eff *model.View) tea.Cmd {
+	return func() tea.Msg { return rawViewMsg{eff, newRawView(n, eff)} }
 }
 
 // newRawView lays out the stored messages 1..n as a view, with the tags
@@ -55,33 +71,60 @@ func newRawView(n int, eff *model.View) *model.View {
 }
 
 // toggleRaw switches between the effective and the raw view, keeping the
-// cursor on the same stored message where it can.
+// cursor on the same stored message where it can. The raw view is built
+// in a command; rawReady shows it.
 func (m *Model) toggleRaw() tea.Cmd {
 	if m.view == nil {
 		return nil
 	}
+	if m.raw.pending {
+		m.raw.pending = false // R again before it came: stay here
+		return nil
+	}
+	if !m.raw.on {
+		m.raw.pending = true
+		return buildRaw(m.info.MessageCount, m.view)
+	}
 	seq := m.seqAt(m.cursor)
-	if m.raw.on {
-		m.raw.on, m.view, m.raw.eff = false, m.raw.eff, nil
-		m.rows = newRowIndex(m.view, m.expanded)
-		if idx, _ := m.view.PlaceOfSeq(seq); seq > 0 && idx >= 0 {
-			m.jumpTo(idx)
-		} else {
-			m.cursor = min(m.cursor, max(m.rows.Len()-1, 0))
-			m.scrollToCursor()
+	m.raw.on, m.view, m.raw.eff = false, m.raw.eff, nil
+	m.rows = newRowIndex(m.view, m.expanded)
+	if idx, _ := m.view.PlaceOfSeq(seq); seq > 0 && idx >= 0 {
+		m.jumpTo(idx)
+	} else {
+		m.cursor = min(m.cursor, max(m.rows.Len()-1, 0))
+		m.scrollToCursor()
+	}
+	return m.loadBodies()
+}
+
+// rawReady shows a raw view that was built: on entering it, or after a
+// reload while it shows. One built from a view that no longer shows is
+// dropped.
+func (m *Model) rawReady(msg rawViewMsg) tea.Cmd {
+	switch {
+	case m.raw.on && msg.eff == m.raw.eff:
+		// The stored thread only grows: the cursor stays where it is.
+		m.view = msg.view
+		m.rows = newRowIndex(m.view, nil)
+		clear(m.lines)
+		m.scrollToCursor()
+		return tea.Batch(m.loadBodies(), m.loadRawOps())
+	case m.raw.pending && msg.eff == m.view && m.dialog == nil && !m.search.open:
+		seq := m.seqAt(m.cursor)
+		if seq == 0 {
+			seq = m.storedBefore(m.cursor)
 		}
-		return m.loadBodies()
+		m.raw = rawState{on: true, eff: m.view}
+		m.anchor, m.moving = -1, nil
+		m.view = msg.view
+		m.rows = newRowIndex(m.view, nil)
+		m.cursor = max(min(int(seq)-1, m.rows.Len()-1), 0)
+		m.scrollToCursor()
+		return tea.Batch(m.loadBodies(), m.loadRawOps())
+	case msg.eff == m.view:
+		m.raw.pending = false // a dialog opened meanwhile: it keeps the effective view
 	}
-	if seq == 0 {
-		seq = m.storedBefore(m.cursor)
-	}
-	m.raw.on, m.raw.eff = true, m.view
-	m.anchor, m.moving = -1, nil
-	m.view = newRawView(m.info.MessageCount, m.raw.eff)
-	m.rows = newRowIndex(m.view, nil)
-	m.cursor = max(min(int(seq)-1, m.rows.Len()-1), 0)
-	m.scrollToCursor()
-	return tea.Batch(m.loadBodies(), m.loadRawOps())
+	return nil
 }
 
 // storedBefore is the last stored message shown at or before row r of
@@ -105,11 +148,16 @@ func (m *Model) storedBefore(r int) uint64 {
 	return 1
 }
 
+// loadRawOps finds the operations' extents in a command: that reads
+// every operation's targets.
 func (m *Model) loadRawOps() tea.Cmd {
-	svc, sid := m.svc, m.sid
+	svc, sid, eff := m.svc, m.sid, m.raw.eff
 	return func() tea.Msg {
 		ops, err := svc.Operations(sid)
-		return rawOpsMsg{sid, ops, err}
+		if err != nil {
+			return rawOpsMsg{eff: eff, err: err}
+		}
+		return rawOpsMsg{eff: eff, extents: rawExtents(ops, eff)}
 	}
 }
 
@@ -117,10 +165,10 @@ func (m *Model) rawOpsLoaded(msg rawOpsMsg) tea.Cmd {
 	if msg.err != nil {
 		return m.flash(msg.err.Error(), true)
 	}
-	if msg.sid != m.sid || !m.raw.on {
-		return nil
+	if !m.raw.on || msg.eff != m.raw.eff {
+		return nil // found for a view that no longer shows
 	}
-	m.raw.extents = rawExtents(msg.ops, m.raw.eff)
+	m.raw.extents = msg.extents
 	clear(m.lines)
 	return nil
 }

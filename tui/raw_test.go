@@ -91,3 +91,55 @@ func TestRawExtentsLanes(t *testing.T) {
 		}
 	}
 }
+
+// R only asks for the raw view: it is laid out in a command (it has an
+// item per stored message), and shows when that command's message comes.
+func TestRawViewIsBuiltInACommand(t *testing.T) {
+	m, _ := demoModel(t, 120, 40)
+	eff := m.view
+	_, cmd := m.Update(tea.KeyPressMsg{Code: 'R', Text: "R"})
+	if cmd == nil || m.raw.on || m.view != eff {
+		t.Fatalf("R in Update: command %v, raw %v, view swapped %v", cmd != nil, m.raw.on, m.view != eff)
+	}
+	msg, ok := cmd().(rawViewMsg)
+	if !ok || msg.view.Len() != m.info.MessageCount {
+		t.Fatalf("R's command returned %T", msg)
+	}
+	run(t, m, func() tea.Msg { return msg })
+	if !m.raw.on || m.view != msg.view || m.raw.eff != eff {
+		t.Fatal("the built raw view was not shown")
+	}
+}
+
+// A raw view built from an effective view that a reload replaced is
+// dropped; the reload builds it again from the new one.
+func TestStaleRawViewIsDropped(t *testing.T) {
+	m, svc := demoModel(t, 120, 40)
+	_, cmd := m.Update(tea.KeyPressMsg{Code: 'R', Text: "R"})
+	stale := cmd()
+	args := ops.AppendMessagesArgs{SessionID: m.sid, Messages: []model.NewMessage{{Role: model.RoleUser, Content: "late news"}}}
+	if _, err := svc.AppendMessages(ops.WithAuthor(context.Background(), "agent"), args); err != nil {
+		t.Fatal(err)
+	}
+	info, v, err := svc.View(m.sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, reload := m.Update(viewLoadedMsg{info, v, nil})
+	m.Update(stale)
+	if m.raw.on {
+		t.Fatal("a raw view of the replaced effective view was shown")
+	}
+	run(t, m, reload)
+	if !m.raw.on || m.view.Len() != info.MessageCount || m.raw.eff != v {
+		t.Fatalf("after the reload: raw %v, %d items for %d stored messages", m.raw.on, m.view.Len(), info.MessageCount)
+	}
+	// R again while it is on its way cancels it.
+	press(t, m, "R")
+	_, cmd = m.Update(tea.KeyPressMsg{Code: 'R', Text: "R"})
+	m.Update(tea.KeyPressMsg{Code: 'R', Text: "R"})
+	run(t, m, cmd)
+	if m.raw.on {
+		t.Fatal("R twice still opened the raw view")
+	}
+}

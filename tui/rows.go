@@ -60,6 +60,7 @@ func newRowIndex(v *model.View, expanded map[string]bool) *rowIndex {
 	return ri
 }
 
+// Len is how many rows the thread has.
 func (ri *rowIndex) Len() int { return ri.total }
 
 // At returns what row r shows.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
@@ -18,6 +19,7 @@ import (
 // that come back for an older query are dropped, so typing never waits.
 type search struct {
 	open  bool
+	keys  searchKeys
 	input textinput.Model
 	seq   int // of the latest query sent
 	query string
@@ -27,6 +29,33 @@ type search struct {
 	// state is what the last result learned: a query extending it is
 	// matched only where it can still match and reach the best.
 	state *ops.FuzzyState
+}
+
+// searchKeys is the search panel's keys; every other key types into the
+// query. Jump and the moves are on only while there are matches, and
+// with none enter closes the panel as esc does.
+type searchKeys struct {
+	Jump, Next, Prev, Close key.Binding
+}
+
+func defaultSearchKeys() searchKeys {
+	return searchKeys{
+		Jump:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "jumps")),
+		Next:  key.NewBinding(key.WithKeys("down", "ctrl+n", "tab"), key.WithHelp("↓", "next match")),
+		Prev:  key.NewBinding(key.WithKeys("up", "ctrl+p", "shift+tab"), key.WithHelp("↑", "previous match")),
+		Close: key.NewBinding(key.WithKeys("esc", "enter"), key.WithHelp("esc", "closes")),
+	}
+}
+
+// ShortHelp is what the panel's hint lists while the query is empty.
+func (k searchKeys) ShortHelp() []key.Binding { return []key.Binding{k.Jump, k.Close} }
+
+// syncKeys switches the keys on and off for the matches shown.
+func (s *search) syncKeys() {
+	has := len(s.hits) > 0
+	s.keys.Jump.SetEnabled(has)
+	s.keys.Next.SetEnabled(has)
+	s.keys.Prev.SetEnabled(has)
 }
 
 type searchResultMsg struct {
@@ -46,6 +75,8 @@ func (m *Model) openSearch() tea.Cmd {
 	in.CursorEnd()
 	m.search.input = in
 	m.search.open = true
+	m.search.keys = defaultSearchKeys()
+	m.search.syncKeys()
 	return m.search.input.Focus()
 }
 
@@ -60,6 +91,7 @@ func (m *Model) runSearch() tea.Cmd {
 	s.query = q
 	if strings.TrimSpace(q) == "" {
 		s.hits, s.sel, s.state = nil, 0, nil
+		s.syncKeys()
 		return nil
 	}
 	seq, svc, sid, prev := s.seq, m.svc, m.sid, s.state
@@ -80,25 +112,23 @@ func (m *Model) searchResult(msg searchResultMsg) {
 		return
 	}
 	s.hits, s.err, s.sel = msg.hits, msg.err, 0
+	s.syncKeys()
 }
 
 func (m *Model) searchKey(msg tea.KeyPressMsg) tea.Cmd {
 	s := &m.search
-	switch msg.String() {
-	case "esc":
+	switch {
+	case key.Matches(msg, s.keys.Jump):
+		s.open = false
+		m.jumpTo(s.hits[s.sel].Index)
+		return m.loadBodies()
+	case key.Matches(msg, s.keys.Close):
 		s.open = false
 		return nil
-	case "enter":
-		s.open = false
-		if s.sel < len(s.hits) {
-			m.jumpTo(s.hits[s.sel].Index)
-			return m.loadBodies()
-		}
+	case key.Matches(msg, s.keys.Next):
+		s.sel = min(s.sel+1, len(s.hits)-1)
 		return nil
-	case "down", "ctrl+n", "tab":
-		s.sel = min(s.sel+1, max(len(s.hits)-1, 0))
-		return nil
-	case "up", "ctrl+p", "shift+tab":
+	case key.Matches(msg, s.keys.Prev):
 		s.sel = max(s.sel-1, 0)
 		return nil
 	}
@@ -143,17 +173,20 @@ func (m *Model) nextHit(dir int) tea.Cmd {
 func (m *Model) searchView() []string {
 	s := &m.search
 	st := m.styles
-	count := plural(len(s.hits), "match")
+	// Beside the input: an error, else what to do while the query is
+	// empty, else how many matched.
+	var info string
 	switch {
+	case s.err != nil:
+		info = st.Status.Error.Render(s.err.Error())
 	case strings.TrimSpace(s.input.Value()) == "":
-		count = "type to search the whole thread · enter jumps · esc closes"
+		info = dialogHint(st, "type to search the whole thread", s.keys.ShortHelp())
 	case len(s.hits) == searchLimit:
-		count = fmt.Sprintf("best %d matches", searchLimit)
+		info = st.Dialog.Hint.Render(fmt.Sprintf("best %d matches", searchLimit))
+	default:
+		info = st.Dialog.Hint.Render(plural(len(s.hits), "match"))
 	}
-	if s.err != nil {
-		count = st.Status.Error.Render(s.err.Error())
-	}
-	lines := []string{s.input.View() + "  " + st.Dialog.Hint.Render(count)}
+	lines := []string{s.input.View() + "  " + info}
 	shown := min(len(s.hits), 8)
 	from := min(max(s.sel-shown/2, 0), max(len(s.hits)-shown, 0))
 	for i := from; i < from+shown; i++ {

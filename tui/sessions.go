@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
@@ -17,19 +18,50 @@ import (
 )
 
 // sessionsPanel lists the file's sessions with a fuzzy filter on their
-// titles; enter opens one, tab goes back to the thread.
+// titles; enter opens one, tab goes back to the thread. The list is read
+// and filtered in commands, as the search is: there may be many sessions.
 type sessionsPanel struct {
 	all    []ops.SessionOut
-	shown  []int // indexes into all, filtered and ranked
+	titles []string // of all; commands read it, so it is never changed, only replaced
+	shown  []int    // indexes into all, filtered and ranked
 	match  map[int][]int
 	filter textinput.Model
+	keys   sessionsKeys
 	cursor int
+	seq    int // of the latest filter asked for
+	ranked int // seq of the filter shown; while behind seq, "no match" is not claimed
 }
 
 type sessionsLoadedMsg struct {
-	list []ops.SessionOut
-	err  error
+	list   []ops.SessionOut
+	titles []string
+	err    error
 }
+
+// sessionsFilteredMsg carries the sessions matching a filter, ranked.
+type sessionsFilteredMsg struct {
+	seq   int
+	shown []int
+	match map[int][]int
+}
+
+// sessionsKeys is the sessions panel's keys; every other key types into
+// the filter. Open is on only while a session is listed.
+type sessionsKeys struct {
+	Up, Down, Open, Close key.Binding
+}
+
+func defaultSessionsKeys() sessionsKeys {
+	return sessionsKeys{
+		Up:    key.NewBinding(key.WithKeys("up", "ctrl+p"), key.WithHelp("↑", "up")),
+		Down:  key.NewBinding(key.WithKeys("down", "ctrl+n"), key.WithHelp("↓", "down")),
+		Open:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open"), key.WithDisabled()),
+		Close: key.NewBinding(key.WithKeys("esc", "tab"), key.WithHelp("tab", "back")),
+	}
+}
+
+// ShortHelp is what the panel's hint lists.
+func (k sessionsKeys) ShortHelp() []key.Binding { return []key.Binding{k.Open, k.Close} }
 
 // openSessionMsg asks the root to open a session.
 type openSessionMsg struct{ id string }
@@ -37,7 +69,11 @@ type openSessionMsg struct{ id string }
 func loadSessions(svc *ops.Service) tea.Cmd {
 	return func() tea.Msg {
 		res, err := svc.ListSessions(context.Background(), ops.ListSessionsArgs{})
-		return sessionsLoadedMsg{res.Sessions, err}
+		titles := make([]string, len(res.Sessions))
+		for i, s := range res.Sessions {
+			titles[i] = s.Title
+		}
+		return sessionsLoadedMsg{res.Sessions, titles, err}
 	}
 }
 
@@ -45,64 +81,80 @@ func newSessionsPanel(st *themes.Styles) *sessionsPanel {
 	in := newInput(st)
 	in.Prompt = "filter › "
 	in.Focus()
-	return &sessionsPanel{filter: in}
+	return &sessionsPanel{filter: in, keys: defaultSessionsKeys()}
 }
 
-func (p *sessionsPanel) refilter() {
-	p.shown, p.match = p.shown[:0], map[int][]int{}
-	q := p.filter.Value()
-	if q == "" {
-		for i := range p.all {
-			p.shown = append(p.shown, i)
-		}
-	} else {
-		titles := make([]string, len(p.all))
-		for i, s := range p.all {
-			titles[i] = s.Title
-		}
-		for _, m := range fuzzy.Find(q, titles) {
-			p.shown = append(p.shown, m.Index)
-			p.match[m.Index] = m.MatchedIndexes
-		}
+// refilter asks for the sessions matching the filter as it is now.
+func (p *sessionsPanel) refilter() tea.Cmd {
+	p.seq++
+	seq, titles, q := p.seq, p.titles, p.filter.Value()
+	return func() tea.Msg {
+		shown, match := rankTitles(titles, q)
+		return sessionsFilteredMsg{seq, shown, match}
 	}
-	p.cursor = min(p.cursor, max(len(p.shown)-1, 0))
 }
 
+// rankTitles returns the indexes of the titles matching q, best first
+// (all, in order, for an empty q), with the matched bytes of each.
+func rankTitles(titles []string, q string) ([]int, map[int][]int) {
+	shown, match := make([]int, 0, len(titles)), map[int][]int{}
+	if q == "" {
+		for i := range titles {
+			shown = append(shown, i)
+		}
+		return shown, match
+	}
+	for _, m := range fuzzy.Find(q, titles) {
+		shown = append(shown, m.Index)
+		match[m.Index] = m.MatchedIndexes
+	}
+	return shown, match
+}
+
+// HandleMsg takes the list and the filter's results as they come, and
+// the panel's keys; every other key goes to the filter.
 func (p *sessionsPanel) HandleMsg(msg tea.Msg) (bool, tea.Cmd) {
 	switch msg := msg.(type) {
 	case sessionsLoadedMsg:
-		if msg.err == nil {
-			p.all = msg.list
-			p.refilter()
+		if msg.err != nil {
+			return false, nil
+		}
+		p.all, p.titles = msg.list, msg.titles
+		return false, p.refilter()
+	case sessionsFilteredMsg:
+		if msg.seq == p.seq {
+			p.shown, p.match, p.ranked = msg.shown, msg.match, msg.seq
+			p.cursor = min(p.cursor, max(len(p.shown)-1, 0))
+			p.keys.Open.SetEnabled(len(p.shown) > 0)
 		}
 		return false, nil
 	case tea.KeyPressMsg:
-		switch msg.String() {
-		case "esc", "tab":
+		switch {
+		case key.Matches(msg, p.keys.Close):
 			return true, nil
-		case "down", "ctrl+n":
+		case key.Matches(msg, p.keys.Down):
 			p.cursor = min(p.cursor+1, max(len(p.shown)-1, 0))
 			return false, nil
-		case "up", "ctrl+p":
+		case key.Matches(msg, p.keys.Up):
 			p.cursor = max(p.cursor-1, 0)
 			return false, nil
-		case "enter":
-			if p.cursor < len(p.shown) {
-				id := p.all[p.shown[p.cursor]].SessionID
-				return true, func() tea.Msg { return openSessionMsg{id} }
-			}
-			return false, nil
+		case key.Matches(msg, p.keys.Open):
+			id := p.all[p.shown[p.cursor]].SessionID
+			return true, func() tea.Msg { return openSessionMsg{id} }
+		case msg.Code == tea.KeyEnter:
+			return false, nil // nothing listed to open; the filter takes no newline
 		}
 	}
 	var cmd tea.Cmd
 	before := p.filter.Value()
 	p.filter, cmd = p.filter.Update(msg)
-	if p.filter.Value() != before {
-		p.refilter()
+	if p.filter.Value() != before && p.all != nil {
+		return false, tea.Batch(cmd, p.refilter())
 	}
 	return false, cmd
 }
 
+// View draws a window of the filtered list around the cursor.
 func (p *sessionsPanel) View(width int, st *themes.Styles) string {
 	w := min(width-4, 110)
 	lines := []string{st.List.Title.Render(fmt.Sprintf("Sessions (%d)", len(p.all))), p.filter.View()}
@@ -127,9 +179,9 @@ func (p *sessionsPanel) View(width int, st *themes.Styles) string {
 		title := highlight(cut, p.match[i], style, st.Search.Match) + strings.Repeat(" ", titleW-ansi.StringWidth(cut))
 		lines = append(lines, prefix+title+"  "+st.List.Meta.Render(meta))
 	}
-	if len(p.shown) == 0 {
+	if len(p.shown) == 0 && p.ranked == p.seq && p.seq > 0 {
 		lines = append(lines, st.Thread.Empty.Render("no session matches"))
 	}
-	lines = append(lines, st.Dialog.Hint.Render("type to filter · enter open · tab back"))
+	lines = append(lines, dialogHint(st, "type to filter", p.keys.ShortHelp()))
 	return st.Dialog.Box.Width(w).Render(lipgloss.JoinVertical(lipgloss.Left, lines...))
 }

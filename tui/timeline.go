@@ -109,7 +109,7 @@ type timeJumpMsg struct {
 }
 
 func (m *Model) startTimeJump() tea.Cmd {
-	m.dialog = newInputDialog(m.styles, "Jump to a time", "e.g. 2026-03-03 14:00, 15:30, -2h, yesterday 9am · enter to jump · esc to cancel", "", nil,
+	m.dialog = newInputDialog(m.styles, "Jump to a time", "e.g. 2026-03-03 14:00, 15:30, -2h, yesterday 9am", "to jump", "", nil,
 		func(v string) tea.Cmd {
 			svc, sid := m.svc, m.sid
 			return func() tea.Msg {

@@ -1,0 +1,38 @@
+package tui
+
+import (
+	"context"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+
+	"weft/ops"
+)
+
+// Typing in the sessions panel filters in a command, as the search does:
+// a result for an older filter is dropped.
+func TestSessionsFilterRunsInACommand(t *testing.T) {
+	m, svc := demoModel(t, 110, 36)
+	if _, err := svc.CreateSession(context.Background(), ops.CreateSessionArgs{Title: "Another thread"}); err != nil {
+		t.Fatal(err)
+	}
+	send(t, m, tea.KeyPressMsg{Code: tea.KeyTab})
+	p := m.dialog.(*sessionsPanel)
+	if len(p.shown) != 2 {
+		t.Fatalf("%d sessions shown, want 2", len(p.shown))
+	}
+	_, older := m.Update(tea.KeyPressMsg{Code: 'a', Text: "a"})
+	_, newer := m.Update(tea.KeyPressMsg{Code: 'n', Text: "n"})
+	if len(p.shown) != 2 {
+		t.Fatal("Update filtered the sessions itself")
+	}
+	run(t, m, newer)
+	want := append([]int(nil), p.shown...)
+	run(t, m, older)
+	if len(p.shown) != len(want) || p.filter.Value() != "an" {
+		t.Fatalf("the result for %q replaced the one for %q: %v, want %v", "a", p.filter.Value(), p.shown, want)
+	}
+	if len(want) == 0 || p.all[want[0]].Title != "Another thread" {
+		t.Fatalf("filter %q ranked %v first", p.filter.Value(), want)
+	}
+}
