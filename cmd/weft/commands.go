@@ -303,7 +303,7 @@ func (a *app) call(ctx context.Context, args []string) (err error) {
 		return err
 	}
 	defer func() { f.close(err) }()
-	res, err := tool.Call(ctx, newService(f.Store), raw)
+	res, err := tool.Call(ctx, f.svc, raw)
 	if err != nil {
 		return err
 	}

@@ -159,9 +159,11 @@ func (a *app) openTUI(ctx context.Context, session string) error {
 // runTUI runs the TUI; tests replace it to look at what it is given.
 var runTUI = tui.Run
 
-// dbFile is the database file opened for a command.
+// dbFile is the database file opened for a command, and the service
+// over it.
 type dbFile struct {
-	*store.Store
+	st      *store.Store
+	svc     *ops.Service
 	path    string
 	created bool // this run made the file
 }
@@ -174,7 +176,7 @@ func (a *app) openDB(timeout time.Duration) (*dbFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &dbFile{Store: st, path: a.db, created: errors.Is(statErr, os.ErrNotExist)}, nil
+	return &dbFile{st: st, svc: newService(st), path: a.db, created: errors.Is(statErr, os.ErrNotExist)}, nil
 }
 
 // close closes the file. A refused request leaves the disk as it was: a
@@ -182,13 +184,13 @@ func (a *app) openDB(timeout time.Duration) (*dbFile, error) {
 // is not nil.
 func (f *dbFile) close(failed error) {
 	if f.created && failed != nil {
-		if list, err := f.Sessions(); err == nil && len(list) == 0 {
-			f.Store.Close()
+		if list, err := f.svc.ListSessions(context.Background(), ops.ListSessionsArgs{}); err == nil && list.Total == 0 {
+			f.st.Close()
 			os.Remove(f.path)
 			return
 		}
 	}
-	f.Store.Close()
+	f.st.Close()
 }
 
 // withService runs fn on the service over the database file (see
@@ -199,5 +201,5 @@ func (a *app) withService(fn func(*ops.Service) error) (err error) {
 		return err
 	}
 	defer func() { f.close(err) }()
-	return fn(newService(f.Store))
+	return fn(f.svc)
 }
