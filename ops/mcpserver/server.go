@@ -110,13 +110,35 @@ func (s *Server) serve(ctx context.Context, t mcp.Transport) error {
 	return err
 }
 
-// Version is weft's version as the build recorded it ("dev" for a build
-// from a work tree).
+// Version is weft's version as the build recorded it: the module version
+// of an installed release, else "dev+<commit>" (".dirty" with changes)
+// for a build from a checkout, else "dev".
 func Version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dev"
 	}
-	return "dev"
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	// A build from a checkout: the commit it was built from.
+	rev, dirty := "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "dev"
+	}
+	v := "dev+" + rev[:min(len(rev), 12)]
+	if dirty {
+		v += ".dirty"
+	}
+	return v
 }
 
 // schemaOptions describe weft's types to the schema generator: parts are
