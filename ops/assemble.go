@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"weft/formats"
+	"weft/formats/export"
 	"weft/model"
 	"weft/store"
 )
@@ -566,7 +567,7 @@ func asmItems(tx *store.Tx, v *model.View, indices []int) ([]formats.Item, int, 
 // not in the thread is folded into text.
 func asmOpenAI(items []formats.Item) ([]ChatMessage, []string, error) {
 	var buf bytes.Buffer
-	rep, err := formats.WriteOpenAI(&buf, items)
+	rep, err := export.WriteOpenAI(&buf, items)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -615,7 +616,7 @@ func asmContentText(content any) string {
 // messages as the system prompt.
 func asmAnthropic(items []formats.Item) (*AnthropicRequest, []string, error) {
 	var buf bytes.Buffer
-	rep, err := formats.WriteAnthropic(&buf, items)
+	rep, err := export.WriteAnthropic(&buf, items)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"weft/formats"
+	"weft/formats/openai"
 	"weft/model"
 	"weft/store"
 )
@@ -161,7 +162,7 @@ func hookRead(raw []json.RawMessage) ([]hookMessage, error) {
 	}
 	body.WriteByte(']')
 	col := &hookCollector{}
-	problems, err := formats.ReadOpenAI(&body, col)
+	problems, err := openai.Read(&body, col)
 	if len(problems) > 0 {
 		texts := make([]string, 0, len(problems))
 		for _, p := range problems {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"weft/formats"
+	"weft/formats/weftjsonl"
 	"weft/model"
 	"weft/store"
 )
@@ -565,7 +566,7 @@ func (im *Import) remapOps(tx *store.Tx, t *thread, th *importThread, ops *[]mod
 	// it names nothing imported.
 	mapID := func(id model.ItemID) (model.ItemID, bool, error) {
 		if _, ok := id.Seq(); ok {
-			seq, found, err := th.lookup(tx, t.info.ID, formats.WeftKey(th.info.Key, id))
+			seq, found, err := th.lookup(tx, t.info.ID, weftjsonl.Key(th.info.Key, id))
 			if err != nil || !found {
 				return "", false, err
 			}
@@ -652,7 +653,7 @@ func (im *Import) anchorBefore(tx *store.Tx, t *thread, th *importThread, anchor
 		return "", false, nil
 	}
 	for s, tries := seq-1, 0; s > 0 && tries < 1000; s, tries = s-1, tries+1 {
-		here, found, err := th.lookup(tx, t.info.ID, formats.WeftKey(th.info.Key, model.MessageID(s)))
+		here, found, err := th.lookup(tx, t.info.ID, weftjsonl.Key(th.info.Key, model.MessageID(s)))
 		if err != nil {
 			return "", false, err
 		}

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"weft/formats"
+	"weft/formats/export"
 	"weft/model"
 	"weft/store"
 )
@@ -510,7 +511,7 @@ func (s *Service) GetSessionHistory(_ context.Context, a SessionHistoryArgs) (Se
 			}
 		case "markdown":
 			var b strings.Builder
-			if err := formats.WriteMarkdown(&b, snap.info.Title, items); err != nil {
+			if err := export.WriteMarkdown(&b, snap.info.Title, items); err != nil {
 				return err
 			}
 			res.Text = b.String()

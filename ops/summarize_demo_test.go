@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"weft/demo"
-	"weft/formats"
+	"weft/formats/claudecode"
 	"weft/model"
 	"weft/ops"
 	"weft/store"
@@ -137,7 +137,7 @@ func TestSummarizeRealClaudeCodeSession(t *testing.T) {
 	defer file.Close()
 	svc := demoService(t)
 	im := svc.NewImport(context.Background(), ops.ImportOptions{})
-	if _, err := formats.ReadClaudeCode(file, im); err != nil {
+	if _, err := claudecode.Read(file, im); err != nil {
 		t.Fatal(err)
 	}
 	if err := im.Close(); err != nil {

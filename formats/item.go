@@ -6,8 +6,8 @@ import (
 	"weft/model"
 )
 
-// Item is one message of a thread being exported: an item of the
-// effective thread (or a stored message, for a raw export).
+// Item is one message of a thread being exported (see package export):
+// an item of the effective thread, or a stored message for a raw export.
 type Item struct {
 	ID        model.ItemID
 	Role      model.Role

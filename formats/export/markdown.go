@@ -1,4 +1,4 @@
-package formats
+package export
 
 import (
 	"bufio"
@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"weft/formats"
 	"weft/model"
 )
 
@@ -16,7 +17,7 @@ import (
 // markdown-ish), tool calls as fenced JSON, tool results (and the
 // content of tool messages) fenced, and its tags. The same items always
 // give the same bytes.
-func WriteMarkdown(w io.Writer, title string, items []Item) error {
+func WriteMarkdown(w io.Writer, title string, items []formats.Item) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	title = strings.Join(strings.Fields(title), " ")
 	if title == "" {
@@ -63,7 +64,7 @@ func WriteMarkdown(w io.Writer, title string, items []Item) error {
 
 // xmHeading writes an item's heading: role, name, the operation that
 // made it, time.
-func xmHeading(w *bufio.Writer, it *Item) {
+func xmHeading(w *bufio.Writer, it *formats.Item) {
 	role := string(it.Role)
 	if role == "" {
 		role = "unknown"

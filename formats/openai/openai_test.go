@@ -1,8 +1,7 @@
-package formats
+package openai
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,31 +15,15 @@ import (
 	"testing/iotest"
 	"time"
 
+	"weft/formats"
+	"weft/formats/internal/importtest"
+	"weft/formats/internal/records"
 	"weft/model"
 )
 
-const oiMLLMFile = "testdata/openai-messages/llamafactory_mllm_demo.json"
+const mllmFile = "../testdata/openai-messages/llamafactory_mllm_demo.json"
 
-func oiRun(t testing.TB, read Reader, data string) (*recorder, []Problem, error) {
-	t.Helper()
-	rec := newRecorder(t)
-	problems, err := read(strings.NewReader(data), rec)
-	if rec.open {
-		t.Fatalf("a thread was left open")
-	}
-	return rec, problems, err
-}
-
-func oiRunOK(t testing.TB, read Reader, data string) (*recorder, []Problem) {
-	t.Helper()
-	rec, problems, err := oiRun(t, read, data)
-	if err != nil {
-		t.Fatalf("read: %v (problems %v)", err, problems)
-	}
-	return rec, problems
-}
-
-func oiFile(t testing.TB, path string) string {
+func file(t testing.TB, path string) string {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -49,53 +32,21 @@ func oiFile(t testing.TB, path string) string {
 	return string(data)
 }
 
-func oiParts(t testing.TB, m Message) []model.Part {
-	t.Helper()
-	if len(m.Parts) == 0 {
-		return nil
-	}
-	var parts []model.Part
-	if err := json.Unmarshal(m.Parts, &parts); err != nil {
-		t.Fatalf("%s: parts: %v", m.Key, err)
-	}
-	return parts
-}
-
-func oiCount(rec *recorder) (threads, messages int) {
-	for _, th := range rec.threads {
-		messages += len(th.Messages)
-	}
-	return len(rec.threads), messages
-}
-
-// oiKeys lists a recorder's thread and message keys, one a line.
-func oiKeys(rec *recorder) string {
-	var b strings.Builder
-	for _, th := range rec.threads {
-		b.WriteString(th.Info.Key + ":")
-		for _, m := range th.Messages {
-			b.WriteString(" " + m.Key)
-		}
-		b.WriteString("\n")
-	}
-	return b.String()
-}
-
 func TestReadOpenAIMLLMDemo(t *testing.T) {
-	rec, problems := oiRunOK(t, ReadOpenAI, oiFile(t, oiMLLMFile))
+	rec, problems := importtest.RunOK(t, Read, file(t, mllmFile))
 	if len(problems) > 0 {
 		t.Errorf("problems: %v", problems)
 	}
-	if th, n := oiCount(rec); th != 6 || n != 24 {
+	if th, n := rec.Count(); th != 6 || n != 24 {
 		t.Fatalf("got %d threads, %d messages; want 6, 24", th, n)
 	}
 	wantImages := []int{2, 1, 1, 2, 1, 1}
 	keys := map[string]bool{}
-	for i, th := range rec.threads {
-		if got := th.roles(); got != "user assistant user assistant" {
+	for i, th := range rec.Threads {
+		if got := th.Roles(); got != "user assistant user assistant" {
 			t.Errorf("thread %d roles %q", i+1, got)
 		}
-		if th.Info.Source != OpenAI || !th.Info.CreatedAt.IsZero() {
+		if th.Info.Source != formats.OpenAI || !th.Info.CreatedAt.IsZero() {
 			t.Errorf("thread %d info %+v", i+1, th.Info)
 		}
 		if keys[th.Info.Key] || len(th.Info.Key) != 16 {
@@ -107,7 +58,7 @@ func TestReadOpenAIMLLMDemo(t *testing.T) {
 			if !m.CreatedAt.IsZero() {
 				t.Errorf("%s has a time", m.Key)
 			}
-			for _, p := range oiParts(t, m) {
+			for _, p := range importtest.Parts(t, m) {
 				if p.Type == model.PartImage {
 					images++
 					if p.MediaType != "image/jpeg" || !strings.HasPrefix(string(p.Raw), `"mllm_demo_data/`) {
@@ -123,7 +74,7 @@ func TestReadOpenAIMLLMDemo(t *testing.T) {
 			t.Errorf("thread %d has %d images, want %d", i+1, images, wantImages[i])
 		}
 	}
-	first := rec.threads[0]
+	first := rec.Threads[0]
 	if first.Info.Title != "Who are they?" {
 		t.Errorf("title %q", first.Info.Title)
 	}
@@ -131,14 +82,14 @@ func TestReadOpenAIMLLMDemo(t *testing.T) {
 	if m.Content != "[image image/jpeg]\n\nWho are they?" {
 		t.Errorf("first content %q", m.Content)
 	}
-	parts := oiParts(t, m)
+	parts := importtest.Parts(t, m)
 	if len(parts) != 2 || parts[0].Type != model.PartImage || parts[1].Type != model.PartText || parts[1].Text != "Who are they?" {
 		t.Errorf("first parts %+v", parts)
 	}
 	if want := "0000000001:" + model.ContentDigest(model.RoleUser, m.Content)[:12]; m.Key != want {
 		t.Errorf("key %q, want %q", m.Key, want)
 	}
-	if want := oiThreadKey(model.ContentDigest(model.RoleUser, m.Content), 1); first.Info.Key != want {
+	if want := records.ThreadKey(model.ContentDigest(model.RoleUser, m.Content), 1); first.Info.Key != want {
 		t.Errorf("thread key %q, want %q", first.Info.Key, want)
 	}
 	third := first.Messages[2]
@@ -148,8 +99,8 @@ func TestReadOpenAIMLLMDemo(t *testing.T) {
 	if a := first.Messages[1]; a.Content != "They're Kane and Gretzka from Bayern Munich." || a.Parts != nil {
 		t.Errorf("plain answer %+v", a)
 	}
-	if rec.threads[3].Info.Title != "他们是谁？" {
-		t.Errorf("thread 4 title %q", rec.threads[3].Info.Title)
+	if rec.Threads[3].Info.Title != "他们是谁？" {
+		t.Errorf("thread 4 title %q", rec.Threads[3].Info.Title)
 	}
 }
 
@@ -173,18 +124,18 @@ func TestReadOpenAIShapes(t *testing.T) {
 	var want string
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			rec, problems := oiRunOK(t, ReadOpenAI, c.data)
+			rec, problems := importtest.RunOK(t, Read, c.data)
 			if len(problems) > 0 {
 				t.Errorf("problems: %v", problems)
 			}
-			if len(rec.threads) != c.threads {
-				t.Fatalf("%d threads, want %d", len(rec.threads), c.threads)
+			if len(rec.Threads) != c.threads {
+				t.Fatalf("%d threads, want %d", len(rec.Threads), c.threads)
 			}
-			th := rec.threads[0]
-			if th.roles() != "user assistant" || th.Messages[0].Content != "Hello there" || th.Messages[1].Content != "Hi! How can I help?" {
+			th := rec.Threads[0]
+			if th.Roles() != "user assistant" || th.Messages[0].Content != "Hello there" || th.Messages[1].Content != "Hi! How can I help?" {
 				t.Fatalf("thread %+v", th.Messages)
 			}
-			if th.Info.Title != "Hello there" || th.Info.Source != OpenAI {
+			if th.Info.Title != "Hello there" || th.Info.Source != formats.OpenAI {
 				t.Errorf("info %+v", th.Info)
 			}
 			// The first thread of every shape has the same keys.
@@ -194,7 +145,7 @@ func TestReadOpenAIShapes(t *testing.T) {
 			} else if keys != want {
 				t.Errorf("keys %q, want %q as for the other shapes", keys, want)
 			}
-			if c.threads == 2 && rec.threads[1].Info.Key == th.Info.Key {
+			if c.threads == 2 && rec.Threads[1].Info.Key == th.Info.Key {
 				t.Errorf("two records, one key %q", th.Info.Key)
 			}
 			if strings.Contains(c.name, "b ") && th.Messages[0].Meta["model"] != "gpt-4o" {
@@ -222,15 +173,15 @@ func TestReadOpenAIMessageShapes(t *testing.T) {
 {"role": "assistant", "content": null, "function_call": {"name": "legacy", "arguments": "{\"a\": 1}"}},
 {"role": "function", "name": "legacy", "content": "42"}
 ]`
-	rec, problems := oiRunOK(t, ReadOpenAI, data)
+	rec, problems := importtest.RunOK(t, Read, data)
 	if len(problems) > 0 {
 		t.Errorf("problems: %v", problems)
 	}
-	if len(rec.threads) != 1 {
-		t.Fatalf("%d threads", len(rec.threads))
+	if len(rec.Threads) != 1 {
+		t.Fatalf("%d threads", len(rec.Threads))
 	}
-	th := rec.threads[0]
-	if got := th.roles(); got != "system system user assistant tool tool tool assistant assistant assistant tool" {
+	th := rec.Threads[0]
+	if got := th.Roles(); got != "system system user assistant tool tool tool assistant assistant assistant tool" {
 		t.Fatalf("roles %q", got)
 	}
 	ms := th.Messages
@@ -240,7 +191,7 @@ func TestReadOpenAIMessageShapes(t *testing.T) {
 	if ms[1].Content != "Use tools." {
 		t.Errorf("system parts: %q", ms[1].Content)
 	}
-	user := oiParts(t, ms[2])
+	user := importtest.Parts(t, ms[2])
 	if ms[2].Name != "ann" || len(user) != 3 || user[0].Type != model.PartText || user[1].Type != model.PartImage ||
 		user[1].MediaType != "image/png" || user[2].Type != model.PartOther || user[2].MediaType != "audio/wav" {
 		t.Errorf("user: %q %+v", ms[2].Name, user)
@@ -251,7 +202,7 @@ func TestReadOpenAIMessageShapes(t *testing.T) {
 	if ms[2].Content != "What is <b>this</b>?\n\n[image image/png]" {
 		t.Errorf("user content %q", ms[2].Content)
 	}
-	calls := oiParts(t, ms[3])
+	calls := importtest.Parts(t, ms[3])
 	if len(calls) != 3 {
 		t.Fatalf("calls %+v", calls)
 	}
@@ -267,7 +218,7 @@ func TestReadOpenAIMessageShapes(t *testing.T) {
 	if !strings.HasPrefix(ms[3].Content, `[tool call lookup] {"q":"x"}`) {
 		t.Errorf("call content %q", ms[3].Content)
 	}
-	resB := oiParts(t, ms[4])
+	resB := importtest.Parts(t, ms[4])
 	if len(resB) != 1 || resB[0].Type != model.PartToolResult || resB[0].ToolCallID != "call_B" || resB[0].Text != "file.txt" || ms[4].Name != "shell" {
 		t.Errorf("result B %q %+v", ms[4].Name, resB)
 	}
@@ -277,24 +228,24 @@ func TestReadOpenAIMessageShapes(t *testing.T) {
 	if ms[4].Content != "[tool result] file.txt" {
 		t.Errorf("result content %q", ms[4].Content)
 	}
-	resA := oiParts(t, ms[5])
+	resA := importtest.Parts(t, ms[5])
 	if len(resA) != 2 || resA[0].ToolCallID != "call_A" || resA[0].Text != "found" || resA[1].Type != model.PartImage || resA[1].MediaType != "image/gif" {
 		t.Errorf("result A %+v", resA)
 	}
 	// A result without tool_call_id answers the oldest call still waiting.
-	if res := oiParts(t, ms[6]); res[0].ToolCallID != "call_1" || ms[6].Name != "noop" {
+	if res := importtest.Parts(t, ms[6]); res[0].ToolCallID != "call_1" || ms[6].Name != "noop" {
 		t.Errorf("result without id %q %+v", ms[6].Name, res)
 	}
-	if p := oiParts(t, ms[7]); len(p) != 2 || p[0].Type != model.PartThinking || p[0].Text != "Think first." || ms[7].Content != "Here." {
+	if p := importtest.Parts(t, ms[7]); len(p) != 2 || p[0].Type != model.PartThinking || p[0].Text != "Think first." || ms[7].Content != "Here." {
 		t.Errorf("reasoning %q %+v", ms[7].Content, p)
 	}
 	if ms[8].Content != "I can't do that." || ms[8].Meta["refusal"] != "true" {
 		t.Errorf("refusal %+v", ms[8])
 	}
-	if p := oiParts(t, ms[9]); len(p) != 1 || p[0].Type != model.PartToolCall || p[0].ToolCallID != "" || p[0].ToolName != "legacy" || string(p[0].Input) != `{"a":1}` {
+	if p := importtest.Parts(t, ms[9]); len(p) != 1 || p[0].Type != model.PartToolCall || p[0].ToolCallID != "" || p[0].ToolName != "legacy" || string(p[0].Input) != `{"a":1}` {
 		t.Errorf("function_call %+v", p)
 	}
-	if p := oiParts(t, ms[10]); len(p) != 1 || p[0].Type != model.PartToolResult || p[0].ToolCallID != "" || p[0].Text != "42" || ms[10].Name != "legacy" {
+	if p := importtest.Parts(t, ms[10]); len(p) != 1 || p[0].Type != model.PartToolResult || p[0].ToolCallID != "" || p[0].Text != "42" || ms[10].Name != "legacy" {
 		t.Errorf("function result %q %+v", ms[10].Name, p)
 	}
 	for i, m := range ms {
@@ -311,7 +262,7 @@ func TestReadOpenAIBroken(t *testing.T) {
 		name, data string
 		errHas     string   // "" for no error
 		problems   []string // substrings, in order
-		lines      []int    // Problem.Line of each, when given
+		lines      []int    // formats.Problem.Line of each, when given
 		messages   int
 	}{
 		{name: "empty", data: "", errHas: "empty file"},
@@ -320,7 +271,7 @@ func TestReadOpenAIBroken(t *testing.T) {
 		{name: "binary", data: "\x00\x01\x02", errHas: "not JSON"},
 		{name: "empty array", data: "[]", errHas: "no message or record with messages was found"},
 		{name: "array of numbers", data: "[1, 2]", errHas: "no message or record", problems: []string{"record 1: a number, not a message", "record 2: a number"}},
-		{name: "chatgpt export", data: oiFile(t, "testdata/chatgpt-export/chatlore_conversations_edge_cases.json"), errHas: "ChatGPT export"},
+		{name: "chatgpt export", data: file(t, "../testdata/chatgpt-export/chatlore_conversations_edge_cases.json"), errHas: "ChatGPT export"},
 		{name: "sharegpt", data: `[{"conversations": [{"from": "human", "value": "hi"}]}]`, errHas: "--format sharegpt"},
 		{name: "invalid JSONL line", data: u + "\n{broken\n" + a + "\n", problems: []string{"not valid JSON"}, lines: []int{2}, messages: 2},
 		{name: "first JSONL line broken", data: "{broken\n" + u + "\n" + a + "\n", problems: []string{"not valid JSON"}, lines: []int{1}, messages: 2},
@@ -346,7 +297,7 @@ func TestReadOpenAIBroken(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			rec, problems, err := oiRun(t, ReadOpenAI, c.data)
+			rec, problems, err := importtest.Run(t, Read, c.data)
 			if c.errHas == "" && err != nil {
 				t.Fatalf("error %v (problems %v)", err, problems)
 			}
@@ -364,7 +315,7 @@ func TestReadOpenAIBroken(t *testing.T) {
 					t.Errorf("problem %d at line %d, want %d", i, problems[i].Line, c.lines[i])
 				}
 			}
-			if _, n := oiCount(rec); n != c.messages {
+			if _, n := rec.Count(); n != c.messages {
 				t.Errorf("%d messages imported, want %d", n, c.messages)
 			}
 		})
@@ -382,13 +333,13 @@ func TestReadOpenAIKeysStable(t *testing.T) {
 	}
 	short := strings.Join(lines[:3], "\n") + "\n"
 	long := strings.Join(lines, "\n") + "\n"
-	r1, _ := oiRunOK(t, ReadOpenAI, short)
-	r2, _ := oiRunOK(t, ReadOpenAI, short)
-	if oiKeys(r1) != oiKeys(r2) {
-		t.Fatalf("two reads differ:\n%s\n%s", oiKeys(r1), oiKeys(r2))
+	r1, _ := importtest.RunOK(t, Read, short)
+	r2, _ := importtest.RunOK(t, Read, short)
+	if r1.Keys() != r2.Keys() {
+		t.Fatalf("two reads differ:\n%s\n%s", r1.Keys(), r2.Keys())
 	}
-	r3, _ := oiRunOK(t, ReadOpenAI, long)
-	a, b := r1.threads[0], r3.threads[0]
+	r3, _ := importtest.RunOK(t, Read, long)
+	a, b := r1.Threads[0], r3.Threads[0]
 	if a.Info.Key != b.Info.Key || len(b.Messages) != 4 {
 		t.Fatalf("longer file: thread %q -> %q, %d messages", a.Info.Key, b.Info.Key, len(b.Messages))
 	}
@@ -398,32 +349,32 @@ func TestReadOpenAIKeysStable(t *testing.T) {
 		}
 	}
 	// The same thread as an array, and as a record, has the same keys.
-	arr, _ := oiRunOK(t, ReadOpenAI, "["+strings.Join(lines, ",")+"]")
-	recd, _ := oiRunOK(t, ReadOpenAI, `{"messages": [`+strings.Join(lines, ",")+"]}")
-	if oiKeys(arr) != oiKeys(r3) || oiKeys(recd) != oiKeys(r3) {
-		t.Errorf("shapes differ:\n%s%s%s", oiKeys(r3), oiKeys(arr), oiKeys(recd))
+	arr, _ := importtest.RunOK(t, Read, "["+strings.Join(lines, ",")+"]")
+	recd, _ := importtest.RunOK(t, Read, `{"messages": [`+strings.Join(lines, ",")+"]}")
+	if arr.Keys() != r3.Keys() || recd.Keys() != r3.Keys() {
+		t.Errorf("shapes differ:\n%s%s%s", r3.Keys(), arr.Keys(), recd.Keys())
 	}
 	// A broken line keeps its ordinal.
 	broken := strings.Join([]string{lines[0], lines[1], `{"role": "assistant", "content": `, lines[3]}, "\n")
-	r4, problems := oiRunOK(t, ReadOpenAI, broken)
-	if len(problems) != 1 || len(r4.threads[0].Messages) != 3 || r4.threads[0].Messages[2].Key != b.Messages[3].Key {
-		t.Errorf("broken line: %v %s", problems, oiKeys(r4))
+	r4, problems := importtest.RunOK(t, Read, broken)
+	if len(problems) != 1 || len(r4.Threads[0].Messages) != 3 || r4.Threads[0].Messages[2].Key != b.Messages[3].Key {
+		t.Errorf("broken line: %v %s", problems, r4.Keys())
 	}
 	// Records: a longer record keeps its thread key and old message keys,
 	// and records keep their keys when another is added after them.
 	recs := `{"messages": [` + lines[1] + "," + lines[2] + "]}\n" + `{"messages": [` + lines[1] + "]}\n"
 	longer := `{"messages": [` + lines[1] + "," + lines[2] + "," + lines[3] + "]}\n" + `{"messages": [` + lines[1] + "]}\n" + `{"messages": [` + lines[0] + "]}\n"
-	x, _ := oiRunOK(t, ReadOpenAI, recs)
-	y, _ := oiRunOK(t, ReadOpenAI, longer)
-	if len(x.threads) != 2 || len(y.threads) != 3 {
-		t.Fatalf("threads %d, %d", len(x.threads), len(y.threads))
+	x, _ := importtest.RunOK(t, Read, recs)
+	y, _ := importtest.RunOK(t, Read, longer)
+	if len(x.Threads) != 2 || len(y.Threads) != 3 {
+		t.Fatalf("threads %d, %d", len(x.Threads), len(y.Threads))
 	}
-	for i := range x.threads {
-		if x.threads[i].Info.Key != y.threads[i].Info.Key || x.threads[i].Messages[0].Key != y.threads[i].Messages[0].Key {
-			t.Errorf("record %d keys changed:\n%s%s", i+1, oiKeys(x), oiKeys(y))
+	for i := range x.Threads {
+		if x.Threads[i].Info.Key != y.Threads[i].Info.Key || x.Threads[i].Messages[0].Key != y.Threads[i].Messages[0].Key {
+			t.Errorf("record %d keys changed:\n%s%s", i+1, x.Keys(), y.Keys())
 		}
 	}
-	if x.threads[0].Info.Key == x.threads[1].Info.Key {
+	if x.Threads[0].Info.Key == x.Threads[1].Info.Key {
 		t.Errorf("two records with the same first message share a key")
 	}
 }
@@ -432,8 +383,8 @@ func TestReadOpenAIEmitterError(t *testing.T) {
 	boom := errors.New("disk full")
 	data := `{"role": "user", "content": "a"}` + "\n" + `{"role": "assistant", "content": "b"}` + "\n"
 	for _, at := range []string{"begin", "message", "end"} {
-		em := &oiFailing{at: at, err: boom}
-		_, err := ReadOpenAI(strings.NewReader(data), em)
+		em := &failing{at: at, err: boom}
+		_, err := Read(strings.NewReader(data), em)
 		if !errors.Is(err, boom) {
 			t.Errorf("failing at %s: error %v", at, err)
 		}
@@ -441,54 +392,49 @@ func TestReadOpenAIEmitterError(t *testing.T) {
 	// A reader that fails is an error too, whatever the shape.
 	for _, start := range []string{`{"role": "user", "content": "a"}` + "\n", `[{"role": "user", "content": "a"},`, "{\n"} {
 		r := io.MultiReader(strings.NewReader(start), iotest.ErrReader(boom))
-		if _, err := ReadOpenAI(r, newRecorder(t)); !errors.Is(err, boom) {
+		if _, err := Read(r, importtest.NewRecorder(t)); !errors.Is(err, boom) {
 			t.Errorf("reader failing after %q: error %v", start, err)
 		}
 	}
-	em := &oiFailing{at: "message", err: boom}
-	_, err := ReadShareGPT(strings.NewReader(`[{"conversations": [{"from": "human", "value": "x"}]}]`), em)
-	if !errors.Is(err, boom) {
-		t.Errorf("sharegpt: error %v", err)
-	}
 }
 
-type oiFailing struct {
+type failing struct {
 	at  string
 	err error
 	n   int
 }
 
-func (f *oiFailing) fail(at string) error {
+func (f *failing) fail(at string) error {
 	if at == f.at {
 		return f.err
 	}
 	return nil
 }
-func (f *oiFailing) Begin(ThreadInfo) error      { return f.fail("begin") }
-func (f *oiFailing) Message(Message) error       { return f.fail("message") }
-func (f *oiFailing) Digest(_, _, _ string) error { return nil }
-func (f *oiFailing) Op(model.Op) error           { return nil }
-func (f *oiFailing) End() error                  { return f.fail("end") }
+func (f *failing) Begin(formats.ThreadInfo) error { return f.fail("begin") }
+func (f *failing) Message(formats.Message) error  { return f.fail("message") }
+func (f *failing) Digest(_, _, _ string) error    { return nil }
+func (f *failing) Op(model.Op) error              { return nil }
+func (f *failing) End() error                     { return f.fail("end") }
 
-// oiCounter counts messages and nothing else.
-type oiCounter struct {
+// counter counts messages and nothing else.
+type counter struct {
 	threads, messages atomic.Int64
 	bytes             int64
 }
 
-func (c *oiCounter) Begin(ThreadInfo) error { c.threads.Add(1); return nil }
-func (c *oiCounter) Message(m Message) error {
+func (c *counter) Begin(formats.ThreadInfo) error { c.threads.Add(1); return nil }
+func (c *counter) Message(m formats.Message) error {
 	c.messages.Add(1)
 	c.bytes += int64(len(m.Content))
 	return nil
 }
-func (c *oiCounter) Digest(_, _, _ string) error { return nil }
-func (c *oiCounter) Op(model.Op) error           { return nil }
-func (c *oiCounter) End() error                  { return nil }
+func (c *counter) Digest(_, _, _ string) error { return nil }
+func (c *counter) Op(model.Op) error           { return nil }
+func (c *counter) End() error                  { return nil }
 
-// oiWriteLines writes n single-message lines (contents of about size
+// writeLines writes n single-message lines (contents of about size
 // bytes) to w.
-func oiWriteLines(w io.Writer, n, size int) error {
+func writeLines(w io.Writer, n, size int) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	filler := strings.Repeat("lorem ipsum dolor sit amet ", size/27+1)[:size]
 	roles := [2]string{"user", "assistant"}
@@ -510,7 +456,7 @@ func TestReadOpenAIStreams(t *testing.T) {
 			pr, pw := io.Pipe()
 			var written atomic.Int64
 			var seenEarly atomic.Bool
-			em := &oiWatch{oiCounter: &oiCounter{}, onMessage: func(k int64) {
+			em := &watch{counter: &counter{}, onMessage: func(k int64) {
 				if k == 1000 && written.Load() < n/2 {
 					seenEarly.Store(true)
 				}
@@ -535,7 +481,7 @@ func TestReadOpenAIStreams(t *testing.T) {
 				bw.Flush()
 				pw.Close()
 			}()
-			problems, err := ReadOpenAI(pr, em)
+			problems, err := Read(pr, em)
 			if err != nil || len(problems) > 0 {
 				t.Fatalf("%v %v", err, problems)
 			}
@@ -553,16 +499,16 @@ func TestReadOpenAIStreams(t *testing.T) {
 	}
 }
 
-// oiWatch samples the live heap as messages arrive.
-type oiWatch struct {
-	*oiCounter
+// watch samples the live heap as messages arrive.
+type watch struct {
+	*counter
 	onMessage     func(k int64)
 	base          uint64
 	maxHeapGrowth uint64
 }
 
-func (w *oiWatch) Message(m Message) error {
-	if err := w.oiCounter.Message(m); err != nil {
+func (w *watch) Message(m formats.Message) error {
+	if err := w.counter.Message(m); err != nil {
 		return err
 	}
 	k := w.messages.Load()
@@ -580,24 +526,11 @@ func (w *oiWatch) Message(m Message) error {
 	return nil
 }
 
-// oiSeeds are small inputs of every shape, for the fuzzers.
-var oiSeeds = []string{
-	`[{"role":"user","content":"hi"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c1","content":"ok"}]`,
-	`{"messages":[{"role":"user","content":"<image>a"}],"images":["x.png"]}`,
-	"{\"role\":\"user\",\"content\":\"a\"}\n{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"b\"}]}\n",
-	"{\"messages\":[{\"role\":\"user\",\"content\":\"a\"}]}\n{broken\n",
-	"{\n \"messages\": [\n  {\"role\": \"developer\", \"content\": \"x\"}\n ]\n}",
-	`[{"conversations":[{"from":"human","value":"hi"},{"from":"function_call","value":"{\"name\":\"f\",\"arguments\":{}}"},{"from":"observation","value":"r"}],"system":"s","id":"x"}]`,
-	"",
-	"[",
-	"{",
-}
-
 func FuzzReadOpenAI(f *testing.F) {
-	for _, s := range oiSeeds {
+	for _, s := range importtest.RecordSeeds {
 		f.Add([]byte(s))
 	}
-	for _, p := range []string{oiMLLMFile, "testdata/sharegpt/llamafactory_glaive_toolcall_en_demo.json"} {
+	for _, p := range []string{mllmFile, "../testdata/sharegpt/llamafactory_glaive_toolcall_en_demo.json"} {
 		data, err := os.ReadFile(p)
 		if err != nil {
 			f.Fatal(err)
@@ -610,24 +543,23 @@ func FuzzReadOpenAI(f *testing.F) {
 	f.Add([]byte(`{"role":"user","content":"a\u00e9\ud83d\ude00\n\"q\"","name":"x"}`))
 	f.Add([]byte(`{"role":"developer","content":"\ud800 lone"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		oiFuzzCheck(t, ReadOpenAI, data)
-		oiFastCheck(t, data)
+		importtest.FuzzCheck(t, Read, data)
+		fastCheck(t, data)
 	})
 }
 
-// oiFastCheck checks that the fast way reads a line as encoding/json
+// fastCheck checks that the fast way reads a line as encoding/json
 // and the general way do.
-func oiFastCheck(t *testing.T, data []byte) {
-	fast, ok := oiFastMessage(data)
+func fastCheck(t *testing.T, data []byte) {
+	fast, ok := fastMessage(data)
 	if !ok {
 		return
 	}
-	var m oiMessage
+	var m message
 	if err := json.Unmarshal(data, &m); err != nil {
 		t.Fatalf("the fast way read %q, encoding/json refuses it: %v", data, err)
 	}
-	o := &oiReader{}
-	general, msg := o.convert(&m, data, &oiThread{}, nil)
+	general, msg := convert(&m, data, &records.Calls{}, nil)
 	if msg != "" && strings.TrimSpace(fast.Content) != "" {
 		t.Fatalf("the fast way read %q, the general way refuses it: %s", data, msg)
 	}
@@ -637,17 +569,20 @@ func oiFastCheck(t *testing.T, data []byte) {
 	}
 }
 
-func TestOIFastMessage(t *testing.T) {
+func TestFastMessage(t *testing.T) {
 	for _, line := range []string{
 		`{"role":"user","content":"plain"}`,
 		` { "content" : "a\tb\n\u00e9\u20ac\ud83d\ude00\/\\\"" , "role" : "assistant", "name": "bo" } `,
 		`{"role":"developer","content":"x"}`,
 		`{"role":"system","content":"  "}`,
+		// decoded as encoding/json decodes them: U+FFFD
+		`{"role":"user","content":"\ud800"}`,
+		"{\"role\":\"user\",\"content\":\"\xff\"}",
 	} {
-		if _, ok := oiFastMessage([]byte(line)); !ok {
+		if _, ok := fastMessage([]byte(line)); !ok {
 			t.Errorf("%s: not read the fast way", line)
 		}
-		oiFastCheck(t, []byte(line))
+		fastCheck(t, []byte(line))
 	}
 	for _, line := range []string{
 		`{"role":"tool","content":"x"}`,
@@ -656,49 +591,14 @@ func TestOIFastMessage(t *testing.T) {
 		`{"role":"user","content":"x","tool_calls":[]}`,
 		`{"role":"user","content":"x"} x`,
 		`{"role":"user","content":"x",}`,
-		`{"role":"user","content":"\ud800"}`,
 		`{"role":"user","content":"\x"}`,
 		"{\"role\":\"user\",\"content\":\"a\tb\"}",
-		"{\"role\":\"user\",\"content\":\"\xff\"}",
 		`{"role":"user"}`,
 		`{}`,
 	} {
-		if _, ok := oiFastMessage([]byte(line)); ok {
+		if _, ok := fastMessage([]byte(line)); ok {
 			t.Errorf("%s: read the fast way", line)
 		}
-	}
-}
-
-// oiFuzzCheck runs a reader on data and checks what must always hold:
-// no panic, threads closed, valid messages with unique keys (the
-// recorder), an error exactly when nothing was imported, and the same
-// result on a second read.
-func oiFuzzCheck(t *testing.T, read Reader, data []byte) {
-	rec := newRecorder(t)
-	problems, err := read(bytes.NewReader(data), rec)
-	if rec.open {
-		t.Fatalf("a thread was left open")
-	}
-	if err == nil && len(rec.threads) == 0 {
-		t.Fatalf("no error and no thread (problems %v)", problems)
-	}
-	if err != nil && len(rec.threads) > 0 {
-		t.Fatalf("error %v after %d threads", err, len(rec.threads))
-	}
-	for _, th := range rec.threads {
-		if len(th.Messages) == 0 || th.Info.Key == "" {
-			t.Fatalf("thread %+v with %d messages", th.Info, len(th.Messages))
-		}
-		for _, m := range th.Messages {
-			if len(m.Parts) > 0 && model.DecodeParts(m.Parts) == nil {
-				t.Fatalf("%s: parts do not decode: %s", m.Key, m.Parts)
-			}
-		}
-	}
-	again := newRecorder(t)
-	read(bytes.NewReader(data), again)
-	if oiKeys(rec) != oiKeys(again) {
-		t.Fatalf("two reads differ")
 	}
 }
 
@@ -711,7 +611,7 @@ func BenchmarkReadOpenAIJSONL(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := oiWriteLines(fh, n, 200); err != nil {
+	if err := writeLines(fh, n, 200); err != nil {
 		b.Fatal(err)
 	}
 	fh.Close()
@@ -725,9 +625,9 @@ func BenchmarkReadOpenAIJSONL(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		em := &oiCounter{}
+		em := &counter{}
 		start := time.Now()
-		_, err = ReadOpenAI(fh, em)
+		_, err = Read(fh, em)
 		total += time.Since(start)
 		fh.Close()
 		if err != nil || em.messages.Load() != n {

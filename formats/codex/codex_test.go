@@ -1,4 +1,4 @@
-package formats
+package codex
 
 import (
 	"bytes"
@@ -9,49 +9,51 @@ import (
 	"testing"
 	"time"
 
+	"weft/formats"
+	"weft/formats/internal/importtest"
 	"weft/model"
 )
 
-const cxFile = "testdata/codex-rollout/rollout_all_record_types.jsonl"
+const cxFile = "../testdata/codex-rollout/rollout_all_record_types.jsonl"
 
-func cxRead(t testing.TB, data string) (*recorder, []Problem, error) {
+func cxRead(t testing.TB, data string) (*importtest.Recorder, []formats.Problem, error) {
 	t.Helper()
-	rec := newRecorder(t)
-	problems, err := ReadCodex(strings.NewReader(data), rec)
-	if rec.open {
+	rec := importtest.NewRecorder(t)
+	problems, err := Read(strings.NewReader(data), rec)
+	if rec.Open {
 		t.Fatalf("a thread was left open")
 	}
 	return rec, problems, err
 }
 
-func cxReadOK(t testing.TB, data string) (*recordedThread, []Problem) {
+func cxReadOK(t testing.TB, data string) (*importtest.Thread, []formats.Problem) {
 	t.Helper()
 	rec, problems, err := cxRead(t, data)
 	if err != nil {
 		t.Fatalf("ReadCodex: %v (problems %v)", err, problems)
 	}
-	if len(rec.threads) != 1 {
-		t.Fatalf("%d threads, want 1", len(rec.threads))
+	if len(rec.Threads) != 1 {
+		t.Fatalf("%d threads, want 1", len(rec.Threads))
 	}
-	return rec.threads[0], problems
+	return rec.Threads[0], problems
 }
 
 func TestCodexRollout(t *testing.T) {
-	th, problems := cxReadOK(t, string(cgFile(t, cxFile)))
+	th, problems := cxReadOK(t, string(importtest.File(t, cxFile)))
 	if len(problems) != 0 {
 		t.Errorf("problems %v", problems) // the unknown record type is ignored, not a problem
 	}
-	cgCheckThread(t, th)
+	importtest.CheckThread(t, th)
 	info := th.Info
-	if info.Key != "11111111-1111-4111-8111-111111111111" || info.Source != Codex || info.Title != "List the synthetic files." ||
+	if info.Key != "11111111-1111-4111-8111-111111111111" || info.Source != formats.Codex || info.Title != "List the synthetic files." ||
 		!info.CreatedAt.Equal(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)) || info.CreatedAt.Location() != time.UTC {
 		t.Errorf("info %+v", info)
 	}
 	// lines 3 and 12 (event_msg) repeat lines 4 and 13; line 14 is unknown
-	if got, want := cgKeys(th), "L4 L5 L6 L7 L8 L9 L10 L11 L13"; got != want {
+	if got, want := th.Keys(), "L4 L5 L6 L7 L8 L9 L10 L11 L13"; got != want {
 		t.Errorf("keys %q, want %q", got, want)
 	}
-	if got, want := th.roles(), "user assistant assistant tool assistant tool assistant tool assistant"; got != want {
+	if got, want := th.Roles(), "user assistant assistant tool assistant tool assistant tool assistant"; got != want {
 		t.Errorf("roles %q, want %q", got, want)
 	}
 	texts := map[string]int{}
@@ -68,13 +70,13 @@ func TestCodexRollout(t *testing.T) {
 		t.Errorf("event duplicates imported: %v", texts)
 	}
 
-	user := cgByKey(t, th, "L4")
+	user := th.ByKey(t, "L4")
 	if user.Content != "List the synthetic files." || !user.CreatedAt.Equal(time.Date(2026, 1, 2, 3, 4, 7, 1e6, time.UTC)) ||
 		user.Meta["cwd"] != "/workspace/synthetic-project" || user.Meta["cli_version"] != "0.0.0-test" {
 		t.Errorf("user: %q at %v meta %v", user.Content, user.CreatedAt, user.Meta)
 	}
-	reasoning := cgByKey(t, th, "L5")
-	parts := cgPartsOf(t, reasoning)
+	reasoning := th.ByKey(t, "L5")
+	parts := importtest.Parts(t, reasoning)
 	if len(parts) != 1 || parts[0].Type != model.PartThinking || parts[0].Text != "I will inspect the synthetic directory." ||
 		reasoning.Content != "" || reasoning.Meta["model"] != "synthetic-model" {
 		t.Errorf("reasoning: %q %+v %v", reasoning.Content, parts, reasoning.Meta)
@@ -85,18 +87,18 @@ func TestCodexRollout(t *testing.T) {
 		{"L10", "L11", "call-mcp-001", "mcp__synthetic__lookup", `{"query":"fixture"}`, `{"status":"ok"}`},
 	}
 	for _, c := range calls {
-		call := cgPartsOf(t, cgByKey(t, th, c.call))
+		call := importtest.Parts(t, th.ByKey(t, c.call))
 		if len(call) != 1 || call[0].Type != model.PartToolCall || call[0].ToolCallID != c.id || call[0].ToolName != c.tool || string(call[0].Input) != c.input {
 			t.Errorf("%s: call %+v", c.call, call)
 		}
-		res := cgByKey(t, th, c.result)
-		rp := cgPartsOf(t, res)
+		res := th.ByKey(t, c.result)
+		rp := importtest.Parts(t, res)
 		if res.Role != model.RoleTool || res.Name != c.tool || len(rp) != 1 || rp[0].Type != model.PartToolResult ||
 			rp[0].ToolCallID != c.id || rp[0].Text != c.output || res.Content != "[tool result] "+c.output || res.Meta["call_id"] != c.id {
 			t.Errorf("%s: result %+v parts %+v", c.result, res, rp)
 		}
 	}
-	final := cgByKey(t, th, "L13")
+	final := th.ByKey(t, "L13")
 	if final.Role != model.RoleAssistant || final.Content != "The synthetic files are alpha.txt and beta.txt." ||
 		!final.CreatedAt.Equal(time.Date(2026, 1, 2, 3, 4, 15, 1e6, time.UTC)) {
 		t.Errorf("final: %+v", final)
@@ -134,19 +136,19 @@ func TestCodexCompaction(t *testing.T) {
 	if len(problems) != 0 {
 		t.Errorf("problems %v", problems)
 	}
-	if got := cgKeys(th); got != "L2 L3 L5 L6 L8" {
+	if got := th.Keys(); got != "L2 L3 L5 L6 L8" {
 		t.Errorf("keys %q", got)
 	}
-	want := []recordedDigest{{"L2", "L3", "We talked about one and two."}, {"L5", "L6", cxDefaultSummary}}
+	want := []importtest.Digest{{From: "L2", To: "L3", Summary: "We talked about one and two."}, {From: "L5", To: "L6", Summary: cxDefaultSummary}}
 	if fmt.Sprint(th.Digests) != fmt.Sprint(want) {
 		t.Errorf("digests %v, want %v", th.Digests, want)
 	}
 
 	// a compaction with nothing before it keeps its summary as a message
 	th, _ = cxReadOK(t, cxLines(cxMeta, cxRec(1, "compacted", `{"message":"Earlier: setup.","replacement_history":[]}`), cxMsg(2, "user", "go on")))
-	if cgKeys(th) != "L2 L3" || th.Messages[0].Role != model.RoleSystem || th.Messages[0].Content != "Earlier: setup." ||
+	if th.Keys() != "L2 L3" || th.Messages[0].Role != model.RoleSystem || th.Messages[0].Content != "Earlier: setup." ||
 		th.Messages[0].Meta["compacted"] != "true" || len(th.Digests) != 0 || th.Info.Title != "go on" {
-		t.Errorf("leading compaction: %s %+v %v", cgKeys(th), th.Messages[0], th.Digests)
+		t.Errorf("leading compaction: %s %+v %v", th.Keys(), th.Messages[0], th.Digests)
 	}
 }
 
@@ -158,9 +160,9 @@ func TestCodexEvents(t *testing.T) {
 		cxRec(3, "event_msg", `{"type":"agent_message","message":"hi there"}`),
 		cxRec(4, "event_msg", `{"type":"token_count","info":null}`),
 	))
-	if cgKeys(th) != "L2 L3 L4" || th.roles() != "user assistant assistant" || th.Messages[0].Meta["event"] != "user_message" ||
-		th.Messages[2].Content != "hi there" || cgPartsOf(t, th.Messages[1])[0].Type != model.PartThinking {
-		t.Errorf("events: %s %s %+v", cgKeys(th), th.roles(), th.Messages)
+	if th.Keys() != "L2 L3 L4" || th.Roles() != "user assistant assistant" || th.Messages[0].Meta["event"] != "user_message" ||
+		th.Messages[2].Content != "hi there" || importtest.Parts(t, th.Messages[1])[0].Type != model.PartThinking {
+		t.Errorf("events: %s %s %+v", th.Keys(), th.Roles(), th.Messages)
 	}
 	// a text said twice is matched once each time; the event for a message
 	// whose response item is missing is kept
@@ -173,7 +175,7 @@ func TestCodexEvents(t *testing.T) {
 		cxMsg(3, "user", "continue"),                                          // L7
 		cxRec(4, "event_msg", `{"type":"user_message","message":"continue"}`), // L8: no response item
 	))
-	if got := cgKeys(th); got != "L3 L4 L7 L8" {
+	if got := th.Keys(); got != "L3 L4 L7 L8" {
 		t.Errorf("matching: keys %q", got)
 	}
 }
@@ -203,8 +205,8 @@ func TestCodexItems(t *testing.T) {
 		cxRec(11, "event_msg", `{"type":"exec_command_end","call_id":7,"text":{"x":1},"duration":{"secs":1}}`),                  // L21: skipped
 		cxRec(11, "turn_context", `{"model":null,"summary":"auto","sandbox_policy":{"type":"read-only"}}`),                      // L22
 	))
-	cgCheckThread(t, th)
-	if got, want := cgKeys(th), "L3 L4 L5 L6 L7 L8 L9 L10 L11 L20"; got != want {
+	importtest.CheckThread(t, th)
+	if got, want := th.Keys(), "L3 L4 L5 L6 L7 L8 L9 L10 L11 L20"; got != want {
 		t.Errorf("keys %q, want %q", got, want)
 	}
 	var lines []int
@@ -220,36 +222,36 @@ func TestCodexItems(t *testing.T) {
 	if th.Info.Title != "What is <this> & that?" {
 		t.Errorf("title %q: the context Codex adds is not the title", th.Info.Title)
 	}
-	if m := cgByKey(t, th, "L3"); m.Role != model.RoleSystem || m.Meta["source_role"] != "developer" {
+	if m := th.ByKey(t, "L3"); m.Role != model.RoleSystem || m.Meta["source_role"] != "developer" {
 		t.Errorf("developer: %+v", m)
 	}
-	img := cgByKey(t, th, "L5")
-	if parts := cgPartsOf(t, img); len(parts) != 2 || parts[0].Type != model.PartImage || parts[0].MediaType != "image/png" ||
+	img := th.ByKey(t, "L5")
+	if parts := importtest.Parts(t, img); len(parts) != 2 || parts[0].Type != model.PartImage || parts[0].MediaType != "image/png" ||
 		img.Content != "[image image/png]\n\nWhat is <this> & that?\nSecond line" {
 		t.Errorf("image: %q %+v", img.Content, parts)
 	}
 	if !bytes.Contains(img.Parts, []byte("<this> & that")) {
 		t.Errorf("parts HTML-escaped: %s", img.Parts)
 	}
-	if parts := cgPartsOf(t, cgByKey(t, th, "L6")); string(parts[0].Input) != `"not json {"` {
+	if parts := importtest.Parts(t, th.ByKey(t, "L6")); string(parts[0].Input) != `"not json {"` {
 		t.Errorf("arguments that are not JSON: %s", parts[0].Input)
 	}
-	if m := cgByKey(t, th, "L7"); m.Content != "[tool error] boom\n" || m.Name != "shell" {
+	if m := th.ByKey(t, "L7"); m.Content != "[tool error] boom\n" || m.Name != "shell" {
 		t.Errorf("exec output: %q %q", m.Content, m.Name)
 	}
-	if m := cgByKey(t, th, "L8"); cgPartsOf(t, m)[0].ToolCallID != "" || m.Meta["call_id"] != "elsewhere" || m.Content != "[tool error] ok" {
+	if m := th.ByKey(t, "L8"); importtest.Parts(t, m)[0].ToolCallID != "" || m.Meta["call_id"] != "elsewhere" || m.Content != "[tool error] ok" {
 		t.Errorf("result of an unknown call: %+v", m)
 	}
-	if parts := cgPartsOf(t, cgByKey(t, th, "L9")); parts[0].ToolName != "local_shell" || string(parts[0].Input) != `{"type":"exec","command":["ls"]}` {
+	if parts := importtest.Parts(t, th.ByKey(t, "L9")); parts[0].ToolName != "local_shell" || string(parts[0].Input) != `{"type":"exec","command":["ls"]}` {
 		t.Errorf("local shell: %+v", parts)
 	}
-	if m := cgByKey(t, th, "L10"); m.Name != "local_shell" || cgPartsOf(t, m)[0].ToolCallID != "c2" {
+	if m := th.ByKey(t, "L10"); m.Name != "local_shell" || importtest.Parts(t, m)[0].ToolCallID != "c2" {
 		t.Errorf("local shell output: %+v", m)
 	}
-	if parts := cgPartsOf(t, cgByKey(t, th, "L11")); parts[0].ToolName != "web_search" || parts[0].ToolCallID != "" {
+	if parts := importtest.Parts(t, th.ByKey(t, "L11")); parts[0].ToolName != "web_search" || parts[0].ToolCallID != "" {
 		t.Errorf("web search: %+v", parts)
 	}
-	if m := cgByKey(t, th, "L20"); m.Content != "I can't." || m.Meta["model"] != "gpt-5-codex" {
+	if m := th.ByKey(t, "L20"); m.Content != "I can't." || m.Meta["model"] != "gpt-5-codex" {
 		t.Errorf("refusal: %+v", m)
 	}
 }
@@ -277,15 +279,15 @@ func TestCodexKeys(t *testing.T) {
 		`{"type":"function_call_output","call_id":"x","output":"ok"}`,
 	))
 	if th.Info.Key != "old-session" || !th.Info.CreatedAt.Equal(time.Date(2025, 5, 1, 10, 0, 0, 0, time.UTC)) ||
-		cgKeys(th) != "L3 L4 L5" || th.roles() != "user assistant tool" || len(problems) != 0 || th.Messages[2].Name != "shell" {
-		t.Errorf("legacy: %+v %s %s %v", th.Info, cgKeys(th), th.roles(), problems)
+		th.Keys() != "L3 L4 L5" || th.Roles() != "user assistant tool" || len(problems) != 0 || th.Messages[2].Name != "shell" {
+		t.Errorf("legacy: %+v %s %s %v", th.Info, th.Keys(), th.Roles(), problems)
 	}
 }
 
 // Reading the rollout as it grows, line by line, gives the same message
 // under the same key every time: a re-import adds only what is new.
 func TestCodexGrowing(t *testing.T) {
-	lines := strings.SplitAfter(string(cgFile(t, cxFile)), "\n")
+	lines := strings.SplitAfter(string(importtest.File(t, cxFile)), "\n")
 	final, _ := cxReadOK(t, strings.Join(lines, ""))
 	want := map[string]string{}
 	for _, m := range final.Messages {
@@ -296,7 +298,7 @@ func TestCodexGrowing(t *testing.T) {
 		if err != nil {
 			continue // no message yet
 		}
-		for _, m := range rec.threads[0].Messages {
+		for _, m := range rec.Threads[0].Messages {
 			// an event read before its response item is written is kept;
 			// it is the one message that can differ
 			if m.Meta["event"] != "" {
@@ -306,20 +308,20 @@ func TestCodexGrowing(t *testing.T) {
 				t.Errorf("%d lines: %s is %q, at the end %q", n, m.Key, got, want[m.Key])
 			}
 		}
-		if rec.threads[0].Info.Key != final.Info.Key {
-			t.Errorf("%d lines: key %q", n, rec.threads[0].Info.Key)
+		if rec.Threads[0].Info.Key != final.Info.Key {
+			t.Errorf("%d lines: key %q", n, rec.Threads[0].Info.Key)
 		}
 	}
 }
 
 func TestCodexBroken(t *testing.T) {
-	long := func(path string) string { return string(cgFile(t, path)) }
+	long := func(path string) string { return string(importtest.File(t, path)) }
 	cases := []struct{ name, in, err string }{
 		{"empty", "", "empty file"},
 		{"blank lines", "\n  \n\r\n", "empty file"},
 		{"garbage", "hello\nworld\n", "no Codex messages"},
-		{"chatgpt export", long(cgEdgeFile), "not a Codex rollout: it starts with a JSON list"},
-		{"claude code", long("testdata/claude-code/spotter_tool_heavy.jsonl"), "no Codex messages"},
+		{"chatgpt export", long("../testdata/chatgpt-export/chatlore_conversations_edge_cases.json"), "not a Codex rollout: it starts with a JSON list"},
+		{"claude code", long("../testdata/claude-code/spotter_tool_heavy.jsonl"), "no Codex messages"},
 		{"session meta only", cxMeta + "\n", "no Codex messages"},
 		{"truncated", cxMeta + "\n" + cxMsg(1, "user", "hi")[:40], "no Codex messages"},
 		{"payload not an object", cxRec(1, "response_item", `5`), "no Codex messages"},
@@ -333,26 +335,26 @@ func TestCodexBroken(t *testing.T) {
 				t.Fatalf("error %v, want one saying %q (problems %v)", err, tc.err, problems)
 			}
 			t.Logf("%v; problems %v", err, problems)
-			if len(rec.threads) != 0 {
-				t.Errorf("%d threads", len(rec.threads))
+			if len(rec.Threads) != 0 {
+				t.Errorf("%d threads", len(rec.Threads))
 			}
-			if len(problems) > maxProblems+1 {
+			if len(problems) > formats.MaxProblems+1 {
 				t.Errorf("%d problems", len(problems))
 			}
 		})
 	}
 	// a cut-off last line is a problem; the rest imports
 	th, problems := cxReadOK(t, cxMeta+"\n"+cxMsg(1, "user", "hi")+"\n"+cxMsg(2, "assistant", "hello")[:50])
-	if cgKeys(th) != "L2" || len(problems) != 1 || problems[0].Line != 3 || !strings.Contains(problems[0].Err, "not JSON") {
-		t.Errorf("cut off: %s %v", cgKeys(th), problems)
+	if th.Keys() != "L2" || len(problems) != 1 || problems[0].Line != 3 || !strings.Contains(problems[0].Err, "not JSON") {
+		t.Errorf("cut off: %s %v", th.Keys(), problems)
 	}
 }
 
 func TestCodexEmitterError(t *testing.T) {
-	f := &cgFailing{n: 2}
-	_, err := ReadCodex(bytes.NewReader(cgFile(t, cxFile)), f)
-	if !errors.Is(err, errCGStop) || f.seen != 2 || f.ends != 0 {
-		t.Errorf("error %v after %d messages, %d ends", err, f.seen, f.ends)
+	f := &importtest.Failing{N: 2}
+	_, err := Read(bytes.NewReader(importtest.File(t, cxFile)), f)
+	if !errors.Is(err, importtest.ErrStop) || f.Seen != 2 || f.Ends != 0 {
+		t.Errorf("error %v after %d messages, %d ends", err, f.Seen, f.Ends)
 	}
 }
 
@@ -369,19 +371,19 @@ func FuzzReadCodex(f *testing.F) {
 	// found by fuzzing: a call without arguments
 	f.Add([]byte(`{"tYpe":"function_call","nAme":"0"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rec := newRecorder(t)
-		problems, err := ReadCodex(bytes.NewReader(data), rec)
-		if err == nil && len(rec.threads) != 1 {
-			t.Fatalf("%d threads and no error", len(rec.threads))
+		rec := importtest.NewRecorder(t)
+		problems, err := Read(bytes.NewReader(data), rec)
+		if err == nil && len(rec.Threads) != 1 {
+			t.Fatalf("%d threads and no error", len(rec.Threads))
 		}
-		if err != nil && len(rec.threads) != 0 {
+		if err != nil && len(rec.Threads) != 0 {
 			t.Fatalf("an error (%v) after a thread", err)
 		}
-		if len(problems) > maxProblems+1 {
+		if len(problems) > formats.MaxProblems+1 {
 			t.Fatalf("%d problems", len(problems))
 		}
-		for _, th := range rec.threads {
-			cgCheckThread(t, th)
+		for _, th := range rec.Threads {
+			importtest.CheckThread(t, th)
 		}
 	})
 }

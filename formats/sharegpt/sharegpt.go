@@ -1,4 +1,6 @@
-package formats
+// Package sharegpt reads ShareGPT conversations (the shape FastChat and
+// LLaMA-Factory train on) as threads.
+package sharegpt
 
 import (
 	"bytes"
@@ -9,13 +11,15 @@ import (
 	"strconv"
 	"strings"
 
+	"weft/formats"
+	"weft/formats/internal/records"
 	"weft/model"
 )
 
 // ShareGPT: a JSON array, JSON lines, or a single object, of records
 // {"conversations": [{"from", "value"}, ...], "system"?, "tools"?, "id"?}
 // (the shape FastChat and LLaMA-Factory train on). One record is one
-// thread, read whole, one record at a time (see oiEachValue).
+// thread, read whole, one record at a time.
 //
 //   - from human, user: user; gpt, assistant, chatgpt, bing, bard, model:
 //     assistant; system: system (case does not matter).
@@ -36,7 +40,7 @@ import (
 // keyed "<id>@<place in the file>", and a Problem says so); without an id
 // the key is derived from the content as for OpenAI messages. Media
 // placeholders (<image> with "images", ...) and other record keys are as
-// for OpenAI records (see openai.go). Message keys are
+// for OpenAI records (see package openai). Message keys are
 // "<ordinal>:<first 12 hex of the digest>", ordinal the turn's 1-based
 // place in "conversations".
 
@@ -44,9 +48,7 @@ type sgRecord struct {
 	Conversations json.RawMessage `json:"conversations"`
 	System        json.RawMessage `json:"system"`
 	ID            json.RawMessage `json:"id"`
-	Images        json.RawMessage `json:"images"`
-	Videos        json.RawMessage `json:"videos"`
-	Audios        json.RawMessage `json:"audios"`
+	records.MediaLists
 	// other formats
 	Messages    json.RawMessage `json:"messages"`
 	Role        json.RawMessage `json:"role"`
@@ -67,8 +69,8 @@ type sgCall struct {
 }
 
 type sgReader struct {
-	emit    Emitter
-	probs   problemList
+	emit    formats.Emitter
+	probs   formats.Problems
 	found   bool // a record with conversations was seen
 	threads int
 	seen    map[string]bool
@@ -76,16 +78,16 @@ type sgReader struct {
 
 const sgShape = `a JSON array (or JSON lines) of records {"conversations": [{"from", "value"}, ...]}`
 
-// ReadShareGPT reads ShareGPT conversations, one thread per record.
-func ReadShareGPT(r io.Reader, emit Emitter) ([]Problem, error) {
+// Read reads ShareGPT conversations, one thread per record.
+func Read(r io.Reader, emit formats.Emitter) ([]formats.Problem, error) {
 	sg := &sgReader{emit: emit, seen: map[string]bool{}}
-	_, err := oiEachValue(r, &sg.probs, sg.value)
-	if err == errOIEmpty {
+	_, err := records.Each(r, &sg.probs, sg.value)
+	if err == records.ErrEmpty {
 		return nil, err
 	}
-	problems := sg.probs.result()
+	problems := sg.probs.Result()
 	if err != nil {
-		if _, ok := err.(*oiNotJSON); ok {
+		if _, ok := err.(*records.NotJSONError); ok {
 			err = fmt.Errorf("not a ShareGPT file: %w; it should be %s", err, sgShape)
 		}
 		return problems, err
@@ -100,19 +102,14 @@ func ReadShareGPT(r io.Reader, emit Emitter) ([]Problem, error) {
 	return problems, nil
 }
 
-func (sg *sgReader) value(v *oiValue) error {
-	raw := v.raw
-	if len(raw) == 0 || raw[0] != '{' {
-		if json.Valid(raw) {
-			v.problem(&sg.probs, describeJSON(raw)+", not a record; skipped")
-		} else {
-			v.problem(&sg.probs, "not valid JSON; skipped")
-		}
+func (sg *sgReader) value(v *records.Value) error {
+	raw := v.Object(&sg.probs, "a record")
+	if raw == nil {
 		return nil
 	}
 	var rec sgRecord
 	if err := json.Unmarshal(raw, &rec); err != nil {
-		v.problem(&sg.probs, oiJSONErr(err)+"; skipped")
+		v.Problem(&sg.probs, formats.DescribeError(err)+"; skipped")
 		return nil
 	}
 	if rec.Conversations == nil {
@@ -124,83 +121,60 @@ func (sg *sgReader) value(v *oiValue) error {
 				return errors.New(`this is a file of OpenAI-style messages ("messages", "role", "content"), not ShareGPT: import it with --format openai`)
 			}
 		}
-		v.problem(&sg.probs, describeJSON(raw)+`: a record without "conversations"; skipped`)
+		v.Problem(&sg.probs, formats.DescribeJSON(raw)+`: a record without "conversations"; skipped`)
 		return nil
 	}
 	sg.found = true
-	conv := bytes.TrimSpace(rec.Conversations)
-	if len(conv) == 0 || conv[0] != '[' {
-		v.problem(&sg.probs, `its "conversations" is `+describeJSON(conv)+", not a list; skipped")
-		return nil
-	}
-	var turns []json.RawMessage
-	if err := json.Unmarshal(conv, &turns); err != nil {
-		v.problem(&sg.probs, `its "conversations": `+oiJSONErr(err)+"; skipped")
-		return nil
-	}
+	turns := v.List(&sg.probs, "conversations", rec.Conversations)
 	if len(turns) == 0 {
-		v.note(&sg.probs, `its "conversations" list is empty; skipped`)
 		return nil
 	}
 
-	th := &oiThread{emit: sg.emit, source: ShareGPT, ordinal: v.index,
-		meta: oiExtraMeta(raw, "conversations", "system", "id", "images", "videos", "audios")}
+	th := &records.Thread{Emit: sg.emit, Source: formats.ShareGPT, Ordinal: v.Index,
+		Meta: records.ExtraMeta(raw, "conversations", "system", "id", "images", "videos", "audios")}
 	if key := sgID(rec.ID); key != "" {
 		if sg.seen[key] {
-			alt := key + "@" + strconv.Itoa(v.index)
-			v.note(&sg.probs, fmt.Sprintf("id %q was used by an earlier record: this one is keyed %q", key, alt))
+			alt := key + "@" + strconv.Itoa(v.Index)
+			v.Note(&sg.probs, fmt.Sprintf("id %q was used by an earlier record: this one is keyed %q", key, alt))
 			key = alt
 		}
 		sg.seen[key] = true
-		th.key = key
+		th.Key = key
 	}
-	media := oiReadMedia(rec.Images, rec.Videos, rec.Audios)
+	media := rec.Media()
 
-	if !oiNull(rec.System) {
-		if s, ok := oiString(bytes.TrimSpace(rec.System)); !ok {
-			v.problem(&sg.probs, `its "system" is `+describeJSON(rec.System)+", not a string; not imported")
+	if !formats.IsNull(rec.System) {
+		if s, ok := formats.DecodeString(rec.System); !ok {
+			v.Problem(&sg.probs, `its "system" is `+formats.DescribeJSON(rec.System)+", not a string; not imported")
 		} else if strings.TrimSpace(s) != "" {
-			if err := th.add(0, model.NewMessage{Role: model.RoleSystem, Content: s}); err != nil {
+			if err := th.Add(0, model.NewMessage{Role: model.RoleSystem, Content: s}); err != nil {
 				return err
 			}
 		}
 	}
-	for i, traw := range turns {
-		where := "turn " + strconv.Itoa(i+1) + ": "
-		traw = bytes.TrimSpace(traw)
-		if len(traw) == 0 || traw[0] != '{' {
-			v.problem(&sg.probs, where+describeJSON(traw)+", not a turn; skipped")
-			continue
-		}
+	err := v.EachObject(&sg.probs, turns, "turn", func(k int, where string, traw []byte) error {
 		var t sgTurn
 		if err := json.Unmarshal(traw, &t); err != nil {
-			v.problem(&sg.probs, where+oiJSONErr(err)+"; skipped")
-			continue
+			v.Problem(&sg.probs, where+formats.DescribeError(err)+"; skipped")
+			return nil
 		}
 		nm, msg, ok := sg.convert(&t, traw, th, media)
 		switch {
 		case msg == "":
 		case ok:
-			v.note(&sg.probs, where+msg) // kept, as text
-		case msg == oiEmpty:
-			v.note(&sg.probs, where+msg+"; skipped") // nothing lost
-			continue
+			v.Note(&sg.probs, where+msg) // kept, as text
 		default:
-			v.problem(&sg.probs, where+msg+"; skipped")
-			continue
+			v.Skipped(&sg.probs, where, msg)
+			return nil
 		}
-		if err := th.add(i+1, nm); err != nil {
-			return err
-		}
+		return th.Add(k, nm)
+	})
+	if err != nil {
+		return err
 	}
-	if left := media.left(); left != "" {
-		v.problem(&sg.probs, left)
-	}
-	any, err := th.finish()
+	any, err := th.FinishRecord(v, &sg.probs, media)
 	if any {
 		sg.threads++
-	} else if err == nil {
-		v.note(&sg.probs, "no message to import; skipped")
 	}
 	return err
 }
@@ -208,10 +182,10 @@ func (sg *sgReader) value(v *oiValue) error {
 // sgID is a record's id as a key: a string, or a number as written.
 func sgID(raw json.RawMessage) string {
 	raw = bytes.TrimSpace(raw)
-	if oiNull(raw) {
+	if formats.IsNull(raw) {
 		return ""
 	}
-	if s, ok := oiString(raw); ok {
+	if s, ok := formats.DecodeString(raw); ok {
 		return strings.TrimSpace(s)
 	}
 	if raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9' {
@@ -247,7 +221,7 @@ func sgRole(from string) (model.Role, sgKind, bool) {
 
 // convert makes a message of a turn. msg says what went wrong: with ok
 // the message is still imported (msg is a note), else it is skipped.
-func (sg *sgReader) convert(t *sgTurn, traw json.RawMessage, th *oiThread, media *oiMedia) (nm model.NewMessage, msg string, ok bool) {
+func (sg *sgReader) convert(t *sgTurn, traw json.RawMessage, th *records.Thread, media *records.Media) (nm model.NewMessage, msg string, ok bool) {
 	from, value := t.From, t.Value
 	if from == "" {
 		from = t.Role
@@ -264,10 +238,10 @@ func (sg *sgReader) convert(t *sgTurn, traw json.RawMessage, th *oiThread, media
 	}
 	value = bytes.TrimSpace(value)
 	var text string
-	if s, isString := oiString(value); isString {
+	if s, isString := formats.DecodeString(value); isString {
 		text = s
-	} else if !oiNull(value) {
-		text = string(oiCompact(value))
+	} else if !formats.IsNull(value) {
+		text = string(formats.Compact(value))
 	}
 	nm.Role = role
 	var parts []model.Part
@@ -279,29 +253,29 @@ func (sg *sgReader) convert(t *sgTurn, traw json.RawMessage, th *oiThread, media
 			break
 		}
 		for _, c := range calls {
-			id := th.newCallID()
-			th.called(id, c.call.Name)
+			id := th.NewID()
+			th.Called(id, c.call.Name)
 			parts = append(parts, model.Part{Type: model.PartToolCall, ToolCallID: id,
-				ToolName: c.call.Name, Input: oiInput(c.call.Arguments), Raw: c.raw})
+				ToolName: c.call.Name, Input: formats.ToolInput(c.call.Arguments), Raw: c.raw})
 		}
 	case sgResultTurn:
-		id, name := th.answered("")
+		id, name := th.Answered("")
 		parts = []model.Part{{Type: model.PartToolResult, ToolCallID: id, Text: text,
 			Raw: append(json.RawMessage(nil), traw...)}}
 		nm.Name = name
 	}
 	if parts == nil {
-		if !media.has(text) {
+		if !media.Has(text) {
 			if strings.TrimSpace(text) == "" {
-				return model.NewMessage{}, oiEmpty, false
+				return model.NewMessage{}, records.Empty, false
 			}
 			nm.Content = text
 			return nm, msg, true
 		}
-		parts = media.split(text)
+		parts = media.Split(text)
 	}
-	nm.Content = RenderContent(parts)
-	nm.Parts = oiEncodeParts(parts)
+	nm.Content = formats.RenderContent(parts)
+	nm.Parts = formats.EncodeParts(parts)
 	return nm, msg, true
 }
 
@@ -334,7 +308,7 @@ func sgCalls(text string) []sgCallRaw {
 		if json.Unmarshal(raw, &c) != nil || strings.TrimSpace(c.Name) == "" {
 			return nil
 		}
-		out = append(out, sgCallRaw{c, oiCompact(raw)})
+		out = append(out, sgCallRaw{c, formats.Compact(raw)})
 	}
 	return out
 }

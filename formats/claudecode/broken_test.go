@@ -1,10 +1,12 @@
-package formats
+package claudecode
 
 import (
 	"bytes"
 	"slices"
 	"strings"
 	"testing"
+
+	"weft/formats/internal/importtest"
 )
 
 // breakLines replaces the given 1-based lines of data with a broken
@@ -17,7 +19,7 @@ func breakLines(data []byte, lines ...int) []byte {
 	return bytes.Join(ls, []byte("\n"))
 }
 
-func ccKeys(th *recordedThread) []string {
+func ccKeys(th *importtest.Thread) []string {
 	keys := make([]string, len(th.Messages))
 	for i, m := range th.Messages {
 		keys[i] = m.Key
@@ -29,12 +31,12 @@ func ccKeys(th *recordedThread) []string {
 // from the newest leaf goes on across the broken line, from the record
 // written before it, so the messages before it are kept.
 func TestClaudeCodeJoinsAcrossABrokenLine(t *testing.T) {
-	data := cgFile(t, "testdata/claude-code/spotter_long_session.jsonl")
-	whole := newRecorder(t)
-	if _, err := ReadClaudeCode(bytes.NewReader(data), whole); err != nil {
+	data := importtest.File(t, "../testdata/claude-code/spotter_long_session.jsonl")
+	whole := importtest.NewRecorder(t)
+	if _, err := Read(bytes.NewReader(data), whole); err != nil {
 		t.Fatal(err)
 	}
-	want := ccKeys(whole.threads[0])
+	want := ccKeys(whole.Threads[0])
 	if len(want) != 292 {
 		t.Fatalf("the whole file: %d messages, want 292", len(want))
 	}
@@ -49,12 +51,12 @@ func TestClaudeCodeJoinsAcrossABrokenLine(t *testing.T) {
 		{"two places", []int{998, 1200}, 1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			rec := newRecorder(t)
-			problems, err := ReadClaudeCode(bytes.NewReader(breakLines(data, tt.broken...)), rec)
+			rec := importtest.NewRecorder(t)
+			problems, err := Read(bytes.NewReader(breakLines(data, tt.broken...)), rec)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := ccKeys(rec.threads[0])
+			got := ccKeys(rec.Threads[0])
 			if len(got) != len(want)-tt.lost {
 				t.Errorf("%d messages, want %d", len(got), len(want)-tt.lost)
 			}
@@ -68,8 +70,8 @@ func TestClaudeCodeJoinsAcrossABrokenLine(t *testing.T) {
 					t.Fatalf("message %s is out of order or new", key)
 				}
 			}
-			if rec.threads[0].Info.Key != whole.threads[0].Info.Key || len(rec.threads[0].Digests) != len(whole.threads[0].Digests) {
-				t.Errorf("thread %+v, %d digests", rec.threads[0].Info, len(rec.threads[0].Digests))
+			if rec.Threads[0].Info.Key != whole.Threads[0].Info.Key || len(rec.Threads[0].Digests) != len(whole.Threads[0].Digests) {
+				t.Errorf("thread %+v, %d digests", rec.Threads[0].Info, len(rec.Threads[0].Digests))
 			}
 			if len(problems) != len(tt.broken) {
 				t.Fatalf("problems %v", problems)

@@ -1,4 +1,4 @@
-package formats
+package export
 
 import (
 	"bytes"
@@ -15,6 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"weft/formats"
+	"weft/formats/chatgpt"
+	"weft/formats/claudecode"
+	"weft/formats/codex"
+	"weft/formats/internal/importtest"
 	"weft/model"
 )
 
@@ -22,15 +27,15 @@ import (
 
 var exT0 = time.Date(2026, 1, 26, 9, 0, 0, 0, time.UTC)
 
-func exItem(id string, role model.Role, content string, parts ...model.Part) Item {
-	it := Item{ID: model.ItemID(id), Role: role, Content: content, Parts: parts, CreatedAt: exT0}
+func exItem(id string, role model.Role, content string, parts ...model.Part) formats.Item {
+	it := formats.Item{ID: model.ItemID(id), Role: role, Content: content, Parts: parts, CreatedAt: exT0}
 	if content == "" && len(parts) > 0 {
-		it.Content = RenderContent(parts)
+		it.Content = formats.RenderContent(parts)
 	}
 	return it
 }
 
-func exNamed(it Item, name string) Item {
+func exNamed(it formats.Item, name string) formats.Item {
 	it.Name = name
 	return it
 }
@@ -74,18 +79,18 @@ func exImage(mediaType, raw string) model.Part {
 
 const exPNG = `{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}}`
 
-func exTool(id, name string, parts ...model.Part) Item {
+func exTool(id, name string, parts ...model.Part) formats.Item {
 	return exNamed(exItem(id, model.RoleTool, "", parts...), name)
 }
 
-func exSynth(id string, op model.OpType, content string) Item {
+func exSynth(id string, op model.OpType, content string) formats.Item {
 	opID, _, _ := model.ItemID(id).Synthetic()
-	return Item{ID: model.ItemID(id), Role: model.RoleSystem, Content: content, CreatedAt: exT0,
+	return formats.Item{ID: model.ItemID(id), Role: model.RoleSystem, Content: content, CreatedAt: exT0,
 		Synthetic: true, OpID: opID, OpType: op}
 }
 
 // exFixtures are threads as operations leave them, one per rule.
-var exFixtures = map[string][]Item{
+var exFixtures = map[string][]formats.Item{
 	"clean": {
 		exItem("m1", model.RoleSystem, "You are terse."),
 		exItem("m2", model.RoleUser, "List files"),
@@ -576,8 +581,8 @@ func exOpenAIProblems(doc []byte) []string {
 
 // exRandomThread is a random thread with tool calls and results, after
 // random operations: items snipped, moved, digested.
-func exRandomThread(r *rand.Rand) []Item {
-	var items []Item
+func exRandomThread(r *rand.Rand) []formats.Item {
+	var items []formats.Item
 	seq := 0
 	next := func() string { seq++; return "m" + strconv.Itoa(seq) }
 	calls := 0
@@ -701,7 +706,7 @@ func exRandomThread(r *rand.Rand) []Item {
 			case 2:
 				items = append(items, exItem(next(), model.RoleSystem, "", exText("sys"), exCall("", "Bash", ``), image()))
 			default:
-				items = append(items, Item{ID: model.ItemID(next()), Role: "", Content: "no role"})
+				items = append(items, formats.Item{ID: model.ItemID(next()), Role: "", Content: "no role"})
 			}
 		}
 	}
@@ -744,7 +749,7 @@ func exStrings(v any, b *strings.Builder) {
 }
 
 // exCheckKept checks that no text of the thread was lost on the way.
-func exCheckKept(t testing.TB, items []Item, doc []byte) {
+func exCheckKept(t testing.TB, items []formats.Item, doc []byte) {
 	t.Helper()
 	var d any
 	if err := json.Unmarshal(doc, &d); err != nil {
@@ -800,23 +805,23 @@ func TestWriteOpenAIRandomThreads(t *testing.T) {
 
 // exImported reads a conversation file with an importer and returns
 // its first thread as export items.
-func exImported(t testing.TB, path string, read func(io.Reader, Emitter) ([]Problem, error)) []Item {
+func exImported(t testing.TB, path string, read formats.Reader) []formats.Item {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Skip(err)
 	}
 	defer f.Close()
-	rec := newRecorder(t)
+	rec := importtest.NewRecorder(t)
 	if _, err := read(f, rec); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	if len(rec.threads) == 0 {
+	if len(rec.Threads) == 0 {
 		t.Fatalf("%s: no threads", path)
 	}
-	var items []Item
-	for i, m := range rec.threads[0].Messages {
-		items = append(items, Item{ID: model.MessageID(uint64(i + 1)), Role: m.Role, Content: m.Content, Name: m.Name,
+	var items []formats.Item
+	for i, m := range rec.Threads[0].Messages {
+		items = append(items, formats.Item{ID: model.MessageID(uint64(i + 1)), Role: m.Role, Content: m.Content, Name: m.Name,
 			Parts: model.DecodeParts(m.Parts), CreatedAt: m.CreatedAt, Tokens: m.Tokens})
 	}
 	return items
@@ -824,12 +829,12 @@ func exImported(t testing.TB, path string, read func(io.Reader, Emitter) ([]Prob
 
 var exImports = []struct {
 	path string
-	read func(io.Reader, Emitter) ([]Problem, error)
+	read formats.Reader
 }{
-	{"testdata/claude-code/spotter_long_session.jsonl", ReadClaudeCode},
-	{"testdata/claude-code/spotter_tool_heavy.jsonl", ReadClaudeCode},
-	{"testdata/codex-rollout/rollout_all_record_types.jsonl", ReadCodex},
-	{"testdata/chatgpt-export/chatgpt2graph_conversations.json", ReadChatGPT},
+	{"../testdata/claude-code/spotter_long_session.jsonl", claudecode.Read},
+	{"../testdata/claude-code/spotter_tool_heavy.jsonl", claudecode.Read},
+	{"../testdata/codex-rollout/rollout_all_record_types.jsonl", codex.Read},
+	{"../testdata/chatgpt-export/chatgpt2graph_conversations.json", chatgpt.Read},
 }
 
 // Real threads export valid, and stay valid with random items snipped.
@@ -841,7 +846,7 @@ func TestWriteProvidersImported(t *testing.T) {
 				its := items
 				if seed > 0 {
 					r := rand.New(rand.NewPCG(seed, 2))
-					its = slices.DeleteFunc(slices.Clone(items), func(Item) bool { return r.IntN(5) == 0 })
+					its = slices.DeleteFunc(slices.Clone(items), func(formats.Item) bool { return r.IntN(5) == 0 })
 				}
 				var oa, an bytes.Buffer
 				rep, err := WriteOpenAI(&oa, its)
@@ -869,7 +874,7 @@ func TestWriteProvidersImported(t *testing.T) {
 
 // exBenchItems is a realistic long thread: user turns, assistant turns
 // with tool calls and their results, about 300 bytes each.
-func exBenchItems(n int) []Item {
+func exBenchItems(n int) []formats.Item {
 	r := rand.New(rand.NewPCG(7, 7))
 	words := strings.Fields("the quick brown fox jumps over a lazy dog while weft keeps every operation reversible and the effective thread is what reaches the provider")
 	sentence := func(size int) string {
@@ -882,21 +887,21 @@ func exBenchItems(n int) []Item {
 		}
 		return b.String()
 	}
-	items := make([]Item, 0, n)
+	items := make([]formats.Item, 0, n)
 	at := exT0
 	for len(items) < n {
 		id := func() model.ItemID { return model.MessageID(uint64(len(items) + 1)) }
 		at = at.Add(time.Minute)
-		items = append(items, Item{ID: id(), Role: model.RoleUser, Content: sentence(300), CreatedAt: at, Tokens: 70})
+		items = append(items, formats.Item{ID: id(), Role: model.RoleUser, Content: sentence(300), CreatedAt: at, Tokens: 70})
 		if r.IntN(3) == 0 {
 			callID := "toolu_" + strconv.Itoa(len(items))
 			parts := []model.Part{exText(sentence(150)), exCall(callID, "Bash", `{"command":"grep -rn \"`+sentence(60)+`\" ."}`)}
-			items = append(items, Item{ID: id(), Role: model.RoleAssistant, Content: RenderContent(parts), Parts: parts, CreatedAt: at, Tokens: 70})
+			items = append(items, formats.Item{ID: id(), Role: model.RoleAssistant, Content: formats.RenderContent(parts), Parts: parts, CreatedAt: at, Tokens: 70})
 			res := []model.Part{exResult(callID, sentence(300))}
-			items = append(items, Item{ID: id(), Role: model.RoleTool, Name: "Bash", Content: RenderContent(res), Parts: res, CreatedAt: at, Tokens: 70})
+			items = append(items, formats.Item{ID: id(), Role: model.RoleTool, Name: "Bash", Content: formats.RenderContent(res), Parts: res, CreatedAt: at, Tokens: 70})
 		}
 		parts := []model.Part{exText(sentence(300))}
-		items = append(items, Item{ID: id(), Role: model.RoleAssistant, Content: parts[0].Text, Parts: parts, CreatedAt: at, Tokens: 70})
+		items = append(items, formats.Item{ID: id(), Role: model.RoleAssistant, Content: parts[0].Text, Parts: parts, CreatedAt: at, Tokens: 70})
 	}
 	return items[:n]
 }

@@ -1,4 +1,4 @@
-package formats
+package weftjsonl
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"weft/formats/internal/importtest"
 	"weft/model"
 )
 
@@ -17,19 +18,19 @@ func weftSample(t testing.TB) []byte {
 		{ID: "m2", Seq: 2, Role: model.RoleAssistant, Content: "yo", CreatedAt: at.Add(time.Second), Tokens: 1, Meta: map[string]string{"model": "x"}},
 	}
 	ops := []model.Op{{ID: "op1", Type: model.OpSnip, Targets: []model.ItemID{"m1"}, Active: true, CreatedAt: at, Author: "a"}}
-	if err := WriteWeft(&buf, model.Session{ID: "s1", Title: "t", ActiveTags: []string{"x"}}, msgs, ops); err != nil {
+	if err := Write(&buf, model.Session{ID: "s1", Title: "t", ActiveTags: []string{"x"}}, msgs, ops); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
 }
 
-func TestReadWeft(t *testing.T) {
-	r := newRecorder(t)
-	problems, err := ReadWeft(bytes.NewReader(weftSample(t)), r)
+func TestRead(t *testing.T) {
+	r := importtest.NewRecorder(t)
+	problems, err := Read(bytes.NewReader(weftSample(t)), r)
 	if err != nil || len(problems) > 0 {
 		t.Fatal(err, problems)
 	}
-	th := r.threads[0]
+	th := r.Threads[0]
 	if th.Info.Key != "s1" || len(th.Messages) != 2 || th.Messages[1].Key != "s1/m2" || len(th.Ops) != 1 || th.Info.ActiveTags[0] != "x" {
 		t.Fatalf("%+v", th)
 	}
@@ -40,7 +41,7 @@ func TestReadWeft(t *testing.T) {
 		{`{"weft":99,"type":"session","session":{"id":"s"}}` + "\n", "newer than this weft reads"},
 	}
 	for _, tt := range tests {
-		_, err := ReadWeft(strings.NewReader(tt.in), newRecorder(t))
+		_, err := Read(strings.NewReader(tt.in), importtest.NewRecorder(t))
 		if err == nil || !strings.Contains(err.Error(), tt.says) {
 			t.Errorf("%q: %v, want %q", tt.in, err, tt.says)
 		}
@@ -48,19 +49,19 @@ func TestReadWeft(t *testing.T) {
 	// A broken line in the middle is a problem; the rest imports.
 	lines := strings.Split(string(weftSample(t)), "\n")
 	in := lines[0] + "\n{oops\n" + strings.Join(lines[1:], "\n")
-	r = newRecorder(t)
-	problems, err = ReadWeft(strings.NewReader(in), r)
-	if err != nil || len(problems) != 1 || problems[0].Line != 2 || len(r.threads[0].Messages) != 2 {
+	r = importtest.NewRecorder(t)
+	problems, err = Read(strings.NewReader(in), r)
+	if err != nil || len(problems) != 1 || problems[0].Line != 2 || len(r.Threads[0].Messages) != 2 {
 		t.Fatalf("%v %v", err, problems)
 	}
 }
 
-func FuzzReadWeft(f *testing.F) {
+func FuzzRead(f *testing.F) {
 	f.Add(weftSample(f))
 	f.Add([]byte(`{"weft":1,"type":"session","session":{"id":"s"}}` + "\n" + `{"type":"op","op":{"id":"o"}}`))
 	f.Add([]byte("\x00\xff"))
 	f.Add([]byte(`{"weft":1,"type":"session","session":{"id":"s"}}` + "\n" + `{"type":"message","message":{"seq":2,"role":"user","content":"x"}}` + "\n" + `{"type":"message","message":{"seq":2,"role":"user","content":"x"}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		_, _ = ReadWeft(bytes.NewReader(b), newRecorder(t))
+		_, _ = Read(bytes.NewReader(b), importtest.NewRecorder(t))
 	})
 }

@@ -1,4 +1,4 @@
-package formats
+package export
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode"
 
+	"weft/formats"
 	"weft/model"
 )
 
@@ -59,7 +60,7 @@ type xaMsg struct {
 // answers a tool_use of the message before (results first in their
 // message); a call or result that is not is folded into text. Thinking
 // is kept where it is signed, and dropped otherwise.
-func WriteAnthropic(w io.Writer, items []Item) (Report, error) {
+func WriteAnthropic(w io.Writer, items []formats.Item) (Report, error) {
 	x := xpRead(items, xpAnthropic)
 	j := xpNewLines(w)
 

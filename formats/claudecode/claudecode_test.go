@@ -1,4 +1,4 @@
-package formats
+package claudecode
 
 import (
 	"bytes"
@@ -12,31 +12,33 @@ import (
 	"testing"
 	"time"
 
+	"weft/formats"
+	"weft/formats/internal/importtest"
 	"weft/model"
 )
 
 const (
-	ccLong     = "testdata/claude-code/spotter_long_session.jsonl"
-	ccTools    = "testdata/claude-code/spotter_tool_heavy.jsonl"
-	ccRewind   = "testdata/claude-code/claude-code-log_dag_compact_after_rewind.jsonl"
+	ccLong     = "../testdata/claude-code/spotter_long_session.jsonl"
+	ccTools    = "../testdata/claude-code/spotter_tool_heavy.jsonl"
+	ccRewind   = "../testdata/claude-code/claude-code-log_dag_compact_after_rewind.jsonl"
 	ccLongSID  = "4d5611e5-241a-462a-8d15-5122611a9569"
 	ccToolsSID = "d6e0bada-1959-4eec-a9d2-0bfade768d8f"
 )
 
-func readCC(t testing.TB, data []byte) (*recordedThread, []Problem) {
+func readCC(t testing.TB, data []byte) (*importtest.Thread, []formats.Problem) {
 	t.Helper()
-	rec := newRecorder(t)
-	problems, err := ReadClaudeCode(bytes.NewReader(data), rec)
+	rec := importtest.NewRecorder(t)
+	problems, err := Read(bytes.NewReader(data), rec)
 	if err != nil {
 		t.Fatalf("ReadClaudeCode: %v (problems %v)", err, problems)
 	}
-	if len(rec.threads) != 1 || rec.open {
-		t.Fatalf("%d threads (open %v), want one, closed", len(rec.threads), rec.open)
+	if len(rec.Threads) != 1 || rec.Open {
+		t.Fatalf("%d threads (open %v), want one, closed", len(rec.Threads), rec.Open)
 	}
-	return rec.threads[0], problems
+	return rec.Threads[0], problems
 }
 
-func readCCFile(t testing.TB, path string) *recordedThread {
+func readCCFile(t testing.TB, path string) *importtest.Thread {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -49,23 +51,11 @@ func readCCFile(t testing.TB, path string) *recordedThread {
 	return th
 }
 
-func ccParts(t testing.TB, m Message) []model.Part {
-	t.Helper()
-	if len(m.Parts) == 0 {
-		return nil
-	}
-	var parts []model.Part
-	if err := json.Unmarshal(m.Parts, &parts); err != nil {
-		t.Fatalf("%s: parts: %v", m.Key, err)
-	}
-	return parts
-}
-
 // checkCCThread checks what must hold of every imported thread: times in
 // order and in UTC; every tool result answers a call made earlier in the
 // thread, once; every part keeps its source block; content is the parts
 // rendered; digests in order and not overlapping.
-func checkCCThread(t *testing.T, th *recordedThread) {
+func checkCCThread(t *testing.T, th *importtest.Thread) {
 	t.Helper()
 	calls := map[string]bool{}
 	answered := map[string]bool{}
@@ -78,8 +68,8 @@ func checkCCThread(t *testing.T, th *recordedThread) {
 			t.Errorf("message %d (%s): time %v goes back from %v", i, m.Key, m.CreatedAt, last)
 		}
 		last = m.CreatedAt
-		parts := ccParts(t, m)
-		if got := RenderContent(parts); got != m.Content {
+		parts := importtest.Parts(t, m)
+		if got := formats.RenderContent(parts); got != m.Content {
 			t.Errorf("message %d (%s): content is not its parts rendered", i, m.Key)
 		}
 		for _, p := range parts {
@@ -114,7 +104,7 @@ func checkCCThread(t *testing.T, th *recordedThread) {
 	}
 	prev := -1
 	for _, d := range th.Digests {
-		from, to := ccIndexOfKey(th, d.From), ccIndexOfKey(th, d.To)
+		from, to := th.IndexOf(d.From), th.IndexOf(d.To)
 		if from <= prev {
 			t.Errorf("digest %s..%s overlaps the one before", d.From, d.To)
 		}
@@ -123,27 +113,9 @@ func checkCCThread(t *testing.T, th *recordedThread) {
 	if len(th.Messages) > 0 && !th.Info.CreatedAt.Equal(th.Messages[0].CreatedAt) {
 		t.Errorf("thread created %v, first message %v", th.Info.CreatedAt, th.Messages[0].CreatedAt)
 	}
-	if th.Info.Source != ClaudeCode {
+	if th.Info.Source != formats.ClaudeCode {
 		t.Errorf("source %q", th.Info.Source)
 	}
-}
-
-func ccIndexOfKey(th *recordedThread, key string) int {
-	for i, m := range th.Messages {
-		if m.Key == key {
-			return i
-		}
-	}
-	return -1
-}
-
-func ccMessageByKey(t *testing.T, th *recordedThread, key string) Message {
-	t.Helper()
-	i := ccIndexOfKey(th, key)
-	if i < 0 {
-		t.Fatalf("no message %s", key)
-	}
-	return th.Messages[i]
 }
 
 func TestClaudeCodeRewindAndCompaction(t *testing.T) {
@@ -161,7 +133,7 @@ func TestClaudeCodeRewindAndCompaction(t *testing.T) {
 	if !slices.Equal(keys, want) {
 		t.Errorf("keys %v, want %v", keys, want)
 	}
-	if got := th.roles(); got != "user assistant user assistant user assistant user assistant" {
+	if got := th.Roles(); got != "user assistant user assistant user assistant user assistant" {
 		t.Errorf("roles %s", got)
 	}
 	for _, m := range th.Messages {
@@ -172,8 +144,8 @@ func TestClaudeCodeRewindAndCompaction(t *testing.T) {
 			t.Errorf("the compact summary is a message: %s", m.Key)
 		}
 	}
-	wantDigest := []recordedDigest{{"u1", "b2a2",
-		"This session is being continued from a previous conversation that ran out of context. Summary: the user asked for a plan."}}
+	wantDigest := []importtest.Digest{{From: "u1", To: "b2a2",
+		Summary: "This session is being continued from a previous conversation that ran out of context. Summary: the user asked for a plan."}}
 	if !slices.Equal(th.Digests, wantDigest) {
 		t.Errorf("digests %+v, want %+v", th.Digests, wantDigest)
 	}
@@ -205,7 +177,7 @@ func TestClaudeCodeToolHeavy(t *testing.T) {
 		t.Errorf("%d messages, want 17", len(th.Messages))
 	}
 	wantRoles := "user assistant tool assistant tool user user user user user assistant tool tool assistant tool tool user"
-	if got := th.roles(); got != wantRoles {
+	if got := th.Roles(); got != wantRoles {
 		t.Errorf("roles\n %s\nwant\n %s", got, wantRoles)
 	}
 	if th.Info.Key != ccToolsSID || th.Info.Title != "start phoenix in background" {
@@ -215,9 +187,9 @@ func TestClaudeCodeToolHeavy(t *testing.T) {
 		t.Errorf("created %v", th.Info.CreatedAt)
 	}
 	// Four records of msg_01LbyjvsALGe2gMsTgDSj7e6 make one message.
-	m := ccMessageByKey(t, th, "61045c3d-2ffd-4c10-925c-c82d72e55ebb")
+	m := th.ByKey(t, "61045c3d-2ffd-4c10-925c-c82d72e55ebb")
 	var types []string
-	for _, p := range ccParts(t, m) {
+	for _, p := range importtest.Parts(t, m) {
 		types = append(types, string(p.Type)+":"+p.ToolName)
 	}
 	if got := strings.Join(types, " "); got != "text: thinking: tool_call:WebSearch tool_call:Glob" {
@@ -226,23 +198,23 @@ func TestClaudeCodeToolHeavy(t *testing.T) {
 	if m.Meta["model"] != "claude-opus-4-6" {
 		t.Errorf("meta %v", m.Meta)
 	}
-	glob := ccMessageByKey(t, th, "d2b1430f-30fc-408e-ad65-bedf7ba75900")
-	if glob.Role != model.RoleTool || glob.Name != "Glob" || ccParts(t, glob)[0].ToolCallID != "toolu_01JJds55jYrYwd9TktNGndRY" {
+	glob := th.ByKey(t, "d2b1430f-30fc-408e-ad65-bedf7ba75900")
+	if glob.Role != model.RoleTool || glob.Name != "Glob" || importtest.Parts(t, glob)[0].ToolCallID != "toolu_01JJds55jYrYwd9TktNGndRY" {
 		t.Errorf("Glob result %+v", glob)
 	}
 	// A response whose second call (WebFetch) was written after the first
 	// call's result is still one message, the results after it.
-	read := ccMessageByKey(t, th, "9c0157de-950c-4b36-8c81-537b79e0d6b4")
+	read := th.ByKey(t, "9c0157de-950c-4b36-8c81-537b79e0d6b4")
 	if !strings.Contains(read.Content, "[tool call Read]") || !strings.Contains(read.Content, "[tool call WebFetch]") {
 		t.Errorf("Read/WebFetch response %q", read.Content)
 	}
 	// the /mcp command's caveat is a user message marked as meta; the
 	// system records that echo the command are not messages
-	caveat := ccMessageByKey(t, th, "faf199ff-2cfa-4656-97bc-8c0ffb7c025c")
+	caveat := th.ByKey(t, "faf199ff-2cfa-4656-97bc-8c0ffb7c025c")
 	if caveat.Meta["isMeta"] != "true" {
 		t.Errorf("caveat meta %v", caveat.Meta)
 	}
-	if ccIndexOfKey(th, "2ef15da6-63ae-4a98-b781-676d95ac2692") >= 0 {
+	if th.IndexOf("2ef15da6-63ae-4a98-b781-676d95ac2692") >= 0 {
 		t.Errorf("a system local_command record was imported")
 	}
 }
@@ -373,7 +345,7 @@ func TestClaudeCodeLongSession(t *testing.T) {
 	calls, thinking, errs := 0, 0, 0
 	for _, m := range th.Messages {
 		count[m.Role]++
-		for _, p := range ccParts(t, m) {
+		for _, p := range importtest.Parts(t, m) {
 			switch {
 			case p.Type == model.PartToolCall:
 				calls++
@@ -390,7 +362,7 @@ func TestClaudeCodeLongSession(t *testing.T) {
 	if calls != facts.toolUse || thinking != facts.thinking || errs != facts.toolErrors {
 		t.Errorf("%d calls, %d thinking, %d errors; the file has %d, %d, %d", calls, thinking, errs, facts.toolUse, facts.thinking, facts.toolErrors)
 	}
-	if got := th.roles(); !strings.HasPrefix(got, "user assistant tool tool assistant tool assistant tool assistant tool assistant tool tool tool") {
+	if got := th.Roles(); !strings.HasPrefix(got, "user assistant tool tool assistant tool assistant tool assistant tool assistant tool tool tool") {
 		t.Errorf("roles start %.120s", got)
 	}
 	info := th.Info
@@ -431,7 +403,7 @@ func TestClaudeCodeLongSession(t *testing.T) {
 	if after != 160 || len(facts.afterIDs) != 78 || facts.afterResults != 81 || facts.afterTyped != 1 {
 		t.Errorf("facts after the boundary: %d responses, %d results, %d typed", len(facts.afterIDs), facts.afterResults, facts.afterTyped)
 	}
-	if got := len(th.Messages) - 1 - ccIndexOfKey(th, d.To); got != after {
+	if got := len(th.Messages) - 1 - th.IndexOf(d.To); got != after {
 		t.Errorf("%d messages after the compaction, want %d", got, after)
 	}
 }
@@ -471,7 +443,7 @@ func TestClaudeCodeSnippets(t *testing.T) {
 			t.Fatalf("messages %s", got)
 		}
 		r1, r2, u := th.Messages[2], th.Messages[3], th.Messages[4]
-		p1 := ccParts(t, r1)
+		p1 := importtest.Parts(t, r1)
 		if len(p1) != 2 || p1[0].Text != "one" || p1[1].Type != model.PartImage || p1[1].MediaType != "image/png" || r1.Name != "Read" {
 			t.Errorf("first result %+v", p1)
 		}
@@ -485,7 +457,7 @@ func TestClaudeCodeSnippets(t *testing.T) {
 			t.Errorf("assistant content %q", a.Content)
 		}
 		// the raw block is kept verbatim
-		if raw := string(ccParts(t, r2)[0].Raw); raw != `{"type":"tool_result","tool_use_id":"t2","content":"two","is_error":true}` {
+		if raw := string(importtest.Parts(t, r2)[0].Raw); raw != `{"type":"tool_result","tool_use_id":"t2","content":"two","is_error":true}` {
 			t.Errorf("raw %s", raw)
 		}
 	})
@@ -496,13 +468,13 @@ func TestClaudeCodeSnippets(t *testing.T) {
 			asst("b", "a", "02", "m2", `"plain answer"`)
 		th, _ := readCC(t, []byte(in))
 		checkCCThread(t, th)
-		if th.roles() != "user assistant assistant" || th.Messages[1].Content != "" || th.Messages[2].Content != "plain answer" {
-			t.Fatalf("%s %q", th.roles(), th.Messages[1].Content)
+		if th.Roles() != "user assistant assistant" || th.Messages[1].Content != "" || th.Messages[2].Content != "plain answer" {
+			t.Fatalf("%s %q", th.Roles(), th.Messages[1].Content)
 		}
-		if p := ccParts(t, th.Messages[1]); len(p) != 1 || p[0].Type != model.PartThinking || p[0].Text != "hmm" {
+		if p := importtest.Parts(t, th.Messages[1]); len(p) != 1 || p[0].Type != model.PartThinking || p[0].Text != "hmm" {
 			t.Errorf("thinking parts %+v", p)
 		}
-		if string(ccParts(t, th.Messages[0])[0].Raw) != `"hello\nsecond line"` || th.Info.Title != "hello" {
+		if string(importtest.Parts(t, th.Messages[0])[0].Raw) != `"hello\nsecond line"` || th.Info.Title != "hello" {
 			t.Errorf("raw string content / title %q", th.Info.Title)
 		}
 	})
@@ -557,7 +529,7 @@ func TestClaudeCodeSnippets(t *testing.T) {
 			user("new", "r", "06", `"second try"`)
 		th, _ := readCC(t, []byte(in))
 		checkCCThread(t, th)
-		if got := th.roles(); got != "user assistant tool user" || th.Messages[3].Key != "new" {
+		if got := th.Roles(); got != "user assistant tool user" || th.Messages[3].Key != "new" {
 			t.Errorf("roles %s", got)
 		}
 	})
@@ -576,9 +548,9 @@ func TestClaudeCodeSnippets(t *testing.T) {
 			user("u3", "p2", "10", `"three"`)
 		th, _ := readCC(t, []byte(in))
 		checkCCThread(t, th)
-		want := []recordedDigest{{"u1", "a1", "summary one"}, {"u2", "a2", "summary two"}}
-		if th.roles() != "user assistant user assistant user" || !slices.Equal(th.Digests, want) {
-			t.Errorf("roles %s, digests %+v", th.roles(), th.Digests)
+		want := []importtest.Digest{{From: "u1", To: "a1", Summary: "summary one"}, {From: "u2", To: "a2", Summary: "summary two"}}
+		if th.Roles() != "user assistant user assistant user" || !slices.Equal(th.Digests, want) {
+			t.Errorf("roles %s, digests %+v", th.Roles(), th.Digests)
 		}
 	})
 
@@ -588,8 +560,8 @@ func TestClaudeCodeSnippets(t *testing.T) {
 			user("u", "cs", "02", `"go on"`)
 		th, _ := readCC(t, []byte(in))
 		checkCCThread(t, th)
-		if th.roles() != "user user" || th.Messages[0].Meta["isCompactSummary"] != "true" || len(th.Digests) != 0 {
-			t.Errorf("roles %s, digests %+v", th.roles(), th.Digests)
+		if th.Roles() != "user user" || th.Messages[0].Meta["isCompactSummary"] != "true" || len(th.Digests) != 0 {
+			t.Errorf("roles %s, digests %+v", th.Roles(), th.Digests)
 		}
 	})
 
@@ -603,8 +575,8 @@ func TestClaudeCodeSnippets(t *testing.T) {
 		// inline sidechain records do not make the branch
 		in2 := user("u", "", "00", `"main"`) + asst("a", "u", "01", "m", `"main answer"`) + in
 		th, _ = readCC(t, []byte(in2))
-		if th.Info.Key != "S" || th.roles() != "user assistant" {
-			t.Errorf("info %+v, roles %s", th.Info, th.roles())
+		if th.Info.Key != "S" || th.Roles() != "user assistant" {
+			t.Errorf("info %+v, roles %s", th.Info, th.Roles())
 		}
 	})
 
@@ -613,12 +585,12 @@ func TestClaudeCodeSnippets(t *testing.T) {
 			user("c", "nowhere", "02", `"three"`) + user("self", "self", "03", `"four"`)
 		th, _ := readCC(t, []byte(in))
 		checkCCThread(t, th)
-		if th.roles() != "user" || th.Messages[0].Key != "self" {
-			t.Errorf("roles %s", th.roles())
+		if th.Roles() != "user" || th.Messages[0].Key != "self" {
+			t.Errorf("roles %s", th.Roles())
 		}
 		th, _ = readCC(t, []byte(user("a", "b", "00", `"one"`)+user("b", "a", "01", `"two"`)))
-		if th.roles() != "user user" || th.Messages[1].Key != "b" {
-			t.Errorf("cycle only: %s", th.roles())
+		if th.Roles() != "user user" || th.Messages[1].Key != "b" {
+			t.Errorf("cycle only: %s", th.Roles())
 		}
 	})
 
@@ -629,8 +601,8 @@ func TestClaudeCodeSnippets(t *testing.T) {
 			asst("x", "v", "06", "m2", `"leaf one"`) + asst("y", "v", "06", "m3", `"leaf two, later in the file"`)
 		th, _ := readCC(t, []byte(in))
 		checkCCThread(t, th)
-		if th.roles() != "user assistant user assistant" || th.Messages[3].Key != "y" {
-			t.Errorf("roles %s", th.roles())
+		if th.Roles() != "user assistant user assistant" || th.Messages[3].Key != "y" {
+			t.Errorf("roles %s", th.Roles())
 		}
 		if !th.Messages[0].CreatedAt.Equal(th.Messages[1].CreatedAt) || !th.Messages[2].CreatedAt.Equal(th.Messages[1].CreatedAt) {
 			t.Errorf("times %v %v %v", th.Messages[0].CreatedAt, th.Messages[1].CreatedAt, th.Messages[2].CreatedAt)
@@ -650,9 +622,9 @@ func TestClaudeCodeBroken(t *testing.T) {
 		garbage[i] = byte(rnd.UintN(256))
 	}
 	manyBad := strings.Repeat("nope\n", 500) + string(rewind)
-	chatgpt, _ := os.ReadFile("testdata/chatgpt-export/chatgpt2graph_conversations.json")
-	codex, _ := os.ReadFile("testdata/codex-rollout/rollout_all_record_types.jsonl")
-	openai, _ := os.ReadFile("testdata/openai-messages/llamafactory_mllm_demo.json")
+	chatgpt, _ := os.ReadFile("../testdata/chatgpt-export/chatgpt2graph_conversations.json")
+	codex, _ := os.ReadFile("../testdata/codex-rollout/rollout_all_record_types.jsonl")
+	openai, _ := os.ReadFile("../testdata/openai-messages/llamafactory_mllm_demo.json")
 
 	tests := []struct {
 		name     string
@@ -687,16 +659,16 @@ func TestClaudeCodeBroken(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rec := newRecorder(t)
-			problems, err := ReadClaudeCode(bytes.NewReader(tt.in), rec)
-			if len(problems) > maxProblems+1 {
+			rec := importtest.NewRecorder(t)
+			problems, err := Read(bytes.NewReader(tt.in), rec)
+			if len(problems) > formats.MaxProblems+1 {
 				t.Errorf("%d problems listed", len(problems))
 			}
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("error %v, want %q", err, tt.err)
 				}
-				if len(rec.threads) != 0 {
+				if len(rec.Threads) != 0 {
 					t.Errorf("a thread was begun")
 				}
 				return
@@ -704,7 +676,7 @@ func TestClaudeCodeBroken(t *testing.T) {
 			if err != nil {
 				t.Fatalf("error %v (problems %v)", err, problems)
 			}
-			th := rec.threads[0]
+			th := rec.Threads[0]
 			checkCCThread(t, th)
 			if len(th.Messages) != tt.messages {
 				t.Errorf("%d messages, want %d", len(th.Messages), tt.messages)
@@ -738,7 +710,7 @@ func ccSeeds() [][]byte {
 	}
 	// the session files, their long records left out, so that the fuzzer
 	// works on inputs of a few kilobytes
-	files, _ := filepath.Glob("testdata/claude-code/*.jsonl")
+	files, _ := filepath.Glob("../testdata/claude-code/*.jsonl")
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -764,9 +736,9 @@ func FuzzReadClaudeCode(f *testing.F) {
 		for line := range bytes.Lines(data) {
 			checkCCJSON(t, bytes.TrimSpace(line))
 		}
-		rec := newRecorder(t)
-		problems, err := ReadClaudeCode(bytes.NewReader(data), rec)
-		if len(problems) > maxProblems+1 {
+		rec := importtest.NewRecorder(t)
+		problems, err := Read(bytes.NewReader(data), rec)
+		if len(problems) > formats.MaxProblems+1 {
 			t.Fatalf("%d problems", len(problems))
 		}
 		for _, p := range problems {
@@ -775,15 +747,15 @@ func FuzzReadClaudeCode(f *testing.F) {
 			}
 		}
 		if err != nil {
-			if len(rec.threads) != 0 {
+			if len(rec.Threads) != 0 {
 				t.Fatalf("error %v after a thread was begun", err)
 			}
 			return
 		}
-		if len(rec.threads) != 1 || rec.open {
-			t.Fatalf("%d threads, open %v", len(rec.threads), rec.open)
+		if len(rec.Threads) != 1 || rec.Open {
+			t.Fatalf("%d threads, open %v", len(rec.Threads), rec.Open)
 		}
-		th := rec.threads[0]
+		th := rec.Threads[0]
 		if len(th.Messages) == 0 {
 			t.Fatalf("a thread without messages")
 		}
@@ -791,7 +763,7 @@ func FuzzReadClaudeCode(f *testing.F) {
 			if !m.CreatedAt.IsZero() && m.CreatedAt.Location() != time.UTC {
 				t.Fatalf("time not in UTC")
 			}
-			if m.Content != RenderContent(model.DecodeParts(m.Parts)) {
+			if m.Content != formats.RenderContent(model.DecodeParts(m.Parts)) {
 				t.Fatalf("content is not the parts rendered")
 			}
 		}
@@ -866,8 +838,8 @@ func TestClaudeCodeEncodeParts(t *testing.T) {
 
 type ccNopEmitter struct{ messages int }
 
-func (e *ccNopEmitter) Begin(ThreadInfo) error              { return nil }
-func (e *ccNopEmitter) Message(Message) error               { e.messages++; return nil }
+func (e *ccNopEmitter) Begin(formats.ThreadInfo) error      { return nil }
+func (e *ccNopEmitter) Message(formats.Message) error       { e.messages++; return nil }
 func (e *ccNopEmitter) Digest(string, string, string) error { return nil }
 func (e *ccNopEmitter) Op(model.Op) error                   { return nil }
 func (e *ccNopEmitter) End() error                          { return nil }
@@ -881,7 +853,7 @@ func BenchmarkReadClaudeCode(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		var e ccNopEmitter
-		if _, err := ReadClaudeCode(bytes.NewReader(data), &e); err != nil || e.messages != 292 {
+		if _, err := Read(bytes.NewReader(data), &e); err != nil || e.messages != 292 {
 			b.Fatalf("%v, %d messages", err, e.messages)
 		}
 	}

@@ -1,4 +1,6 @@
-package formats
+// Package codex reads Codex CLI rollout files
+// (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl) as threads.
+package codex
 
 import (
 	"bytes"
@@ -12,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"weft/formats"
 	"weft/model"
 )
 
@@ -126,7 +129,7 @@ type cxEntry struct {
 }
 
 type cxReader struct {
-	problems problemList
+	problems formats.Problems
 	entries  []cxEntry
 	lines    int
 	key      string
@@ -136,35 +139,35 @@ type cxReader struct {
 	model    string
 }
 
-// ReadCodex reads a Codex CLI rollout file as one thread.
-func ReadCodex(r io.Reader, emit Emitter) ([]Problem, error) {
+// Read reads a Codex CLI rollout file as one thread.
+func Read(r io.Reader, emit formats.Emitter) ([]formats.Problem, error) {
 	cx := &cxReader{}
-	err := eachLine(r, cx.readLine, func(n int) {
+	err := formats.EachLine(r, cx.readLine, func(n int) {
 		cx.lines++
-		cx.problems.add(n, "line longer than 64 MB")
+		cx.problems.Add(n, "line longer than 64 MB")
 	})
 	if err != nil {
-		return cx.problems.result(), err
+		return cx.problems.Result(), err
 	}
 	if cx.lines == 0 {
-		return cx.problems.result(), errors.New("empty file")
+		return cx.problems.Result(), errors.New("empty file")
 	}
 	msgs, digests := cx.build()
 	if len(msgs) == 0 {
-		return cx.problems.result(), errors.New("no Codex messages found: is this a Codex CLI rollout (~/.codex/sessions/…/rollout-*.jsonl)?")
+		return cx.problems.Result(), errors.New("no Codex messages found: is this a Codex CLI rollout (~/.codex/sessions/…/rollout-*.jsonl)?")
 	}
 	key := cx.key
 	if key == "" {
 		sum := sha256.Sum256(cx.keyLine)
 		key = "derived-" + hex.EncodeToString(sum[:8])
-		cx.problems.note(0, "no session_meta record with an id: the session is keyed by a digest of the first line, "+key)
+		cx.problems.Note(0, "no session_meta record with an id: the session is keyed by a digest of the first line, "+key)
 	}
-	problems := cx.problems.result()
+	problems := cx.problems.Result()
 	created := cx.created
 	if created.IsZero() {
 		created = msgs[0].CreatedAt
 	}
-	if err := emit.Begin(ThreadInfo{Key: key, Title: cxTitle(msgs), Source: Codex, CreatedAt: created}); err != nil {
+	if err := emit.Begin(formats.ThreadInfo{Key: key, Title: cxTitle(msgs), Source: formats.Codex, CreatedAt: created}); err != nil {
 		return problems, err
 	}
 	next := 0
@@ -189,7 +192,7 @@ func ReadCodex(r io.Reader, emit Emitter) ([]Problem, error) {
 func (cx *cxReader) readLine(n int, line []byte) error {
 	cx.lines++
 	if cx.lines == 1 {
-		line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf"))
+		line = bytes.TrimPrefix(line, []byte(formats.BOM))
 		cx.keyLine = append([]byte(nil), line...)
 	}
 	if cx.lines == 1 && len(line) > 0 && line[0] == '[' {
@@ -197,18 +200,18 @@ func (cx *cxReader) readLine(n int, line []byte) error {
 	}
 	if len(line) == 0 || line[0] != '{' {
 		if json.Valid(line) {
-			cx.problems.add(n, "not a Codex record: "+describeJSON(line)+", not an object")
+			cx.problems.Add(n, "not a Codex record: "+formats.DescribeJSON(line)+", not an object")
 		} else {
-			cx.problems.add(n, "not JSON")
+			cx.problems.Add(n, "not JSON")
 		}
 		return nil
 	}
 	var l cxLine
 	if err := json.Unmarshal(line, &l); err != nil {
 		if json.Valid(line) {
-			cx.problems.add(n, "not a Codex record: "+cgJSONErr(err))
+			cx.problems.Add(n, "not a Codex record: "+formats.DescribeError(err))
 		} else {
-			cx.problems.add(n, "not JSON: "+shortErr(err))
+			cx.problems.Add(n, "not JSON: "+formats.ShortError(err))
 		}
 		return nil
 	}
@@ -217,7 +220,7 @@ func (cx *cxReader) readLine(n int, line []byte) error {
 		// a rollout from before the type wrapper: the line is the payload
 		switch {
 		case cxWrapperTypes[l.Type]:
-			cx.problems.add(n, l.Type+" record without a payload")
+			cx.problems.Add(n, l.Type+" record without a payload")
 			return nil
 		case l.RecordType != "":
 			return nil
@@ -236,7 +239,7 @@ func (cx *cxReader) readLine(n int, line []byte) error {
 	if typ == "response_item" {
 		var p cxPayload
 		if err := json.Unmarshal(payload, &p); err != nil {
-			cx.problems.add(n, "response_item record with an unreadable payload: "+cgJSONErr(err))
+			cx.problems.Add(n, "response_item record with an unreadable payload: "+formats.DescribeError(err))
 			return nil
 		}
 		cx.responseItem(n, at, &p, payload)
@@ -246,7 +249,7 @@ func (cx *cxReader) readLine(n int, line []byte) error {
 	// importer does not expect is left out, not the record
 	var f map[string]json.RawMessage
 	if err := json.Unmarshal(payload, &f); err != nil {
-		cx.problems.add(n, fmt.Sprintf("%s record with an unreadable payload: %s", typ, cgJSONErr(err)))
+		cx.problems.Add(n, fmt.Sprintf("%s record with an unreadable payload: %s", typ, formats.DescribeError(err)))
 		return nil
 	}
 	str := func(k string) string {
@@ -281,7 +284,7 @@ func (cx *cxReader) readLine(n int, line []byte) error {
 			summary = cxDefaultSummary
 		}
 		cx.entries = append(cx.entries, cxEntry{kind: cxCompaction, line: n, at: at, role: model.RoleSystem,
-			parts: []model.Part{{Type: model.PartText, Text: summary, Raw: cgCompact(payload)}},
+			parts: []model.Part{{Type: model.PartText, Text: summary, Raw: formats.Compact(payload)}},
 			meta:  map[string]string{"compacted": "true"}})
 	}
 	return nil
@@ -304,7 +307,7 @@ func (cx *cxReader) add(e cxEntry) {
 }
 
 func (cx *cxReader) responseItem(n int, at time.Time, p *cxPayload, raw json.RawMessage) {
-	raw = cgCompact(raw)
+	raw = formats.Compact(raw)
 	meta := map[string]string{}
 	if p.ID != "" {
 		meta["source_id"] = p.ID
@@ -319,15 +322,15 @@ func (cx *cxReader) responseItem(n int, at time.Time, p *cxPayload, raw json.Raw
 			e.role = model.RoleSystem
 			meta["source_role"] = p.Role
 		default:
-			cx.problems.add(n, fmt.Sprintf("message with role %q, which is none of user, assistant, developer, system", p.Role))
+			cx.problems.Add(n, fmt.Sprintf("message with role %q, which is none of user, assistant, developer, system", p.Role))
 			return
 		}
 		parts, err := cxContent(p.Content)
 		if err != nil {
-			cx.problems.add(n, "message content: "+err.Error())
+			cx.problems.Add(n, "message content: "+err.Error())
 			return
 		}
-		if cgNothing(parts) {
+		if formats.Blank(parts) {
 			return
 		}
 		e.parts = parts
@@ -348,21 +351,18 @@ func (cx *cxReader) responseItem(n int, at time.Time, p *cxPayload, raw json.Raw
 		call := model.Part{Type: model.PartToolCall, ToolCallID: p.CallID, ToolName: p.Name, Raw: raw}
 		switch p.Type {
 		case "function_call":
-			call.Input = cxInput(p.Arguments)
+			call.Input = formats.ToolInput(p.Arguments)
 		case "custom_tool_call":
-			call.Input = cxInput(p.Input)
+			call.Input = formats.ToolInput(p.Input)
 		default:
-			call.Input = cxInput(p.Action)
+			call.Input = formats.ToolInput(p.Action)
 			if call.ToolName == "" {
 				call.ToolName = strings.TrimSuffix(p.Type, "_call")
 			}
 		}
 		if call.ToolName == "" {
-			cx.problems.add(n, p.Type+" without a tool name")
+			cx.problems.Add(n, p.Type+" without a tool name")
 			return
-		}
-		if call.Input == nil {
-			call.Input = json.RawMessage("{}") // called without arguments
 		}
 		if p.CallID != "" {
 			meta["call_id"] = p.CallID
@@ -393,7 +393,7 @@ func (cx *cxReader) event(n int, at time.Time, typ, message, text string, raw js
 		if typ == "agent_message" {
 			e.role = model.RoleAssistant
 		}
-		e.parts = []model.Part{{Type: model.PartText, Text: message, Raw: cgCompact(raw)}}
+		e.parts = []model.Part{{Type: model.PartText, Text: message, Raw: formats.Compact(raw)}}
 		e.match = string(e.role) + "\x00" + strings.TrimSpace(message)
 	case "agent_reasoning":
 		text = strings.TrimSpace(text)
@@ -401,7 +401,7 @@ func (cx *cxReader) event(n int, at time.Time, typ, message, text string, raw js
 			return
 		}
 		e.role = model.RoleAssistant
-		e.parts = []model.Part{{Type: model.PartThinking, Text: text, Raw: cgCompact(raw)}}
+		e.parts = []model.Part{{Type: model.PartThinking, Text: text, Raw: formats.Compact(raw)}}
 		e.match = "thinking\x00" + text
 	default:
 		return
@@ -419,17 +419,17 @@ func cxContent(raw json.RawMessage) ([]model.Part, error) {
 	if raw[0] == '"' {
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, errors.New(shortErr(err))
+			return nil, errors.New(formats.ShortError(err))
 		}
-		return []model.Part{{Type: model.PartText, Text: s, Raw: cgCompact(raw)}}, nil
+		return []model.Part{{Type: model.PartText, Text: s, Raw: formats.Compact(raw)}}, nil
 	}
 	var blocks []json.RawMessage
 	if err := json.Unmarshal(raw, &blocks); err != nil {
-		return nil, fmt.Errorf("%s, not a list of blocks", describeJSON(raw))
+		return nil, fmt.Errorf("%s, not a list of blocks", formats.DescribeJSON(raw))
 	}
 	parts := make([]model.Part, 0, len(blocks))
 	for _, b := range blocks {
-		b = cgCompact(b)
+		b = formats.Compact(b)
 		var blk cxBlock
 		if len(b) == 0 || b[0] != '{' || json.Unmarshal(b, &blk) != nil {
 			parts = append(parts, model.Part{Type: model.PartOther, Raw: b})
@@ -443,23 +443,12 @@ func cxContent(raw json.RawMessage) ([]model.Part, error) {
 		case "input_image":
 			var url string
 			json.Unmarshal(blk.ImageURL, &url)
-			parts = append(parts, model.Part{Type: model.PartImage, MediaType: cxDataType(url), Raw: b})
+			parts = append(parts, model.Part{Type: model.PartImage, MediaType: formats.MediaType(url), Raw: b})
 		default:
 			parts = append(parts, model.Part{Type: model.PartOther, Raw: b})
 		}
 	}
 	return parts, nil
-}
-
-// cxDataType is the media type of a data: URL.
-func cxDataType(url string) string {
-	rest, ok := strings.CutPrefix(url, "data:")
-	if !ok {
-		return ""
-	}
-	mt, _, _ := strings.Cut(rest, ";")
-	mt, _, _ = strings.Cut(mt, ",")
-	return mt
 }
 
 // cxMatchText is the text an event repeating a message would carry.
@@ -488,27 +477,6 @@ func cxSummary(raw json.RawMessage) string {
 		}
 	}
 	return strings.Join(texts, "\n\n")
-}
-
-// cxInput is a tool call's input as JSON: arguments written as a JSON
-// string holding JSON are that JSON; a string holding anything else is
-// the string, JSON-encoded; other JSON is kept as it is.
-func cxInput(raw json.RawMessage) json.RawMessage {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil
-	}
-	if raw[0] != '"' {
-		return cgCompact(raw)
-	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return nil
-	}
-	if t := strings.TrimSpace(s); t != "" && json.Valid([]byte(t)) {
-		return cgCompact(json.RawMessage(t))
-	}
-	return cgJSON(s)
 }
 
 // cxOutput reads a tool's output: a string (an exec result written as
@@ -564,7 +532,7 @@ func cxOutput(raw json.RawMessage) (text string, isErr bool, images []model.Part
 			return text, o.Success != nil && !*o.Success, images
 		}
 	}
-	return string(cgCompact(raw)), false, nil
+	return string(formats.Compact(raw)), false, nil
 }
 
 func cxTime(s string) time.Time {
@@ -588,14 +556,14 @@ type cxDigest struct {
 
 // build drops the events that repeat response items, links tool results
 // to their calls, and places the compactions.
-func (cx *cxReader) build() ([]Message, []cxDigest) {
+func (cx *cxReader) build() ([]formats.Message, []cxDigest) {
 	have := map[string]int{}
 	for i := range cx.entries {
 		if e := &cx.entries[i]; e.kind == cxMessage && e.match != "" {
 			have[e.match]++
 		}
 	}
-	var msgs []Message
+	var msgs []formats.Message
 	var digests []cxDigest
 	calls := map[string]string{} // call id -> tool name
 	since := 0                   // the first message after the last compaction
@@ -632,17 +600,17 @@ func (cx *cxReader) build() ([]Message, []cxDigest) {
 		}
 		nm := model.NewMessage{
 			Role:      e.role,
-			Content:   RenderContent(e.parts),
+			Content:   formats.RenderContent(e.parts),
 			Name:      name,
-			Parts:     cgEncodeParts(e.parts),
+			Parts:     formats.EncodeParts(e.parts),
 			CreatedAt: e.at,
 			Meta:      meta,
 		}
 		if err := nm.Validate(); err != nil {
-			cx.problems.add(e.line, err.Error())
+			cx.problems.Add(e.line, err.Error())
 			continue
 		}
-		msgs = append(msgs, Message{Key: "L" + strconv.Itoa(e.line), NewMessage: nm})
+		msgs = append(msgs, formats.Message{Key: "L" + strconv.Itoa(e.line), NewMessage: nm})
 		if e.kind == cxCompaction {
 			since = len(msgs)
 		}
@@ -657,7 +625,7 @@ var cxInjected = []string{
 }
 
 // cxTitle is the first user message the user wrote, cut to a line.
-func cxTitle(msgs []Message) string {
+func cxTitle(msgs []formats.Message) string {
 	for _, m := range msgs {
 		if m.Role != model.RoleUser {
 			continue
@@ -676,22 +644,7 @@ func cxTitle(msgs []Message) string {
 		if injected {
 			continue
 		}
-		return cxCutTitle(text)
+		return formats.CutTitle(text)
 	}
 	return ""
-}
-
-// cxCutTitle is the first non-blank line of s, cut to 80 characters.
-func cxCutTitle(s string) string {
-	for line := range strings.Lines(s) {
-		if line = strings.TrimSpace(line); line != "" {
-			s = line
-			break
-		}
-	}
-	r := []rune(strings.TrimSpace(s))
-	if len(r) <= 80 {
-		return string(r)
-	}
-	return strings.TrimRight(string(r[:79]), " \t") + "…"
 }

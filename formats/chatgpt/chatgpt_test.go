@@ -1,8 +1,7 @@
-package formats
+package chatgpt
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,124 +10,23 @@ import (
 	"testing"
 	"time"
 
+	"weft/formats"
+	"weft/formats/internal/importtest"
 	"weft/model"
 )
 
 const (
-	cgEdgeFile = "testdata/chatgpt-export/chatlore_conversations_edge_cases.json"
-	cgRealFile = "testdata/chatgpt-export/chatgpt2graph_conversations.json"
+	cgEdgeFile = "../testdata/chatgpt-export/chatlore_conversations_edge_cases.json"
+	cgRealFile = "../testdata/chatgpt-export/chatgpt2graph_conversations.json"
 )
 
-func cgRead(t testing.TB, data []byte) (*recorder, []Problem, error) {
-	t.Helper()
-	rec := newRecorder(t)
-	problems, err := ReadChatGPT(bytes.NewReader(data), rec)
-	if rec.open {
-		t.Fatalf("a thread was left open")
-	}
-	return rec, problems, err
-}
-
-func cgReadOK(t testing.TB, data string) (*recorder, []Problem) {
-	t.Helper()
-	rec, problems, err := cgRead(t, []byte(data))
-	if err != nil {
-		t.Fatalf("ReadChatGPT: %v (problems %v)", err, problems)
-	}
-	return rec, problems
-}
-
-func cgFile(t testing.TB, path string) []byte {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return data
-}
-
-func cgPartsOf(t testing.TB, m Message) []model.Part {
-	t.Helper()
-	var parts []model.Part
-	if len(m.Parts) > 0 {
-		if err := json.Unmarshal(m.Parts, &parts); err != nil {
-			t.Fatalf("%s: parts: %v", m.Key, err)
-		}
-	}
-	return parts
-}
-
-func cgKeys(th *recordedThread) string {
-	var keys []string
-	for _, m := range th.Messages {
-		keys = append(keys, m.Key)
-	}
-	return strings.Join(keys, " ")
-}
-
-func cgByKey(t testing.TB, th *recordedThread, key string) Message {
-	t.Helper()
-	for _, m := range th.Messages {
-		if m.Key == key {
-			return m
-		}
-	}
-	t.Fatalf("no message %q in %s", key, cgKeys(th))
-	return Message{}
-}
-
-// cgCheckThread checks what holds of every imported thread: content is
-// the parts rendered, times are UTC, every part keeps its source block,
-// every linked result answers an earlier call once.
-func cgCheckThread(t *testing.T, th *recordedThread) {
-	t.Helper()
-	if len(th.Messages) == 0 {
-		t.Errorf("thread %q has no messages", th.Info.Key)
-	}
-	calls, answered := map[string]bool{}, map[string]bool{}
-	for _, m := range th.Messages {
-		parts := cgPartsOf(t, m)
-		if len(parts) > 0 && m.Content != RenderContent(parts) {
-			t.Errorf("%s: content %q is not its parts rendered", m.Key, m.Content)
-		}
-		if !m.CreatedAt.IsZero() && m.CreatedAt.Location() != time.UTC {
-			t.Errorf("%s: time %v not in UTC", m.Key, m.CreatedAt)
-		}
-		for _, p := range parts {
-			if len(p.Raw) == 0 {
-				t.Errorf("%s: %s part without its source block", m.Key, p.Type)
-			}
-			switch p.Type {
-			case model.PartToolCall:
-				if p.ToolCallID != "" {
-					calls[p.ToolCallID] = true
-				}
-				if m.Role != model.RoleAssistant || p.ToolName == "" || !json.Valid(p.Input) {
-					t.Errorf("%s: bad tool call %+v in a %s message", m.Key, p, m.Role)
-				}
-			case model.PartToolResult:
-				if m.Role != model.RoleTool {
-					t.Errorf("%s: tool result in a %s message", m.Key, m.Role)
-				}
-				if p.ToolCallID == "" {
-					continue
-				}
-				if !calls[p.ToolCallID] || answered[p.ToolCallID] {
-					t.Errorf("%s: result for %q answers no earlier call, or a call already answered", m.Key, p.ToolCallID)
-				}
-				answered[p.ToolCallID] = true
-			}
-		}
-	}
-}
-
 func TestChatGPTEdgeCases(t *testing.T) {
-	rec, problems := cgReadOK(t, string(cgFile(t, cgEdgeFile)))
-	if len(rec.threads) != 2 {
-		t.Fatalf("%d threads, want 2 (of 4 conversations: one has no mapping, one no message)", len(rec.threads))
+	rec, problems := importtest.RunOK(t, Read, string(importtest.File(t, cgEdgeFile)))
+	if len(rec.Threads) != 2 {
+		t.Fatalf("%d threads, want 2 (of 4 conversations: one has no mapping, one no message)", len(rec.Threads))
 	}
-	for _, th := range rec.threads {
-		cgCheckThread(t, th)
+	for _, th := range rec.Threads {
+		importtest.CheckThread(t, th)
 	}
 
 	// the two records that do not import are problems naming them
@@ -143,8 +41,8 @@ func TestChatGPTEdgeCases(t *testing.T) {
 		t.Errorf("problem for the record without id (and messages): %q", p)
 	}
 
-	th := rec.threads[0]
-	if th.Info.Key != "11111111-aaaa-4bbb-8ccc-000000000001" || th.Info.Title != "Postgres indexing" || th.Info.Source != ChatGPT {
+	th := rec.Threads[0]
+	if th.Info.Key != "11111111-aaaa-4bbb-8ccc-000000000001" || th.Info.Title != "Postgres indexing" || th.Info.Source != formats.ChatGPT {
 		t.Errorf("thread 1 info %+v", th.Info)
 	}
 	if want := time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC); !th.Info.CreatedAt.Equal(want) || th.Info.CreatedAt.Location() != time.UTC {
@@ -152,10 +50,10 @@ func TestChatGPTEdgeCases(t *testing.T) {
 	}
 	// current_node a3's path: the hidden empty system message and the
 	// regenerated answer a1 are not in it
-	if got, want := cgKeys(th), "u1 a2 u2 t1 c1 x1 a3"; got != want {
+	if got, want := th.Keys(), "u1 a2 u2 t1 c1 x1 a3"; got != want {
 		t.Errorf("thread 1 keys %q, want %q", got, want)
 	}
-	if got, want := th.roles(), "user assistant user assistant assistant tool assistant"; got != want {
+	if got, want := th.Roles(), "user assistant user assistant assistant tool assistant"; got != want {
 		t.Errorf("thread 1 roles %q, want %q", got, want)
 	}
 	for _, m := range th.Messages {
@@ -163,22 +61,22 @@ func TestChatGPTEdgeCases(t *testing.T) {
 			t.Errorf("the regenerated branch is imported: %s", m.Key)
 		}
 	}
-	u1 := cgByKey(t, th, "u1")
+	u1 := th.ByKey(t, "u1")
 	if u1.Content != "Why is my query on orders slow?" || u1.Meta["attachments"] != "explain.txt" || u1.Meta["source_id"] != "u1" {
 		t.Errorf("u1: %q meta %v", u1.Content, u1.Meta)
 	}
 	if !u1.CreatedAt.Equal(time.Date(2026, 1, 1, 10, 0, 0, 0, time.UTC)) {
 		t.Errorf("u1 at %v", u1.CreatedAt)
 	}
-	a2 := cgByKey(t, th, "a2")
+	a2 := th.ByKey(t, "a2")
 	if a2.Content != "You are missing an index on customer_id. Add a composite index." || a2.Meta["model"] != "gpt-5" ||
 		!a2.CreatedAt.Equal(time.Date(2026, 1, 1, 10, 1, 0, 0, time.UTC)) {
 		t.Errorf("a2: %q at %v meta %v", a2.Content, a2.CreatedAt, a2.Meta)
 	}
 
 	// multimodal: an image part, then the text
-	u2 := cgByKey(t, th, "u2")
-	parts := cgPartsOf(t, u2)
+	u2 := th.ByKey(t, "u2")
+	parts := importtest.Parts(t, u2)
 	if len(parts) != 2 || parts[0].Type != model.PartImage || parts[1].Type != model.PartText ||
 		parts[1].Text != "Here is the plan output. Can you write the statement?" ||
 		!strings.Contains(string(parts[0].Raw), `"asset_pointer":"file-service://file-2"`) {
@@ -189,52 +87,52 @@ func TestChatGPTEdgeCases(t *testing.T) {
 	}
 
 	// thoughts: thinking only, so no content
-	t1 := cgByKey(t, th, "t1")
-	parts = cgPartsOf(t, t1)
+	t1 := th.ByKey(t, "t1")
+	parts = importtest.Parts(t, t1)
 	if len(parts) != 1 || parts[0].Type != model.PartThinking || parts[0].Text != "x\n\ny" || t1.Content != "" {
 		t.Errorf("t1: %q parts %+v", t1.Content, parts)
 	}
 
 	// code -> a call to the tool that answers it; the output -> a tool
 	// message linked to it
-	c1 := cgByKey(t, th, "c1")
-	parts = cgPartsOf(t, c1)
+	c1 := th.ByKey(t, "c1")
+	parts = importtest.Parts(t, c1)
 	if len(parts) != 1 || parts[0].Type != model.PartToolCall || parts[0].ToolName != "python" || parts[0].ToolCallID != "c1" ||
 		string(parts[0].Input) != `{"code":"CREATE INDEX idx_orders_customer ON orders (customer_id, created_at);"}` {
 		t.Errorf("c1 parts %+v", parts)
 	}
-	x1 := cgByKey(t, th, "x1")
-	parts = cgPartsOf(t, x1)
+	x1 := th.ByKey(t, "x1")
+	parts = importtest.Parts(t, x1)
 	if x1.Role != model.RoleTool || x1.Name != "python" || len(parts) != 1 || parts[0].Type != model.PartToolResult ||
 		parts[0].ToolCallID != "c1" || parts[0].Text != "CREATE INDEX" || x1.Content != "[tool result] CREATE INDEX" {
 		t.Errorf("x1: %+v parts %+v", x1, parts)
 	}
-	a3 := cgByKey(t, th, "a3")
+	a3 := th.ByKey(t, "a3")
 	if a3.Content != "Done. The query should now use the index." || !a3.CreatedAt.Equal(time.Date(2026, 1, 1, 10, 2, 0, 0, time.UTC)) {
 		t.Errorf("a3: %q at %v", a3.Content, a3.CreatedAt)
 	}
 
-	th = rec.threads[1]
+	th = rec.Threads[1]
 	if th.Info.Key != "22222222-aaaa-4bbb-8ccc-000000000002" || th.Info.Title != "Trip ideas" ||
 		!th.Info.CreatedAt.Equal(time.Date(2026, 1, 2, 10, 0, 0, 0, time.UTC)) {
 		t.Errorf("thread 2 info %+v", th.Info)
 	}
-	if cgKeys(th) != "b1 b2" || th.roles() != "user assistant" ||
+	if th.Keys() != "b1 b2" || th.Roles() != "user assistant" ||
 		th.Messages[1].Content != "Sintra is forty minutes away by train." || th.Messages[1].Meta["model"] != "gpt-5-mini" {
-		t.Errorf("thread 2: %s %s %+v", cgKeys(th), th.roles(), th.Messages)
+		t.Errorf("thread 2: %s %s %+v", th.Keys(), th.Roles(), th.Messages)
 	}
 }
 
 func TestChatGPTRealExport(t *testing.T) {
-	rec, problems := cgReadOK(t, string(cgFile(t, cgRealFile)))
+	rec, problems := importtest.RunOK(t, Read, string(importtest.File(t, cgRealFile)))
 	if len(problems) > 0 {
 		t.Errorf("problems %v", problems)
 	}
-	if len(rec.threads) != 1 {
-		t.Fatalf("%d threads, want 1", len(rec.threads))
+	if len(rec.Threads) != 1 {
+		t.Fatalf("%d threads, want 1", len(rec.Threads))
 	}
-	th := rec.threads[0]
-	cgCheckThread(t, th)
+	th := rec.Threads[0]
+	importtest.CheckThread(t, th)
 	if th.Info.Key != "966da5c4-5bb7-4e4d-ab6d-a7316b96266e" || th.Info.Title != "Average Distance in U(0,1)" {
 		t.Errorf("info %+v", th.Info)
 	}
@@ -253,7 +151,7 @@ func TestChatGPTRealExport(t *testing.T) {
 		if i > 0 && m.CreatedAt.Before(th.Messages[i-1].CreatedAt) {
 			t.Errorf("%s: time goes back", m.Key)
 		}
-		parts := cgPartsOf(t, m)
+		parts := importtest.Parts(t, m)
 		if len(parts) == 1 && parts[0].Type == model.PartToolCall {
 			calls++
 			if parts[0].ToolName != "python" || parts[0].ToolCallID != m.Key || !strings.HasPrefix(string(parts[0].Input), `{"code":"`) {
@@ -262,7 +160,7 @@ func TestChatGPTRealExport(t *testing.T) {
 		}
 		// every code-interpreter output answers the call right before it
 		if m.Role == model.RoleTool {
-			prev := cgPartsOf(t, th.Messages[i-1])
+			prev := importtest.Parts(t, th.Messages[i-1])
 			if len(parts) != 1 || parts[0].ToolCallID != th.Messages[i-1].Key || prev[0].Type != model.PartToolCall || m.Name != "python" {
 				t.Errorf("%s: result %+v does not answer %s", m.Key, parts, th.Messages[i-1].Key)
 			}
@@ -281,7 +179,7 @@ func TestChatGPTRealExport(t *testing.T) {
 		!strings.HasPrefix(last.Content, "Here's the updated graph with the mean split frequency") {
 		t.Errorf("last message %s %q %v", last.Key, last.Content, last.Meta)
 	}
-	reset := cgByKey(t, th, "c2caa526-4bf4-462d-b306-d85452407936")
+	reset := th.ByKey(t, "c2caa526-4bf4-462d-b306-d85452407936")
 	if reset.Content != "[tool result] Code execution state reset." {
 		t.Errorf("tool output %q", reset.Content)
 	}
@@ -336,21 +234,21 @@ func TestChatGPTPaths(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			rec, _ := cgReadOK(t, "["+cgConv(tc.fields, tree...)+"]")
-			if got := cgKeys(rec.threads[0]); got != tc.want {
+			rec, _ := importtest.RunOK(t, Read, "["+cgConv(tc.fields, tree...)+"]")
+			if got := rec.Threads[0].Keys(); got != tc.want {
 				t.Errorf("keys %q, want %q", got, tc.want)
 			}
 		})
 	}
 	// leaves without times: the last in the file
-	rec, _ := cgReadOK(t, "["+cgConv(`"id":"c"`, "r:::"+":", "u:r:user::q", "x:u:assistant::one", "y:u:assistant::two")+"]")
-	th := rec.threads[0]
-	if cgKeys(th) != "u y" || !th.Messages[0].CreatedAt.IsZero() || !th.Info.CreatedAt.IsZero() {
-		t.Errorf("untimed: keys %q, times %v %v", cgKeys(th), th.Messages[0].CreatedAt, th.Info.CreatedAt)
+	rec, _ := importtest.RunOK(t, Read, "["+cgConv(`"id":"c"`, "r:::"+":", "u:r:user::q", "x:u:assistant::one", "y:u:assistant::two")+"]")
+	th := rec.Threads[0]
+	if th.Keys() != "u y" || !th.Messages[0].CreatedAt.IsZero() || !th.Info.CreatedAt.IsZero() {
+		t.Errorf("untimed: keys %q, times %v %v", th.Keys(), th.Messages[0].CreatedAt, th.Info.CreatedAt)
 	}
 	// a parent cycle ends the walk instead of looping
-	rec, _ = cgReadOK(t, "["+cgConv(`"id":"c","current_node":"b"`, "a:b:user::one", "b:a:assistant::two")+"]")
-	if got := cgKeys(rec.threads[0]); got != "a b" {
+	rec, _ = importtest.RunOK(t, Read, "["+cgConv(`"id":"c","current_node":"b"`, "a:b:user::one", "b:a:assistant::two")+"]")
+	if got := rec.Threads[0].Keys(); got != "a b" {
 		t.Errorf("cycle: keys %q", got)
 	}
 }
@@ -359,9 +257,9 @@ func TestChatGPTNoID(t *testing.T) {
 	conv := func(title, at string) string {
 		return cgConv(fmt.Sprintf(`"title":%q,"create_time":%s`, title, at), "r:::"+":", "u:r:user:100:hi")
 	}
-	read := func(data string) (string, []Problem) {
-		rec, problems := cgReadOK(t, data)
-		return rec.threads[0].Info.Key, problems
+	read := func(data string) (string, []formats.Problem) {
+		rec, problems := importtest.RunOK(t, Read, data)
+		return rec.Threads[0].Info.Key, problems
 	}
 	k1, problems := read("[" + conv("Plans", "1700000000.5") + "]")
 	if !strings.HasPrefix(k1, "derived-") || len(problems) != 1 || !strings.Contains(problems[0].Err, "no id") ||
@@ -378,13 +276,13 @@ func TestChatGPTNoID(t *testing.T) {
 		t.Errorf("another title gives the same key %q", k4)
 	}
 	// conversation_id stands in for id
-	rec, problems := cgReadOK(t, "["+cgConv(`"conversation_id":"cid"`, "r:::"+":", "u:r:user::hi")+"]")
-	if rec.threads[0].Info.Key != "cid" || len(problems) != 0 {
-		t.Errorf("key %q problems %v", rec.threads[0].Info.Key, problems)
+	rec, problems := importtest.RunOK(t, Read, "["+cgConv(`"conversation_id":"cid"`, "r:::"+":", "u:r:user::hi")+"]")
+	if rec.Threads[0].Info.Key != "cid" || len(problems) != 0 {
+		t.Errorf("key %q problems %v", rec.Threads[0].Info.Key, problems)
 	}
 }
 
-func cgOne(t *testing.T, messages ...string) (*recordedThread, []Problem) {
+func cgOne(t *testing.T, messages ...string) (*importtest.Thread, []formats.Problem) {
 	t.Helper()
 	var nodes []string
 	nodes = append(nodes, `"root":{"id":"root","message":null,"parent":null}`)
@@ -395,12 +293,12 @@ func cgOne(t *testing.T, messages ...string) (*recordedThread, []Problem) {
 		parent = id
 	}
 	data := fmt.Sprintf(`[{"id":"conv","title":"t","create_time":1700000000,"current_node":%q,"mapping":{%s}}]`, parent, strings.Join(nodes, ","))
-	rec, problems := cgReadOK(t, data)
-	if len(rec.threads) != 1 {
-		t.Fatalf("%d threads", len(rec.threads))
+	rec, problems := importtest.RunOK(t, Read, data)
+	if len(rec.Threads) != 1 {
+		t.Fatalf("%d threads", len(rec.Threads))
 	}
-	cgCheckThread(t, rec.threads[0])
-	return rec.threads[0], problems
+	importtest.CheckThread(t, rec.Threads[0])
+	return rec.Threads[0], problems
 }
 
 func TestChatGPTContentTypes(t *testing.T) {
@@ -432,18 +330,18 @@ func TestChatGPTContentTypes(t *testing.T) {
 		msg("assistant", "", "all", `{"content_type":"computer_output","text":{"odd":1}}`, ""), // n16 kept whole
 		msg("user", "", "all", `null`, ""),                                                     // n17 nothing said: skipped
 	)
-	if got, want := cgKeys(th), "n1 n4 n5 n6 n7 n8 n9 n10 n11 n15 n16"; got != want {
+	if got, want := th.Keys(), "n1 n4 n5 n6 n7 n8 n9 n10 n11 n15 n16"; got != want {
 		t.Fatalf("keys %q, want %q", got, want)
 	}
 	if all := fmt.Sprint(problems); len(problems) != 2 || !strings.Contains(all, `"critic"`) || !strings.Contains(all, "message n14 has unreadable content") {
 		t.Errorf("problems %v", problems)
 	}
-	if m := cgByKey(t, th, "n1"); m.Role != model.RoleSystem || m.Content != "You are terse." ||
+	if m := th.ByKey(t, "n1"); m.Role != model.RoleSystem || m.Content != "You are terse." ||
 		!m.CreatedAt.Equal(time.Date(2023, 11, 14, 22, 13, 21, 250000000, time.UTC)) {
 		t.Errorf("n1: %+v", m)
 	}
-	n4 := cgByKey(t, th, "n4")
-	parts := cgPartsOf(t, n4)
+	n4 := th.ByKey(t, "n4")
+	parts := importtest.Parts(t, n4)
 	if len(parts) != 3 || parts[0].Type != model.PartImage || parts[0].MediaType != "image/png" ||
 		parts[1].Type != model.PartText || parts[1].Text != "spoken <words> & more" || parts[2].Type != model.PartOther ||
 		n4.Meta["attachments"] != "pic.png" || n4.Content != "[image image/png]\n\nspoken <words> & more" {
@@ -452,36 +350,36 @@ func TestChatGPTContentTypes(t *testing.T) {
 	if !strings.Contains(string(n4.Parts), `"text":"spoken <words> & more"`) {
 		t.Errorf("parts are HTML-escaped: %s", n4.Parts)
 	}
-	parts = cgPartsOf(t, cgByKey(t, th, "n5"))
+	parts = importtest.Parts(t, th.ByKey(t, "n5"))
 	if parts[0].Type != model.PartToolCall || parts[0].ToolName != "bio" || string(parts[0].Input) != `{"text":"User likes <tea>."}` {
 		t.Errorf("n5: %+v", parts)
 	}
-	n6 := cgByKey(t, th, "n6")
-	if parts = cgPartsOf(t, n6); parts[0].ToolCallID != "n5" || n6.Name != "bio" || parts[0].Text != "Model set context updated." {
+	n6 := th.ByKey(t, "n6")
+	if parts = importtest.Parts(t, n6); parts[0].ToolCallID != "n5" || n6.Name != "bio" || parts[0].Text != "Model set context updated." {
 		t.Errorf("n6: %+v %+v", n6, parts)
 	}
-	if parts = cgPartsOf(t, cgByKey(t, th, "n7")); parts[0].ToolName != "dalle.text2im" || string(parts[0].Input) != `{"prompt":"a cat"}` {
+	if parts = importtest.Parts(t, th.ByKey(t, "n7")); parts[0].ToolName != "dalle.text2im" || string(parts[0].Input) != `{"prompt":"a cat"}` {
 		t.Errorf("n7: %+v", parts)
 	}
-	n8 := cgByKey(t, th, "n8")
-	if parts = cgPartsOf(t, n8); len(parts) != 2 || parts[0].ToolCallID != "n7" || parts[0].Text != "DALL·E displayed 1 images." ||
+	n8 := th.ByKey(t, "n8")
+	if parts = importtest.Parts(t, n8); len(parts) != 2 || parts[0].ToolCallID != "n7" || parts[0].Text != "DALL·E displayed 1 images." ||
 		parts[1].Type != model.PartImage || n8.Content != "[tool result] DALL·E displayed 1 images.\n\n[image]" {
 		t.Errorf("n8: %q %+v", n8.Content, parts)
 	}
-	n9 := cgByKey(t, th, "n9")
-	if parts = cgPartsOf(t, n9); parts[0].ToolCallID != "" || !parts[0].IsError || n9.Name != "dalle.text2im" ||
+	n9 := th.ByKey(t, "n9")
+	if parts = importtest.Parts(t, n9); parts[0].ToolCallID != "" || !parts[0].IsError || n9.Name != "dalle.text2im" ||
 		n9.Content != "[tool error] second answer, failed" {
 		t.Errorf("n9: %q %+v", n9.Content, parts)
 	}
-	if parts = cgPartsOf(t, cgByKey(t, th, "n10")); len(parts) != 1 || parts[0].Type != model.PartThinking || parts[0].Text != "Thought for 4 seconds" {
+	if parts = importtest.Parts(t, th.ByKey(t, "n10")); len(parts) != 1 || parts[0].Type != model.PartThinking || parts[0].Text != "Thought for 4 seconds" {
 		t.Errorf("n10: %+v", parts)
 	}
-	n11 := cgByKey(t, th, "n11")
-	if parts = cgPartsOf(t, n11); len(parts) != 1 || parts[0].Type != model.PartOther ||
+	n11 := th.ByKey(t, "n11")
+	if parts = importtest.Parts(t, n11); len(parts) != 1 || parts[0].Type != model.PartOther ||
 		string(parts[0].Raw) != `{"content_type":"tether_browsing_display","result":"","summary":null}` || n11.Meta["content_type"] != "tether_browsing_display" {
 		t.Errorf("n11: %+v", parts)
 	}
-	if parts = cgPartsOf(t, cgByKey(t, th, "n16")); len(parts) != 1 || parts[0].Type != model.PartOther ||
+	if parts = importtest.Parts(t, th.ByKey(t, "n16")); len(parts) != 1 || parts[0].Type != model.PartOther ||
 		string(parts[0].Raw) != `{"content_type":"computer_output","text":{"odd":1}}` {
 		t.Errorf("n16: %+v", parts)
 	}
@@ -492,27 +390,27 @@ func TestChatGPTShapes(t *testing.T) {
 	two := cgConv(`"id":"two","title":"Two"`, "r:::"+":", "u:r:user:1700000000:bye")
 	// a single conversation object, and JSON lines of them
 	for name, data := range map[string]string{"object": one, "lines": one + "\n" + two + "\n", "bom": "\xef\xbb\xbf[" + one + "]"} {
-		rec, problems := cgReadOK(t, data)
-		if len(rec.threads) == 0 || rec.threads[0].Info.Key != "one" || len(problems) != 0 {
-			t.Errorf("%s: %d threads, problems %v", name, len(rec.threads), problems)
+		rec, problems := importtest.RunOK(t, Read, data)
+		if len(rec.Threads) == 0 || rec.Threads[0].Info.Key != "one" || len(problems) != 0 {
+			t.Errorf("%s: %d threads, problems %v", name, len(rec.Threads), problems)
 		}
 	}
 	// a duplicate id is skipped
-	rec, problems := cgReadOK(t, "["+one+","+one+","+two+"]")
-	if len(rec.threads) != 2 || len(problems) != 1 || !strings.Contains(problems[0].Err, "conversation 2 (one)") {
-		t.Errorf("duplicate: %d threads, problems %v", len(rec.threads), problems)
+	rec, problems := importtest.RunOK(t, Read, "["+one+","+one+","+two+"]")
+	if len(rec.Threads) != 2 || len(problems) != 1 || !strings.Contains(problems[0].Err, "conversation 2 (one)") {
+		t.Errorf("duplicate: %d threads, problems %v", len(rec.Threads), problems)
 	}
 	// a cut-off file: what came before the cut is imported
 	data := "[" + one + "," + two[:len(two)/2]
-	rec, problems = cgReadOK(t, data)
-	if len(rec.threads) != 1 || len(problems) != 1 || !strings.Contains(problems[0].Err, "conversation 2") || !strings.Contains(problems[0].Err, "cut off") {
-		t.Errorf("truncated: %d threads, problems %v", len(rec.threads), problems)
+	rec, problems = importtest.RunOK(t, Read, data)
+	if len(rec.Threads) != 1 || len(problems) != 1 || !strings.Contains(problems[0].Err, "conversation 2") || !strings.Contains(problems[0].Err, "cut off") {
+		t.Errorf("truncated: %d threads, problems %v", len(rec.Threads), problems)
 	}
 	// the closing bracket missing, trailing data, a bad element
 	for _, data := range []string{"[" + one, "[" + one + "] trailing", "[" + one + ",7]", "[" + one + `,{"title":"x","mapping":5}]`} {
-		rec, problems = cgReadOK(t, data)
-		if len(rec.threads) != 1 || len(problems) != 1 {
-			t.Errorf("%.60q…: %d threads, problems %v", data[len(data)-20:], len(rec.threads), problems)
+		rec, problems = importtest.RunOK(t, Read, data)
+		if len(rec.Threads) != 1 || len(problems) != 1 {
+			t.Errorf("%.60q…: %d threads, problems %v", data[len(data)-20:], len(rec.Threads), problems)
 		}
 	}
 }
@@ -520,19 +418,19 @@ func TestChatGPTShapes(t *testing.T) {
 // cgEdgeTruncations: the edge-case file cut at every 97th byte imports
 // nothing wrong and never panics.
 func TestChatGPTTruncations(t *testing.T) {
-	data := cgFile(t, cgEdgeFile)
+	data := importtest.File(t, cgEdgeFile)
 	for n := 0; n < len(data); n += 97 {
-		rec := newRecorder(t)
-		ReadChatGPT(bytes.NewReader(data[:n]), rec)
-		for _, th := range rec.threads {
-			cgCheckThread(t, th)
+		rec := importtest.NewRecorder(t)
+		Read(bytes.NewReader(data[:n]), rec)
+		for _, th := range rec.Threads {
+			importtest.CheckThread(t, th)
 		}
 	}
 }
 
 func TestChatGPTBroken(t *testing.T) {
 	jsonl := func(path string) string {
-		data := cgFile(t, path)
+		data := importtest.File(t, path)
 		return string(data[:min(len(data), 4000)])
 	}
 	cases := []struct{ name, in, err string }{
@@ -550,8 +448,8 @@ func TestChatGPTBroken(t *testing.T) {
 		{"nulls then no conversation", `[null,{"foo":1}]`, "its first object (element 2) is an object with keys foo"},
 		{"sharegpt", `[{"id":"1","conversations":[{"from":"human","value":"hi"}]}]`, "not a ChatGPT export"},
 		{"openai messages", `{"messages":[{"role":"user","content":"hi"}]}`, "not a ChatGPT export"},
-		{"codex rollout", jsonl("testdata/codex-rollout/rollout_all_record_types.jsonl"), "not a ChatGPT export"},
-		{"claude code", jsonl("testdata/claude-code/spotter_tool_heavy.jsonl"), "not a ChatGPT export"},
+		{"codex rollout", jsonl("../testdata/codex-rollout/rollout_all_record_types.jsonl"), "not a ChatGPT export"},
+		{"claude code", jsonl("../testdata/claude-code/spotter_tool_heavy.jsonl"), "not a ChatGPT export"},
 		{"no mapping", `[{"id":"x","title":"t"}]`, "no ChatGPT conversation with messages"},
 		{"empty mapping", `[{"id":"x","mapping":{}}]`, "no ChatGPT conversation with messages"},
 		{"mapping not an object", `[{"id":"x","mapping":[1]}]`, "no ChatGPT conversation with messages"},
@@ -559,43 +457,23 @@ func TestChatGPTBroken(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			rec, problems, err := cgRead(t, []byte(tc.in))
+			rec, problems, err := importtest.Run(t, Read, tc.in)
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Fatalf("error %v, want one saying %q (problems %v)", err, tc.err, problems)
 			}
 			t.Logf("%v; problems %v", err, problems)
-			if len(rec.threads) != 0 {
-				t.Errorf("%d threads emitted", len(rec.threads))
+			if len(rec.Threads) != 0 {
+				t.Errorf("%d threads emitted", len(rec.Threads))
 			}
 		})
 	}
 }
 
-// cgFailing is an emitter that fails on the n-th message.
-type cgFailing struct {
-	n, seen int
-	ends    int
-}
-
-var errCGStop = errors.New("stop here")
-
-func (f *cgFailing) Begin(ThreadInfo) error { return nil }
-func (f *cgFailing) Message(Message) error {
-	f.seen++
-	if f.seen == f.n {
-		return errCGStop
-	}
-	return nil
-}
-func (f *cgFailing) Digest(string, string, string) error { return nil }
-func (f *cgFailing) Op(model.Op) error                   { return nil }
-func (f *cgFailing) End() error                          { f.ends++; return nil }
-
 func TestChatGPTEmitterError(t *testing.T) {
-	f := &cgFailing{n: 3}
-	_, err := ReadChatGPT(bytes.NewReader(cgFile(t, cgEdgeFile)), f)
-	if !errors.Is(err, errCGStop) || f.seen != 3 || f.ends != 0 {
-		t.Errorf("error %v after %d messages and %d ends; want the emitter's, at once", err, f.seen, f.ends)
+	f := &importtest.Failing{N: 3}
+	_, err := Read(bytes.NewReader(importtest.File(t, cgEdgeFile)), f)
+	if !errors.Is(err, importtest.ErrStop) || f.Seen != 3 || f.Ends != 0 {
+		t.Errorf("error %v after %d messages and %d ends; want the emitter's, at once", err, f.Seen, f.Ends)
 	}
 }
 
@@ -612,12 +490,12 @@ func (c *cgCounting) Read(p []byte) (int, error) {
 }
 
 type cgBeginAt struct {
-	cgFailing
+	importtest.Failing
 	src   *cgCounting
 	first int
 }
 
-func (b *cgBeginAt) Begin(ThreadInfo) error {
+func (b *cgBeginAt) Begin(formats.ThreadInfo) error {
 	if b.first == 0 {
 		b.first = b.src.n
 	}
@@ -639,11 +517,11 @@ func TestChatGPTStreams(t *testing.T) {
 	b.WriteString("]")
 	src := &cgCounting{r: strings.NewReader(b.String())}
 	em := &cgBeginAt{src: src}
-	if _, err := ReadChatGPT(src, em); err != nil {
+	if _, err := Read(src, em); err != nil {
 		t.Fatal(err)
 	}
-	if em.ends != 800 || em.first == 0 || em.first > b.Len()/4 {
-		t.Errorf("%d threads; the first began after %d of %d bytes", em.ends, em.first, b.Len())
+	if em.Ends != 800 || em.first == 0 || em.first > b.Len()/4 {
+		t.Errorf("%d threads; the first began after %d of %d bytes", em.Ends, em.first, b.Len())
 	}
 }
 
@@ -661,19 +539,19 @@ func FuzzReadChatGPT(f *testing.F) {
 	// found by fuzzing: a tool message without content
 	f.Add([]byte(` {"mapping":{"00": {"messAge": {"Author": { "role": "tool"}}}}}0`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rec := newRecorder(t)
-		problems, err := ReadChatGPT(bytes.NewReader(data), rec)
-		if rec.open && err == nil {
+		rec := importtest.NewRecorder(t)
+		problems, err := Read(bytes.NewReader(data), rec)
+		if rec.Open && err == nil {
 			t.Fatalf("thread left open without an error")
 		}
-		if err == nil && len(rec.threads) == 0 {
+		if err == nil && len(rec.Threads) == 0 {
 			t.Fatalf("no thread and no error (problems %v)", problems)
 		}
-		if len(problems) > maxProblems+1 {
+		if len(problems) > formats.MaxProblems+1 {
 			t.Fatalf("%d problems", len(problems))
 		}
-		for _, th := range rec.threads {
-			cgCheckThread(t, th)
+		for _, th := range rec.Threads {
+			importtest.CheckThread(t, th)
 		}
 	})
 }

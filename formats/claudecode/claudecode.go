@@ -1,4 +1,6 @@
-package formats
+// Package claudecode reads Claude Code session files
+// (~/.claude/projects/*/*.jsonl) as threads.
+package claudecode
 
 import (
 	"bytes"
@@ -16,6 +18,7 @@ import (
 	"unicode/utf16"
 	"unicode/utf8"
 
+	"weft/formats"
 	"weft/model"
 )
 
@@ -130,7 +133,7 @@ type ccReader struct {
 	logical  map[int32]string // compact boundaries' logical parents
 	summary  []ccSummary
 	title    string // the last custom-title
-	problems problemList
+	problems formats.Problems
 	lines    int
 	strs     map[string]string
 	// broken: the lines that could not be read, in file order; a record
@@ -138,28 +141,28 @@ type ccReader struct {
 	broken []int32
 }
 
-// ReadClaudeCode reads a Claude Code session (~/.claude/projects/*/*.jsonl)
-// as one thread: the active branch, with compactions kept as digests.
-func ReadClaudeCode(r io.Reader, emit Emitter) ([]Problem, error) {
+// Read reads a Claude Code session (~/.claude/projects/*/*.jsonl) as one
+// thread: the active branch, with compactions kept as digests.
+func Read(r io.Reader, emit formats.Emitter) ([]formats.Problem, error) {
 	rd := &ccReader{
 		index:   map[string]int32{},
 		pending: map[int32]string{},
 		logical: map[int32]string{},
 		strs:    map[string]string{},
 	}
-	err := eachLine(r, rd.readLine, func(n int) {
+	err := formats.EachLine(r, rd.readLine, func(n int) {
 		rd.lines++
-		rd.problems.add(n, "line longer than 64 MB")
+		rd.problems.Add(n, "line longer than 64 MB")
 		rd.broken = append(rd.broken, int32(min(n, 1<<31-1)))
 	})
 	if err != nil {
-		return rd.problems.result(), err
+		return rd.problems.Result(), err
 	}
 	if rd.lines == 0 {
-		return rd.problems.result(), fmt.Errorf("empty file")
+		return rd.problems.Result(), fmt.Errorf("empty file")
 	}
 	th := rd.build()
-	problems := rd.problems.result()
+	problems := rd.problems.Result()
 	if len(th.msgs) == 0 {
 		return problems, fmt.Errorf("no Claude Code messages found: is this a Claude Code session .jsonl?")
 	}
@@ -297,12 +300,12 @@ func (rd *ccReader) readLine(n int, line []byte) error {
 	}
 	rd.lines++
 	if !ccValid(line) {
-		rd.problems.add(n, "not JSON"+ccNotJSON(line))
+		rd.problems.Add(n, "not JSON"+ccNotJSON(line))
 		rd.broken = append(rd.broken, int32(min(n, 1<<31-1)))
 		return nil
 	}
 	if line[0] != '{' {
-		rd.problems.add(n, "not a Claude Code record: a JSON "+ccJSONKind(line[0])+", not an object")
+		rd.problems.Add(n, "not a Claude Code record: a JSON "+ccJSONKind(line[0])+", not an object")
 		rd.broken = append(rd.broken, int32(min(n, 1<<31-1)))
 		return nil
 	}
@@ -326,7 +329,7 @@ func (rd *ccReader) readLine(n int, line []byte) error {
 	uuid := f.str("uuid", h.uuid)
 	if uuid == "" {
 		if (typ == "user" || typ == "assistant") && !ccNull(h.message) {
-			rd.problems.add(n, typ+" record without a uuid: it has no place in the thread")
+			rd.problems.Add(n, typ+" record without a uuid: it has no place in the thread")
 		}
 		return nil // metadata: file-history-snapshot, queue-operation, ...
 	}
@@ -342,7 +345,7 @@ func (rd *ccReader) readLine(n int, line []byte) error {
 		subtype, logical = f.str("subtype", h.subtype), f.str("logicalParentUuid", h.logical)
 	}
 	if f.bad != "" {
-		rd.problems.add(n, fmt.Sprintf("%s record %s is unreadable: %s", ccOrUnknown(typ), uuid, f.bad))
+		rd.problems.Add(n, fmt.Sprintf("%s record %s is unreadable: %s", ccOrUnknown(typ), uuid, f.bad))
 		rd.broken = append(rd.broken, int32(min(n, 1<<31-1)))
 		return nil
 	}
@@ -371,7 +374,7 @@ func (rd *ccReader) readLine(n int, line []byte) error {
 	case "user", "assistant":
 		rec, err := rd.readMessage(&h, typ)
 		if err != nil {
-			rd.problems.add(n, fmt.Sprintf("%s record %s: %s", typ, uuid, err))
+			rd.problems.Add(n, fmt.Sprintf("%s record %s: %s", typ, uuid, err))
 			break // kept as a link: what hangs off it stays in the tree
 		}
 		nd.rec = rec
@@ -413,7 +416,7 @@ func ccJSONKind(c byte) string {
 func ccNotJSON(line []byte) string {
 	var v any
 	if err := json.Unmarshal(line, &v); err != nil {
-		return ": " + shortErr(err)
+		return ": " + formats.ShortError(err)
 	}
 	return ""
 }
@@ -552,7 +555,7 @@ func ccResultText(content []byte) string {
 		s, _ := ccString(content)
 		return s
 	case content[0] != '[':
-		return compactJSON(content)
+		return string(formats.Compact(content))
 	}
 	var b strings.Builder
 	ccElements(content, func(v []byte) {
@@ -979,6 +982,20 @@ func ccHex4(s []byte) rune {
 	return r
 }
 
+// skipSpace returns the index of the first byte at or after i that is not
+// JSON white space.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
 // --- writing parts ---
 
 // ccEncodeParts is model.EncodeParts written out by hand: Raw and Input
@@ -1101,7 +1118,7 @@ func (rd *ccReader) newer(a, b int32) bool {
 
 // ccThread is the thread as it will be emitted.
 type ccThread struct {
-	info    ThreadInfo
+	info    formats.ThreadInfo
 	msgs    []ccOut
 	digests []recordedDigestCC
 }
@@ -1305,8 +1322,9 @@ func (rd *ccReader) join(i int32) (ccJoin, bool) {
 // across it.
 func (rd *ccReader) joined(line int32) {
 	const says = "; the thread is joined across it"
-	for k := range rd.problems.list {
-		if p := &rd.problems.list[k]; p.Line == int(line) && !strings.HasSuffix(p.Err, says) {
+	listed := rd.problems.Listed()
+	for k := range listed {
+		if p := &listed[k]; p.Line == int(line) && !strings.HasSuffix(p.Err, says) {
 			p.Err += says
 			return
 		}
@@ -1533,7 +1551,7 @@ func (rd *ccReader) assemble(th *ccThread, order, path []int32, leaf int32) {
 		case ccUser:
 			if rec.compactSummary {
 				if pending >= 0 {
-					th.digests[pending].summary = strings.TrimSpace(RenderContent(rec.parts))
+					th.digests[pending].summary = strings.TrimSpace(formats.RenderContent(rec.parts))
 					pending = -1
 					continue
 				}
@@ -1612,7 +1630,7 @@ func (rd *ccReader) assemble(th *ccThread, order, path []int32, leaf int32) {
 		}
 	}
 
-	th.info = ThreadInfo{Key: rd.threadKey(path, leaf), Title: rd.threadTitle(th, ccPathSet(path)), Source: ClaudeCode}
+	th.info = formats.ThreadInfo{Key: rd.threadKey(path, leaf), Title: rd.threadTitle(th, ccPathSet(path)), Source: formats.ClaudeCode}
 	if at := th.msgs[0].at; at != 0 {
 		th.info.CreatedAt = time.Unix(0, at).UTC()
 	}
@@ -1653,7 +1671,7 @@ func (rd *ccReader) threadKey(path []int32, leaf int32) string {
 // the first thing the user typed.
 func (rd *ccReader) threadTitle(th *ccThread, onPath map[int32]bool) string {
 	if rd.title != "" {
-		return ccCutTitle(rd.title)
+		return formats.CutTitle(rd.title)
 	}
 	best, rank := "", 0
 	for _, s := range rd.summary {
@@ -1669,14 +1687,14 @@ func (rd *ccReader) threadTitle(th *ccThread, onPath map[int32]bool) string {
 		}
 	}
 	if best != "" {
-		return ccCutTitle(best)
+		return formats.CutTitle(best)
 	}
 	command := ""
 	for _, m := range th.msgs {
 		if m.role != model.RoleUser || m.isMeta {
 			continue
 		}
-		text := strings.TrimSpace(RenderContent(m.parts))
+		text := strings.TrimSpace(formats.RenderContent(m.parts))
 		if text == "" {
 			continue
 		}
@@ -1686,9 +1704,9 @@ func (rd *ccReader) threadTitle(th *ccThread, onPath map[int32]bool) string {
 			}
 			continue
 		}
-		return ccCutTitle(text)
+		return formats.CutTitle(text)
 	}
-	return ccCutTitle(command)
+	return formats.CutTitle(command)
 }
 
 // ccCommand reads "/name args" from a slash command's user record.
@@ -1716,39 +1734,14 @@ func ccCommand(text string) string {
 	return name
 }
 
-// ccCutTitle is the first non-blank line of s, cut to about 80 characters.
-func ccCutTitle(s string) string {
-	for line := range strings.Lines(s) {
-		if line = strings.TrimSpace(line); line != "" {
-			s = line
-			break
-		}
-	}
-	s = strings.TrimSpace(s)
-	const limit = 80
-	if utf8.RuneCountInString(s) <= limit {
-		return s
-	}
-	cut, n := 0, 0
-	for i := range s {
-		if n == limit-1 {
-			cut = i
-			break
-		}
-		n++
-	}
-	s = strings.TrimRightFunc(s[:cut], func(r rune) bool { return r == ' ' || r == '\t' })
-	return s + "…"
-}
-
-func (th *ccThread) emit(emit Emitter) error {
+func (th *ccThread) emit(emit formats.Emitter) error {
 	if err := emit.Begin(th.info); err != nil {
 		return err
 	}
 	for _, m := range th.msgs {
 		nm := model.NewMessage{
 			Role:    m.role,
-			Content: RenderContent(m.parts),
+			Content: formats.RenderContent(m.parts),
 			Name:    m.name,
 			Parts:   ccEncodeParts(m.parts),
 			Meta:    m.meta,
@@ -1756,7 +1749,7 @@ func (th *ccThread) emit(emit Emitter) error {
 		if m.at != 0 {
 			nm.CreatedAt = time.Unix(0, m.at).UTC()
 		}
-		if err := emit.Message(Message{Key: m.key, NewMessage: nm}); err != nil {
+		if err := emit.Message(formats.Message{Key: m.key, NewMessage: nm}); err != nil {
 			return err
 		}
 	}

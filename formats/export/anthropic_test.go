@@ -1,4 +1,4 @@
-package formats
+package export
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"unicode"
 
+	"weft/formats"
 	"weft/model"
 )
 
@@ -179,7 +180,7 @@ func TestWriteAnthropicRules(t *testing.T) {
 
 func TestWriteAnthropicEmpty(t *testing.T) {
 	var buf bytes.Buffer
-	if _, err := WriteAnthropic(&buf, []Item{exItem("m1", model.RoleSystem, "Only a prompt.")}); err != nil {
+	if _, err := WriteAnthropic(&buf, []formats.Item{exItem("m1", model.RoleSystem, "Only a prompt.")}); err != nil {
 		t.Fatal(err)
 	}
 	if want := "{\"system\":\"Only a prompt.\",\"messages\":[]}\n"; buf.String() != want {

@@ -1,4 +1,4 @@
-package formats
+package export
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"weft/formats"
 	"weft/model"
 )
 
@@ -25,9 +26,9 @@ func exUpdateGolden() bool {
 	return f != nil && f.Value.String() == "true"
 }
 
-func exMarkdownItems() []Item {
+func exMarkdownItems() []formats.Item {
 	at := func(min int) time.Time { return exT0.Add(time.Duration(min) * time.Minute) }
-	items := []Item{
+	items := []formats.Item{
 		exItem("m1", model.RoleSystem, "You are a careful assistant."),
 		exItem("m2", model.RoleUser, "Why does `make` fail?\n\n- it says *missing*\n- twice"),
 		exItem("m3", model.RoleAssistant, "",
@@ -61,7 +62,7 @@ func TestWriteMarkdownGolden(t *testing.T) {
 	if err := WriteMarkdown(&buf, "Fixing the build", exMarkdownItems()); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join("testdata", "golden", "markdown_export.md")
+	path := filepath.Join("..", "testdata", "golden", "markdown_export.md")
 	if exUpdateGolden() {
 		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
@@ -85,16 +86,16 @@ func TestWriteMarkdownEdges(t *testing.T) {
 	cases := []struct {
 		name  string
 		title string
-		items []Item
+		items []formats.Item
 		want  string
 	}{
 		{"no items, no title", "  ", nil, "# Untitled thread\n"},
-		{"title on one line", "a\nb", []Item{{Role: model.RoleUser, Content: "hi"}}, "# a b\n\n### user\n\nhi\n"},
-		{"no parts: content as is", "t", []Item{{Role: model.RoleAssistant, Content: "# heading\n<b>x</b> & y"}},
+		{"title on one line", "a\nb", []formats.Item{{Role: model.RoleUser, Content: "hi"}}, "# a b\n\n### user\n\nhi\n"},
+		{"no parts: content as is", "t", []formats.Item{{Role: model.RoleAssistant, Content: "# heading\n<b>x</b> & y"}},
 			"# t\n\n### assistant\n\n# heading\n<b>x</b> & y\n"},
-		{"long fence", "t", []Item{{Role: model.RoleTool, Parts: []model.Part{exResult("", "````\nx")}}},
+		{"long fence", "t", []formats.Item{{Role: model.RoleTool, Parts: []model.Part{exResult("", "````\nx")}}},
 			"# t\n\n### tool\n\n**tool result**\n\n`````\n````\nx\n`````\n"},
-		{"invalid input kept", "t", []Item{{Role: model.RoleAssistant, Parts: []model.Part{{Type: model.PartToolCall, ToolName: "f", Input: json.RawMessage("{bad")}}}},
+		{"invalid input kept", "t", []formats.Item{{Role: model.RoleAssistant, Parts: []model.Part{{Type: model.PartToolCall, ToolName: "f", Input: json.RawMessage("{bad")}}}},
 			"# t\n\n### assistant\n\n**tool call** `f`\n\n```json\n{bad\n```\n"},
 	}
 	for _, c := range cases {

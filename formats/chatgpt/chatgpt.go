@@ -1,4 +1,6 @@
-package formats
+// Package chatgpt reads a ChatGPT data export's conversations.json as
+// threads.
+package chatgpt
 
 import (
 	"bufio"
@@ -10,11 +12,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"reflect"
 	"strconv"
 	"strings"
 	"time"
 
+	"weft/formats"
 	"weft/model"
 )
 
@@ -138,17 +140,17 @@ type cgPathMsg struct {
 }
 
 type cgReader struct {
-	emit     Emitter
-	problems problemList
+	emit     formats.Emitter
+	problems formats.Problems
 	seen     map[string]bool // thread keys emitted
 	threads  int
 }
 
-// ReadChatGPT reads a ChatGPT export's conversations.json: one thread
-// per conversation, the branch the user last saw.
-func ReadChatGPT(r io.Reader, emit Emitter) ([]Problem, error) {
+// Read reads a ChatGPT export's conversations.json: one thread per
+// conversation, the branch the user last saw.
+func Read(r io.Reader, emit formats.Emitter) ([]formats.Problem, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
-	first, err := cgFirstByte(br)
+	first, err := formats.FirstByte(br)
 	if err == io.EOF {
 		return nil, errors.New("empty file")
 	}
@@ -167,7 +169,7 @@ func ReadChatGPT(r io.Reader, emit Emitter) ([]Problem, error) {
 		head, _ := br.Peek(16)
 		return nil, fmt.Errorf("not a ChatGPT export: conversations.json is a JSON array of conversations, and this file starts with %q", head)
 	}
-	problems := cg.problems.result()
+	problems := cg.problems.Result()
 	if err != nil {
 		return problems, err
 	}
@@ -180,26 +182,6 @@ func ReadChatGPT(r io.Reader, emit Emitter) ([]Problem, error) {
 	return problems, errors.New("no ChatGPT conversation with messages found: is this a ChatGPT export's conversations.json?")
 }
 
-// cgFirstByte skips a byte order mark and white space, and returns the
-// first byte after them without consuming it.
-func cgFirstByte(br *bufio.Reader) (byte, error) {
-	if bom, _ := br.Peek(3); bytes.Equal(bom, []byte("\xef\xbb\xbf")) {
-		br.Discard(3)
-	}
-	for {
-		c, err := br.ReadByte()
-		if err != nil {
-			return 0, err
-		}
-		switch c {
-		case ' ', '\t', '\r', '\n':
-			continue
-		}
-		br.UnreadByte()
-		return c, nil
-	}
-}
-
 // cgDecodeErr tells a broken or cut-off document (a problem: what came
 // before is imported) from a failing reader (an error).
 func cgDecodeErr(err error, what string) (string, error) {
@@ -208,7 +190,7 @@ func cgDecodeErr(err error, what string) (string, error) {
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return fmt.Sprintf("the file ends inside %s (is it cut off?)", what), nil
 	case errors.As(err, &syn):
-		return fmt.Sprintf("%s is not valid JSON (byte %d): %s", what, syn.Offset, shortErr(err)), nil
+		return fmt.Sprintf("%s is not valid JSON (byte %d): %s", what, syn.Offset, formats.ShortError(err)), nil
 	}
 	return "", fmt.Errorf("reading %s: %w", what, err)
 }
@@ -226,12 +208,12 @@ func (cg *cgReader) readArray(dec *json.Decoder) (string, error) {
 		if err := dec.Decode(&raw); err != nil {
 			fatal, err := cgDecodeErr(err, fmt.Sprintf("conversation %d", n))
 			if fatal != "" {
-				cg.problems.add(0, fatal+"; the rest of the file is not read")
+				cg.problems.Add(0, fatal+"; the rest of the file is not read")
 			}
 			return fatal, err
 		}
 		if n == 1 {
-			first = describeJSON(raw)
+			first = formats.DescribeJSON(raw)
 		}
 		if !found {
 			if err := cg.leading(n, raw, "element"); err != nil {
@@ -250,12 +232,12 @@ func (cg *cgReader) readArray(dec *json.Decoder) (string, error) {
 		}
 		fatal, err := cgDecodeErr(err, what)
 		if fatal != "" {
-			cg.problems.add(0, fatal)
+			cg.problems.Add(0, fatal)
 		}
 		return fatal, err
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		cg.problems.add(0, "data after the end of the conversation list is ignored")
+		cg.problems.Add(0, "data after the end of the conversation list is ignored")
 	}
 	if n > 0 && !found {
 		return "", fmt.Errorf("not a ChatGPT export: none of its %d elements is a conversation object (the first is %s)", n, first)
@@ -281,7 +263,7 @@ func (cg *cgReader) readObjects(dec *json.Decoder) (string, error) {
 		if err != nil {
 			fatal, err := cgDecodeErr(err, fmt.Sprintf("conversation %d", n))
 			if fatal != "" {
-				cg.problems.add(0, fatal+"; the rest of the file is not read")
+				cg.problems.Add(0, fatal+"; the rest of the file is not read")
 			}
 			return fatal, err
 		}
@@ -305,10 +287,10 @@ func (cg *cgReader) leading(n int, raw json.RawMessage, what string) error {
 	switch {
 	case cgIsObject(raw):
 		if !cgLooksLikeConversation(raw) {
-			return fmt.Errorf("not a ChatGPT export: its first object (%s %d) is %s, not a conversation (with mapping, current_node, title)", what, n, describeJSON(raw))
+			return fmt.Errorf("not a ChatGPT export: its first object (%s %d) is %s, not a conversation (with mapping, current_node, title)", what, n, formats.DescribeJSON(raw))
 		}
-	case n >= detectRecords:
-		return fmt.Errorf("not a ChatGPT export: its first %d %ss are no conversations (the first is %s)", n, what, describeJSON(raw))
+	case n >= formats.DetectRecords:
+		return fmt.Errorf("not a ChatGPT export: its first %d %ss are no conversations (the first is %s)", n, what, formats.DescribeJSON(raw))
 	}
 	return nil
 }
@@ -333,36 +315,6 @@ func cgLooksLikeConversation(raw json.RawMessage) bool {
 	return false
 }
 
-// cgJSONErr says what is wrong with a JSON value read into a struct,
-// without naming Go types.
-func cgJSONErr(err error) string {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) && te.Type != nil {
-		want := "a " + te.Type.Kind().String()
-		switch te.Type.Kind() {
-		case reflect.Slice, reflect.Array:
-			want = "a list"
-		case reflect.Map, reflect.Struct, reflect.Pointer:
-			want = "an object"
-		case reflect.Int, reflect.Int64, reflect.Float64:
-			want = "a number"
-		}
-		what := "it"
-		if te.Field != "" {
-			what = "its " + te.Field
-		}
-		return fmt.Sprintf("%s is %s %s, not %s", what, cgArticle(te.Value), te.Value, want)
-	}
-	return shortErr(err)
-}
-
-func cgArticle(w string) string {
-	if w != "" && strings.ContainsRune("aeiou", rune(w[0])) {
-		return "an"
-	}
-	return "a"
-}
-
 func cgLabel(n int, c *cgConversation) string {
 	switch {
 	case c.ID != "":
@@ -379,22 +331,22 @@ func cgLabel(n int, c *cgConversation) string {
 // emitter error is returned; everything else is a problem.
 func (cg *cgReader) conversation(n int, raw json.RawMessage) error {
 	if raw = bytes.TrimSpace(raw); len(raw) == 0 || raw[0] != '{' {
-		cg.problems.add(0, fmt.Sprintf("conversation %d is %s, not a conversation object; skipped", n, describeJSON(raw)))
+		cg.problems.Add(0, fmt.Sprintf("conversation %d is %s, not a conversation object; skipped", n, formats.DescribeJSON(raw)))
 		return nil
 	}
 	var c cgConversation
 	if err := json.Unmarshal(raw, &c); err != nil {
-		cg.problems.add(0, fmt.Sprintf("conversation %d is not a ChatGPT conversation: %s; skipped", n, cgJSONErr(err)))
+		cg.problems.Add(0, fmt.Sprintf("conversation %d is not a ChatGPT conversation: %s; skipped", n, formats.DescribeError(err)))
 		return nil
 	}
 	label := cgLabel(n, &c)
 	if m := bytes.TrimSpace(c.Mapping); len(m) == 0 || string(m) == "null" {
-		cg.problems.add(0, label+" has no mapping (the tree of its messages); skipped")
+		cg.problems.Add(0, label+" has no mapping (the tree of its messages); skipped")
 		return nil
 	}
 	order, nodes, err := cgReadMapping(c.Mapping)
 	if err != nil {
-		cg.problems.add(0, fmt.Sprintf("%s: its mapping is not readable: %s; skipped", label, err))
+		cg.problems.Add(0, fmt.Sprintf("%s: its mapping is not readable: %s; skipped", label, err))
 		return nil
 	}
 
@@ -410,7 +362,7 @@ func (cg *cgReader) conversation(n int, raw json.RawMessage) error {
 		key, derived = "derived-"+hex.EncodeToString(h.Sum(nil))[:16], true
 	}
 	if cg.seen[key] {
-		cg.problems.add(0, fmt.Sprintf("%s has the id of an earlier conversation in this file; skipped", label))
+		cg.problems.Add(0, fmt.Sprintf("%s has the id of an earlier conversation in this file; skipped", label))
 		return nil
 	}
 
@@ -424,7 +376,7 @@ func (cg *cgReader) conversation(n int, raw json.RawMessage) error {
 		var pm cgPathMsg
 		pm.node = id
 		if err := json.Unmarshal(nraw, &pm.msg); err != nil {
-			cg.problems.add(0, fmt.Sprintf("%s: message %s is not readable: %s; skipped", label, id, cgJSONErr(err)))
+			cg.problems.Add(0, fmt.Sprintf("%s: message %s is not readable: %s; skipped", label, id, formats.DescribeError(err)))
 			continue
 		}
 		pm.meta = cgReadMeta(pm.msg.Metadata)
@@ -439,7 +391,7 @@ func (cg *cgReader) conversation(n int, raw json.RawMessage) error {
 				ContentType string `json:"content_type"`
 			}
 			if json.Unmarshal(c, &ct) != nil || ct.ContentType == "" {
-				cg.problems.add(0, fmt.Sprintf("%s: message %s has unreadable content: %s; skipped", label, id, cgJSONErr(err)))
+				cg.problems.Add(0, fmt.Sprintf("%s: message %s has unreadable content: %s; skipped", label, id, formats.DescribeError(err)))
 				continue
 			}
 			pm.content, pm.loose = cgContent{ContentType: ct.ContentType}, true
@@ -449,15 +401,15 @@ func (cg *cgReader) conversation(n int, raw json.RawMessage) error {
 
 	out := cg.build(label, msgs)
 	if len(out) == 0 {
-		cg.problems.note(0, label+" has no message to import; skipped")
+		cg.problems.Note(0, label+" has no message to import; skipped")
 		return nil
 	}
 	if derived {
-		cg.problems.note(0, fmt.Sprintf("%s has no id: its key %s is made from its title and create time", label, key))
+		cg.problems.Note(0, fmt.Sprintf("%s has no id: its key %s is made from its title and create time", label, key))
 	}
 	cg.seen[key] = true
 	cg.threads++
-	if err := cg.emit.Begin(ThreadInfo{Key: key, Title: c.Title, Source: ChatGPT, CreatedAt: cgTime(c.CreateTime)}); err != nil {
+	if err := cg.emit.Begin(formats.ThreadInfo{Key: key, Title: c.Title, Source: formats.ChatGPT, CreatedAt: cgTime(c.CreateTime)}); err != nil {
 		return err
 	}
 	for _, m := range out {
@@ -474,22 +426,22 @@ func cgReadMapping(raw json.RawMessage) ([]string, map[string]*cgNode, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	tok, err := dec.Token()
 	if err != nil {
-		return nil, nil, errors.New(shortErr(err))
+		return nil, nil, errors.New(formats.ShortError(err))
 	}
 	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, nil, fmt.Errorf("it is %s, not an object", describeJSON(raw))
+		return nil, nil, fmt.Errorf("it is %s, not an object", formats.DescribeJSON(raw))
 	}
 	var order []string
 	nodes := map[string]*cgNode{}
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return nil, nil, errors.New(shortErr(err))
+			return nil, nil, errors.New(formats.ShortError(err))
 		}
 		id, _ := tok.(string)
 		var nraw json.RawMessage
 		if err := dec.Decode(&nraw); err != nil {
-			return nil, nil, errors.New(shortErr(err))
+			return nil, nil, errors.New(formats.ShortError(err))
 		}
 		nd := &cgNode{}
 		if json.Unmarshal(nraw, nd) != nil {
@@ -606,8 +558,8 @@ type cgCall struct {
 }
 
 // build turns the path's messages into messages to emit.
-func (cg *cgReader) build(label string, msgs []cgPathMsg) []Message {
-	var out []Message
+func (cg *cgReader) build(label string, msgs []cgPathMsg) []formats.Message {
+	var out []formats.Message
 	var last *cgCall // the latest tool call, for linking its result
 	for i := range msgs {
 		pm := &msgs[i]
@@ -618,10 +570,10 @@ func (cg *cgReader) build(label string, msgs []cgPathMsg) []Message {
 		case "developer":
 			role = model.RoleSystem
 		default:
-			cg.problems.add(0, fmt.Sprintf("%s: message %s has author role %q, which is none of user, assistant, system, tool; skipped", label, pm.node, m.Author.Role))
+			cg.problems.Add(0, fmt.Sprintf("%s: message %s has author role %q, which is none of user, assistant, system, tool; skipped", label, pm.node, m.Author.Role))
 			continue
 		}
-		content := cgCompact(m.Content)
+		content := formats.Compact(m.Content)
 		meta := map[string]string{"source_id": pm.node}
 		if m.ID != "" {
 			meta["source_id"] = m.ID
@@ -665,13 +617,13 @@ func (cg *cgReader) build(label string, msgs []cgPathMsg) []Message {
 			}
 			var input json.RawMessage
 			if c.ContentType == "code" {
-				input = cgJSON(map[string]string{"code": c.Text})
+				input = formats.Marshal(map[string]string{"code": c.Text})
 			} else {
 				text := cgJoinText(c.Parts)
 				if t := strings.TrimSpace(text); t != "" && (t[0] == '{' || t[0] == '[') && json.Valid([]byte(t)) {
-					input = cgCompact(json.RawMessage(t))
+					input = formats.Compact(json.RawMessage(t))
 				} else {
-					input = cgJSON(map[string]string{"text": text})
+					input = formats.Marshal(map[string]string{"text": text})
 				}
 			}
 			parts = []model.Part{{Type: model.PartToolCall, ToolCallID: pm.node, ToolName: tool, Input: input, Raw: content}}
@@ -683,22 +635,22 @@ func (cg *cgReader) build(label string, msgs []cgPathMsg) []Message {
 				last = nil
 			}
 		}
-		if role != model.RoleTool && cgNothing(parts) {
+		if role != model.RoleTool && formats.Blank(parts) {
 			continue
 		}
 		nm := model.NewMessage{
 			Role:      role,
-			Content:   RenderContent(parts),
+			Content:   formats.RenderContent(parts),
 			Name:      name,
-			Parts:     cgEncodeParts(parts),
+			Parts:     formats.EncodeParts(parts),
 			CreatedAt: cgTime(m.CreateTime),
 			Meta:      meta,
 		}
 		if err := nm.Validate(); err != nil {
-			cg.problems.add(0, fmt.Sprintf("%s: message %s: %s; skipped", label, pm.node, err))
+			cg.problems.Add(0, fmt.Sprintf("%s: message %s: %s; skipped", label, pm.node, err))
 			continue
 		}
-		out = append(out, Message{Key: pm.node, NewMessage: nm})
+		out = append(out, formats.Message{Key: pm.node, NewMessage: nm})
 	}
 	return out
 }
@@ -729,7 +681,7 @@ func cgParts(c *cgContent, content json.RawMessage, atts []cgAttachment) []model
 				}
 				text += body
 			}
-			parts = append(parts, model.Part{Type: model.PartThinking, Text: text, Raw: cgCompact(raw)})
+			parts = append(parts, model.Part{Type: model.PartThinking, Text: text, Raw: formats.Compact(raw)})
 		}
 		return parts
 	case "reasoning_recap":
@@ -745,7 +697,7 @@ func cgParts(c *cgContent, content json.RawMessage, atts []cgAttachment) []model
 
 // cgPart reads one element of a text or multimodal_text message's parts.
 func cgPart(raw json.RawMessage, atts []cgAttachment) (model.Part, bool) {
-	raw = cgCompact(raw)
+	raw = formats.Compact(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return model.Part{}, false
 	}
@@ -840,60 +792,4 @@ func cgJoinText(parts []json.RawMessage) string {
 		}
 	}
 	return strings.Join(texts, "\n")
-}
-
-// cgNothing reports whether parts hold nothing to show: no parts, or only
-// blank text and thinking.
-func cgNothing(parts []model.Part) bool {
-	for _, p := range parts {
-		switch p.Type {
-		case model.PartText, model.PartThinking:
-			if strings.TrimSpace(p.Text) != "" {
-				return false
-			}
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// cgCompact is a source block as stored in Raw: compacted (the parts are
-// stored as one JSON value), nil for nothing.
-func cgCompact(raw json.RawMessage) json.RawMessage {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return nil
-	}
-	var b bytes.Buffer
-	if json.Compact(&b, raw) != nil {
-		return nil
-	}
-	return b.Bytes()
-}
-
-// cgEncodeParts is model.EncodeParts without HTML escaping, so the source
-// blocks in Raw keep their characters as written.
-func cgEncodeParts(parts []model.Part) json.RawMessage {
-	if len(parts) == 0 {
-		return nil
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if enc.Encode(parts) != nil {
-		return model.EncodeParts(parts)
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
-}
-
-// cgJSON encodes v without HTML escaping (code keeps its < and &).
-func cgJSON(v any) json.RawMessage {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if enc.Encode(v) != nil {
-		return nil
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }

@@ -1,29 +1,32 @@
-package formats
+package sharegpt
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
 	"testing"
 
+	"weft/formats"
+	"weft/formats/internal/importtest"
 	"weft/model"
 )
 
 const (
-	sgDummyFile  = "testdata/sharegpt/fastchat_dummy_conversation.json"
-	sgGlaiveFile = "testdata/sharegpt/llamafactory_glaive_toolcall_en_demo.json"
+	sgDummyFile  = "../testdata/sharegpt/fastchat_dummy_conversation.json"
+	sgGlaiveFile = "../testdata/sharegpt/llamafactory_glaive_toolcall_en_demo.json"
 )
 
 func TestReadShareGPTFastChat(t *testing.T) {
-	rec, problems := oiRunOK(t, ReadShareGPT, oiFile(t, sgDummyFile))
+	rec, problems := importtest.RunOK(t, Read, string(importtest.File(t, sgDummyFile)))
 	if len(problems) > 0 {
 		t.Errorf("problems: %v", problems)
 	}
-	if th, n := oiCount(rec); th != 500 || n != 2000 {
+	if th, n := rec.Count(); th != 500 || n != 2000 {
 		t.Fatalf("%d threads, %d messages; want 500, 2000", th, n)
 	}
-	for i, th := range rec.threads {
-		if want := fmt.Sprintf("identity_%d", i); th.Info.Key != want || th.Info.Source != ShareGPT {
+	for i, th := range rec.Threads {
+		if want := fmt.Sprintf("identity_%d", i); th.Info.Key != want || th.Info.Source != formats.ShareGPT {
 			t.Fatalf("thread %d: %+v, want key %s", i, th.Info, want)
 		}
 		for _, m := range th.Messages {
@@ -32,31 +35,31 @@ func TestReadShareGPTFastChat(t *testing.T) {
 			}
 		}
 	}
-	th := rec.threads[2]
-	if th.roles() != "user assistant user assistant user assistant" || th.Info.Title != "What is up?" {
-		t.Errorf("identity_2: %q %q", th.roles(), th.Info.Title)
+	th := rec.Threads[2]
+	if th.Roles() != "user assistant user assistant user assistant" || th.Info.Title != "What is up?" {
+		t.Errorf("identity_2: %q %q", th.Roles(), th.Info.Title)
 	}
 	if m := th.Messages[5]; m.Content != "Goodbye! If you have any more questions in the future, don't hesitate to ask." ||
 		m.Key != "0000000006:"+model.ContentDigest(model.RoleAssistant, m.Content)[:12] {
 		t.Errorf("identity_2 last: %+v", m)
 	}
-	if th := rec.threads[499]; th.roles() != "user assistant" {
-		t.Errorf("identity_499: %q", th.roles())
+	if th := rec.Threads[499]; th.Roles() != "user assistant" {
+		t.Errorf("identity_499: %q", th.Roles())
 	}
 }
 
 // The glaive tool-call demo: 300 conversations, 211 function_call turns,
 // each answered by the observation right after it.
 func TestReadShareGPTGlaive(t *testing.T) {
-	rec, problems := oiRunOK(t, ReadShareGPT, oiFile(t, sgGlaiveFile))
+	rec, problems := importtest.RunOK(t, Read, string(importtest.File(t, sgGlaiveFile)))
 	if len(problems) > 0 {
 		t.Errorf("problems: %v", problems)
 	}
-	if th, n := oiCount(rec); th != 300 || n != 1914 {
+	if th, n := rec.Count(); th != 300 || n != 1914 {
 		t.Fatalf("%d threads, %d messages; want 300, 1914", th, n)
 	}
 	calls, results := 0, 0
-	for ti, th := range rec.threads {
+	for ti, th := range rec.Threads {
 		if len(th.Info.Key) != 16 {
 			t.Errorf("thread %d: key %q is not derived", ti+1, th.Info.Key)
 		}
@@ -64,7 +67,7 @@ func TestReadShareGPTGlaive(t *testing.T) {
 			t.Errorf("thread %d: tools not kept in meta", ti+1)
 		}
 		for i, m := range th.Messages {
-			parts := oiParts(t, m)
+			parts := importtest.Parts(t, m)
 			if m.Role == model.RoleTool && (len(parts) != 1 || parts[0].Type != model.PartToolResult) {
 				t.Errorf("thread %d %s: tool message without a result: %q", ti+1, m.Key, m.Content)
 			}
@@ -80,7 +83,7 @@ func TestReadShareGPTGlaive(t *testing.T) {
 				t.Errorf("thread %d %s: content %q", ti+1, m.Key, m.Content)
 			}
 			next := th.Messages[i+1]
-			res := oiParts(t, next)
+			res := importtest.Parts(t, next)
 			if next.Role != model.RoleTool || len(res) != 1 || res[0].Type != model.PartToolResult ||
 				res[0].ToolCallID != call.ToolCallID || next.Name != call.ToolName || !strings.HasPrefix(next.Content, "[tool result] ") {
 				t.Errorf("thread %d: call %s answered by %+v", ti+1, call.ToolCallID, next)
@@ -92,18 +95,18 @@ func TestReadShareGPTGlaive(t *testing.T) {
 	if calls != 211 || results != 211 {
 		t.Errorf("%d calls, %d paired results; want 211, 211", calls, results)
 	}
-	first := rec.threads[0]
-	if first.roles() != "user assistant user assistant tool assistant user assistant" {
-		t.Errorf("record 1 roles %q", first.roles())
+	first := rec.Threads[0]
+	if first.Roles() != "user assistant user assistant tool assistant user assistant" {
+		t.Errorf("record 1 roles %q", first.Roles())
 	}
-	call := oiParts(t, first.Messages[3])[0]
+	call := importtest.Parts(t, first.Messages[3])[0]
 	if call.ToolCallID != "call_1" || call.ToolName != "search_recipes" || string(call.Input) != `{"ingredients":["chicken","bell peppers","rice"]}` {
 		t.Errorf("record 1 call %+v", call)
 	}
 	if first.Info.Title != "Hi, I have some ingredients and I want to cook something. Can you help me find…" {
 		t.Errorf("title %q", first.Info.Title)
 	}
-	if th := rec.threads[90]; len(th.Messages) != 14 {
+	if th := rec.Threads[90]; len(th.Messages) != 14 {
 		t.Errorf("record 91 has %d messages, want 14", len(th.Messages))
 	}
 }
@@ -117,13 +120,13 @@ func TestReadShareGPTShapes(t *testing.T) {
 	}
 	for name, data := range cases {
 		t.Run(name, func(t *testing.T) {
-			r, problems := oiRunOK(t, ReadShareGPT, data)
-			if len(problems) > 0 || len(r.threads) != 1 {
-				t.Fatalf("problems %v, %d threads", problems, len(r.threads))
+			r, problems := importtest.RunOK(t, Read, data)
+			if len(problems) > 0 || len(r.Threads) != 1 {
+				t.Fatalf("problems %v, %d threads", problems, len(r.Threads))
 			}
-			th := r.threads[0]
-			if th.Info.Key != "r1" || th.Info.Title != "hi" || th.roles() != "system user assistant" {
-				t.Fatalf("%+v %q", th.Info, th.roles())
+			th := r.Threads[0]
+			if th.Info.Key != "r1" || th.Info.Title != "hi" || th.Roles() != "system user assistant" {
+				t.Fatalf("%+v %q", th.Info, th.Roles())
 			}
 			if th.Messages[0].Content != "Be kind." || !strings.HasPrefix(th.Messages[0].Key, "0000000000:") || !strings.HasPrefix(th.Messages[1].Key, "0000000001:") {
 				t.Errorf("system %+v", th.Messages[0])
@@ -147,28 +150,28 @@ func TestReadShareGPTTurns(t *testing.T) {
 {"from": "function_call", "value": "not json"},
 {"role": "user", "content": "role/content turn"}
 ], "images": ["pic.webp"], "source": "test", "score": 3}]`
-	rec, problems := oiRunOK(t, ReadShareGPT, data)
+	rec, problems := importtest.RunOK(t, Read, data)
 	if len(problems) != 1 || !strings.Contains(problems[0].Err, "record 1: turn 11: function_call value is not JSON") {
 		t.Errorf("problems %v", problems)
 	}
-	th := rec.threads[0]
-	if th.roles() != "system user assistant assistant assistant assistant assistant tool tool tool assistant user" {
-		t.Fatalf("roles %q", th.roles())
+	th := rec.Threads[0]
+	if th.Roles() != "system user assistant assistant assistant assistant assistant tool tool tool assistant user" {
+		t.Fatalf("roles %q", th.Roles())
 	}
 	ms := th.Messages
 	if ms[0].Meta["source"] != "test" || ms[0].Meta["score"] != "3" {
 		t.Errorf("record meta %v", ms[0].Meta)
 	}
-	if p := oiParts(t, ms[1]); len(p) != 3 || p[1].Type != model.PartImage || p[1].MediaType != "image/webp" || ms[1].Content != "look \n\n[image image/webp]\n\n here" {
+	if p := importtest.Parts(t, ms[1]); len(p) != 3 || p[1].Type != model.PartImage || p[1].MediaType != "image/webp" || ms[1].Content != "look \n\n[image image/webp]\n\n here" {
 		t.Errorf("image %q %+v", ms[1].Content, p)
 	}
-	calls := oiParts(t, ms[6])
+	calls := importtest.Parts(t, ms[6])
 	if len(calls) != 2 || calls[0].ToolCallID != "call_1" || string(calls[0].Input) != `{"x":1}` || calls[1].ToolCallID != "call_2" || calls[1].ToolName != "b" {
 		t.Errorf("parallel calls %+v", calls)
 	}
 	for i, want := range []struct{ id, name, text string }{{"call_1", "a", "ra"}, {"call_2", "b", `{"out":2}`}, {"", "", "orphan"}} {
 		m := ms[7+i]
-		p := oiParts(t, m)
+		p := importtest.Parts(t, m)
 		if len(p) != 1 || p[0].ToolCallID != want.id || m.Name != want.name || p[0].Text != want.text {
 			t.Errorf("result %d: %q %+v", i, m.Name, p)
 		}
@@ -194,7 +197,7 @@ func TestReadShareGPTBroken(t *testing.T) {
 		{name: "garbage", data: "<html>", errHas: `not a ShareGPT file: it is not JSON (it starts with "<html>")`},
 		{name: "openai", data: `[{"role": "user", "content": "hi"}]`, errHas: "--format openai"},
 		{name: "openai records", data: `{"messages": [{"role": "user", "content": "hi"}]}`, errHas: "--format openai"},
-		{name: "chatgpt", data: oiFile(t, "testdata/chatgpt-export/chatgpt2graph_conversations.json"), errHas: "ChatGPT export"},
+		{name: "chatgpt", data: string(importtest.File(t, "../testdata/chatgpt-export/chatgpt2graph_conversations.json")), errHas: "ChatGPT export"},
 		{name: "no records", data: `[{"a": 1}]`, errHas: `no record with "conversations" was found`, problems: []string{"record 1: an object with keys a: a record without"}},
 		{name: "unknown from", data: `[{"conversations": [{"from": "human", "value": "hi"}, {"from": "alien", "value": "zz"}, {"from": "gpt", "value": "yo"}]}]`,
 			problems: []string{`record 1: turn 2: from "alien" is not one of`}, messages: 2},
@@ -212,7 +215,7 @@ func TestReadShareGPTBroken(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			rec, problems, err := oiRun(t, ReadShareGPT, c.data)
+			rec, problems, err := importtest.Run(t, Read, c.data)
 			if c.errHas == "" && err != nil {
 				t.Fatalf("error %v (problems %v)", err, problems)
 			}
@@ -230,7 +233,7 @@ func TestReadShareGPTBroken(t *testing.T) {
 					t.Errorf("problem %d at line %d, want %d", i, problems[i].Line, c.lines[i])
 				}
 			}
-			if _, n := oiCount(rec); n != c.messages {
+			if _, n := rec.Count(); n != c.messages {
 				t.Errorf("%d messages imported, want %d", n, c.messages)
 			}
 		})
@@ -238,27 +241,27 @@ func TestReadShareGPTBroken(t *testing.T) {
 }
 
 func TestReadShareGPTKeysStable(t *testing.T) {
-	data := oiFile(t, sgGlaiveFile)
-	a, _ := oiRunOK(t, ReadShareGPT, data)
-	b, _ := oiRunOK(t, ReadShareGPT, data)
-	if oiKeys(a) != oiKeys(b) {
+	data := string(importtest.File(t, sgGlaiveFile))
+	a, _ := importtest.RunOK(t, Read, data)
+	b, _ := importtest.RunOK(t, Read, data)
+	if a.Keys() != b.Keys() {
 		t.Fatal("two reads of the glaive demo differ")
 	}
 	// A longer version of the first record (one more turn) keeps its keys.
 	turn := `{"from": "human", "value": "one"}, {"from": "gpt", "value": "two"}`
-	short, _ := oiRunOK(t, ReadShareGPT, `[{"conversations": [`+turn+`]}]`)
-	long, _ := oiRunOK(t, ReadShareGPT, `[{"conversations": [`+turn+`, {"from": "human", "value": "three"}]}, {"conversations": [`+turn+`]}]`)
-	s, l := short.threads[0], long.threads[0]
+	short, _ := importtest.RunOK(t, Read, `[{"conversations": [`+turn+`]}]`)
+	long, _ := importtest.RunOK(t, Read, `[{"conversations": [`+turn+`, {"from": "human", "value": "three"}]}, {"conversations": [`+turn+`]}]`)
+	s, l := short.Threads[0], long.Threads[0]
 	if s.Info.Key != l.Info.Key || s.Messages[0].Key != l.Messages[0].Key || s.Messages[1].Key != l.Messages[1].Key || len(l.Messages) != 3 {
-		t.Errorf("longer record:\n%s%s", oiKeys(short), oiKeys(long))
+		t.Errorf("longer record:\n%s%s", short.Keys(), long.Keys())
 	}
-	if long.threads[1].Info.Key == l.Info.Key {
+	if long.Threads[1].Info.Key == l.Info.Key {
 		t.Errorf("two records with the same turns share key %q", l.Info.Key)
 	}
 }
 
 func FuzzReadShareGPT(f *testing.F) {
-	for _, s := range oiSeeds {
+	for _, s := range importtest.RecordSeeds {
 		f.Add([]byte(s))
 	}
 	f.Add([]byte(`{"conversations":[{"from":"function_call","value":"[{\"name\":\"a\"},{\"name\":\"b\",\"arguments\":\"x\"}]"},{"from":"tool","value":null},{"from":"gpt","value":"<image><video>"}],"images":["a.png"],"videos":"v.mp4","id":7}`))
@@ -270,6 +273,14 @@ func FuzzReadShareGPT(f *testing.F) {
 		f.Add(data[:4<<10])
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		oiFuzzCheck(t, ReadShareGPT, data)
+		importtest.FuzzCheck(t, Read, data)
 	})
+}
+
+func TestReadShareGPTEmitterError(t *testing.T) {
+	f := &importtest.Failing{N: 1}
+	_, err := Read(strings.NewReader(`[{"conversations": [{"from": "human", "value": "x"}]}]`), f)
+	if !errors.Is(err, importtest.ErrStop) {
+		t.Errorf("error %v", err)
+	}
 }
