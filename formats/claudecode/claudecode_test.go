@@ -3,10 +3,10 @@ package claudecode
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -732,12 +732,9 @@ func FuzzReadClaudeCode(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		checkCCJSON(t, data)
-		for line := range bytes.Lines(data) {
-			checkCCJSON(t, bytes.TrimSpace(line))
-		}
 		rec := importtest.NewRecorder(t)
 		problems, err := Read(bytes.NewReader(data), rec)
+		checkNotJSON(t, data, problems)
 		if len(problems) > formats.MaxProblems+1 {
 			t.Fatalf("%d problems", len(problems))
 		}
@@ -770,69 +767,57 @@ func FuzzReadClaudeCode(f *testing.F) {
 	})
 }
 
-// checkCCJSON holds the importer's JSON walking to encoding/json: the
-// same verdict on validity, the same strings decoded and encoded.
-func checkCCJSON(t *testing.T, data []byte) {
+// checkNotJSON holds the reader's verdict on a file's lines to
+// encoding/json's: a line is "not JSON" exactly when json.Valid says so
+// (but for nesting deeper than encoding/json's limit, which the reader
+// has not).
+func checkNotJSON(t *testing.T, data []byte, problems []formats.Problem) {
 	t.Helper()
-	if got, want := ccValid(data), json.Valid(data); got != want {
-		t.Fatalf("ccValid(%q) = %v, json.Valid %v", data, got, want)
+	if len(problems) > formats.MaxProblems {
+		return // not all listed
 	}
-	if v := bytes.TrimSpace(data); json.Valid(v) && len(v) > 0 && v[0] == '"' {
-		var want string
-		if err := json.Unmarshal(v, &want); err != nil {
-			t.Fatal(err)
-		}
-		if got, ok := ccString(v); !ok || got != want {
-			t.Fatalf("ccString(%q) = %q, json %q", v, got, want)
+	notJSON := map[int]bool{}
+	for _, p := range problems {
+		if strings.HasPrefix(p.Err, "not JSON") {
+			notJSON[p.Line] = true
 		}
 	}
-	var want bytes.Buffer
-	enc := json.NewEncoder(&want)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(string(data)); err != nil {
-		t.Fatal(err)
-	}
-	if got := ccAppendString(nil, string(data)); !bytes.Equal(got, bytes.TrimSuffix(want.Bytes(), []byte("\n"))) {
-		t.Fatalf("ccAppendString(%q) = %s, json %s", data, got, want.Bytes())
+	for i, line := range bytes.Split(data, []byte("\n")) {
+		n := i + 1
+		line = bytes.TrimSpace(line)
+		if n == 1 {
+			line = bytes.TrimSpace(bytes.TrimPrefix(line, []byte(formats.BOM)))
+		}
+		if len(line) == 0 || len(line) > formats.MaxLine {
+			continue
+		}
+		want := !json.Valid(line)
+		if want {
+			var v any
+			want = !strings.Contains(fmt.Sprint(json.Unmarshal(line, &v)), "exceeded max depth")
+		}
+		if notJSON[n] != want {
+			t.Fatalf("line %d %q: reported not JSON %v, json.Valid %v (problems %v)", n, line, notJSON[n], !want, problems)
+		}
 	}
 }
 
-func TestClaudeCodeJSON(t *testing.T) {
+// Each line is JSON or not as encoding/json has it, whatever the ways a
+// line can be broken.
+func TestClaudeCodeNotJSON(t *testing.T) {
+	valid := `{"type":"user","uuid":"u","parentUuid":null,"sessionId":"s","timestamp":"2026-01-01T00:00:00Z","message":{"role":"user","content":"hi"}}`
 	for _, s := range []string{
-		``, ` `, `{}`, `[]`, `[1,2,]`, `{"a":}`, `{"a" 1}`, `{,}`, `"x`, `"\u12"`, `"\u12g4"`, `"\x"`, "\"a\tb\"", "\"tab\there\"",
+		`{}`, `[]`, `[1,2,]`, `{"a":}`, `{"a" 1}`, `{,}`, `"x`, `"\u12"`, `"\u12g4"`, `"\x"`, "\"a\tb\"",
 		`"\ud83d\ude00 \ud83d x \ude00 \u00e9 \/ \b\f\n\r\t \" \\"`, "\"\xff\xfe invalid utf-8\"", "\"\u2028\u2029 <&>\"",
 		`-0`, `-01`, `1.`, `1.5e`, `1.5e+3`, `0.1E-2`, `-`, `tru`, `true `, ` null`, `nul`, `falsey`, `1 2`, `{"a":[{"b":null}]}`,
-		`{"a":1,"a":2}`, "[" + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + "]", strings.Repeat("[", 10000) + strings.Repeat("]", 10000),
-		"\"\x01\"", `"12345678\"90"`, `"1234567\\"`, `"abcdefgh"`, `"abcdefghijklmnop\"q"`,
+		`{"a":1,"a":2}`, strings.Repeat("[", 10000) + strings.Repeat("]", 10000), `{"deep":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}`,
+		"\"\x01\"", `"12345678\"90"`, `"1234567\\"`, `{"type":"user","x":"\q"}`, "{\"type\":\"user\",\"x\":\"a\x01\"}",
+		`{"type":"user","x":[1,2,]}`, `{"type":"user","x":01}`, `{"type":"user"} x`, `{"type":"user"}}`, `{"z":1e999}`,
+		valid[:len(valid)-1], valid + "\n" + valid[:40],
 	} {
-		checkCCJSON(t, []byte(s))
-	}
-}
-
-func TestClaudeCodeEncodeParts(t *testing.T) {
-	// ccEncodeParts writes model.Part by hand: a field added to Part must be
-	// added there too.
-	if n := reflect.TypeFor[model.Part]().NumField(); n != 8 {
-		t.Fatalf("model.Part has %d fields; ccEncodeParts writes 8", n)
-	}
-	parts := []model.Part{
-		{Type: model.PartText, Text: "a \"quoted\" <b>&\n\t\x01 é \u2028", Raw: json.RawMessage(`{"type":"text","text":"x"}`)},
-		{Type: model.PartToolCall, ToolCallID: "t1", ToolName: "Bash", Input: json.RawMessage(`{"c":"ls"}`), Raw: json.RawMessage(`{"type":"tool_use"}`)},
-		{Type: model.PartToolResult, ToolCallID: "t1", Text: "out", IsError: true, Raw: json.RawMessage(`"s"`)},
-		{Type: model.PartImage, MediaType: "image/png", Raw: json.RawMessage(`{}`)},
-		{Type: model.PartThinking},
-	}
-	var want bytes.Buffer
-	enc := json.NewEncoder(&want)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(parts); err != nil {
-		t.Fatal(err)
-	}
-	if got := ccEncodeParts(parts); string(got) != strings.TrimSuffix(want.String(), "\n") {
-		t.Errorf("ccEncodeParts\n %s\nencoding/json\n %s", got, want.String())
-	}
-	if ccEncodeParts(nil) != nil {
-		t.Errorf("no parts should encode as nil")
+		data := []byte(valid + "\n" + s + "\n" + valid)
+		problems, _ := Read(bytes.NewReader(data), importtest.NewRecorder(t))
+		checkNotJSON(t, data, problems)
 	}
 }
 
