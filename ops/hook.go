@@ -130,9 +130,9 @@ func (s *Service) ApplyContextOperations(ctx context.Context, a ApplyOpsArgs) (A
 			res.Adjustments = append(res.Adjustments, plural(images, "image is", "images are")+" shown as a placeholder ([image TYPE]); weft export keeps them")
 		}
 		var folded []string
-		res.Messages, folded, err = asmOpenAI(items)
+		res.Messages, folded = asmOpenAI(items)
 		res.Adjustments = append(res.Adjustments, folded...)
-		return err
+		return nil
 	})
 	if err != nil {
 		return ApplyOpsResult{}, err

@@ -7,24 +7,24 @@ import (
 	"io"
 )
 
-// xpLines writes a JSON document whose array elements are encoded one
+// lines writes a JSON document whose array elements are encoded one
 // at a time, one a line.
-type xpLines struct {
+type lines struct {
 	w   *bufio.Writer
 	buf bytes.Buffer
 	enc *json.Encoder
 	n   int
 }
 
-func xpNewLines(w io.Writer) *xpLines {
-	j := &xpLines{w: bufio.NewWriterSize(w, 1<<16)}
+func newLines(w io.Writer) *lines {
+	j := &lines{w: bufio.NewWriterSize(w, 1<<16)}
 	j.enc = json.NewEncoder(&j.buf)
 	j.enc.SetEscapeHTML(false)
 	return j
 }
 
 // end closes the array and the document.
-func (j *xpLines) end() error {
+func (j *lines) end() error {
 	if j.n > 0 {
 		j.w.WriteString("\n")
 	}
@@ -33,7 +33,7 @@ func (j *xpLines) end() error {
 }
 
 // value encodes v without its newline.
-func (j *xpLines) value(v any) error {
+func (j *lines) value(v any) error {
 	j.buf.Reset()
 	if err := j.enc.Encode(v); err != nil {
 		return err
@@ -43,7 +43,7 @@ func (j *xpLines) value(v any) error {
 }
 
 // elem writes v as the next element of the array.
-func (j *xpLines) elem(v any) error {
+func (j *lines) elem(v any) error {
 	if j.n > 0 {
 		j.w.WriteString(",\n")
 	} else {

@@ -2,44 +2,52 @@ package export
 
 import (
 	"io"
+	"slices"
 	"strings"
 
 	"weft/formats"
 	"weft/model"
 )
 
-// OpenAI chat completions messages.
-
-type xoMessage struct {
-	Role       string       `json:"role"`
-	ToolCallID string       `json:"tool_call_id,omitempty"`
-	Name       string       `json:"name,omitempty"`
-	Content    any          `json:"content"`
-	ToolCalls  []xoToolCall `json:"tool_calls,omitempty"`
+// OpenAIMessage is a message as chat completions takes it.
+type OpenAIMessage struct {
+	Role       string `json:"role"`
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	Name       string `json:"name,omitempty"`
+	// Content is a string, nil (null: an assistant message that only
+	// calls tools), or []OpenAIPart (a user message with images).
+	Content   any              `json:"content"`
+	ToolCalls []OpenAIToolCall `json:"tool_calls,omitempty"`
 }
 
-type xoToolCall struct {
-	ID       string     `json:"id"`
-	Type     string     `json:"type"`
-	Function xoFunction `json:"function"`
+// OpenAIToolCall is one of an assistant message's tool calls.
+type OpenAIToolCall struct {
+	ID       string         `json:"id"`
+	Type     string         `json:"type"`
+	Function OpenAIFunction `json:"function"`
 }
 
-type xoFunction struct {
+// OpenAIFunction is the function a tool call calls, its arguments a JSON
+// string.
+type OpenAIFunction struct {
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
 }
 
-type xoPart struct {
-	Type     string      `json:"type"`
-	Text     string      `json:"text,omitempty"`
-	ImageURL *xoImageURL `json:"image_url,omitempty"`
+// OpenAIPart is a part of a message's content: text, or an image.
+type OpenAIPart struct {
+	Type     string          `json:"type"`
+	Text     string          `json:"text,omitempty"`
+	ImageURL *OpenAIImageURL `json:"image_url,omitempty"`
 }
 
-type xoImageURL struct {
+// OpenAIImageURL is an image: a link, or a data: URL.
+type OpenAIImageURL struct {
 	URL string `json:"url"`
 }
 
-// WriteOpenAI writes {"messages": [...]} as chat completions takes it.
+// OpenAI converts items into chat-completions messages, and says in the
+// Report what it had to change.
 //
 // Tool calls go in the assistant's tool_calls, each result in a tool
 // message right after. The thread is kept valid: a tool message answers
@@ -50,33 +58,69 @@ type xoImageURL struct {
 // its assistant's content, a result into a user message after the run
 // of tool messages it was in. System messages (digest summaries
 // included) stay where they are. Thinking is dropped.
+func OpenAI(items []formats.Item) ([]OpenAIMessage, Report) {
+	o := planOpenAI(items)
+	msgs := make([]OpenAIMessage, 0, len(items))
+	o.each(func(m *OpenAIMessage) error {
+		msgs = append(msgs, m.own())
+		return nil
+	})
+	return msgs, o.x.report()
+}
+
+// WriteOpenAI writes {"messages": [...]}, the messages OpenAI converts
+// items into, one a line.
 func WriteOpenAI(w io.Writer, items []formats.Item) (Report, error) {
+	o := planOpenAI(items)
+	j := newLines(w)
+	j.w.WriteString("{\"messages\":[")
+	err := o.each(func(m *OpenAIMessage) error { return j.elem(m) })
+	if err == nil {
+		err = j.end()
+	}
+	return o.x.report(), err
+}
+
+// planOpenAI reads items and pairs their calls and results as chat
+// completions wants them.
+func planOpenAI(items []formats.Item) *oaWriter {
 	x := xpRead(items, xpOpenAI)
 	x.pairOpenAI()
 	x.noteCalls()
-	o := &xoWriter{x: x, j: xpNewLines(w)}
-	o.j.w.WriteString("{\"messages\":[")
-	err := o.write()
-	if err == nil {
-		err = o.j.end()
-	}
-	return x.report(), err
+	return &oaWriter{x: x}
 }
 
-// xoWriter writes the messages, reusing one message value and its
-// buffers: nothing is allocated per message but the strings joined.
-type xoWriter struct {
+// own is the message with its own copy of what the writer reuses: its
+// tool calls and content.
+func (m *OpenAIMessage) own() OpenAIMessage {
+	c := *m
+	c.ToolCalls = slices.Clone(m.ToolCalls)
+	switch content := m.Content.(type) {
+	case *string:
+		c.Content = *content
+	case *[]OpenAIPart:
+		c.Content = slices.Clone(*content)
+	}
+	return c
+}
+
+// oaWriter makes the messages one at a time, reusing one message value
+// and its buffers (its content points into them): nothing is allocated
+// per message but the strings joined, which the 100k-message export
+// shows (BenchmarkWriteOpenAI100k).
+type oaWriter struct {
 	x        *xpThread
-	j        *xpLines
-	m        xoMessage
-	calls    []xoToolCall
-	parts    []xoPart
+	m        OpenAIMessage
+	calls    []OpenAIToolCall
+	parts    []OpenAIPart
 	pieces   []string
 	content  string
 	deferred []int32
 }
 
-func (o *xoWriter) write() error {
+// each gives yield the messages in order; the message is only valid
+// during the call.
+func (o *oaWriter) each(yield func(*OpenAIMessage) error) error {
 	x := o.x
 	for i := range x.xi {
 		xi := &x.xi[i]
@@ -85,7 +129,7 @@ func (o *xoWriter) write() error {
 		}
 		switch xi.role {
 		case model.RoleAssistant, model.RoleSystem:
-			if err := o.flush(); err != nil {
+			if err := o.flush(yield); err != nil {
 				return err
 			}
 			o.pieces, o.calls = o.pieces[:0], o.calls[:0]
@@ -93,18 +137,18 @@ func (o *xoWriter) write() error {
 				blk := &x.bl[b]
 				switch {
 				case blk.kind == xpCall && !blk.folded:
-					o.calls = append(o.calls, xoToolCall{ID: blk.id, Type: "function", Function: xoFunction{Name: blk.name, Arguments: blk.args}})
+					o.calls = append(o.calls, OpenAIToolCall{ID: blk.id, Type: "function", Function: OpenAIFunction{Name: blk.name, Arguments: blk.args}})
 				case blk.kind == xpCall:
 					o.pieces = append(o.pieces, blk.foldedText())
 				default:
 					o.pieces = append(o.pieces, blk.text)
 				}
 			}
-			o.m = xoMessage{Role: string(xi.role), Name: x.oaName(i), ToolCalls: o.calls}
+			o.m = OpenAIMessage{Role: string(xi.role), Name: x.oaName(i), ToolCalls: o.calls}
 			if len(o.pieces) > 0 || len(o.calls) == 0 {
 				o.setText("\n\n")
 			}
-			if err := o.j.elem(&o.m); err != nil {
+			if err := yield(&o.m); err != nil {
 				return err
 			}
 		default:
@@ -115,13 +159,13 @@ func (o *xoWriter) write() error {
 				case blk.kind == xpResult && blk.folded:
 					o.deferred = append(o.deferred, b)
 				case blk.kind == xpResult:
-					o.m = xoMessage{Role: "tool", ToolCallID: x.bl[blk.pair].id}
+					o.m = OpenAIMessage{Role: "tool", ToolCallID: x.bl[blk.pair].id}
 					o.pieces = append(o.pieces[:0], blk.text)
 					for a := b + 1; a < xi.hi && x.bl[a].attached; a++ {
 						o.pieces = append(o.pieces, xpImageText(x.bl[a].img.mediaType))
 					}
 					o.setText("\n")
-					if err := o.j.elem(&o.m); err != nil {
+					if err := yield(&o.m); err != nil {
 						return err
 					}
 				case blk.attached:
@@ -132,25 +176,25 @@ func (o *xoWriter) write() error {
 			if !other {
 				continue
 			}
-			if err := o.flush(); err != nil {
+			if err := o.flush(yield); err != nil {
 				return err
 			}
 			o.user(xi.lo, xi.hi, false)
 			o.m.Name = x.oaName(i)
-			if err := o.j.elem(&o.m); err != nil {
+			if err := yield(&o.m); err != nil {
 				return err
 			}
 		}
 	}
-	return o.flush()
+	return o.flush(yield)
 }
 
-// flush writes the folded results deferred to the end of a run of tool
+// flush gives the folded results deferred to the end of a run of tool
 // messages, each as a user message.
-func (o *xoWriter) flush() error {
+func (o *oaWriter) flush(yield func(*OpenAIMessage) error) error {
 	for _, r := range o.deferred {
 		o.user(r, r+1+o.x.attachedCount(r), true)
-		if err := o.j.elem(&o.m); err != nil {
+		if err := yield(&o.m); err != nil {
 			return err
 		}
 	}
@@ -159,7 +203,7 @@ func (o *xoWriter) flush() error {
 }
 
 // setText makes the pieces the message's content.
-func (o *xoWriter) setText(sep string) {
+func (o *oaWriter) setText(sep string) {
 	switch len(o.pieces) {
 	case 0:
 		o.content = ""
@@ -190,7 +234,7 @@ func (x *xpThread) attachedCount(r int32) int32 {
 // and images; results are skipped (they are tool messages, or
 // deferred), unless folded is set: then bl[lo:hi] is one folded result
 // and its images.
-func (o *xoWriter) user(lo, hi int32, folded bool) {
+func (o *oaWriter) user(lo, hi int32, folded bool) {
 	x := o.x
 	o.parts, o.pieces = o.parts[:0], o.pieces[:0]
 	images := false
@@ -200,15 +244,15 @@ func (o *xoWriter) user(lo, hi int32, folded bool) {
 		case blk.kind == xpResult && !folded:
 			b += x.attachedCount(b)
 		case blk.kind == xpResult:
-			o.parts = append(o.parts, xoPart{Type: "text", Text: blk.foldedText()})
+			o.parts = append(o.parts, OpenAIPart{Type: "text", Text: blk.foldedText()})
 		case blk.kind == xpImage:
 			images = true
-			o.parts = append(o.parts, xoPart{Type: "image_url", ImageURL: &xoImageURL{URL: blk.img.oaURL()}})
+			o.parts = append(o.parts, OpenAIPart{Type: "image_url", ImageURL: &OpenAIImageURL{URL: blk.img.oaURL()}})
 		default:
-			o.parts = append(o.parts, xoPart{Type: "text", Text: blk.text})
+			o.parts = append(o.parts, OpenAIPart{Type: "text", Text: blk.text})
 		}
 	}
-	o.m = xoMessage{Role: "user"}
+	o.m = OpenAIMessage{Role: "user"}
 	if images {
 		o.m.Content = &o.parts
 		return
