@@ -55,7 +55,7 @@ var plainByte = func() (t [256]bool) {
 // a line without decoding the line (BenchmarkReadOpenAIJSONL); a string
 // without escapes, in valid UTF-8, is its own bytes, and any other is
 // decoded by encoding/json.
-func ScanString(b []byte, i int) (s string, end int, ok bool) {
+func ScanString(b []byte, i int) (string, int, bool) {
 	if i >= len(b) || b[i] != '"' {
 		return "", i, false
 	}
@@ -72,6 +72,9 @@ func ScanString(b []byte, i int) (s string, end int, ok bool) {
 			if !escaped && utf8.Valid(body) {
 				return string(body), j + 1, true
 			}
+			// s is declared here, so that only this way pays for it
+			// escaping to the heap
+			var s string
 			if json.Unmarshal(b[i:j+1], &s) != nil {
 				return "", i, false
 			}
