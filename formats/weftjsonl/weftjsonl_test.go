@@ -24,7 +24,7 @@ func weftSample(t testing.TB) []byte {
 	return buf.Bytes()
 }
 
-func TestRead(t *testing.T) {
+func TestReadWeft(t *testing.T) {
 	r := importtest.NewRecorder(t)
 	problems, err := Read(bytes.NewReader(weftSample(t)), r)
 	if err != nil || len(problems) > 0 {
@@ -56,7 +56,7 @@ func TestRead(t *testing.T) {
 	}
 }
 
-func FuzzRead(f *testing.F) {
+func FuzzReadWeft(f *testing.F) {
 	f.Add(weftSample(f))
 	f.Add([]byte(`{"weft":1,"type":"session","session":{"id":"s"}}` + "\n" + `{"type":"op","op":{"id":"o"}}`))
 	f.Add([]byte("\x00\xff"))
