@@ -4,23 +4,25 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
 // DetectSize is how much of a file's start Detect wants to see.
 const DetectSize = 1 << 20
 
-// detectRecords is how many records at a file's start Detect looks at
-// when the first does not tell the format.
-const detectRecords = 20
+// DetectRecords is how many records at a file's start Detect looks at
+// when the first does not tell the format; an importer skips as many
+// leading records it cannot read before it gives up on a file.
+const DetectRecords = 20
 
 // Detect tells a file's format from its first bytes (DetectSize is
 // plenty): the keys of its first JSON object, and the record type where
 // a format has one. A first record that is cut off, broken or unknown
-// does not decide: the next records (up to detectRecords) are looked at,
+// does not decide: the next records (up to DetectRecords) are looked at,
 // as the importers skip such a record too.
 func Detect(head []byte) (Format, error) {
-	head = bytes.TrimPrefix(head, []byte("\xef\xbb\xbf"))
+	head = bytes.TrimPrefix(head, []byte(BOM))
 	trimmed := bytes.TrimSpace(head)
 	if len(trimmed) == 0 {
 		return "", fmt.Errorf("%w: the file is empty", ErrUnknownFormat)
@@ -47,7 +49,7 @@ func Detect(head []byte) (Format, error) {
 	for k := range keys {
 		names = append(names, k)
 	}
-	return "", fmt.Errorf("%w: its first record has keys %s, which none of %s uses; give --format", ErrUnknownFormat, strings.Join(sorted(names), ", "), formatList())
+	return "", fmt.Errorf("%w: its first record has keys %s, which none of %s uses; give --format", ErrUnknownFormat, strings.Join(slices.Sorted(slices.Values(names)), ", "), formatList())
 }
 
 // detectKeys tells a format from a record's top-level keys and type.
@@ -81,7 +83,7 @@ func detectLater(b []byte) (Format, bool) {
 		if _, err := dec.Token(); err != nil {
 			return "", false
 		}
-		for range detectRecords {
+		for range DetectRecords {
 			if !dec.More() {
 				break
 			}
@@ -99,7 +101,7 @@ func detectLater(b []byte) (Format, bool) {
 		return "", false
 	}
 	seen := 0
-	for len(b) > 0 && seen < detectRecords {
+	for len(b) > 0 && seen < DetectRecords {
 		line := b
 		if i := bytes.IndexByte(b, '\n'); i >= 0 {
 			line, b = b[:i], b[i+1:]
@@ -187,48 +189,4 @@ func formatList() string {
 		names[i] = string(f)
 	}
 	return strings.Join(names, ", ")
-}
-
-func sorted(s []string) []string {
-	out := append([]string(nil), s...)
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && out[j] < out[j-1]; j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
-	}
-	return out
-}
-
-// describeJSON says what a JSON value is, for error messages: "an object
-// with keys a, b", "a list", "a number".
-func describeJSON(raw []byte) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return "nothing"
-	}
-	switch raw[0] {
-	case '{':
-		var keys map[string]json.RawMessage
-		if json.Unmarshal(raw, &keys) != nil || len(keys) == 0 {
-			return "an empty object"
-		}
-		names := make([]string, 0, len(keys))
-		for k := range keys {
-			names = append(names, k)
-		}
-		names = sorted(names)
-		if len(names) > 8 {
-			names = append(names[:8], "…")
-		}
-		return "an object with keys " + strings.Join(names, ", ")
-	case '[':
-		return "a list"
-	case '"':
-		return "a string"
-	case 'n':
-		return "null"
-	case 't', 'f':
-		return "a boolean"
-	}
-	return "a number"
 }

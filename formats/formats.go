@@ -1,5 +1,11 @@
-// Package formats reads conversation files into threads and writes
-// threads out in the formats model providers and people take.
+// Package formats holds what weft's importers and exporters share: the
+// types an importer streams (ThreadInfo, Message, Problem) to an
+// Emitter, the Item an exporter takes, format detection, the line
+// reader, and the one set of JSON helpers (decoding a string, compacting,
+// describing a value or an error, encoding parts, media types, titles).
+// Each format has a package of its own below this one (claudecode,
+// chatgpt, codex, openai, sharegpt, weftjsonl); export writes threads
+// out, and readers maps a Format to its importer.
 //
 // Importers know file formats and nothing of storage: they stream what
 // they read to an Emitter, which the service turns into sessions. Each
@@ -20,13 +26,20 @@ import (
 // Format names a file format.
 type Format string
 
+// The formats weft imports.
 const (
+	// ClaudeCode is a Claude Code session file (~/.claude/projects/*/*.jsonl).
 	ClaudeCode Format = "claude-code"
-	ChatGPT    Format = "chatgpt"
-	Codex      Format = "codex"
-	OpenAI     Format = "openai"
-	ShareGPT   Format = "sharegpt"
-	Weft       Format = "weft"
+	// ChatGPT is a ChatGPT data export's conversations.json.
+	ChatGPT Format = "chatgpt"
+	// Codex is a Codex CLI rollout file (~/.codex/sessions/.../rollout-*.jsonl).
+	Codex Format = "codex"
+	// OpenAI is chat-completions messages, alone or in records.
+	OpenAI Format = "openai"
+	// ShareGPT is records of {"conversations": [{"from", "value"}]}.
+	ShareGPT Format = "sharegpt"
+	// Weft is weft's own lossless JSONL.
+	Weft Format = "weft"
 )
 
 // Formats lists the importable formats.
@@ -91,6 +104,7 @@ type Problem struct {
 	More int
 }
 
+// String is the problem as a line of a report: "line 12: not JSON".
 func (p Problem) String() string {
 	if p.Line > 0 {
 		return fmt.Sprintf("line %d: %s", p.Line, p.Err)
@@ -103,51 +117,3 @@ var ErrUnknownFormat = errors.New("unknown format")
 
 // Reader is an importer: it reads one file and streams its threads.
 type Reader func(r io.Reader, emit Emitter) ([]Problem, error)
-
-// maxProblems bounds the problems an import lists for one file; the rest
-// are counted in a last one.
-const maxProblems = 100
-
-// problemList collects an importer's problems, keeping the list short.
-type problemList struct {
-	list     []Problem
-	dropped  int
-	firstOut int // line of the first problem not listed
-}
-
-func (p *problemList) add(line int, msg string) { p.put(Problem{Line: line, Err: msg}) }
-
-// note adds a remark where nothing was lost.
-func (p *problemList) note(line int, msg string) { p.put(Problem{Line: line, Err: msg, Note: true}) }
-
-func (p *problemList) put(pr Problem) {
-	if len(p.list) >= maxProblems {
-		if p.dropped == 0 {
-			p.firstOut = pr.Line
-		}
-		p.dropped++
-		return
-	}
-	p.list = append(p.list, pr)
-}
-
-func (p *problemList) result() []Problem {
-	if p.dropped == 0 {
-		return p.list
-	}
-	return append(p.list, Problem{Line: p.firstOut, Err: fmt.Sprintf("%d more problems from this line on are not listed", p.dropped), More: p.dropped})
-}
-
-// skipSpace returns the index of the first byte at or after i that is not
-// JSON white space.
-func skipSpace(b []byte, i int) int {
-	for i < len(b) {
-		switch b[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
-}

@@ -8,15 +8,18 @@ import (
 	"io"
 )
 
-// maxLine bounds one JSONL record; a longer line is reported as a
+// MaxLine bounds one JSONL record; a longer line is reported as a
 // problem and skipped, never read whole into memory.
-const maxLine = 64 << 20
+const MaxLine = 64 << 20
 
-// eachLine calls fn with every non-blank line of r (without its line
-// ending) and its 1-based number. Lines may be any length up to maxLine;
+// BOM is the UTF-8 byte order mark some files start with.
+const BOM = "\xef\xbb\xbf"
+
+// EachLine calls fn with every non-blank line of r (without its line
+// ending) and its 1-based number. Lines may be any length up to MaxLine;
 // longer ones are reported through tooLong and skipped. The slice passed
 // to fn is only valid during the call.
-func eachLine(r io.Reader, fn func(n int, line []byte) error, tooLong func(n int)) error {
+func EachLine(r io.Reader, fn func(n int, line []byte) error, tooLong func(n int)) error {
 	br := bufio.NewReaderSize(r, 1<<20)
 	var long []byte
 	n := 0
@@ -26,7 +29,7 @@ func eachLine(r io.Reader, fn func(n int, line []byte) error, tooLong func(n int
 		if errors.Is(err, bufio.ErrBufferFull) {
 			if !skipping {
 				long = append(long, chunk...)
-				if len(long) > maxLine {
+				if len(long) > MaxLine {
 					skipping, long = true, nil
 				}
 			}
@@ -54,5 +57,26 @@ func eachLine(r io.Reader, fn func(n int, line []byte) error, tooLong func(n int
 		if err != nil {
 			return fmt.Errorf("reading line %d: %w", n+1, err)
 		}
+	}
+}
+
+// FirstByte skips a byte order mark and white space, and returns the
+// first byte after them without consuming it: how a reader of JSON
+// documents tells an array from objects.
+func FirstByte(br *bufio.Reader) (byte, error) {
+	if bom, _ := br.Peek(len(BOM)); string(bom) == BOM {
+		br.Discard(len(BOM))
+	}
+	for {
+		c, err := br.ReadByte()
+		if err != nil {
+			return 0, err
+		}
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		}
+		br.UnreadByte()
+		return c, nil
 	}
 }

@@ -1,8 +1,10 @@
-package formats
+package formats_test
 
 import (
 	"strings"
 	"testing"
+
+	"weft/formats"
 )
 
 func TestEachLine(t *testing.T) {
@@ -10,7 +12,7 @@ func TestEachLine(t *testing.T) {
 	in := "a\r\n\n  \nb\n" + long + "\nc"
 	var got []string
 	var nums []int
-	err := eachLine(strings.NewReader(in), func(n int, line []byte) error {
+	err := formats.EachLine(strings.NewReader(in), func(n int, line []byte) error {
 		got = append(got, string(line[:min(len(line), 3)]))
 		nums = append(nums, n)
 		return nil

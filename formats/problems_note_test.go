@@ -1,15 +1,19 @@
-package formats
+package formats_test
 
 import (
 	"bytes"
 	"testing"
+
+	"weft/formats/chatgpt"
+	"weft/formats/internal/importtest"
+	"weft/formats/sharegpt"
 )
 
 // A Problem that lost nothing (a conversation with nothing to import, an
 // empty record) is a Note; a record that could not be imported is not.
 func TestProblemsTellNotesFromLosses(t *testing.T) {
-	rec := newRecorder(t)
-	problems, err := ReadChatGPT(bytes.NewReader(cgFile(t, "testdata/chatgpt-export/chatlore_conversations_edge_cases.json")), rec)
+	rec := importtest.NewRecorder(t)
+	problems, err := chatgpt.Read(bytes.NewReader(importtest.File(t, "testdata/chatgpt-export/chatlore_conversations_edge_cases.json")), rec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +33,7 @@ func TestProblemsTellNotesFromLosses(t *testing.T) {
 		`{"id":"a","conversations":[{"from":"human","value":"hi"},{"from":"gpt","value":""}]},` +
 		`{"id":"a","conversations":[{"from":"human","value":"hi again"}]},` +
 		`{"conversations":[{"from":"alien","value":"?"},{"from":"human","value":"ok"}]}]`
-	problems, err = ReadShareGPT(bytes.NewReader([]byte(in)), newRecorder(t))
+	problems, err = sharegpt.Read(bytes.NewReader([]byte(in)), importtest.NewRecorder(t))
 	if err != nil {
 		t.Fatal(err)
 	}

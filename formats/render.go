@@ -1,8 +1,6 @@
 package formats
 
 import (
-	"bytes"
-	"encoding/json"
 	"strings"
 
 	"weft/model"
@@ -33,7 +31,7 @@ func RenderContent(parts []model.Part) string {
 			b.WriteString("[tool call ")
 			b.WriteString(p.ToolName)
 			b.WriteString("]")
-			if in := compactJSON(p.Input); in != "" && in != "{}" {
+			if in := string(Compact(p.Input)); in != "" && in != "{}" {
 				b.WriteString(" ")
 				b.WriteString(in)
 			}
@@ -57,13 +55,18 @@ func RenderContent(parts []model.Part) string {
 	return b.String()
 }
 
-func compactJSON(raw json.RawMessage) string {
-	if len(raw) == 0 {
-		return ""
+// Blank reports whether parts hold nothing to show: no parts, or only
+// blank text and thinking.
+func Blank(parts []model.Part) bool {
+	for _, p := range parts {
+		switch p.Type {
+		case model.PartText, model.PartThinking:
+			if strings.TrimSpace(p.Text) != "" {
+				return false
+			}
+		default:
+			return false
+		}
 	}
-	var b bytes.Buffer
-	if json.Compact(&b, raw) != nil {
-		return string(raw)
-	}
-	return b.String()
+	return true
 }

@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +8,7 @@ import (
 	"strings"
 
 	"weft/formats"
+	"weft/formats/export"
 	"weft/model"
 	"weft/ops/assemble"
 	"weft/store"
@@ -96,58 +96,14 @@ type AssembleArgs struct {
 	MaxMessages int    `json:"max_messages,omitempty" jsonschema:"keep at most this many of the latest items (0: all)"`
 }
 
-// ChatMessage is a message as a chat-completions request carries it.
+// ChatMessage is a message as a chat-completions request carries it, its
+// content one string (images are placeholders in an assembled context).
 type ChatMessage struct {
-	Role       model.Role     `json:"role"`
-	Content    string         `json:"content"`
-	Name       string         `json:"name,omitempty"`
-	ToolCalls  []ChatToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string         `json:"tool_call_id,omitempty"`
-}
-
-// ChatToolCall is one of an assistant message's tool calls.
-type ChatToolCall struct {
-	ID       string       `json:"id"`
-	Type     string       `json:"type"`
-	Function ChatFunction `json:"function"`
-}
-
-// ChatFunction is the function a tool call calls, its arguments a JSON
-// string.
-type ChatFunction struct {
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
-}
-
-// AnthropicRequest is the body of a Messages API request, as far as the
-// thread goes: the system prompt and the messages.
-type AnthropicRequest struct {
-	System   string             `json:"system,omitempty"`
-	Messages []AnthropicMessage `json:"messages"`
-}
-
-// AnthropicMessage is one message of the Messages API.
-type AnthropicMessage struct {
-	Role    string           `json:"role"`
-	Content []AnthropicBlock `json:"content"`
-}
-
-// AnthropicBlock is a content block: text, thinking, redacted_thinking,
-// tool_use or tool_result; each type sets its own fields.
-type AnthropicBlock struct {
-	Type      string  `json:"type"`
-	Text      string  `json:"text,omitempty"`
-	Thinking  *string `json:"thinking,omitempty"`
-	Signature string  `json:"signature,omitempty"`
-	Data      string  `json:"data,omitempty"`
-	ID        string  `json:"id,omitempty"`
-	Name      string  `json:"name,omitempty"`
-	// Input of a tool_use: a JSON object.
-	Input     any    `json:"input,omitempty"`
-	ToolUseID string `json:"tool_use_id,omitempty"`
-	// Content of a tool_result: a string or a list of text blocks.
-	Content any  `json:"content,omitempty"`
-	IsError bool `json:"is_error,omitempty"`
+	Role       model.Role              `json:"role"`
+	Content    string                  `json:"content"`
+	Name       string                  `json:"name,omitempty"`
+	ToolCalls  []export.OpenAIToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string                  `json:"tool_call_id,omitempty"`
 }
 
 // AssembleResult is assemble_context's result.
@@ -158,7 +114,7 @@ type AssembleResult struct {
 	// Messages is the thread for format openai.
 	Messages []ChatMessage `json:"messages,omitempty"`
 	// Anthropic is the request body for format anthropic.
-	Anthropic *AnthropicRequest `json:"anthropic,omitempty"`
+	Anthropic *export.AnthropicBody `json:"anthropic,omitempty"`
 	// Text is the transcript for format text.
 	Text string `json:"text,omitempty"`
 	// Count is the number of items of the effective thread included,
@@ -291,64 +247,45 @@ func (s *Service) AssembleContext(ctx context.Context, a AssembleArgs) (Assemble
 // asmRender writes items in a format: openai messages, an anthropic body
 // or a text transcript, adding what the conversion had to change to
 // notes.
-func asmRender(format string, items []formats.Item, msgs *[]ChatMessage, body **AnthropicRequest, text *string, notes *[]string) error {
-	var err error
+func asmRender(format string, items []formats.Item, msgs *[]ChatMessage, body **export.AnthropicBody, text *string, notes *[]string) error {
 	var folded []string
 	switch format {
 	case "openai":
-		*msgs, folded, err = asmOpenAI(items)
+		*msgs, folded = asmOpenAI(items)
 	case "anthropic":
-		*body, folded, err = asmAnthropic(items)
+		*body, folded = asmAnthropic(items)
 	default:
 		*text = asmText(items)
 	}
 	*notes = append(*notes, folded...)
-	return err
+	return nil
 }
 
 // asmOpenAI converts items with the OpenAI exporter, so the messages
 // keep its guarantees: every tool message answers a call of the
 // assistant message before it, and a call or result whose other half is
 // not in the thread is folded into text.
-func asmOpenAI(items []formats.Item) ([]ChatMessage, []string, error) {
-	var buf bytes.Buffer
-	rep, err := formats.WriteOpenAI(&buf, items)
-	if err != nil {
-		return nil, nil, err
+func asmOpenAI(items []formats.Item) ([]ChatMessage, []string) {
+	msgs, rep := export.OpenAI(items)
+	out := make([]ChatMessage, len(msgs))
+	for i, m := range msgs {
+		out[i] = ChatMessage{Role: model.Role(m.Role), Content: asmContentText(m.Content), Name: m.Name, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID}
 	}
-	var body struct {
-		Messages []struct {
-			Role       model.Role     `json:"role"`
-			Content    any            `json:"content"`
-			Name       string         `json:"name"`
-			ToolCalls  []ChatToolCall `json:"tool_calls"`
-			ToolCallID string         `json:"tool_call_id"`
-		} `json:"messages"`
-	}
-	if err := json.Unmarshal(buf.Bytes(), &body); err != nil {
-		return nil, nil, fmt.Errorf("reading the openai export back: %w", err)
-	}
-	out := make([]ChatMessage, len(body.Messages))
-	for i, m := range body.Messages {
-		out[i] = ChatMessage{Role: m.Role, Content: asmContentText(m.Content), Name: m.Name, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID}
-	}
-	return out, rep.Folded, nil
+	return out, rep.Folded
 }
 
 // asmContentText is a chat message's content as one string: the string,
-// or a list of parts' texts joined (only images make the exporter write
-// a list, and images are placeholders here).
+// or its parts' texts joined (only images make the exporter write parts,
+// and images are placeholders here); "" for none.
 func asmContentText(content any) string {
 	switch c := content.(type) {
 	case string:
 		return c
-	case []any:
+	case []export.OpenAIPart:
 		texts := make([]string, 0, len(c))
 		for _, p := range c {
-			if part, ok := p.(map[string]any); ok {
-				if t, ok := part["text"].(string); ok && t != "" {
-					texts = append(texts, t)
-				}
+			if p.Text != "" {
+				texts = append(texts, p.Text)
 			}
 		}
 		return strings.Join(texts, "\n\n")
@@ -359,20 +296,9 @@ func asmContentText(content any) string {
 // asmAnthropic converts items with the Anthropic exporter: alternating
 // roles, tool results right after their calls, the leading system
 // messages as the system prompt.
-func asmAnthropic(items []formats.Item) (*AnthropicRequest, []string, error) {
-	var buf bytes.Buffer
-	rep, err := formats.WriteAnthropic(&buf, items)
-	if err != nil {
-		return nil, nil, err
-	}
-	body := &AnthropicRequest{}
-	if err := json.Unmarshal(buf.Bytes(), body); err != nil {
-		return nil, nil, fmt.Errorf("reading the anthropic export back: %w", err)
-	}
-	if body.Messages == nil {
-		body.Messages = []AnthropicMessage{}
-	}
-	return body, rep.Folded, nil
+func asmAnthropic(items []formats.Item) (*export.AnthropicBody, []string) {
+	body, rep := export.Anthropic(items)
+	return &body, rep.Folded
 }
 
 // asmText is a plain transcript: "role: content", a blank line between.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"weft/formats/export"
 	"weft/model"
 	"weft/ops/assemble"
 )
@@ -90,7 +91,7 @@ func asmCheckOpenAI(t *testing.T, msgs []ChatMessage) {
 // asmCheckAnthropic checks the Messages API's rules: roles alternate
 // starting with the user, and every tool_result answers a tool_use of
 // the message right before.
-func asmCheckAnthropic(t *testing.T, body *AnthropicRequest) {
+func asmCheckAnthropic(t *testing.T, body *export.AnthropicBody) {
 	t.Helper()
 	for i, m := range body.Messages {
 		want := "user"
@@ -107,7 +108,7 @@ func asmCheckAnthropic(t *testing.T, body *AnthropicRequest) {
 			if b.Type != "tool_result" {
 				continue
 			}
-			if i == 0 || !slices.ContainsFunc(body.Messages[i-1].Content, func(u AnthropicBlock) bool { return u.Type == "tool_use" && u.ID == b.ToolUseID }) {
+			if i == 0 || !slices.ContainsFunc(body.Messages[i-1].Content, func(u export.AnthropicBlock) bool { return u.Type == "tool_use" && u.ID == b.ToolUseID }) {
 				t.Fatalf("message %d: tool_result for %q answers no tool_use of the message before", i, b.ToolUseID)
 			}
 		}
@@ -168,7 +169,7 @@ func TestAssembleFormats(t *testing.T) {
 				t.Errorf("first block %+v", first)
 			}
 			use := r.Anthropic.Messages[1].Content[0]
-			if use.Type != "tool_use" || use.Name != "ls" || fmt.Sprint(use.Input) != "map[path:./...]" {
+			if use.Type != "tool_use" || use.Name != "ls" || string(use.Input) != `{"path":"./..."}` {
 				t.Errorf("tool_use %+v", use)
 			}
 		}},

@@ -6,12 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
-	"weft/formats"
+	"weft/formats/openai"
 	"weft/model"
 	"weft/store"
 )
@@ -129,9 +127,9 @@ func (s *Service) ApplyContextOperations(ctx context.Context, a ApplyOpsArgs) (A
 			res.Adjustments = append(res.Adjustments, plural(images, "image is", "images are")+" shown as a placeholder ([image TYPE]); weft export keeps them")
 		}
 		var folded []string
-		res.Messages, folded, err = asmOpenAI(items)
+		res.Messages, folded = asmOpenAI(items)
 		res.Adjustments = append(res.Adjustments, folded...)
-		return err
+		return nil
 	})
 	if err != nil {
 		return ApplyOpsResult{}, err
@@ -139,50 +137,27 @@ func (s *Service) ApplyContextOperations(ctx context.Context, a ApplyOpsArgs) (A
 	return res, nil
 }
 
-// hookRead reads the caller's messages with the OpenAI importer, so a
-// message is stored (and its digest made) exactly as importing the same
-// thread from a file would: tool calls and results become parts, a
-// developer message a system one. Any message it cannot read refuses the
-// whole request.
+// hookRead reads the caller's messages as the OpenAI importer reads a
+// file of them (openai.ReadMessages), so a message is stored (and its
+// digest made) exactly as importing the same thread from a file would:
+// tool calls and results become parts, a developer message a system one.
+// Any message it cannot read refuses the whole request.
 func hookRead(raw []json.RawMessage) ([]hookMessage, error) {
-	// One JSON array of messages: the importer streams it, message by
-	// message, with its fast path for plain ones.
-	var body bytes.Buffer
-	body.WriteByte('[')
 	for i, m := range raw {
-		if i > 0 {
-			body.WriteByte(',')
-		}
-		m = bytes.TrimSpace(m)
-		if len(m) == 0 || m[0] != '{' {
+		if m = bytes.TrimSpace(m); len(m) == 0 || m[0] != '{' {
 			return nil, invalidf("messages[%d] is not a message object ({role, content})", i)
 		}
-		body.Write(m)
 	}
-	body.WriteByte(']')
-	col := &hookCollector{}
-	problems, err := formats.ReadOpenAI(&body, col)
-	if len(problems) > 0 {
-		texts := make([]string, 0, len(problems))
-		for _, p := range problems {
-			text := strings.TrimSuffix(p.Err, "; skipped")
-			// The importer counts records from 1; indices here are from 0.
-			if m := hookProblemAt.FindStringSubmatch(text); m != nil {
-				k, _ := strconv.Atoi(m[1])
-				text = fmt.Sprintf("messages[%d]: %s", k-1, text[len(m[0]):])
-			}
-			texts = append(texts, text)
+	nms, errs := openai.ReadMessages(raw)
+	if len(errs) > 0 {
+		texts := make([]string, len(errs))
+		for k, e := range errs {
+			texts[k] = fmt.Sprintf("messages[%d]: %s", e.Index, e.Reason)
 		}
 		return nil, invalidf("messages are not all chat-completions messages ({role, content}): %s", strings.Join(texts, "; "))
 	}
-	if err != nil {
-		return nil, invalidf("messages are not chat-completions messages ({role, content}): %v", err)
-	}
-	if len(col.msgs) != len(raw) {
-		return nil, invalidf("only %d of the %d messages could be read as chat-completions messages ({role, content})", len(col.msgs), len(raw))
-	}
-	out := make([]hookMessage, len(col.msgs))
-	for i, nm := range col.msgs {
+	out := make([]hookMessage, len(nms))
+	for i, nm := range nms {
 		out[i] = hookMessage{nm: nm, digest: model.ContentDigest(nm.Role, nm.Content)}
 		if nm.Role != model.RoleTool {
 			continue // the importer keeps any other plain content as it is
@@ -196,21 +171,6 @@ func hookRead(raw []json.RawMessage) ([]hookMessage, error) {
 	}
 	return out, nil
 }
-
-// hookProblemAt finds the message an importer's problem is about.
-var hookProblemAt = regexp.MustCompile(`^record (\d+): `)
-
-// hookCollector is the Emitter that keeps what the importer reads.
-type hookCollector struct{ msgs []model.NewMessage }
-
-func (c *hookCollector) Begin(formats.ThreadInfo) error { return nil }
-func (c *hookCollector) Message(m formats.Message) error {
-	c.msgs = append(c.msgs, m.NewMessage)
-	return nil
-}
-func (c *hookCollector) Digest(string, string, string) error { return nil }
-func (c *hookCollector) Op(model.Op) error                   { return nil }
-func (c *hookCollector) End() error                          { return nil }
 
 // errHookStop ends a scan of stored messages early.
 var errHookStop = errors.New("stop")

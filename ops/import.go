@@ -13,6 +13,7 @@ import (
 	"weft/internal/tokens"
 
 	"weft/formats"
+	"weft/formats/weftjsonl"
 	"weft/model"
 	"weft/store"
 )
@@ -558,7 +559,7 @@ func (im *Import) remapOps(tx *store.Tx, t *cached, th *importThread, ops *[]mod
 	// it names nothing imported.
 	mapID := func(id model.ItemID) (model.ItemID, bool, error) {
 		if _, ok := id.Seq(); ok {
-			seq, found, err := th.lookup(tx, t.info.ID, formats.WeftKey(th.info.Key, id))
+			seq, found, err := th.lookup(tx, t.info.ID, weftjsonl.Key(th.info.Key, id))
 			if err != nil || !found {
 				return "", false, err
 			}
@@ -645,7 +646,7 @@ func (im *Import) anchorBefore(tx *store.Tx, t *cached, th *importThread, anchor
 		return "", false, nil
 	}
 	for s, tries := seq-1, 0; s > 0 && tries < 1000; s, tries = s-1, tries+1 {
-		here, found, err := th.lookup(tx, t.info.ID, formats.WeftKey(th.info.Key, model.MessageID(s)))
+		here, found, err := th.lookup(tx, t.info.ID, weftjsonl.Key(th.info.Key, model.MessageID(s)))
 		if err != nil {
 			return "", false, err
 		}

@@ -11,7 +11,9 @@ import (
 	"runtime"
 	"testing"
 
-	"weft/formats"
+	"weft/formats/claudecode"
+	"weft/formats/export"
+	"weft/formats/openai"
 	"weft/store"
 )
 
@@ -32,7 +34,7 @@ func BenchmarkImportClaudeCodeLongSession(b *testing.B) {
 		}
 		b.StartTimer()
 		im := New(st).NewImport(context.Background(), ImportOptions{})
-		if _, err := formats.ReadClaudeCode(f, im); err != nil {
+		if _, err := claudecode.Read(f, im); err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()
@@ -85,7 +87,7 @@ func BenchmarkImportOpenAIJSONL1M(b *testing.B) {
 			runtime.ReadMemStats(&ms)
 			peak = max(peak, ms.HeapInuse)
 		}})
-		if _, err := formats.ReadOpenAI(bufio.NewReaderSize(f, 1<<20), im); err != nil {
+		if _, err := openai.Read(bufio.NewReaderSize(f, 1<<20), im); err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()
@@ -113,9 +115,9 @@ func BenchmarkExport100k(b *testing.B) {
 					b.Fatal(err)
 				}
 				if name == "openai" {
-					_, err = formats.WriteOpenAI(io.Discard, items)
+					_, err = export.WriteOpenAI(io.Discard, items)
 				} else {
-					_, err = formats.WriteAnthropic(io.Discard, items)
+					_, err = export.WriteAnthropic(io.Discard, items)
 				}
 				if err != nil {
 					b.Fatal(err)

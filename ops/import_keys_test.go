@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"weft/formats"
+	"weft/formats/codex"
+	"weft/formats/sharegpt"
 	"weft/store"
 )
 
@@ -26,10 +28,10 @@ func readFile(t *testing.T, path string) []byte {
 func TestImportThreadsIntoOneSession(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	sharegpt := readFile(t, "../formats/testdata/sharegpt/fastchat_dummy_conversation.json")
-	codex := readFile(t, "../formats/testdata/codex-rollout/rollout_all_record_types.jsonl")
+	sgData := readFile(t, "../formats/testdata/sharegpt/fastchat_dummy_conversation.json")
+	cxData := readFile(t, "../formats/testdata/codex-rollout/rollout_all_record_types.jsonl")
 	// a second rollout: the same records under another session ID
-	codex2 := bytes.ReplaceAll(codex, []byte("11111111-1111-4111-8111-111111111111"), []byte("22222222-2222-4222-8222-222222222222"))
+	cxData2 := bytes.ReplaceAll(cxData, []byte("11111111-1111-4111-8111-111111111111"), []byte("22222222-2222-4222-8222-222222222222"))
 
 	imp := func(read formats.Reader, data []byte) ImportedSession {
 		t.Helper()
@@ -42,20 +44,20 @@ func TestImportThreadsIntoOneSession(t *testing.T) {
 		}
 		return im.Sessions[0]
 	}
-	s := imp(formats.ReadShareGPT, sharegpt)
+	s := imp(sharegpt.Read, sgData)
 	if !s.Created || s.Added != 2000 || s.Skipped != 0 {
 		t.Fatalf("sharegpt into one session: %+v, want 2000 added", s)
 	}
-	if s := imp(formats.ReadShareGPT, sharegpt); s.Created || s.Added != 0 || s.Skipped != 2000 {
+	if s := imp(sharegpt.Read, sgData); s.Created || s.Added != 0 || s.Skipped != 2000 {
 		t.Fatalf("sharegpt again: %+v, want nothing added", s)
 	}
-	if s := imp(formats.ReadCodex, codex); s.Added != 9 {
+	if s := imp(codex.Read, cxData); s.Added != 9 {
 		t.Fatalf("first rollout: %+v", s)
 	}
-	if s := imp(formats.ReadCodex, codex2); s.Added != 9 || s.Skipped != 0 {
+	if s := imp(codex.Read, cxData2); s.Added != 9 || s.Skipped != 0 {
 		t.Fatalf("second rollout: %+v, want its 9 messages added", s)
 	}
-	if s := imp(formats.ReadCodex, codex2); s.Added != 0 || s.Skipped != 9 {
+	if s := imp(codex.Read, cxData2); s.Added != 0 || s.Skipped != 9 {
 		t.Fatalf("second rollout again: %+v", s)
 	}
 	info, _, err := f.svc.View(s.SessionID)

@@ -6,13 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"weft/formats"
+	"weft/formats/claudecode"
 )
 
 func importCC(t *testing.T, f *fixture, data []byte) ImportedSession {
 	t.Helper()
 	im := f.svc.NewImport(context.Background(), ImportOptions{})
-	if _, err := formats.ReadClaudeCode(bytes.NewReader(data), im); err != nil {
+	if _, err := claudecode.Read(bytes.NewReader(data), im); err != nil {
 		t.Fatal(err)
 	}
 	if len(im.Sessions) != 1 {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"weft/formats"
+	"weft/formats/weftjsonl"
 	"weft/model"
 	"weft/store"
 )
@@ -161,7 +162,7 @@ func TestWeftRoundTrip(t *testing.T) {
 	defer st.Close()
 	other := New(st)
 	im := other.NewImport(context.Background(), ImportOptions{})
-	problems, err := formats.ReadWeft(bytes.NewReader(buf.Bytes()), im)
+	problems, err := weftjsonl.Read(bytes.NewReader(buf.Bytes()), im)
 	if err != nil || len(problems) > 0 {
 		t.Fatal(err, problems)
 	}
@@ -187,7 +188,7 @@ func TestWeftRoundTrip(t *testing.T) {
 	}
 	// Importing the same export again adds nothing.
 	im2 := other.NewImport(context.Background(), ImportOptions{})
-	if _, err := formats.ReadWeft(bytes.NewReader(buf.Bytes()), im2); err != nil {
+	if _, err := weftjsonl.Read(bytes.NewReader(buf.Bytes()), im2); err != nil {
 		t.Fatal(err)
 	}
 	if s := im2.Sessions[0]; s.Added != 0 || s.Ops != 0 {
@@ -196,7 +197,7 @@ func TestWeftRoundTrip(t *testing.T) {
 	// Into the same file as a second copy (named session): operation IDs
 	// are taken, so they are renamed, and the thread is still the same.
 	im3 := f.svc.NewImport(context.Background(), ImportOptions{Session: "copy"})
-	if _, err := formats.ReadWeft(bytes.NewReader(buf.Bytes()), im3); err != nil {
+	if _, err := weftjsonl.Read(bytes.NewReader(buf.Bytes()), im3); err != nil {
 		t.Fatal(err)
 	}
 	_, copyView, _ := f.svc.View(im3.Sessions[0].SessionID)
@@ -214,7 +215,7 @@ func exportWeft(t *testing.T, svc *Service, sid string) (*bytes.Buffer, model.Se
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := formats.WriteWeft(&buf, info, msgs, opsList); err != nil {
+	if err := weftjsonl.Write(&buf, info, msgs, opsList); err != nil {
 		t.Fatal(err)
 	}
 	return &buf, info, msgs, opsList

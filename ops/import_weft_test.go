@@ -7,7 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"weft/formats"
+	"weft/formats/claudecode"
+	"weft/formats/weftjsonl"
 )
 
 // effective renders a session's effective thread by content, so threads
@@ -32,7 +33,7 @@ func TestImportWeftWithABrokenMessageLine(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	im := f.svc.NewImport(ctx, ImportOptions{})
-	if _, err := formats.ReadClaudeCode(bytes.NewReader(readFile(t, "../formats/testdata/claude-code/spotter_tool_heavy.jsonl")), im); err != nil {
+	if _, err := claudecode.Read(bytes.NewReader(readFile(t, "../formats/testdata/claude-code/spotter_tool_heavy.jsonl")), im); err != nil {
 		t.Fatal(err)
 	}
 	sid := im.Sessions[0].SessionID
@@ -52,7 +53,7 @@ func TestImportWeftWithABrokenMessageLine(t *testing.T) {
 
 	other := newFixture(t)
 	im2 := other.svc.NewImport(ctx, ImportOptions{})
-	problems, err := formats.ReadWeft(bytes.NewReader(broken), im2)
+	problems, err := weftjsonl.Read(bytes.NewReader(broken), im2)
 	if err != nil || len(problems) != 1 || problems[0].Line != 7 {
 		t.Fatalf("read: %v, problems %v", err, problems)
 	}
@@ -84,7 +85,7 @@ func TestImportWeftWithABrokenMessageLine(t *testing.T) {
 
 	// Again: nothing added, the same operation still not imported.
 	im3 := other.svc.NewImport(ctx, ImportOptions{})
-	if _, err := formats.ReadWeft(bytes.NewReader(broken), im3); err != nil {
+	if _, err := weftjsonl.Read(bytes.NewReader(broken), im3); err != nil {
 		t.Fatal(err)
 	}
 	if s := im3.Sessions[0]; s.Added != 0 || s.Ops != 0 || s.OpsDropped != 1 {

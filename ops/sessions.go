@@ -14,6 +14,7 @@ import (
 	"weft/ops/thread"
 
 	"weft/formats"
+	"weft/formats/export"
 	"weft/model"
 	"weft/store"
 )
@@ -508,7 +509,7 @@ func (s *Service) GetSessionHistory(_ context.Context, a SessionHistoryArgs) (Se
 			}
 		case "markdown":
 			var b strings.Builder
-			if err := formats.WriteMarkdown(&b, snap.info.Title, items); err != nil {
+			if err := export.WriteMarkdown(&b, snap.info.Title, items); err != nil {
 				return err
 			}
 			res.Text = b.String()

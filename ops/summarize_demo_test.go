@@ -11,7 +11,8 @@ import (
 	"testing"
 
 	"weft/demo"
-	"weft/formats"
+	"weft/formats/claudecode"
+	"weft/formats/export"
 	"weft/model"
 	"weft/ops"
 	"weft/store"
@@ -75,7 +76,7 @@ func demoValid(t *testing.T, r ops.AssembleResult) {
 			t.Fatalf("anthropic message %d is %s, want %s", i, m.Role, want)
 		}
 		for _, b := range m.Content {
-			if b.Type == "tool_result" && !slices.ContainsFunc(r.Anthropic.Messages[i-1].Content, func(u ops.AnthropicBlock) bool { return u.ID == b.ToolUseID }) {
+			if b.Type == "tool_result" && !slices.ContainsFunc(r.Anthropic.Messages[i-1].Content, func(u export.AnthropicBlock) bool { return u.ID == b.ToolUseID }) {
 				t.Fatalf("anthropic message %d: tool_result %q answers nothing before it", i, b.ToolUseID)
 			}
 		}
@@ -137,7 +138,7 @@ func TestSummarizeRealClaudeCodeSession(t *testing.T) {
 	defer file.Close()
 	svc := demoService(t)
 	im := svc.NewImport(context.Background(), ops.ImportOptions{})
-	if _, err := formats.ReadClaudeCode(file, im); err != nil {
+	if _, err := claudecode.Read(file, im); err != nil {
 		t.Fatal(err)
 	}
 	if err := im.Close(); err != nil {

@@ -19,6 +19,9 @@ import (
 	"golang.org/x/term"
 
 	"weft/formats"
+	"weft/formats/export"
+	"weft/formats/readers"
+	"weft/formats/weftjsonl"
 	"weft/ops"
 )
 
@@ -43,7 +46,7 @@ weft import --session "research" a.jsonl b.jsonl`,
 		}),
 		RunE: func(cmd *cobra.Command, files []string) error {
 			if format != "" {
-				if _, ok := formats.ReaderFor(formats.Format(format)); !ok {
+				if _, ok := readers.For(formats.Format(format)); !ok {
 					return usageErr("unknown format %q; the formats are %s", format, strings.Join(formatNames(), ", "))
 				}
 			}
@@ -149,7 +152,7 @@ func importFile(ctx context.Context, svc *ops.Service, file string, format forma
 			return err
 		}
 	}
-	read, _ := formats.ReaderFor(format)
+	read, _ := readers.For(format)
 	counter := &countingReader{r: br}
 	bar := newImportProgress(stderr, file, size, counter)
 	im := svc.NewImport(ctx, ops.ImportOptions{Session: session, Progress: bar.update})
@@ -403,7 +406,7 @@ func exportThread(ctx context.Context, svc *ops.Service, ref, format string, raw
 		if err != nil {
 			return err
 		}
-		if err := formats.WriteWeft(bw, info, msgs, opsList); err != nil {
+		if err := weftjsonl.Write(bw, info, msgs, opsList); err != nil {
 			return err
 		}
 		return bw.Flush()
@@ -412,14 +415,14 @@ func exportThread(ctx context.Context, svc *ops.Service, ref, format string, raw
 	if err != nil {
 		return err
 	}
-	var report formats.Report
+	var report export.Report
 	switch format {
 	case "openai":
-		report, err = formats.WriteOpenAI(bw, items)
+		report, err = export.WriteOpenAI(bw, items)
 	case "anthropic":
-		report, err = formats.WriteAnthropic(bw, items)
+		report, err = export.WriteAnthropic(bw, items)
 	case "markdown":
-		err = formats.WriteMarkdown(bw, info.Title, items)
+		err = export.WriteMarkdown(bw, info.Title, items)
 	}
 	if err != nil {
 		return err

@@ -1,0 +1,411 @@
+package claudecode
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	sjson "github.com/segmentio/encoding/json"
+
+	"weft/formats"
+	"weft/model"
+)
+
+// A record is decoded a level at a time into raw values, by
+// github.com/segmentio/encoding/json (a session file of megabytes is
+// read in tens of milliseconds: BenchmarkReadClaudeCode): the values the
+// importer does not keep are only checked, the strings it keeps are
+// decoded once (formats.DecodeString), and a content block is copied
+// once as its part's Raw, the parts that point into it (a call's input,
+// the images of a result) sharing that copy.
+
+// parseFlags: raw values point into what is parsed instead of being
+// copied (a block is copied once, as its part's Raw), and keys match as
+// Claude Code writes them, exactly.
+const parseFlags = sjson.DontCopyRawMessage | sjson.DontMatchCaseInsensitiveStructFields
+
+// parse decodes raw, one JSON value, into v; false when raw is not one
+// (or not of v's shape).
+func parse(raw []byte, v any) bool {
+	rest, err := sjson.Parse(raw, v, parseFlags)
+	return err == nil && len(rest) == 0
+}
+
+// ccHead is what the importer reads of a record's top level.
+type ccHead struct {
+	Type           json.RawMessage `json:"type"`
+	Subtype        json.RawMessage `json:"subtype"`
+	UUID           json.RawMessage `json:"uuid"`
+	Parent         json.RawMessage `json:"parentUuid"`
+	Logical        json.RawMessage `json:"logicalParentUuid"`
+	Session        json.RawMessage `json:"sessionId"`
+	Agent          json.RawMessage `json:"agentId"`
+	Timestamp      json.RawMessage `json:"timestamp"`
+	Cwd            json.RawMessage `json:"cwd"`
+	Branch         json.RawMessage `json:"gitBranch"`
+	Summary        json.RawMessage `json:"summary"`
+	Leaf           json.RawMessage `json:"leafUuid"`
+	CustomTitle    json.RawMessage `json:"customTitle"`
+	Sidechain      json.RawMessage `json:"isSidechain"`
+	Meta           json.RawMessage `json:"isMeta"`
+	CompactSummary json.RawMessage `json:"isCompactSummary"`
+	Message        json.RawMessage `json:"message"`
+}
+
+// ccMessage is a record's message.
+type ccMessage struct {
+	ID      json.RawMessage `json:"id"`
+	Model   json.RawMessage `json:"model"`
+	Content json.RawMessage `json:"content"`
+}
+
+// ccBlock is a content block's fields.
+type ccBlock struct {
+	Type      json.RawMessage `json:"type"`
+	Text      json.RawMessage `json:"text"`
+	Thinking  json.RawMessage `json:"thinking"`
+	ID        json.RawMessage `json:"id"`
+	Name      json.RawMessage `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID json.RawMessage `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+	IsError   json.RawMessage `json:"is_error"`
+	Source    json.RawMessage `json:"source"`
+}
+
+// ccFields reads raw values, noting the first of the wrong type.
+type ccFields struct{ bad string }
+
+// str is a string field's value; absent and null are "".
+func (f *ccFields) str(name string, v []byte) string {
+	if formats.IsNull(v) {
+		return ""
+	}
+	s, ok := formats.DecodeString(v)
+	if !ok && f.bad == "" {
+		f.bad = strconv.Quote(name) + " is not a string"
+	}
+	return s
+}
+
+func (f *ccFields) flag(name string, v []byte) bool {
+	switch string(v) {
+	case "", "null", "false":
+		return false
+	case "true":
+		return true
+	}
+	if f.bad == "" {
+		f.bad = strconv.Quote(name) + " is not true or false"
+	}
+	return false
+}
+
+// brokenLine notes a line that could not be read (see join).
+func (rd *ccReader) brokenLine(n int) {
+	rd.broken = append(rd.broken, int32(min(n, 1<<31-1)))
+}
+
+func (rd *ccReader) readLine(n int, line []byte) error {
+	if n == 1 {
+		if line = bytes.TrimSpace(bytes.TrimPrefix(line, []byte(formats.BOM))); len(line) == 0 {
+			return nil // a byte order mark alone
+		}
+	}
+	rd.lines++
+	var h ccHead
+	if line[0] != '{' || !parse(line, &h) {
+		if sjson.Valid(line) {
+			rd.problems.Add(n, "not a Claude Code record: a JSON "+ccJSONKind(line[0])+", not an object")
+		} else {
+			rd.problems.Add(n, "not JSON"+ccNotJSON(line))
+		}
+		rd.brokenLine(n)
+		return nil
+	}
+	var f ccFields
+	typ := f.str("type", h.Type)
+	switch typ {
+	case "summary":
+		s, leaf := strings.TrimSpace(f.str("summary", h.Summary)), f.str("leafUuid", h.Leaf)
+		if s != "" && f.bad == "" {
+			rd.summary = append(rd.summary, ccSummary{s, leaf})
+		}
+		return nil
+	case "custom-title":
+		if s := strings.TrimSpace(f.str("customTitle", h.CustomTitle)); s != "" && f.bad == "" {
+			rd.title = s
+		}
+		return nil
+	}
+	uuid := f.str("uuid", h.UUID)
+	if uuid == "" {
+		if (typ == "user" || typ == "assistant") && !formats.IsNull(h.Message) {
+			rd.problems.Add(n, typ+" record without a uuid: it has no place in the thread")
+		}
+		return nil // metadata: file-history-snapshot, queue-operation, ...
+	}
+	if _, dup := rd.index[uuid]; dup {
+		return nil // written twice (a resumed session): the first one stands
+	}
+	parent := f.str("parentUuid", h.Parent)
+	sessionID := rd.intern(f.str("sessionId", h.Session))
+	timestamp := f.str("timestamp", h.Timestamp)
+	sidechain := f.flag("isSidechain", h.Sidechain)
+	var subtype, logical string
+	if typ == "system" {
+		subtype, logical = f.str("subtype", h.Subtype), f.str("logicalParentUuid", h.Logical)
+	}
+	if f.bad != "" {
+		rd.problems.Add(n, fmt.Sprintf("%s record %s is unreadable: %s", ccOrUnknown(typ), uuid, f.bad))
+		rd.brokenLine(n)
+		return nil
+	}
+	i := int32(len(rd.nodes))
+	nd := ccNode{
+		uuid:      uuid,
+		sessionID: sessionID,
+		line:      int32(min(n, 1<<31-1)),
+		parent:    -1,
+		kind:      ccLink,
+	}
+	if sidechain {
+		nd.flags |= ccSidechain
+	}
+	if t, err := time.Parse(time.RFC3339Nano, timestamp); err == nil {
+		nd.at = t.UnixNano()
+	}
+	if parent != "" && parent != uuid {
+		if p, ok := rd.index[parent]; ok {
+			nd.parent = p
+		} else {
+			rd.pending[i] = parent
+		}
+	}
+	switch typ {
+	case "user", "assistant":
+		rec, err := rd.readMessage(&h, typ)
+		if err != nil {
+			rd.problems.Add(n, fmt.Sprintf("%s record %s: %s", typ, uuid, err))
+			break // kept as a link: what hangs off it stays in the tree
+		}
+		nd.rec = rec
+		nd.kind = ccUser
+		if typ == "assistant" {
+			nd.kind = ccAssistant
+		}
+	case "system":
+		nd.kind = ccSystem
+		if subtype == "compact_boundary" {
+			nd.flags |= ccBoundary
+			if logical != "" && logical != uuid {
+				rd.logical[i] = logical
+			}
+		}
+	}
+	rd.index[uuid] = i
+	rd.nodes = append(rd.nodes, nd)
+	return nil
+}
+
+func ccOrUnknown(s string) string {
+	if s == "" {
+		return "untyped"
+	}
+	return s
+}
+
+func ccJSONKind(c byte) string {
+	switch c {
+	case '[':
+		return "list"
+	case '"':
+		return "string"
+	}
+	return "value"
+}
+
+// ccNotJSON says what is wrong with a line that is not JSON, as
+// encoding/json says it.
+func ccNotJSON(line []byte) string {
+	var v any
+	if err := json.Unmarshal(line, &v); err != nil {
+		return ": " + formats.ShortError(err)
+	}
+	return ""
+}
+
+// readMessage reads a user or assistant record's message.
+func (rd *ccReader) readMessage(h *ccHead, typ string) (*ccRecord, error) {
+	raw := h.Message
+	if formats.IsNull(raw) {
+		return nil, errors.New("no message")
+	}
+	var msg ccMessage
+	if raw[0] != '{' || !parse(raw, &msg) {
+		return nil, errors.New("message is not an object")
+	}
+	var f ccFields
+	rec := &ccRecord{
+		cwd:            rd.intern(f.str("cwd", h.Cwd)),
+		gitBranch:      rd.intern(f.str("gitBranch", h.Branch)),
+		agentID:        rd.intern(f.str("agentId", h.Agent)),
+		isMeta:         f.flag("isMeta", h.Meta),
+		compactSummary: f.flag("isCompactSummary", h.CompactSummary),
+	}
+	if typ == "assistant" {
+		rec.msgID = f.str("message.id", msg.ID)
+		rec.model = rd.intern(f.str("message.model", msg.Model))
+	}
+	if f.bad != "" {
+		return nil, errors.New(f.bad)
+	}
+	content := msg.Content
+	switch {
+	case formats.IsNull(content):
+		return rec, nil // nothing said: kept, emits nothing
+	case content[0] == '"':
+		raw := json.RawMessage(bytes.Clone(content))
+		s, _ := formats.DecodeString(raw)
+		rec.parts = []model.Part{{Type: model.PartText, Text: s, Raw: raw}}
+		return rec, nil
+	case content[0] != '[':
+		return nil, errors.New("message content is neither text nor a list of blocks")
+	}
+	var blocks []json.RawMessage
+	parse(content, &blocks)
+	for k, v := range blocks {
+		if v[0] != '{' {
+			return nil, fmt.Errorf("content block %d is not an object", k+1)
+		}
+		raw := json.RawMessage(bytes.Clone(v))
+		var b ccBlock
+		parse(raw, &b)
+		var f ccFields
+		p := ccPart(&b, raw, &f)
+		if f.bad != "" {
+			return nil, fmt.Errorf("content block %d: %s", k+1, f.bad)
+		}
+		if p.Type == model.PartToolResult && typ == "user" {
+			if k == 0 {
+				rec.resultsFirst = true
+			}
+			parts := []model.Part{p}
+			if !formats.IsNull(b.Content) && b.Content[0] == '[' {
+				parts = append(parts, ccResultImages(b.Content)...)
+			}
+			rec.results = append(rec.results, ccResult{parts: parts})
+			continue
+		}
+		rec.parts = append(rec.parts, p)
+	}
+	return rec, nil
+}
+
+func ccPart(b *ccBlock, raw json.RawMessage, f *ccFields) model.Part {
+	p := model.Part{Raw: raw}
+	switch f.str("type", b.Type) {
+	case "text":
+		p.Type, p.Text = model.PartText, f.str("text", b.Text)
+	case "thinking":
+		p.Type, p.Text = model.PartThinking, f.str("thinking", b.Thinking)
+	case "redacted_thinking":
+		p.Type = model.PartThinking
+	case "tool_use":
+		p.Type, p.ToolCallID, p.ToolName = model.PartToolCall, f.str("id", b.ID), f.str("name", b.Name)
+		if !formats.IsNull(b.Input) {
+			p.Input = b.Input
+		}
+	case "tool_result":
+		p.Type, p.ToolCallID, p.IsError = model.PartToolResult, f.str("tool_use_id", b.ToolUseID), f.flag("is_error", b.IsError)
+		p.Text = ccResultText(b.Content)
+	case "image":
+		p.Type, p.MediaType = model.PartImage, ccMediaType(b.Source)
+	default:
+		p.Type = model.PartOther
+	}
+	return p
+}
+
+// ccTyped is a block of a tool result's content.
+type ccTyped struct {
+	Type   json.RawMessage `json:"type"`
+	Text   json.RawMessage `json:"text"`
+	Source json.RawMessage `json:"source"`
+	raw    json.RawMessage
+}
+
+// ccContentBlocks are the objects of a tool result's content list.
+func ccContentBlocks(content []byte) []ccTyped {
+	var list []json.RawMessage
+	parse(content, &list)
+	blocks := make([]ccTyped, 0, len(list))
+	for _, v := range list {
+		b := ccTyped{raw: v}
+		if v[0] == '{' && parse(v, &b) {
+			blocks = append(blocks, b)
+		}
+	}
+	return blocks
+}
+
+func (b *ccTyped) is(typ string) bool {
+	s, _ := formats.DecodeString(b.Type)
+	return s == typ
+}
+
+func ccMediaType(source []byte) string {
+	var src struct {
+		MediaType json.RawMessage `json:"media_type"`
+	}
+	if formats.IsNull(source) || source[0] != '{' || !parse(source, &src) {
+		return ""
+	}
+	s, _ := formats.DecodeString(src.MediaType)
+	return s
+}
+
+// ccResultText is the text of a tool result's content: a string, or the
+// text blocks of a list, one a line. Content of another shape is kept as
+// its JSON.
+func ccResultText(content []byte) string {
+	switch {
+	case formats.IsNull(content):
+		return ""
+	case content[0] == '"':
+		s, _ := formats.DecodeString(content)
+		return s
+	case content[0] != '[':
+		return string(formats.Compact(content))
+	}
+	var b strings.Builder
+	for _, blk := range ccContentBlocks(content) {
+		if !blk.is("text") {
+			continue
+		}
+		var f ccFields
+		if s := f.str("text", blk.Text); f.bad == "" {
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(s)
+		}
+	}
+	return b.String()
+}
+
+// ccResultImages are the image blocks of a tool result's content list, as
+// parts sharing the result's Raw.
+func ccResultImages(content []byte) []model.Part {
+	var images []model.Part
+	for _, b := range ccContentBlocks(content) {
+		if b.is("image") {
+			images = append(images, model.Part{Type: model.PartImage, MediaType: ccMediaType(b.Source), Raw: b.raw})
+		}
+	}
+	return images
+}

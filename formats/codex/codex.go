@@ -1,0 +1,650 @@
+// Package codex reads Codex CLI rollout files
+// (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl) as threads.
+package codex
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"weft/formats"
+	"weft/model"
+)
+
+// Codex CLI rollout JSONL (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl):
+// one file is one session, one line one record
+// {"timestamp", "type", "payload"}. What this importer does with each
+// type:
+//
+//   - session_meta: the thread's key (payload.id) and time
+//     (payload.timestamp); its cwd, originator and cli_version go in the
+//     meta of the first message. The first one counts (a resumed or forked
+//     session repeats it).
+//   - turn_context: the model named there goes in the meta of the
+//     assistant messages after it.
+//   - response_item: what was sent to and received from the model, one
+//     message per record (never merged, so a key names the same message
+//     however far the file had grown when it was read):
+//     message (user, assistant; developer and system are system) with
+//     input_text/output_text text parts and input_image image parts;
+//     reasoning, an assistant message with a thinking part holding the
+//     summary (the reasoning text when there is no summary; the encrypted
+//     content stays in Raw only, and a reasoning with no text is skipped);
+//     function_call, custom_tool_call, local_shell_call and
+//     web_search_call, an assistant message with a tool call (arguments
+//     kept as the input when they are JSON, else the string JSON-encoded;
+//     a call without arguments gets {}); function_call_output and
+//     custom_tool_call_output, a tool message linked by call_id to the
+//     call before it (Name = the call's tool; a result whose call is not
+//     in the file keeps its call_id in meta only). Output written as
+//     {"output", "metadata": {"exit_code"}} is unwrapped, and a non-zero
+//     exit code, or success false, makes it an error result. Other
+//     response items (ghost snapshots, ...) are skipped.
+//   - event_msg: what the CLI showed. user_message, agent_message and
+//     agent_reasoning repeat response items; each is matched, by role and
+//     text, against the response items of the file, and only one that
+//     matches none (an older or partial rollout) is imported, as a message
+//     of its own. Other events (token counts, task start and end, command
+//     output) are skipped. (Codex writes an event and its response item a
+//     millisecond apart; a file read between the two keeps the event, and
+//     a re-import of the grown file then adds the response item too.)
+//   - compacted: a digest, with its summary, over the messages since the
+//     previous compaction (the start of the file for the first one); with
+//     no message before it, the summary is imported as a system message.
+//   - any other type: ignored.
+//
+// Rollouts written before records had a type wrapper (a first line with
+// the session's id and timestamp, then response items as they are) are
+// read the same way, without times.
+//
+// Keys are "L<line>", the line of the record; rollout files only grow.
+// Without a session_meta id, the thread is keyed by a digest of the first
+// line (a Problem says so). A line that is not JSON, or a record of a
+// known type that cannot be read, is a Problem; a file that starts with a
+// JSON list (a JSON document, not JSON lines) is refused at once.
+// The thread's title is the first user message that is not context Codex
+// adds itself (environment, instructions).
+
+// cxDefaultSummary stands for a compaction whose summary is missing.
+const cxDefaultSummary = "Conversation compacted (the summary is missing from the rollout)"
+
+type cxLine struct {
+	Timestamp string          `json:"timestamp"`
+	Type      string          `json:"type"`
+	Payload   json.RawMessage `json:"payload"`
+	// legacy session line
+	ID         string `json:"id"`
+	RecordType string `json:"record_type"`
+}
+
+// cxPayload is a response item.
+type cxPayload struct {
+	Type      string          `json:"type"`
+	Role      string          `json:"role"`
+	Content   json.RawMessage `json:"content"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	Input     json.RawMessage `json:"input"`
+	CallID    string          `json:"call_id"`
+	Output    json.RawMessage `json:"output"`
+	Summary   json.RawMessage `json:"summary"`
+	Action    json.RawMessage `json:"action"`
+	ID        string          `json:"id"`
+}
+
+type cxBlock struct {
+	Type     string          `json:"type"`
+	Text     string          `json:"text"`
+	Refusal  string          `json:"refusal"`
+	ImageURL json.RawMessage `json:"image_url"`
+}
+
+type cxKind uint8
+
+const (
+	cxMessage    cxKind = iota // a response item
+	cxEvent                    // an event_msg that may repeat a response item
+	cxCompaction               // a compacted record
+)
+
+// cxEntry is a record that may become a message, kept until the whole
+// file is read.
+type cxEntry struct {
+	kind   cxKind
+	line   int
+	at     time.Time
+	role   model.Role
+	parts  []model.Part
+	meta   map[string]string
+	callID string // of a tool result, linked when emitted
+	// match is what an event and the response item it repeats share.
+	match string
+}
+
+type cxReader struct {
+	problems formats.Problems
+	entries  []cxEntry
+	lines    int
+	key      string
+	keyLine  []byte // the first line, for a key when there is no session id
+	created  time.Time
+	session  map[string]string
+	model    string
+}
+
+// Read reads a Codex CLI rollout file as one thread.
+func Read(r io.Reader, emit formats.Emitter) ([]formats.Problem, error) {
+	cx := &cxReader{}
+	err := formats.EachLine(r, cx.readLine, func(n int) {
+		cx.lines++
+		cx.problems.Add(n, "line longer than 64 MB")
+	})
+	if err != nil {
+		return cx.problems.Result(), err
+	}
+	if cx.lines == 0 {
+		return cx.problems.Result(), errors.New("empty file")
+	}
+	msgs, digests := cx.build()
+	if len(msgs) == 0 {
+		return cx.problems.Result(), errors.New("no Codex messages found: is this a Codex CLI rollout (~/.codex/sessions/…/rollout-*.jsonl)?")
+	}
+	key := cx.key
+	if key == "" {
+		sum := sha256.Sum256(cx.keyLine)
+		key = "derived-" + hex.EncodeToString(sum[:8])
+		cx.problems.Note(0, "no session_meta record with an id: the session is keyed by a digest of the first line, "+key)
+	}
+	problems := cx.problems.Result()
+	created := cx.created
+	if created.IsZero() {
+		created = msgs[0].CreatedAt
+	}
+	if err := emit.Begin(formats.ThreadInfo{Key: key, Title: cxTitle(msgs), Source: formats.Codex, CreatedAt: created}); err != nil {
+		return problems, err
+	}
+	next := 0
+	for _, d := range digests {
+		for ; next <= d.last; next++ {
+			if err := emit.Message(msgs[next]); err != nil {
+				return problems, err
+			}
+		}
+		if err := emit.Digest(msgs[d.first].Key, msgs[d.last].Key, d.summary); err != nil {
+			return problems, err
+		}
+	}
+	for ; next < len(msgs); next++ {
+		if err := emit.Message(msgs[next]); err != nil {
+			return problems, err
+		}
+	}
+	return problems, emit.End()
+}
+
+func (cx *cxReader) readLine(n int, line []byte) error {
+	cx.lines++
+	if cx.lines == 1 {
+		line = bytes.TrimPrefix(line, []byte(formats.BOM))
+		cx.keyLine = append([]byte(nil), line...)
+	}
+	if cx.lines == 1 && len(line) > 0 && line[0] == '[' {
+		return errors.New("not a Codex rollout: it starts with a JSON list, and a rollout is JSON lines, one record object each")
+	}
+	if len(line) == 0 || line[0] != '{' {
+		if json.Valid(line) {
+			cx.problems.Add(n, "not a Codex record: "+formats.DescribeJSON(line)+", not an object")
+		} else {
+			cx.problems.Add(n, "not JSON")
+		}
+		return nil
+	}
+	var l cxLine
+	if err := json.Unmarshal(line, &l); err != nil {
+		if json.Valid(line) {
+			cx.problems.Add(n, "not a Codex record: "+formats.DescribeError(err))
+		} else {
+			cx.problems.Add(n, "not JSON: "+formats.ShortError(err))
+		}
+		return nil
+	}
+	typ, payload := l.Type, l.Payload
+	if len(bytes.TrimSpace(payload)) == 0 || string(bytes.TrimSpace(payload)) == "null" {
+		// a rollout from before the type wrapper: the line is the payload
+		switch {
+		case cxWrapperTypes[l.Type]:
+			cx.problems.Add(n, l.Type+" record without a payload")
+			return nil
+		case l.RecordType != "":
+			return nil
+		case cx.lines == 1 && l.Type == "" && l.ID != "" && l.Timestamp != "":
+			typ, payload = "session_meta", line
+		case cxResponseTypes[l.Type]:
+			typ, payload, l.Timestamp = "response_item", line, ""
+		default:
+			return nil
+		}
+	}
+	if !cxWrapperTypes[typ] {
+		return nil // a record this importer does not know: not conversation
+	}
+	at := cxTime(l.Timestamp)
+	if typ == "response_item" {
+		var p cxPayload
+		if err := json.Unmarshal(payload, &p); err != nil {
+			cx.problems.Add(n, "response_item record with an unreadable payload: "+formats.DescribeError(err))
+			return nil
+		}
+		cx.responseItem(n, at, &p, payload)
+		return nil
+	}
+	// the other kinds are read field by field: a field of a shape this
+	// importer does not expect is left out, not the record
+	var f map[string]json.RawMessage
+	if err := json.Unmarshal(payload, &f); err != nil {
+		cx.problems.Add(n, fmt.Sprintf("%s record with an unreadable payload: %s", typ, formats.DescribeError(err)))
+		return nil
+	}
+	str := func(k string) string {
+		var s string
+		json.Unmarshal(f[k], &s)
+		return s
+	}
+	switch typ {
+	case "session_meta":
+		if id := str("id"); cx.key == "" && id != "" {
+			cx.key = id
+			cx.created = cxTime(str("timestamp"))
+			if cx.created.IsZero() {
+				cx.created = at
+			}
+			cx.session = map[string]string{}
+			for _, k := range []string{"cwd", "originator", "cli_version"} {
+				if v := str(k); v != "" {
+					cx.session[k] = v
+				}
+			}
+		}
+	case "turn_context":
+		if m := str("model"); m != "" {
+			cx.model = m
+		}
+	case "event_msg":
+		cx.event(n, at, str("type"), str("message"), str("text"), payload)
+	case "compacted":
+		summary := strings.TrimSpace(str("message"))
+		if summary == "" {
+			summary = cxDefaultSummary
+		}
+		cx.entries = append(cx.entries, cxEntry{kind: cxCompaction, line: n, at: at, role: model.RoleSystem,
+			parts: []model.Part{{Type: model.PartText, Text: summary, Raw: formats.Compact(payload)}},
+			meta:  map[string]string{"compacted": "true"}})
+	}
+	return nil
+}
+
+var cxWrapperTypes = map[string]bool{
+	"session_meta": true, "turn_context": true, "response_item": true, "event_msg": true, "compacted": true,
+}
+
+var cxResponseTypes = map[string]bool{
+	"message": true, "reasoning": true, "function_call": true, "function_call_output": true,
+	"custom_tool_call": true, "custom_tool_call_output": true, "local_shell_call": true, "web_search_call": true,
+}
+
+func (cx *cxReader) add(e cxEntry) {
+	if e.role == model.RoleAssistant && cx.model != "" {
+		e.meta["model"] = cx.model
+	}
+	cx.entries = append(cx.entries, e)
+}
+
+func (cx *cxReader) responseItem(n int, at time.Time, p *cxPayload, raw json.RawMessage) {
+	raw = formats.Compact(raw)
+	meta := map[string]string{}
+	if p.ID != "" {
+		meta["source_id"] = p.ID
+	}
+	e := cxEntry{line: n, at: at, meta: meta}
+	switch p.Type {
+	case "message":
+		switch p.Role {
+		case "user", "assistant":
+			e.role = model.Role(p.Role)
+		case "developer", "system":
+			e.role = model.RoleSystem
+			meta["source_role"] = p.Role
+		default:
+			cx.problems.Add(n, fmt.Sprintf("message with role %q, which is none of user, assistant, developer, system", p.Role))
+			return
+		}
+		parts, err := cxContent(p.Content)
+		if err != nil {
+			cx.problems.Add(n, "message content: "+err.Error())
+			return
+		}
+		if formats.Blank(parts) {
+			return
+		}
+		e.parts = parts
+		e.match = string(e.role) + "\x00" + cxMatchText(parts)
+	case "reasoning":
+		text := cxSummary(p.Summary)
+		if text == "" {
+			text = cxSummary(p.Content)
+		}
+		if text == "" {
+			return // encrypted only: nothing to read
+		}
+		e.role = model.RoleAssistant
+		e.parts = []model.Part{{Type: model.PartThinking, Text: text, Raw: raw}}
+		e.match = "thinking\x00" + text
+	case "function_call", "custom_tool_call", "local_shell_call", "web_search_call":
+		e.role = model.RoleAssistant
+		call := model.Part{Type: model.PartToolCall, ToolCallID: p.CallID, ToolName: p.Name, Raw: raw}
+		switch p.Type {
+		case "function_call":
+			call.Input = formats.ToolInput(p.Arguments)
+		case "custom_tool_call":
+			call.Input = formats.ToolInput(p.Input)
+		default:
+			call.Input = formats.ToolInput(p.Action)
+			if call.ToolName == "" {
+				call.ToolName = strings.TrimSuffix(p.Type, "_call")
+			}
+		}
+		if call.ToolName == "" {
+			cx.problems.Add(n, p.Type+" without a tool name")
+			return
+		}
+		if p.CallID != "" {
+			meta["call_id"] = p.CallID
+		}
+		e.parts = []model.Part{call}
+	case "function_call_output", "custom_tool_call_output":
+		e.role = model.RoleTool
+		text, isErr, images := cxOutput(p.Output)
+		e.parts = append([]model.Part{{Type: model.PartToolResult, Text: text, IsError: isErr, Raw: raw}}, images...)
+		e.callID = p.CallID
+		if p.CallID != "" {
+			meta["call_id"] = p.CallID
+		}
+	default:
+		return
+	}
+	cx.add(e)
+}
+
+func (cx *cxReader) event(n int, at time.Time, typ, message, text string, raw json.RawMessage) {
+	e := cxEntry{kind: cxEvent, line: n, at: at, meta: map[string]string{"event": typ}}
+	switch typ {
+	case "user_message", "agent_message":
+		if strings.TrimSpace(message) == "" {
+			return
+		}
+		e.role = model.RoleUser
+		if typ == "agent_message" {
+			e.role = model.RoleAssistant
+		}
+		e.parts = []model.Part{{Type: model.PartText, Text: message, Raw: formats.Compact(raw)}}
+		e.match = string(e.role) + "\x00" + strings.TrimSpace(message)
+	case "agent_reasoning":
+		text = strings.TrimSpace(text)
+		if text == "" {
+			return
+		}
+		e.role = model.RoleAssistant
+		e.parts = []model.Part{{Type: model.PartThinking, Text: text, Raw: formats.Compact(raw)}}
+		e.match = "thinking\x00" + text
+	default:
+		return
+	}
+	cx.add(e)
+}
+
+// cxContent reads a message's content: a list of input_text, output_text,
+// input_image (or refusal) blocks, or a string.
+func cxContent(raw json.RawMessage) ([]model.Part, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, errors.New(formats.ShortError(err))
+		}
+		return []model.Part{{Type: model.PartText, Text: s, Raw: formats.Compact(raw)}}, nil
+	}
+	var blocks []json.RawMessage
+	if err := json.Unmarshal(raw, &blocks); err != nil {
+		return nil, fmt.Errorf("%s, not a list of blocks", formats.DescribeJSON(raw))
+	}
+	parts := make([]model.Part, 0, len(blocks))
+	for _, b := range blocks {
+		b = formats.Compact(b)
+		var blk cxBlock
+		if len(b) == 0 || b[0] != '{' || json.Unmarshal(b, &blk) != nil {
+			parts = append(parts, model.Part{Type: model.PartOther, Raw: b})
+			continue
+		}
+		switch blk.Type {
+		case "input_text", "output_text", "text", "summary_text":
+			parts = append(parts, model.Part{Type: model.PartText, Text: blk.Text, Raw: b})
+		case "refusal":
+			parts = append(parts, model.Part{Type: model.PartText, Text: blk.Refusal, Raw: b})
+		case "input_image":
+			var url string
+			json.Unmarshal(blk.ImageURL, &url)
+			parts = append(parts, model.Part{Type: model.PartImage, MediaType: formats.MediaType(url), Raw: b})
+		default:
+			parts = append(parts, model.Part{Type: model.PartOther, Raw: b})
+		}
+	}
+	return parts, nil
+}
+
+// cxMatchText is the text an event repeating a message would carry.
+func cxMatchText(parts []model.Part) string {
+	var texts []string
+	for _, p := range parts {
+		if p.Type == model.PartText && strings.TrimSpace(p.Text) != "" {
+			texts = append(texts, p.Text)
+		}
+	}
+	return strings.TrimSpace(strings.Join(texts, "\n"))
+}
+
+// cxSummary joins the texts of a reasoning summary (or content) list.
+func cxSummary(raw json.RawMessage) string {
+	var items []struct {
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &items) != nil {
+		return ""
+	}
+	var texts []string
+	for _, it := range items {
+		if t := strings.TrimSpace(it.Text); t != "" {
+			texts = append(texts, t)
+		}
+	}
+	return strings.Join(texts, "\n\n")
+}
+
+// cxOutput reads a tool's output: a string (an exec result written as
+// {"output", "metadata": {"exit_code"}} is unwrapped), a list of content
+// blocks, or an object with content and success.
+func cxOutput(raw json.RawMessage) (text string, isErr bool, images []model.Part) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", false, nil
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return "", false, nil
+		}
+		if t := strings.TrimSpace(s); strings.HasPrefix(t, "{") {
+			var exec struct {
+				Output   *string `json:"output"`
+				Metadata *struct {
+					ExitCode *int `json:"exit_code"`
+				} `json:"metadata"`
+			}
+			var keys map[string]json.RawMessage
+			if json.Unmarshal([]byte(t), &keys) == nil && len(keys) == 2 &&
+				json.Unmarshal([]byte(t), &exec) == nil && exec.Output != nil && exec.Metadata != nil {
+				return *exec.Output, exec.Metadata.ExitCode != nil && *exec.Metadata.ExitCode != 0, nil
+			}
+		}
+		return s, false, nil
+	case '[':
+		parts, err := cxContent(raw)
+		if err != nil {
+			return string(raw), false, nil
+		}
+		var texts []string
+		for _, p := range parts {
+			switch p.Type {
+			case model.PartText:
+				texts = append(texts, p.Text)
+			case model.PartImage:
+				images = append(images, p)
+			}
+		}
+		return strings.Join(texts, "\n"), false, images
+	case '{':
+		var o struct {
+			Content json.RawMessage `json:"content"`
+			Success *bool           `json:"success"`
+		}
+		if json.Unmarshal(raw, &o) == nil && len(o.Content) > 0 {
+			text, _, images = cxOutput(o.Content)
+			return text, o.Success != nil && !*o.Success, images
+		}
+	}
+	return string(formats.Compact(raw)), false, nil
+}
+
+func cxTime(s string) time.Time {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return time.Time{}
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t.UTC()
+	}
+	if t, err := time.Parse("2006-01-02T15:04:05.999999999", s); err == nil {
+		return t // no zone: Codex writes UTC
+	}
+	return time.Time{}
+}
+
+type cxDigest struct {
+	first, last int // indices into the messages
+	summary     string
+}
+
+// build drops the events that repeat response items, links tool results
+// to their calls, and places the compactions.
+func (cx *cxReader) build() ([]formats.Message, []cxDigest) {
+	have := map[string]int{}
+	for i := range cx.entries {
+		if e := &cx.entries[i]; e.kind == cxMessage && e.match != "" {
+			have[e.match]++
+		}
+	}
+	var msgs []formats.Message
+	var digests []cxDigest
+	calls := map[string]string{} // call id -> tool name
+	since := 0                   // the first message after the last compaction
+	for i := range cx.entries {
+		e := &cx.entries[i]
+		if e.kind == cxEvent {
+			if have[e.match] > 0 {
+				have[e.match]--
+				continue
+			}
+		}
+		if e.kind == cxCompaction && since < len(msgs) {
+			digests = append(digests, cxDigest{first: since, last: len(msgs) - 1, summary: e.parts[0].Text})
+			since = len(msgs)
+			continue
+		}
+		name := ""
+		for k := range e.parts {
+			p := &e.parts[k]
+			if p.Type == model.PartToolCall && p.ToolCallID != "" {
+				calls[p.ToolCallID] = p.ToolName
+			}
+		}
+		if e.role == model.RoleTool {
+			if tool, ok := calls[e.callID]; ok && e.callID != "" {
+				e.parts[0].ToolCallID, name = e.callID, tool
+			}
+		}
+		meta := e.meta
+		if len(msgs) == 0 {
+			for k, v := range cx.session {
+				meta[k] = v
+			}
+		}
+		nm := model.NewMessage{
+			Role:      e.role,
+			Content:   formats.RenderContent(e.parts),
+			Name:      name,
+			Parts:     formats.EncodeParts(e.parts),
+			CreatedAt: e.at,
+			Meta:      meta,
+		}
+		if err := nm.Validate(); err != nil {
+			cx.problems.Add(e.line, err.Error())
+			continue
+		}
+		msgs = append(msgs, formats.Message{Key: "L" + strconv.Itoa(e.line), NewMessage: nm})
+		if e.kind == cxCompaction {
+			since = len(msgs)
+		}
+	}
+	return msgs, digests
+}
+
+// cxInjected are the starts of the user messages Codex writes itself.
+var cxInjected = []string{
+	"<environment_context>", "<user_instructions>", "<permissions instructions>",
+	"# AGENTS.md instructions", "<INSTRUCTIONS>", "<user_shell_command>", "<turn_aborted>",
+}
+
+// cxTitle is the first user message the user wrote, cut to a line.
+func cxTitle(msgs []formats.Message) string {
+	for _, m := range msgs {
+		if m.Role != model.RoleUser {
+			continue
+		}
+		text := cxMatchText(model.DecodeParts(m.Parts))
+		if text == "" {
+			continue
+		}
+		injected := false
+		for _, p := range cxInjected {
+			if strings.HasPrefix(text, p) {
+				injected = true
+				break
+			}
+		}
+		if injected {
+			continue
+		}
+		return formats.CutTitle(text)
+	}
+	return ""
+}

@@ -1,0 +1,319 @@
+package formats
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"weft/model"
+)
+
+// The JSON helpers every importer and exporter uses: one string decoder,
+// one way to compact, to encode, to describe a value or an error.
+// Documents and records are read by a library (encoding/json, or
+// github.com/segmentio/encoding/json where a reader is timed); these
+// helpers are what the readers do with the values they get.
+
+// DecodeString decodes raw, one JSON string (white space around it
+// allowed), as encoding/json does: invalid UTF-8 and lone surrogates
+// become U+FFFD. ok is false when raw is not a JSON string.
+func DecodeString(raw []byte) (string, bool) {
+	raw = trimSpace(raw)
+	s, end, ok := ScanString(raw, 0)
+	if !ok || end != len(raw) {
+		return "", false
+	}
+	return s, true
+}
+
+// trimSpace is b without the JSON white space around it.
+func trimSpace(b []byte) []byte { return bytes.Trim(b, " \t\r\n") }
+
+// plainByte marks the bytes a JSON string holds as they are: not a
+// control character, a quote or a backslash.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// ScanString reads the JSON string that starts at b[i], in input no
+// decoder has checked: it returns the string, decoded as DecodeString
+// says, and the index just past its closing quote. ok is false when
+// b[i:] does not start with a valid JSON string.
+//
+// The string is found by hand, so that a reader can pick strings out of
+// a line without decoding the line (BenchmarkReadOpenAIJSONL); a string
+// without escapes, in valid UTF-8, is its own bytes, and any other is
+// decoded by encoding/json.
+func ScanString(b []byte, i int) (string, int, bool) {
+	if i >= len(b) || b[i] != '"' {
+		return "", i, false
+	}
+	escaped := false
+	j := i + 1
+	for j < len(b) {
+		if plainByte[b[j]] {
+			j++
+			continue
+		}
+		switch b[j] {
+		case '"':
+			body := b[i+1 : j]
+			if !escaped && utf8.Valid(body) {
+				return string(body), j + 1, true
+			}
+			// s is declared here, so that only this way pays for it
+			// escaping to the heap
+			var s string
+			if json.Unmarshal(b[i:j+1], &s) != nil {
+				return "", i, false
+			}
+			return s, j + 1, true
+		case '\\':
+			escaped = true
+			j += 2 // the escaped byte cannot end the string
+		default:
+			return "", i, false // a control character
+		}
+	}
+	return "", i, false
+}
+
+// IsNull reports an absent or null JSON value.
+func IsNull(raw []byte) bool {
+	raw = trimSpace(raw)
+	return len(raw) == 0 || string(raw) == "null"
+}
+
+// Compact is raw without insignificant white space: how a source's
+// block is kept in a part's Raw. Nothing gives nil; raw that is not JSON
+// is kept as it is (copied).
+func Compact(raw []byte) json.RawMessage {
+	raw = trimSpace(raw)
+	if len(raw) == 0 {
+		return nil
+	}
+	var b bytes.Buffer
+	b.Grow(len(raw))
+	if json.Compact(&b, raw) != nil {
+		return bytes.Clone(raw)
+	}
+	return b.Bytes()
+}
+
+// Marshal encodes v without HTML escaping (code keeps its < and &) and
+// without a trailing newline; nil if v cannot be encoded.
+func Marshal(v any) json.RawMessage {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil {
+		return nil
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+// EncodeParts writes parts for model.NewMessage.Parts as
+// model.EncodeParts does, but without HTML escaping, so the source
+// blocks in Raw keep their characters as written. No parts give nil.
+func EncodeParts(parts []model.Part) json.RawMessage {
+	if len(parts) == 0 {
+		return nil
+	}
+	if raw := Marshal(parts); raw != nil {
+		return raw
+	}
+	return model.EncodeParts(parts)
+}
+
+// ToolInput is a tool call's arguments as the Input of a tool_call part:
+// JSON that is not a string as it is (compacted), a string holding JSON
+// as that JSON, any other string JSON-encoded, and nothing (absent, null,
+// a blank string) as {}.
+func ToolInput(args json.RawMessage) json.RawMessage {
+	args = bytes.TrimSpace(args)
+	if IsNull(args) {
+		return json.RawMessage("{}")
+	}
+	if args[0] != '"' {
+		return Compact(args)
+	}
+	s, ok := DecodeString(args)
+	t := strings.TrimSpace(s)
+	switch {
+	case !ok || t == "":
+		return json.RawMessage("{}")
+	case json.Valid([]byte(t)):
+		return Compact([]byte(t))
+	}
+	return Marshal(s)
+}
+
+// DescribeJSON says what a JSON value is, for error messages: "an object
+// with keys a, b", "a list", "a number".
+func DescribeJSON(raw []byte) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '{':
+		var keys map[string]json.RawMessage
+		if json.Unmarshal(raw, &keys) != nil || len(keys) == 0 {
+			return "an empty object"
+		}
+		names := slices.Sorted(maps.Keys(keys))
+		if len(names) > 8 {
+			names = append(names[:8], "…")
+		}
+		return "an object with keys " + strings.Join(names, ", ")
+	case '[':
+		return "a list"
+	case '"':
+		return "a string"
+	case 'n':
+		return "null"
+	case 't', 'f':
+		return "a boolean"
+	}
+	return "a number"
+}
+
+// DescribeError says what is wrong with a JSON value read into a Go
+// value, without naming Go types: `"role" is a number, not a string`,
+// "it is a string, not a list".
+func DescribeError(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Type != nil {
+		want := "a " + te.Type.Kind().String()
+		switch te.Type.Kind() {
+		case reflect.Slice, reflect.Array:
+			want = "a list"
+		case reflect.Map, reflect.Struct, reflect.Pointer:
+			want = "an object"
+		case reflect.Int, reflect.Int64, reflect.Float64:
+			want = "a number"
+		}
+		what := "it"
+		if te.Field != "" {
+			what = strconv.Quote(te.Field)
+		}
+		return fmt.Sprintf("%s is %s, not %s", what, kindName(te.Value), want)
+	}
+	var syn *json.SyntaxError
+	if errors.As(err, &syn) {
+		return "not valid JSON: " + ShortError(err)
+	}
+	return ShortError(err)
+}
+
+// kindName is a JSON kind as encoding/json names it, with its article.
+func kindName(v string) string {
+	switch v {
+	case "object":
+		return "an object"
+	case "array":
+		return "a list"
+	case "string":
+		return "a string"
+	case "number":
+		return "a number"
+	case "bool":
+		return "a boolean"
+	}
+	if v != "" && strings.ContainsRune("aeiou", rune(v[0])) {
+		return "an " + v
+	}
+	return "a " + v
+}
+
+// ShortError is an error's text, cut to about 120 bytes for a problem
+// list.
+func ShortError(err error) string {
+	s := err.Error()
+	if len(s) > 120 {
+		s = s[:120] + "…"
+	}
+	return s
+}
+
+// MediaType guesses a media type from a data: URL or a file name or URL
+// (its extension); "" when it cannot tell.
+func MediaType(ref string) string {
+	if rest, ok := strings.CutPrefix(ref, "data:"); ok {
+		mt, _, _ := strings.Cut(rest, ";")
+		mt, _, _ = strings.Cut(mt, ",")
+		return mt
+	}
+	if i := strings.IndexAny(ref, "?#"); i >= 0 {
+		ref = ref[:i]
+	}
+	dot := strings.LastIndexByte(ref, '.')
+	if dot < 0 || strings.ContainsAny(ref[dot:], "/\\") {
+		return ""
+	}
+	switch strings.ToLower(ref[dot+1:]) {
+	case "jpg", "jpeg":
+		return "image/jpeg"
+	case "png":
+		return "image/png"
+	case "gif":
+		return "image/gif"
+	case "webp":
+		return "image/webp"
+	case "bmp":
+		return "image/bmp"
+	case "mp4":
+		return "video/mp4"
+	case "webm":
+		return "video/webm"
+	case "mov":
+		return "video/quicktime"
+	case "wav":
+		return "audio/wav"
+	case "mp3":
+		return "audio/mpeg"
+	case "flac":
+		return "audio/flac"
+	case "ogg":
+		return "audio/ogg"
+	}
+	return ""
+}
+
+// TitleLimit is how many characters a thread's title has at most.
+const TitleLimit = 80
+
+// CutTitle is a title made of s: its first non-blank line, at most
+// TitleLimit characters (a longer one is cut and ends in "…").
+func CutTitle(s string) string {
+	for line := range strings.Lines(s) {
+		if line = strings.TrimSpace(line); line != "" {
+			s = line
+			break
+		}
+	}
+	s = strings.TrimSpace(s)
+	if utf8.RuneCountInString(s) <= TitleLimit {
+		return s
+	}
+	cut, n := 0, 0
+	for i := range s {
+		if n == TitleLimit-1 {
+			cut = i
+			break
+		}
+		n++
+	}
+	return strings.TrimRightFunc(s[:cut], unicode.IsSpace) + "…"
+}

@@ -1,0 +1,139 @@
+package formats_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"weft/formats"
+	"weft/model"
+)
+
+// jsonStrings are strings to decode: escapes of every kind, surrogates
+// paired and lone, invalid UTF-8, control characters, cut-off strings.
+var jsonStrings = []string{
+	``, ` `, `"`, `""`, `"x`, `x"`, `"\u12"`, `"\u12g4"`, `"\x"`, "\"a\tb\"", "\"tab\there\"",
+	`"\ud83d\ude00 \ud83d x \ude00 \u00e9 \/ \b\f\n\r\t \" \\"`, "\"\xff\xfe invalid utf-8\"", "\"\u2028\u2029 <&>\"",
+	"\"\x01\"", `"12345678\"90"`, `"1234567\\"`, `"abcdefgh"`, `"abcdefghijklmnop\"q"`, `"\"`, `"\\"`, `"a\`,
+	`"\ud800"`, `"\udc00\ud800"`, `"\ud800\u0041"`, `"é"`, ` "padded" `, `"a" "b"`, `"a"x`, `null`, `1`, `{}`,
+}
+
+// checkString holds DecodeString and ScanString to encoding/json: the
+// same verdict on what a string is, the same string decoded.
+func checkString(t *testing.T, raw []byte) {
+	t.Helper()
+	var want string
+	wantErr := json.Unmarshal(raw, &want)
+	isString := wantErr == nil && bytes.HasPrefix(bytes.TrimSpace(raw), []byte(`"`))
+	got, ok := formats.DecodeString(raw)
+	if ok != isString || got != want {
+		t.Fatalf("DecodeString(%q) = %q, %v; encoding/json %q, %v", raw, got, ok, want, wantErr)
+	}
+	// ScanString reads a string at the start of its input, whatever
+	// comes after it.
+	in := bytes.TrimLeft(raw, " \t\r\n")
+	s, end, ok := formats.ScanString(append(bytes.Clone(in), ",1]"...), 0)
+	if !ok {
+		if isString && len(bytes.TrimSpace(in)) == len(in) {
+			t.Fatalf("ScanString(%q) refused a string encoding/json reads", in)
+		}
+		return
+	}
+	var first string
+	if err := json.Unmarshal(in[:end], &first); err != nil || first != s {
+		t.Fatalf("ScanString(%q) = %q up to %d; encoding/json %q, %v", in, s, end, first, err)
+	}
+}
+
+func TestDecodeString(t *testing.T) {
+	for _, s := range jsonStrings {
+		checkString(t, []byte(s))
+	}
+	if s, ok := formats.DecodeString([]byte(` "a\nb" `)); !ok || s != "a\nb" {
+		t.Errorf("DecodeString with space around: %q, %v", s, ok)
+	}
+}
+
+func FuzzDecodeString(f *testing.F) {
+	for _, s := range jsonStrings {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkString(t, data)
+	})
+}
+
+func TestEncodeParts(t *testing.T) {
+	parts := []model.Part{
+		{Type: model.PartText, Text: "a \"quoted\" <b>&\n\t\x01 é \u2028", Raw: json.RawMessage(`{"type":"text","text":"x"}`)},
+		{Type: model.PartToolCall, ToolCallID: "t1", ToolName: "Bash", Input: json.RawMessage(`{"c":"ls"}`), Raw: json.RawMessage(`{"type":"tool_use"}`)},
+		{Type: model.PartToolResult, ToolCallID: "t1", Text: "out", IsError: true, Raw: json.RawMessage(`"s"`)},
+		{Type: model.PartImage, MediaType: "image/png", Raw: json.RawMessage(`{}`)},
+		{Type: model.PartThinking},
+	}
+	var want bytes.Buffer
+	enc := json.NewEncoder(&want)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(parts); err != nil {
+		t.Fatal(err)
+	}
+	got := formats.EncodeParts(parts)
+	if string(got) != strings.TrimSuffix(want.String(), "\n") {
+		t.Errorf("EncodeParts\n %s\nencoding/json\n %s", got, want.String())
+	}
+	if !reflect.DeepEqual(model.DecodeParts(got), parts) {
+		t.Errorf("parts do not decode to themselves: %s", got)
+	}
+	if formats.EncodeParts(nil) != nil {
+		t.Errorf("no parts should encode as nil")
+	}
+}
+
+func TestCutTitle(t *testing.T) {
+	long := strings.Repeat("word ", 30)
+	for _, tt := range []struct{ in, want string }{
+		{"", ""},
+		{"\n\n  first line  \nsecond", "first line"},
+		{long, strings.TrimSpace(strings.Repeat("word ", 16)) + "…"},
+		{strings.Repeat("é", 80), strings.Repeat("é", 80)},
+		{strings.Repeat("é", 81), strings.Repeat("é", 79) + "…"},
+	} {
+		if got := formats.CutTitle(tt.in); got != tt.want {
+			t.Errorf("CutTitle(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestToolInput(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{``, `{}`},
+		{`null`, `{}`},
+		{`""`, `{}`},
+		{`"  "`, `{}`},
+		{`{ "a" : 1 }`, `{"a":1}`},
+		{`"{\"a\": [1, 2]}"`, `{"a":[1,2]}`},
+		{`"ls -la <x>"`, `"ls -la <x>"`},
+		{`[1, 2]`, `[1,2]`},
+	} {
+		if got := formats.ToolInput(json.RawMessage(tt.in)); string(got) != tt.want {
+			t.Errorf("ToolInput(%s) = %s, want %s", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestMediaType(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"data:image/png;base64,AAAA", "image/png"},
+		{"data:image/gif,xyz", "image/gif"},
+		{"https://x.example/a/b.JPG?size=2#top", "image/jpeg"},
+		{"clips/v.mp4", "video/mp4"},
+		{"dir.d/file", ""},
+		{"noext", ""},
+	} {
+		if got := formats.MediaType(tt.in); got != tt.want {
+			t.Errorf("MediaType(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,360 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"weft/formats"
+	"weft/formats/internal/records"
+	"weft/model"
+)
+
+// message is a message, or a record, or something else: one decode
+// tells which.
+type message struct {
+	Role             string          `json:"role"`
+	Content          json.RawMessage `json:"content"`
+	Name             string          `json:"name"`
+	ToolCalls        json.RawMessage `json:"tool_calls"`
+	ToolCallID       string          `json:"tool_call_id"`
+	FunctionCall     json.RawMessage `json:"function_call"`
+	Refusal          string          `json:"refusal"`
+	ReasoningContent string          `json:"reasoning_content"`
+
+	// a record
+	Messages json.RawMessage `json:"messages"`
+	records.MediaLists
+	// other formats
+	Mapping       json.RawMessage `json:"mapping"`
+	CurrentNode   json.RawMessage `json:"current_node"`
+	Conversations json.RawMessage `json:"conversations"`
+}
+
+// isMessage reports whether m has what a message has.
+func (m *message) isMessage() bool {
+	return m.Role != "" || len(m.Content) > 0 || m.ToolCalls != nil
+}
+
+// reset empties m for the next decode, keeping its content's buffer
+// (whether a message has content is len(Content) > 0).
+func (m *message) reset() {
+	*m = message{Content: m.Content[:0]}
+}
+
+type toolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"function"`
+	Custom struct {
+		Name  string          `json:"name"`
+		Input json.RawMessage `json:"input"`
+	} `json:"custom"`
+}
+
+type block struct {
+	Type       string          `json:"type"`
+	Text       json.RawMessage `json:"text"`
+	Refusal    string          `json:"refusal"`
+	ImageURL   json.RawMessage `json:"image_url"`
+	InputAudio struct {
+		Format string `json:"format"`
+	} `json:"input_audio"`
+}
+
+// mapRole maps a role to weft's, and says which source role it was when
+// it is not weft's own; "" for a role weft does not know.
+func mapRole(role string) (model.Role, string) {
+	switch role {
+	case "system", "user", "assistant", "tool":
+		return model.Role(role), ""
+	case "developer":
+		return model.RoleSystem, role
+	case "function":
+		return model.RoleTool, role
+	}
+	return "", ""
+}
+
+// notRecord is the reason a record is not read as a message; callers
+// say where it was.
+const notRecord = `a record with "messages"`
+
+// readMessage reads one message: the fast way when it can (see
+// fastMessage), else decoded into m and converted. It returns the
+// message, or why it could not be read (records.Empty for a message with
+// nothing in it, notRecord for a record).
+func readMessage(raw []byte, m *message, calls *records.Calls, media *records.Media) (model.NewMessage, string) {
+	if media == nil {
+		if nm, ok := fastMessage(raw); ok {
+			if strings.TrimSpace(nm.Content) == "" {
+				return model.NewMessage{}, records.Empty
+			}
+			return nm, ""
+		}
+	}
+	if reason := decode(raw, m); reason != "" {
+		return model.NewMessage{}, reason
+	}
+	if m.Messages != nil {
+		return model.NewMessage{}, notRecord
+	}
+	return convert(m, raw, calls, media)
+}
+
+// decode reads raw, an object, into m, or says why it cannot.
+func decode(raw []byte, m *message) string {
+	m.reset()
+	err := json.Unmarshal(raw, m)
+	var syn *json.SyntaxError
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &syn):
+		return "not valid JSON"
+	}
+	return formats.DescribeError(err)
+}
+
+// convert makes a message to import of m (raw as the source has it), or
+// says why it cannot.
+func convert(m *message, raw []byte, calls *records.Calls, media *records.Media) (model.NewMessage, string) {
+	role, sourceRole := mapRole(m.Role)
+	if role == "" {
+		if m.Role == "" {
+			return model.NewMessage{}, `it has no "role"`
+		}
+		return model.NewMessage{}, fmt.Sprintf("role %q is not one of system, developer, user, assistant, tool, function", m.Role)
+	}
+	nm := model.NewMessage{Role: role, Name: m.Name}
+	if sourceRole != "" {
+		nm.Meta = map[string]string{"source_role": sourceRole}
+	}
+	content := bytes.TrimSpace(m.Content)
+
+	// The common case: plain text, nothing else.
+	if len(content) > 0 && content[0] == '"' && role != model.RoleTool &&
+		m.ToolCalls == nil && m.FunctionCall == nil && m.Refusal == "" && m.ReasoningContent == "" {
+		s, ok := formats.DecodeString(content)
+		if !ok {
+			return model.NewMessage{}, "its content is not a valid string"
+		}
+		if !media.Has(s) {
+			nm.Content = s
+			if strings.TrimSpace(s) == "" {
+				return model.NewMessage{}, records.Empty
+			}
+			return nm, ""
+		}
+	}
+
+	var parts []model.Part
+	if m.ReasoningContent != "" {
+		parts = append(parts, model.Part{Type: model.PartThinking, Text: m.ReasoningContent, Raw: formats.Marshal(m.ReasoningContent)})
+	}
+	cparts, err := contentParts(content, media)
+	if err != "" {
+		return model.NewMessage{}, err
+	}
+
+	if role == model.RoleTool {
+		// The output is the text; images shown by the tool follow it.
+		var text []string
+		var rest []model.Part
+		for _, p := range cparts {
+			if p.Type == model.PartText {
+				text = append(text, p.Text)
+			} else {
+				rest = append(rest, p)
+			}
+		}
+		res := model.Part{Type: model.PartToolResult, Text: strings.Join(text, "\n\n")}
+		if sourceRole != "function" { // a function result names its function itself
+			id, name := calls.Answered(m.ToolCallID)
+			res.ToolCallID = id
+			if nm.Name == "" {
+				nm.Name = name
+			}
+		}
+		res.Raw = append(json.RawMessage(nil), raw...) // the whole message
+		parts = append(parts, res)
+		parts = append(parts, rest...)
+	} else {
+		parts = append(parts, cparts...)
+		if m.Refusal != "" {
+			parts = append(parts, model.Part{Type: model.PartText, Text: m.Refusal, Raw: formats.Marshal(m.Refusal)})
+			if nm.Meta == nil {
+				nm.Meta = map[string]string{}
+			}
+			nm.Meta["refusal"] = "true"
+		}
+		var legacy []model.Part
+		if !formats.IsNull(m.FunctionCall) {
+			var fc struct {
+				Name      string          `json:"name"`
+				Arguments json.RawMessage `json:"arguments"`
+			}
+			if e := json.Unmarshal(m.FunctionCall, &fc); e != nil {
+				return model.NewMessage{}, "function_call: " + formats.DescribeError(e)
+			}
+			legacy = []model.Part{{Type: model.PartToolCall, ToolName: fc.Name,
+				Input: formats.ToolInput(fc.Arguments), Raw: formats.Compact(m.FunctionCall)}}
+		}
+		// Last: a message that is skipped leaves no call waiting.
+		called, err := toolCalls(m.ToolCalls, calls)
+		if err != "" {
+			return model.NewMessage{}, err
+		}
+		parts = append(parts, called...)
+		parts = append(parts, legacy...)
+	}
+	nm.Content = formats.RenderContent(parts)
+	nm.Parts = formats.EncodeParts(parts)
+	if strings.TrimSpace(nm.Content) == "" && len(parts) == 0 {
+		return model.NewMessage{}, records.Empty
+	}
+	return nm, ""
+}
+
+// contentParts reads a message's content: a string, null or a list of
+// parts.
+func contentParts(content []byte, media *records.Media) ([]model.Part, string) {
+	if formats.IsNull(content) {
+		return nil, ""
+	}
+	switch content[0] {
+	case '"':
+		s, ok := formats.DecodeString(content)
+		if !ok {
+			return nil, "its content is not a valid string"
+		}
+		if media.Has(s) {
+			return media.Split(s), ""
+		}
+		if strings.TrimSpace(s) == "" {
+			return nil, ""
+		}
+		return []model.Part{{Type: model.PartText, Text: s, Raw: append(json.RawMessage(nil), content...)}}, ""
+	case '[':
+	default:
+		return nil, "its content is " + formats.DescribeJSON(content) + ", not a string, a list of parts or null"
+	}
+	var blocks []json.RawMessage
+	if err := json.Unmarshal(content, &blocks); err != nil {
+		return nil, "its content: " + formats.DescribeError(err)
+	}
+	parts := make([]model.Part, 0, len(blocks))
+	for _, raw := range blocks {
+		raw = bytes.TrimSpace(raw)
+		if len(raw) == 0 {
+			continue
+		}
+		if raw[0] == '"' {
+			s, _ := formats.DecodeString(raw)
+			if media.Has(s) {
+				parts = append(parts, media.Split(s)...)
+			} else {
+				parts = append(parts, model.Part{Type: model.PartText, Text: s, Raw: raw})
+			}
+			continue
+		}
+		parts = append(parts, blockPart(raw, media)...)
+	}
+	return parts, ""
+}
+
+// blockPart normalises one block of a content list.
+func blockPart(raw json.RawMessage, media *records.Media) []model.Part {
+	other := []model.Part{{Type: model.PartOther, Raw: raw}}
+	if raw[0] != '{' {
+		return other
+	}
+	var b block
+	if json.Unmarshal(raw, &b) != nil {
+		return other
+	}
+	switch b.Type {
+	case "text", "input_text", "output_text":
+		text, ok := formats.DecodeString((b.Text))
+		if !ok {
+			// {"text": {"value": ...}} (the Assistants API)
+			var v struct {
+				Value string `json:"value"`
+			}
+			if json.Unmarshal(b.Text, &v) != nil {
+				return other
+			}
+			text = v.Value
+		}
+		if media.Has(text) {
+			return media.Split(text)
+		}
+		return []model.Part{{Type: model.PartText, Text: text, Raw: raw}}
+	case "refusal":
+		return []model.Part{{Type: model.PartText, Text: b.Refusal, Raw: raw}}
+	case "image_url", "input_image", "image":
+		p := model.Part{Type: model.PartImage, Raw: raw}
+		url, ok := formats.DecodeString((b.ImageURL))
+		if !ok {
+			var o struct {
+				URL string `json:"url"`
+			}
+			json.Unmarshal(b.ImageURL, &o)
+			url = o.URL
+		}
+		p.MediaType = formats.MediaType(url)
+		return []model.Part{p}
+	case "input_audio":
+		p := model.Part{Type: model.PartOther, Raw: raw}
+		if f := b.InputAudio.Format; f != "" {
+			p.MediaType = "audio/" + f
+		}
+		return []model.Part{p}
+	}
+	return other
+}
+
+// toolCalls reads an assistant's tool_calls.
+func toolCalls(raw json.RawMessage, calls *records.Calls) ([]model.Part, string) {
+	if formats.IsNull(raw) {
+		return nil, ""
+	}
+	var list []json.RawMessage
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, "tool_calls: " + formats.DescribeError(err)
+	}
+	parts := make([]model.Part, 0, len(list))
+	for i, craw := range list {
+		var c toolCall
+		if err := json.Unmarshal(craw, &c); err != nil {
+			return nil, fmt.Sprintf("tool call %d: %s", i+1, formats.DescribeError(err))
+		}
+		p := model.Part{Type: model.PartToolCall, ToolCallID: c.ID, Raw: formats.Compact(craw)}
+		switch {
+		case c.Type == "custom" || c.Function.Name == "" && c.Custom.Name != "":
+			p.ToolName = c.Custom.Name
+			in := bytes.TrimSpace(c.Custom.Input)
+			if len(in) > 0 && in[0] == '"' {
+				p.Input = in
+			} else {
+				p.Input = formats.ToolInput(in)
+			}
+		default:
+			p.ToolName = c.Function.Name
+			p.Input = formats.ToolInput(c.Function.Arguments)
+		}
+		parts = append(parts, p)
+	}
+	for i, p := range parts { // once all are read
+		if p.ToolCallID == "" {
+			parts[i].ToolCallID = calls.NewID()
+		}
+		calls.Called(parts[i].ToolCallID, p.ToolName)
+	}
+	return parts, ""
+}

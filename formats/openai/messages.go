@@ -1,0 +1,58 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+
+	"weft/formats"
+	"weft/formats/internal/records"
+	"weft/model"
+)
+
+// MessageError is a message of a list that ReadMessages could not read.
+type MessageError struct {
+	// Index is the message's 0-based place in the list.
+	Index int
+	// Reason says what is wrong with it, as an import's problem would:
+	// `role "robot" is not one of ...`, "it is empty".
+	Reason string
+}
+
+// Error is the reason, with the message's place.
+func (e MessageError) Error() string {
+	return "message " + strconv.Itoa(e.Index) + ": " + e.Reason
+}
+
+// ReadMessages reads a list of chat-completions messages, one thread
+// oldest first, exactly as Read reads a file of them: the same
+// conversion (tool calls and results as parts, a developer message a
+// system one), each tool result linked to a call before it. It returns a
+// message for each of msgs, or, when any cannot be read (one with
+// nothing in it among them), an error for each of those.
+func ReadMessages(msgs []json.RawMessage) ([]model.NewMessage, []MessageError) {
+	out := make([]model.NewMessage, 0, len(msgs))
+	var errs []MessageError
+	var m message
+	var calls records.Calls
+	for i, raw := range msgs {
+		raw = bytes.TrimSpace(raw)
+		if len(raw) == 0 || raw[0] != '{' {
+			errs = append(errs, MessageError{Index: i, Reason: formats.DescribeJSON(raw) + ", not a message"})
+			continue
+		}
+		nm, reason := readMessage(raw, &m, &calls, nil)
+		if reason == notRecord {
+			reason += ", not a message"
+		}
+		if reason != "" {
+			errs = append(errs, MessageError{Index: i, Reason: reason})
+			continue
+		}
+		out = append(out, nm)
+	}
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return out, nil
+}

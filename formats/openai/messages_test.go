@@ -1,0 +1,64 @@
+package openai
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"weft/formats/internal/importtest"
+)
+
+// ReadMessages reads a list as Read reads the same messages as a JSON
+// array: the same messages, parts and links.
+func TestReadMessagesAsRead(t *testing.T) {
+	for _, list := range []string{
+		`[{"role":"user","content":"hi"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}},{"type":"function","function":{"name":"g","arguments":"x"}}]},{"role":"tool","tool_call_id":"c1","content":"one"},{"role":"tool","content":"two"},{"role":"developer","content":"be brief"}]`,
+		`[{"role":"user","content":[{"type":"text","text":"look"},{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA"}}]},{"role":"assistant","content":"a\u00e9\n","name":"bo","refusal":"no"},{"role":"function","name":"f","content":"r"}]`,
+	} {
+		var raw []json.RawMessage
+		if err := json.Unmarshal([]byte(list), &raw); err != nil {
+			t.Fatal(err)
+		}
+		got, errs := ReadMessages(raw)
+		if errs != nil {
+			t.Fatalf("errors %v", errs)
+		}
+		rec, problems := importtest.RunOK(t, Read, list)
+		if len(problems) > 0 || len(rec.Threads) != 1 || len(rec.Threads[0].Messages) != len(got) {
+			t.Fatalf("Read: problems %v, %d threads", problems, len(rec.Threads))
+		}
+		for i, m := range rec.Threads[0].Messages {
+			if !reflect.DeepEqual(m.NewMessage, got[i]) {
+				t.Errorf("message %d: ReadMessages %+v, Read %+v", i, got[i], m.NewMessage)
+			}
+		}
+	}
+}
+
+// Every message that cannot be read is an error with its index.
+func TestReadMessagesErrors(t *testing.T) {
+	raw := []json.RawMessage{
+		json.RawMessage(`{"role":"user","content":"fine"}`),
+		json.RawMessage(`{"role":"robot","content":"beep"}`),
+		json.RawMessage(`{"role":"user","content":""}`),
+		json.RawMessage(`"hi"`),
+		json.RawMessage(`{"messages":[]}`),
+		json.RawMessage(`{"role":5,"content":"x"}`),
+	}
+	msgs, errs := ReadMessages(raw)
+	if msgs != nil || len(errs) != 5 {
+		t.Fatalf("messages %v, errors %v", msgs, errs)
+	}
+	for k, want := range []struct {
+		index  int
+		reason string
+	}{{1, `role "robot" is not one of`}, {2, "it is empty"}, {3, "a string, not a message"}, {4, `a record with "messages", not a message`}, {5, `"role" is a number, not a string`}} {
+		if errs[k].Index != want.index || !strings.Contains(errs[k].Reason, want.reason) {
+			t.Errorf("error %d: %+v, want index %d, %q", k, errs[k], want.index, want.reason)
+		}
+	}
+	if got := errs[0].Error(); got != `message 1: role "robot" is not one of system, developer, user, assistant, tool, function` {
+		t.Errorf("Error() = %q", got)
+	}
+}
