@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"weft/formats"
 	"weft/formats/export"
 	"weft/model"
 	"weft/ops/assemble"
@@ -96,23 +95,13 @@ type AssembleArgs struct {
 	MaxMessages int    `json:"max_messages,omitempty" jsonschema:"keep at most this many of the latest items (0: all)"`
 }
 
-// ChatMessage is a message as a chat-completions request carries it, its
-// content one string (images are placeholders in an assembled context).
-type ChatMessage struct {
-	Role       model.Role              `json:"role"`
-	Content    string                  `json:"content"`
-	Name       string                  `json:"name,omitempty"`
-	ToolCalls  []export.OpenAIToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string                  `json:"tool_call_id,omitempty"`
-}
-
 // AssembleResult is assemble_context's result.
 type AssembleResult struct {
 	SessionID string `json:"session_id"`
 	Version   uint64 `json:"version"`
 	Format    string `json:"format"`
 	// Messages is the thread for format openai.
-	Messages []ChatMessage `json:"messages,omitempty"`
+	Messages []assemble.ChatMessage `json:"messages,omitempty"`
 	// Anthropic is the request body for format anthropic.
 	Anthropic *export.AnthropicBody `json:"anthropic,omitempty"`
 	// Text is the transcript for format text.
@@ -139,19 +128,19 @@ type AssembleResult struct {
 	Preferences *Preferences `json:"preferences_used"`
 }
 
-// asmFormat checks a format argument; openai is the default.
-func asmFormat(f string, allowed ...string) (string, error) {
+// formatArg checks a format argument; openai is the default.
+func formatArg(f string, allowed ...string) (string, error) {
 	if f == "" {
 		return allowed[0], nil
 	}
 	if slices.Contains(allowed, f) {
 		return f, nil
 	}
-	return "", invalidf("format %q is not %s", f, asmOr(allowed))
+	return "", invalidf("format %q is not %s", f, orList(allowed))
 }
 
-// asmOr lists choices as "a, b or c".
-func asmOr(xs []string) string {
+// orList lists choices as "a, b or c".
+func orList(xs []string) string {
 	if len(xs) == 1 {
 		return xs[0]
 	}
@@ -163,7 +152,7 @@ func asmOr(xs []string) string {
 // the latest max_messages and fitted to max_tokens. A refused request
 // leaves pending preferences where they were.
 func (s *Service) AssembleContext(ctx context.Context, a AssembleArgs) (AssembleResult, error) {
-	format, err := asmFormat(a.Format, "openai", "anthropic", "text")
+	format, err := formatArg(a.Format, "openai", "anthropic", "text")
 	if err != nil {
 		return AssembleResult{}, err
 	}
@@ -224,9 +213,16 @@ func (s *Service) AssembleContext(ctx context.Context, a AssembleArgs) (Assemble
 		if images > 0 {
 			res.Adjustments = append(res.Adjustments, plural(images, "image is", "images are")+" shown as a placeholder ([image TYPE]); weft export keeps them")
 		}
-		if err := asmRender(format, items, &res.Messages, &res.Anthropic, &res.Text, &res.Adjustments); err != nil {
-			return nil, err
+		var folded []string
+		switch format {
+		case "openai":
+			res.Messages, folded = assemble.OpenAI(items)
+		case "anthropic":
+			res.Anthropic, folded = assemble.Anthropic(items)
+		default:
+			res.Text = assemble.Text(items)
 		}
+		res.Adjustments = append(res.Adjustments, folded...)
 		if raw == nil {
 			return nil, nil // nothing pending: nothing to write
 		}
@@ -242,72 +238,6 @@ func (s *Service) AssembleContext(ctx context.Context, a AssembleArgs) (Assemble
 		return AssembleResult{}, err
 	}
 	return res, nil
-}
-
-// asmRender writes items in a format: openai messages, an anthropic body
-// or a text transcript, adding what the conversion had to change to
-// notes.
-func asmRender(format string, items []formats.Item, msgs *[]ChatMessage, body **export.AnthropicBody, text *string, notes *[]string) error {
-	var folded []string
-	switch format {
-	case "openai":
-		*msgs, folded = asmOpenAI(items)
-	case "anthropic":
-		*body, folded = asmAnthropic(items)
-	default:
-		*text = asmText(items)
-	}
-	*notes = append(*notes, folded...)
-	return nil
-}
-
-// asmOpenAI converts items with the OpenAI exporter, so the messages
-// keep its guarantees: every tool message answers a call of the
-// assistant message before it, and a call or result whose other half is
-// not in the thread is folded into text.
-func asmOpenAI(items []formats.Item) ([]ChatMessage, []string) {
-	msgs, rep := export.OpenAI(items)
-	out := make([]ChatMessage, len(msgs))
-	for i, m := range msgs {
-		out[i] = ChatMessage{Role: model.Role(m.Role), Content: asmContentText(m.Content), Name: m.Name, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID}
-	}
-	return out, rep.Folded
-}
-
-// asmContentText is a chat message's content as one string: the string,
-// or its parts' texts joined (only images make the exporter write parts,
-// and images are placeholders here); "" for none.
-func asmContentText(content any) string {
-	switch c := content.(type) {
-	case string:
-		return c
-	case []export.OpenAIPart:
-		texts := make([]string, 0, len(c))
-		for _, p := range c {
-			if p.Text != "" {
-				texts = append(texts, p.Text)
-			}
-		}
-		return strings.Join(texts, "\n\n")
-	}
-	return ""
-}
-
-// asmAnthropic converts items with the Anthropic exporter: alternating
-// roles, tool results right after their calls, the leading system
-// messages as the system prompt.
-func asmAnthropic(items []formats.Item) (*export.AnthropicBody, []string) {
-	body, rep := export.Anthropic(items)
-	return &body, rep.Folded
-}
-
-// asmText is a plain transcript: "role: content", a blank line between.
-func asmText(items []formats.Item) string {
-	var b strings.Builder
-	for _, it := range items {
-		fmt.Fprintf(&b, "%s: %s\n\n", it.Role, it.Content)
-	}
-	return b.String()
 }
 
 // preferred returns the indices pending preferences select: the slice

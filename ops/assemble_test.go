@@ -61,7 +61,7 @@ func asmToolTurn(id, name, input, output string, tokens int) []model.NewMessage 
 // asmCheckOpenAI checks chat-completions validity: every tool message
 // answers a call of the last assistant message with calls, with only
 // tool messages between, and every call is answered.
-func asmCheckOpenAI(t *testing.T, msgs []ChatMessage) {
+func asmCheckOpenAI(t *testing.T, msgs []assemble.ChatMessage) {
 	t.Helper()
 	var open []string // calls of the last assistant message not yet answered
 	for i, m := range msgs {

@@ -11,6 +11,7 @@ import (
 
 	"weft/formats/openai"
 	"weft/model"
+	"weft/ops/assemble"
 	"weft/store"
 )
 
@@ -38,7 +39,7 @@ type ApplyOpsResult struct {
 	AppendedIDs []model.ItemID `json:"appended_ids"`
 	// Messages is the caller's thread with the active operations
 	// applied, as chat-completions messages.
-	Messages []ChatMessage `json:"messages"`
+	Messages []assemble.ChatMessage `json:"messages"`
 	// ItemCount and Tokens describe the effective thread.
 	ItemCount int `json:"item_count"`
 	Tokens    int `json:"tokens"`
@@ -127,7 +128,7 @@ func (s *Service) ApplyContextOperations(ctx context.Context, a ApplyOpsArgs) (A
 			res.Adjustments = append(res.Adjustments, plural(images, "image is", "images are")+" shown as a placeholder ([image TYPE]); weft export keeps them")
 		}
 		var folded []string
-		res.Messages, folded = asmOpenAI(items)
+		res.Messages, folded = assemble.OpenAI(items)
 		res.Adjustments = append(res.Adjustments, folded...)
 		return nil
 	})

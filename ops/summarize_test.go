@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"weft/internal/tokens"
+	"weft/ops/assemble"
 	"weft/ops/summary"
 
 	"weft/model"
@@ -107,9 +108,9 @@ func TestSummarizeWithSampling(t *testing.T) {
 type sumRequest struct {
 	path, auth string
 	body       struct {
-		Model    string        `json:"model"`
-		Messages []ChatMessage `json:"messages"`
-		Max      int           `json:"max_tokens"`
+		Model    string                 `json:"model"`
+		Messages []assemble.ChatMessage `json:"messages"`
+		Max      int                    `json:"max_tokens"`
 	}
 }
 
