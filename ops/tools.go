@@ -118,6 +118,22 @@ func ToolNames() []string {
 	return names
 }
 
+// Invoke runs the tool on arguments of its own type (ArgsType, or a
+// pointer to one), for callers in this process that hold typed values;
+// the result is of ResultType.
+func (t *Tool) Invoke(ctx context.Context, s *Service, args any) (any, error) {
+	v := reflect.ValueOf(args)
+	switch {
+	case v.Type() == t.ArgsType:
+		p := reflect.New(t.ArgsType)
+		p.Elem().Set(v)
+		return t.call(ctx, s, p.Interface())
+	case v.Kind() == reflect.Pointer && v.Type().Elem() == t.ArgsType && !v.IsNil():
+		return t.call(ctx, s, args)
+	}
+	return nil, fmt.Errorf("%s takes %s, not %T", t.Name, t.ArgsType, args)
+}
+
 // Call decodes JSON arguments strictly and runs the tool.
 func (t *Tool) Call(ctx context.Context, s *Service, raw json.RawMessage) (any, error) {
 	args, err := t.Decode(raw)

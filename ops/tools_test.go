@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -111,4 +112,25 @@ func FuzzToolArgs(f *testing.F) {
 			t.Fatalf("%s: %s was accepted, its re-encoding %s is refused: %v", tool.Name, raw, again, err)
 		}
 	})
+}
+
+// TestInvokeTakesTypedArguments: a caller in this process hands a tool
+// its own argument type (or a pointer to one) and gets its result type;
+// anything else is refused, saying what the tool takes.
+func TestInvokeTakesTypedArguments(t *testing.T) {
+	f := newFixture(t)
+	f.session("typed", 3)
+	tool, _ := LookupTool("list_sessions")
+	for _, args := range []any{ListSessionsArgs{}, &ListSessionsArgs{}} {
+		res, err := tool.Invoke(context.Background(), f.svc, args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if list, ok := res.(ListSessionsResult); !ok || list.Total != 1 {
+			t.Fatalf("Invoke(%T) = %#v", args, res)
+		}
+	}
+	if _, err := tool.Invoke(context.Background(), f.svc, map[string]any{}); err == nil || !strings.Contains(err.Error(), "list_sessions takes ops.ListSessionsArgs") {
+		t.Errorf("a map for arguments: %v", err)
+	}
 }

@@ -67,6 +67,23 @@ type remoteBackend struct {
 	client *http.Client
 }
 
+// invoke runs a tool on the remote weft: the arguments and the result
+// cross the network as JSON.
+func (b *remoteBackend) invoke(ctx context.Context, tool *ops.Tool, args, out any) error {
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return err
+	}
+	res, err := b.call(ctx, tool, raw)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(res, out); err != nil {
+		return fmt.Errorf("%s answered with JSON this weft cannot read: %w", tool.Name, err)
+	}
+	return nil
+}
+
 func (b *remoteBackend) call(ctx context.Context, tool *ops.Tool, args json.RawMessage) (json.RawMessage, error) {
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")
@@ -105,9 +122,9 @@ func (b *remoteBackend) call(ctx context.Context, tool *ops.Tool, args json.RawM
 		return nil, &ops.Error{Kind: ops.ErrConflict, Msg: e.Error}
 	case http.StatusUnauthorized:
 		if b.token == "" {
-			return nil, fmt.Errorf("the weft at %s that holds the database wants a bearer token: set WEFT_TOKEN to the token it was started with", b.base)
+			return nil, fmt.Errorf("the weft at %s that holds the database wants a bearer token: give the token it was started with (--token or WEFT_TOKEN)", b.base)
 		}
-		return nil, fmt.Errorf("the weft at %s that holds the database refused the token in WEFT_TOKEN: set it to the token that weft was started with", b.base)
+		return nil, fmt.Errorf("the weft at %s that holds the database refused the token given (--token or WEFT_TOKEN): give the token that weft was started with", b.base)
 	}
 	return nil, fmt.Errorf("%s", e.Error)
 }

@@ -55,25 +55,14 @@ func (s *Server) addResources() {
 	}, s.readContext)
 }
 
-// callTool runs a registry tool through the backend and decodes its
-// result into out.
+// callTool runs a registry tool through the backend, its result into
+// out (a pointer to the tool's result type).
 func (s *Server) callTool(ctx context.Context, name string, args, out any) error {
 	tool, ok := ops.LookupTool(name)
 	if !ok {
 		return fmt.Errorf("this weft has no tool %s", name)
 	}
-	raw, err := json.Marshal(args)
-	if err != nil {
-		return err
-	}
-	res, err := s.backend.call(ctx, tool, raw)
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(res, out); err != nil {
-		return fmt.Errorf("%s answered with JSON this weft cannot read: %w", name, err)
-	}
-	return nil
+	return s.backend.invoke(ctx, tool, args, out)
 }
 
 // resourceResult wraps a value as a resource's JSON contents.

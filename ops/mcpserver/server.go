@@ -43,10 +43,14 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// backend runs a tool and returns its result as JSON. Errors a request
-// caused are *ops.Error (test their kind with errors.Is).
+// backend runs tools. call takes and gives JSON, as the protocols carry
+// it; invoke takes the tool's own argument type and fills out, a pointer
+// to its result type, so what the server asks for itself (resources, the
+// prompt) is not encoded and decoded again in this process. Errors a
+// request caused are *ops.Error (test their kind with errors.Is).
 type backend interface {
 	call(ctx context.Context, tool *ops.Tool, args json.RawMessage) (json.RawMessage, error)
+	invoke(ctx context.Context, tool *ops.Tool, args, out any) error
 }
 
 // localBackend runs tools in-process.
@@ -58,6 +62,19 @@ func (b localBackend) call(ctx context.Context, tool *ops.Tool, args json.RawMes
 		return nil, err
 	}
 	return marshalJSON(res)
+}
+
+func (b localBackend) invoke(ctx context.Context, tool *ops.Tool, args, out any) error {
+	res, err := tool.Invoke(ctx, b.svc, args)
+	if err != nil {
+		return err
+	}
+	dst := reflect.ValueOf(out)
+	if dst.Kind() != reflect.Pointer || dst.Elem().Type() != tool.ResultType {
+		return fmt.Errorf("%s gives %s, not %T", tool.Name, tool.ResultType, out)
+	}
+	dst.Elem().Set(reflect.ValueOf(res))
+	return nil
 }
 
 // New returns a server exposing every tool of the registry, the session
