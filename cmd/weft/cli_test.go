@@ -4,14 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/creack/pty"
 
 	"weft/ops"
 	"weft/ops/mcpserver"
@@ -156,28 +152,10 @@ func TestUsageErrors(t *testing.T) {
 // On a terminal a refusal is fang's styled error, and a usage error
 // points at the command's help.
 func TestStyledErrorOnATerminal(t *testing.T) {
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Skipf("no pseudo-terminal here: %v", err)
-	}
-	defer ptmx.Close()
-	seen := make(chan []byte, 1)
-	go func() {
-		var b bytes.Buffer
-		io.Copy(&b, ptmx)
-		seen <- b.Bytes()
-	}()
 	var out bytes.Buffer
-	err = run(context.Background(), []string{"--db", filepath.Join(t.TempDir(), "t.db"), "ls", "--bogus"}, &out, tty)
-	tty.Close()
+	onTTY, err := runOnTerminal(t, &out, "--db", filepath.Join(t.TempDir(), "t.db"), "ls", "--bogus")
 	if exitCode(err) != 2 {
 		t.Fatalf("exit %d (%v)", exitCode(err), err)
-	}
-	var onTTY []byte
-	select {
-	case onTTY = <-seen:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the terminal's output did not end")
 	}
 	s := string(onTTY)
 	for _, want := range []string{"ERROR", "ls: unknown flag: --bogus.", "Try", "weft ls --help", "for usage."} {

@@ -55,13 +55,5 @@ func runDemo(ctx context.Context, opts tui.Options, lc listenConfig) error {
 		return err
 	}
 	opts.Session = sid
-	l, err := lc.start(svc)
-	if err != nil {
-		return err
-	}
-	if l != nil {
-		defer l.Close()
-		opts.Listener = l
-	}
-	return runTUI(ctx, svc, opts)
+	return runWithListener(ctx, svc, opts, lc)
 }

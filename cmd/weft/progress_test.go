@@ -48,28 +48,10 @@ func TestImportProgressOnATerminalOnly(t *testing.T) {
 	}
 	file := bigThread(t, 200_000)
 
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Skipf("no pseudo-terminal here: %v", err)
-	}
-	defer ptmx.Close()
-	seen := make(chan []byte, 1)
-	go func() {
-		var b bytes.Buffer
-		io.Copy(&b, ptmx)
-		seen <- b.Bytes()
-	}()
 	var out bytes.Buffer
-	err = run(context.Background(), []string{"--db", filepath.Join(t.TempDir(), "tty.db"), "import", file}, &out, tty)
-	tty.Close()
+	onTTY, err := runOnTerminal(t, &out, "--db", filepath.Join(t.TempDir(), "tty.db"), "import", file)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var onTTY []byte
-	select {
-	case onTTY = <-seen:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the terminal's output did not end")
 	}
 	s := string(onTTY)
 	if !strings.Contains(s, "messages") || !strings.Contains(s, "big.json") || !strings.Contains(s, "\r\x1b[K") {
@@ -87,4 +69,30 @@ func TestImportProgressOnATerminalOnly(t *testing.T) {
 	if !strings.Contains(out.String()+errOut.String(), "200000 messages") && !strings.Contains(out.String()+errOut.String(), "200,000 messages") {
 		t.Errorf("no report of the import: %q / %q", out.String(), errOut.String())
 	}
+}
+
+// runOnTerminal runs the CLI with stderr on a pseudo-terminal (stdout to
+// out) and returns what the terminal got, and run's error.
+func runOnTerminal(t *testing.T, out io.Writer, args ...string) ([]byte, error) {
+	t.Helper()
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pseudo-terminal here: %v", err)
+	}
+	defer ptmx.Close()
+	seen := make(chan []byte, 1)
+	go func() {
+		var b bytes.Buffer
+		io.Copy(&b, ptmx)
+		seen <- b.Bytes()
+	}()
+	err = run(context.Background(), args, out, tty)
+	tty.Close()
+	select {
+	case b := <-seen:
+		return b, err
+	case <-time.After(10 * time.Second):
+		t.Fatal("the terminal's output did not end")
+	}
+	return nil, err
 }

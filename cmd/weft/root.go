@@ -145,7 +145,13 @@ func (a *app) openTUI(ctx context.Context, session string) error {
 		}
 		opts.Session = session
 	}
-	l, err := a.listen().start(svc)
+	return runWithListener(ctx, svc, opts, a.listen())
+}
+
+// runWithListener runs the TUI with the embedded listener lc starts (none
+// with --no-mcp), which closes with it.
+func runWithListener(ctx context.Context, svc *ops.Service, opts tui.Options, lc listenConfig) error {
+	l, err := lc.start(svc)
 	if err != nil {
 		return err
 	}

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand/v2"
-	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -365,30 +363,7 @@ func exAnthropicProblems(doc []byte) []string {
 }
 
 func TestWriteAnthropicRandomThreads(t *testing.T) {
-	seen := exRuleCounter{}
-	defer seen.check(t, append(exRules[:7:7], "(continued)", "not a JSON object", "is not JSON:")...)
-	for seed := range uint64(500) {
-		r := rand.New(rand.NewPCG(seed, 1))
-		items := exRandomThread(r)
-		var buf bytes.Buffer
-		rep, err := WriteAnthropic(&buf, items)
-		if err != nil {
-			t.Fatalf("seed %d: %v", seed, err)
-		}
-		if ps := exAnthropicProblems(buf.Bytes()); len(ps) > 0 {
-			t.Fatalf("seed %d: invalid document: %q\nreport %q\n%s", seed, ps, rep.Folded, buf.Bytes())
-		}
-		exCheckKept(t, items, buf.Bytes())
-		seen.count(rep)
-		var again bytes.Buffer
-		rep2, _ := WriteAnthropic(&again, items)
-		if !bytes.Equal(buf.Bytes(), again.Bytes()) || !slices.Equal(rep.Folded, rep2.Folded) {
-			t.Fatalf("seed %d: two exports differ", seed)
-		}
-		if t.Failed() {
-			t.Fatalf("seed %d", seed)
-		}
-	}
+	exRandomThreads(t, WriteAnthropic, exAnthropicProblems, append(exRules[:7:7], "(continued)", "not a JSON object", "is not JSON:"))
 }
 
 func BenchmarkWriteAnthropic100k(b *testing.B) {

@@ -777,23 +777,31 @@ func exCheckKept(t testing.TB, items []formats.Item, doc []byte) {
 }
 
 func TestWriteOpenAIRandomThreads(t *testing.T) {
+	exRandomThreads(t, WriteOpenAI, exOpenAIProblems, append(exRules[:7:7], `: name "`))
+}
+
+// exRandomThreads writes 500 random edited threads with write: each
+// document must be valid (problems finds none), keep every item, be the
+// same when written twice, and the rules named must all be seen at work.
+func exRandomThreads(t *testing.T, write func(io.Writer, []formats.Item) (Report, error), problems func([]byte) []string, rules []string) {
+	t.Helper()
 	seen := exRuleCounter{}
-	defer seen.check(t, append(exRules[:7:7], `: name "`)...)
+	defer seen.check(t, rules...)
 	for seed := range uint64(500) {
 		r := rand.New(rand.NewPCG(seed, 1))
 		items := exRandomThread(r)
 		var buf bytes.Buffer
-		rep, err := WriteOpenAI(&buf, items)
+		rep, err := write(&buf, items)
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
-		if ps := exOpenAIProblems(buf.Bytes()); len(ps) > 0 {
+		if ps := problems(buf.Bytes()); len(ps) > 0 {
 			t.Fatalf("seed %d: invalid document: %q\nreport %q\n%s", seed, ps, rep.Folded, buf.Bytes())
 		}
 		exCheckKept(t, items, buf.Bytes())
 		seen.count(rep)
 		var again bytes.Buffer
-		rep2, _ := WriteOpenAI(&again, items)
+		rep2, _ := write(&again, items)
 		if !bytes.Equal(buf.Bytes(), again.Bytes()) || !slices.Equal(rep.Folded, rep2.Folded) {
 			t.Fatalf("seed %d: two exports differ", seed)
 		}
