@@ -368,8 +368,9 @@ func (s *Service) commit(ctx context.Context, created bool, find func() (*cached
 		return nil
 	})
 	if errors.Is(err, errNothing) {
+		info := c.info // read under the lock: another write may change it
 		s.mu.Unlock()
-		return c.info, nil
+		return info, nil
 	}
 	if err != nil {
 		s.mu.Unlock()
