@@ -3,6 +3,7 @@ package ops
 import (
 	"time"
 
+	"weft/model"
 	"weft/store"
 )
 
@@ -23,27 +24,39 @@ func (t Timeline) Bucket(at time.Time) int {
 	return min(max(b, 0), n-1)
 }
 
-// Timeline counts a session's stored messages in n spans of time.
+// Timeline counts a session's stored messages in n spans of time. The
+// heads are counted outside the service's lock: they only grow at the
+// end, so the slice taken under it stays as it was.
 func (s *Service) Timeline(ref string, n int) (Timeline, error) {
+	heads, err := s.heads(ref)
+	if err != nil || len(heads) == 0 || n <= 0 {
+		return Timeline{}, err
+	}
+	lo, hi := heads[0].At, heads[0].At
+	for _, h := range heads {
+		lo, hi = min(lo, h.At), max(hi, h.At)
+	}
+	t := Timeline{Start: time.Unix(0, lo).UTC(), End: time.Unix(0, hi).UTC(), Counts: make([]int, n)}
+	for _, h := range heads {
+		t.Counts[t.Bucket(time.Unix(0, h.At))]++
+	}
+	return t, nil
+}
+
+// heads returns a session's heads as they are now; appends after this
+// do not change the slice returned.
+func (s *Service) heads(ref string) ([]model.Head, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	id, err := s.resolveLocked(ref)
 	if err != nil {
-		return Timeline{}, err
+		return nil, err
 	}
-	th, err := s.threadLocked(id)
-	if err != nil || len(th.heads) == 0 || n <= 0 {
-		return Timeline{}, err
+	c, err := s.threadLocked(id)
+	if err != nil {
+		return nil, err
 	}
-	lo, hi := th.heads[0].At, th.heads[0].At
-	for _, h := range th.heads {
-		lo, hi = min(lo, h.At), max(hi, h.At)
-	}
-	t := Timeline{Start: time.Unix(0, lo).UTC(), End: time.Unix(0, hi).UTC(), Counts: make([]int, n)}
-	for _, h := range th.heads {
-		t.Counts[t.Bucket(time.Unix(0, h.At))]++
-	}
-	return t, nil
+	return c.heads[:len(c.heads):len(c.heads)], nil
 }
 
 // ItemAt returns the index of the item of the effective thread that
