@@ -258,68 +258,38 @@ func TestReadOpenAIMessageShapes(t *testing.T) {
 func TestReadOpenAIBroken(t *testing.T) {
 	const u = `{"role": "user", "content": "hi"}`
 	const a = `{"role": "assistant", "content": "hello"}`
-	cases := []struct {
-		name, data string
-		errHas     string   // "" for no error
-		problems   []string // substrings, in order
-		lines      []int    // formats.Problem.Line of each, when given
-		messages   int
-	}{
-		{name: "empty", data: "", errHas: "empty file"},
-		{name: "blank", data: " \n\t\n", errHas: "empty file"},
-		{name: "garbage", data: "hello world", errHas: `not an OpenAI messages file: it is not JSON (it starts with "hello world")`},
-		{name: "binary", data: "\x00\x01\x02", errHas: "not JSON"},
-		{name: "empty array", data: "[]", errHas: "no message or record with messages was found"},
-		{name: "array of numbers", data: "[1, 2]", errHas: "no message or record", problems: []string{"record 1: a number, not a message", "record 2: a number"}},
-		{name: "chatgpt export", data: file(t, "../testdata/chatgpt-export/chatlore_conversations_edge_cases.json"), errHas: "ChatGPT export"},
-		{name: "sharegpt", data: `[{"conversations": [{"from": "human", "value": "hi"}]}]`, errHas: "--format sharegpt"},
-		{name: "invalid JSONL line", data: u + "\n{broken\n" + a + "\n", problems: []string{"not valid JSON"}, lines: []int{2}, messages: 2},
-		{name: "first JSONL line broken", data: "{broken\n" + u + "\n" + a + "\n", problems: []string{"not valid JSON"}, lines: []int{1}, messages: 2},
-		{name: "unknown role", data: "[" + u + `, {"role": "robot", "content": "beep"}, ` + a + "]", problems: []string{`record 2: role "robot" is not one of`}, lines: []int{0}, messages: 2},
-		{name: "unknown role in record", data: `{"messages": [` + u + `, {"role": "robot", "content": "beep"}]}` + "\n", problems: []string{`message 2: role "robot"`}, lines: []int{1}, messages: 1},
-		{name: "no role", data: u + "\n" + `{"content": "x"}` + "\n", problems: []string{`it has no "role"`}, lines: []int{2}, messages: 1},
-		{name: "empty message", data: u + "\n" + `{"role": "assistant", "content": ""}` + "\n", problems: []string{"it is empty"}, lines: []int{2}, messages: 1},
-		{name: "content object", data: u + "\n" + `{"role": "assistant", "content": {"x": 1}}` + "\n", problems: []string{"its content is an object with keys x, not a string"}, messages: 1},
-		{name: "role a number", data: u + "\n" + `{"role": 5, "content": "x"}` + "\n", problems: []string{`"role" is a number, not a string`}, messages: 1},
-		{name: "record without messages", data: `[{"messages": [` + u + `]}, {"model": "x"}, {"messages": []}, {"messages": "hi"}, {"messages": [` + a + `]}]`,
-			problems: []string{`record 2: a record without "messages"`, `record 3: its "messages" list is empty`, `record 4: its "messages" is a string, not a list`}, messages: 2},
-		{name: "record with nothing importable", data: `[{"messages": [` + u + `]}, {"messages": [{"role": "x"}]}]`,
-			problems: []string{`record 2: message 1: role "x"`, "record 2: no message to import"}, messages: 1},
-		{name: "only broken records", data: `[{"messages": [{"role": "x"}]}]`, errHas: "no message could be imported", problems: []string{"role", "no message to import"}},
-		{name: "message in records file", data: `{"messages": [` + u + "]}\n" + a + "\n", problems: []string{"a single message in a file of records"}, lines: []int{2}, messages: 1},
-		{name: "record in messages file", data: u + "\n" + `{"messages": [` + a + "]}\n", problems: []string{"a record with \"messages\" in a file of single messages"}, lines: []int{2}, messages: 1},
-		{name: "cut off array", data: "[" + u + ", " + a + `, {"role": "user", "con`, problems: []string{"record 3: the file ends inside it"}, messages: 2},
-		{name: "syntax error in array", data: "[" + u + ", {x}, " + a + "]", problems: []string{"record 2: not valid JSON (byte 36 of the file): invalid character 'x'"}, messages: 1},
-		{name: "trailing data", data: "[" + u + "] xyz", problems: []string{"data after the end"}, messages: 1},
-		{name: "tool_calls not a list", data: u + "\n" + `{"role": "assistant", "content": "x", "tool_calls": 5}` + "\n", problems: []string{"tool_calls: it is a number, not a list"}, messages: 1},
-		{name: "too many images", data: `{"messages": [{"role": "user", "content": "<image>hi"}], "images": ["a.png", "b.png"]}`, problems: []string{"1 of its 2 images had no placeholder"}, messages: 1},
-		{name: "placeholder without images", data: `{"messages": [{"role": "user", "content": "<image>hi"}]}`, messages: 1},
+	cases := []importtest.BadInput{
+		{Name: "empty", Data: "", ErrHas: "empty file"},
+		{Name: "blank", Data: " \n\t\n", ErrHas: "empty file"},
+		{Name: "garbage", Data: "hello world", ErrHas: `not an OpenAI messages file: it is not JSON (it starts with "hello world")`},
+		{Name: "binary", Data: "\x00\x01\x02", ErrHas: "not JSON"},
+		{Name: "empty array", Data: "[]", ErrHas: "no message or record with messages was found"},
+		{Name: "array of numbers", Data: "[1, 2]", ErrHas: "no message or record", Problems: []string{"record 1: a number, not a message", "record 2: a number"}},
+		{Name: "chatgpt export", Data: file(t, "../testdata/chatgpt-export/chatlore_conversations_edge_cases.json"), ErrHas: "ChatGPT export"},
+		{Name: "sharegpt", Data: `[{"conversations": [{"from": "human", "value": "hi"}]}]`, ErrHas: "--format sharegpt"},
+		{Name: "invalid JSONL line", Data: u + "\n{broken\n" + a + "\n", Problems: []string{"not valid JSON"}, Lines: []int{2}, Messages: 2},
+		{Name: "first JSONL line broken", Data: "{broken\n" + u + "\n" + a + "\n", Problems: []string{"not valid JSON"}, Lines: []int{1}, Messages: 2},
+		{Name: "unknown role", Data: "[" + u + `, {"role": "robot", "content": "beep"}, ` + a + "]", Problems: []string{`record 2: role "robot" is not one of`}, Lines: []int{0}, Messages: 2},
+		{Name: "unknown role in record", Data: `{"messages": [` + u + `, {"role": "robot", "content": "beep"}]}` + "\n", Problems: []string{`message 2: role "robot"`}, Lines: []int{1}, Messages: 1},
+		{Name: "no role", Data: u + "\n" + `{"content": "x"}` + "\n", Problems: []string{`it has no "role"`}, Lines: []int{2}, Messages: 1},
+		{Name: "empty message", Data: u + "\n" + `{"role": "assistant", "content": ""}` + "\n", Problems: []string{"it is empty"}, Lines: []int{2}, Messages: 1},
+		{Name: "content object", Data: u + "\n" + `{"role": "assistant", "content": {"x": 1}}` + "\n", Problems: []string{"its content is an object with keys x, not a string"}, Messages: 1},
+		{Name: "role a number", Data: u + "\n" + `{"role": 5, "content": "x"}` + "\n", Problems: []string{`"role" is a number, not a string`}, Messages: 1},
+		{Name: "record without messages", Data: `[{"messages": [` + u + `]}, {"model": "x"}, {"messages": []}, {"messages": "hi"}, {"messages": [` + a + `]}]`,
+			Problems: []string{`record 2: a record without "messages"`, `record 3: its "messages" list is empty`, `record 4: its "messages" is a string, not a list`}, Messages: 2},
+		{Name: "record with nothing importable", Data: `[{"messages": [` + u + `]}, {"messages": [{"role": "x"}]}]`,
+			Problems: []string{`record 2: message 1: role "x"`, "record 2: no message to import"}, Messages: 1},
+		{Name: "only broken records", Data: `[{"messages": [{"role": "x"}]}]`, ErrHas: "no message could be imported", Problems: []string{"role", "no message to import"}},
+		{Name: "message in records file", Data: `{"messages": [` + u + "]}\n" + a + "\n", Problems: []string{"a single message in a file of records"}, Lines: []int{2}, Messages: 1},
+		{Name: "record in messages file", Data: u + "\n" + `{"messages": [` + a + "]}\n", Problems: []string{"a record with \"messages\" in a file of single messages"}, Lines: []int{2}, Messages: 1},
+		{Name: "cut off array", Data: "[" + u + ", " + a + `, {"role": "user", "con`, Problems: []string{"record 3: the file ends inside it"}, Messages: 2},
+		{Name: "syntax error in array", Data: "[" + u + ", {x}, " + a + "]", Problems: []string{"record 2: not valid JSON (byte 36 of the file): invalid character 'x'"}, Messages: 1},
+		{Name: "trailing data", Data: "[" + u + "] xyz", Problems: []string{"data after the end"}, Messages: 1},
+		{Name: "tool_calls not a list", Data: u + "\n" + `{"role": "assistant", "content": "x", "tool_calls": 5}` + "\n", Problems: []string{"tool_calls: it is a number, not a list"}, Messages: 1},
+		{Name: "too many images", Data: `{"messages": [{"role": "user", "content": "<image>hi"}], "images": ["a.png", "b.png"]}`, Problems: []string{"1 of its 2 images had no placeholder"}, Messages: 1},
+		{Name: "placeholder without images", Data: `{"messages": [{"role": "user", "content": "<image>hi"}]}`, Messages: 1},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			rec, problems, err := importtest.Run(t, Read, c.data)
-			if c.errHas == "" && err != nil {
-				t.Fatalf("error %v (problems %v)", err, problems)
-			}
-			if c.errHas != "" && (err == nil || !strings.Contains(err.Error(), c.errHas)) {
-				t.Fatalf("error %v, want one with %q", err, c.errHas)
-			}
-			if len(problems) != len(c.problems) {
-				t.Fatalf("problems %q, want %d like %q", problems, len(c.problems), c.problems)
-			}
-			for i, want := range c.problems {
-				if !strings.Contains(problems[i].Err, want) {
-					t.Errorf("problem %d %q, want %q", i, problems[i], want)
-				}
-				if i < len(c.lines) && problems[i].Line != c.lines[i] {
-					t.Errorf("problem %d at line %d, want %d", i, problems[i].Line, c.lines[i])
-				}
-			}
-			if _, n := rec.Count(); n != c.messages {
-				t.Errorf("%d messages imported, want %d", n, c.messages)
-			}
-		})
-	}
+	importtest.CheckBadInput(t, Read, cases)
 }
 
 // A message that cannot be read keeps its place: the messages after it

@@ -186,58 +186,28 @@ func TestReadShareGPTTurns(t *testing.T) {
 
 func TestReadShareGPTBroken(t *testing.T) {
 	const good = `{"conversations": [{"from": "human", "value": "hi"}, {"from": "gpt", "value": "yo"}]}`
-	cases := []struct {
-		name, data string
-		errHas     string
-		problems   []string
-		lines      []int
-		messages   int
-	}{
-		{name: "empty", data: "", errHas: "empty file"},
-		{name: "garbage", data: "<html>", errHas: `not a ShareGPT file: it is not JSON (it starts with "<html>")`},
-		{name: "openai", data: `[{"role": "user", "content": "hi"}]`, errHas: "--format openai"},
-		{name: "openai records", data: `{"messages": [{"role": "user", "content": "hi"}]}`, errHas: "--format openai"},
-		{name: "chatgpt", data: string(importtest.File(t, "../testdata/chatgpt-export/chatgpt2graph_conversations.json")), errHas: "ChatGPT export"},
-		{name: "no records", data: `[{"a": 1}]`, errHas: `no record with "conversations" was found`, problems: []string{"record 1: an object with keys a: a record without"}},
-		{name: "unknown from", data: `[{"conversations": [{"from": "human", "value": "hi"}, {"from": "alien", "value": "zz"}, {"from": "gpt", "value": "yo"}]}]`,
-			problems: []string{`record 1: turn 2: from "alien" is not one of`}, messages: 2},
-		{name: "invalid JSONL line", data: good + "\n{oops\n" + good + "\n", problems: []string{"not valid JSON"}, lines: []int{2}, messages: 4},
-		{name: "record without conversations", data: good + "\n" + `{"id": "x"}` + "\n" + good + "\n", problems: []string{`a record without "conversations"`}, lines: []int{2}, messages: 4},
-		{name: "empty conversations", data: `[{"conversations": []}, ` + good + `]`, problems: []string{`record 1: its "conversations" list is empty`}, messages: 2},
-		{name: "conversations not a list", data: `[{"conversations": "hi"}, ` + good + `]`, problems: []string{`its "conversations" is a string, not a list`}, messages: 2},
-		{name: "only bad turns", data: `[{"conversations": [{"from": "x", "value": "y"}]}]`, errHas: "no conversation could be imported", problems: []string{`from "x"`, "no message to import"}},
-		{name: "empty value", data: `[{"conversations": [{"from": "human", "value": ""}, {"from": "gpt", "value": "yo"}]}]`, problems: []string{"turn 1: it is empty"}, messages: 1},
-		{name: "no from", data: `[{"conversations": [{"value": "x"}, {"from": "gpt", "value": "yo"}]}]`, problems: []string{`turn 1: it has no "from"`}, messages: 1},
-		{name: "system not a string", data: `[{"system": 5, "conversations": [{"from": "gpt", "value": "yo"}]}]`, problems: []string{`its "system" is a number, not a string`}, messages: 1},
-		{name: "duplicate id", data: `[{"id": "a", "conversations": [{"from": "gpt", "value": "1"}]}, {"id": "a", "conversations": [{"from": "gpt", "value": "2"}]}]`,
-			problems: []string{`record 2: id "a" was used by an earlier record: this one is keyed "a@2"`}, messages: 2},
-		{name: "cut off", data: "[" + good + `, {"conversations": [`, problems: []string{"record 2: the file ends inside it"}, messages: 2},
+	cases := []importtest.BadInput{
+		{Name: "empty", Data: "", ErrHas: "empty file"},
+		{Name: "garbage", Data: "<html>", ErrHas: `not a ShareGPT file: it is not JSON (it starts with "<html>")`},
+		{Name: "openai", Data: `[{"role": "user", "content": "hi"}]`, ErrHas: "--format openai"},
+		{Name: "openai records", Data: `{"messages": [{"role": "user", "content": "hi"}]}`, ErrHas: "--format openai"},
+		{Name: "chatgpt", Data: string(importtest.File(t, "../testdata/chatgpt-export/chatgpt2graph_conversations.json")), ErrHas: "ChatGPT export"},
+		{Name: "no records", Data: `[{"a": 1}]`, ErrHas: `no record with "conversations" was found`, Problems: []string{"record 1: an object with keys a: a record without"}},
+		{Name: "unknown from", Data: `[{"conversations": [{"from": "human", "value": "hi"}, {"from": "alien", "value": "zz"}, {"from": "gpt", "value": "yo"}]}]`,
+			Problems: []string{`record 1: turn 2: from "alien" is not one of`}, Messages: 2},
+		{Name: "invalid JSONL line", Data: good + "\n{oops\n" + good + "\n", Problems: []string{"not valid JSON"}, Lines: []int{2}, Messages: 4},
+		{Name: "record without conversations", Data: good + "\n" + `{"id": "x"}` + "\n" + good + "\n", Problems: []string{`a record without "conversations"`}, Lines: []int{2}, Messages: 4},
+		{Name: "empty conversations", Data: `[{"conversations": []}, ` + good + `]`, Problems: []string{`record 1: its "conversations" list is empty`}, Messages: 2},
+		{Name: "conversations not a list", Data: `[{"conversations": "hi"}, ` + good + `]`, Problems: []string{`its "conversations" is a string, not a list`}, Messages: 2},
+		{Name: "only bad turns", Data: `[{"conversations": [{"from": "x", "value": "y"}]}]`, ErrHas: "no conversation could be imported", Problems: []string{`from "x"`, "no message to import"}},
+		{Name: "empty value", Data: `[{"conversations": [{"from": "human", "value": ""}, {"from": "gpt", "value": "yo"}]}]`, Problems: []string{"turn 1: it is empty"}, Messages: 1},
+		{Name: "no from", Data: `[{"conversations": [{"value": "x"}, {"from": "gpt", "value": "yo"}]}]`, Problems: []string{`turn 1: it has no "from"`}, Messages: 1},
+		{Name: "system not a string", Data: `[{"system": 5, "conversations": [{"from": "gpt", "value": "yo"}]}]`, Problems: []string{`its "system" is a number, not a string`}, Messages: 1},
+		{Name: "duplicate id", Data: `[{"id": "a", "conversations": [{"from": "gpt", "value": "1"}]}, {"id": "a", "conversations": [{"from": "gpt", "value": "2"}]}]`,
+			Problems: []string{`record 2: id "a" was used by an earlier record: this one is keyed "a@2"`}, Messages: 2},
+		{Name: "cut off", Data: "[" + good + `, {"conversations": [`, Problems: []string{"record 2: the file ends inside it"}, Messages: 2},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			rec, problems, err := importtest.Run(t, Read, c.data)
-			if c.errHas == "" && err != nil {
-				t.Fatalf("error %v (problems %v)", err, problems)
-			}
-			if c.errHas != "" && (err == nil || !strings.Contains(err.Error(), c.errHas)) {
-				t.Fatalf("error %v, want one with %q", err, c.errHas)
-			}
-			if len(problems) != len(c.problems) {
-				t.Fatalf("problems %q, want %d like %q", problems, len(c.problems), c.problems)
-			}
-			for i, want := range c.problems {
-				if !strings.Contains(problems[i].Err, want) {
-					t.Errorf("problem %d %q, want %q", i, problems[i], want)
-				}
-				if i < len(c.lines) && problems[i].Line != c.lines[i] {
-					t.Errorf("problem %d at line %d, want %d", i, problems[i].Line, c.lines[i])
-				}
-			}
-			if _, n := rec.Count(); n != c.messages {
-				t.Errorf("%d messages imported, want %d", n, c.messages)
-			}
-		})
-	}
+	importtest.CheckBadInput(t, Read, cases)
 }
 
 func TestReadShareGPTKeysStable(t *testing.T) {

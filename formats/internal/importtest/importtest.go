@@ -332,3 +332,44 @@ var RecordSeeds = []string{
 	"[",
 	"{",
 }
+
+// BadInput is a file an importer must refuse (ErrHas) or read in part,
+// reporting Problems (substrings, in order, at Lines when given) and
+// importing Messages.
+type BadInput struct {
+	Name, Data string
+	ErrHas     string   // "" for no error
+	Problems   []string // substrings, in order
+	Lines      []int    // formats.Problem.Line of each, when given
+	Messages   int
+}
+
+// CheckBadInput reads each case with read and checks what it reports.
+func CheckBadInput(t *testing.T, read formats.Reader, cases []BadInput) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			rec, problems, err := Run(t, read, c.Data)
+			if c.ErrHas == "" && err != nil {
+				t.Fatalf("error %v (problems %v)", err, problems)
+			}
+			if c.ErrHas != "" && (err == nil || !strings.Contains(err.Error(), c.ErrHas)) {
+				t.Fatalf("error %v, want one with %q", err, c.ErrHas)
+			}
+			if len(problems) != len(c.Problems) {
+				t.Fatalf("problems %q, want %d like %q", problems, len(c.Problems), c.Problems)
+			}
+			for i, want := range c.Problems {
+				if !strings.Contains(problems[i].Err, want) {
+					t.Errorf("problem %d %q, want %q", i, problems[i], want)
+				}
+				if i < len(c.Lines) && problems[i].Line != c.Lines[i] {
+					t.Errorf("problem %d at line %d, want %d", i, problems[i].Line, c.Lines[i])
+				}
+			}
+			if _, n := rec.Count(); n != c.Messages {
+				t.Errorf("%d messages imported, want %d", n, c.Messages)
+			}
+		})
+	}
+}
