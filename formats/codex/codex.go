@@ -42,8 +42,10 @@ import (
 //     kept as the input when they are JSON, else the string JSON-encoded;
 //     a call without arguments gets {}); function_call_output and
 //     custom_tool_call_output, a tool message linked by call_id to the
-//     call before it (Name = the call's tool; a result whose call is not
-//     in the file keeps its call_id in meta only). Output written as
+//     most recent call before it with that id that no output answered
+//     yet (Name = the call's tool): a rollout may use an id again, and a
+//     call left open when another with its id follows was abandoned. A
+//     result with no such call keeps its call_id in meta only. Output written as
 //     {"output", "metadata": {"exit_code"}} is unwrapped, and a non-zero
 //     exit code, or success false, makes it an error result. Other
 //     response items (ghost snapshots, ...) are skipped.
@@ -565,8 +567,12 @@ func (cx *cxReader) build() ([]formats.Message, []cxDigest) {
 	}
 	var msgs []formats.Message
 	var digests []cxDigest
-	calls := map[string]string{} // call id -> tool name
-	since := 0                   // the first message after the last compaction
+	// The calls not answered yet, by call id: their tools, oldest first.
+	// An output answers the most recent of them: an earlier call left
+	// open with the same id was abandoned (an interrupted turn), and an
+	// id used again after its output names a new call.
+	open := map[string][]string{}
+	since := 0 // the first message after the last compaction
 	for i := range cx.entries {
 		e := &cx.entries[i]
 		if e.kind == cxEvent {
@@ -581,16 +587,10 @@ func (cx *cxReader) build() ([]formats.Message, []cxDigest) {
 			continue
 		}
 		name := ""
-		for k := range e.parts {
-			p := &e.parts[k]
-			if p.Type == model.PartToolCall && p.ToolCallID != "" {
-				calls[p.ToolCallID] = p.ToolName
-			}
-		}
-		if e.role == model.RoleTool {
-			if tool, ok := calls[e.callID]; ok && e.callID != "" {
-				e.parts[0].ToolCallID, name = e.callID, tool
-			}
+		answers := e.role == model.RoleTool && e.callID != "" && len(open[e.callID]) > 0
+		if answers {
+			calls := open[e.callID]
+			e.parts[0].ToolCallID, name = e.callID, calls[len(calls)-1]
 		}
 		meta := e.meta
 		if len(msgs) == 0 {
@@ -609,6 +609,15 @@ func (cx *cxReader) build() ([]formats.Message, []cxDigest) {
 		if err := nm.Validate(); err != nil {
 			cx.problems.Add(e.line, err.Error())
 			continue
+		}
+		// Only what is imported opens or answers a call.
+		if answers {
+			open[e.callID] = open[e.callID][:len(open[e.callID])-1]
+		}
+		for _, p := range e.parts {
+			if p.Type == model.PartToolCall && p.ToolCallID != "" {
+				open[p.ToolCallID] = append(open[p.ToolCallID], p.ToolName)
+			}
 		}
 		msgs = append(msgs, formats.Message{Key: "L" + strconv.Itoa(e.line), NewMessage: nm})
 		if e.kind == cxCompaction {

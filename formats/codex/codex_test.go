@@ -256,6 +256,55 @@ func TestCodexItems(t *testing.T) {
 	}
 }
 
+// A rollout may use a call ID more than once. Each output answers the
+// most recent call of its ID that no output answered yet: a call left
+// without an output (an interrupted turn) was abandoned, and the call
+// made after it with the same ID is the one its output answers. An
+// output with no such call is kept unlinked, its call ID in meta.
+func TestCodexReusedCallID(t *testing.T) {
+	call := func(sec int, tool string) string {
+		return cxRec(sec, "response_item", fmt.Sprintf(`{"type":"function_call","name":%q,"arguments":"{}","call_id":"c"}`, tool))
+	}
+	out := func(sec int, text string) string {
+		return cxRec(sec, "response_item", fmt.Sprintf(`{"type":"function_call_output","call_id":"c","output":%q}`, text))
+	}
+	cases := []struct {
+		name  string
+		lines []string
+		want  string // key:name:linked of each output
+	}{
+		{"two calls, then two outputs", []string{call(1, "shell"), call(2, "apply_patch"), out(3, "a"), out(4, "b")},
+			"L4:apply_patch:c L5:shell:c"},
+		{"call, output, call, output", []string{call(1, "shell"), out(2, "a"), call(3, "apply_patch"), out(4, "b")},
+			"L3:shell:c L5:apply_patch:c"},
+		{"an output repeated", []string{call(1, "shell"), out(2, "a"), out(3, "a again")},
+			"L3:shell:c L4::"},
+		{"an abandoned call", []string{call(1, "shell"), call(2, "apply_patch"), out(3, "a"), call(4, "view"), out(5, "b")},
+			"L4:apply_patch:c L6:view:c"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			th, problems := cxReadOK(t, cxLines(append([]string{cxMeta}, tc.lines...)...))
+			if len(problems) > 0 {
+				t.Fatalf("problems %v", problems)
+			}
+			importtest.CheckThread(t, th)
+			var got []string
+			for _, m := range th.Messages {
+				if m.Role == model.RoleTool {
+					got = append(got, m.Key+":"+m.Name+":"+importtest.Parts(t, m)[0].ToolCallID)
+					if m.Meta["call_id"] != "c" {
+						t.Errorf("%s: call_id %q in meta", m.Key, m.Meta["call_id"])
+					}
+				}
+			}
+			if strings.Join(got, " ") != tc.want {
+				t.Errorf("outputs %s, want %s", strings.Join(got, " "), tc.want)
+			}
+		})
+	}
+}
+
 func TestCodexKeys(t *testing.T) {
 	// no session_meta: keyed by the first line, stably
 	data := cxLines(cxMsg(1, "user", "hi"), cxMsg(2, "assistant", "hello"))
@@ -370,6 +419,20 @@ func FuzzReadCodex(f *testing.F) {
 		`{"type":"function_call","name":"shell","arguments":"{}","call_id":"x"}`, `{"type":"function_call_output","call_id":"x","output":[{"type":"input_image","image_url":"data:image/png;base64,"}]}`)))
 	// found by fuzzing: a call without arguments
 	f.Add([]byte(`{"tYpe":"function_call","nAme":"0"}`))
+	// a call ID used twice: two calls, then their outputs
+	f.Add([]byte(cxLines(cxMeta,
+		cxRec(1, "response_item", `{"type":"function_call","name":"shell","arguments":"{}","call_id":"c"}`),
+		cxRec(2, "response_item", `{"type":"custom_tool_call","name":"apply_patch","input":"x","call_id":"c"}`),
+		cxRec(3, "response_item", `{"type":"function_call_output","call_id":"c","output":"one"}`),
+		cxRec(4, "response_item", `{"type":"custom_tool_call_output","call_id":"c","output":"two"}`))))
+	// a call ID used again after its call was answered, and an output
+	// repeated
+	f.Add([]byte(cxLines(cxMeta,
+		cxRec(1, "response_item", `{"type":"function_call","name":"shell","arguments":"{}","call_id":"c"}`),
+		cxRec(2, "response_item", `{"type":"function_call_output","call_id":"c","output":"one"}`),
+		cxRec(3, "response_item", `{"type":"function_call_output","call_id":"c","output":"again"}`),
+		cxRec(4, "response_item", `{"type":"custom_tool_call","name":"apply_patch","input":"x","call_id":"c"}`),
+		cxRec(5, "response_item", `{"type":"custom_tool_call_output","call_id":"c","output":"two"}`))))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rec := importtest.NewRecorder(t)
 		problems, err := Read(bytes.NewReader(data), rec)

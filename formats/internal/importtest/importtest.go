@@ -212,13 +212,16 @@ func Parts(t testing.TB, m formats.Message) []model.Part {
 
 // CheckThread checks what holds of every imported thread: content is
 // the parts rendered, times are UTC, every part keeps its source block,
-// every linked result answers an earlier call once.
+// and every linked result answers an earlier call that no result
+// answered before it: the most recent such call with its ID, whose tool
+// names the result (a file may use a call ID more than once, and a call
+// left without a result is taken to be abandoned).
 func CheckThread(t *testing.T, th *Thread) {
 	t.Helper()
 	if len(th.Messages) == 0 {
 		t.Errorf("thread %q has no messages", th.Info.Key)
 	}
-	calls, answered := map[string]bool{}, map[string]bool{}
+	open := map[string][]string{} // call ID -> tools of the calls not answered yet, oldest first
 	for _, m := range th.Messages {
 		parts := Parts(t, m)
 		if len(parts) > 0 && m.Content != formats.RenderContent(parts) {
@@ -234,7 +237,7 @@ func CheckThread(t *testing.T, th *Thread) {
 			switch p.Type {
 			case model.PartToolCall:
 				if p.ToolCallID != "" {
-					calls[p.ToolCallID] = true
+					open[p.ToolCallID] = append(open[p.ToolCallID], p.ToolName)
 				}
 				if m.Role != model.RoleAssistant || p.ToolName == "" || !json.Valid(p.Input) {
 					t.Errorf("%s: bad tool call %+v in a %s message", m.Key, p, m.Role)
@@ -246,10 +249,16 @@ func CheckThread(t *testing.T, th *Thread) {
 				if p.ToolCallID == "" {
 					continue
 				}
-				if !calls[p.ToolCallID] || answered[p.ToolCallID] {
+				calls := open[p.ToolCallID]
+				if len(calls) == 0 {
 					t.Errorf("%s: result for %q answers no earlier call, or a call already answered", m.Key, p.ToolCallID)
+					continue
 				}
-				answered[p.ToolCallID] = true
+				tool := calls[len(calls)-1]
+				open[p.ToolCallID] = calls[:len(calls)-1]
+				if m.Name != "" && m.Name != tool {
+					t.Errorf("%s: result for %q is named %q, but the call it answers is %q", m.Key, p.ToolCallID, m.Name, tool)
+				}
 			}
 		}
 	}
