@@ -12,6 +12,9 @@ type Problems struct {
 	list     []Problem
 	dropped  int
 	firstOut int // line of the first problem not listed
+	// whole: what is said of the file as a whole, listed however many
+	// problems came before it.
+	whole []Problem
 }
 
 // Add adds a record that could not be read, or only in part.
@@ -32,15 +35,29 @@ func (p *Problems) Put(pr Problem) {
 	p.list = append(p.list, pr)
 }
 
+// Whole adds a problem about the file as a whole (what a reader left
+// out of all of it, counted): it is listed after the others, however
+// many there are, and never counted among those not listed.
+func (p *Problems) Whole(pr Problem) { p.whole = append(p.whole, pr) }
+
 // Listed is the problems listed so far, for an importer to amend one in
 // place when it learns more about it later in the file.
 func (p *Problems) Listed() []Problem { return p.list }
 
-// Result is the list to return: the listed problems, and a last one that
-// counts those not listed, if any.
+// Result is the list to return: the listed problems, those about the
+// whole file, and a last one that counts those not listed, if any.
 func (p *Problems) Result() []Problem {
-	if p.dropped == 0 {
-		return p.list
+	// What is said of the whole file takes the place of the last
+	// problems listed, so the list stays as long as MaxProblems allows.
+	list, dropped, firstOut := p.list, p.dropped, p.firstOut
+	if keep := max(MaxProblems-len(p.whole), 0); len(list) > keep {
+		dropped += len(list) - keep
+		firstOut = list[keep].Line
+		list = list[:keep]
 	}
-	return append(p.list, Problem{Line: p.firstOut, Err: fmt.Sprintf("%d more problems from this line on are not listed", p.dropped), More: p.dropped})
+	out := append(list[:len(list):len(list)], p.whole...)
+	if dropped == 0 {
+		return out
+	}
+	return append(out, Problem{Line: firstOut, Err: fmt.Sprintf("%d more problems from this line on are not listed", dropped), More: dropped})
 }

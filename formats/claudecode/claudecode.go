@@ -37,7 +37,8 @@ import (
 //
 // The active branch is the path from the newest leaf (by timestamp, then
 // file order) to its root; a /rewind leaves abandoned siblings that are
-// not imported. Only records that carry conversation count as leaves: a
+// not imported, and a Note counts them (branches and user and assistant
+// records) and says where the first begins. Only records that carry conversation count as leaves: a
 // progress chain hanging off a tool call is not a branch. Parallel tool
 // calls leave false forks (a later call of the same response, or the
 // result of an earlier one, as a sibling of the branch that goes on);

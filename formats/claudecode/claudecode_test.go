@@ -119,12 +119,15 @@ func checkCCThread(t *testing.T, th *importtest.Thread) {
 }
 
 func TestClaudeCodeRewindAndCompaction(t *testing.T) {
-	th := readCCFile(t, ccRewind)
+	th, problems := readCC(t, importtest.File(t, ccRewind))
 	checkCCThread(t, th)
 	// The newest leaf is p1a (10:41); its branch runs back through the
 	// compact boundary's logicalParentUuid (b2a2) to u1. The first attempt
-	// after the rewind point (b1u, b1a) is abandoned; the boundary and the
-	// compact summary are not messages.
+	// after the rewind point (b1u, b1a) is abandoned, and a note says so;
+	// the boundary and the compact summary are not messages.
+	if len(problems) != 1 || problems[0].String() != "line 3: 1 abandoned branch (2 records) was not imported: weft imports the active branch, the one with the newest record; the abandoned branch starts here, at record b1u" || !problems[0].Note {
+		t.Errorf("problems %q", problems)
+	}
 	var keys []string
 	for _, m := range th.Messages {
 		keys = append(keys, m.Key)
@@ -648,7 +651,8 @@ func TestClaudeCodeBroken(t *testing.T) {
 		{name: "byte order mark alone", in: []byte("\xef\xbb\xbf\n"), err: "empty file"},
 		{name: "a JSON list line", in: append([]byte("[1,2]\n"), rewind...), messages: 8, problems: []int{1}, problem: "not an object"},
 		{name: "user record without uuid", in: append([]byte(`{"type":"user","message":{"role":"user","content":"x"}}`+"\n"), rewind...), messages: 8, problems: []int{1}, problem: "without a uuid"},
-		{name: "too many problems", in: []byte(manyBad), messages: 8, problem: "400 more problems"},
+		// the rewind's note takes the place of the last problem listed
+		{name: "too many problems", in: []byte(manyBad), messages: 8, problem: "401 more problems"},
 		{name: "binary garbage", in: garbage, err: "no Claude Code messages found: is this a Claude Code session .jsonl?"},
 		{name: "empty", in: nil, err: "empty file"},
 		{name: "blank lines", in: []byte("\n  \n\r\n"), err: "empty file"},
@@ -680,6 +684,19 @@ func TestClaudeCodeBroken(t *testing.T) {
 			checkCCThread(t, th)
 			if len(th.Messages) != tt.messages {
 				t.Errorf("%d messages, want %d", len(th.Messages), tt.messages)
+			}
+			// Every case holds the rewind: its abandoned branch is noted
+			// once, and the other problems are the broken records'.
+			notes := 0
+			problems = slices.DeleteFunc(problems, func(p formats.Problem) bool {
+				if p.Note && strings.HasPrefix(p.Err, "1 abandoned branch (2 records) was not imported") {
+					notes++
+					return true
+				}
+				return false
+			})
+			if notes != 1 {
+				t.Errorf("the abandoned branch is noted %d times", notes)
 			}
 			if tt.problems != nil {
 				var got []int

@@ -3,9 +3,11 @@ package claudecode
 import (
 	"cmp"
 	"container/heap"
+	"fmt"
 	"slices"
 	"strings"
 
+	"weft/formats"
 	"weft/model"
 )
 
@@ -163,8 +165,87 @@ func (rd *ccReader) build() *ccThread {
 	}
 
 	order := rd.absorb(path, onPath)
+	rd.abandoned(order, leaf)
 	rd.assemble(th, order, path, leaf)
 	return th
+}
+
+// abandoned notes the branches of the conversation left out of the
+// thread (what a rewind abandons): the user and assistant records that
+// are not taken, grouped by the topmost record not taken above each.
+// Records of the other kind than the leaf's (a subagent's, beside the
+// main thread) and branches without a message (a progress chain) are
+// not branches of this conversation, and are not counted.
+func (rd *ccReader) abandoned(order []int32, leaf int32) {
+	nodes := rd.nodes
+	n := int32(len(nodes))
+	const unknown, walking = -2, -3
+	top := make([]int32, n) // for a node not taken: the topmost node not taken above it
+	for i := range top {
+		top[i] = unknown
+	}
+	for _, i := range order {
+		top[i] = -1 // taken
+	}
+	var stack []int32
+	// branchOf finds i's topmost untaken ancestor, remembering it for
+	// every node on the way; a loop of parents ends the walk where it
+	// closes.
+	branchOf := func(i int32) int32 {
+		stack = stack[:0]
+		cur := i
+		for top[cur] == unknown {
+			top[cur] = walking
+			stack = append(stack, cur)
+			p := nodes[cur].parent
+			if p < 0 || top[p] == -1 || top[p] == walking {
+				break
+			}
+			cur = p
+		}
+		root := cur
+		if t := top[cur]; t >= 0 {
+			root = t
+		}
+		for _, s := range stack {
+			top[s] = root
+		}
+		return root
+	}
+	side := nodes[leaf].flags & ccSidechain
+	branches := map[int32]bool{}
+	records := 0
+	first := int32(-1)
+	for i := int32(0); i < n; i++ {
+		nd := &nodes[i]
+		if top[i] == -1 || (nd.kind != ccUser && nd.kind != ccAssistant) || nd.flags&ccSidechain != side {
+			continue
+		}
+		branches[branchOf(i)] = true
+		records++
+		if first < 0 {
+			first = i
+		}
+	}
+	if records == 0 {
+		return
+	}
+	var msg string
+	if len(branches) == 1 {
+		msg = fmt.Sprintf("1 abandoned branch (%s) was not imported: weft imports the active branch, the one with the newest record; the abandoned branch starts here, at record %s",
+			ccPlural(records, "record"), nodes[first].uuid)
+	} else {
+		msg = fmt.Sprintf("%d abandoned branches (%s) were not imported: weft imports the active branch, the one with the newest record; the first abandoned branch starts here, at record %s",
+			len(branches), ccPlural(records, "record"), nodes[first].uuid)
+	}
+	rd.problems.Whole(formats.Problem{Line: int(nodes[first].line), Err: msg, Note: true})
+}
+
+func ccPlural(n int, one string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %ss", n, one)
 }
 
 // ccJoin is a record whose parent was not found, joined across the
