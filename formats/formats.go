@@ -56,6 +56,11 @@ type ThreadInfo struct {
 	CreatedAt time.Time
 	// ActiveTags, where the source records them (weft's own format).
 	ActiveTags []string
+	// SourceKeys, where the source records them (weft's own format):
+	// the other source threads the session was imported from, as weft
+	// names them ("claude-code:<session id>"). Importing any of them
+	// again, wherever the session has moved, finds the same session.
+	SourceKeys []string
 }
 
 // Message is a message to import.
@@ -65,6 +70,11 @@ type Message struct {
 	// Format.GlobalKeys is false, two threads may use the same key: the
 	// importer's caller qualifies it with the thread's Key.
 	Key string
+	// Aliases are further keys the message is known by, as weft stores
+	// them (already qualified, never qualified again): the import keys a
+	// weft export carries from the file it was made in, so the sources
+	// the message first came from recognise it wherever it moves.
+	Aliases []string
 	model.NewMessage
 }
 

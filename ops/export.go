@@ -2,6 +2,7 @@ package ops
 
 import (
 	"weft/formats"
+	"weft/formats/weftjsonl"
 	"weft/model"
 	"weft/store"
 )
@@ -122,21 +123,44 @@ func storedItem(m *model.Message) formats.Item {
 }
 
 // ExportWeft returns everything weft's lossless format holds: the
-// session, its stored messages and its operations.
-func (s *Service) ExportWeft(ref string) (model.Session, []model.Message, []model.Op, error) {
+// session, its stored messages and operations, and what the session is
+// known by to the importers (its messages' import keys, the sources
+// imported into it), so it keeps its identity when it moves to another
+// file.
+func (s *Service) ExportWeft(ref string) (weftjsonl.Export, error) {
 	snap, err := s.snapshot(ref)
 	if err != nil {
-		return model.Session{}, nil, nil, err
+		return weftjsonl.Export{}, err
 	}
-	msgs := make([]model.Message, 0, snap.info.MessageCount)
+	e := weftjsonl.Export{Session: snap.info, Ops: snap.ops}
+	e.Messages = make([]model.Message, 0, snap.info.MessageCount)
 	err = s.st.View(func(tx *store.Tx) error {
-		if snap.info.MessageCount == 0 {
-			return nil
+		if snap.info.MessageCount > 0 {
+			err := tx.Messages(snap.info.ID, 1, uint64(snap.info.MessageCount), func(m model.Message) error {
+				e.Messages = append(e.Messages, m)
+				return nil
+			})
+			if err != nil {
+				return err
+			}
 		}
-		return tx.Messages(snap.info.ID, 1, uint64(snap.info.MessageCount), func(m model.Message) error {
-			msgs = append(msgs, m)
+		// A message's own key (its ID in this session) is implied by
+		// the file; the others go beside it.
+		err := tx.EachImportKey(snap.info.ID, func(key string, seq uint64) error {
+			if seq < 1 || seq > uint64(len(e.Messages)) || key == weftjsonl.Key(snap.info.ID, model.MessageID(seq)) {
+				return nil
+			}
+			if e.Keys == nil {
+				e.Keys = make([][]string, len(e.Messages))
+			}
+			e.Keys[seq-1] = append(e.Keys[seq-1], key)
 			return nil
 		})
+		if err != nil {
+			return err
+		}
+		e.Sources, err = tx.SessionSources(snap.info.ID)
+		return err
 	})
-	return snap.info, msgs, snap.ops, err
+	return e, err
 }

@@ -97,6 +97,22 @@ type importThread struct {
 	// before keys were qualified with the thread (see key), so a key
 	// is also looked for as the format gave it.
 	legacy bool
+	// self: the session is the weft file's own (import_identity.go):
+	// the file's key <id>/m<n> names its message n, for n up to native,
+	// its message count when the import began.
+	self   bool
+	native uint64
+	// keepID: a new session takes the weft file's session ID; taken:
+	// the session here that has that ID and is another one.
+	keepID bool
+	taken  string
+	// renumbered: the ID was not kept as the file's messages would not
+	// have their own numbers here (a line could not be read).
+	renumbered bool
+	// sources: the source keys to record as leading to the session,
+	// with its first batch (sourcesDone once written).
+	sources     []string
+	sourcesDone bool
 	// moreNotes counts the notes past maxNotes.
 	moreNotes int
 	// appended counts the messages this import added to the session.
@@ -121,15 +137,6 @@ func (th *importThread) key(k string) string {
 		return k
 	}
 	return sourceKey(th.info) + "\x00" + k
-}
-
-// lookup finds the seq of a message of the thread imported before.
-func (th *importThread) lookup(tx *store.Tx, sid, k string) (uint64, bool, error) {
-	seq, ok, err := tx.ImportKey(sid, th.key(k))
-	if err == nil && !ok && th.legacy {
-		seq, ok, err = tx.ImportKey(sid, k)
-	}
-	return seq, ok, err
 }
 
 type pendingDigest struct{ from, to, summary string }
@@ -160,28 +167,17 @@ func (im *Import) Begin(t formats.ThreadInfo) error {
 		switch {
 		case err == nil:
 			th.sid = id
+			if err := im.s.st.View(th.selfCheck); err != nil {
+				return err
+			}
 		case isNotFound(err):
 			th.title = im.opts.Session
 		default:
 			return err
 		}
 	} else if t.Key != "" {
-		var id string
-		var ok bool
-		err := im.s.st.View(func(tx *store.Tx) error {
-			if id, ok = tx.SourceSession(sourceKey(t)); ok {
-				if _, err := tx.Session(id); err != nil {
-					ok = false
-				}
-			}
-			return nil
-		})
-		if err != nil {
+		if err := im.s.st.View(th.identify); err != nil {
 			return err
-		}
-		if ok {
-			th.sid = id
-			th.legacy = !t.Source.GlobalKeys()
 		}
 	}
 	im.cur = th
@@ -324,11 +320,13 @@ func (im *Import) write(th *importThread, batch []formats.Message) error {
 		// there belongs between stored messages, which are only ever
 		// appended to: it is not added out of order, but reported.
 		var old []bool
+		var keys []importKey // to record: the new messages', and those old ones lack
 		lastLocal := -1
 		if !created {
 			old = make([]bool, len(batch))
-			for i, m := range batch {
-				seq, ok, err := th.lookup(tx, next.ID, m.Key)
+			for i := range batch {
+				m := &batch[i]
+				seq, via, ok, err := th.find(tx, next.ID, m)
 				if err != nil {
 					return nil, err
 				}
@@ -336,6 +334,11 @@ func (im *Import) write(th *importThread, batch []formats.Message) error {
 					continue
 				}
 				old[i], lastLocal = true, i
+				missing, err := th.missingKeys(tx, next.ID, m, seq, via)
+				if err != nil {
+					return nil, err
+				}
+				keys = append(keys, missing...)
 				// Stored messages never change: one the file now has
 				// otherwise (a block that was broken, a reply that was
 				// still being written) keeps its first version. Told by
@@ -353,9 +356,17 @@ func (im *Import) write(th *importThread, batch []formats.Message) error {
 			}
 		}
 		lastOld = lastLocal >= 0
+		if created && th.keepID {
+			if err := th.checkKeepID(tx, batch); err != nil {
+				return nil, err
+			}
+			if !th.keepID {
+				next.ID = s.ids.next(im.now)
+			}
+		}
 		msgs := make([]model.Message, 0, len(batch))
-		keys := make([]string, 0, len(batch))
-		for i, m := range batch {
+		for i := range batch {
+			m := &batch[i]
 			if old != nil && old[i] {
 				skipped++
 				continue
@@ -370,41 +381,50 @@ func (im *Import) write(th *importThread, batch []formats.Message) error {
 			}
 			seq := uint64(next.MessageCount + len(msgs) + 1)
 			msgs = append(msgs, storedMessage(seq, nm, im.now))
-			keys = append(keys, th.key(m.Key))
+			for i := range len(m.Aliases) + 1 {
+				keys = append(keys, importKey{th.keyOf(m, i), seq})
+			}
 			next.Tokens += msgs[len(msgs)-1].Tokens
 		}
 		added = len(msgs)
-		if added == 0 {
+		id := next.ID
+		var sources []string
+		if !th.sourcesDone && im.opts.Session == "" && th.info.Key != "" {
+			if created {
+				sources = th.sources
+			} else {
+				sources = th.pendingSources(tx, id)
+			}
+		}
+		if added == 0 && len(keys) == 0 && len(sources) == 0 {
 			return nil, nil
 		}
+		record := func(tx *store.Tx) error {
+			for _, src := range sources {
+				if err := tx.PutSourceSession(src, id); err != nil {
+					return err
+				}
+			}
+			return putKeys(tx, id, keys)
+		}
+		if added == 0 {
+			// Only what the session is known by: recorded beside the
+			// thread, which stays as it was (its version too).
+			return &change{
+				what: fmt.Sprintf("import keys of %s recorded", plural(len(keys), "message", "messages")), aside: true, reload: true,
+				event: Event{Kind: EventAppended}, store: record,
+			}, nil
+		}
 		next.MessageCount += added
-		id := next.ID
 		return &change{
 			what:   fmt.Sprintf("%s imported", plural(added, "message", "messages")),
 			reload: true,
 			event:  Event{Kind: EventAppended},
 			store: func(tx *store.Tx) error {
-				if created && th.info.Key != "" && im.opts.Session == "" {
-					if err := tx.PutSourceSession(sourceKey(th.info), id); err != nil {
-						return err
-					}
-				}
 				if err := tx.AppendMessages(id, msgs); err != nil {
 					return err
 				}
-				// Keys are put in key order: bbolt then fills its leaves in
-				// order instead of scattering the batch across the tree.
-				order := make([]int, len(keys))
-				for i := range order {
-					order[i] = i
-				}
-				slices.SortFunc(order, func(a, b int) int { return strings.Compare(keys[a], keys[b]) })
-				for _, i := range order {
-					if err := tx.PutImportKey(id, keys[i], msgs[i].Seq); err != nil {
-						return err
-					}
-				}
-				return nil
+				return record(tx)
 			},
 		}, nil
 	}
@@ -414,6 +434,9 @@ func (im *Import) write(th *importThread, batch []formats.Message) error {
 		info = model.Session{
 			ID: s.ids.next(im.now), Title: th.title, CreatedAt: im.now,
 			Source: string(th.info.Source), ActiveTags: slices.Clone(th.info.ActiveTags),
+		}
+		if th.keepID && im.opts.Session == "" {
+			info.ID = th.info.Key
 		}
 		if !th.info.CreatedAt.IsZero() {
 			info.CreatedAt = th.info.CreatedAt.UTC()
@@ -428,7 +451,14 @@ func (im *Import) write(th *importThread, batch []formats.Message) error {
 	if created && added > 0 {
 		th.sid = info.ID
 		th.report.Created = true
+		switch {
+		case th.taken != "":
+			th.note("the file's session ID %s is another session's here (made at another time), so this one is %s; importing the file again finds it", th.taken, th.sid)
+		case th.renumbered:
+			th.note("messages of the file are missing (lines that could not be read), so its messages are numbered otherwise here and the session takes a new ID, %s, not the file's %s; importing the file again finds it", th.sid, th.info.Key)
+		}
 	}
+	th.sourcesDone = th.sourcesDone || th.sid != ""
 	th.report.Added += added
 	th.report.Skipped += skipped
 	if len(unplaced) > 0 {
@@ -606,8 +636,9 @@ func (im *Import) remapOps(tx *store.Tx, t *cached, th *importThread, ops *[]mod
 			th.note("%s not imported: none of its targets (%s) was imported", what, importIDList(missing))
 			continue
 		}
+		var notes []string // said once the operation is known to be new here
 		if len(missing) > 0 {
-			th.note("%s: %d of its %d targets (%s) were not imported; it applies to the rest", what, len(missing), len(op.Targets), importIDList(missing))
+			notes = append(notes, fmt.Sprintf("%s: %d of its %d targets (%s) were not imported; it applies to the rest", what, len(missing), len(op.Targets), importIDList(missing)))
 		}
 		if op.Anchor != "" {
 			m, ok, err := mapID(op.Anchor)
@@ -628,9 +659,18 @@ func (im *Import) remapOps(tx *store.Tx, t *cached, th *importThread, ops *[]mod
 				if m == "" {
 					where = "at the start"
 				}
-				th.note("%s: the message it inserts after (%s) was not imported; it inserts %s, where the nearest earlier message is", what, op.Anchor, where)
+				notes = append(notes, fmt.Sprintf("%s: the message it inserts after (%s) was not imported; it inserts %s, where the nearest earlier message is", what, op.Anchor, where))
 			}
 			o.Anchor = m
+		}
+		// The same operation made here under another ID (a compaction's
+		// digest, made by each file's import of the source) is there.
+		if i := slices.IndexFunc(t.ops, func(x model.Op) bool { return sameOp(&x, &o) }); i >= 0 {
+			renamed[op.ID] = t.ops[i].ID
+			continue
+		}
+		for _, n := range notes {
+			th.note("%s", n)
 		}
 		*ops = append(*ops, o)
 	}

@@ -176,7 +176,8 @@ func TestWeftRoundTrip(t *testing.T) {
 	if gotInfo.Title != info.Title || !slices.Equal(gotInfo.ActiveTags, info.ActiveTags) || gotInfo.MessageCount != info.MessageCount || gotInfo.Tokens != info.Tokens {
 		t.Fatalf("session %+v, want %+v", gotInfo, info)
 	}
-	_, msgs2, ops2, _ := other.ExportWeft(gotInfo.ID)
+	moved, _ := other.ExportWeft(gotInfo.ID)
+	msgs2, ops2 := moved.Messages, moved.Ops
 	for i := range msgs {
 		a, b := msgs[i], msgs2[i]
 		if a.Content != b.Content || a.Role != b.Role || !a.CreatedAt.Equal(b.CreatedAt) || !bytes.Equal(a.Parts, b.Parts) || a.Meta["model"] != b.Meta["model"] || a.Tokens != b.Tokens {
@@ -210,13 +211,13 @@ func TestWeftRoundTrip(t *testing.T) {
 // it wrote.
 func exportWeft(t *testing.T, svc *Service, sid string) (*bytes.Buffer, model.Session, []model.Message, []model.Op) {
 	t.Helper()
-	info, msgs, opsList, err := svc.ExportWeft(sid)
+	e, err := svc.ExportWeft(sid)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := weftjsonl.Write(&buf, info, msgs, opsList); err != nil {
+	if err := weftjsonl.Write(&buf, e); err != nil {
 		t.Fatal(err)
 	}
-	return &buf, info, msgs, opsList
+	return &buf, e.Session, e.Messages, e.Ops
 }

@@ -61,6 +61,11 @@ func TestImportWeftWithABrokenMessageLine(t *testing.T) {
 		t.Fatalf("the session is not in the report: %+v", im2.Sessions)
 	}
 	s := im2.Sessions[0]
+	// Its messages are numbered otherwise than in the file: the session
+	// does not keep the file's ID, which would name two messages m6.
+	if s.SessionID == sid {
+		t.Fatalf("the session kept its ID %s with its messages renumbered", sid)
+	}
 	if s.Added != len(msgs)-1 || s.Ops != 3 || s.OpsDropped != 1 {
 		t.Fatalf("report: %+v; want %d messages, 3 operations, 1 not imported", s, len(msgs)-1)
 	}
@@ -69,6 +74,7 @@ func TestImportWeftWithABrokenMessageLine(t *testing.T) {
 		"operation " + only6.OperationID + " (tag) not imported: none of its targets (m6) was imported",
 		"(digest): 1 of its 3 targets (m6) were not imported; it applies to the rest",
 		"(insert): the message it inserts after (m6) was not imported; it inserts after m5",
+		"messages of the file are missing (lines that could not be read), so its messages are numbered otherwise here and the session takes a new ID, " + s.SessionID + ", not the file's " + sid + "; importing the file again finds it",
 	} {
 		if !strings.Contains(notes, says) {
 			t.Errorf("notes do not say %q:\n%s", says, notes)

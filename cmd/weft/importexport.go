@@ -402,11 +402,11 @@ func exportThread(ctx context.Context, svc *ops.Service, ref, format string, raw
 		if raw {
 			fmt.Fprintln(stderr, "weft: note: jsonl is lossless: it holds the stored messages and the operations, so --raw changes nothing")
 		}
-		info, msgs, opsList, err := svc.ExportWeft(ref)
+		session, err := svc.ExportWeft(ref)
 		if err != nil {
 			return err
 		}
-		if err := weftjsonl.Write(bw, info, msgs, opsList); err != nil {
+		if err := weftjsonl.Write(bw, session); err != nil {
 			return err
 		}
 		return bw.Flush()
