@@ -23,7 +23,8 @@ type ImportOptions struct {
 	// Session, if set, imports every thread of the file into this session
 	// (an ID, ID prefix or title), creating it with this title if none
 	// matches. Otherwise each source thread has a session of its own,
-	// found again on re-import by its source key.
+	// found again on re-import by its source key, and a session of weft's
+	// own format by its ID too, wherever it moved (import_identity.go).
 	Session string
 	// Progress, if set, is called after each batch with the number of
 	// messages read so far.
@@ -106,6 +107,7 @@ type importThread struct {
 	// the session here that has that ID and is another one.
 	keepID bool
 	taken  string
+	raced  bool // taken by another import of the file, while this one ran
 	// renumbered: the ID was not kept as the file's messages would not
 	// have their own numbers here (a line could not be read).
 	renumbered bool
@@ -452,6 +454,8 @@ func (im *Import) write(th *importThread, batch []formats.Message) error {
 		th.sid = info.ID
 		th.report.Created = true
 		switch {
+		case th.raced:
+			th.note("the file's session ID %s was taken here while this import ran (by another import of the file), so this one is %s", th.taken, th.sid)
 		case th.taken != "":
 			th.note("the file's session ID %s is another session's here (made at another time), so this one is %s; importing the file again finds it", th.taken, th.sid)
 		case th.renumbered:

@@ -36,7 +36,10 @@ import (
 //
 // Whichever it is, the import records the keys and sources the session
 // lacks here, so the session's first source (a Claude Code file)
-// imported into this file afterwards finds it and adds nothing.
+// imported into this file afterwards finds it and adds nothing. The
+// file's operations that the session has (by ID, or the same operation
+// under another ID, as each file's import of a compaction makes its
+// digest) are kept as they are here, toggled or reverted as they are.
 
 // validSessionID reports whether a weft file's session ID can be kept as
 // a session's ID here: 1 to 64 letters, digits, '-' or '_' (weft's own
@@ -263,7 +266,7 @@ func sameOp(a, b *model.Op) bool {
 // does not keep it is found again by the file's source key.
 func (th *importThread) checkKeepID(tx *store.Tx, batch []formats.Message) error {
 	if _, err := tx.Session(th.info.Key); err == nil {
-		th.keepID, th.taken = false, th.info.Key
+		th.keepID, th.taken, th.raced = false, th.info.Key, true
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
