@@ -28,6 +28,9 @@ import (
 func Apply(heads []model.Head, ops []model.Op, activeTags []string) *model.View {
 	a := newApplier(heads, len(ops))
 	for i := range ops {
+		a.ops[ops[i].ID] = &ops[i]
+	}
+	for i := range ops {
 		a.apply(&ops[i], activeTags)
 	}
 	return a.materialize()
@@ -74,6 +77,7 @@ type slot struct {
 	kind       uint8
 	item       model.Item // for slotItem
 	marker     int32      // for slotMarker: index into applier.markers
+	seen       uint32     // the last present() call that took this slot
 }
 
 type markerBuild struct {
@@ -104,6 +108,8 @@ type applier struct {
 	synth     []model.Synthetic
 	synthInfo []synthInfo
 	opSynth   map[string][2]int32 // op ID -> first synth index, count
+	ops       map[string]*model.Op
+	epoch     uint32 // counts present() calls, for slot.seen
 
 	markers []markerBuild
 
@@ -122,6 +128,7 @@ func newApplier(heads []model.Head, nops int) *applier {
 		slots:    make([]slot, n+2, n+2+nops),
 		seqSlot:  make([]int32, n),
 		opSynth:  make(map[string][2]int32),
+		ops:      make(map[string]*model.Op, nops),
 		tagSets:  [][]string{nil},
 		tagIndex: map[string]int32{"": 0},
 		status:   make(map[string]model.OpStatus, nops),
@@ -174,13 +181,68 @@ func (a *applier) setSlotOf(it model.Item, s int32) {
 }
 
 // present resolves targets to the slots they occupy, in the targets'
-// order, dropping those not present.
-func (a *applier) present(targets []model.ItemID) []int32 {
-	out := make([]int32, 0, len(targets))
-	for _, id := range targets {
-		if s := a.slotOf(id); s != nilSlot {
+// order, and counts the targets that resolve to nothing. A synthetic
+// target whose operation has not made its items (switched off,
+// reverted, waiting for its tags, or orphaned) stands for what that
+// operation targeted, recursively, in thread order: so switching an
+// inner operation off never lets a message out of an outer one. One made
+// by an insert stands for nothing.
+func (a *applier) present(targets []model.ItemID) (out []int32, missing int) {
+	a.epoch++
+	out = make([]int32, 0, len(targets))
+	take := func(s int32) {
+		if a.slots[s].seen != a.epoch { // each item once
+			a.slots[s].seen = a.epoch
 			out = append(out, s)
 		}
+	}
+	for _, id := range targets {
+		if s := a.slotOf(id); s != nilSlot {
+			take(s)
+			continue
+		}
+		stand := a.standIn(id, nil)
+		if len(stand) == 0 {
+			missing++
+		}
+		for _, s := range stand {
+			take(s)
+		}
+	}
+	return out, missing
+}
+
+// standIn resolves a synthetic item that is not in the thread to the
+// slots of what its operation targeted, when the operation did not make
+// its items; nil otherwise. visiting guards against operations that name
+// each other (a damaged or hand-made file).
+func (a *applier) standIn(id model.ItemID, visiting map[string]bool) []int32 {
+	opID, _, ok := id.Synthetic()
+	if !ok {
+		return nil
+	}
+	if _, made := a.opSynth[opID]; made {
+		return nil // made, and gone since: it stands for nothing now
+	}
+	op := a.ops[opID]
+	if op == nil || op.Type == model.OpInsert || visiting[opID] {
+		return nil
+	}
+	if visiting == nil {
+		visiting = map[string]bool{}
+	}
+	visiting[opID] = true
+	var out []int32
+	for _, t := range op.Targets {
+		if s := a.slotOf(t); s != nilSlot {
+			out = append(out, s)
+		} else {
+			out = append(out, a.standIn(t, visiting)...)
+		}
+	}
+	delete(visiting, opID)
+	if len(out) > 1 {
+		out = slices.Compact(a.byLabel(out))
 	}
 	return out
 }
@@ -211,26 +273,29 @@ func (a *applier) apply(op *model.Op, activeTags []string) {
 	}
 
 	var pres []int32
-	want := len(op.Targets)
+	missing := 0
 	if op.Type == model.OpInsert {
-		want = 0
 		anchor := a.head
 		if op.Anchor != "" {
-			want = 1
 			anchor = a.slotOf(op.Anchor)
+			if anchor == nilSlot {
+				// After the last of what a switched-off item stood for.
+				if stand := a.standIn(op.Anchor, nil); len(stand) > 0 {
+					anchor = stand[len(stand)-1]
+				}
+			}
 		}
 		if anchor != nilSlot {
 			pres = []int32{anchor}
 		}
 	} else {
-		pres = a.present(op.Targets)
+		pres, missing = a.present(op.Targets)
 	}
 	switch {
-	case op.Type == model.OpInsert && len(pres) == 0,
-		op.Type != model.OpInsert && len(pres) == 0:
+	case len(pres) == 0:
 		a.status[op.ID] = model.StatusOrphaned
 		return
-	case op.Type != model.OpInsert && len(pres) < want:
+	case missing > 0:
 		a.status[op.ID] = model.StatusPartial
 	default:
 		a.status[op.ID] = model.StatusActive
