@@ -541,7 +541,7 @@ func sessText(v *model.View, items []formats.Item, first int, raw bool) string {
 			b.WriteString(" (" + it.Name + ")")
 		}
 		if it.Synthetic {
-			if !raw && it.OpType == model.OpDigest {
+			if !raw && it.Summary {
 				if i := v.IndexOf(it.ID); i >= 0 {
 					sy := &v.Synth[v.Items[i].Synth]
 					fmt.Fprintf(&b, " — summary of %s", plural(sy.MessageCount, "message", "messages"))

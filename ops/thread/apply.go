@@ -397,18 +397,23 @@ func (a *applier) replace(op *model.Op, pres []int32, msgs []model.NewMessage) {
 		a.slots[first].item = model.Item{}
 		return
 	}
+	// A revise of exactly one summary into one item keeps it a summary.
+	summary := op.Type == model.OpDigest ||
+		op.Type == model.OpRevise && len(msgs) == 1 && len(hidden) == 1 && hidden[0].Synth >= 0 && a.synth[hidden[0].Synth].Summary
+	if start > end { // nothing dated was replaced (a dangling target)
+		start, end = op.CreatedAt.UnixNano(), op.CreatedAt.UnixNano()
+	}
 	slots := append([]int32{first}, a.insertAfter(first, len(msgs)-1)...)
 	for k, s := range slots {
-		si := a.addSynth(op, k, msgs[k])
+		si := a.addSynth(op, k, msgs[k], start)
+		sy := &a.synth[si]
+		sy.Summary = summary
+		sy.TimeSpanStart, sy.TimeSpanEnd = time.Unix(0, start).UTC(), time.Unix(0, end).UTC()
+		a.synthInfo[si].start, a.synthInfo[si].end = start, end
 		if k == 0 {
 			a.synthInfo[si].marker = mk
 			a.synthInfo[si].covers = covers
-			if covers > 0 {
-				a.synthInfo[si].start, a.synthInfo[si].end = start, end
-				a.synth[si].MessageCount = covers
-				a.synth[si].TimeSpanStart = time.Unix(0, start).UTC()
-				a.synth[si].TimeSpanEnd = time.Unix(0, end).UTC()
-			}
+			sy.MessageCount = covers
 		}
 		a.slots[s].kind = slotItem
 		a.slots[s].item = model.Item{Synth: si}
@@ -416,17 +421,14 @@ func (a *applier) replace(op *model.Op, pres []int32, msgs []model.NewMessage) {
 	}
 }
 
-// coverOf returns how many stored messages an item stands for and their
-// time span.
+// coverOf returns how many stored messages an item stands for and the
+// time span it stands for (a synthetic item's own, when it covers none).
 func (a *applier) coverOf(it model.Item) (int, int64, int64) {
 	if it.Seq > 0 {
 		t := a.heads[it.Seq-1].At
 		return 1, t, t
 	}
 	si := a.synthInfo[it.Synth]
-	if si.covers == 0 {
-		return 0, math.MaxInt64, math.MinInt64
-	}
 	return si.covers, si.start, si.end
 }
 
@@ -458,8 +460,12 @@ func (a *applier) insert(op *model.Op, anchor int32) {
 	mk := a.newMarker(op)
 	msgs := op.Payload.Messages
 	a.markers[mk].m.Added = len(msgs)
+	at := a.timeNear(anchor, op)
 	for k, s := range a.insertAfter(anchor, len(msgs)) {
-		si := a.addSynth(op, k, msgs[k])
+		si := a.addSynth(op, k, msgs[k], at)
+		a.synthInfo[si].start, a.synthInfo[si].end = at, at
+		a.synth[si].TimeSpanStart = time.Unix(0, at).UTC()
+		a.synth[si].TimeSpanEnd = a.synth[si].TimeSpanStart
 		if k == 0 {
 			a.synthInfo[si].marker = mk
 		}
@@ -467,6 +473,33 @@ func (a *applier) insert(op *model.Op, anchor int32) {
 		a.slots[s].item = model.Item{Synth: si}
 		a.synthInfo[si].slot = s
 	}
+}
+
+// timeNear is the time an insertion after slot s stands at: the end of
+// what the item there stands for, or at the start of the thread the
+// start of the first item's; the operation's own time in an empty thread.
+func (a *applier) timeNear(s int32, op *model.Op) int64 {
+	for s != nilSlot {
+		if sl := &a.slots[s]; sl.kind == slotItem {
+			if c, start, end := a.coverOf(sl.item); c > 0 || start <= end {
+				if s == a.head {
+					return start
+				}
+				return end
+			}
+		}
+		if s == a.head { // at the start: look forward instead
+			for n := a.slots[s].next; n != a.tail; n = a.slots[n].next {
+				if a.slots[n].kind == slotItem {
+					_, start, _ := a.coverOf(a.slots[n].item)
+					return start
+				}
+			}
+			break
+		}
+		s = a.slots[s].prev
+	}
+	return op.CreatedAt.UnixNano()
 }
 
 func (a *applier) newMarker(op *model.Op) int32 {
@@ -481,20 +514,22 @@ func (a *applier) nest(parent, child int32) {
 	a.markers[parent].children = append(a.markers[parent].children, child)
 }
 
-func (a *applier) addSynth(op *model.Op, k int, m model.NewMessage) int32 {
+// addSynth records the k-th item an operation puts in, dated at (unix
+// nanos) unless the message gives its own time.
+func (a *applier) addSynth(op *model.Op, k int, m model.NewMessage, at int64) int32 {
 	r, ok := a.opSynth[op.ID]
 	if !ok {
 		r = [2]int32{int32(len(a.synth)), 0}
 	}
 	r[1]++
 	a.opSynth[op.ID] = r
-	at := m.CreatedAt
-	if at.IsZero() {
-		at = op.CreatedAt
+	when := m.CreatedAt
+	if when.IsZero() {
+		when = time.Unix(0, at)
 	}
 	a.synth = append(a.synth, model.Synthetic{
 		OpID: op.ID, K: k, OpType: op.Type, Role: m.Role, Content: m.Content, Name: m.Name,
-		CreatedAt: at.UTC(), Tokens: m.Tokens,
+		CreatedAt: when.UTC(), Tokens: m.Tokens,
 	})
 	a.synthInfo = append(a.synthInfo, synthInfo{slot: nilSlot, marker: -1})
 	return int32(len(a.synth) - 1)
