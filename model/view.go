@@ -54,12 +54,12 @@ type Item struct {
 // Synthetic is a message made by an operation: a digest's summary, a
 // revision's replacement, an insertion.
 type Synthetic struct {
-	OpID      string
-	K         int
-	OpType    OpType
-	Role      Role
-	Content   string
-	Name      string
+	OpID    string
+	K       int
+	OpType  OpType
+	Role    Role
+	Content string
+	Name    string
 	// CreatedAt lies inside the time span the item stands for: where a
 	// digest or revision starts, or the time of the item an insertion
 	// follows (a time the message itself gave is kept), never the time
