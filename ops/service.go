@@ -36,6 +36,10 @@ type Service struct {
 // cached is the state of one session the service keeps in memory. Stored messages are
 // represented by their heads only; bodies stay in the store.
 type cached struct {
+	// idents are the identities of the first stored messages, as the
+	// pre-request hook has needed them (stored messages never change).
+	idents []model.Ident
+
 	info  model.Session
 	heads []model.Head
 	ops   []model.Op
@@ -200,6 +204,25 @@ func (s *Service) recordLocked(id string) (*cached, error) {
 		return nil, notFoundf("session %q not found", id)
 	}
 	return c, err
+}
+
+// identities returns the identities of the first n stored messages,
+// reading in tx only those not known yet.
+func (c *cached) identities(tx *store.Tx, n int) ([]model.Ident, error) {
+	if have := len(c.idents); have < n {
+		err := tx.Messages(c.info.ID, uint64(have+1), uint64(n), func(m model.Message) error {
+			c.idents = append(c.idents, model.Identity(m.Role, m.Content, model.DecodeParts(m.Parts)))
+			return nil
+		})
+		if err != nil {
+			c.idents = c.idents[:have]
+			return nil, err
+		}
+		if len(c.idents) < n {
+			return nil, fmt.Errorf("session %s: %d stored messages were expected, %d were read", c.info.ID, n, len(c.idents))
+		}
+	}
+	return c.idents[:n], nil
 }
 
 // viewLocked returns the thread's current view, applying operations again

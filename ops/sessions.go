@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -202,6 +203,27 @@ func (s *Service) appendChange(th *cached, next *model.Session, nms []model.NewM
 	}, ids
 }
 
+// messageTokens counts what a message sends a model: its parts when it
+// has them (tool calls and their inputs, results, text, thinking), else
+// its content. Importers render a content from the parts, which would
+// count twice.
+func messageTokens(content string, rawParts json.RawMessage) int {
+	parts := model.DecodeParts(rawParts)
+	if len(parts) == 0 {
+		return tokens.Count(content)
+	}
+	n := 0
+	for _, p := range parts {
+		switch p.Type {
+		case model.PartText, model.PartThinking, model.PartToolResult:
+			n += tokens.Count(p.Text)
+		case model.PartToolCall:
+			n += tokens.Count(p.ToolName) + tokens.Count(string(p.Input))
+		}
+	}
+	return n
+}
+
 // storedMessage completes a new message for storing: seq and ID, time,
 // digest and token count.
 func storedMessage(seq uint64, nm model.NewMessage, now time.Time) model.Message {
@@ -211,7 +233,7 @@ func storedMessage(seq uint64, nm model.NewMessage, now time.Time) model.Message
 	}
 	n := nm.Tokens
 	if n <= 0 {
-		n = tokens.Count(nm.Content)
+		n = messageTokens(nm.Content, nm.Parts)
 	}
 	return model.Message{
 		ID: model.MessageID(seq), Seq: seq, Role: nm.Role, Content: nm.Content, Name: nm.Name,
