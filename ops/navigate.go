@@ -268,6 +268,9 @@ func (s *Service) GetTurnsAround(_ context.Context, a TurnsAroundArgs) (TurnsAro
 		if *a.Count < 0 {
 			return TurnsAroundResult{}, invalidf("count %d is negative; ask for 0 or more items (default 40)", *a.Count)
 		}
+		if *a.Count > maxRange {
+			return TurnsAroundResult{}, invalidf("count %d is more than %d items in one call; ask for %d at most and page on with get_message_range", *a.Count, maxRange, maxRange)
+		}
 		count = *a.Count
 	}
 	if a.BeforeRatio != nil {

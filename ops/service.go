@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -26,6 +27,7 @@ type Service struct {
 	bus bus
 	// endpoint is where summaries may be asked for (WithSummaryEndpoint).
 	endpoint summary.Endpoint
+	logger   *slog.Logger
 
 	mu      sync.Mutex
 	threads map[string]*cached
@@ -49,12 +51,16 @@ type cached struct {
 // Option configures a Service.
 type Option func(*Service)
 
+// WithLogger sets where the service logs what an operator should see
+// later (a tool that panicked, with its stack); default: nowhere.
+func WithLogger(l *slog.Logger) Option { return func(s *Service) { s.logger = l } }
+
 // WithClock sets the clock (tests pin it).
 func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = now } }
 
 // New returns a service over an open store.
 func New(st *store.Store, opts ...Option) *Service {
-	s := &Service{st: st, now: time.Now, threads: make(map[string]*cached)}
+	s := &Service{st: st, now: time.Now, threads: make(map[string]*cached), logger: slog.New(slog.DiscardHandler)}
 	for _, o := range opts {
 		o(s)
 	}
@@ -351,12 +357,23 @@ func (s *Service) create(ctx context.Context, info model.Session, prepare prepar
 // publish.
 func (s *Service) commit(ctx context.Context, created bool, find func() (*cached, error), prepare prepareFunc) (model.Session, error) {
 	s.mu.Lock()
+	locked, committed := true, false
+	var next model.Session
+	unlock := func() { locked = false; s.mu.Unlock() }
+	defer func() {
+		if locked { // a panic on the way: the lock is not left held,
+			if committed { // nor a cache that may be half updated
+				delete(s.threads, next.ID)
+			}
+			unlock()
+		}
+	}()
 	c, err := find()
 	if err != nil {
-		s.mu.Unlock()
+		unlock()
 		return model.Session{}, err
 	}
-	next := c.info
+	next = c.info
 	next.ActiveTags = slices.Clone(c.info.ActiveTags)
 	next.Changes = slices.Clone(c.info.Changes)
 	author := AuthorFrom(ctx)
@@ -392,16 +409,17 @@ func (s *Service) commit(ctx context.Context, created bool, find func() (*cached
 	})
 	if errors.Is(err, errNothing) {
 		info := c.info // read under the lock: another write may change it
-		s.mu.Unlock()
+		unlock()
 		return info, nil
 	}
 	if err != nil {
-		s.mu.Unlock()
+		unlock()
 		if refused != nil {
 			return model.Session{}, refused
 		}
 		return model.Session{}, fmt.Errorf("writing session %s: %w", next.ID, err)
 	}
+	committed = true
 	id := next.ID
 	s.latest = id
 	switch {
@@ -419,7 +437,7 @@ func (s *Service) commit(ctx context.Context, created bool, find func() (*cached
 			c.view = &v
 		}
 	}
-	s.mu.Unlock()
+	unlock()
 
 	ev := ch.event
 	if created {

@@ -235,6 +235,7 @@ func PlanAround(v *model.View, idx TimeIndex, t time.Time, count int, beforeRati
 	if err != nil || count <= 0 {
 		return AroundPlan{Start: pivot, End: pivot}, err
 	}
+	count = min(count, n) // the window is no larger than the thread
 	beforeRatio = min(max(beforeRatio, 0), 1)
 	want := int(float64(count) * beforeRatio)
 	before := min(want, pivot)
