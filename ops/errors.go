@@ -48,5 +48,5 @@ type PanicError struct {
 
 // Error says what happened, without the stack.
 func (e *PanicError) Error() string {
-	return fmt.Sprintf("internal error in %s: %v (a bug in weft: the log has the details; nothing was changed)", e.Tool, e.Value)
+	return fmt.Sprintf("internal error in %s: %v (a bug in weft: the log has the details)", e.Tool, e.Value)
 }

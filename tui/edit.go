@@ -102,7 +102,7 @@ func (m *Model) edit(what string, fn func(ctx context.Context, t editTarget) err
 		// end of the operator's session.
 		defer func() {
 			if r := recover(); r != nil {
-				msg = editDoneMsg{what: what, err: fmt.Errorf("internal error while the edit was made: %v (nothing was changed)", r)}
+				msg = editDoneMsg{what: what, err: fmt.Errorf("internal error while the edit was made: %v (a bug in weft)", r)}
 			}
 		}()
 		return editDoneMsg{what: what, err: fn(context.Background(), t)}
