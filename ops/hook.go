@@ -67,6 +67,12 @@ func (s *Service) ApplyContextOperations(ctx context.Context, a ApplyOpsArgs) (A
 	if err != nil {
 		return ApplyOpsResult{}, err
 	}
+	// Count what is likely new before taking the lock (what is not
+	// counted by then is counted when stored).
+	if snap, err := s.snapshot(a.SessionID); err == nil && snap.info.MessageCount < len(msgs) {
+		fresh := msgs[snap.info.MessageCount:]
+		countEach(len(fresh), func(i int) *model.NewMessage { return &fresh[i].nm })
+	}
 	recognized := 0
 	var ids []model.ItemID
 	info, err := s.write(ctx, a.SessionID, a.ExpectedVersion, func(tx *store.Tx, th *cached, next *model.Session) (*change, error) {

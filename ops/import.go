@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"weft/internal/tokens"
@@ -461,18 +459,7 @@ func sameTokens(h model.Head, m formats.Message) bool {
 
 // countTokens counts the batch's tokens on every core.
 func countTokens(batch []formats.Message) {
-	workers := min(runtime.GOMAXPROCS(0), max(len(batch)/256, 1))
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			for i := w; i < len(batch); i += workers {
-				if batch[i].Tokens <= 0 {
-					batch[i].Tokens = messageTokens(batch[i].Content, batch[i].Parts)
-				}
-			}
-		})
-	}
-	wg.Wait()
+	countEach(len(batch), func(i int) *model.NewMessage { return &batch[i].NewMessage })
 }
 
 // writeOps records the thread's digests (from compactions in the source)

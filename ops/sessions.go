@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -161,10 +163,12 @@ func (s *Service) AppendMessages(ctx context.Context, a AppendMessagesArgs) (App
 			return AppendResult{}, invalidf("messages[%d]: %v", i, err)
 		}
 	}
+	msgs := slices.Clone(a.Messages)
+	countEach(len(msgs), func(i int) *model.NewMessage { return &msgs[i] })
 	var ids []model.ItemID
 	info, err := s.write(ctx, a.SessionID, a.ExpectedVersion, func(_ *store.Tx, th *cached, next *model.Session) (*change, error) {
 		var ch *change
-		ch, ids = s.appendChange(th, next, a.Messages, "appended")
+		ch, ids = s.appendChange(th, next, msgs, "appended")
 		return ch, nil
 	})
 	if err != nil {
@@ -222,6 +226,24 @@ func messageTokens(content string, rawParts json.RawMessage) int {
 		}
 	}
 	return n
+}
+
+// countEach counts the tokens of the n messages at(i) gives that have no
+// count yet, on every core. Writes count before they take the service's
+// lock: a long message must not hold up every other request.
+func countEach(n int, at func(i int) *model.NewMessage) {
+	workers := min(runtime.GOMAXPROCS(0), max(n/256, 1))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < n; i += workers {
+				if m := at(i); m.Tokens <= 0 {
+					m.Tokens = messageTokens(m.Content, m.Parts)
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // storedMessage completes a new message for storing: seq and ID, time,
