@@ -21,4 +21,7 @@ type Item struct {
 	// OpID and OpType name the operation that made a synthetic item.
 	OpID   string
 	OpType model.OpType
+	// Summary marks a summary (a digest's item, or the revision of
+	// exactly one).
+	Summary bool
 }

@@ -54,15 +54,25 @@ type Item struct {
 // Synthetic is a message made by an operation: a digest's summary, a
 // revision's replacement, an insertion.
 type Synthetic struct {
-	OpID      string
-	K         int
-	OpType    OpType
-	Role      Role
-	Content   string
-	Name      string
+	OpID    string
+	K       int
+	OpType  OpType
+	Role    Role
+	Content string
+	Name    string
+	// CreatedAt lies inside the time span the item stands for: where a
+	// digest or revision starts, or the time of the item an insertion
+	// follows (a time the message itself gave is kept), never the time
+	// the operation was made.
 	CreatedAt time.Time
 	Tokens    int
-	// For digests: what the summary covers.
+	// Summary marks a digest's summary, or the one item a revise put in
+	// place of exactly one summary: it still summarises what the digest
+	// covered.
+	Summary bool
+	// MessageCount is how many stored messages the item stands for (on
+	// the first item of its operation only, so nothing counts twice), and
+	// TimeSpanStart..TimeSpanEnd their time span (on every item).
 	MessageCount  int
 	TimeSpanStart time.Time
 	TimeSpanEnd   time.Time

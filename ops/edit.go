@@ -161,14 +161,12 @@ func validMessages(field string, msgs []model.NewMessage) ([]model.NewMessage, e
 		if err := m.Validate(); err != nil {
 			return nil, invalidf("%s[%d]: %v", field, i, err)
 		}
-		if m.Tokens <= 0 {
-			m.Tokens = tokens.Count(m.Content)
-		}
 		if !m.CreatedAt.IsZero() {
 			m.CreatedAt = m.CreatedAt.UTC()
 		}
 		out[i] = m
 	}
+	countEach(len(out), func(i int) *model.NewMessage { return &out[i] })
 	return out, nil
 }
 

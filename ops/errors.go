@@ -36,3 +36,17 @@ func notFoundf(format string, args ...any) error {
 func conflictf(format string, args ...any) error {
 	return &Error{Kind: ErrConflict, Msg: fmt.Sprintf(format, args...)}
 }
+
+// PanicError is a tool handler that panicked: a bug in weft, not in the
+// request. The request gets an internal error; the stack goes to the
+// service's log.
+type PanicError struct {
+	Tool  string
+	Value any
+	Stack []byte
+}
+
+// Error says what happened, without the stack.
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("internal error in %s: %v (a bug in weft: the log has the details)", e.Tool, e.Value)
+}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -51,14 +50,10 @@ type ApplyOpsResult struct {
 }
 
 // hookMessage is a caller's message read the way an OpenAI import reads
-// it, with the digests that recognise it.
+// it, with the identity that recognises it (model.Identity).
 type hookMessage struct {
 	nm model.NewMessage
-	// digest is of the message as weft stores it; plain is of its role
-	// and content string as sent, for messages stored from plain
-	// role/content (append_messages) that the import would have read
-	// into parts (a tool message).
-	digest, plain string
+	id model.Ident
 }
 
 // ApplyContextOperations is the pre-request hook: it syncs the caller's
@@ -72,12 +67,18 @@ func (s *Service) ApplyContextOperations(ctx context.Context, a ApplyOpsArgs) (A
 	if err != nil {
 		return ApplyOpsResult{}, err
 	}
+	// Count what is likely new before taking the lock (what is not
+	// counted by then is counted when stored).
+	if snap, err := s.snapshot(a.SessionID); err == nil && snap.info.MessageCount < len(msgs) {
+		fresh := msgs[snap.info.MessageCount:]
+		countEach(len(fresh), func(i int) *model.NewMessage { return &fresh[i].nm })
+	}
 	recognized := 0
 	var ids []model.ItemID
 	info, err := s.write(ctx, a.SessionID, a.ExpectedVersion, func(tx *store.Tx, th *cached, next *model.Session) (*change, error) {
 		n := th.info.MessageCount
 		var err error
-		if recognized, err = hookMatch(tx, th.info, msgs); err != nil {
+		if recognized, err = hookMatch(tx, th, msgs); err != nil {
 			return nil, err
 		}
 		if len(msgs) < n {
@@ -159,59 +160,39 @@ func hookRead(raw []json.RawMessage) ([]hookMessage, error) {
 	}
 	out := make([]hookMessage, len(nms))
 	for i, nm := range nms {
-		out[i] = hookMessage{nm: nm, digest: model.ContentDigest(nm.Role, nm.Content)}
-		if nm.Role != model.RoleTool {
-			continue // the importer keeps any other plain content as it is
-		}
-		var plain struct {
-			Content *string `json:"content"`
-		}
-		if json.Unmarshal(raw[i], &plain) == nil && plain.Content != nil {
-			out[i].plain = model.ContentDigest(nm.Role, *plain.Content)
-		}
+		out[i] = hookMessage{nm: nm, id: model.Identity(nm.Role, nm.Content, model.DecodeParts(nm.Parts))}
 	}
 	return out, nil
 }
 
-// errHookStop ends a scan of stored messages early.
-var errHookStop = errors.New("stop")
-
 // hookMatch compares the caller's messages with the stored ones, by
-// digest, position by position, and returns how many match; a caller's
+// identity (whatever shape a message left weft in), position by position, and returns how many match; a caller's
 // message that differs from the stored one in its place is a conflict
 // that says where and how.
-func hookMatch(tx *store.Tx, info model.Session, msgs []hookMessage) (int, error) {
+func hookMatch(tx *store.Tx, c *cached, msgs []hookMessage) (int, error) {
+	info := c.info
 	m := min(len(msgs), info.MessageCount)
 	if m == 0 {
 		return 0, nil
 	}
-	matched := 0
-	var differs *model.Message
-	err := tx.Messages(info.ID, 1, uint64(m), func(sm model.Message) error {
-		d := sm.Digest
-		if d == "" {
-			d = model.ContentDigest(sm.Role, sm.Content)
-		}
-		hm := &msgs[matched]
-		if d != hm.digest && d != hm.plain {
-			differs = &sm
-			return errHookStop
-		}
-		matched++
-		return nil
-	})
-	if err != nil && !errors.Is(err, errHookStop) {
+	ids, err := c.identities(tx, m)
+	if err != nil {
 		return 0, err
 	}
-	if differs != nil {
-		hm := msgs[matched]
-		return matched, conflictf("messages[%d] is not the message session %s stores there: the caller has %s %s, stored message %s is %s %s. %s; stored messages never change, so only new messages at the end can be appended. Send the thread as stored, edit it with the editing tools (revise_messages, snip_messages, ...), or start a new session with create_session",
-			matched, info.ID, hm.nm.Role, hookSnippet(hm.nm.Content), differs.ID, differs.Role, hookSnippet(differs.Content), hookMatched(matched))
+	matched := 0
+	for matched < m && ids[matched] == msgs[matched].id {
+		matched++
 	}
-	if matched < m {
-		return matched, fmt.Errorf("session %s: %d stored messages were expected, %d were read", info.ID, m, matched)
+	if matched == m {
+		return matched, nil
 	}
-	return matched, nil
+	differs, err := tx.Message(info.ID, uint64(matched+1))
+	if err != nil {
+		return matched, err
+	}
+	hm := msgs[matched]
+	return matched, conflictf("messages[%d] is not the message session %s stores there: the caller has %s %s, stored message %s is %s %s. %s; stored messages never change, so only new messages at the end can be appended. Send the thread as stored, edit it with the editing tools (revise_messages, snip_messages, ...), or start a new session with create_session",
+		matched, info.ID, hm.nm.Role, hookSnippet(hm.nm.Content), differs.ID, differs.Role, hookSnippet(differs.Content), hookMatched(matched))
 }
 
 // hookMatched says how many of the caller's messages matched before one

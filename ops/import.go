@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"weft/internal/tokens"
@@ -352,7 +350,7 @@ func (im *Import) write(th *importThread, batch []formats.Message) error {
 					}
 					im.heads[next.ID] = heads
 				}
-				if seq >= 1 && seq <= uint64(len(heads)) && int(heads[seq-1].Tokens) != m.Tokens {
+				if seq >= 1 && seq <= uint64(len(heads)) && !sameTokens(heads[seq-1], *m) {
 					changed = append(changed, m.Key)
 				}
 			}
@@ -483,20 +481,19 @@ func (im *Import) write(th *importThread, batch []formats.Message) error {
 	return nil
 }
 
+// sameTokens tells whether a stored message's head counts the tokens the
+// file's message has now. Messages stored before counts included parts
+// counted their content only: either count matches.
+func sameTokens(h model.Head, m formats.Message) bool {
+	if int(h.Tokens) == m.Tokens {
+		return true
+	}
+	return len(m.Parts) > 0 && int(h.Tokens) == tokens.Count(m.Content)
+}
+
 // countTokens counts the batch's tokens on every core.
 func countTokens(batch []formats.Message) {
-	workers := min(runtime.GOMAXPROCS(0), max(len(batch)/256, 1))
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			for i := w; i < len(batch); i += workers {
-				if batch[i].Tokens <= 0 {
-					batch[i].Tokens = tokens.Count(batch[i].Content)
-				}
-			}
-		})
-	}
-	wg.Wait()
+	countEach(len(batch), func(i int) *model.NewMessage { return &batch[i].NewMessage })
 }
 
 // writeOps records the thread's digests (from compactions in the source)

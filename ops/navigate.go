@@ -24,6 +24,14 @@ type MessageOut struct {
 	Tags      []string        `json:"tags"`
 	Synthetic bool            `json:"synthetic"`
 	OpID      string          `json:"op_id,omitempty"`
+	// TimeSpanStart and TimeSpanEnd are, for a synthetic item, the time
+	// span of what it stands for (CreatedAt lies inside it).
+	TimeSpanStart string `json:"time_span_start,omitempty"`
+	TimeSpanEnd   string `json:"time_span_end,omitempty"`
+	// Hidden says, where a result lists stored messages whatever the
+	// operations do (get_turns_since without summaries), whether the
+	// effective thread hides this one; Index is then where it is hidden.
+	Hidden *bool `json:"hidden,omitempty"`
 }
 
 // SummaryOut is a summary (an active digest's item) as results show it.
@@ -72,7 +80,31 @@ func messagesOut(tx *store.Tx, v *model.View, indices []int) ([]MessageOut, erro
 			Index: i, ID: s.ID(), Role: s.Role, Content: s.Content, Name: s.Name,
 			CreatedAt: formatTime(s.CreatedAt), Tokens: s.Tokens, Tags: tags,
 			Synthetic: true, OpID: s.OpID,
+			TimeSpanStart: formatTime(s.TimeSpanStart), TimeSpanEnd: formatTime(s.TimeSpanEnd),
 		}
+	}
+	return out, nil
+}
+
+// storedMessagesOut renders stored messages whatever the operations do
+// to them, each saying whether the effective thread hides it (and where:
+// Index is the place of the item or marker that hides it).
+func storedMessagesOut(tx *store.Tx, v *model.View, seqs []uint64) ([]MessageOut, error) {
+	out := make([]MessageOut, 0, len(seqs))
+	for _, seq := range seqs {
+		m, err := tx.Message(v.SessionID, seq)
+		if err != nil {
+			return nil, err
+		}
+		idx, visible := v.PlaceOfSeq(seq)
+		tags := []string{}
+		if visible && v.Tags(v.Items[idx]) != nil {
+			tags = v.Tags(v.Items[idx])
+		}
+		o := storedOut(idx, &m, tags)
+		hidden := !visible
+		o.Hidden = &hidden
+		out = append(out, o)
 	}
 	return out, nil
 }
@@ -164,6 +196,11 @@ type TurnsSinceResult struct {
 	SummariesCount int          `json:"summaries_count"`
 	Messages       []MessageOut `json:"messages"`
 	Summaries      []SummaryOut `json:"summaries"`
+	// Truncated says limit cut the messages; More is how many were left
+	// out (ask again from the last one's created_at, or with a larger
+	// limit).
+	Truncated bool `json:"truncated"`
+	More      int  `json:"more,omitempty"`
 }
 
 // GetTurnsSince returns the turns created at or after a moment.
@@ -191,7 +228,12 @@ func (s *Service) GetTurnsSince(_ context.Context, a TurnsSinceArgs) (TurnsSince
 			return err
 		}
 		res.Summaries = summariesOut(snap.view, p.Summaries)
-		res.Messages, err = messagesOut(tx, snap.view, p.Messages)
+		res.Truncated, res.More = p.Truncated, p.More
+		if include {
+			res.Messages, err = messagesOut(tx, snap.view, p.Messages)
+			return err
+		}
+		res.Messages, err = storedMessagesOut(tx, snap.view, p.Stored)
 		return err
 	})
 	res.MessagesCount, res.SummariesCount = len(res.Messages), len(res.Summaries)
@@ -225,6 +267,9 @@ func (s *Service) GetTurnsAround(_ context.Context, a TurnsAroundArgs) (TurnsAro
 	if a.Count != nil {
 		if *a.Count < 0 {
 			return TurnsAroundResult{}, invalidf("count %d is negative; ask for 0 or more items (default 40)", *a.Count)
+		}
+		if *a.Count > maxRange {
+			return TurnsAroundResult{}, invalidf("count %d is more than %d items in one call; ask for %d at most and page on with get_message_range", *a.Count, maxRange, maxRange)
 		}
 		count = *a.Count
 	}

@@ -75,7 +75,8 @@ func TestGetTurnsSince(t *testing.T) {
 		{"before any messages: all history", `{"timestamp":"2026-01-01"}`, 40, 5},
 		{"in the future: empty", `{"timestamp":"2030-01-01T00:00:00Z"}`, 0, 0},
 		{"inside the 4th summary", fmt.Sprintf(`{"timestamp":%q}`, at(180)), 40, 2},
-		{"without summaries", fmt.Sprintf(`{"timestamp":%q,"include_summaries":false}`, at(180)), 40, 0},
+		// Without summaries: every stored message since, digested or not.
+		{"without summaries", fmt.Sprintf(`{"timestamp":%q,"include_summaries":false}`, at(180)), 120, 0},
 		{"limited", fmt.Sprintf(`{"timestamp":%q,"limit":10}`, at(180)), 10, 2},
 		{"inside the unsummarized turns", fmt.Sprintf(`{"timestamp":%q}`, at(290)), 10, 0},
 	}

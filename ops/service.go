@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -26,6 +27,7 @@ type Service struct {
 	bus bus
 	// endpoint is where summaries may be asked for (WithSummaryEndpoint).
 	endpoint summary.Endpoint
+	logger   *slog.Logger
 
 	mu      sync.Mutex
 	threads map[string]*cached
@@ -36,6 +38,10 @@ type Service struct {
 // cached is the state of one session the service keeps in memory. Stored messages are
 // represented by their heads only; bodies stay in the store.
 type cached struct {
+	// idents are the identities of the first stored messages, as the
+	// pre-request hook has needed them (stored messages never change).
+	idents []model.Ident
+
 	info  model.Session
 	heads []model.Head
 	ops   []model.Op
@@ -45,12 +51,16 @@ type cached struct {
 // Option configures a Service.
 type Option func(*Service)
 
+// WithLogger sets where the service logs what an operator should see
+// later (a tool that panicked, with its stack); default: nowhere.
+func WithLogger(l *slog.Logger) Option { return func(s *Service) { s.logger = l } }
+
 // WithClock sets the clock (tests pin it).
 func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = now } }
 
 // New returns a service over an open store.
 func New(st *store.Store, opts ...Option) *Service {
-	s := &Service{st: st, now: time.Now, threads: make(map[string]*cached)}
+	s := &Service{st: st, now: time.Now, threads: make(map[string]*cached), logger: slog.New(slog.DiscardHandler)}
 	for _, o := range opts {
 		o(s)
 	}
@@ -202,6 +212,25 @@ func (s *Service) recordLocked(id string) (*cached, error) {
 	return c, err
 }
 
+// identities returns the identities of the first n stored messages,
+// reading in tx only those not known yet.
+func (c *cached) identities(tx *store.Tx, n int) ([]model.Ident, error) {
+	if have := len(c.idents); have < n {
+		err := tx.Messages(c.info.ID, uint64(have+1), uint64(n), func(m model.Message) error {
+			c.idents = append(c.idents, model.Identity(m.Role, m.Content, model.DecodeParts(m.Parts)))
+			return nil
+		})
+		if err != nil {
+			c.idents = c.idents[:have]
+			return nil, err
+		}
+		if len(c.idents) < n {
+			return nil, fmt.Errorf("session %s: %d stored messages were expected, %d were read", c.info.ID, n, len(c.idents))
+		}
+	}
+	return c.idents[:n], nil
+}
+
 // viewLocked returns the thread's current view, applying operations again
 // only when something other than an append changed.
 func (th *cached) viewLocked() *model.View {
@@ -324,94 +353,160 @@ func (s *Service) create(ctx context.Context, info model.Session, prepare prepar
 	return s.commit(ctx, true, func() (*cached, error) { return &cached{info: info}, nil }, prepare)
 }
 
-// commit runs a write: find (or make) the session, prepare, store, cache,
-// publish.
+// writeReq is one session's part of a write: how to find (or make) the
+// session, and how to prepare its change. commitAll fills in the rest.
+type writeReq struct {
+	created bool
+	find    func() (*cached, error)
+	prepare prepareFunc
+
+	c    *cached
+	next model.Session
+	ch   *change // nil: nothing to write for this session
+}
+
+// commit runs a write of one session: find (or make) it, prepare, store,
+// cache, publish.
 func (s *Service) commit(ctx context.Context, created bool, find func() (*cached, error), prepare prepareFunc) (model.Session, error) {
-	s.mu.Lock()
-	c, err := find()
-	if err != nil {
-		s.mu.Unlock()
+	r := &writeReq{created: created, find: find, prepare: prepare}
+	if err := s.commitAll(ctx, []*writeReq{r}); err != nil {
 		return model.Session{}, err
 	}
-	next := c.info
-	next.ActiveTags = slices.Clone(c.info.ActiveTags)
-	next.Changes = slices.Clone(c.info.Changes)
+	return r.next, nil
+}
+
+// commitAll runs a write of several sessions (an import's small threads)
+// as one: one lock and one transaction for all, and then one event per
+// session changed. If any is refused or fails, none is written. A
+// session with nothing to write is left as it was (its next is its
+// record).
+func (s *Service) commitAll(ctx context.Context, reqs []*writeReq) error {
+	s.mu.Lock()
+	locked, committed := true, false
+	unlock := func() { locked = false; s.mu.Unlock() }
+	defer func() {
+		if locked { // a panic on the way: the lock is not left held,
+			if committed { // nor a cache that may be half updated
+				for _, r := range reqs {
+					delete(s.threads, r.next.ID)
+				}
+			}
+			unlock()
+		}
+	}()
+	for _, r := range reqs {
+		c, err := r.find()
+		if err != nil {
+			unlock()
+			return err
+		}
+		r.c, r.next = c, c.info
+		r.next.ActiveTags = slices.Clone(c.info.ActiveTags)
+		r.next.Changes = slices.Clone(c.info.Changes)
+	}
 	author := AuthorFrom(ctx)
-	var ch *change
 	var refused error
-	err = s.st.Update(func(tx *store.Tx) error {
-		if ch, refused = prepare(tx, c, &next); refused != nil {
-			return refused
+	err := s.st.Update(func(tx *store.Tx) error {
+		writes := 0
+		for _, r := range reqs {
+			if r.ch, refused = r.prepare(tx, r.c, &r.next); refused != nil {
+				return refused
+			}
+			ch := r.ch
+			if ch == nil {
+				continue
+			}
+			writes++
+			if !ch.aside {
+				r.next.Record(s.clock(), author, ch.what)
+			}
+			if ch.op != nil && ch.op.Version == 0 {
+				ch.op.Version = r.next.Version // a new operation records its version
+			}
+			if !ch.aside || r.created {
+				if err := tx.PutSession(r.next); err != nil {
+					return err
+				}
+			}
+			if ch.store != nil {
+				if err := ch.store(tx); err != nil {
+					return err
+				}
+			}
+			if ch.op != nil {
+				if err := tx.PutOp(r.next.ID, *ch.op); err != nil {
+					return err
+				}
+			}
 		}
-		if ch == nil {
+		if writes == 0 {
 			return errNothing
-		}
-		if !ch.aside {
-			next.Record(s.clock(), author, ch.what)
-		}
-		if ch.op != nil && ch.op.Version == 0 {
-			ch.op.Version = next.Version // a new operation records its version
-		}
-		if !ch.aside || created {
-			if err := tx.PutSession(next); err != nil {
-				return err
-			}
-		}
-		if ch.store != nil {
-			if err := ch.store(tx); err != nil {
-				return err
-			}
-		}
-		if ch.op != nil {
-			return tx.PutOp(next.ID, *ch.op)
 		}
 		return nil
 	})
 	if errors.Is(err, errNothing) {
-		info := c.info // read under the lock: another write may change it
-		s.mu.Unlock()
-		return info, nil
+		for _, r := range reqs {
+			r.next, r.ch = r.c.info, nil // read under the lock: another write may change it
+		}
+		unlock()
+		return nil
 	}
 	if err != nil {
-		s.mu.Unlock()
+		unlock()
 		if refused != nil {
-			return model.Session{}, refused
+			return refused
 		}
-		return model.Session{}, fmt.Errorf("writing session %s: %w", next.ID, err)
+		if len(reqs) == 1 {
+			return fmt.Errorf("writing session %s: %w", reqs[0].next.ID, err)
+		}
+		return fmt.Errorf("writing %d sessions: %w", len(reqs), err)
 	}
-	id := next.ID
-	s.latest = id
-	switch {
-	case ch.reload:
-		delete(s.threads, id) // loaded again from the store on next use
-	default:
-		c.info = next
-		s.threads[id] = c
-		if ch.apply != nil {
-			ch.apply(c)
+	committed = true
+	for _, r := range reqs {
+		c, ch, id := r.c, r.ch, r.next.ID
+		if ch == nil {
+			r.next = c.info
+			continue
 		}
-		if c.view != nil && c.view.Version != next.Version {
-			v := *c.view // views already handed out stay as they were
-			v.Version = next.Version
-			c.view = &v
+		s.latest = id
+		switch {
+		case ch.reload:
+			delete(s.threads, id) // loaded again from the store on next use
+		default:
+			c.info = r.next
+			s.threads[id] = c
+			if ch.apply != nil {
+				ch.apply(c)
+			}
+			if c.view != nil && c.view.Version != r.next.Version {
+				v := *c.view // views already handed out stay as they were
+				v.Version = r.next.Version
+				c.view = &v
+			}
 		}
 	}
-	s.mu.Unlock()
+	unlock()
 
-	ev := ch.event
-	if created {
-		ev.Kind = EventSessionCreated
+	for _, r := range reqs {
+		ch := r.ch
+		if ch == nil {
+			continue
+		}
+		ev := ch.event
+		if r.created {
+			ev.Kind = EventSessionCreated
+		}
+		if ev.What == "" {
+			ev.What = ch.what
+		}
+		ev.SessionID, ev.Version, ev.Author, ev.At = r.next.ID, r.next.Version, author, r.next.UpdatedAt
+		if ch.aside {
+			ev.At = s.clock()
+		}
+		if ch.op != nil {
+			ev.OpID, ev.OpType = ch.op.ID, ch.op.Type
+		}
+		s.bus.publish(ev)
 	}
-	if ev.What == "" {
-		ev.What = ch.what
-	}
-	ev.SessionID, ev.Version, ev.Author, ev.At = id, next.Version, author, next.UpdatedAt
-	if ch.aside {
-		ev.At = s.clock()
-	}
-	if ch.op != nil {
-		ev.OpID, ev.OpType = ch.op.ID, ch.op.Type
-	}
-	s.bus.publish(ev)
-	return next, nil
+	return nil
 }

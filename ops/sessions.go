@@ -2,9 +2,12 @@ package ops
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -160,10 +163,12 @@ func (s *Service) AppendMessages(ctx context.Context, a AppendMessagesArgs) (App
 			return AppendResult{}, invalidf("messages[%d]: %v", i, err)
 		}
 	}
+	msgs := slices.Clone(a.Messages)
+	countEach(len(msgs), func(i int) *model.NewMessage { return &msgs[i] })
 	var ids []model.ItemID
 	info, err := s.write(ctx, a.SessionID, a.ExpectedVersion, func(_ *store.Tx, th *cached, next *model.Session) (*change, error) {
 		var ch *change
-		ch, ids = s.appendChange(th, next, a.Messages, "appended")
+		ch, ids = s.appendChange(th, next, msgs, "appended")
 		return ch, nil
 	})
 	if err != nil {
@@ -202,6 +207,45 @@ func (s *Service) appendChange(th *cached, next *model.Session, nms []model.NewM
 	}, ids
 }
 
+// messageTokens counts what a message sends a model: its parts when it
+// has them (tool calls and their inputs, results, text, thinking), else
+// its content. Importers render a content from the parts, which would
+// count twice.
+func messageTokens(content string, rawParts json.RawMessage) int {
+	parts := model.DecodeParts(rawParts)
+	if len(parts) == 0 {
+		return tokens.Count(content)
+	}
+	n := 0
+	for _, p := range parts {
+		switch p.Type {
+		case model.PartText, model.PartThinking, model.PartToolResult:
+			n += tokens.Count(p.Text)
+		case model.PartToolCall:
+			n += tokens.Count(p.ToolName) + tokens.Count(string(p.Input))
+		}
+	}
+	return n
+}
+
+// countEach counts the tokens of the n messages at(i) gives that have no
+// count yet, on every core. Writes count before they take the service's
+// lock: a long message must not hold up every other request.
+func countEach(n int, at func(i int) *model.NewMessage) {
+	workers := min(runtime.GOMAXPROCS(0), max(n/256, 1))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < n; i += workers {
+				if m := at(i); m.Tokens <= 0 {
+					m.Tokens = messageTokens(m.Content, m.Parts)
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
 // storedMessage completes a new message for storing: seq and ID, time,
 // digest and token count.
 func storedMessage(seq uint64, nm model.NewMessage, now time.Time) model.Message {
@@ -211,7 +255,7 @@ func storedMessage(seq uint64, nm model.NewMessage, now time.Time) model.Message
 	}
 	n := nm.Tokens
 	if n <= 0 {
-		n = tokens.Count(nm.Content)
+		n = messageTokens(nm.Content, nm.Parts)
 	}
 	return model.Message{
 		ID: model.MessageID(seq), Seq: seq, Role: nm.Role, Content: nm.Content, Name: nm.Name,
@@ -541,7 +585,7 @@ func sessText(v *model.View, items []formats.Item, first int, raw bool) string {
 			b.WriteString(" (" + it.Name + ")")
 		}
 		if it.Synthetic {
-			if !raw && it.OpType == model.OpDigest {
+			if !raw && it.Summary {
 				if i := v.IndexOf(it.ID); i >= 0 {
 					sy := &v.Synth[v.Items[i].Synth]
 					fmt.Fprintf(&b, " — summary of %s", plural(sy.MessageCount, "message", "messages"))

@@ -96,7 +96,7 @@ func TestGetSessionHistory(t *testing.T) {
 	}{
 		{`{}`, 4, 0, func(t *testing.T, r SessionHistoryResult) {
 			want := "[0] 2026-01-26 09:00 system:\nBe brief.\n\n" +
-				"[1] 2026-01-28 09:00 system — summary of 2 messages, 2026-01-26 09:01–09:02 UTC:\nCounted to two.\n\n" +
+				"[1] 2026-01-26 09:01 system — summary of 2 messages, 2026-01-26 09:01–09:02 UTC:\nCounted to two.\n\n" +
 				"[2] 2026-01-26 09:03 user (ana):\nthree\n\n" +
 				"[3] 2026-01-26 09:04 assistant:\nfour\n"
 			if r.Format != "text" || r.View != "effective" || r.Text != want {

@@ -206,9 +206,7 @@ func (s *Service) sumSource(ctx context.Context, asked string) (string, error) {
 }
 
 // sumSpan is the time span of the items: the times of the stored
-// messages and the spans digests cover. Other synthetic items carry the
-// time their operation was made, which says nothing of the
-// conversation's.
+// messages and the spans synthetic items stand for.
 func sumSpan(v *model.View, indices []int, items []formats.Item) (first, last time.Time) {
 	see := func(t time.Time) {
 		if t.IsZero() {
@@ -227,10 +225,9 @@ func sumSpan(v *model.View, indices []int, items []formats.Item) (first, last ti
 			see(items[k].CreatedAt)
 			continue
 		}
-		if sy := &v.Synth[it.Synth]; sy.OpType == model.OpDigest {
-			see(sy.TimeSpanStart)
-			see(sy.TimeSpanEnd)
-		}
+		sy := &v.Synth[it.Synth]
+		see(sy.TimeSpanStart)
+		see(sy.TimeSpanEnd)
 	}
 	return first, last
 }

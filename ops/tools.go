@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"runtime/debug"
 	"slices"
 	"strings"
 )
@@ -52,7 +53,16 @@ func def[A, R any](name, desc string, h hints, fn func(*Service, context.Context
 		Name: name, Description: desc,
 		ReadOnly: h.readOnly, Destructive: h.destructive, Idempotent: h.idempotent, OpenWorld: h.openWorld,
 		ArgsType: reflect.TypeFor[A](), ResultType: reflect.TypeFor[R](),
-		call: func(ctx context.Context, s *Service, args any) (any, error) {
+		call: func(ctx context.Context, s *Service, args any) (res any, err error) {
+			// A bug in a handler answers this request with an internal
+			// error; the process, and every other request, go on.
+			defer func() {
+				if r := recover(); r != nil {
+					pe := &PanicError{Tool: name, Value: r, Stack: debug.Stack()}
+					s.logger.Error("tool panicked", "tool", name, "panic", fmt.Sprint(r), "stack", string(pe.Stack))
+					res, err = nil, pe
+				}
+			}()
 			return fn(s, ctx, *args.(*A))
 		},
 	}

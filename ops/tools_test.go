@@ -4,9 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"weft/store"
 )
 
 func TestRegistryIsComplete(t *testing.T) {
@@ -133,4 +138,56 @@ func TestInvokeTakesTypedArguments(t *testing.T) {
 	if _, err := tool.Invoke(context.Background(), f.svc, map[string]any{}); err == nil || !strings.Contains(err.Error(), "list_sessions takes ops.ListSessionsArgs") {
 		t.Errorf("a map for arguments: %v", err)
 	}
+}
+
+// FuzzRunTools runs every tool on fuzzed arguments against a small real
+// session (stored messages, a digest, a revision, an insertion): a tool
+// may refuse, but never panic (a panic comes back as a PanicError), and a
+// refusal changes nothing.
+func FuzzRunTools(f *testing.F) {
+	seeds := []string{`{}`, `{"start_idx":3,"end_idx":8,"summary":"x"}`, `{"new_order":[8,9,5]}`,
+		`{"messages":[{"role":"user","content":"hi","parts":[{"type":"text"}]}]}`,
+		`{"tags":["a"],"when_tags":["b"],"expected_version":3}`, `{"timestamp":"-2h","count":40,"before_ratio":0.5}`,
+		`{"timestamp":"2026-01-26T09:05:00Z","count":9223372036854775807,"before_ratio":1}`,
+		`{"turns":9223372036854775807}`, `{"limit":-1}`, `{"ids":["m1","op/0","m9999999999999999999"]}`,
+		`{"start_idx":-9223372036854775808,"end_idx":9223372036854775807}`, `{"max_tokens":1,"format":"anthropic"}`,
+		`{"query":"message","mode":"fuzzy","limit":1000}`, `{"operation_id":"nope"}`, `{"after_idx":-1,"messages":[{"role":"tool","content":"x"}]}`}
+	for _, s := range seeds {
+		for i := range Tools() {
+			f.Add(i, []byte(s))
+		}
+	}
+	dir := f.TempDir() // not the iteration's: the fixture outlives it
+	var fx *fixture
+	runs := 0
+	f.Fuzz(func(t *testing.T, which int, raw []byte) {
+		if fx == nil || runs%200 == 0 { // a fresh, small session now and then
+			if fx != nil {
+				fx.st.Close()
+			}
+			st, err := store.Open(filepath.Join(dir, fmt.Sprintf("fuzz-%d.db", runs)), store.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			fx = &fixture{t: t, path: st.Path(), st: st, now: t0.Add(48 * time.Hour)}
+			fx.svc = New(st, WithClock(func() time.Time { return fx.now }))
+			fx.session("fuzz", 12)
+			fx.mustCall("digest_messages", `{"start_idx":2,"end_idx":4,"summary":"three"}`)
+			fx.mustCall("revise_messages", `{"start_idx":5,"end_idx":5,"replacements":[{"role":"user","content":"revised"}]}`)
+			fx.mustCall("insert_messages", `{"after_idx":6,"messages":[{"role":"assistant","content":"inserted"}]}`)
+		}
+		runs++
+		fx.t = t
+		tools := Tools()
+		tool := tools[(which%len(tools)+len(tools))%len(tools)]
+		before := fx.fileHash()
+		_, err := tool.Call(context.Background(), fx.svc, raw)
+		var pe *PanicError
+		if errors.As(err, &pe) {
+			t.Fatalf("%s %s panicked: %v\n%s", tool.Name, raw, pe.Value, pe.Stack)
+		}
+		if err != nil && errors.Is(err, ErrInvalid) && fx.fileHash() != before {
+			t.Fatalf("%s %s was refused (%v) but changed the file", tool.Name, raw, err)
+		}
+	})
 }

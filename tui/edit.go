@@ -97,7 +97,14 @@ func (t editTarget) opts() ops.EditOptions {
 func (m *Model) edit(what string, fn func(ctx context.Context, t editTarget) error) tea.Cmd {
 	t := m.target()
 	m.anchor = -1
-	return func() tea.Msg {
+	return func() (msg tea.Msg) {
+		// A bug behind an edit is an error on the status bar, not the
+		// end of the operator's session.
+		defer func() {
+			if r := recover(); r != nil {
+				msg = editDoneMsg{what: what, err: fmt.Errorf("internal error while the edit was made: %v (a bug in weft)", r)}
+			}
+		}()
 		return editDoneMsg{what: what, err: fn(context.Background(), t)}
 	}
 }

@@ -72,11 +72,11 @@ func TestLsShowsRawAndEffectiveTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	show, _, _ := weft(t, db, "show")
-	if !strings.Contains(show, "165521 → 50959 tokens") {
+	if !strings.Contains(show, "166143 → 51457 tokens") {
 		t.Fatalf("show: %.300s", show)
 	}
 	out, _, _ := weft(t, db, "ls")
-	if !strings.Contains(out, "EFFECTIVE") || !regexp.MustCompile(`\b292\s+165,521\s+50,959\s+1\b`).MatchString(out) ||
+	if !strings.Contains(out, "EFFECTIVE") || !regexp.MustCompile(`\b292\s+166,143\s+51,457\s+1\b`).MatchString(out) ||
 		!regexp.MustCompile(`\s0\s+0\s+0\s+0\s+[0-9-]+ [0-9:]+\s+empty\b`).MatchString(out) {
 		t.Errorf("ls:\n%s", out)
 	}
@@ -94,7 +94,7 @@ func TestLsShowsRawAndEffectiveTokens(t *testing.T) {
 	for _, s := range ls.Sessions {
 		want := [2]int{0, 0}
 		if s.Title != "empty" {
-			want = [2]int{165521, 50959}
+			want = [2]int{166143, 51457}
 		}
 		if s.EffectiveTokens == nil || [2]int{s.Tokens, *s.EffectiveTokens} != want {
 			t.Errorf("ls --json %q: tokens %d, effective %v; want %v", s.Title, s.Tokens, s.EffectiveTokens, want)

@@ -40,7 +40,7 @@ func Tokens(v *model.View, heads []model.Head, i int) int {
 // IsSummary reports whether an item is a digest's summary.
 func IsSummary(v *model.View, i int) bool {
 	it := v.Items[i]
-	return it.Seq == 0 && v.Synth[it.Synth].OpType == model.OpDigest
+	return it.Seq == 0 && v.Synth[it.Synth].Summary
 }
 
 // isToolResult reports whether an item is a tool's message.

@@ -112,7 +112,7 @@ func Extract(items []formats.Item, about string, budget int) string {
 			addFile(f)
 		}
 		role := string(it.Role)
-		if it.Synthetic && it.OpType == model.OpDigest {
+		if it.Summary {
 			role = "summary"
 		}
 		first := true

@@ -13,7 +13,6 @@ import (
 	"unicode/utf8"
 
 	"weft/formats"
-	"weft/model"
 )
 
 // The sources a summary can come from, as results name them.
@@ -69,7 +68,7 @@ func Transcript(items []formats.Item, indices []int) (string, int) {
 			cut++
 		}
 		role := string(it.Role)
-		if it.Synthetic && it.OpType == model.OpDigest {
+		if it.Summary {
 			role = "summary"
 		}
 		when := ""

@@ -28,6 +28,9 @@ import (
 func Apply(heads []model.Head, ops []model.Op, activeTags []string) *model.View {
 	a := newApplier(heads, len(ops))
 	for i := range ops {
+		a.ops[ops[i].ID] = &ops[i]
+	}
+	for i := range ops {
 		a.apply(&ops[i], activeTags)
 	}
 	return a.materialize()
@@ -74,6 +77,7 @@ type slot struct {
 	kind       uint8
 	item       model.Item // for slotItem
 	marker     int32      // for slotMarker: index into applier.markers
+	seen       uint32     // the last present() call that took this slot
 }
 
 type markerBuild struct {
@@ -104,6 +108,8 @@ type applier struct {
 	synth     []model.Synthetic
 	synthInfo []synthInfo
 	opSynth   map[string][2]int32 // op ID -> first synth index, count
+	ops       map[string]*model.Op
+	epoch     uint32 // counts present() calls, for slot.seen
 
 	markers []markerBuild
 
@@ -122,6 +128,7 @@ func newApplier(heads []model.Head, nops int) *applier {
 		slots:    make([]slot, n+2, n+2+nops),
 		seqSlot:  make([]int32, n),
 		opSynth:  make(map[string][2]int32),
+		ops:      make(map[string]*model.Op, nops),
 		tagSets:  [][]string{nil},
 		tagIndex: map[string]int32{"": 0},
 		status:   make(map[string]model.OpStatus, nops),
@@ -174,13 +181,68 @@ func (a *applier) setSlotOf(it model.Item, s int32) {
 }
 
 // present resolves targets to the slots they occupy, in the targets'
-// order, dropping those not present.
-func (a *applier) present(targets []model.ItemID) []int32 {
-	out := make([]int32, 0, len(targets))
-	for _, id := range targets {
-		if s := a.slotOf(id); s != nilSlot {
+// order, and counts the targets that resolve to nothing. A synthetic
+// target whose operation has not made its items (switched off,
+// reverted, waiting for its tags, or orphaned) stands for what that
+// operation targeted, recursively, in thread order: so switching an
+// inner operation off never lets a message out of an outer one. One made
+// by an insert stands for nothing.
+func (a *applier) present(targets []model.ItemID) (out []int32, missing int) {
+	a.epoch++
+	out = make([]int32, 0, len(targets))
+	take := func(s int32) {
+		if a.slots[s].seen != a.epoch { // each item once
+			a.slots[s].seen = a.epoch
 			out = append(out, s)
 		}
+	}
+	for _, id := range targets {
+		if s := a.slotOf(id); s != nilSlot {
+			take(s)
+			continue
+		}
+		stand := a.standIn(id, nil)
+		if len(stand) == 0 {
+			missing++
+		}
+		for _, s := range stand {
+			take(s)
+		}
+	}
+	return out, missing
+}
+
+// standIn resolves a synthetic item that is not in the thread to the
+// slots of what its operation targeted, when the operation did not make
+// its items; nil otherwise. visiting guards against operations that name
+// each other (a damaged or hand-made file).
+func (a *applier) standIn(id model.ItemID, visiting map[string]bool) []int32 {
+	opID, _, ok := id.Synthetic()
+	if !ok {
+		return nil
+	}
+	if _, made := a.opSynth[opID]; made {
+		return nil // made, and gone since: it stands for nothing now
+	}
+	op := a.ops[opID]
+	if op == nil || op.Type == model.OpInsert || visiting[opID] {
+		return nil
+	}
+	if visiting == nil {
+		visiting = map[string]bool{}
+	}
+	visiting[opID] = true
+	var out []int32
+	for _, t := range op.Targets {
+		if s := a.slotOf(t); s != nilSlot {
+			out = append(out, s)
+		} else {
+			out = append(out, a.standIn(t, visiting)...)
+		}
+	}
+	delete(visiting, opID)
+	if len(out) > 1 {
+		out = slices.Compact(a.byLabel(out))
 	}
 	return out
 }
@@ -211,26 +273,29 @@ func (a *applier) apply(op *model.Op, activeTags []string) {
 	}
 
 	var pres []int32
-	want := len(op.Targets)
+	missing := 0
 	if op.Type == model.OpInsert {
-		want = 0
 		anchor := a.head
 		if op.Anchor != "" {
-			want = 1
 			anchor = a.slotOf(op.Anchor)
+			if anchor == nilSlot {
+				// After the last of what a switched-off item stood for.
+				if stand := a.standIn(op.Anchor, nil); len(stand) > 0 {
+					anchor = stand[len(stand)-1]
+				}
+			}
 		}
 		if anchor != nilSlot {
 			pres = []int32{anchor}
 		}
 	} else {
-		pres = a.present(op.Targets)
+		pres, missing = a.present(op.Targets)
 	}
 	switch {
-	case op.Type == model.OpInsert && len(pres) == 0,
-		op.Type != model.OpInsert && len(pres) == 0:
+	case len(pres) == 0:
 		a.status[op.ID] = model.StatusOrphaned
 		return
-	case op.Type != model.OpInsert && len(pres) < want:
+	case missing > 0:
 		a.status[op.ID] = model.StatusPartial
 	default:
 		a.status[op.ID] = model.StatusActive
@@ -332,18 +397,23 @@ func (a *applier) replace(op *model.Op, pres []int32, msgs []model.NewMessage) {
 		a.slots[first].item = model.Item{}
 		return
 	}
+	// A revise of exactly one summary into one item keeps it a summary.
+	summary := op.Type == model.OpDigest ||
+		op.Type == model.OpRevise && len(msgs) == 1 && len(hidden) == 1 && hidden[0].Synth >= 0 && a.synth[hidden[0].Synth].Summary
+	if start > end { // nothing dated was replaced (a dangling target)
+		start, end = op.CreatedAt.UnixNano(), op.CreatedAt.UnixNano()
+	}
 	slots := append([]int32{first}, a.insertAfter(first, len(msgs)-1)...)
 	for k, s := range slots {
-		si := a.addSynth(op, k, msgs[k])
+		si := a.addSynth(op, k, msgs[k], start)
+		sy := &a.synth[si]
+		sy.Summary = summary
+		sy.TimeSpanStart, sy.TimeSpanEnd = time.Unix(0, start).UTC(), time.Unix(0, end).UTC()
+		a.synthInfo[si].start, a.synthInfo[si].end = start, end
 		if k == 0 {
 			a.synthInfo[si].marker = mk
 			a.synthInfo[si].covers = covers
-			if covers > 0 {
-				a.synthInfo[si].start, a.synthInfo[si].end = start, end
-				a.synth[si].MessageCount = covers
-				a.synth[si].TimeSpanStart = time.Unix(0, start).UTC()
-				a.synth[si].TimeSpanEnd = time.Unix(0, end).UTC()
-			}
+			sy.MessageCount = covers
 		}
 		a.slots[s].kind = slotItem
 		a.slots[s].item = model.Item{Synth: si}
@@ -351,17 +421,14 @@ func (a *applier) replace(op *model.Op, pres []int32, msgs []model.NewMessage) {
 	}
 }
 
-// coverOf returns how many stored messages an item stands for and their
-// time span.
+// coverOf returns how many stored messages an item stands for and the
+// time span it stands for (a synthetic item's own, when it covers none).
 func (a *applier) coverOf(it model.Item) (int, int64, int64) {
 	if it.Seq > 0 {
 		t := a.heads[it.Seq-1].At
 		return 1, t, t
 	}
 	si := a.synthInfo[it.Synth]
-	if si.covers == 0 {
-		return 0, math.MaxInt64, math.MinInt64
-	}
 	return si.covers, si.start, si.end
 }
 
@@ -393,8 +460,12 @@ func (a *applier) insert(op *model.Op, anchor int32) {
 	mk := a.newMarker(op)
 	msgs := op.Payload.Messages
 	a.markers[mk].m.Added = len(msgs)
+	at := a.timeNear(anchor, op)
 	for k, s := range a.insertAfter(anchor, len(msgs)) {
-		si := a.addSynth(op, k, msgs[k])
+		si := a.addSynth(op, k, msgs[k], at)
+		a.synthInfo[si].start, a.synthInfo[si].end = at, at
+		a.synth[si].TimeSpanStart = time.Unix(0, at).UTC()
+		a.synth[si].TimeSpanEnd = a.synth[si].TimeSpanStart
 		if k == 0 {
 			a.synthInfo[si].marker = mk
 		}
@@ -402,6 +473,33 @@ func (a *applier) insert(op *model.Op, anchor int32) {
 		a.slots[s].item = model.Item{Synth: si}
 		a.synthInfo[si].slot = s
 	}
+}
+
+// timeNear is the time an insertion after slot s stands at: the end of
+// what the item there stands for, or at the start of the thread the
+// start of the first item's; the operation's own time in an empty thread.
+func (a *applier) timeNear(s int32, op *model.Op) int64 {
+	for s != nilSlot {
+		if sl := &a.slots[s]; sl.kind == slotItem {
+			if c, start, end := a.coverOf(sl.item); c > 0 || start <= end {
+				if s == a.head {
+					return start
+				}
+				return end
+			}
+		}
+		if s == a.head { // at the start: look forward instead
+			for n := a.slots[s].next; n != a.tail; n = a.slots[n].next {
+				if a.slots[n].kind == slotItem {
+					_, start, _ := a.coverOf(a.slots[n].item)
+					return start
+				}
+			}
+			break
+		}
+		s = a.slots[s].prev
+	}
+	return op.CreatedAt.UnixNano()
 }
 
 func (a *applier) newMarker(op *model.Op) int32 {
@@ -416,20 +514,22 @@ func (a *applier) nest(parent, child int32) {
 	a.markers[parent].children = append(a.markers[parent].children, child)
 }
 
-func (a *applier) addSynth(op *model.Op, k int, m model.NewMessage) int32 {
+// addSynth records the k-th item an operation puts in, dated at (unix
+// nanos) unless the message gives its own time.
+func (a *applier) addSynth(op *model.Op, k int, m model.NewMessage, at int64) int32 {
 	r, ok := a.opSynth[op.ID]
 	if !ok {
 		r = [2]int32{int32(len(a.synth)), 0}
 	}
 	r[1]++
 	a.opSynth[op.ID] = r
-	at := m.CreatedAt
-	if at.IsZero() {
-		at = op.CreatedAt
+	when := m.CreatedAt
+	if when.IsZero() {
+		when = time.Unix(0, at)
 	}
 	a.synth = append(a.synth, model.Synthetic{
 		OpID: op.ID, K: k, OpType: op.Type, Role: m.Role, Content: m.Content, Name: m.Name,
-		CreatedAt: at.UTC(), Tokens: m.Tokens,
+		CreatedAt: when.UTC(), Tokens: m.Tokens,
 	})
 	a.synthInfo = append(a.synthInfo, synthInfo{slot: nilSlot, marker: -1})
 	return int32(len(a.synth) - 1)

@@ -1,6 +1,7 @@
 package thread
 
 import (
+	"cmp"
 	"slices"
 	"time"
 
@@ -48,25 +49,32 @@ func (h HeadIndex) TimeAscend(from time.Time, fn func(seq uint64, at int64) bool
 }
 
 // Summaries returns the indices of the view's summaries, in thread order:
-// the items of digests that are in effect and not themselves digested.
+// the items of digests in effect (and of revisions of exactly one such
+// item) that no later operation hides.
 func Summaries(v *model.View) []int {
 	var out []int
-	for _, m := range v.Markers {
-		if m.OpType == model.OpDigest && m.At < len(v.Items) {
-			if it := v.Items[m.At]; it.Synth >= 0 && v.Synth[it.Synth].OpID == m.OpID {
-				out = append(out, m.At)
-			}
+	for si, w := range v.SynthWhere {
+		if w >= 0 && v.Synth[si].Summary {
+			out = append(out, int(w))
 		}
 	}
+	slices.Sort(out)
 	return out
 }
 
-// Unsummarized returns the indices of the stored messages that appear in
-// the effective thread, in thread order.
+// IsSummary reports whether the item at index i is a summary.
+func IsSummary(v *model.View, i int) bool {
+	it := v.Items[i]
+	return it.Seq == 0 && v.Synth[it.Synth].Summary
+}
+
+// Unsummarized returns the indices of the turns of the effective thread,
+// in thread order: every item that is not a summary (stored messages,
+// revisions and insertions).
 func Unsummarized(v *model.View) []int {
 	out := make([]int, 0, len(v.Items))
-	for i, it := range v.Items {
-		if it.Seq > 0 {
+	for i := range v.Items {
+		if !IsSummary(v, i) {
 			out = append(out, i)
 		}
 	}
@@ -86,19 +94,25 @@ type ContextPlan struct {
 // many of the latest summaries as it takes, counting each summary's real
 // message_count.
 func PlanContext(v *model.View, turns int) ContextPlan {
-	raw := Unsummarized(v)
-	p := ContextPlan{UnsummarizedCount: len(raw)}
+	sums := Summaries(v)
+	p := ContextPlan{UnsummarizedCount: v.Len() - len(sums)}
 	if turns <= 0 {
 		return p
 	}
-	if len(raw) >= turns {
-		p.RawTurns = raw[len(raw)-turns:]
+	// The latest turns, found from the end.
+	raw := make([]int, 0, min(turns, p.UnsummarizedCount))
+	for i := v.Len() - 1; i >= 0 && len(raw) < turns; i-- {
+		if !IsSummary(v, i) {
+			raw = append(raw, i)
+		}
+	}
+	slices.Reverse(raw)
+	p.RawTurns = raw
+	covered := len(raw)
+	if covered >= turns {
 		p.TurnsCovered = turns
 		return p
 	}
-	p.RawTurns = raw
-	covered := len(raw)
-	sums := Summaries(v)
 	first := len(sums)
 	for first > 0 && covered < turns {
 		first--
@@ -109,44 +123,92 @@ func PlanContext(v *model.View, turns int) ContextPlan {
 	return p
 }
 
-// SincePlan is what get_turns_since returns, as indices.
+// SincePlan is what get_turns_since returns, as indices (or seqs).
 type SincePlan struct {
-	Messages  []int // unsummarized turns at or after the time, oldest first
-	Summaries []int // summaries whose span ends at or after the time, by span start
-	Truncated bool  // more messages matched than the limit
+	// Messages are, with summaries, the turns of the effective thread
+	// created at or after the time (stored messages it shows, revisions
+	// and insertions, by the time they stand at), oldest first.
+	Messages []int
+	// Stored are, without summaries, every stored message created at or
+	// after the time, shown or hidden, oldest first (seed 000's query).
+	Stored []uint64
+	// Summaries whose span ends at or after the time, by span start.
+	Summaries []int
+	// Truncated says limit cut the list; More is how many it left out.
+	Truncated bool
+	More      int
 }
 
-// PlanSince finds the unsummarized turns created at or after t (by the
-// time index, oldest first, at most limit) and, if asked, the summaries
-// whose time span ends at or after t.
+// PlanSince finds, oldest first and at most limit, the turns created at
+// or after t and the summaries whose time span ends at or after it; or,
+// without summaries, every stored message created at or after t.
 func PlanSince(v *model.View, idx TimeIndex, t time.Time, includeSummaries bool, limit int) (SincePlan, error) {
 	var p SincePlan
-	err := idx.TimeAscend(t, func(seq uint64, _ int64) bool {
+	tn := t.UnixNano()
+	if !includeSummaries {
+		err := idx.TimeAscend(t, func(seq uint64, _ int64) bool {
+			if len(p.Stored) < limit {
+				p.Stored = append(p.Stored, seq)
+			} else {
+				p.More++
+			}
+			return true
+		})
+		p.Truncated = p.More > 0
+		return p, err
+	}
+	// Synthetic turns at or after t, merged in by the time they stand at.
+	type turn struct {
+		at  int64
+		idx int
+	}
+	var synth []turn
+	for si, w := range v.SynthWhere {
+		if sy := &v.Synth[si]; w >= 0 && !sy.Summary && sy.CreatedAt.UnixNano() >= tn {
+			synth = append(synth, turn{sy.CreatedAt.UnixNano(), int(w)})
+		}
+	}
+	slices.SortFunc(synth, func(a, b turn) int {
+		if a.at != b.at {
+			return cmp.Compare(a.at, b.at)
+		}
+		return cmp.Compare(a.idx, b.idx)
+	})
+	add := func(i int) {
+		if len(p.Messages) < limit {
+			p.Messages = append(p.Messages, i)
+		} else {
+			p.More++
+		}
+	}
+	k := 0
+	err := idx.TimeAscend(t, func(seq uint64, at int64) bool {
 		i := v.IndexOfSeq(seq)
 		if i < 0 {
-			return true // summarized or snipped: not a turn of the thread now
+			return true // summarized, revised or snipped: not a turn now
 		}
-		if len(p.Messages) == limit {
-			p.Truncated = true
-			return false
+		for k < len(synth) && (synth[k].at < at || synth[k].at == at && synth[k].idx < i) {
+			add(synth[k].idx)
+			k++
 		}
-		p.Messages = append(p.Messages, i)
+		add(i)
 		return true
 	})
 	if err != nil {
 		return p, err
 	}
-	if includeSummaries {
-		tn := t.UnixNano()
-		for _, i := range Summaries(v) {
-			if s := &v.Synth[v.Items[i].Synth]; s.MessageCount > 0 && s.TimeSpanEnd.UnixNano() >= tn {
-				p.Summaries = append(p.Summaries, i)
-			}
-		}
-		slices.SortStableFunc(p.Summaries, func(a, b int) int {
-			return v.Synth[v.Items[a].Synth].TimeSpanStart.Compare(v.Synth[v.Items[b].Synth].TimeSpanStart)
-		})
+	for ; k < len(synth); k++ {
+		add(synth[k].idx)
 	}
+	p.Truncated = p.More > 0
+	for _, i := range Summaries(v) {
+		if s := &v.Synth[v.Items[i].Synth]; s.MessageCount > 0 && s.TimeSpanEnd.UnixNano() >= tn {
+			p.Summaries = append(p.Summaries, i)
+		}
+	}
+	slices.SortStableFunc(p.Summaries, func(a, b int) int {
+		return v.Synth[v.Items[a].Synth].TimeSpanStart.Compare(v.Synth[v.Items[b].Synth].TimeSpanStart)
+	})
 	return p, nil
 }
 
@@ -173,6 +235,7 @@ func PlanAround(v *model.View, idx TimeIndex, t time.Time, count int, beforeRati
 	if err != nil || count <= 0 {
 		return AroundPlan{Start: pivot, End: pivot}, err
 	}
+	count = min(count, n) // the window is no larger than the thread
 	beforeRatio = min(max(beforeRatio, 0), 1)
 	want := int(float64(count) * beforeRatio)
 	before := min(want, pivot)

@@ -1,0 +1,109 @@
+package ops
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"weft/formats/sharegpt"
+	"weft/store"
+)
+
+// BenchmarkImportManySessions imports a generated ShareGPT file of
+// conversations of two short messages each (about 100 bytes a
+// conversation, as fine-tuning sets are): one session a conversation.
+// It reports conversations/s, the database file's size per byte of
+// input, and the peak heap.
+func BenchmarkImportManySessions(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			src := filepath.Join(benchDir(), fmt.Sprintf("sharegpt-%d.json", n))
+			if _, err := os.Stat(src); err != nil {
+				writeShareGPT(b, src, n)
+			}
+			in, err := os.Stat(src)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var peak uint64
+			var size int64
+			for b.Loop() {
+				b.StopTimer()
+				db := filepath.Join(b.TempDir(), "many.db")
+				st, err := store.Open(db, store.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				f, err := os.Open(src)
+				if err != nil {
+					b.Fatal(err)
+				}
+				runtime.GC()
+				var ms runtime.MemStats
+				b.StartTimer()
+				im := New(st).NewImport(context.Background(), ImportOptions{Progress: func(int) {
+					runtime.ReadMemStats(&ms)
+					peak = max(peak, ms.HeapInuse)
+				}})
+				if _, err := sharegpt.Read(bufio.NewReaderSize(f, 1<<20), im); err != nil {
+					b.Fatal(err)
+				}
+				if err := im.Close(); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				if len(im.Sessions) != n {
+					b.Fatalf("%d sessions imported, want %d", len(im.Sessions), n)
+				}
+				f.Close()
+				st.Close()
+				fi, err := os.Stat(db)
+				if err != nil {
+					b.Fatal(err)
+				}
+				size = fi.Size()
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "sessions/s")
+			b.ReportMetric(float64(size)/float64(in.Size()), "file/input")
+			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+		})
+	}
+}
+
+// writeShareGPT writes n conversations of a question and an answer.
+func writeShareGPT(b *testing.B, path string, n int) {
+	b.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	w := bufio.NewWriter(f)
+	r := rand.New(rand.NewPCG(4, 4))
+	w.WriteString("[")
+	for i := range n {
+		if i > 0 {
+			w.WriteString(",\n")
+		}
+		conv := map[string]any{"id": fmt.Sprintf("c%d", i), "conversations": []map[string]string{
+			{"from": "human", "value": text(r, 40)},
+			{"from": "gpt", "value": text(r, 50)},
+		}}
+		raw, err := json.Marshal(conv)
+		if err != nil {
+			b.Fatal(err)
+		}
+		w.Write(raw)
+	}
+	w.WriteString("]\n")
+	if err := w.Flush(); err != nil {
+		b.Fatal(err)
+	}
+}
