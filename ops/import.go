@@ -74,6 +74,16 @@ type Import struct {
 	// touches the store or the thread's state.
 	inflight     chan error
 	inflightRead int
+	// written: the threads of the write in flight whose reports are to
+	// be recorded once it is done (a group of small threads).
+	written []*importThread
+
+	// group: small new threads read whole, waiting to be written
+	// together, many sessions in one transaction; groupMsgs counts
+	// their messages, groupKeys their source keys.
+	group     []*importThread
+	groupMsgs int
+	groupKeys map[string]bool
 
 	// batchSize is how many messages one write takes (importBatch;
 	// tests make it small).
@@ -143,6 +153,9 @@ type pendingDigest struct{ from, to, summary string }
 
 // importBatch is how many messages one transaction writes.
 const importBatch = 20000
+
+// groupThreads is how many small threads one transaction writes.
+const groupThreads = 1000
 
 // NewImport starts an import; pass it to a formats reader.
 func (s *Service) NewImport(ctx context.Context, opts ImportOptions) *Import {
@@ -232,6 +245,13 @@ func (im *Import) End() error {
 	if th == nil {
 		return fmt.Errorf("import: End without Begin")
 	}
+	if im.groupable(th) {
+		im.cur = nil
+		return im.addToGroup(th)
+	}
+	if err := im.flushGroup(); err != nil { // in the file's order
+		return err
+	}
 	err := im.flush()
 	if err == nil {
 		err = im.wait()
@@ -270,21 +290,98 @@ func (im *Import) record(th *importThread) {
 	im.Sessions = append(im.Sessions, r)
 }
 
-// Close waits for the write in flight, if any. A reader that stops
-// early (an I/O error) leaves one; End and Begin wait for it themselves.
-func (im *Import) Close() error { return im.wait() }
+// Close writes the small threads still waiting and waits for the write
+// in flight, if any. Readers call End for every thread, and Close once
+// they are done (or stop early, on an I/O error).
+func (im *Import) Close() error {
+	err := im.flushGroup()
+	return errors.Join(err, im.wait())
+}
 
-// wait finishes the write in flight and reports progress.
+// wait finishes the write in flight, records the reports of the threads
+// it finished and reports progress.
 func (im *Import) wait() error {
 	if im.inflight == nil {
 		return nil
 	}
 	err := <-im.inflight
 	im.inflight = nil
+	for _, th := range im.written {
+		if th.sid != "" {
+			im.record(th)
+		}
+	}
+	im.written = nil
 	if err == nil && im.opts.Progress != nil {
 		im.opts.Progress(im.inflightRead)
 	}
 	return err
+}
+
+// groupable reports whether a thread that has ended can be written with
+// others in one transaction: a new session, read whole in one batch,
+// with no digests or operations to make once its messages are stored.
+func (im *Import) groupable(th *importThread) bool {
+	return th.sid == "" && im.opts.Session == "" && !th.keepID && th.appended == 0 && th.report.Added == 0 &&
+		len(th.digests) == 0 && len(th.ops) == 0 && len(th.batch) > 0 && len(th.batch) < im.batchSize
+}
+
+// addToGroup queues a small thread, writing the group when it is full.
+func (im *Import) addToGroup(th *importThread) error {
+	key := sourceKey(th.info)
+	if th.info.Key != "" && im.groupKeys[key] {
+		// The same source twice in a file: the first must be stored
+		// for the second to find it.
+		if err := im.flushGroup(); err != nil {
+			return err
+		}
+	}
+	if im.groupKeys == nil {
+		im.groupKeys = map[string]bool{}
+	}
+	im.groupKeys[key] = true
+	im.group = append(im.group, th)
+	im.groupMsgs += len(th.batch)
+	if len(im.group) >= groupThreads || im.groupMsgs >= im.batchSize {
+		return im.flushGroup()
+	}
+	return nil
+}
+
+// flushGroup starts writing the queued small threads as one write of the
+// service (every session made in one transaction), once the previous
+// write is done. Their reports are recorded when it finishes.
+func (im *Import) flushGroup() error {
+	if len(im.group) == 0 {
+		return nil
+	}
+	group := im.group
+	im.group, im.groupMsgs, im.groupKeys = nil, 0, nil
+	for _, th := range group {
+		countTokens(th.batch)
+	}
+	if err := im.wait(); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	im.inflight, im.inflightRead, im.written = done, im.read, group
+	go func() {
+		reqs := make([]*writeReq, len(group))
+		after := make([]func(model.Session), len(group))
+		for i, th := range group {
+			reqs[i], after[i] = im.batchWrite(th, th.batch)
+		}
+		if err := im.s.commitAll(im.ctx, reqs); err != nil {
+			done <- fmt.Errorf("importing %s: %w", plural(len(group), "conversation", "conversations"), err)
+			return
+		}
+		for i, th := range group {
+			after[i](reqs[i].next)
+			th.batch = nil
+		}
+		done <- nil
+	}()
+	return nil
 }
 
 // flush counts the queued messages' tokens and starts writing them, once
@@ -309,6 +406,17 @@ func (im *Import) flush() error {
 // write stores a batch of the thread through the service's write path,
 // creating the session with the first batch.
 func (im *Import) write(th *importThread, batch []formats.Message) error {
+	r, after := im.batchWrite(th, batch)
+	if err := im.s.commitAll(im.ctx, []*writeReq{r}); err != nil {
+		return fmt.Errorf("importing into %q: %w", th.title, err)
+	}
+	after(r.next)
+	return nil
+}
+
+// batchWrite is a batch of the thread as a write of the service, and
+// what to report of it once it is written (given the session's record).
+func (im *Import) batchWrite(th *importThread, batch []formats.Message) (*writeReq, func(model.Session)) {
 	s := im.s
 	var added, skipped int
 	var unplaced []string // keys of messages that belong before stored ones
@@ -428,10 +536,9 @@ func (im *Import) write(th *importThread, batch []formats.Message) error {
 			},
 		}, nil
 	}
-	var info model.Session
-	var err error
+	r := &writeReq{created: created, prepare: prepare}
 	if created {
-		info = model.Session{
+		info := model.Session{
 			ID: s.ids.next(im.now), Title: th.title, CreatedAt: im.now,
 			Source: string(th.info.Source), ActiveTags: slices.Clone(th.info.ActiveTags),
 		}
@@ -441,13 +548,18 @@ func (im *Import) write(th *importThread, batch []formats.Message) error {
 		if !th.info.CreatedAt.IsZero() {
 			info.CreatedAt = th.info.CreatedAt.UTC()
 		}
-		info, err = s.create(im.ctx, info, prepare)
+		r.find = func() (*cached, error) { return &cached{info: info}, nil }
 	} else {
-		info, err = s.commit(im.ctx, false, func() (*cached, error) { return s.recordLocked(th.sid) }, prepare)
+		sid := th.sid
+		r.find = func() (*cached, error) { return s.recordLocked(sid) }
 	}
-	if err != nil {
-		return fmt.Errorf("importing into %q: %w", th.title, err)
+	return r, func(info model.Session) {
+		im.report(th, info, created, added, skipped, unplaced, changed, lastOld)
 	}
+}
+
+// report adds what a written batch did to the thread's report.
+func (im *Import) report(th *importThread, info model.Session, created bool, added, skipped int, unplaced, changed []string, lastOld bool) {
 	if created && added > 0 {
 		th.sid = info.ID
 		th.report.Created = true
@@ -478,7 +590,6 @@ func (im *Import) write(th *importThread, batch []formats.Message) error {
 		th.appended = 0
 	}
 	th.appended += added
-	return nil
 }
 
 // sameTokens tells whether a stored message's head counts the tokens the

@@ -37,6 +37,7 @@ func BenchmarkImportClaudeCodeLongSession(b *testing.B) {
 		if _, err := claudecode.Read(f, im); err != nil {
 			b.Fatal(err)
 		}
+		mustClose(b, im)
 		b.StopTimer()
 		f.Close()
 		st.Close()
@@ -90,6 +91,7 @@ func BenchmarkImportOpenAIJSONL1M(b *testing.B) {
 		if _, err := openai.Read(bufio.NewReaderSize(f, 1<<20), im); err != nil {
 			b.Fatal(err)
 		}
+		mustClose(b, im)
 		b.StopTimer()
 		if im.Sessions[0].Added != n {
 			b.Fatalf("imported %d", im.Sessions[0].Added)

@@ -39,6 +39,7 @@ func TestImportThreadsIntoOneSession(t *testing.T) {
 		if _, err := read(bytes.NewReader(data), im); err != nil {
 			t.Fatal(err)
 		}
+		mustClose(t, im)
 		if len(im.Sessions) != 1 {
 			t.Fatalf("%d sessions reported, want 1 (first %+v)", len(im.Sessions), im.Sessions[0])
 		}

@@ -54,6 +54,7 @@ func BenchmarkImportManySessions(b *testing.B) {
 				if _, err := sharegpt.Read(bufio.NewReaderSize(f, 1<<20), im); err != nil {
 					b.Fatal(err)
 				}
+				mustClose(b, im)
 				if err := im.Close(); err != nil {
 					b.Fatal(err)
 				}

@@ -15,6 +15,7 @@ func importCC(t *testing.T, f *fixture, data []byte) ImportedSession {
 	if _, err := claudecode.Read(bytes.NewReader(data), im); err != nil {
 		t.Fatal(err)
 	}
+	mustClose(t, im)
 	if len(im.Sessions) != 1 {
 		t.Fatalf("%d sessions", len(im.Sessions))
 	}

@@ -34,7 +34,13 @@ func feed(e formats.Emitter, info formats.ThreadInfo, n int, digest [2]int) erro
 			return err
 		}
 	}
-	return e.End()
+	if err := e.End(); err != nil {
+		return err
+	}
+	if im, ok := e.(*Import); ok {
+		return im.Close()
+	}
+	return nil
 }
 
 func TestImportIsIdempotentAndGrows(t *testing.T) {
@@ -163,6 +169,7 @@ func TestWeftRoundTrip(t *testing.T) {
 	other := New(st)
 	im := other.NewImport(context.Background(), ImportOptions{})
 	problems, err := weftjsonl.Read(bytes.NewReader(buf.Bytes()), im)
+	mustClose(t, im)
 	if err != nil || len(problems) > 0 {
 		t.Fatal(err, problems)
 	}
@@ -192,6 +199,7 @@ func TestWeftRoundTrip(t *testing.T) {
 	if _, err := weftjsonl.Read(bytes.NewReader(buf.Bytes()), im2); err != nil {
 		t.Fatal(err)
 	}
+	mustClose(t, im2)
 	if s := im2.Sessions[0]; s.Added != 0 || s.Ops != 0 {
 		t.Fatalf("second import: %+v", s)
 	}
@@ -201,6 +209,7 @@ func TestWeftRoundTrip(t *testing.T) {
 	if _, err := weftjsonl.Read(bytes.NewReader(buf.Bytes()), im3); err != nil {
 		t.Fatal(err)
 	}
+	mustClose(t, im3)
 	_, copyView, _ := f.svc.View(im3.Sessions[0].SessionID)
 	if len(copyView.Items) != len(want.Items) || len(copyView.Markers) != len(want.Markers) {
 		t.Fatalf("copy in the same file: %s\nwant shape of %s", render(copyView), render(want))

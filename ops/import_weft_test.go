@@ -36,6 +36,7 @@ func TestImportWeftWithABrokenMessageLine(t *testing.T) {
 	if _, err := claudecode.Read(bytes.NewReader(readFile(t, "../formats/testdata/claude-code/spotter_tool_heavy.jsonl")), im); err != nil {
 		t.Fatal(err)
 	}
+	mustClose(t, im)
 	sid := im.Sessions[0].SessionID
 	f.mustCall("tag_messages", `{"ids":["m1","m2","m3","m4"],"tags":["early"]}`)
 	only6 := f.mustCall("tag_messages", `{"ids":["m6"],"tags":["six"]}`).(TagResult)
@@ -54,6 +55,7 @@ func TestImportWeftWithABrokenMessageLine(t *testing.T) {
 	other := newFixture(t)
 	im2 := other.svc.NewImport(ctx, ImportOptions{})
 	problems, err := weftjsonl.Read(bytes.NewReader(broken), im2)
+	mustClose(t, im2)
 	if err != nil || len(problems) != 1 || problems[0].Line != 7 {
 		t.Fatalf("read: %v, problems %v", err, problems)
 	}
@@ -94,6 +96,7 @@ func TestImportWeftWithABrokenMessageLine(t *testing.T) {
 	if _, err := weftjsonl.Read(bytes.NewReader(broken), im3); err != nil {
 		t.Fatal(err)
 	}
+	mustClose(t, im3)
 	if s := im3.Sessions[0]; s.Added != 0 || s.Ops != 0 || s.OpsDropped != 1 {
 		t.Errorf("again: %+v", s)
 	}

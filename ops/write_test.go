@@ -64,6 +64,7 @@ func TestImportWritesEachBatchThroughTheWritePath(t *testing.T) {
 	if err := im.End(); err != nil {
 		t.Fatal(err)
 	}
+	mustClose(t, im)
 	if len(im.Sessions) != 1 || im.Sessions[0].Added != 5 || !im.Sessions[0].Created {
 		t.Fatalf("report %+v", im.Sessions)
 	}
@@ -96,6 +97,7 @@ func TestImportWritesEachBatchThroughTheWritePath(t *testing.T) {
 	if err := again.End(); err != nil {
 		t.Fatal(err)
 	}
+	mustClose(t, again)
 	if evs := events(ch); len(evs) != 0 {
 		t.Errorf("a re-import announced %+v", evs)
 	}
