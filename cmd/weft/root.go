@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -52,6 +53,9 @@ weft "auth design" --no-mcp`,
 			if a.db == "" {
 				a.db = a.env.db
 			}
+			if err := a.checkToken(cmd); err != nil {
+				return err
+			}
 			if a.theme != "" {
 				if _, err := themes.Lookup(a.theme); err != nil {
 					return usageErr("%v", err)
@@ -90,6 +94,19 @@ weft "auth design" --no-mcp`,
 		a.demoCommand(), a.serveCommand(), a.mcpCommand(),
 	)
 	return root
+}
+
+// checkToken refuses a blank token, --token's or $WEFT_TOKEN's: a
+// listener would take it and then no client could send it (clients'
+// tokens are read without the blanks around them).
+func (a *app) checkToken(cmd *cobra.Command) error {
+	if f := cmd.Flags().Lookup("token"); f != nil && f.Changed && strings.TrimSpace(a.token) == "" {
+		return usageErr("--token is blank: give a token with something in it, or leave --token out")
+	}
+	if a.token == "" && a.env.token != "" && strings.TrimSpace(a.env.token) == "" {
+		return usageErr("WEFT_TOKEN is blank: set it to a token with something in it, or unset it")
+	}
+	return nil
 }
 
 // positional wraps a check of a command's positional arguments; check's

@@ -72,7 +72,10 @@ func (s *Server) Handler(o HandlerOptions) http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("nothing at %s: weft serves /mcp (MCP), POST /api/TOOL, GET /api and GET /healthz", r.URL.Path))
 	})
-	return &guard{next: mux, token: tokenHash(o.Token), hasToken: o.Token != "", origins: originSet(o.Origins)}
+	// A client's token is read without the blanks around it (bearer), so
+	// the listener's is too.
+	token := strings.TrimSpace(o.Token)
+	return &guard{next: mux, token: tokenHash(token), hasToken: token != "", origins: originSet(o.Origins)}
 }
 
 // guard checks what every request must pass before any handler runs.
