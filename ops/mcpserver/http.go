@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
@@ -42,6 +43,8 @@ type HandlerOptions struct {
 	Origins []string
 	// SessionTimeout overrides SessionTimeout; negative means never.
 	SessionTimeout time.Duration
+	// ReadTimeout overrides ReadTimeout for request bodies.
+	ReadTimeout time.Duration
 }
 
 // Handler serves, behind one guard (Host and Origin checks, the bearer
@@ -75,7 +78,7 @@ func (s *Server) Handler(o HandlerOptions) http.Handler {
 	// A client's token is read without the blanks around it (bearer), so
 	// the listener's is too.
 	token := strings.TrimSpace(o.Token)
-	return &guard{next: mux, token: tokenHash(token), hasToken: token != "", origins: originSet(o.Origins)}
+	return &guard{next: mux, token: tokenHash(token), hasToken: token != "", origins: originSet(o.Origins), readTimeout: cmp.Or(o.ReadTimeout, ReadTimeout)}
 }
 
 // guard checks what every request must pass before any handler runs.
@@ -84,6 +87,8 @@ type guard struct {
 	token    [sha256.Size]byte
 	hasToken bool
 	origins  map[string]bool
+	// readTimeout is the grace a request body has (see timedBody).
+	readTimeout time.Duration
 }
 
 func tokenHash(t string) [sha256.Size]byte { return sha256.Sum256([]byte(t)) }
@@ -119,8 +124,8 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeTooLarge(w)
 		return
 	}
-	if r.Body != nil {
-		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+	if r.Body != nil && r.Body != http.NoBody {
+		r.Body = http.MaxBytesReader(w, newTimedBody(w, r.Body, g.readTimeout), MaxBodyBytes)
 	}
 	g.next.ServeHTTP(w, r)
 }
@@ -266,12 +271,7 @@ func (s *Server) serveTool(w http.ResponseWriter, r *http.Request) {
 	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			writeTooLarge(w)
-			return
-		}
-		writeError(w, http.StatusBadRequest, "cannot read the request body: "+err.Error())
+		bodyReadError(w, err)
 		return
 	}
 	author := cleanAuthor(r.Header.Get(AuthorHeader))
@@ -368,12 +368,7 @@ func checkJSONRPC(next http.Handler) http.Handler {
 		}
 		body, err := io.ReadAll(r.Body)
 		if err != nil {
-			var tooLarge *http.MaxBytesError
-			if errors.As(err, &tooLarge) {
-				writeTooLarge(w)
-				return
-			}
-			writeError(w, http.StatusBadRequest, "cannot read the request body: "+err.Error())
+			bodyReadError(w, err)
 			return
 		}
 		if p := jsonrpcProblem(body); p != nil {

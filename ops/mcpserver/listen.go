@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -43,6 +44,9 @@ type ListenOptions struct {
 	Logger *slog.Logger
 	// SessionTimeout overrides SessionTimeout for idle MCP sessions.
 	SessionTimeout time.Duration
+	// ReadTimeout overrides ReadTimeout: how long a request's headers
+	// may take, and its body beyond what its size explains.
+	ReadTimeout time.Duration
 }
 
 // Listener is a running HTTP listener serving a Server's Handler.
@@ -111,8 +115,8 @@ func Listen(svc *ops.Service, o ListenOptions) (*Listener, error) {
 		url: "http://" + urlHost(host, ln.Addr()),
 	}
 	l.http = &http.Server{
-		Handler:           s.Handler(HandlerOptions{Token: o.Token, SessionTimeout: o.SessionTimeout}),
-		ReadHeaderTimeout: 10 * time.Second,
+		Handler:           s.Handler(HandlerOptions{Token: o.Token, SessionTimeout: o.SessionTimeout, ReadTimeout: o.ReadTimeout}),
+		ReadHeaderTimeout: cmp.Or(o.ReadTimeout, ReadTimeout),
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
 	}
