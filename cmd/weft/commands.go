@@ -14,17 +14,26 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"weft/internal/termsafe"
 	"weft/model"
 	"weft/ops"
 	"weft/ops/mcpserver"
 	"weft/store"
 )
 
+// writeJSON prints v as indented JSON, with the control characters
+// encoding/json lets through escaped too (termsafe.JSON): the same data,
+// safe on a terminal.
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(termsafe.JSON(b.Bytes()))
+	return err
 }
 
 // lsCommand is weft ls.
@@ -78,7 +87,9 @@ func listSessions(ctx context.Context, svc *ops.Service, asJSON bool, w io.Write
 		if s.EffectiveTokens != nil {
 			eff = thousands(*s.EffectiveTokens)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t  %s\n", s.SessionID, thousands(s.MessageCount), thousands(s.Tokens), eff, s.OpCount, updated.Local().Format("2006-01-02 15:04"), s.Title)
+		// Titles come from the threads: their control characters are
+		// shown, not obeyed (and a tab would split the table's cells).
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t  %s\n", termsafe.Line(s.SessionID), thousands(s.MessageCount), thousands(s.Tokens), eff, s.OpCount, updated.Local().Format("2006-01-02 15:04"), termsafe.Line(s.Title))
 	}
 	return tw.Flush()
 }
@@ -191,7 +202,7 @@ func showThread(ctx context.Context, svc *ops.Service, ref string, raw, asJSON b
 		return writeJSON(w, ops.MessageRangeResult{SessionID: info.ID, Version: info.Version, Total: total, Messages: orEmpty(msgs)})
 	}
 	fmt.Fprintf(w, "%s  %s · %d messages · %d operations · version %d · %d → %d tokens\n\n",
-		info.Title, info.ID, info.MessageCount, info.OpCount, info.Version, v.RawTokens, v.Tokens)
+		termsafe.Line(info.Title), termsafe.Line(info.ID), info.MessageCount, info.OpCount, info.Version, v.RawTokens, v.Tokens)
 	mi := 0
 	for i, m := range msgs {
 		for !raw && mi < len(v.Markers) && v.Markers[mi].At == i {
@@ -227,7 +238,7 @@ func writeMarker(w io.Writer, v *model.View, m *model.Marker) {
 	case model.OpInsert:
 		what = fmt.Sprintf("inserted %d items", m.Added)
 	}
-	fmt.Fprintf(w, "      ── %s · %s by %s ──\n", what, m.OpID, m.Author)
+	fmt.Fprintf(w, "      ── %s · %s by %s ──\n", what, termsafe.Line(m.OpID), termsafe.Line(m.Author))
 }
 
 func writeMessage(w io.Writer, m ops.MessageOut) {
@@ -239,8 +250,10 @@ func writeMessage(w io.Writer, m ops.MessageOut) {
 	if len(m.Tags) > 0 {
 		flags += " #" + strings.Join(m.Tags, " #")
 	}
-	fmt.Fprintf(w, "%5d  %-9s %s  %s%s\n", m.Index, m.Role, at.Local().Format("2006-01-02 15:04"), m.ID, flags)
-	for line := range strings.Lines(strings.TrimRight(m.Content, "\n")) {
+	fmt.Fprintf(w, "%5d  %-9s %s  %s%s\n", m.Index, termsafe.Line(string(m.Role)), at.Local().Format("2006-01-02 15:04"), termsafe.Line(string(m.ID)), termsafe.Line(flags))
+	// The content is the thread's: its control characters are shown, not
+	// obeyed; its lines and tabs stay.
+	for line := range strings.Lines(termsafe.Text(strings.TrimRight(m.Content, "\n"))) {
 		fmt.Fprintf(w, "       %s", line)
 		if !strings.HasSuffix(line, "\n") {
 			fmt.Fprintln(w)
@@ -337,7 +350,7 @@ func callRemote(ctx context.Context, r *mcpserver.Remote, tool *ops.Tool, raw js
 		return fmt.Errorf("the running weft answered %s with something that is not JSON: %w", tool.Name, err)
 	}
 	out.WriteByte('\n')
-	_, err = w.Write(out.Bytes())
+	_, err = w.Write(termsafe.JSON(out.Bytes()))
 	return err
 }
 
