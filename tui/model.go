@@ -13,6 +13,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"weft/internal/termsafe"
 	"weft/model"
 	"weft/ops"
 	"weft/themes"
@@ -584,7 +585,9 @@ const statusTTL = 4 * time.Second
 // flash shows a transient status message.
 func (m *Model) flash(s string, isErr bool) tea.Cmd {
 	m.statusSeq++
-	m.status, m.statusErr = s, isErr
+	// A message may quote the thread (an error naming a title, an
+	// agent's name): shown, not obeyed.
+	m.status, m.statusErr = termsafe.Line(s), isErr
 	seq := m.statusSeq
 	return func() tea.Msg { return statusTimerMsg{seq} }
 }

@@ -77,3 +77,20 @@ func FuzzLine(f *testing.F) {
 		}
 	})
 }
+
+// Styled keeps the styling a screen draws with and shows the rest.
+func TestStyled(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"\x1b[1;38;2;10:20:30mbold\x1b[m\n\x1b[0m", "\x1b[1;38;2;10:20:30mbold\x1b[m\n\x1b[0m"},
+		{"\x1b[31mred\x1b]0;pwned\x07 \x1b[2J\r\x1b[1A\x1b[K", "\x1b[31mred␛]0;pwned␇ ␛[2J␍␛[1A␛[K"},
+		{"tab\tand\u009b and \x9b", `tab␉and\u009b and \x9b`},
+		{"\x1b[", "␛["},
+	} {
+		if got := Styled(tt.in); got != tt.want {
+			t.Errorf("Styled(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+		if got := Styled(tt.in); !styledSafe(got) {
+			t.Errorf("Styled(%q) = %q is not safe", tt.in, got)
+		}
+	}
+}
