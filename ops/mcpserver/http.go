@@ -48,12 +48,18 @@ type HandlerOptions struct {
 }
 
 // Handler serves, behind one guard (Host and Origin checks, the bearer
-// token, the body cap):
+// token, the body cap, the read timeout):
 //
 //	/mcp             MCP over Streamable HTTP
 //	POST /api/TOOL   the tool's arguments as a JSON body; its JSON result
 //	GET  /api        the tools, with their argument schemas
 //	GET  /healthz    liveness, version and counts
+//	POST /outline    {"session_id"}: what weft show prints around the messages (Outline)
+//	POST /export     ExportArgs as JSON: the export, streamed; notes as trailers
+//	POST /import     ?format=F&session=S, the file as the body: an ImportReport
+//
+// The last three are how a second weft on a held file runs weft show,
+// export and import through the weft that holds it.
 func (s *Server) Handler(o HandlerOptions) http.Handler {
 	timeout := o.SessionTimeout
 	switch {
@@ -72,8 +78,11 @@ func (s *Server) Handler(o HandlerOptions) http.Handler {
 	mux.HandleFunc("/api", s.serveToolList)
 	mux.HandleFunc("/api/", s.serveTool)
 	mux.HandleFunc("/healthz", s.serveHealth)
+	mux.HandleFunc(outlinePath, s.serveOutline)
+	mux.HandleFunc(exportPath, s.serveExport)
+	mux.HandleFunc(importPath, s.serveImport)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("nothing at %s: weft serves /mcp (MCP), POST /api/TOOL, GET /api and GET /healthz", r.URL.Path))
+		writeError(w, http.StatusNotFound, fmt.Sprintf("nothing at %s: weft serves /mcp (MCP), POST /api/TOOL, GET /api, GET /healthz, POST /outline, /export and /import", r.URL.Path))
 	})
 	// A client's token is read without the blanks around it (bearer), so
 	// the listener's is too.
@@ -120,12 +129,18 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if r.ContentLength > MaxBodyBytes {
-		writeTooLarge(w)
+	// An imported file is read as it comes: it may be far larger than
+	// any other body.
+	limit := int64(MaxBodyBytes)
+	if r.URL.Path == importPath {
+		limit = MaxImportBytes
+	}
+	if r.ContentLength > limit {
+		writeTooLargeFor(w, r.URL.Path)
 		return
 	}
 	if r.Body != nil && r.Body != http.NoBody {
-		r.Body = http.MaxBytesReader(w, newTimedBody(w, r.Body, g.readTimeout), MaxBodyBytes)
+		r.Body = http.MaxBytesReader(w, newTimedBody(w, r.Body, g.readTimeout), limit)
 	}
 	g.next.ServeHTTP(w, r)
 }
@@ -236,6 +251,16 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 
 func writeTooLarge(w http.ResponseWriter) {
 	writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is larger than %d MB: send less at once (append_messages takes batches)", MaxBodyBytes>>20))
+}
+
+// writeTooLargeFor refuses a body over the cap of the path it was sent
+// to.
+func writeTooLargeFor(w http.ResponseWriter, path string) {
+	if path == importPath {
+		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the file is larger than %d GB, more than a running weft takes: split it, or close that weft and import it directly", MaxImportBytes>>30))
+		return
+	}
+	writeTooLarge(w)
 }
 
 // statusOf maps an error's kind to its HTTP status.
