@@ -245,11 +245,18 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			// another face: open it.
 			return m, tea.Batch(m.loadView(msg.SessionID), m.flash(fmt.Sprintf("%s by %s", msg.What, msg.Author), false))
 		}
-		// The TUI's own edits are reported by editDoneMsg.
-		if msg.SessionID != m.sid || msg.Author == "operator" {
-			return m, nil
+		var cmds []tea.Cmd
+		if _, ok := m.dialog.(*sessionsPanel); ok {
+			cmds = append(cmds, loadSessions(m.svc)) // the list follows what lands in the file
 		}
-		cmds := []tea.Cmd{m.loadView(m.sid), m.flash(fmt.Sprintf("%s by %s", msg.What, msg.Author), false)}
+		// The TUI's own edits are reported by editDoneMsg, which loads
+		// the view again: an edit of the operator's is new here only when
+		// the view loaded is older (it came from the command line,
+		// through the listener).
+		if msg.SessionID != m.sid || (msg.Author == "operator" && msg.Version <= m.info.Version) {
+			return m, tea.Batch(cmds...)
+		}
+		cmds = append(cmds, m.loadView(m.sid), m.flash(fmt.Sprintf("%s by %s", msg.What, msg.Author), false))
 		if _, ok := m.dialog.(*opsPanel); ok {
 			cmds = append(cmds, loadOps(m.svc, m.sid)) // the operator watches it land in the list too
 		}
