@@ -191,11 +191,11 @@ type dbFile struct {
 	created bool // this run made the file
 }
 
-// openDB opens the database file, waiting up to timeout (0: the store's
-// default) for another process to let go of it.
-func (a *app) openDB(timeout time.Duration) (*dbFile, error) {
+// openDB opens the database file, read-only when readOnly, waiting up to
+// timeout (0: the store's default) for another process to let go of it.
+func (a *app) openDB(timeout time.Duration, readOnly bool) (*dbFile, error) {
 	_, statErr := os.Stat(a.db)
-	st, err := store.Open(a.db, store.Options{Timeout: timeout})
+	st, err := store.Open(a.db, store.Options{Timeout: timeout, ReadOnly: readOnly})
 	if err != nil {
 		return nil, err
 	}
@@ -216,10 +216,11 @@ func (f *dbFile) close(failed error) {
 	f.st.Close()
 }
 
-// withService runs fn on the service over the database file (see
-// dbFile.close for a file this run made).
+// withService runs fn on the service over the database file, opened
+// here for writing (see dbFile.close for a file this run made); weft
+// serve needs the file itself.
 func (a *app) withService(fn func(*ops.Service) error) (err error) {
-	f, err := a.openDB(0)
+	f, err := a.openDB(0, false)
 	if err != nil {
 		return err
 	}
