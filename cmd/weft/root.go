@@ -148,7 +148,13 @@ func completeThemes(*cobra.Command, []string, string) ([]string, cobra.ShellComp
 
 // openTUI opens the TUI on session ("" for the latest), with the
 // embedded listener unless --no-mcp.
+//
+// A file that is not there is made only when it is the default database
+// (weft's first run); one named with --db is more likely mistyped.
 func (a *app) openTUI(ctx context.Context, session string) error {
+	if _, err := os.Stat(a.db); errors.Is(err, os.ErrNotExist) && a.db != a.env.db {
+		return a.noDatabase()
+	}
 	st, err := store.Open(a.db, store.Options{})
 	if err != nil {
 		return err
