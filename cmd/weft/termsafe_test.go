@@ -1,11 +1,17 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/creack/pty"
 )
 
 // The escape sequences a hostile thread may carry: a window title, a
@@ -115,4 +121,56 @@ func TestHostileTextIsShownNotObeyed(t *testing.T) {
 			t.Errorf("weft %v does not carry the sequence, escaped:\n%s", args, out)
 		}
 	}
+}
+
+// An export is data: to a file or a pipe it is exact, control characters
+// and all; on a terminal, where people read it, they are shown instead.
+func TestExportIsExactButNotOnATerminal(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "hostile.db")
+	if out, code, err := weft(t, db, "import", hostileThread(t)); code != 0 {
+		t.Fatalf("import: exit %d (%v)\n%s", code, err, out)
+	}
+	md, _, _ := weft(t, db, "export", "--format", "markdown")
+	if !strings.Contains(md, "\x1b]0;pwned\x07") {
+		t.Errorf("the markdown export to a pipe is not exact:\n%q", md)
+	}
+	for _, format := range []string{"markdown", "openai", "jsonl"} {
+		var errOut bytes.Buffer
+		onTTY, err := runOnTerminalOut(t, &errOut, "--db", db, "export", "--format", format)
+		if err != nil {
+			t.Fatalf("export --format %s on a terminal: %v (%s)", format, err, errOut.String())
+		}
+		if strings.ContainsAny(string(onTTY), "\x1b\x07") || len(onTTY) < 100 {
+			t.Errorf("export --format %s on a terminal printed raw controls:\n%q", format, onTTY)
+		}
+		if format == "markdown" && !strings.Contains(string(onTTY), "␛]0;pwned␇") {
+			t.Errorf("the markdown export on a terminal does not show the sequence:\n%s", onTTY)
+		}
+	}
+}
+
+// runOnTerminalOut runs the CLI with stdout on a pseudo-terminal (stderr
+// to errOut) and returns what the terminal got, and run's error.
+func runOnTerminalOut(t *testing.T, errOut io.Writer, args ...string) ([]byte, error) {
+	t.Helper()
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pseudo-terminal here: %v", err)
+	}
+	defer ptmx.Close()
+	seen := make(chan []byte, 1)
+	go func() {
+		var b bytes.Buffer
+		io.Copy(&b, ptmx)
+		seen <- b.Bytes()
+	}()
+	err = run(context.Background(), args, tty, errOut)
+	tty.Close()
+	select {
+	case b := <-seen:
+		return b, err
+	case <-time.After(10 * time.Second):
+		t.Fatal("the terminal's output did not end")
+	}
+	return nil, err
 }
