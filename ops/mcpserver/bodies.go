@@ -25,7 +25,10 @@ const (
 // keeps coming at a fair rate is read whatever its size, and one that
 // stalls is cut after grace. Once the body is read the deadline is
 // lifted (the server's own end-of-body read lifts it too), so a long
-// answer is never cut. A handler that reads no body sets no deadline.
+// answer is never cut. The deadline is set as soon as the request is
+// taken, so a body nobody reads (a refused request's) cannot hold the
+// connection either: the server reads what is left of it before
+// answering, and stops at the deadline.
 type timedBody struct {
 	body  io.ReadCloser
 	rc    *http.ResponseController
@@ -36,7 +39,9 @@ type timedBody struct {
 }
 
 func newTimedBody(w http.ResponseWriter, body io.ReadCloser, grace time.Duration) *timedBody {
-	return &timedBody{body: body, rc: http.NewResponseController(w), start: time.Now(), grace: grace}
+	b := &timedBody{body: body, rc: http.NewResponseController(w), start: time.Now(), grace: grace}
+	b.rc.SetReadDeadline(b.start.Add(grace))
+	return b
 }
 
 func (b *timedBody) Read(p []byte) (int, error) {

@@ -238,5 +238,18 @@ func (s *Server) serveImport(w http.ResponseWriter, r *http.Request) {
 		author = "http"
 	}
 	rep := Import(ops.WithAuthor(r.Context(), author), svc, r.Body, ImportArgs{Format: format, Session: q.Get("session")}, nil)
+	// A body that stalled or ran past the cap is the request's fault,
+	// not the file's: it is answered as any such request is.
+	for _, err := range []error{rep.Refused, rep.Stopped} {
+		var tooLarge *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooLarge):
+			writeTooLargeFor(w, importPath)
+			return
+		case errors.Is(err, errBodyTooSlow):
+			bodyReadError(w, errBodyTooSlow)
+			return
+		}
+	}
 	writeJSONValue(w, http.StatusOK, rep.wire())
 }

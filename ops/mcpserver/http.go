@@ -111,6 +111,11 @@ func originSet(list []string) map[string]bool {
 }
 
 func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	hasBody := r.Body != nil && r.Body != http.NoBody
+	if hasBody {
+		// Timed from now, before any refusal: see timedBody.
+		r.Body = newTimedBody(w, r.Body, g.readTimeout)
+	}
 	if msg := g.foreign(r); msg != "" {
 		writeError(w, http.StatusForbidden, msg)
 		return
@@ -139,8 +144,8 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeTooLargeFor(w, r.URL.Path)
 		return
 	}
-	if r.Body != nil && r.Body != http.NoBody {
-		r.Body = http.MaxBytesReader(w, newTimedBody(w, r.Body, g.readTimeout), limit)
+	if hasBody {
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
 	}
 	g.next.ServeHTTP(w, r)
 }

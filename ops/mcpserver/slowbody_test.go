@@ -47,7 +47,7 @@ func TestSlowBodiesAreCut(t *testing.T) {
 	l := listen(t, svc, ListenOptions{Addr: "127.0.0.1:0", AddrFile: "-", ReadTimeout: limit})
 	addr := strings.TrimPrefix(l.URL(), "http://")
 
-	for _, path := range []string{"/api/list_sessions", "/mcp"} {
+	for _, path := range []string{"/api/list_sessions", "/mcp", "/import"} {
 		took, answer := slowBody(t, addr, path)
 		if took < limit || took > limit+3*time.Second {
 			t.Errorf("%s: a body that stopped coming was held %v (limit %v)", path, took, limit)
@@ -55,6 +55,17 @@ func TestSlowBodiesAreCut(t *testing.T) {
 		if !strings.Contains(answer, " 408 ") || !strings.Contains(answer, "too slowly") {
 			t.Errorf("%s: answered %q, want a 408 saying the body came too slowly", path, answer)
 		}
+	}
+	// A request answered without its body being read (nothing there, or
+	// refused before it is read) does not wait for the body either.
+	for _, path := range []string{"/nosuch", "/healthz"} {
+		if took, answer := slowBody(t, addr, path); took > limit+3*time.Second {
+			t.Errorf("%s: a body nobody reads held the connection %v (answered %.40q)", path, took, answer)
+		}
+	}
+	tl := listen(t, svc, ListenOptions{Addr: "127.0.0.1:0", AddrFile: "-", ReadTimeout: limit, Token: "tok"})
+	if took, answer := slowBody(t, strings.TrimPrefix(tl.URL(), "http://"), "/api/list_sessions"); took > limit+3*time.Second || !strings.Contains(answer, " 401 ") {
+		t.Errorf("a slow body without the token held the connection %v (answered %.40q)", took, answer)
 	}
 
 	// Headers that never end are cut as well.
