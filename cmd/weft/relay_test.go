@@ -186,3 +186,19 @@ func TestImportThroughARunningWeftIsAnnounced(t *testing.T) {
 		t.Fatal("the import was not announced")
 	}
 }
+
+// A file held by a weft that does not listen (the TUI with --no-mcp)
+// cannot be gone through: the command says so, and what to do.
+func TestHeldWithoutListener(t *testing.T) {
+	db, _ := seededDB(t)
+	st, err := store.Open(db, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, args := range [][]string{{"ls"}, {"new", "x"}} {
+		if r := runOn(db, args...); r.code != 1 || !strings.Contains(r.errOut, "--no-mcp") || !strings.Contains(r.errOut, "run it again once that one is done") {
+			t.Errorf("weft %v on a file held without a listener: %+v", args, r)
+		}
+	}
+}

@@ -144,7 +144,7 @@ func (a *app) withTarget(acc access, fn func(target) error) (err error) {
 	if errors.Is(err, store.ErrInUse) {
 		url := mcpserver.ReadAddrFile(a.db)
 		if url == "" {
-			return fmt.Errorf("%w; it does not listen for other wefts (started with --no-mcp?), so this command cannot go through it: run it once that weft is closed", err)
+			return fmt.Errorf("%w; nothing that listens for other wefts holds it (a TUI started with --no-mcp, or another command at work), so this command cannot go through it: run it again once that one is done", err)
 		}
 		r, err := mcpserver.NewRemote(url, a.bearer())
 		if err != nil {
