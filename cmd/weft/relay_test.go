@@ -72,6 +72,7 @@ func runOn(db string, args ...string) cliRun {
 // for byte for what only reads, and but for the IDs and times a new
 // session gets for what writes.
 func TestEveryCommandWorksThroughARunningWeft(t *testing.T) {
+	t.Parallel()
 	db, sid := seededDB(t)
 	// Operations of every kind, so show's markers and the exports'
 	// notes are exercised.
@@ -150,6 +151,7 @@ func TestEveryCommandWorksThroughARunningWeft(t *testing.T) {
 // A running weft that wants a token is asked with --token or
 // $WEFT_TOKEN, by every command; without it, the command says so.
 func TestCommandsThroughARunningWeftNeedItsToken(t *testing.T) {
+	t.Parallel()
 	db, _ := seededDB(t)
 	holdDB(t, db, "s3cret")
 	for _, args := range [][]string{{"ls"}, {"show"}, {"export"}, {"new", "x"}, {"import", filepath.Join(data, "claude-code/spotter_tool_heavy.jsonl")}} {
@@ -166,6 +168,7 @@ func TestCommandsThroughARunningWeftNeedItsToken(t *testing.T) {
 // lands: the service announces every batch, as it does for an import
 // of its own.
 func TestImportThroughARunningWeftIsAnnounced(t *testing.T) {
+	t.Parallel()
 	db, sid := seededDB(t)
 	svc := holdDB(t, db, "")
 	events, stop := svc.Subscribe()
@@ -190,6 +193,7 @@ func TestImportThroughARunningWeftIsAnnounced(t *testing.T) {
 // A file held by a weft that does not listen (the TUI with --no-mcp)
 // cannot be gone through: the command says so, and what to do.
 func TestHeldWithoutListener(t *testing.T) {
+	t.Parallel()
 	db, _ := seededDB(t)
 	st, err := store.Open(db, store.Options{})
 	if err != nil {
