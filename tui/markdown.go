@@ -7,6 +7,8 @@ import (
 	"charm.land/glamour/v2"
 	gansi "charm.land/glamour/v2/ansi"
 	"github.com/charmbracelet/x/ansi"
+
+	"weft/internal/termsafe"
 )
 
 // markdown renders message bodies with glamour. A renderer is made once
@@ -88,35 +90,14 @@ func trimBlank(lines []string) []string {
 	return lines
 }
 
-// sanitize makes stored text safe to draw: escape sequences a tool's
-// output carried are removed (they would restyle or move the terminal),
-// tabs become spaces and other control characters become visible.
+// sanitize makes stored text safe to draw: the control characters of
+// escape sequences a tool's output or an imported thread carried are
+// shown as pictures (␛ for ESC), so they neither restyle nor move the
+// terminal, nor vanish unseen; tabs become spaces.
 func sanitize(s string) string {
-	clean := true
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; (c < 0x20 && c != '\n') || c == 0x7f {
-			clean = false
-			break
-		}
+	s = termsafe.Text(s)
+	if strings.IndexByte(s, '\t') >= 0 {
+		s = strings.ReplaceAll(s, "\t", "    ")
 	}
-	if clean && !strings.Contains(s, "\u009b") {
-		return s
-	}
-	s = ansi.Strip(s)
-	var b strings.Builder
-	b.Grow(len(s))
-	for _, r := range s {
-		switch {
-		case r == '\t':
-			b.WriteString("    ")
-		case r == '\r':
-		case r == '\n':
-			b.WriteByte('\n')
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
-			b.WriteRune('�')
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
+	return s
 }

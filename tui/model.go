@@ -13,6 +13,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"weft/internal/termsafe"
 	"weft/model"
 	"weft/ops"
 	"weft/themes"
@@ -244,11 +245,18 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			// another face: open it.
 			return m, tea.Batch(m.loadView(msg.SessionID), m.flash(fmt.Sprintf("%s by %s", msg.What, msg.Author), false))
 		}
-		// The TUI's own edits are reported by editDoneMsg.
-		if msg.SessionID != m.sid || msg.Author == "operator" {
-			return m, nil
+		var cmds []tea.Cmd
+		if _, ok := m.dialog.(*sessionsPanel); ok {
+			cmds = append(cmds, loadSessions(m.svc)) // the list follows what lands in the file
 		}
-		cmds := []tea.Cmd{m.loadView(m.sid), m.flash(fmt.Sprintf("%s by %s", msg.What, msg.Author), false)}
+		// The TUI's own edits are reported by editDoneMsg, which loads
+		// the view again: an edit of the operator's is new here only when
+		// the view loaded is older (it came from the command line,
+		// through the listener).
+		if msg.SessionID != m.sid || (msg.Author == "operator" && msg.Version <= m.info.Version) {
+			return m, tea.Batch(cmds...)
+		}
+		cmds = append(cmds, m.loadView(m.sid), m.flash(fmt.Sprintf("%s by %s", msg.What, msg.Author), false))
 		if _, ok := m.dialog.(*opsPanel); ok {
 			cmds = append(cmds, loadOps(m.svc, m.sid)) // the operator watches it land in the list too
 		}
@@ -584,7 +592,9 @@ const statusTTL = 4 * time.Second
 // flash shows a transient status message.
 func (m *Model) flash(s string, isErr bool) tea.Cmd {
 	m.statusSeq++
-	m.status, m.statusErr = s, isErr
+	// A message may quote the thread (an error naming a title, an
+	// agent's name): shown, not obeyed.
+	m.status, m.statusErr = termsafe.Line(s), isErr
 	seq := m.statusSeq
 	return func() tea.Msg { return statusTimerMsg{seq} }
 }

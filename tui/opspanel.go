@@ -11,6 +11,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"weft/internal/termsafe"
 	"weft/model"
 	"weft/ops"
 	"weft/themes"
@@ -181,7 +182,9 @@ func (p *opsPanel) View(width int, st *themes.Styles) string {
 	for i := from; i < min(from+shown, len(p.list)); i++ {
 		op := p.list[i]
 		at, _ := time.Parse(time.RFC3339Nano, op.CreatedAt)
-		line := fmt.Sprintf("%-10s %-9s %-12s %s  %s", op.OpType, op.Status, ansi.Truncate(op.Author, 12, "…"), at.Local().Format("Jan 02 15:04"), describeOp(op))
+		// Authors, tags and summaries come from agents and imports: shown,
+		// not obeyed.
+		line := fmt.Sprintf("%-10s %-9s %-12s %s  %s", op.OpType, op.Status, ansi.Truncate(termsafe.Line(op.Author), 12, "…"), at.Local().Format("Jan 02 15:04"), termsafe.Line(describeOp(op)))
 		style := st.List.Item
 		prefix := "  "
 		if i == p.cursor {

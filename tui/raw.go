@@ -7,6 +7,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"weft/internal/termsafe"
 	"weft/model"
 )
 
@@ -256,7 +257,7 @@ func (m *Model) rawLabels(seq uint64) string {
 		if e.lo != seq {
 			continue
 		}
-		label := string(e.op.Type) + " by " + e.op.Author
+		label := string(e.op.Type) + " by " + termsafe.Line(e.op.Author)
 		if e.inactive {
 			label += " (off)"
 		}

@@ -12,6 +12,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"weft/internal/termsafe"
 	"weft/ops"
 )
 
@@ -195,7 +196,15 @@ func (m *Model) searchView() []string {
 		if i == s.sel {
 			prefix, style = "▸ ", st.Search.Active
 		}
-		line := ansi.Truncate(highlight(strings.TrimSpace(h.Line), trimOffsets(h.Line, h.Matched), style, st.Search.Match), m.width-12, "…")
+		var line string
+		if termsafe.Safe(h.Line) {
+			line = highlight(strings.TrimSpace(h.Line), trimOffsets(h.Line, h.Matched), style, st.Search.Match)
+		} else {
+			// The line carries control characters, shown as pictures
+			// (termsafe); the match offsets no longer fit it.
+			line = style.Render(termsafe.Line(strings.TrimSpace(h.Line)))
+		}
+		line = ansi.Truncate(line, m.width-12, "…")
 		lines = append(lines, prefix+st.Thread.ID.Render(fmt.Sprintf("%6d ", h.Index))+line)
 	}
 	return lines

@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/sahilm/fuzzy"
 
+	"weft/internal/termsafe"
 	"weft/ops"
 	"weft/themes"
 )
@@ -69,9 +70,11 @@ type openSessionMsg struct{ id string }
 func loadSessions(svc *ops.Service) tea.Cmd {
 	return func() tea.Msg {
 		res, err := svc.ListSessions(context.Background(), ops.ListSessionsArgs{})
+		// The titles are filtered and shown as they are drawn: control
+		// characters as pictures (termsafe).
 		titles := make([]string, len(res.Sessions))
 		for i, s := range res.Sessions {
-			titles[i] = s.Title
+			titles[i] = termsafe.Line(s.Title)
 		}
 		return sessionsLoadedMsg{res.Sessions, titles, err}
 	}
@@ -175,7 +178,7 @@ func (p *sessionsPanel) View(width int, st *themes.Styles) string {
 		meta := fmt.Sprintf("%7s msgs %19s tokens  %s", thousands(s.MessageCount), tokens, updated.Local().Format("Jan 02 15:04"))
 		// Titles take what the columns leave, all cut to the same width.
 		titleW := max(w-4-len(prefix)-2-ansi.StringWidth(meta), 8)
-		cut := ansi.Truncate(s.Title, titleW, "…")
+		cut := ansi.Truncate(p.titles[i], titleW, "…")
 		title := highlight(cut, p.match[i], style, st.Search.Match) + strings.Repeat(" ", titleW-ansi.StringWidth(cut))
 		lines = append(lines, prefix+title+"  "+st.List.Meta.Render(meta))
 	}

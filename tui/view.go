@@ -8,6 +8,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"weft/internal/termsafe"
 	"weft/model"
 	"weft/themes"
 )
@@ -131,16 +132,18 @@ func (m *Model) renderItem(it model.Item, width int, open, dimmed bool) []string
 	if !x.loaded {
 		return []string{st.Empty.Render(string(x.id) + " …")}
 	}
-	head := []string{m.styles.RoleStyle(string(x.role)).Render(string(x.role))}
+	// Names, tags and bodies come from the thread: their control
+	// characters are shown, not obeyed (termsafe).
+	head := []string{m.styles.RoleStyle(string(x.role)).Render(termsafe.Line(string(x.role)))}
 	if x.name != "" {
-		head = append(head, st.Time.Render(x.name))
+		head = append(head, st.Time.Render(termsafe.Line(x.name)))
 	}
-	head = append(head, st.Time.Render(x.at), st.ID.Render(string(x.id)))
+	head = append(head, st.Time.Render(x.at), st.ID.Render(termsafe.Line(string(x.id))))
 	if x.synthetic != "" {
 		head = append(head, st.Synthetic.Render(x.synthetic))
 	}
 	if tags := m.view.Tags(it); len(tags) > 0 {
-		head = append(head, st.Tag.Render("#"+strings.Join(tags, " #")))
+		head = append(head, st.Tag.Render(termsafe.Line("#"+strings.Join(tags, " #"))))
 	}
 	header := strings.Join(head, " ")
 	body := sanitize(strings.TrimRight(x.content, "\n"))
@@ -203,7 +206,7 @@ func (m *Model) renderMarker(mk *model.Marker, width int, open bool) string {
 	case model.OpInsert:
 		what = fmt.Sprintf("inserted %s", plural(mk.Added, "message"))
 	}
-	line := fmt.Sprintf("%s %s by %s", sign, what, mk.Author)
+	line := fmt.Sprintf("%s %s by %s", sign, what, termsafe.Line(mk.Author))
 	if len(mk.Nested) > 0 {
 		line += fmt.Sprintf(" (over %s)", plural(len(mk.Nested), "earlier operation"))
 	}
@@ -241,21 +244,26 @@ func (m *Model) scrollToCursor() {
 	}
 }
 
-// View draws the screen.
+// View draws the screen. What the thread carries is shown, never
+// obeyed: each row shows its text's control characters as pictures, and
+// the frame as a whole keeps nothing but the styling the TUI draws with
+// (termsafe.Styled), so a text shown unfiltered (a text area's) cannot
+// act on the terminal either. The window title is the session's, shown
+// the same way.
 func (m *Model) View() tea.View {
-	v := tea.NewView(m.render())
+	v := tea.NewView(termsafe.Styled(m.render()))
 	v.AltScreen = true
 	v.MouseMode = tea.MouseModeCellMotion
 	v.WindowTitle = "weft"
 	if m.info.Title != "" {
-		v.WindowTitle = "weft · " + m.info.Title
+		v.WindowTitle = "weft · " + termsafe.Line(m.info.Title)
 	}
 	return v
 }
 
 func (m *Model) render() string {
 	if m.err != nil {
-		return m.styles.Status.Error.Render("weft: "+m.err.Error()) + "\n"
+		return m.styles.Status.Error.Render("weft: "+termsafe.Text(m.err.Error())) + "\n"
 	}
 	if m.empty {
 		return m.emptyView()
@@ -337,7 +345,7 @@ func (m *Model) statusBar() string {
 		at = "raw: stored " // positions count stored messages here
 	}
 	parts := []string{
-		st.Value.Render(ansi.Truncate(m.info.Title, 32, "…")),
+		st.Value.Render(ansi.Truncate(termsafe.Line(m.info.Title), 32, "…")),
 		st.Key.Render(at) + st.Value.Render(fmt.Sprintf("%s/%s", thousands(pos), thousands(m.view.Len()))),
 		st.Key.Render("tokens ") + st.Value.Render(fmt.Sprintf("%s → %s", thousands(m.view.RawTokens), thousands(m.view.Tokens))),
 	}
@@ -345,7 +353,7 @@ func (m *Model) statusBar() string {
 		parts[2] = st.Key.Render("tokens ") + st.Value.Render(thousands(m.raw.eff.RawTokens))
 	}
 	if len(m.info.ActiveTags) > 0 {
-		parts = append(parts, st.Key.Render("tags ")+st.Value.Render(strings.Join(m.info.ActiveTags, ",")))
+		parts = append(parts, st.Key.Render("tags ")+st.Value.Render(termsafe.Line(strings.Join(m.info.ActiveTags, ","))))
 	}
 	if l := m.opts.Listener; l != nil {
 		mcp := st.Key.Render("mcp ") + st.Value.Render(l.Addr())

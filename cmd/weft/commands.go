@@ -14,17 +14,25 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"weft/internal/termsafe"
 	"weft/model"
 	"weft/ops"
 	"weft/ops/mcpserver"
-	"weft/store"
 )
 
+// writeJSON prints v as indented JSON, with the control characters
+// encoding/json lets through escaped too (termsafe.JSON): the same data,
+// safe on a terminal.
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(termsafe.JSON(b.Bytes()))
+	return err
 }
 
 // lsCommand is weft ls.
@@ -35,7 +43,7 @@ func (a *app) lsCommand() *cobra.Command {
 		Short: "List the sessions, with counts and tokens",
 		Long: `ls lists the sessions in the file: for each its ID, messages, raw tokens (the stored messages), effective tokens (with the active operations applied), operations, last update and title.
 
---json prints the list_sessions tool's result.`,
+--json prints the list_sessions tool's result. ls only reads the file: it opens it read-only, and makes none where --db names nothing. When another weft holds the file, ls asks that weft.`,
 		Example: `
 weft ls
 weft --db ~/threads.db ls --json`,
@@ -46,8 +54,8 @@ weft --db ~/threads.db ls --json`,
 			return nil
 		}),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.withService(func(svc *ops.Service) error {
-				return listSessions(cmd.Context(), svc, asJSON, a.stdout)
+			return a.withTarget(reading, func(t target) error {
+				return listSessions(cmd.Context(), t, asJSON, a.stdout)
 			})
 		},
 	}
@@ -57,8 +65,8 @@ weft --db ~/threads.db ls --json`,
 }
 
 // listSessions prints weft ls.
-func listSessions(ctx context.Context, svc *ops.Service, asJSON bool, w io.Writer) error {
-	res, err := svc.ListSessions(ctx, ops.ListSessionsArgs{})
+func listSessions(ctx context.Context, t target, asJSON bool, w io.Writer) error {
+	res, err := invoke[ops.ListSessionsResult](ctx, t, "list_sessions", ops.ListSessionsArgs{})
 	if err != nil {
 		return err
 	}
@@ -78,7 +86,9 @@ func listSessions(ctx context.Context, svc *ops.Service, asJSON bool, w io.Write
 		if s.EffectiveTokens != nil {
 			eff = thousands(*s.EffectiveTokens)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t  %s\n", s.SessionID, thousands(s.MessageCount), thousands(s.Tokens), eff, s.OpCount, updated.Local().Format("2006-01-02 15:04"), s.Title)
+		// Titles come from the threads: their control characters are
+		// shown, not obeyed (and a tab would split the table's cells).
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t  %s\n", termsafe.Line(s.SessionID), thousands(s.MessageCount), thousands(s.Tokens), eff, s.OpCount, updated.Local().Format("2006-01-02 15:04"), termsafe.Line(s.Title))
 	}
 	return tw.Flush()
 }
@@ -118,8 +128,8 @@ weft call append_messages messages='[{"role":"user","content":"JWT or sessions?"
 			return nil
 		}),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withService(func(svc *ops.Service) error {
-				res, err := svc.CreateSession(cmd.Context(), ops.CreateSessionArgs{Title: strings.Join(args, " ")})
+			return a.withTarget(writing, func(t target) error {
+				res, err := invoke[ops.CreateSessionResult](cmd.Context(), t, "create_session", ops.CreateSessionArgs{Title: strings.Join(args, " ")})
 				if err != nil {
 					return err
 				}
@@ -140,7 +150,7 @@ func (a *app) showCommand() *cobra.Command {
 		Short: "Print a thread (effective unless --raw)",
 		Long: `show prints a session's effective thread: the stored messages with the active operations applied, and a marker where each operation acted. --raw prints the stored messages instead; --json prints the messages as the get_message_range tool does.
 
-SESSION is an ID, a unique ID prefix or a title; default: the most recently updated session.`,
+SESSION is an ID, a unique ID prefix or a title; default: the most recently updated session. show only reads the file; when another weft holds it, show asks that weft.`,
 		Example: `
 # the effective thread, with a marker where each operation acted
 weft show
@@ -157,8 +167,8 @@ weft show "auth design" --raw --json`,
 			if len(args) == 1 {
 				ref = args[0]
 			}
-			return a.withService(func(svc *ops.Service) error {
-				return showThread(cmd.Context(), svc, ref, raw, asJSON, a.stdout)
+			return a.withTarget(reading, func(t target) error {
+				return showThread(cmd.Context(), t, ref, raw, asJSON, a.stdout)
 			})
 		},
 	}
@@ -169,41 +179,83 @@ weft show "auth design" --raw --json`,
 }
 
 // showThread prints weft show: ref's thread, effective unless raw.
-func showThread(ctx context.Context, svc *ops.Service, ref string, raw, asJSON bool, w io.Writer) error {
-	info, v, err := svc.View(ref)
+func showThread(ctx context.Context, t target, ref string, raw, asJSON bool, w io.Writer) error {
+	ref, err := latestIfNone(ctx, t, ref)
 	if err != nil {
 		return err
 	}
-	viewName, total := "effective", v.Len()
-	if raw {
-		viewName, total = "raw", info.MessageCount
-	}
-	var msgs []ops.MessageOut
-	for start := 0; start < total; start += 2000 {
-		end := min(start+2000, total) - 1
-		res, err := svc.GetMessageRange(ctx, ops.MessageRangeArgs{SessionID: info.ID, StartIdx: &start, EndIdx: &end, View: viewName})
-		if err != nil {
-			return err
-		}
-		msgs = append(msgs, res.Messages...)
+	o, msgs, err := readThread(ctx, t, ref, raw)
+	if err != nil {
+		return err
 	}
 	if asJSON {
-		return writeJSON(w, ops.MessageRangeResult{SessionID: info.ID, Version: info.Version, Total: total, Messages: orEmpty(msgs)})
+		return writeJSON(w, ops.MessageRangeResult{SessionID: o.SessionID, Version: o.Version, Total: len(msgs), Messages: orEmpty(msgs)})
 	}
 	fmt.Fprintf(w, "%s  %s · %d messages · %d operations · version %d · %d → %d tokens\n\n",
-		info.Title, info.ID, info.MessageCount, info.OpCount, info.Version, v.RawTokens, v.Tokens)
+		termsafe.Line(o.Title), termsafe.Line(o.SessionID), o.MessageCount, o.OpCount, o.Version, o.RawTokens, o.Tokens)
 	mi := 0
 	for i, m := range msgs {
-		for !raw && mi < len(v.Markers) && v.Markers[mi].At == i {
-			writeMarker(w, v, &v.Markers[mi])
+		for !raw && mi < len(o.Markers) && o.Markers[mi].At == i {
+			writeMarker(w, o.Markers[mi])
 			mi++
 		}
 		writeMessage(w, m)
 	}
-	for ; !raw && mi < len(v.Markers); mi++ {
-		writeMarker(w, v, &v.Markers[mi])
+	for ; !raw && mi < len(o.Markers); mi++ {
+		writeMarker(w, o.Markers[mi])
 	}
 	return nil
+}
+
+// readThread reads a session's outline and all of its messages (the
+// stored ones when raw), in pages, all of one version: when the thread
+// changes meanwhile (the weft that holds the file is being used), it is
+// read again.
+func readThread(ctx context.Context, t target, ref string, raw bool) (mcpserver.Outline, []ops.MessageOut, error) {
+	const page = 2000 // get_message_range's most
+	for attempt := 1; ; attempt++ {
+		o, err := t.outline(ctx, ref)
+		if err != nil {
+			return o, nil, err
+		}
+		viewName, total := "effective", o.Items
+		if raw {
+			viewName, total = "raw", o.MessageCount
+		}
+		msgs := make([]ops.MessageOut, 0, total)
+		changed := false
+		for start := 0; start < total && !changed; start += page {
+			end := min(start+page, total) - 1
+			res, err := invoke[ops.MessageRangeResult](ctx, t, "get_message_range", ops.MessageRangeArgs{SessionID: o.SessionID, StartIdx: &start, EndIdx: &end, View: viewName})
+			if err != nil && !errors.Is(err, ops.ErrInvalid) {
+				return o, nil, err
+			}
+			// A range past a thread that got shorter is refused as
+			// invalid: the thread changed.
+			changed = err != nil || res.Version != o.Version
+			msgs = append(msgs, res.Messages...)
+		}
+		if !changed {
+			return o, msgs, nil
+		}
+		if attempt == 5 {
+			return o, nil, fmt.Errorf("session %s changed while it was read, five times over: try again when it is quieter", o.SessionID)
+		}
+	}
+}
+
+// latestIfNone names the most recently updated session when ref names
+// none, as weft show and export promise: a running weft would otherwise
+// take the session open in its TUI.
+func latestIfNone(ctx context.Context, t target, ref string) (string, error) {
+	if ref != "" {
+		return ref, nil
+	}
+	list, err := invoke[ops.ListSessionsResult](ctx, t, "list_sessions", ops.ListSessionsArgs{Limit: 1})
+	if err != nil || len(list.Sessions) == 0 {
+		return "", err // with no session, the request says there is none
+	}
+	return list.Sessions[0].SessionID, nil
 }
 
 func orEmpty(m []ops.MessageOut) []ops.MessageOut {
@@ -213,21 +265,21 @@ func orEmpty(m []ops.MessageOut) []ops.MessageOut {
 	return m
 }
 
-func writeMarker(w io.Writer, v *model.View, m *model.Marker) {
+func writeMarker(w io.Writer, m mcpserver.OutlineMarker) {
 	var what string
 	switch m.OpType {
 	case model.OpDigest:
-		what = fmt.Sprintf("digest of %d items", len(m.Hidden))
+		what = fmt.Sprintf("digest of %d items", m.Hidden)
 	case model.OpRevise:
-		what = fmt.Sprintf("revision of %d items into %d", len(m.Hidden), m.Added)
+		what = fmt.Sprintf("revision of %d items into %d", m.Hidden, m.Added)
 	case model.OpSnip:
-		what = fmt.Sprintf("snipped %d items", len(m.Hidden))
+		what = fmt.Sprintf("snipped %d items", m.Hidden)
 	case model.OpResequence:
-		what = fmt.Sprintf("reordered %d items", len(m.Hidden))
+		what = fmt.Sprintf("reordered %d items", m.Hidden)
 	case model.OpInsert:
 		what = fmt.Sprintf("inserted %d items", m.Added)
 	}
-	fmt.Fprintf(w, "      ── %s · %s by %s ──\n", what, m.OpID, m.Author)
+	fmt.Fprintf(w, "      ── %s · %s by %s ──\n", what, termsafe.Line(m.OperationID), termsafe.Line(m.Author))
 }
 
 func writeMessage(w io.Writer, m ops.MessageOut) {
@@ -239,8 +291,10 @@ func writeMessage(w io.Writer, m ops.MessageOut) {
 	if len(m.Tags) > 0 {
 		flags += " #" + strings.Join(m.Tags, " #")
 	}
-	fmt.Fprintf(w, "%5d  %-9s %s  %s%s\n", m.Index, m.Role, at.Local().Format("2006-01-02 15:04"), m.ID, flags)
-	for line := range strings.Lines(strings.TrimRight(m.Content, "\n")) {
+	fmt.Fprintf(w, "%5d  %-9s %s  %s%s\n", m.Index, termsafe.Line(string(m.Role)), at.Local().Format("2006-01-02 15:04"), termsafe.Line(string(m.ID)), termsafe.Line(flags))
+	// The content is the thread's: its control characters are shown, not
+	// obeyed; its lines and tabs stay.
+	for line := range strings.Lines(termsafe.Text(strings.TrimRight(m.Content, "\n"))) {
 		fmt.Fprintf(w, "       %s", line)
 		if !strings.HasSuffix(line, "\n") {
 			fmt.Fprintln(w)
@@ -284,30 +338,25 @@ func (a *app) call(ctx context.Context, args []string) (err error) {
 	if err != nil {
 		return err
 	}
-	var timeout time.Duration
-	if mcpserver.ReadAddrFile(a.db) != "" {
-		timeout = 200 * time.Millisecond // most likely held: relay soon
+	// A tool that only reads (the registry says which) never writes the
+	// file, nor makes one.
+	acc := writing
+	if tool.ReadOnly {
+		acc = reading
 	}
-	f, err := a.openDB(timeout)
-	if errors.Is(err, store.ErrInUse) {
-		// Another weft holds the file: ask it, as weft mcp does.
-		if url := mcpserver.ReadAddrFile(a.db); url != "" {
-			r, err := mcpserver.NewRemote(url, a.bearer())
-			if err != nil {
-				return fmt.Errorf("%s.addr: %w", a.db, err)
-			}
-			return callRemote(ctx, r, tool, raw, a.stdout)
+	return a.withTarget(acc, func(t target) error {
+		res, err := t.call(ctx, tool, raw)
+		if err != nil {
+			return err
 		}
-	}
-	if err != nil {
+		var out bytes.Buffer
+		if err := json.Indent(&out, res, "", "  "); err != nil {
+			return fmt.Errorf("%s answered with something that is not JSON: %w", tool.Name, err)
+		}
+		out.WriteByte('\n')
+		_, err = a.stdout.Write(termsafe.JSON(out.Bytes()))
 		return err
-	}
-	defer func() { f.close(err) }()
-	res, err := tool.Call(ctx, f.svc, raw)
-	if err != nil {
-		return err
-	}
-	return writeJSON(a.stdout, res)
+	})
 }
 
 // completeCall completes weft call's tool, then its argument names.
@@ -324,21 +373,6 @@ func completeCall(_ *cobra.Command, args []string, _ string) ([]string, cobra.Sh
 		names = append(names, n+"=")
 	}
 	return names, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
-}
-
-// callRemote runs weft call through the weft that holds the database.
-func callRemote(ctx context.Context, r *mcpserver.Remote, tool *ops.Tool, raw json.RawMessage, w io.Writer) error {
-	res, err := r.Call(ctx, tool, raw)
-	if err != nil {
-		return err
-	}
-	var out bytes.Buffer
-	if err := json.Indent(&out, res, "", "  "); err != nil {
-		return fmt.Errorf("the running weft answered %s with something that is not JSON: %w", tool.Name, err)
-	}
-	out.WriteByte('\n')
-	_, err = w.Write(out.Bytes())
-	return err
 }
 
 // callArgs reads weft call's tool and arguments, checked before anything

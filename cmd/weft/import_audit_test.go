@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,8 +21,13 @@ func weftErr(t *testing.T, db string, args ...string) (string, string, int) {
 	return out, errOut, code
 }
 
+// sessionCount is how many sessions weft ls counts in db: "0" when there
+// is no db at all.
 func sessionCount(t *testing.T, db string) string {
 	t.Helper()
+	if _, err := os.Stat(db); errors.Is(err, os.ErrNotExist) {
+		return "0"
+	}
 	out, _, _ := weft(t, db, "ls", "--json")
 	i := strings.Index(out, `"total": `)
 	if i < 0 {

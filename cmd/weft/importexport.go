@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -19,10 +19,10 @@ import (
 	"golang.org/x/term"
 
 	"weft/formats"
-	"weft/formats/export"
 	"weft/formats/readers"
-	"weft/formats/weftjsonl"
+	"weft/internal/termsafe"
 	"weft/ops"
+	"weft/ops/mcpserver"
 )
 
 // importCommand is weft import.
@@ -33,7 +33,9 @@ func (a *app) importCommand() *cobra.Command {
 		Short: "Import conversation files (the format is detected)",
 		Long: `import reads conversation files into the database: ` + strings.Join(formatNames(), ", ") + ` (detected when --format is not given); - reads standard input.
 
-Importing the same file again adds nothing; importing a longer version of a growing session adds only the new messages. Records that cannot be read are reported with their line numbers, the rest is imported, and import exits 1 to say the file came in only in part. A Claude Code compaction becomes a digest over the messages it compacted. --session puts the threads of every file into one session.`,
+Importing the same file again adds nothing; importing a longer version of a growing session adds only the new messages. Records that cannot be read are reported with their line numbers, the rest is imported, and import exits 1 to say the file came in only in part. A Claude Code compaction becomes a digest over the messages it compacted. --session puts the threads of every file into one session.
+
+When another weft holds the database (the TUI is open on it), import sends the files to that weft, which imports them as it would here: the TUI shows them as they land.`,
 		Example: `
 weft import ~/.claude/projects/*/*.jsonl
 weft import --format chatgpt conversations.json
@@ -50,8 +52,8 @@ weft import --session "research" a.jsonl b.jsonl`,
 					return usageErr("unknown format %q; the formats are %s", format, strings.Join(formatNames(), ", "))
 				}
 			}
-			return a.withService(func(svc *ops.Service) error {
-				return importFiles(cmd.Context(), svc, files, formats.Format(format), session, a.stdout, a.stderr)
+			return a.withTarget(writing, func(t target) error {
+				return importFiles(cmd.Context(), t, files, formats.Format(format), session, a.stdout, a.stderr)
 			})
 		},
 	}
@@ -66,15 +68,16 @@ weft import --session "research" a.jsonl b.jsonl`,
 
 // importFiles imports files one after the other, reporting each; the
 // error says how many were refused or imported only in part.
-func importFiles(ctx context.Context, svc *ops.Service, files []string, format formats.Format, session string, stdout, stderr io.Writer) error {
+func importFiles(ctx context.Context, t target, files []string, format formats.Format, session string, stdout, stderr io.Writer) error {
 	failed, partly := 0, 0
 	for _, file := range files {
-		if err := importFile(ctx, svc, file, format, session, stdout, stderr); err != nil {
+		if err := importFile(ctx, t, file, format, session, stdout, stderr); err != nil {
+			// The error may quote the file: shown, not obeyed.
 			var fe *fileError
 			if errors.As(err, &fe) {
-				fmt.Fprintf(stderr, "weft: %v\n", err)
+				fmt.Fprintf(stderr, "weft: %s\n", termsafe.Text(err.Error()))
 			} else {
-				fmt.Fprintf(stderr, "weft: %s: %v\n", file, err)
+				fmt.Fprintf(stderr, "weft: %s: %s\n", file, termsafe.Text(err.Error()))
 			}
 			var pe *partialError
 			if errors.As(err, &pe) {
@@ -122,7 +125,10 @@ func formatNames() []string {
 	return names
 }
 
-func importFile(ctx context.Context, svc *ops.Service, file string, format formats.Format, session string, stdout, stderr io.Writer) error {
+// importFile imports one file and reports it: what was read and what
+// was not, the same whether this weft imports it or the running weft
+// that holds the database does.
+func importFile(ctx context.Context, t target, file string, format formats.Format, session string, stdout, stderr io.Writer) error {
 	var f *os.File
 	if file == "-" {
 		f = os.Stdin
@@ -142,23 +148,17 @@ func importFile(ctx context.Context, svc *ops.Service, file string, format forma
 			size = st.Size()
 		}
 	}
-	br := bufio.NewReaderSize(f, formats.DetectSize)
-	head, err := br.Peek(formats.DetectSize)
-	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
-		return fmt.Errorf("reading it: %w", err)
-	}
-	if format == "" {
-		if format, err = formats.Detect(head); err != nil {
-			return err
-		}
-	}
-	read, _ := readers.For(format)
-	counter := &countingReader{r: br}
+	counter := &countingReader{r: f}
 	bar := newImportProgress(stderr, file, size, counter)
-	im := svc.NewImport(ctx, ops.ImportOptions{Session: session, Progress: bar.update})
-	problems, err := read(counter, im)
-	err = errors.Join(err, im.Close())
+	rep, err := t.importFile(ctx, counter, mcpserver.ImportArgs{Format: format, Session: session}, bar)
 	bar.done()
+	if err != nil {
+		return err
+	}
+	if rep.Refused != nil {
+		return rep.Refused
+	}
+	problems := rep.Problems
 	var partial partialError
 	for i, p := range problems {
 		switch {
@@ -168,26 +168,27 @@ func importFile(ctx context.Context, svc *ops.Service, file string, format forma
 		default:
 			partial.unread++
 		}
+		// Problems and notes quote the file: shown, not obeyed.
 		switch {
 		case i == 20:
 			fmt.Fprintf(stderr, "%s: … and %d more\n", file, len(problems)-20)
 		case i > 20:
 		case p.Note:
-			fmt.Fprintf(stderr, "%s: note: %s\n", file, p)
+			fmt.Fprintf(stderr, "%s: note: %s\n", file, termsafe.Text(p.String()))
 		default:
-			fmt.Fprintf(stderr, "%s: %s\n", file, p)
+			fmt.Fprintf(stderr, "%s: %s\n", file, termsafe.Text(p.String()))
 		}
 	}
-	for _, s := range im.Sessions {
+	for _, s := range rep.Sessions {
 		partial.unplaced += s.NotPlaced
 		partial.opsDropped += s.OpsDropped
 		for _, note := range s.Notes {
-			fmt.Fprintf(stderr, "%s: session %s: %s\n", file, s.SessionID, note)
+			fmt.Fprintf(stderr, "%s: session %s: %s\n", file, s.SessionID, termsafe.Text(note))
 		}
 	}
-	reportImport(stdout, file, im.Sessions, partial.unread)
-	if err != nil {
-		return fmt.Errorf("%s import stopped: %w", format, err)
+	reportImport(stdout, file, rep.Sessions, partial.unread)
+	if rep.Stopped != nil {
+		return fmt.Errorf("%s import stopped: %w", rep.Format, rep.Stopped)
 	}
 	if partial != (partialError{}) {
 		return &partial
@@ -332,14 +333,37 @@ func (p *importProgress) update(messages int) {
 	p.drawn = true
 }
 
+// tick draws the bar every 100 ms, by how much of the file was read,
+// until the function it returns is called: for an import whose messages
+// are counted elsewhere (by the running weft that does it).
+func (p *importProgress) tick() (stop func()) {
+	if !p.on {
+		return func() {}
+	}
+	quit, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+				pct := min(float64(p.counter.n.Load())/float64(p.size), 1)
+				fmt.Fprintf(p.w, "\r%s %s", p.name, p.bar.ViewAs(pct))
+				p.drawn = true
+			}
+		}
+	}()
+	return func() { close(quit); <-stopped }
+}
+
 func (p *importProgress) done() {
 	if p.drawn {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
 }
-
-// exportFormats are the formats weft export writes.
-var exportFormats = []string{"openai", "anthropic", "jsonl", "markdown"}
 
 // exportCommand is weft export.
 func (a *app) exportCommand() *cobra.Command {
@@ -350,7 +374,7 @@ func (a *app) exportCommand() *cobra.Command {
 		Short: "Write a thread as provider messages, markdown or lossless JSONL",
 		Long: `export writes a session's effective thread (the stored messages with --raw) as openai or anthropic request messages, ready to send, or as markdown. jsonl is lossless: the stored messages and the operations, to move a session between files (weft import reads it back).
 
-SESSION is an ID, a unique ID prefix or a title; default: the most recently updated session.`,
+SESSION is an ID, a unique ID prefix or a title; default: the most recently updated session. export only reads the database; when another weft holds it, export asks that weft. On a terminal, control characters of the thread are shown as pictures (␛ for ESC); to a file or a pipe the export is exact.`,
 		Example: `
 # the effective thread, ready to send
 weft export --format anthropic
@@ -367,11 +391,11 @@ weft export "auth design" --format jsonl -o s.jsonl`,
 			if len(args) == 1 {
 				ref = args[0]
 			}
-			if !slices.Contains(exportFormats, format) {
+			if !slices.Contains(mcpserver.ExportFormats, format) {
 				return usageErr("unknown export format %q: openai, anthropic, jsonl or markdown", format)
 			}
-			return a.withService(func(svc *ops.Service) error {
-				return exportThread(cmd.Context(), svc, ref, format, raw, out, a.stdout, a.stderr)
+			return a.withTarget(reading, func(t target) error {
+				return exportThread(cmd.Context(), t, ref, format, raw, out, a.stdout, a.stderr)
 			})
 		},
 	}
@@ -379,16 +403,26 @@ weft export "auth design" --format jsonl -o s.jsonl`,
 	cmd.Flags().BoolVar(&raw, "raw", false, "the stored messages, without operations")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write to this file instead of stdout")
 	cmd.RegisterFlagCompletionFunc("format", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		return exportFormats, cobra.ShellCompDirectiveNoFileComp
+		return mcpserver.ExportFormats, cobra.ShellCompDirectiveNoFileComp
 	})
 	a.hideFlags(cmd, tuiFlags...)
 	return cmd
 }
 
 // exportThread writes weft export: ref's thread in format, to the file
-// out, else to stdout.
-func exportThread(ctx context.Context, svc *ops.Service, ref, format string, raw bool, out string, stdout, stderr io.Writer) error {
+// out, else to stdout. An export is data, written exactly; only on a
+// terminal, where it is read by people, are the thread's control
+// characters shown as pictures (termsafe).
+func exportThread(ctx context.Context, t target, ref, format string, raw bool, out string, stdout, stderr io.Writer) error {
+	ref, err := latestIfNone(ctx, t, ref)
+	if err != nil {
+		return err
+	}
+	if format == "jsonl" && raw {
+		fmt.Fprintln(stderr, "weft: note: jsonl is lossless: it holds the stored messages and the operations, so --raw changes nothing")
+	}
 	w := stdout
+	var screen *bytes.Buffer
 	if out != "" {
 		f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 		if err != nil {
@@ -396,42 +430,31 @@ func exportThread(ctx context.Context, svc *ops.Service, ref, format string, raw
 		}
 		defer f.Close()
 		w = f
+	} else if isTerminal(stdout) {
+		screen = &bytes.Buffer{}
+		w = screen
 	}
-	bw := bufio.NewWriterSize(w, 1<<16)
-	if format == "jsonl" {
-		if raw {
-			fmt.Fprintln(stderr, "weft: note: jsonl is lossless: it holds the stored messages and the operations, so --raw changes nothing")
-		}
-		session, err := svc.ExportWeft(ref)
-		if err != nil {
-			return err
-		}
-		if err := weftjsonl.Write(bw, session); err != nil {
-			return err
-		}
-		return bw.Flush()
-	}
-	info, items, err := svc.ExportItems(ref, raw)
+	notes, err := t.export(ctx, w, mcpserver.ExportArgs{SessionID: ref, Format: format, Raw: raw})
 	if err != nil {
 		return err
 	}
-	var report export.Report
-	switch format {
-	case "openai":
-		report, err = export.WriteOpenAI(bw, items)
-	case "anthropic":
-		report, err = export.WriteAnthropic(bw, items)
-	case "markdown":
-		err = export.WriteMarkdown(bw, info.Title, items)
+	for _, line := range notes {
+		fmt.Fprintln(stderr, "weft: note:", termsafe.Text(line))
 	}
-	if err != nil {
-		return err
+	if screen != nil {
+		b := screen.Bytes()
+		if format == "markdown" {
+			b = []byte(termsafe.Text(string(b)))
+		} else {
+			b = termsafe.JSON(b)
+		}
+		_, err = stdout.Write(b)
 	}
-	for _, line := range report.Folded {
-		fmt.Fprintln(stderr, "weft: note:", line)
-	}
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	return ctx.Err()
+	return err
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }

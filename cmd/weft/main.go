@@ -25,6 +25,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
+	"weft/internal/termsafe"
 	"weft/ops/mcpserver"
 	"weft/tui"
 )
@@ -152,12 +153,15 @@ func (a *app) refusal(err error) *exitError {
 // script, a log) it prints one plain line, "weft: ...", as weft always
 // has; on a terminal it prints fang's styled error, with a pointer to
 // the command's help after a usage error.
+//
+// An error may quote what a thread carries (a title, a line of a file):
+// its control characters are shown, not obeyed.
 func (a *app) printError(w io.Writer, styles fang.Styles, err error) {
+	msg := termsafe.Text(err.Error())
 	if f, ok := a.stderr.(*os.File); !ok || !term.IsTerminal(int(f.Fd())) {
-		fmt.Fprintln(w, "weft:", err)
+		fmt.Fprintln(w, "weft:", msg)
 		return
 	}
-	msg := err.Error()
 	if !strings.HasSuffix(msg, ".") && !strings.HasSuffix(msg, "?") {
 		msg += "."
 	}

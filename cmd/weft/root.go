@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -52,6 +53,9 @@ weft "auth design" --no-mcp`,
 			if a.db == "" {
 				a.db = a.env.db
 			}
+			if err := a.checkToken(cmd); err != nil {
+				return err
+			}
 			if a.theme != "" {
 				if _, err := themes.Lookup(a.theme); err != nil {
 					return usageErr("%v", err)
@@ -90,6 +94,19 @@ weft "auth design" --no-mcp`,
 		a.demoCommand(), a.serveCommand(), a.mcpCommand(),
 	)
 	return root
+}
+
+// checkToken refuses a blank token, --token's or $WEFT_TOKEN's: a
+// listener would take it and then no client could send it (clients'
+// tokens are read without the blanks around them).
+func (a *app) checkToken(cmd *cobra.Command) error {
+	if f := cmd.Flags().Lookup("token"); f != nil && f.Changed && strings.TrimSpace(a.token) == "" {
+		return usageErr("--token is blank: give a token with something in it, or leave --token out")
+	}
+	if a.token == "" && a.env.token != "" && strings.TrimSpace(a.env.token) == "" {
+		return usageErr("WEFT_TOKEN is blank: set it to a token with something in it, or unset it")
+	}
+	return nil
 }
 
 // positional wraps a check of a command's positional arguments; check's
@@ -131,7 +148,13 @@ func completeThemes(*cobra.Command, []string, string) ([]string, cobra.ShellComp
 
 // openTUI opens the TUI on session ("" for the latest), with the
 // embedded listener unless --no-mcp.
+//
+// A file that is not there is made only when it is the default database
+// (weft's first run); one named with --db is more likely mistyped.
 func (a *app) openTUI(ctx context.Context, session string) error {
+	if _, err := os.Stat(a.db); errors.Is(err, os.ErrNotExist) && a.db != a.env.db {
+		return a.noDatabase()
+	}
 	st, err := store.Open(a.db, store.Options{})
 	if err != nil {
 		return err
@@ -174,11 +197,11 @@ type dbFile struct {
 	created bool // this run made the file
 }
 
-// openDB opens the database file, waiting up to timeout (0: the store's
-// default) for another process to let go of it.
-func (a *app) openDB(timeout time.Duration) (*dbFile, error) {
+// openDB opens the database file, read-only when readOnly, waiting up to
+// timeout (0: the store's default) for another process to let go of it.
+func (a *app) openDB(timeout time.Duration, readOnly bool) (*dbFile, error) {
 	_, statErr := os.Stat(a.db)
-	st, err := store.Open(a.db, store.Options{Timeout: timeout})
+	st, err := store.Open(a.db, store.Options{Timeout: timeout, ReadOnly: readOnly})
 	if err != nil {
 		return nil, err
 	}
@@ -199,10 +222,11 @@ func (f *dbFile) close(failed error) {
 	f.st.Close()
 }
 
-// withService runs fn on the service over the database file (see
-// dbFile.close for a file this run made).
+// withService runs fn on the service over the database file, opened
+// here for writing (see dbFile.close for a file this run made); weft
+// serve needs the file itself.
 func (a *app) withService(fn func(*ops.Service) error) (err error) {
-	f, err := a.openDB(0)
+	f, err := a.openDB(0, false)
 	if err != nil {
 		return err
 	}

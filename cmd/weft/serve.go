@@ -22,7 +22,7 @@ func (a *app) serveCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve MCP and the HTTP API without a TUI",
-		Long: `serve serves MCP (Streamable HTTP at /mcp) and the HTTP API (POST /api/TOOL with the arguments as the JSON body; GET /api lists the tools, GET /healthz answers health) on --addr, logging to stderr, until interrupted. The address is written next to the database as <db>.addr, so that weft mcp and weft call relay to it.
+		Long: `serve serves MCP (Streamable HTTP at /mcp) and the HTTP API (POST /api/TOOL with the arguments as the JSON body; GET /api lists the tools, GET /healthz answers health; POST /outline, /export and /import for what weft show, export and import do) on --addr, logging to stderr, until interrupted. The address is written next to the database as <db>.addr, so that every other weft command on the file goes through it.
 
 It binds loopback by default; off loopback it requires a bearer token (--token, default $WEFT_TOKEN), and clients without it get 401.`,
 		Example: `

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"weft/ops"
 	"weft/ops/mcpserver"
@@ -108,4 +109,38 @@ func TestCallRelayToken(t *testing.T) {
 	}
 	serve.Process.Signal(syscall.SIGTERM)
 	waitExit(t, serve)
+}
+
+// A blank --token (or WEFT_TOKEN of blanks) is a usage error for every
+// command that takes one: it would open a listener nobody can use.
+func TestBlankTokenRefused(t *testing.T) {
+	db, _ := seededDB(t)
+	saved := runTUI
+	t.Cleanup(func() { runTUI = saved })
+	ran := false
+	runTUI = func(context.Context, *ops.Service, tui.Options) error { ran = true; return nil }
+	for _, tt := range []struct {
+		env  string
+		args []string
+	}{
+		{"", []string{"--token", " ", "--mcp-addr", "0.0.0.0:0"}},
+		{"", []string{"--token", "   ", "--mcp-addr", "127.0.0.1:0"}},
+		{"  ", []string{"--mcp-addr", "0.0.0.0:0"}},
+		{"\t", []string{"serve", "--addr", "0.0.0.0:0"}},
+		{"", []string{"serve", "--addr", "0.0.0.0:0", "--token", " "}},
+		{"", []string{"call", "list_sessions", "--token", " "}},
+		{"", []string{"mcp", "--token", ""}},
+	} {
+		t.Setenv("WEFT_TOKEN", tt.env)
+		ran = false
+		// A serve that took the token would serve until stopped.
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		var out, errBuf bytes.Buffer
+		err := run(ctx, append([]string{"--db", db}, tt.args...), &out, &errBuf)
+		cancel()
+		code, errOut := exitCode(err), errBuf.String()
+		if code != 2 || err == nil || !strings.Contains(err.Error(), "blank") || ran {
+			t.Errorf("weft %v with WEFT_TOKEN=%q: exit %d (%v), TUI ran %v, stderr %q", tt.args, tt.env, code, err, ran, errOut)
+		}
+	}
 }

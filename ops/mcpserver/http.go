@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
@@ -42,15 +43,23 @@ type HandlerOptions struct {
 	Origins []string
 	// SessionTimeout overrides SessionTimeout; negative means never.
 	SessionTimeout time.Duration
+	// ReadTimeout overrides ReadTimeout for request bodies.
+	ReadTimeout time.Duration
 }
 
 // Handler serves, behind one guard (Host and Origin checks, the bearer
-// token, the body cap):
+// token, the body cap, the read timeout):
 //
 //	/mcp             MCP over Streamable HTTP
 //	POST /api/TOOL   the tool's arguments as a JSON body; its JSON result
 //	GET  /api        the tools, with their argument schemas
 //	GET  /healthz    liveness, version and counts
+//	POST /outline    {"session_id"}: what weft show prints around the messages (Outline)
+//	POST /export     ExportArgs as JSON: the export, streamed; notes as trailers
+//	POST /import     ?format=F&session=S, the file as the body: an ImportReport
+//
+// The last three are how a second weft on a held file runs weft show,
+// export and import through the weft that holds it.
 func (s *Server) Handler(o HandlerOptions) http.Handler {
 	timeout := o.SessionTimeout
 	switch {
@@ -69,10 +78,16 @@ func (s *Server) Handler(o HandlerOptions) http.Handler {
 	mux.HandleFunc("/api", s.serveToolList)
 	mux.HandleFunc("/api/", s.serveTool)
 	mux.HandleFunc("/healthz", s.serveHealth)
+	mux.HandleFunc(outlinePath, s.serveOutline)
+	mux.HandleFunc(exportPath, s.serveExport)
+	mux.HandleFunc(importPath, s.serveImport)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("nothing at %s: weft serves /mcp (MCP), POST /api/TOOL, GET /api and GET /healthz", r.URL.Path))
+		writeError(w, http.StatusNotFound, fmt.Sprintf("nothing at %s: weft serves /mcp (MCP), POST /api/TOOL, GET /api, GET /healthz, POST /outline, /export and /import", r.URL.Path))
 	})
-	return &guard{next: mux, token: tokenHash(o.Token), hasToken: o.Token != "", origins: originSet(o.Origins)}
+	// A client's token is read without the blanks around it (bearer), so
+	// the listener's is too.
+	token := strings.TrimSpace(o.Token)
+	return &guard{next: mux, token: tokenHash(token), hasToken: token != "", origins: originSet(o.Origins), readTimeout: cmp.Or(o.ReadTimeout, ReadTimeout)}
 }
 
 // guard checks what every request must pass before any handler runs.
@@ -81,6 +96,8 @@ type guard struct {
 	token    [sha256.Size]byte
 	hasToken bool
 	origins  map[string]bool
+	// readTimeout is the grace a request body has (see timedBody).
+	readTimeout time.Duration
 }
 
 func tokenHash(t string) [sha256.Size]byte { return sha256.Sum256([]byte(t)) }
@@ -94,6 +111,11 @@ func originSet(list []string) map[string]bool {
 }
 
 func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	hasBody := r.Body != nil && r.Body != http.NoBody
+	if hasBody {
+		// Timed from now, before any refusal: see timedBody.
+		r.Body = newTimedBody(w, r.Body, g.readTimeout)
+	}
 	if msg := g.foreign(r); msg != "" {
 		writeError(w, http.StatusForbidden, msg)
 		return
@@ -112,12 +134,18 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if r.ContentLength > MaxBodyBytes {
-		writeTooLarge(w)
+	// An imported file is read as it comes: it may be far larger than
+	// any other body.
+	limit := int64(MaxBodyBytes)
+	if r.URL.Path == importPath {
+		limit = MaxImportBytes
+	}
+	if r.ContentLength > limit {
+		writeTooLargeFor(w, r.URL.Path)
 		return
 	}
-	if r.Body != nil {
-		r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+	if hasBody {
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
 	}
 	g.next.ServeHTTP(w, r)
 }
@@ -230,6 +258,16 @@ func writeTooLarge(w http.ResponseWriter) {
 	writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is larger than %d MB: send less at once (append_messages takes batches)", MaxBodyBytes>>20))
 }
 
+// writeTooLargeFor refuses a body over the cap of the path it was sent
+// to.
+func writeTooLargeFor(w http.ResponseWriter, path string) {
+	if path == importPath {
+		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the file is larger than %d GB, more than a running weft takes: split it, or close that weft and import it directly", MaxImportBytes>>30))
+		return
+	}
+	writeTooLarge(w)
+}
+
 // statusOf maps an error's kind to its HTTP status.
 func statusOf(err error) int {
 	switch {
@@ -263,12 +301,7 @@ func (s *Server) serveTool(w http.ResponseWriter, r *http.Request) {
 	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			writeTooLarge(w)
-			return
-		}
-		writeError(w, http.StatusBadRequest, "cannot read the request body: "+err.Error())
+		bodyReadError(w, err)
 		return
 	}
 	author := cleanAuthor(r.Header.Get(AuthorHeader))
@@ -365,12 +398,7 @@ func checkJSONRPC(next http.Handler) http.Handler {
 		}
 		body, err := io.ReadAll(r.Body)
 		if err != nil {
-			var tooLarge *http.MaxBytesError
-			if errors.As(err, &tooLarge) {
-				writeTooLarge(w)
-				return
-			}
-			writeError(w, http.StatusBadRequest, "cannot read the request body: "+err.Error())
+			bodyReadError(w, err)
 			return
 		}
 		if p := jsonrpcProblem(body); p != nil {

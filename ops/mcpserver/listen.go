@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -43,6 +44,9 @@ type ListenOptions struct {
 	Logger *slog.Logger
 	// SessionTimeout overrides SessionTimeout for idle MCP sessions.
 	SessionTimeout time.Duration
+	// ReadTimeout overrides ReadTimeout: how long a request's headers
+	// may take, and its body beyond what its size explains.
+	ReadTimeout time.Duration
 }
 
 // Listener is a running HTTP listener serving a Server's Handler.
@@ -64,6 +68,11 @@ type Listener struct {
 // a bearer token.
 var ErrNeedsToken = errors.New("a listener on a non-loopback address needs a bearer token")
 
+// ErrBlankToken refuses a bearer token of nothing but blanks: clients'
+// tokens are read without the blanks around them, so nobody could send
+// it, and off loopback it would pass for a token.
+var ErrBlankToken = errors.New("the bearer token is blank")
+
 // Listen starts serving svc over HTTP. It binds loopback at DefaultAddr by
 // default; when the port is taken it binds a free one instead and says so
 // in Notice. It refuses, binding nothing, an address other machines can
@@ -80,6 +89,9 @@ func Listen(svc *ops.Service, o ListenOptions) (*Listener, error) {
 	}
 	if p, err := strconv.Atoi(port); err != nil || p < 0 || p > 65535 {
 		return nil, fmt.Errorf("listen address %q: port %q is not a number from 0 to 65535", addr, port)
+	}
+	if o.Token != "" && strings.TrimSpace(o.Token) == "" {
+		return nil, fmt.Errorf("%w: give a token with something in it, or none to listen on loopback without one", ErrBlankToken)
 	}
 	if !isLoopbackHost(host) && o.Token == "" {
 		return nil, fmt.Errorf("%w: %s can be reached from other machines; give a token, or listen on 127.0.0.1", ErrNeedsToken, addr)
@@ -103,8 +115,8 @@ func Listen(svc *ops.Service, o ListenOptions) (*Listener, error) {
 		url: "http://" + urlHost(host, ln.Addr()),
 	}
 	l.http = &http.Server{
-		Handler:           s.Handler(HandlerOptions{Token: o.Token, SessionTimeout: o.SessionTimeout}),
-		ReadHeaderTimeout: 10 * time.Second,
+		Handler:           s.Handler(HandlerOptions{Token: o.Token, SessionTimeout: o.SessionTimeout, ReadTimeout: o.ReadTimeout}),
+		ReadHeaderTimeout: cmp.Or(o.ReadTimeout, ReadTimeout),
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
 	}

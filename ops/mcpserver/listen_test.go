@@ -273,3 +273,31 @@ func TestRelay(t *testing.T) {
 		t.Errorf("NewRelay took a non-URL")
 	}
 }
+
+// A token of nothing but blanks would be accepted, and then no client
+// could send it (bearer values are trimmed): Listen refuses it, binding
+// nothing, whatever the address.
+func TestListenRefusesBlankToken(t *testing.T) {
+	svc, _ := seeded(t)
+	addrFile := filepath.Join(t.TempDir(), "x.addr")
+	for _, tok := range []string{" ", "  \t", "\n"} {
+		for _, addr := range []string{"0.0.0.0:0", "127.0.0.1:0"} {
+			l, err := Listen(svc, ListenOptions{Addr: addr, Token: tok, AddrFile: addrFile})
+			if err == nil {
+				l.Close()
+			}
+			if !errors.Is(err, ErrBlankToken) {
+				t.Errorf("Listen(%s) with token %q: %v, want ErrBlankToken", addr, tok, err)
+			}
+		}
+	}
+	if _, err := os.Stat(addrFile); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused listener wrote its address file")
+	}
+	// A token with blanks around it is the token without them, as the
+	// client's Authorization header is read.
+	l := listen(t, svc, ListenOptions{Addr: "127.0.0.1:0", Token: " tok ", AddrFile: addrFile})
+	if status, _, _ := do(t, "GET", l.URL()+"/healthz", "", map[string]string{"Authorization": "Bearer tok"}); status != 200 {
+		t.Errorf("healthz with the token: %d", status)
+	}
+}

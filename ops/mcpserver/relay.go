@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -49,6 +50,86 @@ func (r *Remote) Call(ctx context.Context, tool *ops.Tool, args json.RawMessage)
 	return r.b.call(ctx, tool, args)
 }
 
+// Invoke runs a tool there with its own argument type, filling out (a
+// pointer to its result type), as ops.Tool.Invoke does in-process.
+func (r *Remote) Invoke(ctx context.Context, tool *ops.Tool, args, out any) error {
+	return r.b.invoke(ctx, tool, args, out)
+}
+
+// Outline is ThreadOutline, there.
+func (r *Remote) Outline(ctx context.Context, ref string) (Outline, error) {
+	args, err := json.Marshal(map[string]string{"session_id": ref})
+	if err != nil {
+		return Outline{}, err
+	}
+	res, err := r.b.post(ctx, outlinePath, "application/json", bytes.NewReader(args), "the outline")
+	if err != nil {
+		return Outline{}, err
+	}
+	var o Outline
+	if err := json.Unmarshal(res, &o); err != nil {
+		return Outline{}, fmt.Errorf("the weft at %s answered with an outline this weft cannot read: %w", r.b.base, err)
+	}
+	return o, nil
+}
+
+// Export is Export, there: the export is copied to w as it comes.
+func (r *Remote) Export(ctx context.Context, w io.Writer, args ExportArgs) (notes []string, err error) {
+	body, err := json.Marshal(args)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := r.b.send(ctx, exportPath, "application/json", bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		return nil, r.b.refusal(resp, b)
+	}
+	if _, err := io.Copy(w, resp.Body); err != nil {
+		return nil, fmt.Errorf("reading the export from the weft at %s: %w", r.b.base, err)
+	}
+	// The trailers are read once the body is.
+	for _, n := range resp.Trailer.Values(noteTrailer) {
+		if s, err := url.QueryUnescape(n); err == nil {
+			notes = append(notes, s)
+		}
+	}
+	if e := resp.Trailer.Get(errorTrailer); e != "" {
+		s, _ := url.QueryUnescape(e)
+		return notes, errors.New(s)
+	}
+	return notes, nil
+}
+
+// Import is Import, there: the file is sent as it is read from f. The
+// error is for a request the remote weft refused or could not answer;
+// what the import itself met is in the report.
+func (r *Remote) Import(ctx context.Context, f io.Reader, args ImportArgs) (ImportReport, error) {
+	q := url.Values{}
+	if args.Format != "" {
+		q.Set("format", string(args.Format))
+	}
+	if args.Session != "" {
+		q.Set("session", args.Session)
+	}
+	path := importPath
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	res, err := r.b.post(ctx, path, "application/octet-stream", f, "the import")
+	if err != nil {
+		return ImportReport{}, err
+	}
+	var w importReportJSON
+	if err := json.Unmarshal(res, &w); err != nil {
+		return ImportReport{}, fmt.Errorf("the weft at %s answered with an import report this weft cannot read: %w", r.b.base, err)
+	}
+	return w.report(), nil
+}
+
 // relayBase turns a listener's URL into the base its /api lives under.
 func relayBase(target string) (string, error) {
 	u, err := url.Parse(strings.TrimSpace(target))
@@ -88,11 +169,35 @@ func (b *remoteBackend) call(ctx context.Context, tool *ops.Tool, args json.RawM
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.base+"/api/"+tool.Name, bytes.NewReader(args))
+	return b.post(ctx, "/api/"+tool.Name, "application/json", bytes.NewReader(args), tool.Name)
+}
+
+// post sends a request to the remote weft and returns its answer's body
+// when it is a success; a refusal comes back as refusal makes it.
+func (b *remoteBackend) post(ctx context.Context, path, contentType string, body io.Reader, what string) (json.RawMessage, error) {
+	resp, err := b.send(ctx, path, contentType, body)
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Content-Type", "application/json")
+	defer resp.Body.Close()
+	out, err := io.ReadAll(io.LimitReader(resp.Body, 1<<30))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s's answer from the weft at %s: %w", what, b.base, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, b.refusal(resp, out)
+	}
+	return bytes.TrimSpace(out), nil
+}
+
+// send sends a request to the remote weft, as the context's author,
+// with the token.
+func (b *remoteBackend) send(ctx context.Context, path, contentType string, body io.Reader) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.base+path, body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", contentType)
 	req.Header.Set(AuthorHeader, ops.AuthorFrom(ctx))
 	if b.token != "" {
 		req.Header.Set("Authorization", "Bearer "+b.token)
@@ -101,30 +206,28 @@ func (b *remoteBackend) call(ctx context.Context, tool *ops.Tool, args json.RawM
 	if err != nil {
 		return nil, fmt.Errorf("the weft at %s that holds the database did not answer: %w", b.base, err)
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<30))
-	if err != nil {
-		return nil, fmt.Errorf("reading %s's answer from the weft at %s: %w", tool.Name, b.base, err)
-	}
-	if resp.StatusCode == http.StatusOK {
-		return bytes.TrimSpace(body), nil
-	}
+	return resp, nil
+}
+
+// refusal turns a refused request's answer into an error: *ops.Error of
+// the kind its status says, as in-process.
+func (b *remoteBackend) refusal(resp *http.Response, body []byte) error {
 	var e apiError
 	if json.Unmarshal(body, &e) != nil || e.Error == "" {
 		e.Error = fmt.Sprintf("the weft at %s answered %s", b.base, resp.Status)
 	}
 	switch resp.StatusCode {
 	case http.StatusBadRequest, http.StatusRequestEntityTooLarge:
-		return nil, &ops.Error{Kind: ops.ErrInvalid, Msg: e.Error}
+		return &ops.Error{Kind: ops.ErrInvalid, Msg: e.Error}
 	case http.StatusNotFound:
-		return nil, &ops.Error{Kind: ops.ErrNotFound, Msg: e.Error}
+		return &ops.Error{Kind: ops.ErrNotFound, Msg: e.Error}
 	case http.StatusConflict:
-		return nil, &ops.Error{Kind: ops.ErrConflict, Msg: e.Error}
+		return &ops.Error{Kind: ops.ErrConflict, Msg: e.Error}
 	case http.StatusUnauthorized:
 		if b.token == "" {
-			return nil, fmt.Errorf("the weft at %s that holds the database wants a bearer token: give the token it was started with (--token or WEFT_TOKEN)", b.base)
+			return fmt.Errorf("the weft at %s that holds the database wants a bearer token: give the token it was started with (--token or WEFT_TOKEN)", b.base)
 		}
-		return nil, fmt.Errorf("the weft at %s that holds the database refused the token given (--token or WEFT_TOKEN): give the token that weft was started with", b.base)
+		return fmt.Errorf("the weft at %s that holds the database refused the token given (--token or WEFT_TOKEN): give the token that weft was started with", b.base)
 	}
-	return nil, fmt.Errorf("%s", e.Error)
+	return fmt.Errorf("%s", e.Error)
 }

@@ -1,0 +1,255 @@
+package mcpserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"weft/formats"
+	"weft/formats/readers"
+	"weft/ops"
+)
+
+// MaxImportBytes caps a file imported through the listener (POST
+// /import). It is read as it comes, never held whole, so the cap only
+// bounds how long one request may go on.
+const MaxImportBytes = 4 << 30
+
+// The listener's paths for the command line's whole-thread and
+// whole-file work (see files.go).
+const (
+	outlinePath = "/outline"
+	exportPath  = "/export"
+	importPath  = "/import"
+)
+
+// Trailers of an export: a note of the exporter's each, and the error
+// that cut the export short, if one did; values are URL-escaped.
+const (
+	noteTrailer  = "X-Weft-Note"
+	errorTrailer = "X-Weft-Error"
+)
+
+// service is the Service this server runs on, or nil for a relay.
+func (s *Server) service() *ops.Service {
+	if b, ok := s.backend.(localBackend); ok {
+		return b.svc
+	}
+	return nil
+}
+
+// fileRequest checks what every whole-thread or whole-file request must
+// be (a POST to a server over a service) and returns the service, or
+// answers the request and returns nil.
+func (s *Server) fileRequest(w http.ResponseWriter, r *http.Request) *ops.Service {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s: use POST", r.Method, r.URL.Path))
+		return nil
+	}
+	svc := s.service()
+	if svc == nil {
+		writeError(w, http.StatusNotImplemented, r.URL.Path+" is not offered by a relay: ask the weft that holds the file")
+	}
+	return svc
+}
+
+// readArgs reads a JSON body (empty: no arguments) into v, strictly, or
+// answers the request and returns false.
+func readArgs(w http.ResponseWriter, r *http.Request, v any) bool {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		bodyReadError(w, err)
+		return false
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return true
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("%s takes a JSON object of its arguments: %v", r.URL.Path, err))
+		return false
+	}
+	return true
+}
+
+// serveOutline answers POST /outline {"session_id": ...} with the
+// session's Outline.
+func (s *Server) serveOutline(w http.ResponseWriter, r *http.Request) {
+	svc := s.fileRequest(w, r)
+	if svc == nil {
+		return
+	}
+	var args struct {
+		SessionID string `json:"session_id"`
+	}
+	if !readArgs(w, r, &args) {
+		return
+	}
+	o, err := ThreadOutline(svc, args.SessionID)
+	if err != nil {
+		writeError(w, statusOf(err), err.Error())
+		return
+	}
+	writeJSONValue(w, http.StatusOK, o)
+}
+
+// exportTypes are the content types of the export formats.
+var exportTypes = map[string]string{
+	"openai": "application/json", "anthropic": "application/json",
+	"jsonl": "application/x-ndjson", "markdown": "text/markdown; charset=utf-8",
+}
+
+// serveExport answers POST /export with ExportArgs as its JSON body: the
+// export itself as the body, streamed, with the exporter's notes (and an
+// error that cut it short) as trailers.
+func (s *Server) serveExport(w http.ResponseWriter, r *http.Request) {
+	svc := s.fileRequest(w, r)
+	if svc == nil {
+		return
+	}
+	var args ExportArgs
+	if !readArgs(w, r, &args) {
+		return
+	}
+	if !slices.Contains(ExportFormats, args.Format) {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("unknown export format %q: %s", args.Format, strings.Join(ExportFormats, ", ")))
+		return
+	}
+	ew := &exportWriter{w: w, contentType: exportTypes[args.Format]}
+	notes, err := Export(r.Context(), svc, ew, args)
+	if !ew.started {
+		if err != nil {
+			writeError(w, statusOf(err), err.Error())
+			return
+		}
+		ew.start()
+	}
+	for _, n := range notes {
+		w.Header().Add(http.TrailerPrefix+noteTrailer, url.QueryEscape(n))
+	}
+	if err != nil {
+		s.logger.Warn("export cut short", "error", err)
+		w.Header().Set(http.TrailerPrefix+errorTrailer, url.QueryEscape(err.Error()))
+	}
+}
+
+// exportWriter sends the headers of a good answer with the first byte of
+// the export, so a session that cannot be found is still answered with
+// its error.
+type exportWriter struct {
+	w           http.ResponseWriter
+	contentType string
+	started     bool
+}
+
+func (e *exportWriter) start() {
+	e.started = true
+	e.w.Header().Set("Content-Type", e.contentType)
+	e.w.Header().Set("X-Content-Type-Options", "nosniff")
+	e.w.WriteHeader(http.StatusOK)
+}
+
+func (e *exportWriter) Write(p []byte) (int, error) {
+	if !e.started {
+		e.start()
+	}
+	return e.w.Write(p)
+}
+
+// importReportJSON is an ImportReport on the wire.
+type importReportJSON struct {
+	Format   formats.Format        `json:"format"`
+	Refused  string                `json:"refused,omitempty"`
+	Problems []problemJSON         `json:"problems"`
+	Sessions []ops.ImportedSession `json:"sessions"`
+	Stopped  string                `json:"stopped,omitempty"`
+}
+
+// problemJSON is a formats.Problem on the wire.
+type problemJSON struct {
+	Line  int    `json:"line,omitempty"`
+	Error string `json:"error"`
+	Note  bool   `json:"note,omitempty"`
+	More  int    `json:"more,omitempty"`
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func textErr(s string) error {
+	if s == "" {
+		return nil
+	}
+	return errors.New(s)
+}
+
+func (rep ImportReport) wire() importReportJSON {
+	out := importReportJSON{Format: rep.Format, Refused: errText(rep.Refused), Stopped: errText(rep.Stopped),
+		Problems: make([]problemJSON, len(rep.Problems)), Sessions: rep.Sessions}
+	for i, p := range rep.Problems {
+		out.Problems[i] = problemJSON{Line: p.Line, Error: p.Err, Note: p.Note, More: p.More}
+	}
+	if out.Sessions == nil {
+		out.Sessions = []ops.ImportedSession{}
+	}
+	return out
+}
+
+func (w importReportJSON) report() ImportReport {
+	rep := ImportReport{Format: w.Format, Refused: textErr(w.Refused), Stopped: textErr(w.Stopped), Sessions: w.Sessions}
+	for _, p := range w.Problems {
+		rep.Problems = append(rep.Problems, formats.Problem{Line: p.Line, Err: p.Error, Note: p.Note, More: p.More})
+	}
+	return rep
+}
+
+// serveImport answers POST /import?format=F&session=S, whose body is the
+// file, with what the import did (an ImportReport, as JSON). The file is
+// read as it comes, up to MaxImportBytes.
+func (s *Server) serveImport(w http.ResponseWriter, r *http.Request) {
+	svc := s.fileRequest(w, r)
+	if svc == nil {
+		return
+	}
+	q := r.URL.Query()
+	format := formats.Format(q.Get("format"))
+	if _, ok := readers.For(format); format != "" && !ok {
+		var names []string
+		for _, f := range formats.Formats {
+			names = append(names, string(f))
+		}
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("unknown format %q; the formats are %s", format, strings.Join(names, ", ")))
+		return
+	}
+	author := cleanAuthor(r.Header.Get(AuthorHeader))
+	if author == "" {
+		author = "http"
+	}
+	rep := Import(ops.WithAuthor(r.Context(), author), svc, r.Body, ImportArgs{Format: format, Session: q.Get("session")}, nil)
+	// A body that stalled or ran past the cap is the request's fault,
+	// not the file's: it is answered as any such request is.
+	for _, err := range []error{rep.Refused, rep.Stopped} {
+		var tooLarge *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooLarge):
+			writeTooLargeFor(w, importPath)
+			return
+		case errors.Is(err, errBodyTooSlow):
+			bodyReadError(w, errBodyTooSlow)
+			return
+		}
+	}
+	writeJSONValue(w, http.StatusOK, rep.wire())
+}

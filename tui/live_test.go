@@ -1,0 +1,76 @@
+package tui
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"weft/formats/openai"
+	"weft/ops"
+)
+
+// events collects what the service announces, as Run forwards it.
+func events(t *testing.T, svc *ops.Service) func() []ops.Event {
+	t.Helper()
+	ch, stop := svc.Subscribe()
+	t.Cleanup(stop)
+	return func() []ops.Event {
+		var got []ops.Event
+		for {
+			select {
+			case ev := <-ch:
+				got = append(got, ev)
+			case <-time.After(100 * time.Millisecond):
+				return got
+			}
+		}
+	}
+}
+
+// What the operator writes from the command line while the TUI is open
+// (weft import, weft call, weft new: through the TUI's own listener, as
+// the operator) shows in the TUI as it lands, as an agent's edits do:
+// the open thread is read again, and the sessions list too.
+func TestOperatorsCommandLineWritesShowLive(t *testing.T) {
+	m, svc := demoModel(t, 100, 30)
+	announced := events(t, svc)
+	sid := m.sid
+
+	// weft import --session SID file.json, as the listener runs it.
+	src := `[{"messages":[{"role":"user","content":"Imported question from the CLI"},{"role":"assistant","content":"Imported answer, live"}]}]`
+	im := svc.NewImport(context.Background(), ops.ImportOptions{Session: sid})
+	if _, err := openai.Read(strings.NewReader(src), im); err != nil {
+		t.Fatal(err)
+	}
+	if err := im.Close(); err != nil {
+		t.Fatal(err)
+	}
+	evs := announced()
+	if len(evs) == 0 {
+		t.Fatal("the import announced nothing")
+	}
+	for _, ev := range evs {
+		_, cmd := m.Update(eventMsg(ev))
+		run(t, m, cmd)
+	}
+	press(t, m, "G")
+	if s := screen(m); !strings.Contains(s, "Imported answer, live") {
+		t.Errorf("the import does not show in the open thread:\n%s", s)
+	}
+
+	// A new session made meanwhile shows in the sessions list, open.
+	send(t, m, tea.KeyPressMsg{Code: tea.KeyTab})
+	if _, err := svc.CreateSession(context.Background(), ops.CreateSessionArgs{Title: "Made from the CLI"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range announced() {
+		_, cmd := m.Update(eventMsg(ev))
+		run(t, m, cmd)
+	}
+	if s := screen(m); !strings.Contains(s, "Made from the CLI") {
+		t.Errorf("the new session is not listed:\n%s", s)
+	}
+}

@@ -1,0 +1,130 @@
+package tui
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"weft/model"
+	"weft/ops"
+	"weft/store"
+)
+
+// hostile carries what an imported thread may: a window title, a
+// clipboard write, a screen clear, and a carriage return that goes back
+// over the line.
+const hostile = "\x1b]0;pwned\x07 \x1b]52;c;cm0gLXJmIH4=\x07 \x1b[2J \r\x1b[1A\x1b[K \x1b[31mred\u009b2J"
+
+// hostileModel opens the TUI on a session whose title, messages, names,
+// and operations' authors carry hostile (tags refuse control characters).
+func hostileModel(t *testing.T) (*Model, *ops.Service) {
+	t.Helper()
+	st, err := store.Open(filepath.Join(t.TempDir(), "hostile.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	svc := ops.New(st)
+	ctx := context.Background()
+	s, err := svc.CreateSession(ctx, ops.CreateSessionArgs{Title: "evil " + hostile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []model.NewMessage
+	for i := range 6 {
+		msgs = append(msgs, model.NewMessage{Role: []model.Role{model.RoleUser, model.RoleAssistant, model.RoleTool}[i%3], Name: "n" + hostile, Content: "before " + hostile + "\nsecond\tline " + hostile})
+	}
+	if _, err := svc.AppendMessages(ctx, ops.AppendMessagesArgs{SessionID: s.SessionID, Messages: msgs}); err != nil {
+		t.Fatal(err)
+	}
+	sel := func(a, b int) ops.Selection { return ops.Selection{SessionID: s.SessionID, StartIdx: &a, EndIdx: &b} }
+	agent := ops.WithAuthor(ctx, "agent "+hostile)
+	if _, err := svc.TagMessages(agent, ops.TagArgs{Selection: sel(0, 1), Tags: []string{"t"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.DigestMessages(agent, ops.DigestArgs{Selection: sel(1, 2), Summary: "sum " + hostile}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.SetActiveTags(ctx, ops.SetActiveTagsArgs{SessionID: s.SessionID, Tags: []string{"a"}}); err != nil {
+		t.Fatal(err)
+	}
+	m := New(svc, Options{Theme: "dark"})
+	run(t, m, m.loadView(""))
+	_, cmd := m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	run(t, m, cmd)
+	return m, svc
+}
+
+// obeyed lists what in a frame would act on the terminal: every control
+// character but newline, and every escape sequence but the SGR styling
+// the TUI draws with.
+func obeyed(frame string) []string {
+	var found []string
+	state := byte(0)
+	for len(frame) > 0 {
+		seq, _, n, newState := ansi.DecodeSequence(frame, state, nil)
+		state = newState
+		switch {
+		case n == 0:
+			return found
+		case ansi.HasCsiPrefix(seq) && strings.HasSuffix(seq, "m"):
+		case len(seq) == 1 && seq[0] < 0x20 && seq[0] != '\n':
+			found = append(found, seq)
+		case strings.ContainsAny(seq, "\x1b\x07\u009b\u009d"):
+			found = append(found, seq)
+		}
+		frame = frame[n:]
+	}
+	return found
+}
+
+// The TUI shows what a thread carries without letting it act on the
+// terminal: not in the window title, the rows, the status bar, the
+// dialogs, the search or the sessions list; what was there shows as
+// pictures (␛ for ESC).
+func TestHostileTextIsShownNotObeyed(t *testing.T) {
+	m, _ := hostileModel(t)
+	check := func(state string, shows ...string) {
+		t.Helper()
+		v := m.View()
+		if bad := obeyed(v.Content); len(bad) > 0 {
+			t.Errorf("%s: the frame carries %q", state, bad)
+		}
+		if bad := obeyed(v.WindowTitle); len(bad) > 0 || !strings.HasPrefix(v.WindowTitle, "weft · evil ") {
+			t.Errorf("%s: window title %q", state, v.WindowTitle)
+		}
+		plain := ansi.Strip(v.Content)
+		for _, want := range shows {
+			if !strings.Contains(plain, want) {
+				t.Errorf("%s: the screen does not show %q:\n%s", state, want, plain)
+			}
+		}
+	}
+	check("thread", "␛]0;pwned␇", "␛[2J", "evil ␛]0;pwned␇")
+	press(t, m, "g", "enter") // the first item unfolded
+	check("top")
+	press(t, m, "j", "enter") // the digest's marker, expanded
+	check("marker")
+	press(t, m, "R")
+	check("raw view", "by agent ␛]0")
+	press(t, m, "R", "o")
+	check("operations", "agent ␛]0;pw")
+	press(t, m, "esc", "/")
+	typeText(t, m, "before")
+	check("search")
+	send(t, m, keyEsc)
+	press(t, m, "G", "r")
+	check("revise dialog")
+	send(t, m, keyEsc)
+	send(t, m, tea.KeyPressMsg{Code: tea.KeyTab})
+	check("sessions", "evil ␛]0;pwned␇")
+	send(t, m, keyEsc)
+	_, cmd := m.Update(eventMsg(ops.Event{SessionID: "elsewhere", What: "import " + hostile, Author: "x" + hostile}))
+	run(t, m, cmd)
+	m.flash("said "+hostile, true)
+	check("status")
+}
