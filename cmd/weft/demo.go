@@ -49,7 +49,10 @@ func runDemo(ctx context.Context, opts tui.Options, lc listenConfig) error {
 		return err
 	}
 	defer st.Close()
-	svc := newService(st)
+	logger, closeLog := fileLog(filepath.Join(dir, "demo.log"))
+	defer closeLog()
+	svc := newService(st, logger)
+	lc.logger = logger
 	sid, err := demo.Seed(ctx, svc)
 	if err != nil {
 		return err

@@ -23,15 +23,17 @@ type listenConfig struct {
 	addr  string // --mcp-addr; empty means the default
 	off   bool   // --no-mcp
 	token string // --token, else $WEFT_TOKEN: the bearer token agents must send
+	// logger is the TUI's log file; nil logs nothing.
+	logger *slog.Logger
 }
 
 // start starts the embedded listener, or returns nil when it is off. It
-// logs nothing: the TUI owns the screen.
+// logs to the TUI's log file, never the screen the TUI owns.
 func (lc listenConfig) start(svc *ops.Service) (*mcpserver.Listener, error) {
 	if lc.off {
 		return nil, nil
 	}
-	l, err := mcpserver.Listen(svc, mcpserver.ListenOptions{Addr: lc.addr, Token: lc.token})
+	l, err := mcpserver.Listen(svc, mcpserver.ListenOptions{Addr: lc.addr, Token: lc.token, Logger: lc.logger})
 	if errors.Is(err, mcpserver.ErrNeedsToken) {
 		return nil, fmt.Errorf("the MCP listener: %w (give a token with --token or WEFT_TOKEN, or --no-mcp starts without the listener)", err)
 	}
@@ -100,7 +102,7 @@ func serveMCP(ctx context.Context, db string, lc listenConfig, stderr io.Writer)
 		return err
 	}
 	defer st.Close()
-	svc := newService(st)
+	svc := newService(st, logger)
 	if !lc.off {
 		if lc.addr == "" {
 			lc.addr = "127.0.0.1:0"

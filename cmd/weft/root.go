@@ -160,7 +160,9 @@ func (a *app) openTUI(ctx context.Context, session string) error {
 		return err
 	}
 	defer st.Close()
-	svc := newService(st)
+	logger, closeLog := fileLog(a.db + ".log")
+	defer closeLog()
+	svc := newService(st, logger)
 	opts := a.tuiOptions()
 	if session != "" {
 		if _, _, err := svc.View(session); err != nil {
@@ -168,7 +170,9 @@ func (a *app) openTUI(ctx context.Context, session string) error {
 		}
 		opts.Session = session
 	}
-	return runWithListener(ctx, svc, opts, a.listen())
+	lc := a.listen()
+	lc.logger = logger
+	return runWithListener(ctx, svc, opts, lc)
 }
 
 // runWithListener runs the TUI with the embedded listener lc starts (none
@@ -205,7 +209,7 @@ func (a *app) openDB(timeout time.Duration, readOnly bool) (*dbFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &dbFile{st: st, svc: newService(st), path: a.db, created: errors.Is(statErr, os.ErrNotExist)}, nil
+	return &dbFile{st: st, svc: newService(st, warnings(a.stderr)), path: a.db, created: errors.Is(statErr, os.ErrNotExist)}, nil
 }
 
 // close closes the file. A refused request leaves the disk as it was: a
