@@ -581,3 +581,39 @@ func TestRuneClass(t *testing.T) {
 		}
 	}
 }
+
+// longInput is a kind of long message, for BenchmarkCountLong and the
+// tests of long pieces: gen(n) makes one of n bytes.
+type longInput struct {
+	name string
+	gen  func(n int) string
+}
+
+func longInputs() []longInput {
+	random := func(seed uint64, alphabet string) func(int) string {
+		return func(n int) string {
+			r := rand.New(rand.NewPCG(seed, seed))
+			b := make([]byte, n)
+			for i := range b {
+				b[i] = alphabet[r.IntN(len(alphabet))]
+			}
+			return string(b)
+		}
+	}
+	return []longInput{
+		{"A", func(n int) string { return strings.Repeat("A", n) }},
+		{"ab", func(n int) string { return strings.Repeat("ab", n/2) }},
+		{"lower", random(1, "abcdefghijklmnopqrstuvwxyz")},
+		{"digits-punct", random(2, "0123456789.,;:-+*/=()[]{}#%")},
+		{"punct", random(3, "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")},
+		{"prose", func(n int) string {
+			r := rand.New(rand.NewPCG(5, 6))
+			z := rand.NewZipf(r, 1.1, 4, 40000)
+			var sb strings.Builder
+			for sb.Len() < n {
+				sb.WriteString(benchProse(r, z, false))
+			}
+			return sb.String()[:n]
+		}},
+	}
+}
