@@ -290,6 +290,14 @@ func FuzzCountTokens(f *testing.F) {
 	for _, s := range trickyTokenInputs {
 		f.Add(s)
 	}
+	// Long pieces, which Count merges itself rather than through the codec.
+	r := rand.New(rand.NewPCG(3, 5))
+	for _, in := range longInputs() {
+		f.Add(in.gen(3000))
+	}
+	for range 8 {
+		f.Add(randomPiece(r, 100+r.IntN(3000)))
+	}
 	f.Fuzz(func(t *testing.T, s string) {
 		// The references, the codec and its regex, take time quadratic in
 		// the length of a whitespace run with line breaks in it; long
@@ -301,6 +309,15 @@ func FuzzCountTokens(f *testing.F) {
 			t.Fatalf("Count(%q) = %d, codec says %d (valid UTF-8: %v)", s, got, want, utf8.ValidString(s))
 		}
 		checkSpans(t, s)
+		// A run of the first bytes over and over makes long pieces of any
+		// input.
+		if s != "" {
+			head := s[:min(len(s), 1+int(s[0])%4)]
+			run := strings.Repeat(head, 2048/len(head))
+			if got, want := Count(run), codecCount(t, run); got != want {
+				t.Fatalf("Count(%q) = %d, codec says %d", run, got, want)
+			}
+		}
 	})
 }
 
