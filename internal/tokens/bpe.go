@@ -292,10 +292,15 @@ func (v *vocab) validPair(s string, pos int, a, b uint32) bool {
 		la, lb := int(ea>>25)+1, int(eb>>18&127)+1
 		if la != lastA || lb != firstB && !dead {
 			lastA, firstB = la, lb
-			e := v.entry(s[pos-la : pos+lb])
-			cross, dead = noRank, e&entExtends == 0
-			if e&entToken != 0 {
-				cross = v.rankOf[e&entID]
+			if la+lb == 2 {
+				e := v.two[int(s[pos-1])|int(s[pos])<<8]
+				cross, dead = uint32(e>>32), e&entExtends == 0
+			} else {
+				e := v.entry(s[pos-la : pos+lb])
+				cross, dead = noRank, e&entExtends == 0
+				if e&entToken != 0 {
+					cross = v.rankOf[e&entID]
+				}
 			}
 		} else if lb != firstB {
 			firstB, cross = lb, noRank

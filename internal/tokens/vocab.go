@@ -51,8 +51,11 @@ type vocab struct {
 	maxLen int
 	seed   maphash.Seed
 
-	one [1 << 8]uint32  // entry, by the byte
-	two [1 << 16]uint32 // entry, by the two bytes, little-endian
+	one [1 << 8]uint32 // entry, by the byte
+	// two holds the entry of each string of two bytes, by its bytes,
+	// little-endian, and above it the rank of the token (noRank if none),
+	// which validPair wants of every pair of tokens it checks.
+	two [1 << 16]uint64
 	// Which strings of three bytes are tokens, and which have entries, by
 	// their bytes, little-endian: most three-byte lookups find nothing,
 	// and these bitmaps spare them a look in the tables.
@@ -90,7 +93,7 @@ func (v *vocab) entry(s string) uint32 {
 	case 1:
 		return v.one[s[0]]
 	case 2:
-		return v.two[int(s[0])|int(s[1])<<8]
+		return uint32(v.two[int(s[0])|int(s[1])<<8])
 	}
 	if len(s) == 3 {
 		b := int(s[0]) | int(s[1])<<8 | int(s[2])<<16
@@ -164,7 +167,7 @@ func (v *vocab) mark(s string, flags uint32) {
 	case 1:
 		v.one[s[0]] |= flags
 	case 2:
-		v.two[int(s[0])|int(s[1])<<8] |= flags
+		v.two[int(s[0])|int(s[1])<<8] |= uint64(flags)
 	default:
 		i, _ := v.find(s)
 		v.slots[i] |= uint64(flags)
@@ -310,7 +313,7 @@ func (v *vocab) index() bool {
 		case 1:
 			v.one[s[0]] = e
 		case 2:
-			v.two[int(s[0])|int(s[1])<<8] = e
+			v.two[int(s[0])|int(s[1])<<8] = uint64(e)
 		default:
 			count[int(s[0])|int(s[1])<<8]++
 		}
@@ -341,6 +344,13 @@ func (v *vocab) index() bool {
 			v.slots[i] = key<<32 | uint64(len(s))<<24 | uint64(e)
 		}
 	})
+	for i, e := range v.two {
+		r := uint64(noRank)
+		if e&entToken != 0 {
+			r = uint64(v.rankOf[e&entID])
+		}
+		v.two[i] = r<<32 | e
+	}
 	for _, e := range v.one {
 		if e&entToken == 0 {
 			return false
