@@ -213,6 +213,9 @@ func asRunes(s string) string {
 // starts zero: starts marks where the tokens found so far start, open the
 // ends of tokens that the search has not given up on.
 func (v *vocab) count(s string, starts, open []uint64) (count, steps int) {
+	if s == "" {
+		return 0, 0
+	}
 	for i := range open {
 		open[i] = ^uint64(0)
 	}

@@ -17,9 +17,11 @@ import (
 // segmentMin is the least length of a segment.
 const segmentMin = 1 << 19
 
-// countSegments counts the tokens of s in k segments, in parallel.
+// countSegments counts the tokens of s in k segments, in parallel. The
+// segments start on whole words of the bitmap, 64 bytes apart at least.
 func (v *vocab) countSegments(s string, k int) int {
 	n := len(s)
+	k = max(1, min(k, n/128))
 	// starts marks the start of each token; segments are whole words of it,
 	// so that each writes only its own.
 	starts := make([]uint64, n/64+1)

@@ -13,8 +13,8 @@ import (
 const noRank = ^uint32(0)
 
 // An entry describes a string that is a token or begins one. Tokens are
-// reachable if they are the encoding of their own bytes: the others (the
-// vocabulary has a few) never come out of a merge.
+// reachable if they are the encoding of their own bytes: the others never
+// come out of a merge (o200k_base has none, but a vocabulary may).
 const (
 	entID        = 1<<18 - 1 // the token's id, or that of a token it begins
 	entToken     = 1 << 18   // the string is a token
@@ -318,7 +318,7 @@ func (v *vocab) index() bool {
 			count[int(s[0])|int(s[1])<<8]++
 		}
 	})
-	// Tables a third empty keep lookups of absent strings short.
+	// Tables half empty keep the lookups of absent strings short.
 	total := 0
 	for b, c := range count {
 		if c > 0 {
