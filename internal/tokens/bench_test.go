@@ -3,7 +3,11 @@
 package tokens
 
 import (
+	"runtime"
+	"runtime/metrics"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -24,7 +28,9 @@ func processCPU() time.Duration {
 // message (the old count), "split" is Count. Each op counts one
 // 200-byte message, a different one each time. "split-cold" empties the
 // piece cache before each pass over the 4096 messages, so it pays for every
-// first sight of a piece, as an import of new text does.
+// first sight of a piece, as an import of new text does; it counts those
+// with the codec, as Count does until it builds the vocabulary index.
+// "split-cold-index" is the same with the index built.
 func BenchmarkCountTokens(b *testing.B) {
 	c := codec()
 	impls := []struct {
@@ -34,17 +40,23 @@ func BenchmarkCountTokens(b *testing.B) {
 		{"codec", func(s string) int { n, _ := c.Count(s); return n }},
 		{"split", Count},
 		{"split-cold", Count},
+		{"split-cold-index", Count},
 	}
 	for _, set := range benchSets() {
 		for _, impl := range impls {
 			b.Run(set.name+"/"+impl.name, func(b *testing.B) {
 				msgs := set.msgs
+				cold := strings.HasPrefix(impl.name, "split-cold")
+				if impl.name == "split-cold-index" {
+					builtVocab.Store(loadVocab())
+					defer builtVocab.Store(nil)
+				}
 				b.SetBytes(benchMsgLen)
 				b.ReportAllocs()
 				cpu := processCPU()
 				i := 0
 				for b.Loop() {
-					if i%len(msgs) == 0 && impl.name == "split-cold" {
+					if i%len(msgs) == 0 && cold {
 						shortTable.Store(nil)
 					}
 					impl.count(msgs[i%len(msgs)])
@@ -52,7 +64,7 @@ func BenchmarkCountTokens(b *testing.B) {
 				}
 				b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
 			})
-			if impl.name == "split-cold" {
+			if strings.HasPrefix(impl.name, "split-cold") {
 				continue
 			}
 			b.Run(set.name+"/"+impl.name+"-parallel", func(b *testing.B) {
@@ -78,4 +90,68 @@ func BenchmarkCountTokens(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkCountLong counts one 8 MB message per op: the inputs that are
+// one huge piece (a run of one letter, of "ab", of random lower-case
+// letters, of random punctuation), a long run of digits and punctuation
+// (pieces of a few bytes, most never seen before), and ordinary prose.
+// Besides time and B/op it reports peak-MB, the most the live heap grew
+// during an op, sampled every millisecond.
+func BenchmarkCountLong(b *testing.B) {
+	for _, in := range longInputs() {
+		b.Run(in.name, func(b *testing.B) {
+			s := in.gen(8 << 20)
+			b.SetBytes(int64(len(s)))
+			b.ReportAllocs()
+			peak := newHeapPeak()
+			cpu := processCPU()
+			for b.Loop() {
+				Count(s)
+			}
+			b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(peak.stop())/(1<<20), "peak-MB")
+		})
+	}
+}
+
+// heapPeak samples the live heap until stopped.
+type heapPeak struct {
+	base uint64
+	max  atomic.Uint64
+	done chan struct{}
+	wg   sync.WaitGroup
+}
+
+func newHeapPeak() *heapPeak {
+	runtime.GC()
+	p := &heapPeak{base: liveHeap(), done: make(chan struct{})}
+	p.wg.Go(func() {
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			if h := liveHeap(); h > p.max.Load() {
+				p.max.Store(h)
+			}
+			select {
+			case <-p.done:
+				return
+			case <-t.C:
+			}
+		}
+	})
+	return p
+}
+
+// stop returns how far the live heap grew above where it was at the start.
+func (p *heapPeak) stop() uint64 {
+	close(p.done)
+	p.wg.Wait()
+	return max(p.max.Load(), p.base) - p.base
+}
+
+func liveHeap() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }

@@ -290,6 +290,14 @@ func FuzzCountTokens(f *testing.F) {
 	for _, s := range trickyTokenInputs {
 		f.Add(s)
 	}
+	// Long pieces, which Count merges itself rather than through the codec.
+	r := rand.New(rand.NewPCG(3, 5))
+	for _, in := range longInputs() {
+		f.Add(in.gen(3000))
+	}
+	for range 8 {
+		f.Add(randomPiece(r, 100+r.IntN(3000)))
+	}
 	f.Fuzz(func(t *testing.T, s string) {
 		// The references, the codec and its regex, take time quadratic in
 		// the length of a whitespace run with line breaks in it; long
@@ -301,6 +309,15 @@ func FuzzCountTokens(f *testing.F) {
 			t.Fatalf("Count(%q) = %d, codec says %d (valid UTF-8: %v)", s, got, want, utf8.ValidString(s))
 		}
 		checkSpans(t, s)
+		// A run of the first bytes over and over makes long pieces of any
+		// input.
+		if s != "" {
+			head := s[:min(len(s), 1+int(s[0])%4)]
+			run := strings.Repeat(head, 2048/len(head))
+			if got, want := Count(run), codecCount(t, run); got != want {
+				t.Fatalf("Count(%q) = %d, codec says %d", run, got, want)
+			}
+		}
 	})
 }
 
@@ -579,5 +596,41 @@ func TestRuneClass(t *testing.T) {
 		if again := runeClass(r); again != got {
 			t.Fatalf("%U: cached class %#x, first %#x", r, again, got)
 		}
+	}
+}
+
+// longInput is a kind of long message, for BenchmarkCountLong and the
+// tests of long pieces: gen(n) makes one of n bytes.
+type longInput struct {
+	name string
+	gen  func(n int) string
+}
+
+func longInputs() []longInput {
+	random := func(seed uint64, alphabet string) func(int) string {
+		return func(n int) string {
+			r := rand.New(rand.NewPCG(seed, seed))
+			b := make([]byte, n)
+			for i := range b {
+				b[i] = alphabet[r.IntN(len(alphabet))]
+			}
+			return string(b)
+		}
+	}
+	return []longInput{
+		{"A", func(n int) string { return strings.Repeat("A", n) }},
+		{"ab", func(n int) string { return strings.Repeat("ab", n/2) }},
+		{"lower", random(1, "abcdefghijklmnopqrstuvwxyz")},
+		{"digits-punct", random(2, "0123456789.,;:-+*/=()[]{}#%")},
+		{"punct", random(3, "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")},
+		{"prose", func(n int) string {
+			r := rand.New(rand.NewPCG(5, 6))
+			z := rand.NewZipf(r, 1.1, 4, 40000)
+			var sb strings.Builder
+			for sb.Len() < n {
+				sb.WriteString(benchProse(r, z, false))
+			}
+			return sb.String()[:n]
+		}},
 	}
 }

@@ -1,0 +1,37 @@
+package tokens
+
+import (
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// longRuns are single pieces of 2 MB that the codec's merge takes seconds
+// and hundreds of megabytes to count.
+var longRuns = []struct {
+	name string
+	s    string
+}{
+	{"A", strings.Repeat("A", 2<<20)},
+	{"ab", strings.Repeat("ab", 1<<20)},
+}
+
+// TestCountLongRuns counts 2 MB runs of "A" and of "ab": the count is the
+// codec's, and Count allocates less than half a byte a byte of the run
+// (the codec's merge allocates some forty).
+func TestCountLongRuns(t *testing.T) {
+	for _, run := range longRuns {
+		want := codecCount(t, run.s)
+		Count(run.s) // builds what is built once
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		got := Count(run.s)
+		runtime.ReadMemStats(&after)
+		if got != want {
+			t.Errorf("%s: Count = %d, codec says %d", run.name, got, want)
+		}
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(len(run.s)/2) {
+			t.Errorf("%s: Count of %d bytes allocated %d bytes", run.name, len(run.s), alloc)
+		}
+	}
+}
