@@ -147,10 +147,6 @@ func BenchmarkManySessions(b *testing.B) {
 	const sessions, perTx = 100_000, 1_000
 	for b.Loop() {
 		path := filepath.Join(b.TempDir(), "many.db")
-		if p := os.Getenv("WEFT_KEEP"); p != "" {
-			path = p
-			os.Remove(p)
-		}
 		s, err := Open(path, Options{})
 		if err != nil {
 			b.Fatal(err)

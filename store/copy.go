@@ -122,7 +122,11 @@ func (c *copier) view(fn func(*bolt.Tx) error) error {
 }
 
 // write queues a write to the destination, flushing when enough is queued.
+// Without a destination (Check reading an older file) it does nothing.
 func (c *copier) write(size int, fn func(*Tx) error) error {
+	if c.dst == nil {
+		return nil
+	}
 	c.buf = append(c.buf, fn)
 	c.bufSize += size
 	if c.bufSize >= flushAt {

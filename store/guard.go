@@ -168,7 +168,18 @@ func openBolt(path string, readOnly bool, timeout time.Duration) (*bolt.DB, *os.
 	var d *DamagedError
 	if errors.As(err, &d) {
 		if f != nil {
-			f.Close() // bbolt panicked half-way: let go of the file and its lock
+			// bbolt panicked half-way: say what is wrong if the header
+			// pages and freelist tell, and let go of the file and its
+			// lock.
+			if info, err := f.Stat(); err == nil {
+				rep := inspect(f, info.Size())
+				if rep.fatal != "" {
+					d.Detail = rep.fatal
+				} else if rep.writeFatal != "" {
+					d.Detail = rep.writeFatal
+				}
+			}
+			f.Close()
 		}
 		return nil, nil, d
 	}

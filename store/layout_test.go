@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -142,8 +143,8 @@ func writeSchema1(t testing.TB, path string, sessions []fixtureSession) {
 					return err
 				}
 			}
-			for k, seq := range fs.keys {
-				if err := sub["keys"].Put([]byte(k), put64(seq)); err != nil {
+			for _, k := range slices.Sorted(maps.Keys(fs.keys)) {
+				if err := sub["keys"].Put([]byte(k), put64(fs.keys[k])); err != nil {
 					return err
 				}
 			}
@@ -181,8 +182,8 @@ func writeCurrent(t testing.TB, s *Store, sessions []fixtureSession) {
 					return err
 				}
 			}
-			for k, seq := range fs.keys {
-				if err := tx.PutImportKey(fs.info.ID, k, seq); err != nil {
+			for _, k := range slices.Sorted(maps.Keys(fs.keys)) {
+				if err := tx.PutImportKey(fs.info.ID, k, fs.keys[k]); err != nil {
 					return err
 				}
 			}
@@ -323,6 +324,14 @@ func TestMigrateSchema1(t *testing.T) {
 	// The migrated file takes new writes as any other.
 	putSession(t, s, "new")
 	mustUpdate(t, s, func(tx *Tx) error {
+		info, err := tx.Session("long")
+		if err != nil {
+			return err
+		}
+		info.MessageCount++
+		if err := tx.PutSession(info); err != nil {
+			return err
+		}
 		return tx.AppendMessages("long", []model.Message{msg(2601, model.RoleUser, "more", t0.Add(time.Hour))})
 	})
 	s.Close()

@@ -2,7 +2,6 @@ package store
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -203,19 +202,26 @@ func (t *Tx) indexTimes(sessionID string, num uint32, last uint64, tb *bolt.Buck
 }
 
 // scanMsgs calls fn with the raw records of seqs from..to of session num,
-// in seq order, checking the keys.
+// in seq order, checking the keys: seqs run on without a gap (a damaged
+// key is not taken for a message far away).
 func (t *Tx) scanMsgs(sessionID string, num uint32, from, to uint64, fn func(seq uint64, v []byte) error) error {
+	from = max(from, 1)
 	if from > to {
 		return nil
 	}
+	want := from
 	return scan(t.bucket(bktMsgs), num, put64(from), func(k, v []byte) (bool, error) {
 		if len(k) != 8 {
 			return false, t.corruptf(sessionID, "message key", "%x is not 8 bytes", k)
 		}
 		seq := be64(k)
-		if seq > to {
+		if seq > to && seq == want {
 			return false, nil
 		}
+		if seq != want {
+			return false, t.corruptf(sessionID, fmt.Sprintf("message %d", want), "missing (the next stored is %d)", seq)
+		}
+		want++
 		return true, fn(seq, v)
 	})
 }
@@ -266,17 +272,20 @@ func (t *Tx) ScanContent(sessionID string, fn func(seq uint64, content []byte) b
 	if err != nil {
 		return err
 	}
-	return scan(t.bucket(bktMsgs), num, nil, func(k, v []byte) (bool, error) {
-		if len(k) != 8 {
-			return false, t.corruptf(sessionID, "message key", "%x is not 8 bytes", k)
-		}
-		seq := be64(k)
+	err = t.scanMsgs(sessionID, num, 1, math.MaxUint64, func(seq uint64, v []byte) error {
 		content, err := contentOf(v)
 		if err != nil {
-			return false, t.corruptf(sessionID, fmt.Sprintf("message %d", seq), "%v", err)
+			return t.corruptf(sessionID, fmt.Sprintf("message %d", seq), "%v", err)
 		}
-		return fn(seq, content), nil
+		if !fn(seq, content) {
+			return errStop
+		}
+		return nil
 	})
+	if err == errStop {
+		return nil
+	}
+	return err
 }
 
 // Heads returns the heads of all of a session's messages: index seq-1.
@@ -407,18 +416,17 @@ func (t *Tx) timeAscendSorted(sessionID string, num uint32, start int64, fn func
 			}
 		}
 	}
-	stop := errors.New("stop")
 	err = t.scanMsgs(sessionID, num, full*headsPerChunk+1, last, func(seq uint64, v []byte) error {
 		h, err := headOf(v)
 		if err != nil {
 			return t.corruptf(sessionID, fmt.Sprintf("message %d", seq), "%v", err)
 		}
 		if h.At >= start && !fn(seq, h.At) {
-			return stop
+			return errStop
 		}
 		return nil
 	})
-	if err == stop {
+	if err == errStop {
 		return nil
 	}
 	return err

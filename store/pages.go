@@ -199,3 +199,139 @@ func readFreelist(f io.ReaderAt, ps int, m metaPage) (string, []uint64) {
 	}
 	return "", free
 }
+
+// maxPageProblems bounds what walk reports.
+const maxPageProblems = 50
+
+// walk follows every page reachable from the root bucket, reading them
+// with bounds checks, and reports pages out of range or referenced twice
+// (a cycle among them), of the wrong type, whose header names another
+// page, or whose elements reach outside them. It never follows a page
+// twice, so a cycle cannot trap it. Check runs bbolt's own checks only
+// when this finds nothing: bbolt follows page numbers blindly, in a
+// goroutine of its own where a fault would end the process.
+func walk(f io.ReaderAt, rep fileReport) []string {
+	ps, hwm := uint64(rep.pageSize), rep.meta.hwm
+	var problems []string
+	report := func(format string, args ...any) {
+		if len(problems) < maxPageProblems {
+			problems = append(problems, fmt.Sprintf(format, args...))
+		} else if len(problems) == maxPageProblems {
+			problems = append(problems, "more damaged pages: only the first are listed")
+		}
+	}
+	if rep.fatal != "" {
+		return nil // the header pages cannot be trusted to start from
+	}
+	type ref struct{ page, from uint64 }
+	seen := map[uint64]uint64{} // page -> the page that referenced it
+	for _, p := range rep.free {
+		seen[p] = 0
+	}
+	stack := []ref{{rep.meta.root, 0}}
+	for len(stack) > 0 {
+		r := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if r.page < 2 || r.page >= hwm {
+			report("page %d (referenced by page %d) is outside the file's pages 2..%d", r.page, r.from, hwm-1)
+			continue
+		}
+		if from, ok := seen[r.page]; ok {
+			if from == 0 {
+				report("page %d (referenced by page %d) is on the freelist", r.page, r.from)
+			} else {
+				report("page %d is referenced by pages %d and %d", r.page, from, r.from)
+			}
+			continue
+		}
+		seen[r.page] = max(r.from, 1)
+		buf := make([]byte, ps)
+		if _, err := f.ReadAt(buf, int64(r.page*ps)); err != nil {
+			report("page %d cannot be read: %v", r.page, err)
+			continue
+		}
+		id, flags, count, overflow := ne.Uint64(buf), ne.Uint16(buf[8:]), int(ne.Uint16(buf[10:])), uint64(ne.Uint32(buf[12:]))
+		switch {
+		case id != r.page:
+			report("page %d says it is page %d", r.page, id)
+			continue
+		case flags != branchPageFlag && flags != leafPageFlag:
+			report("page %d is neither a branch nor a leaf (flags %#x)", r.page, flags)
+			continue
+		case r.page+overflow >= hwm:
+			report("page %d runs %d pages past the file's end", r.page, r.page+overflow-hwm+1)
+			continue
+		}
+		for i := uint64(1); i <= overflow; i++ {
+			seen[r.page+i] = r.page
+		}
+		if overflow > 0 {
+			buf = make([]byte, (overflow+1)*ps)
+			if _, err := f.ReadAt(buf, int64(r.page*ps)); err != nil {
+				report("page %d cannot be read: %v", r.page, err)
+				continue
+			}
+		}
+		children, problem := pageElements(buf, flags, count)
+		if problem != "" {
+			report("page %d: %s", r.page, problem)
+			continue
+		}
+		for _, c := range children {
+			stack = append(stack, ref{c, r.page})
+		}
+	}
+	return problems
+}
+
+// pageElements checks a branch or leaf page's elements lie inside it and
+// returns the pages it points to: a branch's children, the roots of the
+// buckets a leaf holds (inline buckets are checked in place).
+func pageElements(buf []byte, flags uint16, count int) ([]uint64, string) {
+	if pageHeaderLen+count*16 > len(buf) {
+		return nil, fmt.Sprintf("%d elements do not fit in it", count)
+	}
+	var children []uint64
+	for i := range count {
+		e := pageHeaderLen + i*16
+		if flags == branchPageFlag {
+			pos, ksize := int(ne.Uint32(buf[e:])), int(ne.Uint32(buf[e+4:]))
+			if e+pos+ksize > len(buf) || pos < 0 {
+				return nil, fmt.Sprintf("element %d's key lies outside it", i)
+			}
+			children = append(children, ne.Uint64(buf[e+8:]))
+			continue
+		}
+		eflags, pos, ksize, vsize := ne.Uint32(buf[e:]), int(ne.Uint32(buf[e+4:])), int(ne.Uint32(buf[e+8:])), int(ne.Uint32(buf[e+12:]))
+		if e+pos+ksize+vsize > len(buf) || pos < 0 {
+			return nil, fmt.Sprintf("element %d lies outside it", i)
+		}
+		if eflags&1 == 0 {
+			continue // a key and value
+		}
+		v := buf[e+pos+ksize : e+pos+ksize+vsize]
+		if len(v) < 16 {
+			return nil, fmt.Sprintf("element %d is a bucket of %d bytes", i, len(v))
+		}
+		if root := ne.Uint64(v); root != 0 {
+			children = append(children, root)
+			continue
+		}
+		// An inline bucket: a leaf page inside the value.
+		in := v[16:]
+		if len(in) < pageHeaderLen {
+			return nil, fmt.Sprintf("element %d is an inline bucket of %d bytes", i, len(v))
+		}
+		if f := ne.Uint16(in[8:]); f != leafPageFlag {
+			return nil, fmt.Sprintf("element %d is an inline bucket whose page is not a leaf (flags %#x)", i, f)
+		}
+		inner, problem := pageElements(in, leafPageFlag, int(ne.Uint16(in[10:])))
+		if problem != "" {
+			return nil, fmt.Sprintf("element %d (an inline bucket): %s", i, problem)
+		}
+		if len(inner) > 0 {
+			return nil, fmt.Sprintf("element %d is an inline bucket holding buckets", i)
+		}
+	}
+	return children, ""
+}

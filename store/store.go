@@ -108,7 +108,7 @@ type Options struct {
 
 // Store is an open database file.
 type Store struct {
-	db       *bolt.DB
+	db       *bolt.DB // nil for an empty file opened read-only
 	path     string
 	readOnly bool
 	// broken is set when a write transaction panicked on a damaged page:
@@ -139,6 +139,11 @@ func Open(path string, opt Options) (*Store, error) {
 				return nil, fmt.Errorf("cannot create the folder of %s: %w", path, err)
 			}
 		}
+	}
+	if err == nil && fi.Size() == 0 && opt.ReadOnly {
+		// A file created but never written (bbolt writes its first pages
+		// when it opens it for writing) reads as an empty database.
+		return &Store{path: path, readOnly: true}, nil
 	}
 	for {
 		s, retry, err := open(path, opt.ReadOnly, timeout)
@@ -191,6 +196,9 @@ func openError(path string, err error) error {
 	}
 	if errors.Is(err, bolt.ErrInvalid) || errors.Is(err, bolt.ErrChecksum) || errors.Is(err, bolt.ErrVersionMismatch) {
 		return damaged(path, "neither of its two header pages is valid ("+err.Error()+"): it is not a bbolt file, or they were overwritten")
+	}
+	if strings.Contains(err.Error(), "file size too small") {
+		return damaged(path, "it is shorter than its two header pages")
 	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) && (pe.Path == path || strings.Contains(err.Error(), path)) {
@@ -293,7 +301,12 @@ func createBuckets(tx *bolt.Tx) error {
 func (s *Store) Path() string { return s.path }
 
 // Close closes the file and releases its lock.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	if s.db == nil {
+		return nil
+	}
+	return s.db.Close()
+}
 
 // Sessions returns every session, most recently updated first.
 func (s *Store) Sessions() ([]model.Session, error) {
@@ -327,6 +340,9 @@ func (s *Store) tx(tx *bolt.Tx) *Tx {
 
 // viewRaw is View over bbolt's own transaction.
 func (s *Store) viewRaw(fn func(*bolt.Tx) error) error {
+	if s.db == nil {
+		return fn(nil) // an empty file: no buckets
+	}
 	return guard(s.path, func() error { return s.db.View(fn) })
 }
 
@@ -334,6 +350,9 @@ func (s *Store) viewRaw(fn func(*bolt.Tx) error) error {
 func (s *Store) updateRaw(fn func(*bolt.Tx) error) error {
 	if d := s.broken.Load(); d != nil {
 		return d
+	}
+	if s.db == nil {
+		return fmt.Errorf("%s is empty and open read-only: nothing can be written to it", s.path)
 	}
 	err := guard(s.path, func() error { return s.db.Update(fn) })
 	var d *DamagedError

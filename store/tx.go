@@ -36,13 +36,18 @@ func sessionNotFound(id string) error {
 }
 
 // bucket returns a top-level bucket, nil in a read-only view of a file
-// that was never set up.
-func (t *Tx) bucket(name []byte) *bolt.Bucket { return t.tx.Bucket(name) }
+// that was never set up (or is empty: no bbolt transaction at all).
+func (t *Tx) bucket(name []byte) *bolt.Bucket {
+	if t.tx == nil {
+		return nil
+	}
+	return t.tx.Bucket(name)
+}
 
 // wbucket returns a top-level bucket to write to, filled to the brim
 // when it splits: records are mostly appended in key order.
 func (t *Tx) wbucket(name []byte) (*bolt.Bucket, error) {
-	b := t.tx.Bucket(name)
+	b := t.bucket(name)
 	if b == nil {
 		return nil, fmt.Errorf("%s: the database has no %s bucket (opened read-only before it was set up?)", t.path, name)
 	}
