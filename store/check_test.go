@@ -137,8 +137,10 @@ func TestCheckFindsAndSalvageSkips(t *testing.T) {
 			},
 		},
 		{
-			name:    "a session record",
-			damage:  func(tx *bolt.Tx) error { return tx.Bucket(bktSessions).Put([]byte("small"), []byte{recFormat1, 0, 0, 0, small, 0xff}) },
+			name: "a session record",
+			damage: func(tx *bolt.Tx) error {
+				return tx.Bucket(bktSessions).Put([]byte("small"), []byte{recFormat1, 0, 0, 0, small, 0xff})
+			},
 			finding: `session "small": session record: corrupt`,
 			skipped: `session "small": its record cannot be read`,
 			check: func(t *testing.T, s *Store) {
@@ -171,8 +173,10 @@ func TestCheckFindsAndSalvageSkips(t *testing.T) {
 			finding: `session "long": heads chunk 1: the head of message 1025 does not match`,
 		},
 		{
-			name:    "an op index entry",
-			damage:  func(tx *bolt.Tx) error { return tx.Bucket(bktOpIndex).Put([]byte("long-op1"), append([]byte("long"), put64(99)...)) },
+			name: "an op index entry",
+			damage: func(tx *bolt.Tx) error {
+				return tx.Bucket(bktOpIndex).Put([]byte("long-op1"), append([]byte("long"), put64(99)...))
+			},
 			finding: `session "long": op long-op1: its index entry`,
 		},
 		{
