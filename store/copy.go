@@ -152,6 +152,16 @@ func (c *copier) flush() error {
 	})
 }
 
+// reason is what went wrong reading the source, for a line of the
+// report: a damaged file's detail without the advice on checking it.
+func reason(err error) string {
+	var d *DamagedError
+	if errors.As(err, &d) {
+		return d.Detail
+	}
+	return err.Error()
+}
+
 // sessionEntry is a session record as read from the source.
 type sessionEntry struct {
 	info  model.Session
@@ -177,7 +187,7 @@ func (c *copier) copyAll() error {
 		})
 	})
 	if err != nil {
-		if err := c.problem("the list of sessions cannot be read past %q: %v", lastID, err); err != nil {
+		if err := c.problem("the list of sessions cannot be read past %q: %s", lastID, reason(err)); err != nil {
 			return err
 		}
 	}
@@ -241,7 +251,7 @@ func (c *copier) copyOrphans() error {
 			}
 		})
 		if err != nil {
-			return c.problem("the messages of sessions after number %d cannot be looked through: %v", next, err)
+			return c.problem("the messages of sessions after number %d cannot be looked through: %s", next, reason(err))
 		}
 		if !found {
 			return nil
@@ -296,7 +306,7 @@ func (c *copier) copySession(p place, info model.Session, known bool) error {
 	}
 	var prefs []byte
 	if err := c.view(func(tx *bolt.Tx) error { prefs = bytes.Clone(c.lay.prefs(tx, p)); return nil }); err != nil {
-		if err := c.problem("session %q: pending preferences cannot be read: %v", info.ID, err); err != nil {
+		if err := c.problem("session %q: pending preferences cannot be read: %s", info.ID, reason(err)); err != nil {
 			return err
 		}
 	}
@@ -343,7 +353,7 @@ func (c *copier) readOps(p place, id string) ([]model.Op, error) {
 		return nil
 	})
 	if err != nil {
-		problems = append(problems, fmt.Sprintf("session %q: operations after the %d read cannot be read (%v): skipped", id, len(ops), err))
+		problems = append(problems, fmt.Sprintf("session %q: operations after the %d read cannot be read (%s): skipped", id, len(ops), reason(err)))
 	}
 	for _, p := range problems {
 		if err := c.problem("%s", p); err != nil {
@@ -378,7 +388,7 @@ func (c *copier) copyKeys(p place, id string, messages uint64) error {
 		return nil
 	})
 	if err != nil {
-		if err := c.problem("session %q: import keys after the %d read cannot be read: %v", id, len(keys), err); err != nil {
+		if err := c.problem("session %q: import keys after the %d read cannot be read: %s", id, len(keys), reason(err)); err != nil {
 			return err
 		}
 	}
@@ -411,7 +421,7 @@ func (c *copier) copySources() error {
 		})
 	})
 	if err != nil {
-		if err := c.problem("source mappings after the %d read cannot be read: %v", len(all), err); err != nil {
+		if err := c.problem("source mappings after the %d read cannot be read: %s", len(all), reason(err)); err != nil {
 			return err
 		}
 	}
