@@ -427,7 +427,9 @@ func (c *copier) copySources() error {
 	}
 	dropped := 0
 	for _, e := range all {
-		if !c.copied[e.id] || e.src == "" {
+		// A migration keeps every mapping as it was; salvage drops those
+		// to sessions it did not copy.
+		if e.src == "" || !c.strict && !c.copied[e.id] {
 			dropped++
 			continue
 		}

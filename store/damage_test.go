@@ -263,15 +263,18 @@ func TestDamagedFiles(t *testing.T) {
 	dir := t.TempDir()
 	var st damageStats
 	patterns := damages(good)
-	for i, d := range patterns {
-		path := filepath.Join(dir, fmt.Sprintf("damaged-%02d.db", i))
-		if err := os.WriteFile(path, d.do(append([]byte(nil), good...)), 0o600); err != nil {
-			t.Fatal(err)
+	t.Run("patterns", func(t *testing.T) {
+		for i, d := range patterns {
+			path := filepath.Join(dir, fmt.Sprintf("damaged-%02d.db", i))
+			if err := os.WriteFile(path, d.do(append([]byte(nil), good...)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			t.Run(fmt.Sprintf("%02d", i), func(t *testing.T) {
+				t.Parallel()
+				st.pattern(t, d.name, path, filepath.Join(dir, fmt.Sprintf("salvaged-%02d.db", i)))
+			})
 		}
-		t.Run(fmt.Sprintf("%02d", i), func(t *testing.T) {
-			st.pattern(t, d.name, path, filepath.Join(dir, fmt.Sprintf("salvaged-%02d.db", i)))
-		})
-	}
+	})
 	t.Logf("%d patterns × read-only and read-write: %d opens refused, %d opened with read errors, %d read cleanly",
 		len(patterns), st.openErrs, st.readErrs, st.clean)
 	t.Logf("errors met reading and writing: %d panics or faults caught, %d other damage, %d corrupt records, %d others",
@@ -281,6 +284,7 @@ func TestDamagedFiles(t *testing.T) {
 }
 
 type damageStats struct {
+	mu                                          sync.Mutex
 	openErrs, readErrs, clean                   int
 	caught, damagedErrs, corruptErrs, otherErrs int
 	checked, unchecked, salvaged, unsalvaged    int
@@ -305,13 +309,13 @@ func (st *damageStats) pattern(t *testing.T, name, path, out string) {
 		}
 	}
 	if len(findings) > 0 {
-		st.checked++
+		st.add(&st.checked, 1)
 	} else {
-		st.unchecked++
+		st.add(&st.unchecked, 1)
 	}
 	rep, err := Salvage(path, out)
 	if err != nil {
-		st.unsalvaged++
+		st.add(&st.unsalvaged, 1)
 		if !strings.Contains(err.Error(), path) {
 			t.Errorf("%s: Salvage error does not name the file: %v", name, err)
 		}
@@ -319,9 +323,9 @@ func (st *damageStats) pattern(t *testing.T, name, path, out string) {
 			t.Logf("%s: salvage: %.200v", name, err)
 		}
 	} else {
-		st.salvaged++
-		st.salvagedSessions += rep.Sessions
-		st.placeholders += rep.Placeholders
+		st.add(&st.salvaged, 1)
+		st.add(&st.salvagedSessions, rep.Sessions)
+		st.add(&st.placeholders, rep.Placeholders)
 		if testing.Verbose() {
 			t.Logf("%s: salvage: %d sessions, %d messages (%d placeholders), %d ops; skipped %.300q", name, rep.Sessions, rep.Messages, rep.Placeholders, rep.Ops, rep.Skipped)
 		}
@@ -336,7 +340,7 @@ func (st *damageStats) pattern(t *testing.T, name, path, out string) {
 			if testing.Verbose() {
 				t.Logf("%s (read-only %v): Open: %.200v", name, ro, err)
 			}
-			st.openErrs++
+			st.add(&st.openErrs, 1)
 			if !strings.Contains(err.Error(), path) {
 				t.Errorf("%s (read-only %v): Open error does not name the file: %v", name, ro, err)
 			}
@@ -362,12 +366,12 @@ func (st *damageStats) pattern(t *testing.T, name, path, out string) {
 			}
 		}
 		if len(errs) > 0 {
-			st.readErrs++
+			st.add(&st.readErrs, 1)
 			if len(findings) == 0 {
 				t.Errorf("%s: reading met errors but Check found nothing: %v", name, errs[0])
 			}
 		} else {
-			st.clean++
+			st.add(&st.clean, 1)
 		}
 	}
 	// Every session read whole from the damaged file is in the salvaged
@@ -387,7 +391,16 @@ func (st *damageStats) pattern(t *testing.T, name, path, out string) {
 	}
 }
 
+// add adds n to one of the counts.
+func (st *damageStats) add(count *int, n int) {
+	st.mu.Lock()
+	*count += n
+	st.mu.Unlock()
+}
+
 func (st *damageStats) classify(err error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
 	var de *DamagedError
 	switch {
 	case errors.As(err, &de) && de.panicked:

@@ -450,3 +450,35 @@ func fill(v reflect.Value, n int) {
 		panic(fmt.Sprintf("fill: a field of kind %s: teach fill (and store/record.go) about it", v.Kind()))
 	}
 }
+
+// TestMigrateDamagedSchema1: a schema-1 file with a record that cannot be
+// read is not migrated (the file stays as it was, and the error says how
+// to salvage it); salvage reads it.
+func TestMigrateDamagedSchema1(t *testing.T) {
+	sessions := fixture()
+	path := filepath.Join(t.TempDir(), "v1.db")
+	writeSchema1(t, path, sessions)
+	rawUpdate(t, path, func(tx *bolt.Tx) error {
+		return tx.Bucket(bktThreads).Bucket([]byte("sorted")).Bucket(bktMsgs).Put(put64(10), []byte{1})
+	})
+	before := fileHash(t, path)
+	_, err := Open(path, Options{})
+	if err == nil || !strings.Contains(err.Error(), "weft salvage --db "+path) || !strings.Contains(err.Error(), `session "sorted": message 10`) {
+		t.Fatalf("Open of a damaged schema-1 file: %v", err)
+	}
+	if fileHash(t, path) != before {
+		t.Error("the failed migration changed the file")
+	}
+	findings, err := Check(path)
+	if err != nil || len(findings) == 0 {
+		t.Errorf("Check of a damaged schema-1 file: %v, %v", findings, err)
+	}
+	out := filepath.Join(t.TempDir(), "out.db")
+	rep, err := Salvage(path, out)
+	if err != nil || rep.Placeholders != 1 || rep.Sessions != len(sessions) {
+		t.Fatalf("Salvage: %+v, %v", rep, err)
+	}
+	if f, err := Check(out); err != nil || len(f) > 0 {
+		t.Errorf("the salvaged file: %v, %v", f, err)
+	}
+}

@@ -111,6 +111,11 @@ func (s *Store) migrate(from uint32) error {
 	}
 	dst.db.NoSync = true // one sync at the end
 	err = m(s.db, s.path, dst)
+	if err != nil {
+		// A record the migration cannot read stops it; salvage reads
+		// past such records.
+		err = fmt.Errorf("%w (weft salvage --db %s OUT copies what can be read into a new file OUT)", err, shellQuote(s.path))
+	}
 	if err == nil {
 		dst.db.NoSync = false
 		err = dst.db.Sync()
