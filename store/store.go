@@ -61,6 +61,10 @@ var (
 	ErrInUse = errors.New("database in use")
 	// ErrSchemaTooNew means the file was written by a newer weft.
 	ErrSchemaTooNew = errors.New("database schema is newer than this weft")
+	// ErrNeedsMigration means a read-only Open found a file of an older
+	// schema: opening it read-write migrates it (a write, so only a
+	// caller that may write should do it).
+	ErrNeedsMigration = errors.New("database needs migrating")
 )
 
 // currentSchema is the schema version this code reads and writes.
@@ -267,7 +271,7 @@ func (s *Store) prepare() error {
 	case v == currentSchema:
 		return nil
 	case s.readOnly:
-		return fmt.Errorf("%s has schema %d and needs migrating to %d: open it once without read-only", s.path, v, currentSchema)
+		return fmt.Errorf("%s has schema %d, older than this weft's %d: it is migrated the first time weft opens it for writing (weft import, weft new, an edit): %w", s.path, v, currentSchema, ErrNeedsMigration)
 	}
 	return s.migrate(v)
 }

@@ -693,7 +693,7 @@ func TestMigration(t *testing.T) {
 	t.Run("read-only refuses to migrate", func(t *testing.T) {
 		path := mkOld(t)
 		_, err := Open(path, Options{ReadOnly: true})
-		if err == nil || !strings.Contains(err.Error(), "needs migrating") {
+		if !errors.Is(err, ErrNeedsMigration) || !strings.Contains(err.Error(), path) {
 			t.Fatalf("error = %v", err)
 		}
 	})
