@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -203,5 +204,21 @@ func BenchmarkManySessions(b *testing.B) {
 		}
 		b.ReportMetric(float64(fi.Size())/float64(input), "file-bytes/input-byte")
 		b.ReportMetric(float64(fi.Size())/(1<<20), "file-MB")
+	}
+}
+
+// BenchmarkTimeAscend1M finds the first message at or after a random time
+// in a 1M-message session: a seek in the time index.
+func BenchmarkTimeAscend1M(b *testing.B) {
+	s := buildSession(b, 1_000_000)
+	r := rand.New(rand.NewPCG(1, 1))
+	for b.Loop() {
+		from := time.Unix(1_700_000_000+int64(r.IntN(1_000_000)), 0)
+		err := s.View(func(tx *Tx) error {
+			return tx.TimeAscend("s", from, func(uint64, int64) bool { return false })
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
 	}
 }

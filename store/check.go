@@ -305,6 +305,9 @@ func (c *checker) session(tx *bolt.Tx, info model.Session, num uint32) {
 		c.add(id, "time index", "%s name no stored message at its time (the first: %s)", plural(stray.n, "entry", "entries"), stray.first)
 	}
 	if seen == 0 {
+		if n >= headsPerChunk {
+			c.add(id, "time index", "missing for %d messages", n)
+		}
 		for i := 1; i < len(heads); i++ {
 			if heads[i].At < heads[i-1].At {
 				c.add(id, "time index", "missing, and message %d is older than message %d", i+1, i)

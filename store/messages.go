@@ -80,13 +80,14 @@ func (t *Tx) AppendMessages(sessionID string, msgs []model.Message) error {
 		ats[i] = at
 		total += encodedLen(m)
 	}
-	// A session whose messages are in time order has no time index: its
-	// heads are the index (see TimeAscend). An append that breaks the
-	// order writes the index for every message, and from then on the
-	// session keeps it.
+	// A small session whose messages are in time order has no time
+	// index: TimeAscend reads its few messages instead. An append that
+	// breaks the order, or makes the session 1024 messages long, writes
+	// the index for every message, and from then on the session keeps
+	// it.
 	indexed := hasRecords(tb, num)
-	writeTimes := indexed
-	if !indexed {
+	writeTimes := indexed || stored+uint64(len(msgs)) >= headsPerChunk
+	if !writeTimes {
 		prev := int64(math.MinInt64)
 		if _, v := last(mb, num); v != nil {
 			h, err := headOf(v)
@@ -102,10 +103,10 @@ func (t *Tx) AppendMessages(sessionID string, msgs []model.Message) error {
 			}
 			prev = at
 		}
-		if writeTimes {
-			if err := t.indexTimes(sessionID, num, stored, tb); err != nil {
-				return err
-			}
+	}
+	if writeTimes && !indexed {
+		if err := t.indexTimes(sessionID, num, stored, tb); err != nil {
+			return err
 		}
 	}
 	// The heads of the stored messages in the first chunk this append
@@ -344,9 +345,8 @@ func (t *Tx) Heads(sessionID string) ([]model.Head, error) {
 
 // TimeAscend calls fn with the stored messages created at or after from, in
 // (created_at, seq) order; fn returns false to stop. at is Unix nanoseconds.
-// A session whose messages are in time order (the usual case) has no time
-// index: its heads are searched instead, a binary search over the heads
-// chunks and then the messages in seq order.
+// A session without a time index (fewer than 1024 messages, in time
+// order) has its messages read instead.
 func (t *Tx) TimeAscend(sessionID string, from time.Time, fn func(seq uint64, at int64) bool) error {
 	num, err := t.num(sessionID)
 	if err != nil {
@@ -372,51 +372,10 @@ func (t *Tx) TimeAscend(sessionID string, from time.Time, fn func(seq uint64, at
 	})
 }
 
-// timeAscendSorted is TimeAscend over a session whose messages are in time
-// order: seq order is time order.
+// timeAscendSorted is TimeAscend over a session without a time index:
+// its messages are in time order, so seq order is time order.
 func (t *Tx) timeAscendSorted(sessionID string, num uint32, start int64, fn func(seq uint64, at int64) bool) error {
-	last, err := t.lastSeq(sessionID, num, t.bucket(bktMsgs))
-	if err != nil || last == 0 {
-		return err
-	}
-	full := last / headsPerChunk
-	hb := t.bucket(bktHeads)
-	chunk := func(c uint64) ([]byte, error) {
-		var v []byte
-		if hb != nil {
-			v = hb.Get(key(num, put64(c)))
-		}
-		if len(v) != chunkLen {
-			return nil, t.corruptf(sessionID, fmt.Sprintf("heads chunk %d", c), "%d bytes, not %d", len(v), chunkLen)
-		}
-		return v, nil
-	}
-	// The first complete chunk that ends at or after start.
-	lo, hi := uint64(0), full
-	for lo < hi {
-		mid := lo + (hi-lo)/2
-		v, err := chunk(mid)
-		if err != nil {
-			return err
-		}
-		if getHead(v[chunkLen-headLen:]).At >= start {
-			hi = mid
-		} else {
-			lo = mid + 1
-		}
-	}
-	for c := lo; c < full; c++ {
-		v, err := chunk(c)
-		if err != nil {
-			return err
-		}
-		for i := 0; i < headsPerChunk; i++ {
-			if at := getHead(v[i*headLen:]).At; at >= start && !fn(c*headsPerChunk+uint64(i)+1, at) {
-				return nil
-			}
-		}
-	}
-	err = t.scanMsgs(sessionID, num, full*headsPerChunk+1, last, func(seq uint64, v []byte) error {
+	err := t.scanMsgs(sessionID, num, 1, math.MaxUint64, func(seq uint64, v []byte) error {
 		h, err := headOf(v)
 		if err != nil {
 			return t.corruptf(sessionID, fmt.Sprintf("message %d", seq), "%v", err)

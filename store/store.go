@@ -9,9 +9,10 @@
 //	meta      "schema" -> uint32 big-endian
 //	sessions  session id -> session record (record.go), its number first
 //	msgs      num + seq (8) -> encoded message (codec.go)
-//	bytime    num + created_at (8, sign bit flipped) + seq (8) -> empty, only
-//	          for a session whose messages are not in time order (by seq);
-//	          the heads of one that is are its time index
+//	bytime    num + created_at (8, sign bit flipped) + seq (8) -> empty, for
+//	          every message of a session with 1024 messages or more, or with
+//	          messages out of time order (by seq); a small session in time
+//	          order has none (its messages are read instead)
 //	heads     num + chunk (8) -> the 1024 16-byte heads of a complete
 //	          chunk (seqs chunk*1024+1 .. chunk*1024+1024); the heads of
 //	          the messages after the last complete chunk are read from
