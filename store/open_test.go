@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestOpenNeverWrites: opening and closing a file, read-write or
@@ -101,4 +102,43 @@ func TestOpenErrorsSayItOnce(t *testing.T) {
 	if n := strings.Count(err.Error(), path); n != 1 {
 		t.Errorf("error %q names the path %d times", err, n)
 	}
+}
+
+// TestOpenAfterReplaced: a weft waiting for the lock of a file that
+// another process then replaces (a migration renames its result over it)
+// opens the new file, not the old one it waited on.
+func TestOpenAfterReplaced(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "weft.db")
+	old := openT(t, path)
+	putSession(t, old, "old")
+	newer := filepath.Join(dir, "newer.db")
+	s := openT(t, newer)
+	putSession(t, s, "new")
+	s.Close()
+
+	done := make(chan *Store)
+	go func() {
+		s, err := Open(path, Options{Timeout: 5 * time.Second})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- s
+	}()
+	time.Sleep(200 * time.Millisecond) // the goroutine waits for the lock
+	if err := os.Rename(newer, path); err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+	got := <-done
+	if got == nil {
+		return
+	}
+	defer got.Close()
+	mustView(t, got, func(tx *Tx) error {
+		if _, err := tx.Session("new"); err != nil {
+			t.Errorf("opened the replaced file: %v", err)
+		}
+		return nil
+	})
 }

@@ -150,12 +150,15 @@ func Open(path string, opt Options) (*Store, error) {
 		// when it opens it for writing) reads as an empty database.
 		return &Store{path: path, readOnly: true}, nil
 	}
-	for {
+	// Opened again after a migration (this process's or another's)
+	// replaced the file; a third time would mean it keeps being replaced.
+	for range 3 {
 		s, retry, err := open(path, opt.ReadOnly, timeout)
 		if !retry {
 			return s, err
 		}
 	}
+	return nil, fmt.Errorf("%s keeps being replaced while weft opens it", path)
 }
 
 // open is one attempt at Open. retry reports that the file was replaced
