@@ -61,6 +61,17 @@ func Check(path string) ([]Finding, error) {
 	if fi.Size() == 0 {
 		return nil, nil // never written to: an empty database
 	}
+	// bbolt's shared lock first, so no weft writes the file while its
+	// pages are read here; a file bbolt cannot open at all is looked at
+	// as it is (nothing can be writing it either).
+	db, schema, openErr := openDamaged(path)
+	var d *DamagedError
+	if openErr != nil && !errors.As(openErr, &d) {
+		return nil, openErr
+	}
+	if db != nil {
+		defer db.Close()
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -84,16 +95,12 @@ func Check(path string) ([]Finding, error) {
 	for _, p := range pageProblems {
 		c.file("", p)
 	}
-	db, schema, err := openDamaged(path)
-	if err != nil {
-		var d *DamagedError
-		if errors.As(err, &d) {
+	if db == nil {
+		if rep.fatal == "" {
 			c.file("", d.Detail)
-			return c.out, nil
 		}
-		return nil, err
+		return c.out, nil
 	}
-	defer db.Close()
 	if rep.fatal == "" && rep.writeFatal == "" && len(pageProblems) == 0 {
 		// bbolt checks in a goroutine of its own, where a fault would
 		// end the process: only a file whose pages all lie inside it and

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -236,4 +237,21 @@ func TestCheckFindsAndSalvageSkips(t *testing.T) {
 func firstOp(tx *bolt.Tx, num uint32, v []byte) error {
 	k, _ := tx.Bucket(bktOps).Cursor().Seek(key(num))
 	return tx.Bucket(bktOps).Put(append([]byte(nil), k...), v)
+}
+
+// TestCheckWaitsForNoWriter: Check and Salvage read a file only under
+// bbolt's lock, so a running weft's writes are never read half-done; a
+// file in use is reported as such.
+func TestCheckWaitsForNoWriter(t *testing.T) {
+	saved := damagedTimeout
+	damagedTimeout = 100 * time.Millisecond
+	t.Cleanup(func() { damagedTimeout = saved })
+	s, path := tempDB(t)
+	putSession(t, s, "s")
+	if _, err := Check(path); !errors.Is(err, ErrInUse) {
+		t.Errorf("Check of a file in use: %v", err)
+	}
+	if _, err := Salvage(path, filepath.Join(t.TempDir(), "out.db")); !errors.Is(err, ErrInUse) {
+		t.Errorf("Salvage of a file in use: %v", err)
+	}
 }

@@ -83,6 +83,10 @@ func Salvage(src, dst string) (SalvageReport, error) {
 	return rep, nil
 }
 
+// damagedTimeout is how long Check and Salvage wait for another process
+// to let go of the file (tests shorten it).
+var damagedTimeout = defaultTimeout
+
 // openDamaged opens a file read-only for Check and Salvage: without the
 // checks that make Open refuse a damaged file (reads are guarded anyway),
 // and says which schema it looks like.
@@ -95,7 +99,7 @@ func openDamaged(path string) (*bolt.DB, uint32, error) {
 	var db *bolt.DB
 	err := guard(path, func() error {
 		var err error
-		db, err = bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: defaultTimeout})
+		db, err = bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: damagedTimeout})
 		return err
 	})
 	if err != nil {
