@@ -207,24 +207,30 @@ func (t *Tx) indexTimes(sessionID string, num uint32, last uint64, tb *bolt.Buck
 // key is not taken for a message far away).
 func (t *Tx) scanMsgs(sessionID string, num uint32, from, to uint64, fn func(seq uint64, v []byte) error) error {
 	from = max(from, 1)
-	if from > to {
+	b := t.bucket(bktMsgs)
+	if from > to || b == nil {
 		return nil
 	}
+	// A plain cursor loop: this is every read of message bodies.
 	want := from
-	return scan(t.bucket(bktMsgs), num, put64(from), func(k, v []byte) (bool, error) {
-		if len(k) != 8 {
-			return false, t.corruptf(sessionID, "message key", "%x is not 8 bytes", k)
+	c := b.Cursor()
+	for k, v := c.Seek(key(num, put64(from))); k != nil; k, v = c.Next() {
+		if len(k) < numLen || binary.BigEndian.Uint32(k) != num || want > to {
+			return nil
 		}
-		seq := be64(k)
-		if seq > to && seq == want {
-			return false, nil
+		if len(k) != numLen+8 {
+			return t.corruptf(sessionID, "message key", "%x is not 8 bytes", k[numLen:])
 		}
+		seq := binary.BigEndian.Uint64(k[numLen:])
 		if seq != want {
-			return false, t.corruptf(sessionID, fmt.Sprintf("message %d", want), "missing (the next stored is %d)", seq)
+			return t.corruptf(sessionID, fmt.Sprintf("message %d", want), "missing (the next stored is %d)", seq)
+		}
+		if err := fn(seq, v); err != nil {
+			return err
 		}
 		want++
-		return true, fn(seq, v)
-	})
+	}
+	return nil
 }
 
 // Message returns one stored message.
@@ -273,20 +279,33 @@ func (t *Tx) ScanContent(sessionID string, fn func(seq uint64, content []byte) b
 	if err != nil {
 		return err
 	}
-	err = t.scanMsgs(sessionID, num, 1, math.MaxUint64, func(seq uint64, v []byte) error {
-		content, err := contentOf(v)
-		if err != nil {
-			return t.corruptf(sessionID, fmt.Sprintf("message %d", seq), "%v", err)
-		}
-		if !fn(seq, content) {
-			return errStop
-		}
-		return nil
-	})
-	if err == errStop {
+	b := t.bucket(bktMsgs)
+	if b == nil {
 		return nil
 	}
-	return err
+	// scanMsgs's loop, written out: a search runs it over every message.
+	want := uint64(1)
+	c := b.Cursor()
+	for k, v := c.Seek(key(num, put64(1))); k != nil; k, v = c.Next() {
+		if len(k) < numLen || binary.BigEndian.Uint32(k) != num {
+			return nil
+		}
+		if len(k) != numLen+8 {
+			return t.corruptf(sessionID, "message key", "%x is not 8 bytes", k[numLen:])
+		}
+		if seq := binary.BigEndian.Uint64(k[numLen:]); seq != want {
+			return t.corruptf(sessionID, fmt.Sprintf("message %d", want), "missing (the next stored is %d)", seq)
+		}
+		content, err := contentOf(v)
+		if err != nil {
+			return t.corruptf(sessionID, fmt.Sprintf("message %d", want), "%v", err)
+		}
+		if !fn(want, content) {
+			return nil
+		}
+		want++
+	}
+	return nil
 }
 
 // Heads returns the heads of all of a session's messages: index seq-1.
