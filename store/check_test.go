@@ -68,6 +68,16 @@ func TestCheckCleanAndSalvageCopiesAll(t *testing.T) {
 	if _, err := Check(filepath.Join(t.TempDir(), "missing.db")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("Check of a missing file: %v", err)
 	}
+	// A newer weft's file is not read as this weft's.
+	newer := filepath.Join(t.TempDir(), "newer.db")
+	openT(t, newer).Close()
+	setSchema(t, newer, currentSchema+1, nil)
+	if _, err := Check(newer); !errors.Is(err, ErrSchemaTooNew) {
+		t.Errorf("Check of a newer file: %v", err)
+	}
+	if _, err := Salvage(newer, filepath.Join(t.TempDir(), "x.db")); !errors.Is(err, ErrSchemaTooNew) {
+		t.Errorf("Salvage of a newer file: %v", err)
+	}
 }
 
 // TestCheckFindsAndSalvageSkips damages one record at a time: Check

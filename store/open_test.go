@@ -142,3 +142,35 @@ func TestOpenAfterReplaced(t *testing.T) {
 		return nil
 	})
 }
+
+// TestOpenEmptyFile: a file created but never written reads as an empty
+// database, and stays empty.
+func TestOpenEmptyFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "empty.db")
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(path, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustView(t, s, func(tx *Tx) error {
+		if all, err := tx.Sessions(); len(all) != 0 || err != nil {
+			t.Errorf("Sessions = %v, %v", all, err)
+		}
+		if _, err := tx.Session("x"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Session = %v", err)
+		}
+		return nil
+	})
+	if err := s.Update(func(*Tx) error { return nil }); err == nil || !strings.Contains(err.Error(), path) {
+		t.Errorf("Update of an empty read-only file: %v", err)
+	}
+	s.Close()
+	if fi, _ := os.Stat(path); fi.Size() != 0 {
+		t.Errorf("the file has %d bytes now", fi.Size())
+	}
+	if f, err := Check(path); err != nil || len(f) > 0 {
+		t.Errorf("Check = %v, %v", f, err)
+	}
+}

@@ -120,6 +120,10 @@ func openDamaged(path string) (*bolt.DB, uint32, error) {
 			return nil
 		})
 	})
+	if schema > currentSchema {
+		db.Close()
+		return nil, 0, tooNew(path, schema)
+	}
 	return db, schema, nil
 }
 
