@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -411,5 +412,73 @@ func (st *damageStats) classify(err error) {
 		st.corruptErrs++
 	default:
 		st.otherErrs++
+	}
+}
+
+// TestScanContentStaysInTheFile: a record whose length fields were
+// damaged so that its content would reach past the file is refused by
+// ScanContent, which hands its slices to callers that read them on other
+// goroutines, where a fault could not be caught.
+func TestScanContentStaysInTheFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "weft.db")
+	s := openT(t, path)
+	putSession(t, s, "s")
+	var ms []model.Message
+	for i := range 200 {
+		ms = append(ms, msg(uint64(i+1), model.RoleUser, fmt.Sprintf("marker-%03d %s", i+1, strings.Repeat("x", 100)), t0))
+	}
+	mustUpdate(t, s, func(tx *Tx) error { return tx.AppendMessages("s", ms) })
+	s.Close()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Find message 150's leaf element; make its value and its content's
+	// length claim a gigabyte.
+	found := false
+	for p := 2; p*4096 < len(b) && !found; p++ {
+		page := b[p*4096 : (p+1)*4096]
+		if ne.Uint16(page[8:]) != leafPageFlag {
+			continue
+		}
+		for i := range int(ne.Uint16(page[10:])) {
+			e := pageHeaderLen + i*16
+			pos, ksize, vsize := int(ne.Uint32(page[e+4:])), int(ne.Uint32(page[e+8:])), int(ne.Uint32(page[e+12:]))
+			if e+pos+ksize+vsize > len(page) {
+				continue
+			}
+			v := page[e+pos+ksize : e+pos+ksize+vsize]
+			if !strings.Contains(string(v), "marker-150 ") {
+				continue
+			}
+			ne.PutUint32(page[e+12:], 1<<30)
+			// The content's length is the uvarint after the 11-byte
+			// header and the tokens' varint (one byte here).
+			copy(v[12:], binary.AppendUvarint(nil, 1<<29))
+			found = true
+			break
+		}
+	}
+	if !found {
+		t.Fatal("message 150 is not in the file")
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ro, err := Open(path, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	n := 0
+	err = ro.View(func(tx *Tx) error {
+		return tx.ScanContent("s", func(uint64, []byte) bool { n++; return true })
+	})
+	var ce *CorruptError
+	if !errors.As(err, &ce) || ce.Record != "message 150" {
+		t.Errorf("ScanContent over the damaged record: %v", err)
+	}
+	if n != 149 {
+		t.Errorf("ScanContent handed out %d contents before the damaged one, want 149", n)
 	}
 }

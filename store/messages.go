@@ -2,9 +2,11 @@ package store
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"time"
+	"unsafe"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -297,6 +299,9 @@ func (t *Tx) ScanContent(sessionID string, fn func(seq uint64, content []byte) b
 			return t.corruptf(sessionID, fmt.Sprintf("message %d", want), "missing (the next stored is %d)", seq)
 		}
 		content, err := contentOf(v)
+		if err == nil && !t.inMap(content) {
+			err = errors.New("its content lies outside the file")
+		}
 		if err != nil {
 			return t.corruptf(sessionID, fmt.Sprintf("message %d", want), "%v", err)
 		}
@@ -306,6 +311,31 @@ func (t *Tx) ScanContent(sessionID string, fn func(seq uint64, content []byte) b
 		want++
 	}
 	return nil
+}
+
+// inMap reports whether b, a slice of a record, does not reach past the
+// file's pages as bbolt maps them. ScanContent hands out such slices to
+// callers that read them elsewhere (a search on several goroutines),
+// where a fault is not caught: a damaged record (an offset or a length
+// gone wrong, by at most 32 bits' worth) must not point past the file.
+// A slice wholly elsewhere is a copy on the heap (a write transaction's
+// own records; bbolt copies an unaligned inline bucket).
+func (t *Tx) inMap(b []byte) bool {
+	if len(b) == 0 || t.tx == nil {
+		return true
+	}
+	if t.mapEnd == 0 {
+		t.mapStart = t.tx.DB().Info().Data
+		t.mapEnd = t.mapStart + uintptr(t.tx.Size())
+	}
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	switch {
+	case p >= t.mapStart && p < t.mapEnd:
+		return uintptr(len(b)) <= t.mapEnd-p
+	case p >= t.mapEnd && p-t.mapEnd < 1<<34:
+		return false
+	}
+	return true
 }
 
 // Heads returns the heads of all of a session's messages: index seq-1.

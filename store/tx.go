@@ -25,6 +25,8 @@ type Tx struct {
 	// records in loops.
 	lastID  string
 	lastNum uint32
+	// The file's pages as bbolt maps them, once looked up (inMap).
+	mapStart, mapEnd uintptr
 }
 
 // numLen is the length of a session number at the front of its records'
