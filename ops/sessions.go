@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -79,6 +80,10 @@ type SessionOut struct {
 	Room            string   `json:"room,omitempty"`
 	CreatedAt       string   `json:"created_at"`
 	UpdatedAt       string   `json:"updated_at"`
+	// Unreadable says why the session's thread (or its record) cannot be
+	// read from a damaged file; empty for a session that reads. weft
+	// check lists what is damaged, weft salvage copies what is not.
+	Unreadable string `json:"unreadable,omitempty"`
 }
 
 // ListSessionsResult is list_sessions' result.
@@ -100,25 +105,39 @@ func sessionOut(x model.Session) SessionOut {
 	}
 }
 
-// ListSessions lists sessions, most recently updated first.
+// ListSessions lists sessions, most recently updated first. In a damaged
+// file, a session whose thread cannot be read is still listed, from its
+// record, with Unreadable saying why; one whose record cannot be read is
+// listed last, by its ID alone.
 func (s *Service) ListSessions(_ context.Context, a ListSessionsArgs) (ListSessionsResult, error) {
 	if a.Limit < 0 {
 		return ListSessionsResult{}, invalidf("limit %d is negative; use 0 for all sessions or a positive number", a.Limit)
 	}
-	sessions, err := s.st.Sessions()
+	var sessions []model.Session
+	var bad []error
+	err := s.st.View(func(tx *store.Tx) error {
+		sessions, bad = tx.AllSessions()
+		return nil
+	})
 	if err != nil {
 		return ListSessionsResult{}, err
 	}
-	res := ListSessionsResult{Sessions: []SessionOut{}, Total: len(sessions)}
-	for i, x := range sessions {
-		if a.Limit > 0 && i >= a.Limit {
+	res := ListSessionsResult{Sessions: []SessionOut{}, Total: len(sessions) + len(bad)}
+	full := func() bool { return a.Limit > 0 && len(res.Sessions) >= a.Limit }
+	for _, x := range sessions {
+		if full() {
 			break
 		}
 		out := sessionOut(x)
 		n := x.Tokens
 		if x.OpCount > 0 {
 			_, v, err := s.View(x.ID)
-			if err != nil {
+			switch {
+			case unreadable(err):
+				out.Unreadable = err.Error()
+				res.Sessions = append(res.Sessions, out)
+				continue
+			case err != nil:
 				return ListSessionsResult{}, err
 			}
 			n = v.Tokens
@@ -126,7 +145,22 @@ func (s *Service) ListSessions(_ context.Context, a ListSessionsArgs) (ListSessi
 		out.EffectiveTokens = &n
 		res.Sessions = append(res.Sessions, out)
 	}
+	for _, err := range bad {
+		if full() {
+			break
+		}
+		var ce *store.CorruptError
+		if errors.As(err, &ce) {
+			res.Sessions = append(res.Sessions, SessionOut{SessionID: ce.Session, ActiveTags: []string{}, Unreadable: err.Error()})
+		}
+	}
 	return res, nil
+}
+
+// unreadable reports whether err says the file is damaged where a session
+// is kept, rather than that the request was wrong.
+func unreadable(err error) bool {
+	return errors.Is(err, store.ErrCorrupt) || errors.Is(err, store.ErrDamaged)
 }
 
 // AppendMessagesArgs are append_messages' arguments.

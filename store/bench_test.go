@@ -1,6 +1,9 @@
 package store
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -131,6 +134,90 @@ func BenchmarkMessageDecode(b *testing.B) {
 	v := encodeMessage(nil, &m, m.CreatedAt.UnixNano())
 	for b.Loop() {
 		if _, err := decodeMessage(v, 12345); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkManySessions writes 100k sessions of two ~50-byte messages, as
+// an import of 100k ShareGPT conversations does (a record with one
+// change, the messages, an import key for each, the source mapping), in
+// transactions of 1,000 sessions, and reports the file's size per byte of
+// message content.
+func BenchmarkManySessions(b *testing.B) {
+	const sessions, perTx = 100_000, 1_000
+	for b.Loop() {
+		path := filepath.Join(b.TempDir(), "many.db")
+		s, err := Open(path, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		input := 0
+		at := time.Date(2025, 1, 6, 9, 0, 0, 0, time.UTC)
+		for first := 0; first < sessions; first += perTx {
+			err := s.Update(func(tx *Tx) error {
+				for i := first; i < first+perTx; i++ {
+					id := fmt.Sprintf("0000p4wp%08x", i)
+					q := "question " + strconv.Itoa(i) + ": " + lorem[i%32:i%32+38]
+					a := "answer " + strconv.Itoa(i) + ": " + lorem[i%64:i%64+40]
+					input += len(q) + len(a)
+					info := model.Session{ID: id, Title: q, CreatedAt: at, Source: "sharegpt", MessageCount: 2}
+					var msgs []model.Message
+					for j, c := range []string{q, a} {
+						role := model.RoleUser
+						if j == 1 {
+							role = model.RoleAssistant
+						}
+						m := model.Message{Seq: uint64(j + 1), ID: model.MessageID(uint64(j + 1)), Role: role, Content: c,
+							CreatedAt: at, Tokens: len(c) / 4, Digest: model.ContentDigest(role, c)}
+						info.Tokens += m.Tokens
+						msgs = append(msgs, m)
+					}
+					info.Record(at, "operator", "2 messages imported")
+					if err := tx.PutSession(info); err != nil {
+						return err
+					}
+					if err := tx.AppendMessages(id, msgs); err != nil {
+						return err
+					}
+					src := fmt.Sprintf("sharegpt:conv-%d", i)
+					for _, m := range msgs {
+						k := fmt.Sprintf("%s\x00%010d:%s", src, m.Seq, m.Digest[:12])
+						if err := tx.PutImportKey(id, k, m.Seq); err != nil {
+							return err
+						}
+					}
+					if err := tx.PutSourceSession(src, id); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+		s.Close()
+		fi, err := os.Stat(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(fi.Size())/float64(input), "file-bytes/input-byte")
+		b.ReportMetric(float64(fi.Size())/(1<<20), "file-MB")
+	}
+}
+
+// BenchmarkTimeAscend1M finds the first message at or after a random time
+// in a 1M-message session: a seek in the time index.
+func BenchmarkTimeAscend1M(b *testing.B) {
+	s := buildSession(b, 1_000_000)
+	r := rand.New(rand.NewPCG(1, 1))
+	for b.Loop() {
+		from := time.Unix(1_700_000_000+int64(r.IntN(1_000_000)), 0)
+		err := s.View(func(tx *Tx) error {
+			return tx.TimeAscend("s", from, func(uint64, int64) bool { return false })
+		})
+		if err != nil {
 			b.Fatal(err)
 		}
 	}

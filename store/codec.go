@@ -13,7 +13,7 @@ import (
 	"weft/model"
 )
 
-// Message record, format 1 (the value in a session's msgs bucket):
+// Message record, format 1 (the value in the msgs bucket):
 //
 //	byte 0     format (1)
 //	byte 1     role code (model.Role.Code, 1..4)
@@ -236,10 +236,6 @@ func (r *reader) field() []byte {
 	return f
 }
 
-func corrupt(sessionID string, seq uint64, err error) error {
-	return fmt.Errorf("session %q: message %d: corrupt record: %w", sessionID, seq, err)
-}
-
 // header checks the fixed part of a record and returns a reader positioned
 // after the tokens.
 func header(v []byte) (role model.Role, flags byte, at int64, tokens int64, r reader, err error) {
@@ -268,6 +264,23 @@ func contentOf(v []byte) ([]byte, error) {
 	}
 	c := r.field()
 	return c, r.err
+}
+
+// headOf reads a message's head from its record: the header, and whether
+// it has parts, without copying any field.
+func headOf(v []byte) (model.Head, error) {
+	_, _, at, tokens, r, err := header(v)
+	if err != nil {
+		return model.Head{}, err
+	}
+	h := model.Head{At: at, Role: v[1], Tokens: uint32(min(max(tokens, 0), math.MaxUint32))}
+	r.field() // content
+	r.field() // name
+	r.field() // digest
+	if len(r.field()) > 0 {
+		h.Flags |= model.HeadHasParts
+	}
+	return h, r.err
 }
 
 // decodeMessage decodes a record into a message that owns all its bytes.

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 )
 
@@ -13,15 +14,16 @@ import (
 // it names, in key order. An error from fn stops the walk and is
 // returned.
 func (t *Tx) EachImportKey(sessionID string, fn func(key string, seq uint64) error) error {
-	b, err := t.sub(sessionID, bktKeys)
+	num, err := t.num(sessionID)
 	if err != nil {
 		return err
 	}
-	return b.ForEach(func(k, v []byte) error {
-		if len(v) != 8 {
-			return fmt.Errorf("session %q: import key %q: corrupt record", sessionID, k)
+	return scan(t.bucket(bktKeys), num, nil, func(k, v []byte) (bool, error) {
+		seq, n := binary.Uvarint(v)
+		if n != len(v) || seq == 0 {
+			return false, t.corruptf(sessionID, fmt.Sprintf("import key %q", k), "seq %x", v)
 		}
-		return fn(string(k), be64(v))
+		return true, fn(string(k), seq)
 	})
 }
 

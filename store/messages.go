@@ -2,53 +2,57 @@ package store
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"time"
+	"unsafe"
 
 	bolt "go.etcd.io/bbolt"
 
 	"weft/model"
 )
 
-// lastSeq is the highest seq in a msgs bucket (0 when empty).
-func lastSeq(sessionID string, b *bolt.Bucket) (uint64, error) {
-	k, _ := b.Cursor().Last()
+// lastSeq is the highest seq of session num in a msgs bucket (0 when it
+// has none).
+func (t *Tx) lastSeq(sessionID string, num uint32, b *bolt.Bucket) (uint64, error) {
+	k, _ := last(b, num)
 	if k == nil {
 		return 0, nil
 	}
 	if len(k) != 8 {
-		return 0, fmt.Errorf("session %q: corrupt message key %x", sessionID, k)
+		return 0, t.corruptf(sessionID, "message key", "%x is not 8 bytes", k)
 	}
 	return be64(k), nil
 }
 
 // LastSeq returns the seq of a session's last stored message, 0 if none.
 func (t *Tx) LastSeq(sessionID string) (uint64, error) {
-	b, err := t.sub(sessionID, bktMsgs)
+	num, err := t.num(sessionID)
 	if err != nil {
 		return 0, err
 	}
-	return lastSeq(sessionID, b)
+	return t.lastSeq(sessionID, num, t.bucket(bktMsgs))
 }
 
 // AppendMessages stores messages whose Seq, ID, Digest and Tokens the caller
 // has set. Their seqs must continue the stored ones exactly. It writes the
-// msgs, bytime and heads buckets and leaves the session record alone. On
-// error nothing has been written.
+// msgs and bytime records, and the heads of every chunk of 1024 messages
+// it completes; it leaves the session record alone. On error nothing has
+// been written.
 func (t *Tx) AppendMessages(sessionID string, msgs []model.Message) error {
-	th, err := t.thread(sessionID)
+	num, err := t.num(sessionID)
 	if err != nil {
 		return err
 	}
 	var bs [3]*bolt.Bucket
 	for i, name := range [][]byte{bktMsgs, bktByTime, bktHeads} {
-		if bs[i] = th.Bucket(name); bs[i] == nil {
-			return fmt.Errorf("session %q: %s bucket is missing", sessionID, name)
+		if bs[i], err = t.wbucket(name); err != nil {
+			return err
 		}
 	}
 	mb, tb, hb := bs[0], bs[1], bs[2]
-	last, err := lastSeq(sessionID, mb)
+	stored, err := t.lastSeq(sessionID, num, mb)
 	if err != nil {
 		return err
 	}
@@ -61,7 +65,7 @@ func (t *Tx) AppendMessages(sessionID string, msgs []model.Message) error {
 	total := 0
 	for i := range msgs {
 		m := &msgs[i]
-		want := last + uint64(i) + 1
+		want := stored + uint64(i) + 1
 		if m.Seq != want {
 			return fmt.Errorf("session %q: message seq %d does not continue the stored messages: expected seq %d", sessionID, m.Seq, want)
 		}
@@ -78,71 +82,175 @@ func (t *Tx) AppendMessages(sessionID string, msgs []model.Message) error {
 		ats[i] = at
 		total += encodedLen(m)
 	}
-	pos := last % headsPerChunk // heads already in the chunk the first new head goes to
-	var partial []byte          // the first chunk touched, when it already holds heads
-	if pos > 0 {
-		old := hb.Get(put64(last / headsPerChunk))
-		if uint64(len(old)) != pos*headLen {
-			return fmt.Errorf("session %q: heads index chunk %d has %d bytes, want %d for %d messages: corrupt", sessionID, last/headsPerChunk, len(old), pos*headLen, last)
+	// A small session whose messages are in time order has no time
+	// index: TimeAscend reads its few messages instead. An append that
+	// breaks the order, or makes the session 1024 messages long, writes
+	// the index for every message, and from then on the session keeps
+	// it.
+	indexed := hasRecords(tb, num)
+	writeTimes := indexed || stored+uint64(len(msgs)) >= headsPerChunk
+	if !writeTimes {
+		prev := int64(math.MinInt64)
+		if _, v := last(mb, num); v != nil {
+			h, err := headOf(v)
+			if err != nil {
+				return t.corruptf(sessionID, fmt.Sprintf("message %d", stored), "%v", err)
+			}
+			prev = h.At
 		}
-		partial = make([]byte, (int(pos)+min(headsPerChunk-int(pos), len(msgs)))*headLen)
-		copy(partial, old)
+		for _, at := range ats {
+			if at < prev {
+				writeTimes = true
+				break
+			}
+			prev = at
+		}
+	}
+	if writeTimes && !indexed {
+		if err := t.indexTimes(sessionID, num, stored, tb); err != nil {
+			return err
+		}
+	}
+	// The heads of the stored messages in the first chunk this append
+	// completes, read before anything is written.
+	var first []byte
+	if pos := stored % headsPerChunk; pos > 0 && uint64(len(msgs)) >= headsPerChunk-pos {
+		first = make([]byte, chunkLen)
+		err := t.scanMsgs(sessionID, num, stored-pos+1, stored, func(seq uint64, v []byte) error {
+			h, err := headOf(v)
+			if err != nil {
+				return t.corruptf(sessionID, fmt.Sprintf("message %d", seq), "%v", err)
+			}
+			putHead(first[(seq-1)%headsPerChunk*headLen:], h)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
 	}
 
 	// bbolt keeps references to keys and values until commit, so every
 	// slice handed to Put is fresh; one arena serves them all.
+	const keyLen = numLen + 8 + numLen + 16
 	arena := make([]byte, 0, total)
-	keys := make([]byte, 24*len(msgs))
-	mb.FillPercent, tb.FillPercent, hb.FillPercent = 1.0, 1.0, 1.0
+	keys := make([]byte, keyLen*len(msgs))
 	empty := []byte{}
 	for i := range msgs {
 		m := &msgs[i]
 		start := len(arena)
 		arena = encodeMessage(arena, m, ats[i])
-		k := keys[i*24 : i*24+8 : i*24+8]
-		binary.BigEndian.PutUint64(k, m.Seq)
+		k := keys[i*keyLen : i*keyLen+numLen+8 : i*keyLen+numLen+8]
+		binary.BigEndian.PutUint32(k, num)
+		binary.BigEndian.PutUint64(k[numLen:], m.Seq)
 		if err := mb.Put(k, arena[start:len(arena):len(arena)]); err != nil {
 			return fmt.Errorf("session %q: message seq %d: %w", sessionID, m.Seq, err)
 		}
-		tk := keys[i*24+8 : i*24+24 : i*24+24]
-		putTimeKey(tk, ats[i], m.Seq)
+		if !writeTimes {
+			continue
+		}
+		tk := keys[i*keyLen+numLen+8 : (i+1)*keyLen : (i+1)*keyLen]
+		binary.BigEndian.PutUint32(tk, num)
+		putTimeKey(tk[numLen:], ats[i], m.Seq)
 		if err := tb.Put(tk, empty); err != nil {
 			return fmt.Errorf("session %q: message seq %d: %w", sessionID, m.Seq, err)
 		}
 	}
-	for i := 0; i < len(msgs); {
+	// Each chunk completed gets its heads.
+	for i := range msgs {
 		seq := msgs[i].Seq
-		chunk := (seq - 1) / headsPerChunk
-		at := int((seq - 1) % headsPerChunk)
-		n := min(headsPerChunk-at, len(msgs)-i)
-		val := partial
-		if at == 0 {
-			val = make([]byte, n*headLen)
+		if seq%headsPerChunk != 0 {
+			continue
 		}
-		for j := range n {
-			putHead(val[(at+j)*headLen:], msgs[i+j].Head())
+		chunk := seq/headsPerChunk - 1
+		val := make([]byte, chunkLen)
+		if first != nil && seq-headsPerChunk < stored {
+			copy(val, first)
 		}
-		if err := hb.Put(put64(chunk), val); err != nil {
+		for j := max(0, i-headsPerChunk+1); j <= i; j++ {
+			putHead(val[(msgs[j].Seq-1)%headsPerChunk*headLen:], msgs[j].Head())
+		}
+		if err := hb.Put(key(num, put64(chunk)), val); err != nil {
 			return fmt.Errorf("session %q: heads chunk %d: %w", sessionID, chunk, err)
 		}
-		i += n
+	}
+	return nil
+}
+
+// hasRecords reports whether bucket b holds any record of session num.
+func hasRecords(b *bolt.Bucket, num uint32) bool {
+	if b == nil {
+		return false
+	}
+	k, _ := b.Cursor().Seek(key(num))
+	return len(k) >= numLen && binary.BigEndian.Uint32(k) == num
+}
+
+// indexTimes writes the time index records of a session's stored messages
+// 1..last, when an append breaks their time order.
+func (t *Tx) indexTimes(sessionID string, num uint32, last uint64, tb *bolt.Bucket) error {
+	const keyLen = numLen + 16
+	keys := make([]byte, 0, keyLen*last)
+	empty := []byte{}
+	return t.scanMsgs(sessionID, num, 1, last, func(seq uint64, v []byte) error {
+		h, err := headOf(v)
+		if err != nil {
+			return t.corruptf(sessionID, fmt.Sprintf("message %d", seq), "%v", err)
+		}
+		start := len(keys)
+		keys = binary.BigEndian.AppendUint32(keys, num)
+		keys = keys[:start+keyLen]
+		putTimeKey(keys[start+numLen:], h.At, seq)
+		return tb.Put(keys[start:start+keyLen:start+keyLen], empty)
+	})
+}
+
+// scanMsgs calls fn with the raw records of seqs from..to of session num,
+// in seq order, checking the keys: seqs run on without a gap (a damaged
+// key is not taken for a message far away).
+func (t *Tx) scanMsgs(sessionID string, num uint32, from, to uint64, fn func(seq uint64, v []byte) error) error {
+	from = max(from, 1)
+	b := t.bucket(bktMsgs)
+	if from > to || b == nil {
+		return nil
+	}
+	// A plain cursor loop: this is every read of message bodies.
+	want := from
+	c := b.Cursor()
+	for k, v := c.Seek(key(num, put64(from))); k != nil; k, v = c.Next() {
+		if len(k) < numLen || binary.BigEndian.Uint32(k) != num || want > to {
+			return nil
+		}
+		if len(k) != numLen+8 {
+			return t.corruptf(sessionID, "message key", "%x is not 8 bytes", k[numLen:])
+		}
+		seq := binary.BigEndian.Uint64(k[numLen:])
+		if seq != want {
+			return t.corruptf(sessionID, fmt.Sprintf("message %d", want), "missing (the next stored is %d)", seq)
+		}
+		if err := fn(seq, v); err != nil {
+			return err
+		}
+		want++
 	}
 	return nil
 }
 
 // Message returns one stored message.
 func (t *Tx) Message(sessionID string, seq uint64) (model.Message, error) {
-	b, err := t.sub(sessionID, bktMsgs)
+	num, err := t.num(sessionID)
 	if err != nil {
 		return model.Message{}, err
 	}
-	v := b.Get(put64(seq))
+	var v []byte
+	if b := t.bucket(bktMsgs); b != nil {
+		v = b.Get(key(num, put64(seq)))
+	}
 	if v == nil {
 		return model.Message{}, fmt.Errorf("session %q: message %d %w", sessionID, seq, ErrNotFound)
 	}
 	m, err := decodeMessage(v, seq)
 	if err != nil {
-		return model.Message{}, corrupt(sessionID, seq, err)
+		return model.Message{}, t.corruptf(sessionID, fmt.Sprintf("message %d", seq), "%v", err)
 	}
 	return m, nil
 }
@@ -151,31 +259,17 @@ func (t *Tx) Message(sessionID string, seq uint64) (model.Message, error) {
 // seq order, stopping at fn's first error, which it returns. fn must not
 // write to the session's messages.
 func (t *Tx) Messages(sessionID string, from, to uint64, fn func(model.Message) error) error {
-	b, err := t.sub(sessionID, bktMsgs)
+	num, err := t.num(sessionID)
 	if err != nil {
 		return err
 	}
-	if from > to {
-		return nil
-	}
-	c := b.Cursor()
-	for k, v := c.Seek(put64(from)); k != nil; k, v = c.Next() {
-		if len(k) != 8 {
-			return fmt.Errorf("session %q: corrupt message key %x", sessionID, k)
-		}
-		seq := be64(k)
-		if seq > to {
-			break
-		}
+	return t.scanMsgs(sessionID, num, from, to, func(seq uint64, v []byte) error {
 		m, err := decodeMessage(v, seq)
 		if err != nil {
-			return corrupt(sessionID, seq, err)
+			return t.corruptf(sessionID, fmt.Sprintf("message %d", seq), "%v", err)
 		}
-		if err := fn(m); err != nil {
-			return err
-		}
-	}
-	return nil
+		return fn(m)
+	})
 }
 
 // ScanContent calls fn with every stored message's content in seq order,
@@ -183,76 +277,127 @@ func (t *Tx) Messages(sessionID string, from, to uint64, fn func(model.Message) 
 // points into the database's memory map and is valid only during the call.
 // fn returns false to stop.
 func (t *Tx) ScanContent(sessionID string, fn func(seq uint64, content []byte) bool) error {
-	b, err := t.sub(sessionID, bktMsgs)
+	num, err := t.num(sessionID)
 	if err != nil {
 		return err
 	}
+	b := t.bucket(bktMsgs)
+	if b == nil {
+		return nil
+	}
+	// scanMsgs's loop, written out: a search runs it over every message.
+	want := uint64(1)
 	c := b.Cursor()
-	for k, v := c.First(); k != nil; k, v = c.Next() {
-		if len(k) != 8 {
-			return fmt.Errorf("session %q: corrupt message key %x", sessionID, k)
+	for k, v := c.Seek(key(num, put64(1))); k != nil; k, v = c.Next() {
+		if len(k) < numLen || binary.BigEndian.Uint32(k) != num {
+			return nil
 		}
-		seq := be64(k)
+		if len(k) != numLen+8 {
+			return t.corruptf(sessionID, "message key", "%x is not 8 bytes", k[numLen:])
+		}
+		if seq := binary.BigEndian.Uint64(k[numLen:]); seq != want {
+			return t.corruptf(sessionID, fmt.Sprintf("message %d", want), "missing (the next stored is %d)", seq)
+		}
 		content, err := contentOf(v)
+		if err == nil && !t.inMap(content) {
+			err = errors.New("its content lies outside the file")
+		}
 		if err != nil {
-			return corrupt(sessionID, seq, err)
+			return t.corruptf(sessionID, fmt.Sprintf("message %d", want), "%v", err)
 		}
-		if !fn(seq, content) {
-			break
+		if !fn(want, content) {
+			return nil
 		}
+		want++
 	}
 	return nil
 }
 
+// inMap reports whether b, a slice of a record, does not reach past the
+// file's pages as bbolt maps them. ScanContent hands out such slices to
+// callers that read them elsewhere (a search on several goroutines),
+// where a fault is not caught: a damaged record (an offset or a length
+// gone wrong, by at most 32 bits' worth) must not point past the file.
+// A slice wholly elsewhere is a copy on the heap (a write transaction's
+// own records; bbolt copies an unaligned inline bucket).
+func (t *Tx) inMap(b []byte) bool {
+	if len(b) == 0 || t.tx == nil {
+		return true
+	}
+	if t.mapEnd == 0 {
+		t.mapStart = t.tx.DB().Info().Data
+		t.mapEnd = t.mapStart + uintptr(t.tx.Size())
+	}
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	switch {
+	case p >= t.mapStart && p < t.mapEnd:
+		return uintptr(len(b)) <= t.mapEnd-p
+	case p >= t.mapEnd && p-t.mapEnd < 1<<34:
+		return false
+	}
+	return true
+}
+
 // Heads returns the heads of all of a session's messages: index seq-1.
+// Complete chunks come from the heads records, the rest from the messages'
+// own records.
 func (t *Tx) Heads(sessionID string) ([]model.Head, error) {
-	th, err := t.thread(sessionID)
+	num, err := t.num(sessionID)
 	if err != nil {
 		return nil, err
 	}
-	mb, hb := th.Bucket(bktMsgs), th.Bucket(bktHeads)
-	if mb == nil || hb == nil {
-		return nil, fmt.Errorf("session %q: msgs or heads bucket is missing", sessionID)
-	}
-	last, err := lastSeq(sessionID, mb)
+	last, err := t.lastSeq(sessionID, num, t.bucket(bktMsgs))
 	if err != nil || last == 0 {
 		return nil, err
 	}
-	// Check the count against the last chunk before allocating, so a
-	// corrupt key cannot ask for an absurd slice.
-	c := hb.Cursor()
-	lk, lv := c.Last()
-	if len(lk) != 8 || len(lv)%headLen != 0 || len(lv) > chunkLen || be64(lk) > last/headsPerChunk ||
-		be64(lk)*headsPerChunk+uint64(len(lv)/headLen) != last {
-		return nil, fmt.Errorf("session %q: heads index ends at chunk %x with %d bytes, which does not fit %d messages: corrupt", sessionID, lk, len(lv), last)
+	full := last / headsPerChunk
+	// Grown as records are read, so a damaged last key cannot ask for an
+	// absurd allocation.
+	out := make([]model.Head, 0, min(last, 1<<20))
+	err = scan(t.bucket(bktHeads), num, nil, func(k, v []byte) (bool, error) {
+		want := uint64(len(out)) / headsPerChunk
+		switch {
+		case len(k) != 8 || be64(k) != want:
+			return false, t.corruptf(sessionID, "heads index", "chunk key %x where chunk %d belongs", k, want)
+		case want >= full:
+			return false, t.corruptf(sessionID, "heads index", "chunk %d, but %d messages fill only %d chunks", want, last, full)
+		case len(v) != chunkLen:
+			return false, t.corruptf(sessionID, fmt.Sprintf("heads chunk %d", want), "%d bytes, not %d", len(v), chunkLen)
+		}
+		for i := 0; i < chunkLen; i += headLen {
+			out = append(out, getHead(v[i:i+headLen]))
+		}
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	out := make([]model.Head, last)
-	n := 0
-	want := uint64(0)
-	for k, v := c.First(); k != nil; k, v = c.Next() {
-		if len(k) != 8 || be64(k) != want {
-			return nil, fmt.Errorf("session %q: heads index: chunk key %x where chunk %d belongs: corrupt", sessionID, k, want)
-		}
-		if n%headsPerChunk != 0 || len(v) == 0 || len(v) > chunkLen || len(v)%headLen != 0 || n+len(v)/headLen > len(out) {
-			return nil, fmt.Errorf("session %q: heads index: chunk %d (seqs from %d) has %d bytes for %d messages: corrupt", sessionID, want, want*headsPerChunk+1, len(v), last)
-		}
-		dst := out[n : n+len(v)/headLen]
-		for i := range dst {
-			dst[i] = getHead(v[i*headLen : i*headLen+headLen])
-		}
-		n += len(dst)
-		want++
+	if uint64(len(out)) != full*headsPerChunk {
+		return nil, t.corruptf(sessionID, "heads index", "%d chunks for %d messages, not %d", len(out)/headsPerChunk, last, full)
 	}
-	if n != len(out) {
-		return nil, fmt.Errorf("session %q: heads index has %d entries for %d messages: corrupt", sessionID, n, last)
+	err = t.scanMsgs(sessionID, num, full*headsPerChunk+1, last, func(seq uint64, v []byte) error {
+		if seq != uint64(len(out))+1 {
+			return t.corruptf(sessionID, fmt.Sprintf("message %d", len(out)+1), "missing (the next stored is %d)", seq)
+		}
+		h, err := headOf(v)
+		if err != nil {
+			return t.corruptf(sessionID, fmt.Sprintf("message %d", seq), "%v", err)
+		}
+		out = append(out, h)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
 // TimeAscend calls fn with the stored messages created at or after from, in
 // (created_at, seq) order; fn returns false to stop. at is Unix nanoseconds.
+// A session without a time index (fewer than 1024 messages, in time
+// order) has its messages read instead.
 func (t *Tx) TimeAscend(sessionID string, from time.Time, fn func(seq uint64, at int64) bool) error {
-	b, err := t.sub(sessionID, bktByTime)
+	num, err := t.num(sessionID)
 	if err != nil {
 		return err
 	}
@@ -263,15 +408,34 @@ func (t *Tx) TimeAscend(sessionID string, from time.Time, fn func(seq uint64, at
 	if !from.Before(minTime) {
 		start = from.UnixNano()
 	}
-	c := b.Cursor()
-	for k, _ := c.Seek(timeKey(start, 0)); k != nil; k, _ = c.Next() {
+	tb := t.bucket(bktByTime)
+	if !hasRecords(tb, num) {
+		return t.timeAscendSorted(sessionID, num, start, fn)
+	}
+	return scan(tb, num, timeKey(start, 0), func(k, _ []byte) (bool, error) {
 		at, seq, ok := parseTimeKey(k)
 		if !ok {
-			return fmt.Errorf("session %q: corrupt bytime key %x", sessionID, k)
+			return false, t.corruptf(sessionID, "time index", "key %x is not 16 bytes", k)
 		}
-		if !fn(seq, at) {
-			break
+		return fn(seq, at), nil
+	})
+}
+
+// timeAscendSorted is TimeAscend over a session without a time index:
+// its messages are in time order, so seq order is time order.
+func (t *Tx) timeAscendSorted(sessionID string, num uint32, start int64, fn func(seq uint64, at int64) bool) error {
+	err := t.scanMsgs(sessionID, num, 1, math.MaxUint64, func(seq uint64, v []byte) error {
+		h, err := headOf(v)
+		if err != nil {
+			return t.corruptf(sessionID, fmt.Sprintf("message %d", seq), "%v", err)
 		}
+		if h.At >= start && !fn(seq, h.At) {
+			return errStop
+		}
+		return nil
+	})
+	if err == errStop {
+		return nil
 	}
-	return nil
+	return err
 }

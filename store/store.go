@@ -1,30 +1,54 @@
 // Package store keeps weft's sessions, messages and operations in one bbolt
 // file.
 //
-// Layout (schema 1):
+// Layout (schema 2): top-level buckets only. A session's records are keyed
+// by its number (4 bytes big-endian, given when the session is first
+// stored), so one session's records sit together in key order and a small
+// session costs what its records cost, not a page of its own.
 //
-//	meta      schema -> uint32 big-endian
-//	sessions  session id -> JSON of model.Session
-//	opindex   op id -> session id + 8-byte op key
-//	threads   one nested bucket per session id, holding
-//	  msgs    seq (8-byte big-endian) -> encoded message (see codec.go)
-//	  bytime  created_at (8 bytes, sign bit flipped) + seq (8 bytes) -> empty
-//	  heads   chunk number (8-byte big-endian) -> up to 1024 16-byte head records
-//	  ops     creation counter (8-byte big-endian) -> op JSON
-//	  keys    import key -> seq (8-byte big-endian)
-//	  prefs   "pending" -> opaque bytes
+//	meta      "schema" -> uint32 big-endian
+//	sessions  session id -> session record (record.go), its number first
+//	msgs      num + seq (8) -> encoded message (codec.go)
+//	bytime    num + created_at (8, sign bit flipped) + seq (8) -> empty, for
+//	          every message of a session with 1024 messages or more, or with
+//	          messages out of time order (by seq); a small session in time
+//	          order has none (its messages are read instead)
+//	heads     num + chunk (8) -> the 1024 16-byte heads of a complete
+//	          chunk (seqs chunk*1024+1 .. chunk*1024+1024); the heads of
+//	          the messages after the last complete chunk are read from
+//	          their records
+//	ops       num + op key (8, the bucket's sequence: creation order) -> op JSON
+//	opindex   op id -> session id + op key (8)
+//	keys      num + import key -> seq (uvarint)
+//	prefs     num -> opaque bytes
+//	sources   source thread key -> session id
+//
+// Schema 1 kept a nested bucket per session with six buckets inside; a
+// bucket holding buckets is never inlined, so every session cost at least
+// a page. Open rewrites such a file in the current layout (migrate.go).
 //
 // All access goes through View and Update; a Tx's methods never open
 // transactions of their own, so an Update is stored whole or not at all.
+// Opening a file never writes to it unless it is new or needs migrating.
+//
+// A damaged file (truncated, bit-flipped) makes bbolt panic or fault on
+// its memory map. Open, View, Update, Check and Salvage catch that at the
+// store's boundary (guard.go) and return an error wrapping ErrDamaged that
+// names the file and says how to check and salvage it; a record that
+// cannot be decoded is an error wrapping ErrCorrupt that names the session
+// and the record.
 package store
 
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
+
 	"weft/model"
 
 	bolt "go.etcd.io/bbolt"
@@ -38,18 +62,18 @@ var (
 	ErrInUse = errors.New("database in use")
 	// ErrSchemaTooNew means the file was written by a newer weft.
 	ErrSchemaTooNew = errors.New("database schema is newer than this weft")
+	// ErrNeedsMigration means a read-only Open found a file of an older
+	// schema: opening it read-write migrates it (a write, so only a
+	// caller that may write should do it).
+	ErrNeedsMigration = errors.New("database needs migrating")
 )
 
 // currentSchema is the schema version this code reads and writes.
-const currentSchema uint32 = 1
+const currentSchema uint32 = 2
 
 // SchemaVersion is the schema this weft reads and writes, for faces that
 // report it (the HTTP listener's /healthz).
 const SchemaVersion = currentSchema
-
-// migrations upgrade a file from schema N (the key) to N+1, all inside the
-// one transaction that Open runs. It is a variable so tests can swap it.
-var migrations = map[uint32]func(*bolt.Tx) error{}
 
 // defaultTimeout is how long Open waits for the file lock when
 // Options.Timeout is zero.
@@ -59,70 +83,136 @@ const defaultTimeout = 2 * time.Second
 var (
 	bktMeta     = []byte("meta")
 	bktSessions = []byte("sessions")
+	bktMsgs     = []byte("msgs")
+	bktByTime   = []byte("bytime")
+	bktHeads    = []byte("heads")
+	bktOps      = []byte("ops")
 	bktOpIndex  = []byte("opindex")
-	bktThreads  = []byte("threads")
+	bktKeys     = []byte("keys")
+	bktPrefs    = []byte("prefs")
 	bktSources  = []byte("sources")
 
-	bktMsgs   = []byte("msgs")
-	bktByTime = []byte("bytime")
-	bktHeads  = []byte("heads")
-	bktOps    = []byte("ops")
-	bktKeys   = []byte("keys")
-	bktPrefs  = []byte("prefs")
-
-	keySchema  = []byte("schema")
-	keyPending = []byte("pending")
+	keySchema = []byte("schema")
 )
 
-var topBuckets = [][]byte{bktMeta, bktSessions, bktOpIndex, bktThreads, bktSources}
-var threadBuckets = [][]byte{bktMsgs, bktByTime, bktHeads, bktOps, bktKeys, bktPrefs}
+// topBuckets are the buckets of the current schema, all at the top level.
+var topBuckets = [][]byte{bktMeta, bktSessions, bktMsgs, bktByTime, bktHeads, bktOps, bktOpIndex, bktKeys, bktPrefs, bktSources}
 
 // Options configure Open.
 type Options struct {
-	Timeout  time.Duration // how long to wait for the file lock; 0 means 2s
+	Timeout time.Duration // how long to wait for the file lock; 0 means 2s
+	// ReadOnly opens the file for reading only: nothing is created,
+	// migrated or written, and Update fails. A path that does not exist
+	// is an error wrapping fs.ErrNotExist.
 	ReadOnly bool
+	// NoCreate makes a read-write Open of a path that does not exist fail
+	// with an error wrapping fs.ErrNotExist that names the path, creating
+	// neither the file nor its folders. Without it, Open creates both.
+	NoCreate bool
 }
 
 // Store is an open database file.
 type Store struct {
-	db   *bolt.DB
-	path string
+	db       *bolt.DB // nil for an empty file opened read-only
+	path     string
+	readOnly bool
+	// broken is set when a write transaction panicked on a damaged page:
+	// bbolt's in-memory state may no longer match the file, so every
+	// later Update is refused with this error.
+	broken atomic.Pointer[DamagedError]
 }
 
-// Open opens (creating if needed, unless read-only) the database at path,
-// checks its schema and migrates an older one.
+// Open opens the database at path, checks its schema and migrates an older
+// one. Unless opt.ReadOnly or opt.NoCreate, a missing file is created
+// (0600, its folders 0700). Opening an existing, current file writes
+// nothing to it.
 func Open(path string, opt Options) (*Store, error) {
 	timeout := opt.Timeout
 	if timeout <= 0 {
 		timeout = defaultTimeout
 	}
-	if !opt.ReadOnly {
+	fi, err := os.Stat(path)
+	if err == nil && fi.IsDir() {
+		return nil, fmt.Errorf("%s is a folder, not a database file", path)
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		if opt.ReadOnly || opt.NoCreate {
+			return nil, &fs.PathError{Op: "open", Path: path, Err: fs.ErrNotExist}
+		}
 		if dir := filepath.Dir(path); dir != "" {
-			if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-				if err := os.MkdirAll(dir, 0o700); err != nil {
-					return nil, fmt.Errorf("open %s: %w", path, err)
-				}
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				return nil, fmt.Errorf("cannot create the folder of %s: %w", path, err)
 			}
 		}
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout, ReadOnly: opt.ReadOnly})
-	if err != nil {
-		if errors.Is(err, bolt.ErrTimeout) {
-			return nil, inUseError(path)
+	if err == nil && fi.Size() == 0 && opt.ReadOnly {
+		// A file created but never written (bbolt writes its first pages
+		// when it opens it for writing) reads as an empty database.
+		return &Store{path: path, readOnly: true}, nil
+	}
+	// Opened again after a migration (this process's or another's)
+	// replaced the file; a third time would mean it keeps being replaced.
+	for range 3 {
+		s, retry, err := open(path, opt.ReadOnly, timeout)
+		if !retry {
+			return s, err
 		}
-		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	s := &Store{db: db, path: path}
-	if opt.ReadOnly {
-		err = db.View(func(tx *bolt.Tx) error { return checkSchema(tx, path) })
-	} else {
-		err = db.Update(func(tx *bolt.Tx) error { return prepare(tx, path) })
-	}
+	return nil, fmt.Errorf("%s keeps being replaced while weft opens it", path)
+}
+
+// open is one attempt at Open. retry reports that the file was replaced
+// (by a migration in another process) while this one waited for its lock.
+func open(path string, readOnly bool, timeout time.Duration) (s *Store, retry bool, err error) {
+	db, f, err := openBolt(path, readOnly, timeout)
 	if err != nil {
-		db.Close()
-		return nil, err
+		return nil, false, err
 	}
-	return s, nil
+	s = &Store{db: db, path: path, readOnly: readOnly}
+	if replaced(path, f) {
+		db.Close()
+		return nil, true, nil
+	}
+	if err := s.prepare(); err != nil {
+		db.Close()
+		if errors.Is(err, errMigrated) {
+			return nil, true, nil // open the migrated file
+		}
+		return nil, false, err
+	}
+	return s, false, nil
+}
+
+// replaced reports whether path now names another file than the one db
+// holds open (f): a migration renamed its result over it while this process
+// waited for the lock.
+func replaced(path string, f *os.File) bool {
+	held, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	now, err := os.Stat(path)
+	return err == nil && !os.SameFile(held, now)
+}
+
+// openError explains a failure of bbolt's Open. A lock timeout means a
+// running weft has the file; an error that already names the file (an
+// *fs.PathError from opening it) is not prefixed with it again.
+func openError(path string, err error) error {
+	if errors.Is(err, bolt.ErrTimeout) {
+		return inUseError(path)
+	}
+	if errors.Is(err, bolt.ErrInvalid) || errors.Is(err, bolt.ErrChecksum) || errors.Is(err, bolt.ErrVersionMismatch) {
+		return damaged(path, "neither of its two header pages is valid ("+err.Error()+"): it is not a bbolt file, or they were overwritten")
+	}
+	if strings.Contains(err.Error(), "file size too small") {
+		return damaged(path, "it is shorter than its two header pages")
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) && (pe.Path == path || strings.Contains(err.Error(), path)) {
+		return err
+	}
+	return fmt.Errorf("open %s: %w", path, err)
 }
 
 // inUseError explains a lock timeout, naming the running weft's listener
@@ -151,7 +241,7 @@ func readSchema(tx *bolt.Tx, path string) (v uint32, fresh bool, err error) {
 	}
 	b := meta.Get(keySchema)
 	if len(b) != 4 {
-		return 0, false, fmt.Errorf("%s: corrupt schema version (%d bytes)", path, len(b))
+		return 0, false, damaged(path, fmt.Sprintf("its schema version is %d bytes long, not 4", len(b)))
 	}
 	return be32(b), false, nil
 }
@@ -160,62 +250,71 @@ func tooNew(path string, v uint32) error {
 	return fmt.Errorf("%s has schema %d but this weft knows schema %d at most: %w", path, v, currentSchema, ErrSchemaTooNew)
 }
 
-// checkSchema is the read-only check: no migrating, no creating.
-func checkSchema(tx *bolt.Tx, path string) error {
-	v, fresh, err := readSchema(tx, path)
+// prepare checks the schema in a read transaction, and writes only when
+// it must: a new file gets its buckets, an older one is migrated.
+func (s *Store) prepare() error {
+	var v uint32
+	var fresh bool
+	err := s.viewRaw(func(tx *bolt.Tx) error {
+		var err error
+		v, fresh, err = readSchema(tx, s.path)
+		if err == nil && !fresh && v == currentSchema {
+			err = checkBuckets(tx, s.path)
+		}
+		return err
+	})
 	switch {
 	case err != nil:
 		return err
-	case fresh:
-		return nil // an empty file reads as an empty database
 	case v > currentSchema:
-		return tooNew(path, v)
-	case v < currentSchema:
-		return fmt.Errorf("%s has schema %d and needs migrating to %d: open it once without read-only", path, v, currentSchema)
+		return tooNew(s.path, v)
+	case fresh && s.readOnly:
+		return nil // an empty file reads as an empty database
+	case fresh:
+		return s.updateRaw(createBuckets)
+	case v == currentSchema:
+		return nil
+	case s.readOnly:
+		return fmt.Errorf("%s has schema %d, older than this weft's %d: it is migrated the first time weft opens it for writing (weft import, weft new, an edit): %w", s.path, v, currentSchema, ErrNeedsMigration)
+	}
+	return s.migrate(v)
+}
+
+// checkBuckets makes sure a current file has every bucket, so Tx methods
+// can rely on them.
+func checkBuckets(tx *bolt.Tx, path string) error {
+	var missing []string
+	for _, name := range topBuckets {
+		if tx.Bucket(name) == nil {
+			missing = append(missing, string(name))
+		}
+	}
+	if len(missing) > 0 {
+		return damaged(path, "it has no "+strings.Join(missing, ", ")+" bucket")
 	}
 	return nil
 }
 
-// prepare creates a new file's buckets or migrates an older one, in one
-// transaction.
-func prepare(tx *bolt.Tx, path string) error {
-	v, fresh, err := readSchema(tx, path)
-	if err != nil {
-		return err
-	}
-	if !fresh {
-		if v > currentSchema {
-			return tooNew(path, v)
-		}
-		for ; v < currentSchema; v++ {
-			m, ok := migrations[v]
-			if !ok {
-				return fmt.Errorf("%s has schema %d and this weft has no migration from it", path, v)
-			}
-			if err := m(tx); err != nil {
-				return fmt.Errorf("migrating %s from schema %d to %d: %w", path, v, v+1, err)
-			}
-		}
-	}
+// createBuckets makes a new file's buckets and records its schema.
+func createBuckets(tx *bolt.Tx) error {
 	for _, name := range topBuckets {
 		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
-			return fmt.Errorf("%s: create bucket %s: %w", path, name, err)
+			return fmt.Errorf("create bucket %s: %w", name, err)
 		}
 	}
-	meta := tx.Bucket(bktMeta)
-	if cur := meta.Get(keySchema); len(cur) != 4 || be32(cur) != currentSchema {
-		if err := meta.Put(keySchema, put32(currentSchema)); err != nil {
-			return fmt.Errorf("%s: write schema: %w", path, err)
-		}
-	}
-	return nil
+	return tx.Bucket(bktMeta).Put(keySchema, put32(currentSchema))
 }
 
 // Path returns the file the store was opened from.
 func (s *Store) Path() string { return s.path }
 
 // Close closes the file and releases its lock.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	if s.db == nil {
+		return nil
+	}
+	return s.db.Close()
+}
 
 // Sessions returns every session, most recently updated first.
 func (s *Store) Sessions() ([]model.Session, error) {
@@ -228,13 +327,45 @@ func (s *Store) Sessions() ([]model.Session, error) {
 	return out, err
 }
 
-// View runs fn in a read transaction.
+// View runs fn in a read transaction. A damaged page met on the way is an
+// error wrapping ErrDamaged, never a crash.
 func (s *Store) View(fn func(*Tx) error) error {
-	return s.db.View(func(tx *bolt.Tx) error { return fn(&Tx{tx: tx}) })
+	return s.viewRaw(func(tx *bolt.Tx) error { return fn(s.tx(tx)) })
 }
 
 // Update runs fn in one write transaction: if fn returns an error (or
-// panics) nothing it wrote is kept.
+// panics) nothing it wrote is kept. A damaged page met on the way is an
+// error wrapping ErrDamaged, and every later Update on this Store fails
+// with it.
 func (s *Store) Update(fn func(*Tx) error) error {
-	return s.db.Update(func(tx *bolt.Tx) error { return fn(&Tx{tx: tx}) })
+	return s.updateRaw(func(tx *bolt.Tx) error { return fn(s.tx(tx)) })
+}
+
+// tx wraps a bbolt transaction for fn.
+func (s *Store) tx(tx *bolt.Tx) *Tx {
+	return &Tx{tx: tx, path: s.path}
+}
+
+// viewRaw is View over bbolt's own transaction.
+func (s *Store) viewRaw(fn func(*bolt.Tx) error) error {
+	if s.db == nil {
+		return fn(nil) // an empty file: no buckets
+	}
+	return guard(s.path, func() error { return s.db.View(fn) })
+}
+
+// updateRaw is Update over bbolt's own transaction.
+func (s *Store) updateRaw(fn func(*bolt.Tx) error) error {
+	if d := s.broken.Load(); d != nil {
+		return d
+	}
+	if s.db == nil {
+		return fmt.Errorf("%s is empty and open read-only: nothing can be written to it", s.path)
+	}
+	err := guard(s.path, func() error { return s.db.Update(fn) })
+	var d *DamagedError
+	if errors.As(err, &d) && d.panicked {
+		s.broken.CompareAndSwap(nil, d)
+	}
+	return err
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -544,6 +545,16 @@ func setSchema(t *testing.T, path string, v uint32, extra func(*bolt.Tx) error) 
 	}
 }
 
+// fileHash is the SHA-256 of a file's bytes.
+func fileHash(t *testing.T, path string) [32]byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sha256.Sum256(b)
+}
+
 func schemaOf(t *testing.T, path string) uint32 {
 	t.Helper()
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second, ReadOnly: true})
@@ -606,30 +617,29 @@ func TestMigration(t *testing.T) {
 	t.Run("runs", func(t *testing.T) {
 		path := mkOld(t)
 		ran := 0
-		migrations = map[uint32]func(*bolt.Tx) error{
-			0: func(tx *bolt.Tx) error {
+		migrations = map[uint32]func(*bolt.DB, string, *Store) error{
+			0: func(src *bolt.DB, _ string, dst *Store) error {
 				ran++
-				v := tx.Bucket([]byte("legacy")).Get([]byte("k"))
-				b, err := tx.CreateBucket([]byte("migrated"))
-				if err != nil {
-					return err
-				}
-				if err := b.Put([]byte("from"), append([]byte(nil), v...)); err != nil {
-					return err
-				}
-				return tx.DeleteBucket([]byte("legacy"))
+				var title string
+				src.View(func(tx *bolt.Tx) error {
+					title = string(tx.Bucket([]byte("legacy")).Get([]byte("k")))
+					return nil
+				})
+				return dst.Update(func(tx *Tx) error { return tx.PutSession(model.Session{ID: "s", Title: title}) })
 			},
 		}
 		s := openT(t, path)
 		if ran != 1 {
 			t.Errorf("migration ran %d times", ran)
 		}
-		// The migrated file works as a schema-1 store.
-		putSession(t, s, "s")
-		s.db.View(func(tx *bolt.Tx) error {
-			if b := tx.Bucket([]byte("migrated")); b == nil || string(b.Get([]byte("from"))) != "v" {
-				t.Error("migration's work is missing")
+		putSession(t, s, "s2")
+		mustView(t, s, func(tx *Tx) error {
+			if sess, err := tx.Session("s"); err != nil || sess.Title != "v" {
+				t.Errorf("migration's work is missing: %+v, %v", sess, err)
 			}
+			return nil
+		})
+		s.db.View(func(tx *bolt.Tx) error {
 			if tx.Bucket([]byte("legacy")) != nil {
 				t.Error("legacy bucket still there")
 			}
@@ -639,6 +649,9 @@ func TestMigration(t *testing.T) {
 		if v := schemaOf(t, path); v != currentSchema {
 			t.Errorf("schema after migration = %d", v)
 		}
+		if _, err := os.Stat(path + ".migrating"); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the migration's working file is left: %v", err)
+		}
 		openT(t, path).Close()
 		if ran != 1 {
 			t.Errorf("migration ran again on reopen (%d)", ran)
@@ -647,34 +660,30 @@ func TestMigration(t *testing.T) {
 
 	t.Run("failure leaves file alone", func(t *testing.T) {
 		path := mkOld(t)
-		migrations = map[uint32]func(*bolt.Tx) error{
-			0: func(tx *bolt.Tx) error {
-				if err := tx.DeleteBucket([]byte("legacy")); err != nil {
+		before := fileHash(t, path)
+		migrations = map[uint32]func(*bolt.DB, string, *Store) error{
+			0: func(_ *bolt.DB, _ string, dst *Store) error {
+				if err := dst.Update(func(tx *Tx) error { return tx.PutSession(model.Session{ID: "half"}) }); err != nil {
 					return err
 				}
 				return errors.New("boom")
 			},
 		}
 		_, err := Open(path, Options{})
-		if err == nil || !strings.Contains(err.Error(), "boom") || !strings.Contains(err.Error(), "schema 0 to 1") {
+		if err == nil || !strings.Contains(err.Error(), "boom") || !strings.Contains(err.Error(), fmt.Sprintf("schema 0 to %d", currentSchema)) {
 			t.Fatalf("error = %v", err)
 		}
-		if v := schemaOf(t, path); v != 0 {
-			t.Errorf("schema after failed migration = %d", v)
+		if after := fileHash(t, path); after != before {
+			t.Error("a failed migration changed the file")
 		}
-		db, _ := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
-		db.View(func(tx *bolt.Tx) error {
-			if tx.Bucket([]byte("legacy")) == nil {
-				t.Error("failed migration's deletion was kept")
-			}
-			return nil
-		})
-		db.Close()
+		if _, err := os.Stat(path + ".migrating"); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the failed migration's working file is left: %v", err)
+		}
 	})
 
 	t.Run("missing migration", func(t *testing.T) {
 		path := mkOld(t)
-		migrations = map[uint32]func(*bolt.Tx) error{}
+		migrations = map[uint32]func(*bolt.DB, string, *Store) error{}
 		_, err := Open(path, Options{})
 		if err == nil || !strings.Contains(err.Error(), "no migration") {
 			t.Fatalf("error = %v", err)
@@ -684,7 +693,7 @@ func TestMigration(t *testing.T) {
 	t.Run("read-only refuses to migrate", func(t *testing.T) {
 		path := mkOld(t)
 		_, err := Open(path, Options{ReadOnly: true})
-		if err == nil || !strings.Contains(err.Error(), "needs migrating") {
+		if !errors.Is(err, ErrNeedsMigration) || !strings.Contains(err.Error(), path) {
 			t.Fatalf("error = %v", err)
 		}
 	})
@@ -1174,7 +1183,7 @@ func TestFailingUpdateLeavesNothing(t *testing.T) {
 }
 
 func TestCorruptValues(t *testing.T) {
-	s, _ := tempDB(t)
+	s, path := tempDB(t)
 	putSession(t, s, "s")
 	m := msg(1, model.RoleTool, "some content", t0)
 	m.Name = "n"
@@ -1182,11 +1191,16 @@ func TestCorruptValues(t *testing.T) {
 	m.Meta = map[string]string{"a": "b", "c": "d"}
 	mustUpdate(t, s, func(tx *Tx) error { return tx.AppendMessages("s", []model.Message{m}) })
 	good := encodeMessage(nil, &m, m.CreatedAt.UnixNano())
+	partsEnd := len(good) - fieldLen(metaLen(m.Meta))
+	const num = 1 // the first session's number
 
-	setRaw := func(v []byte) {
+	raw := func(bucket []byte, k, v []byte) {
 		t.Helper()
 		err := s.db.Update(func(tx *bolt.Tx) error {
-			return tx.Bucket(bktThreads).Bucket([]byte("s")).Bucket(bktMsgs).Put(put64(1), v)
+			if v == nil {
+				return tx.Bucket(bucket).Delete(k)
+			}
+			return tx.Bucket(bucket).Put(k, v)
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -1203,14 +1217,21 @@ func TestCorruptValues(t *testing.T) {
 		append(slices.Clone(good[:11]), 0xff, 0xff, 0xff), // bad varint
 	)
 	for i, bad := range bads {
-		setRaw(bad)
+		raw(bktMsgs, key(num, put64(1)), bad)
 		s.View(func(tx *Tx) error {
 			_, err := tx.Message("s", 1)
-			if err == nil || !strings.Contains(err.Error(), `session "s"`) || !strings.Contains(err.Error(), "message 1") {
+			var ce *CorruptError
+			if !errors.As(err, &ce) || !errors.Is(err, ErrCorrupt) || ce.Session != "s" || ce.Record != "message 1" ||
+				!strings.Contains(err.Error(), `session "s"`) || !strings.Contains(err.Error(), "message 1") || !strings.Contains(err.Error(), path) {
 				t.Errorf("case %d (%x): Message error = %v", i, bad, err)
 			}
-			if err := tx.Messages("s", 1, 1, func(model.Message) error { return nil }); err == nil {
-				t.Errorf("case %d: Messages succeeded", i)
+			if err := tx.Messages("s", 1, 1, func(model.Message) error { return nil }); !errors.Is(err, ErrCorrupt) {
+				t.Errorf("case %d: Messages error = %v", i, err)
+			}
+			// Heads reads a record up to its parts: a record cut
+			// before their end is corrupt to it too.
+			if _, err := tx.Heads("s"); !errors.Is(err, ErrCorrupt) && len(bad) < partsEnd {
+				t.Errorf("case %d: Heads error = %v", i, err)
 			}
 			// ScanContent only needs the content, so a record broken
 			// after it still scans; it must not panic either way.
@@ -1218,7 +1239,7 @@ func TestCorruptValues(t *testing.T) {
 			return nil
 		})
 	}
-	setRaw(good)
+	raw(bktMsgs, key(num, put64(1)), good)
 	mustView(t, s, func(tx *Tx) error {
 		got, err := tx.Message("s", 1)
 		if err != nil {
@@ -1228,53 +1249,73 @@ func TestCorruptValues(t *testing.T) {
 		return nil
 	})
 
-	// A broken heads chunk.
-	s.db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket(bktThreads).Bucket([]byte("s")).Bucket(bktHeads).Put(put64(0), []byte{1, 2, 3})
-	})
+	// A heads chunk where no complete chunk is.
+	raw(bktHeads, key(num, put64(0)), []byte{1, 2, 3})
 	mustView(t, s, func(tx *Tx) error {
-		if _, err := tx.Heads("s"); err == nil || !strings.Contains(err.Error(), `session "s"`) {
-			t.Errorf("Heads on broken chunk: %v", err)
+		if _, err := tx.Heads("s"); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), `session "s"`) {
+			t.Errorf("Heads on a stray chunk: %v", err)
 		}
 		return nil
 	})
-	if err := s.Update(func(tx *Tx) error {
-		return tx.AppendMessages("s", []model.Message{msg(2, model.RoleUser, "x", t0)})
-	}); err == nil || !strings.Contains(err.Error(), "heads") {
-		t.Errorf("append onto broken heads: %v", err)
-	}
+	raw(bktHeads, key(num, put64(0)), nil)
 
 	// A stray huge message key must not make Heads allocate for it, and a
 	// key of the wrong size is reported, not misread.
-	for _, key := range [][]byte{put64(1 << 62), {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0}} {
-		err := s.db.Update(func(tx *bolt.Tx) error {
-			th := tx.Bucket(bktThreads).Bucket([]byte("s"))
-			if err := th.Bucket(bktHeads).Put(put64(0), make([]byte, headLen)); err != nil {
-				return err
-			}
-			return th.Bucket(bktMsgs).Put(key, good)
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, k := range [][]byte{put64(1 << 62), {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0}} {
+		raw(bktMsgs, key(num, k), good)
 		mustView(t, s, func(tx *Tx) error {
 			if _, err := tx.Heads("s"); err == nil || !strings.Contains(err.Error(), "corrupt") {
-				t.Errorf("key %x: Heads error = %v", key, err)
+				t.Errorf("key %x: Heads error = %v", k, err)
 			}
-			if len(key) != 8 {
+			if len(k) != 8 {
 				if err := tx.ScanContent("s", func(uint64, []byte) bool { return true }); err == nil {
-					t.Errorf("key %x: ScanContent succeeded", key)
+					t.Errorf("key %x: ScanContent succeeded", k)
 				}
 				if _, err := tx.LastSeq("s"); err == nil {
-					t.Errorf("key %x: LastSeq succeeded", key)
+					t.Errorf("key %x: LastSeq succeeded", k)
 				}
 			}
 			return nil
 		})
-		s.db.Update(func(tx *bolt.Tx) error {
-			return tx.Bucket(bktThreads).Bucket([]byte("s")).Bucket(bktMsgs).Delete(key)
-		})
+		raw(bktMsgs, key(num, k), nil)
 	}
+
+	// A broken operation, session record and import key.
+	mustUpdate(t, s, func(tx *Tx) error { return tx.PutOp("s", model.Op{ID: "op1", Type: model.OpTag}) })
+	raw(bktOps, key(num, put64(1)), []byte("{not json"))
+	mustView(t, s, func(tx *Tx) error {
+		_, err := tx.Ops("s")
+		var ce *CorruptError
+		if !errors.As(err, &ce) || ce.Session != "s" || !strings.HasPrefix(ce.Record, "op #") {
+			t.Errorf("Ops error = %v", err)
+		}
+		return nil
+	})
+	mustUpdate(t, s, func(tx *Tx) error { return tx.PutImportKey("s", "k", 1) })
+	raw(bktKeys, key(num, []byte("k")), []byte{0x80})
+	mustView(t, s, func(tx *Tx) error {
+		if _, _, err := tx.ImportKey("s", "k"); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("ImportKey error = %v", err)
+		}
+		return nil
+	})
+	raw(bktSessions, []byte("s"), []byte{recFormat1, 0, 0, 0, num, 0xff})
+	mustView(t, s, func(tx *Tx) error {
+		if _, err := tx.Session("s"); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("Session error = %v", err)
+		}
+		if _, err := tx.Sessions(); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("Sessions error = %v", err)
+		}
+		if got, bad := tx.AllSessions(); len(got) != 0 || len(bad) != 1 || !errors.Is(bad[0], ErrCorrupt) {
+			t.Errorf("AllSessions = %v, %v", got, bad)
+		}
+		// The record's number is still readable: its messages are.
+		if _, err := tx.Message("s", 1); err != nil {
+			t.Errorf("Message of a session with a broken record: %v", err)
+		}
+		return nil
+	})
 }
 
 func FuzzDecodeMessage(f *testing.F) {

@@ -91,7 +91,7 @@ weft "auth design" --no-mcp`,
 	root.AddCommand(
 		a.lsCommand(), a.newCommand(), a.showCommand(), a.callCommand(),
 		a.importCommand(), a.exportCommand(), a.toolsCommand(),
-		a.demoCommand(), a.serveCommand(), a.mcpCommand(),
+		a.demoCommand(), a.serveCommand(), a.mcpCommand(), a.checkCommand(), a.salvageCommand(),
 	)
 	return root
 }

@@ -21,8 +21,9 @@ import (
 )
 
 // Version names the generator: change it whenever what the
-// generator writes changes, so stale cached files are not reused.
-const Version = 1
+// generator writes changes, so stale cached files are not reused (2: the
+// store's schema 2).
+const Version = 2
 
 // SessionID is the one session in every benchmark file.
 const SessionID = "bench"

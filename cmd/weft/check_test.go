@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// checkedDB makes a file with a few sessions through the CLI.
+func checkedDB(t *testing.T) string {
+	t.Helper()
+	db := filepath.Join(t.TempDir(), "weft.db")
+	for i := range 40 {
+		if _, code, err := weft(t, db, "new", fmt.Sprintf("session %d", i)); code != 0 {
+			t.Fatal(err)
+		}
+		msgs := fmt.Sprintf(`messages=[{"role":"user","content":"question %d %s"},{"role":"assistant","content":"answer %d"}]`, i, strings.Repeat("x", 400), i)
+		if _, code, err := weft(t, db, "call", "append_messages", msgs); code != 0 {
+			t.Fatal(err)
+		}
+	}
+	return db
+}
+
+func TestCheckAndSalvageCommands(t *testing.T) {
+	db := checkedDB(t)
+	out, code, err := weft(t, db, "check")
+	if code != 0 || out != db+": no problems found\n" {
+		t.Fatalf("weft check on a sound file: exit %d, %q, %v", code, out, err)
+	}
+	out, code, _ = weft(t, db, "check", "--json")
+	var res checkResult
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || !res.Sound || len(res.Findings) != 0 {
+		t.Errorf("weft check --json: exit %d, %s", code, out)
+	}
+
+	good, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := 4096
+	for _, d := range []struct {
+		name string
+		do   func(b []byte) []byte
+	}{
+		{"truncated", func(b []byte) []byte { return b[:len(b)/2] }},
+		// Every page holding a copy of a message (bbolt leaves old
+		// copies on free pages), so the live one is among them.
+		{"a zeroed page", func(b []byte) []byte {
+			for _, at := range indexAll(b, "question 17 ") {
+				clear(b[at/ps*ps : (at/ps+1)*ps])
+			}
+			return b
+		}},
+		{"overwritten bytes", func(b []byte) []byte {
+			for _, at := range indexAll(b, "question 23 ") {
+				for i := at - 16; i < at; i++ {
+					b[i] ^= 0x5a
+				}
+			}
+			return b
+		}},
+		{"both header pages", func(b []byte) []byte { clear(b[:2*ps]); return b }},
+	} {
+		t.Run(d.name, func(t *testing.T) {
+			dir := t.TempDir()
+			damaged := filepath.Join(dir, "damaged.db")
+			if err := os.WriteFile(damaged, d.do(append([]byte(nil), good...)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			before, _ := os.ReadFile(damaged)
+			out, errOut, code, err := runCLI(damaged, "check")
+			if code != 1 || out == "" || !strings.Contains(err.Error(), damaged+" is damaged") || !strings.Contains(err.Error(), "weft salvage") {
+				t.Errorf("weft check: exit %d, stdout %q, stderr %q, %v", code, out, errOut, err)
+			}
+			rescued := filepath.Join(dir, "rescued.db")
+			out, errOut, code, err = runCLI(damaged, "salvage", rescued)
+			if d.name == "both header pages" {
+				// Nothing to start reading from.
+				if code != 1 || !strings.Contains(errOut, damaged) {
+					t.Errorf("weft salvage: exit %d, stderr %q, %v", code, errOut, err)
+				}
+				return
+			}
+			if code != 0 || !strings.Contains(out, "copied from "+damaged+" into "+rescued) || !strings.Contains(out, "open it with weft --db "+rescued) {
+				t.Fatalf("weft salvage: exit %d, stdout %q, stderr %q, %v", code, out, errOut, err)
+			}
+			if out, code, err := weft(t, rescued, "check"); code != 0 {
+				t.Errorf("the salvaged file does not check clean: %s %v", out, err)
+			}
+			if _, code, err := weft(t, rescued, "ls"); code != 0 {
+				t.Errorf("weft ls on the salvaged file: %v", err)
+			}
+			// salvage writes a new file only.
+			_, errOut, code, _ = runCLI(damaged, "salvage", rescued)
+			if code != 1 || !strings.Contains(errOut, "already exists") {
+				t.Errorf("salvage over an existing file: exit %d, %q", code, errOut)
+			}
+			if after, _ := os.ReadFile(damaged); string(after) != string(before) {
+				t.Error("check or salvage wrote to the damaged file")
+			}
+		})
+	}
+
+	// Usage.
+	if _, code, _ := weft(t, db, "salvage"); code != 2 {
+		t.Errorf("weft salvage without OUT: exit %d", code)
+	}
+	if _, code, _ := weft(t, db, "check", "extra"); code != 2 {
+		t.Errorf("weft check extra: exit %d", code)
+	}
+	missing := filepath.Join(t.TempDir(), "missing.db")
+	if _, code, _ := weft(t, missing, "check"); code != 1 {
+		t.Errorf("weft check of a missing file: exit %d", code)
+	}
+	if _, err := os.Stat(missing); err == nil {
+		t.Error("weft check made the file it was asked to check")
+	}
+}
+
+// indexAll is where s occurs in b.
+func indexAll(b []byte, s string) []int {
+	var out []int
+	for i := 0; ; {
+		j := bytes.Index(b[i:], []byte(s))
+		if j < 0 {
+			return out
+		}
+		out = append(out, i+j)
+		i += j + 1
+	}
+}
+
+func TestCheckAndSalvageHelp(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "help.db")
+	for cmd, says := range map[string][]string{
+		"check":   {"weft check", "--json", "exits 0 when the file is sound"},
+		"salvage": {"weft salvage OUT", "placeholder", "weft check"},
+	} {
+		out, errOut, code, err := runCLI(db, cmd, "--help")
+		if code != 0 || errOut != "" || !strings.Contains(out, "USAGE") {
+			t.Errorf("weft %s --help: exit %d, %q, %v", cmd, code, errOut, err)
+		}
+		for _, s := range says {
+			if !strings.Contains(out, s) {
+				t.Errorf("weft %s --help does not say %q", cmd, s)
+			}
+		}
+	}
+}

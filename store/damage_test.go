@@ -1,0 +1,484 @@
+package store
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"weft/model"
+)
+
+// damage is one way of damaging a file: it changes b (the file's bytes)
+// and returns what is left.
+type damage struct {
+	name string
+	do   func(b []byte) []byte
+}
+
+// pristine builds, once, a real weft file: sessions of every shape (one
+// spanning hundreds of pages and chunks), operations, import keys,
+// preferences, a source mapping. bbolt lays out the pages of a
+// transaction that writes several buckets in an order of its own (a map's),
+// so the file is then copied a bucket per transaction, which lays it out
+// the same way every run, and changed a few times so the freelist holds
+// pages: the same damage hits the same record every run.
+var pristine = sync.OnceValues(func() ([]byte, error) {
+	dir, err := os.MkdirTemp("", "weft-damage-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "weft.db")
+	s, err := Open(path, Options{})
+	if err != nil {
+		return nil, err
+	}
+	writeCurrent(&testing.T{}, s, fixture())
+	if err := s.Close(); err != nil {
+		return nil, err
+	}
+	src, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	out := filepath.Join(dir, "pristine.db")
+	dst, err := bolt.Open(out, 0o600, &bolt.Options{NoSync: true})
+	if err != nil {
+		return nil, err
+	}
+	err = src.View(func(stx *bolt.Tx) error {
+		return stx.ForEach(func(name []byte, sb *bolt.Bucket) error {
+			return dst.Update(func(tx *bolt.Tx) error {
+				b, err := tx.CreateBucket(name)
+				if err != nil {
+					return err
+				}
+				b.FillPercent = 1.0
+				if err := b.SetSequence(sb.Sequence()); err != nil {
+					return err
+				}
+				return sb.ForEach(func(k, v []byte) error { return b.Put(k, v) })
+			})
+		})
+	})
+	for i := 0; err == nil && i < 20; i++ {
+		err = dst.Update(func(tx *bolt.Tx) error {
+			b := tx.Bucket(bktSessions)
+			info, _, err := decodeRecord("small", b.Get([]byte("small")))
+			if err != nil {
+				return err
+			}
+			info.Record(t0.Add(time.Duration(i)*time.Minute), "operator", "touched")
+			return b.Put([]byte("small"), appendRecord(nil, 3, &info))
+		})
+	}
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	return os.ReadFile(out)
+})
+
+// damages are the corruption patterns: truncations, zeroed pages, bit
+// flips and overwritten bytes in the header pages, the freelist, the root
+// page and data pages. The seed is fixed, so every run tries the same.
+func damages(b []byte) []damage {
+	rep := inspect(bytesReader(b), int64(len(b)))
+	ps := rep.pageSize
+	hwm := int(rep.meta.hwm)
+	r := rand.New(rand.NewPCG(10, 10))
+	var out []damage
+	for _, n := range []int{0, 100, ps, 2 * ps, 3*ps + 17, len(b) / 3, len(b) / 2, len(b) - ps, len(b) - 1} {
+		out = append(out, damage{fmt.Sprintf("truncate to %d bytes", n), func(b []byte) []byte { return b[:n] }})
+	}
+	zero := func(pages ...int) damage {
+		return damage{fmt.Sprintf("zero page %v", pages), func(b []byte) []byte {
+			for _, p := range pages {
+				clear(b[p*ps : (p+1)*ps])
+			}
+			return b
+		}}
+	}
+	out = append(out, zero(0), zero(1), zero(0, 1), zero(int(rep.meta.freelist)), zero(int(rep.meta.root)))
+	for range 6 {
+		out = append(out, zero(2+r.IntN(hwm-2)))
+	}
+	flip := func(what string, off, bit int) damage {
+		return damage{fmt.Sprintf("flip bit %d at byte %d (%s)", bit, off, what), func(b []byte) []byte {
+			b[off] ^= 1 << bit
+			return b
+		}}
+	}
+	// The header pages: magic, page size, root, freelist, high-water
+	// mark, txid, checksum; the active one and the other.
+	for _, page := range []int{0, 1} {
+		for _, field := range []int{0, 8, 16, 32, 40, 48, 56} {
+			out = append(out, flip(fmt.Sprintf("header page %d", page), page*ps+pageHeaderLen+field, r.IntN(8)))
+		}
+	}
+	fl := int(rep.meta.freelist) * ps
+	out = append(out, flip("freelist flags", fl+8, 0), flip("freelist count", fl+10, 3), flip("freelist entry", fl+pageHeaderLen+1, 2))
+	root := int(rep.meta.root) * ps
+	out = append(out, flip("root page flags", root+8, 1), flip("root page count", root+10, 4), flip("root page element", root+pageHeaderLen+4, 1))
+	for range 40 {
+		off := 2*ps + r.IntN(len(b)-2*ps)
+		out = append(out, flip("data", off, r.IntN(8)))
+	}
+	for range 12 {
+		off := 2*ps + r.IntN(len(b)-2*ps-64)
+		out = append(out, damage{fmt.Sprintf("overwrite 64 bytes at %d", off), func(b []byte) []byte {
+			for i := range 64 {
+				b[off+i] = byte(r.Uint32())
+			}
+			return b
+		}})
+	}
+	return out
+}
+
+type bytesReader []byte
+
+func (b bytesReader) ReadAt(p []byte, off int64) (int, error) {
+	if off >= int64(len(b)) {
+		return 0, errors.New("EOF")
+	}
+	n := copy(p, b[off:])
+	if n < len(p) {
+		return n, errors.New("EOF")
+	}
+	return n, nil
+}
+
+// readEverything reads every session's every record through the Tx
+// methods, returning the errors met and, for each session read without
+// one, what it holds (its messages' digests and its operations' IDs).
+func readEverything(s *Store) ([]error, map[string][]string) {
+	var errs []error
+	failed := false
+	note := func(err error) {
+		// Not found is an answer, not a failure: a session without
+		// messages has no message 1.
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			errs = append(errs, err)
+			failed = true
+		}
+	}
+	var ids []string
+	note(s.View(func(tx *Tx) error {
+		all, bad := tx.AllSessions()
+		errs = append(errs, bad...)
+		for _, x := range all {
+			ids = append(ids, x.ID)
+		}
+		return nil
+	}))
+	readable := map[string][]string{}
+	for _, id := range ids {
+		failed = false
+		var held []string
+		// One transaction per read: a damaged page ends the transaction
+		// it is met in.
+		reads := []func(tx *Tx) error{
+			func(tx *Tx) error { _, err := tx.Session(id); return err },
+			func(tx *Tx) error { _, err := tx.Heads(id); return err },
+			func(tx *Tx) error { _, err := tx.LastSeq(id); return err },
+			func(tx *Tx) error {
+				return tx.Messages(id, 1, 1<<62, func(m model.Message) error { held = append(held, m.Digest); return nil })
+			},
+			func(tx *Tx) error { return tx.ScanContent(id, func(uint64, []byte) bool { return true }) },
+			func(tx *Tx) error { return tx.TimeAscend(id, time.Time{}, func(uint64, int64) bool { return true }) },
+			func(tx *Tx) error {
+				return tx.TimeAscend(id, t0.Add(time.Hour), func(uint64, int64) bool { return true })
+			},
+			func(tx *Tx) error {
+				ops, err := tx.Ops(id)
+				for _, op := range ops {
+					held = append(held, op.ID)
+					if _, err := tx.OpSession(op.ID); err != nil && !errors.Is(err, ErrNotFound) {
+						return err
+					}
+				}
+				return err
+			},
+			func(tx *Tx) error { _, err := tx.Prefs(id); return err },
+			func(tx *Tx) error { _, _, err := tx.ImportKey(id, id+"\x003"); return err },
+			func(tx *Tx) error { _, err := tx.Message(id, 1); return err },
+		}
+		for _, read := range reads {
+			note(s.View(read))
+		}
+		if !failed {
+			readable[id] = held
+		}
+	}
+	note(s.View(func(tx *Tx) error { tx.SourceSession("claude-code:abc"); return nil }))
+	return errs, readable
+}
+
+// writeSomething makes the writes a session's edits make.
+func writeSomething(s *Store) error {
+	return s.Update(func(tx *Tx) error {
+		if err := tx.PutSession(model.Session{ID: "written", Title: "new"}); err != nil {
+			return err
+		}
+		if err := tx.AppendMessages("written", []model.Message{msg(1, model.RoleUser, "hello", t0)}); err != nil {
+			return err
+		}
+		last, err := tx.LastSeq("small")
+		if err != nil {
+			return err
+		}
+		if err := tx.AppendMessages("small", []model.Message{msg(last+1, model.RoleUser, "more", t0.Add(time.Hour))}); err != nil {
+			return err
+		}
+		return tx.PutOp("small", model.Op{ID: "new-op", Type: model.OpTag, CreatedAt: t0})
+	})
+}
+
+// TestDamagedFiles damages a real file in every way damages has, and
+// for each: Check reports the damage, Salvage copies what can be read
+// into a file that opens and checks clean, and opening the damaged file
+// (read-only and read-write), reading everything in it and writing to it
+// let no panic escape and no fault kill the process, with every error
+// naming the file. (bbolt follows a damaged page number wherever it
+// points, so what a pattern costs may differ between machines; that
+// nothing escapes may not.)
+func TestDamagedFiles(t *testing.T) {
+	good, err := pristine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var st damageStats
+	patterns := damages(good)
+	t.Run("patterns", func(t *testing.T) {
+		for i, d := range patterns {
+			path := filepath.Join(dir, fmt.Sprintf("damaged-%02d.db", i))
+			if err := os.WriteFile(path, d.do(append([]byte(nil), good...)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			t.Run(fmt.Sprintf("%02d", i), func(t *testing.T) {
+				t.Parallel()
+				st.pattern(t, d.name, path, filepath.Join(dir, fmt.Sprintf("salvaged-%02d.db", i)))
+			})
+		}
+	})
+	t.Logf("%d patterns × read-only and read-write: %d opens refused, %d opened with read errors, %d read cleanly",
+		len(patterns), st.openErrs, st.readErrs, st.clean)
+	t.Logf("errors met reading and writing: %d panics or faults caught, %d other damage, %d corrupt records, %d others",
+		st.caught, st.damagedErrs, st.corruptErrs, st.otherErrs)
+	t.Logf("Check: %d patterns with findings, %d without; Salvage: %d files written (%d sessions, %d placeholders), %d refused",
+		st.checked, st.unchecked, st.salvaged, st.salvagedSessions, st.placeholders, st.unsalvaged)
+}
+
+type damageStats struct {
+	mu                                          sync.Mutex
+	openErrs, readErrs, clean                   int
+	caught, damagedErrs, corruptErrs, otherErrs int
+	checked, unchecked, salvaged, unsalvaged    int
+	salvagedSessions, placeholders              int
+}
+
+// pattern runs one damaged file through Check, Salvage and Open.
+func (st *damageStats) pattern(t *testing.T, name, path, out string) {
+	t.Helper()
+	defer func() {
+		if r := recover(); r != nil {
+			t.Errorf("%s: panic escaped: %v", name, r)
+		}
+	}()
+	findings, err := Check(path)
+	if err != nil {
+		t.Errorf("%s: Check: %v", name, err)
+	}
+	if testing.Verbose() {
+		for _, f := range findings {
+			t.Logf("%s: check: %.200s", name, f)
+		}
+	}
+	if len(findings) > 0 {
+		st.add(&st.checked, 1)
+	} else {
+		st.add(&st.unchecked, 1)
+	}
+	rep, err := Salvage(path, out)
+	if err != nil {
+		st.add(&st.unsalvaged, 1)
+		if !strings.Contains(err.Error(), path) {
+			t.Errorf("%s: Salvage error does not name the file: %v", name, err)
+		}
+		if testing.Verbose() {
+			t.Logf("%s: salvage: %.200v", name, err)
+		}
+	} else {
+		st.add(&st.salvaged, 1)
+		st.add(&st.salvagedSessions, rep.Sessions)
+		st.add(&st.placeholders, rep.Placeholders)
+		if testing.Verbose() {
+			t.Logf("%s: salvage: %d sessions, %d messages (%d placeholders), %d ops; skipped %.300q", name, rep.Sessions, rep.Messages, rep.Placeholders, rep.Ops, rep.Skipped)
+		}
+		if f, err := Check(out); err != nil || len(f) > 0 {
+			t.Errorf("%s: the salvaged file does not check clean: %v, %v", name, f, err)
+		}
+	}
+	var before map[string][]string
+	for _, ro := range []bool{true, false} {
+		s, err := Open(path, Options{ReadOnly: ro, Timeout: time.Second})
+		if err != nil {
+			if testing.Verbose() {
+				t.Logf("%s (read-only %v): Open: %.200v", name, ro, err)
+			}
+			st.add(&st.openErrs, 1)
+			if !strings.Contains(err.Error(), path) {
+				t.Errorf("%s (read-only %v): Open error does not name the file: %v", name, ro, err)
+			}
+			if len(findings) == 0 && !strings.Contains(name, "truncate to 0") {
+				t.Errorf("%s: Open refused the file but Check found nothing: %v", name, err)
+			}
+			continue
+		}
+		errs, readable := readEverything(s)
+		if ro {
+			before = readable
+		} else if err := writeSomething(s); err != nil && !errors.Is(err, ErrNotFound) {
+			errs = append(errs, err)
+		}
+		s.Close()
+		for _, err := range errs {
+			st.classify(err)
+			if !strings.Contains(err.Error(), path) {
+				t.Errorf("%s (read-only %v): error does not name the file: %v", name, ro, err)
+			}
+			if testing.Verbose() {
+				t.Logf("%s (read-only %v): %.200v", name, ro, err)
+			}
+		}
+		if len(errs) > 0 {
+			st.add(&st.readErrs, 1)
+			if len(findings) == 0 {
+				t.Errorf("%s: reading met errors but Check found nothing: %v", name, errs[0])
+			}
+		} else {
+			st.add(&st.clean, 1)
+		}
+	}
+	// Every session read whole from the damaged file is in the salvaged
+	// one, whole.
+	if len(before) > 0 {
+		s, err := Open(out, Options{ReadOnly: true})
+		if err != nil {
+			t.Fatalf("%s: opening the salvaged file: %v", name, err)
+		}
+		defer s.Close()
+		_, after := readEverything(s)
+		for id, held := range before {
+			if !slices.Equal(after[id], held) {
+				t.Errorf("%s: session %s was readable (%d records) but the salvaged file has %d", name, id, len(held), len(after[id]))
+			}
+		}
+	}
+}
+
+// add adds n to one of the counts.
+func (st *damageStats) add(count *int, n int) {
+	st.mu.Lock()
+	*count += n
+	st.mu.Unlock()
+}
+
+func (st *damageStats) classify(err error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	var de *DamagedError
+	switch {
+	case errors.As(err, &de) && de.panicked:
+		st.caught++
+	case errors.As(err, &de):
+		st.damagedErrs++
+	case errors.Is(err, ErrCorrupt):
+		st.corruptErrs++
+	default:
+		st.otherErrs++
+	}
+}
+
+// TestScanContentStaysInTheFile: a record whose length fields were
+// damaged so that its content would reach past the file is refused by
+// ScanContent, which hands its slices to callers that read them on other
+// goroutines, where a fault could not be caught.
+func TestScanContentStaysInTheFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "weft.db")
+	s := openT(t, path)
+	putSession(t, s, "s")
+	var ms []model.Message
+	for i := range 200 {
+		ms = append(ms, msg(uint64(i+1), model.RoleUser, fmt.Sprintf("marker-%03d %s", i+1, strings.Repeat("x", 100)), t0))
+	}
+	mustUpdate(t, s, func(tx *Tx) error { return tx.AppendMessages("s", ms) })
+	s.Close()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Find message 150's leaf element; make its value and its content's
+	// length claim a gigabyte.
+	found := false
+	for p := 2; p*4096 < len(b) && !found; p++ {
+		page := b[p*4096 : (p+1)*4096]
+		if ne.Uint16(page[8:]) != leafPageFlag {
+			continue
+		}
+		for i := range int(ne.Uint16(page[10:])) {
+			e := pageHeaderLen + i*16
+			pos, ksize, vsize := int(ne.Uint32(page[e+4:])), int(ne.Uint32(page[e+8:])), int(ne.Uint32(page[e+12:]))
+			if e+pos+ksize+vsize > len(page) {
+				continue
+			}
+			v := page[e+pos+ksize : e+pos+ksize+vsize]
+			if !strings.Contains(string(v), "marker-150 ") {
+				continue
+			}
+			ne.PutUint32(page[e+12:], 1<<30)
+			// The content's length is the uvarint after the 11-byte
+			// header and the tokens' varint (one byte here).
+			copy(v[12:], binary.AppendUvarint(nil, 1<<29))
+			found = true
+			break
+		}
+	}
+	if !found {
+		t.Fatal("message 150 is not in the file")
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ro, err := Open(path, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	n := 0
+	err = ro.View(func(tx *Tx) error {
+		return tx.ScanContent("s", func(uint64, []byte) bool { n++; return true })
+	})
+	var ce *CorruptError
+	if !errors.As(err, &ce) || ce.Record != "message 150" {
+		t.Errorf("ScanContent over the damaged record: %v", err)
+	}
+	if n != 149 {
+		t.Errorf("ScanContent handed out %d contents before the damaged one, want 149", n)
+	}
+}
