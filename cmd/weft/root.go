@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"weft/internal/termsafe"
 	"weft/ops"
 	"weft/store"
 	"weft/themes"
@@ -206,6 +207,13 @@ type dbFile struct {
 func (a *app) openDB(timeout time.Duration, readOnly bool) (*dbFile, error) {
 	_, statErr := os.Stat(a.db)
 	st, err := store.Open(a.db, store.Options{Timeout: timeout, ReadOnly: readOnly})
+	if readOnly && errors.Is(err, store.ErrNeedsMigration) {
+		// A file of an older weft: brought up to date once (a write),
+		// then read as any other.
+		if st, err = store.Open(a.db, store.Options{Timeout: timeout}); err == nil {
+			fmt.Fprintf(a.stderr, "weft: note: %s was brought up to this weft's file layout (once; older wefts cannot read it now)\n", termsafe.Text(a.db))
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
