@@ -68,6 +68,7 @@ type Import struct {
 	cur      *importThread
 	read     int
 	Sessions []ImportedSession
+	reported map[string]int // session ID -> its entry in Sessions
 
 	// A batch is written while the reader parses the next one: at most
 	// one write is in flight, and it finishes before anything else
@@ -274,19 +275,22 @@ func (im *Import) record(th *importThread) {
 	if th.moreNotes > 0 {
 		r.Notes = append(r.Notes, fmt.Sprintf("%d more notes like these", th.moreNotes))
 	}
-	for i := range im.Sessions {
-		if s := &im.Sessions[i]; s.SessionID == r.SessionID {
-			s.Created = s.Created || r.Created
-			s.Added += r.Added
-			s.Skipped += r.Skipped
-			s.Ops += r.Ops
-			s.OpsDropped += r.OpsDropped
-			s.NotPlaced += r.NotPlaced
-			s.Changed += r.Changed
-			s.Notes = append(s.Notes, r.Notes...)
-			return
-		}
+	if i, ok := im.reported[r.SessionID]; ok {
+		s := &im.Sessions[i]
+		s.Created = s.Created || r.Created
+		s.Added += r.Added
+		s.Skipped += r.Skipped
+		s.Ops += r.Ops
+		s.OpsDropped += r.OpsDropped
+		s.NotPlaced += r.NotPlaced
+		s.Changed += r.Changed
+		s.Notes = append(s.Notes, r.Notes...)
+		return
 	}
+	if im.reported == nil {
+		im.reported = map[string]int{}
+	}
+	im.reported[r.SessionID] = len(im.Sessions)
 	im.Sessions = append(im.Sessions, r)
 }
 
