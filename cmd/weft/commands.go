@@ -90,7 +90,16 @@ func listSessions(ctx context.Context, t target, asJSON bool, w io.Writer) error
 		// shown, not obeyed (and a tab would split the table's cells).
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t  %s\n", termsafe.Line(s.SessionID), thousands(s.MessageCount), thousands(s.Tokens), eff, s.OpCount, updated.Local().Format("2006-01-02 15:04"), termsafe.Line(s.Title))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// A session that cannot be read is listed, and why said after.
+	for _, s := range res.Sessions {
+		if s.Unreadable != "" {
+			fmt.Fprintf(w, "%s cannot be read: %s (weft check says more; weft salvage OUT copies what can be read)\n", termsafe.Line(s.SessionID), termsafe.Line(s.Unreadable))
+		}
+	}
+	return nil
 }
 
 // thousands writes n with comma separators: 165,521.
