@@ -357,8 +357,9 @@ async function main() {
     () => verify("get_message_range", { session_id: S, start_idx: 0, end_idx: 23, view: "raw" }),
     () => call("get_session_history", { session_id: S, format: "markdown", limit: 5 }),
   ]);
-  // 17 unsummarized turns are all given raw; the digest covers the rest.
-  eq([ctx.unsummarized_count, ctx.raw_turns_count, ctx.raw_turns.at(-1)?.id], [17, 17, "m24"], "raw turns");
+  // 18 unsummarized turns (17 stored messages and the revision of m13)
+  // are all given raw; the digest covers the rest.
+  eq([ctx.unsummarized_count, ctx.raw_turns_count, ctx.raw_turns.at(-1)?.id], [18, 18, "m24"], "raw turns");
   check(ctx.summaries.some((s) => s.op_id === dig.operation_id && s.message_count === 4), "get_conversation_context gives the digest as a summary", JSON.stringify(ctx.summaries));
   eq(since.messages.map((m) => m.id), ["m19", "m20", "m21", "m22", "m23", "m24"], "turns since 12:00");
   eq(since.messages_count, 6, "messages_count");
@@ -398,8 +399,9 @@ async function main() {
   step = "get_startup_context";
   const startup = await call("get_startup_context", { session_id: S, summaries: 2 });
   eq(startup.summaries.map((s) => s.op_id), [dig.operation_id, stored.operation_id], "the two latest summaries");
-  eq(startup.unsummarized_count, 13, "unsummarized turns");
-  eq(startup.unsummarized.map((m) => m.id), ["m1", "m2", "m3", "m4", "m5", "m6", "m7", "m12", "m17", "m16", "m22", "m23", "m24"], "unsummarized turns, in thread order");
+  // Turns: the stored messages shown, and the revision of m13.
+  eq(startup.unsummarized_count, 14, "unsummarized turns");
+  eq(startup.unsummarized.map((m) => m.id), ["m1", "m2", "m3", "m4", "m5", "m6", "m7", "m12", `${rev.operation_id}/0`, "m17", "m16", "m22", "m23", "m24"], "unsummarized turns, in thread order");
 
   // The pre-request hook: the caller's thread is the stored one plus one
   // new message; it comes back with the operations applied.
@@ -471,7 +473,7 @@ async function main() {
   check(rr.sessions[0].latest_messages.length === 3, "recent: the latest messages", JSON.stringify(rr.sessions[0]));
   eq(rsess.session.session_id, S, "weft://sessions/{id}: the session");
   eq(rsess.context.raw_turns.at(-1).id, "m25", "weft://sessions/{id}: the latest turn");
-  eq([rctx.session.session_id, rctx.summaries.length, rctx.unsummarized_count], [S, 2, 14], "weft://sessions/{id}/context");
+  eq([rctx.session.session_id, rctx.summaries.length, rctx.unsummarized_count], [S, 2, 15], "weft://sessions/{id}/context");
   const missing = await inspector(["--method", "resources/read", "--uri", "weft://sessions/nosuchsession"]);
   check(missing.code !== 0 && /not found/.test(missing.stderr), "reading a missing session is refused with the reason", show(missing));
 
