@@ -11,6 +11,7 @@ const MaxProblems = 100
 type Problems struct {
 	list     []Problem
 	dropped  int
+	notes    int // of those dropped, notes (nothing lost)
 	firstOut int // line of the first problem not listed
 	// whole: what is said of the file as a whole, listed however many
 	// problems came before it.
@@ -30,6 +31,9 @@ func (p *Problems) Put(pr Problem) {
 			p.firstOut = pr.Line
 		}
 		p.dropped++
+		if pr.Note {
+			p.notes++
+		}
 		return
 	}
 	p.list = append(p.list, pr)
@@ -49,9 +53,14 @@ func (p *Problems) Listed() []Problem { return p.list }
 func (p *Problems) Result() []Problem {
 	// What is said of the whole file takes the place of the last
 	// problems listed, so the list stays as long as MaxProblems allows.
-	list, dropped, firstOut := p.list, p.dropped, p.firstOut
+	list, dropped, notes, firstOut := p.list, p.dropped, p.notes, p.firstOut
 	if keep := max(MaxProblems-len(p.whole), 0); len(list) > keep {
 		dropped += len(list) - keep
+		for _, pr := range list[keep:] {
+			if pr.Note {
+				notes++
+			}
+		}
 		firstOut = list[keep].Line
 		list = list[:keep]
 	}
@@ -59,5 +68,13 @@ func (p *Problems) Result() []Problem {
 	if dropped == 0 {
 		return out
 	}
-	return append(out, Problem{Line: firstOut, Err: fmt.Sprintf("%d more problems from this line on are not listed", dropped), More: dropped})
+	// More counts only what was lost: notes not listed lost nothing.
+	last := Problem{Line: firstOut, Err: fmt.Sprintf("%d more problems from this line on are not listed", dropped), More: dropped - notes}
+	switch {
+	case notes == dropped:
+		last.Err, last.Note = fmt.Sprintf("%d more notes from this line on are not listed", dropped), true
+	case notes > 0:
+		last.Err = fmt.Sprintf("%d more problems from this line on are not listed (%d of them notes, where nothing was lost)", dropped, notes)
+	}
+	return append(out, last)
 }

@@ -47,3 +47,28 @@ func TestProblemsTellNotesFromLosses(t *testing.T) {
 		t.Errorf("problems %v: want 4, of which 1 (the unknown role) a loss", problems)
 	}
 }
+
+// Notes past the listed ones are not counted as lost records: a file
+// with many notes and no problems is not "imported in part".
+func TestProblemsNotListedKeepNotesApart(t *testing.T) {
+	var notes Problems
+	for i := range MaxProblems + 30 {
+		notes.Note(i+1, "a note")
+	}
+	r := notes.Result()
+	if last := r[len(r)-1]; !last.Note || last.More != 0 || last.Err != "30 more notes from this line on are not listed" {
+		t.Errorf("many notes: last %+v", last)
+	}
+	var mixed Problems
+	for i := range MaxProblems + 30 {
+		if i%2 == 0 {
+			mixed.Note(i+1, "a note")
+		} else {
+			mixed.Add(i+1, "unreadable")
+		}
+	}
+	r = mixed.Result()
+	if last := r[len(r)-1]; last.Note || last.More != 15 || last.Err != "30 more problems from this line on are not listed (15 of them notes, where nothing was lost)" {
+		t.Errorf("mixed: last %+v", last)
+	}
+}
