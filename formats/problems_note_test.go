@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"testing"
 
+	"weft/formats"
+
 	"weft/formats/chatgpt"
 	"weft/formats/internal/importtest"
 	"weft/formats/sharegpt"
@@ -51,16 +53,16 @@ func TestProblemsTellNotesFromLosses(t *testing.T) {
 // Notes past the listed ones are not counted as lost records: a file
 // with many notes and no problems is not "imported in part".
 func TestProblemsNotListedKeepNotesApart(t *testing.T) {
-	var notes Problems
-	for i := range MaxProblems + 30 {
+	var notes formats.Problems
+	for i := range formats.MaxProblems + 30 {
 		notes.Note(i+1, "a note")
 	}
 	r := notes.Result()
 	if last := r[len(r)-1]; !last.Note || last.More != 0 || last.Err != "30 more notes from this line on are not listed" {
 		t.Errorf("many notes: last %+v", last)
 	}
-	var mixed Problems
-	for i := range MaxProblems + 30 {
+	var mixed formats.Problems
+	for i := range formats.MaxProblems + 30 {
 		if i%2 == 0 {
 			mixed.Note(i+1, "a note")
 		} else {
