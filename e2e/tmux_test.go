@@ -72,7 +72,7 @@ func (th editsThread) index(t *testing.T, sub string) int {
 
 // at is the status bar's position for the cursor on item i (0-based) of
 // a thread of n items.
-func at(i, n int) string { return fmt.Sprintf("at %s/%s", thousandsE2E(i+1), thousandsE2E(n)) }
+func at(i, n int) string { return fmt.Sprintf("at %s/%s", thousandsE2E(i), thousandsE2E(n)) }
 
 func thousandsE2E(n int) string {
 	s := fmt.Sprint(n)
@@ -499,7 +499,7 @@ func editsCursor(text string) int {
 	if _, err := fmt.Sscan(strings.ReplaceAll(sub[1], ",", ""), &i); err != nil {
 		return -1
 	}
-	return i - 1
+	return i
 }
 
 // panelLine matches the operations panel's selected line when it shows

@@ -16,8 +16,9 @@ import (
 type editDoneMsg struct {
 	what string
 	err  error
-	// undone is an operation this edit reverted (for redo).
-	undone string
+	// undo is what an undo or a redo did, for the redo stack; nil for
+	// every other edit.
+	undo *undoStep
 }
 
 // selection returns the items under the cursor, or between the anchor and
@@ -358,45 +359,11 @@ func abs(n int) int {
 	return n
 }
 
-// undo reverts the latest operation still in effect; redo restores what
-// undo reverted in this TUI, newest first.
-func (m *Model) undo() tea.Cmd {
-	t := m.target()
-	return func() tea.Msg {
-		list, err := t.svc.Operations(t.sid)
-		if err != nil {
-			return editDoneMsg{what: "undo", err: err}
-		}
-		for i := len(list) - 1; i >= 0; i-- {
-			if !list[i].Reverted() {
-				_, err := t.svc.RevertOperation(context.Background(), ops.OperationArgs{OperationID: list[i].ID, SessionID: t.sid, ExpectedVersion: t.opts().ExpectedVersion})
-				return editDoneMsg{what: fmt.Sprintf("undid the %s (ctrl+r redoes it)", list[i].Type), err: err, undone: list[i].ID}
-			}
-		}
-		return editDoneMsg{what: "undo", err: fmt.Errorf("nothing to undo")}
-	}
-}
-
-func (m *Model) redo() tea.Cmd {
-	if len(m.redoStack) == 0 {
-		return m.flash("nothing to redo", true)
-	}
-	id := m.redoStack[len(m.redoStack)-1]
-	m.redoStack = m.redoStack[:len(m.redoStack)-1]
-	t := m.target()
-	return func() tea.Msg {
-		_, err := t.svc.RestoreOperation(context.Background(), ops.OperationArgs{OperationID: id, SessionID: t.sid, ExpectedVersion: t.opts().ExpectedVersion})
-		return editDoneMsg{what: "redone", err: err}
-	}
-}
-
 func (m *Model) editDone(msg editDoneMsg) tea.Cmd {
 	if msg.err != nil {
 		return m.flash(msg.err.Error(), true)
 	}
-	if msg.undone != "" {
-		m.redoStack = append(m.redoStack, msg.undone)
-	}
+	m.keepRedo(msg)
 	cmds := []tea.Cmd{m.loadView(m.sid), m.flash(msg.what, false)}
 	if _, ok := m.dialog.(*opsPanel); ok {
 		cmds = append(cmds, loadOps(m.svc, m.sid))

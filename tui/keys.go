@@ -95,8 +95,9 @@ func (m *Model) syncKeys() {
 	k.Insert.SetEnabled(plain)
 	k.Operations.SetEnabled(plain)
 	k.Sessions.SetEnabled(plain)
-	k.Undo.SetEnabled(plain && m.info.OpCount > 0)
-	k.Redo.SetEnabled(plain && len(m.redoStack) > 0)
+	// Undo and redo stay on with nothing to do, so the key says why.
+	k.Undo.SetEnabled(plain)
+	k.Redo.SetEnabled(plain)
 	k.Next.SetEnabled(plain && len(m.search.hits) > 0)
 	k.Prev.SetEnabled(plain && len(m.search.hits) > 0)
 	k.Commit.SetEnabled(moving)

@@ -69,7 +69,7 @@ type Model struct {
 	search    search
 	timeline  ops.Timeline
 	moving    *move
-	redoStack []string
+	redoStack []undoStep
 	raw       rawState // the stored thread, when R shows it
 	helpCache struct {
 		key  helpCacheKey

@@ -331,22 +331,13 @@ func (m *Model) render() string {
 // transient message.
 func (m *Model) statusBar() string {
 	st := &m.styles.Status
-	pos := 0
-	if m.rows.Len() > 0 {
-		switch rw := m.rows.At(m.cursor); rw.kind {
-		case rowItem:
-			pos = rw.item + 1
-		default: // a marker and its originals stand before the item at At
-			pos = min(m.view.Markers[rw.marker].At+1, m.view.Len())
-		}
-	}
 	at := "at "
 	if m.raw.on {
 		at = "raw: stored " // positions count stored messages here
 	}
 	parts := []string{
 		st.Value.Render(ansi.Truncate(termsafe.Line(m.info.Title), 32, "…")),
-		st.Key.Render(at) + st.Value.Render(fmt.Sprintf("%s/%s", thousands(pos), thousands(m.view.Len()))),
+		st.Key.Render(at) + st.Value.Render(m.position()),
 		st.Key.Render("tokens ") + st.Value.Render(fmt.Sprintf("%s → %s", thousands(m.view.RawTokens), thousands(m.view.Tokens))),
 	}
 	if m.raw.on {

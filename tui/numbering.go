@@ -1,0 +1,24 @@
+package tui
+
+// Positions count from 0 everywhere the TUI shows one, as the tools'
+// indices do (get_message_range, start_idx): the status bar's "at 4/243"
+// and a dialog's "Tag items 2–4" name the same items by the same numbers,
+// and an operator can pass them to `weft call` as they read them.
+
+// position is the status bar's "index/length": the index of the item
+// under the cursor (a marker and the originals under it stand before the
+// item at the marker's place), and how many items the thread has.
+func (m *Model) position() string {
+	n := m.view.Len()
+	if m.rows.Len() == 0 || n == 0 {
+		return "–/" + thousands(n)
+	}
+	pos := 0
+	switch rw := m.rows.At(m.cursor); rw.kind {
+	case rowItem:
+		pos = rw.item
+	default:
+		pos = min(m.view.Markers[rw.marker].At, n-1)
+	}
+	return thousands(pos) + "/" + thousands(n)
+}
