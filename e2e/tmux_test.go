@@ -306,6 +306,8 @@ func TestTUIEdits(t *testing.T) {
 	s.keys("k", "k", "k")
 	s.match(panelLine("snip", "active"))
 	s.keys("x")
+	s.see("Revert your snip of 1 item", "y revert · n keep it")
+	s.keys("y")
 	s.match(panelLine("snip", "reverted"))
 	n = editsLen(s, n+1)
 	s.keys("k")

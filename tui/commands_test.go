@@ -178,7 +178,7 @@ func TestCommandsRunBesideUpdate(t *testing.T) {
 	if list := mustOps(t, svc, m.sid); list[1].Active {
 		t.Fatalf("space in the panel did not switch the %s off", list[1].Type)
 	}
-	p.press("space", "x")
+	p.press("space", "x", "y")
 	if list := mustOps(t, svc, m.sid); !list[1].Reverted() {
 		t.Fatalf("x in the panel did not revert the %s", list[1].Type)
 	}

@@ -128,10 +128,14 @@ func TestDialogHintsFollowState(t *testing.T) {
 	// The operations panel: a reverted operation can be neither switched
 	// nor reverted again.
 	press(t, m, "o")
-	if s := lastLines(6); !strings.Contains(s, "space on/off · x revert · enter jump · esc close") {
+	if s := lastLines(6); !strings.Contains(s, "space on/off · x revert (asks first) · enter jump · esc close") {
 		t.Fatalf("panel hint on a live operation:\n%s", s)
 	}
 	press(t, m, "x")
+	if s := lastLines(6); !strings.Contains(s, "y revert · n keep it") || strings.Contains(s, "on/off") {
+		t.Fatalf("panel hint while it asks:\n%s", s)
+	}
+	press(t, m, "y")
 	n := len(mustOps(t, svc, m.sid))
 	s := lastLines(6)
 	if strings.Contains(s, "on/off") || strings.Contains(s, "x revert") || !strings.Contains(s, "esc close") {

@@ -307,7 +307,7 @@ func TestOperationsPanel(t *testing.T) {
 		t.Fatalf("space did not switch the digest off: %+v", list[1])
 	}
 	send(t, m, tea.KeyPressMsg{Code: tea.KeySpace, Text: " "})
-	press(t, m, "x")
+	press(t, m, "x", "y") // x asks first
 	if list = mustOps(t, svc, m.sid); !list[1].Reverted() {
 		t.Fatalf("x did not revert: %+v", list[1])
 	}

@@ -18,7 +18,8 @@ import (
 )
 
 // opsPanel lists a session's operations: space switches one on or off,
-// x reverts it, enter jumps to where it shows.
+// x reverts it once the operator has said yes, enter jumps to where it
+// shows.
 type opsPanel struct {
 	svc    *ops.Service
 	sid    string
@@ -26,15 +27,21 @@ type opsPanel struct {
 	list   []ops.OperationOut
 	cursor int
 	loaded bool // false until the first list arrives: nothing is claimed before
+	// asking is the operation x would revert, while the panel asks
+	// whether to; nil when it asks nothing.
+	asking *ops.OperationOut
+	said   string // why the last key did nothing; cleared by the next key
 }
 
-// opsKeys is the operations panel's keys. Toggle, Revert and Jump are
-// on only while the operation under the cursor can take them, so the
-// hint never offers what would do nothing.
+// opsKeys is the operations panel's keys. Toggle, Revert and Jump stay
+// on while an operation is listed, so that pressing one on an operation
+// it cannot act on says why; the hint lists only those that act
+// (usable). Yes and No answer the revert's question.
 type opsKeys struct {
 	Up, Down, First, Last key.Binding
 	Toggle, Revert, Jump  key.Binding
 	Close                 key.Binding
+	Yes, No               key.Binding
 }
 
 func defaultOpsKeys() opsKeys {
@@ -44,14 +51,19 @@ func defaultOpsKeys() opsKeys {
 		First:  key.NewBinding(key.WithKeys("g", "home"), key.WithHelp("g", "first")),
 		Last:   key.NewBinding(key.WithKeys("G", "end"), key.WithHelp("G", "last")),
 		Toggle: key.NewBinding(key.WithKeys("space"), key.WithHelp("space", "on/off")),
-		Revert: key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "revert")),
+		Revert: key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "revert (asks first)")),
 		Jump:   key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "jump")),
 		Close:  key.NewBinding(key.WithKeys("esc", "o", "q"), key.WithHelp("esc", "close")),
+		Yes:    key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "revert"), key.WithDisabled()),
+		No:     key.NewBinding(key.WithKeys("n", "esc"), key.WithHelp("n", "keep it"), key.WithDisabled()),
 	}
 }
 
 // ShortHelp is what the panel's hint lists.
 func (k opsKeys) ShortHelp() []key.Binding {
+	if k.Yes.Enabled() {
+		return []key.Binding{k.Yes, k.No}
+	}
 	return []key.Binding{k.Toggle, k.Revert, k.Jump, k.Close}
 }
 
@@ -61,14 +73,70 @@ func newOpsPanel(svc *ops.Service, sid string) *opsPanel {
 	return p
 }
 
-// syncKeys switches the keys on and off for the operation under the
-// cursor.
+// syncKeys switches the keys on and off for the panel's state: while it
+// asks, only the answers work.
 func (p *opsPanel) syncKeys() {
+	_, ok := p.current()
+	asking := p.asking != nil
+	for _, b := range []*key.Binding{&p.keys.Toggle, &p.keys.Revert, &p.keys.Jump} {
+		b.SetEnabled(ok && !asking)
+	}
+	for _, b := range []*key.Binding{&p.keys.Up, &p.keys.Down, &p.keys.First, &p.keys.Last, &p.keys.Close} {
+		b.SetEnabled(!asking)
+	}
+	p.keys.Yes.SetEnabled(asking)
+	p.keys.No.SetEnabled(asking)
+}
+
+// whyNot says why a key does nothing on the operation under the cursor,
+// or "" when it acts.
+func (p *opsPanel) whyNot(b *key.Binding) string {
 	op, ok := p.current()
-	live := ok && op.Status != model.StatusReverted
-	p.keys.Toggle.SetEnabled(live)
-	p.keys.Revert.SetEnabled(live)
-	p.keys.Jump.SetEnabled(ok && op.Index != nil)
+	if !ok {
+		return ""
+	}
+	what := string(op.OpType)
+	switch {
+	case b == &p.keys.Toggle && op.Status == model.StatusReverted:
+		return "the " + what + " was reverted: it cannot be switched on or off"
+	case b == &p.keys.Revert && op.Status == model.StatusReverted:
+		return "the " + what + " is already reverted"
+	case b == &p.keys.Jump && op.Index == nil:
+		switch op.Status {
+		case model.StatusReverted:
+			return "the " + what + " was reverted: it shows nowhere"
+		case model.StatusInactive:
+			if !op.Active {
+				return "the " + what + " is switched off: it shows nowhere (space switches it on)"
+			}
+			return "the " + what + " waits for its tags (" + strings.Join(op.WhenTags, ", ") + "): it shows nowhere"
+		case model.StatusOrphaned:
+			return "none of the " + what + "'s items is in the thread: it shows nowhere"
+		}
+		return "the " + what + " shows nowhere in the thread"
+	}
+	return ""
+}
+
+// usable is the keys as the hint shows them: only those that act on
+// the operation under the cursor.
+func (p *opsPanel) usable() opsKeys {
+	k := p.keys
+	for _, b := range []*key.Binding{&k.Toggle, &k.Revert, &k.Jump} {
+		if p.whyNot(b) != "" {
+			b.SetEnabled(false)
+		}
+	}
+	return k
+}
+
+// whose names an operation's author for the operator: "your", or the
+// agent's name.
+func whose(author string) string {
+	if author == operator {
+		return "your"
+	}
+	return termsafe.Line(author) + "'s"
 }
 
 type opsLoadedMsg struct {
@@ -110,7 +178,19 @@ func (p *opsPanel) HandleMsg(msg tea.Msg) (bool, tea.Cmd) {
 		}
 		return false, nil
 	case tea.KeyPressMsg:
-		k := p.keys
+		p.said = ""
+		if p.asking != nil {
+			return false, p.answer(msg)
+		}
+		k := &p.keys
+		for _, b := range []*key.Binding{&k.Toggle, &k.Revert, &k.Jump} {
+			if key.Matches(msg, *b) {
+				if why := p.whyNot(b); why != "" {
+					p.said = why
+					return false, nil
+				}
+			}
+		}
 		switch {
 		case key.Matches(msg, k.Close):
 			return true, nil
@@ -125,9 +205,9 @@ func (p *opsPanel) HandleMsg(msg tea.Msg) (bool, tea.Cmd) {
 		case key.Matches(msg, k.Toggle):
 			op, _ := p.current()
 			active := !op.Active
-			what := fmt.Sprintf("%s switched off", op.OpType)
+			what := fmt.Sprintf("switched %s %s off", whose(op.Author), op.OpType)
 			if active {
-				what = fmt.Sprintf("%s switched on", op.OpType)
+				what = fmt.Sprintf("switched %s %s on", whose(op.Author), op.OpType)
 			}
 			args := ops.ToggleArgs{OperationArgs: ops.OperationArgs{OperationID: op.OperationID, SessionID: p.sid}, Active: &active}
 			svc := p.svc
@@ -137,12 +217,7 @@ func (p *opsPanel) HandleMsg(msg tea.Msg) (bool, tea.Cmd) {
 			})
 		case key.Matches(msg, k.Revert):
 			op, _ := p.current()
-			args := ops.OperationArgs{OperationID: op.OperationID, SessionID: p.sid}
-			svc := p.svc
-			return false, change(fmt.Sprintf("%s reverted", op.OpType), func(ctx context.Context) error {
-				_, err := svc.RevertOperation(ctx, args)
-				return err
-			})
+			p.asking = &op
 		case key.Matches(msg, k.Jump):
 			op, _ := p.current()
 			i := *op.Index
@@ -150,6 +225,34 @@ func (p *opsPanel) HandleMsg(msg tea.Msg) (bool, tea.Cmd) {
 		}
 	}
 	return false, nil
+}
+
+// answer takes the answer to "revert this operation?": y reverts it,
+// n or esc keeps it; any other key asks again.
+func (p *opsPanel) answer(msg tea.KeyPressMsg) tea.Cmd {
+	switch {
+	case key.Matches(msg, p.keys.Yes):
+		op := *p.asking
+		p.asking = nil
+		args := ops.OperationArgs{OperationID: op.OperationID, SessionID: p.sid}
+		svc := p.svc
+		return change(fmt.Sprintf("reverted %s %s", whose(op.Author), describeUndoOut(op)), func(ctx context.Context) error {
+			_, err := svc.RevertOperation(ctx, args)
+			return err
+		})
+	case key.Matches(msg, p.keys.No):
+		p.asking = nil
+	}
+	return nil
+}
+
+// describeUndoOut names a listed operation as the undo messages name
+// one: "digest of 10 items".
+func describeUndoOut(op ops.OperationOut) string {
+	if n := len(op.Targets); n > 0 {
+		return fmt.Sprintf("%s of %s", op.OpType, plural(n, "item"))
+	}
+	return string(op.OpType)
 }
 
 func (p *opsPanel) current() (ops.OperationOut, bool) {
@@ -200,8 +303,19 @@ func (p *opsPanel) View(width int, st *themes.Styles) string {
 		title = fmt.Sprintf("Operations (%d)", len(p.list))
 	}
 	title = st.Dialog.Title.Render(title)
-	hint := dialogHint(st, "", p.keys.ShortHelp())
-	return st.Dialog.Box.Width(w).Render(lipgloss.JoinVertical(lipgloss.Left, append(append([]string{title}, lines...), hint)...))
+	var tail []string
+	switch {
+	case p.asking != nil:
+		// Reverting is for good: the question names what goes and whose
+		// it is, so an agent's work is not reverted unawares.
+		op := p.asking
+		q := fmt.Sprintf("Revert %s %s (%s)? A reverted operation cannot be switched on again.", whose(op.Author), describeUndoOut(*op), termsafe.Line(describeOp(*op)))
+		tail = append(tail, st.Status.Error.Render(ansi.Truncate(q, w-4, "…")))
+	case p.said != "":
+		tail = append(tail, st.Status.Error.Render(ansi.Truncate(p.said, w-4, "…")))
+	}
+	tail = append(tail, dialogHint(st, "", p.usable().ShortHelp()))
+	return st.Dialog.Box.Width(w).Render(lipgloss.JoinVertical(lipgloss.Left, append(append([]string{title}, lines...), tail...)...))
 }
 
 func describeOp(op ops.OperationOut) string {
@@ -210,7 +324,9 @@ func describeOp(op ops.OperationOut) string {
 	case model.OpTag:
 		return fmt.Sprintf("#%s on %s", strings.Join(op.Tags, " #"), plural(n, "item"))
 	case model.OpDigest:
-		return fmt.Sprintf("%s → %q", plural(n, "item"), ansi.Truncate(op.Summary, 40, "…"))
+		// The summary in quotes of its own: quotes inside it are shown as
+		// written, not escaped.
+		return fmt.Sprintf("%s → “%s”", plural(n, "item"), ansi.Truncate(termsafe.Line(op.Summary), 40, "…"))
 	case model.OpRevise:
 		return fmt.Sprintf("%s → %d", plural(n, "item"), len(op.Messages))
 	case model.OpSnip:

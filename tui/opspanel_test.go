@@ -1,0 +1,126 @@
+package tui
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+
+	"weft/model"
+	"weft/ops"
+)
+
+var keySpace = tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}
+
+// panelTo puts the operations panel's cursor on the first operation of
+// a type.
+func panelTo(t *testing.T, m *Model, typ model.OpType) *opsPanel {
+	t.Helper()
+	p, ok := m.dialog.(*opsPanel)
+	if !ok {
+		t.Fatalf("no operations panel: %T", m.dialog)
+	}
+	for i, op := range p.list {
+		if op.OpType == typ {
+			p.cursor = i
+			p.syncKeys()
+			return p
+		}
+	}
+	t.Fatalf("no %s in the panel", typ)
+	return nil
+}
+
+// x asks before it reverts, naming the operation and its author; n keeps
+// the operation, y reverts it.
+func TestOperationsPanelRevertAsksFirst(t *testing.T) {
+	m, svc := demoModel(t, 110, 36)
+	press(t, m, "o")
+	p := panelTo(t, m, model.OpDigest) // the agent's digest
+	id := p.list[p.cursor].OperationID
+	press(t, m, "x")
+	if op := opByID(t, svc, m.sid, id); op.Reverted() {
+		t.Fatal("x reverted without asking")
+	}
+	s := screen(m)
+	if !strings.Contains(s, "Revert claude-code's digest of 10 items") || !strings.Contains(s, "y revert") || !strings.Contains(s, "n keep it") {
+		t.Fatalf("x does not ask, naming the digest and its author:\n%s", s)
+	}
+	press(t, m, "n")
+	if op := opByID(t, svc, m.sid, id); op.Reverted() {
+		t.Fatal("n reverted the digest")
+	}
+	if s := screen(m); strings.Contains(s, "Revert claude-code's") || m.dialog == nil {
+		t.Fatalf("n did not go back to the list:\n%s", s)
+	}
+	press(t, m, "x", "y")
+	if op := opByID(t, svc, m.sid, id); !op.Reverted() {
+		t.Fatal("x y did not revert the digest")
+	}
+	if s := screen(m); !strings.Contains(s, "reverted claude-code's digest") {
+		t.Errorf("the revert does not name whose operation it was:\n%s", s)
+	}
+
+	// The operator's own: "your".
+	panelTo(t, m, model.OpSnip)
+	press(t, m, "x")
+	if s := screen(m); !strings.Contains(s, "Revert your snip of 2 items") {
+		t.Fatalf("x on the operator's snip:\n%s", s)
+	}
+	send(t, m, keyEsc)
+	if m.dialog == nil {
+		t.Fatal("esc in the question closed the panel")
+	}
+}
+
+// Keys that do nothing on the operation under the cursor say why.
+func TestOperationsPanelSaysWhyAKeyDoesNothing(t *testing.T) {
+	m, svc := demoModel(t, 110, 36)
+	ctx := context.Background()
+	list := mustOps(t, svc, m.sid)
+	var tag, snip string
+	for _, op := range list {
+		switch op.Type {
+		case model.OpTag:
+			tag = op.ID
+		case model.OpSnip:
+			snip = op.ID
+		}
+	}
+	off := false
+	if _, err := svc.ToggleOperation(ctx, ops.ToggleArgs{OperationArgs: ops.OperationArgs{OperationID: tag, SessionID: m.sid}, Active: &off}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.RevertOperation(ctx, ops.OperationArgs{OperationID: snip, SessionID: m.sid}); err != nil {
+		t.Fatal(err)
+	}
+	press(t, m, "o")
+	panelTo(t, m, model.OpTag)
+	send(t, m, keyEnter)
+	if m.dialog == nil {
+		t.Fatal("enter on an inactive operation closed the panel")
+	}
+	if s := screen(m); !strings.Contains(s, "switched off: it shows nowhere") {
+		t.Fatalf("enter on an inactive operation says nothing:\n%s", s)
+	}
+	panelTo(t, m, model.OpSnip)
+	send(t, m, keySpace)
+	if s := screen(m); !strings.Contains(s, "reverted: it cannot be switched on or off") {
+		t.Fatalf("space on a reverted operation says nothing:\n%s", s)
+	}
+	press(t, m, "x")
+	if s := screen(m); !strings.Contains(s, "already reverted") {
+		t.Fatalf("x on a reverted operation says nothing:\n%s", s)
+	}
+}
+
+// A digest's summary is shown as written, inside quotes of its own: the
+// quotes in it are not escaped.
+func TestOperationsPanelQuotesSummariesOnce(t *testing.T) {
+	op := ops.OperationOut{OpType: model.OpDigest, Targets: make([]model.ItemID, 21), Summary: `Messages 10–30 of "Rate limiter"`}
+	got := describeOp(op)
+	if strings.Contains(got, `\"`) || !strings.Contains(got, `“Messages 10–30 of "Rate limiter"”`) {
+		t.Errorf("describeOp = %s", got)
+	}
+}
