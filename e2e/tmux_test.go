@@ -280,16 +280,16 @@ func TestTUIEdits(t *testing.T) {
 	s.keys("K")
 	s.see(fmt.Sprintf("moving item %d down by 1", ins))
 	s.keys("Enter")
-	s.see("moved 2 messages by operator", at(ins+1, n))
+	s.see("moved 1 message by 1 place by operator", at(ins+1, n))
 	s.gone("moving item")
 
 	// u reverts the latest operation, ctrl+r restores it; the cursor
 	// stays on the message it was on.
 	s.keys("u")
-	s.gone("moved 2 messages by operator")
+	s.gone("moved 1 message by 1 place by operator")
 	s.see(at(ins, n), "Inserted from the terminal.")
 	s.keys("C-r")
-	s.see("moved 2 messages by operator", at(ins+1, n))
+	s.see("moved 1 message by 1 place by operator", at(ins+1, n))
 
 	// The operations panel: space switches one off and on, x reverts
 	// one, enter jumps to one's marker.

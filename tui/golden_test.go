@@ -97,7 +97,7 @@ func TestShortHelpFollowsState(t *testing.T) {
 		t.Error("confirm enabled with nothing to confirm")
 	}
 	press(t, m, "K")
-	if h := help(); !strings.Contains(h, "enter to confirm") {
+	if h := help(); !strings.Contains(h, "moving item 242 up by 1 place") || !strings.Contains(h, "enter confirm the move") {
 		t.Errorf("moving hint: %q", h)
 	}
 	if h := m.help.ShortHelpView(m.shortHelp()); !strings.Contains(h, "confirm the move") || strings.Contains(h, "digest") {

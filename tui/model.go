@@ -192,7 +192,7 @@ func (m *Model) loadBodies() tea.Cmd {
 
 // seqAt is the stored message a row shows, if any.
 func (m *Model) seqAt(r int) uint64 {
-	rw := m.rows.At(r)
+	rw := m.rowAt(r)
 	switch rw.kind {
 	case rowItem:
 		return m.view.Items[rw.item].Seq
@@ -412,7 +412,10 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		case key.Matches(msg, k.Commit):
 			return m.confirmMove()
 		case key.Matches(msg, k.Cancel):
-			m.moving = nil
+			m.cancelMove()
+		case key.Matches(msg, k.Quit):
+			m.cancelMove() // nothing was written: quitting loses only the preview
+			return tea.Quit
 		}
 		return nil
 	}

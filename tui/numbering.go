@@ -14,7 +14,7 @@ func (m *Model) position() string {
 		return "–/" + thousands(n)
 	}
 	pos := 0
-	switch rw := m.rows.At(m.cursor); rw.kind {
+	switch rw := m.rows.At(m.cursor); rw.kind { // the place, not what a move shows there
 	case rowItem:
 		pos = rw.item
 	default:

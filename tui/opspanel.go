@@ -88,20 +88,28 @@ func (p *opsPanel) syncKeys() {
 	p.keys.No.SetEnabled(asking)
 }
 
-// whyNot says why a key does nothing on the operation under the cursor,
-// or "" when it acts.
-func (p *opsPanel) whyNot(b *key.Binding) string {
+// The panel's keys that act on the operation under the cursor, for
+// whyNot.
+const (
+	opToggle = iota
+	opRevert
+	opJump
+)
+
+// whyNot says why a key (opToggle, opRevert, opJump) does nothing on the
+// operation under the cursor, or "" when it acts.
+func (p *opsPanel) whyNot(which int) string {
 	op, ok := p.current()
 	if !ok {
 		return ""
 	}
 	what := string(op.OpType)
 	switch {
-	case b == &p.keys.Toggle && op.Status == model.StatusReverted:
+	case which == opToggle && op.Status == model.StatusReverted:
 		return "the " + what + " was reverted: it cannot be switched on or off"
-	case b == &p.keys.Revert && op.Status == model.StatusReverted:
+	case which == opRevert && op.Status == model.StatusReverted:
 		return "the " + what + " is already reverted"
-	case b == &p.keys.Jump && op.Index == nil:
+	case which == opJump && op.Index == nil:
 		switch op.Status {
 		case model.StatusReverted:
 			return "the " + what + " was reverted: it shows nowhere"
@@ -122,8 +130,8 @@ func (p *opsPanel) whyNot(b *key.Binding) string {
 // the operation under the cursor.
 func (p *opsPanel) usable() opsKeys {
 	k := p.keys
-	for _, b := range []*key.Binding{&k.Toggle, &k.Revert, &k.Jump} {
-		if p.whyNot(b) != "" {
+	for which, b := range []*key.Binding{&k.Toggle, &k.Revert, &k.Jump} {
+		if p.whyNot(which) != "" {
 			b.SetEnabled(false)
 		}
 	}
@@ -183,9 +191,9 @@ func (p *opsPanel) HandleMsg(msg tea.Msg) (bool, tea.Cmd) {
 			return false, p.answer(msg)
 		}
 		k := &p.keys
-		for _, b := range []*key.Binding{&k.Toggle, &k.Revert, &k.Jump} {
+		for which, b := range []*key.Binding{&k.Toggle, &k.Revert, &k.Jump} {
 			if key.Matches(msg, *b) {
-				if why := p.whyNot(b); why != "" {
+				if why := p.whyNot(which); why != "" {
 					p.said = why
 					return false, nil
 				}

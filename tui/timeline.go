@@ -84,7 +84,7 @@ func (m *Model) cursorTime() (time.Time, bool) {
 	if m.rows == nil || m.rows.Len() == 0 {
 		return time.Time{}, false
 	}
-	rw := m.rows.At(m.cursor)
+	rw := m.rowAt(m.cursor)
 	if rw.kind != rowItem {
 		return time.Time{}, false
 	}

@@ -38,7 +38,7 @@ func (m *Model) threadHeight() int {
 
 // rowLines renders a row (cached).
 func (m *Model) rowLines(r int) []string {
-	rw := m.rows.At(r)
+	rw := m.rowAt(r)
 	width := max(m.width-2, 10) // the gutter takes two cells
 	if m.raw.on {
 		width = max(width-rawLanes-1, 10)
@@ -202,7 +202,7 @@ func (m *Model) renderMarker(mk *model.Marker, width int, open bool) string {
 	case model.OpSnip:
 		what = fmt.Sprintf("snipped %s", plural(n, "message"))
 	case model.OpResequence:
-		what = fmt.Sprintf("moved %s", plural(n, "message"))
+		what = resequenceText(m.view, mk)
 	case model.OpInsert:
 		what = fmt.Sprintf("inserted %s", plural(mk.Added, "message"))
 	}
@@ -361,7 +361,7 @@ func (m *Model) statusBar() string {
 // that work now.
 func (m *Model) bottomLine() string {
 	if m.moving != nil {
-		return m.styles.Status.Info.Render(ansi.Truncate(m.moveHint(), m.width, "…"))
+		return ansi.Truncate(" "+m.moveHint(), m.width, "…")
 	}
 	if m.status == "" {
 		// The help line changes only with the state: drawn once per state.
