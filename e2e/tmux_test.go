@@ -168,12 +168,21 @@ func TestTUIEdits(t *testing.T) {
 	s.keys("Enter")
 	s.see(at(day4, n), "How did the 10% ramp go overnight?")
 	s.gone("Jump to a time")
-	// A time that is none: the error names it, and the cursor stays.
+	// A time that is none: the dialog stays with the text and names it,
+	// and the cursor stays.
 	s.keys("T")
 	s.see("Jump to a time")
 	s.text("sometime")
 	s.keys("Enter")
-	s.see(`"sometime"`, at(day4, n))
+	s.see(`cannot read "sometime" as a time`, "› sometime", at(day4, n))
+	s.keys("Escape")
+	s.gone("Jump to a time")
+	// Without a date a time is on the cursor's day: day 4 again, not
+	// the end of the thread (today has no messages).
+	s.keys("T")
+	s.text("08:00")
+	s.keys("Enter")
+	s.see(at(day4, n), "How did the 10% ramp go overnight?")
 	s.gone("Jump to a time")
 
 	// A range: v starts it, j extends it, esc cancels it.

@@ -2,12 +2,14 @@ package ops
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"weft/model"
+	"weft/ops/timeparse"
 )
 
 // summarized makes a 300-message session whose first 260 messages are
@@ -263,12 +265,26 @@ func TestTimelineAndItemAt(t *testing.T) {
 	}{
 		{at(5), 5}, {at(15), 10}, {at(25), 16}, {at(-10), 0}, {"2030-01-01", 51},
 	} {
-		got, _, err := f.svc.ItemAt(sid, tt.when)
+		got, _, err := f.svc.ItemAt(sid, tt.when, time.Time{})
 		if err != nil || got != tt.want {
 			t.Errorf("ItemAt(%s) = %d (%v), want %d", tt.when, got, err, tt.want)
 		}
 	}
-	if _, _, err := f.svc.ItemAt(sid, "soonish"); err == nil || !strings.Contains(err.Error(), "accepted forms") {
+	var perr *timeparse.Error
+	if _, _, err := f.svc.ItemAt(sid, "soonish", time.Time{}); !errors.As(err, &perr) || !strings.Contains(err.Error(), "accepted forms") {
 		t.Errorf("bad time: %v", err)
+	}
+	// Forms without a date, and relative ones, count from the base.
+	base := t0.Add(30 * time.Minute)
+	for _, tt := range []struct {
+		when string
+		want int
+	}{
+		{"-10m", 11}, {"10 minutes ago", 11}, {base.Local().Add(5 * time.Minute).Format("15:04"), 26}, {"now", 21},
+	} {
+		got, _, err := f.svc.ItemAt(sid, tt.when, base)
+		if err != nil || got != tt.want {
+			t.Errorf("ItemAt(%s) from %v = %d (%v), want %d", tt.when, base, got, err, tt.want)
+		}
 	}
 }

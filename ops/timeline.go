@@ -1,9 +1,11 @@
 package ops
 
 import (
+	"fmt"
 	"time"
 
 	"weft/model"
+	"weft/ops/timeparse"
 	"weft/store"
 )
 
@@ -62,11 +64,19 @@ func (s *Service) heads(ref string) ([]model.Head, error) {
 // ItemAt returns the index of the item of the effective thread that
 // stands for the first stored message created at or after a time (the
 // item that hides it, if an operation does), or the thread's length when
-// nothing is that late. The time is read as every face reads times.
-func (s *Service) ItemAt(ref, when string) (int, time.Time, error) {
-	t, err := s.parseTime("time", when)
+// nothing is that late. The time is read as every face reads times, with
+// base as the reference for the forms that need one: a time of day is on
+// base's day, "-2h" two hours before base. The TUI passes the time of the
+// message under its cursor; a zero base is now, as for the tools. A time
+// that cannot be read is a *timeparse.Error (errors.As finds it), which
+// says why and lists the forms.
+func (s *Service) ItemAt(ref, when string, base time.Time) (int, time.Time, error) {
+	if base.IsZero() {
+		base = s.now()
+	}
+	t, err := timeparse.Parse(when, base, time.Local)
 	if err != nil {
-		return 0, t, err
+		return 0, t, fmt.Errorf("time: %w", err)
 	}
 	snap, err := s.snapshot(ref)
 	if err != nil {

@@ -392,7 +392,7 @@ func TestTimelineStripAndJump(t *testing.T) {
 	press(t, m, "T")
 	typeText(t, m, "whenever")
 	send(t, m, keyEnter)
-	if !strings.Contains(screen(m), "accepted forms") {
+	if !strings.Contains(screen(m), `cannot read "whenever" as a time`) {
 		t.Fatalf("a bad time is not explained:\n%s", screen(m))
 	}
 }

@@ -7,6 +7,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"weft/model"
 	"weft/ops"
 )
 
@@ -88,10 +89,19 @@ func (m *Model) cursorTime() (time.Time, bool) {
 	if rw.kind != rowItem {
 		return time.Time{}, false
 	}
-	it := m.view.Items[rw.item]
+	return m.itemTime(m.view.Items[rw.item])
+}
+
+// itemTime is when an item was written: a stored message's time (once
+// its body is loaded), a synthetic item's place in the time it stands
+// for (where a digest starts, the item an insertion follows).
+func (m *Model) itemTime(it model.Item) (time.Time, bool) {
 	if it.Seq == 0 {
 		s := &m.view.Synth[it.Synth]
-		if !s.TimeSpanStart.IsZero() {
+		switch {
+		case !s.CreatedAt.IsZero():
+			return s.CreatedAt, true
+		case !s.TimeSpanStart.IsZero():
 			return s.TimeSpanStart, true
 		}
 		return time.Time{}, false
@@ -100,33 +110,4 @@ func (m *Model) cursorTime() (time.Time, bool) {
 		return b.CreatedAt, true
 	}
 	return time.Time{}, false
-}
-
-type timeJumpMsg struct {
-	index int
-	at    time.Time
-	err   error
-}
-
-func (m *Model) startTimeJump() tea.Cmd {
-	m.dialog = newInputDialog(m.styles, "Jump to a time", "e.g. 2026-03-03 14:00, 15:30, -2h, yesterday 9am", "to jump", "", nil,
-		func(v string) tea.Cmd {
-			svc, sid := m.svc, m.sid
-			return func() tea.Msg {
-				i, at, err := svc.ItemAt(sid, v)
-				return timeJumpMsg{i, at, err}
-			}
-		})
-	return nil
-}
-
-func (m *Model) timeJumped(msg timeJumpMsg) tea.Cmd {
-	if msg.err != nil {
-		return m.flash(msg.err.Error(), true)
-	}
-	m.jumpTo(msg.index)
-	if msg.index >= m.view.Len() {
-		return tea.Batch(m.loadBodies(), m.flash("nothing at or after "+msg.at.Local().Format("Jan 02 15:04")+": at the end", false))
-	}
-	return m.loadBodies()
 }

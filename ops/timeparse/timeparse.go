@@ -15,6 +15,8 @@ import (
 const Forms = "RFC 3339 (2026-01-26T07:30:00Z, 2026-01-26T07:30:00+02:00); " +
 	"date and time in the local zone (2026-01-26T07:30, 2026-01-26 07:30:00.123); " +
 	"date (2026-01-26, midnight); " +
+	"month and day, this year unless one is given (Mar 4, 4 March, march 4 10am, Mar 4 2026 15:30); " +
+	"weekday, the latest on or before today (monday, fri 9am); " +
 	"time today (15:00, 15:00:30, 3pm, 3:15pm); " +
 	"relative (-2h, -90m, -1h30m, -3d, -1w, 2h ago, 3 days ago, 90 minutes ago); " +
 	"now, today, yesterday, today 09:30, yesterday 3pm; " +
@@ -103,7 +105,11 @@ func parse(in string, now time.Time, loc *time.Location) (t time.Time, reason st
 		return time.Unix(n, 0), "", true
 	case len(in) >= 5 && allDigits(in[:4]) && in[4] == '-':
 		return dateTime(in, loc)
-	case in[0] >= '0' && in[0] <= '9':
+	}
+	if t, reason, ok, shaped := calendar(in, now, loc); shaped {
+		return t, reason, ok
+	}
+	if in[0] >= '0' && in[0] <= '9' {
 		c, rest, reason, ok := clock(in)
 		if !ok {
 			return time.Time{}, reason, false

@@ -102,6 +102,26 @@ var okCases = []struct {
 	{"yesterday at 3:15pm", utc(2026, 1, 25, 13, 15, 0, 0)},
 	{"today 09:30", utc(2026, 1, 26, 7, 30, 0, 0)},
 	{"today\t09:30", utc(2026, 1, 26, 7, 30, 0, 0)},
+	// Month and day: the reference's year unless given, midnight unless
+	// a time follows.
+	{"Mar 4", utc(2026, 3, 3, 22, 0, 0, 0)},
+	{"4 Mar", utc(2026, 3, 3, 22, 0, 0, 0)},
+	{"mar 4th", utc(2026, 3, 3, 22, 0, 0, 0)},
+	{"march 4 10am", utc(2026, 3, 4, 8, 0, 0, 0)},
+	{"4 March 15:30", utc(2026, 3, 4, 13, 30, 0, 0)},
+	{"March 4, 2026 15:30", utc(2026, 3, 4, 13, 30, 0, 0)},
+	{"4 march 2025", utc(2025, 3, 3, 22, 0, 0, 0)},
+	{"jan 1 at 9:00", utc(2026, 1, 1, 7, 0, 0, 0)},
+	{"Sept 30", utc(2026, 9, 29, 22, 0, 0, 0)},
+	{"feb 29 2024", utc(2024, 2, 28, 22, 0, 0, 0)},
+	{"1st jan 2027 3pm", utc(2027, 1, 1, 13, 0, 0, 0)},
+	// Weekdays: the latest on or before the reference day (a Monday).
+	{"monday", utc(2026, 1, 25, 22, 0, 0, 0)},
+	{"Mon 9am", utc(2026, 1, 26, 7, 0, 0, 0)},
+	{"sunday", utc(2026, 1, 24, 22, 0, 0, 0)},
+	{"tue 9am", utc(2026, 1, 20, 7, 0, 0, 0)},
+	{"Friday at 3pm", utc(2026, 1, 23, 13, 0, 0, 0)},
+	{"thurs 23:59", utc(2026, 1, 22, 21, 59, 0, 0)},
 	// Unix seconds.
 	{"1769412600", time.Unix(1769412600, 0).UTC()},
 	{"123456789", time.Unix(123456789, 0).UTC()},
@@ -154,6 +174,18 @@ var errCases = []struct {
 	{"-100000000000d", "too large"},
 	{"-2000000d", "1 to 9999"},
 	{"first\nsecond", ""},
+	{"feb 30", "day 30"},
+	{"30 feb 2026", "day 30"},
+	{"mar 32", "day 32"},
+	{"feb 29 2025", "day 29"},
+	{"mar", ""},
+	{"mar 4 25:00", "hour 25"},
+	{"4 mar 10", ""},
+	{"mar 4 2026 2027", ""},
+	{"march fourth", ""},
+	{"monday noon", ""},
+	{"mondays", ""},
+	{"mon 4 mar", ""},
 }
 
 func TestParse(t *testing.T) {
