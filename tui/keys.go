@@ -63,10 +63,12 @@ func DefaultKeyMap() KeyMap {
 // ShortHelp implements help.KeyMap: the keys of the plain thread view.
 // The model's own shortHelp picks the keys of its current state.
 func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Down, k.Up, k.Toggle, k.Search, k.Time, k.Select, k.Digest, k.Snip, k.Tag, k.Undo, k.Operations, k.Help, k.Quit}
+	return []key.Binding{k.Down, k.Up, k.Toggle, k.Search, k.Select, k.Digest, k.Snip, k.Tag, k.Undo, k.Operations, k.Time, k.Help, k.Quit}
 }
 
-// FullHelp implements help.KeyMap.
+// FullHelp implements help.KeyMap: every key, grouped (moving, reading,
+// editing, the rest). ? shows them all, greying those that do nothing
+// now.
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.HalfUp, k.HalfDown, k.Top, k.Bottom},
@@ -98,27 +100,31 @@ func (m *Model) syncKeys() {
 	// Undo and redo stay on with nothing to do, so the key says why.
 	k.Undo.SetEnabled(plain)
 	k.Redo.SetEnabled(plain)
-	k.Next.SetEnabled(plain && len(m.search.hits) > 0)
-	k.Prev.SetEnabled(plain && len(m.search.hits) > 0)
+	// n and N stay on with no search, so the key says why.
+	k.Next.SetEnabled(plain && hasRows)
+	k.Prev.SetEnabled(plain && hasRows)
 	k.Commit.SetEnabled(moving)
-	k.Cancel.SetEnabled(moving || m.raw.on || m.anchor >= 0)
+	k.Cancel.SetEnabled(moving || m.raw.on || m.anchor >= 0 || m.full)
 	k.Raw.SetEnabled(!moving && m.view != nil && (hasRows || m.raw.on))
 }
 
-// shortHelp is the bottom line's keys for the current state.
+// shortHelp is the bottom line's keys for the current state, the most
+// useful first: the line keeps as many as fit (shortLine).
 func (m *Model) shortHelp() []key.Binding {
 	k := m.keys
 	switch {
 	case m.dialog != nil || m.search.open:
 		return nil // the dialog says its own keys
 	case m.moving != nil:
-		return []key.Binding{k.MoveDown, k.MoveUp, k.Commit, k.Cancel}
+		return m.moveKeys()
 	case m.raw.on:
-		return []key.Binding{k.Down, k.Up, k.Toggle, k.Raw, k.Cancel, k.Help, k.Quit}
+		return []key.Binding{k.Down, k.Up, k.Toggle, k.Raw, k.Cancel, k.HalfDown, k.Top, k.Bottom, k.Help, k.Quit}
 	case m.anchor >= 0:
+		// esc matters more than q here: q is left to the full help.
 		return []key.Binding{k.Down, k.Up, k.Digest, k.Snip, k.Tag, k.Revise, k.MoveDown, k.Cancel, k.Help}
 	case m.rows == nil || m.rows.Len() == 0:
 		return []key.Binding{k.Insert, k.Sessions, k.Help, k.Quit}
 	}
-	return []key.Binding{k.Down, k.Up, k.Toggle, k.Search, k.Time, k.Select, k.Digest, k.Snip, k.Tag, k.Undo, k.Operations, k.Raw, k.Help, k.Quit}
+	return []key.Binding{k.Down, k.Up, k.Toggle, k.Search, k.Select, k.Digest, k.Snip, k.Tag, k.Undo, k.Operations, k.Time,
+		k.Revise, k.Insert, k.MoveDown, k.Next, k.Redo, k.Sessions, k.Raw, k.HalfDown, k.Top, k.Bottom, k.Help, k.Quit}
 }

@@ -422,6 +422,8 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	// Keys that do nothing in the current state are switched off (see
 	// syncKeys), so the raw view needs no switch of its own.
 	switch {
+	case key.Matches(msg, k.Cancel) && m.full:
+		m.full = false
 	case key.Matches(msg, k.Raw):
 		return m.toggleRaw()
 	case key.Matches(msg, k.Cancel) && m.raw.on:
@@ -486,6 +488,10 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.move(m.rows.Len())
 	case key.Matches(msg, k.Toggle):
 		m.toggle()
+	default:
+		if cmd := m.explainKey(msg); cmd != nil {
+			return cmd
+		}
 	}
 	return m.loadBodies()
 }

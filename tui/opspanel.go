@@ -115,7 +115,7 @@ func (p *opsPanel) whyNot(which int) string {
 			return "the " + what + " was reverted: it shows nowhere"
 		case model.StatusInactive:
 			if !op.Active {
-				return "the " + what + " is switched off: it shows nowhere (space switches it on)"
+				return "the " + what + " is switched off: it shows nowhere (" + p.keys.Toggle.Help().Key + " switches it on)"
 			}
 			return "the " + what + " waits for its tags (" + strings.Join(op.WhenTags, ", ") + "): it shows nowhere"
 		case model.StatusOrphaned:

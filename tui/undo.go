@@ -38,6 +38,11 @@ func describeUndo(op model.Op) string {
 // undo reverts the operator's latest operation still in effect.
 func (m *Model) undo() tea.Cmd {
 	t := m.target()
+	// What the messages name of the keys, taken here: the command runs
+	// on its own goroutine.
+	redoKey := m.keys.Redo.Help().Key
+	nothing := fmt.Errorf("nothing of yours to undo: %s lists every operation, and %s there reverts one by anyone",
+		m.keys.Operations.Help().Key, defaultOpsKeys().Revert.Help().Key)
 	return func() tea.Msg {
 		list, err := t.svc.Operations(t.sid)
 		if err != nil {
@@ -50,15 +55,11 @@ func (m *Model) undo() tea.Cmd {
 			}
 			step := undoStep{sid: t.sid, opID: op.ID, what: describeUndo(op)}
 			_, err := t.svc.RevertOperation(context.Background(), ops.OperationArgs{OperationID: op.ID, SessionID: t.sid, ExpectedVersion: t.opts().ExpectedVersion})
-			return editDoneMsg{what: fmt.Sprintf("undid your %s (ctrl+r redoes it)", step.what), err: err, undo: &step}
+			return editDoneMsg{what: fmt.Sprintf("undid your %s (%s redoes it)", step.what, redoKey), err: err, undo: &step}
 		}
-		return editDoneMsg{what: "undo", err: errNothingToUndo}
+		return editDoneMsg{what: "undo", err: nothing}
 	}
 }
-
-// errNothingToUndo is u's answer when every operation of the operator's
-// is already reverted.
-var errNothingToUndo = fmt.Errorf("nothing of yours to undo: o lists every operation, and x there reverts one by anyone")
 
 // redo restores the operation the latest undo reverted.
 func (m *Model) redo() tea.Cmd {
@@ -67,7 +68,7 @@ func (m *Model) redo() tea.Cmd {
 		m.redoStack = m.redoStack[:len(m.redoStack)-1]
 	}
 	if len(m.redoStack) == 0 {
-		return m.flash(redoReason, true)
+		return m.flash(m.redoReason(), true)
 	}
 	step := m.redoStack[len(m.redoStack)-1]
 	m.redoStack = m.redoStack[:len(m.redoStack)-1]
@@ -80,7 +81,9 @@ func (m *Model) redo() tea.Cmd {
 }
 
 // redoReason is what ctrl+r says when there is nothing to redo.
-const redoReason = "nothing to redo: ctrl+r restores what u undid"
+func (m *Model) redoReason() string {
+	return "nothing to redo: " + m.keys.Redo.Help().Key + " restores what " + m.keys.Undo.Help().Key + " undid"
+}
 
 // keepRedo updates the redo stack for a finished edit: an undo pushes
 // what it reverted; any other edit of the operator's starts a new

@@ -317,8 +317,7 @@ func (m *Model) render() string {
 			lines = append(lines[:h-len(box)], box...)
 		}
 	} else if m.full {
-		helpView := m.help.FullHelpView(m.keys.FullHelp())
-		hl := strings.Split(helpView, "\n")
+		hl := m.fullHelpView()
 		if len(hl) < h {
 			lines = append(lines[:h-len(hl)], hl...)
 		}
@@ -367,7 +366,7 @@ func (m *Model) bottomLine() string {
 		// The help line changes only with the state: drawn once per state.
 		k := m.helpKey()
 		if k != m.helpCache.key {
-			m.helpCache.key, m.helpCache.line = k, m.help.ShortHelpView(m.shortHelp())
+			m.helpCache.key, m.helpCache.line = k, m.shortLine()
 		}
 		return m.helpCache.line
 	}
@@ -389,7 +388,7 @@ type helpCacheKey struct {
 func (m *Model) helpKey() helpCacheKey {
 	k := helpCacheKey{width: m.width, styles: m.styles}
 	for i, b := range m.shortHelp() {
-		if b.Enabled() {
+		if m.whyNot(b) == "" {
 			k.enabled |= 1 << i
 		}
 	}
@@ -434,6 +433,9 @@ func (m *Model) emptyView() string {
 	if l := m.opts.Listener; l != nil {
 		lines = append(lines, st.Thread.Empty.Render("An agent at "+l.Addr()+" can create one with create_session: it opens here."), "")
 	}
-	lines = append(lines, st.Help.Desc.Render("q quits"))
+	if l := m.opts.Listener; l != nil && l.Notice() != "" {
+		lines = append(lines, st.Status.Info.Render(l.Notice()), "")
+	}
+	lines = append(lines, st.Help.Desc.Render(m.keys.Quit.Help().Key+" quits"))
 	return lipgloss.NewStyle().Padding(1, 2).Render(strings.Join(lines, "\n"))
 }

@@ -1,0 +1,176 @@
+package tui
+
+import (
+	"strings"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// Help is generated from the key map, in two forms: the full help (?)
+// lists every key, greying those that do nothing now, so a key can be
+// learnt before it is needed; the bottom line lists the keys that work
+// now, as many as fit, the most useful first, and always ? for the rest.
+
+// helpEntry is one key of the full help.
+type helpEntry struct {
+	key, desc string
+	usable    bool
+}
+
+// whyNot says why a binding does nothing now, or "" when it acts: keys
+// that stay on with nothing to do (redo, the next match) and keys
+// switched off for the state (an edit in the raw view).
+func (m *Model) whyNot(b key.Binding) string {
+	k := &m.keys
+	is := func(o key.Binding) bool { return b.Help().Key == o.Help().Key } // help keys are unique
+	switch {
+	case is(k.Redo) && !m.canRedo():
+		return m.redoReason()
+	case (is(k.Next) || is(k.Prev)) && len(m.search.hits) == 0:
+		return "no search yet: " + k.Search.Help().Key + " searches the thread"
+	case is(k.Undo) && m.info.OpCount == 0:
+		return "nothing to undo"
+	case b.Enabled():
+		return ""
+	case m.raw.on:
+		return "does nothing in the raw view (" + k.Raw.Help().Key + " goes back to the thread)"
+	case m.moving != nil:
+		return "does nothing while moving (" + k.Commit.Help().Key + " confirms the move, " + k.Cancel.Help().Key + " cancels it)"
+	case m.rows == nil || m.rows.Len() == 0:
+		return "does nothing in an empty thread"
+	}
+	return "does nothing here"
+}
+
+// canRedo reports whether ctrl+r has something to restore in this
+// session.
+func (m *Model) canRedo() bool {
+	for _, s := range m.redoStack {
+		if s.sid == m.sid {
+			return true
+		}
+	}
+	return false
+}
+
+// helpEntries is the full help's keys, in the key map's groups, each
+// marked usable or not.
+func (m *Model) helpEntries() []helpEntry {
+	var out []helpEntry
+	for _, group := range m.keys.FullHelp() {
+		for _, b := range group {
+			h := b.Help()
+			out = append(out, helpEntry{key: h.Key, desc: h.Desc, usable: m.whyNot(b) == ""})
+		}
+	}
+	return out
+}
+
+// fullHelpView lays the full help out in as many columns as fit the
+// width (fewer columns, more rows on a narrow screen), keys that do
+// nothing now greyed, and a line saying what grey means.
+func (m *Model) fullHelpView() []string {
+	entries := m.helpEntries()
+	const gap = 4
+	keyW := func(col []helpEntry) (kw, dw int) {
+		for _, e := range col {
+			kw, dw = max(kw, ansi.StringWidth(e.key)), max(dw, ansi.StringWidth(e.desc))
+		}
+		return kw, dw
+	}
+	var cols [][]helpEntry
+	for c := len(entries); c >= 1; c-- {
+		rows := (len(entries) + c - 1) / c
+		cols = cols[:0]
+		total := 0
+		for i := 0; i < len(entries); i += rows {
+			col := entries[i:min(i+rows, len(entries))]
+			kw, dw := keyW(col)
+			total += kw + 1 + dw + gap
+			cols = append(cols, col)
+		}
+		if total-gap <= m.width || c == 1 {
+			break
+		}
+	}
+	st := m.styles
+	grey := st.Thread.Dimmed.Faint(true)
+	var lines []string
+	for r := 0; r < len(cols[0]); r++ {
+		var b strings.Builder
+		for ci, col := range cols {
+			if r >= len(col) {
+				continue
+			}
+			kw, dw := keyW(col)
+			e := col[r]
+			ks, ds := st.Help.Key, st.Help.Desc
+			if !e.usable {
+				ks, ds = grey, grey
+			}
+			cell := ks.Render(padRight(e.key, kw)) + " " + ds.Render(e.desc)
+			if ci < len(cols)-1 {
+				cell += strings.Repeat(" ", dw-ansi.StringWidth(e.desc)+gap)
+			}
+			b.WriteString(cell)
+		}
+		lines = append(lines, ansi.Truncate(b.String(), m.width, ""))
+	}
+	note := "grey: does nothing now · " + m.keys.Help.Help().Key + " or " + m.keys.Cancel.Help().Key + " closes this"
+	return append(lines, grey.Render(ansi.Truncate(note, m.width, "…")))
+}
+
+func padRight(s string, w int) string {
+	return s + strings.Repeat(" ", max(w-ansi.StringWidth(s), 0))
+}
+
+// shortLine is the bottom line's keys: those of shortHelp that work now,
+// in its order (the most useful first), as many as fit the width beside
+// the help and quit keys, which always show.
+func (m *Model) shortLine() string {
+	keys := m.shortHelp()
+	var always, rest []key.Binding
+	for _, b := range keys {
+		switch {
+		case b.Help().Key == m.keys.Help.Help().Key || b.Help().Key == m.keys.Quit.Help().Key:
+			always = append(always, b)
+		case m.whyNot(b) == "":
+			rest = append(rest, b)
+		}
+	}
+	h := m.help
+	h.SetWidth(0) // measured here: the help's own cut would end the line in "…"
+	fits := func(bs []key.Binding) bool {
+		return lipgloss.Width(h.ShortHelpView(bs)) <= m.width
+	}
+	// In order, the most useful first; a key too long for what is left
+	// makes way for a shorter one after it.
+	var shown []key.Binding
+	for _, b := range rest {
+		if try := append(append(shown[:len(shown):len(shown)], b), always...); fits(try) {
+			shown = append(shown, b)
+		}
+	}
+	return h.ShortHelpView(append(shown, always...))
+}
+
+// explainKey says why a key that matched nothing does nothing, when it
+// is one of the TUI's keys switched off for now.
+func (m *Model) explainKey(msg tea.KeyPressMsg) tea.Cmd {
+	for _, group := range m.keys.FullHelp() {
+		for _, b := range group {
+			if b.Enabled() || b.Help().Key == m.keys.Cancel.Help().Key {
+				continue // esc with nothing to cancel is a reflex, not a question
+			}
+			for _, k := range b.Keys() {
+				if k == msg.String() {
+					return m.flash(b.Help().Key+" "+m.whyNot(b), true)
+				}
+			}
+		}
+	}
+	return nil
+}
