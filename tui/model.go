@@ -80,6 +80,7 @@ type Model struct {
 	loading bool
 	lines   map[lineKey][]string // rendered rows
 
+	agents    int // connected to the listener, as last seen (agents.go)
 	status    string
 	statusErr bool
 	statusSeq int
@@ -135,10 +136,13 @@ type (
 // Init loads the session and asks the terminal for its background.
 func (m *Model) Init() tea.Cmd {
 	var notice tea.Cmd
-	if l := m.opts.Listener; l != nil && l.Notice() != "" {
-		notice = m.flash(l.Notice(), false)
+	if l := m.opts.Listener; l != nil {
+		m.agents = l.Agents()
+		if l.Notice() != "" {
+			notice = m.flash(l.Notice(), false)
+		}
 	}
-	return tea.Batch(m.loadView(m.opts.Session), tea.RequestBackgroundColor, notice)
+	return tea.Batch(m.loadView(m.opts.Session), tea.RequestBackgroundColor, notice, m.startAgentsWatch())
 }
 
 func (m *Model) loadView(ref string) tea.Cmd {
@@ -279,6 +283,11 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, cmd
 		}
 		return m, nil
+	case agentsWatchMsg:
+		return m, m.watchAgents()
+	case agentsMsg:
+		m.agents = msg.n
+		return m, m.watchAgents()
 	case statusTimerMsg:
 		return m, tea.Tick(statusTTL, func(time.Time) tea.Msg { return statusExpiredMsg(msg) })
 	case statusExpiredMsg:

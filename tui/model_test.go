@@ -35,8 +35,9 @@ func run(t *testing.T, m *Model, cmd tea.Cmd) {
 		// cursors do not blink: a command this slow is stuck.
 		t.Fatalf("a command did not return in 10 s")
 	}
-	if _, ok := msg.(statusTimerMsg); ok {
-		return // the timer that clears a message: not wanted in tests
+	switch msg.(type) {
+	case statusTimerMsg, agentsWatchMsg:
+		return // the timer that clears a message, the agents' watch: not wanted in tests
 	}
 	if batch, ok := msg.(tea.BatchMsg); ok {
 		for _, c := range batch {

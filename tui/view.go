@@ -347,7 +347,7 @@ func (m *Model) statusBar() string {
 	}
 	if l := m.opts.Listener; l != nil {
 		mcp := st.Key.Render("mcp ") + st.Value.Render(l.Addr())
-		if n := l.Agents(); n > 0 {
+		if n := m.agents; n > 0 {
 			mcp += st.Key.Render(" (" + plural(n, "agent") + ")")
 		}
 		parts = append(parts, mcp)
