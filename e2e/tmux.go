@@ -136,6 +136,12 @@ func (t *Terminal) Capture() (string, error) {
 	return t.run("capture-pane", "-p", "-t", t.target)
 }
 
+// CaptureHistory is Capture with the lines scrolled off the top before
+// it: what a program printed as it exited, at the bottom row, is there.
+func (t *Terminal) CaptureHistory() (string, error) {
+	return t.run("capture-pane", "-p", "-S", "-", "-t", t.target)
+}
+
 // Exited reports whether the pane's program has exited, and its status.
 func (t *Terminal) Exited() (bool, int, error) {
 	out, err := t.run("display-message", "-p", "-t", t.target, "#{pane_dead} #{pane_dead_status}")
@@ -167,6 +173,20 @@ func (t *Terminal) CursorY() (int, error) {
 		return 0, fmt.Errorf("tmux reported cursor row %q: %w", strings.TrimSpace(out), err)
 	}
 	return y, nil
+}
+
+// PanePID returns the process ID of the pane's program (the first
+// process tmux started in it).
+func (t *Terminal) PanePID() (int, error) {
+	out, err := t.run("display-message", "-p", "-t", t.target, "#{pane_pid}")
+	if err != nil {
+		return 0, err
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(out))
+	if err != nil {
+		return 0, fmt.Errorf("tmux reported pane pid %q: %w", strings.TrimSpace(out), err)
+	}
+	return pid, nil
 }
 
 // Size returns the pane's width and height.

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/help"
@@ -32,6 +33,9 @@ type Options struct {
 	// Listener is the embedded MCP server, shown in the status bar; nil
 	// when there is none.
 	Listener Listener
+	// Notice is what the operator should know when the TUI opens (weft
+	// demo's file), shown at the bottom for a while; empty for none.
+	Notice string
 }
 
 // Listener is what the status bar shows of the embedded MCP server.
@@ -129,18 +133,30 @@ type (
 	eventMsg ops.Event
 	// statusTimerMsg starts the timer that clears a transient message;
 	// statusExpiredMsg is that timer running out.
-	statusTimerMsg   struct{ seq int }
+	statusTimerMsg struct {
+		seq int
+		ttl time.Duration
+	}
 	statusExpiredMsg struct{ seq int }
 )
 
 // Init loads the session and asks the terminal for its background.
 func (m *Model) Init() tea.Cmd {
-	var notice tea.Cmd
+	notices := []string{}
+	if m.opts.Notice != "" {
+		notices = append(notices, m.opts.Notice)
+	}
 	if l := m.opts.Listener; l != nil {
 		m.agents = l.Agents()
 		if l.Notice() != "" {
-			notice = m.flash(l.Notice(), false)
+			notices = append(notices, l.Notice())
 		}
+	}
+	var notice tea.Cmd
+	if len(notices) > 0 {
+		// Read at the start, and maybe copied: longer than a passing
+		// message.
+		notice = m.flashFor(strings.Join(notices, " · "), false, noticeTTL)
 	}
 	return tea.Batch(m.loadView(m.opts.Session), tea.RequestBackgroundColor, notice, m.startAgentsWatch())
 }
@@ -289,7 +305,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.agents = msg.n
 		return m, m.watchAgents()
 	case statusTimerMsg:
-		return m, tea.Tick(statusTTL, func(time.Time) tea.Msg { return statusExpiredMsg(msg) })
+		return m, tea.Tick(msg.ttl, func(time.Time) tea.Msg { return statusExpiredMsg{msg.seq} })
 	case statusExpiredMsg:
 		if msg.seq == m.statusSeq {
 			m.status = ""
@@ -604,17 +620,24 @@ func (m *Model) toggle() {
 	m.scrollToCursor()
 }
 
-// statusTTL is how long a transient message shows.
-const statusTTL = 4 * time.Second
+// statusTTL is how long a transient message shows; noticeTTL how long
+// the notices at start do.
+const (
+	statusTTL = 4 * time.Second
+	noticeTTL = 20 * time.Second
+)
 
 // flash shows a transient status message.
-func (m *Model) flash(s string, isErr bool) tea.Cmd {
+func (m *Model) flash(s string, isErr bool) tea.Cmd { return m.flashFor(s, isErr, statusTTL) }
+
+// flashFor shows a status message for ttl.
+func (m *Model) flashFor(s string, isErr bool, ttl time.Duration) tea.Cmd {
 	m.statusSeq++
 	// A message may quote the thread (an error naming a title, an
 	// agent's name): shown, not obeyed.
 	m.status, m.statusErr = termsafe.Line(s), isErr
 	seq := m.statusSeq
-	return func() tea.Msg { return statusTimerMsg{seq} }
+	return func() tea.Msg { return statusTimerMsg{seq, ttl} }
 }
 
 // Run opens the TUI until the operator quits.

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -14,13 +16,16 @@ import (
 
 // demoCommand is weft demo.
 func (a *app) demoCommand() *cobra.Command {
+	var keep bool
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Open the TUI on a fresh file seeded with a sample thread",
-		Long:  `demo seeds a scratch file with a sample thread and opens the TUI on it: 253 messages over four days of building a rate limiter, with tool calls, code, a long digression worth digesting, a misplaced message worth moving, and a few operations already applied (one by an agent). The file is removed when the TUI closes. The TUI's flags apply; --db does not.`,
+		Long:  `demo seeds a scratch file with a sample thread and opens the TUI on it: 253 messages over four days of building a rate limiter, with tool calls, code, a long digression worth digesting, a misplaced message worth moving, and a few operations already applied (one by an agent). The TUI shows the file's path when it opens; the file is removed when the TUI closes (or weft is stopped by a signal), unless --keep keeps it and prints its path, for the command line's examples: weft --db PATH ls. The TUI's flags apply; --db does not.`,
 		Example: `
 weft demo
-weft demo --theme light --no-mcp`,
+weft demo --theme light --no-mcp
+# keep the file, then try the command line on it
+weft demo --keep`,
 		Args: a.positional(func(args []string) error {
 			if len(args) > 0 {
 				return usageErr("demo takes no arguments")
@@ -28,22 +33,32 @@ weft demo --theme light --no-mcp`,
 			return nil
 		}),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runDemo(cmd.Context(), a.tuiOptions(), a.listen())
+			return runDemo(cmd.Context(), a.tuiOptions(), a.listen(), keep, a.stdout)
 		},
 	}
+	cmd.Flags().BoolVar(&keep, "keep", false, "keep the demo's file when the TUI closes, and print its path")
 	a.hideFlags(cmd, "db")
 	return cmd
 }
 
 // runDemo seeds a fresh file with the demo thread and opens the TUI on
-// it.
-func runDemo(ctx context.Context, opts tui.Options, lc listenConfig) error {
+// it. The file is shown when the TUI opens; it goes with its folder when
+// the TUI closes, unless keep, which prints where it is instead.
+func runDemo(ctx context.Context, opts tui.Options, lc listenConfig, keep bool, stdout io.Writer) (err error) {
 	dir, err := os.MkdirTemp("", "weft-demo-")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir) // the demo is a scratch file: gone when the TUI closes
 	path := filepath.Join(dir, "demo.db")
+	defer func() {
+		if keep {
+			if err == nil {
+				fmt.Fprintf(stdout, "the demo's file is kept: weft --db %s ls\n", path)
+			}
+			return
+		}
+		os.RemoveAll(dir) // the demo is a scratch file: gone when the TUI closes
+	}()
 	st, err := store.Open(path, store.Options{})
 	if err != nil {
 		return err
@@ -58,5 +73,9 @@ func runDemo(ctx context.Context, opts tui.Options, lc listenConfig) error {
 		return err
 	}
 	opts.Session = sid
+	opts.Notice = "demo file " + path + ": removed on quit (weft demo --keep keeps it)"
+	if keep {
+		opts.Notice = "demo file " + path + ": kept on quit (weft --db " + path + " ls)"
+	}
 	return runWithListener(ctx, svc, opts, lc)
 }

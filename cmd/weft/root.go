@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -178,7 +181,13 @@ func (a *app) openTUI(ctx context.Context, session string) error {
 
 // runWithListener runs the TUI with the embedded listener lc starts (none
 // with --no-mcp), which closes with it.
+//
+// A signal that ends weft (SIGINT, SIGTERM, or SIGHUP when the terminal
+// goes) cancels the TUI's context, so the listener closes (its .addr
+// file goes) and the callers' deferred clean-ups run, as on q.
 func runWithListener(ctx context.Context, svc *ops.Service, opts tui.Options, lc listenConfig) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
 	l, err := lc.start(svc)
 	if err != nil {
 		return err
@@ -187,7 +196,11 @@ func runWithListener(ctx context.Context, svc *ops.Service, opts tui.Options, lc
 		defer l.Close()
 		opts.Listener = l
 	}
-	return runTUI(ctx, svc, opts)
+	err = runTUI(ctx, svc, opts)
+	if ctx.Err() != nil && errors.Is(err, tea.ErrProgramKilled) {
+		return nil // stopped by a signal: cleaned up, nothing to report
+	}
+	return err
 }
 
 // runTUI runs the TUI; tests replace it to look at what it is given.
