@@ -180,7 +180,7 @@ func (m *Model) renderItem(it model.Item, width int, open, dimmed bool) []string
 	}
 	switch {
 	case cut:
-		out = append(out, "  "+st.Folded.Render("… more (enter)"))
+		out = append(out, "  "+st.Folded.Render(fmt.Sprintf("… about %s (enter)", plural(folded+linesPastCut(body), "more line"))))
 	case folded > 0:
 		out = append(out, "  "+st.Folded.Render(fmt.Sprintf("… %s (enter)", plural(folded, "more line"))))
 	}
@@ -218,9 +218,9 @@ func plural(n int, one string) string {
 		return "1 " + one
 	}
 	if strings.HasSuffix(one, "ch") || strings.HasSuffix(one, "s") || strings.HasSuffix(one, "x") {
-		return fmt.Sprintf("%d %ses", n, one)
+		return thousands(n) + " " + one + "es"
 	}
-	return fmt.Sprintf("%d %ss", n, one)
+	return thousands(n) + " " + one + "s"
 }
 
 // scrollToCursor moves the window so the cursor's row is on screen.

@@ -200,8 +200,8 @@ func showThread(ctx context.Context, t target, ref string, raw, asJSON bool, w i
 	if asJSON {
 		return writeJSON(w, ops.MessageRangeResult{SessionID: o.SessionID, Version: o.Version, Total: len(msgs), Messages: orEmpty(msgs)})
 	}
-	fmt.Fprintf(w, "%s  %s · %d messages · %d operations · version %d · %d → %d tokens\n\n",
-		termsafe.Line(o.Title), termsafe.Line(o.SessionID), o.MessageCount, o.OpCount, o.Version, o.RawTokens, o.Tokens)
+	fmt.Fprintf(w, "%s  %s · %s · %s · version %d · %s → %s tokens\n\n",
+		termsafe.Line(o.Title), termsafe.Line(o.SessionID), plural(o.MessageCount, "message"), plural(o.OpCount, "operation"), o.Version, thousands(o.RawTokens), thousands(o.Tokens))
 	mi := 0
 	for i, m := range msgs {
 		for !raw && mi < len(o.Markers) && o.Markers[mi].At == i {
@@ -278,15 +278,15 @@ func writeMarker(w io.Writer, m mcpserver.OutlineMarker) {
 	var what string
 	switch m.OpType {
 	case model.OpDigest:
-		what = fmt.Sprintf("digest of %d items", m.Hidden)
+		what = "digest of " + plural(m.Hidden, "item")
 	case model.OpRevise:
-		what = fmt.Sprintf("revision of %d items into %d", m.Hidden, m.Added)
+		what = fmt.Sprintf("revision of %s into %s", plural(m.Hidden, "item"), thousands(m.Added))
 	case model.OpSnip:
-		what = fmt.Sprintf("snipped %d items", m.Hidden)
+		what = "snipped " + plural(m.Hidden, "item")
 	case model.OpResequence:
-		what = fmt.Sprintf("reordered %d items", m.Hidden)
+		what = "reordered " + plural(m.Hidden, "item")
 	case model.OpInsert:
-		what = fmt.Sprintf("inserted %d items", m.Added)
+		what = "inserted " + plural(m.Added, "item")
 	}
 	fmt.Fprintf(w, "      ── %s · %s by %s ──\n", what, termsafe.Line(m.OperationID), termsafe.Line(m.Author))
 }

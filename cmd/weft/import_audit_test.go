@@ -78,7 +78,7 @@ func TestLsShowsRawAndEffectiveTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	show, _, _ := weft(t, db, "show")
-	if !strings.Contains(show, "166143 → 51457 tokens") {
+	if !strings.Contains(show, "166,143 → 51,457 tokens") {
 		t.Fatalf("show: %.300s", show)
 	}
 	out, _, _ := weft(t, db, "ls")

@@ -287,7 +287,7 @@ func plural(n int, one string) string {
 	if n == 1 {
 		return "1 " + one
 	}
-	return fmt.Sprintf("%d %ss", n, one)
+	return thousands(n) + " " + one + "s"
 }
 
 type countingReader struct {
