@@ -227,7 +227,9 @@ var sampleArgs = []struct {
 	{"search_sessions", func(*toolState) map[string]any { return map[string]any{"query": "limiter"} }},
 	{"get_session_history", func(*toolState) map[string]any { return map[string]any{"limit": 5, "format": "markdown"} }},
 	{"create_session", func(*toolState) map[string]any { return map[string]any{"title": "scratch"} }},
-	{"rename_session", func(st *toolState) map[string]any { return map[string]any{"session_id": st.scratch, "title": "scratch, renamed"} }},
+	{"rename_session", func(st *toolState) map[string]any {
+		return map[string]any{"session_id": st.scratch, "title": "scratch, renamed"}
+	}},
 	{"delete_session", func(st *toolState) map[string]any { return map[string]any{"session_id": st.scratch} }},
 }
 
