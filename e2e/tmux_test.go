@@ -440,12 +440,12 @@ func (th editsThread) has(t *testing.T, i int, sub string) {
 func editsTokens(t *testing.T, db, sid string) (raw, eff int) {
 	t.Helper()
 	out := weftCLI(t, "--db", db, "show", sid)
-	m := regexp.MustCompile(`(\d+) → (\d+) tokens`).FindStringSubmatch(out)
+	m := regexp.MustCompile(`([\d,]+) → ([\d,]+) tokens`).FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("weft show prints no token counts in its first line:\n%s", strings.SplitN(out, "\n", 2)[0])
 	}
-	fmt.Sscan(m[1], &raw)
-	fmt.Sscan(m[2], &eff)
+	fmt.Sscan(strings.ReplaceAll(m[1], ",", ""), &raw)
+	fmt.Sscan(strings.ReplaceAll(m[2], ",", ""), &eff)
 	return raw, eff
 }
 
