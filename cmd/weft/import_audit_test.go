@@ -115,7 +115,7 @@ func TestImportManyThreadsIntoOneSession(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "s.db")
 	file := filepath.Join(data, "sharegpt/fastchat_dummy_conversation.json")
 	out, _, code := weftErr(t, db, "import", "--session", "merged", file)
-	if code != 0 || !strings.Contains(out, "2000 messages imported into 1 session (1 new)") {
+	if code != 0 || !strings.Contains(out, "2,000 messages imported into 1 session (1 new)") {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
 	out, _, code = weftErr(t, db, "import", "--session", "merged", file)

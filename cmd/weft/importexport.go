@@ -238,17 +238,17 @@ func reportImport(w io.Writer, file string, sessions []ops.ImportedSession, unre
 		if s.Created {
 			verb = "as new session"
 		}
-		fmt.Fprintf(w, "  %d messages %s %s %q", s.Added, verb, s.SessionID, s.Title)
+		fmt.Fprintf(w, "  %s %s %s %q", plural(s.Added, "message"), verb, s.SessionID, s.Title)
 		if s.Ops > 0 {
-			fmt.Fprintf(w, ", %d operations", s.Ops)
+			fmt.Fprintf(w, ", %s", plural(s.Ops, "operation"))
 		}
 		if s.OpsDropped > 0 {
-			fmt.Fprintf(w, " (%d not imported)", s.OpsDropped)
+			fmt.Fprintf(w, " (%s not imported)", thousands(s.OpsDropped))
 		}
 		fmt.Fprintln(w)
 	}
 	if changed > listed {
-		fmt.Fprintf(w, "  … and %d more sessions\n", changed-listed)
+		fmt.Fprintf(w, "  … and %s more\n", plural(changed-listed, "session"))
 	}
 	switch {
 	case len(sessions) == 0:
@@ -260,12 +260,12 @@ func reportImport(w io.Writer, file string, sessions []ops.ImportedSession, unre
 	case added == 0 && opsMade == 0:
 		fmt.Fprintf(w, "%s: nothing added", file)
 		if skipped > 0 {
-			fmt.Fprintf(w, "; %d messages were already there", skipped)
+			fmt.Fprintf(w, "; %s %s already there", plural(skipped, "message"), map[bool]string{true: "was", false: "were"}[skipped == 1])
 		}
 	default:
-		fmt.Fprintf(w, "%s: %d messages imported into %s (%d new)", file, added, plural(changed, "session"), created)
+		fmt.Fprintf(w, "%s: %s imported into %s (%s new)", file, plural(added, "message"), plural(changed, "session"), thousands(created))
 		if skipped > 0 {
-			fmt.Fprintf(w, "; %d were already there", skipped)
+			fmt.Fprintf(w, "; %s already there", map[bool]string{true: "1 was", false: thousands(skipped) + " were"}[skipped == 1])
 		}
 	}
 	if differ > 0 {
