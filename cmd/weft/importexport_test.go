@@ -20,7 +20,7 @@ func TestImportEveryFormat(t *testing.T) {
 	}{
 		{"claude-code/spotter_long_session.jsonl", 1, "292 messages imported into 1 session (1 new)", 0},
 		{"claude-code/spotter_tool_heavy.jsonl", 1, "17 messages imported into 1 session (1 new)", 0},
-		{"claude-code/claude-code-log_dag_compact_after_rewind.jsonl", 1, `"Start", 1 operation\n`, 0},
+		{"claude-code/claude-code-log_dag_compact_after_rewind.jsonl", 1, "\"Start\", 1 operation\n", 0},
 		{"chatgpt-export/chatgpt2graph_conversations.json", 1, "42 messages imported", 0},
 		{"chatgpt-export/chatlore_conversations_edge_cases.json", 2, "into 2 sessions (2 new); 1 record could not be read", 1}, // a conversation without a mapping
 		{"codex-rollout/rollout_all_record_types.jsonl", 1, "9 messages imported", 0},
