@@ -8,6 +8,7 @@ import (
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"weft/model"
 	"weft/ops"
@@ -160,9 +161,14 @@ func (m *Model) moveKeys() []key.Binding {
 }
 
 // moveHint is the bottom line while moving: what the move does so far,
-// then its keys, generated from the key map as every hint is.
+// then its keys, generated from the key map as every hint is, as many as
+// fit the width.
 func (m *Model) moveHint() string {
-	return dialogHint(m.styles, "moving "+moveText(*m.moving), m.moveKeys())
+	note, keys := "moving "+moveText(*m.moving), m.moveKeys()
+	for len(keys) > 1 && ansi.StringWidth(dialogHint(m.styles, note, keys)) > m.width-1 {
+		keys = keys[:len(keys)-1]
+	}
+	return dialogHint(m.styles, note, keys)
 }
 
 func abs(n int) int {

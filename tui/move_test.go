@@ -139,3 +139,15 @@ func TestQuitWhileMoving(t *testing.T) {
 		}
 	}
 }
+
+// The move's hint fits the width, dropping its least useful keys, never
+// cut in the middle.
+func TestMoveHintFits(t *testing.T) {
+	m, _ := demoModel(t, 80, 30)
+	press(t, m, "k", "k", "J", "J")
+	lines := strings.Split(screen(m), "\n")
+	last := lines[len(lines)-1]
+	if strings.Contains(last, "…") || !strings.Contains(last, "moving item 240 down by 2 places") || !strings.Contains(last, "enter confirm the move") {
+		t.Errorf("the move's hint at 80 columns: %q", last)
+	}
+}

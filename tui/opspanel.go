@@ -317,10 +317,10 @@ func (p *opsPanel) View(width int, st *themes.Styles) string {
 		// Reverting is for good: the question names what goes and whose
 		// it is, so an agent's work is not reverted unawares.
 		op := p.asking
-		q := fmt.Sprintf("Revert %s %s (%s)? A reverted operation cannot be switched on again.", whose(op.Author), describeUndoOut(*op), termsafe.Line(describeOp(*op)))
-		tail = append(tail, st.Status.Error.Render(ansi.Truncate(q, w-4, "…")))
+		q := fmt.Sprintf("Revert %s %s? A reverted operation cannot be switched on again.", whose(op.Author), describeUndoOut(*op))
+		tail = append(tail, st.Status.Error.Render(ansi.Wrap(q, w-4, "")))
 	case p.said != "":
-		tail = append(tail, st.Status.Error.Render(ansi.Truncate(p.said, w-4, "…")))
+		tail = append(tail, st.Status.Error.Render(ansi.Wrap(p.said, w-4, "")))
 	}
 	tail = append(tail, dialogHint(st, "", p.usable().ShortHelp()))
 	return st.Dialog.Box.Width(w).Render(lipgloss.JoinVertical(lipgloss.Left, append(append([]string{title}, lines...), tail...)...))

@@ -73,9 +73,9 @@ func runDemo(ctx context.Context, opts tui.Options, lc listenConfig, keep bool, 
 		return err
 	}
 	opts.Session = sid
-	opts.Notice = "demo file " + path + ": removed on quit (weft demo --keep keeps it)"
+	opts.Notice = "demo file " + path + ": removed on quit (--keep keeps it)"
 	if keep {
-		opts.Notice = "demo file " + path + ": kept on quit (weft --db " + path + " ls)"
+		opts.Notice = "demo file " + path + ": kept on quit"
 	}
 	return runWithListener(ctx, svc, opts, lc)
 }
