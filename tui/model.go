@@ -122,6 +122,7 @@ type (
 		err  error
 	}
 	bodiesLoadedMsg struct {
+		sid  string
 		msgs []model.Message
 		err  error
 	}
@@ -186,7 +187,7 @@ func (m *Model) loadBodies() tea.Cmd {
 	svc, sid := m.svc, m.sid
 	return func() tea.Msg {
 		out, err := svc.Messages(sid, seqs)
-		return bodiesLoadedMsg{out, err}
+		return bodiesLoadedMsg{sid, out, err}
 	}
 }
 
@@ -224,6 +225,13 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case viewLoadedMsg:
 		return m, m.viewLoaded(msg)
 	case bodiesLoadedMsg:
+		if msg.sid != m.sid {
+			// Read for the session shown before a switch: its messages
+			// share their IDs (m1, m2, …) with this one's, so they must
+			// not be taken for this one's. The switch forgot that
+			// request (see openSession): loading is this session's.
+			return m, nil
+		}
 		m.loading = false
 		if msg.err != nil {
 			return m, m.flash(msg.err.Error(), true)
@@ -268,11 +276,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.id == m.sid {
 			return m, nil
 		}
-		m.view, m.rows, m.anchor, m.moving = nil, nil, -1, nil
-		m.search = search{}
-		clear(m.expanded)
-		clear(m.bodies)
-		return m, m.loadView(msg.id)
+		return m, m.openSession(msg.id)
 	case editorFileMsg, editorDoneMsg, draftDoneMsg, opsLoadedMsg, sessionsLoadedMsg, sessionsFilteredMsg:
 		if m.dialog != nil {
 			_, cmd := m.dialog.HandleMsg(msg)
@@ -346,6 +350,11 @@ func (m *Model) viewLoaded(msg viewLoadedMsg) tea.Cmd {
 			return nil
 		}
 		m.err = msg.err
+		return nil
+	}
+	if m.sid != "" && msg.info.ID != m.sid {
+		// A reload of the session shown before a switch, asked for
+		// before it: the operator has moved on.
 		return nil
 	}
 	m.empty = false

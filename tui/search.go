@@ -60,6 +60,7 @@ func (s *search) syncKeys() {
 }
 
 type searchResultMsg struct {
+	sid   string // the session searched: a result for another is dropped
 	seq   int
 	query string
 	hits  []ops.LineHit
@@ -98,12 +99,15 @@ func (m *Model) runSearch() tea.Cmd {
 	seq, svc, sid, prev := s.seq, m.svc, m.sid, s.state
 	return func() tea.Msg {
 		hits, state, err := svc.FuzzyLines(sid, q, prev, searchLimit)
-		return searchResultMsg{seq, q, hits, state, err}
+		return searchResultMsg{sid, seq, q, hits, state, err}
 	}
 }
 
 func (m *Model) searchResult(msg searchResultMsg) {
 	s := &m.search
+	if msg.sid != m.sid {
+		return // searched in the session shown before a switch
+	}
 	// A stale answer is not shown, but what it learned still narrows
 	// the next search if the query goes on from it.
 	if msg.state != nil && strings.HasPrefix(s.query, msg.query) && (s.state == nil || len(msg.query) >= len(s.state.Query())) {

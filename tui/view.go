@@ -20,6 +20,8 @@ const foldedLines = 6
 // state. Stored messages and synthetic items never change, so a row's
 // lines can be kept for as long as its key is the same.
 type lineKey struct {
+	// sid is the session: items of different sessions share IDs.
+	sid    string
 	kind   rowKind
 	id     model.ItemID
 	op     string
@@ -43,7 +45,7 @@ func (m *Model) rowLines(r int) []string {
 	if m.raw.on {
 		width = max(width-rawLanes-1, 10)
 	}
-	k := lineKey{kind: rw.kind, width: width, raw: m.raw.on, version: m.info.Version}
+	k := lineKey{sid: m.sid, kind: rw.kind, width: width, raw: m.raw.on, version: m.info.Version}
 	var it model.Item
 	switch rw.kind {
 	case rowItem:

@@ -1,0 +1,29 @@
+package tui
+
+import (
+	tea "charm.land/bubbletea/v2"
+
+	"weft/ops"
+)
+
+// openSession switches to another session of the file. Everything kept
+// for the one shown belongs to it alone: its stored messages and synthetic
+// items have the same IDs as the other's (m1, m2, …), so its rendered
+// rows, loaded bodies, unfolded items, expanded markers and search would
+// show the wrong thread if they were kept. Answers still on their way for
+// it are dropped when they come (they name their session).
+func (m *Model) openSession(id string) tea.Cmd {
+	m.sid = id
+	m.info.Title = ""
+	m.view, m.rows, m.anchor, m.moving = nil, nil, -1, nil
+	m.cursor, m.top, m.placed = 0, 0, -1
+	m.search = search{}
+	m.raw = rawState{}
+	m.timeline = ops.Timeline{}
+	m.loading = false // a read for the other session is forgotten, not waited for
+	clear(m.expanded)
+	clear(m.open)
+	clear(m.bodies)
+	clear(m.lines)
+	return m.loadView(id)
+}
