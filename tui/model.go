@@ -583,13 +583,18 @@ func (m *Model) toggle() {
 		return
 	}
 	switch rw := m.rows.At(m.cursor); rw.kind {
-	case rowMarker, rowHidden, rowMore:
+	case rowMarker, rowMore:
 		op := m.view.Markers[rw.marker].OpID
 		m.expanded[op] = !m.expanded[op]
 		m.rows = newRowIndex(m.view, m.expanded)
 		m.cursor = m.rows.RowOfMarker(rw.marker)
 	case rowItem:
 		id := m.view.ID(m.view.Items[rw.item])
+		m.open[id] = !m.open[id]
+	case rowHidden:
+		// An original under an expanded marker unfolds as an item does
+		// (its hint says enter); the marker's own row collapses it.
+		id := m.view.ID(m.view.Markers[rw.marker].Hidden[rw.item])
 		m.open[id] = !m.open[id]
 	}
 	m.scrollToCursor()

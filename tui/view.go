@@ -72,7 +72,7 @@ func (m *Model) rowLines(r int) []string {
 	case rw.kind == rowItem:
 		lines = m.renderItem(it, width, k.open, false)
 	case rw.kind == rowHidden:
-		lines = m.renderItem(it, width, false, true)
+		lines = m.renderItem(it, width, k.open, true)
 	case rw.kind == rowMarker:
 		lines = []string{m.renderMarker(&m.view.Markers[rw.marker], width, k.open)}
 	case rw.kind == rowMore:
