@@ -66,6 +66,7 @@ type Model struct {
 	anchor   int                   // row where a range selection started; -1 for none
 
 	dialog    dialog
+	saving    dialog // the dialog whose edit is on its way; it stays open until it is done
 	search    search
 	timeline  ops.Timeline
 	moving    *move
@@ -322,8 +323,11 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, m.searchKey(msg)
 		}
 		if m.dialog != nil {
+			if m.saving != nil {
+				return m, nil // its edit answers in a moment: a second submit must not race it
+			}
 			done, cmd := m.dialog.HandleMsg(msg)
-			if done {
+			if done && m.saving == nil {
 				m.dialog = nil
 			}
 			return m, cmd
@@ -364,6 +368,7 @@ func (m *Model) viewLoaded(msg viewLoadedMsg) tea.Cmd {
 			keep = m.view.ID(m.view.Items[rw.item])
 		}
 	}
+	anchor := m.anchorItem()
 	if m.raw.on && msg.info.ID == m.sid {
 		// The raw view is laid out again in a command (rawReady); until
 		// it comes the one showing stays.
@@ -389,6 +394,7 @@ func (m *Model) viewLoaded(msg viewLoadedMsg) tea.Cmd {
 	default:
 		m.cursor = min(m.cursor, max(m.rows.Len()-1, 0))
 	}
+	m.keepAnchor(anchor)
 	m.scrollToCursor()
 	var raw tea.Cmd
 	if pending {

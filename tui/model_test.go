@@ -233,7 +233,7 @@ func TestEditsByKeyboard(t *testing.T) {
 	}
 	press(t, m, "g", "j", "i")
 	typeText(t, m, "note: inserted by hand")
-	send(t, m, keySave) // "assistant: note: …" — the prefilled role stays
+	send(t, m, keySave) // "--- assistant" then the note: the prefilled role stays
 	if op := lastOp(t, svc, m.sid); op.Type != model.OpInsert || op.Payload.Messages[0].Content != "note: inserted by hand" {
 		t.Fatalf("insert: %+v", op)
 	}
@@ -241,7 +241,8 @@ func TestEditsByKeyboard(t *testing.T) {
 	if m.dialog == nil {
 		t.Fatal("r opened no dialog")
 	}
-	send(t, m, keySave) // revise with the text as it is
+	typeText(t, m, " (revised)")
+	send(t, m, keySave)
 	if op := lastOp(t, svc, m.sid); op.Type != model.OpRevise || len(op.Payload.Messages) != 1 {
 		t.Fatalf("revise: %+v", op)
 	}

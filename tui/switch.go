@@ -3,6 +3,7 @@ package tui
 import (
 	tea "charm.land/bubbletea/v2"
 
+	"weft/model"
 	"weft/ops"
 )
 
@@ -26,4 +27,29 @@ func (m *Model) openSession(id string) tea.Cmd {
 	clear(m.bodies)
 	clear(m.lines)
 	return m.loadView(id)
+}
+
+// anchorItem is the item a range being selected starts on, if any.
+func (m *Model) anchorItem() model.ItemID {
+	if m.anchor < 0 || m.view == nil || m.anchor >= m.rows.Len() {
+		return ""
+	}
+	if rw := m.rows.At(m.anchor); rw.kind == rowItem {
+		return m.view.ID(m.view.Items[rw.item])
+	}
+	return ""
+}
+
+// keepAnchor puts a range's start back on its item after the view
+// changed under it (an agent's edit above it moves its row); a range
+// whose start went into an operation is dropped, not moved elsewhere.
+func (m *Model) keepAnchor(id model.ItemID) {
+	if m.anchor < 0 {
+		return
+	}
+	if i := m.view.IndexOf(id); id != "" && i >= 0 {
+		m.anchor = m.rows.RowOfItem(i)
+		return
+	}
+	m.anchor = -1
 }
