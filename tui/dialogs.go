@@ -280,6 +280,12 @@ func openEditor(editor, text string) tea.Cmd {
 			return editorDoneMsg{err: err}
 		}
 		path := f.Name()
+		// A text file ends in a newline, as editors write it back
+		// (one that adds a line must not join it to the last); it
+		// is trimmed again when the text comes back.
+		if !strings.HasSuffix(text, "\n") {
+			text += "\n"
+		}
 		_, err = f.WriteString(text)
 		if cerr := f.Close(); err == nil {
 			err = cerr
