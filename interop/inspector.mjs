@@ -224,8 +224,8 @@ async function main() {
     check(a && typeof a.readOnlyHint === "boolean" && typeof a.destructiveHint === "boolean" && typeof a.idempotentHint === "boolean", `${n}: annotations missing or incomplete: ${JSON.stringify(a)}`);
     eq(a.readOnlyHint, readOnlyTools.has(n), `${n}: readOnlyHint`);
     // Every edit is a reversible operation, but a revert cannot be undone
-    // by any tool: revert_operation alone is destructive.
-    eq(a.destructiveHint, n === "revert_operation", `${n}: destructiveHint`);
+    // by any tool, nor a session's deletion: those alone are destructive.
+    eq(a.destructiveHint, n === "revert_operation" || n === "delete_session", `${n}: destructiveHint`);
     eq(a.openWorldHint === true, n === "summarize_message_range", `${n}: openWorldHint`);
     if (a.readOnlyHint) eq(a.idempotentHint, true, `${n}: a read-only tool is idempotent`);
   }
@@ -434,6 +434,13 @@ async function main() {
   check(foundTitle.sessions.some((m) => m.session.session_id === N && m.matched.includes("title")), "search_sessions finds the title", JSON.stringify(foundTitle));
   eq(hist2.messages.map((m) => m.role), ["user", "assistant", "user"], "the new session's history");
   eq([list2.sessions.length, list2.sessions[0].session_id, list2.total], [1, N, 3], "list_sessions limit 1: the latest");
+  // A session made to be renamed and deleted: the file is as it was.
+  const tmp = await call("create_session", { title: "to delete" });
+  const ren = await call("rename_session", { session_id: tmp.session_id, title: "renamed, then deleted" });
+  eq(ren.title, "renamed, then deleted", "rename_session");
+  const del = await call("delete_session", { session_id: tmp.session_id });
+  eq([del.session_id, del.title], [tmp.session_id, "renamed, then deleted"], "delete_session");
+  await callError("delete_session", { session_id: tmp.session_id }, /not found/);
 
   // Refused requests: exit 5, isError and a reason that says what is right.
   step = "errors";

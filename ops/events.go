@@ -31,6 +31,8 @@ const (
 	EventOpCreated      EventKind = "op_created"      // an operation was made
 	EventOpChanged      EventKind = "op_changed"      // toggled, reverted or restored
 	EventTagsSet        EventKind = "tags_set"        // the session's active tags changed
+	EventSessionChanged EventKind = "session_changed" // its record changed (a new title)
+	EventSessionDeleted EventKind = "session_deleted" // it is gone from the file
 	// EventPreferences: pending context preferences were set or used;
 	// the thread and its version are as they were.
 	EventPreferences EventKind = "preferences"

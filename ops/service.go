@@ -328,6 +328,9 @@ type change struct {
 	// preferences): the version stays and the session's history does
 	// not record it.
 	aside bool
+	// deleted: the change removes the session (with aside, so its record
+	// is not written again); the cache forgets it.
+	deleted bool
 }
 
 // errNothing rolls back a write whose prepare found nothing to do.
@@ -475,6 +478,14 @@ func (s *Service) commitAll(ctx context.Context, reqs []*writeReq) error {
 		}
 		s.latest = id
 		switch {
+		case ch.deleted:
+			delete(s.threads, id)
+			if s.latest == id {
+				s.latest = ""
+			}
+			if s.focus == id {
+				s.focus = ""
+			}
 		case ch.reload:
 			delete(s.threads, id) // loaded again from the store on next use
 		default:

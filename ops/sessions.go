@@ -38,12 +38,9 @@ type CreateSessionResult struct {
 
 // CreateSession makes a new, empty session.
 func (s *Service) CreateSession(ctx context.Context, a CreateSessionArgs) (CreateSessionResult, error) {
-	title := strings.TrimSpace(a.Title)
-	if title == "" {
-		return CreateSessionResult{}, invalidf("title is empty: give the session a short title")
-	}
-	if len(title) > 200 {
-		return CreateSessionResult{}, invalidf("title is %d bytes long; keep it under 200", len(title))
+	title, err := validTitle(a.Title)
+	if err != nil {
+		return CreateSessionResult{}, err
 	}
 	now := s.clock()
 	info, err := s.create(ctx, model.Session{

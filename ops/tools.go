@@ -73,6 +73,8 @@ var registry = []*Tool{
 	// Sessions (seed 004).
 	def("list_sessions", "List sessions, most recently updated first, with message counts, tokens and versions.", readOnly, (*Service).ListSessions),
 	def("create_session", "Create an empty session and return its ID.", edit, (*Service).CreateSession),
+	def("rename_session", "Give a session a new title. Its thread is untouched.", setter, (*Service).RenameSession),
+	def("delete_session", "Delete a session and everything in it from the file: messages, operations, import keys. It cannot be undone; it takes the session's full ID only.", final, (*Service).DeleteSession),
 	def("append_messages", "Store messages at the end of a session's thread. Stored messages never change; edits are operations over them.", edit, (*Service).AppendMessages),
 	def("add_turn", "Append a turn: the user's query and, if given, the assistant's response.", edit, (*Service).AddTurn),
 	def("search_sessions", "Search every session's title and effective thread for text (query, case-insensitive; limit sessions), saying what matched, with snippets.", readOnly, (*Service).SearchSessions),

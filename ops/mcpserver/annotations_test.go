@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// The hints agents act on: a revert cannot be undone by any tool (so it is
-// destructive), and summarize_message_range may ask a model outside weft
+// The hints agents act on: a revert, or a session's deletion, cannot be
+// undone by any tool (so they are destructive), and summarize_message_range may ask a model outside weft
 // (so it is open-world); every other tool stays inside weft.
 func TestAnnotationsOverMCP(t *testing.T) {
 	svc, _ := seeded(t)
@@ -22,10 +22,10 @@ func TestAnnotationsOverMCP(t *testing.T) {
 			t.Fatalf("%s: annotations %+v lack a hint", tool.Name, a)
 		}
 		switch tool.Name {
-		case "revert_operation":
+		case "revert_operation", "delete_session":
 			seen++
 			if !*a.DestructiveHint || a.ReadOnlyHint {
-				t.Errorf("revert_operation: destructive %v, read-only %v; want destructive", *a.DestructiveHint, a.ReadOnlyHint)
+				t.Errorf("%s: destructive %v, read-only %v; want destructive", tool.Name, *a.DestructiveHint, a.ReadOnlyHint)
 			}
 		case "summarize_message_range":
 			seen++
@@ -38,7 +38,7 @@ func TestAnnotationsOverMCP(t *testing.T) {
 			}
 		}
 	}
-	if seen != 2 {
-		t.Errorf("tools/list lacks revert_operation or summarize_message_range")
+	if seen != 3 {
+		t.Errorf("tools/list lacks revert_operation, delete_session or summarize_message_range")
 	}
 }

@@ -167,6 +167,7 @@ func TestListTools(t *testing.T) {
 // toolState carries what earlier calls made, for later calls' arguments.
 type toolState struct {
 	sid, digestOp, insertOp, timestamp string
+	scratch                            string // the session create_session made
 	hookSession                        string
 	version                            uint64
 }
@@ -226,6 +227,10 @@ var sampleArgs = []struct {
 	{"search_sessions", func(*toolState) map[string]any { return map[string]any{"query": "limiter"} }},
 	{"get_session_history", func(*toolState) map[string]any { return map[string]any{"limit": 5, "format": "markdown"} }},
 	{"create_session", func(*toolState) map[string]any { return map[string]any{"title": "scratch"} }},
+	{"rename_session", func(st *toolState) map[string]any {
+		return map[string]any{"session_id": st.scratch, "title": "scratch, renamed"}
+	}},
+	{"delete_session", func(st *toolState) map[string]any { return map[string]any{"session_id": st.scratch} }},
 }
 
 // validator checks structured results against a tool's advertised output
@@ -311,6 +316,8 @@ func TestCallEveryTool(t *testing.T) {
 			st.digestOp = out["operation_id"].(string)
 		case "insert_messages":
 			st.insertOp = out["operation_id"].(string)
+		case "create_session":
+			st.scratch = out["session_id"].(string)
 		}
 	}
 	for _, tool := range ops.Tools() {

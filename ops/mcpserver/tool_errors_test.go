@@ -26,6 +26,8 @@ type badCall struct {
 var badCalls = map[string][]badCall{
 	"list_sessions":            {{`{"limit":-1}`, []string{"limit -1 is negative"}}},
 	"create_session":           {{`{"title":""}`, []string{"title is empty"}}},
+	"rename_session":           {{`{"title":"  "}`, []string{"title is empty"}}},
+	"delete_session":           {{`{"session_id":""}`, []string{"session_id is empty"}}},
 	"append_messages":          {{`{"messages":[{"role":"robot","content":"x"}]}`, []string{`messages[0]`, `role "robot"`}}},
 	"add_turn":                 {{`{"query":""}`, []string{"query is empty"}}},
 	"search_sessions":          {{`{"query":""}`, []string{"query is empty"}}},
