@@ -61,8 +61,10 @@ type Model struct {
 	open     map[model.ItemID]bool // items unfolded
 	cursor   int                   // row
 	top      int                   // first row on screen
+	skip     int                   // lines of the top row above the screen: a tall cursor row being read (see scroll.go)
 	empty    bool                  // the file has no session yet
 	placed   int                   // row a jump placed a third of the way down, until bodies load or a key moves on; -1: none
+	hit      *hitLine              // a search hit gone to, waiting for its body to scroll to its line
 	anchor   int                   // row where a range selection started; -1 for none
 
 	dialog    dialog
@@ -247,6 +249,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.placeThird() // rows now have their real heights
 		}
 		m.scrollToCursor()
+		m.showHit()
 		return m, m.loadBodies()
 	case eventMsg:
 		if m.empty {
@@ -310,7 +313,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.searchResult(msg)
 		return m, nil
 	case tea.KeyPressMsg:
-		m.placed = -1
+		m.placed, m.hit = -1, nil
 		if m.view == nil {
 			// Nothing loaded (a new file, an error, or not yet): only
 			// quitting means anything.
@@ -336,9 +339,13 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.MouseWheelMsg:
 		switch msg.Mouse().Button {
 		case tea.MouseWheelUp:
-			m.move(-3)
+			if !m.scrollWithin(-3) {
+				m.move(-3)
+			}
 		case tea.MouseWheelDown:
-			m.move(3)
+			if !m.scrollWithin(3) {
+				m.move(3)
+			}
 		}
 		return m, m.loadBodies()
 	}
@@ -395,6 +402,7 @@ func (m *Model) viewLoaded(msg viewLoadedMsg) tea.Cmd {
 		m.cursor = min(m.cursor, max(m.rows.Len()-1, 0))
 	}
 	m.keepAnchor(anchor)
+	m.resolveHits()
 	m.scrollToCursor()
 	var raw tea.Cmd
 	if pending {
@@ -485,17 +493,17 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Help):
 		m.full = !m.full
 	case key.Matches(msg, k.Down):
-		m.move(1)
+		m.lineDown(1)
 	case key.Matches(msg, k.Up):
-		m.move(-1)
+		m.lineUp(1)
 	case key.Matches(msg, k.HalfDown):
-		m.halfPage(1)
+		m.pageDown()
 	case key.Matches(msg, k.HalfUp):
-		m.halfPage(-1)
+		m.pageUp()
 	case key.Matches(msg, k.Top):
-		m.move(-m.rows.Len())
+		m.home()
 	case key.Matches(msg, k.Bottom):
-		m.move(m.rows.Len())
+		m.end()
 	case key.Matches(msg, k.Toggle):
 		m.toggle()
 	}
@@ -530,7 +538,7 @@ func (m *Model) jumpTo(index int) {
 // a jump off the screen shows what follows the target, with a little of
 // what led to it.
 func (m *Model) placeThird() {
-	m.top = m.cursor
+	m.top, m.skip = m.cursor, 0
 	for used := 0; m.top > 0; m.top-- {
 		if used += len(m.rowLines(m.top - 1)); used > m.threadHeight()/3 {
 			break
@@ -540,7 +548,7 @@ func (m *Model) placeThird() {
 
 // onScreen reports whether row r is wholly on the screen now.
 func (m *Model) onScreen(r int) bool {
-	if r < m.top {
+	if r < m.top || r == m.top && m.skip > 0 {
 		return false
 	}
 	used, h := 0, m.threadHeight()

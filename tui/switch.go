@@ -17,7 +17,7 @@ func (m *Model) openSession(id string) tea.Cmd {
 	m.sid = id
 	m.info.Title = ""
 	m.view, m.rows, m.anchor, m.moving = nil, nil, -1, nil
-	m.cursor, m.top, m.placed = 0, 0, -1
+	m.cursor, m.top, m.skip, m.placed, m.hit = 0, 0, 0, -1, nil
 	m.search = search{}
 	m.raw = rawState{}
 	m.timeline = ops.Timeline{}
