@@ -147,7 +147,6 @@ func (m *Model) renderItem(it model.Item, width int, open, dimmed bool) []string
 	if tags := m.view.Tags(it); len(tags) > 0 {
 		head = append(head, st.Tag.Render(termsafe.Line("#"+strings.Join(tags, " #"))))
 	}
-	header := strings.Join(head, " ")
 	body := sanitize(strings.TrimRight(x.content, "\n"))
 	limit := foldedLines
 	if x.role == model.RoleTool {
@@ -165,8 +164,9 @@ func (m *Model) renderItem(it model.Item, width int, open, dimmed bool) []string
 		var rest string
 		lines, cut, rest = m.md.render(body, width-2, !open)
 		if rest != "" {
-			note := fmt.Sprintf("… the rest (%s) shown as plain text: long messages are markdown only at the start", sizeText(len(rest)))
-			lines = append(lines, st.Folded.Render(ansi.Truncate(note, width-2, "…")))
+			// Said in the header, not in a line of its own: the body's
+			// lines are the message's, as the status bar counts them.
+			head = append(head, st.Folded.Render(fmt.Sprintf("markdown to %s, plain text past it", sizeText(mdOpenSource))))
 			lines = append(lines, plainLines(rest, width-2, st.Body, true, 0)...)
 		}
 	}
@@ -174,6 +174,7 @@ func (m *Model) renderItem(it model.Item, width int, open, dimmed bool) []string
 		folded = len(lines) - limit
 		lines = lines[:limit]
 	}
+	header := strings.Join(head, " ")
 	if dimmed {
 		header = st.Dimmed.Render(ansi.Strip(header))
 	}
