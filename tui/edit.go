@@ -104,6 +104,9 @@ func (m *Model) pick(first, last int) *editTarget {
 // ids are the picked items' IDs. A selection may be long: this runs in
 // the edit's command, not in Update.
 func (t editTarget) ids() []model.ItemID {
+	if t.first < 0 || t.view == nil {
+		return nil // an insert at the start picks no item
+	}
 	ids := make([]model.ItemID, 0, t.last-t.first+1)
 	for _, it := range t.view.Items[t.first : t.last+1] {
 		ids = append(ids, t.view.ID(it))
@@ -413,9 +416,9 @@ func (m *Model) editDone(msg editDoneMsg) tea.Cmd {
 		switch {
 		case msg.err != nil && open:
 			reason := msg.err.Error()
-			if msg.target != nil && msg.current > msg.target.version {
+			if sub, ok := msg.from.(submitter); ok && msg.target != nil && msg.current > msg.target.version {
 				msg.target.version = msg.current
-				reason += " — " + msg.from.(submitter).submitKey() + " again makes the edit on the same items as they are now; esc cancels"
+				reason += " — " + sub.submitKey() + " again makes the edit on the same items as they are now; esc cancels"
 			}
 			f.fail(reason)
 			return nil

@@ -41,7 +41,12 @@ type hitLine struct {
 // gotoHit goes to search hit k: its item, or, for one an operation now
 // hides, the original under that operation's marker.
 func (m *Model) gotoHit(k int) tea.Cmd {
-	h, id := m.search.hits[k], m.search.ids[k]
+	h := m.search.hits[k]
+	if k >= len(m.search.ids) { // a result that named no items: its index is all there is
+		m.jumpTo(h.Index)
+		return m.loadBodies()
+	}
+	id := m.search.ids[k]
 	if h.Index < 0 {
 		return m.revealHidden(id)
 	}
