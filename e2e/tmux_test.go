@@ -246,6 +246,7 @@ func TestTUIEdits(t *testing.T) {
 	editsCursorTo(s, "j", "Almost all from one key")
 	s.keys("r")
 	s.see("Revise item")
+	s.keys("Enter")
 	s.text("Checked twice.")
 	s.see("Checked twice.")
 	// ctrl+e hands the text to $EDITOR (a script that adds a line) and
@@ -257,18 +258,20 @@ func TestTUIEdits(t *testing.T) {
 	s.gone("Revise item")
 	s.see("Checked in the editor.")
 
-	// Insert after the revised message: the dialog starts with a role;
-	// make it a user message.
+	// Insert after the revised message: the dialog starts with a role's
+	// line; make it a user message.
 	editsCursorTo(s, "j", "Checked in the editor.")
 	revised := editsCursor(s.last)
 	s.keys("i")
-	s.see(fmt.Sprintf("Insert after item %d", revised), "assistant:")
-	for range len("assistant: ") {
+	s.see(fmt.Sprintf("Insert after item %d", revised), "--- assistant")
+	for range len("\nassistant") {
 		s.keys("BSpace")
 	}
-	s.gone("assistant:")
-	s.text("user: Inserted from the terminal.")
-	s.see("user: Inserted from the terminal.")
+	s.gone("--- assistant")
+	s.text("user")
+	s.keys("Enter")
+	s.text("Inserted from the terminal.")
+	s.see("--- user", "Inserted from the terminal.")
 	s.keys("C-s")
 	n = editsLen(s, n+1)
 	s.gone("Insert after item")

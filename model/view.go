@@ -1,6 +1,9 @@
 package model
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // View is the result of applying a session's operations to its stored
 // messages: the effective thread, plus the markers that show where each
@@ -60,6 +63,10 @@ type Synthetic struct {
 	Role    Role
 	Content string
 	Name    string
+	// Parts are the message's structured parts (tool calls, results),
+	// as the operation gave them: a revise that kept a tool call as it
+	// was keeps its structure.
+	Parts json.RawMessage
 	// CreatedAt lies inside the time span the item stands for: where a
 	// digest or revision starts, or the time of the item an insertion
 	// follows (a time the message itself gave is kept), never the time

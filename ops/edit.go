@@ -25,7 +25,7 @@ type Selection struct {
 // EditOptions are accepted by every editing tool.
 type EditOptions struct {
 	WhenTags        []string `json:"when_tags,omitempty" jsonschema:"apply the operation only while all these tags are active in the session"`
-	ExpectedVersion *uint64  `json:"expected_version,omitempty" jsonschema:"refuse the edit if the session's version is not this one (it changes on every write)"`
+	ExpectedVersion *uint64  `json:"expected_version,omitempty" jsonschema:"the session's version when the items were chosen (it changes on every write). With start_idx/end_idx (or new_order, after_idx) any change since refuses the edit. With ids (or after_id) only a change to the named items does: they must all still be in the effective thread, standing together, and no operation made since may act on them (a digest, snip, revise, tag or move of one of them, or an insert among them); other changes let the edit go through on exactly those items. A refusal says what changed"`
 }
 
 // OpResult is the result of an editing tool.
@@ -170,15 +170,30 @@ func validMessages(field string, msgs []model.NewMessage) ([]model.NewMessage, e
 	return out, nil
 }
 
-// newOp records an operation made against a selection.
-func (s *Service) newOp(ctx context.Context, typ model.OpType, sel Selection, o EditOptions, fill func(v *model.View, r resolved, op *model.Op) (string, error)) (OpResult, error) {
+// newOp records an operation made against a selection. named are the
+// items the request names by ID (its ids, an insert's after_id): with
+// them, a stale expected version is checked against what changed since
+// (checkNamed), not refused outright.
+func (s *Service) newOp(ctx context.Context, typ model.OpType, sel Selection, named []model.ItemID, o EditOptions, fill func(v *model.View, r resolved, op *model.Op) (string, error)) (OpResult, error) {
 	when, err := validTags("when_tags", o.WhenTags, true)
 	if err != nil {
 		return OpResult{}, err
 	}
+	if sel.StartIdx != nil || sel.EndIdx != nil {
+		named = nil // a range as well: resolve refuses the request
+	}
+	strict := o.ExpectedVersion
+	if len(named) > 0 {
+		strict = nil
+	}
 	var op model.Op
-	info, err := s.write(ctx, sel.SessionID, o.ExpectedVersion, func(_ *store.Tx, th *cached, next *model.Session) (*change, error) {
+	info, err := s.write(ctx, sel.SessionID, strict, func(_ *store.Tx, th *cached, next *model.Session) (*change, error) {
 		v := th.viewLocked()
+		if len(named) > 0 {
+			if err := checkNamed(&th.info, th.ops, v, o.ExpectedVersion, named); err != nil {
+				return nil, err
+			}
+		}
 		var r resolved
 		if typ != model.OpInsert && typ != model.OpResequence {
 			if r, err = sel.resolve(v); err != nil {
@@ -234,7 +249,7 @@ func (s *Service) TagMessages(ctx context.Context, a TagArgs) (TagResult, error)
 		return TagResult{}, err
 	}
 	var count int
-	res, err := s.newOp(ctx, model.OpTag, a.Selection, a.EditOptions, func(_ *model.View, r resolved, op *model.Op) (string, error) {
+	res, err := s.newOp(ctx, model.OpTag, a.Selection, a.IDs, a.EditOptions, func(_ *model.View, r resolved, op *model.Op) (string, error) {
 		op.Payload.Tags = tags
 		count = len(r.targets)
 		return fmt.Sprintf("tag %s on %s", strings.Join(tags, ","), r.describe()), nil
@@ -259,7 +274,7 @@ func (s *Service) DigestMessages(ctx context.Context, a DigestArgs) (OpResult, e
 		return OpResult{}, invalidf("summary is empty: a digest replaces the range with its summary, so write one")
 	}
 	n := tokens.Count(summary)
-	return s.newOp(ctx, model.OpDigest, a.Selection, a.EditOptions, func(_ *model.View, r resolved, op *model.Op) (string, error) {
+	return s.newOp(ctx, model.OpDigest, a.Selection, a.IDs, a.EditOptions, func(_ *model.View, r resolved, op *model.Op) (string, error) {
 		op.Payload.Summary, op.Payload.SummaryTokens = summary, n
 		return "digest of " + r.describe(), nil
 	})
@@ -278,7 +293,7 @@ func (s *Service) ReviseMessages(ctx context.Context, a ReviseArgs) (OpResult, e
 	if err != nil {
 		return OpResult{}, err
 	}
-	return s.newOp(ctx, model.OpRevise, a.Selection, a.EditOptions, func(_ *model.View, r resolved, op *model.Op) (string, error) {
+	return s.newOp(ctx, model.OpRevise, a.Selection, a.IDs, a.EditOptions, func(_ *model.View, r resolved, op *model.Op) (string, error) {
 		op.Payload.Messages = msgs
 		return fmt.Sprintf("revise of %s into %s", r.describe(), plural(len(msgs), "message", "messages")), nil
 	})
@@ -292,7 +307,7 @@ type SnipArgs struct {
 
 // SnipMessages removes items.
 func (s *Service) SnipMessages(ctx context.Context, a SnipArgs) (OpResult, error) {
-	return s.newOp(ctx, model.OpSnip, a.Selection, a.EditOptions, func(_ *model.View, r resolved, _ *model.Op) (string, error) {
+	return s.newOp(ctx, model.OpSnip, a.Selection, a.IDs, a.EditOptions, func(_ *model.View, r resolved, _ *model.Op) (string, error) {
 		return "snip of " + r.describe(), nil
 	})
 }
@@ -311,7 +326,7 @@ func (s *Service) ResequenceMessages(ctx context.Context, a ResequenceArgs) (OpR
 	if len(a.NewOrder) > 0 && len(a.IDs) > 0 {
 		return OpResult{}, invalidf("give either new_order or ids, not both")
 	}
-	return s.newOp(ctx, model.OpResequence, Selection{SessionID: a.SessionID}, a.EditOptions, func(v *model.View, _ resolved, op *model.Op) (string, error) {
+	return s.newOp(ctx, model.OpResequence, Selection{SessionID: a.SessionID}, nil, a.EditOptions, func(v *model.View, _ resolved, op *model.Op) (string, error) {
 		order := a.NewOrder
 		if len(a.IDs) > 0 {
 			order = make([]int, len(a.IDs))
@@ -369,7 +384,11 @@ func (s *Service) InsertMessages(ctx context.Context, a InsertArgs) (OpResult, e
 	if a.AfterIdx == nil && a.AfterID == "" {
 		return OpResult{}, invalidf("where? give after_idx (-1 for the start) or after_id")
 	}
-	return s.newOp(ctx, model.OpInsert, Selection{SessionID: a.SessionID}, a.EditOptions, func(v *model.View, _ resolved, op *model.Op) (string, error) {
+	var named []model.ItemID
+	if a.AfterID != "" {
+		named = []model.ItemID{a.AfterID}
+	}
+	return s.newOp(ctx, model.OpInsert, Selection{SessionID: a.SessionID}, named, a.EditOptions, func(v *model.View, _ resolved, op *model.Op) (string, error) {
 		after := -1
 		if a.AfterID != "" {
 			if after = v.IndexOf(a.AfterID); after < 0 {

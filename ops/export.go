@@ -52,7 +52,7 @@ func viewItems(tx *store.Tx, v *model.View, indices []int) ([]formats.Item, erro
 		}
 		sy := &v.Synth[it.Synth]
 		items[k] = formats.Item{
-			ID: sy.ID(), Role: sy.Role, Content: sy.Content, Name: sy.Name, CreatedAt: sy.CreatedAt,
+			ID: sy.ID(), Role: sy.Role, Content: sy.Content, Name: sy.Name, Parts: model.DecodeParts(sy.Parts), CreatedAt: sy.CreatedAt,
 			Tokens: sy.Tokens, Tags: v.Tags(it), Synthetic: true, OpID: sy.OpID, OpType: sy.OpType, Summary: sy.Summary,
 		}
 	}

@@ -77,7 +77,7 @@ func messagesOut(tx *store.Tx, v *model.View, indices []int) ([]MessageOut, erro
 		}
 		s := &v.Synth[it.Synth]
 		out[k] = MessageOut{
-			Index: i, ID: s.ID(), Role: s.Role, Content: s.Content, Name: s.Name,
+			Index: i, ID: s.ID(), Role: s.Role, Content: s.Content, Name: s.Name, Parts: s.Parts,
 			CreatedAt: formatTime(s.CreatedAt), Tokens: s.Tokens, Tags: tags,
 			Synthetic: true, OpID: s.OpID,
 			TimeSpanStart: formatTime(s.TimeSpanStart), TimeSpanEnd: formatTime(s.TimeSpanEnd),

@@ -160,6 +160,7 @@ type LineHit = fuzzy.LineHit
 type FuzzyState struct {
 	sessionID string
 	version   uint64
+	view      *model.View // the view searched: hits' indices are in it
 	query     string
 	cands     []int
 	bounds    []fuzzy.Bound // by item index
@@ -196,7 +197,7 @@ func (s *Service) FuzzyLines(ref, query string, prev *FuzzyState, limit int) (hi
 	if prev != nil && prev.sessionID == snap.info.ID && prev.version == snap.info.Version && strings.HasPrefix(query, prev.query) {
 		steps = utf8.RuneCountInString(query) - utf8.RuneCountInString(prev.query)
 	}
-	next = &FuzzyState{sessionID: snap.info.ID, version: snap.info.Version, query: query, bounds: make([]fuzzy.Bound, v.Len())}
+	next = &FuzzyState{sessionID: snap.info.ID, version: snap.info.Version, view: v, query: query, bounds: make([]fuzzy.Bound, v.Len())}
 	err = s.st.View(func(tx *store.Tx) error {
 		var want []bool // nil: every item
 		n := v.Len()

@@ -285,9 +285,15 @@ func checkVersion(info *model.Session, expected *uint64) error {
 	if *expected > info.Version {
 		return conflictf("expected_version %d is ahead of session %s, which is at version %d", *expected, info.ID, info.Version)
 	}
-	changes, complete := info.ChangesSince(*expected)
+	return conflictf("%s. Read the thread again and retry with the new version", changesSince(info, *expected))
+}
+
+// changesSince says what changed in a session since version v, from its
+// log of recent writes.
+func changesSince(info *model.Session, v uint64) string {
+	changes, complete := info.ChangesSince(v)
 	var b strings.Builder
-	fmt.Fprintf(&b, "session %s is at version %d, not %d: since then", info.ID, info.Version, *expected)
+	fmt.Fprintf(&b, "session %s is at version %d, not %d: since then", info.ID, info.Version, v)
 	if !complete {
 		fmt.Fprintf(&b, " (latest %d changes)", len(changes))
 	}
@@ -297,8 +303,7 @@ func checkVersion(info *model.Session, expected *uint64) error {
 		}
 		fmt.Fprintf(&b, " v%d %s by %s", c.Version, c.What, c.Author)
 	}
-	b.WriteString(". Read the thread again and retry with the new version")
-	return conflictf("%s", b.String())
+	return b.String()
 }
 
 // prepareFunc validates a request against a session's current state and

@@ -152,6 +152,7 @@ func TestCommandsRunBesideUpdate(t *testing.T) {
 	if m.dialog == nil {
 		t.Fatal("r opened no dialog")
 	}
+	p.typeText(" (revised)")
 	p.press("ctrl+s")
 	want(model.OpRevise, "r ctrl+s")
 

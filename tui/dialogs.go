@@ -65,6 +65,7 @@ type inputDialog struct {
 	keys        inputKeys
 	input       textinput.Model
 	submit      func(value string) tea.Cmd
+	failed      string // why the last submit was refused
 }
 
 // newInputDialog opens a one-line dialog; action says what enter does
@@ -103,8 +104,33 @@ func (d *inputDialog) HandleMsg(msg tea.Msg) (bool, tea.Cmd) {
 func (d *inputDialog) View(width int, st *themes.Styles) string {
 	w := min(width-4, 72)
 	d.input.SetWidth(w - 6)
-	return st.Dialog.Box.Width(w).Render(lipgloss.JoinVertical(lipgloss.Left,
-		st.Dialog.Title.Render(d.title), d.input.View(), dialogHint(st, d.note, d.keys.ShortHelp())))
+	parts := []string{st.Dialog.Title.Render(d.title), d.input.View(), dialogHint(st, d.note, d.keys.ShortHelp())}
+	if d.failed != "" {
+		parts = append(parts, saidLines(st.Status.Error, d.failed, w-4))
+	}
+	return st.Dialog.Box.Width(w).Render(lipgloss.JoinVertical(lipgloss.Left, parts...))
+}
+
+// fail shows why the edit was refused; the dialog stays open with the
+// text typed.
+func (d *inputDialog) fail(reason string) { d.failed = reason }
+
+// submitKey names the key that submits.
+func (d *inputDialog) submitKey() string { return d.keys.Submit.Help().Key }
+
+// submitter is a dialog whose submit key can be named to the operator.
+type submitter interface {
+	submitKey() string
+}
+
+// saidLines wraps what a dialog has to say to its width, on at most a
+// few lines: a refusal names what changed, which may take more than one.
+func saidLines(style lipgloss.Style, s string, width int) string {
+	lines := strings.Split(ansi.Wrap(s, max(width, 10), " "), "\n")
+	if len(lines) > 6 {
+		lines = append(lines[:5], ansi.Truncate(lines[5], max(width-1, 9), "")+"…")
+	}
+	return style.Render(strings.Join(lines, "\n"))
 }
 
 // textKeys is the keys of a text dialog; the text area's own editing
@@ -152,6 +178,10 @@ func (m *Model) newTextDialog(title, note, action, value string, submit func(str
 	ta.SetStyles(st.TextArea)
 	ta.ShowLineNumbers = false
 	ta.CharLimit = 0
+	// MaxHeight bounds the lines the text may have, not only the lines
+	// shown: left at its default, a text longer than 99 lines would be
+	// cut and could not grow.
+	ta.MaxHeight = 0
 	ta.SetValue(value)
 	ta.Focus()
 	keys := textKeys{
@@ -222,10 +252,17 @@ func (d *textDialog) View(width int, st *themes.Styles) string {
 		if d.saidErr {
 			said = st.Status.Error
 		}
-		parts = append(parts, said.Render(ansi.Truncate(d.said, w-4, "…")))
+		parts = append(parts, saidLines(said, d.said, w-4))
 	}
 	return st.Dialog.Box.Width(w).Render(lipgloss.JoinVertical(lipgloss.Left, parts...))
 }
+
+// fail shows why the edit was refused; the dialog stays open with the
+// text typed.
+func (d *textDialog) fail(reason string) { d.said, d.saidErr = reason, true }
+
+// submitKey names the key that submits.
+func (d *textDialog) submitKey() string { return d.keys.Submit.Help().Key }
 
 // editorFileMsg names the file a text was written to for the editor.
 type editorFileMsg struct {
@@ -243,6 +280,12 @@ func openEditor(editor, text string) tea.Cmd {
 			return editorDoneMsg{err: err}
 		}
 		path := f.Name()
+		// A text file ends in a newline, as editors write it back
+		// (one that adds a line must not join it to the last); it
+		// is trimmed again when the text comes back.
+		if !strings.HasSuffix(text, "\n") {
+			text += "\n"
+		}
 		_, err = f.WriteString(text)
 		if cerr := f.Close(); err == nil {
 			err = cerr

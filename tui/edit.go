@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -19,6 +20,12 @@ type editDoneMsg struct {
 	// undo is what an undo or a redo did, for the redo stack; nil for
 	// every other edit.
 	undo *undoStep
+	// from is the dialog the edit was made from (nil for a key), target
+	// what it was made on, and current the session's version when a
+	// conflict refused it.
+	from    dialog
+	target  *editTarget
+	current uint64
 }
 
 // selection returns the items under the cursor, or between the anchor and
@@ -74,40 +81,101 @@ type editTarget struct {
 	svc     *ops.Service
 	sid     string
 	version uint64 // the session's version the operator saw
+	// view and first..last are the items the operator selected, in the
+	// view on the screen then (views never change): the edit names them
+	// by ID, so it acts on them wherever an agent's edit since has moved
+	// them, and the service refuses it if that edit touched them.
+	view        *model.View
+	first, last int
 }
 
 // target captures the session an edit is for, as it stands now.
 func (m *Model) target() editTarget {
-	return editTarget{svc: m.svc, sid: m.sid, version: m.info.Version}
+	return editTarget{svc: m.svc, sid: m.sid, version: m.info.Version, view: m.view}
 }
 
-// sel is an inclusive index range of the target's session.
-func (t editTarget) sel(first, last int) ops.Selection {
-	return ops.Selection{SessionID: t.sid, StartIdx: &first, EndIdx: &last}
+// pick captures the selection and the version it was made at: from this
+// moment on the edit is about these items.
+func (m *Model) pick(first, last int) *editTarget {
+	t := m.target()
+	t.first, t.last = first, last
+	return &t
 }
 
-// opts refuses the edit if the session changed since the operator saw
-// it; each call gets its own copy of the version.
+// ids are the picked items' IDs. A selection may be long: this runs in
+// the edit's command, not in Update.
+func (t editTarget) ids() []model.ItemID {
+	if t.first < 0 || t.view == nil {
+		return nil // an insert at the start picks no item
+	}
+	ids := make([]model.ItemID, 0, t.last-t.first+1)
+	for _, it := range t.view.Items[t.first : t.last+1] {
+		ids = append(ids, t.view.ID(it))
+	}
+	return ids
+}
+
+// sel is the picked items, by ID.
+func (t editTarget) sel() ops.Selection {
+	return ops.Selection{SessionID: t.sid, IDs: t.ids()}
+}
+
+// opts gives the service the version the operator saw; each call gets
+// its own copy of it.
 func (t editTarget) opts() ops.EditOptions {
 	v := t.version
 	return ops.EditOptions{ExpectedVersion: &v}
 }
 
-// edit runs a service call in a command and reports it. fn gets the
-// target captured here and must read nothing else of the model.
+// edit runs a service call in a command and reports it, for a key that
+// edits at once. fn gets the target captured here and must read nothing
+// else of the model.
 func (m *Model) edit(what string, fn func(ctx context.Context, t editTarget) error) tea.Cmd {
 	t := m.target()
+	return m.editFrom(nil, &t, what, fn)
+}
+
+// editFrom runs an edit on a picked target. From a dialog (d not nil),
+// the dialog stays open until the edit is done: it closes when the edit
+// is made, and shows why when it is refused, with what was typed kept.
+func (m *Model) editFrom(d dialog, t *editTarget, what string, fn func(ctx context.Context, t editTarget) error) tea.Cmd {
 	m.anchor = -1
+	if d != nil {
+		m.saving = d
+	}
+	tc := *t
 	return func() (msg tea.Msg) {
 		// A bug behind an edit is an error on the status bar, not the
 		// end of the operator's session.
 		defer func() {
 			if r := recover(); r != nil {
-				msg = editDoneMsg{what: what, err: fmt.Errorf("internal error while the edit was made: %v (a bug in weft)", r)}
+				msg = editDoneMsg{what: what, from: d, err: fmt.Errorf("internal error while the edit was made: %v (a bug in weft)", r)}
 			}
 		}()
-		return editDoneMsg{what: what, err: fn(context.Background(), t)}
+		err := fn(context.Background(), tc)
+		done := editDoneMsg{what: what, err: err, from: d, target: t}
+		if errors.Is(err, ops.ErrConflict) {
+			// The version the refusal was made at: the operator who has
+			// read what changed may make the edit on the same items as
+			// they are now.
+			if info, _, verr := tc.svc.View(tc.sid); verr == nil {
+				done.current = info.Version
+			}
+		}
+		return done
 	}
+}
+
+// refuse keeps a dialog open with the reason its text cannot be used.
+func (m *Model) refuse(d dialog, err error) tea.Cmd {
+	m.saving = d
+	return func() tea.Msg { return editDoneMsg{from: d, err: err} }
+}
+
+// failer is a dialog that can say, staying open, why its edit was not
+// made.
+type failer interface {
+	fail(reason string)
 }
 
 // needSelection flashes why an edit cannot start, or returns the range.
@@ -133,14 +201,17 @@ func (m *Model) startTag() tea.Cmd {
 		}
 	}
 	slices.Sort(known)
-	m.dialog = newInputDialog(m.styles, "Tag "+rangeText(first, last), "tags separated by spaces or commas", "to tag", "", known,
+	t := m.pick(first, last)
+	var d *inputDialog
+	d = newInputDialog(m.styles, "Tag "+rangeText(first, last), "tags separated by spaces or commas", "to tag", "", known,
 		func(v string) tea.Cmd {
 			tags := strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' })
-			return m.edit("tagged", func(ctx context.Context, t editTarget) error {
-				_, err := t.svc.TagMessages(ctx, ops.TagArgs{Selection: t.sel(first, last), Tags: tags, EditOptions: t.opts()})
+			return m.editFrom(d, t, "tagged", func(ctx context.Context, t editTarget) error {
+				_, err := t.svc.TagMessages(ctx, ops.TagArgs{Selection: t.sel(), Tags: tags, EditOptions: t.opts()})
 				return err
 			})
 		})
+	m.dialog = d
 	return nil
 }
 
@@ -149,20 +220,21 @@ func (m *Model) startDigest() tea.Cmd {
 	if cmd != nil {
 		return cmd
 	}
-	d := m.newTextDialog("Digest "+rangeText(first, last)+" into a summary", "", "to digest", "",
+	t := m.pick(first, last)
+	var d *textDialog
+	d = m.newTextDialog("Digest "+rangeText(first, last)+" into a summary", "", "to digest", "",
 		func(v string) tea.Cmd {
-			return m.edit("digested", func(ctx context.Context, t editTarget) error {
-				_, err := t.svc.DigestMessages(ctx, ops.DigestArgs{Selection: t.sel(first, last), Summary: v, EditOptions: t.opts()})
+			return m.editFrom(d, t, "digested", func(ctx context.Context, t editTarget) error {
+				_, err := t.svc.DigestMessages(ctx, ops.DigestArgs{Selection: t.sel(), Summary: v, EditOptions: t.opts()})
 				return err
 			})
 		})
-	t := m.target()
-	svc, sel := t.svc, t.sel(first, last)
+	draftOf := *t
 	d.withDrafter(func() tea.Cmd {
 		return func() tea.Msg {
 			// The TUI has no client model to sample: summarize_message_range
 			// uses the configured endpoint, else writes an extractive draft.
-			r, err := svc.SummarizeMessageRange(context.Background(), ops.SummarizeArgs{Selection: sel})
+			r, err := draftOf.svc.SummarizeMessageRange(context.Background(), ops.SummarizeArgs{Selection: draftOf.sel()})
 			by := map[string]string{ops.SourceExtractive: "drafted locally (extractive)", ops.SourceSampling: "drafted by the client's model", ops.SourceEndpoint: "drafted by the summary endpoint"}[r.Source]
 			if by == "" {
 				by = "drafted by " + r.Source
@@ -182,77 +254,10 @@ func (m *Model) snip() tea.Cmd {
 	if cmd != nil {
 		return cmd
 	}
-	return m.edit("snipped", func(ctx context.Context, t editTarget) error {
-		_, err := t.svc.SnipMessages(ctx, ops.SnipArgs{Selection: t.sel(first, last), EditOptions: t.opts()})
+	return m.editFrom(nil, m.pick(first, last), "snipped", func(ctx context.Context, t editTarget) error {
+		_, err := t.svc.SnipMessages(ctx, ops.SnipArgs{Selection: t.sel(), EditOptions: t.opts()})
 		return err
 	})
-}
-
-// reviseReadyMsg carries the selected messages, read for the revise
-// dialog.
-type reviseReadyMsg struct {
-	first, last int
-	text        string
-	err         error
-}
-
-func (m *Model) startRevise() tea.Cmd {
-	first, last, cmd := m.needSelection()
-	if cmd != nil {
-		return cmd
-	}
-	// The range may be long: it is read in the command, from the view
-	// (immutable) and the service, not in Update.
-	v, svc := m.view, m.svc
-	return func() tea.Msg {
-		msgs, err := reviseText(svc, v, first, last)
-		return reviseReadyMsg{first, last, formatMessages(msgs), err}
-	}
-}
-
-// reviseText reads items first..last of a view as messages to edit:
-// synthetic ones from the view, stored ones through the service.
-func reviseText(svc *ops.Service, v *model.View, first, last int) ([]model.NewMessage, error) {
-	var seqs []uint64
-	for _, it := range v.Items[first : last+1] {
-		if it.Seq > 0 {
-			seqs = append(seqs, it.Seq)
-		}
-	}
-	stored, err := svc.Messages(v.SessionID, seqs)
-	if err != nil {
-		return nil, err
-	}
-	msgs := make([]model.NewMessage, 0, last-first+1)
-	for _, it := range v.Items[first : last+1] {
-		if it.Seq == 0 {
-			s := v.Synth[it.Synth]
-			msgs = append(msgs, model.NewMessage{Role: s.Role, Content: s.Content})
-			continue
-		}
-		msgs = append(msgs, model.NewMessage{Role: stored[0].Role, Content: stored[0].Content})
-		stored = stored[1:]
-	}
-	return msgs, nil
-}
-
-func (m *Model) openRevise(msg reviseReadyMsg) tea.Cmd {
-	if msg.err != nil {
-		return m.flash(msg.err.Error(), true)
-	}
-	m.dialog = m.newTextDialog("Revise "+rangeText(msg.first, msg.last), messagesNote, "to revise", msg.text,
-		func(v string) tea.Cmd {
-			msgs, err := parseMessages(v)
-			if err != nil {
-				return m.flash(err.Error(), true)
-			}
-			first, last := msg.first, msg.last
-			return m.edit("revised", func(ctx context.Context, t editTarget) error {
-				_, err := t.svc.ReviseMessages(ctx, ops.ReviseArgs{Selection: t.sel(first, last), Replacements: msgs, EditOptions: t.opts()})
-				return err
-			})
-		})
-	return nil
 }
 
 func (m *Model) startInsert() tea.Cmd {
@@ -270,27 +275,57 @@ func (m *Model) startInsert() tea.Cmd {
 		}
 	}
 	where := "at the start"
+	// The item to insert after, by ID: an agent's insert above it
+	// meanwhile does not move the place.
+	var afterID model.ItemID
 	if after >= 0 {
 		where = fmt.Sprintf("after item %d", after)
+		afterID = m.view.ID(m.view.Items[after])
 	}
-	m.dialog = m.newTextDialog("Insert "+where, messagesNote, "to insert", "assistant: ",
+	t := m.pick(after, after)
+	var d *textDialog
+	d = m.newTextDialog("Insert "+where, messagesNote, "to insert", headerLine(model.RoleAssistant)+"\n",
 		func(v string) tea.Cmd {
-			msgs, err := parseMessages(v)
+			msgs, err := parseMessages(v, model.RoleAssistant)
 			if err != nil {
-				return m.flash(err.Error(), true)
+				return m.refuse(d, err)
 			}
 			if len(msgs) == 0 {
-				return m.flash("nothing to insert", true)
+				return m.refuse(d, errors.New("nothing to insert: write a message under its “--- role” line"))
 			}
-			return m.edit("inserted", func(ctx context.Context, t editTarget) error {
-				_, err := t.svc.InsertMessages(ctx, ops.InsertArgs{SessionID: t.sid, AfterIdx: &after, Messages: msgs, EditOptions: t.opts()})
+			return m.editFrom(d, t, "inserted", func(ctx context.Context, t editTarget) error {
+				a := ops.InsertArgs{SessionID: t.sid, Messages: msgs, EditOptions: t.opts()}
+				if afterID != "" {
+					a.AfterID = afterID
+				} else {
+					a.AfterIdx = &after
+				}
+				_, err := t.svc.InsertMessages(ctx, a)
 				return err
 			})
 		})
+	m.dialog = d
 	return nil
 }
 
 func (m *Model) editDone(msg editDoneMsg) tea.Cmd {
+	if msg.from != nil && msg.from == m.saving {
+		m.saving = nil
+		f, open := msg.from.(failer)
+		open = open && m.dialog == msg.from
+		switch {
+		case msg.err != nil && open:
+			reason := msg.err.Error()
+			if sub, ok := msg.from.(submitter); ok && msg.target != nil && msg.current > msg.target.version {
+				msg.target.version = msg.current
+				reason += " — " + sub.submitKey() + " again makes the edit on the same items as they are now; esc cancels"
+			}
+			f.fail(reason)
+			return nil
+		case msg.err == nil && m.dialog == msg.from:
+			m.dialog = nil
+		}
+	}
 	if msg.err != nil {
 		return m.flash(msg.err.Error(), true)
 	}

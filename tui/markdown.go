@@ -28,12 +28,24 @@ func newMarkdown(style gansi.StyleConfig) *markdown {
 // scroll past than a short one.
 const mdFoldSource = 2048
 
+// mdOpenSource is how much of an unfolded message is rendered as
+// markdown. Rendering costs about a millisecond a kilobyte, all of it in
+// Update: past this, a long message (a log, a paste) is wrapped as plain
+// text, so unfolding even a huge one never holds the screen for long.
+const mdOpenSource = 16 << 10
+
 // render returns the lines of text rendered as markdown at width. When
-// folded, only the start of a long text is rendered and cut says so.
-func (md *markdown) render(text string, width int, folded bool) (lines []string, cut bool) {
+// folded, only the start of a long text is rendered and cut says so;
+// unfolded, the start up to mdOpenSource is, and rest is what is left,
+// for the caller to show plainly.
+func (md *markdown) render(text string, width int, folded bool) (lines []string, cut bool, rest string) {
 	src := text
-	if folded && len(src) > mdFoldSource {
+	switch {
+	case folded && len(src) > mdFoldSource:
 		src, cut = cutSource(src, mdFoldSource), true
+	case !folded && len(src) > mdOpenSource:
+		src = cutSource(src, mdOpenSource)
+		rest = strings.TrimLeft(text[len(strings.TrimSuffix(src, "\n```")):], "\n")
 	}
 	out, err := md.renderer(width).Render(src)
 	if err != nil {
@@ -45,7 +57,7 @@ func (md *markdown) render(text string, width int, folded bool) (lines []string,
 	for i, l := range lines {
 		lines[i] = strings.TrimRight(l, " ")
 	}
-	return trimBlank(lines), cut
+	return trimBlank(lines), cut, rest
 }
 
 func (md *markdown) renderer(width int) *glamour.TermRenderer {

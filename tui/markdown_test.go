@@ -41,7 +41,7 @@ func TestCutSourceClosesFence(t *testing.T) {
 
 func TestMarkdownRendering(t *testing.T) {
 	md := newMarkdown(themes.New(themes.Default(true), false).Markdown())
-	lines, cut := md.render("## Plan\n\n- first step\n- second step\n\nUse `redis-cli` here.", 60, true)
+	lines, cut, _ := md.render("## Plan\n\n- first step\n- second step\n\nUse `redis-cli` here.", 60, true)
 	text := ansi.Strip(strings.Join(lines, "\n"))
 	for _, want := range []string{"Plan", "• first step", "• second step", "redis-cli"} {
 		if !strings.Contains(text, want) {
@@ -61,19 +61,21 @@ func TestMarkdownRendering(t *testing.T) {
 	}
 	// A long message folded renders only its start.
 	long := strings.Repeat("A paragraph of words that goes on.\n\n", 500)
-	lines, cut = md.render(long, 60, true)
+	lines, cut, _ = md.render(long, 60, true)
 	if !cut || len(lines) > 200 {
 		t.Errorf("folded long message: cut=%v, %d lines", cut, len(lines))
 	}
-	lines, cut = md.render(long, 60, false)
-	if cut || len(lines) < 500 {
-		t.Errorf("unfolded long message: cut=%v, %d lines", cut, len(lines))
+	// Unfolded, its start is markdown and the rest is handed back whole,
+	// to be shown as plain text.
+	lines, cut, rest := md.render(long, 60, false)
+	if cut || len(lines) < 200 || strings.Count(rest, "A paragraph")+strings.Count(ansi.Strip(strings.Join(lines, "\n")), "A paragraph") != 500 {
+		t.Errorf("unfolded long message: cut=%v, %d lines, %d bytes left", cut, len(lines), len(rest))
 	}
 }
 
 func TestNoColorMarkdownHasNoColour(t *testing.T) {
 	md := newMarkdown(themes.New(themes.Default(true), true).Markdown())
-	lines, _ := md.render("# Title\n\n**bold** and `code`\n\n```go\nfunc f() {}\n```", 60, false)
+	lines, _, _ := md.render("# Title\n\n**bold** and `code`\n\n```go\nfunc f() {}\n```", 60, false)
 	for _, l := range lines {
 		if strings.Contains(l, "\x1b[38") || strings.Contains(l, "\x1b[48") {
 			t.Fatalf("colour with NO_COLOR: %q", l)

@@ -65,11 +65,14 @@ type Model struct {
 	open     map[model.ItemID]bool // items unfolded
 	cursor   int                   // row
 	top      int                   // first row on screen
+	skip     int                   // lines of the top row above the screen: a tall cursor row being read (see scroll.go)
 	empty    bool                  // the file has no session yet
 	placed   int                   // row a jump placed a third of the way down, until bodies load or a key moves on; -1: none
+	hit      *hitLine              // a search hit gone to, waiting for its body to scroll to its line
 	anchor   int                   // row where a range selection started; -1 for none
 
 	dialog    dialog
+	saving    dialog // the dialog whose edit is on its way; it stays open until it is done
 	search    search
 	timeline  ops.Timeline
 	moving    *move
@@ -127,6 +130,7 @@ type (
 		err  error
 	}
 	bodiesLoadedMsg struct {
+		sid  string
 		msgs []model.Message
 		err  error
 	}
@@ -206,7 +210,7 @@ func (m *Model) loadBodies() tea.Cmd {
 	svc, sid := m.svc, m.sid
 	return func() tea.Msg {
 		out, err := svc.Messages(sid, seqs)
-		return bodiesLoadedMsg{out, err}
+		return bodiesLoadedMsg{sid, out, err}
 	}
 }
 
@@ -244,6 +248,13 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case viewLoadedMsg:
 		return m, m.viewLoaded(msg)
 	case bodiesLoadedMsg:
+		if msg.sid != m.sid {
+			// Read for the session shown before a switch: its messages
+			// share their IDs (m1, m2, …) with this one's, so they must
+			// not be taken for this one's. The switch forgot that
+			// request (see openSession): loading is this session's.
+			return m, nil
+		}
 		m.loading = false
 		if msg.err != nil {
 			return m, m.flash(msg.err.Error(), true)
@@ -258,6 +269,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.placeThird() // rows now have their real heights
 		}
 		m.scrollToCursor()
+		m.showHit()
 		return m, m.loadBodies()
 	case eventMsg:
 		if m.empty {
@@ -288,11 +300,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.id == m.sid {
 			return m, nil
 		}
-		m.view, m.rows, m.anchor, m.moving = nil, nil, -1, nil
-		m.search = search{}
-		clear(m.expanded)
-		clear(m.bodies)
-		return m, m.loadView(msg.id)
+		return m, m.openSession(msg.id)
 	case editorFileMsg, editorDoneMsg, draftDoneMsg, opsLoadedMsg, sessionsLoadedMsg, sessionsFilteredMsg:
 		if m.dialog != nil {
 			_, cmd := m.dialog.HandleMsg(msg)
@@ -330,7 +338,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.searchResult(msg)
 		return m, nil
 	case tea.KeyPressMsg:
-		m.placed = -1
+		m.placed, m.hit = -1, nil
 		if m.view == nil {
 			// Nothing loaded (a new file, an error, or not yet): only
 			// quitting means anything.
@@ -343,8 +351,11 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, m.searchKey(msg)
 		}
 		if m.dialog != nil {
+			if m.saving != nil {
+				return m, nil // its edit answers in a moment: a second submit must not race it
+			}
 			done, cmd := m.dialog.HandleMsg(msg)
-			if done {
+			if done && m.saving == nil {
 				m.dialog = nil
 			}
 			return m, cmd
@@ -353,9 +364,13 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.MouseWheelMsg:
 		switch msg.Mouse().Button {
 		case tea.MouseWheelUp:
-			m.move(-3)
+			if !m.scrollWithin(-3) {
+				m.move(-3)
+			}
 		case tea.MouseWheelDown:
-			m.move(3)
+			if !m.scrollWithin(3) {
+				m.move(3)
+			}
 		}
 		return m, m.loadBodies()
 	}
@@ -373,6 +388,11 @@ func (m *Model) viewLoaded(msg viewLoadedMsg) tea.Cmd {
 		m.err = msg.err
 		return nil
 	}
+	if m.sid != "" && msg.info.ID != m.sid {
+		// A reload of the session shown before a switch, asked for
+		// before it: the operator has moved on.
+		return nil
+	}
 	m.empty = false
 	var keep model.ItemID
 	if m.view != nil && m.rows.Len() > 0 {
@@ -380,6 +400,7 @@ func (m *Model) viewLoaded(msg viewLoadedMsg) tea.Cmd {
 			keep = m.view.ID(m.view.Items[rw.item])
 		}
 	}
+	anchor := m.anchorItem()
 	if m.raw.on && msg.info.ID == m.sid {
 		// The raw view is laid out again in a command (rawReady); until
 		// it comes the one showing stays.
@@ -405,6 +426,8 @@ func (m *Model) viewLoaded(msg viewLoadedMsg) tea.Cmd {
 	default:
 		m.cursor = min(m.cursor, max(m.rows.Len()-1, 0))
 	}
+	m.keepAnchor(anchor)
+	m.resolveHits()
 	m.scrollToCursor()
 	var raw tea.Cmd
 	if pending {
@@ -500,17 +523,17 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Help):
 		m.full = !m.full
 	case key.Matches(msg, k.Down):
-		m.move(1)
+		m.lineDown(1)
 	case key.Matches(msg, k.Up):
-		m.move(-1)
+		m.lineUp(1)
 	case key.Matches(msg, k.HalfDown):
-		m.halfPage(1)
+		m.pageDown()
 	case key.Matches(msg, k.HalfUp):
-		m.halfPage(-1)
+		m.pageUp()
 	case key.Matches(msg, k.Top):
-		m.move(-m.rows.Len())
+		m.home()
 	case key.Matches(msg, k.Bottom):
-		m.move(m.rows.Len())
+		m.end()
 	case key.Matches(msg, k.Toggle):
 		m.toggle()
 	default:
@@ -549,7 +572,7 @@ func (m *Model) jumpTo(index int) {
 // a jump off the screen shows what follows the target, with a little of
 // what led to it.
 func (m *Model) placeThird() {
-	m.top = m.cursor
+	m.top, m.skip = m.cursor, 0
 	for used := 0; m.top > 0; m.top-- {
 		if used += len(m.rowLines(m.top - 1)); used > m.threadHeight()/3 {
 			break
@@ -559,7 +582,7 @@ func (m *Model) placeThird() {
 
 // onScreen reports whether row r is wholly on the screen now.
 func (m *Model) onScreen(r int) bool {
-	if r < m.top {
+	if r < m.top || r == m.top && m.skip > 0 {
 		return false
 	}
 	used, h := 0, m.threadHeight()
@@ -608,13 +631,18 @@ func (m *Model) toggle() {
 		return
 	}
 	switch rw := m.rows.At(m.cursor); rw.kind {
-	case rowMarker, rowHidden, rowMore:
+	case rowMarker, rowMore:
 		op := m.view.Markers[rw.marker].OpID
 		m.expanded[op] = !m.expanded[op]
 		m.rows = newRowIndex(m.view, m.expanded)
 		m.cursor = m.rows.RowOfMarker(rw.marker)
 	case rowItem:
 		id := m.view.ID(m.view.Items[rw.item])
+		m.open[id] = !m.open[id]
+	case rowHidden:
+		// An original under an expanded marker unfolds as an item does
+		// (its hint says enter); the marker's own row collapses it.
+		id := m.view.ID(m.view.Markers[rw.marker].Hidden[rw.item])
 		m.open[id] = !m.open[id]
 	}
 	m.scrollToCursor()

@@ -234,7 +234,7 @@ func TestEditsByKeyboard(t *testing.T) {
 	}
 	press(t, m, "g", "j", "i")
 	typeText(t, m, "note: inserted by hand")
-	send(t, m, keySave) // "assistant: note: …" — the prefilled role stays
+	send(t, m, keySave) // "--- assistant" then the note: the prefilled role stays
 	if op := lastOp(t, svc, m.sid); op.Type != model.OpInsert || op.Payload.Messages[0].Content != "note: inserted by hand" {
 		t.Fatalf("insert: %+v", op)
 	}
@@ -242,7 +242,8 @@ func TestEditsByKeyboard(t *testing.T) {
 	if m.dialog == nil {
 		t.Fatal("r opened no dialog")
 	}
-	send(t, m, keySave) // revise with the text as it is
+	typeText(t, m, " (revised)")
+	send(t, m, keySave)
 	if op := lastOp(t, svc, m.sid); op.Type != model.OpRevise || len(op.Payload.Messages) != 1 {
 		t.Fatalf("revise: %+v", op)
 	}
@@ -350,7 +351,7 @@ func TestStaleSearchResultsAreDropped(t *testing.T) {
 	m, _ := demoModel(t, 110, 36)
 	press(t, m, "/")
 	m.search.seq = 5
-	m.searchResult(searchResultMsg{seq: 4, query: "old", hits: []ops.LineHit{{Index: 1, Line: "old"}}})
+	m.searchResult(searchResultMsg{sid: m.sid, seq: 4, query: "old", hits: []ops.LineHit{{Index: 1, Line: "old"}}})
 	if len(m.search.hits) != 0 {
 		t.Fatal("a stale result was shown")
 	}

@@ -2,7 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"weft/internal/termsafe"
+	"weft/model"
 	"weft/ops"
 )
 
@@ -24,7 +24,8 @@ type search struct {
 	input textinput.Model
 	seq   int // of the latest query sent
 	query string
-	hits  []ops.LineHit
+	hits  []ops.LineHit  // Index: where the hit's item is now; -1 when an edit since hides it
+	ids   []model.ItemID // the hits' items
 	sel   int
 	err   error
 	// state is what the last result learned: a query extending it is
@@ -60,9 +61,11 @@ func (s *search) syncKeys() {
 }
 
 type searchResultMsg struct {
+	sid   string // the session searched: a result for another is dropped
 	seq   int
 	query string
 	hits  []ops.LineHit
+	ids   []model.ItemID // the hits' items, named in the view searched
 	state *ops.FuzzyState
 	err   error
 }
@@ -91,19 +94,26 @@ func (m *Model) runSearch() tea.Cmd {
 	s.seq++
 	s.query = q
 	if strings.TrimSpace(q) == "" {
-		s.hits, s.sel, s.state = nil, 0, nil
+		s.hits, s.ids, s.sel, s.state = nil, nil, 0, nil
 		s.syncKeys()
 		return nil
 	}
 	seq, svc, sid, prev := s.seq, m.svc, m.sid, s.state
 	return func() tea.Msg {
 		hits, state, err := svc.FuzzyLines(sid, q, prev, searchLimit)
-		return searchResultMsg{seq, q, hits, state, err}
+		ids := make([]model.ItemID, len(hits))
+		for k, h := range hits {
+			ids[k] = state.ItemID(h.Index)
+		}
+		return searchResultMsg{sid, seq, q, hits, ids, state, err}
 	}
 }
 
 func (m *Model) searchResult(msg searchResultMsg) {
 	s := &m.search
+	if msg.sid != m.sid {
+		return // searched in the session shown before a switch
+	}
 	// A stale answer is not shown, but what it learned still narrows
 	// the next search if the query goes on from it.
 	if msg.state != nil && strings.HasPrefix(s.query, msg.query) && (s.state == nil || len(msg.query) >= len(s.state.Query())) {
@@ -112,7 +122,8 @@ func (m *Model) searchResult(msg searchResultMsg) {
 	if msg.seq != s.seq {
 		return
 	}
-	s.hits, s.err, s.sel = msg.hits, msg.err, 0
+	s.hits, s.ids, s.err, s.sel = msg.hits, msg.ids, msg.err, 0
+	m.resolveHits() // searched in a view that may be older than the one shown
 	s.syncKeys()
 }
 
@@ -121,8 +132,7 @@ func (m *Model) searchKey(msg tea.KeyPressMsg) tea.Cmd {
 	switch {
 	case key.Matches(msg, s.keys.Jump):
 		s.open = false
-		m.jumpTo(s.hits[s.sel].Index)
-		return m.loadBodies()
+		return m.gotoHit(s.sel)
 	case key.Matches(msg, s.keys.Close):
 		s.open = false
 		return nil
@@ -136,38 +146,6 @@ func (m *Model) searchKey(msg tea.KeyPressMsg) tea.Cmd {
 	var cmd tea.Cmd
 	s.input, cmd = s.input.Update(msg)
 	return tea.Batch(cmd, m.runSearch())
-}
-
-// nextHit moves to the next (or previous) match in thread order.
-func (m *Model) nextHit(dir int) tea.Cmd {
-	if len(m.search.hits) == 0 {
-		return m.flash("no search: / searches the thread", true)
-	}
-	idx := make([]int, len(m.search.hits))
-	for i, h := range m.search.hits {
-		idx[i] = h.Index
-	}
-	slices.Sort(idx)
-	cur := -1
-	if rw := m.rows.At(m.cursor); rw.kind == rowItem {
-		cur = rw.item
-	}
-	target := -1
-	if dir > 0 {
-		if k, _ := slices.BinarySearch(idx, cur+1); k < len(idx) {
-			target = idx[k]
-		} else {
-			target = idx[0] // wrap
-		}
-	} else {
-		if k, _ := slices.BinarySearch(idx, cur); k > 0 {
-			target = idx[k-1]
-		} else {
-			target = idx[len(idx)-1]
-		}
-	}
-	m.jumpTo(target)
-	return m.loadBodies()
 }
 
 // searchView is the search panel: the input and the best results.
@@ -205,7 +183,11 @@ func (m *Model) searchView() []string {
 			line = style.Render(termsafe.Line(strings.TrimSpace(h.Line)))
 		}
 		line = ansi.Truncate(line, m.width-12, "…")
-		lines = append(lines, prefix+st.Thread.ID.Render(fmt.Sprintf("%6d ", h.Index))+line)
+		where := fmt.Sprintf("%6d ", h.Index)
+		if h.Index < 0 {
+			where = "hidden " // an operation made since the search hides it
+		}
+		lines = append(lines, prefix+st.Thread.ID.Render(where)+line)
 	}
 	return lines
 }

@@ -20,6 +20,8 @@ const foldedLines = 6
 // state. Stored messages and synthetic items never change, so a row's
 // lines can be kept for as long as its key is the same.
 type lineKey struct {
+	// sid is the session: items of different sessions share IDs.
+	sid    string
 	kind   rowKind
 	id     model.ItemID
 	op     string
@@ -43,7 +45,7 @@ func (m *Model) rowLines(r int) []string {
 	if m.raw.on {
 		width = max(width-rawLanes-1, 10)
 	}
-	k := lineKey{kind: rw.kind, width: width, raw: m.raw.on, version: m.info.Version}
+	k := lineKey{sid: m.sid, kind: rw.kind, width: width, raw: m.raw.on, version: m.info.Version}
 	var it model.Item
 	switch rw.kind {
 	case rowItem:
@@ -70,7 +72,7 @@ func (m *Model) rowLines(r int) []string {
 	case rw.kind == rowItem:
 		lines = m.renderItem(it, width, k.open, false)
 	case rw.kind == rowHidden:
-		lines = m.renderItem(it, width, false, true)
+		lines = m.renderItem(it, width, k.open, true)
 	case rw.kind == rowMarker:
 		lines = []string{m.renderMarker(&m.view.Markers[rw.marker], width, k.open)}
 	case rw.kind == rowMore:
@@ -145,31 +147,34 @@ func (m *Model) renderItem(it model.Item, width int, open, dimmed bool) []string
 	if tags := m.view.Tags(it); len(tags) > 0 {
 		head = append(head, st.Tag.Render(termsafe.Line("#"+strings.Join(tags, " #"))))
 	}
-	header := strings.Join(head, " ")
 	body := sanitize(strings.TrimRight(x.content, "\n"))
-	var lines []string
-	cut := false
-	if dimmed || x.role == model.RoleTool {
-		lines = strings.Split(ansi.Wrap(body, width-2, ""), "\n")
-		bodyStyle := st.Body
-		if dimmed {
-			bodyStyle = st.Dimmed
-		}
-		for i, l := range lines {
-			lines[i] = bodyStyle.Render(l)
-		}
-	} else {
-		lines, cut = m.md.render(body, width-2, !open)
-	}
 	limit := foldedLines
 	if x.role == model.RoleTool {
 		limit = 1 // tool output folds to a line until opened
 	}
-	folded := 0
+	var lines []string
+	cut, folded := false, 0
+	if dimmed || x.role == model.RoleTool {
+		bodyStyle := st.Body
+		if dimmed {
+			bodyStyle = st.Dimmed
+		}
+		lines = plainLines(body, width-2, bodyStyle, open, limit)
+	} else {
+		var rest string
+		lines, cut, rest = m.md.render(body, width-2, !open)
+		if rest != "" {
+			// Said in the header, not in a line of its own: the body's
+			// lines are the message's, as the status bar counts them.
+			head = append(head, st.Folded.Render(fmt.Sprintf("markdown to %s, plain text past it", sizeText(mdOpenSource))))
+			lines = append(lines, plainLines(rest, width-2, st.Body, true, 0)...)
+		}
+	}
 	if !open && len(lines) > limit {
 		folded = len(lines) - limit
 		lines = lines[:limit]
 	}
+	header := strings.Join(head, " ")
 	if dimmed {
 		header = st.Dimmed.Render(ansi.Strip(header))
 	}
@@ -230,15 +235,22 @@ func (m *Model) scrollToCursor() {
 	}
 	h := m.threadHeight()
 	if m.cursor < m.top {
-		m.top = m.cursor
+		m.top, m.skip = m.cursor, 0
 		return
 	}
-	// Lines from the top row to the end of the cursor's row must fit.
-	used := 0
+	if m.cursor == m.top {
+		// A tall row being read keeps its place, within its lines.
+		m.skip = min(m.skip, max(len(m.rowLines(m.cursor))-h, 0))
+		return
+	}
+	// Lines from the top row to the end of the cursor's row must fit;
+	// if they do not, the screen starts at a whole row (the cursor's,
+	// at its start, when it alone is taller than the screen).
+	used := -m.skip
 	for r := m.cursor; r >= m.top; r-- {
 		used += len(m.rowLines(r))
 		if used > h {
-			m.top = min(r+1, m.cursor)
+			m.top, m.skip = min(r+1, m.cursor), 0
 			return
 		}
 	}
@@ -287,7 +299,14 @@ func (m *Model) render() string {
 			gutter = m.styles.Thread.Selected.Render("┃ ")
 		}
 		rl := m.rowLines(r)
+		from := 0
+		if r == m.top {
+			from = min(m.skip, len(rl)) // a tall row read from its middle
+		}
 		for i, l := range rl {
+			if i < from {
+				continue
+			}
 			g := gutter
 			if i > 0 && r == m.cursor {
 				g = m.styles.Thread.Cursor.Render("▏ ")
@@ -338,6 +357,9 @@ func (m *Model) statusBar() string {
 		st.Value.Render(ansi.Truncate(termsafe.Line(m.info.Title), 32, "…")),
 		st.Key.Render(at) + st.Value.Render(m.position()),
 		st.Key.Render("tokens ") + st.Value.Render(fmt.Sprintf("%s → %s", thousands(m.view.RawTokens), thousands(m.view.Tokens))),
+	}
+	if shown := m.linesShown(); shown != "" {
+		parts[1] += st.Key.Render(" · lines ") + st.Value.Render(shown)
 	}
 	if m.raw.on {
 		parts[2] = st.Key.Render("tokens ") + st.Value.Render(thousands(m.raw.eff.RawTokens))
@@ -438,4 +460,29 @@ func (m *Model) emptyView() string {
 	}
 	lines = append(lines, st.Help.Desc.Render(m.keys.Quit.Help().Key+" quits"))
 	return lipgloss.NewStyle().Padding(1, 2).Render(strings.Join(lines, "\n"))
+}
+
+// plainLines wraps text to width in style. Folded, only the lines shown
+// (limit) are styled; the others are wrapped, to be counted.
+func plainLines(text string, width int, style lipgloss.Style, open bool, limit int) []string {
+	lines := strings.Split(ansi.Wrap(text, width, ""), "\n")
+	shown := lines
+	if !open && len(shown) > limit {
+		shown = shown[:limit]
+	}
+	for i, l := range shown {
+		lines[i] = style.Render(l)
+	}
+	return lines
+}
+
+// sizeText is a size in bytes as people say it.
+func sizeText(n int) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%d KB", n>>10)
+	}
+	return plural(n, "byte")
 }

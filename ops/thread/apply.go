@@ -528,7 +528,7 @@ func (a *applier) addSynth(op *model.Op, k int, m model.NewMessage, at int64) in
 		when = time.Unix(0, at)
 	}
 	a.synth = append(a.synth, model.Synthetic{
-		OpID: op.ID, K: k, OpType: op.Type, Role: m.Role, Content: m.Content, Name: m.Name,
+		OpID: op.ID, K: k, OpType: op.Type, Role: m.Role, Content: m.Content, Name: m.Name, Parts: m.Parts,
 		CreatedAt: when.UTC(), Tokens: m.Tokens,
 	})
 	a.synthInfo = append(a.synthInfo, synthInfo{slot: nilSlot, marker: -1})

@@ -1,0 +1,223 @@
+package tui
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"unicode"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"weft/model"
+)
+
+// Search hits are items, not places: each hit keeps its item's ID, and
+// its index is found again in every view that loads (an edit since the
+// search moves items, or hides them in an operation). Going to a hit puts
+// the cursor on its item and, when the matching line is not among those
+// the item shows folded, unfolds it and scrolls to that line.
+
+// resolveHits finds each hit's item in the view shown; a hit whose item
+// an operation now hides gets index -1.
+func (m *Model) resolveHits() {
+	s := &m.search
+	if m.view == nil {
+		return
+	}
+	for k := range s.hits {
+		if k < len(s.ids) {
+			s.hits[k].Index = m.view.IndexOf(s.ids[k])
+		}
+	}
+}
+
+// hitLine is a hit waiting for its item's body, to scroll to its line.
+type hitLine struct {
+	id   model.ItemID
+	line string
+}
+
+// gotoHit goes to search hit k: its item, or, for one an operation now
+// hides, the original under that operation's marker.
+func (m *Model) gotoHit(k int) tea.Cmd {
+	h := m.search.hits[k]
+	if k >= len(m.search.ids) { // a result that named no items: its index is all there is
+		m.jumpTo(h.Index)
+		return m.loadBodies()
+	}
+	id := m.search.ids[k]
+	if h.Index < 0 {
+		return m.revealHidden(id)
+	}
+	m.cursor = m.rows.RowOfItem(h.Index)
+	if !m.onScreen(m.cursor) {
+		m.placed = m.cursor
+		m.placeThird()
+	}
+	m.scrollToCursor()
+	m.hit = &hitLine{id: id, line: h.Line}
+	m.showHit()
+	return m.loadBodies()
+}
+
+// revealHidden shows a hit's item that an operation hides since the
+// search: the operation's marker is expanded and the cursor put on the
+// original there.
+func (m *Model) revealHidden(id model.ItemID) tea.Cmd {
+	seq, ok := id.Seq()
+	if !ok {
+		return m.flash("that match is no longer in the thread: the operation that made it is off or reverted", true)
+	}
+	place, _ := m.view.PlaceOfSeq(seq)
+	for k := range m.view.Markers {
+		mk := &m.view.Markers[k]
+		if mk.At != place {
+			continue
+		}
+		i := slices.IndexFunc(mk.Hidden, func(it model.Item) bool { return it.Seq == seq })
+		if i < 0 || i >= maxExpanded {
+			continue
+		}
+		m.expanded[mk.OpID] = true
+		m.rows = newRowIndex(m.view, m.expanded)
+		m.cursor = m.rows.RowOfMarker(k) + 1 + i
+		m.placed = m.cursor
+		m.placeThird()
+		m.scrollToCursor()
+		return tea.Batch(m.loadBodies(), m.flash(fmt.Sprintf("%s is hidden by a %s: shown under its marker", id, mk.OpType), false))
+	}
+	m.jumpTo(place)
+	return tea.Batch(m.loadBodies(), m.flash(fmt.Sprintf("%s is hidden by an operation here", id), false))
+}
+
+// showHit scrolls to the line of the hit gone to, once its item's body
+// is loaded: unfolding the item when the line is not among those it
+// shows folded.
+func (m *Model) showHit() {
+	h := m.hit
+	if h == nil || m.rows == nil || m.rows.Len() == 0 {
+		return
+	}
+	rw := m.rows.At(m.cursor)
+	if rw.kind != rowItem {
+		m.hit = nil
+		return
+	}
+	it := m.view.Items[rw.item]
+	if m.view.ID(it) != h.id {
+		m.hit = nil
+		return
+	}
+	if it.Seq > 0 && m.bodies[it.Seq] == nil {
+		return // its body is on its way: bodiesLoaded calls again
+	}
+	m.hit = nil
+	if findLine(m.rowLines(m.cursor), h.line) >= 0 {
+		return // the line shows as the item is
+	}
+	m.open[h.id] = true
+	lines := m.rowLines(m.cursor)
+	li := findLine(lines, h.line)
+	hgt := m.threadHeight()
+	if len(lines) <= hgt || li < 0 {
+		m.scrollToCursor()
+		return
+	}
+	// The line a third of the way down, as a jump places its item; no
+	// later load moves it again.
+	m.top, m.skip = m.cursor, min(max(li-hgt/3, 0), len(lines)-hgt)
+	m.placed = -1
+}
+
+// findLine finds the rendered line (past the header) that shows the
+// start of a matched source line, or -1. Rendering wraps lines and
+// takes markdown's marks away, so both are compared without them.
+func findLine(lines []string, source string) int {
+	key := []rune(plainWords(source))
+	if len(key) == 0 {
+		return -1
+	}
+	key = key[:min(len(key), 24)]
+	for i := 1; i < len(lines); i++ {
+		if strings.Contains(plainWords(ansi.Strip(lines[i])), string(key)) {
+			return i
+		}
+	}
+	return -1
+}
+
+// plainWords is a line's words and nothing else: no markdown marks, no
+// list bullets, single spaces.
+func plainWords(s string) string {
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case strings.ContainsRune("*_`#>|~•", r):
+			return ' '
+		case unicode.IsSpace(r):
+			return ' '
+		}
+		return r
+	}, s)
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// nextHit goes to the next (or previous) hit after the cursor in thread
+// order, wrapping at the ends. Hits an edit has hidden since the search
+// are passed over, and said to be (the search lists them, and enter
+// there shows one).
+func (m *Model) nextHit(dir int) tea.Cmd {
+	s := &m.search
+	if len(s.hits) == 0 {
+		return m.flash("no search: / searches the thread", true)
+	}
+	order := make([]int, 0, len(s.hits)) // hits shown, in thread order
+	for k, h := range s.hits {
+		if h.Index >= 0 {
+			order = append(order, k)
+		}
+	}
+	hidden := len(s.hits) - len(order)
+	if len(order) == 0 {
+		return m.flash(fmt.Sprintf("the %s now hidden by operations: / lists them", plural(hidden, "match is")), true)
+	}
+	slices.SortFunc(order, func(a, b int) int { return s.hits[a].Index - s.hits[b].Index })
+	// Where the cursor stands in thread order: on an item, at it; on a
+	// marker (or what it shows), just before the item the marker stands
+	// before.
+	at, onItem := 0, false
+	switch rw := m.rows.At(m.cursor); rw.kind {
+	case rowItem:
+		at, onItem = rw.item, true
+	default:
+		at = m.view.Markers[rw.marker].At
+	}
+	pick := -1
+	if dir > 0 {
+		for i, k := range order {
+			if idx := s.hits[k].Index; idx > at || idx == at && !onItem {
+				pick = i
+				break
+			}
+		}
+		if pick < 0 {
+			pick = 0
+		}
+	} else {
+		for i := len(order) - 1; i >= 0; i-- {
+			if s.hits[order[i]].Index < at {
+				pick = i
+				break
+			}
+		}
+		if pick < 0 {
+			pick = len(order) - 1
+		}
+	}
+	cmd := m.gotoHit(order[pick])
+	say := fmt.Sprintf("match %d/%d", pick+1, len(order))
+	if hidden > 0 {
+		say += fmt.Sprintf(" (%d hidden by operations since the search, passed over)", hidden)
+	}
+	return tea.Batch(cmd, m.flash(say, false))
+}

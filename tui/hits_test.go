@@ -1,0 +1,102 @@
+package tui
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"weft/model"
+	"weft/ops"
+)
+
+// cursorID is the ID of the item under the cursor (an original under an
+// expanded marker included), or "".
+func cursorID(m *Model) model.ItemID {
+	switch rw := m.rows.At(m.cursor); rw.kind {
+	case rowItem:
+		return m.view.ID(m.view.Items[rw.item])
+	case rowHidden:
+		return m.view.ID(m.view.Markers[rw.marker].Hidden[rw.item])
+	}
+	return ""
+}
+
+// searchFor opens the search, types q and waits for its hits.
+func searchFor(t *testing.T, m *Model, q string) {
+	t.Helper()
+	press(t, m, "/")
+	typeText(t, m, q)
+	if len(m.search.hits) == 0 {
+		t.Fatalf("no hit for %q", q)
+	}
+}
+
+func TestSearchHitsFollowTheirItemsAfterAnEdit(t *testing.T) {
+	m, svc := plainThread(t, 30)
+	searchFor(t, m, "message 17")
+	if m.search.hits[0].Line != "message 17" {
+		t.Fatalf("the best hit is %q", m.search.hits[0].Line)
+	}
+	agentEdit(t, m, svc, func(ctx context.Context) error {
+		_, err := svc.SnipMessages(ctx, ops.SnipArgs{Selection: ops.Selection{SessionID: m.sid, IDs: []model.ItemID{"m2", "m3", "m4"}}})
+		return err
+	})
+	send(t, m, keyEnter)
+	if id := cursorID(m); id != "m17" {
+		t.Fatalf("enter on the hit for m17 went to %q after a snip above it", id)
+	}
+}
+
+func TestSearchHitHiddenByADigestIsShownUnderItsMarker(t *testing.T) {
+	m, svc := plainThread(t, 30)
+	searchFor(t, m, "message 17")
+	send(t, m, keyEsc)
+	agentEdit(t, m, svc, func(ctx context.Context) error {
+		_, err := svc.DigestMessages(ctx, ops.DigestArgs{Selection: ops.Selection{SessionID: m.sid, IDs: []model.ItemID{"m16", "m17", "m18"}}, Summary: "three"})
+		return err
+	})
+	press(t, m, "/") // the list says the hit is hidden now
+	if s := screen(m); !strings.Contains(s, "hidden message 17") {
+		t.Fatalf("the hit for a digested message is not marked hidden:\n%s", s)
+	}
+	send(t, m, keyEnter)
+	if rw := m.rows.At(m.cursor); rw.kind != rowHidden || cursorID(m) != "m17" {
+		t.Fatalf("enter on the hidden hit went to row kind %d, %q", rw.kind, cursorID(m))
+	}
+}
+
+// TestNextHitGoesOnInThreadOrder: n visits the hits after the cursor in
+// thread order, passing over those an operation hides since the search,
+// and never sticks.
+func TestNextHitGoesOnInThreadOrder(t *testing.T) {
+	m, svc := plainThread(t, 40)
+	searchFor(t, m, "message 1")
+	send(t, m, keyEsc)
+	visit := func(n int) []model.ItemID {
+		var out []model.ItemID
+		for range n {
+			press(t, m, "n")
+			out = append(out, cursorID(m))
+		}
+		return out
+	}
+	// From m1, itself a hit: the next ones, then round to m1.
+	want := []model.ItemID{"m10", "m11", "m12", "m13", "m14", "m15", "m16", "m17", "m18", "m19", "m21", "m31", "m1"}
+	press(t, m, "g")
+	if got := visit(len(want)); !slices.Equal(got, want) {
+		t.Fatalf("n from the top visits %v, want %v", got, want)
+	}
+	agentEdit(t, m, svc, func(ctx context.Context) error {
+		_, err := svc.DigestMessages(ctx, ops.DigestArgs{Selection: ops.Selection{SessionID: m.sid, IDs: []model.ItemID{"m10", "m11", "m12", "m13", "m14"}}, Summary: "five"})
+		return err
+	})
+	want = []model.ItemID{"m15", "m16", "m17", "m18", "m19", "m21", "m31", "m1"}
+	if got := visit(len(want)); !slices.Equal(got, want) {
+		t.Fatalf("after a digest of m10..m14, n from m1 visits %v, want %v", got, want)
+	}
+	press(t, m, "g", "N")
+	if id := cursorID(m); id != "m31" {
+		t.Fatalf("N from the top went to %q, want the last hit, m31", id)
+	}
+}
