@@ -335,8 +335,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case timeJumpMsg:
 		return m, m.timeJumped(msg)
 	case searchResultMsg:
-		m.searchResult(msg)
-		return m, nil
+		return m, m.searchResult(msg)
 	case tea.KeyPressMsg:
 		m.placed, m.hit = -1, nil
 		if m.view == nil {

@@ -486,3 +486,33 @@ func TestNewFileWaitsForASession(t *testing.T) {
 		t.Error("q does not quit")
 	}
 }
+
+// Enter pressed before the hits of what was typed last have come goes to
+// the best of those, not to an older query's list still on screen.
+func TestEnterBeforeTheLatestHitsWaitsForThem(t *testing.T) {
+	m, _ := demoModel(t, 110, 36)
+	press(t, m, "/")
+	typeText(t, m, "retry")
+	old := m.search.hits
+	if len(old) == 0 {
+		t.Fatal("no hits for retry")
+	}
+	// "retryafter" typed, its search not back yet: the list shows retry's.
+	m.search.input.SetValue("retryafter")
+	cmd := m.runSearch()
+	send(t, m, keyEnter)
+	if m.search.open {
+		t.Fatal("enter left the search open")
+	}
+	if m.rows.At(m.cursor).item == old[0].Index && old[0].Index != 0 {
+		t.Fatalf("enter went to the older query's best hit (item %d)", old[0].Index)
+	}
+	run(t, m, cmd) // the hits for retryafter come
+	best := m.search.hits[0]
+	if !strings.Contains(strings.ToLower(best.Line), "retryafter") && !strings.Contains(strings.ToLower(best.Line), "retry-after") {
+		t.Logf("best line %q", best.Line)
+	}
+	if got := m.rows.At(m.cursor).item; got != best.Index {
+		t.Fatalf("after the hits came the cursor is on %d, want the best hit %d", got, best.Index)
+	}
+}

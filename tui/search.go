@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -31,6 +32,10 @@ type search struct {
 	// state is what the last result learned: a query extending it is
 	// matched only where it can still match and reach the best.
 	state *ops.FuzzyState
+	// shown is the seq of the query whose hits are listed; jumpTo, when
+	// not 0, the seq whose best hit enter asked for before it came.
+	shown  int
+	jumpTo int
 }
 
 // searchKeys is the search panel's keys; every other key types into the
@@ -109,10 +114,10 @@ func (m *Model) runSearch() tea.Cmd {
 	}
 }
 
-func (m *Model) searchResult(msg searchResultMsg) {
+func (m *Model) searchResult(msg searchResultMsg) tea.Cmd {
 	s := &m.search
 	if msg.sid != m.sid {
-		return // searched in the session shown before a switch
+		return nil // searched in the session shown before a switch
 	}
 	// A stale answer is not shown, but what it learned still narrows
 	// the next search if the query goes on from it.
@@ -120,15 +125,30 @@ func (m *Model) searchResult(msg searchResultMsg) {
 		s.state = msg.state
 	}
 	if msg.seq != s.seq {
-		return
+		return nil
 	}
-	s.hits, s.ids, s.err, s.sel = msg.hits, msg.ids, msg.err, 0
+	s.hits, s.ids, s.err, s.sel, s.shown = msg.hits, msg.ids, msg.err, 0, msg.seq
 	m.resolveHits() // searched in a view that may be older than the one shown
 	s.syncKeys()
+	if s.jumpTo == msg.seq {
+		// enter came before these hits: go to the best of them now.
+		s.jumpTo = 0
+		if len(s.hits) > 0 {
+			return m.gotoHit(0)
+		}
+		return m.flash("no match for "+strconv.Quote(s.query), false)
+	}
+	return nil
 }
 
 func (m *Model) searchKey(msg tea.KeyPressMsg) tea.Cmd {
 	s := &m.search
+	if msg.String() == "enter" && s.shown != s.seq && strings.TrimSpace(s.query) != "" {
+		// The hits for what was typed last are still on their way:
+		// enter goes to the best of those, not of an older query's.
+		s.open, s.jumpTo = false, s.seq
+		return nil
+	}
 	switch {
 	case key.Matches(msg, s.keys.Jump):
 		s.open = false
