@@ -113,12 +113,13 @@ func (m *Model) showHit() {
 		return // its body is on its way: bodiesLoaded calls again
 	}
 	m.hit = nil
-	if findLine(m.rowLines(m.cursor), h.line) >= 0 {
-		return // the line shows as the item is
-	}
-	m.open[h.id] = true
 	lines := m.rowLines(m.cursor)
 	li := findLine(lines, h.line)
+	if li < 0 && !m.open[h.id] { // folded away: unfold the item
+		m.open[h.id] = true
+		lines = m.rowLines(m.cursor)
+		li = findLine(lines, h.line)
+	}
 	hgt := m.threadHeight()
 	if len(lines) <= hgt || li < 0 {
 		m.scrollToCursor()

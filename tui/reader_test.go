@@ -155,3 +155,20 @@ func TestExpandingAHugeMessageRendersLittleMarkdown(t *testing.T) {
 		t.Fatalf("the last line cannot be reached:\n%s", screen(m))
 	}
 }
+
+// A hit in a message already unfolded, far below the screen, is scrolled
+// to as well (the e2e found it: the line was "shown" since the message
+// was open, and the screen stayed at its start).
+func TestSearchHitInAnOpenMessageScrollsToItsLine(t *testing.T) {
+	m, _ := longThread(t, 500)
+	send(t, m, keyEnter) // unfold it
+	if !shows(m, 1) {
+		t.Fatalf("not unfolded:\n%s", screen(m))
+	}
+	press(t, m, "/")
+	typeText(t, m, "log line 0299")
+	send(t, m, keyEnter)
+	if !shows(m, 299) {
+		t.Fatalf("the hit's line is not on the screen:\n%s", screen(m))
+	}
+}
