@@ -42,7 +42,9 @@ type hitLine struct {
 // hides, the original under that operation's marker.
 func (m *Model) gotoHit(k int) tea.Cmd {
 	h := m.search.hits[k]
-	if k >= len(m.search.ids) { // a result that named no items: its index is all there is
+	m.placeHit(k) // the status bar's "match 3/17" (searchmarks.go)
+	if k >= len(m.search.ids) {
+		// A result that named no items: its index is all there is.
 		m.jumpTo(h.Index)
 		return m.loadBodies()
 	}
@@ -80,7 +82,7 @@ func (m *Model) revealHidden(id model.ItemID) tea.Cmd {
 			continue
 		}
 		m.expanded[mk.OpID] = true
-		m.rows = newRowIndex(m.view, m.expanded)
+		m.rows = m.rowIndex()
 		m.cursor = m.rows.RowOfMarker(k) + 1 + i
 		m.placed = m.cursor
 		m.placeThird()
