@@ -47,6 +47,7 @@ func (m *Model) syncFeatureKeys() {
 		for _, b := range []*key.Binding{&k.Select, &k.MoveDown, &k.MoveUp, &k.Raw} {
 			b.SetEnabled(false)
 		}
+		k.Cancel.SetEnabled(true) // esc clears the filter
 	}
 }
 

@@ -256,3 +256,15 @@ func (m *Model) filterStatus() string {
 	}
 	return s
 }
+
+// filterShows reports whether item i is among the rows shown: every item
+// without a filter; with one, its picks alone (an item hidden by an
+// operation, i < 0, is not).
+func (m *Model) filterShows(i int) bool {
+	f := &m.feat.filter
+	if !f.on() || f.rows == nil {
+		return true
+	}
+	r := sort.SearchInts(f.rows.idx, i)
+	return i >= 0 && r < len(f.rows.idx) && f.rows.idx[r] == i
+}

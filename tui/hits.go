@@ -49,6 +49,9 @@ func (m *Model) gotoHit(k int) tea.Cmd {
 		return m.loadBodies()
 	}
 	id := m.search.ids[k]
+	if !m.filterShows(h.Index) {
+		return m.flash(fmt.Sprintf("%s is not among the items the filter shows (%s clears it)", id, m.keys.Cancel.Help().Key), true)
+	}
 	if h.Index < 0 {
 		return m.revealHidden(id)
 	}
@@ -176,7 +179,7 @@ func (m *Model) nextHit(dir int) tea.Cmd {
 	}
 	order := make([]int, 0, len(s.hits)) // hits shown, in thread order
 	for k, h := range s.hits {
-		if h.Index >= 0 {
+		if h.Index >= 0 && m.filterShows(h.Index) {
 			order = append(order, k)
 		}
 	}

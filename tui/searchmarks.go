@@ -172,7 +172,7 @@ func (m *Model) placeHit(k int) {
 	at := s.hits[k].Index
 	p := hitPlace{id: s.ids[k], more: s.total > len(s.hits)}
 	for _, h := range s.hits {
-		if h.Index < 0 {
+		if h.Index < 0 || !m.filterShows(h.Index) {
 			continue
 		}
 		p.of++

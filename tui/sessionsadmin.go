@@ -234,7 +234,7 @@ func (p *sessionsPanel) meta(s ops.SessionOut, w int) string {
 	cols := []string{ // the most useful first
 		fmt.Sprintf("%7s msgs", thousands(s.MessageCount)),
 		fmt.Sprintf("%-15s", spanText(p.admin.dates[s.SessionID])),
-		fmt.Sprintf("%17s tokens", tokens),
+		fmt.Sprintf("%13s tokens", tokens),
 		fmt.Sprintf("%-11s", ansi.Truncate(termsafe.Line(source), 11, "…")),
 	}
 	for n := len(cols); n > 0; n-- {
