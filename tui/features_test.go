@@ -346,6 +346,10 @@ func TestFilterShowsOnlyWhatItPicks(t *testing.T) {
 	if m.keys.Select.Enabled() {
 		t.Error("v stays on under a filter")
 	}
+	press(t, m, "v")
+	if m.anchor >= 0 || !strings.Contains(m.status, "v does nothing while a filter is on (esc clears it)") {
+		t.Errorf("v under a filter: anchor %d, said %q", m.anchor, m.status)
+	}
 	// An agent's edit: the filter picks again, from the new view.
 	agentEdit(t, m, svc, func(ctx context.Context) error {
 		_, err := svc.AppendMessages(ctx, ops.AppendMessagesArgs{SessionID: m.sid, Messages: []model.NewMessage{{Role: model.RoleAssistant, Content: "turn 21"}}})
