@@ -78,6 +78,7 @@ func (s *Server) Handler(o HandlerOptions) http.Handler {
 	mux.HandleFunc("/api", s.serveToolList)
 	mux.HandleFunc("/api/", s.serveTool)
 	mux.HandleFunc("/healthz", s.serveHealth)
+	mux.HandleFunc(eventsPath, s.serveEvents)
 	mux.HandleFunc(outlinePath, s.serveOutline)
 	mux.HandleFunc(exportPath, s.serveExport)
 	mux.HandleFunc(importPath, s.serveImport)
@@ -304,11 +305,7 @@ func (s *Server) serveTool(w http.ResponseWriter, r *http.Request) {
 		bodyReadError(w, err)
 		return
 	}
-	author := cleanAuthor(r.Header.Get(AuthorHeader))
-	if author == "" {
-		author = "http"
-	}
-	out, err := s.backend.call(ops.WithAuthor(r.Context(), author), tool, body)
+	out, err := s.backend.call(apiContext(r), tool, body)
 	if err != nil {
 		status := statusOf(err)
 		if status == http.StatusInternalServerError {
