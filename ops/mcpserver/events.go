@@ -89,23 +89,29 @@ func apiContext(r *http.Request) context.Context {
 // holder.
 func newRelayID() string { return "relay-" + rand.Text()[:10] }
 
-// readEvents reads one stream of events until it ends.
-func (b *remoteBackend) readEvents(ctx context.Context, fn func(ops.Event)) error {
+// eventGap is no write: a relay's watch passes it on when its stream of
+// events opens again after a break, in which writes were missed.
+const eventGap ops.EventKind = "gap"
+
+// readEvents reads one stream of events until it ends, calling opened
+// once it is open; read says whether it was.
+func (b *remoteBackend) readEvents(ctx context.Context, opened func(), fn func(ops.Event)) (read bool, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.target()+eventsPath, nil)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if b.token != "" {
 		req.Header.Set("Authorization", "Bearer "+b.token)
 	}
 	resp, err := b.client.Do(req)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s answered %s", eventsPath, resp.Status)
+		return false, fmt.Errorf("GET %s answered %s", eventsPath, resp.Status)
 	}
+	opened()
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
@@ -114,5 +120,5 @@ func (b *remoteBackend) readEvents(ctx context.Context, fn func(ops.Event)) erro
 			fn(ev)
 		}
 	}
-	return sc.Err()
+	return true, sc.Err()
 }

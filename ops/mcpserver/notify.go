@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -162,6 +164,17 @@ func (s *Server) announce(ev ops.Event) {
 	switch ev.Kind {
 	case ops.EventSessionCreated, ops.EventSessionDeleted, ops.EventSessionChanged:
 		s.listChanged()
+	case eventGap:
+		// Writes were missed: whatever was subscribed may have changed,
+		// and so may the list; who did what is not known.
+		s.listChanged()
+		s.news.mu.Lock()
+		uris := slices.Collect(maps.Keys(s.news.subs))
+		s.news.mu.Unlock()
+		for _, uri := range uris {
+			s.mcp.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: uri})
+		}
+		return
 	}
 	n := s.news
 	n.mu.Lock()

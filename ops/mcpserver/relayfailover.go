@@ -134,9 +134,14 @@ func unreachable(err error) bool {
 
 // watch follows the events of wherever the relay calls: the holder's
 // /events, or the file's own once the relay serves it. A stream that
-// breaks is opened again; one that cannot be is a reason to fail over.
+// broke is opened again at once, then every eventsRetry; one that opens
+// after a break starts with an eventGap, since writes in the break were
+// missed. Only a call takes the file over: the watch follows a weft
+// started on another port, and otherwise waits, so that the weft
+// restarting gets its file back.
 func (b *relayBackend) watch(ctx context.Context, fn func(ops.Event)) {
 	own := apiOrigin + b.remote.id + "/"
+	broke := false
 	relayed := func(ev ops.Event) {
 		if o, ok := strings.CutPrefix(ev.Origin, own); ok {
 			ev.Origin = o
@@ -145,18 +150,35 @@ func (b *relayBackend) watch(ctx context.Context, fn func(ops.Event)) {
 		}
 		fn(ev)
 	}
-	for ctx.Err() == nil {
+	opened := func() {
+		if broke {
+			fn(ops.Event{Kind: eventGap})
+		}
+	}
+	for failures := 0; ctx.Err() == nil; {
 		if l := b.inProcess(); l != nil {
+			if broke {
+				fn(ops.Event{Kind: eventGap})
+			}
 			l.watch(ctx, fn)
 			return
 		}
 		before := b.remote.target()
-		err := b.remote.readEvents(ctx, relayed)
+		read, err := b.remote.readEvents(ctx, opened, relayed)
 		if ctx.Err() != nil {
 			return
 		}
-		if unreachable(err) && b.failover(before) {
+		broke = true
+		if read {
+			failures = 0
+		} else {
+			failures++
+		}
+		if unreachable(err) && b.follow(before) {
 			continue
+		}
+		if failures == 0 {
+			continue // it was open: try again at once
 		}
 		select {
 		case <-ctx.Done():
@@ -164,4 +186,24 @@ func (b *relayBackend) watch(ctx context.Context, fn func(ops.Event)) {
 		case <-time.After(eventsRetry):
 		}
 	}
+}
+
+// follow points the relay at the address the file lists now, if it is
+// not before, and reports whether it did or another call moved it.
+func (b *relayBackend) follow(before string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.local != nil || b.remote.target() != before {
+		return true
+	}
+	if b.rediscover == nil {
+		return false
+	}
+	if addr := b.rediscover(); addr != "" {
+		if base, err := relayBase(addr); err == nil && base != before {
+			b.remote.moveTo(base)
+			return true
+		}
+	}
+	return false
 }
