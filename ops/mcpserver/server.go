@@ -115,7 +115,7 @@ func newServer(b backend, opts Options) *Server {
 	}
 	s.addNews(sopts)
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "weft", Title: "weft", Version: Version()}, sopts)
-	s.mcp.AddReceivingMiddleware(s.newsMiddleware)
+	s.mcp.AddReceivingMiddleware(errorCodes, s.newsMiddleware)
 	for _, t := range ops.Tools() {
 		s.mcp.AddTool(mcpTool(t), s.toolHandler(t))
 	}

@@ -34,7 +34,7 @@ func (s *Server) ServeIO(ctx context.Context, r io.Reader, w io.Writer) error {
 	out := &lineWriter{w: w, pending: map[string]bool{}, answered: make(chan struct{}, 1)}
 	pr, pw := io.Pipe()
 	go filterLines(r, pw, out)
-	err := s.serve(ctx, &mcp.IOTransport{Reader: pr, Writer: out})
+	err := s.serve(ctx, codedTransport{&mcp.IOTransport{Reader: pr, Writer: out}})
 	// Stop the filter: its next line has nowhere to go.
 	pr.CloseWithError(errors.New("the MCP session ended"))
 	return err
