@@ -102,6 +102,12 @@ func textItems(tx *store.Tx, v *model.View, indices []int) ([]formats.Item, int,
 	if err != nil {
 		return nil, 0, err
 	}
+	return items, dropImages(items), nil
+}
+
+// dropImages drops the image data of items' parts, and says how many
+// images that was.
+func dropImages(items []formats.Item) int {
 	images := 0
 	for k := range items {
 		for p := range items[k].Parts {
@@ -111,7 +117,7 @@ func textItems(tx *store.Tx, v *model.View, indices []int) ([]formats.Item, int,
 			}
 		}
 	}
-	return items, images, nil
+	return images
 }
 
 // storedItem is a stored message as exporters take it.
