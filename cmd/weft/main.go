@@ -88,12 +88,15 @@ type app struct {
 	stdout, stderr io.Writer
 	env            environment
 
-	db      string         // --db
-	theme   string         // --theme
-	mcpAddr string         // --mcp-addr
-	noMCP   bool           // --no-mcp
-	token   string         // --token; the environment's WEFT_TOKEN when empty
-	globals *pflag.FlagSet // the root's flags, which every command inherits
+	db      string // --db
+	theme   string // --theme
+	mcpAddr string // --mcp-addr
+	noMCP   bool   // --no-mcp
+	token   string // --token; the environment's WEFT_TOKEN when empty
+	// upstreams: --upstream-anthropic and --upstream-openai, where the
+	// context proxy sends requests.
+	upstreams mcpserver.Upstreams
+	globals   *pflag.FlagSet // the root's flags, which every command inherits
 
 	// started is set once cobra accepted the command line and the command
 	// began: an error before that is a usage error.
@@ -129,7 +132,7 @@ func (a *app) bearer() string { return cmp.Or(a.token, a.env.token) }
 
 // listen is what the root flags say about an embedded listener.
 func (a *app) listen() listenConfig {
-	return listenConfig{addr: a.mcpAddr, off: a.noMCP, token: a.bearer()}
+	return listenConfig{addr: a.mcpAddr, off: a.noMCP, token: a.bearer(), upstreams: a.upstreams}
 }
 
 // tuiOptions are the TUI's options from the flags and the environment.

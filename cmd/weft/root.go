@@ -16,6 +16,7 @@ import (
 
 	"weft/internal/termsafe"
 	"weft/ops"
+	"weft/ops/mcpserver"
 	"weft/store"
 	"weft/themes"
 	"weft/tui"
@@ -23,7 +24,7 @@ import (
 
 // tuiFlags are the root flags that only the TUI (and demo, and mcp's
 // listener) use.
-var tuiFlags = []string{"theme", "mcp-addr", "no-mcp", "token"}
+var tuiFlags = []string{"theme", "mcp-addr", "no-mcp", "token", "upstream-anthropic", "upstream-openai"}
 
 // rootCommand builds weft's command tree: weft [SESSION] opens the TUI,
 // and each command is a child.
@@ -60,6 +61,11 @@ weft "auth design" --no-mcp`,
 			if err := a.checkToken(cmd); err != nil {
 				return err
 			}
+			for _, u := range []string{a.upstreams.Anthropic, a.upstreams.OpenAI} {
+				if err := mcpserver.CheckUpstream(u); err != nil {
+					return usageErr("%v", err)
+				}
+			}
 			if a.theme != "" {
 				if _, err := themes.Lookup(a.theme); err != nil {
 					return usageErr("%v", err)
@@ -89,6 +95,8 @@ weft "auth design" --no-mcp`,
 	fs.StringVar(&a.mcpAddr, "mcp-addr", "", "where the TUI's MCP listener listens (default 127.0.0.1:7433)")
 	fs.BoolVar(&a.noMCP, "no-mcp", false, "open the TUI without the MCP listener")
 	fs.StringVar(&a.token, "token", "", "bearer token agents must send to the embedded listener (default $WEFT_TOKEN)")
+	fs.StringVar(&a.upstreams.Anthropic, "upstream-anthropic", mcpserver.DefaultAnthropicUpstream, "where the listener's context proxy sends Messages API requests")
+	fs.StringVar(&a.upstreams.OpenAI, "upstream-openai", mcpserver.DefaultOpenAIUpstream, "where the listener's context proxy sends Chat Completions requests (with its /v1)")
 	root.RegisterFlagCompletionFunc("theme", completeThemes)
 	a.globals = fs
 
