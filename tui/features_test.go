@@ -564,3 +564,26 @@ func TestSearchUnderAFilterGoesOnlyToWhatItShows(t *testing.T) {
 		t.Fatalf("N from the first went to %s, want the last shown (m18)", id)
 	}
 }
+
+// A filter that picks what fits on one screen shows all of it, and the
+// last of a longer pick ends at the screen's foot: the rows are not left
+// a third down with blank lines under them.
+func TestFilterFillsTheScreen(t *testing.T) {
+	m, _ := roleThread(t)
+	press(t, m, "F")
+	typeText(t, m, "role:assistant")
+	_, cmd := m.Update(keyEnter)
+	run(t, m, cmd)
+	s := screen(m)
+	shown := map[string]bool{}
+	for _, l := range strings.Split(s, "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[len(f)-2] == "turn" {
+			shown[f[len(f)-1]] = true
+		}
+	}
+	for i := 2; i <= 20; i += 2 {
+		if !shown[fmt.Sprint(i)] {
+			t.Fatalf("turn %d is not shown though all 10 picks fit:\n%s", i, s)
+		}
+	}
+}
