@@ -587,3 +587,20 @@ func TestFilterFillsTheScreen(t *testing.T) {
 		}
 	}
 }
+
+func TestSessionsListCountsOneInTheSingular(t *testing.T) {
+	m, svc, _ := otherSession(t)
+	ctx := context.Background()
+	res, err := svc.CreateSession(ctx, ops.CreateSessionArgs{Title: "Short one"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.AppendMessages(ctx, ops.AppendMessagesArgs{SessionID: res.SessionID, Messages: []model.NewMessage{{Role: model.RoleUser, Content: "hi"}}}); err != nil {
+		t.Fatal(err)
+	}
+	send(t, m, tea.KeyPressMsg{Code: tea.KeyTab})
+	line := lineWith(screen(m), "Short one")
+	if !strings.Contains(line, "1 msg ") || !strings.Contains(line, "1 token ") {
+		t.Errorf("the row of a one-message session: %q", line)
+	}
+}

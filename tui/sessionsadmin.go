@@ -219,22 +219,32 @@ func (p *sessionsPanel) adminView(w int, st *themes.Styles) string {
 	return st.Dialog.Box.Width(w).Render(lipgloss.JoinVertical(lipgloss.Left, lines...))
 }
 
+// unit is a column's unit for n, in the singular when one, padded to
+// the plural's width so the columns stay aligned.
+func unit(n int, one string) string {
+	if n == 1 {
+		return one + " "
+	}
+	return one + "s"
+}
+
 // meta is a session's columns beside its title: where it came from, the
 // dates of its first and last messages, how many messages and tokens.
 // On a narrow screen the least useful go first, so the title keeps room.
 func (p *sessionsPanel) meta(s ops.SessionOut, w int) string {
-	tokens := thousands(s.Tokens)
+	tokens, effective := thousands(s.Tokens), s.Tokens
 	if s.EffectiveTokens != nil && *s.EffectiveTokens != s.Tokens {
 		tokens += " → " + thousands(*s.EffectiveTokens)
+		effective = *s.EffectiveTokens
 	}
 	source := s.Source
 	if source == "" {
 		source = "weft"
 	}
 	cols := []string{ // the most useful first
-		fmt.Sprintf("%7s msgs", thousands(s.MessageCount)),
+		fmt.Sprintf("%7s %s", thousands(s.MessageCount), unit(s.MessageCount, "msg")),
 		fmt.Sprintf("%-15s", spanText(p.admin.dates[s.SessionID])),
-		fmt.Sprintf("%13s tokens", tokens),
+		fmt.Sprintf("%13s %s", tokens, unit(effective, "token")),
 		fmt.Sprintf("%-11s", ansi.Truncate(termsafe.Line(source), 11, "…")),
 	}
 	for n := len(cols); n > 0; n-- {
