@@ -604,3 +604,31 @@ func TestSessionsListCountsOneInTheSingular(t *testing.T) {
 		t.Errorf("the row of a one-message session: %q", line)
 	}
 }
+
+// A refused title keeps the rename line open with the reason, to be
+// corrected rather than typed again.
+func TestSessionsRenameRefusedStaysOpen(t *testing.T) {
+	m, svc, other := otherSession(t)
+	send(t, m, tea.KeyPressMsg{Code: tea.KeyTab})
+	p := m.dialog.(*sessionsPanel)
+	for p.all[p.shown[p.cursor]].SessionID != other {
+		send(t, m, tea.KeyPressMsg{Code: tea.KeyDown})
+	}
+	send(t, m, tea.KeyPressMsg{Code: 'r', Mod: tea.ModCtrl})
+	send(t, m, tea.KeyPressMsg{Code: 'u', Mod: tea.ModCtrl})
+	typeText(t, m, "   ")
+	send(t, m, keyEnter)
+	s := screen(m)
+	if !strings.Contains(s, "Rename the session") || !strings.Contains(s, "title is empty") {
+		t.Fatalf("a blank title closed the rename line or said nothing:\n%s", s)
+	}
+	send(t, m, tea.KeyPressMsg{Code: 'u', Mod: tea.ModCtrl})
+	typeText(t, m, "Second try")
+	send(t, m, keyEnter)
+	if info, _, err := svc.View(other); err != nil || info.Title != "Second try" {
+		t.Fatalf("title %q (%v)", info.Title, err)
+	}
+	if s := screen(m); strings.Contains(s, "Rename the session") || strings.Contains(s, "title is empty") {
+		t.Fatalf("after a good rename:\n%s", s)
+	}
+}
