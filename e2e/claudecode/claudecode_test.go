@@ -318,6 +318,7 @@ type claudeRun struct {
 	toolNames []string
 	problems  []string
 	wire      []wireLine
+	debugLog  string // Claude Code's --debug-file
 }
 
 // claudeOutput is claude -p --output-format json's result.
@@ -345,11 +346,19 @@ func runClaude(t *testing.T, dir string, w *weftUnderTest, prompt string, s *sta
 
 	home := filepath.Join(dir, "home")
 	work := filepath.Join(dir, "work")
-	for _, d := range []string{home, work} {
+	for _, d := range []string{filepath.Join(home, ".claude"), work} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
+	// An empty global config: without one Claude Code logs an error as it
+	// creates it, which would hide a real error in its debug log.
+	if err := os.WriteFile(filepath.Join(home, ".claude", ".claude.json"), []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	guard := &offlineGuard{}
+	proxy := httptest.NewServer(guard)
+	defer proxy.Close()
 	config, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"weft": w.server}})
 	ctx, cancel := context.WithTimeout(context.Background(), claudeTimeout)
 	defer cancel()
@@ -358,10 +367,11 @@ func runClaude(t *testing.T, dir string, w *weftUnderTest, prompt string, s *sta
 		"--mcp-config", string(config), "--strict-mcp-config",
 		"--allowedTools", "mcp__weft",
 		"--no-session-persistence",
+		"--debug-file", filepath.Join(dir, "claude-debug.log"),
 	}
 	cmd := exec.CommandContext(ctx, claude, args...)
 	cmd.Dir = work
-	cmd.Env = claudeEnviron(home, api.URL)
+	cmd.Env = claudeEnviron(home, api.URL, proxy.URL)
 	cmd.WaitDelay = 5 * time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -373,14 +383,42 @@ func runClaude(t *testing.T, dir string, w *weftUnderTest, prompt string, s *sta
 	json.Unmarshal(bytes.TrimSpace(run.stdout), &run.output)
 	run.exchanges, run.results, run.toolNames, run.problems = s.snapshot()
 	run.wire = readWire(t, w.wire)
+	run.debugLog = filepath.Join(dir, "claude-debug.log")
+	if reached := guard.seen(); len(reached) > 0 {
+		run.fail(t, dir, "Claude Code reached beyond this machine (through the proxy that refuses everything): %s", strings.Join(reached, "; "))
+	}
 	return run
 }
 
+// offlineGuard is the proxy Claude Code is given for everything but
+// loopback: it refuses every request and remembers it, so a run that tries
+// to reach the internet (telemetry, updates, feature flags, Anthropic's
+// own API) fails and names what it tried, instead of depending on
+// whether this machine happens to have a network.
+type offlineGuard struct {
+	mu      sync.Mutex
+	reached []string
+}
+
+func (g *offlineGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	g.mu.Lock()
+	g.reached = append(g.reached, r.Method+" "+r.Host+r.URL.Path)
+	g.mu.Unlock()
+	http.Error(w, "the claudecode tests run offline", http.StatusForbidden)
+}
+
+func (g *offlineGuard) seen() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Clone(g.reached)
+}
+
 // claudeEnviron is the whole environment Claude Code runs with: a home
-// of its own, the stand-in as the API, and everything that would reach
-// out to the network (telemetry, error reports, update checks, feature
-// flags) or wait for a person (login, trust) turned off.
-func claudeEnviron(home, apiURL string) []string {
+// of its own, the stand-in as the API, everything that would reach out to
+// the network (telemetry, error reports, update checks, feature flags) or
+// wait for a person (login, trust) turned off, and guard as the proxy for
+// any address but loopback.
+func claudeEnviron(home, apiURL, guard string) []string {
 	env := []string{
 		"HOME=" + home,
 		"CLAUDE_CONFIG_DIR=" + filepath.Join(home, ".claude"),
@@ -401,6 +439,9 @@ func claudeEnviron(home, apiURL string) []string {
 		"MCP_TIMEOUT=30000",
 		"MCP_TOOL_TIMEOUT=30000",
 		"NO_COLOR=1",
+		"HTTP_PROXY=" + guard, "HTTPS_PROXY=" + guard, "ALL_PROXY=" + guard,
+		"http_proxy=" + guard, "https_proxy=" + guard, "all_proxy=" + guard,
+		"NO_PROXY=127.0.0.1,localhost,::1", "no_proxy=127.0.0.1,localhost,::1",
 	}
 	for _, k := range []string{"PATH", "TMPDIR", "LANG"} {
 		if v, ok := os.LookupEnv(k); ok {

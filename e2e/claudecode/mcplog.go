@@ -27,6 +27,10 @@ type wireLine struct {
 	Note string          `json:"note,omitempty"` // what was not JSON: a status, an error
 }
 
+// notPassedOn starts the note of a message the tee or the proxy logged
+// but could not hand on: the side it was for had gone.
+const notPassedOn = "not passed on:"
+
 // wireLog appends wireLines to a file; it is safe for concurrent use.
 type wireLog struct {
 	mu sync.Mutex
@@ -85,10 +89,10 @@ func teeStdio(argv []string, logPath string) int {
 		}
 	}()
 	go func() {
-		copyLines(os.Stdin, in, func(b []byte) { log.add("client", "stdio", b, "") })
+		copyLines(os.Stdin, in, log, "client")
 		in.Close() // the client is gone: the server reads EOF and ends
 	}()
-	copyLines(out, os.Stdout, func(b []byte) { log.add("server", "stdio", b, "") })
+	copyLines(out, os.Stdout, log, "server")
 	err = cmd.Wait()
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
@@ -100,15 +104,17 @@ func teeStdio(argv []string, logPath string) int {
 	return 0
 }
 
-// copyLines copies r to w a line at a time, handing each line to seen.
-// Lines of any length pass: MCP messages are one a line and can be large.
-func copyLines(r io.Reader, w io.Writer, seen func([]byte)) {
+// copyLines copies r to w a line at a time, logging each line as sent by
+// from, and a line it could not write as not passed on. Lines of any
+// length pass: MCP messages are one a line and can be large.
+func copyLines(r io.Reader, w io.Writer, log *wireLog, from string) {
 	br := bufio.NewReader(r)
 	for {
 		line, err := br.ReadBytes('\n')
 		if len(line) > 0 {
-			seen(line)
+			log.add(from, "stdio", line, "")
 			if _, werr := w.Write(line); werr != nil {
+				log.add(from, "stdio", nil, notPassedOn+" "+werr.Error())
 				return
 			}
 		}
@@ -181,6 +187,7 @@ func (p *loggingProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				p.log.add("server", r.Method, data, status)
 			}
 			if _, werr := w.Write(line); werr != nil {
+				p.log.add("server", r.Method, nil, notPassedOn+" "+werr.Error())
 				return
 			}
 			if flusher != nil {
