@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"unicode/utf8"
 
 	"weft/formats"
-	"weft/formats/openai"
 	"weft/model"
 	"weft/ops/assemble"
 	"weft/store"
@@ -50,11 +48,13 @@ type ApplyOpsResult struct {
 	Adjustments []string `json:"adjustments,omitempty"`
 }
 
-// hookMessage is a caller's message read the way an OpenAI import reads
-// it, with the identity that recognises it (model.Identity).
+// hookMessage is a caller's message read the way an import reads it
+// (readList), with its parts and the identity that recognises it
+// (model.Identity).
 type hookMessage struct {
-	nm model.NewMessage
-	id model.Ident
+	nm    model.NewMessage
+	parts []model.Part
+	id    model.Ident
 }
 
 // ApplyContextOperations is the pre-request hook: it syncs the caller's
@@ -64,7 +64,7 @@ func (s *Service) ApplyContextOperations(ctx context.Context, a ApplyOpsArgs) (A
 	if len(a.Messages) == 0 {
 		return ApplyOpsResult{}, invalidf("messages is empty: send the caller's whole thread, oldest first, as chat-completions messages {role, content}")
 	}
-	msgs, err := hookRead(a.Messages)
+	msgs, _, err := s.readThread(ProxyOpenAI, a.Messages)
 	if err != nil {
 		return ApplyOpsResult{}, err
 	}
@@ -183,7 +183,7 @@ func threadItems(tx *store.Tx, v *model.View, msgs []hookMessage) ([]formats.Ite
 		}
 		nm := &msgs[it.Seq-1].nm
 		items[i] = formats.Item{
-			ID: model.MessageID(it.Seq), Role: nm.Role, Content: nm.Content, Name: nm.Name, Parts: model.DecodeParts(nm.Parts),
+			ID: model.MessageID(it.Seq), Role: nm.Role, Content: nm.Content, Name: nm.Name, Parts: msgs[it.Seq-1].parts,
 			CreatedAt: nm.CreatedAt, Tokens: nm.Tokens, Tags: v.Tags(it),
 		}
 	}
@@ -198,32 +198,6 @@ func threadItems(tx *store.Tx, v *model.View, msgs []hookMessage) ([]formats.Ite
 		items[i] = read[k]
 	}
 	return items, nil
-}
-
-// hookRead reads the caller's messages as the OpenAI importer reads a
-// file of them (openai.ReadMessages), so a message is stored (and its
-// digest made) exactly as importing the same thread from a file would:
-// tool calls and results become parts, a developer message a system one.
-// Any message it cannot read refuses the whole request.
-func hookRead(raw []json.RawMessage) ([]hookMessage, error) {
-	for i, m := range raw {
-		if m = bytes.TrimSpace(m); len(m) == 0 || m[0] != '{' {
-			return nil, invalidf("messages[%d] is not a message object ({role, content})", i)
-		}
-	}
-	nms, errs := openai.ReadMessages(raw)
-	if len(errs) > 0 {
-		texts := make([]string, len(errs))
-		for k, e := range errs {
-			texts[k] = fmt.Sprintf("messages[%d]: %s", e.Index, e.Reason)
-		}
-		return nil, invalidf("messages are not all chat-completions messages ({role, content}): %s", strings.Join(texts, "; "))
-	}
-	out := make([]hookMessage, len(nms))
-	for i, nm := range nms {
-		out[i] = hookMessage{nm: nm, id: model.Identity(nm.Role, nm.Content, model.DecodeParts(nm.Parts))}
-	}
-	return out, nil
 }
 
 // hookMatch compares the caller's messages with the stored ones, by

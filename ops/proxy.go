@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"weft/formats"
-	"weft/formats/claudecode"
 	"weft/formats/export"
 	"weft/model"
 	"weft/store"
@@ -72,7 +71,8 @@ type ProxyTurn struct {
 	Recognized int
 	Appended   int
 	// Stored is the session's message count once the request is stored:
-	// the answer follows it (ProxyAnswer.After).
+	// the answer follows it (ProxyAnswer.After). The write may find the
+	// session changed meanwhile: Wait says where it went.
 	Stored  int
 	Version uint64
 	// Unchanged says the effective thread is the request's messages
@@ -90,6 +90,11 @@ type ProxyTurn struct {
 	// those of the thread sent in their place (weft's count).
 	RawTokens  int
 	SentTokens int
+	// CacheMarked are the request's messages (indices of its list) that
+	// carry the Messages API's cache breakpoints (cache_control).
+	CacheMarked []int
+
+	write *proxyWrite
 }
 
 // ProxyStats describe a session's proxied requests since this weft
@@ -108,89 +113,121 @@ type ProxyStats struct {
 // request continues one of those), loaded from the file on first use;
 // and each session's last request.
 type proxyState struct {
+	memo    threadMemo
 	loaded  bool
 	byFirst map[model.Ident][]string
 	stats   map[string]ProxyStats
 }
 
-// readThread reads a request's messages as the API's importer reads
-// them, with the identities that recognise them.
-func readThread(api ProxyAPI, raw []json.RawMessage) ([]hookMessage, error) {
-	switch api {
-	case ProxyOpenAI:
-		return hookRead(raw)
-	case ProxyAnthropic:
-	default:
-		return nil, invalidf("API %q is not %s or %s", api, ProxyAnthropic, ProxyOpenAI)
-	}
-	nms, _, errs := claudecode.ReadMessages(raw)
-	if len(errs) > 0 {
-		texts := make([]string, len(errs))
-		for k, e := range errs {
-			texts[k] = fmt.Sprintf("messages[%d]: %s", e.Index, e.Reason)
-		}
-		return nil, invalidf("messages are not all Messages API messages ({role: user|assistant, content}): %s", strings.Join(texts, "; "))
-	}
-	out := make([]hookMessage, len(nms))
-	for i, nm := range nms {
-		out[i] = hookMessage{nm: nm, id: model.Identity(nm.Role, nm.Content, model.DecodeParts(nm.Parts))}
-	}
-	return out, nil
-}
-
 // ProxyRequest takes a provider request's thread: it recognises the
 // session the messages continue (or starts one, titled from the first
-// user message), stores the new messages in one write, and returns the
-// effective thread to send upstream in their place. The event of the
-// write says the request's raw → sent tokens.
+// user message), and returns the effective thread to send upstream in
+// their place: the session's, and the new messages after it. The new
+// messages are stored meanwhile, in one write whose event says the
+// request's raw → sent tokens: the request need not wait for the disk
+// (Wait waits for it). A refused request (messages that are no thread)
+// stores nothing.
 func (s *Service) ProxyRequest(ctx context.Context, r ProxyRequest) (ProxyTurn, error) {
 	if len(r.Messages) == 0 {
 		return ProxyTurn{}, invalidf("messages is empty: a request sends the whole conversation, oldest first")
 	}
-	msgs, err := readThread(r.API, r.Messages)
+	msgs, marked, err := s.readThread(r.API, r.Messages)
 	if err != nil {
 		return ProxyTurn{}, err
 	}
 	if len(msgs) == 0 {
 		return ProxyTurn{}, invalidf("messages hold nothing: every message is empty")
 	}
-	// Count what is likely new before taking the lock for the write.
 	s.mu.Lock()
-	c, _, err := s.proxyMatchLocked(r.Session, msgs)
-	known := 0
+	c, title, err := s.proxyMatchLocked(r.Session, msgs)
 	var snap snapshot
 	if c != nil {
-		known = c.info.MessageCount
 		snap = snapshot{info: c.info, view: c.viewLocked()}
 	}
 	s.mu.Unlock()
 	if err != nil {
 		return ProxyTurn{}, err
 	}
+	known := snap.info.MessageCount
 	fresh := msgs[known:]
-	countEach(len(fresh), func(i int) *model.NewMessage { return &fresh[i].nm })
-	if r.Probe {
-		return s.proxyThread(r.API, snap, msgs)
+	if len(fresh) > maxAppend {
+		return ProxyTurn{}, invalidf("%d new messages in one request is more than %d; store the older ones first with append_messages", len(fresh), maxAppend)
 	}
+	countEach(len(fresh), func(i int) *model.NewMessage { return &fresh[i].nm })
+	if !r.Probe && c == nil {
+		now := s.clock()
+		snap.info = model.Session{ID: s.ids.next(now), Title: title, CreatedAt: now, Source: ProxySource}
+	}
+	turn, err := s.proxyThread(r.API, snap, msgs)
+	if err != nil {
+		return ProxyTurn{}, err
+	}
+	turn.CacheMarked = marked
+	if r.Probe {
+		return turn, nil
+	}
+	turn.Created, turn.Recognized, turn.Appended, turn.Stored = c == nil, known, len(fresh), len(msgs)
+	if len(fresh) == 0 {
+		s.countProxied(turn)
+		return turn, nil // nothing new: nothing to write
+	}
+	turn.write = &proxyWrite{done: make(chan struct{})}
+	go func() {
+		defer close(turn.write.done)
+		turn.write.stored, turn.write.err = s.storeProxied(context.WithoutCancel(proxyContext(ctx)), r.Session, msgs, snap.info, c != nil, turn)
+	}()
+	return turn, nil
+}
 
-	// The session as this request leaves it is taken under the write's
-	// lock: as found when nothing is new, else as the write left it, so
-	// the thread sent and the count an answer follows are this
-	// request's, whatever is written next.
+// proxyWrite is a proxied request's write, under way.
+type proxyWrite struct {
+	done   chan struct{}
+	stored ProxyStored
+	err    error
+}
+
+// ProxyStored is where a proxied request's messages were stored.
+type ProxyStored struct {
+	SessionID string
+	// Stored is the session's message count once they were: the answer
+	// follows it (ProxyAnswer.After).
+	Stored int
+}
+
+// Wait waits until the request's new messages are stored, and says
+// where (or why they were not). A probe has nothing to wait for.
+func (t *ProxyTurn) Wait() (ProxyStored, error) {
+	if t.write == nil {
+		return ProxyStored{SessionID: t.SessionID, Stored: t.Stored}, nil
+	}
+	<-t.write.done
+	return t.write.stored, t.write.err
+}
+
+// storeProxied stores a proxied request's new messages: in the session
+// planned (info; made now, unless existing), or, if a write since means
+// the messages no longer continue it, in the one they continue then.
+func (s *Service) storeProxied(ctx context.Context, ref string, msgs []hookMessage, info model.Session, existing bool, turn ProxyTurn) (ProxyStored, error) {
 	var sync syncResult
 	req := &writeReq{}
 	req.find = func() (*cached, error) {
-		c, title, err := s.proxyMatchLocked(r.Session, msgs)
-		if err != nil {
-			return nil, err
+		if existing {
+			if c, err := s.threadLocked(info.ID); err == nil {
+				if ok, err := s.continuesLocked(c, msgs); ok || err != nil {
+					return c, err
+				}
+			}
 		}
-		if c != nil {
-			snap = snapshot{info: c.info, view: c.viewLocked()}
-			return c, nil
+		c, title, err := s.proxyMatchLocked(ref, msgs)
+		if err != nil || c != nil {
+			return c, err
 		}
 		req.created = true
-		now := s.clock()
-		return &cached{info: model.Session{ID: s.ids.next(now), Title: title, CreatedAt: now, Source: ProxySource}}, nil
+		if existing {
+			now := s.clock()
+			info = model.Session{ID: s.ids.next(now), Title: title, CreatedAt: now, Source: ProxySource}
+		}
+		return &cached{info: info}, nil
 	}
 	req.prepare = s.syncPrepare(msgs, &sync, func(c *cached, next *model.Session, ch *change) {
 		added := next.MessageCount - c.info.MessageCount
@@ -203,27 +240,27 @@ func (s *Service) ProxyRequest(ctx context.Context, r ProxyRequest) (ProxyTurn, 
 			if created && s.proxy.loaded {
 				s.proxy.byFirst[first] = append(s.proxy.byFirst[first], c.info.ID)
 			}
-			snap = snapshot{info: c.info, view: c.viewLocked()}
 		}
 	})
-	if err := s.commitAll(proxyContext(ctx), []*writeReq{req}); err != nil {
-		return ProxyTurn{}, err
+	if err := s.commitAll(ctx, []*writeReq{req}); err != nil {
+		return ProxyStored{}, err
 	}
-	turn, err := s.proxyThread(r.API, snap, msgs)
-	if err != nil {
-		return ProxyTurn{}, err
-	}
-	turn.Created, turn.Recognized, turn.Appended = req.created, sync.recognized, len(sync.ids)
+	turn.SessionID = req.next.ID
+	s.countProxied(turn)
+	return ProxyStored{SessionID: turn.SessionID, Stored: len(msgs)}, nil
+}
+
+// countProxied counts a request in its session's stats.
+func (s *Service) countProxied(turn ProxyTurn) {
 	s.mu.Lock()
-	st := s.proxy.stats[turn.SessionID]
-	st.Requests++
-	st.RawTokens, st.SentTokens, st.LastAt = turn.RawTokens, turn.SentTokens, formatTime(s.clock())
+	defer s.mu.Unlock()
 	if s.proxy.stats == nil {
 		s.proxy.stats = map[string]ProxyStats{}
 	}
+	st := s.proxy.stats[turn.SessionID]
+	st.Requests++
+	st.RawTokens, st.SentTokens, st.LastAt = turn.RawTokens, turn.SentTokens, formatTime(s.clock())
 	s.proxy.stats[turn.SessionID] = st
-	s.mu.Unlock()
-	return turn, nil
 }
 
 // proxyContext records a write as the proxy's unless the face named
@@ -359,9 +396,9 @@ func proxyTitle(msgs []hookMessage) string {
 			continue
 		}
 		texts := []string{m.nm.Content}
-		if parts := model.DecodeParts(m.nm.Parts); len(parts) > 0 {
+		if len(m.parts) > 0 {
 			texts = texts[:0]
-			for _, p := range parts {
+			for _, p := range m.parts {
 				if p.Type == model.PartText {
 					texts = append(texts, p.Text)
 				}
@@ -428,7 +465,7 @@ func (s *Service) proxyThread(api ProxyAPI, snap snapshot, msgs []hookMessage) (
 		nm := &m.nm
 		items = append(items, formats.Item{
 			ID: model.MessageID(uint64(snap.info.MessageCount + k + 1)), Role: nm.Role, Content: nm.Content, Name: nm.Name,
-			Parts: model.DecodeParts(nm.Parts), Tokens: nm.Tokens,
+			Parts: m.parts, Tokens: nm.Tokens,
 		})
 	}
 	var rep export.Report
@@ -474,7 +511,7 @@ func (s *Service) RecordProxyAnswer(ctx context.Context, a ProxyAnswer) (ProxyAn
 	if a.SessionID == "" {
 		return ProxyAnswerResult{}, invalidf("the answer names no session")
 	}
-	msgs, err := readThread(a.API, []json.RawMessage{a.Message})
+	msgs, _, err := readList(a.API, []json.RawMessage{a.Message}, 0)
 	if err != nil {
 		return ProxyAnswerResult{}, err
 	}

@@ -26,6 +26,9 @@ func (f *fixture) proxy(r ProxyRequest) ProxyTurn {
 	if err != nil {
 		f.t.Fatal(err)
 	}
+	if _, err := turn.Wait(); err != nil {
+		f.t.Fatal(err)
+	}
 	return turn
 }
 

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
+	"time"
 
 	"weft/ops"
 )
@@ -225,7 +227,12 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		proxyError(w, ep.api, http.StatusServiceUnavailable, "this weft relays to the weft that holds the file: point the client at that weft's listener (its address is in the .addr file next to the database)")
 		return
 	}
-	body, err := io.ReadAll(r.Body)
+	// The body and what goes upstream in its place are read and
+	// written into buffers kept for the next request: zeroing megabytes
+	// for every request costs more than anything weft does with them.
+	bodyBuf, outBuf := getBuffer(r.ContentLength), getBuffer(r.ContentLength)
+	defer func() { putBuffer(bodyBuf); putBuffer(outBuf) }()
+	body, err := readInto(bodyBuf, r.Body)
 	if err != nil {
 		proxyBodyError(w, ep.api, err)
 		return
@@ -247,20 +254,54 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	out := body
 	if !turn.Unchanged {
-		if out, err = req.rewrite(&turn); err != nil {
+		if out, err = req.rewrite((*outBuf)[:0], &turn); err != nil {
 			p.s.logger.Error("proxy: the effective thread could not be written", "error", err)
 			proxyError(w, ep.api, http.StatusInternalServerError, "weft could not write the effective thread: "+err.Error())
 			return
 		}
 	}
+	// The request's messages are being stored meanwhile: the handler
+	// waits for that before it ends (the answer, to be stored, waits
+	// for it anyway).
+	defer func() {
+		if _, err := turn.Wait(); err != nil {
+			p.s.logger.Error("proxy: the request's messages were not stored", "session", turn.SessionID, "error", err)
+		}
+	}()
 	if turn.SessionID != "" {
 		w.Header().Set(SessionHeader, turn.SessionID)
 	}
 	var rec *answerRecorder
 	if !ep.probe {
-		rec = &answerRecorder{api: ep.api, svc: svc, ctx: ctx, session: turn.SessionID, after: turn.Stored}
+		rec = &answerRecorder{api: ep.api, svc: svc, ctx: ctx, turn: &turn}
 	}
-	p.forward(w, r, ep, bytes.NewReader(out), int64(len(out)), rec)
+	sent := &sentBody{Reader: bytes.NewReader(out), closed: make(chan struct{})}
+	p.forward(w, r, ep, sent, int64(len(out)), rec)
+	if !turn.Unchanged {
+		*outBuf = out // grown: kept grown
+	}
+	// The transport may still hold the body a moment after the answer
+	// (it closes it when it is done); until then the buffers are not
+	// given to another request.
+	select {
+	case <-sent.closed:
+	case <-time.After(5 * time.Second):
+		bodyBuf, outBuf = &[]byte{}, &[]byte{}
+	}
+}
+
+// sentBody is a body sent upstream, which says when the transport is
+// done with it.
+type sentBody struct {
+	*bytes.Reader
+	once   sync.Once
+	closed chan struct{}
+}
+
+// Close is the transport saying it is done with the body.
+func (b *sentBody) Close() error {
+	b.once.Do(func() { close(b.closed) })
+	return nil
 }
 
 // forward sends the request upstream with body, and the answer back as
@@ -323,7 +364,54 @@ func (p *proxy) forward(w http.ResponseWriter, r *http.Request, ep proxyEndpoint
 		return
 	}
 	if err := rec.store(); err != nil {
-		p.s.logger.Warn("proxy: the answer was not stored", "session", rec.session, "error", err)
+		p.s.logger.Warn("proxy: the answer was not stored", "session", rec.turn.SessionID, "error", err)
+	}
+}
+
+// buffers keeps the buffers of bodies read and written, for the next
+// request.
+var buffers sync.Pool
+
+// maxKeptBuffer is the largest buffer kept for another request.
+const maxKeptBuffer = 8 << 20
+
+// getBuffer is a buffer with room for size bytes where it can.
+func getBuffer(size int64) *[]byte {
+	if b, ok := buffers.Get().(*[]byte); ok {
+		if int64(cap(*b)) >= size {
+			return b
+		}
+		buffers.Put(b)
+	}
+	b := make([]byte, 0, max(min(size, MaxProxyBodyBytes)+1, 512))
+	return &b
+}
+
+func putBuffer(b *[]byte) {
+	if cap(*b) <= maxKeptBuffer {
+		*b = (*b)[:0]
+		buffers.Put(b)
+	}
+}
+
+// readInto reads r whole into buf, which it keeps (grown) for the next
+// use.
+func readInto(buf *[]byte, r io.Reader) ([]byte, error) {
+	b := (*buf)[:0]
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			*buf = b
+			return b, nil
+		}
+		if err != nil {
+			*buf = b
+			return nil, err
+		}
 	}
 }
 

@@ -17,11 +17,12 @@ import (
 // (no message_stop, no finish_reason), or one the client did not get
 // whole, stores nothing. A nil recorder records nothing.
 type answerRecorder struct {
-	api       ops.ProxyAPI
-	svc       *ops.Service
-	ctx       context.Context
-	session   string
-	after     int
+	api ops.ProxyAPI
+	svc *ops.Service
+	ctx context.Context
+	// turn is the request's: the answer follows its messages, once
+	// stored.
+	turn      *ops.ProxyTurn
 	streaming bool
 
 	// body is the answer (not streaming), or what came of the stream
@@ -118,8 +119,12 @@ func (a *answerRecorder) store() error {
 	if err != nil {
 		return err
 	}
+	stored, err := a.turn.Wait()
+	if err != nil {
+		return err
+	}
 	_, err = a.svc.RecordProxyAnswer(context.WithoutCancel(a.ctx), ops.ProxyAnswer{
-		API: a.api, SessionID: a.session, After: a.after, Message: msg, Model: model,
+		API: a.api, SessionID: stored.SessionID, After: stored.Stored, Message: msg, Model: model,
 	})
 	return err
 }

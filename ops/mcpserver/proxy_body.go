@@ -15,49 +15,94 @@ import (
 	"weft/ops"
 )
 
-// A proxied request's body is read once, by github.com/segmentio/encoding/json
-// without copying: its top-level fields are slices of the body, so the
-// body can go upstream as it came with only its messages (and, for a
-// thread that now opens with a summary, its system prompt) put in
-// their place, every other byte untouched.
+// A proxied request's body is read once, by a scanner that only finds
+// where each top-level field's value and each message lie (jsonscan.go):
+// the body goes upstream as it came with only its messages (and, for a
+// thread that now opens with a summary, its system prompt) put in their
+// place, every other byte untouched. What weft reads of a message is
+// read (and checked) by the importers; the rest is the upstream's to
+// judge.
 
 // proxyBody is a request body read for the proxy.
 type proxyBody struct {
 	api ops.ProxyAPI
 	raw []byte
-	// fields are the top-level fields' values, slices of raw.
+	// fields are the top-level fields' values, slices of raw, and spans
+	// where they lie.
 	fields map[string]json.RawMessage
-	// messages are the elements of "messages", slices of raw.
+	spans  map[string][2]int
+	// messages are the elements of "messages", slices of raw, and
+	// msgSpans where they lie.
 	messages []json.RawMessage
+	msgSpans [][2]int
 }
 
 // parseProxyBody reads a request body: a JSON object whose "messages" is
 // a list. It says what is wrong with any other.
 func parseProxyBody(api ops.ProxyAPI, raw []byte) (*proxyBody, error) {
-	b := &proxyBody{api: api, raw: raw}
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
+	b := &proxyBody{api: api, raw: raw, fields: map[string]json.RawMessage{}, spans: map[string][2]int{}}
+	i := skipSpace(raw, 0)
+	if i == len(raw) {
 		return nil, fmt.Errorf("it is empty: send a JSON object with \"messages\"")
 	}
-	if raw[0] != '{' {
-		return nil, fmt.Errorf("it is %s, not a JSON object", formats.DescribeJSON(raw))
+	if raw[i] != '{' {
+		return nil, fmt.Errorf("it is %s, not a JSON object", formats.DescribeJSON(raw[i:]))
 	}
-	rest, err := sjson.Parse(raw, &b.fields, sjson.DontCopyRawMessage)
+	// The top level's members, and the elements of "messages" as they
+	// go by: every other value is skipped whole.
+	scan := &jsonScan{b: raw}
+	end, err := scan.container(i, '{', '}', func(j int) (int, error) {
+		if raw[j] != '"' {
+			return 0, fmt.Errorf("a key must be a string, at byte %d", j)
+		}
+		k, err := scan.skipString(j)
+		if err != nil {
+			return 0, err
+		}
+		name, err := keyName(raw[j:k])
+		if err != nil {
+			return 0, err
+		}
+		if _, dup := b.fields[name]; dup && (name == "messages" || name == "system") {
+			return 0, fmt.Errorf("%q is there twice", name)
+		}
+		if k = skipSpace(raw, k); k >= len(raw) || raw[k] != ':' {
+			return 0, fmt.Errorf("a colon is missing at byte %d", k)
+		}
+		start := skipSpace(raw, k+1)
+		var end int
+		if name == "messages" && start < len(raw) && raw[start] == '[' {
+			b.messages, b.msgSpans = b.messages[:0], b.msgSpans[:0]
+			end, err = scan.eachElement(start, func(s, e int) error {
+				b.messages = append(b.messages, raw[s:e:e])
+				b.msgSpans = append(b.msgSpans, [2]int{s, e})
+				return nil
+			})
+		} else {
+			end, err = scan.skipValue(start)
+		}
+		if err != nil {
+			if name == "messages" {
+				err = fmt.Errorf("\"messages\": %v", err)
+			}
+			return 0, err
+		}
+		b.fields[name] = raw[start:end:end]
+		b.spans[name] = [2]int{start, end}
+		return end, nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("it is not valid JSON: %s", formats.ShortError(err))
+		return nil, fmt.Errorf("it is not valid JSON: %v", err)
 	}
-	if len(bytes.TrimSpace(rest)) > 0 {
+	if skipSpace(raw, end) != len(raw) {
 		return nil, fmt.Errorf("there is more after its JSON object")
 	}
 	msgs, ok := b.fields["messages"]
 	switch {
 	case !ok:
 		return nil, fmt.Errorf("it has no \"messages\": send the conversation, oldest first")
-	case len(msgs) == 0 || msgs[0] != '[':
+	case msgs[0] != '[':
 		return nil, fmt.Errorf("\"messages\" is %s, not a list of messages", formats.DescribeJSON(msgs))
-	}
-	if _, err := sjson.Parse(msgs, &b.messages, sjson.DontCopyRawMessage); err != nil {
-		return nil, fmt.Errorf("\"messages\": %s", formats.ShortError(err))
 	}
 	if s, ok := b.fields["system"]; ok && api == ops.ProxyAnthropic && !formats.IsNull(s) && s[0] != '"' && s[0] != '[' {
 		return nil, fmt.Errorf("\"system\" is %s, not a string or a list of blocks", formats.DescribeJSON(s))
@@ -65,73 +110,74 @@ func parseProxyBody(api ops.ProxyAPI, raw []byte) (*proxyBody, error) {
 	return b, nil
 }
 
-// span is where a field's value lies in the body: the value is a slice
-// of it, so its place follows from their capacities (checked: false if
-// it is not there after all).
-func (b *proxyBody) span(name string) (int, int, bool) {
-	v := b.fields[name]
-	start := cap(b.raw) - cap(v)
-	if len(v) == 0 || start < 0 || start+len(v) > len(b.raw) || &b.raw[start] != &v[0] {
-		return 0, 0, false
+// keyName is a member's key, decoded when it has escapes.
+func keyName(key []byte) (string, error) {
+	if !bytes.ContainsRune(key, '\\') {
+		return string(key[1 : len(key)-1]), nil
 	}
-	return start, start + len(v), true
+	var name string
+	if err := json.Unmarshal(key, &name); err != nil {
+		return "", fmt.Errorf("a key is not a valid string")
+	}
+	return name, nil
 }
 
-// rewrite is the body with the effective thread of turn in place of its
-// messages; for the Messages API, the summaries that open the thread
-// are added to its system prompt, and the client's cache_control
-// breakpoints go with the blocks they marked, where those are still
-// sent.
-func (b *proxyBody) rewrite(turn *ops.ProxyTurn) ([]byte, error) {
+// rewrite appends to dst the body with the effective thread of turn in
+// place of its messages; for the Messages API, the summaries that open
+// the thread are added to its system prompt, and the client's
+// cache_control breakpoints go with the blocks they marked, where those
+// are still sent. The values are written straight into dst, in the
+// order they come in the body.
+func (b *proxyBody) rewrite(dst []byte, turn *ops.ProxyTurn) ([]byte, error) {
 	type splice struct {
 		start, end int
-		value      []byte
+		name       string
+		value      any
 	}
 	var splices []splice
-	put := func(name string, value any) error {
-		v, err := marshalJSON(value)
-		if err != nil {
-			return err
-		}
-		if _, ok := b.fields[name]; ok {
-			start, end, ok := b.span(name)
-			if !ok {
-				return fmt.Errorf("%q is not where it was read", name)
-			}
-			splices = append(splices, splice{start, end, v})
-			return nil
+	put := func(name string, value any) {
+		if sp, ok := b.spans[name]; ok {
+			splices = append(splices, splice{sp[0], sp[1], name, value})
+			return
 		}
 		// A new field goes first: the object has one at least.
 		open := bytes.IndexByte(b.raw, '{') + 1
-		splices = append(splices, splice{open, open, slices.Concat([]byte(strconv.Quote(name)+":"), v, []byte(","))})
-		return nil
+		splices = append(splices, splice{open, open, name, value})
 	}
 	switch b.api {
 	case ops.ProxyAnthropic:
-		if err := put("messages", b.anthropicMessages(turn.Anthropic.Messages)); err != nil {
-			return nil, err
-		}
+		put("messages", b.anthropicMessages(turn.Anthropic.Messages, turn.CacheMarked))
 		if turn.Anthropic.System != "" {
 			system, err := b.system(turn.Anthropic.System)
 			if err != nil {
 				return nil, err
 			}
-			if err := put("system", system); err != nil {
-				return nil, err
-			}
+			put("system", system)
 		}
 	default:
-		if err := put("messages", turn.OpenAI); err != nil {
-			return nil, err
-		}
+		put("messages", turn.OpenAI)
 	}
 	slices.SortFunc(splices, func(x, y splice) int { return x.start - y.start })
-	out := make([]byte, 0, len(b.raw))
+	out := dst
 	at := 0
-	for _, s := range splices {
-		out = append(out, b.raw[at:s.start]...)
-		out = append(out, s.value...)
-		at = s.end
+	for _, sp := range splices {
+		out = append(out, b.raw[at:sp.start]...)
+		_, isNew := b.spans[sp.name]
+		if isNew = !isNew; isNew {
+			out = append(strconv.AppendQuote(out, sp.name), ':')
+		}
+		// segmentio's encoder writes what encoding/json writes (HTML
+		// not escaped), a few times faster: the thread may be
+		// megabytes. Raw values in it (tool inputs, cache_control, the
+		// system's blocks) were read by decoders: valid.
+		var err error
+		if out, err = sjson.Append(out, sp.value, sjson.TrustRawMessage); err != nil {
+			return nil, err
+		}
+		if isNew {
+			out = append(out, ',')
+		}
+		at = sp.end
 	}
 	return append(out, b.raw[at:]...), nil
 }
@@ -185,7 +231,7 @@ type marked struct {
 // cache_control breakpoints on the blocks they marked: each found by its
 // type and what it says (a text's text, a call's or result's ID),
 // latest first. A breakpoint whose block is no longer sent is dropped.
-func (b *proxyBody) anthropicMessages(msgs []export.AnthropicMessage) []anMessage {
+func (b *proxyBody) anthropicMessages(msgs []export.AnthropicMessage, hits []int) []anMessage {
 	out := make([]anMessage, len(msgs))
 	for k, m := range msgs {
 		out[k] = anMessage{Role: m.Role, Content: make([]anBlock, len(m.Content))}
@@ -193,7 +239,7 @@ func (b *proxyBody) anthropicMessages(msgs []export.AnthropicMessage) []anMessag
 			out[k].Content[j] = anBlock{AnthropicBlock: blk}
 		}
 	}
-	for _, mk := range b.cacheMarks() {
+	for _, mk := range b.cacheMarks(hits) {
 	find:
 		for k := len(out) - 1; k >= 0; k-- {
 			for j := len(out[k].Content) - 1; j >= 0; j-- {
@@ -222,14 +268,11 @@ func blockKey(blk *export.AnthropicBlock) string {
 }
 
 // cacheMarks are the blocks of the request's messages that carry a
-// cache_control, latest first.
-func (b *proxyBody) cacheMarks() []marked {
+// cache_control, latest first; hits are the messages that have them
+// (ProxyTurn.CacheMarked), and only those are read.
+func (b *proxyBody) cacheMarks(hits []int) []marked {
 	var marks []marked
-	for k := len(b.messages) - 1; k >= 0; k-- {
-		m := b.messages[k]
-		if !bytes.Contains(m, []byte(`"cache_control"`)) {
-			continue
-		}
+	for k := len(hits) - 1; k >= 0; k-- {
 		var msg struct {
 			Content []struct {
 				Type         string          `json:"type"`
@@ -239,7 +282,7 @@ func (b *proxyBody) cacheMarks() []marked {
 				CacheControl json.RawMessage `json:"cache_control"`
 			} `json:"content"`
 		}
-		if json.Unmarshal(m, &msg) != nil {
+		if hits[k] < 0 || hits[k] >= len(b.messages) || json.Unmarshal(b.messages[hits[k]], &msg) != nil {
 			continue
 		}
 		for j := len(msg.Content) - 1; j >= 0; j-- {

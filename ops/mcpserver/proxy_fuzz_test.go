@@ -39,7 +39,7 @@ func FuzzProxyBody(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, api := range []ops.ProxyAPI{ops.ProxyAnthropic, ops.ProxyOpenAI} {
 			for _, streaming := range []bool{true, false} {
-				rec := &answerRecorder{api: api, svc: svc, ctx: context.Background(), session: "none", streaming: streaming}
+				rec := &answerRecorder{api: api, svc: svc, ctx: context.Background(), turn: &ops.ProxyTurn{SessionID: "none"}, streaming: streaming}
 				rec.feed(data)
 				rec.store()
 			}
@@ -58,7 +58,7 @@ func FuzzProxyBody(f *testing.F) {
 				Anthropic: &export.AnthropicBody{System: "summary", Messages: []export.AnthropicMessage{{Role: "user", Content: []export.AnthropicBlock{{Type: "text", Text: "x"}}}}},
 				OpenAI:    []export.OpenAIMessage{{Role: "user", Content: "x"}},
 			}
-			out, err := b.rewrite(&turn)
+			out, err := b.rewrite(nil, &turn)
 			if err != nil {
 				continue // a system prompt encoding/json cannot read: refused
 			}

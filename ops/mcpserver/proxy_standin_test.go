@@ -3,7 +3,7 @@ package mcpserver
 import (
 	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -82,11 +82,7 @@ func (s *standIn) setAnswer(a func(w http.ResponseWriter, r *http.Request, body 
 
 // streams reports whether a request body asks for a stream.
 func streams(body []byte) bool {
-	var b struct {
-		Stream bool `json:"stream"`
-	}
-	json.Unmarshal(body, &b)
-	return b.Stream
+	return bytes.Contains(body, []byte(`"stream":true`))
 }
 
 // answerText answers with text, in the format and mode the request
@@ -284,6 +280,10 @@ func (rig *proxyRig) messages(sid string, n int) {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		info, _, err := rig.svc.View(sid)
+		if errors.Is(err, ops.ErrNotFound) && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond) // its first write is under way
+			continue
+		}
 		if err != nil {
 			rig.t.Fatal(err)
 		}

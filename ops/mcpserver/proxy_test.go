@@ -146,7 +146,7 @@ func standInAnswer(answer func(w http.ResponseWriter, r *http.Request, body []by
 
 // digest makes a digest through the tool registry, as an operator's
 // edit would be.
-func digest(t *testing.T, svc *ops.Service, sid string, start, end int, summary string) {
+func digest(t testing.TB, svc *ops.Service, sid string, start, end int, summary string) {
 	t.Helper()
 	tool, _ := ops.LookupTool("digest_messages")
 	args := fmt.Sprintf(`{"session_id":%q,"start_idx":%d,"end_idx":%d,"summary":%q}`, sid, start, end, summary)
