@@ -250,6 +250,7 @@ func (l *Listener) Close() error {
 			l.closeErr = l.http.Close()
 		}
 		<-l.done
+		l.server.background.Wait() // the proxy's answers being stored
 	})
 	return l.closeErr
 }

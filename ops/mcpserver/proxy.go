@@ -260,14 +260,6 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	// The request's messages are being stored meanwhile: the handler
-	// waits for that before it ends (the answer, to be stored, waits
-	// for it anyway).
-	defer func() {
-		if _, err := turn.Wait(); err != nil {
-			p.s.logger.Error("proxy: the request's messages were not stored", "session", turn.SessionID, "error", err)
-		}
-	}()
 	if turn.SessionID != "" {
 		w.Header().Set(SessionHeader, turn.SessionID)
 	}
@@ -276,7 +268,24 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rec = &answerRecorder{api: ep.api, svc: svc, ctx: ctx, turn: &turn}
 	}
 	sent := &sentBody{Reader: bytes.NewReader(out), closed: make(chan struct{})}
-	p.forward(w, r, ep, sent, int64(len(out)), rec)
+	whole := p.forward(w, r, ep, sent, int64(len(out)), rec)
+	// The request's messages are being stored meanwhile, and the answer
+	// is stored after them: in the background, so that the client has
+	// the end of its answer at once. The listener waits for it before it
+	// closes.
+	p.s.background.Add(1)
+	go func() {
+		defer p.s.background.Done()
+		if _, err := turn.Wait(); err != nil {
+			p.s.logger.Error("proxy: the request's messages were not stored", "session", turn.SessionID, "error", err)
+			return
+		}
+		if whole {
+			if err := rec.store(); err != nil {
+				p.s.logger.Warn("proxy: the answer was not stored", "session", turn.SessionID, "error", err)
+			}
+		}
+	}()
 	if !turn.Unchanged {
 		*outBuf = out // grown: kept grown
 	}
@@ -305,15 +314,15 @@ func (b *sentBody) Close() error {
 }
 
 // forward sends the request upstream with body, and the answer back as
-// it comes. rec, when not nil, reads a copy of a successful answer and
-// stores it once the whole of it has reached the client.
-func (p *proxy) forward(w http.ResponseWriter, r *http.Request, ep proxyEndpoint, body io.Reader, length int64, rec *answerRecorder) {
+// it comes. rec, when not nil, reads a copy of a successful answer; the
+// answer is whole when it reached the client to its end.
+func (p *proxy) forward(w http.ResponseWriter, r *http.Request, ep proxyEndpoint, body io.Reader, length int64, rec *answerRecorder) (whole bool) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	up, err := http.NewRequestWithContext(ctx, r.Method, ep.upstream, body)
 	if err != nil {
 		proxyError(w, ep.api, http.StatusBadGateway, "weft cannot make the upstream request: "+err.Error())
-		return
+		return false
 	}
 	up.ContentLength = length
 	if length == 0 {
@@ -327,7 +336,7 @@ func (p *proxy) forward(w http.ResponseWriter, r *http.Request, ep proxyEndpoint
 		}
 		p.s.logger.Warn("proxy: the upstream cannot be reached", "upstream", upstreamHost(ep.upstream), "error", err)
 		proxyError(w, ep.api, http.StatusBadGateway, fmt.Sprintf("weft could not reach the upstream %s: %v", upstreamHost(ep.upstream), errors.Unwrap(err)))
-		return
+		return false
 	}
 	defer resp.Body.Close()
 	copyResponseHeaders(w.Header(), resp.Header)
@@ -346,7 +355,7 @@ func (p *proxy) forward(w http.ResponseWriter, r *http.Request, ep proxyEndpoint
 				return // the client left: nothing is stored
 			}
 			if err := rc.Flush(); err != nil {
-				return
+				return false
 			}
 			rec.feed(buf[:n])
 		}
@@ -357,15 +366,10 @@ func (p *proxy) forward(w http.ResponseWriter, r *http.Request, ep proxyEndpoint
 			// The upstream broke off: the client has what came, and
 			// nothing half is stored.
 			p.s.logger.Warn("proxy: the upstream's answer broke off", "upstream", upstreamHost(ep.upstream), "error", rerr)
-			return
+			return false
 		}
 	}
-	if r.Context().Err() != nil {
-		return
-	}
-	if err := rec.store(); err != nil {
-		p.s.logger.Warn("proxy: the answer was not stored", "session", rec.turn.SessionID, "error", err)
-	}
+	return r.Context().Err() == nil
 }
 
 // buffers keeps the buffers of bodies read and written, for the next

@@ -31,10 +31,8 @@ type proxyBody struct {
 	// where they lie.
 	fields map[string]json.RawMessage
 	spans  map[string][2]int
-	// messages are the elements of "messages", slices of raw, and
-	// msgSpans where they lie.
+	// messages are the elements of "messages", slices of raw.
 	messages []json.RawMessage
-	msgSpans [][2]int
 }
 
 // parseProxyBody reads a request body: a JSON object whose "messages" is
@@ -72,10 +70,9 @@ func parseProxyBody(api ops.ProxyAPI, raw []byte) (*proxyBody, error) {
 		start := skipSpace(raw, k+1)
 		var end int
 		if name == "messages" && start < len(raw) && raw[start] == '[' {
-			b.messages, b.msgSpans = b.messages[:0], b.msgSpans[:0]
+			b.messages = b.messages[:0]
 			end, err = scan.eachElement(start, func(s, e int) error {
 				b.messages = append(b.messages, raw[s:e:e])
-				b.msgSpans = append(b.msgSpans, [2]int{s, e})
 				return nil
 			})
 		} else {

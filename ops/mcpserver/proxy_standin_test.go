@@ -36,6 +36,7 @@ type standIn struct {
 	server *httptest.Server
 	mu     sync.Mutex
 	got    []upstreamRequest
+	n      int // requests got
 	// answer answers a request; nil answers with answerText.
 	answer func(w http.ResponseWriter, r *http.Request, body []byte)
 }
@@ -45,7 +46,13 @@ func newStandIn(t testing.TB) *standIn {
 	s.server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		s.mu.Lock()
+		// The latest requests are kept (a benchmark sends thousands of
+		// megabytes), and how many came.
+		if len(s.got) == keptRequests {
+			s.got = append(s.got[:0], s.got[1:]...)
+		}
 		s.got = append(s.got, upstreamRequest{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body})
+		s.n++
 		answer := s.answer
 		s.mu.Unlock()
 		if answer == nil {
@@ -71,8 +78,11 @@ func (s *standIn) last() upstreamRequest {
 func (s *standIn) count() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.got)
+	return s.n
 }
+
+// keptRequests is how many of its latest requests the stand-in keeps.
+const keptRequests = 16
 
 func (s *standIn) setAnswer(a func(w http.ResponseWriter, r *http.Request, body []byte)) {
 	s.mu.Lock()

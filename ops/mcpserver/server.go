@@ -39,6 +39,9 @@ type Server struct {
 	// to end the streams that would hold its shutdown open.
 	closing   chan struct{}
 	closeOnce sync.Once
+	// background counts the proxy's work after its answers (storing
+	// them), which the listener waits for when it closes.
+	background sync.WaitGroup
 }
 
 // Options configure a Server.
