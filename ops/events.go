@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -19,6 +20,25 @@ type Event struct {
 	// What says it in words: "digest of 12–40", "appended 3 messages".
 	What string    `json:"what"`
 	At   time.Time `json:"at"`
+	// Origin is the opaque name of the connection the write came through
+	// (WithOrigin), so a face can tell a client of the edits of others
+	// without echoing its own; "" for writes that name none.
+	Origin string `json:"origin,omitempty"`
+}
+
+type originKey struct{}
+
+// WithOrigin returns a context whose writes announce origin in their
+// events: a face's name for the connection they came through (an MCP
+// session), which it never shows.
+func WithOrigin(ctx context.Context, origin string) context.Context {
+	return context.WithValue(ctx, originKey{}, origin)
+}
+
+// OriginFrom returns the origin a context carries, or "".
+func OriginFrom(ctx context.Context) string {
+	o, _ := ctx.Value(originKey{}).(string)
+	return o
 }
 
 // EventKind is what kind of write an event reports.

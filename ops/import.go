@@ -160,6 +160,17 @@ const groupThreads = 1000
 
 // NewImport starts an import; pass it to a formats reader.
 func (s *Service) NewImport(ctx context.Context, opts ImportOptions) *Import {
+	if p := ProgressFrom(ctx); p != nil {
+		// The file's length in messages is not known until its end: the
+		// reports count what was read.
+		own := opts.Progress
+		opts.Progress = func(read int) {
+			if own != nil {
+				own(read)
+			}
+			p(read, 0, fmt.Sprintf("%d messages read", read))
+		}
+	}
 	return &Import{s: s, ctx: ctx, opts: opts, now: s.clock(), batchSize: importBatch, heads: map[string][]model.Head{}}
 }
 

@@ -415,7 +415,7 @@ func (s *Service) commitAll(ctx context.Context, reqs []*writeReq) error {
 		r.next.ActiveTags = slices.Clone(c.info.ActiveTags)
 		r.next.Changes = slices.Clone(c.info.Changes)
 	}
-	author := AuthorFrom(ctx)
+	author, origin := AuthorFrom(ctx), OriginFrom(ctx)
 	var refused error
 	err := s.st.Update(func(tx *store.Tx) error {
 		writes := 0
@@ -518,7 +518,7 @@ func (s *Service) commitAll(ctx context.Context, reqs []*writeReq) error {
 		if ev.What == "" {
 			ev.What = ch.what
 		}
-		ev.SessionID, ev.Version, ev.Author, ev.At = r.next.ID, r.next.Version, author, r.next.UpdatedAt
+		ev.SessionID, ev.Version, ev.Author, ev.At, ev.Origin = r.next.ID, r.next.Version, author, r.next.UpdatedAt, origin
 		if ch.aside {
 			ev.At = s.clock()
 		}

@@ -231,7 +231,11 @@ func (s *Service) AppendMessages(ctx context.Context, a AppendMessagesArgs) (App
 		}
 	}
 	msgs := slices.Clone(a.Messages)
-	countEach(len(msgs), func(i int) *model.NewMessage { return &msgs[i] })
+	// Counting the tokens is most of a long append; the write is the
+	// last step.
+	pm := newMeter(ctx, len(msgs)+1, fmt.Sprintf("counting the tokens of %d messages", len(msgs)))
+	countEachMetered(len(msgs), func(i int) *model.NewMessage { return &msgs[i] }, pm)
+	pm.stage(fmt.Sprintf("%d messages appended", len(msgs)))
 	var ids []model.ItemID
 	info, err := s.write(ctx, a.SessionID, a.ExpectedVersion, func(_ *store.Tx, th *cached, next *model.Session) (*change, error) {
 		var ch *change
@@ -241,6 +245,7 @@ func (s *Service) AppendMessages(ctx context.Context, a AppendMessagesArgs) (App
 	if err != nil {
 		return AppendResult{}, err
 	}
+	pm.add(1)
 	return AppendResult{SessionID: info.ID, Appended: len(ids), IDs: ids, Version: info.Version}, nil
 }
 
@@ -298,16 +303,28 @@ func messageTokens(content string, rawParts json.RawMessage) int {
 // countEach counts the tokens of the n messages at(i) gives that have no
 // count yet, on every core. Writes count before they take the service's
 // lock: a long message must not hold up every other request.
-func countEach(n int, at func(i int) *model.NewMessage) {
+func countEach(n int, at func(i int) *model.NewMessage) { countEachMetered(n, at, nil) }
+
+// countEachMetered is countEach, telling pm (which may be nil) how many
+// messages were counted as it goes.
+func countEachMetered(n int, at func(i int) *model.NewMessage, pm *meter) {
 	workers := min(runtime.GOMAXPROCS(0), max(n/256, 1))
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
+			counted := 0
 			for i := w; i < n; i += workers {
 				if m := at(i); m.Tokens <= 0 {
 					m.Tokens = messageTokens(m.Content, m.Parts)
 				}
+				// Counted in chunks: a report per message would make
+				// the workers queue on the meter's lock.
+				if counted++; counted == 64 {
+					pm.add(counted)
+					counted = 0
+				}
 			}
+			pm.add(counted)
 		})
 	}
 	wg.Wait()

@@ -114,6 +114,9 @@ func (s *Service) SummarizeMessageRange(ctx context.Context, a SummarizeArgs) (S
 	for k, id := range r.targets {
 		indices[k] = v.IndexOf(id)
 	}
+	// A long range reports two halves: reading the messages, then
+	// summarizing them (locally, or by the model asked).
+	pm := newMeter(ctx, 2*len(indices), fmt.Sprintf("read %d messages", len(indices)))
 	var items []formats.Item
 	err = s.st.View(func(tx *store.Tx) error {
 		items, _, err = textItems(tx, v, indices)
@@ -122,6 +125,8 @@ func (s *Service) SummarizeMessageRange(ctx context.Context, a SummarizeArgs) (S
 	if err != nil {
 		return SummarizeResult{}, err
 	}
+	pm.add(len(indices))
+	pm.stage(fmt.Sprintf("summarized %d messages (%s)", len(indices), source))
 	res := SummarizeResult{
 		SessionID: snap.info.ID, Version: snap.info.Version, Source: source,
 		StartIdx: r.first, EndIdx: r.end, MessageCount: len(items),
@@ -160,6 +165,7 @@ func (s *Service) SummarizeMessageRange(ctx context.Context, a SummarizeArgs) (S
 		}
 	}
 	res.Tokens = tokens.Count(res.Summary)
+	pm.add(len(indices))
 	if !a.Store {
 		return res, nil
 	}

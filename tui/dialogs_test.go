@@ -173,7 +173,7 @@ func TestDialogHintsFollowState(t *testing.T) {
 
 	// The sessions panel offers enter only while a session is listed.
 	send(t, m, tea.KeyPressMsg{Code: tea.KeyTab})
-	if s := lastLines(6); !strings.Contains(s, "type to filter · enter open · tab back") {
+	if s := lastLines(6); !strings.Contains(s, "type to filter · enter open · ctrl+r rename · ctrl+x delete · tab back") {
 		t.Fatalf("sessions hint:\n%s", s)
 	}
 	typeText(t, m, "zzzz")

@@ -35,6 +35,8 @@ func (m *Model) whyNot(b key.Binding) string {
 		return "nothing to undo"
 	case b.Enabled():
 		return ""
+	case m.feat.filter.on() && (is(k.Select) || is(k.MoveDown) || is(k.MoveUp) || is(k.Raw)):
+		return "does nothing while a filter is on (" + k.Cancel.Help().Key + " clears it)"
 	case m.raw.on:
 		return "does nothing in the raw view (" + k.Raw.Help().Key + " goes back to the thread)"
 	case m.moving != nil:

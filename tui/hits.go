@@ -42,11 +42,16 @@ type hitLine struct {
 // hides, the original under that operation's marker.
 func (m *Model) gotoHit(k int) tea.Cmd {
 	h := m.search.hits[k]
-	if k >= len(m.search.ids) { // a result that named no items: its index is all there is
+	m.placeHit(k) // the status bar's "match 3/17" (searchmarks.go)
+	if k >= len(m.search.ids) {
+		// A result that named no items: its index is all there is.
 		m.jumpTo(h.Index)
 		return m.loadBodies()
 	}
 	id := m.search.ids[k]
+	if !m.filterShows(h.Index) {
+		return m.flash(fmt.Sprintf("%s is not among the items the filter shows (%s clears it)", id, m.keys.Cancel.Help().Key), true)
+	}
 	if h.Index < 0 {
 		return m.revealHidden(id)
 	}
@@ -80,7 +85,7 @@ func (m *Model) revealHidden(id model.ItemID) tea.Cmd {
 			continue
 		}
 		m.expanded[mk.OpID] = true
-		m.rows = newRowIndex(m.view, m.expanded)
+		m.rows = m.rowIndex()
 		m.cursor = m.rows.RowOfMarker(k) + 1 + i
 		m.placed = m.cursor
 		m.placeThird()
@@ -174,7 +179,7 @@ func (m *Model) nextHit(dir int) tea.Cmd {
 	}
 	order := make([]int, 0, len(s.hits)) // hits shown, in thread order
 	for k, h := range s.hits {
-		if h.Index >= 0 {
+		if h.Index >= 0 && m.filterShows(h.Index) {
 			order = append(order, k)
 		}
 	}

@@ -21,6 +21,8 @@ type KeyMap struct {
 	Time                     key.Binding
 	Sessions                 key.Binding
 	Raw                      key.Binding
+	Copy, Pager, Filter      key.Binding // see features.go
+	Suspend                  key.Binding
 
 	Help key.Binding
 	Quit key.Binding
@@ -55,6 +57,10 @@ func DefaultKeyMap() KeyMap {
 		Raw:        key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "raw/effective thread")),
 		Next:       key.NewBinding(key.WithKeys("n"), key.WithHelp("n/N", "next/previous match")),
 		Prev:       key.NewBinding(key.WithKeys("N"), key.WithHelp("N", "previous match")),
+		Copy:       key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy")),
+		Pager:      key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "open in $PAGER")),
+		Filter:     key.NewBinding(key.WithKeys("F"), key.WithHelp("F", "filter by role/tag/author")),
+		Suspend:    key.NewBinding(key.WithKeys("ctrl+z"), key.WithHelp("ctrl+z", "suspend")),
 		Help:       key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit:       key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 	}
@@ -72,9 +78,9 @@ func (k KeyMap) ShortHelp() []key.Binding {
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.HalfUp, k.HalfDown, k.Top, k.Bottom},
-		{k.Toggle, k.Select, k.Cancel, k.Search, k.Next, k.Time},
+		{k.Toggle, k.Select, k.Cancel, k.Search, k.Next, k.Time, k.Filter, k.Copy, k.Pager},
 		{k.Tag, k.Digest, k.Snip, k.Revise, k.Insert, k.MoveDown, k.Commit},
-		{k.Undo, k.Redo, k.Operations, k.Sessions, k.Raw, k.Help, k.Quit},
+		{k.Undo, k.Redo, k.Operations, k.Sessions, k.Raw, k.Suspend, k.Help, k.Quit},
 	}
 }
 
@@ -106,6 +112,7 @@ func (m *Model) syncKeys() {
 	k.Commit.SetEnabled(moving)
 	k.Cancel.SetEnabled(moving || m.raw.on || m.anchor >= 0 || m.full)
 	k.Raw.SetEnabled(!moving && m.view != nil && (hasRows || m.raw.on))
+	m.syncFeatureKeys()
 }
 
 // shortHelp is the bottom line's keys for the current state, the most
@@ -126,5 +133,5 @@ func (m *Model) shortHelp() []key.Binding {
 		return []key.Binding{k.Insert, k.Sessions, k.Help, k.Quit}
 	}
 	return []key.Binding{k.Down, k.Up, k.Toggle, k.Search, k.Select, k.Digest, k.Snip, k.Tag, k.Undo, k.Operations, k.Time,
-		k.Revise, k.Insert, k.MoveDown, k.Next, k.Redo, k.Sessions, k.Raw, k.HalfDown, k.Top, k.Bottom, k.Help, k.Quit}
+		k.Revise, k.Insert, k.MoveDown, k.Next, k.Redo, k.Sessions, k.Copy, k.Filter, k.Pager, k.Raw, k.HalfDown, k.Top, k.Bottom, k.Help, k.Quit}
 }

@@ -30,6 +30,9 @@ type Options struct {
 	// Editor is the command ctrl+e hands a dialog's text to (the CLI
 	// sets it from $VISUAL, else $EDITOR); empty means vi.
 	Editor string
+	// Pager is the command p shows a message with, read-only (the CLI
+	// sets it from $PAGER); empty means less.
+	Pager string
 	// Listener is the embedded MCP server, shown in the status bar; nil
 	// when there is none.
 	Listener Listener
@@ -60,7 +63,7 @@ type Model struct {
 	sid      string
 	info     model.Session
 	view     *model.View
-	rows     *rowIndex
+	rows     rowSource
 	expanded map[string]bool       // markers expanded, by operation ID
 	open     map[model.ItemID]bool // items unfolded
 	cursor   int                   // row
@@ -92,6 +95,8 @@ type Model struct {
 	statusErr bool
 	statusSeq int
 	err       error
+
+	feat features // copying, the pager, the mouse, marks, the filter, other sessions (features.go)
 }
 
 // New returns the root model.
@@ -281,6 +286,9 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if _, ok := m.dialog.(*sessionsPanel); ok {
 			cmds = append(cmds, loadSessions(m.svc)) // the list follows what lands in the file
 		}
+		if msg.SessionID != m.sid || msg.Kind == ops.EventSessionDeleted {
+			return m, tea.Batch(append(cmds, m.sessionEvent(ops.Event(msg)))...) // othersessions.go
+		}
 		// The TUI's own edits are reported by editDoneMsg, which loads
 		// the view again: an edit of the operator's is new here only when
 		// the view loaded is older (it came from the command line,
@@ -293,6 +301,10 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			cmds = append(cmds, loadOps(m.svc, m.sid)) // the operator watches it land in the list too
 		}
 		return m, tea.Batch(cmds...)
+	case featureMsg:
+		return m, msg.apply(m)
+	case tea.MouseClickMsg:
+		return m, m.click(msg)
 	case jumpMsg:
 		m.jumpTo(msg.index)
 		return m, m.loadBodies()
@@ -392,6 +404,9 @@ func (m *Model) viewLoaded(msg viewLoadedMsg) tea.Cmd {
 		// before it: the operator has moved on.
 		return nil
 	}
+	if cmd := m.filterFirst(msg); cmd != nil {
+		return cmd // the filter picks the new view's items first (filter.go)
+	}
 	m.empty = false
 	var keep model.ItemID
 	if m.view != nil && m.rows.Len() > 0 {
@@ -413,7 +428,7 @@ func (m *Model) viewLoaded(msg viewLoadedMsg) tea.Cmd {
 	first := m.view == nil
 	m.sid, m.info, m.view = msg.info.ID, msg.info, msg.view
 	m.svc.SetFocus(m.sid)
-	m.rows = newRowIndex(m.view, m.expanded)
+	m.rows = m.rowIndex()
 	switch {
 	case keep != "" && m.view.IndexOf(keep) >= 0:
 		m.cursor = m.rows.RowOfItem(m.view.IndexOf(keep))
@@ -466,6 +481,9 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	}
+	if cmd, ok := m.featureKey(msg); ok {
+		return cmd // y, p, F, ctrl+z, and esc clearing a filter (features.go)
+	}
 	// Keys that do nothing in the current state are switched off (see
 	// syncKeys), so the raw view needs no switch of its own.
 	switch {
@@ -500,7 +518,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.MoveUp):
 		return m.startMove(-1)
 	case key.Matches(msg, k.Sessions):
-		m.dialog = newSessionsPanel(m.styles)
+		m.dialog = m.newSessionsPanel()
 		return loadSessions(m.svc)
 	case key.Matches(msg, k.Time):
 		return m.startTimeJump()
@@ -633,7 +651,7 @@ func (m *Model) toggle() {
 	case rowMarker, rowMore:
 		op := m.view.Markers[rw.marker].OpID
 		m.expanded[op] = !m.expanded[op]
-		m.rows = newRowIndex(m.view, m.expanded)
+		m.rows = m.rowIndex()
 		m.cursor = m.rows.RowOfMarker(rw.marker)
 	case rowItem:
 		id := m.view.ID(m.view.Items[rw.item])

@@ -36,13 +36,23 @@ type search struct {
 	// not 0, the seq whose best hit enter asked for before it came.
 	shown  int
 	jumpTo int
+	// exact is the mode asked for (substring, not fuzzy); ranExact the
+	// mode of the query sent last. The hits shown are for hitsQuery in
+	// the mode hitsExact, total of them in all (exact hits are a
+	// thread-order prefix of them); place is the hit gone to last, as
+	// the status bar counts it (searchmarks.go).
+	exact, ranExact bool
+	hitsQuery       string
+	hitsExact       bool
+	total           int
+	place           hitPlace
 }
 
 // searchKeys is the search panel's keys; every other key types into the
 // query. Jump and the moves are on only while there are matches, and
 // with none enter closes the panel as esc does.
 type searchKeys struct {
-	Jump, Next, Prev, Close key.Binding
+	Jump, Next, Prev, Close, Mode key.Binding
 }
 
 func defaultSearchKeys() searchKeys {
@@ -51,11 +61,12 @@ func defaultSearchKeys() searchKeys {
 		Next:  key.NewBinding(key.WithKeys("down", "ctrl+n", "tab"), key.WithHelp("↓", "next match")),
 		Prev:  key.NewBinding(key.WithKeys("up", "ctrl+p", "shift+tab"), key.WithHelp("↑", "previous match")),
 		Close: key.NewBinding(key.WithKeys("esc", "enter"), key.WithHelp("esc", "closes")),
+		Mode:  key.NewBinding(key.WithKeys("ctrl+s"), key.WithHelp("ctrl+s", "exact")),
 	}
 }
 
 // ShortHelp is what the panel's hint lists while the query is empty.
-func (k searchKeys) ShortHelp() []key.Binding { return []key.Binding{k.Jump, k.Close} }
+func (k searchKeys) ShortHelp() []key.Binding { return []key.Binding{k.Jump, k.Close, k.Mode} }
 
 // syncKeys switches the keys on and off for the matches shown.
 func (s *search) syncKeys() {
@@ -63,6 +74,11 @@ func (s *search) syncKeys() {
 	s.keys.Jump.SetEnabled(has)
 	s.keys.Next.SetEnabled(has)
 	s.keys.Prev.SetEnabled(has)
+	if s.exact {
+		s.keys.Mode.SetHelp("ctrl+s", "fuzzy")
+	} else {
+		s.keys.Mode.SetHelp("ctrl+s", "exact")
+	}
 }
 
 type searchResultMsg struct {
@@ -73,6 +89,8 @@ type searchResultMsg struct {
 	ids   []model.ItemID // the hits' items, named in the view searched
 	state *ops.FuzzyState
 	err   error
+	exact bool
+	total int
 }
 
 const searchLimit = 200
@@ -85,6 +103,7 @@ func (m *Model) openSearch() tea.Cmd {
 	m.search.input = in
 	m.search.open = true
 	m.search.keys = defaultSearchKeys()
+	m.search.ranExact = m.search.exact
 	m.search.syncKeys()
 	return m.search.input.Focus()
 }
@@ -93,24 +112,30 @@ func (m *Model) openSearch() tea.Cmd {
 func (m *Model) runSearch() tea.Cmd {
 	s := &m.search
 	q := s.input.Value()
-	if q == s.query {
+	if q == s.query && s.exact == s.ranExact {
 		return nil
 	}
 	s.seq++
-	s.query = q
+	s.query, s.ranExact = q, s.exact
 	if strings.TrimSpace(q) == "" {
-		s.hits, s.ids, s.sel, s.state = nil, nil, 0, nil
+		s.hits, s.ids, s.sel, s.state, s.place = nil, nil, 0, nil, hitPlace{}
 		s.syncKeys()
 		return nil
 	}
 	seq, svc, sid, prev := s.seq, m.svc, m.sid, s.state
+	if s.exact {
+		return func() tea.Msg {
+			hits, ids, total, err := svc.SubstringLines(sid, q, exactLimit)
+			return searchResultMsg{sid: sid, seq: seq, query: q, hits: hits, ids: ids, err: err, exact: true, total: total}
+		}
+	}
 	return func() tea.Msg {
 		hits, state, err := svc.FuzzyLines(sid, q, prev, searchLimit)
 		ids := make([]model.ItemID, len(hits))
 		for k, h := range hits {
 			ids[k] = state.ItemID(h.Index)
 		}
-		return searchResultMsg{sid, seq, q, hits, ids, state, err}
+		return searchResultMsg{sid: sid, seq: seq, query: q, hits: hits, ids: ids, state: state, err: err, total: len(hits)}
 	}
 }
 
@@ -121,13 +146,15 @@ func (m *Model) searchResult(msg searchResultMsg) tea.Cmd {
 	}
 	// A stale answer is not shown, but what it learned still narrows
 	// the next search if the query goes on from it.
-	if msg.state != nil && strings.HasPrefix(s.query, msg.query) && (s.state == nil || len(msg.query) >= len(s.state.Query())) {
+	if msg.state != nil && !s.exact && strings.HasPrefix(s.query, msg.query) && (s.state == nil || len(msg.query) >= len(s.state.Query())) {
 		s.state = msg.state
 	}
 	if msg.seq != s.seq {
 		return nil
 	}
 	s.hits, s.ids, s.err, s.sel, s.shown = msg.hits, msg.ids, msg.err, 0, msg.seq
+	s.hitsQuery, s.hitsExact, s.total, s.place = msg.query, msg.exact, msg.total, hitPlace{}
+	m.feat.marks.reset()
 	m.resolveHits() // searched in a view that may be older than the one shown
 	s.syncKeys()
 	if s.jumpTo == msg.seq {
@@ -162,6 +189,10 @@ func (m *Model) searchKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, s.keys.Prev):
 		s.sel = max(s.sel-1, 0)
 		return nil
+	case key.Matches(msg, s.keys.Mode):
+		s.exact = !s.exact
+		s.syncKeys()
+		return m.runSearch() // the same query, in the other mode
 	}
 	var cmd tea.Cmd
 	s.input, cmd = s.input.Update(msg)
@@ -180,10 +211,17 @@ func (m *Model) searchView() []string {
 		info = st.Status.Error.Render(s.err.Error())
 	case strings.TrimSpace(s.input.Value()) == "":
 		info = dialogHint(st, "type to search the whole thread", s.keys.ShortHelp())
+	case s.hitsExact && s.total > len(s.hits):
+		info = st.Dialog.Hint.Render(fmt.Sprintf("exact: the first %s of %s", thousands(len(s.hits)), plural(s.total, "match")))
+	case s.hitsExact:
+		info = st.Dialog.Hint.Render("exact: " + plural(len(s.hits), "match"))
 	case len(s.hits) == searchLimit:
 		info = st.Dialog.Hint.Render(fmt.Sprintf("best %d matches", searchLimit))
 	default:
 		info = st.Dialog.Hint.Render(plural(len(s.hits), "match"))
+	}
+	if strings.TrimSpace(s.input.Value()) != "" && s.err == nil {
+		info += st.Dialog.Hint.Render(hintSeparator + s.keys.Mode.Help().Key + " " + s.keys.Mode.Help().Desc)
 	}
 	lines := []string{s.input.View() + "  " + info}
 	shown := min(len(s.hits), 8)

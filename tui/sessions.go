@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
@@ -19,9 +18,15 @@ import (
 )
 
 // sessionsPanel lists the file's sessions with a fuzzy filter on their
-// titles; enter opens one, tab goes back to the thread. The list is read
-// and filtered in commands, as the search is: there may be many sessions.
+// titles; enter opens one, tab goes back to the thread, ctrl+r renames
+// one and ctrl+x deletes one, asking first (sessionsadmin.go). The list
+// is read and filtered in commands, as the search is: there may be many
+// sessions. Each shows where it came from, the dates of its first and
+// last messages, its size, and a mark when it was written to since the
+// operator last opened it.
 type sessionsPanel struct {
+	admin  sessionsAdmin
+	styles *themes.Styles
 	all    []ops.SessionOut
 	titles []string // of all; commands read it, so it is never changed, only replaced
 	shown  []int    // indexes into all, filtered and ranked
@@ -49,7 +54,9 @@ type sessionsFilteredMsg struct {
 // sessionsKeys is the sessions panel's keys; every other key types into
 // the filter. Open is on only while a session is listed.
 type sessionsKeys struct {
-	Up, Down, Open, Close key.Binding
+	Up, Down, Open, Close   key.Binding
+	Rename, Delete, Yes, No key.Binding
+	Save, Cancel            key.Binding // of a rename
 }
 
 func defaultSessionsKeys() sessionsKeys {
@@ -58,11 +65,26 @@ func defaultSessionsKeys() sessionsKeys {
 		Down:  key.NewBinding(key.WithKeys("down", "ctrl+n"), key.WithHelp("↓", "down")),
 		Open:  key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "open"), key.WithDisabled()),
 		Close: key.NewBinding(key.WithKeys("esc", "tab"), key.WithHelp("tab", "back")),
+		// ctrl keys, as every printable key types into the filter.
+		Rename: key.NewBinding(key.WithKeys("ctrl+r"), key.WithHelp("ctrl+r", "rename"), key.WithDisabled()),
+		Delete: key.NewBinding(key.WithKeys("ctrl+x"), key.WithHelp("ctrl+x", "delete"), key.WithDisabled()),
+		Yes:    key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "deletes it"), key.WithDisabled()),
+		No:     key.NewBinding(key.WithKeys("n", "esc"), key.WithHelp("n", "keeps it"), key.WithDisabled()),
+		Save:   key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "renames"), key.WithDisabled()),
+		Cancel: key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancels"), key.WithDisabled()),
 	}
 }
 
 // ShortHelp is what the panel's hint lists.
-func (k sessionsKeys) ShortHelp() []key.Binding { return []key.Binding{k.Open, k.Close} }
+func (k sessionsKeys) ShortHelp() []key.Binding {
+	switch {
+	case k.Yes.Enabled():
+		return []key.Binding{k.Yes, k.No}
+	case k.Save.Enabled():
+		return []key.Binding{k.Save, k.Cancel}
+	}
+	return []key.Binding{k.Open, k.Rename, k.Delete, k.Close}
+}
 
 // openSessionMsg asks the root to open a session.
 type openSessionMsg struct{ id string }
@@ -123,15 +145,20 @@ func (p *sessionsPanel) HandleMsg(msg tea.Msg) (bool, tea.Cmd) {
 			return false, nil
 		}
 		p.all, p.titles = msg.list, msg.titles
-		return false, p.refilter()
+		return false, tea.Batch(p.refilter(), loadSessionDates(p.admin.svc, msg.list))
 	case sessionsFilteredMsg:
 		if msg.seq == p.seq {
 			p.shown, p.match, p.ranked = msg.shown, msg.match, msg.seq
 			p.cursor = min(p.cursor, max(len(p.shown)-1, 0))
 			p.keys.Open.SetEnabled(len(p.shown) > 0)
+			p.keys.Rename.SetEnabled(len(p.shown) > 0)
+			p.keys.Delete.SetEnabled(len(p.shown) > 0)
 		}
 		return false, nil
 	case tea.KeyPressMsg:
+		if done, cmd, ok := p.adminKey(msg); ok {
+			return done, cmd
+		}
 		switch {
 		case key.Matches(msg, p.keys.Close):
 			return true, nil
@@ -160,6 +187,9 @@ func (p *sessionsPanel) HandleMsg(msg tea.Msg) (bool, tea.Cmd) {
 // View draws a window of the filtered list around the cursor.
 func (p *sessionsPanel) View(width int, st *themes.Styles) string {
 	w := min(width-4, 110)
+	if sub := p.adminView(w, st); sub != "" {
+		return sub // renaming, or asking before a delete
+	}
 	lines := []string{st.List.Title.Render(fmt.Sprintf("Sessions (%d)", len(p.all))), p.filter.View()}
 	const shown = 12
 	from := min(max(p.cursor-shown/2, 0), max(len(p.shown)-shown, 0))
@@ -170,14 +200,12 @@ func (p *sessionsPanel) View(width int, st *themes.Styles) string {
 		if k == p.cursor {
 			style, prefix = st.List.Selected, "▸ "
 		}
-		updated, _ := time.Parse(time.RFC3339Nano, s.UpdatedAt)
-		tokens := thousands(s.Tokens)
-		if s.EffectiveTokens != nil && *s.EffectiveTokens != s.Tokens {
-			tokens += " → " + thousands(*s.EffectiveTokens)
+		meta := p.meta(s, w)
+		if p.admin.changed[s.SessionID] {
+			prefix = prefix[:len(prefix)-1] + "●" // written to since it was last opened
 		}
-		meta := fmt.Sprintf("%7s msgs %19s tokens  %s", thousands(s.MessageCount), tokens, updated.Local().Format("Jan 02 15:04"))
 		// Titles take what the columns leave, all cut to the same width.
-		titleW := max(w-4-len(prefix)-2-ansi.StringWidth(meta), 8)
+		titleW := max(w-4-ansi.StringWidth(prefix)-2-ansi.StringWidth(meta), 8)
 		cut := ansi.Truncate(p.titles[i], titleW, "…")
 		title := highlight(cut, p.match[i], style, st.Search.Match) + strings.Repeat(" ", titleW-ansi.StringWidth(cut))
 		lines = append(lines, prefix+title+"  "+st.List.Meta.Render(meta))
@@ -185,6 +213,13 @@ func (p *sessionsPanel) View(width int, st *themes.Styles) string {
 	if len(p.shown) == 0 && p.ranked == p.seq && p.seq > 0 {
 		lines = append(lines, st.Thread.Empty.Render("no session matches"))
 	}
-	lines = append(lines, dialogHint(st, "type to filter", p.keys.ShortHelp()))
+	note := "type to filter"
+	if len(p.admin.changed) > 0 {
+		note = "● written to since last opened · " + note
+	}
+	lines = append(lines, dialogHint(st, note, p.keys.ShortHelp()))
+	if p.admin.said != "" {
+		lines = append(lines, saidLines(st.Status.Error, p.admin.said, w-4))
+	}
 	return st.Dialog.Box.Width(w).Render(lipgloss.JoinVertical(lipgloss.Left, lines...))
 }

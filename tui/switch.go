@@ -26,6 +26,7 @@ func (m *Model) openSession(id string) tea.Cmd {
 	clear(m.open)
 	clear(m.bodies)
 	clear(m.lines)
+	m.forgetFeatures(id)
 	return m.loadView(id)
 }
 

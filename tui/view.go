@@ -316,7 +316,7 @@ func (m *Model) render() string {
 			if m.raw.on {
 				g += m.rawGutter(uint64(r+1), i, i == len(rl)-1) + " "
 			}
-			lines = append(lines, g+l)
+			lines = append(lines, g+m.markLine(r, i, l)) // search hits marked (searchmarks.go)
 			if len(lines) == h {
 				break
 			}
@@ -363,6 +363,12 @@ func (m *Model) statusBar() string {
 	}
 	if m.raw.on {
 		parts[2] = st.Key.Render("tokens ") + st.Value.Render(thousands(m.raw.eff.RawTokens))
+	}
+	if hit := m.hitStatus(); hit != "" {
+		parts[1] += st.Key.Render(" · match ") + st.Value.Render(hit)
+	}
+	if f := m.filterStatus(); f != "" {
+		parts = append(parts, st.Value.Render(f))
 	}
 	if len(m.info.ActiveTags) > 0 {
 		parts = append(parts, st.Key.Render("tags ")+st.Value.Render(termsafe.Line(strings.Join(m.info.ActiveTags, ","))))

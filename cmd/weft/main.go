@@ -110,6 +110,7 @@ type environment struct {
 	token   string // $WEFT_TOKEN
 	noColor bool   // $NO_COLOR is set and not empty (no-color.org)
 	editor  string // $VISUAL, else $EDITOR
+	pager   string // $PAGER (empty: the TUI runs less)
 }
 
 func readEnvironment() environment {
@@ -118,6 +119,7 @@ func readEnvironment() environment {
 		token:   os.Getenv("WEFT_TOKEN"),
 		noColor: os.Getenv("NO_COLOR") != "",
 		editor:  editorCommand(),
+		pager:   os.Getenv("PAGER"),
 	}
 }
 
@@ -132,7 +134,7 @@ func (a *app) listen() listenConfig {
 
 // tuiOptions are the TUI's options from the flags and the environment.
 func (a *app) tuiOptions() tui.Options {
-	return tui.Options{Theme: a.theme, NoColor: a.env.noColor, Editor: a.env.editor}
+	return tui.Options{Theme: a.theme, NoColor: a.env.noColor, Editor: a.env.editor, Pager: a.env.pager}
 }
 
 // refusal gives err its exit code: its own when it has one; 2 when cobra

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -92,7 +93,33 @@ func serveMCP(ctx context.Context, db string, lc listenConfig, stderr io.Writer)
 		if url == "" {
 			return fmt.Errorf("%w; it does not listen for agents (started with --no-mcp?), so weft mcp cannot relay to it", err)
 		}
-		relay, err := mcpserver.NewRelay(url, lc.token, mcpserver.Options{Logger: logger})
+		// The weft relayed to may stop, or start again on another port:
+		// the relay follows the address file, and takes the file over
+		// once nobody holds it.
+		var (
+			mu   sync.Mutex
+			held *heldFile
+		)
+		defer func() {
+			mu.Lock()
+			defer mu.Unlock()
+			held.close()
+		}()
+		relay, err := mcpserver.NewRelayWith(url, mcpserver.RelayOptions{
+			Token:      lc.token,
+			Rediscover: func() string { return mcpserver.ReadAddrFile(db) },
+			Takeover: func() (*ops.Service, error) {
+				st, err := store.Open(db, store.Options{Timeout: 200 * time.Millisecond})
+				if err != nil {
+					return nil, err
+				}
+				svc := newService(st, logger)
+				mu.Lock()
+				held = &heldFile{st: st, l: listenForOthers(svc, lc, logger)}
+				mu.Unlock()
+				return svc, nil
+			},
+		}, mcpserver.Options{Logger: logger})
 		if err != nil {
 			return fmt.Errorf("%s.addr: %w", db, err)
 		}
@@ -101,20 +128,48 @@ func serveMCP(ctx context.Context, db string, lc listenConfig, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	held := &heldFile{st: st}
+	defer held.close()
 	svc := newService(st, logger)
-	if !lc.off {
-		if lc.addr == "" {
-			lc.addr = "127.0.0.1:0"
-		}
-		l, err := mcpserver.Listen(svc, mcpserver.ListenOptions{Addr: lc.addr, Token: lc.token, Logger: logger})
-		if err != nil {
-			// Relaying is a convenience for other wefts; serving this
-			// client matters more.
-			logger.Warn("not listening for other wefts", "error", err)
-		} else {
-			defer l.Close()
-		}
-	}
+	held.l = listenForOthers(svc, lc, logger)
 	return mcpserver.New(svc, mcpserver.Options{Logger: logger}).ServeStdio(ctx)
+}
+
+// heldFile is the file weft mcp opened, with its listener for other
+// wefts (nil when it has none).
+type heldFile struct {
+	st *store.Store
+	l  *mcpserver.Listener
+}
+
+// close lets the file go, the listener first; a nil heldFile holds
+// nothing.
+func (h *heldFile) close() {
+	if h == nil {
+		return
+	}
+	if h.l != nil {
+		h.l.Close()
+	}
+	h.st.Close()
+}
+
+// listenForOthers listens on a free loopback port (unless lc.off) so
+// that a second weft mcp on the same file can relay to this one; nil
+// when it does not.
+func listenForOthers(svc *ops.Service, lc listenConfig, logger *slog.Logger) *mcpserver.Listener {
+	if lc.off {
+		return nil
+	}
+	if lc.addr == "" {
+		lc.addr = "127.0.0.1:0"
+	}
+	l, err := mcpserver.Listen(svc, mcpserver.ListenOptions{Addr: lc.addr, Token: lc.token, Logger: logger})
+	if err != nil {
+		// Relaying is a convenience for other wefts; serving this client
+		// matters more.
+		logger.Warn("not listening for other wefts", "error", err)
+		return nil
+	}
+	return l
 }

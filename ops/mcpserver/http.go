@@ -68,16 +68,20 @@ func (s *Server) Handler(o HandlerOptions) http.Handler {
 	case timeout < 0:
 		timeout = 0
 	}
+	// Sessions expire by weft's clock, not the SDK's (sessions.go).
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
-		SessionTimeout:      timeout,
 		MaxRequestBodyBytes: MaxBodyBytes,
 		Logger:              s.logger,
+		EventStore:          mcp.NewMemoryEventStore(nil),
 	})
+	keeper := newSessionKeeper(s, timeout)
+	kept := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { keeper.serve(mcpHandler, w, r) })
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", checkJSONRPC(mcpHandler))
+	mux.Handle("/mcp", checkJSONRPC(kept))
 	mux.HandleFunc("/api", s.serveToolList)
 	mux.HandleFunc("/api/", s.serveTool)
 	mux.HandleFunc("/healthz", s.serveHealth)
+	mux.HandleFunc(eventsPath, s.serveEvents)
 	mux.HandleFunc(outlinePath, s.serveOutline)
 	mux.HandleFunc(exportPath, s.serveExport)
 	mux.HandleFunc(importPath, s.serveImport)
@@ -304,11 +308,7 @@ func (s *Server) serveTool(w http.ResponseWriter, r *http.Request) {
 		bodyReadError(w, err)
 		return
 	}
-	author := cleanAuthor(r.Header.Get(AuthorHeader))
-	if author == "" {
-		author = "http"
-	}
-	out, err := s.backend.call(ops.WithAuthor(r.Context(), author), tool, body)
+	out, err := s.backend.call(apiContext(r), tool, body)
 	if err != nil {
 		status := statusOf(err)
 		if status == http.StatusInternalServerError {
@@ -392,24 +392,30 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 // is turned into a JSON-RPC error too.
 func checkJSONRPC(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.Body == nil {
-			next.ServeHTTP(w, r)
-			return
+		var body []byte
+		if r.Method == http.MethodPost && r.Body != nil {
+			var err error
+			if body, err = io.ReadAll(r.Body); err != nil {
+				bodyReadError(w, err)
+				return
+			}
+			if p := jsonrpcProblem(body); p != nil {
+				writeJSONBody(w, http.StatusBadRequest, jsonrpcError(p.id, p.code, p.msg))
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			r.ContentLength = int64(len(body))
 		}
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
-			bodyReadError(w, err)
-			return
-		}
-		if p := jsonrpcProblem(body); p != nil {
-			writeJSONBody(w, http.StatusBadRequest, jsonrpcError(p.id, p.code, p.msg))
-			return
-		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		r.ContentLength = int64(len(body))
 		sw := &sdkRefusal{ResponseWriter: w}
 		next.ServeHTTP(sw, r)
-		if sw.refused {
+		switch {
+		case !sw.refused:
+		case sw.status == http.StatusNotFound:
+			// A session that is not (or no longer) there: the client
+			// starts a new one.
+			writeJSONBody(w, http.StatusNotFound, jsonrpcError(callID(body), codeSessionNotFound,
+				"session not found: it ended or expired (send initialize, without Mcp-Session-Id, to start a new one)"))
+		default:
 			code, msg := sdkRefusalError(strings.TrimSpace(sw.text.String()))
 			writeJSONBody(w, http.StatusBadRequest, jsonrpcError(callID(body), code, msg))
 		}
@@ -447,10 +453,14 @@ func callID(body []byte) json.RawMessage {
 
 // sdkRefusal holds back a plain-text 400 of the SDK's, so that checkJSONRPC
 // can answer it as a JSON-RPC error; anything else goes straight through.
+//
+// It also adds weft's retry time to the priming events of the SDK's
+// streams (withRetry).
 type sdkRefusal struct {
 	http.ResponseWriter
 	wroteHeader bool
 	refused     bool
+	status      int
 	text        bytes.Buffer
 }
 
@@ -459,8 +469,8 @@ func (w *sdkRefusal) WriteHeader(code int) {
 		return
 	}
 	w.wroteHeader = true
-	if code == http.StatusBadRequest && strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
-		w.refused = true
+	if (code == http.StatusBadRequest || code == http.StatusNotFound) && strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
+		w.refused, w.status = true, code
 		return
 	}
 	w.ResponseWriter.WriteHeader(code)
@@ -476,7 +486,10 @@ func (w *sdkRefusal) Write(p []byte) (int, error) {
 		}
 		return len(p), nil
 	}
-	return w.ResponseWriter.Write(p)
+	if _, err := w.ResponseWriter.Write(withRetry(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // FlushError flushes what went through (http.ResponseController finds it);

@@ -238,6 +238,7 @@ func (l *Listener) Close() error {
 				os.Remove(l.addrFile)
 			}
 		}
+		l.server.closeOnce.Do(func() { close(l.server.closing) })
 		for ss := range l.server.mcp.Sessions() {
 			ss.Close()
 		}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 
 	"weft/ops"
 )
@@ -24,11 +25,7 @@ import (
 // The relay cannot lend the client's model to the other weft, so
 // summarize_message_range falls back to what that weft has configured.
 func NewRelay(target, token string, opts Options) (*Server, error) {
-	base, err := relayBase(target)
-	if err != nil {
-		return nil, err
-	}
-	return newServer(&remoteBackend{base: base, token: token, client: &http.Client{}}, opts), nil
+	return NewRelayWith(target, RelayOptions{Token: token}, opts)
 }
 
 // Remote calls tools on a running weft through its HTTP API: how a
@@ -41,7 +38,7 @@ func NewRemote(target, token string) (*Remote, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Remote{&remoteBackend{base: base, token: token, client: &http.Client{}}}, nil
+	return &Remote{newRemoteBackend(base, token)}, nil
 }
 
 // Call runs a tool there and returns its JSON result; refusals come back
@@ -68,7 +65,7 @@ func (r *Remote) Outline(ctx context.Context, ref string) (Outline, error) {
 	}
 	var o Outline
 	if err := json.Unmarshal(res, &o); err != nil {
-		return Outline{}, fmt.Errorf("the weft at %s answered with an outline this weft cannot read: %w", r.b.base, err)
+		return Outline{}, fmt.Errorf("the weft at %s answered with an outline this weft cannot read: %w", r.b.target(), err)
 	}
 	return o, nil
 }
@@ -89,7 +86,7 @@ func (r *Remote) Export(ctx context.Context, w io.Writer, args ExportArgs) (note
 		return nil, r.b.refusal(resp, b)
 	}
 	if _, err := io.Copy(w, resp.Body); err != nil {
-		return nil, fmt.Errorf("reading the export from the weft at %s: %w", r.b.base, err)
+		return nil, fmt.Errorf("reading the export from the weft at %s: %w", r.b.target(), err)
 	}
 	// The trailers are read once the body is.
 	for _, n := range resp.Trailer.Values(noteTrailer) {
@@ -125,7 +122,7 @@ func (r *Remote) Import(ctx context.Context, f io.Reader, args ImportArgs) (Impo
 	}
 	var w importReportJSON
 	if err := json.Unmarshal(res, &w); err != nil {
-		return ImportReport{}, fmt.Errorf("the weft at %s answered with an import report this weft cannot read: %w", r.b.base, err)
+		return ImportReport{}, fmt.Errorf("the weft at %s answered with an import report this weft cannot read: %w", r.b.target(), err)
 	}
 	return w.report(), nil
 }
@@ -143,9 +140,30 @@ func relayBase(target string) (string, error) {
 
 // remoteBackend runs tools with POST /api/TOOL on a running weft.
 type remoteBackend struct {
-	base   string
+	mu     sync.Mutex
+	base   string // where the holder listens; a relay moves it
 	token  string
 	client *http.Client
+	// id names this process to the holder in the origin of its writes.
+	id string
+}
+
+func newRemoteBackend(base, token string) *remoteBackend {
+	return &remoteBackend{base: base, token: token, client: &http.Client{}, id: newRelayID()}
+}
+
+// target is the base URL of the weft called now.
+func (b *remoteBackend) target() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.base
+}
+
+// moveTo points the backend at another weft.
+func (b *remoteBackend) moveTo(base string) {
+	b.mu.Lock()
+	b.base = base
+	b.mu.Unlock()
 }
 
 // invoke runs a tool on the remote weft: the arguments and the result
@@ -182,7 +200,7 @@ func (b *remoteBackend) post(ctx context.Context, path, contentType string, body
 	defer resp.Body.Close()
 	out, err := io.ReadAll(io.LimitReader(resp.Body, 1<<30))
 	if err != nil {
-		return nil, fmt.Errorf("reading %s's answer from the weft at %s: %w", what, b.base, err)
+		return nil, fmt.Errorf("reading %s's answer from the weft at %s: %w", what, b.target(), err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, b.refusal(resp, out)
@@ -193,18 +211,22 @@ func (b *remoteBackend) post(ctx context.Context, path, contentType string, body
 // send sends a request to the remote weft, as the context's author,
 // with the token.
 func (b *remoteBackend) send(ctx context.Context, path, contentType string, body io.Reader) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.base+path, body)
+	base := b.target()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+path, body)
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("Content-Type", contentType)
 	req.Header.Set(AuthorHeader, ops.AuthorFrom(ctx))
+	if o := ops.OriginFrom(ctx); o != "" {
+		req.Header.Set(OriginHeader, b.id+"/"+o)
+	}
 	if b.token != "" {
 		req.Header.Set("Authorization", "Bearer "+b.token)
 	}
 	resp, err := b.client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("the weft at %s that holds the database did not answer: %w", b.base, err)
+		return nil, fmt.Errorf("the weft at %s that holds the database did not answer: %w", base, err)
 	}
 	return resp, nil
 }
@@ -214,7 +236,7 @@ func (b *remoteBackend) send(ctx context.Context, path, contentType string, body
 func (b *remoteBackend) refusal(resp *http.Response, body []byte) error {
 	var e apiError
 	if json.Unmarshal(body, &e) != nil || e.Error == "" {
-		e.Error = fmt.Sprintf("the weft at %s answered %s", b.base, resp.Status)
+		e.Error = fmt.Sprintf("the weft at %s answered %s", b.target(), resp.Status)
 	}
 	switch resp.StatusCode {
 	case http.StatusBadRequest, http.StatusRequestEntityTooLarge:
@@ -225,9 +247,9 @@ func (b *remoteBackend) refusal(resp *http.Response, body []byte) error {
 		return &ops.Error{Kind: ops.ErrConflict, Msg: e.Error}
 	case http.StatusUnauthorized:
 		if b.token == "" {
-			return fmt.Errorf("the weft at %s that holds the database wants a bearer token: give the token it was started with (--token or WEFT_TOKEN)", b.base)
+			return fmt.Errorf("the weft at %s that holds the database wants a bearer token: give the token it was started with (--token or WEFT_TOKEN)", b.target())
 		}
-		return fmt.Errorf("the weft at %s that holds the database refused the token given (--token or WEFT_TOKEN): give the token that weft was started with", b.base)
+		return fmt.Errorf("the weft at %s that holds the database refused the token given (--token or WEFT_TOKEN): give the token that weft was started with", b.target())
 	}
 	return fmt.Errorf("%s", e.Error)
 }

@@ -36,11 +36,16 @@ const (
 	sessionTurns = 40
 )
 
-func (s *Server) addResources() {
-	s.mcp.AddResource(&mcp.Resource{
+// sessionsResource describes weft://sessions.
+func sessionsResource() *mcp.Resource {
+	return &mcp.Resource{
 		URI: URISessions, Name: "sessions", Title: "Sessions", MIMEType: resMIME,
 		Description: "Every session, most recently updated first, with message counts, tokens, operation counts and versions.",
-	}, s.readSessions)
+	}
+}
+
+func (s *Server) addResources() {
+	s.mcp.AddResource(sessionsResource(), s.readSessions)
 	s.mcp.AddResource(&mcp.Resource{
 		URI: URIRecent, Name: "recent", Title: "Recent sessions", MIMEType: resMIME,
 		Description: fmt.Sprintf("The %d most recently updated sessions, each with its last %d messages of the effective thread.", recentSessions, recentMessages),

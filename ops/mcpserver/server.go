@@ -34,6 +34,11 @@ type Server struct {
 	mcp     *mcp.Server
 	backend backend
 	logger  *slog.Logger
+	news    *news
+	// closing is closed when the listener serving this server closes,
+	// to end the streams that would hold its shutdown open.
+	closing   chan struct{}
+	closeOnce sync.Once
 }
 
 // Options configure a Server.
@@ -51,6 +56,8 @@ type Options struct {
 type backend interface {
 	call(ctx context.Context, tool *ops.Tool, args json.RawMessage) (json.RawMessage, error)
 	invoke(ctx context.Context, tool *ops.Tool, args, out any) error
+	// watch calls fn with every write's event until ctx ends.
+	watch(ctx context.Context, fn func(ops.Event))
 }
 
 // localBackend runs tools in-process.
@@ -77,6 +84,19 @@ func (b localBackend) invoke(ctx context.Context, tool *ops.Tool, args, out any)
 	return nil
 }
 
+func (b localBackend) watch(ctx context.Context, fn func(ops.Event)) {
+	events, stop := b.svc.Subscribe()
+	defer stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev := <-events:
+			fn(ev)
+		}
+	}
+}
+
 // New returns a server exposing every tool of the registry, the session
 // resources and the startup prompt, over svc.
 func New(svc *ops.Service, opts Options) *Server {
@@ -88,11 +108,14 @@ func newServer(b backend, opts Options) *Server {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{backend: b, logger: logger}
-	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "weft", Title: "weft", Version: Version()}, &mcp.ServerOptions{
+	s := &Server{backend: b, logger: logger, closing: make(chan struct{})}
+	sopts := &mcp.ServerOptions{
 		Instructions: serverInstructions,
 		Logger:       logger,
-	})
+	}
+	s.addNews(sopts)
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "weft", Title: "weft", Version: Version()}, sopts)
+	s.mcp.AddReceivingMiddleware(errorCodes, s.newsMiddleware)
 	for _, t := range ops.Tools() {
 		s.mcp.AddTool(mcpTool(t), s.toolHandler(t))
 	}
@@ -252,7 +275,7 @@ func toolTitle(name string) string {
 func (s *Server) toolHandler(t *ops.Tool) mcp.ToolHandler {
 	hasOutput := schemasOf(t).output != nil
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		ctx = ops.WithAuthor(ctx, clientName(req))
+		ctx = s.callContext(ctx, req)
 		sp := newSampling(req)
 		if sp != nil {
 			ctx = summary.WithSampler(ctx, sp.sample)

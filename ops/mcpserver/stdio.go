@@ -34,7 +34,7 @@ func (s *Server) ServeIO(ctx context.Context, r io.Reader, w io.Writer) error {
 	out := &lineWriter{w: w, pending: map[string]bool{}, answered: make(chan struct{}, 1)}
 	pr, pw := io.Pipe()
 	go filterLines(r, pw, out)
-	err := s.serve(ctx, &mcp.IOTransport{Reader: pr, Writer: out})
+	err := s.serve(ctx, codedTransport{&mcp.IOTransport{Reader: pr, Writer: out}})
 	// Stop the filter: its next line has nowhere to go.
 	pr.CloseWithError(errors.New("the MCP session ended"))
 	return err
@@ -146,11 +146,11 @@ func filterLines(r io.Reader, pw *io.PipeWriter, out *lineWriter) {
 		return err == nil
 	}
 	for {
-		line, tooLong, err := readLine(br, MaxBodyBytes)
+		line, tooLong, id, err := readLine(br, MaxBodyBytes)
 		line = bytes.TrimSpace(line)
 		switch {
 		case tooLong:
-			if !answer(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: a line longer than %d MB: send less at once (append_messages takes batches)", MaxBodyBytes>>20)) {
+			if !answer(id, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: a line longer than %d MB: send less at once (append_messages takes batches)", MaxBodyBytes>>20)) {
 				pw.Close()
 				return
 			}
@@ -190,21 +190,30 @@ func filterLines(r io.Reader, pw *io.PipeWriter, out *lineWriter) {
 }
 
 // readLine reads one line of at most max bytes, without its newline. A
-// longer one is read to its end and dropped: tooLong.
-func readLine(br *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
+// longer one is read to its end and dropped (tooLong), but for its id,
+// found as it goes by (idFinder), or nil.
+func readLine(br *bufio.Reader, max int) (line []byte, tooLong bool, id json.RawMessage, err error) {
+	var f *idFinder
 	for {
 		chunk, err := br.ReadSlice('\n')
-		if !tooLong {
-			if len(line)+len(chunk) > max+1 { // +1: the newline
-				tooLong, line = true, nil
-			} else {
-				line = append(line, chunk...)
-			}
+		switch {
+		case tooLong:
+			f.write(chunk)
+		case len(line)+len(chunk) > max+1: // +1: the newline
+			f = &idFinder{}
+			f.write(line)
+			f.write(chunk)
+			tooLong, line = true, nil
+		default:
+			line = append(line, chunk...)
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
-		return bytes.TrimSuffix(line, []byte("\n")), tooLong, err
+		if tooLong {
+			id = f.id()
+		}
+		return bytes.TrimSuffix(line, []byte("\n")), tooLong, id, err
 	}
 }
 

@@ -135,8 +135,30 @@ func TestStdioSurvivesBadLines(t *testing.T) {
 	p.send(`{"jsonrpc":"2.0","id":16,"method":"nosuch"}`)
 	p.expectError("unknown method", -32601, "nosuch", "16")
 	p.send(`{"jsonrpc":"2.0","id":"big","method":"ping","params":{"x":"` + strings.Repeat("x", MaxBodyBytes) + `"}}`)
-	p.expectError("a line over 8 MB", -32600, "longer than 8 MB", "null")
+	p.expectError("a line over 8 MB", -32600, "longer than 8 MB", `"big"`)
 	p.listTools(4)
+	p.closeAndWait()
+}
+
+// A line over the cap is answered with its own id, wherever the id stands
+// in it, so the client is not left waiting for an answer; without one it
+// can find (a batch, an id inside a value), the answer's id is null.
+func TestStdioOversizedLineKeepsItsID(t *testing.T) {
+	svc, _ := seeded(t)
+	p := serveLines(t, New(svc, Options{}))
+	p.handshake(legacyVersion)
+	huge := strings.Repeat("x", MaxBodyBytes)
+	for _, tt := range []struct{ name, line, id string }{
+		{"id first", `{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"append_messages","arguments":{"messages":[{"role":"user","content":"` + huge + `"}]}}}`, "41"},
+		{"id last, as the TypeScript SDK writes it", `{"method":"tools/call","params":{"name":"append_messages","arguments":{"messages":[{"role":"user","content":"` + huge + `"}]}},"jsonrpc":"2.0","id":"ts-42"}`, `"ts-42"`},
+		{"an id inside the params only", `{"jsonrpc":"2.0","method":"notifications/x","params":{"id":7,"x":"` + huge + `"}}`, "null"},
+		{"a string that looks like an id", `{"jsonrpc":"2.0","method":"x","params":{"s":"\",\"id\":9,` + huge + `"}}`, "null"},
+		{"a batch", `[{"jsonrpc":"2.0","id":43,"method":"ping","params":{"x":"` + huge + `"}}]`, "null"},
+	} {
+		p.send(tt.line)
+		p.expectError(tt.name, -32600, "longer than 8 MB", tt.id)
+	}
+	p.listTools(5)
 	p.closeAndWait()
 }
 

@@ -1,0 +1,103 @@
+package mcpserver
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// No error weft answers carries code 0, which JSON-RPC does not define:
+// each has the code of what went wrong, else -32603 (internal error).
+func TestErrorsNeverCarryCodeZero(t *testing.T) {
+	t.Run("stdio", func(t *testing.T) {
+		svc, _ := seeded(t)
+		p := serveLines(t, New(svc, Options{}))
+		p.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+		p.expectError("a call before initialize", jsonrpc.CodeInvalidRequest, "initializ", "1")
+		p.handshake(legacyVersion)
+		p.send(`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"` + legacyVersion + `","capabilities":{},"clientInfo":{"name":"again","version":"1"}}}`)
+		p.expectError("a second initialize", jsonrpc.CodeInvalidRequest, "initialize", "2")
+		p.listTools(3)
+		p.closeAndWait()
+	})
+
+	t.Run("HTTP", func(t *testing.T) {
+		svc, _ := seeded(t)
+		ts, _ := api(t, svc, HandlerOptions{})
+		session := initialize(t, ts.URL)
+		resp := mcpPost(t, ts.URL, session, `{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"`+legacyVersion+`","capabilities":{},"clientInfo":{"name":"again","version":"1"}}}`)
+		defer resp.Body.Close()
+		code, msg := errorIn(t, resp.Body)
+		if code != jsonrpc.CodeInvalidRequest || !strings.Contains(msg, "initialize") {
+			t.Fatalf("a second initialize over HTTP: %d %q", code, msg)
+		}
+	})
+
+	t.Run("relay without the token", func(t *testing.T) {
+		svc, sid := seeded(t)
+		l := listen(t, svc, ListenOptions{Addr: "127.0.0.1:0", Token: "needed", AddrFile: "-"})
+		relay, err := NewRelay(l.MCPURL(), "", Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs, _ := connectAt(t, relay, "tokenless", legacyVersion, nil)
+		ctx := context.Background()
+		for name, call := range map[string]func() error{
+			"resources/read": func() error {
+				_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: URISessions + "/" + sid})
+				return err
+			},
+			"prompts/get": func() error {
+				_, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "startup"})
+				return err
+			},
+			"resources/subscribe": func() error {
+				return cs.Subscribe(ctx, &mcp.SubscribeParams{URI: URISessions + "/" + sid})
+			},
+		} {
+			err := call()
+			var rpcErr *jsonrpc.Error
+			if !errors.As(err, &rpcErr) || rpcErr.Code != jsonrpc.CodeInternalError || !strings.Contains(rpcErr.Message, "token") {
+				t.Errorf("%s through a relay without the token: %v, want an internal error naming the token", name, err)
+			}
+		}
+	})
+}
+
+// errorIn reads the JSON-RPC error of an answer, plain JSON or an event
+// stream.
+func errorIn(t *testing.T, body io.Reader) (int, string) {
+	t.Helper()
+	var data string
+	br := bufio.NewReader(body)
+	first, _ := br.Peek(1)
+	if len(first) == 1 && first[0] == '{' {
+		b, _ := io.ReadAll(br)
+		data = string(b)
+	} else {
+		for {
+			ev := readEvent(t, br)
+			if ev.data != "" {
+				data = ev.data
+				break
+			}
+		}
+	}
+	var m struct {
+		Error *struct {
+			Code    *int   `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal([]byte(data), &m) != nil || m.Error == nil || m.Error.Code == nil {
+		t.Fatalf("not a JSON-RPC error: %s", data)
+	}
+	return *m.Error.Code, m.Error.Message
+}

@@ -1,0 +1,145 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"weft/ops"
+	"weft/store"
+)
+
+// TestRelaySurvivesARestart: a relay follows the weft that holds the file
+// across a restart on another port, and serves the file itself once no
+// weft holds it; its subscribers hear edits all along.
+func TestRelaySurvivesARestart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "weft.db")
+	open := func() (*store.Store, *ops.Service) {
+		st, err := store.Open(path, store.Options{Timeout: 100 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st, ops.New(st)
+	}
+	st1, svc1 := open()
+	created, err := svc1.CreateSession(context.Background(), ops.CreateSessionArgs{Title: "kept"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := created.SessionID
+	l1, err := Listen(svc1, ListenOptions{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var taken *store.Store
+	t.Cleanup(func() {
+		if taken != nil {
+			taken.Close()
+		}
+	})
+	relay, err := NewRelayWith(ReadAddrFile(path), RelayOptions{
+		Rediscover: func() string { return ReadAddrFile(path) },
+		Takeover: func() (*ops.Service, error) {
+			st, err := store.Open(path, store.Options{Timeout: 100 * time.Millisecond})
+			if err != nil {
+				return nil, err
+			}
+			taken = st
+			return ops.New(st), nil
+		},
+	}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHearing()
+	cs, _ := connectAt(t, relay, "relayed", legacyVersion, h.options())
+	uri := URISessions + "/" + sid
+	if err := cs.Subscribe(context.Background(), &mcp.SubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+		t.Fatal(err)
+	}
+	appendOne := func(content string) ops.AppendResult {
+		t.Helper()
+		var res ops.AppendResult
+		callOK(t, cs, "append_messages", map[string]any{"session_id": sid, "messages": []map[string]string{{"role": "user", "content": content}}}, &res)
+		return res
+	}
+	appendOne("through the first weft")
+	h.await(t, "the relay's own append", func() bool { return count(h.updated, uri) == 1 })
+	// The operator's edit on the holder reaches the relay's clients.
+	start, end := 0, 0
+	if _, err := svc1.TagMessages(context.Background(), ops.TagArgs{Selection: ops.Selection{SessionID: sid, StartIdx: &start, EndIdx: &end}, Tags: []string{"x"}}); err != nil {
+		t.Fatal(err)
+	}
+	h.await(t, "the holder's operator's tag", func() bool {
+		return count(h.updated, uri) == 2 && len(h.logs) == 1 && h.logs[0]["author"] == "operator"
+	})
+
+	// The first weft stops; another starts on another port.
+	l1.Close()
+	st1.Close()
+	st2, svc2 := open()
+	l2, err := Listen(svc2, ListenOptions{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l2.URL() == l1.URL() {
+		t.Fatalf("the second weft listens where the first did (%s)", l2.URL())
+	}
+	appendOne("through the second weft")
+	// The relay's watch finds the second weft within a second or so; what
+	// was written meanwhile it announces as an update of everything.
+	h.await(t, "the update after the break", func() bool { return count(h.updated, uri) >= 3 })
+	for i := 0; ; i++ {
+		if _, err := svc2.TagMessages(context.Background(), ops.TagArgs{Selection: ops.Selection{SessionID: sid, StartIdx: &start, EndIdx: &end}, Tags: []string{fmt.Sprint("y", i)}}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+		h.mu.Lock()
+		heard := len(h.logs) >= 2
+		h.mu.Unlock()
+		if heard {
+			break
+		}
+		if i == 50 {
+			t.Fatal("the relay never heard the second weft's edits")
+		}
+	}
+	h.mu.Lock()
+	heard := len(h.logs)
+	h.mu.Unlock()
+
+	// That one stops too, and the file is free: the relay opens it.
+	l2.Close()
+	st2.Close()
+	res := appendOne("in the relay itself")
+	if taken == nil {
+		t.Fatal("the relay did not open the free file")
+	}
+	if res.Version == 0 {
+		t.Fatalf("append in-process: %+v", res)
+	}
+	var list ops.ListSessionsResult
+	callOK(t, cs, "list_sessions", map[string]any{}, &list)
+	if list.Total != 1 || list.Sessions[0].MessageCount != 3 {
+		t.Fatalf("after the takeover: %+v, want the one session with its 3 messages", list)
+	}
+	// Its own watch now reads the file's events; its own edits are not
+	// logged to it.
+	n := count(h.updated, uri)
+	appendOne("heard in-process")
+	h.await(t, "the edit in-process", func() bool { return count(h.updated, uri) > n })
+	h.quiet(t, "a log of the relay's own edit", func() bool { return len(h.logs) != heard })
+	for _, l := range h.logs {
+		if l["author"] != "operator" {
+			t.Fatalf("logged %v, want the operators' tags only", l)
+		}
+	}
+}

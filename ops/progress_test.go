@@ -1,0 +1,93 @@
+package ops
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"testing"
+
+	"weft/formats/sharegpt"
+	"weft/model"
+)
+
+// progressLog collects a call's reports and checks what every client of
+// them relies on: done goes up with each, never past a known total.
+type progressLog struct {
+	t       *testing.T
+	reports []string
+	done    []int
+	total   int
+}
+
+func (l *progressLog) progress(done, total int, message string) {
+	if n := len(l.done); n > 0 && done <= l.done[n-1] {
+		l.t.Errorf("progress went from %d to %d (%q)", l.done[n-1], done, message)
+	}
+	if total > 0 && done > total {
+		l.t.Errorf("progress %d of %d", done, total)
+	}
+	l.done, l.total = append(l.done, done), total
+	l.reports = append(l.reports, fmt.Sprintf("%d/%d %s", done, total, message))
+}
+
+// finished reports whether the last report says the whole call is done.
+func (l *progressLog) finished() bool {
+	return len(l.done) > 0 && l.done[len(l.done)-1] == l.total
+}
+
+func TestLongCallsReportProgress(t *testing.T) {
+	f := newFixture(t)
+	sid := f.session("long", 1)
+	msgs := make([]model.NewMessage, maxAppend)
+	for i := range msgs {
+		msgs[i] = model.NewMessage{Role: model.RoleUser, Content: fmt.Sprintf("message %d of a long append", i)}
+	}
+
+	t.Run("append", func(t *testing.T) {
+		log := &progressLog{t: t}
+		ctx := WithProgress(context.Background(), log.progress)
+		if _, err := f.svc.AppendMessages(ctx, AppendMessagesArgs{SessionID: sid, Messages: msgs}); err != nil {
+			t.Fatal(err)
+		}
+		if len(log.reports) < 5 || len(log.reports) > progressSteps+2 || !log.finished() {
+			t.Fatalf("a %d-message append reported %d times, want a few and the end:\n%v", len(msgs), len(log.reports), log.reports)
+		}
+	})
+
+	t.Run("summary", func(t *testing.T) {
+		log := &progressLog{t: t}
+		ctx := WithProgress(context.Background(), log.progress)
+		start, end := 0, maxAppend
+		res, err := f.svc.SummarizeMessageRange(ctx, SummarizeArgs{Selection: Selection{SessionID: sid, StartIdx: &start, EndIdx: &end}, Source: SourceExtractive})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.MessageCount != maxAppend+1 || len(log.reports) < 2 || !log.finished() {
+			t.Fatalf("a summary of %d messages reported %v", res.MessageCount, log.reports)
+		}
+	})
+
+	t.Run("import", func(t *testing.T) {
+		log := &progressLog{t: t}
+		ctx := WithProgress(context.Background(), log.progress)
+		im := f.svc.NewImport(ctx, ImportOptions{})
+		if _, err := sharegpt.Read(bytes.NewReader(readFile(t, "../formats/testdata/sharegpt/fastchat_dummy_conversation.json")), im); err != nil {
+			t.Fatal(err)
+		}
+		mustClose(t, im)
+		if len(log.done) == 0 || log.done[len(log.done)-1] != 2000 {
+			t.Fatalf("an import of 2000 messages reported %v", log.reports)
+		}
+	})
+
+	t.Run("short calls say nothing", func(t *testing.T) {
+		log := &progressLog{t: t}
+		ctx := WithProgress(context.Background(), log.progress)
+		if _, err := f.svc.AppendMessages(ctx, AppendMessagesArgs{SessionID: sid, Messages: msgs[:3]}); err != nil {
+			t.Fatal(err)
+		}
+		if len(log.reports) != 0 {
+			t.Fatalf("a 3-message append reported %v", log.reports)
+		}
+	})
+}
