@@ -2,7 +2,6 @@ package ops
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -24,10 +23,11 @@ import (
 // even for a tokenizer that counts a fifth more.
 const DefaultMaxTokens = 16000
 
+// MinMaxTokens is the least budget a read takes: below it there is no
+// room for a result's own fields and one cut message.
+const MinMaxTokens = 500
+
 const (
-	// minMaxTokens is the least budget a read takes: below it there is
-	// no room for a result's own fields and one cut message.
-	minMaxTokens = 500
 	// minBody is the least a body is cut to while others are whole: a
 	// cut body still shows its first lines.
 	minBody = 200
@@ -70,64 +70,10 @@ func budgetArg(p *int) (int, error) {
 	if p == nil {
 		return DefaultMaxTokens, nil
 	}
-	if *p < 0 || (*p > 0 && *p < minMaxTokens) {
-		return 0, invalidf("max_tokens %d is too small for a result: give %d or more (default %d; 0 for no limit)", *p, minMaxTokens, DefaultMaxTokens)
+	if *p < 0 || (*p > 0 && *p < MinMaxTokens) {
+		return 0, invalidf("max_tokens %d is too small for a result: give %d or more (default %d; 0 for no limit)", *p, MinMaxTokens, DefaultMaxTokens)
 	}
 	return *p, nil
-}
-
-// readCursor is where a paged read stopped: the tool, the version of what
-// it read, how many items of its order it had given, and the last of
-// them, to find the place again when the thread changed since.
-type readCursor struct {
-	Tool    string `json:"t"`
-	Version uint64 `json:"v"`
-	Given   int    `json:"k"`
-	Last    string `json:"a,omitempty"`
-}
-
-func (c readCursor) encode() string {
-	b, _ := json.Marshal(c)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-// cursorArg reads a cursor argument for tool; an empty one is none.
-func cursorArg(tool, s string) (*readCursor, error) {
-	if s == "" {
-		return nil, nil
-	}
-	var c readCursor
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err == nil {
-		err = json.Unmarshal(b, &c)
-	}
-	if err != nil || c.Given < 0 {
-		return nil, invalidf("cursor %q is not a next_cursor weft gave: call %s again without it", s, tool)
-	}
-	if c.Tool != tool {
-		return nil, invalidf("cursor is %s's, not %s's: pass a next_cursor back to the tool that gave it", c.Tool, tool)
-	}
-	return &c, nil
-}
-
-// resume returns where in a read's order (ids, by position) a cursor
-// continues: after the items it gave when the version is the same, else
-// after the last item it gave, wherever that is now.
-func (c *readCursor) resume(version uint64, n int, id func(k int) string) (int, error) {
-	if c == nil {
-		return 0, nil
-	}
-	if c.Version == version {
-		return min(c.Given, n), nil
-	}
-	if c.Last != "" {
-		for k := range n {
-			if id(k) == c.Last {
-				return k + 1, nil
-			}
-		}
-	}
-	return 0, conflictf("the thread changed since this cursor (version %d, now %d) and %s is no longer in the result: call %s again without cursor", c.Version, version, c.Last, c.Tool)
 }
 
 // packer fills a result's lists within a budget, in the order of what

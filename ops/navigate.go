@@ -170,13 +170,13 @@ func (o itemOrder) plan(heads []model.Head) (bodies, metas []int) {
 	return planItems(o.v, heads, append(slices.Clone(o.summaries), o.messages...))
 }
 
-// readPage runs a paged read of an order: it resumes at the cursor,
-// packs what fits beside the result's frame (envelope, counted with its
-// lists empty) and returns what was given, the packer, and the cursor to
-// continue (nil when everything was given).
-func readPage(tx *store.Tx, tool string, order itemOrder, heads []model.Head, cur *readCursor, maxTokens int, envelope any) ([]SummaryOut, []MessageOut, *packer, *readCursor, error) {
-	v := order.v
-	start, err := cur.resume(v.Version, order.len(), order.id)
+// readPage runs a paged read of an order: it resumes after the
+// cursor's last item, packs what fits beside the result's frame
+// (envelope, counted with its lists empty) and returns what was given,
+// the packer, and the cursor to continue (nil when everything was
+// given).
+func readPage(tx *store.Tx, place readPlace, order itemOrder, heads []model.Head, cur *readCursor, maxTokens int, envelope any) ([]SummaryOut, []MessageOut, *packer, *readCursor, error) {
+	start, err := cur.resume(place, order.len(), order.id)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
@@ -189,7 +189,7 @@ func readPage(tx *store.Tx, tool string, order itemOrder, heads []model.Head, cu
 	}
 	var next *readCursor
 	if given := start + p.taken; p.omitted > 0 && given > 0 {
-		next = &readCursor{Tool: tool, Version: v.Version, Given: given, Last: order.id(given - 1)}
+		next = place.cursor(order.id(given - 1))
 	}
 	return sums, msgs, p, next, nil
 }
@@ -254,8 +254,11 @@ func (s *Service) GetConversationContext(_ context.Context, a ConversationContex
 		Summaries: []SummaryOut{}, RawTurns: []MessageOut{},
 	}
 	order := itemOrder{v: snap.view, summaries: reversed(p.Summaries), messages: reversed(p.RawTurns)}
+	key := a
+	key.SessionID, key.MaxTokens, key.Cursor = "", nil, ""
+	place := snap.place(tool, key, false)
 	err = s.st.View(func(tx *store.Tx) error {
-		sums, msgs, pk, next, err := readPage(tx, tool, order, snap.heads, cur, budget, res)
+		sums, msgs, pk, next, err := readPage(tx, place, order, snap.heads, cur, budget, res)
 		if err != nil {
 			return err
 		}
@@ -321,6 +324,9 @@ func (s *Service) GetTurnsSince(_ context.Context, a TurnsSinceArgs) (TurnsSince
 	v := snap.view
 	res := TurnsSinceResult{TimestampStart: formatTime(t), Messages: []MessageOut{}, Summaries: []SummaryOut{}}
 	next := fmt.Sprintf("later messages did not fit: call %s again with the same arguments and cursor=next_cursor", tool)
+	key := a
+	key.SessionID, key.MaxTokens, key.Cursor = "", nil, ""
+	place := snap.place(tool, key, false)
 	err = s.st.View(func(tx *store.Tx) error {
 		p, err := thread.PlanSince(v, storeIndex{tx, snap.info.ID}, t, include, limit)
 		if err != nil {
@@ -329,7 +335,7 @@ func (s *Service) GetTurnsSince(_ context.Context, a TurnsSinceArgs) (TurnsSince
 		res.Truncated, res.More = p.Truncated, p.More
 		if include {
 			order := itemOrder{v: v, summaries: p.Summaries, messages: p.Messages}
-			sums, msgs, pk, nc, err := readPage(tx, tool, order, snap.heads, cur, budget, res)
+			sums, msgs, pk, nc, err := readPage(tx, place, order, snap.heads, cur, budget, res)
 			if err != nil {
 				return err
 			}
@@ -340,7 +346,7 @@ func (s *Service) GetTurnsSince(_ context.Context, a TurnsSinceArgs) (TurnsSince
 		// Without summaries the messages are stored ones, hidden or not:
 		// the order is theirs, and a cursor's place is a stored ID.
 		id := func(k int) string { return string(model.MessageID(p.Stored[k])) }
-		start, err := cur.resume(v.Version, len(p.Stored), id)
+		start, err := cur.resume(place, len(p.Stored), id)
 		if err != nil {
 			return err
 		}
@@ -358,7 +364,7 @@ func (s *Service) GetTurnsSince(_ context.Context, a TurnsSinceArgs) (TurnsSince
 		}
 		var nc *readCursor
 		if given := start + pk.taken; pk.omitted > 0 && given > 0 {
-			nc = &readCursor{Tool: tool, Version: v.Version, Given: given, Last: id(given - 1)}
+			nc = place.cursor(id(given - 1))
 		}
 		res.Fit = pk.fit(nc, next)
 		return nil
@@ -425,6 +431,11 @@ func (s *Service) GetTurnsAround(_ context.Context, a TurnsAroundArgs) (TurnsAro
 		return TurnsAroundResult{}, err
 	}
 	res := TurnsAroundResult{CenterTimestamp: formatTime(t), Messages: []MessageOut{}}
+	// Appended items can widen the window between pages: any write
+	// makes a cursor stale.
+	key := a
+	key.SessionID, key.MaxTokens, key.Cursor = "", nil, ""
+	place := snap.place(tool, key, true)
 	err = s.st.View(func(tx *store.Tx) error {
 		p, err := thread.PlanAround(snap.view, storeIndex{tx, snap.info.ID}, t, count, ratio)
 		if err != nil {
@@ -432,7 +443,7 @@ func (s *Service) GetTurnsAround(_ context.Context, a TurnsAroundArgs) (TurnsAro
 		}
 		centre := p.Start + p.Before
 		order := itemOrder{v: snap.view, messages: centreOut(p.Start, centre, p.End)}
-		_, msgs, pk, next, err := readPage(tx, tool, order, snap.heads, cur, budget, res)
+		_, msgs, pk, next, err := readPage(tx, place, order, snap.heads, cur, budget, res)
 		if err != nil {
 			return err
 		}
@@ -698,8 +709,11 @@ func (s *Service) GetStartupContext(_ context.Context, a StartupContextArgs) (St
 	p := thread.PlanStartup(snap.view, n)
 	res := StartupContextResult{Summaries: []SummaryOut{}, Unsummarized: []MessageOut{}, UnsummarizedCount: len(p.Unsummarized)}
 	order := itemOrder{v: snap.view, summaries: reversed(p.Summaries), messages: reversed(p.Unsummarized)}
+	key := a
+	key.SessionID, key.MaxTokens, key.Cursor = "", nil, ""
+	place := snap.place(tool, key, false)
 	err = s.st.View(func(tx *store.Tx) error {
-		sums, msgs, pk, next, err := readPage(tx, tool, order, snap.heads, cur, budget, res)
+		sums, msgs, pk, next, err := readPage(tx, place, order, snap.heads, cur, budget, res)
 		if err != nil {
 			return err
 		}

@@ -18,19 +18,19 @@ type ListOperationsArgs struct {
 
 // OperationOut describes an operation in results.
 type OperationOut struct {
-	OperationID string             `json:"operation_id"`
-	OpType      model.OpType       `json:"op_type"`
-	Status      model.OpStatus     `json:"status"`
-	Active      bool               `json:"active"`
-	Targets     []model.ItemID     `json:"targets"`
+	OperationID string         `json:"operation_id"`
+	OpType      model.OpType   `json:"op_type"`
+	Status      model.OpStatus `json:"status"`
+	Active      bool           `json:"active"`
+	Targets     []model.ItemID `json:"targets"`
 	// TargetsOmitted counts the targets left out of a long list to fit
 	// a budget: Targets then holds the first and last ten.
-	TargetsOmitted int `json:"targets_omitted,omitempty"`
-	Anchor      model.ItemID       `json:"anchor,omitempty"`
-	Tags        []string           `json:"tags,omitempty"`
-	WhenTags    []string           `json:"when_tags,omitempty"`
-	Summary     string             `json:"summary,omitempty"`
-	Messages    []model.NewMessage `json:"messages,omitempty"`
+	TargetsOmitted int                `json:"targets_omitted,omitempty"`
+	Anchor         model.ItemID       `json:"anchor,omitempty"`
+	Tags           []string           `json:"tags,omitempty"`
+	WhenTags       []string           `json:"when_tags,omitempty"`
+	Summary        string             `json:"summary,omitempty"`
+	Messages       []model.NewMessage `json:"messages,omitempty"`
 	// Index is where the operation shows in the effective thread: its
 	// marker, or its first tagged item. Absent when it shows nowhere.
 	Index      *int   `json:"index,omitempty"`
@@ -102,7 +102,10 @@ func (s *Service) ListOperations(_ context.Context, a ListOperationsArgs) (ListO
 	}
 	// Newest first: what fits is the latest operations.
 	slices.Reverse(all)
-	start, err := cur.resume(v.Version, len(all), func(k int) string { return all[k].OperationID })
+	key := a
+	key.SessionID, key.MaxTokens, key.Cursor = "", nil, ""
+	place := snap.place(tool, key, false)
+	start, err := cur.resume(place, len(all), func(k int) string { return all[k].OperationID })
 	if err != nil {
 		return ListOperationsResult{}, err
 	}
@@ -138,7 +141,7 @@ func (s *Service) ListOperations(_ context.Context, a ListOperationsArgs) (ListO
 	slices.Reverse(res.Operations)
 	var next *readCursor
 	if given := start + pk.taken; pk.omitted > 0 && given > 0 {
-		next = &readCursor{Tool: tool, Version: v.Version, Given: given, Last: all[given-1].OperationID}
+		next = place.cursor(all[given-1].OperationID)
 	}
 	res.Fit = pk.fit(next, fmt.Sprintf("%d earlier operations did not fit: call %s again with the same arguments and cursor=next_cursor", pk.omitted, tool))
 	return res, nil

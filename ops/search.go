@@ -104,7 +104,12 @@ func (s *Service) SearchSessionHistory(_ context.Context, a SearchArgs) (SearchR
 			}
 			return string(v.ID(v.Items[all[k]]))
 		}
-		start, err := cur.resume(v.Version, len(all), id)
+		// Fuzzy hits come best first, and an appended message can rank
+		// anywhere: any write makes a fuzzy search's cursor stale.
+		key := a
+		key.SessionID, key.MaxTokens, key.Cursor = "", nil, ""
+		place := snap.place(tool, key, fuzzyMode)
+		start, err := cur.resume(place, len(all), id)
 		if err != nil {
 			return err
 		}
@@ -162,7 +167,7 @@ func (s *Service) SearchSessionHistory(_ context.Context, a SearchArgs) (SearchR
 		}
 		var next *readCursor
 		if given := start + pk.taken; pk.omitted > 0 && given > 0 {
-			next = &readCursor{Tool: tool, Version: v.Version, Given: given, Last: id(given - 1)}
+			next = place.cursor(id(given - 1))
 		}
 		res.Fit = pk.fit(next, fmt.Sprintf("%d matches did not fit: call %s again with the same arguments and cursor=next_cursor", pk.omitted, tool))
 		return nil

@@ -137,7 +137,16 @@ func (s *Service) SearchSessions(_ context.Context, a SearchSessionsArgs) (Searc
 		found = found[:limit]
 	}
 	id := func(k int) string { return found[k].Session.SessionID }
-	start, err := cur.resume(0, len(found), id)
+	// A write to any session can move it in the list: the cursor is
+	// good while every session is at the version it was.
+	ids, versions := make([]string, len(sessions)), make([]uint64, len(sessions))
+	for i, x := range sessions {
+		ids[i], versions[i] = x.ID, x.Version
+	}
+	key := a
+	key.MaxTokens, key.Cursor = nil, ""
+	place := readPlace{tool: tool, args: hashArgs(key), state: listState(ids, versions), strict: true}
+	start, err := cur.resume(place, len(found), id)
 	if err != nil {
 		return SearchSessionsResult{}, err
 	}
@@ -151,7 +160,7 @@ func (s *Service) SearchSessions(_ context.Context, a SearchSessionsArgs) (Searc
 	}
 	var next *readCursor
 	if given := start + pk.taken; pk.omitted > 0 && given > 0 {
-		next = &readCursor{Tool: tool, Given: given, Last: id(given - 1)}
+		next = place.cursor(id(given - 1))
 	}
 	res.Fit = pk.fit(next, fmt.Sprintf("%d sessions did not fit: call %s again with the same arguments and cursor=next_cursor", pk.omitted, tool))
 	return res, nil
@@ -274,7 +283,10 @@ func (s *Service) GetSessionHistory(_ context.Context, a SessionHistoryArgs) (Se
 		}
 		return string(v.ID(v.Items[order[k]]))
 	}
-	start, err := cur.resume(v.Version, len(order), id)
+	key := a
+	key.SessionID, key.MaxTokens, key.Cursor = "", nil, ""
+	place := snap.place(tool, key, false)
+	start, err := cur.resume(place, len(order), id)
 	if err != nil {
 		return SessionHistoryResult{}, err
 	}
@@ -327,7 +339,7 @@ func (s *Service) GetSessionHistory(_ context.Context, a SessionHistoryArgs) (Se
 	res.LeftOut = res.FirstIndex
 	var next *readCursor
 	if given := start + pk.taken; pk.omitted > 0 && given > 0 {
-		next = &readCursor{Tool: tool, Version: v.Version, Given: given, Last: id(given - 1)}
+		next = place.cursor(id(given - 1))
 	}
 	res.Fit = pk.fit(next, fmt.Sprintf("%d earlier items did not fit: call %s again with the same arguments and cursor=next_cursor, or read them with get_message_range", pk.omitted, tool))
 	return res, nil

@@ -139,10 +139,19 @@ func (s *Service) ListSessions(_ context.Context, a ListSessionsArgs) (ListSessi
 			ids, why = append(ids, ce.Session), append(why, err.Error())
 		}
 	}
+	// A write to any session moves it to the top of the list: the cursor
+	// is good while every session is at the version it was.
+	versions := make([]uint64, len(ids))
+	for i := range sessions {
+		versions[i] = sessions[i].Version
+	}
+	key := a
+	key.MaxTokens, key.Cursor = nil, ""
+	place := readPlace{tool: tool, args: hashArgs(key), state: listState(ids, versions), strict: true}
 	if a.Limit > 0 && len(ids) > a.Limit {
 		ids = ids[:a.Limit]
 	}
-	start, err := cur.resume(0, len(ids), func(k int) string { return ids[k] })
+	start, err := cur.resume(place, len(ids), func(k int) string { return ids[k] })
 	if err != nil {
 		return ListSessionsResult{}, err
 	}
@@ -164,7 +173,7 @@ func (s *Service) ListSessions(_ context.Context, a ListSessionsArgs) (ListSessi
 	}
 	var next *readCursor
 	if given := start + pk.taken; pk.omitted > 0 && given > 0 {
-		next = &readCursor{Tool: tool, Given: given, Last: ids[given-1]}
+		next = place.cursor(ids[given-1])
 	}
 	res.Fit = pk.fit(next, fmt.Sprintf("%d sessions did not fit: call %s again with cursor=next_cursor", pk.omitted, tool))
 	return res, nil
