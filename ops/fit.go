@@ -2,8 +2,10 @@ package ops
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"unicode/utf8"
 
@@ -41,9 +43,8 @@ const (
 type Fit struct {
 	// MaxTokens is the budget the result was fitted to.
 	MaxTokens int `json:"max_tokens"`
-	// ResultTokens is what the result's JSON counts, o200k tokens,
-	// estimated from the counts of what it holds; never less than a count
-	// of the JSON sent, rarely a tenth more.
+	// ResultTokens is what the result's JSON counts, in o200k tokens,
+	// as weft sends it (compact; the text of an MCP tool result).
 	ResultTokens int `json:"result_tokens"`
 	// Complete is true when nothing was left out or cut.
 	Complete bool `json:"complete"`
@@ -163,12 +164,44 @@ func (p *packer) take(cost int) bool {
 // skip counts an item left out without trying it.
 func (p *packer) skip(n int) { p.omitted += n }
 
-// squeeze is the cap for a body that must fit in what is left, beside
-// meta tokens of other fields: for the first item of a result, which is
-// given cut rather than not at all.
-func (p *packer) squeeze(meta int) int {
-	return max(p.room-meta-cutMarkerTokens-2, 16)
+// takeShaped takes an item whose bodies shape cuts to a cap, returning
+// what it then costs and whether it cut anything: at the packer's cap,
+// and for the first item of a result, which is given cut rather than not
+// at all, at smaller caps until it fits what is left. A first item that
+// does not fit even then is taken anyway: every page gives something,
+// so a cursor always moves on.
+func (p *packer) takeShaped(shape func(capBody int) (cost int, cut bool)) bool {
+	cost, cut := shape(p.capBody)
+	if cost+1 > p.room && p.taken == 0 && !p.full {
+		capBody := p.capBody
+		for capBody > minCut && cost+1 > p.room {
+			// Scale the cap by how far over the cost is; what the bodies
+			// do not count (fields, escapes) makes it an estimate, so
+			// try again until it fits.
+			scaled := int(int64(capBody) * int64(max(p.room, 1)) * 9 / 10 / int64(max(cost, 1)))
+			capBody = max(min(scaled, capBody*9/10), minCut)
+			cost, cut = shape(capBody)
+		}
+		if cost+1 > p.room {
+			p.room -= cost + 1
+			p.taken++
+			if cut {
+				p.cut++
+			}
+			return true
+		}
+	}
+	if !p.take(cost) {
+		return false
+	}
+	if cut {
+		p.cut++
+	}
+	return true
 }
+
+// minCut is the least a body is cut to.
+const minCut = 16
 
 // fit fills in a result's Fit: the counts, the cursor (when something
 // was left out) and the words saying how to get it.
@@ -264,4 +297,87 @@ func thousands(n int) string {
 		b.WriteRune(c)
 	}
 	return b.String()
+}
+
+// fitPart gives the Fit of a result that embeds one, for fitTo.
+func (f *Fit) fitPart() *Fit { return f }
+
+// fitted is a read result: one that embeds a Fit.
+type fitted interface{ fitPart() *Fit }
+
+// fitTo makes a read tool's result honest about its size and as full as
+// its budget lets. The packing plans with estimates of what items count
+// (the bodies' stored counts, their fields' lengths); then the result's
+// JSON, as the faces send it, is counted exactly: that count is
+// result_tokens, and when it is over the budget, or well under it with
+// something left out or cut, the read runs again with the budget scaled
+// by how far the estimate was off. A try over the budget is given only
+// when none fits (a budget smaller than the result's frame).
+func fitTo[A, R any](fn func(*Service, context.Context, A) (R, error)) func(*Service, context.Context, A) (R, error) {
+	return func(s *Service, ctx context.Context, a A) (R, error) {
+		best, err := fn(s, ctx, a)
+		f, ok := any(&best).(fitted)
+		if err != nil || !ok {
+			return best, err
+		}
+		bestN := settle(&best, f.fitPart())
+		budget := f.fitPart().MaxTokens
+		field := budgetField(&a)
+		if budget == NoLimit || field == nil {
+			return best, nil
+		}
+		ask := budget
+		for try := 0; try < 4; try++ {
+			full := any(&best).(fitted).fitPart()
+			switch {
+			case bestN > budget:
+				ask = int(int64(ask) * int64(budget) * 95 / 100 / int64(bestN))
+			case try == 0 && bestN < budget*85/100 && !full.Complete:
+				ask = min(int(int64(ask)*int64(budget)*95/100/int64(max(bestN, 1))), 2*budget)
+			default:
+				full.MaxTokens = budget
+				settle(&best, full)
+				return best, nil
+			}
+			ask = max(ask, MinMaxTokens)
+			*field = &ask
+			again, err := fn(s, ctx, a)
+			if err != nil {
+				return again, err
+			}
+			n := settle(&again, any(&again).(fitted).fitPart())
+			if n > budget && bestN <= budget {
+				break // a larger try went over: keep the one that fits
+			}
+			best, bestN = again, n
+		}
+		full := any(&best).(fitted).fitPart()
+		full.MaxTokens = budget
+		settle(&best, full)
+		return best, nil
+	}
+}
+
+// settle sets a result's result_tokens to the exact count of its JSON
+// and returns it.
+func settle(res any, f *Fit) int {
+	for range 3 {
+		n := countJSON(res)
+		if n == f.ResultTokens {
+			break
+		}
+		f.ResultTokens = n // its own digits count too: count again
+	}
+	return f.ResultTokens
+}
+
+// budgetField is the MaxTokens argument of a read's arguments (a
+// pointer to them), or nil.
+func budgetField(args any) **int {
+	v := reflect.ValueOf(args).Elem()
+	f := v.FieldByName("MaxTokens")
+	if !f.IsValid() || f.Type() != reflect.TypeFor[*int]() {
+		return nil
+	}
+	return f.Addr().Interface().(**int)
 }

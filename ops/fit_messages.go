@@ -133,7 +133,8 @@ func shapeMessage(o *MessageOut, n, capBody int, at bodyAt, from int) (cost int,
 
 // metaTokens estimates the tokens of a message's fields other than its
 // bodies: JSON field names, IDs, times and numbers count about a token
-// for every two bytes.
+// for every three and a half bytes (measured on o200k); a third, and a
+// few over, errs on the safe side.
 func metaTokens(o *MessageOut) int {
 	b := 110 + len(o.ID) + len(o.Role) + len(o.Name) + len(o.CreatedAt) + len(o.OpID) + len(o.TimeSpanStart) + len(o.TimeSpanEnd) + 24
 	for _, t := range o.Tags {
@@ -157,7 +158,7 @@ func metaTokens(o *MessageOut) int {
 			b += 9
 		}
 	}
-	return (b + 1) / 2
+	return (b+2)/3 + 8
 }
 
 // planMeta is what a message's other fields count, for planning before
@@ -216,18 +217,11 @@ func packMessages(tx *store.Tx, v *model.View, heads []model.Head, indices []int
 func packOne(p *packer, o *MessageOut, n int, at bodyAt, from int) bool {
 	saved := *o
 	saved.Parts = append([]PartOut(nil), o.Parts...)
-	cost, cut := shapeMessage(o, n, p.capBody, at, from)
-	if cost+1 > p.room && p.taken == 0 && !p.full {
+	return p.takeShaped(func(capBody int) (int, bool) {
 		*o = saved
-		cost, cut = shapeMessage(o, n, min(p.capBody, p.squeeze(metaTokens(o))), at, from)
-	}
-	if !p.take(cost) {
-		return false
-	}
-	if cut {
-		p.cut++
-	}
-	return true
+		o.Parts = append([]PartOut(nil), saved.Parts...)
+		return shapeMessage(o, n, capBody, at, from)
+	})
 }
 
 // itemOut renders one item of the view, reading a stored body in tx.
@@ -262,23 +256,23 @@ func packSummaries(v *model.View, indices []int, p *packer) []SummaryOut {
 			p.skip(len(indices) - k)
 			break
 		}
-		s := summariesOut(v, []int{i})[0]
-		n := textTokens(s.Content, s.Tokens)
-		cut := false
-		if n > p.capBody {
-			if head, kept, rest := cutText(s.Content, n, p.capBody); rest > 0 {
-				s.Content = head + bodyAt{index: i}.contentMarker(rest, kept)
-				n, cut = p.capBody+cutMarkerTokens, true
+		whole := summariesOut(v, []int{i})[0]
+		s := whole
+		ok := p.takeShaped(func(capBody int) (int, bool) {
+			s = whole
+			n := textTokens(s.Content, s.Tokens)
+			cut := false
+			if n > capBody {
+				if head, kept, rest := cutText(s.Content, n, capBody); rest > 0 {
+					s.Content = head + bodyAt{index: i}.contentMarker(rest, kept)
+					n, cut = capBody+cutMarkerTokens, true
+				}
 			}
+			return 60 + (len(s.ID)+len(s.OpID)+3*len(s.CreatedAt))/2 + strTokens(s.Content, n), cut
+		})
+		if ok {
+			out = append(out, s)
 		}
-		cost := 60 + (len(s.ID)+len(s.OpID)+3*len(s.CreatedAt))/2 + strTokens(s.Content, n)
-		if !p.take(cost) {
-			continue
-		}
-		if cut {
-			p.cut++
-		}
-		out = append(out, s)
 	}
 	return out
 }

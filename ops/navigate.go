@@ -225,9 +225,9 @@ type ConversationContextResult struct {
 	Fit
 }
 
-// GetConversationContext blends summaries and raw turns to cover a number
+// getConversationContext blends summaries and raw turns to cover a number
 // of turns, within a budget: the summaries and the latest turns first.
-func (s *Service) GetConversationContext(_ context.Context, a ConversationContextArgs) (ConversationContextResult, error) {
+func (s *Service) getConversationContext(_ context.Context, a ConversationContextArgs) (ConversationContextResult, error) {
 	const tool = "get_conversation_context"
 	if a.Turns == nil {
 		return ConversationContextResult{}, invalidf("turns is missing: how many turns of context do you want?")
@@ -294,8 +294,8 @@ type TurnsSinceResult struct {
 	Fit
 }
 
-// GetTurnsSince returns the turns created at or after a moment.
-func (s *Service) GetTurnsSince(_ context.Context, a TurnsSinceArgs) (TurnsSinceResult, error) {
+// getTurnsSince returns the turns created at or after a moment.
+func (s *Service) getTurnsSince(_ context.Context, a TurnsSinceArgs) (TurnsSinceResult, error) {
 	const tool = "get_turns_since"
 	t, err := s.parseTime("timestamp", a.Timestamp)
 	if err != nil {
@@ -394,9 +394,9 @@ type TurnsAroundResult struct {
 	Fit
 }
 
-// GetTurnsAround returns the effective thread around a moment: within a
+// getTurnsAround returns the effective thread around a moment: within a
 // budget, the items nearest it first.
-func (s *Service) GetTurnsAround(_ context.Context, a TurnsAroundArgs) (TurnsAroundResult, error) {
+func (s *Service) getTurnsAround(_ context.Context, a TurnsAroundArgs) (TurnsAroundResult, error) {
 	const tool = "get_turns_around"
 	t, err := s.parseTime("timestamp", a.Timestamp)
 	if err != nil {
@@ -513,9 +513,9 @@ const maxRange = 2000
 // errPacked stops a scan of stored messages once a result is full.
 var errPacked = errors.New("the result is full")
 
-// GetMessageRange returns an inclusive range of the effective thread, or
+// getMessageRange returns an inclusive range of the effective thread, or
 // of the stored messages with view=raw, within a budget.
-func (s *Service) GetMessageRange(_ context.Context, a MessageRangeArgs) (MessageRangeResult, error) {
+func (s *Service) getMessageRange(_ context.Context, a MessageRangeArgs) (MessageRangeResult, error) {
 	raw, err := viewArg(a.View)
 	if err != nil {
 		return MessageRangeResult{}, err
@@ -682,10 +682,10 @@ type StartupContextResult struct {
 	Fit
 }
 
-// GetStartupContext returns the startup package: the latest summaries and
+// getStartupContext returns the startup package: the latest summaries and
 // the unsummarized turns, by recency, with no search; within a budget,
 // the summaries and the latest turns first.
-func (s *Service) GetStartupContext(_ context.Context, a StartupContextArgs) (StartupContextResult, error) {
+func (s *Service) getStartupContext(_ context.Context, a StartupContextArgs) (StartupContextResult, error) {
 	const tool = "get_startup_context"
 	n := 2
 	if a.Summaries != nil {

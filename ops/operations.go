@@ -48,9 +48,9 @@ type ListOperationsResult struct {
 	Fit
 }
 
-// ListOperations lists a session's operations in creation order: within
+// listOperations lists a session's operations in creation order: within
 // a budget, the latest that fit.
-func (s *Service) ListOperations(_ context.Context, a ListOperationsArgs) (ListOperationsResult, error) {
+func (s *Service) listOperations(_ context.Context, a ListOperationsArgs) (ListOperationsResult, error) {
 	const tool = "list_operations"
 	budget, err := budgetArg(a.MaxTokens)
 	if err != nil {
@@ -118,23 +118,18 @@ func (s *Service) ListOperations(_ context.Context, a ListOperationsArgs) (ListO
 	}
 	pk := newPacker(budget, countJSON(res), bodies, metas)
 	for k := range rest {
-		out := rest[k]
-		cost := metas[k] + bodies[k]
-		shortened := budget != NoLimit && bodies[k] > pk.capBody
-		if shortened {
-			capBody := pk.capBody
-			if pk.taken == 0 {
-				capBody = min(capBody, pk.squeeze(metas[k]))
+		var out OperationOut
+		ok := pk.takeShaped(func(capBody int) (int, bool) {
+			out = rest[k]
+			if budget == NoLimit || bodies[k] <= capBody {
+				return metas[k] + bodies[k], false
 			}
 			shortenOp(&out, capBody)
-			cost = countJSON(out)
-		}
-		if !pk.take(cost) {
+			return countJSON(out), true
+		})
+		if !ok {
 			pk.skip(len(rest) - k - 1)
 			break
-		}
-		if shortened {
-			pk.cut++
 		}
 		res.Operations = append(res.Operations, out)
 	}

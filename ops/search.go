@@ -47,9 +47,9 @@ type SearchResult struct {
 	Fit
 }
 
-// SearchSessionHistory searches the thread's content: snippets around
+// searchSessionHistory searches the thread's content: snippets around
 // the hits (whole messages with whole), within a budget.
-func (s *Service) SearchSessionHistory(_ context.Context, a SearchArgs) (SearchResult, error) {
+func (s *Service) searchSessionHistory(_ context.Context, a SearchArgs) (SearchResult, error) {
 	const tool = "search_session_history"
 	if strings.TrimSpace(a.Query) == "" {
 		return SearchResult{}, invalidf("query is empty: give the text to look for")

@@ -54,10 +54,10 @@ type SearchSessionsResult struct {
 // searchSnippets is how many matching messages a session shows.
 const searchSnippets = 3
 
-// SearchSessions finds the sessions whose title or effective thread
+// searchSessions finds the sessions whose title or effective thread
 // contains the query: title matches first, then by how many messages
 // match, then the most recently updated.
-func (s *Service) SearchSessions(_ context.Context, a SearchSessionsArgs) (SearchSessionsResult, error) {
+func (s *Service) searchSessions(_ context.Context, a SearchSessionsArgs) (SearchSessionsResult, error) {
 	const tool = "search_sessions"
 	query := strings.TrimSpace(a.Query)
 	if query == "" {
@@ -226,9 +226,9 @@ type SessionHistoryResult struct {
 // maxHistory bounds the items one get_session_history gives.
 const maxHistory = 5000
 
-// GetSessionHistory returns a session's thread, formatted: the latest
+// getSessionHistory returns a session's thread, formatted: the latest
 // items when it is long, and within a budget the latest that fit.
-func (s *Service) GetSessionHistory(_ context.Context, a SessionHistoryArgs) (SessionHistoryResult, error) {
+func (s *Service) getSessionHistory(_ context.Context, a SessionHistoryArgs) (SessionHistoryResult, error) {
 	const tool = "get_session_history"
 	format, err := formatArg(a.Format, "text", "markdown", "json")
 	if err != nil {
@@ -401,25 +401,22 @@ func packHistoryItems(tx *store.Tx, v *model.View, heads []model.Head, order []i
 			it, n = items[0], itemTokens(v, heads, i)
 		}
 		n = textTokens(it.Content, n)
-		capBody := pk.capBody
-		if pk.taken == 0 {
-			capBody = min(capBody, pk.squeeze(30))
-		}
-		cut := false
-		if n > capBody {
-			if head, kept, rest := cutText(it.Content, n, capBody); rest > 0 {
-				it.Content = head + bodyAt{index: i, raw: raw}.contentMarker(rest, kept)
-				it.Parts = nil
-				n, cut = capBody+cutMarkerTokens, true
+		whole := it
+		ok := pk.takeShaped(func(capBody int) (int, bool) {
+			it = whole
+			m, cut := n, false
+			if n > capBody {
+				if head, kept, rest := cutText(it.Content, n, capBody); rest > 0 {
+					it.Content = head + bodyAt{index: i, raw: raw}.contentMarker(rest, kept)
+					it.Parts = nil
+					m, cut = capBody+cutMarkerTokens, true
+				}
 			}
+			return 30 + strTokens(it.Content, m), cut
+		})
+		if ok {
+			out = append(out, it)
 		}
-		if !pk.take(30 + strTokens(it.Content, n)) {
-			continue
-		}
-		if cut {
-			pk.cut++
-		}
-		out = append(out, it)
 	}
 	slices.Reverse(out)
 	return out, nil

@@ -100,11 +100,11 @@ func sessionOut(x model.Session) SessionOut {
 	}
 }
 
-// ListSessions lists sessions, most recently updated first. In a damaged
+// listSessions lists sessions, most recently updated first. In a damaged
 // file, a session whose thread cannot be read is still listed, from its
 // record, with Unreadable saying why; one whose record cannot be read is
 // listed last, by its ID alone.
-func (s *Service) ListSessions(_ context.Context, a ListSessionsArgs) (ListSessionsResult, error) {
+func (s *Service) listSessions(_ context.Context, a ListSessionsArgs) (ListSessionsResult, error) {
 	const tool = "list_sessions"
 	if a.Limit < 0 {
 		return ListSessionsResult{}, invalidf("limit %d is negative; use 0 for all sessions or a positive number", a.Limit)

@@ -120,6 +120,8 @@ func (s *Server) readSessions(ctx context.Context, req *mcp.ReadResourceRequest)
 		return nil, resourceError(uri, err)
 	}
 	res.NextURI = r.nextURI(URISessions, res.NextCursor)
+	res.MaxTokens = budget
+	settleResource(&res, &res.ResultTokens)
 	return resourceResult(uri, res)
 }
 
@@ -209,12 +211,19 @@ func (s *Server) readSession(ctx context.Context, req *mcp.ReadResourceRequest) 
 		return nil, resourceError(uri, err)
 	}
 	base := URISessions + "/" + url.PathEscape(info.SessionID)
-	return resourceResult(uri, struct {
+	out := struct {
 		Session ops.SessionOut                `json:"session"`
 		Context ops.ConversationContextResult `json:"context"`
 		More    string                        `json:"more"`
 		NextURI string                        `json:"next_uri,omitempty"`
-	}{info, thread, "get_message_range, get_turns_since and search_session_history read the rest; " + base + "/context is the startup package", r.nextURI(base, thread.NextCursor)})
+		// MaxTokens and ResultTokens are the resource's: the context's
+		// Fit says how it was fitted in what the session left.
+		MaxTokens    int `json:"max_tokens"`
+		ResultTokens int `json:"result_tokens"`
+	}{Session: info, Context: thread, More: "get_message_range, get_turns_since and search_session_history read the rest; " + base + "/context is the startup package",
+		NextURI: r.nextURI(base, thread.NextCursor), MaxTokens: budget}
+	settleResource(&out, &out.ResultTokens)
+	return resourceResult(uri, out)
 }
 
 func (s *Server) readContext(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
@@ -235,11 +244,14 @@ func (s *Server) readContext(ctx context.Context, req *mcp.ReadResourceRequest) 
 	if err := s.callTool(ctx, "get_startup_context", ops.StartupContextArgs{SessionID: info.SessionID, MaxTokens: inner(budget), Cursor: r.cursor}, &pkg); err != nil {
 		return nil, resourceError(uri, err)
 	}
-	return resourceResult(uri, struct {
+	out := struct {
 		Session ops.SessionOut `json:"session"`
 		ops.StartupContextResult
 		NextURI string `json:"next_uri,omitempty"`
-	}{info, pkg, r.nextURI(URISessions+"/"+url.PathEscape(info.SessionID)+"/context", pkg.NextCursor)})
+	}{info, pkg, r.nextURI(URISessions+"/"+url.PathEscape(info.SessionID)+"/context", pkg.NextCursor)}
+	out.MaxTokens = budget
+	settleResource(&out, &out.ResultTokens)
+	return resourceResult(uri, out)
 }
 
 // The startup prompt (seed 003): recency, not search.
