@@ -89,7 +89,11 @@ func readOn(t *testing.T, f face, sid, content string, mark []string) string {
 		if refused != "" {
 			t.Fatalf("reading on at %d: %s", offset, refused)
 		}
-		m := res["messages"].([]any)[0].(map[string]any)
+		list, _ := res["messages"].([]any)
+		if len(list) != 1 {
+			t.Fatalf("reading on at %d gives %d messages: %.300v", offset, len(list), res)
+		}
+		m := list[0].(map[string]any)
 		if got, _ := m["content_offset"].(float64); int(got) != offset {
 			t.Fatalf("content_offset %v, asked %d", m["content_offset"], offset)
 		}
