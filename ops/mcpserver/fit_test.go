@@ -117,7 +117,7 @@ func heavyReads(sid string) []heavyRead {
 		{name: "get_message_range 0..299 raw", tool: "get_message_range", args: map[string]any{"start_idx": 0, "end_idx": 299, "view": "raw"}},
 		{name: "get_startup_context", tool: "get_startup_context", args: map[string]any{}},
 		{name: "search_session_history return", tool: "search_session_history", args: map[string]any{"query": "return"}},
-		{name: "search_session_history fuzzy", tool: "search_session_history", args: map[string]any{"query": "limiter allow", "mode": "fuzzy"}},
+		{name: "search_session_history fuzzy", tool: "search_session_history", args: map[string]any{"query": "limiter", "mode": "fuzzy"}},
 		{name: "search_sessions return", tool: "search_sessions", args: map[string]any{"query": "return"}},
 		{name: "get_session_history", tool: "get_session_history", args: map[string]any{}},
 		{name: "get_session_history markdown", tool: "get_session_history", args: map[string]any{"format": "markdown"}},
