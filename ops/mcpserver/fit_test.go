@@ -201,9 +201,28 @@ func heavyArgs(r heavyRead, sid string) map[string]any {
 // TestToolHeavyReadsFitTheirBudget holds the budget.
 func TestToolHeavyReadSizes(t *testing.T) {
 	sizes, _ := measureHeavy(t)
-	t.Logf("| %-36s | %10s | %10s | %10s | %10s |", "read (defaults)", "HTTP bytes", "HTTP tok", "MCP bytes", "model tok")
+	t.Logf("| %-36s | %10s | %10s | %10s | %10s | %-16s |", "read (defaults)", "HTTP bytes", "HTTP tok", "MCP bytes", "model tok", "left out, cut")
 	for _, m := range sizes {
-		t.Logf("| %-36s | %10d | %10d | %10d | %10d |", m.read.name, m.httpBytes, m.httpTokens, m.mcpBytes, m.tokens)
+		// What a fitted result says it left out and cut ("-" where
+		// results do not say).
+		var fit struct {
+			Omitted *int `json:"omitted"`
+			Cut     *int `json:"cut"`
+			Context *struct {
+				Omitted *int `json:"omitted"`
+				Cut     *int `json:"cut"`
+			} `json:"context"`
+		}
+		said := "-"
+		if json.Unmarshal([]byte(m.text), &fit) == nil {
+			if fit.Omitted == nil && fit.Context != nil {
+				fit.Omitted, fit.Cut = fit.Context.Omitted, fit.Context.Cut
+			}
+			if fit.Omitted != nil && fit.Cut != nil {
+				said = fmt.Sprintf("%d, %d", *fit.Omitted, *fit.Cut)
+			}
+		}
+		t.Logf("| %-36s | %10d | %10d | %10d | %10d | %-16s |", m.read.name, m.httpBytes, m.httpTokens, m.mcpBytes, m.tokens, said)
 	}
 }
 
