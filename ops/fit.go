@@ -29,6 +29,9 @@ const DefaultMaxTokens = 16000
 // room for a result's own fields and one cut message.
 const MinMaxTokens = 500
 
+// MaxMaxTokens is the largest budget a read takes; 0 asks for no limit.
+const MaxMaxTokens = 10_000_000
+
 const (
 	// minBody is the least a body is cut to while others are whole: a
 	// cut body still shows its first lines.
@@ -73,6 +76,9 @@ func budgetArg(p *int) (int, error) {
 	}
 	if *p < 0 || (*p > 0 && *p < MinMaxTokens) {
 		return 0, invalidf("max_tokens %d is too small for a result: give %d or more (default %d; 0 for no limit)", *p, MinMaxTokens, DefaultMaxTokens)
+	}
+	if *p > MaxMaxTokens {
+		return 0, invalidf("max_tokens %d is more than %d, more than any model takes: give less, or 0 for no limit", *p, MaxMaxTokens)
 	}
 	return *p, nil
 }
@@ -310,50 +316,71 @@ type fitted interface{ fitPart() *Fit }
 // (the bodies' stored counts, their fields' lengths); then the result's
 // JSON, as the faces send it, is counted exactly: that count is
 // result_tokens, and when it is over the budget, or well under it with
-// something left out or cut, the read runs again with the budget scaled
-// by how far the estimate was off. A try over the budget is given only
-// when none fits (a budget smaller than the result's frame).
+// something left out or cut, the read runs again with the budget it
+// packs to scaled by how far the estimate was off, then halfway between
+// the largest that fit and the least that did not, a few times at most.
+// A result over its budget is given only when none fits (a budget
+// smaller than the result's frame).
 func fitTo[A, R any](fn func(*Service, context.Context, A) (R, error)) func(*Service, context.Context, A) (R, error) {
 	return func(s *Service, ctx context.Context, a A) (R, error) {
 		best, err := fn(s, ctx, a)
-		f, ok := any(&best).(fitted)
-		if err != nil || !ok {
+		if err != nil {
 			return best, err
 		}
-		bestN := settle(&best, f.fitPart())
-		budget := f.fitPart().MaxTokens
+		fitOf := func(r *R) *Fit { return any(r).(fitted).fitPart() }
+		bestN := settle(&best, fitOf(&best))
+		budget := fitOf(&best).MaxTokens
 		field := budgetField(&a)
 		if budget == NoLimit || field == nil {
 			return best, nil
 		}
-		ask := budget
-		for try := 0; try < 4; try++ {
-			full := any(&best).(fitted).fitPart()
+		scale := func(ask, n int) int { return int(float64(ask) * float64(budget) * 0.95 / float64(max(n, 1))) }
+		fits := bestN <= budget
+		// lo is the largest budget packed to that is known to fit, hi
+		// the least known to go over; loN and hiN what they gave.
+		lo, hi, loN, hiN := 0, 0, 0, 0
+		if fits {
+			lo, loN = budget, bestN
+		} else {
+			hi, hiN = budget, bestN
+		}
+		for range 4 {
+			if fits && (fitOf(&best).Complete || bestN >= budget*9/10) {
+				break
+			}
+			var ask int
 			switch {
-			case bestN > budget:
-				ask = int(int64(ask) * int64(budget) * 95 / 100 / int64(bestN))
-			case try == 0 && bestN < budget*85/100 && !full.Complete:
-				ask = min(int(int64(ask)*int64(budget)*95/100/int64(max(bestN, 1))), 2*budget)
+			case hi == 0:
+				ask = min(scale(lo, loN), 2*budget)
+			case lo == 0:
+				ask = scale(hi, hiN)
 			default:
-				full.MaxTokens = budget
-				settle(&best, full)
-				return best, nil
+				ask = lo + (hi-lo)/2
 			}
 			ask = max(ask, MinMaxTokens)
+			if (hi != 0 && ask >= hi) || (lo != 0 && ask <= lo) {
+				break // nothing between what fits and what does not
+			}
 			*field = &ask
 			again, err := fn(s, ctx, a)
 			if err != nil {
 				return again, err
 			}
-			n := settle(&again, any(&again).(fitted).fitPart())
-			if n > budget && bestN <= budget {
-				break // a larger try went over: keep the one that fits
+			n := settle(&again, fitOf(&again))
+			if n <= budget {
+				lo, loN = ask, n
+				if !fits || n >= bestN {
+					best, bestN, fits = again, n, true
+				}
+			} else {
+				hi, hiN = ask, n
+				if !fits {
+					best, bestN = again, n
+				}
 			}
-			best, bestN = again, n
 		}
-		full := any(&best).(fitted).fitPart()
-		full.MaxTokens = budget
-		settle(&best, full)
+		fitOf(&best).MaxTokens = budget
+		settle(&best, fitOf(&best))
 		return best, nil
 	}
 }

@@ -116,6 +116,9 @@ func (r resourceURI) budget() (int, error) {
 	if n < 0 || (n > 0 && n < ops.MinMaxTokens+resourceFrame) {
 		return 0, invalidResource("max_tokens %d is too small for a resource: give %d or more (default %d; 0 for no limit)", n, ops.MinMaxTokens+resourceFrame, ops.DefaultMaxTokens)
 	}
+	if n > ops.MaxMaxTokens {
+		return 0, invalidResource("max_tokens %d is more than %d, more than any model takes: give less, or 0 for no limit", n, ops.MaxMaxTokens)
+	}
 	return n, nil
 }
 
