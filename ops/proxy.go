@@ -567,15 +567,3 @@ func (s *Service) ProxyStatsOf(sessionID string) *ProxyStats {
 	}
 	return &st
 }
-
-// thousands writes n with commas between groups of three digits.
-func thousands(n int) string {
-	s := fmt.Sprint(n)
-	if n < 0 {
-		return "-" + thousands(-n)
-	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
