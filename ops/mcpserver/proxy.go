@@ -321,6 +321,9 @@ func (p *proxy) forward(w http.ResponseWriter, r *http.Request, ep proxyEndpoint
 	defer cancel()
 	up, err := http.NewRequestWithContext(ctx, r.Method, ep.upstream, body)
 	if err != nil {
+		if c, ok := body.(io.Closer); ok {
+			c.Close() // never sent: nobody else will
+		}
 		proxyError(w, ep.api, http.StatusBadGateway, "weft cannot make the upstream request: "+err.Error())
 		return false
 	}

@@ -27,8 +27,9 @@ type answerRecorder struct {
 
 	// body is the answer (not streaming), or what came of the stream
 	// past its last whole line.
-	body []byte
-	over bool // the answer grew past maxAnswerBytes: not stored
+	body  []byte
+	total int  // bytes of the answer so far
+	over  bool // the answer grew past maxAnswerBytes: not stored
 	// event and data are the stream's event being read.
 	event string
 	data  []byte
@@ -41,8 +42,10 @@ func (a *answerRecorder) feed(p []byte) {
 	if a == nil || a.over {
 		return
 	}
-	if len(a.body)+len(a.data)+len(p) > maxAnswerBytes {
-		a.over, a.body, a.data = true, nil, nil
+	// The whole answer counts, not what is held at once: a stream's
+	// text is kept as it is put together.
+	if a.total += len(p); a.total > maxAnswerBytes {
+		a.over, a.body, a.data, a.an, a.oa = true, nil, nil, anStream{}, oaStream{}
 		return
 	}
 	a.body = append(a.body, p...)

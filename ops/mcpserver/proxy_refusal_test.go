@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"weft/ops"
 )
 
 // anError reads a Messages API error body.
@@ -295,5 +297,23 @@ func TestProxyTokenAndSessionNames(t *testing.T) {
 	r.Body.Close()
 	if r.StatusCode != http.StatusOK || string(b) != `{"data":[]}` || rig.up.last().Path != "/v1/models" || rig.up.last().Method != http.MethodGet {
 		t.Errorf("/v1/models: %d %s", r.StatusCode, b)
+	}
+}
+
+// An answer longer than weft keeps is relayed but not stored, and what
+// is held of it stays bounded while it streams.
+func TestProxyAnswerTooLongIsNotStored(t *testing.T) {
+	for _, streaming := range []bool{false, true} {
+		rec := &answerRecorder{api: ops.ProxyAnthropic, streaming: streaming}
+		chunk := []byte("data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"" + strings.Repeat("x", 1<<20) + "\"}}\n\n")
+		for range maxAnswerBytes/len(chunk) + 2 {
+			rec.feed(chunk)
+		}
+		if !rec.over || len(rec.body) != 0 || len(rec.an.blocks) != 0 {
+			t.Errorf("streaming %v: over %v, holding %d bytes", streaming, rec.over, len(rec.body))
+		}
+		if err := rec.store(); err == nil || !strings.Contains(err.Error(), "too long") {
+			t.Errorf("streaming %v: %v", streaming, err)
+		}
 	}
 }
