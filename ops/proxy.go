@@ -472,7 +472,9 @@ func (s *Service) proxyThread(api ProxyAPI, snap snapshot, msgs []hookMessage) (
 	switch api {
 	case ProxyAnthropic:
 		var body export.AnthropicBody
-		body, rep = export.Anthropic(items)
+		// The Messages API takes system turns in the conversation: an
+		// agent's own stay where they were, and a summary is one.
+		body, rep = export.AnthropicWith(items, export.AnthropicOptions{SystemTurns: true})
 		turn.Anthropic = &body
 	default:
 		turn.OpenAI, rep = export.OpenAI(items)

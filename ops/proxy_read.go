@@ -57,7 +57,7 @@ func readList(api ProxyAPI, raw []json.RawMessage, offset int) ([]hookMessage, [
 			for _, e := range errs {
 				texts = append(texts, fmt.Sprintf("messages[%d]: %s", offset+e.Index, e.Reason))
 			}
-			return nil, nil, invalidf("messages are not all Messages API messages ({role: user|assistant, content}): %s", strings.Join(texts, "; "))
+			return nil, nil, invalidf("messages are not all Messages API messages ({role: user|assistant|system, content}): %s", strings.Join(texts, "; "))
 		}
 	default:
 		return nil, nil, invalidf("API %q is not %s or %s", api, ProxyAnthropic, ProxyOpenAI)

@@ -236,7 +236,7 @@ func TestProxyRefusesWhatIsNoThread(t *testing.T) {
 		want string
 	}{
 		{ProxyAnthropic, `[]`, "messages is empty"},
-		{ProxyAnthropic, `[{"role":"system","content":"x"}]`, `role "system" is not user or assistant`},
+		{ProxyAnthropic, `[{"role":"tool","content":"x"}]`, `role "tool" is not user, assistant or system`},
 		{ProxyAnthropic, `[{"role":"user","content":{}}]`, "neither text nor a list of blocks"},
 		{ProxyOpenAI, `[{"role":"robot","content":"x"}]`, `role "robot"`},
 		{ProxyOpenAI, `[7]`, "not a message object"},
@@ -274,5 +274,25 @@ func TestListSessionsSaysWhichAreProxied(t *testing.T) {
 	}
 	if seen != 2 {
 		t.Errorf("listed %d of the 2 sessions", seen)
+	}
+}
+
+// An agent's system turns (Claude Code sends its environment as one)
+// are stored as system messages and stay system turns in the thread
+// sent; a digest in the middle of the thread is one too.
+func TestProxyKeepsSystemTurns(t *testing.T) {
+	f := newFixture(t)
+	thread := `[{"role":"user","content":"Find the TODOs"},{"role":"system","content":[{"type":"text","text":"# Environment\nLinux"}]},` +
+		`{"role":"assistant","content":"Looking."},{"role":"user","content":"More detail."},{"role":"assistant","content":"Here."},{"role":"user","content":"Thanks."}]`
+	turn := f.proxy(ProxyRequest{API: ProxyAnthropic, Messages: proxyMsgs(t, thread)})
+	f.svc.SetFocus(turn.SessionID)
+	f.mustCall("digest_messages", `{"start_idx":2,"end_idx":3,"summary":"Looked, and was asked for more."}`)
+	turn = f.proxy(ProxyRequest{API: ProxyAnthropic, Messages: proxyMsgs(t, thread)})
+	got, _ := json.Marshal(turn.Anthropic)
+	want := `{"messages":[{"role":"user","content":[{"type":"text","text":"Find the TODOs"}]},` +
+		`{"role":"system","content":[{"type":"text","text":"# Environment\nLinux"},{"type":"text","text":"Looked, and was asked for more."}]},` +
+		`{"role":"assistant","content":[{"type":"text","text":"Here."}]},{"role":"user","content":[{"type":"text","text":"Thanks."}]}]}`
+	if string(got) != want {
+		t.Errorf("sent\n%s\nwant\n%s", got, want)
 	}
 }

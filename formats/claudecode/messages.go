@@ -25,7 +25,8 @@ func (e MessageError) Error() string {
 
 // ReadMessages reads Messages API messages ({role, content}, one thread
 // oldest first: a request's "messages", or an answer) exactly as Read
-// reads the message of a Claude Code record, which is the same shape:
+// reads the message of a Claude Code record, which is the same shape
+// (a system turn among them, role system, is read as a user's is):
 // content blocks become parts, each kept verbatim as its part's Raw, and
 // each tool_result block of a user message becomes a message of role
 // tool, named after the call it answers, before the user's own text when
@@ -61,8 +62,8 @@ func ReadMessages(msgs []json.RawMessage) ([]model.NewMessage, []int, []MessageE
 		case role == "":
 			errs = append(errs, MessageError{Index: i, Reason: `it has no "role"`})
 			continue
-		case role != "user" && role != "assistant":
-			errs = append(errs, MessageError{Index: i, Reason: "role " + strconv.Quote(role) + " is not user or assistant (the system prompt is the request's \"system\")"})
+		case role != "user" && role != "assistant" && role != "system":
+			errs = append(errs, MessageError{Index: i, Reason: "role " + strconv.Quote(role) + " is not user, assistant or system"})
 			continue
 		}
 		rec, err := rd.readMessage(&ccHead{Message: raw}, role)
@@ -76,6 +77,13 @@ func ReadMessages(msgs []json.RawMessage) ([]model.NewMessage, []int, []MessageE
 		add := func(role model.Role, name string, parts []model.Part) {
 			out = append(out, model.NewMessage{Role: role, Name: name, Content: formats.RenderContent(parts), Parts: formats.EncodeParts(parts)})
 			from = append(from, i)
+		}
+		if role == "system" {
+			// A system turn in the middle of the conversation: its text.
+			if len(rec.parts) > 0 {
+				add(model.RoleSystem, "", rec.parts)
+			}
+			continue
 		}
 		if role == "assistant" {
 			for _, p := range rec.parts {

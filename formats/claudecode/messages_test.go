@@ -30,7 +30,8 @@ func TestReadMessagesReadsAMessagesAPIThread(t *testing.T) {
 			{"type":"tool_result","tool_use_id":"toolu_2","content":[{"type":"text","text":"package a"}],"is_error":true},
 			{"type":"text","text":"And fix them.","cache_control":{"type":"ephemeral"}}]},
 		{"role":"assistant","content":[]},
-		{"role":"user","content":[{"type":"text","text":"first"},{"type":"tool_result","tool_use_id":"toolu_1","content":"again"}]}
+		{"role":"user","content":[{"type":"text","text":"first"},{"type":"tool_result","tool_use_id":"toolu_1","content":"again"}]},
+		{"role":"system","content":[{"type":"text","text":"# Environment"}]}
 	]`)
 	got, from, errs := ReadMessages(msgs)
 	if errs != nil {
@@ -51,6 +52,8 @@ func TestReadMessagesReadsAMessagesAPIThread(t *testing.T) {
 		// keeps its place
 		{model.RoleUser, "", 4, "first"},
 		{model.RoleTool, "Grep", 4, "[tool result] again"},
+		// a system turn is a system message
+		{model.RoleSystem, "", 5, "# Environment"},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("%d messages, want %d: %+v", len(got), len(want), got)
@@ -87,7 +90,7 @@ func TestReadMessagesRefusesWhatIsNotAMessage(t *testing.T) {
 	}{
 		{"a string", `["hi"]`, "not a message object"},
 		{"no role", `[{"content":"hi"}]`, `no "role"`},
-		{"a system message", `[{"role":"system","content":"hi"}]`, `role "system" is not user or assistant`},
+		{"a tool message", `[{"role":"tool","content":"hi"}]`, `role "tool" is not user, assistant or system`},
 		{"role of the wrong type", `[{"role":7,"content":"hi"}]`, `"role" is not a string`},
 		{"content a number", `[{"role":"user","content":7}]`, "neither text nor a list of blocks"},
 		{"a block that is no object", `[{"role":"user","content":["hi"]}]`, "content block 1 is not an object"},

@@ -66,7 +66,22 @@ type AnthropicSource struct {
 // message); a call or result that is not is folded into text. Thinking
 // is kept where it is signed, and dropped otherwise.
 func Anthropic(items []formats.Item) (AnthropicBody, Report) {
-	an := planAnthropic(items)
+	return AnthropicWith(items, AnthropicOptions{})
+}
+
+// AnthropicOptions change how Anthropic writes a thread.
+type AnthropicOptions struct {
+	// SystemTurns keeps a system message after the thread began (a
+	// digest's summary, an agent's mid-conversation system turn) as a
+	// message of role system, as the Messages API takes them, rather
+	// than user text "[system] ..."; a tool call is answered across
+	// such turns.
+	SystemTurns bool
+}
+
+// AnthropicWith is Anthropic with options.
+func AnthropicWith(items []formats.Item, o AnthropicOptions) (AnthropicBody, Report) {
+	an := planAnthropic(items, o)
 	body := AnthropicBody{System: an.system, Messages: make([]AnthropicMessage, 0, len(an.msgs)+1)}
 	an.each(func(m *AnthropicMessage) error {
 		body.Messages = append(body.Messages, m.own())
@@ -78,7 +93,7 @@ func Anthropic(items []formats.Item) (AnthropicBody, Report) {
 // WriteAnthropic writes {"system": "...", "messages": [...]}, the body
 // Anthropic converts items into, a message a line.
 func WriteAnthropic(w io.Writer, items []formats.Item) (Report, error) {
-	an := planAnthropic(items)
+	an := planAnthropic(items, AnthropicOptions{})
 	j := newLines(w)
 	j.w.WriteString("{")
 	if an.system != "" {
@@ -124,7 +139,7 @@ type anPlan struct {
 	continued bool
 }
 
-func planAnthropic(items []formats.Item) *anPlan {
+func planAnthropic(items []formats.Item, o AnthropicOptions) *anPlan {
 	x := xpRead(items, xpAnthropic)
 	var system strings.Builder
 	start := 0
@@ -149,7 +164,11 @@ func planAnthropic(items []formats.Item) *anPlan {
 		case model.RoleAssistant:
 			role = model.RoleAssistant
 		case model.RoleSystem:
-			x.bl[xi.lo].text = "[system] " + x.bl[xi.lo].text
+			if o.SystemTurns {
+				role = model.RoleSystem
+			} else {
+				x.bl[xi.lo].text = "[system] " + x.bl[xi.lo].text
+			}
 		}
 		if n := len(msgs); n > 0 && msgs[n-1].role == role {
 			msgs[n-1].hi = xi.hi
@@ -207,8 +226,12 @@ func (x *xpThread) pairAnthropic(msgs []xaMsg) {
 			continue
 		}
 		calls = calls[:0]
-		if k > 0 {
-			prev := &msgs[k-1]
+		p := k - 1
+		for p >= 0 && msgs[p].role == model.RoleSystem {
+			p-- // a system turn between them: the call before it
+		}
+		if p >= 0 {
+			prev := &msgs[p]
 			for b := prev.lo; b < prev.hi; b++ {
 				if x.bl[b].kind == xpCall {
 					calls = append(calls, b)

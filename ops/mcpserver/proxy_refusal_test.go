@@ -188,7 +188,7 @@ func TestProxyRefusesHostileBodies(t *testing.T) {
 		{"no messages", "/v1/messages", `{"model":"m"}`, http.StatusBadRequest, `no "messages"`},
 		{"messages a string", "/v1/chat/completions", `{"messages":"hi"}`, http.StatusBadRequest, "not a list of messages"},
 		{"a role of the wrong type", "/v1/messages", `{"messages":[{"role":1,"content":"hi"}]}`, http.StatusBadRequest, `"role" is not a string`},
-		{"a system message in messages", "/v1/messages", `{"messages":[{"role":"system","content":"hi"}]}`, http.StatusBadRequest, "not user or assistant"},
+		{"a tool message in messages", "/v1/messages", `{"messages":[{"role":"tool","content":"hi"}]}`, http.StatusBadRequest, "not user, assistant or system"},
 		{"content of the wrong type", "/v1/chat/completions", `{"messages":[{"role":"user","content":7}]}`, http.StatusBadRequest, "content"},
 		{"system of the wrong type", "/v1/messages", `{"system":7,"messages":[{"role":"user","content":"hi"}]}`, http.StatusBadRequest, `"system" is a number`},
 		{"empty messages", "/v1/messages", `{"messages":[]}`, http.StatusBadRequest, "messages is empty"},
