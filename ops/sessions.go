@@ -522,7 +522,7 @@ const maxHistory = 5000
 // GetSessionHistory returns a session's thread, formatted: the latest
 // items when it is long.
 func (s *Service) GetSessionHistory(_ context.Context, a SessionHistoryArgs) (SessionHistoryResult, error) {
-	format, err := formatArg(a.Format, "text", "markdown", "json")
+	format, err := formatArg(a.Format, historyFormats...)
 	if err != nil {
 		if a.Format == "openai" || a.Format == "anthropic" {
 			return SessionHistoryResult{}, invalidf("format %q is not text, markdown or json: for the thread as a provider takes it, use assemble_context format=%s", a.Format, a.Format)

@@ -181,56 +181,6 @@ func Version() string {
 	return v
 }
 
-// schemaOptions describe weft's types to the schema generator: parts are
-// kept verbatim, so they are any JSON value, not a list of bytes. The
-// schema is an object with a description rather than the bare `true` an
-// empty one becomes, which clients mapping schemas onto narrower dialects
-// refuse (the inspector's --strict does).
-var schemaOptions = &jsonschema.ForOptions{
-	TypeSchemas: map[reflect.Type]*jsonschema.Schema{
-		reflect.TypeFor[json.RawMessage](): {Description: "any JSON value, kept verbatim"},
-		reflect.TypeFor[any]():             {Description: "any JSON value"},
-	},
-}
-
-type toolSchemas struct {
-	input, output *jsonschema.Schema
-	err           error
-}
-
-var (
-	schemaMu    sync.Mutex
-	schemaCache = map[*ops.Tool]toolSchemas{}
-)
-
-// schemasOf generates a tool's input and output schemas once per process:
-// every listener, stdio server and test shares them.
-func schemasOf(t *ops.Tool) toolSchemas {
-	schemaMu.Lock()
-	defer schemaMu.Unlock()
-	if s, ok := schemaCache[t]; ok {
-		return s
-	}
-	var s toolSchemas
-	s.input, s.err = jsonschema.ForType(t.ArgsType, schemaOptions)
-	if s.err == nil && s.input.Type != "object" {
-		s.err = fmt.Errorf("%s: arguments are a %s, not an object", t.Name, s.input.Type)
-	}
-	// An output schema describes structuredContent, which must be an
-	// object: results that are not structs go without one.
-	rt := t.ResultType
-	for rt.Kind() == reflect.Pointer {
-		rt = rt.Elem()
-	}
-	if s.err == nil && rt.Kind() == reflect.Struct {
-		if out, err := jsonschema.ForType(t.ResultType, schemaOptions); err == nil {
-			s.output = out
-		}
-	}
-	schemaCache[t] = s
-	return s
-}
-
 // mcpTool describes a registry tool to MCP clients.
 func mcpTool(t *ops.Tool) *mcp.Tool {
 	sc := schemasOf(t)
