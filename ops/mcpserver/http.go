@@ -85,6 +85,8 @@ func (s *Server) Handler(o HandlerOptions) http.Handler {
 	mux.HandleFunc(outlinePath, s.serveOutline)
 	mux.HandleFunc(exportPath, s.serveExport)
 	mux.HandleFunc(importPath, s.serveImport)
+	mux.HandleFunc(sessionsPagePath, s.serveSessionPage)
+	mux.HandleFunc(sessionsMatchPath, s.serveSessionMatch)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("nothing at %s: weft serves /mcp (MCP), POST /api/TOOL, GET /api, GET /healthz, POST /outline, /export and /import", r.URL.Path))
 	})

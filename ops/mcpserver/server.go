@@ -58,6 +58,7 @@ type backend interface {
 	invoke(ctx context.Context, tool *ops.Tool, args, out any) error
 	// watch calls fn with every write's event until ctx ends.
 	watch(ctx context.Context, fn func(ops.Event))
+	sessionPicker
 }
 
 // localBackend runs tools in-process.
@@ -110,12 +111,13 @@ func newServer(b backend, opts Options) *Server {
 	}
 	s := &Server{backend: b, logger: logger, closing: make(chan struct{})}
 	sopts := &mcp.ServerOptions{
-		Instructions: serverInstructions,
-		Logger:       logger,
+		Instructions:      serverInstructions,
+		Logger:            logger,
+		CompletionHandler: s.complete,
 	}
 	s.addNews(sopts)
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "weft", Title: "weft", Version: Version()}, sopts)
-	s.mcp.AddReceivingMiddleware(errorCodes, s.newsMiddleware)
+	s.mcp.AddReceivingMiddleware(errorCodes, s.newsMiddleware, s.sessionResources)
 	for _, t := range ops.Tools() {
 		s.mcp.AddTool(mcpTool(t), s.toolHandler(t))
 	}
