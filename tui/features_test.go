@@ -564,3 +564,71 @@ func TestSearchUnderAFilterGoesOnlyToWhatItShows(t *testing.T) {
 		t.Fatalf("N from the first went to %s, want the last shown (m18)", id)
 	}
 }
+
+// A filter that picks what fits on one screen shows all of it, and the
+// last of a longer pick ends at the screen's foot: the rows are not left
+// a third down with blank lines under them.
+func TestFilterFillsTheScreen(t *testing.T) {
+	m, _ := roleThread(t)
+	press(t, m, "F")
+	typeText(t, m, "role:assistant")
+	_, cmd := m.Update(keyEnter)
+	run(t, m, cmd)
+	s := screen(m)
+	shown := map[string]bool{}
+	for _, l := range strings.Split(s, "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[len(f)-2] == "turn" {
+			shown[f[len(f)-1]] = true
+		}
+	}
+	for i := 2; i <= 20; i += 2 {
+		if !shown[fmt.Sprint(i)] {
+			t.Fatalf("turn %d is not shown though all 10 picks fit:\n%s", i, s)
+		}
+	}
+}
+
+func TestSessionsListCountsOneInTheSingular(t *testing.T) {
+	m, svc, _ := otherSession(t)
+	ctx := context.Background()
+	res, err := svc.CreateSession(ctx, ops.CreateSessionArgs{Title: "Short one"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.AppendMessages(ctx, ops.AppendMessagesArgs{SessionID: res.SessionID, Messages: []model.NewMessage{{Role: model.RoleUser, Content: "hi"}}}); err != nil {
+		t.Fatal(err)
+	}
+	send(t, m, tea.KeyPressMsg{Code: tea.KeyTab})
+	line := lineWith(screen(m), "Short one")
+	if !strings.Contains(line, "1 msg ") || !strings.Contains(line, "1 token ") {
+		t.Errorf("the row of a one-message session: %q", line)
+	}
+}
+
+// A refused title keeps the rename line open with the reason, to be
+// corrected rather than typed again.
+func TestSessionsRenameRefusedStaysOpen(t *testing.T) {
+	m, svc, other := otherSession(t)
+	send(t, m, tea.KeyPressMsg{Code: tea.KeyTab})
+	p := m.dialog.(*sessionsPanel)
+	for p.all[p.shown[p.cursor]].SessionID != other {
+		send(t, m, tea.KeyPressMsg{Code: tea.KeyDown})
+	}
+	send(t, m, tea.KeyPressMsg{Code: 'r', Mod: tea.ModCtrl})
+	send(t, m, tea.KeyPressMsg{Code: 'u', Mod: tea.ModCtrl})
+	typeText(t, m, "   ")
+	send(t, m, keyEnter)
+	s := screen(m)
+	if !strings.Contains(s, "Rename the session") || !strings.Contains(s, "title is empty") {
+		t.Fatalf("a blank title closed the rename line or said nothing:\n%s", s)
+	}
+	send(t, m, tea.KeyPressMsg{Code: 'u', Mod: tea.ModCtrl})
+	typeText(t, m, "Second try")
+	send(t, m, keyEnter)
+	if info, _, err := svc.View(other); err != nil || info.Title != "Second try" {
+		t.Fatalf("title %q (%v)", info.Title, err)
+	}
+	if s := screen(m); strings.Contains(s, "Rename the session") || strings.Contains(s, "title is empty") {
+		t.Fatalf("after a good rename:\n%s", s)
+	}
+}

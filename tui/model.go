@@ -595,6 +595,29 @@ func (m *Model) placeThird() {
 			break
 		}
 	}
+	m.fillBelow()
+}
+
+// fillBelow moves the window up while the rows from its top to the last
+// leave lines blank at its foot: near the end of the thread the screen
+// shows as much as fits rather than a third of it.
+func (m *Model) fillBelow() {
+	h := m.threadHeight()
+	if m.skip > 0 {
+		return // a tall row read from within keeps its place
+	}
+	used := 0
+	for r := m.top; r < m.rows.Len() && used < h; r++ {
+		used += len(m.rowLines(r))
+	}
+	for m.top > 0 && used < h {
+		l := len(m.rowLines(m.top - 1))
+		if used+l > h {
+			break
+		}
+		m.top--
+		used += l
+	}
 }
 
 // onScreen reports whether row r is wholly on the screen now.

@@ -91,11 +91,16 @@ func (msg sessionDatesMsg) apply(m *Model) tea.Cmd {
 type sessionAdminMsg struct {
 	what    string
 	deleted string // the session deleted, if one was
+	renamed string // the session renamed, or whose rename was refused
 	err     error
 }
 
 func (msg sessionAdminMsg) apply(m *Model) tea.Cmd {
 	p, open := m.dialog.(*sessionsPanel)
+	if open && msg.renamed != "" && p.admin.renaming != nil && p.admin.renaming.id == msg.renamed && msg.err == nil {
+		p.admin.renaming = nil // a refused rename stays open with its text
+		p.syncAdminKeys()
+	}
 	if msg.err != nil {
 		if open {
 			p.admin.said = msg.err.Error()
@@ -162,12 +167,14 @@ func (p *sessionsPanel) renameKey(msg tea.KeyPressMsg) tea.Cmd {
 		a.renaming = nil
 		return nil
 	case key.Matches(msg, p.keys.Save):
+		// The line stays until the rename is done: a refused title is
+		// there to correct, with the reason under it.
 		id, title := a.renaming.id, a.renaming.input.Value()
-		a.renaming = nil
+		a.said = ""
 		svc := a.svc
 		return func() tea.Msg {
 			res, err := svc.RenameSession(context.Background(), ops.RenameSessionArgs{SessionID: id, Title: title})
-			return sessionAdminMsg{what: fmt.Sprintf("renamed “%s”", termsafe.Line(res.Title)), err: err}
+			return sessionAdminMsg{what: fmt.Sprintf("renamed “%s”", termsafe.Line(res.Title)), renamed: id, err: err}
 		}
 	}
 	var cmd tea.Cmd
@@ -207,8 +214,11 @@ func (p *sessionsPanel) adminView(w int, st *themes.Styles) string {
 	switch {
 	case a.renaming != nil:
 		a.renaming.input.SetWidth(w - 6)
-		lines = []string{st.Dialog.Title.Render("Rename the session"), a.renaming.input.View(),
-			dialogHint(st, "", p.keys.ShortHelp())}
+		lines = []string{st.Dialog.Title.Render("Rename the session"), a.renaming.input.View()}
+		if a.said != "" {
+			lines = append(lines, saidLines(st.Status.Error, a.said, w-4))
+		}
+		lines = append(lines, dialogHint(st, "", p.keys.ShortHelp()))
 	case a.asking != nil:
 		s := a.asking
 		q := fmt.Sprintf("Delete “%s”, %s (%s tokens)? It cannot be undone.", termsafe.Line(s.Title), plural(s.MessageCount, "message"), thousands(s.Tokens))
@@ -219,22 +229,32 @@ func (p *sessionsPanel) adminView(w int, st *themes.Styles) string {
 	return st.Dialog.Box.Width(w).Render(lipgloss.JoinVertical(lipgloss.Left, lines...))
 }
 
+// unit is a column's unit for n, in the singular when one, padded to
+// the plural's width so the columns stay aligned.
+func unit(n int, one string) string {
+	if n == 1 {
+		return one + " "
+	}
+	return one + "s"
+}
+
 // meta is a session's columns beside its title: where it came from, the
 // dates of its first and last messages, how many messages and tokens.
 // On a narrow screen the least useful go first, so the title keeps room.
 func (p *sessionsPanel) meta(s ops.SessionOut, w int) string {
-	tokens := thousands(s.Tokens)
+	tokens, effective := thousands(s.Tokens), s.Tokens
 	if s.EffectiveTokens != nil && *s.EffectiveTokens != s.Tokens {
 		tokens += " → " + thousands(*s.EffectiveTokens)
+		effective = *s.EffectiveTokens
 	}
 	source := s.Source
 	if source == "" {
 		source = "weft"
 	}
 	cols := []string{ // the most useful first
-		fmt.Sprintf("%7s msgs", thousands(s.MessageCount)),
+		fmt.Sprintf("%7s %s", thousands(s.MessageCount), unit(s.MessageCount, "msg")),
 		fmt.Sprintf("%-15s", spanText(p.admin.dates[s.SessionID])),
-		fmt.Sprintf("%13s tokens", tokens),
+		fmt.Sprintf("%13s %s", tokens, unit(effective, "token")),
 		fmt.Sprintf("%-11s", ansi.Truncate(termsafe.Line(source), 11, "…")),
 	}
 	for n := len(cols); n > 0; n-- {
