@@ -16,6 +16,7 @@ import (
 
 	"weft/internal/termsafe"
 	"weft/ops"
+	"weft/ops/mcpserver"
 	"weft/store"
 	"weft/themes"
 	"weft/tui"
@@ -23,7 +24,7 @@ import (
 
 // tuiFlags are the root flags that only the TUI (and demo, and mcp's
 // listener) use.
-var tuiFlags = []string{"theme", "mcp-addr", "no-mcp", "token"}
+var tuiFlags = []string{"theme", "mcp-addr", "no-mcp", "token", "allow-origin"}
 
 // rootCommand builds weft's command tree: weft [SESSION] opens the TUI,
 // and each command is a child.
@@ -60,6 +61,11 @@ weft "auth design" --no-mcp`,
 			if err := a.checkToken(cmd); err != nil {
 				return err
 			}
+			for _, o := range a.origins {
+				if _, err := mcpserver.CheckOrigin(o); err != nil {
+					return usageErr("--allow-origin: %v", err)
+				}
+			}
 			if a.theme != "" {
 				if _, err := themes.Lookup(a.theme); err != nil {
 					return usageErr("%v", err)
@@ -89,6 +95,7 @@ weft "auth design" --no-mcp`,
 	fs.StringVar(&a.mcpAddr, "mcp-addr", "", "where the TUI's MCP listener listens (default 127.0.0.1:7433)")
 	fs.BoolVar(&a.noMCP, "no-mcp", false, "open the TUI without the MCP listener")
 	fs.StringVar(&a.token, "token", "", "bearer token agents must send to the embedded listener (default $WEFT_TOKEN)")
+	fs.StringArrayVar(&a.origins, "allow-origin", nil, "a browser `ORIGIN` (scheme://host[:port]) allowed to call the embedded listener, with CORS; repeatable")
 	root.RegisterFlagCompletionFunc("theme", completeThemes)
 	a.globals = fs
 

@@ -38,8 +38,9 @@ type HandlerOptions struct {
 	// Token, when set, is the bearer token every request must carry
 	// (Authorization: Bearer TOKEN).
 	Token string
-	// Origins are extra browser origins allowed to call (scheme://host:port);
-	// a page served by the listener itself is always allowed.
+	// Origins are extra browser origins allowed to call (scheme://host:port),
+	// with CORS (cors.go); a page served by the listener itself is always
+	// allowed.
 	Origins []string
 	// SessionTimeout overrides SessionTimeout; negative means never.
 	SessionTimeout time.Duration
@@ -93,7 +94,9 @@ func (s *Server) Handler(o HandlerOptions) http.Handler {
 	// A client's token is read without the blanks around it (bearer), so
 	// the listener's is too.
 	token := strings.TrimSpace(o.Token)
-	return &guard{next: mux, token: tokenHash(token), hasToken: token != "", origins: originSet(o.Origins), readTimeout: cmp.Or(o.ReadTimeout, ReadTimeout)}
+	origins := originSet(o.Origins)
+	g := &guard{next: mux, token: tokenHash(token), hasToken: token != "", origins: origins, readTimeout: cmp.Or(o.ReadTimeout, ReadTimeout)}
+	return cors{next: g, origins: origins}
 }
 
 // guard checks what every request must pass before any handler runs.
@@ -107,14 +110,6 @@ type guard struct {
 }
 
 func tokenHash(t string) [sha256.Size]byte { return sha256.Sum256([]byte(t)) }
-
-func originSet(list []string) map[string]bool {
-	m := make(map[string]bool, len(list))
-	for _, o := range list {
-		m[strings.ToLower(strings.TrimRight(o, "/"))] = true
-	}
-	return m
-}
 
 func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hasBody := r.Body != nil && r.Body != http.NoBody
