@@ -78,7 +78,7 @@ func (s *Server) Handler(o HandlerOptions) http.Handler {
 	keeper := newSessionKeeper(s, timeout)
 	kept := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { keeper.serve(mcpHandler, w, r) })
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", checkJSONRPC(kept))
+	mux.Handle("/mcp", checkJSONRPC(s.endingSessions(kept)))
 	mux.HandleFunc("/api", s.serveToolList)
 	mux.HandleFunc("/api/", s.serveTool)
 	mux.HandleFunc("/healthz", s.serveHealth)
@@ -305,11 +305,12 @@ func (s *Server) serveTool(w http.ResponseWriter, r *http.Request) {
 		bodyReadError(w, err)
 		return
 	}
-	out, err := s.backend.call(apiContext(r), tool, body)
+	ctx := apiContext(r)
+	out, err := s.backend.call(ctx, tool, body)
 	if err != nil {
 		status := statusOf(err)
 		if status == http.StatusInternalServerError {
-			s.logger.Error("tool failed", "tool", name, "error", err)
+			logFailure(s.logger, ctx, name, err)
 		}
 		writeError(w, status, err.Error())
 		return

@@ -248,7 +248,7 @@ func (l *Listener) Close() error {
 		}
 		l.server.closeOnce.Do(func() { close(l.server.closing) })
 		for ss := range l.server.mcp.Sessions() {
-			ss.Close()
+			l.server.closeSession(ss)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 		defer cancel()

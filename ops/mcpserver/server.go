@@ -39,6 +39,7 @@ type Server struct {
 	// to end the streams that would hold its shutdown open.
 	closing   chan struct{}
 	closeOnce sync.Once
+	calls     callsInFlight
 }
 
 // Options configure a Server.
@@ -227,6 +228,8 @@ func toolTitle(name string) string {
 func (s *Server) toolHandler(t *ops.Tool) mcp.ToolHandler {
 	hasOutput := schemasOf(t).output != nil
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ctx, done := s.inFlight(ctx, req.Session)
+		defer done()
 		ctx = s.callContext(ctx, req)
 		sp := newSampling(req)
 		if sp != nil {
@@ -240,10 +243,7 @@ func (s *Server) toolHandler(t *ops.Tool) mcp.ToolHandler {
 			return &mcp.CallToolResult{InputRequests: sp.pending}, nil
 		}
 		if err != nil {
-			var opsErr *ops.Error
-			if !errors.As(err, &opsErr) {
-				s.logger.Error("tool failed", "tool", t.Name, "error", err)
-			}
+			logFailure(s.logger, ctx, t.Name, err)
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}, nil
 		}
 		res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(out)}}}
@@ -333,7 +333,7 @@ func (sp *sampling) sample(ctx context.Context, prompt string, maxTokens int) (s
 		MaxTokens: int64(maxTokens),
 	}
 	if !sp.multi {
-		res, err := sp.session.CreateMessage(ctx, params)
+		res, err := sp.session.CreateMessage(unrelatedOnceDone{ctx}, params)
 		if err != nil {
 			return "", "", fmt.Errorf("the client's model did not answer: %w", err)
 		}
