@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -171,13 +172,13 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.C
 		if p.Argument.Name != "session_id" {
 			return none, nil
 		}
-	case p.Ref.Type == "ref/resource" && (p.Ref.URI == URISessionTemplate || p.Ref.URI == URIContextTemplate):
+	case p.Ref.Type == "ref/resource" && slices.Contains([]string{sessionPath, contextPath}, templatePath(p.Ref.URI)):
 		if p.Argument.Name != "id" {
-			return none, nil
+			return none, nil // a budget or a cursor: nothing to offer
 		}
 		ids = true
-	case p.Ref.Type == "ref/resource" && (p.Ref.URI == URISessions || p.Ref.URI == URIRecent):
-		return none, nil // nothing in them to fill in
+	case p.Ref.Type == "ref/resource" && slices.Contains([]string{URISessions, URIRecent}, templatePath(p.Ref.URI)):
+		return none, nil // nothing in them to fill in but a budget or a cursor
 	default:
 		what := p.Ref.Name
 		if p.Ref.Type == "ref/resource" {
@@ -246,6 +247,22 @@ func (s *Server) sessionResources(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return list, nil
 	}
+}
+
+// The paths of the session templates, without their query.
+var (
+	sessionPath = templatePath(URISessionTemplate)
+	contextPath = templatePath(URIContextTemplate)
+)
+
+// templatePath is a URI template without its query expression
+// ({?max_tokens,cursor}), so that a client may name a template with or
+// without it.
+func templatePath(t string) string {
+	if i := strings.Index(t, "{?"); i >= 0 && strings.HasSuffix(t, "}") {
+		return t[:i]
+	}
+	return t
 }
 
 // sessionsCursorPrefix marks weft's cursors of resources/list.

@@ -106,9 +106,31 @@ func TestCompletionOfSessionIDs(t *testing.T) {
 	if got := complete(t, cs, startupRef, "session_id", "nothing like it"); len(got.Values) != 0 || got.Total != 0 {
 		t.Errorf("no match: %+v", got)
 	}
-	// The prompt's other argument takes any number: nothing to offer.
+	// The prompt's other arguments take numbers: nothing to offer.
 	if got := complete(t, cs, startupRef, "summaries", ""); len(got.Values) != 0 {
 		t.Errorf("summaries: %+v", got)
+	}
+	// A template named without its query is the same template.
+	bare := &mcp.CompleteReference{Type: "ref/resource", URI: templatePath(URISessionTemplate)}
+	if got := complete(t, cs, bare, "id", "auth"); len(got.Values) != 2 {
+		t.Errorf("%s {id}: %+v", bare.URI, got)
+	}
+	// Every template weft lists can be asked; only {id} gets values.
+	templates, err := cs.ListResourceTemplates(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tmpl := range templates.ResourceTemplates {
+		for _, arg := range []string{"id", "max_tokens", "cursor"} {
+			res, err := cs.Complete(context.Background(), &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/resource", URI: tmpl.URITemplate}, Argument: mcp.CompleteParamsArgument{Name: arg}})
+			if err != nil {
+				t.Errorf("%s %s: %v", tmpl.URITemplate, arg, err)
+				continue
+			}
+			if want := arg == "id" && strings.Contains(tmpl.URITemplate, "{id}"); want != (len(res.Completion.Values) > 0) {
+				t.Errorf("%s %s: %+v", tmpl.URITemplate, arg, res.Completion)
+			}
+		}
 	}
 
 	// The templates' {id} gets IDs, which go into a URI as they are.
@@ -117,7 +139,7 @@ func TestCompletionOfSessionIDs(t *testing.T) {
 		if want := []string{ids["auth design"], ids["design of auth"]}; !slices.Equal(got.Values, want) {
 			t.Errorf("%s {id} \"auth\": %+v, want %v", ref.URI, got, want)
 		}
-		uri := strings.Replace(ref.URI, "{id}", got.Values[0], 1)
+		uri := strings.Replace(templatePath(ref.URI), "{id}", got.Values[0], 1)
 		if _, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri}); err != nil {
 			t.Errorf("read %s: %v", uri, err)
 		}
