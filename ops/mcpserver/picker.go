@@ -165,6 +165,9 @@ func (s *Server) serveSessionMatch(w http.ResponseWriter, r *http.Request) {
 // {id} gets IDs, which go into a URI as they are.
 func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 	p := req.Params
+	if p == nil || p.Ref == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: completion/complete needs a ref (ref/prompt or ref/resource) and an argument"}
+	}
 	none := &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}
 	ids := false
 	switch {

@@ -167,6 +167,10 @@ func TestCompletionOfSessionIDs(t *testing.T) {
 	if got := complete(t, rcs, startupRef, "session_id", "auth"); !slices.Equal(got.Values, []string{"auth design", "design of auth"}) {
 		t.Errorf("relayed completion: %+v", got)
 	}
+	listed, _ := listAll(t, rcs)
+	if got := sessionURIs(t, listed); len(got) != 7 || got[ids["billing"]] == nil || got[ids["billing"]].Title != "billing" {
+		t.Errorf("relayed resources/list: %d sessions", len(got))
+	}
 }
 
 func TestCompletionIsCapped(t *testing.T) {
