@@ -367,19 +367,23 @@ func (p *importProgress) done() {
 
 // exportCommand is weft export.
 func (a *app) exportCommand() *cobra.Command {
-	var format, out string
+	var format, out, project string
 	var raw bool
 	cmd := &cobra.Command{
 		Use:   "export [SESSION]",
-		Short: "Write a thread as provider messages, markdown or lossless JSONL",
+		Short: "Write a thread as provider messages, markdown, a Claude Code session or lossless JSONL",
 		Long: `export writes a session's effective thread (the stored messages with --raw) as openai or anthropic request messages, ready to send, or as markdown. jsonl is lossless: the stored messages and the operations, to move a session between files (weft import reads it back).
+
+claude-code writes it as a Claude Code session under a new session ID, the transcript claude --resume reads; --project DIR puts it straight into Claude Code's folder for the project DIR (in $CLAUDE_CONFIG_DIR, else ~/.claude), and export prints the line that resumes it there. Importing the transcript gives the same thread.
 
 SESSION is an ID, a unique ID prefix or a title; default: the most recently updated session. export only reads the database; when another weft holds it, export asks that weft. On a terminal, control characters of the thread are shown as pictures (␛ for ESC); to a file or a pipe the export is exact.`,
 		Example: `
 # the effective thread, ready to send
 weft export --format anthropic
 # lossless: messages and operations, to move a session between files
-weft export "auth design" --format jsonl -o s.jsonl`,
+weft export "auth design" --format jsonl -o s.jsonl
+# the edited thread as a Claude Code session of the project in ~/src/app
+weft export "auth design" --format claude-code --project ~/src/app`,
 		Args: a.positional(func(args []string) error {
 			if len(args) > 1 {
 				return usageErr("export takes one session at most (got %d)", len(args))
@@ -392,16 +396,23 @@ weft export "auth design" --format jsonl -o s.jsonl`,
 				ref = args[0]
 			}
 			if !slices.Contains(mcpserver.ExportFormats, format) {
-				return usageErr("unknown export format %q: openai, anthropic, jsonl or markdown", format)
+				return usageErr("unknown export format %q: %s", format, strings.Join(mcpserver.ExportFormats, ", "))
+			}
+			if format == "claude-code" {
+				return a.exportClaudeCode(cmd.Context(), ref, raw, out, project)
+			}
+			if project != "" {
+				return usageErr("--project is for --format claude-code: it puts the transcript in Claude Code's folder for that project")
 			}
 			return a.withTarget(reading, func(t target) error {
-				return exportThread(cmd.Context(), t, ref, format, raw, out, a.stdout, a.stderr)
+				return exportThread(cmd.Context(), t, ref, format, raw, out, nil, a.stdout, a.stderr)
 			})
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "openai", "the format: openai, anthropic, jsonl or markdown")
+	cmd.Flags().StringVar(&format, "format", "openai", "the format: "+strings.Join(mcpserver.ExportFormats, ", "))
 	cmd.Flags().BoolVar(&raw, "raw", false, "the stored messages, without operations")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write to this file instead of stdout")
+	cmd.Flags().StringVar(&project, "project", "", "claude-code: write into Claude Code's folder for this project's directory")
 	cmd.RegisterFlagCompletionFunc("format", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return mcpserver.ExportFormats, cobra.ShellCompDirectiveNoFileComp
 	})
@@ -413,7 +424,7 @@ weft export "auth design" --format jsonl -o s.jsonl`,
 // out, else to stdout. An export is data, written exactly; only on a
 // terminal, where it is read by people, are the thread's control
 // characters shown as pictures (termsafe).
-func exportThread(ctx context.Context, t target, ref, format string, raw bool, out string, stdout, stderr io.Writer) error {
+func exportThread(ctx context.Context, t target, ref, format string, raw bool, out string, cc *mcpserver.ClaudeCodeArgs, stdout, stderr io.Writer) error {
 	ref, err := latestIfNone(ctx, t, ref)
 	if err != nil {
 		return err
@@ -434,7 +445,7 @@ func exportThread(ctx context.Context, t target, ref, format string, raw bool, o
 		screen = &bytes.Buffer{}
 		w = screen
 	}
-	notes, err := t.export(ctx, w, mcpserver.ExportArgs{SessionID: ref, Format: format, Raw: raw})
+	notes, err := t.export(ctx, w, mcpserver.ExportArgs{SessionID: ref, Format: format, Raw: raw, ClaudeCode: cc})
 	if err != nil {
 		return err
 	}

@@ -3,10 +3,13 @@ package export
 import (
 	"bufio"
 	"crypto/rand"
+	"crypto/sha1"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf16"
 
@@ -20,8 +23,9 @@ import (
 // writes the effective thread as one: a custom-title record with the
 // session's title, then one user or assistant record per item, in
 // order, each carrying the session ID, the project's folder (cwd), the
-// version, the item's time and a new uuid whose parent is the record
-// before. Checked against Claude Code 2.1.330, which resumes such a file
+// version, the item's time and a uuid of its own (derived from the
+// session ID, so the same session ID gives the same file) whose parent
+// is the record before. Checked against Claude Code 2.1.330, which resumes such a file
 // and sends the thread as it is written (see the README).
 //
 // The thread is read as the Messages API body is (planMessages): the
@@ -122,7 +126,7 @@ func WriteClaudeCode(w io.Writer, items []formats.Item, opts ClaudeCodeOptions) 
 			return x.report(), err
 		}
 	}
-	cw := ccWriter{enc: enc, opts: opts, at: opts.Now}
+	cw := ccWriter{enc: enc, opts: opts, at: opts.Now, ns: uuidBytes(opts.SessionID)}
 	if an.continued {
 		cw.at = firstTime(items, opts.Now)
 		if err := cw.record("user", ccMessage{Role: "user", Content: "(continued)"}, nil); err != nil {
@@ -187,12 +191,17 @@ type ccWriter struct {
 	opts   ClaudeCodeOptions
 	parent string
 	at     time.Time
+	// ns and n name the records: the n-th record's uuid is a name-based
+	// UUID of n in the session's namespace, so an export under a given
+	// session ID is the same every time, and no two sessions share one.
+	ns []byte
+	n  int
 }
 
 func (cw *ccWriter) record(typ string, msg ccMessage, mark func(*ccRecord)) error {
 	r := ccRecord{
 		UserType: "external", Cwd: cw.opts.Cwd, SessionID: cw.opts.SessionID, Version: cw.opts.Version,
-		Type: typ, Message: msg, UUID: newUUID(), Timestamp: cw.at.UTC().Format("2006-01-02T15:04:05.000Z"),
+		Type: typ, Message: msg, UUID: nameUUID(cw.ns, strconv.Itoa(cw.n)), Timestamp: cw.at.UTC().Format("2006-01-02T15:04:05.000Z"),
 	}
 	if cw.parent != "" {
 		parent := cw.parent
@@ -202,6 +211,7 @@ func (cw *ccWriter) record(typ string, msg ccMessage, mark func(*ccRecord)) erro
 		mark(&r)
 	}
 	cw.parent = r.UUID
+	cw.n++
 	return cw.enc.Encode(&r)
 }
 
@@ -275,6 +285,28 @@ func newUUID() string {
 	var b [16]byte
 	rand.Read(b[:])
 	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// uuidBytes is a UUID's 16 bytes, or, for a string that is not one, the
+// string itself (as a namespace it only needs to be the session's).
+func uuidBytes(s string) []byte {
+	b, err := hex.DecodeString(strings.ReplaceAll(s, "-", ""))
+	if err != nil || len(b) != 16 {
+		return []byte(s)
+	}
+	return b
+}
+
+// nameUUID is the name-based (version 5, SHA-1) UUID of name in the
+// namespace ns, as RFC 9562 makes them.
+func nameUUID(ns []byte, name string) string {
+	h := sha1.New()
+	h.Write(ns)
+	h.Write([]byte(name))
+	b := h.Sum(nil)[:16]
+	b[6] = b[6]&0x0f | 0x50
 	b[8] = b[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }

@@ -16,7 +16,7 @@ import (
 	"weft/model"
 )
 
-var ccUUIDRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+var ccUUIDRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[45][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
 
 const ccSession = "0f3c2a55-6b1e-4c8e-9d2a-3b4c5d6e7f80"
 
@@ -60,6 +60,11 @@ func TestWriteClaudeCodeRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	exReportEqual(t, "claude-code", rep, nil)
+	var again bytes.Buffer
+	WriteClaudeCode(&again, ccItems(), ClaudeCodeOptions{SessionID: ccSession, Cwd: "/home/ana/auth", Title: "auth design", Now: exT0})
+	if !bytes.Equal(buf.Bytes(), again.Bytes()) {
+		t.Error("two exports under one session ID differ")
+	}
 	recs := ccRecords(t, buf.Bytes())
 	if len(recs) != 7 {
 		t.Fatalf("%d records, want a title and 6 messages:\n%s", len(recs), buf.Bytes())
