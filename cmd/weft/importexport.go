@@ -28,6 +28,7 @@ import (
 // importCommand is weft import.
 func (a *app) importCommand() *cobra.Command {
 	var format, session string
+	var followFlag bool
 	cmd := &cobra.Command{
 		Use:   "import FILE...",
 		Short: "Import conversation files (the format is detected)",
@@ -35,11 +36,15 @@ func (a *app) importCommand() *cobra.Command {
 
 Importing the same file again adds nothing; importing a longer version of a growing session adds only the new messages. Records that cannot be read are reported with their line numbers, the rest is imported, and import exits 1 to say the file came in only in part. A Claude Code compaction becomes a digest over the messages it compacted. --session puts the threads of every file into one session.
 
-When another weft holds the database (the TUI is open on it), import sends the files to that weft, which imports them as it would here: the TUI shows them as they land.`,
+When another weft holds the database (the TUI is open on it), import sends the files to that weft, which imports them as it would here: the TUI shows them as they land.
+
+--follow keeps watching the files (Claude Code sessions, Codex rollouts: any format whose records are appended a line at a time) and imports what they gain as it is written, a line per batch, until ctrl+c: whole lines only, and a response still being written waits until it is complete. A file not there yet is waited for; one cut short or replaced is said and read again from its start.`,
 		Example: `
 weft import ~/.claude/projects/*/*.jsonl
 weft import --format chatgpt conversations.json
-weft import --session "research" a.jsonl b.jsonl`,
+weft import --session "research" a.jsonl b.jsonl
+# keep importing a Claude Code session as it is written
+weft import --follow ~/.claude/projects/-home-ana-app/0f3c2a55-6b1e-4c8e-9d2a-3b4c5d6e7f80.jsonl`,
 		Args: a.positional(func(args []string) error {
 			if len(args) == 0 {
 				return usageErr("import needs a file: weft import [--format F] [--session NAME] FILE...")
@@ -52,11 +57,15 @@ weft import --session "research" a.jsonl b.jsonl`,
 					return usageErr("unknown format %q; the formats are %s", format, strings.Join(formatNames(), ", "))
 				}
 			}
+			if followFlag {
+				return a.followFiles(cmd.Context(), files, formats.Format(format), session)
+			}
 			return a.withTarget(writing, func(t target) error {
 				return importFiles(cmd.Context(), t, files, formats.Format(format), session, a.stdout, a.stderr)
 			})
 		},
 	}
+	cmd.Flags().BoolVar(&followFlag, "follow", false, "keep importing what the files gain as they are written, until ctrl+c")
 	cmd.Flags().StringVar(&format, "format", "", "the files' format (default: detected)")
 	cmd.Flags().StringVar(&session, "session", "", "import into this session (ID, prefix or title; created if none matches)")
 	cmd.RegisterFlagCompletionFunc("format", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {

@@ -93,6 +93,7 @@ type app struct {
 	mcpAddr string         // --mcp-addr
 	noMCP   bool           // --no-mcp
 	token   string         // --token; the environment's WEFT_TOKEN when empty
+	follow  []string       // the TUI's --follow files
 	globals *pflag.FlagSet // the root's flags, which every command inherits
 
 	// started is set once cobra accepted the command line and the command
