@@ -335,7 +335,8 @@ func TestTUIEdits(t *testing.T) {
 	s.see("Sessions (2)", "Scratch notes")
 	s.text("scratch")
 	s.until("the filter to leave only Scratch notes", func(text string) bool {
-		return strings.Count(text, " msgs ") == 1 && strings.Contains(lineWith(text, " msgs "), "Scratch notes")
+		rows := sessionRows(text)
+		return len(rows) == 1 && strings.Contains(rows[0], "Scratch notes")
 	})
 	s.keys("Enter")
 	s.see("Lunch order: two falafel wraps.", at(0, 1))
@@ -344,7 +345,8 @@ func TestTUIEdits(t *testing.T) {
 	s.see("Sessions (2)")
 	s.text("limiter")
 	s.until("the filter to leave only the demo session", func(text string) bool {
-		return strings.Count(text, " msgs ") == 1 && strings.Contains(lineWith(text, " msgs "), "Rate limiter")
+		rows := sessionRows(text)
+		return len(rows) == 1 && strings.Contains(rows[0], "Rate limiter")
 	})
 	s.keys("Enter")
 	s.see(at(n-1, n), "The limiter is at 100%")
@@ -555,4 +557,16 @@ func editsMoved(s *screen, from int) int {
 		return i >= 0 && i != from
 	})
 	return editsCursor(text)
+}
+
+// sessionRows is the rows of the sessions list on the screen: the lines
+// counting a session's messages (" msg " for one, " msgs " for more).
+func sessionRows(text string) []string {
+	var rows []string
+	for _, l := range strings.Split(text, "\n") {
+		if strings.Contains(l, " msgs ") || strings.Contains(l, " msg ") {
+			rows = append(rows, l)
+		}
+	}
+	return rows
 }

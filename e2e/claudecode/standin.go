@@ -1,0 +1,335 @@
+// Package claudecode drives Claude Code, Anthropic's coding agent, as a
+// client of weft's MCP server: Claude Code runs headless (`claude -p`)
+// against a stand-in for the Anthropic Messages API that asks for a weft
+// tool, then reads what Claude Code sends back. The tests run when
+// WEFT_CLAUDE names the claude binary (.ci/claude-code installs it); the
+// stand-in is this file.
+package claudecode
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// toolUsePrefix marks the tool_use IDs the stand-in makes, so it knows its
+// own calls' results among what Claude Code sends back.
+const toolUsePrefix = "toolu_standin_"
+
+// doneText is the stand-in's last answer of a conversation: Claude Code
+// prints it as its result, which tells the test the loop ran to its end.
+const doneText = "stand-in: done"
+
+// call is one tool call the stand-in asks Claude Code for. tool is the
+// name weft gives the tool (get_message_range) or one of Claude Code's own
+// (ReadMcpResourceTool); the stand-in asks for whichever tool of the
+// request is named so or ends in "__"+tool, as Claude Code prefixes MCP
+// tools with mcp__<server>__.
+type call struct {
+	tool  string
+	input any
+}
+
+// toolResult is what Claude Code sent back for one of the stand-in's calls.
+type toolResult struct {
+	id      string // the stand-in's tool_use ID
+	tool    string // the full name the stand-in asked for
+	text    string // the text of the result's content blocks, joined
+	isError bool
+}
+
+// exchange is one request the stand-in got and what it answered, as the
+// request log keeps it.
+type exchange struct {
+	Time     time.Time       `json:"time"`
+	Method   string          `json:"method"`
+	Path     string          `json:"path"`
+	Headers  http.Header     `json:"headers"`
+	Request  json.RawMessage `json:"request,omitempty"`
+	Status   int             `json:"status"`
+	Answered string          `json:"answered"` // what the stand-in did: tool_use NAME, text, count_tokens, 404
+}
+
+// standIn is a small Anthropic Messages API: it answers a conversation by
+// asking for its calls one at a time, each once the result of the one
+// before has come back, and then with doneText. It is stateless about
+// conversations: the messages of each request say how far it got, as
+// Claude Code sends the whole conversation every time.
+type standIn struct {
+	calls []call
+	// afterResult, when set, runs when a request brings the result of
+	// call i for the first time, before the stand-in answers it: the
+	// test acts there while Claude Code waits (an edit by another client).
+	afterResult func(i int, r toolResult)
+	log         io.Writer // one JSON exchange a line; nil keeps none
+
+	mu        sync.Mutex
+	exchanges []exchange
+	results   []toolResult
+	toolNames []string // the tools of the first request that had any
+	problems  []string // requests the stand-in could not answer as planned
+}
+
+// Messages API request and content shapes, as far as the stand-in reads
+// them. Content is a string or a list of blocks.
+type (
+	messagesRequest struct {
+		Model    string    `json:"model"`
+		Messages []message `json:"messages"`
+		Tools    []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+		Stream bool `json:"stream"`
+	}
+	message struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	}
+	block struct {
+		Type      string          `json:"type"`
+		Text      string          `json:"text,omitempty"`
+		ID        string          `json:"id,omitempty"`
+		Name      string          `json:"name,omitempty"`
+		Input     json.RawMessage `json:"input,omitempty"`
+		ToolUseID string          `json:"tool_use_id,omitempty"`
+		Content   json.RawMessage `json:"content,omitempty"`
+		IsError   bool            `json:"is_error,omitempty"`
+	}
+)
+
+// blocks reads a content field: a plain string is one text block.
+func blocks(raw json.RawMessage) []block {
+	if len(raw) == 0 {
+		return nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return []block{{Type: "text", Text: s}}
+	}
+	var bs []block
+	if json.Unmarshal(raw, &bs) != nil {
+		return nil
+	}
+	return bs
+}
+
+// blockText joins the text of a tool result's content.
+func blockText(raw json.RawMessage) string {
+	var parts []string
+	for _, b := range blocks(raw) {
+		if b.Type == "text" {
+			parts = append(parts, b.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func (s *standIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	ex := exchange{Time: time.Now(), Method: r.Method, Path: r.URL.Path, Headers: r.Header.Clone()}
+	ex.Headers.Del("X-Api-Key")
+	if json.Valid(body) {
+		ex.Request = body
+	}
+	switch {
+	case r.Method == http.MethodPost && r.URL.Path == "/v1/messages/count_tokens":
+		// A rough count is enough: Claude Code uses it to decide about
+		// compaction, which these short runs never need.
+		ex.Status, ex.Answered = http.StatusOK, "count_tokens"
+		writeJSON(w, http.StatusOK, map[string]int{"input_tokens": len(body) / 4})
+	case r.Method == http.MethodPost && r.URL.Path == "/v1/messages":
+		var req messagesRequest
+		if err := json.Unmarshal(body, &req); err != nil {
+			ex.Status, ex.Answered = http.StatusBadRequest, "invalid request"
+			writeError(w, http.StatusBadRequest, "invalid_request_error", "the stand-in could not read the request: "+err.Error())
+			break
+		}
+		reply := s.answer(req)
+		ex.Status, ex.Answered = http.StatusOK, reply.summary()
+		if req.Stream {
+			reply.stream(w, req.Model)
+		} else {
+			writeJSON(w, http.StatusOK, reply.message(req.Model))
+		}
+	default:
+		ex.Status, ex.Answered = http.StatusNotFound, "404"
+		writeError(w, http.StatusNotFound, "not_found_error", "the stand-in serves POST /v1/messages and /v1/messages/count_tokens only")
+	}
+	s.record(ex)
+}
+
+func (s *standIn) record(ex exchange) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.exchanges = append(s.exchanges, ex)
+	if s.log != nil {
+		b, _ := json.Marshal(ex)
+		s.log.Write(append(b, '\n'))
+	}
+}
+
+// reply is one assistant turn: text, or a tool call.
+type reply struct {
+	text  string
+	tool  string // set for a tool call
+	id    string
+	input json.RawMessage
+}
+
+func (r reply) summary() string {
+	if r.tool != "" {
+		return "tool_use " + r.tool
+	}
+	return "text"
+}
+
+// answer decides the next turn of the conversation req carries.
+func (s *standIn) answer(req messagesRequest) reply {
+	// The results of the stand-in's calls so far, in the order asked.
+	var got []toolResult
+	issued := map[string]string{} // tool_use ID -> tool name
+	for _, m := range req.Messages {
+		for _, b := range blocks(m.Content) {
+			switch {
+			case b.Type == "tool_use" && strings.HasPrefix(b.ID, toolUsePrefix):
+				issued[b.ID] = b.Name
+			case b.Type == "tool_result" && strings.HasPrefix(b.ToolUseID, toolUsePrefix):
+				got = append(got, toolResult{id: b.ToolUseID, tool: issued[b.ToolUseID], text: blockText(b.Content), isError: b.IsError})
+			}
+		}
+	}
+	var names []string
+	for _, t := range req.Tools {
+		names = append(names, t.Name)
+	}
+
+	s.mu.Lock()
+	if s.toolNames == nil && len(names) > 0 {
+		s.toolNames = names
+	}
+	var fresh []int
+	for i, r := range got {
+		if !slices.ContainsFunc(s.results, func(k toolResult) bool { return k.id == r.id }) {
+			s.results = append(s.results, r)
+			fresh = append(fresh, i)
+		}
+	}
+	s.mu.Unlock()
+	if s.afterResult != nil {
+		for _, i := range fresh {
+			s.afterResult(i, got[i])
+		}
+	}
+
+	n := len(got)
+	if n >= len(s.calls) || len(names) == 0 {
+		// Done, or a request that is not the conversation (a title, a
+		// summary): plain text keeps Claude Code going.
+		return reply{text: doneText}
+	}
+	c := s.calls[n]
+	name := ""
+	for _, t := range names {
+		if t == c.tool || strings.HasSuffix(t, "__"+c.tool) {
+			name = t
+			break
+		}
+	}
+	if name == "" {
+		s.problem(fmt.Sprintf("call %d: no tool named %s or ending in __%s among the request's %d tools: %s", n, c.tool, c.tool, len(names), strings.Join(names, " ")))
+		return reply{text: "stand-in: the tool " + c.tool + " is not offered"}
+	}
+	input, err := json.Marshal(c.input)
+	if err != nil {
+		s.problem(fmt.Sprintf("call %d: its input does not encode: %v", n, err))
+		return reply{text: "stand-in: bad input"}
+	}
+	return reply{tool: name, id: fmt.Sprintf("%s%02d", toolUsePrefix, n), input: input}
+}
+
+func (s *standIn) problem(p string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.problems = append(s.problems, p)
+}
+
+// snapshot returns what the stand-in has seen so far.
+func (s *standIn) snapshot() (exchanges []exchange, results []toolResult, toolNames, problems []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.exchanges), slices.Clone(s.results), slices.Clone(s.toolNames), slices.Clone(s.problems)
+}
+
+func (r reply) usage(out int) map[string]int {
+	return map[string]int{"input_tokens": 100, "output_tokens": out, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+}
+
+func (r reply) stopReason() string {
+	if r.tool != "" {
+		return "tool_use"
+	}
+	return "end_turn"
+}
+
+// message is the reply as a whole Messages API response.
+func (r reply) message(model string) map[string]any {
+	var content []map[string]any
+	if r.tool != "" {
+		content = []map[string]any{{"type": "tool_use", "id": r.id, "name": r.tool, "input": r.input}}
+	} else {
+		content = []map[string]any{{"type": "text", "text": r.text}}
+	}
+	return map[string]any{
+		"id": "msg_standin", "type": "message", "role": "assistant", "model": model,
+		"content": content, "stop_reason": r.stopReason(), "stop_sequence": nil, "usage": r.usage(10),
+	}
+}
+
+// stream writes the reply as the Messages API's server-sent events:
+// message_start, one content block (start, delta, stop), message_delta
+// with the stop reason, message_stop.
+func (r reply) stream(w http.ResponseWriter, model string) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	event := func(name string, data any) {
+		b, _ := json.Marshal(data)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, b)
+	}
+	start := r.message(model)
+	start["content"] = []any{}
+	start["stop_reason"] = nil
+	start["usage"] = r.usage(1)
+	event("message_start", map[string]any{"type": "message_start", "message": start})
+	if r.tool != "" {
+		event("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
+			"content_block": map[string]any{"type": "tool_use", "id": r.id, "name": r.tool, "input": map[string]any{}}})
+		event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
+			"delta": map[string]any{"type": "input_json_delta", "partial_json": string(r.input)}})
+	} else {
+		event("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
+			"content_block": map[string]any{"type": "text", "text": ""}})
+		event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
+			"delta": map[string]any{"type": "text_delta", "text": r.text}})
+	}
+	event("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
+	event("message_delta", map[string]any{"type": "message_delta",
+		"delta": map[string]any{"stop_reason": r.stopReason(), "stop_sequence": nil}, "usage": map[string]int{"output_tokens": 10}})
+	event("message_stop", map[string]any{"type": "message_stop"})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+// writeError answers in the Messages API's error shape.
+func writeError(w http.ResponseWriter, status int, kind, msg string) {
+	writeJSON(w, status, map[string]any{"type": "error", "error": map[string]string{"type": kind, "message": msg}})
+}
