@@ -23,7 +23,8 @@ const pendingLines = 10000
 // last response's records, and what follows them, are held back until a
 // user's prompt or the next response follows. A response whose records
 // carry its stop_reason (written once complete, as 2.1.330 does) is not
-// held.
+// held. A compaction's boundary waits for the summary written after it,
+// which its digest is made of.
 func Pending(data []byte) int {
 	cut := len(data)
 	last := "" // the message ID of the last response, once found
@@ -37,6 +38,12 @@ func Pending(data []byte) int {
 			continue
 		}
 		typ, _ := formats.DecodeString(h.Type)
+		if sub, _ := formats.DecodeString(h.Subtype); typ == "system" && sub == "compact_boundary" {
+			if last == "" {
+				return start // its summary comes next: the digest waits for it
+			}
+			return cut
+		}
 		var msg struct {
 			ID         json.RawMessage `json:"id"`
 			StopReason json.RawMessage `json:"stop_reason"`

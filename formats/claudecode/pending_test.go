@@ -40,6 +40,8 @@ func TestPending(t *testing.T) {
 		{"the next response began", []string{line(user, 1), line(streamed, 2, "A"), line(result, 3), line(streamed, 4, "B")}, 1},
 		{"a prompt after it", []string{line(streamed, 2, "A"), line(user, 3)}, 0},
 		{"a response written whole", []string{line(user, 1), line(whole, 2, "A"), line(whole, 3, "A")}, 0},
+		{"a compaction before its summary", []string{line(user, 1), `{"type":"system","subtype":"compact_boundary","uuid":"cb"}` + "\n", line(progress, 2)}, 2},
+		{"a compaction and its summary", []string{line(user, 1), `{"type":"system","subtype":"compact_boundary","uuid":"cb"}` + "\n", line(user, 2)}, 0},
 		{"records that are not JSON", []string{line(user, 1), "{broken\n", line(streamed, 2, "A")}, 1},
 	}
 	for _, tt := range tests {
