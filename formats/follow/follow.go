@@ -240,6 +240,9 @@ func (f *follower) look() time.Duration {
 	case info.Size() < int64(len(f.buf)):
 		f.say(fmt.Sprintf("cut short (%d bytes, was %d): reading it again from its start", info.Size(), len(f.buf)))
 		f.reset()
+	case info.Size() > int64(len(f.buf)) && !f.same():
+		f.say("written over: reading it again from its start")
+		f.reset()
 	}
 	f.present, f.missing, f.info = true, false, info
 	if info.Size() > int64(len(f.buf)) {
@@ -283,6 +286,30 @@ func (f *follower) look() time.Duration {
 // reset forgets what was read: the file starts again.
 func (f *follower) reset() {
 	f.buf, f.done, f.restart = f.buf[:0], 0, true
+}
+
+// tailCheck is how much of what was read last is read again before
+// what a file gained, to tell a file that grew from one written over.
+const tailCheck = 64
+
+// same reports whether the file still ends, where the last read
+// stopped, with what that read gave (a file that grew); false when it
+// was written over.
+func (f *follower) same() bool {
+	n := min(len(f.buf), tailCheck)
+	if n == 0 {
+		return true
+	}
+	file, err := os.Open(f.path)
+	if err != nil {
+		return true // the read that follows says why
+	}
+	defer file.Close()
+	got := make([]byte, n)
+	if _, err := file.ReadAt(got, int64(len(f.buf)-n)); err != nil {
+		return true
+	}
+	return bytes.Equal(got, f.buf[len(f.buf)-n:])
 }
 
 // read reads the file from where the last read stopped up to size.

@@ -230,3 +230,21 @@ func TestWatchUnknownFormat(t *testing.T) {
 		t.Errorf("%d notes, want 1: %q", n, w.said())
 	}
 }
+
+// A file written over in place with more than it had, between two looks
+// (an editor saving it), is not taken for a file that grew: it is said,
+// and read again from its start.
+func TestWatchWrittenOverInPlace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	appendTo(t, path, prompt+answer)
+	// Looks a second apart, so the write falls between two of them.
+	w := watch(t, path, Options{PollOnly: true, Poll: time.Second})
+	w.next(t)
+	if err := os.WriteFile(path, []byte(again+answer+prompt), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w.waitNote(t, "written over")
+	if u := w.next(t); string(u.Data) != again+answer+prompt || !u.Restarted {
+		t.Fatalf("after it was written over: %+v", u)
+	}
+}
