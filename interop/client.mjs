@@ -3,7 +3,7 @@
 // mcp`) and over Streamable HTTP (a running weft serve): it lists the
 // tools, calls some including an edit and finds the edit in
 // list_operations under its own name, reads every resource and the
-// startup prompt, and checks the listener's HTTP guard (a foreign Origin
+// startup prompt, pages reads fitted to max_tokens to the end, and checks the listener's HTTP guard (a foreign Origin
 // gets 403, a missing token 401).
 //
 //   WEFT_BIN=… WEFT_CLIENTS=.clients node interop/client.mjs \
@@ -127,7 +127,7 @@ async function exercise(name, client, names) {
   const { resources } = await client.listResources();
   eq(resources.map((r) => r.uri).sort(), ["weft://sessions", "weft://sessions/recent"], "resources");
   const { resourceTemplates } = await client.listResourceTemplates();
-  eq(resourceTemplates.map((r) => r.uriTemplate).sort(), ["weft://sessions/{id}", "weft://sessions/{id}/context"], "templates");
+  eq(resourceTemplates.map((r) => r.uriTemplate).sort(), ["weft://sessions/recent{?max_tokens}", "weft://sessions/{id}/context{?max_tokens,cursor}", "weft://sessions/{id}{?max_tokens,cursor}", "weft://sessions{?max_tokens,cursor}"], "templates");
   const read = async (uri) => {
     step = `${name} read ${uri}`;
     const res = await client.readResource({ uri });
@@ -150,6 +150,49 @@ async function exercise(name, client, names) {
   } catch (e) {
     if (e instanceof Failure) throw e;
     check(/not found/.test(e.message), `error ${e.message}`);
+  }
+
+  // Reads fit max_tokens and say how to get the rest: pages of a range
+  // by next_start_idx, of the context by next_cursor, of a resource by
+  // next_uri, together what the read gives without a budget.
+  const ids = (r) => [...(r.summaries ?? []), ...(r.raw_turns ?? []), ...(r.messages ?? [])].map((m) => m.id).sort();
+  const page = async (tool, args, budget, next) => {
+    const whole = await call(tool, { ...args, max_tokens: 0 });
+    const got = [];
+    let a = { ...args, max_tokens: budget };
+    for (let pages = 1; ; pages++) {
+      const p = await call(tool, a);
+      check(p.result_tokens <= budget && p.max_tokens === budget, `${tool} page ${pages}: ${p.result_tokens} tokens of ${p.max_tokens}, budget ${budget}`);
+      got.push(...ids(p));
+      const n = next(p);
+      if (n === undefined) {
+        check(pages > 1, `${tool} fits one page of ${budget} tokens: nothing paged`);
+        break;
+      }
+      a = { ...a, ...n };
+    }
+    eq(got.sort(), ids(whole), `${tool}: the pages give what the whole read gives`);
+  };
+  await page("get_message_range", { session_id: S, start_idx: 0, end_idx: before.total - 1 }, 500, (p) => (p.next_start_idx === undefined ? undefined : { start_idx: p.next_start_idx }));
+  await page("get_conversation_context", { session_id: S, turns: 30 }, 500, (p) => (p.next_cursor ? { cursor: p.next_cursor } : undefined));
+  await refused("get_conversation_context", { session_id: S, turns: 5, max_tokens: 10 }, /max_tokens 10 is too small/);
+  await refused("get_conversation_context", { session_id: S, turns: 5, cursor: "not-a-cursor" }, /not a next_cursor weft gave/);
+  const wholeCtx = await read(`weft://sessions/${S}?max_tokens=0`);
+  const pagedCtx = [];
+  for (let uri = `weft://sessions/${S}?max_tokens=900`; uri; ) {
+    const r = await read(uri);
+    check(r.result_tokens <= 900, `${uri}: ${r.result_tokens} tokens`);
+    pagedCtx.push(...ids(r.context));
+    uri = r.next_uri;
+  }
+  eq(pagedCtx.sort(), ids(wholeCtx.context), "weft://sessions/{id} through next_uri");
+  step = `${name} read with a bad max_tokens`;
+  try {
+    await client.readResource({ uri: `weft://sessions/${S}?max_tokens=lots` });
+    fail("a resource read with max_tokens=lots succeeded");
+  } catch (e) {
+    if (e instanceof Failure) throw e;
+    check(e.code === -32602 && /max_tokens "lots" is not a whole number/.test(e.message), `error ${e.code} ${e.message}`);
   }
 
   step = `${name} prompts/get startup`;

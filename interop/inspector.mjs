@@ -459,7 +459,7 @@ async function main() {
   step = "resources";
   const [rl, tl] = await par([() => method(["--method", "resources/list"]), () => method(["--method", "resources/templates/list"])]);
   eq(rl.resources.map((r) => r.uri).sort(), ["weft://sessions", "weft://sessions/recent"], "resources");
-  eq(tl.resourceTemplates.map((r) => r.uriTemplate).sort(), ["weft://sessions/{id}", "weft://sessions/{id}/context"], "resource templates");
+  eq(tl.resourceTemplates.map((r) => r.uriTemplate).sort(), ["weft://sessions/recent{?max_tokens}", "weft://sessions/{id}/context{?max_tokens,cursor}", "weft://sessions/{id}{?max_tokens,cursor}", "weft://sessions{?max_tokens,cursor}"], "resource templates");
   stats.templates = tl.resourceTemplates.length;
   const read = async (uri) => {
     const res = await method(["--method", "resources/read", "--uri", uri]);
@@ -481,6 +481,10 @@ async function main() {
   eq(rsess.session.session_id, S, "weft://sessions/{id}: the session");
   eq(rsess.context.raw_turns.at(-1).id, "m25", "weft://sessions/{id}: the latest turn");
   eq([rctx.session.session_id, rctx.summaries.length, rctx.unsummarized_count], [S, 2, 15], "weft://sessions/{id}/context");
+  // A budget in the query: the package fitted to it, and the URI that
+  // reads on.
+  const small = await read(`weft://sessions/${S}/context?max_tokens=1000`);
+  check(small.result_tokens <= 1000 && small.max_tokens === 1000 && small.omitted > 0 && small.next_uri?.startsWith(`weft://sessions/${S}/context?cursor=`), "weft://sessions/{id}/context?max_tokens=1000 is fitted and reads on", JSON.stringify(small).slice(0, 400));
   const missing = await inspector(["--method", "resources/read", "--uri", "weft://sessions/nosuchsession"]);
   check(missing.code !== 0 && /not found/.test(missing.stderr), "reading a missing session is refused with the reason", show(missing));
 

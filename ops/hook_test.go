@@ -102,7 +102,7 @@ func TestApplyContextOperationsSyncs(t *testing.T) {
 	}
 	// The tool call was stored as a part, as an import stores it.
 	raw := f.mustCall("get_message_range", `{"start_idx":4,"end_idx":5,"view":"raw"}`).(MessageRangeResult)
-	parts := model.DecodeParts(raw.Messages[0].Parts)
+	parts := raw.Messages[0].Parts
 	if len(parts) != 1 || parts[0].Type != model.PartToolCall || parts[0].ToolName != "grep" || parts[0].ToolCallID != "call_9" {
 		t.Errorf("stored call %+v", raw.Messages[0])
 	}

@@ -2,7 +2,9 @@ package ops
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
 	"time"
 
 	"weft/model"
@@ -11,19 +13,21 @@ import (
 	"weft/store"
 )
 
-// MessageOut is a message as every result shows it.
+// MessageOut is a message as every result shows it. Its text appears
+// once: the content carries it, and Parts only the structure (and what
+// the content does not show, such as thinking).
 type MessageOut struct {
-	Index     int             `json:"index"`
-	ID        model.ItemID    `json:"id"`
-	Role      model.Role      `json:"role"`
-	Content   string          `json:"content"`
-	Name      string          `json:"name,omitempty"`
-	Parts     json.RawMessage `json:"parts,omitempty"`
-	CreatedAt string          `json:"created_at"`
-	Tokens    int             `json:"tokens"`
-	Tags      []string        `json:"tags"`
-	Synthetic bool            `json:"synthetic"`
-	OpID      string          `json:"op_id,omitempty"`
+	Index     int          `json:"index"`
+	ID        model.ItemID `json:"id"`
+	Role      model.Role   `json:"role"`
+	Content   string       `json:"content"`
+	Name      string       `json:"name,omitempty"`
+	Parts     []PartOut    `json:"parts,omitempty"`
+	CreatedAt string       `json:"created_at"`
+	Tokens    int          `json:"tokens"`
+	Tags      []string     `json:"tags"`
+	Synthetic bool         `json:"synthetic"`
+	OpID      string       `json:"op_id,omitempty"`
 	// TimeSpanStart and TimeSpanEnd are, for a synthetic item, the time
 	// span of what it stands for (CreatedAt lies inside it).
 	TimeSpanStart string `json:"time_span_start,omitempty"`
@@ -32,6 +36,9 @@ type MessageOut struct {
 	// operations do (get_turns_since without summaries), whether the
 	// effective thread hides this one; Index is then where it is hidden.
 	Hidden *bool `json:"hidden,omitempty"`
+	// ContentOffset is the character the content starts at, when it is
+	// the rest of a cut body (get_message_range content_offset).
+	ContentOffset int `json:"content_offset,omitempty"`
 }
 
 // SummaryOut is a summary (an active digest's item) as results show it.
@@ -57,41 +64,17 @@ func (x storeIndex) TimeAscend(from time.Time, fn func(uint64, int64) bool) erro
 	return x.tx.TimeAscend(x.sid, from, fn)
 }
 
-// messagesOut renders view items, reading the stored bodies it needs in
-// the transaction given.
-func messagesOut(tx *store.Tx, v *model.View, indices []int) ([]MessageOut, error) {
-	out := make([]MessageOut, len(indices))
-	for k, i := range indices {
-		it := v.Items[i]
-		tags := v.Tags(it)
-		if tags == nil {
-			tags = []string{}
+// packStored gives stored messages (by seq) whatever the operations do
+// to them, as the packer lets, each saying whether the effective thread
+// hides it (and where: Index is the place of the item or marker that
+// hides it).
+func packStored(tx *store.Tx, v *model.View, seqs []uint64, p *packer) ([]MessageOut, error) {
+	out := make([]MessageOut, 0, min(len(seqs), 256))
+	for k, seq := range seqs {
+		if p.full {
+			p.skip(len(seqs) - k)
+			break
 		}
-		if it.Seq > 0 {
-			m, err := tx.Message(v.SessionID, it.Seq)
-			if err != nil {
-				return nil, err
-			}
-			out[k] = storedOut(i, &m, tags)
-			continue
-		}
-		s := &v.Synth[it.Synth]
-		out[k] = MessageOut{
-			Index: i, ID: s.ID(), Role: s.Role, Content: s.Content, Name: s.Name, Parts: s.Parts,
-			CreatedAt: formatTime(s.CreatedAt), Tokens: s.Tokens, Tags: tags,
-			Synthetic: true, OpID: s.OpID,
-			TimeSpanStart: formatTime(s.TimeSpanStart), TimeSpanEnd: formatTime(s.TimeSpanEnd),
-		}
-	}
-	return out, nil
-}
-
-// storedMessagesOut renders stored messages whatever the operations do
-// to them, each saying whether the effective thread hides it (and where:
-// Index is the place of the item or marker that hides it).
-func storedMessagesOut(tx *store.Tx, v *model.View, seqs []uint64) ([]MessageOut, error) {
-	out := make([]MessageOut, 0, len(seqs))
-	for _, seq := range seqs {
 		m, err := tx.Message(v.SessionID, seq)
 		if err != nil {
 			return nil, err
@@ -104,14 +87,16 @@ func storedMessagesOut(tx *store.Tx, v *model.View, seqs []uint64) ([]MessageOut
 		o := storedOut(idx, &m, tags)
 		hidden := !visible
 		o.Hidden = &hidden
-		out = append(out, o)
+		if packOne(p, &o, m.Tokens, bodyAt{index: int(seq - 1), raw: true}, 0) {
+			out = append(out, o)
+		}
 	}
 	return out, nil
 }
 
 func storedOut(index int, m *model.Message, tags []string) MessageOut {
 	return MessageOut{
-		Index: index, ID: m.ID, Role: m.Role, Content: m.Content, Name: m.Name, Parts: m.Parts,
+		Index: index, ID: m.ID, Role: m.Role, Content: m.Content, Name: m.Name, Parts: partsOut(m.Content, m.Parts),
 		CreatedAt: formatTime(m.CreatedAt), Tokens: m.Tokens, Tags: tags,
 	}
 }
@@ -129,6 +114,86 @@ func summariesOut(v *model.View, indices []int) []SummaryOut {
 	return out
 }
 
+// byIndex sorts a result's messages back into thread order after they
+// were packed in the order that matters most.
+func byIndex(ms []MessageOut) {
+	slices.SortStableFunc(ms, func(a, b MessageOut) int { return a.Index - b.Index })
+}
+
+func summariesByIndex(ss []SummaryOut) {
+	slices.SortStableFunc(ss, func(a, b SummaryOut) int { return a.Index - b.Index })
+}
+
+// reversed returns the indices newest first.
+func reversed(xs []int) []int {
+	out := slices.Clone(xs)
+	slices.Reverse(out)
+	return out
+}
+
+// itemOrder is a paged read's order of view items: its summaries first,
+// then its messages, each in the order they are given (what matters
+// most first). A cursor's place is a position in it.
+type itemOrder struct {
+	v         *model.View
+	summaries []int
+	messages  []int
+}
+
+func (o itemOrder) len() int { return len(o.summaries) + len(o.messages) }
+
+func (o itemOrder) id(k int) string {
+	if k < len(o.summaries) {
+		return string(o.v.ID(o.v.Items[o.summaries[k]]))
+	}
+	return string(o.v.ID(o.v.Items[o.messages[k-len(o.summaries)]]))
+}
+
+// from is the order past its first k items.
+func (o itemOrder) from(k int) itemOrder {
+	s := min(k, len(o.summaries))
+	m := min(k-s, len(o.messages))
+	return itemOrder{v: o.v, summaries: o.summaries[s:], messages: o.messages[m:]}
+}
+
+// pack gives the order's summaries and messages as the packer lets.
+func (o itemOrder) pack(tx *store.Tx, heads []model.Head, p *packer) ([]SummaryOut, []MessageOut, error) {
+	sums := packSummaries(o.v, o.summaries, p)
+	msgs, err := packMessages(tx, o.v, heads, o.messages, p)
+	summariesByIndex(sums)
+	byIndex(msgs)
+	return sums, msgs, err
+}
+
+// plan estimates the order's items for a packer.
+func (o itemOrder) plan(heads []model.Head) (bodies, metas []int) {
+	return planItems(o.v, heads, append(slices.Clone(o.summaries), o.messages...))
+}
+
+// readPage runs a paged read of an order: it resumes after the
+// cursor's last item, packs what fits beside the result's frame
+// (envelope, counted with its lists empty) and returns what was given,
+// the packer, and the cursor to continue (nil when everything was
+// given).
+func readPage(tx *store.Tx, place readPlace, order itemOrder, heads []model.Head, cur *readCursor, maxTokens int, envelope any) ([]SummaryOut, []MessageOut, *packer, *readCursor, error) {
+	start, err := cur.resume(place, order.len(), order.id)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	rest := order.from(start)
+	bodies, metas := rest.plan(heads)
+	p := newPacker(maxTokens, countJSON(envelope), bodies, metas)
+	sums, msgs, err := rest.pack(tx, heads, p)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	var next *readCursor
+	if given := start + p.taken; p.omitted > 0 && given > 0 {
+		next = place.cursor(order.id(given - 1))
+	}
+	return sums, msgs, p, next, nil
+}
+
 // parseTime reads a timestamp argument, with an error that shows the
 // accepted forms.
 func (s *Service) parseTime(field, value string) (time.Time, error) {
@@ -143,9 +208,13 @@ func (s *Service) parseTime(field, value string) (time.Time, error) {
 type ConversationContextArgs struct {
 	SessionID string `json:"session_id,omitempty" jsonschema:"the session; default: the one open in the TUI, else the most recently updated"`
 	Turns     *int   `json:"turns" jsonschema:"how many turns of context: recent raw turns first, then summaries for the rest"`
+	MaxTokens *int   `json:"max_tokens,omitempty" jsonschema:"fit the result in about this many tokens (default 16000; at least 500, or 0 for no limit): the summaries and the latest turns first, long bodies cut with a marker saying how to read on; older turns that do not fit are left out, counted, with a next_cursor"`
+	Cursor    string `json:"cursor,omitempty" jsonschema:"the next_cursor of an earlier result, with the same other arguments: the older turns it left out"`
 }
 
-// ConversationContextResult is get_conversation_context's result (seed 000).
+// ConversationContextResult is get_conversation_context's result (seed
+// 000). The counts are the context's; the lists give what fits the
+// budget (Omitted counts the rest).
 type ConversationContextResult struct {
 	UnsummarizedCount  int          `json:"unsummarized_count"`
 	SummariesCount     int          `json:"summaries_count"`
@@ -153,16 +222,26 @@ type ConversationContextResult struct {
 	TurnsCoveredApprox int          `json:"turns_covered_approx"`
 	Summaries          []SummaryOut `json:"summaries"`
 	RawTurns           []MessageOut `json:"raw_turns"`
+	Fit
 }
 
-// GetConversationContext blends summaries and raw turns to cover a number
-// of turns.
-func (s *Service) GetConversationContext(_ context.Context, a ConversationContextArgs) (ConversationContextResult, error) {
+// getConversationContext blends summaries and raw turns to cover a number
+// of turns, within a budget: the summaries and the latest turns first.
+func (s *Service) getConversationContext(_ context.Context, a ConversationContextArgs) (ConversationContextResult, error) {
+	const tool = "get_conversation_context"
 	if a.Turns == nil {
 		return ConversationContextResult{}, invalidf("turns is missing: how many turns of context do you want?")
 	}
 	if *a.Turns < 0 {
 		return ConversationContextResult{}, invalidf("turns %d is negative; ask for 0 or more", *a.Turns)
+	}
+	budget, err := budgetArg(a.MaxTokens)
+	if err != nil {
+		return ConversationContextResult{}, err
+	}
+	cur, err := cursorArg(tool, a.Cursor)
+	if err != nil {
+		return ConversationContextResult{}, err
 	}
 	snap, err := s.snapshot(a.SessionID)
 	if err != nil {
@@ -172,11 +251,20 @@ func (s *Service) GetConversationContext(_ context.Context, a ConversationContex
 	res := ConversationContextResult{
 		UnsummarizedCount: p.UnsummarizedCount, SummariesCount: len(p.Summaries),
 		RawTurnsCount: len(p.RawTurns), TurnsCoveredApprox: p.TurnsCovered,
-		Summaries: summariesOut(snap.view, p.Summaries),
+		Summaries: []SummaryOut{}, RawTurns: []MessageOut{},
 	}
+	order := itemOrder{v: snap.view, summaries: reversed(p.Summaries), messages: reversed(p.RawTurns)}
+	key := a
+	key.SessionID, key.MaxTokens, key.Cursor = "", nil, ""
+	place := snap.place(tool, key, false)
 	err = s.st.View(func(tx *store.Tx) error {
-		res.RawTurns, err = messagesOut(tx, snap.view, p.RawTurns)
-		return err
+		sums, msgs, pk, next, err := readPage(tx, place, order, snap.heads, cur, budget, res)
+		if err != nil {
+			return err
+		}
+		res.Summaries, res.RawTurns = sums, msgs
+		res.Fit = pk.fit(next, fmt.Sprintf("%d older turns did not fit: call %s again with the same turns and cursor=next_cursor, or read them with get_message_range", pk.omitted, tool))
+		return nil
 	})
 	return res, err
 }
@@ -187,6 +275,8 @@ type TurnsSinceArgs struct {
 	Timestamp        string `json:"timestamp" jsonschema:"ISO 8601 (2026-01-26T07:30:00, zone optional: local if omitted), a bare date or time, or relative (-2h, 2h ago, yesterday 15:00)"`
 	IncludeSummaries *bool  `json:"include_summaries,omitempty" jsonschema:"also return summaries whose time span ends at or after the timestamp (default true)"`
 	Limit            *int   `json:"limit,omitempty" jsonschema:"at most this many messages, oldest first (default 1000)"`
+	MaxTokens        *int   `json:"max_tokens,omitempty" jsonschema:"fit the result in about this many tokens (default 16000; at least 500, or 0 for no limit): the summaries and the oldest messages first, long bodies cut with a marker saying how to read on; later messages that do not fit are left out, counted, with a next_cursor"`
+	Cursor           string `json:"cursor,omitempty" jsonschema:"the next_cursor of an earlier result, with the same other arguments: the messages it left out"`
 }
 
 // TurnsSinceResult is get_turns_since's result (seed 000).
@@ -201,10 +291,12 @@ type TurnsSinceResult struct {
 	// limit).
 	Truncated bool `json:"truncated"`
 	More      int  `json:"more,omitempty"`
+	Fit
 }
 
-// GetTurnsSince returns the turns created at or after a moment.
-func (s *Service) GetTurnsSince(_ context.Context, a TurnsSinceArgs) (TurnsSinceResult, error) {
+// getTurnsSince returns the turns created at or after a moment.
+func (s *Service) getTurnsSince(_ context.Context, a TurnsSinceArgs) (TurnsSinceResult, error) {
+	const tool = "get_turns_since"
 	t, err := s.parseTime("timestamp", a.Timestamp)
 	if err != nil {
 		return TurnsSinceResult{}, err
@@ -216,25 +308,66 @@ func (s *Service) GetTurnsSince(_ context.Context, a TurnsSinceArgs) (TurnsSince
 		}
 		limit = *a.Limit
 	}
+	budget, err := budgetArg(a.MaxTokens)
+	if err != nil {
+		return TurnsSinceResult{}, err
+	}
+	cur, err := cursorArg(tool, a.Cursor)
+	if err != nil {
+		return TurnsSinceResult{}, err
+	}
 	include := a.IncludeSummaries == nil || *a.IncludeSummaries
 	snap, err := s.snapshot(a.SessionID)
 	if err != nil {
 		return TurnsSinceResult{}, err
 	}
-	res := TurnsSinceResult{TimestampStart: formatTime(t)}
+	v := snap.view
+	res := TurnsSinceResult{TimestampStart: formatTime(t), Messages: []MessageOut{}, Summaries: []SummaryOut{}}
+	next := fmt.Sprintf("later messages did not fit: call %s again with the same arguments and cursor=next_cursor", tool)
+	key := a
+	key.SessionID, key.MaxTokens, key.Cursor = "", nil, ""
+	place := snap.place(tool, key, false)
 	err = s.st.View(func(tx *store.Tx) error {
-		p, err := thread.PlanSince(snap.view, storeIndex{tx, snap.info.ID}, t, include, limit)
+		p, err := thread.PlanSince(v, storeIndex{tx, snap.info.ID}, t, include, limit)
 		if err != nil {
 			return err
 		}
-		res.Summaries = summariesOut(snap.view, p.Summaries)
 		res.Truncated, res.More = p.Truncated, p.More
 		if include {
-			res.Messages, err = messagesOut(tx, snap.view, p.Messages)
+			order := itemOrder{v: v, summaries: p.Summaries, messages: p.Messages}
+			sums, msgs, pk, nc, err := readPage(tx, place, order, snap.heads, cur, budget, res)
+			if err != nil {
+				return err
+			}
+			res.Summaries, res.Messages = sums, msgs
+			res.Fit = pk.fit(nc, next)
+			return nil
+		}
+		// Without summaries the messages are stored ones, hidden or not:
+		// the order is theirs, and a cursor's place is a stored ID.
+		id := func(k int) string { return string(model.MessageID(p.Stored[k])) }
+		start, err := cur.resume(place, len(p.Stored), id)
+		if err != nil {
 			return err
 		}
-		res.Messages, err = storedMessagesOut(tx, snap.view, p.Stored)
-		return err
+		rest := p.Stored[start:]
+		bodies, metas := make([]int, len(rest)), make([]int, len(rest))
+		for k, seq := range rest {
+			if int(seq) <= len(snap.heads) {
+				n := int(snap.heads[seq-1].Tokens)
+				bodies[k], metas[k] = n+n/6, planMeta
+			}
+		}
+		pk := newPacker(budget, countJSON(res), bodies, metas)
+		if res.Messages, err = packStored(tx, v, rest, pk); err != nil {
+			return err
+		}
+		var nc *readCursor
+		if given := start + pk.taken; pk.omitted > 0 && given > 0 {
+			nc = place.cursor(id(given - 1))
+		}
+		res.Fit = pk.fit(nc, next)
+		return nil
 	})
 	res.MessagesCount, res.SummariesCount = len(res.Messages), len(res.Summaries)
 	return res, err
@@ -246,19 +379,25 @@ type TurnsAroundArgs struct {
 	Timestamp   string   `json:"timestamp" jsonschema:"the centre: ISO 8601 (zone optional: local if omitted), a bare date or time, or relative (-2h, yesterday 15:00)"`
 	Count       *int     `json:"count,omitempty" jsonschema:"how many items in all (default 40)"`
 	BeforeRatio *float64 `json:"before_ratio,omitempty" jsonschema:"share of the items before the centre, 0..1 (default 0.5; clamped)"`
+	MaxTokens   *int     `json:"max_tokens,omitempty" jsonschema:"fit the result in about this many tokens (default 16000; at least 500, or 0 for no limit): the items nearest the centre first, long bodies cut with a marker saying how to read on; the farthest that do not fit are left out, counted, with a next_cursor"`
+	Cursor      string   `json:"cursor,omitempty" jsonschema:"the next_cursor of an earlier result, with the same other arguments: the items it left out"`
 }
 
-// TurnsAroundResult is get_turns_around's result (seed 000).
+// TurnsAroundResult is get_turns_around's result (seed 000): the counts
+// are of the items given.
 type TurnsAroundResult struct {
 	CenterTimestamp string       `json:"center_timestamp"`
 	BeforeCount     int          `json:"before_count"`
 	AfterCount      int          `json:"after_count"`
 	TotalCount      int          `json:"total_count"`
 	Messages        []MessageOut `json:"messages"`
+	Fit
 }
 
-// GetTurnsAround returns the effective thread around a moment.
-func (s *Service) GetTurnsAround(_ context.Context, a TurnsAroundArgs) (TurnsAroundResult, error) {
+// getTurnsAround returns the effective thread around a moment: within a
+// budget, the items nearest it first.
+func (s *Service) getTurnsAround(_ context.Context, a TurnsAroundArgs) (TurnsAroundResult, error) {
+	const tool = "get_turns_around"
 	t, err := s.parseTime("timestamp", a.Timestamp)
 	if err != nil {
 		return TurnsAroundResult{}, err
@@ -279,21 +418,63 @@ func (s *Service) GetTurnsAround(_ context.Context, a TurnsAroundArgs) (TurnsAro
 			return TurnsAroundResult{}, invalidf("before_ratio is not a number; use 0..1 (default 0.5)")
 		}
 	}
+	budget, err := budgetArg(a.MaxTokens)
+	if err != nil {
+		return TurnsAroundResult{}, err
+	}
+	cur, err := cursorArg(tool, a.Cursor)
+	if err != nil {
+		return TurnsAroundResult{}, err
+	}
 	snap, err := s.snapshot(a.SessionID)
 	if err != nil {
 		return TurnsAroundResult{}, err
 	}
-	res := TurnsAroundResult{CenterTimestamp: formatTime(t)}
+	res := TurnsAroundResult{CenterTimestamp: formatTime(t), Messages: []MessageOut{}}
+	// Appended items can widen the window between pages: any write
+	// makes a cursor stale.
+	key := a
+	key.SessionID, key.MaxTokens, key.Cursor = "", nil, ""
+	place := snap.place(tool, key, true)
 	err = s.st.View(func(tx *store.Tx) error {
 		p, err := thread.PlanAround(snap.view, storeIndex{tx, snap.info.ID}, t, count, ratio)
 		if err != nil {
 			return err
 		}
-		res.BeforeCount, res.AfterCount, res.TotalCount = p.Before, p.After, p.End-p.Start
-		res.Messages, err = messagesOut(tx, snap.view, span(p.Start, p.End))
-		return err
+		centre := p.Start + p.Before
+		order := itemOrder{v: snap.view, messages: centreOut(p.Start, centre, p.End)}
+		_, msgs, pk, next, err := readPage(tx, place, order, snap.heads, cur, budget, res)
+		if err != nil {
+			return err
+		}
+		res.Messages = msgs
+		for _, m := range msgs {
+			if m.Index < centre {
+				res.BeforeCount++
+			} else {
+				res.AfterCount++
+			}
+		}
+		res.TotalCount = len(msgs)
+		res.Fit = pk.fit(next, fmt.Sprintf("%d items farthest from the centre did not fit: call %s again with the same arguments and cursor=next_cursor, or read them with get_message_range", pk.omitted, tool))
+		return nil
 	})
 	return res, err
+}
+
+// centreOut orders the indices start..end-1 from the centre out: the
+// first item at or after it, the last before it, the next after, ...
+func centreOut(start, centre, end int) []int {
+	out := make([]int, 0, max(end-start, 0))
+	for d := 0; len(out) < end-start; d++ {
+		if i := centre + d; i < end {
+			out = append(out, i)
+		}
+		if i := centre - 1 - d; i >= start {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // span returns the indices start..end-1.
@@ -307,10 +488,12 @@ func span(start, end int) []int {
 
 // MessageRangeArgs are get_message_range's arguments.
 type MessageRangeArgs struct {
-	SessionID string `json:"session_id,omitempty" jsonschema:"the session; default: the one open in the TUI, else the most recently updated"`
-	StartIdx  *int   `json:"start_idx" jsonschema:"first index, 0-based"`
-	EndIdx    *int   `json:"end_idx" jsonschema:"last index (inclusive)"`
-	View      string `json:"view,omitempty" jsonschema:"effective (default: the thread with operations applied) or raw (the stored messages)"`
+	SessionID     string `json:"session_id,omitempty" jsonschema:"the session; default: the one open in the TUI, else the most recently updated"`
+	StartIdx      *int   `json:"start_idx" jsonschema:"first index, 0-based"`
+	EndIdx        *int   `json:"end_idx" jsonschema:"last index (inclusive)"`
+	View          string `json:"view,omitempty" jsonschema:"effective (default: the thread with operations applied) or raw (the stored messages)"`
+	MaxTokens     *int   `json:"max_tokens,omitempty" jsonschema:"fit the result in about this many tokens (default 16000; at least 500, or 0 for no limit): long bodies are cut with a marker saying how to read on, and the messages that do not fit are left out, with next_start_idx to continue from"`
+	ContentOffset int    `json:"content_offset,omitempty" jsonschema:"with start_idx equal to end_idx: give that message's content from this character on (a cut body's marker names it)"`
 }
 
 // MessageRangeResult is get_message_range's result.
@@ -319,20 +502,37 @@ type MessageRangeResult struct {
 	Version   uint64       `json:"version"`
 	Total     int          `json:"total"`
 	Messages  []MessageOut `json:"messages"`
+	// NextStartIdx is where to continue when messages did not fit.
+	NextStartIdx *int `json:"next_start_idx,omitempty"`
+	Fit
 }
 
 // maxRange bounds one get_message_range call.
 const maxRange = 2000
 
-// GetMessageRange returns an inclusive range of the effective thread, or
-// of the stored messages with view=raw.
-func (s *Service) GetMessageRange(_ context.Context, a MessageRangeArgs) (MessageRangeResult, error) {
+// errPacked stops a scan of stored messages once a result is full.
+var errPacked = errors.New("the result is full")
+
+// getMessageRange returns an inclusive range of the effective thread, or
+// of the stored messages with view=raw, within a budget.
+func (s *Service) getMessageRange(_ context.Context, a MessageRangeArgs) (MessageRangeResult, error) {
 	raw, err := viewArg(a.View)
 	if err != nil {
 		return MessageRangeResult{}, err
 	}
 	if a.StartIdx == nil || a.EndIdx == nil {
 		return MessageRangeResult{}, invalidf("give start_idx and end_idx (inclusive, 0-based)")
+	}
+	budget, err := budgetArg(a.MaxTokens)
+	if err != nil {
+		return MessageRangeResult{}, err
+	}
+	start, end := *a.StartIdx, *a.EndIdx
+	if a.ContentOffset < 0 {
+		return MessageRangeResult{}, invalidf("content_offset %d is negative: give the character to start at (0 is the start)", a.ContentOffset)
+	}
+	if a.ContentOffset > 0 && start != end {
+		return MessageRangeResult{}, invalidf("content_offset reads on in one message: give start_idx equal to end_idx (a cut body's marker names both)")
 	}
 	snap, err := s.snapshot(a.SessionID)
 	if err != nil {
@@ -343,21 +543,51 @@ func (s *Service) GetMessageRange(_ context.Context, a MessageRangeArgs) (Messag
 	if raw {
 		total = snap.info.MessageCount
 	}
-	start, end := *a.StartIdx, *a.EndIdx
 	if err := checkRange(start, end, total); err != nil {
 		return MessageRangeResult{}, err
 	}
 	if end-start+1 > maxRange {
 		return MessageRangeResult{}, invalidf("%d items is more than %d in one call: ask for %d..%d, then continue from %d", end-start+1, maxRange, start, start+maxRange-1, start+maxRange)
 	}
-	res := MessageRangeResult{SessionID: snap.info.ID, Version: snap.info.Version, Total: total}
+	res := MessageRangeResult{SessionID: snap.info.ID, Version: snap.info.Version, Total: total, Messages: []MessageOut{}}
+	var pk *packer
 	err = s.st.View(func(tx *store.Tx) error {
+		indices := span(start, end+1)
+		if raw {
+			bodies, metas := make([]int, len(indices)), make([]int, len(indices))
+			for k, i := range indices {
+				if i < len(snap.heads) {
+					n := int(snap.heads[i].Tokens)
+					bodies[k], metas[k] = n+n/6, planMeta
+				}
+			}
+			pk = newPacker(budget, countJSON(res), bodies, metas)
+		} else {
+			bodies, metas := planItems(v, snap.heads, indices)
+			pk = newPacker(budget, countJSON(res), bodies, metas)
+		}
+		if a.ContentOffset > 0 {
+			o, err := rangeItem(tx, v, start, raw)
+			if err != nil {
+				return err
+			}
+			n := 0
+			if err := readOn(&o, &n, a.ContentOffset); err != nil {
+				return err
+			}
+			if packOne(pk, &o, n, bodyAt{index: start, raw: raw}, a.ContentOffset) {
+				res.Messages = append(res.Messages, o)
+			}
+			return nil
+		}
 		if !raw {
-			res.Messages, err = messagesOut(tx, v, span(start, end+1))
+			res.Messages, err = packMessages(tx, v, snap.heads, indices, pk)
 			return err
 		}
-		res.Messages = make([]MessageOut, 0, end-start+1)
-		return tx.Messages(snap.info.ID, uint64(start+1), uint64(end+1), func(m model.Message) error {
+		err := tx.Messages(snap.info.ID, uint64(start+1), uint64(end+1), func(m model.Message) error {
+			if pk.full {
+				return errPacked
+			}
 			var tags []string
 			if i := v.IndexOfSeq(m.Seq); i >= 0 {
 				tags = v.Tags(v.Items[i])
@@ -365,11 +595,63 @@ func (s *Service) GetMessageRange(_ context.Context, a MessageRangeArgs) (Messag
 			if tags == nil {
 				tags = []string{}
 			}
-			res.Messages = append(res.Messages, storedOut(int(m.Seq-1), &m, tags))
+			o := storedOut(int(m.Seq-1), &m, tags)
+			if packOne(pk, &o, m.Tokens, bodyAt{index: int(m.Seq - 1), raw: true}, 0) {
+				res.Messages = append(res.Messages, o)
+			}
 			return nil
 		})
+		if errors.Is(err, errPacked) {
+			err = nil
+		}
+		return err
 	})
-	return res, err
+	if err != nil {
+		return MessageRangeResult{}, err
+	}
+	given := start + len(res.Messages)
+	if a.ContentOffset == 0 {
+		pk.omitted = end + 1 - given
+	}
+	next := ""
+	if pk.omitted > 0 {
+		res.NextStartIdx = &given
+		next = fmt.Sprintf("messages %d..%d did not fit: call get_message_range again with start_idx=%d (next_start_idx) end_idx=%d", given, end, given, end)
+	}
+	res.Fit = pk.fit(nil, next)
+	if res.NextStartIdx != nil {
+		res.ResultTokens += 6
+	}
+	return res, nil
+}
+
+// rangeItem reads one item for get_message_range: of the effective
+// thread, or with raw the stored message at that position.
+func rangeItem(tx *store.Tx, v *model.View, i int, raw bool) (MessageOut, error) {
+	if !raw {
+		return itemOut(tx, v, i)
+	}
+	m, err := tx.Message(v.SessionID, uint64(i+1))
+	if err != nil {
+		return MessageOut{}, err
+	}
+	tags := []string{}
+	if j := v.IndexOfSeq(m.Seq); j >= 0 && v.Tags(v.Items[j]) != nil {
+		tags = v.Tags(v.Items[j])
+	}
+	return storedOut(i, &m, tags), nil
+}
+
+// readOn makes a message its content from a character on: what a cut
+// body's marker asks for. Its parts came with its start.
+func readOn(o *MessageOut, n *int, offset int) error {
+	if chars := countRunes(o.Content); offset >= chars {
+		return invalidf("content_offset %d is past the end of %s's content (%s characters)", offset, o.ID, thousands(chars))
+	}
+	o.Content = o.Content[runeOffset(o.Content, offset):]
+	o.ContentOffset, o.Parts = offset, nil
+	*n = textTokens(o.Content, 0)
+	return nil
 }
 
 func viewArg(v string) (raw bool, err error) {
@@ -386,18 +668,25 @@ func viewArg(v string) (raw bool, err error) {
 type StartupContextArgs struct {
 	SessionID string `json:"session_id,omitempty" jsonschema:"the session; default: the one open in the TUI, else the most recently updated"`
 	Summaries *int   `json:"summaries,omitempty" jsonschema:"how many of the latest summaries (default 2)"`
+	MaxTokens *int   `json:"max_tokens,omitempty" jsonschema:"fit the result in about this many tokens (default 16000; at least 500, or 0 for no limit): the summaries and the latest turns first, long bodies cut with a marker saying how to read on; older turns that do not fit are left out, counted, with a next_cursor"`
+	Cursor    string `json:"cursor,omitempty" jsonschema:"the next_cursor of an earlier result, with the same other arguments: the older turns it left out"`
 }
 
 // StartupContextResult is get_startup_context's result (seed 003).
+// UnsummarizedCount counts every unsummarized turn; Unsummarized gives
+// the latest that fit the budget.
 type StartupContextResult struct {
 	Summaries         []SummaryOut `json:"summaries"`
 	Unsummarized      []MessageOut `json:"unsummarized"`
 	UnsummarizedCount int          `json:"unsummarized_count"`
+	Fit
 }
 
-// GetStartupContext returns the startup package: the latest summaries and
-// ALL unsummarized turns, by recency, with no search and no cap.
-func (s *Service) GetStartupContext(_ context.Context, a StartupContextArgs) (StartupContextResult, error) {
+// getStartupContext returns the startup package: the latest summaries and
+// the unsummarized turns, by recency, with no search; within a budget,
+// the summaries and the latest turns first.
+func (s *Service) getStartupContext(_ context.Context, a StartupContextArgs) (StartupContextResult, error) {
+	const tool = "get_startup_context"
 	n := 2
 	if a.Summaries != nil {
 		if *a.Summaries < 0 {
@@ -405,15 +694,32 @@ func (s *Service) GetStartupContext(_ context.Context, a StartupContextArgs) (St
 		}
 		n = *a.Summaries
 	}
+	budget, err := budgetArg(a.MaxTokens)
+	if err != nil {
+		return StartupContextResult{}, err
+	}
+	cur, err := cursorArg(tool, a.Cursor)
+	if err != nil {
+		return StartupContextResult{}, err
+	}
 	snap, err := s.snapshot(a.SessionID)
 	if err != nil {
 		return StartupContextResult{}, err
 	}
 	p := thread.PlanStartup(snap.view, n)
-	res := StartupContextResult{Summaries: summariesOut(snap.view, p.Summaries), UnsummarizedCount: len(p.Unsummarized)}
+	res := StartupContextResult{Summaries: []SummaryOut{}, Unsummarized: []MessageOut{}, UnsummarizedCount: len(p.Unsummarized)}
+	order := itemOrder{v: snap.view, summaries: reversed(p.Summaries), messages: reversed(p.Unsummarized)}
+	key := a
+	key.SessionID, key.MaxTokens, key.Cursor = "", nil, ""
+	place := snap.place(tool, key, false)
 	err = s.st.View(func(tx *store.Tx) error {
-		res.Unsummarized, err = messagesOut(tx, snap.view, p.Unsummarized)
-		return err
+		sums, msgs, pk, next, err := readPage(tx, place, order, snap.heads, cur, budget, res)
+		if err != nil {
+			return err
+		}
+		res.Summaries, res.Unsummarized = sums, msgs
+		res.Fit = pk.fit(next, fmt.Sprintf("%d older unsummarized turns did not fit: call %s again with cursor=next_cursor, or read them with get_message_range", pk.omitted, tool))
+		return nil
 	})
 	return res, err
 }

@@ -164,16 +164,19 @@ func TestSearchSessionHistory(t *testing.T) {
 	f.mustCall("digest_messages", `{"start_idx":0,"end_idx":9,"summary":"Early talk about the DATABASE"}`)
 
 	r := f.mustCall("search_session_history", `{"query":"postgres"}`).(SearchResult)
-	if r.TotalMatches != 2 || r.Matches[0].Message.ID != "m31" || r.Matches[0].Index != 21 {
+	if r.TotalMatches != 2 || r.Matches[0].ID != "m31" || r.Matches[0].Index != 21 || r.Matches[0].Message != nil {
 		t.Fatalf("substring: %+v", r)
 	}
-	r = f.mustCall("search_session_history", `{"query":"database"}`).(SearchResult)
-	if r.TotalMatches != 1 || !r.Matches[0].Message.Synthetic {
+	if got := r.Matches[0].Snippet; got != "Should we use **PostgreS**QL with asyncpg?" {
+		t.Errorf("snippet %q", got)
+	}
+	r = f.mustCall("search_session_history", `{"query":"database","whole":true}`).(SearchResult)
+	if r.TotalMatches != 1 || r.Matches[0].Message == nil || !r.Matches[0].Message.Synthetic || r.Matches[0].Message.Content != "Early talk about the DATABASE" {
 		t.Fatalf("synthetic items are searched: %+v", r)
 	}
 	r = f.mustCall("search_session_history", `{"query":"message 3"}`).(SearchResult)
 	// message 3, 30 are in the effective thread; message 3 itself is digested.
-	if r.TotalMatches != 1 || r.Matches[0].Message.ID != "m30" {
+	if r.TotalMatches != 1 || r.Matches[0].ID != "m30" {
 		t.Fatalf("digested messages are not in the effective thread: %+v", r)
 	}
 	r = f.mustCall("search_session_history", `{"query":"message 3","view":"raw"}`).(SearchResult)
@@ -181,7 +184,7 @@ func TestSearchSessionHistory(t *testing.T) {
 		t.Fatalf("raw: %+v", r)
 	}
 	r = f.mustCall("search_session_history", `{"query":"pgsql","mode":"fuzzy"}`).(SearchResult)
-	if r.TotalMatches != 1 || r.Matches[0].Message.ID != "m31" {
+	if r.TotalMatches != 1 || r.Matches[0].ID != "m31" || !strings.Contains(r.Matches[0].Snippet, "**") {
 		t.Fatalf("fuzzy: %+v", r)
 	}
 	r = f.mustCall("search_session_history", `{"query":"message","limit":3}`).(SearchResult)

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -17,12 +18,25 @@ type SearchArgs struct {
 	Mode      string `json:"mode,omitempty" jsonschema:"substring (default: case-insensitive, in thread order) or fuzzy (characters in order, best first)"`
 	View      string `json:"view,omitempty" jsonschema:"effective (default) or raw (the stored messages; indices are stored positions)"`
 	Limit     *int   `json:"limit,omitempty" jsonschema:"at most this many matches (default 50, at most 1000); total_matches counts them all"`
+	Whole     bool   `json:"whole,omitempty" jsonschema:"give each matching message whole (long bodies still cut to fit max_tokens) instead of a snippet around the hit"`
+	MaxTokens *int   `json:"max_tokens,omitempty" jsonschema:"fit the result in about this many tokens (default 16000; at least 500, or 0 for no limit); matches that do not fit are left out, counted, with a next_cursor"`
+	Cursor    string `json:"cursor,omitempty" jsonschema:"the next_cursor of an earlier result, with the same other arguments: the matches it left out"`
 }
 
-// SearchMatch is one search hit.
+// SearchMatch is one search hit: where it is and a few lines around it,
+// or with whole the message.
 type SearchMatch struct {
-	Index   int        `json:"index"`
-	Message MessageOut `json:"message"`
+	Index     int          `json:"index"`
+	ID        model.ItemID `json:"id"`
+	Role      model.Role   `json:"role"`
+	CreatedAt string       `json:"created_at"`
+	// Line is the line of the content the hit is on, from 1.
+	Line int `json:"line"`
+	// Snippet is the hit's line and the lines around it, long lines cut
+	// around the hit (…), with the hit between ** and **.
+	Snippet string `json:"snippet,omitempty"`
+	// Message is the matching message, with whole.
+	Message *MessageOut `json:"message,omitempty"`
 }
 
 // SearchResult is search_session_history's result (seed 001).
@@ -30,10 +44,13 @@ type SearchResult struct {
 	Query        string        `json:"query"`
 	TotalMatches int           `json:"total_matches"`
 	Matches      []SearchMatch `json:"matches"`
+	Fit
 }
 
-// SearchSessionHistory searches the thread's content.
-func (s *Service) SearchSessionHistory(_ context.Context, a SearchArgs) (SearchResult, error) {
+// searchSessionHistory searches the thread's content: snippets around
+// the hits (whole messages with whole), within a budget.
+func (s *Service) searchSessionHistory(_ context.Context, a SearchArgs) (SearchResult, error) {
+	const tool = "search_session_history"
 	if strings.TrimSpace(a.Query) == "" {
 		return SearchResult{}, invalidf("query is empty: give the text to look for")
 	}
@@ -56,6 +73,14 @@ func (s *Service) SearchSessionHistory(_ context.Context, a SearchArgs) (SearchR
 		}
 		limit = *a.Limit
 	}
+	budget, err := budgetArg(a.MaxTokens)
+	if err != nil {
+		return SearchResult{}, err
+	}
+	cur, err := cursorArg(tool, a.Cursor)
+	if err != nil {
+		return SearchResult{}, err
+	}
 	snap, err := s.snapshot(a.SessionID)
 	if err != nil {
 		return SearchResult{}, err
@@ -72,27 +97,79 @@ func (s *Service) SearchSessionHistory(_ context.Context, a SearchArgs) (SearchR
 		if err != nil {
 			return err
 		}
-		for _, i := range hits {
-			var out MessageOut
+		all := hits
+		id := func(k int) string {
 			if raw {
-				m, err := tx.Message(v.SessionID, uint64(i+1))
-				if err != nil {
-					return err
-				}
-				tags := []string{}
-				if j := v.IndexOfSeq(m.Seq); j >= 0 && v.Tags(v.Items[j]) != nil {
-					tags = v.Tags(v.Items[j])
-				}
-				out = storedOut(i, &m, tags)
-			} else {
-				outs, err := messagesOut(tx, v, []int{i})
-				if err != nil {
-					return err
-				}
-				out = outs[0]
+				return string(model.MessageID(uint64(all[k] + 1)))
 			}
-			res.Matches = append(res.Matches, SearchMatch{Index: i, Message: out})
+			return string(v.ID(v.Items[all[k]]))
 		}
+		// Fuzzy hits come best first, and an appended message can rank
+		// anywhere: any write makes a fuzzy search's cursor stale.
+		key := a
+		key.SessionID, key.MaxTokens, key.Cursor = "", nil, ""
+		place := snap.place(tool, key, fuzzyMode)
+		start, err := cur.resume(place, len(all), id)
+		if err != nil {
+			return err
+		}
+		hits = all[start:]
+		var bodies, metas []int
+		if a.Whole {
+			bodies, metas = make([]int, len(hits)), make([]int, len(hits))
+			for k, i := range hits {
+				n := 0
+				if raw {
+					if i < len(snap.heads) {
+						n = int(snap.heads[i].Tokens)
+					}
+				} else {
+					n = itemTokens(v, snap.heads, i)
+				}
+				bodies[k], metas[k] = n+n/6, planMeta+20
+			}
+		}
+		pk := newPacker(budget, countJSON(res), bodies, metas)
+		find := newHitFinder(a.Query, fuzzyMode)
+		for k, i := range hits {
+			if pk.full {
+				pk.skip(len(hits) - k)
+				break
+			}
+			o, err := rangeItem(tx, v, i, raw)
+			if err != nil {
+				return err
+			}
+			at, size := find.in(o.Content)
+			m := SearchMatch{Index: i, ID: o.ID, Role: o.Role, CreatedAt: o.CreatedAt, Line: 1 + strings.Count(o.Content[:at], "\n")}
+			if !a.Whole {
+				m.Snippet = snippet(o.Content, at, size)
+				if pk.take(countJSON(m)) {
+					res.Matches = append(res.Matches, m)
+				}
+				continue
+			}
+			n := 0
+			if raw {
+				n = o.Tokens
+			} else {
+				n = itemTokens(v, snap.heads, i)
+			}
+			// The match's own fields go beside the message's.
+			meta := countJSON(m) + 4
+			pk.room -= meta
+			if !packOne(pk, &o, n, bodyAt{index: i, raw: raw}, 0) {
+				pk.room += meta
+				continue
+			}
+			m.Message = &o
+			res.Matches = append(res.Matches, m)
+		}
+		var next *readCursor
+		if given := start + pk.taken; pk.omitted > 0 && given > 0 {
+			next = place.cursor(id(given - 1))
+		}
+		res.Fit = pk.fit(next, fmt.Sprintf("%d matches did not fit: call %s again with the same arguments and cursor=next_cursor", pk.omitted, tool))
 		return nil
 	})
 	return res, err

@@ -247,6 +247,9 @@ type snapshot struct {
 	info model.Session
 	view *model.View
 	ops  []model.Op
+	// heads are the stored messages' heads the view was applied to
+	// (they only grow at the end, so the slice stays as it was).
+	heads []model.Head
 }
 
 func (s *Service) snapshot(ref string) (snapshot, error) {
@@ -260,7 +263,7 @@ func (s *Service) snapshot(ref string) (snapshot, error) {
 	if err != nil {
 		return snapshot{}, err
 	}
-	return snapshot{info: th.info, view: th.viewLocked(), ops: th.ops}, nil
+	return snapshot{info: th.info, view: th.viewLocked(), ops: th.ops, heads: th.heads[:len(th.heads):len(th.heads)]}, nil
 }
 
 // View returns a session's record and current effective view. Views are

@@ -10,15 +10,10 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
-	"weft/internal/fuzzy"
 	"weft/internal/tokens"
-	"weft/ops/summary"
 	"weft/ops/thread"
 
-	"weft/formats"
-	"weft/formats/export"
 	"weft/model"
 	"weft/store"
 )
@@ -57,7 +52,9 @@ func (s *Service) CreateSession(ctx context.Context, a CreateSessionArgs) (Creat
 
 // ListSessionsArgs are list_sessions' arguments.
 type ListSessionsArgs struct {
-	Limit int `json:"limit,omitempty" jsonschema:"at most this many sessions, most recently updated first; 0 means all"`
+	Limit     int    `json:"limit,omitempty" jsonschema:"at most this many sessions, most recently updated first; 0 means all"`
+	MaxTokens *int   `json:"max_tokens,omitempty" jsonschema:"fit the result in about this many tokens (default 16000; at least 500, or 0 for no limit); sessions that do not fit are left out, counted, with a next_cursor"`
+	Cursor    string `json:"cursor,omitempty" jsonschema:"the next_cursor of an earlier result, with the same other arguments: the sessions it left out"`
 }
 
 // SessionOut describes a session in results.
@@ -87,6 +84,7 @@ type SessionOut struct {
 type ListSessionsResult struct {
 	Sessions []SessionOut `json:"sessions"`
 	Total    int          `json:"total"`
+	Fit
 }
 
 func sessionOut(x model.Session) SessionOut {
@@ -102,17 +100,26 @@ func sessionOut(x model.Session) SessionOut {
 	}
 }
 
-// ListSessions lists sessions, most recently updated first. In a damaged
+// listSessions lists sessions, most recently updated first. In a damaged
 // file, a session whose thread cannot be read is still listed, from its
 // record, with Unreadable saying why; one whose record cannot be read is
 // listed last, by its ID alone.
-func (s *Service) ListSessions(_ context.Context, a ListSessionsArgs) (ListSessionsResult, error) {
+func (s *Service) listSessions(_ context.Context, a ListSessionsArgs) (ListSessionsResult, error) {
+	const tool = "list_sessions"
 	if a.Limit < 0 {
 		return ListSessionsResult{}, invalidf("limit %d is negative; use 0 for all sessions or a positive number", a.Limit)
 	}
+	budget, err := budgetArg(a.MaxTokens)
+	if err != nil {
+		return ListSessionsResult{}, err
+	}
+	cur, err := cursorArg(tool, a.Cursor)
+	if err != nil {
+		return ListSessionsResult{}, err
+	}
 	var sessions []model.Session
 	var bad []error
-	err := s.st.View(func(tx *store.Tx) error {
+	err = s.st.View(func(tx *store.Tx) error {
 		sessions, bad = tx.AllSessions()
 		return nil
 	})
@@ -120,38 +127,76 @@ func (s *Service) ListSessions(_ context.Context, a ListSessionsArgs) (ListSessi
 		return ListSessionsResult{}, err
 	}
 	res := ListSessionsResult{Sessions: []SessionOut{}, Total: len(sessions) + len(bad)}
-	full := func() bool { return a.Limit > 0 && len(res.Sessions) >= a.Limit }
+	// The list, most recently updated first, then the sessions whose
+	// record cannot be read; limit keeps the first of them.
+	var ids, why []string
 	for _, x := range sessions {
-		if full() {
-			break
-		}
-		out := sessionOut(x)
-		n := x.Tokens
-		if x.OpCount > 0 {
-			_, v, err := s.View(x.ID)
-			switch {
-			case unreadable(err):
-				out.Unreadable = err.Error()
-				res.Sessions = append(res.Sessions, out)
-				continue
-			case err != nil:
-				return ListSessionsResult{}, err
-			}
-			n = v.Tokens
-		}
-		out.EffectiveTokens = &n
-		res.Sessions = append(res.Sessions, out)
+		ids = append(ids, x.ID)
 	}
 	for _, err := range bad {
-		if full() {
-			break
-		}
 		var ce *store.CorruptError
 		if errors.As(err, &ce) {
-			res.Sessions = append(res.Sessions, SessionOut{SessionID: ce.Session, ActiveTags: []string{}, Unreadable: err.Error()})
+			ids, why = append(ids, ce.Session), append(why, err.Error())
 		}
 	}
+	// A write to any session moves it to the top of the list: the cursor
+	// is good while every session is at the version it was.
+	versions := make([]uint64, len(ids))
+	for i := range sessions {
+		versions[i] = sessions[i].Version
+	}
+	key := a
+	key.MaxTokens, key.Cursor = nil, ""
+	place := readPlace{tool: tool, args: hashArgs(key), state: listState(ids, versions), strict: true}
+	if a.Limit > 0 && len(ids) > a.Limit {
+		ids = ids[:a.Limit]
+	}
+	start, err := cur.resume(place, len(ids), func(k int) string { return ids[k] })
+	if err != nil {
+		return ListSessionsResult{}, err
+	}
+	pk := newPacker(budget, countJSON(res), nil, nil)
+	for k := start; k < len(ids); k++ {
+		var out SessionOut
+		if k < len(sessions) {
+			if out, err = s.listed(sessions[k]); err != nil {
+				return ListSessionsResult{}, err
+			}
+		} else {
+			out = SessionOut{SessionID: ids[k], ActiveTags: []string{}, Unreadable: why[k-len(sessions)]}
+		}
+		if !pk.take(countJSON(out)) {
+			pk.skip(len(ids) - k - 1)
+			break
+		}
+		res.Sessions = append(res.Sessions, out)
+	}
+	var next *readCursor
+	if given := start + pk.taken; pk.omitted > 0 && given > 0 {
+		next = place.cursor(ids[given-1])
+	}
+	res.Fit = pk.fit(next, fmt.Sprintf("%d sessions did not fit: call %s again with cursor=next_cursor", pk.omitted, tool))
 	return res, nil
+}
+
+// listed is a session as list_sessions gives it: with the effective
+// thread's tokens, or why its thread cannot be read.
+func (s *Service) listed(x model.Session) (SessionOut, error) {
+	out := sessionOut(x)
+	n := x.Tokens
+	if x.OpCount > 0 {
+		_, v, err := s.View(x.ID)
+		switch {
+		case unreadable(err):
+			out.Unreadable = err.Error()
+			return out, nil
+		case err != nil:
+			return SessionOut{}, err
+		}
+		n = v.Tokens
+	}
+	out.EffectiveTokens = &n
+	return out, nil
 }
 
 // unreadable reports whether err says the file is damaged where a session
@@ -347,307 +392,4 @@ func formatTime(t time.Time) string {
 		return ""
 	}
 	return t.UTC().Format(time.RFC3339Nano)
-}
-
-// SearchSessionsArgs are search_sessions' arguments (seed 004).
-type SearchSessionsArgs struct {
-	Query string `json:"query" jsonschema:"text to look for, case-insensitive, in every session's title and effective thread"`
-	Limit *int   `json:"limit,omitempty" jsonschema:"at most this many sessions (default 20, at most 200); total_sessions counts them all"`
-}
-
-// SessionSnippet is a message of a session that matched, with the text
-// around the match.
-type SessionSnippet struct {
-	Index     int          `json:"index"`
-	ID        model.ItemID `json:"id"`
-	Role      model.Role   `json:"role"`
-	CreatedAt string       `json:"created_at"`
-	Snippet   string       `json:"snippet"`
-}
-
-// SessionMatch is a session that matched, and what in it did.
-type SessionMatch struct {
-	Session SessionOut `json:"session"`
-	// Matched says what matched: "title", "content" or both.
-	Matched        []string         `json:"matched"`
-	ContentMatches int              `json:"content_matches"`
-	Snippets       []SessionSnippet `json:"snippets"`
-}
-
-// SearchSessionsResult is search_sessions' result.
-type SearchSessionsResult struct {
-	Query         string         `json:"query"`
-	Searched      int            `json:"searched"`
-	TotalSessions int            `json:"total_sessions"`
-	Sessions      []SessionMatch `json:"sessions"`
-}
-
-// searchSnippets is how many matching messages a session shows.
-const searchSnippets = 3
-
-// SearchSessions finds the sessions whose title or effective thread
-// contains the query: title matches first, then by how many messages
-// match, then the most recently updated.
-func (s *Service) SearchSessions(_ context.Context, a SearchSessionsArgs) (SearchSessionsResult, error) {
-	query := strings.TrimSpace(a.Query)
-	if query == "" {
-		return SearchSessionsResult{}, invalidf("query is empty: give the text to look for in titles and messages")
-	}
-	limit := 20
-	if a.Limit != nil {
-		if *a.Limit < 1 || *a.Limit > 200 {
-			return SearchSessionsResult{}, invalidf("limit %d is outside 1..200 (default 20)", *a.Limit)
-		}
-		limit = *a.Limit
-	}
-	sessions, err := s.st.Sessions()
-	if err != nil {
-		return SearchSessionsResult{}, err
-	}
-	res := SearchSessionsResult{Query: query, Searched: len(sessions), Sessions: []SessionMatch{}}
-	title := fuzzy.NewMatcher(query)
-	var found []SessionMatch
-	for _, x := range sessions {
-		snap, err := s.snapshot(x.ID)
-		if err != nil {
-			return SearchSessionsResult{}, err
-		}
-		m := SessionMatch{Session: sessionOut(snap.info), Matched: []string{}, Snippets: []SessionSnippet{}}
-		if title.Match([]byte(snap.info.Title)) {
-			m.Matched = append(m.Matched, "title")
-		}
-		err = s.st.View(func(tx *store.Tx) error {
-			hits, total, err := searchView(tx, snap.view, query, false, searchSnippets)
-			if err != nil || total == 0 {
-				return err
-			}
-			m.Matched = append(m.Matched, "content")
-			m.ContentMatches = total
-			outs, err := messagesOut(tx, snap.view, hits)
-			if err != nil {
-				return err
-			}
-			for _, o := range outs {
-				m.Snippets = append(m.Snippets, SessionSnippet{
-					Index: o.Index, ID: o.ID, Role: o.Role, CreatedAt: o.CreatedAt,
-					Snippet: sessSnippet(o.Content, query),
-				})
-			}
-			return nil
-		})
-		if err != nil {
-			return SearchSessionsResult{}, err
-		}
-		if len(m.Matched) > 0 {
-			found = append(found, m)
-		}
-	}
-	// Sessions come most recently updated first; a stable sort keeps
-	// that order among equals.
-	slices.SortStableFunc(found, func(a, b SessionMatch) int {
-		at, bt := a.Matched[0] == "title", b.Matched[0] == "title"
-		switch {
-		case at != bt && at:
-			return -1
-		case at != bt:
-			return 1
-		}
-		return b.ContentMatches - a.ContentMatches
-	})
-	res.TotalSessions = len(found)
-	if len(found) > limit {
-		found = found[:limit]
-	}
-	res.Sessions = append(res.Sessions, found...)
-	return res, nil
-}
-
-// sessSnippet is the text around the first match of query in content,
-// on one line, about 160 characters.
-func sessSnippet(content, query string) string {
-	const around = 70
-	lower := strings.ToLower(content)
-	i := strings.Index(lower, strings.ToLower(query))
-	if i < 0 || len(lower) != len(content) {
-		i = 0 // case folding changed lengths: show the start
-	}
-	start, end := i, i+len(query)
-	for k := 0; k < around && start > 0; k++ {
-		_, size := utf8.DecodeLastRuneInString(content[:start])
-		start -= size
-	}
-	for k := 0; k < around && end < len(content); k++ {
-		_, size := utf8.DecodeRuneInString(content[end:])
-		end += size
-	}
-	end = min(end, len(content))
-	out := strings.Join(strings.Fields(content[start:end]), " ")
-	if start > 0 {
-		out = "…" + out
-	}
-	if end < len(content) {
-		out += "…"
-	}
-	return out
-}
-
-// SessionHistoryArgs are get_session_history's arguments (seed 004).
-type SessionHistoryArgs struct {
-	SessionID string `json:"session_id,omitempty" jsonschema:"the session; default: the one open in the TUI, else the most recently updated"`
-	Format    string `json:"format,omitempty" jsonschema:"text (default: one line of time and role per message, then its content), markdown, or json (the messages with IDs, times, tokens and tags)"`
-	View      string `json:"view,omitempty" jsonschema:"effective (default: with the operations applied) or raw (the stored messages)"`
-	Limit     *int   `json:"limit,omitempty" jsonschema:"only the latest N items (default: all, at most 5000)"`
-}
-
-// SessionHistoryResult is get_session_history's result.
-type SessionHistoryResult struct {
-	Session SessionOut `json:"session"`
-	Format  string     `json:"format"`
-	View    string     `json:"view"`
-	// Total items in the view; Count of them given, from index
-	// FirstIndex to the end; LeftOut the earlier ones not given.
-	Total      int `json:"total"`
-	Count      int `json:"count"`
-	FirstIndex int `json:"first_index"`
-	LeftOut    int `json:"left_out"`
-	// Text for text and markdown; Messages for json.
-	Text     string       `json:"text,omitempty"`
-	Messages []MessageOut `json:"messages,omitempty"`
-	Note     string       `json:"note,omitempty"`
-}
-
-// maxHistory bounds the items one get_session_history gives.
-const maxHistory = 5000
-
-// GetSessionHistory returns a session's thread, formatted: the latest
-// items when it is long.
-func (s *Service) GetSessionHistory(_ context.Context, a SessionHistoryArgs) (SessionHistoryResult, error) {
-	format, err := formatArg(a.Format, "text", "markdown", "json")
-	if err != nil {
-		if a.Format == "openai" || a.Format == "anthropic" {
-			return SessionHistoryResult{}, invalidf("format %q is not text, markdown or json: for the thread as a provider takes it, use assemble_context format=%s", a.Format, a.Format)
-		}
-		return SessionHistoryResult{}, err
-	}
-	raw, err := viewArg(a.View)
-	if err != nil {
-		return SessionHistoryResult{}, err
-	}
-	limit := 0
-	if a.Limit != nil {
-		if *a.Limit < 1 || *a.Limit > maxHistory {
-			return SessionHistoryResult{}, invalidf("limit %d is outside 1..%d; for more, page through the thread with get_message_range", *a.Limit, maxHistory)
-		}
-		limit = *a.Limit
-	}
-	snap, err := s.snapshot(a.SessionID)
-	if err != nil {
-		return SessionHistoryResult{}, err
-	}
-	v := snap.view
-	res := SessionHistoryResult{Session: sessionOut(snap.info), Format: format, View: "effective"}
-	total := v.Len()
-	if raw {
-		res.View, total = "raw", snap.info.MessageCount
-	}
-	count := total
-	switch {
-	case limit > 0:
-		count = min(total, limit)
-	case total > maxHistory:
-		count = maxHistory
-		res.Note = fmt.Sprintf("the thread has %d items; these are the latest %d: page through the rest with get_message_range", total, maxHistory)
-	}
-	res.Total, res.Count, res.FirstIndex, res.LeftOut = total, count, total-count, total-count
-	err = s.st.View(func(tx *store.Tx) error {
-		var items []formats.Item
-		var outs []MessageOut
-		if raw {
-			from := uint64(total - count + 1)
-			if count > 0 {
-				err := tx.Messages(snap.info.ID, from, uint64(total), func(m model.Message) error {
-					var tags []string
-					if j := v.IndexOfSeq(m.Seq); j >= 0 {
-						tags = v.Tags(v.Items[j])
-					}
-					if format == "json" {
-						if tags == nil {
-							tags = []string{}
-						}
-						outs = append(outs, storedOut(int(m.Seq-1), &m, tags))
-						return nil
-					}
-					it := storedItem(&m)
-					it.Tags = tags
-					items = append(items, it)
-					return nil
-				})
-				if err != nil {
-					return err
-				}
-			}
-		} else if format == "json" {
-			if outs, err = messagesOut(tx, v, span(total-count, total)); err != nil {
-				return err
-			}
-		} else if items, _, err = textItems(tx, v, span(total-count, total)); err != nil {
-			return err
-		}
-		switch format {
-		case "json":
-			res.Messages = outs
-			if res.Messages == nil {
-				res.Messages = []MessageOut{}
-			}
-		case "markdown":
-			var b strings.Builder
-			if err := export.WriteMarkdown(&b, snap.info.Title, items); err != nil {
-				return err
-			}
-			res.Text = b.String()
-		default:
-			res.Text = sessText(v, items, total-count, raw)
-		}
-		return nil
-	})
-	if err != nil {
-		return SessionHistoryResult{}, err
-	}
-	return res, nil
-}
-
-// sessText is a plain transcript: for each item a line with its index,
-// time and role (and, for a summary, what it covers), then its content.
-func sessText(v *model.View, items []formats.Item, first int, raw bool) string {
-	var b strings.Builder
-	for k, it := range items {
-		if k > 0 {
-			b.WriteString("\n")
-		}
-		fmt.Fprintf(&b, "[%d]", first+k)
-		if !it.CreatedAt.IsZero() {
-			b.WriteString(" " + it.CreatedAt.UTC().Format("2006-01-02 15:04"))
-		}
-		b.WriteString(" " + string(it.Role))
-		if it.Name != "" {
-			b.WriteString(" (" + it.Name + ")")
-		}
-		if it.Synthetic {
-			if !raw && it.Summary {
-				if i := v.IndexOf(it.ID); i >= 0 {
-					sy := &v.Synth[v.Items[i].Synth]
-					fmt.Fprintf(&b, " — summary of %s", plural(sy.MessageCount, "message", "messages"))
-					if !sy.TimeSpanStart.IsZero() {
-						b.WriteString(", " + summary.SpanText(sy.TimeSpanStart, sy.TimeSpanEnd))
-					}
-				}
-			} else {
-				fmt.Fprintf(&b, " — by %s %s", it.OpType, it.OpID)
-			}
-		}
-		b.WriteString(":\n")
-		b.WriteString(strings.TrimRight(it.Content, "\n"))
-		b.WriteString("\n")
-	}
-	return b.String()
 }

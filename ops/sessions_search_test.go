@@ -138,9 +138,19 @@ func TestGetSessionHistory(t *testing.T) {
 func TestGetSessionHistoryOfALongThread(t *testing.T) {
 	f := newFixture(t)
 	f.session("long", maxHistory+7)
-	r := f.mustCall("get_session_history", `{"format":"json"}`).(SessionHistoryResult)
+	r := f.mustCall("get_session_history", `{"format":"json","max_tokens":0}`).(SessionHistoryResult)
 	if r.Count != maxHistory || r.LeftOut != 7 || r.Messages[0].Index != 7 || !strings.Contains(r.Note, "get_message_range") {
 		t.Errorf("count %d, left out %d, first %d, note %q", r.Count, r.LeftOut, r.Messages[0].Index, r.Note)
+	}
+	// Within the default budget, the latest that fit, and a cursor to
+	// the earlier ones, page after page.
+	r = f.mustCall("get_session_history", `{"format":"json"}`).(SessionHistoryResult)
+	if r.Count >= maxHistory || r.Count < 50 || r.Omitted != maxHistory-r.Count || r.NextCursor == "" || r.ResultTokens > DefaultMaxTokens || r.Messages[len(r.Messages)-1].Index != maxHistory+6 || r.FirstIndex != r.Messages[0].Index {
+		t.Fatalf("default budget: count %d, omitted %d, first %d, cursor %q, %d tokens", r.Count, r.Omitted, r.FirstIndex, r.NextCursor, r.ResultTokens)
+	}
+	page := f.mustCall("get_session_history", fmt.Sprintf(`{"format":"json","cursor":%q}`, r.NextCursor)).(SessionHistoryResult)
+	if page.Count == 0 || page.Messages[len(page.Messages)-1].Index != r.FirstIndex-1 || page.Omitted != r.Omitted-page.Count {
+		t.Errorf("the next page: count %d, last %d (want %d), omitted %d", page.Count, page.Messages[len(page.Messages)-1].Index, r.FirstIndex-1, page.Omitted)
 	}
 }
 

@@ -157,7 +157,7 @@ type jumpMsg struct{ index int }
 
 func loadOps(svc *ops.Service, sid string) tea.Cmd {
 	return func() tea.Msg {
-		res, err := svc.ListOperations(context.Background(), ops.ListOperationsArgs{SessionID: sid})
+		res, err := svc.ListOperations(context.Background(), ops.ListOperationsArgs{SessionID: sid, MaxTokens: new(ops.NoLimit)})
 		return opsLoadedMsg{res.Operations, err}
 	}
 }

@@ -91,7 +91,7 @@ type openSessionMsg struct{ id string }
 
 func loadSessions(svc *ops.Service) tea.Cmd {
 	return func() tea.Msg {
-		res, err := svc.ListSessions(context.Background(), ops.ListSessionsArgs{})
+		res, err := svc.ListSessions(context.Background(), ops.ListSessionsArgs{MaxTokens: new(ops.NoLimit)})
 		// The titles are filtered and shown as they are drawn: control
 		// characters as pictures (termsafe).
 		titles := make([]string, len(res.Sessions))

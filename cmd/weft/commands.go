@@ -66,7 +66,7 @@ weft --db ~/threads.db ls --json`,
 
 // listSessions prints weft ls.
 func listSessions(ctx context.Context, t target, asJSON bool, w io.Writer) error {
-	res, err := invoke[ops.ListSessionsResult](ctx, t, "list_sessions", ops.ListSessionsArgs{})
+	res, err := invoke[ops.ListSessionsResult](ctx, t, "list_sessions", ops.ListSessionsArgs{MaxTokens: new(ops.NoLimit)})
 	if err != nil {
 		return err
 	}
@@ -235,7 +235,7 @@ func readThread(ctx context.Context, t target, ref string, raw bool) (mcpserver.
 		changed := false
 		for start := 0; start < total && !changed; start += page {
 			end := min(start+page, total) - 1
-			res, err := invoke[ops.MessageRangeResult](ctx, t, "get_message_range", ops.MessageRangeArgs{SessionID: o.SessionID, StartIdx: &start, EndIdx: &end, View: viewName})
+			res, err := invoke[ops.MessageRangeResult](ctx, t, "get_message_range", ops.MessageRangeArgs{SessionID: o.SessionID, StartIdx: &start, EndIdx: &end, View: viewName, MaxTokens: new(ops.NoLimit)})
 			if err != nil && !errors.Is(err, ops.ErrInvalid) {
 				return o, nil, err
 			}

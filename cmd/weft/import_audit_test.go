@@ -33,7 +33,9 @@ func sessionCount(t *testing.T, db string) string {
 	if i < 0 {
 		t.Fatalf("ls --json: %s", out)
 	}
-	return strings.TrimSpace(strings.SplitN(out[i+len(`"total": `):], "\n", 2)[0])
+	// Fields may follow total (the fit of the result): its line may end
+	// in a comma.
+	return strings.TrimSuffix(strings.TrimSpace(strings.SplitN(out[i+len(`"total": `):], "\n", 2)[0]), ",")
 }
 
 func TestImportDirectoryOrMissingFile(t *testing.T) {

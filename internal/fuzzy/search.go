@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -131,9 +132,14 @@ func rarity(c byte) int {
 }
 
 // Match reports whether text contains the query, case ignored.
-func (m *Matcher) Match(text []byte) bool {
+func (m *Matcher) Match(text []byte) bool { return m.Index(text) >= 0 }
+
+// Index returns the byte offset in text of the first occurrence of the
+// query, case ignored, or -1; the occurrence is Len bytes long when the
+// query is ASCII (and about that otherwise).
+func (m *Matcher) Index(text []byte) int {
 	if !m.ascii {
-		return bytes.Contains(bytes.ToLower(text), m.unicode)
+		return unicodeIndex(text, m.unicode)
 	}
 	n := len(m.q)
 	nextLo, nextUp := -2, -2 // -2: not looked for yet
@@ -153,15 +159,36 @@ func (m *Matcher) Match(text []byte) bool {
 			c = nextUp
 		}
 		if c < 0 {
-			return false
+			return -1
 		}
 		start := c - m.rare
 		if start >= 0 && start+n <= len(text) && equalFoldASCII(text[start:start+n], m.q) {
-			return true
+			return start
 		}
 		off = c + 1
 	}
-	return false
+	return -1
+}
+
+// Len is the query's length in bytes.
+func (m *Matcher) Len() int { return len(m.q) }
+
+// unicodeIndex finds a lowered query in text, lowering it, and maps the
+// offset back to text's own bytes (lowering can change a letter's
+// length).
+func unicodeIndex(text, lowerQ []byte) int {
+	lower := bytes.ToLower(text)
+	i := bytes.Index(lower, lowerQ)
+	if i < 0 || len(lower) == len(text) {
+		return i
+	}
+	at, low := 0, 0
+	for at < len(text) && low < i {
+		r, size := utf8.DecodeRune(text[at:])
+		at += size
+		low += utf8.RuneLen(unicode.ToLower(r))
+	}
+	return at
 }
 
 // equalFoldASCII compares text to an already lower-cased ASCII query.

@@ -227,18 +227,12 @@ func (s *Server) listChanged() {
 func (s *Server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	uri := req.Params.URI
 	sessionID := ""
-	switch {
-	case uri == URISessions || uri == URIRecent:
-	default:
-		suffix := ""
-		if strings.HasSuffix(uri, "/context") {
-			suffix = "/context"
-		}
-		ref, err := sessionRef(uri, suffix)
-		if err != nil {
-			return resourceError(uri, err)
-		}
-		info, err := s.findSession(ctx, ref)
+	r, err := parseResourceURI(uri)
+	if err != nil {
+		return resourceError(uri, err)
+	}
+	if r.kind == resSession || r.kind == resContext {
+		info, err := s.findSession(ctx, r.ref)
 		if err != nil {
 			return resourceError(uri, err)
 		}

@@ -17,12 +17,13 @@ import (
 )
 
 // Resource URIs. Templates take a session ID (an exact ID, a unique ID
-// prefix or a title, as session_id does everywhere).
+// prefix or a title, as session_id does everywhere) and, in the query,
+// a budget and a cursor (resources_fit.go).
 const (
 	URISessions        = "weft://sessions"
 	URIRecent          = "weft://sessions/recent"
-	URISessionTemplate = "weft://sessions/{id}"
-	URIContextTemplate = "weft://sessions/{id}/context"
+	URISessionTemplate = "weft://sessions/{id}{?max_tokens,cursor}"
+	URIContextTemplate = "weft://sessions/{id}/context{?max_tokens,cursor}"
 )
 
 const (
@@ -50,13 +51,22 @@ func (s *Server) addResources() {
 		URI: URIRecent, Name: "recent", Title: "Recent sessions", MIMEType: resMIME,
 		Description: fmt.Sprintf("The %d most recently updated sessions, each with its last %d messages of the effective thread.", recentSessions, recentMessages),
 	}, s.readRecent)
+	fits := fmt.Sprintf(" Fitted to max_tokens (default %d; 0 for no limit): what did not fit is counted, with a next_uri that reads on.", ops.DefaultMaxTokens)
+	s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{
+		URITemplate: uriSessionsQuery, Name: "sessions-page", Title: "Sessions, paged", MIMEType: resMIME,
+		Description: "Every session, as " + URISessions + " gives them." + fits,
+	}, s.readSessions)
+	s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{
+		URITemplate: uriRecentQuery, Name: "recent-fitted", Title: "Recent sessions, fitted", MIMEType: resMIME,
+		Description: "The recent sessions, as " + URIRecent + " gives them, fitted to max_tokens (default " + fmt.Sprint(ops.DefaultMaxTokens) + "; 0 for no limit).",
+	}, s.readRecent)
 	s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{
 		URITemplate: URISessionTemplate, Name: "session", Title: "Session", MIMEType: resMIME,
-		Description: fmt.Sprintf("A session: its details and about %d turns of context (the latest unsummarized turns, then summaries for the rest).", sessionTurns),
+		Description: fmt.Sprintf("A session: its details and about %d turns of context (the latest unsummarized turns, then summaries for the rest).", sessionTurns) + fits,
 	}, s.readSession)
 	s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{
 		URITemplate: URIContextTemplate, Name: "session-context", Title: "Session startup context", MIMEType: resMIME,
-		Description: "A session's startup package, by recency: the 2 latest summaries and ALL unsummarized turns.",
+		Description: "A session's startup package, by recency: the 2 latest summaries and the unsummarized turns, the latest first." + fits,
 	}, s.readContext)
 }
 
@@ -96,62 +106,36 @@ func resourceError(uri string, err error) error {
 }
 
 func (s *Server) readSessions(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	var res ops.ListSessionsResult
-	if err := s.callTool(ctx, "list_sessions", ops.ListSessionsArgs{}, &res); err != nil {
-		return nil, resourceError(req.Params.URI, err)
+	uri := req.Params.URI
+	r, err := parseResourceURI(uri)
+	if err != nil {
+		return nil, resourceError(uri, err)
 	}
-	return resourceResult(req.Params.URI, res)
-}
-
-// recentSession is a session with its latest messages.
-type recentSession struct {
-	ops.SessionOut
-	Messages []ops.MessageOut `json:"latest_messages"`
+	budget, err := r.budget()
+	if err != nil {
+		return nil, resourceError(uri, err)
+	}
+	var res sessionsRead
+	if err := s.callTool(ctx, "list_sessions", ops.ListSessionsArgs{MaxTokens: inner(budget), Cursor: r.cursor}, &res.ListSessionsResult); err != nil {
+		return nil, resourceError(uri, err)
+	}
+	res.NextURI = r.nextURI(URISessions, res.NextCursor)
+	res.MaxTokens = budget
+	settleResource(&res, &res.ResultTokens)
+	return resourceResult(uri, res)
 }
 
 func (s *Server) readRecent(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
-	var list ops.ListSessionsResult
-	if err := s.callTool(ctx, "list_sessions", ops.ListSessionsArgs{Limit: recentSessions}, &list); err != nil {
+	r, err := parseResourceURI(uri)
+	if err != nil {
 		return nil, resourceError(uri, err)
 	}
-	out := struct {
-		Sessions []recentSession `json:"sessions"`
-		Total    int             `json:"total"`
-	}{Sessions: []recentSession{}, Total: list.Total}
-	for _, info := range list.Sessions {
-		msgs, err := s.latestMessages(ctx, info.SessionID, recentMessages)
-		if err != nil {
-			return nil, resourceError(uri, err)
-		}
-		out.Sessions = append(out.Sessions, recentSession{SessionOut: info, Messages: msgs})
+	out, err := s.readRecentFit(ctx, r)
+	if err != nil {
+		return nil, resourceError(uri, err)
 	}
 	return resourceResult(uri, out)
-}
-
-// latestMessages returns the last n items of a session's effective thread.
-func (s *Server) latestMessages(ctx context.Context, sessionID string, n int) ([]ops.MessageOut, error) {
-	// The effective length is not in the session's details, so the first
-	// call asks for one item to learn it.
-	zero := 0
-	var first ops.MessageRangeResult
-	err := s.callTool(ctx, "get_message_range", ops.MessageRangeArgs{SessionID: sessionID, StartIdx: &zero, EndIdx: &zero}, &first)
-	if errors.Is(err, ops.ErrInvalid) {
-		return []ops.MessageOut{}, nil // an empty thread has no item 0
-	}
-	if err != nil {
-		return nil, err
-	}
-	end := first.Total - 1
-	start := max(0, first.Total-n)
-	if start == 0 && end == 0 {
-		return first.Messages, nil
-	}
-	var res ops.MessageRangeResult
-	if err := s.callTool(ctx, "get_message_range", ops.MessageRangeArgs{SessionID: sessionID, StartIdx: &start, EndIdx: &end}, &res); err != nil {
-		return nil, err
-	}
-	return res.Messages, nil
 }
 
 // sessionRef reads the session reference out of a templated URI.
@@ -171,7 +155,7 @@ func sessionRef(uri, suffix string) (string, error) {
 // findSession returns a session's details by ID, ID prefix or title.
 func (s *Server) findSession(ctx context.Context, ref string) (ops.SessionOut, error) {
 	var list ops.ListSessionsResult
-	if err := s.callTool(ctx, "list_sessions", ops.ListSessionsArgs{}, &list); err != nil {
+	if err := s.callTool(ctx, "list_sessions", ops.ListSessionsArgs{MaxTokens: new(ops.NoLimit)}, &list); err != nil {
 		return ops.SessionOut{}, err
 	}
 	id := ref
@@ -203,44 +187,71 @@ func hasSession(list []ops.SessionOut, id string) bool {
 
 func (s *Server) readSession(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
-	ref, err := sessionRef(uri, "")
+	r, err := parseResourceURI(uri)
 	if err != nil {
 		return nil, resourceError(uri, err)
 	}
-	info, err := s.findSession(ctx, ref)
+	switch r.kind {
+	case resRecent:
+		return s.readRecent(ctx, req)
+	case resContext:
+		return s.readContext(ctx, req)
+	}
+	budget, err := r.budget()
+	if err != nil {
+		return nil, resourceError(uri, err)
+	}
+	info, err := s.findSession(ctx, r.ref)
 	if err != nil {
 		return nil, resourceError(uri, err)
 	}
 	turns := sessionTurns
 	var thread ops.ConversationContextResult
-	if err := s.callTool(ctx, "get_conversation_context", ops.ConversationContextArgs{SessionID: info.SessionID, Turns: &turns}, &thread); err != nil {
+	if err := s.callTool(ctx, "get_conversation_context", ops.ConversationContextArgs{SessionID: info.SessionID, Turns: &turns, MaxTokens: inner(budget), Cursor: r.cursor}, &thread); err != nil {
 		return nil, resourceError(uri, err)
 	}
-	return resourceResult(uri, struct {
+	base := URISessions + "/" + url.PathEscape(info.SessionID)
+	out := struct {
 		Session ops.SessionOut                `json:"session"`
 		Context ops.ConversationContextResult `json:"context"`
 		More    string                        `json:"more"`
-	}{info, thread, "get_message_range, get_turns_since and search_session_history read the rest; " + URISessions + "/" + info.SessionID + "/context is the startup package"})
+		NextURI string                        `json:"next_uri,omitempty"`
+		// MaxTokens and ResultTokens are the resource's: the context's
+		// Fit says how it was fitted in what the session left.
+		MaxTokens    int `json:"max_tokens"`
+		ResultTokens int `json:"result_tokens"`
+	}{Session: info, Context: thread, More: "get_message_range, get_turns_since and search_session_history read the rest; " + base + "/context is the startup package",
+		NextURI: r.nextURI(base, thread.NextCursor), MaxTokens: budget}
+	settleResource(&out, &out.ResultTokens)
+	return resourceResult(uri, out)
 }
 
 func (s *Server) readContext(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
-	ref, err := sessionRef(uri, "/context")
+	r, err := parseResourceURI(uri)
 	if err != nil {
 		return nil, resourceError(uri, err)
 	}
-	info, err := s.findSession(ctx, ref)
+	budget, err := r.budget()
+	if err != nil {
+		return nil, resourceError(uri, err)
+	}
+	info, err := s.findSession(ctx, r.ref)
 	if err != nil {
 		return nil, resourceError(uri, err)
 	}
 	var pkg ops.StartupContextResult
-	if err := s.callTool(ctx, "get_startup_context", ops.StartupContextArgs{SessionID: info.SessionID}, &pkg); err != nil {
+	if err := s.callTool(ctx, "get_startup_context", ops.StartupContextArgs{SessionID: info.SessionID, MaxTokens: inner(budget), Cursor: r.cursor}, &pkg); err != nil {
 		return nil, resourceError(uri, err)
 	}
-	return resourceResult(uri, struct {
+	out := struct {
 		Session ops.SessionOut `json:"session"`
 		ops.StartupContextResult
-	}{info, pkg})
+		NextURI string `json:"next_uri,omitempty"`
+	}{info, pkg, r.nextURI(URISessions+"/"+url.PathEscape(info.SessionID)+"/context", pkg.NextCursor)}
+	out.MaxTokens = budget
+	settleResource(&out, &out.ResultTokens)
+	return resourceResult(uri, out)
 }
 
 // The startup prompt (seed 003): recency, not search.
@@ -254,6 +265,7 @@ func (s *Server) addPrompts() {
 		Arguments: []*mcp.PromptArgument{
 			{Name: "session_id", Description: "the session (ID, ID prefix or title); default: the one open in weft's TUI, else the most recently updated"},
 			{Name: "summaries", Description: "how many of the latest summaries to include (default 2)"},
+			{Name: "max_tokens", Description: fmt.Sprintf("fit the package in about this many tokens (default %d; 0 for no limit): the summaries and the latest turns first, long bodies cut with a marker saying how to read on", ops.DefaultMaxTokens)},
 		},
 	}, s.startupPrompt)
 }
@@ -266,6 +278,13 @@ func (s *Server) startupPrompt(ctx context.Context, req *mcp.GetPromptRequest) (
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("summaries %q is not a whole number: give how many summaries to include (default 2)", v)}
 		}
 		args.Summaries = &n
+	}
+	if v := strings.TrimSpace(req.Params.Arguments["max_tokens"]); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("max_tokens %q is not a whole number: give a budget of %d or more tokens (default %d; 0 for no limit)", v, ops.MinMaxTokens, ops.DefaultMaxTokens)}
+		}
+		args.MaxTokens = &n
 	}
 	var info ops.SessionOut
 	var err error
@@ -302,8 +321,11 @@ func (s *Server) defaultSession(ctx context.Context) (ops.SessionOut, error) {
 // oldest first, then every unsummarized turn in thread order.
 func startupText(info ops.SessionOut, pkg ops.StartupContextResult) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Startup context for %q (session %s, version %d): the %d latest summaries and all %d unsummarized turns, by recency.\n",
-		info.Title, info.SessionID, info.Version, len(pkg.Summaries), pkg.UnsummarizedCount)
+	fmt.Fprintf(&b, "Startup context for %q (session %s, version %d): the %d latest summaries and %d of the %d unsummarized turns, by recency.\n",
+		info.Title, info.SessionID, info.Version, len(pkg.Summaries), len(pkg.Unsummarized), pkg.UnsummarizedCount)
+	if !pkg.Complete {
+		fmt.Fprintf(&b, "Fitted to %d tokens: %d left out, %d cut short. %s\n", pkg.MaxTokens, pkg.Omitted, pkg.Cut, pkg.Next)
+	}
 	if len(pkg.Summaries) > 0 {
 		b.WriteString("\n## Summaries\n")
 		for _, sm := range pkg.Summaries {

@@ -294,6 +294,18 @@ func (s *Server) toolHandler(t *ops.Tool) mcp.ToolHandler {
 			}
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}, nil
 		}
+		// The result goes twice on the wire, as text and as structured
+		// content: a tool with an output schema must give the structured
+		// content, and the spec asks for its JSON as text too, for the
+		// clients that read only text. A client feeds its model one of
+		// them: Claude Code 2.1.330 the structured content, over stdio and
+		// over HTTP (measured with .ci/claude-code and the two made to
+		// differ; its issues say the same, anthropics/claude-code#55677),
+		// other clients the text. Both are the same JSON, so whichever a
+		// client feeds, the model sees the result once, and a read's
+		// max_tokens and result_tokens (ops/fit.go) count exactly that. The
+		// wire carries twice as much; a client's cap counts what reaches
+		// the model.
 		res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(out)}}}
 		if hasOutput {
 			res.StructuredContent = out

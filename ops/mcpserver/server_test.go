@@ -484,7 +484,7 @@ func TestResources(t *testing.T) {
 		tmpls = append(tmpls, r.URITemplate)
 	}
 	slices.Sort(tmpls)
-	if !slices.Equal(tmpls, []string{URISessionTemplate, URIContextTemplate}) {
+	if !slices.Equal(tmpls, []string{uriRecentQuery, URIContextTemplate, URISessionTemplate, uriSessionsQuery}) {
 		t.Errorf("templates %v", tmpls)
 	}
 
@@ -554,15 +554,22 @@ func TestResources(t *testing.T) {
 		Session           ops.SessionOut `json:"session"`
 		Summaries         []ops.SummaryOut
 		Unsummarized      []ops.MessageOut
-		UnsummarizedCount int `json:"unsummarized_count"`
+		UnsummarizedCount int    `json:"unsummarized_count"`
+		Omitted           int    `json:"omitted"`
+		NextURI           string `json:"next_uri"`
 	}
 	read("weft://sessions/"+sid+"/context", &pkg)
-	direct, err := svc.GetStartupContext(ctx, ops.StartupContextArgs{SessionID: sid})
+	direct, err := svc.GetStartupContext(ctx, ops.StartupContextArgs{SessionID: sid, MaxTokens: new(ops.NoLimit)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pkg.Session.SessionID != sid || pkg.UnsummarizedCount != direct.UnsummarizedCount || len(pkg.Unsummarized) != len(direct.Unsummarized) || len(pkg.Summaries) != len(direct.Summaries) {
-		t.Errorf("context: %d unsummarized (%d listed), %d summaries; want %d, %d", pkg.UnsummarizedCount, len(pkg.Unsummarized), len(pkg.Summaries), direct.UnsummarizedCount, len(direct.Summaries))
+	// The package is fitted to the default budget: the latest turns,
+	// and the URI that reads the older ones.
+	listed := len(pkg.Unsummarized)
+	if pkg.Session.SessionID != sid || pkg.UnsummarizedCount != direct.UnsummarizedCount || listed == 0 || listed+pkg.Omitted != len(direct.Unsummarized) || len(pkg.Summaries) != len(direct.Summaries) {
+		t.Errorf("context: %d unsummarized (%d listed, %d left out), %d summaries; want %d, %d", pkg.UnsummarizedCount, listed, pkg.Omitted, len(pkg.Summaries), direct.UnsummarizedCount, len(direct.Summaries))
+	} else if pkg.Unsummarized[listed-1].ID != direct.Unsummarized[len(direct.Unsummarized)-1].ID || !strings.HasPrefix(pkg.NextURI, "weft://sessions/"+sid+"/context?cursor=") {
+		t.Errorf("context: ends at %s, want the latest turn %s; next_uri %q", pkg.Unsummarized[listed-1].ID, direct.Unsummarized[len(direct.Unsummarized)-1].ID, pkg.NextURI)
 	}
 
 	for _, uri := range []string{"weft://sessions/nosuch", "weft://sessions/nosuch/context"} {
@@ -584,7 +591,7 @@ func TestStartupPrompt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(prompts.Prompts) != 1 || prompts.Prompts[0].Name != "startup" || len(prompts.Prompts[0].Arguments) != 2 {
+	if len(prompts.Prompts) != 1 || prompts.Prompts[0].Name != "startup" || len(prompts.Prompts[0].Arguments) != 3 {
 		t.Fatalf("prompts: %+v", prompts.Prompts)
 	}
 	direct, err := svc.GetStartupContext(ctx, ops.StartupContextArgs{SessionID: sid})

@@ -1,0 +1,410 @@
+package ops
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"unicode/utf8"
+
+	"weft/internal/tokens"
+)
+
+// Read results fit a budget of tokens. An agent's client caps what one
+// tool result may hold (Claude Code at about 25,000 tokens), and a thread
+// with long tool outputs is many times that: every read tool takes
+// max_tokens, fills it with what matters most to the question asked
+// (the latest turns, the first of a range, the best matches), cuts long
+// bodies with a marker that says how to read on, and says what it left
+// out and how to get it.
+
+// DefaultMaxTokens is a read result's budget when max_tokens is not
+// given: with o200k counts, a result stays under a 25k-token client cap
+// even for a tokenizer that counts a fifth more.
+const DefaultMaxTokens = 16000
+
+// MinMaxTokens is the least budget a read takes: below it there is no
+// room for a result's own fields and one cut message.
+const MinMaxTokens = 500
+
+// MaxMaxTokens is the largest budget a read takes; 0 asks for no limit.
+const MaxMaxTokens = 10_000_000
+
+const (
+	// minBody is the least a body is cut to while others are whole: a
+	// cut body still shows its first lines.
+	minBody = 200
+	// fitReserve is kept for the fit fields themselves (the cursor, the
+	// words saying how to read on).
+	fitReserve = 150
+)
+
+// Fit says how a read result was fitted to its budget: what it counts,
+// what it left out or cut, and how to get the rest.
+type Fit struct {
+	// MaxTokens is the budget the result was fitted to.
+	MaxTokens int `json:"max_tokens"`
+	// ResultTokens is what the result's JSON counts, in o200k tokens,
+	// as weft sends it (compact; the text of an MCP tool result).
+	ResultTokens int `json:"result_tokens"`
+	// Complete is true when nothing was left out or cut.
+	Complete bool `json:"complete"`
+	// Omitted counts the items the result would have given but left out
+	// for the budget; Cut the bodies cut short, each ending in a marker
+	// that says how to read the rest.
+	Omitted int `json:"omitted"`
+	Cut     int `json:"cut"`
+	// NextCursor, passed back as cursor with the same arguments, gives
+	// what was left out.
+	NextCursor string `json:"next_cursor,omitempty"`
+	// Next says in words how to get what was left out.
+	Next string `json:"next,omitempty"`
+}
+
+// NoLimit, as a read's max_tokens, asks for everything: for callers in
+// this process and scripts that page themselves (the TUI, weft ls and
+// show), not for agents, whose clients cap what a result may hold.
+const NoLimit = 0
+
+// budgetArg reads a max_tokens argument: the default when it is not
+// given, NoLimit for 0.
+func budgetArg(p *int) (int, error) {
+	if p == nil {
+		return DefaultMaxTokens, nil
+	}
+	if *p < 0 || (*p > 0 && *p < MinMaxTokens) {
+		return 0, invalidf("max_tokens %d is too small for a result: give %d or more (default %d; 0 for no limit)", *p, MinMaxTokens, DefaultMaxTokens)
+	}
+	if *p > MaxMaxTokens {
+		return 0, invalidf("max_tokens %d is more than %d, more than any model takes: give less, or 0 for no limit", *p, MaxMaxTokens)
+	}
+	return *p, nil
+}
+
+// packer fills a result's lists within a budget, in the order of what
+// matters most, and keeps the counts Fit reports.
+type packer struct {
+	max      int // the budget
+	envelope int // tokens of the result without its items
+	room     int // tokens left for items
+	capBody  int // a body longer than this many tokens is cut to it
+	taken    int
+	omitted  int
+	cut      int
+	full     bool // an item did not fit: the rest are left out
+}
+
+// newPacker starts a packer for a result whose frame (lists empty)
+// counts envelope tokens, for candidates whose bodies count about
+// bodies[i] tokens and whose other fields about metas[i]: the body cap
+// is the largest that lets them all fit, but not under minBody.
+func newPacker(max, envelope int, bodies, metas []int) *packer {
+	if max == NoLimit {
+		p := &packer{envelope: envelope, room: unlimited, capBody: unlimited}
+		return p
+	}
+	p := &packer{max: max, envelope: envelope, room: max - envelope - fitReserve}
+	p.capBody = waterLevel(bodies, metas, p.room)
+	return p
+}
+
+// unlimited is the room and cap of a read with no limit.
+const unlimited = 1 << 40
+
+// cutMarkerTokens is about what a cut body's marker counts.
+const cutMarkerTokens = 40
+
+// waterLevel is the largest cap such that the items, their bodies cut to
+// it, fit in room; no less than minBody (when even that does not fit,
+// the items are taken in order until the room is gone).
+func waterLevel(bodies, metas []int, room int) int {
+	total := func(c int) int {
+		n := 0
+		for i, b := range bodies {
+			n += metas[i] + 1
+			if b > c {
+				n += c + cutMarkerTokens
+			} else {
+				n += b
+			}
+		}
+		return n
+	}
+	hi := minBody
+	for _, b := range bodies {
+		hi = max(hi, b)
+	}
+	if total(hi) <= room {
+		return hi
+	}
+	lo := minBody
+	if total(lo) > room {
+		return lo
+	}
+	for lo < hi-1 {
+		mid := lo + (hi-lo)/2
+		if total(mid) <= room {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// take accounts for an item of cost tokens: false when it does not fit,
+// and then no later item is taken either.
+func (p *packer) take(cost int) bool {
+	if p.full || cost+1 > p.room {
+		p.full = true
+		p.omitted++
+		return false
+	}
+	p.room -= cost + 1
+	p.taken++
+	return true
+}
+
+// skip counts an item left out without trying it.
+func (p *packer) skip(n int) { p.omitted += n }
+
+// takeShaped takes an item whose bodies shape cuts to a cap, returning
+// what it then costs and whether it cut anything: at the packer's cap,
+// and for the first item of a result, which is given cut rather than not
+// at all, at smaller caps until it fits what is left. A first item that
+// does not fit even then is taken anyway: every page gives something,
+// so a cursor always moves on.
+func (p *packer) takeShaped(shape func(capBody int) (cost int, cut bool)) bool {
+	cost, cut := shape(p.capBody)
+	if cost+1 > p.room && p.taken == 0 && !p.full {
+		capBody := p.capBody
+		for capBody > minCut && cost+1 > p.room {
+			// Scale the cap by how far over the cost is; what the bodies
+			// do not count (fields, escapes) makes it an estimate, so
+			// try again until it fits.
+			scaled := int(int64(capBody) * int64(max(p.room, 1)) * 9 / 10 / int64(max(cost, 1)))
+			capBody = max(min(scaled, capBody*9/10), minCut)
+			cost, cut = shape(capBody)
+		}
+		if cost+1 > p.room {
+			p.room -= cost + 1
+			p.taken++
+			if cut {
+				p.cut++
+			}
+			return true
+		}
+	}
+	if !p.take(cost) {
+		return false
+	}
+	if cut {
+		p.cut++
+	}
+	return true
+}
+
+// minCut is the least a body is cut to.
+const minCut = 16
+
+// fit fills in a result's Fit: the counts, the cursor (when something
+// was left out) and the words saying how to get it.
+func (p *packer) fit(cur *readCursor, next string) Fit {
+	f := Fit{MaxTokens: p.max, Omitted: p.omitted, Cut: p.cut, Complete: p.omitted == 0 && p.cut == 0}
+	if p.omitted > 0 && cur != nil {
+		f.NextCursor = cur.encode()
+	}
+	if p.omitted > 0 {
+		f.Next = next
+	}
+	used := p.max - fitReserve - p.room
+	if p.max == NoLimit {
+		used = p.envelope + unlimited - p.room
+	}
+	f.ResultTokens = used + countJSON(f) - countJSON(Fit{})
+	return f
+}
+
+// countJSON counts the tokens of a value's JSON, for the small values a
+// result is framed with.
+func countJSON(v any) int {
+	b, err := encodeJSON(v)
+	if err != nil {
+		return 0
+	}
+	return tokens.Count(string(b))
+}
+
+// encodeJSON encodes as the faces do: compact, <, > and & as they are.
+func encodeJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// strTokens estimates the tokens of s as a JSON string, from n, the
+// tokens of s itself: every character JSON escapes can add one (an
+// escape sequence \u001b a few), and the quotes.
+func strTokens(s string, n int) int {
+	if s == "" {
+		return 1
+	}
+	esc := strings.Count(s, "\n") + strings.Count(s, `"`) + strings.Count(s, `\`) + strings.Count(s, "\t") + strings.Count(s, "\r") + 4*strings.Count(s, "\x1b")
+	return n + esc + 2
+}
+
+// textTokens is the tokens of a text whose count n was stored with it;
+// a count that cannot be right for the text's length (a client may give
+// its own) is made again.
+func textTokens(s string, n int) int {
+	if n <= 0 || n*12 < len(s) || n > len(s)+2 {
+		return tokens.Count(s)
+	}
+	return n
+}
+
+// cutText cuts s, which counts about n tokens, to about keep tokens,
+// at a line end near there when one is close, and reports the cut as
+// the characters (runes) kept and those left out.
+func cutText(s string, n, keep int) (head string, kept, rest int) {
+	if keep >= n || len(s) == 0 {
+		return s, utf8.RuneCountInString(s), 0
+	}
+	at := int(int64(len(s)) * int64(max(keep, 0)) / int64(max(n, 1)))
+	at = min(max(at, 0), len(s))
+	for at > 0 && at < len(s) && !utf8.RuneStart(s[at]) {
+		at--
+	}
+	// End at a line when the last fifth of what is kept has one.
+	if nl := strings.LastIndexByte(s[:at], '\n'); nl > 0 && nl >= at*4/5 {
+		at = nl + 1
+	}
+	head = s[:at]
+	return head, utf8.RuneCountInString(head), utf8.RuneCountInString(s[at:])
+}
+
+// thousands writes n with commas between thousands: 12,345.
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	if n < 0 {
+		return "-" + thousands(-n)
+	}
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// fitPart gives the Fit of a result that embeds one, for fitTo.
+func (f *Fit) fitPart() *Fit { return f }
+
+// fitted is a read result: one that embeds a Fit.
+type fitted interface{ fitPart() *Fit }
+
+// fitTo makes a read tool's result honest about its size and as full as
+// its budget lets. The packing plans with estimates of what items count
+// (the bodies' stored counts, their fields' lengths); then the result's
+// JSON, as the faces send it, is counted exactly: that count is
+// result_tokens, and when it is over the budget, or well under it with
+// something left out or cut, the read runs again with the budget it
+// packs to scaled by how far the estimate was off, then halfway between
+// the largest that fit and the least that did not, a few times at most.
+// A result over its budget is given only when none fits (a budget
+// smaller than the result's frame).
+func fitTo[A, R any](fn func(*Service, context.Context, A) (R, error)) func(*Service, context.Context, A) (R, error) {
+	return func(s *Service, ctx context.Context, a A) (R, error) {
+		best, err := fn(s, ctx, a)
+		if err != nil {
+			return best, err
+		}
+		fitOf := func(r *R) *Fit { return any(r).(fitted).fitPart() }
+		bestN := settle(&best, fitOf(&best))
+		budget := fitOf(&best).MaxTokens
+		field := budgetField(&a)
+		if budget == NoLimit || field == nil {
+			return best, nil
+		}
+		scale := func(ask, n int) int { return int(float64(ask) * float64(budget) * 0.95 / float64(max(n, 1))) }
+		fits := bestN <= budget
+		// lo is the largest budget packed to that is known to fit, hi
+		// the least known to go over; loN and hiN what they gave.
+		lo, hi, loN, hiN := 0, 0, 0, 0
+		if fits {
+			lo, loN = budget, bestN
+		} else {
+			hi, hiN = budget, bestN
+		}
+		for range 4 {
+			if fits && (fitOf(&best).Complete || bestN >= budget*9/10) {
+				break
+			}
+			var ask int
+			switch {
+			case hi == 0:
+				ask = min(scale(lo, loN), 2*budget)
+			case lo == 0:
+				ask = scale(hi, hiN)
+			default:
+				ask = lo + (hi-lo)/2
+			}
+			ask = max(ask, MinMaxTokens)
+			if (hi != 0 && ask >= hi) || (lo != 0 && ask <= lo) {
+				break // nothing between what fits and what does not
+			}
+			*field = &ask
+			again, err := fn(s, ctx, a)
+			if err != nil {
+				return again, err
+			}
+			n := settle(&again, fitOf(&again))
+			if n <= budget {
+				lo, loN = ask, n
+				if !fits || n >= bestN {
+					best, bestN, fits = again, n, true
+				}
+			} else {
+				hi, hiN = ask, n
+				if !fits {
+					best, bestN = again, n
+				}
+			}
+		}
+		fitOf(&best).MaxTokens = budget
+		settle(&best, fitOf(&best))
+		return best, nil
+	}
+}
+
+// settle sets a result's result_tokens to the exact count of its JSON
+// and returns it.
+func settle(res any, f *Fit) int {
+	for range 3 {
+		n := countJSON(res)
+		if n == f.ResultTokens {
+			break
+		}
+		f.ResultTokens = n // its own digits count too: count again
+	}
+	return f.ResultTokens
+}
+
+// budgetField is the MaxTokens argument of a read's arguments (a
+// pointer to them), or nil.
+func budgetField(args any) **int {
+	v := reflect.ValueOf(args).Elem()
+	f := v.FieldByName("MaxTokens")
+	if !f.IsValid() || f.Type() != reflect.TypeFor[*int]() {
+		return nil
+	}
+	return f.Addr().Interface().(**int)
+}

@@ -1,0 +1,111 @@
+package ops
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"weft/formats"
+	"weft/internal/tokens"
+	"weft/model"
+)
+
+// toolRounds makes a session of n rounds of a request, a tool call and
+// a tool's output of about size bytes (code, many lines, tabs and
+// quotes: what JSON escapes), stored as an import stores them.
+func toolRounds(f *fixture, n, size int) string {
+	f.t.Helper()
+	sid := f.session("tool rounds", 0)
+	var msgs []model.NewMessage
+	for k := range n {
+		var out strings.Builder
+		for line := 0; out.Len() < size; line++ {
+			fmt.Fprintf(&out, "\tif err := step%d_%d(\"quoted\"); err != nil {\n\t\treturn err\n\t}\n", k, line)
+		}
+		call := []model.Part{{Type: model.PartText, Text: "Reading."}, {Type: model.PartToolCall, ToolCallID: fmt.Sprint("c", k), ToolName: "Read", Input: json.RawMessage(`{"file_path":"/x.go"}`)}}
+		result := []model.Part{{Type: model.PartToolResult, ToolCallID: fmt.Sprint("c", k), Text: out.String()}}
+		msgs = append(msgs,
+			model.NewMessage{Role: model.RoleUser, Content: fmt.Sprintf("Round %d: read the file.", k)},
+			model.NewMessage{Role: model.RoleAssistant, Content: formats.RenderContent(call), Parts: model.EncodeParts(call)},
+			model.NewMessage{Role: model.RoleTool, Content: formats.RenderContent(result), Parts: model.EncodeParts(result)})
+	}
+	if _, err := f.svc.AppendMessages(context.Background(), AppendMessagesArgs{SessionID: sid, Messages: msgs}); err != nil {
+		f.t.Fatal(err)
+	}
+	return sid
+}
+
+// TestReadsHoldAnyBudget: whatever the budget, from the least to a large
+// one, every read's result counts what result_tokens says, exactly, and
+// no more than max_tokens; and a result that leaves something out is not
+// far under its budget (the estimate is corrected, not trusted).
+func TestReadsHoldAnyBudget(t *testing.T) {
+	f := newFixture(t)
+	sid := toolRounds(f, 30, 6000)
+	reads := map[string]string{
+		"get_conversation_context": `"turns":90`,
+		"get_startup_context":      `"summaries":2`,
+		"get_turns_since":          `"timestamp":"2000-01-01"`,
+		"get_turns_around":         `"timestamp":"2000-01-01","count":60`,
+		"get_message_range":        `"start_idx":0,"end_idx":89`,
+		"search_session_history":   `"query":"quoted","whole":true`,
+		"get_session_history":      `"format":"text"`,
+		"list_operations":          `"active_only":false`,
+	}
+	for name, args := range reads {
+		for _, budget := range []int{MinMaxTokens, 700, 1000, 1500, 2500, 4000, 7000, 12000, DefaultMaxTokens, 30000} {
+			res := f.mustCall(name, fmt.Sprintf(`{"session_id":%q,%s,"max_tokens":%d}`, sid, args, budget))
+			fit := fitOfValue(res)
+			n := countJSON(res)
+			if fit.ResultTokens != n || n > budget || fit.MaxTokens != budget {
+				t.Errorf("%s max_tokens=%d: result_tokens %d, max_tokens %d; its JSON counts %d", name, budget, fit.ResultTokens, fit.MaxTokens, n)
+			}
+			if fit.Omitted > 0 && n < budget*6/10 && budget >= 1000 {
+				t.Errorf("%s max_tokens=%d: %d tokens with %d left out", name, budget, n, fit.Omitted)
+			}
+		}
+	}
+}
+
+// fitOfValue is the Fit a read's result (a value) embeds.
+func fitOfValue(res any) *Fit {
+	p := reflect.New(reflect.TypeOf(res))
+	p.Elem().Set(reflect.ValueOf(res))
+	return p.Interface().(fitted).fitPart()
+}
+
+// TestTextAppearsOnce: a tool's output is the content of its message,
+// and its part keeps only the structure; a part whose text the content
+// does not show (thinking) keeps it.
+func TestTextAppearsOnce(t *testing.T) {
+	f := newFixture(t)
+	sid := f.session("parts", 0)
+	output := "line one of the output\nline two"
+	result := []model.Part{{Type: model.PartToolResult, ToolCallID: "c1", Text: output}}
+	answer := []model.Part{{Type: model.PartThinking, Text: "weighing the two lines"}, {Type: model.PartText, Text: "Two lines."}}
+	msgs := []model.NewMessage{
+		{Role: model.RoleTool, Content: formats.RenderContent(result), Parts: model.EncodeParts(result)},
+		{Role: model.RoleAssistant, Content: "Two lines.", Parts: model.EncodeParts(answer)},
+	}
+	if _, err := f.svc.AppendMessages(context.Background(), AppendMessagesArgs{SessionID: sid, Messages: msgs}); err != nil {
+		t.Fatal(err)
+	}
+	r := f.mustCall("get_message_range", fmt.Sprintf(`{"session_id":%q,"start_idx":0,"end_idx":1}`, sid)).(MessageRangeResult)
+	b, _ := encodeJSON(r)
+	if n := strings.Count(string(b), "line one of the output"); n != 1 {
+		t.Errorf("the tool's output appears %d times: %s", n, b)
+	}
+	tool, said := r.Messages[0], r.Messages[1]
+	if len(tool.Parts) != 1 || tool.Parts[0].Type != model.PartToolResult || tool.Parts[0].ToolCallID != "c1" || tool.Parts[0].Text != "" {
+		t.Errorf("the tool result's part: %+v", tool.Parts)
+	}
+	if len(said.Parts) != 2 || said.Parts[0].Text != "weighing the two lines" || said.Parts[1].Text != "" {
+		t.Errorf("the answer's parts: %+v", said.Parts)
+	}
+	if n := tokens.Count(string(b)); r.ResultTokens != n {
+		t.Errorf("result_tokens %d, the JSON counts %d", r.ResultTokens, n)
+	}
+}
