@@ -94,6 +94,7 @@ type app struct {
 	noMCP   bool           // --no-mcp
 	token   string         // --token; the environment's WEFT_TOKEN when empty
 	origins []string       // --allow-origin, each an origin browsers may call from
+	follow  []string       // the TUI's --follow files
 	globals *pflag.FlagSet // the root's flags, which every command inherits
 
 	// started is set once cobra accepted the command line and the command
@@ -112,15 +113,19 @@ type environment struct {
 	noColor bool   // $NO_COLOR is set and not empty (no-color.org)
 	editor  string // $VISUAL, else $EDITOR
 	pager   string // $PAGER (empty: the TUI runs less)
+	// claudeDir is Claude Code's folder: $CLAUDE_CONFIG_DIR, else
+	// ~/.claude (weft export --format claude-code --project).
+	claudeDir string
 }
 
 func readEnvironment() environment {
 	return environment{
-		db:      defaultDB(),
-		token:   os.Getenv("WEFT_TOKEN"),
-		noColor: os.Getenv("NO_COLOR") != "",
-		editor:  editorCommand(),
-		pager:   os.Getenv("PAGER"),
+		db:        defaultDB(),
+		token:     os.Getenv("WEFT_TOKEN"),
+		noColor:   os.Getenv("NO_COLOR") != "",
+		editor:    editorCommand(),
+		pager:     os.Getenv("PAGER"),
+		claudeDir: claudeConfigDir(),
 	}
 }
 

@@ -43,7 +43,9 @@ weft demo
 # the TUI on a session of your own file, in the light theme
 weft --db ~/threads.db --theme light "auth design"
 # the TUI without the MCP listener
-weft "auth design" --no-mcp`,
+weft "auth design" --no-mcp
+# the TUI on a Claude Code session, following it as it is written
+weft --follow ~/.claude/projects/-home-ana-app/0f3c2a55-6b1e-4c8e-9d2a-3b4c5d6e7f80.jsonl`,
 		Args: a.positional(func(args []string) error {
 			if len(args) > 1 {
 				return usageErr("unknown command %q (weft --help shows the commands)", args[0])
@@ -98,6 +100,7 @@ weft "auth design" --no-mcp`,
 	fs.StringArrayVar(&a.origins, "allow-origin", nil, "a browser `ORIGIN` (scheme://host[:port]) allowed to call the embedded listener, with CORS; repeatable")
 	root.RegisterFlagCompletionFunc("theme", completeThemes)
 	a.globals = fs
+	root.Flags().StringArrayVar(&a.follow, "follow", nil, "import this file (a Claude Code session, a Codex rollout) and keep importing what it gains while the TUI is open; repeat for more files")
 
 	root.AddCommand(
 		a.lsCommand(), a.newCommand(), a.showCommand(), a.callCommand(),
@@ -161,9 +164,10 @@ func completeThemes(*cobra.Command, []string, string) ([]string, cobra.ShellComp
 // embedded listener unless --no-mcp.
 //
 // A file that is not there is made only when it is the default database
-// (weft's first run); one named with --db is more likely mistyped.
+// (weft's first run) or --follow imports into it; one named with --db is
+// otherwise more likely mistyped.
 func (a *app) openTUI(ctx context.Context, session string) error {
-	if _, err := os.Stat(a.db); errors.Is(err, os.ErrNotExist) && a.db != a.env.db {
+	if _, err := os.Stat(a.db); errors.Is(err, os.ErrNotExist) && a.db != a.env.db && len(a.follow) == 0 {
 		return a.noDatabase()
 	}
 	st, err := store.Open(a.db, store.Options{})
@@ -180,6 +184,13 @@ func (a *app) openTUI(ctx context.Context, session string) error {
 			return fmt.Errorf("%w (and %q is not a command: weft --help lists them)", err, session)
 		}
 		opts.Session = session
+	}
+	if len(a.follow) > 0 {
+		stop, err := a.followInTUI(ctx, svc, logger, &opts)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	lc := a.listen()
 	lc.logger = logger

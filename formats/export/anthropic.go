@@ -124,11 +124,18 @@ type anPlan struct {
 	continued bool
 }
 
-func planAnthropic(items []formats.Item) *anPlan {
+func planAnthropic(items []formats.Item) *anPlan { return planMessages(items, true) }
+
+// planMessages reads items as Messages API messages. With systemPrompt,
+// the leading system messages are the system prompt and later ones user
+// text "[system] ..."; without it (a Claude Code transcript, which has
+// no place for one) every system message is a user message as it is,
+// for the writer to label.
+func planMessages(items []formats.Item, systemPrompt bool) *anPlan {
 	x := xpRead(items, xpAnthropic)
 	var system strings.Builder
 	start := 0
-	for ; start < len(x.xi); start++ {
+	for ; systemPrompt && start < len(x.xi); start++ {
 		xi := &x.xi[start]
 		if !xi.live() {
 			continue
@@ -149,7 +156,9 @@ func planAnthropic(items []formats.Item) *anPlan {
 		case model.RoleAssistant:
 			role = model.RoleAssistant
 		case model.RoleSystem:
-			x.bl[xi.lo].text = "[system] " + x.bl[xi.lo].text
+			if systemPrompt {
+				x.bl[xi.lo].text = "[system] " + x.bl[xi.lo].text
+			}
 		}
 		if n := len(msgs); n > 0 && msgs[n-1].role == role {
 			msgs[n-1].hi = xi.hi

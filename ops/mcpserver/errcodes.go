@@ -1,8 +1,10 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -14,7 +16,8 @@ import (
 // code 0, which JSON-RPC does not define and clients cannot act on (a
 // relay's missing token, a second initialize). Every error weft answers
 // gets a code: the errors of handlers here (errorCodes), the SDK's
-// refusals before any handler runs on stdio (codedTransport).
+// refusals before any handler runs on stdio (codedTransport) and over
+// HTTP (codedWriter).
 
 // errorCodes gives every error a method returns a JSON-RPC code: a
 // refused request is invalid params, a second initialize an invalid
@@ -73,3 +76,34 @@ func (c codedConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	}
 	return c.Connection.Write(ctx, msg)
 }
+
+// codedWriter gives a code to the errors the SDK answers on its own over
+// Streamable HTTP, before any handler runs: a call in a session whose
+// initialize never completed (its client gave up on the answer) is
+// refused with no code. The SDK's HTTP transport takes no wrapper as
+// stdio's does, so the fix is made on the way out: the SDK writes each
+// message whole in one Write (a JSON body, or one SSE event, replayed
+// ones too), and an uncoded error starts with a prefix that cannot occur
+// inside a JSON string (its quotes would be escaped there).
+type codedWriter struct{ http.ResponseWriter }
+
+var (
+	uncodedError = []byte(`"error":{"code":0,"message"`)
+	invalidError = []byte(`"error":{"code":-32600,"message"`)
+)
+
+func (w codedWriter) Write(p []byte) (int, error) {
+	if !bytes.Contains(p, uncodedError) {
+		return w.ResponseWriter.Write(p)
+	}
+	if _, err := w.ResponseWriter.Write(bytes.ReplaceAll(p, uncodedError, invalidError)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// Flush sends what was written, as the SDK's streams need.
+func (w codedWriter) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
+
+// Unwrap gives http.ResponseController the writer underneath.
+func (w codedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

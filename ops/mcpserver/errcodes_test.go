@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -100,4 +101,26 @@ func errorIn(t *testing.T, body io.Reader) (int, string) {
 		t.Fatalf("not a JSON-RPC error: %s", data)
 	}
 	return *m.Error.Code, m.Error.Message
+}
+
+// The SDK's own refusal over HTTP of a call in a session not yet
+// initialized is given a code on its way out, in a JSON body or an SSE
+// event alike; a message that quotes such an error in a string is left
+// as it is.
+func TestCodedWriterGivesTheSDKsRefusalsACode(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"jsonrpc":"2.0","id":2,"error":{"code":0,"message":"method \"tools/call\" is invalid during session initialization"}}`,
+			`{"jsonrpc":"2.0","id":2,"error":{"code":-32600,"message":"method \"tools/call\" is invalid during session initialization"}}`},
+		{"event: message\nid: x_1\ndata: {\"jsonrpc\":\"2.0\",\"id\":3,\"error\":{\"code\":0,\"message\":\"m\"}}\n\n",
+			"event: message\nid: x_1\ndata: {\"jsonrpc\":\"2.0\",\"id\":3,\"error\":{\"code\":-32600,\"message\":\"m\"}}\n\n"},
+		{`{"jsonrpc":"2.0","id":4,"result":{"text":"\"error\":{\"code\":0,\"message\""}}`,
+			`{"jsonrpc":"2.0","id":4,"result":{"text":"\"error\":{\"code\":0,\"message\""}}`},
+		{`{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"bad"}}`, `{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"bad"}}`},
+	} {
+		rec := httptest.NewRecorder()
+		n, err := codedWriter{rec}.Write([]byte(tc.in))
+		if err != nil || n != len(tc.in) || rec.Body.String() != tc.want {
+			t.Errorf("wrote %q (n=%d, %v), want %q", rec.Body.String(), n, err, tc.want)
+		}
+	}
 }

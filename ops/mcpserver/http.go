@@ -76,7 +76,7 @@ func (s *Server) Handler(o HandlerOptions) http.Handler {
 		EventStore:          mcp.NewMemoryEventStore(nil),
 	})
 	keeper := newSessionKeeper(s, timeout)
-	kept := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { keeper.serve(mcpHandler, w, r) })
+	kept := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { keeper.serve(mcpHandler, codedWriter{w}, r) })
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", checkJSONRPC(s.endingSessions(kept)))
 	mux.HandleFunc("/api", s.serveToolList)

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -54,6 +56,9 @@ func mcpPost(t *testing.T, url, session, body string) *http.Response {
 func initialize(t *testing.T, url string) string {
 	t.Helper()
 	resp := mcpPost(t, url, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"`+legacyVersion+`","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	// The answer is read, as a client does: a body closed unread cancels
+	// the request, and the session is left uninitialized.
+	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	sid := resp.Header.Get("Mcp-Session-Id")
 	if resp.StatusCode != http.StatusOK || sid == "" {
@@ -135,16 +140,29 @@ func TestDroppedStreamResumes(t *testing.T) {
 		t.Fatalf("priming event %+v: want an id and a retry time", prime)
 	}
 
-	req, _ := http.NewRequest("GET", ts.URL+"/mcp", nil)
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Mcp-Session-Id", session)
-	req.Header.Set("MCP-Protocol-Version", legacyVersion)
-	req.Header.Set("Last-Event-ID", prime.id)
+	// As a client does, it waits the retry time before it resumes, and
+	// again while the server has not yet seen the old stream go (409).
+	retry, err := strconv.Atoi(prime.retry)
+	if err != nil {
+		t.Fatalf("retry %q is not a number of milliseconds", prime.retry)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	resp, err := http.DefaultClient.Do(req.WithContext(ctx))
-	if err != nil {
-		t.Fatal(err)
+	for {
+		time.Sleep(time.Duration(retry) * time.Millisecond)
+		req, _ := http.NewRequest("GET", ts.URL+"/mcp", nil)
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Mcp-Session-Id", session)
+		req.Header.Set("MCP-Protocol-Version", legacyVersion)
+		req.Header.Set("Last-Event-ID", prime.id)
+		resp, err = http.DefaultClient.Do(req.WithContext(ctx))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusConflict {
+			break
+		}
+		resp.Body.Close()
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
