@@ -93,6 +93,7 @@ type app struct {
 	mcpAddr string         // --mcp-addr
 	noMCP   bool           // --no-mcp
 	token   string         // --token; the environment's WEFT_TOKEN when empty
+	origins []string       // --allow-origin, each an origin browsers may call from
 	follow  []string       // the TUI's --follow files
 	globals *pflag.FlagSet // the root's flags, which every command inherits
 
@@ -134,7 +135,7 @@ func (a *app) bearer() string { return cmp.Or(a.token, a.env.token) }
 
 // listen is what the root flags say about an embedded listener.
 func (a *app) listen() listenConfig {
-	return listenConfig{addr: a.mcpAddr, off: a.noMCP, token: a.bearer()}
+	return listenConfig{addr: a.mcpAddr, off: a.noMCP, token: a.bearer(), origins: a.origins}
 }
 
 // tuiOptions are the TUI's options from the flags and the environment.

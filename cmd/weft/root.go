@@ -16,6 +16,7 @@ import (
 
 	"weft/internal/termsafe"
 	"weft/ops"
+	"weft/ops/mcpserver"
 	"weft/store"
 	"weft/themes"
 	"weft/tui"
@@ -23,7 +24,7 @@ import (
 
 // tuiFlags are the root flags that only the TUI (and demo, and mcp's
 // listener) use.
-var tuiFlags = []string{"theme", "mcp-addr", "no-mcp", "token"}
+var tuiFlags = []string{"theme", "mcp-addr", "no-mcp", "token", "allow-origin"}
 
 // rootCommand builds weft's command tree: weft [SESSION] opens the TUI,
 // and each command is a child.
@@ -62,6 +63,11 @@ weft --follow ~/.claude/projects/-home-ana-app/0f3c2a55-6b1e-4c8e-9d2a-3b4c5d6e7
 			if err := a.checkToken(cmd); err != nil {
 				return err
 			}
+			for _, o := range a.origins {
+				if _, err := mcpserver.CheckOrigin(o); err != nil {
+					return usageErr("--allow-origin: %v", err)
+				}
+			}
 			if a.theme != "" {
 				if _, err := themes.Lookup(a.theme); err != nil {
 					return usageErr("%v", err)
@@ -91,6 +97,7 @@ weft --follow ~/.claude/projects/-home-ana-app/0f3c2a55-6b1e-4c8e-9d2a-3b4c5d6e7
 	fs.StringVar(&a.mcpAddr, "mcp-addr", "", "where the TUI's MCP listener listens (default 127.0.0.1:7433)")
 	fs.BoolVar(&a.noMCP, "no-mcp", false, "open the TUI without the MCP listener")
 	fs.StringVar(&a.token, "token", "", "bearer token agents must send to the embedded listener (default $WEFT_TOKEN)")
+	fs.StringArrayVar(&a.origins, "allow-origin", nil, "a browser `ORIGIN` (scheme://host[:port]) allowed to call the embedded listener, with CORS; repeatable")
 	root.RegisterFlagCompletionFunc("theme", completeThemes)
 	a.globals = fs
 	root.Flags().StringArrayVar(&a.follow, "follow", nil, "import this file (a Claude Code session, a Codex rollout) and keep importing what it gains while the TUI is open; repeat for more files")

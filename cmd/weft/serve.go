@@ -24,10 +24,11 @@ func (a *app) serveCommand() *cobra.Command {
 		Short: "Serve MCP and the HTTP API without a TUI",
 		Long: `serve serves MCP (Streamable HTTP at /mcp) and the HTTP API (POST /api/TOOL with the arguments as the JSON body; GET /api lists the tools, GET /healthz answers health; POST /outline, /export and /import for what weft show, export and import do) on --addr, logging to stderr, until interrupted. The address is written next to the database as <db>.addr, so that every other weft command on the file goes through it.
 
-It binds loopback by default; off loopback it requires a bearer token (--token, default $WEFT_TOKEN), and clients without it get 401.`,
+It binds loopback by default; off loopback it requires a bearer token (--token, default $WEFT_TOKEN), and clients without it get 401. Browser pages from another origin are refused, but for the origins given with --allow-origin, which get CORS.`,
 		Example: `
 weft serve
 weft serve --addr 0.0.0.0:7433 --token "$(openssl rand -hex 16)"
+weft serve --allow-origin http://localhost:5173
 curl -X POST localhost:7433/api/get_message_range -d '{"start_idx":0,"end_idx":9}'`,
 		Args: a.positional(func(args []string) error {
 			if len(args) > 0 {
@@ -37,27 +38,29 @@ curl -X POST localhost:7433/api/get_message_range -d '{"start_idx":0,"end_idx":9
 		}),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.withService(func(svc *ops.Service) error {
-				return serve(cmd.Context(), svc, addr, a.bearer(), a.stderr)
+				return serve(cmd.Context(), svc, mcpserver.ListenOptions{Addr: addr, Token: a.bearer(), Origins: a.origins}, a.stderr)
 			})
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", mcpserver.DefaultAddr, "where to listen, host:port (off loopback only with a token)")
 	a.describeFlag(cmd, "token", "bearer token clients must send (default $WEFT_TOKEN)")
+	a.describeFlag(cmd, "allow-origin", "a browser `ORIGIN` (scheme://host[:port]) allowed to call, with CORS; repeatable")
 	a.hideFlags(cmd, "theme", "mcp-addr", "no-mcp")
 	return cmd
 }
 
 // serve serves MCP and the HTTP API without a TUI, logging to stderr,
 // until SIGINT or SIGTERM.
-func serve(ctx context.Context, svc *ops.Service, addr, token string, stderr io.Writer) error {
+func serve(ctx context.Context, svc *ops.Service, o mcpserver.ListenOptions, stderr io.Writer) error {
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := mcpserver.Serve(ctx, svc, mcpserver.ListenOptions{Addr: addr, Token: token, Logger: logger}, func(l *mcpserver.Listener) {
+	o.Logger = logger
+	err := mcpserver.Serve(ctx, svc, o, func(l *mcpserver.Listener) {
 		if n := l.Notice(); n != "" {
 			logger.Warn(n)
 		}
-		logger.Info("weft is serving", "db", svc.Store().Path(), "mcp", l.MCPURL(), "api", l.URL()+"/api/TOOL", "token", token != "")
+		logger.Info("weft is serving", "db", svc.Store().Path(), "mcp", l.MCPURL(), "api", l.URL()+"/api/TOOL", "token", o.Token != "", "origins", o.Origins)
 	})
 	if errors.Is(err, mcpserver.ErrNeedsToken) {
 		return fmt.Errorf("%w (--token T or WEFT_TOKEN)", err)
