@@ -17,6 +17,9 @@ type Item struct {
 	CreatedAt time.Time
 	Tokens    int
 	Tags      []string
+	// Meta is a stored message's meta (what its source said of it:
+	// model, cwd, ...), shared with the message: read only.
+	Meta      map[string]string
 	Synthetic bool
 	// OpID and OpType name the operation that made a synthetic item.
 	OpID   string
@@ -24,4 +27,10 @@ type Item struct {
 	// Summary marks a summary (a digest's item, or the revision of
 	// exactly one).
 	Summary bool
+	// MessageCount and TimeSpanStart..TimeSpanEnd say what a synthetic
+	// item stands for: how many stored messages (on the first item of
+	// its operation) and their time span.
+	MessageCount  int
+	TimeSpanStart time.Time
+	TimeSpanEnd   time.Time
 }

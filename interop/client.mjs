@@ -2,12 +2,15 @@
 // team did not write, against weft over stdio (it launches `weft --db FILE
 // mcp`) and over Streamable HTTP (a running weft serve): it lists the
 // tools, calls some including an edit and finds the edit in
-// list_operations under its own name, reads every resource and the
-// startup prompt, pages reads fitted to max_tokens to the end, and checks the listener's HTTP guard (a foreign Origin
-// gets 403, a missing token 401).
+// list_operations under its own name, lists the sessions as resources
+// (page by page), completes session IDs (client.complete), reads every
+// resource and the startup prompt, pages reads fitted to max_tokens to
+// the end, and checks the listener's HTTP guard (a foreign Origin gets
+// 403, a missing token 401, CORS only for an allowed origin).
 //
 //   WEFT_BIN=… WEFT_CLIENTS=.clients node interop/client.mjs \
-//       --db FILE --session ID --url http://127.0.0.1:PORT/mcp --token T
+//       --db FILE --session ID --url http://127.0.0.1:PORT/mcp --token T \
+//       [--origin ORIGIN]   (an origin weft serve allows: CORS is checked)
 //
 // The SDK is imported by path from WEFT_CLIENTS/node_modules: ESM ignores
 // NODE_PATH. The last line printed is RESULT {json}; any failure exits 1.
@@ -24,6 +27,7 @@ const { values: opt } = parseArgs({
     session: { type: "string" },
     url: { type: "string" },
     token: { type: "string", default: "" },
+    origin: { type: "string", default: "" },
   },
 });
 const WEFT = process.env.WEFT_BIN;
@@ -124,8 +128,26 @@ async function exercise(name, client, names) {
   eq(after.operations.length, ops.operations.length, "refused edits changed nothing");
 
   step = `${name} resources`;
-  const { resources } = await client.listResources();
-  eq(resources.map((r) => r.uri).sort(), ["weft://sessions", "weft://sessions/recent"], "resources");
+  // weft's fixed resources, then one per session, a page at a time.
+  const resources = [];
+  let pages = 0;
+  for (let cursor; ; ) {
+    const page = await client.listResources(cursor ? { cursor } : {});
+    resources.push(...page.resources);
+    pages++;
+    if (!page.nextCursor) break;
+    check(pages < 1000, "resources/list does not end");
+    cursor = page.nextCursor;
+  }
+  const isSession = (uri) => /^weft:\/\/sessions\/[^/]+$/.test(uri) && uri !== "weft://sessions/recent";
+  eq(resources.filter((r) => !isSession(r.uri)).map((r) => r.uri).sort(), ["weft://sessions", "weft://sessions/recent"], "fixed resources");
+  const listed = resources.filter((r) => isSession(r.uri));
+  eq(new Set(listed.map((r) => r.uri)).size, listed.length, "each session listed once");
+  const mine = listed.find((r) => r.uri === `weft://sessions/${S}`);
+  check(mine, `resources/list lacks weft://sessions/${S}: ${JSON.stringify(listed.map((r) => r.uri))}`);
+  eq([mine.title, mine.mimeType], ["interop thread", "application/json"], "the session's resource");
+  check(/^A weft session: \d+ messages, \d+ operations?;/.test(mine.description) && /created \d{4}-\d\d-\d\d/.test(mine.description), `the session's description: ${mine.description}`);
+  st.sessions_listed = listed.length;
   const { resourceTemplates } = await client.listResourceTemplates();
   eq(resourceTemplates.map((r) => r.uriTemplate).sort(), ["weft://sessions/recent{?max_tokens}", "weft://sessions/{id}/context{?max_tokens,cursor}", "weft://sessions/{id}{?max_tokens,cursor}", "weft://sessions{?max_tokens,cursor}"], "templates");
   const read = async (uri) => {
@@ -137,6 +159,8 @@ async function exercise(name, client, names) {
   };
   const all = await read("weft://sessions");
   check(all.sessions.some((s) => s.session_id === S), "weft://sessions lacks the session");
+  eq(listed.map((r) => r.uri.slice("weft://sessions/".length)).sort(), all.sessions.map((s) => s.session_id).sort(), "the sessions listed as resources are weft://sessions'");
+  await read(mine.uri);
   const recent = await read("weft://sessions/recent");
   eq(recent.sessions[0].session_id, S, "the session just edited is the most recent");
   const one = await read(`weft://sessions/${S}`);
@@ -195,6 +219,21 @@ async function exercise(name, client, names) {
     check(e.code === -32602 && /max_tokens "lots" is not a whole number/.test(e.message), `error ${e.code} ${e.message}`);
   }
 
+  // Completion of session IDs: the prompt's session_id gets titles, a
+  // template's {id} gets IDs.
+  step = `${name} completion/complete`;
+  check(client.getServerCapabilities()?.completions, "the completions capability is not declared");
+  const byTitle = await client.complete({ ref: { type: "ref/prompt", name: "startup" }, argument: { name: "session_id", value: "interop" } });
+  eq(byTitle.completion.values, ["interop thread"], "startup session_id completion of \"interop\"");
+  eq(byTitle.completion.total, 1, "completion total");
+  const everyOne = await client.complete({ ref: { type: "ref/prompt", name: "startup" }, argument: { name: "session_id", value: "" } });
+  eq(everyOne.completion.total, all.sessions.length, "an empty value completes to every session");
+  const byID = await client.complete({ ref: { type: "ref/resource", uri: "weft://sessions/{id}" }, argument: { name: "id", value: S.slice(0, 12) } });
+  check(byID.completion.values.includes(S), `{id} completion of ${S.slice(0, 12)}: ${JSON.stringify(byID.completion)}`);
+  const ctxID = await client.complete({ ref: { type: "ref/resource", uri: "weft://sessions/{id}/context" }, argument: { name: "id", value: "interop" } });
+  eq(ctxID.completion.values, [S], "{id} of the context template completes a title to its ID");
+  st.completions = 4;
+
   step = `${name} prompts/get startup`;
   const prompt = await client.getPrompt({ name: "startup", arguments: { session_id: S } });
   check(prompt.messages[0].content.text.startsWith('Startup context for "interop thread"'), "startup prompt");
@@ -224,6 +263,25 @@ async function guard(url, token) {
   const sid = own.headers.get("mcp-session-id");
   await own.text();
   if (sid) await fetch(url, { method: "DELETE", headers: { "Mcp-Session-Id": sid, ...auth } });
+
+  if (opt.origin) {
+    // A browser page on the allowed origin: its preflight is answered
+    // without the token, and it may read the session ID; the foreign one
+    // above got no CORS headers.
+    step = "HTTP guard: CORS for the allowed origin";
+    eq(evil.headers.get("access-control-allow-origin"), null, "CORS headers for a foreign Origin");
+    const pre = await fetch(url, { method: "OPTIONS", headers: { Origin: opt.origin, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization, content-type, mcp-session-id, mcp-protocol-version, last-event-id" } });
+    eq([pre.status, pre.headers.get("access-control-allow-origin")], [204, opt.origin], "preflight from the allowed origin");
+    const allowed = (pre.headers.get("access-control-allow-headers") ?? "").toLowerCase();
+    for (const h of ["mcp-session-id", "mcp-protocol-version", "last-event-id", "authorization", "content-type"]) check(allowed.includes(h), `preflight allows ${allowed}, not ${h}`);
+    const page = await post({ Origin: opt.origin, "Sec-Fetch-Site": "cross-site" });
+    eq([page.status, page.headers.get("access-control-allow-origin")], [200, opt.origin], "initialize from the allowed origin");
+    check((page.headers.get("access-control-expose-headers") ?? "").toLowerCase().includes("mcp-session-id"), "Mcp-Session-Id is not exposed");
+    const psid = page.headers.get("mcp-session-id");
+    await page.text();
+    if (psid) await fetch(url, { method: "DELETE", headers: { "Mcp-Session-Id": psid, ...auth } });
+    stats.cors = "ok";
+  }
 
   if (token) {
     step = "HTTP guard: token";
@@ -273,9 +331,9 @@ async function main() {
 try {
   await main();
   for (const [t, s] of Object.entries(stats)) {
-    if (typeof s === "object") console.log(`sdk/${t}: ok: ${s.tool_calls} tool calls, ${s.resources_read} resources read, ${s.prompts} prompt, ${s.error_paths} error paths`);
+    if (typeof s === "object") console.log(`sdk/${t}: ok: ${s.tool_calls} tool calls, ${s.resources_read} resources read, ${s.sessions_listed} sessions listed as resources, ${s.completions} completions, ${s.prompts} prompt, ${s.error_paths} error paths`);
   }
-  console.log("sdk/http guard: ok: foreign Origin 403, cross-site 403, own Origin 200" + (opt.token ? ", no or wrong token 401" : ""));
+  console.log("sdk/http guard: ok: foreign Origin 403, cross-site 403, own Origin 200" + (opt.token ? ", no or wrong token 401" : "") + (opt.origin ? `, CORS for ${opt.origin} only` : ""));
   console.log("RESULT " + JSON.stringify(stats));
 } catch (e) {
   console.error(`sdk: FAIL: ${e.message}`);

@@ -458,7 +458,13 @@ async function main() {
   // Resources and the prompt.
   step = "resources";
   const [rl, tl] = await par([() => method(["--method", "resources/list"]), () => method(["--method", "resources/templates/list"])]);
-  eq(rl.resources.map((r) => r.uri).sort(), ["weft://sessions", "weft://sessions/recent"], "resources");
+  // The fixed resources, then one per session (three fit on a page).
+  const sessionURI = /^weft:\/\/sessions\/([^/]+)$/;
+  eq(rl.resources.filter((r) => !sessionURI.test(r.uri) || r.uri === "weft://sessions/recent").map((r) => r.uri).sort(), ["weft://sessions", "weft://sessions/recent"], "resources");
+  const asResources = rl.resources.filter((r) => sessionURI.test(r.uri) && r.uri !== "weft://sessions/recent");
+  check(!rl.nextCursor && asResources.length === 3, "three sessions listed as resources", JSON.stringify(rl).slice(0, 600));
+  const ours = asResources.find((r) => r.uri === `weft://sessions/${S}`);
+  check(ours && ours.title === "interop thread" && ours.mimeType === "application/json" && /\d+ messages/.test(ours.description), "the session's resource", JSON.stringify(ours));
   eq(tl.resourceTemplates.map((r) => r.uriTemplate).sort(), ["weft://sessions/recent{?max_tokens}", "weft://sessions/{id}/context{?max_tokens,cursor}", "weft://sessions/{id}{?max_tokens,cursor}", "weft://sessions{?max_tokens,cursor}"], "resource templates");
   stats.templates = tl.resourceTemplates.length;
   const read = async (uri) => {
@@ -475,6 +481,7 @@ async function main() {
     () => read(`weft://sessions/${S}/context`),
   ]);
   eq(rs.total, 3, "weft://sessions total");
+  eq(asResources.map((r) => sessionURI.exec(r.uri)[1]).sort(), rs.sessions.map((s) => s.session_id).sort(), "the sessions listed as resources are weft://sessions'");
   check(rs.sessions.some((s) => s.session_id === S && s.op_count === 8), "weft://sessions lists the edited session", JSON.stringify(rs.sessions));
   eq(rr.sessions[0].session_id, N, "weft://sessions/recent: the latest first");
   check(rr.sessions[0].latest_messages.length === 3, "recent: the latest messages", JSON.stringify(rr.sessions[0]));

@@ -152,7 +152,7 @@ func orList(xs []string) string {
 // the latest max_messages and fitted to max_tokens. A refused request
 // leaves pending preferences where they were.
 func (s *Service) AssembleContext(ctx context.Context, a AssembleArgs) (AssembleResult, error) {
-	format, err := formatArg(a.Format, "openai", "anthropic", "text")
+	format, err := formatArg(a.Format, assembleFormats...)
 	if err != nil {
 		return AssembleResult{}, err
 	}

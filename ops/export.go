@@ -56,6 +56,7 @@ func viewItems(tx *store.Tx, v *model.View, indices []int) ([]formats.Item, erro
 		items[k] = formats.Item{
 			ID: sy.ID(), Role: sy.Role, Content: sy.Content, Name: sy.Name, Parts: model.DecodeParts(sy.Parts), CreatedAt: sy.CreatedAt,
 			Tokens: sy.Tokens, Tags: v.Tags(it), Synthetic: true, OpID: sy.OpID, OpType: sy.OpType, Summary: sy.Summary,
+			MessageCount: sy.MessageCount, TimeSpanStart: sy.TimeSpanStart, TimeSpanEnd: sy.TimeSpanEnd,
 		}
 	}
 	if stored == 0 {
@@ -132,7 +133,7 @@ func dropImages(items []formats.Item) int {
 func storedItem(m *model.Message) formats.Item {
 	return formats.Item{
 		ID: m.ID, Role: m.Role, Content: m.Content, Name: m.Name, Parts: model.DecodeParts(m.Parts),
-		CreatedAt: m.CreatedAt, Tokens: m.Tokens,
+		CreatedAt: m.CreatedAt, Tokens: m.Tokens, Meta: m.Meta,
 	}
 }
 

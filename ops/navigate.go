@@ -655,13 +655,8 @@ func readOn(o *MessageOut, n *int, offset int) error {
 }
 
 func viewArg(v string) (raw bool, err error) {
-	switch v {
-	case "", "effective":
-		return false, nil
-	case "raw":
-		return true, nil
-	}
-	return false, invalidf("view %q is not effective or raw", v)
+	v, err = choiceArg("view", v, views)
+	return v == ViewRaw, err
 }
 
 // StartupContextArgs are get_startup_context's arguments.

@@ -54,14 +54,11 @@ func (s *Service) searchSessionHistory(_ context.Context, a SearchArgs) (SearchR
 	if strings.TrimSpace(a.Query) == "" {
 		return SearchResult{}, invalidf("query is empty: give the text to look for")
 	}
-	fuzzyMode := false
-	switch a.Mode {
-	case "", "substring":
-	case "fuzzy":
-		fuzzyMode = true
-	default:
-		return SearchResult{}, invalidf("mode %q is not substring or fuzzy", a.Mode)
+	mode, err := choiceArg("mode", a.Mode, searchModes)
+	if err != nil {
+		return SearchResult{}, err
 	}
+	fuzzyMode := mode == SearchFuzzy
 	raw, err := viewArg(a.View)
 	if err != nil {
 		return SearchResult{}, err

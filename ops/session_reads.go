@@ -230,7 +230,7 @@ const maxHistory = 5000
 // items when it is long, and within a budget the latest that fit.
 func (s *Service) getSessionHistory(_ context.Context, a SessionHistoryArgs) (SessionHistoryResult, error) {
 	const tool = "get_session_history"
-	format, err := formatArg(a.Format, "text", "markdown", "json")
+	format, err := formatArg(a.Format, historyFormats...)
 	if err != nil {
 		if a.Format == "openai" || a.Format == "anthropic" {
 			return SessionHistoryResult{}, invalidf("format %q is not text, markdown or json: for the thread as a provider takes it, use assemble_context format=%s", a.Format, a.Format)

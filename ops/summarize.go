@@ -186,8 +186,12 @@ func (s *Service) SummarizeMessageRange(ctx context.Context, a SummarizeArgs) (S
 func (s *Service) sumSource(ctx context.Context, asked string) (string, error) {
 	canSample := summary.SamplerFrom(ctx) != nil
 	hasEndpoint := s.endpoint.Configured()
+	asked, err := choiceArg("source", asked, summarySources)
+	if err != nil {
+		return "", err
+	}
 	switch asked {
-	case "", "auto":
+	case SourceAuto:
 		switch {
 		case canSample:
 			return SourceSampling, nil
@@ -208,7 +212,7 @@ func (s *Service) sumSource(ctx context.Context, asked string) (string, error) {
 	case SourceExtractive:
 		return SourceExtractive, nil
 	}
-	return "", invalidf("source %q is not auto, sampling, endpoint or extractive", asked)
+	return "", invalidf("source %q is not %s", asked, orList(summarySources))
 }
 
 // sumSpan is the time span of the items: the times of the stored

@@ -28,6 +28,7 @@ import (
 // importCommand is weft import.
 func (a *app) importCommand() *cobra.Command {
 	var format, session string
+	var followFlag bool
 	cmd := &cobra.Command{
 		Use:   "import FILE...",
 		Short: "Import conversation files (the format is detected)",
@@ -35,11 +36,15 @@ func (a *app) importCommand() *cobra.Command {
 
 Importing the same file again adds nothing; importing a longer version of a growing session adds only the new messages. Records that cannot be read are reported with their line numbers, the rest is imported, and import exits 1 to say the file came in only in part. A Claude Code compaction becomes a digest over the messages it compacted. --session puts the threads of every file into one session.
 
-When another weft holds the database (the TUI is open on it), import sends the files to that weft, which imports them as it would here: the TUI shows them as they land.`,
+When another weft holds the database (the TUI is open on it), import sends the files to that weft, which imports them as it would here: the TUI shows them as they land.
+
+--follow keeps watching the files (Claude Code sessions, Codex rollouts: any format whose records are appended a line at a time) and imports what they gain as it is written, a line per batch, until ctrl+c: whole lines only, and a response still being written waits until it is complete. A file not there yet is waited for; one cut short or replaced is said and read again from its start.`,
 		Example: `
 weft import ~/.claude/projects/*/*.jsonl
 weft import --format chatgpt conversations.json
-weft import --session "research" a.jsonl b.jsonl`,
+weft import --session "research" a.jsonl b.jsonl
+# keep importing a Claude Code session as it is written
+weft import --follow ~/.claude/projects/-home-ana-app/0f3c2a55-6b1e-4c8e-9d2a-3b4c5d6e7f80.jsonl`,
 		Args: a.positional(func(args []string) error {
 			if len(args) == 0 {
 				return usageErr("import needs a file: weft import [--format F] [--session NAME] FILE...")
@@ -52,11 +57,15 @@ weft import --session "research" a.jsonl b.jsonl`,
 					return usageErr("unknown format %q; the formats are %s", format, strings.Join(formatNames(), ", "))
 				}
 			}
+			if followFlag {
+				return a.followFiles(cmd.Context(), files, formats.Format(format), session)
+			}
 			return a.withTarget(writing, func(t target) error {
 				return importFiles(cmd.Context(), t, files, formats.Format(format), session, a.stdout, a.stderr)
 			})
 		},
 	}
+	cmd.Flags().BoolVar(&followFlag, "follow", false, "keep importing what the files gain as they are written, until ctrl+c")
 	cmd.Flags().StringVar(&format, "format", "", "the files' format (default: detected)")
 	cmd.Flags().StringVar(&session, "session", "", "import into this session (ID, prefix or title; created if none matches)")
 	cmd.RegisterFlagCompletionFunc("format", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
@@ -367,19 +376,23 @@ func (p *importProgress) done() {
 
 // exportCommand is weft export.
 func (a *app) exportCommand() *cobra.Command {
-	var format, out string
+	var format, out, project string
 	var raw bool
 	cmd := &cobra.Command{
 		Use:   "export [SESSION]",
-		Short: "Write a thread as provider messages, markdown or lossless JSONL",
+		Short: "Write a thread as provider messages, markdown, a Claude Code session or lossless JSONL",
 		Long: `export writes a session's effective thread (the stored messages with --raw) as openai or anthropic request messages, ready to send, or as markdown. jsonl is lossless: the stored messages and the operations, to move a session between files (weft import reads it back).
+
+claude-code writes it as a Claude Code session under a new session ID, the transcript claude --resume reads; --project DIR puts it straight into Claude Code's folder for the project DIR (in $CLAUDE_CONFIG_DIR, else ~/.claude), and export prints the line that resumes it there. Importing the transcript gives the same thread.
 
 SESSION is an ID, a unique ID prefix or a title; default: the most recently updated session. export only reads the database; when another weft holds it, export asks that weft. On a terminal, control characters of the thread are shown as pictures (␛ for ESC); to a file or a pipe the export is exact.`,
 		Example: `
 # the effective thread, ready to send
 weft export --format anthropic
 # lossless: messages and operations, to move a session between files
-weft export "auth design" --format jsonl -o s.jsonl`,
+weft export "auth design" --format jsonl -o s.jsonl
+# the edited thread as a Claude Code session of the project in ~/src/app
+weft export "auth design" --format claude-code --project ~/src/app`,
 		Args: a.positional(func(args []string) error {
 			if len(args) > 1 {
 				return usageErr("export takes one session at most (got %d)", len(args))
@@ -392,16 +405,23 @@ weft export "auth design" --format jsonl -o s.jsonl`,
 				ref = args[0]
 			}
 			if !slices.Contains(mcpserver.ExportFormats, format) {
-				return usageErr("unknown export format %q: openai, anthropic, jsonl or markdown", format)
+				return usageErr("unknown export format %q: %s", format, strings.Join(mcpserver.ExportFormats, ", "))
+			}
+			if format == "claude-code" {
+				return a.exportClaudeCode(cmd.Context(), ref, raw, out, project)
+			}
+			if project != "" {
+				return usageErr("--project is for --format claude-code: it puts the transcript in Claude Code's folder for that project")
 			}
 			return a.withTarget(reading, func(t target) error {
-				return exportThread(cmd.Context(), t, ref, format, raw, out, a.stdout, a.stderr)
+				return exportThread(cmd.Context(), t, ref, format, raw, out, nil, a.stdout, a.stderr)
 			})
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "openai", "the format: openai, anthropic, jsonl or markdown")
+	cmd.Flags().StringVar(&format, "format", "openai", "the format: "+strings.Join(mcpserver.ExportFormats, ", "))
 	cmd.Flags().BoolVar(&raw, "raw", false, "the stored messages, without operations")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write to this file instead of stdout")
+	cmd.Flags().StringVar(&project, "project", "", "claude-code: write into Claude Code's folder for this project's directory")
 	cmd.RegisterFlagCompletionFunc("format", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return mcpserver.ExportFormats, cobra.ShellCompDirectiveNoFileComp
 	})
@@ -413,7 +433,7 @@ weft export "auth design" --format jsonl -o s.jsonl`,
 // out, else to stdout. An export is data, written exactly; only on a
 // terminal, where it is read by people, are the thread's control
 // characters shown as pictures (termsafe).
-func exportThread(ctx context.Context, t target, ref, format string, raw bool, out string, stdout, stderr io.Writer) error {
+func exportThread(ctx context.Context, t target, ref, format string, raw bool, out string, cc *mcpserver.ClaudeCodeArgs, stdout, stderr io.Writer) error {
 	ref, err := latestIfNone(ctx, t, ref)
 	if err != nil {
 		return err
@@ -434,7 +454,7 @@ func exportThread(ctx context.Context, t target, ref, format string, raw bool, o
 		screen = &bytes.Buffer{}
 		w = screen
 	}
-	notes, err := t.export(ctx, w, mcpserver.ExportArgs{SessionID: ref, Format: format, Raw: raw})
+	notes, err := t.export(ctx, w, mcpserver.ExportArgs{SessionID: ref, Format: format, Raw: raw, ClaudeCode: cc})
 	if err != nil {
 		return err
 	}

@@ -88,15 +88,17 @@ type app struct {
 	stdout, stderr io.Writer
 	env            environment
 
-	db      string // --db
-	theme   string // --theme
-	mcpAddr string // --mcp-addr
-	noMCP   bool   // --no-mcp
-	token   string // --token; the environment's WEFT_TOKEN when empty
+	db      string         // --db
+	theme   string         // --theme
+	mcpAddr string         // --mcp-addr
+	noMCP   bool           // --no-mcp
+	token   string         // --token; the environment's WEFT_TOKEN when empty
+	origins []string       // --allow-origin, each an origin browsers may call from
+	follow  []string       // the TUI's --follow files
+	globals *pflag.FlagSet // the root's flags, which every command inherits
 	// upstreams: --upstream-anthropic and --upstream-openai, where the
 	// context proxy sends requests.
 	upstreams mcpserver.Upstreams
-	globals   *pflag.FlagSet // the root's flags, which every command inherits
 
 	// started is set once cobra accepted the command line and the command
 	// began: an error before that is a usage error.
@@ -114,15 +116,19 @@ type environment struct {
 	noColor bool   // $NO_COLOR is set and not empty (no-color.org)
 	editor  string // $VISUAL, else $EDITOR
 	pager   string // $PAGER (empty: the TUI runs less)
+	// claudeDir is Claude Code's folder: $CLAUDE_CONFIG_DIR, else
+	// ~/.claude (weft export --format claude-code --project).
+	claudeDir string
 }
 
 func readEnvironment() environment {
 	return environment{
-		db:      defaultDB(),
-		token:   os.Getenv("WEFT_TOKEN"),
-		noColor: os.Getenv("NO_COLOR") != "",
-		editor:  editorCommand(),
-		pager:   os.Getenv("PAGER"),
+		db:        defaultDB(),
+		token:     os.Getenv("WEFT_TOKEN"),
+		noColor:   os.Getenv("NO_COLOR") != "",
+		editor:    editorCommand(),
+		pager:     os.Getenv("PAGER"),
+		claudeDir: claudeConfigDir(),
 	}
 }
 
@@ -132,7 +138,7 @@ func (a *app) bearer() string { return cmp.Or(a.token, a.env.token) }
 
 // listen is what the root flags say about an embedded listener.
 func (a *app) listen() listenConfig {
-	return listenConfig{addr: a.mcpAddr, off: a.noMCP, token: a.bearer(), upstreams: a.upstreams}
+	return listenConfig{addr: a.mcpAddr, off: a.noMCP, token: a.bearer(), origins: a.origins, upstreams: a.upstreams}
 }
 
 // tuiOptions are the TUI's options from the flags and the environment.

@@ -24,7 +24,7 @@ import (
 
 // tuiFlags are the root flags that only the TUI (and demo, and mcp's
 // listener) use.
-var tuiFlags = []string{"theme", "mcp-addr", "no-mcp", "token", "upstream-anthropic", "upstream-openai"}
+var tuiFlags = []string{"theme", "mcp-addr", "no-mcp", "token", "allow-origin", "upstream-anthropic", "upstream-openai"}
 
 // rootCommand builds weft's command tree: weft [SESSION] opens the TUI,
 // and each command is a child.
@@ -43,7 +43,9 @@ weft demo
 # the TUI on a session of your own file, in the light theme
 weft --db ~/threads.db --theme light "auth design"
 # the TUI without the MCP listener
-weft "auth design" --no-mcp`,
+weft "auth design" --no-mcp
+# the TUI on a Claude Code session, following it as it is written
+weft --follow ~/.claude/projects/-home-ana-app/0f3c2a55-6b1e-4c8e-9d2a-3b4c5d6e7f80.jsonl`,
 		Args: a.positional(func(args []string) error {
 			if len(args) > 1 {
 				return usageErr("unknown command %q (weft --help shows the commands)", args[0])
@@ -60,6 +62,11 @@ weft "auth design" --no-mcp`,
 			}
 			if err := a.checkToken(cmd); err != nil {
 				return err
+			}
+			for _, o := range a.origins {
+				if _, err := mcpserver.CheckOrigin(o); err != nil {
+					return usageErr("--allow-origin: %v", err)
+				}
 			}
 			for _, u := range []string{a.upstreams.Anthropic, a.upstreams.OpenAI} {
 				if err := mcpserver.CheckUpstream(u); err != nil {
@@ -95,10 +102,12 @@ weft "auth design" --no-mcp`,
 	fs.StringVar(&a.mcpAddr, "mcp-addr", "", "where the TUI's MCP listener listens (default 127.0.0.1:7433)")
 	fs.BoolVar(&a.noMCP, "no-mcp", false, "open the TUI without the MCP listener")
 	fs.StringVar(&a.token, "token", "", "bearer token agents must send to the embedded listener (default $WEFT_TOKEN)")
+	fs.StringArrayVar(&a.origins, "allow-origin", nil, "a browser `ORIGIN` (scheme://host[:port]) allowed to call the embedded listener, with CORS; repeatable")
 	fs.StringVar(&a.upstreams.Anthropic, "upstream-anthropic", mcpserver.DefaultAnthropicUpstream, "where the listener's context proxy sends Messages API requests")
 	fs.StringVar(&a.upstreams.OpenAI, "upstream-openai", mcpserver.DefaultOpenAIUpstream, "where the listener's context proxy sends Chat Completions requests (with its /v1)")
 	root.RegisterFlagCompletionFunc("theme", completeThemes)
 	a.globals = fs
+	root.Flags().StringArrayVar(&a.follow, "follow", nil, "import this file (a Claude Code session, a Codex rollout) and keep importing what it gains while the TUI is open; repeat for more files")
 
 	root.AddCommand(
 		a.lsCommand(), a.newCommand(), a.showCommand(), a.callCommand(),
@@ -162,9 +171,10 @@ func completeThemes(*cobra.Command, []string, string) ([]string, cobra.ShellComp
 // embedded listener unless --no-mcp.
 //
 // A file that is not there is made only when it is the default database
-// (weft's first run); one named with --db is more likely mistyped.
+// (weft's first run) or --follow imports into it; one named with --db is
+// otherwise more likely mistyped.
 func (a *app) openTUI(ctx context.Context, session string) error {
-	if _, err := os.Stat(a.db); errors.Is(err, os.ErrNotExist) && a.db != a.env.db {
+	if _, err := os.Stat(a.db); errors.Is(err, os.ErrNotExist) && a.db != a.env.db && len(a.follow) == 0 {
 		return a.noDatabase()
 	}
 	st, err := store.Open(a.db, store.Options{})
@@ -181,6 +191,13 @@ func (a *app) openTUI(ctx context.Context, session string) error {
 			return fmt.Errorf("%w (and %q is not a command: weft --help lists them)", err, session)
 		}
 		opts.Session = session
+	}
+	if len(a.follow) > 0 {
+		stop, err := a.followInTUI(ctx, svc, logger, &opts)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	lc := a.listen()
 	lc.logger = logger

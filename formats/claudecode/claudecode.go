@@ -31,6 +31,9 @@ import (
 //     user record that follows is not a message but becomes a digest over
 //     the messages since the previous boundary (Emitter.Digest), emitted
 //     after the thread's messages.
+//   - a user record marked "weftRole":"system" (weft wrote it for a
+//     system message: export.WriteClaudeCode) is that system message,
+//     without the label line its text starts with.
 //   - summary, custom-title: the thread's title.
 //   - file-history-snapshot, queue-operation and anything else without a
 //     uuid: metadata, skipped.
@@ -107,6 +110,9 @@ type ccRecord struct {
 	resultsFirst   bool
 	isMeta         bool
 	compactSummary bool
+	// weftSystem: weft wrote the record for a system message (see
+	// export.WriteClaudeCode), its text under a label line.
+	weftSystem bool
 }
 
 type ccResult struct {

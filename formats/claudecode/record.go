@@ -54,6 +54,7 @@ type ccHead struct {
 	Meta           json.RawMessage `json:"isMeta"`
 	CompactSummary json.RawMessage `json:"isCompactSummary"`
 	Message        json.RawMessage `json:"message"`
+	WeftRole       json.RawMessage `json:"weftRole"`
 }
 
 // ccMessage is a record's message.
@@ -256,6 +257,7 @@ func (rd *ccReader) readMessage(h *ccHead, typ string) (*ccRecord, error) {
 		agentID:        rd.intern(f.str("agentId", h.Agent)),
 		isMeta:         f.flag("isMeta", h.Meta),
 		compactSummary: f.flag("isCompactSummary", h.CompactSummary),
+		weftSystem:     typ == "user" && f.str("weftRole", h.WeftRole) == "system",
 	}
 	if typ == "assistant" {
 		rec.msgID = f.str("message.id", msg.ID)

@@ -1,6 +1,7 @@
 package claudecode
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -122,6 +123,9 @@ func (rd *ccReader) assemble(th *ccThread, order, path []int32, leaf int32) {
 				}
 				m := ccOut{key: nd.uuid, role: model.RoleUser, parts: rec.parts, at: nd.at, isMeta: rec.isMeta,
 					meta: map[string]string{"uuid": nd.uuid}}
+				if rec.weftSystem {
+					m.role, m.parts = model.RoleSystem, ccUnlabel(rec.parts)
+				}
 				if rec.isMeta {
 					m.meta["isMeta"] = "true"
 				}
@@ -317,4 +321,20 @@ func (th *ccThread) emit(emit formats.Emitter) error {
 		}
 	}
 	return emit.End()
+}
+
+// ccUnlabel is the parts of a record weft wrote for a system message
+// without the label line its text starts with ("[system]", "[summary of
+// ...]"), which only told Claude Code's reader what the text is.
+func ccUnlabel(parts []model.Part) []model.Part {
+	if len(parts) == 0 || parts[0].Type != model.PartText {
+		return parts
+	}
+	label, rest, ok := strings.Cut(parts[0].Text, "\n")
+	if !ok || !strings.HasPrefix(label, "[") || !strings.HasSuffix(label, "]") {
+		return parts
+	}
+	out := slices.Clone(parts)
+	out[0].Text = rest
+	return out
 }

@@ -140,10 +140,19 @@ type anPlan struct {
 }
 
 func planAnthropic(items []formats.Item, o AnthropicOptions) *anPlan {
+	return planMessages(items, true, o.SystemTurns)
+}
+
+// planMessages reads items as Messages API messages. With systemPrompt,
+// the leading system messages are the system prompt and later ones user
+// text "[system] ..." (or, with systemTurns, system turns); without it (a
+// Claude Code transcript, which has no place for one) every system
+// message is a user message as it is, for the writer to label.
+func planMessages(items []formats.Item, systemPrompt, systemTurns bool) *anPlan {
 	x := xpRead(items, xpAnthropic)
 	var system strings.Builder
 	start := 0
-	for ; start < len(x.xi); start++ {
+	for ; systemPrompt && start < len(x.xi); start++ {
 		xi := &x.xi[start]
 		if !xi.live() {
 			continue
@@ -164,9 +173,10 @@ func planAnthropic(items []formats.Item, o AnthropicOptions) *anPlan {
 		case model.RoleAssistant:
 			role = model.RoleAssistant
 		case model.RoleSystem:
-			if o.SystemTurns {
+			switch {
+			case systemTurns:
 				role = model.RoleSystem
-			} else {
+			case systemPrompt:
 				x.bl[xi.lo].text = "[system] " + x.bl[xi.lo].text
 			}
 		}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
+	"time"
 
 	"weft/formats"
 	"weft/formats/export"
@@ -74,7 +76,7 @@ func ThreadOutline(svc *ops.Service, ref string) (Outline, error) {
 }
 
 // ExportFormats are the formats Export writes.
-var ExportFormats = []string{"openai", "anthropic", "jsonl", "markdown"}
+var ExportFormats = []string{"openai", "anthropic", "jsonl", "markdown", "claude-code"}
 
 // ExportArgs say what to export: a session (as session_id takes it) in a
 // format of ExportFormats, its effective thread or, with Raw, its stored
@@ -83,6 +85,16 @@ type ExportArgs struct {
 	SessionID string `json:"session_id,omitempty"`
 	Format    string `json:"format"`
 	Raw       bool   `json:"raw,omitempty"`
+	// ClaudeCode says what a claude-code transcript's records carry
+	// besides the thread; nil: a new session ID, no folder.
+	ClaudeCode *ClaudeCodeArgs `json:"claude_code,omitempty"`
+}
+
+// ClaudeCodeArgs are a Claude Code transcript's session ID (empty: a new
+// one) and its project's folder (the cwd of its records).
+type ClaudeCodeArgs struct {
+	SessionID string `json:"session_id,omitempty"`
+	Cwd       string `json:"cwd,omitempty"`
 }
 
 // Export writes a thread to w as args say. The notes are the exporter's
@@ -99,7 +111,7 @@ func Export(ctx context.Context, svc *ops.Service, w io.Writer, args ExportArgs)
 		if err := weftjsonl.Write(bw, session); err != nil {
 			return nil, err
 		}
-	case "openai", "anthropic", "markdown":
+	case "openai", "anthropic", "markdown", "claude-code":
 		info, items, err := svc.ExportItems(args.SessionID, args.Raw)
 		if err != nil {
 			return nil, err
@@ -110,6 +122,12 @@ func Export(ctx context.Context, svc *ops.Service, w io.Writer, args ExportArgs)
 			report, err = export.WriteOpenAI(bw, items)
 		case "anthropic":
 			report, err = export.WriteAnthropic(bw, items)
+		case "claude-code":
+			cc := export.ClaudeCodeOptions{Title: info.Title, Now: time.Now()}
+			if a := args.ClaudeCode; a != nil {
+				cc.SessionID, cc.Cwd = a.SessionID, a.Cwd
+			}
+			report, err = export.WriteClaudeCode(bw, items, cc)
 		default:
 			err = export.WriteMarkdown(bw, info.Title, items)
 		}
@@ -118,7 +136,7 @@ func Export(ctx context.Context, svc *ops.Service, w io.Writer, args ExportArgs)
 		}
 		notes = report.Folded
 	default:
-		return nil, &ops.Error{Kind: ops.ErrInvalid, Msg: fmt.Sprintf("unknown export format %q: openai, anthropic, jsonl or markdown", args.Format)}
+		return nil, &ops.Error{Kind: ops.ErrInvalid, Msg: fmt.Sprintf("unknown export format %q: %s", args.Format, strings.Join(ExportFormats, ", "))}
 	}
 	if err := bw.Flush(); err != nil {
 		return notes, err

@@ -77,8 +77,12 @@ func TestRemoteFilesMatchLocal(t *testing.T) {
 	}
 	for _, format := range ExportFormats {
 		var here, there bytes.Buffer
-		ln, lerr := Export(ctx, svc, &here, ExportArgs{SessionID: sid, Format: format})
-		rn, rerr := r.Export(ctx, &there, ExportArgs{SessionID: sid, Format: format})
+		args := ExportArgs{SessionID: sid, Format: format}
+		if format == "claude-code" { // a new session ID each time, unless it is given
+			args.ClaudeCode = &ClaudeCodeArgs{SessionID: "0f3c2a55-6b1e-4c8e-9d2a-3b4c5d6e7f80", Cwd: "/w"}
+		}
+		ln, lerr := Export(ctx, svc, &here, args)
+		rn, rerr := r.Export(ctx, &there, args)
 		if lerr != nil || rerr != nil || here.String() != there.String() || strings.Join(ln, "\n") != strings.Join(rn, "\n") {
 			t.Errorf("%s: %d bytes, %d notes (%v) here; %d bytes, %d notes (%v) there", format, here.Len(), len(ln), lerr, there.Len(), len(rn), rerr)
 		}

@@ -104,7 +104,7 @@ func (s *Server) serveOutline(w http.ResponseWriter, r *http.Request) {
 // exportTypes are the content types of the export formats.
 var exportTypes = map[string]string{
 	"openai": "application/json", "anthropic": "application/json",
-	"jsonl": "application/x-ndjson", "markdown": "text/markdown; charset=utf-8",
+	"jsonl": "application/x-ndjson", "markdown": "text/markdown; charset=utf-8", "claude-code": "application/x-ndjson",
 }
 
 // serveExport answers POST /export with ExportArgs as its JSON body: the

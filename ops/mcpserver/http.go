@@ -38,8 +38,9 @@ type HandlerOptions struct {
 	// Token, when set, is the bearer token every request must carry
 	// (Authorization: Bearer TOKEN).
 	Token string
-	// Origins are extra browser origins allowed to call (scheme://host:port);
-	// a page served by the listener itself is always allowed.
+	// Origins are extra browser origins allowed to call (scheme://host:port),
+	// with CORS (cors.go); a page served by the listener itself is always
+	// allowed.
 	Origins []string
 	// SessionTimeout overrides SessionTimeout; negative means never.
 	SessionTimeout time.Duration
@@ -80,7 +81,7 @@ func (s *Server) Handler(o HandlerOptions) http.Handler {
 	keeper := newSessionKeeper(s, timeout)
 	kept := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { keeper.serve(mcpHandler, codedWriter{w}, r) })
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", checkJSONRPC(kept))
+	mux.Handle("/mcp", checkJSONRPC(s.endingSessions(kept)))
 	mux.HandleFunc("/api", s.serveToolList)
 	mux.HandleFunc("/api/", s.serveTool)
 	mux.HandleFunc("/healthz", s.serveHealth)
@@ -88,6 +89,8 @@ func (s *Server) Handler(o HandlerOptions) http.Handler {
 	mux.HandleFunc(outlinePath, s.serveOutline)
 	mux.HandleFunc(exportPath, s.serveExport)
 	mux.HandleFunc(importPath, s.serveImport)
+	mux.HandleFunc(sessionsPagePath, s.serveSessionPage)
+	mux.HandleFunc(sessionsMatchPath, s.serveSessionMatch)
 	proxy := newProxy(s, o.Upstreams)
 	mux.Handle("/v1/", proxy)
 	mux.Handle("/s/", proxy)
@@ -97,7 +100,9 @@ func (s *Server) Handler(o HandlerOptions) http.Handler {
 	// A client's token is read without the blanks around it (bearer), so
 	// the listener's is too.
 	token := strings.TrimSpace(o.Token)
-	return &guard{next: mux, token: tokenHash(token), hasToken: token != "", origins: originSet(o.Origins), readTimeout: cmp.Or(o.ReadTimeout, ReadTimeout)}
+	origins := originSet(o.Origins)
+	g := &guard{next: mux, token: tokenHash(token), hasToken: token != "", origins: origins, readTimeout: cmp.Or(o.ReadTimeout, ReadTimeout)}
+	return cors{next: g, origins: origins}
 }
 
 // guard checks what every request must pass before any handler runs.
@@ -111,14 +116,6 @@ type guard struct {
 }
 
 func tokenHash(t string) [sha256.Size]byte { return sha256.Sum256([]byte(t)) }
-
-func originSet(list []string) map[string]bool {
-	m := make(map[string]bool, len(list))
-	for _, o := range list {
-		m[strings.ToLower(strings.TrimRight(o, "/"))] = true
-	}
-	return m
-}
 
 func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hasBody := r.Body != nil && r.Body != http.NoBody
@@ -338,11 +335,12 @@ func (s *Server) serveTool(w http.ResponseWriter, r *http.Request) {
 		bodyReadError(w, err)
 		return
 	}
-	out, err := s.backend.call(apiContext(r), tool, body)
+	ctx := apiContext(r)
+	out, err := s.backend.call(ctx, tool, body)
 	if err != nil {
 		status := statusOf(err)
 		if status == http.StatusInternalServerError {
-			s.logger.Error("tool failed", "tool", name, "error", err)
+			logFailure(s.logger, ctx, name, err)
 		}
 		writeError(w, status, err.Error())
 		return

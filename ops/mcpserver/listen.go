@@ -36,6 +36,9 @@ type ListenOptions struct {
 	// Token is the bearer token clients must send. It is required when
 	// Addr is not loopback.
 	Token string
+	// Origins are the browser origins (scheme://host[:port]) allowed to
+	// call, with CORS (cors.go); each must be an origin (ErrBadOrigin).
+	Origins []string
 	// AddrFile is where the listener's URL is written for other wefts to
 	// find (removed on Close). Empty means the database path + ".addr";
 	// "-" writes none.
@@ -95,6 +98,11 @@ func Listen(svc *ops.Service, o ListenOptions) (*Listener, error) {
 	if o.Token != "" && strings.TrimSpace(o.Token) == "" {
 		return nil, fmt.Errorf("%w: give a token with something in it, or none to listen on loopback without one", ErrBlankToken)
 	}
+	for _, origin := range o.Origins {
+		if _, err := CheckOrigin(origin); err != nil {
+			return nil, err
+		}
+	}
 	if !isLoopbackHost(host) && o.Token == "" {
 		return nil, fmt.Errorf("%w: %s can be reached from other machines; give a token, or listen on 127.0.0.1", ErrNeedsToken, addr)
 	}
@@ -117,7 +125,7 @@ func Listen(svc *ops.Service, o ListenOptions) (*Listener, error) {
 		url: "http://" + urlHost(host, ln.Addr()),
 	}
 	l.http = &http.Server{
-		Handler:           s.Handler(HandlerOptions{Token: o.Token, SessionTimeout: o.SessionTimeout, ReadTimeout: o.ReadTimeout, Upstreams: o.Upstreams}),
+		Handler:           s.Handler(HandlerOptions{Token: o.Token, Origins: o.Origins, SessionTimeout: o.SessionTimeout, ReadTimeout: o.ReadTimeout, Upstreams: o.Upstreams}),
 		ReadHeaderTimeout: cmp.Or(o.ReadTimeout, ReadTimeout),
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
@@ -242,7 +250,7 @@ func (l *Listener) Close() error {
 		}
 		l.server.closeOnce.Do(func() { close(l.server.closing) })
 		for ss := range l.server.mcp.Sessions() {
-			ss.Close()
+			l.server.closeSession(ss)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 		defer cancel()

@@ -39,6 +39,7 @@ type Server struct {
 	// to end the streams that would hold its shutdown open.
 	closing   chan struct{}
 	closeOnce sync.Once
+	calls     callsInFlight
 	// background counts the proxy's work after its answers (storing
 	// them), which the listener waits for when it closes.
 	background sync.WaitGroup
@@ -61,6 +62,7 @@ type backend interface {
 	invoke(ctx context.Context, tool *ops.Tool, args, out any) error
 	// watch calls fn with every write's event until ctx ends.
 	watch(ctx context.Context, fn func(ops.Event))
+	sessionPicker
 }
 
 // localBackend runs tools in-process.
@@ -113,12 +115,13 @@ func newServer(b backend, opts Options) *Server {
 	}
 	s := &Server{backend: b, logger: logger, closing: make(chan struct{})}
 	sopts := &mcp.ServerOptions{
-		Instructions: serverInstructions,
-		Logger:       logger,
+		Instructions:      serverInstructions,
+		Logger:            logger,
+		CompletionHandler: s.complete,
 	}
 	s.addNews(sopts)
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "weft", Title: "weft", Version: Version()}, sopts)
-	s.mcp.AddReceivingMiddleware(errorCodes, s.newsMiddleware)
+	s.mcp.AddReceivingMiddleware(errorCodes, s.newsMiddleware, s.sessionResources)
 	for _, t := range ops.Tools() {
 		s.mcp.AddTool(mcpTool(t), s.toolHandler(t))
 	}
@@ -184,56 +187,6 @@ func Version() string {
 	return v
 }
 
-// schemaOptions describe weft's types to the schema generator: parts are
-// kept verbatim, so they are any JSON value, not a list of bytes. The
-// schema is an object with a description rather than the bare `true` an
-// empty one becomes, which clients mapping schemas onto narrower dialects
-// refuse (the inspector's --strict does).
-var schemaOptions = &jsonschema.ForOptions{
-	TypeSchemas: map[reflect.Type]*jsonschema.Schema{
-		reflect.TypeFor[json.RawMessage](): {Description: "any JSON value, kept verbatim"},
-		reflect.TypeFor[any]():             {Description: "any JSON value"},
-	},
-}
-
-type toolSchemas struct {
-	input, output *jsonschema.Schema
-	err           error
-}
-
-var (
-	schemaMu    sync.Mutex
-	schemaCache = map[*ops.Tool]toolSchemas{}
-)
-
-// schemasOf generates a tool's input and output schemas once per process:
-// every listener, stdio server and test shares them.
-func schemasOf(t *ops.Tool) toolSchemas {
-	schemaMu.Lock()
-	defer schemaMu.Unlock()
-	if s, ok := schemaCache[t]; ok {
-		return s
-	}
-	var s toolSchemas
-	s.input, s.err = jsonschema.ForType(t.ArgsType, schemaOptions)
-	if s.err == nil && s.input.Type != "object" {
-		s.err = fmt.Errorf("%s: arguments are a %s, not an object", t.Name, s.input.Type)
-	}
-	// An output schema describes structuredContent, which must be an
-	// object: results that are not structs go without one.
-	rt := t.ResultType
-	for rt.Kind() == reflect.Pointer {
-		rt = rt.Elem()
-	}
-	if s.err == nil && rt.Kind() == reflect.Struct {
-		if out, err := jsonschema.ForType(t.ResultType, schemaOptions); err == nil {
-			s.output = out
-		}
-	}
-	schemaCache[t] = s
-	return s
-}
-
 // mcpTool describes a registry tool to MCP clients.
 func mcpTool(t *ops.Tool) *mcp.Tool {
 	sc := schemasOf(t)
@@ -278,6 +231,8 @@ func toolTitle(name string) string {
 func (s *Server) toolHandler(t *ops.Tool) mcp.ToolHandler {
 	hasOutput := schemasOf(t).output != nil
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ctx, done := s.inFlight(ctx, req.Session)
+		defer done()
 		ctx = s.callContext(ctx, req)
 		sp := newSampling(req)
 		if sp != nil {
@@ -291,10 +246,7 @@ func (s *Server) toolHandler(t *ops.Tool) mcp.ToolHandler {
 			return &mcp.CallToolResult{InputRequests: sp.pending}, nil
 		}
 		if err != nil {
-			var opsErr *ops.Error
-			if !errors.As(err, &opsErr) {
-				s.logger.Error("tool failed", "tool", t.Name, "error", err)
-			}
+			logFailure(s.logger, ctx, t.Name, err)
 			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}, nil
 		}
 		// The result goes twice on the wire, as text and as structured
@@ -396,7 +348,7 @@ func (sp *sampling) sample(ctx context.Context, prompt string, maxTokens int) (s
 		MaxTokens: int64(maxTokens),
 	}
 	if !sp.multi {
-		res, err := sp.session.CreateMessage(ctx, params)
+		res, err := sp.session.CreateMessage(unrelatedOnceDone{ctx}, params)
 		if err != nil {
 			return "", "", fmt.Errorf("the client's model did not answer: %w", err)
 		}

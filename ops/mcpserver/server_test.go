@@ -464,6 +464,7 @@ func TestResources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The fixed resources, then the sessions (picker_test.go).
 	var uris []string
 	for _, r := range list.Resources {
 		uris = append(uris, r.URI)
@@ -471,8 +472,7 @@ func TestResources(t *testing.T) {
 			t.Errorf("%s: mime %q, description %q", r.URI, r.MIMEType, r.Description)
 		}
 	}
-	slices.Sort(uris)
-	if !slices.Equal(uris, []string{URISessions, URIRecent}) {
+	if !slices.Equal(uris, []string{URISessions, URIRecent, URISessions + "/" + sid}) {
 		t.Errorf("resources %v", uris)
 	}
 	templates, err := cs.ListResourceTemplates(ctx, nil)

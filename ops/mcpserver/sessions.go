@@ -180,7 +180,7 @@ func (k *sessionKeeper) expire(id string, ks *keptSession) {
 	k.mu.Unlock()
 	for ss := range k.server.mcp.Sessions() {
 		if ss.ID() == id {
-			ss.Close()
+			k.server.closeSession(ss)
 		}
 	}
 }

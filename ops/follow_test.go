@@ -1,0 +1,73 @@
+package ops
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"weft/formats"
+	"weft/formats/claudecode"
+	"weft/formats/codex"
+	"weft/formats/follow"
+	"weft/store"
+)
+
+// Following a file as it is written, a line at a time, each batch the
+// settled part imported whole (as weft import --follow does), ends in
+// the same session as importing the finished file once: the same
+// messages, and the same operations (a compaction's digest).
+func TestFollowingEqualsImportingWhole(t *testing.T) {
+	files := []struct {
+		path   string
+		format formats.Format
+		read   formats.Reader
+	}{
+		{"../formats/testdata/claude-code/spotter_tool_heavy.jsonl", formats.ClaudeCode, claudecode.Read},
+		{"../formats/testdata/claude-code/claude-code-log_dag_compact_after_rewind.jsonl", formats.ClaudeCode, claudecode.Read},
+		{"../formats/testdata/codex-rollout/rollout_all_record_types.jsonl", formats.Codex, codex.Read},
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file.path), func(t *testing.T) {
+			data, err := os.ReadFile(file.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			followed := newFixture(t)
+			pending := follow.Pending(file.format)
+			var sid string
+			for end := 0; end < len(data); {
+				end += bytes.IndexByte(data[end:], '\n') + 1
+				settled := pending(data[:end])
+				if !bytes.Contains(data[:settled], []byte("\n")) {
+					continue
+				}
+				im := followed.svc.NewImport(t.Context(), ImportOptions{})
+				file.read(bytes.NewReader(data[:settled]), im)
+				mustClose(t, im)
+				if len(im.Sessions) > 0 {
+					sid = im.Sessions[0].SessionID
+				}
+			}
+			sid = followed.importData(data, file.read) // the file is finished: nothing held back
+
+			st, err := store.Open(filepath.Join(t.TempDir(), "whole.db"), store.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			whole := &fixture{t: t, st: st, svc: New(st)}
+			wid := whole.importData(data, file.read)
+
+			_, got, _ := followed.svc.ExportItems(sid, false)
+			_, want, _ := whole.svc.ExportItems(wid, false)
+			if g, w := identities(got), identities(want); !slices.Equal(g, w) {
+				t.Errorf("followed: %d items, whole: %d\n got %q\nwant %q", len(g), len(w), g, w)
+			}
+			if g, w := followed.view(sid), whole.view(wid); len(g.Markers) != len(w.Markers) || g.Len() != w.Len() {
+				t.Errorf("followed: %d items, %d markers; whole: %d, %d", g.Len(), len(g.Markers), w.Len(), len(w.Markers))
+			}
+		})
+	}
+}

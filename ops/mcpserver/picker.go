@@ -1,0 +1,311 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"weft/ops"
+)
+
+// Picking a session in a client:
+//
+//   - completion/complete offers sessions for every session_id there is
+//     to complete: the startup prompt's session_id and the {id} of the
+//     session resource templates. MCP defines completion for prompt
+//     arguments and resource template variables only (ref/prompt,
+//     ref/resource): there is no reference to a tool's argument, so the
+//     tools' session_id is not completed; a client picks one from the
+//     sessions listed as resources, below, or from list_sessions.
+//   - resources/list gives, after weft's fixed resources, one resource per
+//     session (weft://sessions/{id}, with its title, counts and dates), a
+//     page at a time, so @-mentions and attach menus can offer them.
+//     notifications/resources/list_changed is sent when a session is
+//     created, renamed or deleted (notify.go): what changes the list.
+//
+// Both read session records through the backend (ops.Service's
+// SessionPage and MatchSessions; a relay asks the weft it relays to at
+// /sessions/page and /sessions/match).
+
+const (
+	// maxCompletions is MCP's cap on the values of one completion.
+	maxCompletions = 100
+	// sessionsPage is how many sessions one page of resources/list gives.
+	sessionsPage = 100
+
+	sessionsPagePath  = "/sessions/page"
+	sessionsMatchPath = "/sessions/match"
+)
+
+// sessionPicker is what picking needs of a backend.
+type sessionPicker interface {
+	sessionPage(ctx context.Context, a ops.SessionPageArgs) (ops.SessionPage, error)
+	matchSessions(ctx context.Context, a ops.MatchSessionsArgs) (ops.MatchSessionsResult, error)
+}
+
+func (b localBackend) sessionPage(ctx context.Context, a ops.SessionPageArgs) (ops.SessionPage, error) {
+	return b.svc.SessionPage(ctx, a)
+}
+
+func (b localBackend) matchSessions(ctx context.Context, a ops.MatchSessionsArgs) (ops.MatchSessionsResult, error) {
+	return b.svc.MatchSessions(ctx, a)
+}
+
+func (b *remoteBackend) sessionPage(ctx context.Context, a ops.SessionPageArgs) (ops.SessionPage, error) {
+	var out ops.SessionPage
+	return out, b.ask(ctx, sessionsPagePath, a, &out)
+}
+
+func (b *remoteBackend) matchSessions(ctx context.Context, a ops.MatchSessionsArgs) (ops.MatchSessionsResult, error) {
+	var out ops.MatchSessionsResult
+	return out, b.ask(ctx, sessionsMatchPath, a, &out)
+}
+
+// ask posts args as JSON to path on the remote weft and reads its JSON
+// answer into out.
+func (b *remoteBackend) ask(ctx context.Context, path string, args, out any) error {
+	body, err := json.Marshal(args)
+	if err != nil {
+		return err
+	}
+	res, err := b.post(ctx, path, "application/json", bytes.NewReader(body), path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(res, out); err != nil {
+		return fmt.Errorf("the weft at %s answered %s with JSON this weft cannot read: %w", b.target(), path, err)
+	}
+	return nil
+}
+
+func (b *relayBackend) sessionPage(ctx context.Context, a ops.SessionPageArgs) (out ops.SessionPage, err error) {
+	err = b.either(func(p sessionPicker) error {
+		out, err = p.sessionPage(ctx, a)
+		return err
+	})
+	return out, err
+}
+
+func (b *relayBackend) matchSessions(ctx context.Context, a ops.MatchSessionsArgs) (out ops.MatchSessionsResult, err error) {
+	err = b.either(func(p sessionPicker) error {
+		out, err = p.matchSessions(ctx, a)
+		return err
+	})
+	return out, err
+}
+
+// either runs a read where the relay calls now and, when that weft did
+// not answer, once more where it turned to (as call does).
+func (b *relayBackend) either(read func(sessionPicker) error) error {
+	if l := b.inProcess(); l != nil {
+		return read(l)
+	}
+	before := b.remote.target()
+	err := read(b.remote)
+	if unreachable(err) && b.failover(before) {
+		if l := b.inProcess(); l != nil {
+			return read(l)
+		}
+		return read(b.remote)
+	}
+	return err
+}
+
+// serveSessionPage answers POST /sessions/page (ops.SessionPageArgs) with
+// an ops.SessionPage.
+func (s *Server) serveSessionPage(w http.ResponseWriter, r *http.Request) {
+	svc := s.fileRequest(w, r)
+	if svc == nil {
+		return
+	}
+	var args ops.SessionPageArgs
+	if !readArgs(w, r, &args) {
+		return
+	}
+	page, err := svc.SessionPage(r.Context(), args)
+	if err != nil {
+		writeError(w, statusOf(err), err.Error())
+		return
+	}
+	writeJSONValue(w, http.StatusOK, page)
+}
+
+// serveSessionMatch answers POST /sessions/match (ops.MatchSessionsArgs)
+// with an ops.MatchSessionsResult.
+func (s *Server) serveSessionMatch(w http.ResponseWriter, r *http.Request) {
+	svc := s.fileRequest(w, r)
+	if svc == nil {
+		return
+	}
+	var args ops.MatchSessionsArgs
+	if !readArgs(w, r, &args) {
+		return
+	}
+	res, err := svc.MatchSessions(r.Context(), args)
+	if err != nil {
+		writeError(w, statusOf(err), err.Error())
+		return
+	}
+	writeJSONValue(w, http.StatusOK, res)
+}
+
+// complete answers completion/complete: sessions for a session_id, best
+// first (ops.MatchSessions), at most maxCompletions of them with the
+// total. A prompt argument gets the session's title where that names it
+// and its ID where not (or where the user is typing an ID); a template's
+// {id} gets IDs, which go into a URI as they are.
+func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	p := req.Params
+	if p == nil || p.Ref == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: completion/complete needs a ref (ref/prompt or ref/resource) and an argument"}
+	}
+	none := &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}
+	ids := false
+	switch {
+	case p.Ref.Type == "ref/prompt" && p.Ref.Name == "startup":
+		if p.Argument.Name != "session_id" {
+			return none, nil
+		}
+	case p.Ref.Type == "ref/resource" && slices.Contains([]string{sessionPath, contextPath}, templatePath(p.Ref.URI)):
+		if p.Argument.Name != "id" {
+			return none, nil // a budget or a cursor: nothing to offer
+		}
+		ids = true
+	case p.Ref.Type == "ref/resource" && slices.Contains([]string{URISessions, URIRecent}, templatePath(p.Ref.URI)):
+		return none, nil // nothing in them to fill in but a budget or a cursor
+	default:
+		what := p.Ref.Name
+		if p.Ref.Type == "ref/resource" {
+			what = p.Ref.URI
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
+			"invalid params: weft has no %s %q to complete: it completes the prompt startup's session_id and the {id} of %s and %s",
+			strings.TrimPrefix(p.Ref.Type, "ref/"), what, URISessionTemplate, URIContextTemplate)}
+	}
+	res, err := s.backend.matchSessions(ctx, ops.MatchSessionsArgs{Query: p.Argument.Value, Limit: maxCompletions})
+	if err != nil {
+		return nil, err
+	}
+	values := make([]string, 0, len(res.Candidates))
+	for _, c := range res.Candidates {
+		if ids || c.ByID {
+			values = append(values, c.SessionID)
+		} else {
+			values = append(values, c.Ref)
+		}
+	}
+	return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: values, Total: res.Total, HasMore: res.Total > len(values)}}, nil
+}
+
+// sessionResources adds the sessions to resources/list, a page at a time:
+// the first page is weft's fixed resources (the SDK's list) and the
+// newest sessions; a cursor of weft's own gives the next sessions.
+func (s *Server) sessionResources(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "resources/list" {
+			return next(ctx, method, req)
+		}
+		p, _ := req.GetParams().(*mcp.ListResourcesParams)
+		after, first := "", p == nil || p.Cursor == ""
+		if !first {
+			var ok bool
+			if after, ok = readSessionsCursor(p.Cursor); !ok {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("invalid params: cursor %q is not one weft gave: give the nextCursor of the page before, or none for the first page", p.Cursor)}
+			}
+			// The SDK's list of fixed resources is the first page's; asked
+			// without a cursor it still makes the result, with what a
+			// result carries besides the resources.
+			p.Cursor = ""
+		}
+		res, err := next(ctx, method, req)
+		if err != nil {
+			return res, err
+		}
+		list, ok := res.(*mcp.ListResourcesResult)
+		if !ok {
+			return res, nil
+		}
+		if !first {
+			list.Resources = []*mcp.Resource{}
+		}
+		page, err := s.backend.sessionPage(ctx, ops.SessionPageArgs{After: after, Limit: sessionsPage})
+		if err != nil {
+			return nil, err
+		}
+		for _, info := range page.Sessions {
+			list.Resources = append(list.Resources, sessionResource(info))
+		}
+		list.NextCursor = ""
+		if page.Next != "" {
+			list.NextCursor = sessionsCursor(page.Next)
+		}
+		return list, nil
+	}
+}
+
+// The paths of the session templates, without their query.
+var (
+	sessionPath = templatePath(URISessionTemplate)
+	contextPath = templatePath(URIContextTemplate)
+)
+
+// templatePath is a URI template without its query expression
+// ({?max_tokens,cursor}), so that a client may name a template with or
+// without it.
+func templatePath(t string) string {
+	if i := strings.Index(t, "{?"); i >= 0 && strings.HasSuffix(t, "}") {
+		return t[:i]
+	}
+	return t
+}
+
+// sessionsCursorPrefix marks weft's cursors of resources/list.
+const sessionsCursorPrefix = "sessions-after:"
+
+func sessionsCursor(after string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(sessionsCursorPrefix + after))
+}
+
+func readSessionsCursor(cursor string) (string, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err != nil {
+		return "", false
+	}
+	after, ok := strings.CutPrefix(string(b), sessionsCursorPrefix)
+	return after, ok && after != ""
+}
+
+// sessionResource describes a session as a resource.
+func sessionResource(info ops.SessionOut) *mcp.Resource {
+	title := info.Title
+	if strings.TrimSpace(title) == "" {
+		title = info.SessionID
+	}
+	r := &mcp.Resource{
+		URI: URISessions + "/" + url.PathEscape(info.SessionID), Name: title, Title: title, MIMEType: resMIME,
+	}
+	if info.Unreadable != "" {
+		r.Description = "A weft session whose record cannot be read: " + info.Unreadable
+		return r
+	}
+	r.Description = fmt.Sprintf("A weft session: %s, %s; created %s, updated %s.",
+		plural(info.MessageCount, "message"), plural(info.OpCount, "operation"), shortTime(info.CreatedAt), shortTime(info.UpdatedAt))
+	r.Annotations = &mcp.Annotations{LastModified: info.UpdatedAt}
+	return r
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}

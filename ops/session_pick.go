@@ -1,0 +1,241 @@
+package ops
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"weft/model"
+	"weft/store"
+)
+
+// Picking a session: what a client shows when its user is to choose one
+// (MCP's completion of a session_id, the sessions a client lists as
+// resources for @-mentions and attach menus). Both read session records
+// only, never a thread.
+
+// MaxSessionPage bounds a page of SessionPage.
+const MaxSessionPage = 1000
+
+// SessionPageArgs ask for a page of sessions.
+type SessionPageArgs struct {
+	// After is the Next of the page before; empty starts at the newest.
+	After string `json:"after,omitempty"`
+	// Limit is how many sessions (1..MaxSessionPage).
+	Limit int `json:"limit"`
+}
+
+// SessionPage is a page of sessions, newest created first (by ID, which
+// never changes: pages read one after the other list every session that
+// was there throughout exactly once, whatever is written meanwhile).
+type SessionPage struct {
+	Sessions []SessionOut `json:"sessions"`
+	// Next is where the next page starts (its After); empty after the
+	// last page.
+	Next string `json:"next,omitempty"`
+}
+
+// SessionPage returns a page of sessions from their records: no thread is
+// read, so a page costs the same on a file of ten thousand sessions as on
+// one of ten. A session whose record cannot be read is listed by its ID,
+// with Unreadable saying why.
+func (s *Service) SessionPage(_ context.Context, a SessionPageArgs) (SessionPage, error) {
+	if a.Limit < 1 || a.Limit > MaxSessionPage {
+		return SessionPage{}, invalidf("limit %d is outside 1..%d", a.Limit, MaxSessionPage)
+	}
+	var page []store.SessionEntry
+	var more bool
+	err := s.st.View(func(tx *store.Tx) error {
+		page, more = tx.SessionsBefore(a.After, a.Limit)
+		return nil
+	})
+	if err != nil {
+		return SessionPage{}, err
+	}
+	res := SessionPage{Sessions: make([]SessionOut, 0, len(page))}
+	for _, e := range page {
+		if e.Err != nil {
+			res.Sessions = append(res.Sessions, SessionOut{SessionID: e.ID, ActiveTags: []string{}, Unreadable: e.Err.Error()})
+			continue
+		}
+		res.Sessions = append(res.Sessions, sessionOut(e.Session))
+	}
+	if more && len(page) > 0 {
+		res.Next = page[len(page)-1].ID
+	}
+	return res, nil
+}
+
+// MatchSessionsArgs ask for the sessions that what a user typed may name.
+type MatchSessionsArgs struct {
+	// Query is what was typed so far: part of a title or of an ID.
+	Query string `json:"query"`
+	// Limit is how many matches to give, best first (1..MaxSessionPage).
+	Limit int `json:"limit"`
+}
+
+// SessionCandidate is a session a query may name.
+type SessionCandidate struct {
+	SessionOut
+	// Ref is the session_id to give for it: its title when that names it
+	// and no other session, else its ID.
+	Ref string `json:"ref"`
+	// ByID is set when the query matched the ID rather than the title:
+	// the user is typing an ID.
+	ByID bool `json:"by_id,omitempty"`
+}
+
+// MatchSessionsResult is the best matches, and how many there are in all.
+type MatchSessionsResult struct {
+	Candidates []SessionCandidate `json:"candidates"`
+	Total      int                `json:"total"`
+}
+
+// How well a session matches a query, best first.
+const (
+	matchExact       = iota // the ID, or the whole title (case aside)
+	matchIDPrefix           // the start of the ID
+	matchTitlePrefix        // the start of the title
+	matchWordPrefix         // the start of a word of the title
+	matchInTitle            // somewhere in the title
+	matchInOrder            // the query's characters in order in the title
+	noMatch
+)
+
+// MatchSessions returns the sessions a query may name, best first: an
+// exact ID or title, then IDs and titles that begin with it, titles with a
+// word that begins with it, titles that hold it, titles that hold its
+// characters in order; among equals, the most recently updated first. An
+// empty query matches every session. Case is ignored.
+func (s *Service) MatchSessions(_ context.Context, a MatchSessionsArgs) (MatchSessionsResult, error) {
+	if a.Limit < 1 || a.Limit > MaxSessionPage {
+		return MatchSessionsResult{}, invalidf("limit %d is outside 1..%d", a.Limit, MaxSessionPage)
+	}
+	sessions, bad := s.allRecords()
+	if len(sessions) == 0 && len(bad) > 0 {
+		return MatchSessionsResult{}, bad[0]
+	}
+	q := strings.ToLower(strings.TrimSpace(a.Query))
+	type ranked struct {
+		x    *model.Session
+		rank int
+	}
+	var found []ranked
+	for i := range sessions {
+		if r := matchRank(&sessions[i], q); r != noMatch {
+			found = append(found, ranked{&sessions[i], r})
+		}
+	}
+	// sessions are most recently updated first: a stable sort by rank
+	// keeps that order among equals.
+	slices.SortStableFunc(found, func(a, b ranked) int { return cmp.Compare(a.rank, b.rank) })
+	res := MatchSessionsResult{Candidates: []SessionCandidate{}, Total: len(found)}
+	if len(found) == 0 {
+		return res, nil
+	}
+	names := newSessionNames(sessions)
+	for _, f := range found[:min(len(found), a.Limit)] {
+		m := SessionCandidate{SessionOut: sessionOut(*f.x), Ref: f.x.ID, ByID: f.rank == matchIDPrefix || (f.rank == matchExact && strings.EqualFold(f.x.ID, q))}
+		if names.namesOnly(f.x.Title, f.x.ID) {
+			m.Ref = f.x.Title
+		}
+		res.Candidates = append(res.Candidates, m)
+	}
+	return res, nil
+}
+
+// allRecords reads every session's record, most recently updated first.
+func (s *Service) allRecords() ([]model.Session, []error) {
+	var sessions []model.Session
+	var bad []error
+	err := s.st.View(func(tx *store.Tx) error {
+		sessions, bad = tx.AllSessions()
+		return nil
+	})
+	if err != nil {
+		return nil, []error{err}
+	}
+	return sessions, bad
+}
+
+func matchRank(x *model.Session, q string) int {
+	if q == "" {
+		return matchExact
+	}
+	id, title := strings.ToLower(x.ID), strings.ToLower(x.Title)
+	switch {
+	case id == q || title == q:
+		return matchExact
+	case strings.HasPrefix(id, q):
+		return matchIDPrefix
+	case strings.HasPrefix(title, q):
+		return matchTitlePrefix
+	}
+	// Any occurrence may start a word, not only the first.
+	for j := 0; ; j++ {
+		k := strings.Index(title[j:], q)
+		if k < 0 {
+			break
+		}
+		j += k
+		if r, _ := utf8.DecodeLastRuneInString(title[:j]); !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			return matchWordPrefix
+		}
+	}
+	if strings.Contains(title, q) {
+		return matchInTitle
+	}
+	if inOrder(title, q) {
+		return matchInOrder
+	}
+	return noMatch
+}
+
+// inOrder reports whether the runes of q appear in s in order.
+func inOrder(s, q string) bool {
+	rest := []rune(q)
+	for _, r := range s {
+		if len(rest) == 0 {
+			break
+		}
+		if r == rest[0] {
+			rest = rest[1:]
+		}
+	}
+	return len(rest) == 0
+}
+
+// sessionNames knows which titles name one session, as session_id reads
+// them (resolveLocked: an exact ID, a unique ID prefix of four characters
+// or more, then an exact title).
+type sessionNames struct {
+	ids    []string // sorted
+	titles map[string]int
+}
+
+func newSessionNames(sessions []model.Session) sessionNames {
+	n := sessionNames{ids: make([]string, len(sessions)), titles: make(map[string]int, len(sessions))}
+	for i, x := range sessions {
+		n.ids[i] = x.ID
+		n.titles[x.Title]++
+	}
+	slices.Sort(n.ids)
+	return n
+}
+
+// namesOnly reports whether title, given as a session_id, names the
+// session id and no other.
+func (n sessionNames) namesOnly(title, id string) bool {
+	if strings.TrimSpace(title) != title || title == "" || n.titles[title] != 1 {
+		return false
+	}
+	// An ID, or the start of one, is read as an ID first.
+	i, _ := slices.BinarySearch(n.ids, title)
+	if i < len(n.ids) && (n.ids[i] == title || (len(title) >= 4 && strings.HasPrefix(n.ids[i], title))) {
+		return false
+	}
+	return true
+}
