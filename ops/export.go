@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"slices"
+
 	"weft/formats"
 	"weft/formats/weftjsonl"
 	"weft/model"
@@ -103,16 +105,28 @@ func textItems(tx *store.Tx, v *model.View, indices []int) ([]formats.Item, int,
 	if err != nil {
 		return nil, 0, err
 	}
+	return items, dropImages(items), nil
+}
+
+// dropImages drops the image data of items' parts, and says how many
+// images that was. An item's parts may be shared (threadItems): those
+// of an item with images are copied first.
+func dropImages(items []formats.Item) int {
 	images := 0
 	for k := range items {
+		copied := false
 		for p := range items[k].Parts {
 			if part := &items[k].Parts[p]; part.Type == model.PartImage && len(part.Raw) > 0 {
+				if !copied {
+					items[k].Parts, copied = slices.Clone(items[k].Parts), true
+					part = &items[k].Parts[p]
+				}
 				part.Raw = nil
 				images++
 			}
 		}
 	}
-	return items, images, nil
+	return images
 }
 
 // storedItem is a stored message as exporters take it.

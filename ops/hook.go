@@ -1,14 +1,13 @@
 package ops
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode/utf8"
 
-	"weft/formats/openai"
+	"weft/formats"
 	"weft/model"
 	"weft/ops/assemble"
 	"weft/store"
@@ -49,11 +48,13 @@ type ApplyOpsResult struct {
 	Adjustments []string `json:"adjustments,omitempty"`
 }
 
-// hookMessage is a caller's message read the way an OpenAI import reads
-// it, with the identity that recognises it (model.Identity).
+// hookMessage is a caller's message read the way an import reads it
+// (readList), with its parts and the identity that recognises it
+// (model.Identity).
 type hookMessage struct {
-	nm model.NewMessage
-	id model.Ident
+	nm    model.NewMessage
+	parts []model.Part
+	id    model.Ident
 }
 
 // ApplyContextOperations is the pre-request hook: it syncs the caller's
@@ -63,7 +64,7 @@ func (s *Service) ApplyContextOperations(ctx context.Context, a ApplyOpsArgs) (A
 	if len(a.Messages) == 0 {
 		return ApplyOpsResult{}, invalidf("messages is empty: send the caller's whole thread, oldest first, as chat-completions messages {role, content}")
 	}
-	msgs, err := hookRead(a.Messages)
+	msgs, _, err := s.readThread(ProxyOpenAI, a.Messages)
 	if err != nil {
 		return ApplyOpsResult{}, err
 	}
@@ -73,12 +74,66 @@ func (s *Service) ApplyContextOperations(ctx context.Context, a ApplyOpsArgs) (A
 		fresh := msgs[snap.info.MessageCount:]
 		countEach(len(fresh), func(i int) *model.NewMessage { return &fresh[i].nm })
 	}
-	recognized := 0
-	var ids []model.ItemID
-	info, err := s.write(ctx, a.SessionID, a.ExpectedVersion, func(tx *store.Tx, th *cached, next *model.Session) (*change, error) {
+	var sync syncResult
+	info, err := s.write(ctx, a.SessionID, a.ExpectedVersion, s.syncPrepare(msgs, &sync, nil))
+	if err != nil {
+		return ApplyOpsResult{}, err
+	}
+	snap, err := s.snapshot(info.ID)
+	if err != nil {
+		return ApplyOpsResult{}, err
+	}
+	v := snap.view
+	res := ApplyOpsResult{
+		SessionID: snap.info.ID, Version: snap.info.Version, Recognized: sync.recognized,
+		Appended: len(sync.ids), AppendedIDs: sync.ids, ItemCount: v.Len(), Tokens: v.Tokens,
+	}
+	if res.AppendedIDs == nil {
+		res.AppendedIDs = []model.ItemID{}
+	}
+	for _, st := range v.Status {
+		if st == model.StatusActive || st == model.StatusPartial {
+			res.OperationsApplied++
+		}
+	}
+	err = s.st.View(func(tx *store.Tx) error {
+		items, err := threadItems(tx, v, msgs)
+		if err != nil {
+			return err
+		}
+		if images := dropImages(items); images > 0 {
+			res.Adjustments = append(res.Adjustments, plural(images, "image is", "images are")+" shown as a placeholder ([image TYPE]); weft export keeps them")
+		}
+		var folded []string
+		res.Messages, folded = assemble.OpenAI(items)
+		res.Adjustments = append(res.Adjustments, folded...)
+		return nil
+	})
+	if err != nil {
+		return ApplyOpsResult{}, err
+	}
+	return res, nil
+}
+
+// syncResult is what syncPrepare did: how many of the caller's messages
+// were stored already, and the IDs of those it stored now.
+type syncResult struct {
+	recognized int
+	ids        []model.ItemID
+}
+
+// syncPrepare is the write of a caller's whole thread into a session,
+// which the pre-request hook and the context proxy share: the caller's
+// messages must be the stored ones (hookMatch), then new ones, which are
+// appended. describe, when not nil, may reword the change of an append
+// (next is the session as it leaves it). The identities
+// of what it stores are kept, so the next request does not read those
+// messages back to recognise them.
+func (s *Service) syncPrepare(msgs []hookMessage, out *syncResult, describe func(c *cached, next *model.Session, ch *change)) prepareFunc {
+	return func(tx *store.Tx, th *cached, next *model.Session) (*change, error) {
 		n := th.info.MessageCount
 		var err error
-		if recognized, err = hookMatch(tx, th, msgs); err != nil {
+		if out.recognized, err = hookMatch(tx, th, msgs); err != nil {
 			return nil, err
 		}
 		if len(msgs) < n {
@@ -97,72 +152,52 @@ func (s *Service) ApplyContextOperations(ctx context.Context, a ApplyOpsArgs) (A
 			nms[i] = hm.nm
 		}
 		var ch *change
-		ch, ids = s.appendChange(th, next, nms, "appended by the pre-request hook")
+		ch, out.ids = s.appendChange(th, next, nms, "appended by the pre-request hook")
+		if describe != nil {
+			describe(th, next, ch)
+		}
+		appended := ch.apply
+		ch.apply = func(c *cached) {
+			appended(c)
+			if len(c.idents) == n {
+				for _, hm := range added {
+					c.idents = append(c.idents, hm.id)
+				}
+			}
+		}
 		return ch, nil
-	})
-	if err != nil {
-		return ApplyOpsResult{}, err
 	}
-	snap, err := s.snapshot(info.ID)
-	if err != nil {
-		return ApplyOpsResult{}, err
-	}
-	v := snap.view
-	res := ApplyOpsResult{
-		SessionID: snap.info.ID, Version: snap.info.Version, Recognized: recognized,
-		Appended: len(ids), AppendedIDs: ids, ItemCount: v.Len(), Tokens: v.Tokens,
-	}
-	if res.AppendedIDs == nil {
-		res.AppendedIDs = []model.ItemID{}
-	}
-	for _, st := range v.Status {
-		if st == model.StatusActive || st == model.StatusPartial {
-			res.OperationsApplied++
-		}
-	}
-	err = s.st.View(func(tx *store.Tx) error {
-		items, images, err := textItems(tx, v, span(0, v.Len()))
-		if err != nil {
-			return err
-		}
-		if images > 0 {
-			res.Adjustments = append(res.Adjustments, plural(images, "image is", "images are")+" shown as a placeholder ([image TYPE]); weft export keeps them")
-		}
-		var folded []string
-		res.Messages, folded = assemble.OpenAI(items)
-		res.Adjustments = append(res.Adjustments, folded...)
-		return nil
-	})
-	if err != nil {
-		return ApplyOpsResult{}, err
-	}
-	return res, nil
 }
 
-// hookRead reads the caller's messages as the OpenAI importer reads a
-// file of them (openai.ReadMessages), so a message is stored (and its
-// digest made) exactly as importing the same thread from a file would:
-// tool calls and results become parts, a developer message a system one.
-// Any message it cannot read refuses the whole request.
-func hookRead(raw []json.RawMessage) ([]hookMessage, error) {
-	for i, m := range raw {
-		if m = bytes.TrimSpace(m); len(m) == 0 || m[0] != '{' {
-			return nil, invalidf("messages[%d] is not a message object ({role, content})", i)
+// threadItems are the items of view v as exporters take them, when msgs
+// are the caller's thread that v's stored messages began: a stored
+// message the caller sent is the caller's message (the same by
+// identity, and as the caller has it now), others are read in tx.
+func threadItems(tx *store.Tx, v *model.View, msgs []hookMessage) ([]formats.Item, error) {
+	items := make([]formats.Item, v.Len())
+	var rest []int
+	for i, it := range v.Items {
+		if it.Seq == 0 || it.Seq > uint64(len(msgs)) {
+			rest = append(rest, i)
+			continue
+		}
+		nm := &msgs[it.Seq-1].nm
+		items[i] = formats.Item{
+			ID: model.MessageID(it.Seq), Role: nm.Role, Content: nm.Content, Name: nm.Name, Parts: msgs[it.Seq-1].parts,
+			CreatedAt: nm.CreatedAt, Tokens: nm.Tokens, Tags: v.Tags(it),
 		}
 	}
-	nms, errs := openai.ReadMessages(raw)
-	if len(errs) > 0 {
-		texts := make([]string, len(errs))
-		for k, e := range errs {
-			texts[k] = fmt.Sprintf("messages[%d]: %s", e.Index, e.Reason)
-		}
-		return nil, invalidf("messages are not all chat-completions messages ({role, content}): %s", strings.Join(texts, "; "))
+	if len(rest) == 0 {
+		return items, nil
 	}
-	out := make([]hookMessage, len(nms))
-	for i, nm := range nms {
-		out[i] = hookMessage{nm: nm, id: model.Identity(nm.Role, nm.Content, model.DecodeParts(nm.Parts))}
+	read, err := viewItems(tx, v, rest)
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	for k, i := range rest {
+		items[i] = read[k]
+	}
+	return items, nil
 }
 
 // hookMatch compares the caller's messages with the stored ones, by

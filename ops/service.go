@@ -33,6 +33,7 @@ type Service struct {
 	threads map[string]*cached
 	focus   string // session open in the TUI: the default for tools
 	latest  string // most recently updated session, once known
+	proxy   proxyState
 }
 
 // cached is the state of one session the service keeps in memory. Stored messages are

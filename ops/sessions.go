@@ -78,6 +78,9 @@ type SessionOut struct {
 	// read from a damaged file; empty for a session that reads. weft
 	// check lists what is damaged, weft salvage copies what is not.
 	Unreadable string `json:"unreadable,omitempty"`
+	// Proxy describes the requests the context proxy took for the
+	// session since this weft started (list_sessions); nil for none.
+	Proxy *ProxyStats `json:"proxy,omitempty"`
 }
 
 // ListSessionsResult is list_sessions' result.
@@ -196,6 +199,7 @@ func (s *Service) listed(x model.Session) (SessionOut, error) {
 		n = v.Tokens
 	}
 	out.EffectiveTokens = &n
+	out.Proxy = s.ProxyStatsOf(x.ID)
 	return out, nil
 }
 

@@ -96,6 +96,9 @@ type app struct {
 	origins []string       // --allow-origin, each an origin browsers may call from
 	follow  []string       // the TUI's --follow files
 	globals *pflag.FlagSet // the root's flags, which every command inherits
+	// upstreams: --upstream-anthropic and --upstream-openai, where the
+	// context proxy sends requests.
+	upstreams mcpserver.Upstreams
 
 	// started is set once cobra accepted the command line and the command
 	// began: an error before that is a usage error.
@@ -135,7 +138,7 @@ func (a *app) bearer() string { return cmp.Or(a.token, a.env.token) }
 
 // listen is what the root flags say about an embedded listener.
 func (a *app) listen() listenConfig {
-	return listenConfig{addr: a.mcpAddr, off: a.noMCP, token: a.bearer(), origins: a.origins}
+	return listenConfig{addr: a.mcpAddr, off: a.noMCP, token: a.bearer(), origins: a.origins, upstreams: a.upstreams}
 }
 
 // tuiOptions are the TUI's options from the flags and the environment.

@@ -27,6 +27,8 @@ type listenConfig struct {
 	// origins are the browser origins allowed to call, with CORS
 	// (--allow-origin).
 	origins []string
+	// upstreams are where the listener's context proxy sends requests.
+	upstreams mcpserver.Upstreams
 	// logger is the TUI's log file; nil logs nothing.
 	logger *slog.Logger
 }
@@ -37,7 +39,7 @@ func (lc listenConfig) start(svc *ops.Service) (*mcpserver.Listener, error) {
 	if lc.off {
 		return nil, nil
 	}
-	l, err := mcpserver.Listen(svc, mcpserver.ListenOptions{Addr: lc.addr, Token: lc.token, Origins: lc.origins, Logger: lc.logger})
+	l, err := mcpserver.Listen(svc, mcpserver.ListenOptions{Addr: lc.addr, Token: lc.token, Origins: lc.origins, Logger: lc.logger, Upstreams: lc.upstreams})
 	if errors.Is(err, mcpserver.ErrNeedsToken) {
 		return nil, fmt.Errorf("the MCP listener: %w (give a token with --token or WEFT_TOKEN, or --no-mcp starts without the listener)", err)
 	}
@@ -71,6 +73,8 @@ claude mcp add weft -- weft --db ~/threads.db mcp`,
 	a.describeFlag(cmd, "no-mcp", "do not listen for other wefts")
 	a.describeFlag(cmd, "token", "bearer token of that listener, and for the weft this one relays to (default $WEFT_TOKEN)")
 	a.describeFlag(cmd, "allow-origin", "a browser `ORIGIN` (scheme://host[:port]) allowed to call that listener, with CORS; repeatable")
+	a.describeFlag(cmd, "upstream-anthropic", "where that listener's context proxy sends Messages API requests")
+	a.describeFlag(cmd, "upstream-openai", "where that listener's context proxy sends Chat Completions requests")
 	a.hideFlags(cmd, "theme")
 	return cmd
 }
@@ -168,7 +172,7 @@ func listenForOthers(svc *ops.Service, lc listenConfig, logger *slog.Logger) *mc
 	if lc.addr == "" {
 		lc.addr = "127.0.0.1:0"
 	}
-	l, err := mcpserver.Listen(svc, mcpserver.ListenOptions{Addr: lc.addr, Token: lc.token, Origins: lc.origins, Logger: logger})
+	l, err := mcpserver.Listen(svc, mcpserver.ListenOptions{Addr: lc.addr, Token: lc.token, Origins: lc.origins, Logger: logger, Upstreams: lc.upstreams})
 	if err != nil {
 		// Relaying is a convenience for other wefts; serving this client
 		// matters more.

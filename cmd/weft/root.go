@@ -24,7 +24,7 @@ import (
 
 // tuiFlags are the root flags that only the TUI (and demo, and mcp's
 // listener) use.
-var tuiFlags = []string{"theme", "mcp-addr", "no-mcp", "token", "allow-origin"}
+var tuiFlags = []string{"theme", "mcp-addr", "no-mcp", "token", "allow-origin", "upstream-anthropic", "upstream-openai"}
 
 // rootCommand builds weft's command tree: weft [SESSION] opens the TUI,
 // and each command is a child.
@@ -68,6 +68,11 @@ weft --follow ~/.claude/projects/-home-ana-app/0f3c2a55-6b1e-4c8e-9d2a-3b4c5d6e7
 					return usageErr("--allow-origin: %v", err)
 				}
 			}
+			for _, u := range []string{a.upstreams.Anthropic, a.upstreams.OpenAI} {
+				if err := mcpserver.CheckUpstream(u); err != nil {
+					return usageErr("%v", err)
+				}
+			}
 			if a.theme != "" {
 				if _, err := themes.Lookup(a.theme); err != nil {
 					return usageErr("%v", err)
@@ -98,6 +103,8 @@ weft --follow ~/.claude/projects/-home-ana-app/0f3c2a55-6b1e-4c8e-9d2a-3b4c5d6e7
 	fs.BoolVar(&a.noMCP, "no-mcp", false, "open the TUI without the MCP listener")
 	fs.StringVar(&a.token, "token", "", "bearer token agents must send to the embedded listener (default $WEFT_TOKEN)")
 	fs.StringArrayVar(&a.origins, "allow-origin", nil, "a browser `ORIGIN` (scheme://host[:port]) allowed to call the embedded listener, with CORS; repeatable")
+	fs.StringVar(&a.upstreams.Anthropic, "upstream-anthropic", mcpserver.DefaultAnthropicUpstream, "where the listener's context proxy sends Messages API requests")
+	fs.StringVar(&a.upstreams.OpenAI, "upstream-openai", mcpserver.DefaultOpenAIUpstream, "where the listener's context proxy sends Chat Completions requests (with its /v1)")
 	root.RegisterFlagCompletionFunc("theme", completeThemes)
 	a.globals = fs
 	root.Flags().StringArrayVar(&a.follow, "follow", nil, "import this file (a Claude Code session, a Codex rollout) and keep importing what it gains while the TUI is open; repeat for more files")

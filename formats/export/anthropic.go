@@ -66,7 +66,22 @@ type AnthropicSource struct {
 // message); a call or result that is not is folded into text. Thinking
 // is kept where it is signed, and dropped otherwise.
 func Anthropic(items []formats.Item) (AnthropicBody, Report) {
-	an := planAnthropic(items)
+	return AnthropicWith(items, AnthropicOptions{})
+}
+
+// AnthropicOptions change how Anthropic writes a thread.
+type AnthropicOptions struct {
+	// SystemTurns keeps a system message after the thread began (a
+	// digest's summary, an agent's mid-conversation system turn) as a
+	// message of role system, as the Messages API takes them, rather
+	// than user text "[system] ..."; a tool call is answered across
+	// such turns.
+	SystemTurns bool
+}
+
+// AnthropicWith is Anthropic with options.
+func AnthropicWith(items []formats.Item, o AnthropicOptions) (AnthropicBody, Report) {
+	an := planAnthropic(items, o)
 	body := AnthropicBody{System: an.system, Messages: make([]AnthropicMessage, 0, len(an.msgs)+1)}
 	an.each(func(m *AnthropicMessage) error {
 		body.Messages = append(body.Messages, m.own())
@@ -78,7 +93,7 @@ func Anthropic(items []formats.Item) (AnthropicBody, Report) {
 // WriteAnthropic writes {"system": "...", "messages": [...]}, the body
 // Anthropic converts items into, a message a line.
 func WriteAnthropic(w io.Writer, items []formats.Item) (Report, error) {
-	an := planAnthropic(items)
+	an := planAnthropic(items, AnthropicOptions{})
 	j := newLines(w)
 	j.w.WriteString("{")
 	if an.system != "" {
@@ -124,14 +139,16 @@ type anPlan struct {
 	continued bool
 }
 
-func planAnthropic(items []formats.Item) *anPlan { return planMessages(items, true) }
+func planAnthropic(items []formats.Item, o AnthropicOptions) *anPlan {
+	return planMessages(items, true, o.SystemTurns)
+}
 
 // planMessages reads items as Messages API messages. With systemPrompt,
 // the leading system messages are the system prompt and later ones user
-// text "[system] ..."; without it (a Claude Code transcript, which has
-// no place for one) every system message is a user message as it is,
-// for the writer to label.
-func planMessages(items []formats.Item, systemPrompt bool) *anPlan {
+// text "[system] ..." (or, with systemTurns, system turns); without it (a
+// Claude Code transcript, which has no place for one) every system
+// message is a user message as it is, for the writer to label.
+func planMessages(items []formats.Item, systemPrompt, systemTurns bool) *anPlan {
 	x := xpRead(items, xpAnthropic)
 	var system strings.Builder
 	start := 0
@@ -156,7 +173,10 @@ func planMessages(items []formats.Item, systemPrompt bool) *anPlan {
 		case model.RoleAssistant:
 			role = model.RoleAssistant
 		case model.RoleSystem:
-			if systemPrompt {
+			switch {
+			case systemTurns:
+				role = model.RoleSystem
+			case systemPrompt:
 				x.bl[xi.lo].text = "[system] " + x.bl[xi.lo].text
 			}
 		}
@@ -216,8 +236,12 @@ func (x *xpThread) pairAnthropic(msgs []xaMsg) {
 			continue
 		}
 		calls = calls[:0]
-		if k > 0 {
-			prev := &msgs[k-1]
+		p := k - 1
+		for p >= 0 && msgs[p].role == model.RoleSystem {
+			p-- // a system turn between them: the call before it
+		}
+		if p >= 0 {
+			prev := &msgs[p]
 			for b := prev.lo; b < prev.hi; b++ {
 				if x.bl[b].kind == xpCall {
 					calls = append(calls, b)

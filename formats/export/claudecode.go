@@ -110,7 +110,7 @@ type ccTitle struct {
 // WriteClaudeCode writes items as a Claude Code transcript, and says in
 // the Report what it had to change (as the Anthropic exporter does).
 func WriteClaudeCode(w io.Writer, items []formats.Item, opts ClaudeCodeOptions) (Report, error) {
-	an := planMessages(items, false)
+	an := planMessages(items, false, false)
 	x := an.x
 	if opts.SessionID == "" {
 		opts.SessionID = NewClaudeCodeSessionID()

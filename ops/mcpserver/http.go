@@ -46,6 +46,8 @@ type HandlerOptions struct {
 	SessionTimeout time.Duration
 	// ReadTimeout overrides ReadTimeout for request bodies.
 	ReadTimeout time.Duration
+	// Upstreams are where the context proxy (/v1/...) sends requests.
+	Upstreams Upstreams
 }
 
 // Handler serves, behind one guard (Host and Origin checks, the bearer
@@ -58,6 +60,7 @@ type HandlerOptions struct {
 //	POST /outline    {"session_id"}: what weft show prints around the messages (Outline)
 //	POST /export     ExportArgs as JSON: the export, streamed; notes as trailers
 //	POST /import     ?format=F&session=S, the file as the body: an ImportReport
+//	/v1/...          the context proxy (proxy.go), also under /s/SESSION/
 //
 // The last three are how a second weft on a held file runs weft show,
 // export and import through the weft that holds it.
@@ -88,8 +91,11 @@ func (s *Server) Handler(o HandlerOptions) http.Handler {
 	mux.HandleFunc(importPath, s.serveImport)
 	mux.HandleFunc(sessionsPagePath, s.serveSessionPage)
 	mux.HandleFunc(sessionsMatchPath, s.serveSessionMatch)
+	proxy := newProxy(s, o.Upstreams)
+	mux.Handle("/v1/", proxy)
+	mux.Handle("/s/", proxy)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("nothing at %s: weft serves /mcp (MCP), POST /api/TOOL, GET /api, GET /healthz, POST /outline, /export and /import", r.URL.Path))
+		writeError(w, http.StatusNotFound, fmt.Sprintf("nothing at %s: weft serves /mcp (MCP), POST /api/TOOL, GET /api, GET /healthz, POST /outline, /export and /import, and the context proxy at /v1/messages and /v1/chat/completions", r.URL.Path))
 	})
 	// A client's token is read without the blanks around it (bearer), so
 	// the listener's is too.
@@ -117,31 +123,55 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Timed from now, before any refusal: see timedBody.
 		r.Body = newTimedBody(w, r.Body, g.readTimeout)
 	}
+	proxied := isProxyPath(r.URL.Path)
+	refuse := writeError
+	if proxied {
+		// The proxy's clients read errors in their provider's shape.
+		refuse = func(w http.ResponseWriter, status int, msg string) { proxyError(w, proxyAPIOf(r), status, msg) }
+	}
 	if msg := g.foreign(r); msg != "" {
-		writeError(w, http.StatusForbidden, msg)
+		refuse(w, http.StatusForbidden, msg)
 		return
 	}
 	if g.hasToken {
 		// Hashing first makes the comparison constant-time in the
-		// length too.
+		// length too. On the proxy's paths Authorization is the
+		// client's key for its provider: the token comes in its own
+		// header.
 		got, ok := bearer(r)
+		if proxied {
+			got = strings.TrimSpace(r.Header.Get(ProxyTokenHeader))
+			ok = got != ""
+		}
 		if h := tokenHash(got); !ok || subtle.ConstantTimeCompare(h[:], g.token[:]) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="weft"`)
 			msg := "this weft needs a bearer token: send Authorization: Bearer TOKEN (the --token or WEFT_TOKEN it was started with)"
-			if ok {
+			switch {
+			case proxied && ok:
+				msg = "wrong " + ProxyTokenHeader + ": send the --token or WEFT_TOKEN this weft was started with"
+			case proxied:
+				msg = "this weft needs its token: send " + ProxyTokenHeader + ": TOKEN (the --token or WEFT_TOKEN it was started with; Authorization goes to the provider)"
+			case ok:
 				msg = "wrong bearer token: send the --token or WEFT_TOKEN this weft was started with"
 			}
-			writeError(w, http.StatusUnauthorized, msg)
+			refuse(w, http.StatusUnauthorized, msg)
 			return
 		}
 	}
 	// An imported file is read as it comes: it may be far larger than
 	// any other body.
 	limit := int64(MaxBodyBytes)
-	if r.URL.Path == importPath {
+	switch {
+	case r.URL.Path == importPath:
 		limit = MaxImportBytes
+	case proxied:
+		limit = MaxProxyBodyBytes
 	}
 	if r.ContentLength > limit {
+		if proxied {
+			proxyBodyError(w, proxyAPIOf(r), &http.MaxBytesError{Limit: limit})
+			return
+		}
 		writeTooLargeFor(w, r.URL.Path)
 		return
 	}

@@ -50,6 +50,8 @@ type ListenOptions struct {
 	// ReadTimeout overrides ReadTimeout: how long a request's headers
 	// may take, and its body beyond what its size explains.
 	ReadTimeout time.Duration
+	// Upstreams are where the context proxy sends requests.
+	Upstreams Upstreams
 }
 
 // Listener is a running HTTP listener serving a Server's Handler.
@@ -123,7 +125,7 @@ func Listen(svc *ops.Service, o ListenOptions) (*Listener, error) {
 		url: "http://" + urlHost(host, ln.Addr()),
 	}
 	l.http = &http.Server{
-		Handler:           s.Handler(HandlerOptions{Token: o.Token, Origins: o.Origins, SessionTimeout: o.SessionTimeout, ReadTimeout: o.ReadTimeout}),
+		Handler:           s.Handler(HandlerOptions{Token: o.Token, Origins: o.Origins, SessionTimeout: o.SessionTimeout, ReadTimeout: o.ReadTimeout, Upstreams: o.Upstreams}),
 		ReadHeaderTimeout: cmp.Or(o.ReadTimeout, ReadTimeout),
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
@@ -256,6 +258,7 @@ func (l *Listener) Close() error {
 			l.closeErr = l.http.Close()
 		}
 		<-l.done
+		l.server.background.Wait() // the proxy's answers being stored
 	})
 	return l.closeErr
 }

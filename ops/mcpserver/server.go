@@ -40,6 +40,9 @@ type Server struct {
 	closing   chan struct{}
 	closeOnce sync.Once
 	calls     callsInFlight
+	// background counts the proxy's work after its answers (storing
+	// them), which the listener waits for when it closes.
+	background sync.WaitGroup
 }
 
 // Options configure a Server.

@@ -1,0 +1,108 @@
+package claudecode
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"weft/model"
+)
+
+func rawList(t *testing.T, s string) []json.RawMessage {
+	t.Helper()
+	var list []json.RawMessage
+	if err := json.Unmarshal([]byte(s), &list); err != nil {
+		t.Fatal(err)
+	}
+	return list
+}
+
+func TestReadMessagesReadsAMessagesAPIThread(t *testing.T) {
+	msgs := rawList(t, `[
+		{"role":"user","content":"Find the TODOs."},
+		{"role":"assistant","content":[
+			{"type":"thinking","thinking":"grep it","signature":"sig"},
+			{"type":"text","text":"Looking."},
+			{"type":"tool_use","id":"toolu_1","name":"Grep","input":{"q":"TODO"}},
+			{"type":"tool_use","id":"toolu_2","name":"Read","input":{"path":"a.go"}}]},
+		{"role":"user","content":[
+			{"type":"tool_result","tool_use_id":"toolu_1","content":"a.go:3: TODO"},
+			{"type":"tool_result","tool_use_id":"toolu_2","content":[{"type":"text","text":"package a"}],"is_error":true},
+			{"type":"text","text":"And fix them.","cache_control":{"type":"ephemeral"}}]},
+		{"role":"assistant","content":[]},
+		{"role":"user","content":[{"type":"text","text":"first"},{"type":"tool_result","tool_use_id":"toolu_1","content":"again"}]},
+		{"role":"system","content":[{"type":"text","text":"# Environment"}]}
+	]`)
+	got, from, errs := ReadMessages(msgs)
+	if errs != nil {
+		t.Fatalf("errors: %v", errs)
+	}
+	want := []struct {
+		role model.Role
+		name string
+		from int
+		text string
+	}{
+		{model.RoleUser, "", 0, "Find the TODOs."},
+		{model.RoleAssistant, "", 1, "Looking.\n\n[tool call Grep] {\"q\":\"TODO\"}\n\n[tool call Read] {\"path\":\"a.go\"}"},
+		{model.RoleTool, "Grep", 2, "[tool result] a.go:3: TODO"},
+		{model.RoleTool, "Read", 2, "[tool error] package a"},
+		{model.RoleUser, "", 2, "And fix them."},
+		// the empty assistant message gives none; text before a result
+		// keeps its place
+		{model.RoleUser, "", 4, "first"},
+		{model.RoleTool, "Grep", 4, "[tool result] again"},
+		// a system turn is a system message
+		{model.RoleSystem, "", 5, "# Environment"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d messages, want %d: %+v", len(got), len(want), got)
+	}
+	for k, w := range want {
+		if got[k].Role != w.role || got[k].Name != w.name || from[k] != w.from || got[k].Content != w.text {
+			t.Errorf("message %d: %s %q from %d %q, want %s %q from %d %q", k, got[k].Role, got[k].Name, from[k], got[k].Content, w.role, w.name, w.from, w.text)
+		}
+	}
+	parts := model.DecodeParts(got[1].Parts)
+	if len(parts) != 4 || parts[0].Type != model.PartThinking || !strings.Contains(string(parts[0].Raw), `"signature":"sig"`) {
+		t.Errorf("the thinking block is not kept verbatim: %+v", parts)
+	}
+	if p := model.DecodeParts(got[4].Parts); len(p) != 1 || !strings.Contains(string(p[0].Raw), "cache_control") {
+		t.Errorf("a block's Raw is not the block as sent: %+v", p)
+	}
+
+	// An answer read alone is the message it is in a later request.
+	alone, _, errs := ReadMessages(msgs[1:2])
+	if errs != nil || len(alone) != 1 {
+		t.Fatalf("answer: %v %v", alone, errs)
+	}
+	idOf := func(m model.NewMessage) model.Ident {
+		return model.Identity(m.Role, m.Content, model.DecodeParts(m.Parts))
+	}
+	if idOf(alone[0]) != idOf(got[1]) {
+		t.Error("the answer read alone has another identity than in the thread")
+	}
+}
+
+func TestReadMessagesRefusesWhatIsNotAMessage(t *testing.T) {
+	cases := []struct {
+		name, msgs, reason string
+	}{
+		{"a string", `["hi"]`, "not a message object"},
+		{"no role", `[{"content":"hi"}]`, `no "role"`},
+		{"a tool message", `[{"role":"tool","content":"hi"}]`, `role "tool" is not user, assistant or system`},
+		{"role of the wrong type", `[{"role":7,"content":"hi"}]`, `"role" is not a string`},
+		{"content a number", `[{"role":"user","content":7}]`, "neither text nor a list of blocks"},
+		{"a block that is no object", `[{"role":"user","content":["hi"]}]`, "content block 1 is not an object"},
+		{"a text that is no string", `[{"role":"user","content":[{"type":"text","text":1}]}]`, `"text" is not a string`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			msgs := rawList(t, `[{"role":"user","content":"fine"},`+strings.TrimPrefix(c.msgs, "["))
+			got, from, errs := ReadMessages(msgs)
+			if got != nil || from != nil || len(errs) != 1 || errs[0].Index != 1 || !strings.Contains(errs[0].Reason, c.reason) {
+				t.Fatalf("got %v %v %v, want one error at 1 saying %q", got, from, errs, c.reason)
+			}
+		})
+	}
+}

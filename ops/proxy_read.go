@@ -1,0 +1,219 @@
+package ops
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"hash/maphash"
+	"strings"
+	"sync"
+
+	"weft/formats/claudecode"
+	"weft/formats/openai"
+	"weft/model"
+)
+
+// Reading a caller's thread. An agent sends its whole conversation with
+// every request, and all of it but the last message or two was in the
+// request before: reading it all again (parsing every block, hashing
+// every text) would cost far more than the rest of a request. So the
+// messages read are remembered by the chain of the raw messages up to
+// them (a 128-bit hash of every byte before and of the message itself):
+// a message read in the same place after the same messages reads the
+// same, so only the messages past the last one remembered are read.
+
+// readList reads a list of messages in an API's shape, as that API's
+// importer reads them: the OpenAI reader a file of chat-completions
+// messages, the Claude Code reader a record's Messages API message (a
+// message of tool results becomes a message per result). It returns the
+// messages, and for each the index of the message of raw it came from;
+// any message it cannot read refuses the whole list, its place counted
+// from offset.
+func readList(api ProxyAPI, raw []json.RawMessage, offset int) ([]hookMessage, []int, error) {
+	var nms []model.NewMessage
+	var from []int
+	var texts []string
+	switch api {
+	case ProxyOpenAI:
+		for i, m := range raw {
+			if m = bytes.TrimSpace(m); len(m) == 0 || m[0] != '{' {
+				return nil, nil, invalidf("messages[%d] is not a message object ({role, content})", offset+i)
+			}
+		}
+		var errs []openai.MessageError
+		if nms, errs = openai.ReadMessages(raw); len(errs) > 0 {
+			for _, e := range errs {
+				texts = append(texts, fmt.Sprintf("messages[%d]: %s", offset+e.Index, e.Reason))
+			}
+			return nil, nil, invalidf("messages are not all chat-completions messages ({role, content}): %s", strings.Join(texts, "; "))
+		}
+		from = make([]int, len(nms))
+		for i := range from {
+			from[i] = i
+		}
+	case ProxyAnthropic:
+		var errs []claudecode.MessageError
+		if nms, from, errs = claudecode.ReadMessages(raw); len(errs) > 0 {
+			for _, e := range errs {
+				texts = append(texts, fmt.Sprintf("messages[%d]: %s", offset+e.Index, e.Reason))
+			}
+			return nil, nil, invalidf("messages are not all Messages API messages ({role: user|assistant|system, content}): %s", strings.Join(texts, "; "))
+		}
+	default:
+		return nil, nil, invalidf("API %q is not %s or %s", api, ProxyAnthropic, ProxyOpenAI)
+	}
+	out := make([]hookMessage, len(nms))
+	for i, nm := range nms {
+		parts := model.DecodeParts(nm.Parts)
+		out[i] = hookMessage{nm: nm, parts: parts, id: model.Identity(nm.Role, nm.Content, parts)}
+	}
+	return out, from, nil
+}
+
+// readThread reads a caller's whole thread (readList), reading again
+// only the messages past the last one remembered. It also says which of
+// raw carry a cache breakpoint (the Messages API's "cache_control"), so
+// that the proxy looks for them only there.
+func (s *Service) readThread(api ProxyAPI, raw []json.RawMessage) ([]hookMessage, []int, error) {
+	m := &s.proxy.memo
+	keys := m.chain(api, raw)
+	out := make([]hookMessage, 0, len(raw)+len(raw)/4)
+	var marked []int
+	k := 0
+	m.mu.Lock()
+	for ; k < len(raw); k++ {
+		e, ok := m.getLocked(keys[k], len(raw[k]))
+		if !ok {
+			break
+		}
+		out = append(out, e.read...)
+		if e.marked {
+			marked = append(marked, k)
+		}
+	}
+	m.mu.Unlock()
+	if k == len(raw) {
+		return out, marked, nil
+	}
+	fresh, from, err := readList(api, raw[k:], k)
+	if err != nil {
+		return nil, nil, err
+	}
+	// A result's tool is named after its call, which may be among the
+	// messages not read again.
+	for i := range fresh {
+		if fresh[i].nm.Role == model.RoleTool && fresh[i].nm.Name == "" && len(fresh[i].parts) > 0 {
+			fresh[i].nm.Name = calledTool(out, fresh[i].parts[0].ToolCallID)
+		}
+	}
+	m.mu.Lock()
+	j := 0
+	for i := range raw[k:] {
+		e := memoEntry{n: len(raw[k+i]), marked: bytes.Contains(raw[k+i], cacheWord)}
+		first := j
+		for j < len(fresh) && from[j] == i {
+			e.size += len(fresh[j].nm.Content) + 3*len(fresh[j].nm.Parts)
+			j++
+		}
+		e.read = fresh[first:j:j]
+		e.size += 64 * (len(e.read) + 1)
+		m.putLocked(keys[k+i], e)
+		if e.marked {
+			marked = append(marked, k+i)
+		}
+	}
+	m.mu.Unlock()
+	return append(out, fresh...), marked, nil
+}
+
+// cacheWord marks a block the client wants cached up to.
+var cacheWord = []byte(`"cache_control"`)
+
+// calledTool is the name of the latest call with the given ID in msgs,
+// or "".
+func calledTool(msgs []hookMessage, id string) string {
+	if id == "" {
+		return ""
+	}
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].nm.Role != model.RoleAssistant {
+			continue
+		}
+		for _, p := range msgs[i].parts {
+			if p.Type == model.PartToolCall && p.ToolCallID == id {
+				return p.ToolName
+			}
+		}
+	}
+	return ""
+}
+
+// memoBytes bounds what one generation of the memo holds; two are kept.
+const memoBytes = 32 << 20
+
+// memoKey is a message's place: the hash of every raw byte up to and
+// including it.
+type memoKey uint64
+
+// threadMemo remembers messages read, by their place. It keeps two
+// generations: when the newer fills up, the older is dropped, so what
+// the requests of late use stays, and memory is bounded.
+type threadMemo struct {
+	mu       sync.Mutex
+	seed     maphash.Seed
+	seeded   bool
+	cur, old map[memoKey]memoEntry
+	curBytes int
+}
+
+// memoEntry is what one raw message read as: its messages (none for an
+// empty one), whether it carries a cache breakpoint, its length (which
+// must match, as well as the key) and about how many bytes it holds.
+type memoEntry struct {
+	read   []hookMessage
+	marked bool
+	n      int
+	size   int
+}
+
+// chain is the key of each message of raw.
+func (m *threadMemo) chain(api ProxyAPI, raw []json.RawMessage) []memoKey {
+	m.mu.Lock()
+	if !m.seeded {
+		m.seed, m.seeded = maphash.MakeSeed(), true
+	}
+	seed := m.seed
+	m.mu.Unlock()
+	keys := make([]memoKey, len(raw))
+	var h maphash.Hash
+	h.SetSeed(seed)
+	h.WriteString(string(api))
+	for i, msg := range raw {
+		// The hash goes on over every message: each key covers all
+		// the bytes before it.
+		h.Write(msg)
+		h.WriteByte(0)
+		keys[i] = memoKey(h.Sum64())
+	}
+	return keys
+}
+
+func (m *threadMemo) getLocked(k memoKey, n int) (memoEntry, bool) {
+	if e, ok := m.cur[k]; ok && e.n == n {
+		return e, true
+	}
+	e, ok := m.old[k]
+	if !ok || e.n != n {
+		return memoEntry{}, false
+	}
+	m.putLocked(k, e)
+	return e, true
+}
+
+func (m *threadMemo) putLocked(k memoKey, e memoEntry) {
+	if m.cur == nil || m.curBytes > memoBytes {
+		m.old, m.cur, m.curBytes = m.cur, make(map[memoKey]memoEntry), 0
+	}
+	m.cur[k] = e
+	m.curBytes += e.size
+}
