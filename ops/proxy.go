@@ -83,6 +83,11 @@ type ProxyTurn struct {
 	Unchanged bool
 	Anthropic *export.AnthropicBody
 	OpenAI    []export.OpenAIMessage
+	// AnthropicHead, when not nil, is the start of the Messages API
+	// thread, exported and encoded once for the session's requests that
+	// share it: the thread is its messages, then Anthropic.Messages
+	// (AnthropicWhole has them all).
+	AnthropicHead *export.AnthropicHead
 	// Adjustments say what the provider's shape required (a call whose
 	// result an operation removed, folded into text).
 	Adjustments []string
@@ -95,6 +100,17 @@ type ProxyTurn struct {
 	CacheMarked []int
 
 	write *proxyWrite
+	whole func() (*export.AnthropicBody, error)
+}
+
+// AnthropicWhole is the Messages API thread with all its messages, the
+// head's included: for a writer that must change a message of the head
+// (put a client's cache breakpoint on one of its blocks).
+func (t *ProxyTurn) AnthropicWhole() (*export.AnthropicBody, error) {
+	if t.AnthropicHead == nil {
+		return t.Anthropic, nil
+	}
+	return t.whole()
 }
 
 // ProxyStats describe a session's proxied requests since this weft
@@ -114,6 +130,7 @@ type ProxyStats struct {
 // and each session's last request.
 type proxyState struct {
 	memo    threadMemo
+	heads   proxyHeads
 	loaded  bool
 	byFirst map[model.Ident][]string
 	stats   map[string]ProxyStats
@@ -131,7 +148,7 @@ func (s *Service) ProxyRequest(ctx context.Context, r ProxyRequest) (ProxyTurn, 
 	if len(r.Messages) == 0 {
 		return ProxyTurn{}, invalidf("messages is empty: a request sends the whole conversation, oldest first")
 	}
-	msgs, marked, err := s.readThread(r.API, r.Messages)
+	msgs, marked, places, err := s.readThreadAt(r.API, r.Messages)
 	if err != nil {
 		return ProxyTurn{}, err
 	}
@@ -158,7 +175,7 @@ func (s *Service) ProxyRequest(ctx context.Context, r ProxyRequest) (ProxyTurn, 
 		now := s.clock()
 		snap.info = model.Session{ID: s.ids.next(now), Title: title, CreatedAt: now, Source: ProxySource}
 	}
-	turn, err := s.proxyThread(r.API, snap, msgs)
+	turn, err := s.proxyThread(r.API, snap, msgs, places)
 	if err != nil {
 		return ProxyTurn{}, err
 	}
@@ -426,7 +443,7 @@ func proxyTitle(msgs []hookMessage) string {
 // proxyThread builds what goes upstream for msgs, a request's thread
 // that continues snap's session (msgs past its stored messages are new,
 // and not stored: a probe).
-func (s *Service) proxyThread(api ProxyAPI, snap snapshot, msgs []hookMessage) (ProxyTurn, error) {
+func (s *Service) proxyThread(api ProxyAPI, snap snapshot, msgs []hookMessage, places threadPlaces) (ProxyTurn, error) {
 	turn := ProxyTurn{SessionID: snap.info.ID, Stored: snap.info.MessageCount, Version: snap.info.Version, Unchanged: true}
 	v := snap.view
 	extra := msgs[snap.info.MessageCount:]
@@ -452,33 +469,18 @@ func (s *Service) proxyThread(api ProxyAPI, snap snapshot, msgs []hookMessage) (
 	if turn.Unchanged {
 		return turn, nil
 	}
-	var items []formats.Item
-	err := s.st.View(func(tx *store.Tx) error {
-		var err error
-		items, err = threadItems(tx, v, msgs)
-		return err
-	})
+	if api == ProxyAnthropic {
+		if err := s.anthropicTurn(&turn, snap.info.ID, v, snap.info.MessageCount, msgs, places); err != nil {
+			return ProxyTurn{}, err
+		}
+		return turn, nil
+	}
+	items, err := s.effectiveItems(v, snap.info.MessageCount, msgs)
 	if err != nil {
 		return ProxyTurn{}, err
 	}
-	for k, m := range extra {
-		nm := &m.nm
-		items = append(items, formats.Item{
-			ID: model.MessageID(uint64(snap.info.MessageCount + k + 1)), Role: nm.Role, Content: nm.Content, Name: nm.Name,
-			Parts: m.parts, Tokens: nm.Tokens,
-		})
-	}
 	var rep export.Report
-	switch api {
-	case ProxyAnthropic:
-		var body export.AnthropicBody
-		// The Messages API takes system turns in the conversation: an
-		// agent's own stay where they were, and a summary is one.
-		body, rep = export.AnthropicWith(items, export.AnthropicOptions{SystemTurns: true})
-		turn.Anthropic = &body
-	default:
-		turn.OpenAI, rep = export.OpenAI(items)
-	}
+	turn.OpenAI, rep = export.OpenAI(items)
 	turn.Adjustments = rep.Folded
 	return turn, nil
 }

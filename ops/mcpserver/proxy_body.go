@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strconv"
 
-	sjson "github.com/segmentio/encoding/json"
-
 	"weft/formats"
 	"weft/formats/export"
 	"weft/ops"
@@ -143,7 +141,11 @@ func (b *proxyBody) rewrite(dst []byte, turn *ops.ProxyTurn) ([]byte, error) {
 	}
 	switch b.api {
 	case ops.ProxyAnthropic:
-		put("messages", b.anthropicMessages(turn.Anthropic.Messages, turn.CacheMarked))
+		messages, err := b.anthropicThread(turn)
+		if err != nil {
+			return nil, err
+		}
+		put("messages", messages)
 		if turn.Anthropic.System != "" {
 			system, err := b.system(turn.Anthropic.System)
 			if err != nil {
@@ -163,12 +165,17 @@ func (b *proxyBody) rewrite(dst []byte, turn *ops.ProxyTurn) ([]byte, error) {
 		if isNew = !isNew; isNew {
 			out = append(strconv.AppendQuote(out, sp.name), ':')
 		}
-		// segmentio's encoder writes what encoding/json writes (HTML
-		// not escaped), a few times faster: the thread may be
-		// megabytes. Raw values in it (tool inputs, cache_control, the
-		// system's blocks) were read by decoders: valid.
+		// The encoder writes what encoding/json writes (HTML not
+		// escaped), a few times faster: the thread may be megabytes.
+		// Raw values in it (tool inputs, cache_control, the system's
+		// blocks) were read by decoders: valid.
 		var err error
-		if out, err = sjson.Append(out, sp.value, sjson.TrustRawMessage); err != nil {
+		if h, ok := sp.value.(afterHead); ok {
+			out, err = h.appendJSON(out)
+		} else {
+			out, err = export.AppendJSON(out, sp.value)
+		}
+		if err != nil {
 			return nil, err
 		}
 		if isNew {
@@ -224,11 +231,54 @@ type marked struct {
 	cacheControl json.RawMessage
 }
 
+// anthropicThread is the "messages" of the thread turn sends: the
+// exporter's messages with the client's cache breakpoints, after the
+// head's messages as they were encoded when the session's thread has a
+// head, unless a breakpoint is on a block of the head.
+func (b *proxyBody) anthropicThread(turn *ops.ProxyTurn) (any, error) {
+	marks := b.cacheMarks(turn.CacheMarked)
+	msgs, placed := anthropicMessages(turn.Anthropic.Messages, marks)
+	if turn.AnthropicHead == nil {
+		return msgs, nil
+	}
+	if placed {
+		return afterHead{turn.AnthropicHead.JSON(), msgs}, nil
+	}
+	whole, err := turn.AnthropicWhole()
+	if err != nil {
+		return nil, err
+	}
+	msgs, _ = anthropicMessages(whole.Messages, marks)
+	return msgs, nil
+}
+
+// afterHead is a thread's "messages": a head's, encoded, then msgs.
+type afterHead struct {
+	head []byte
+	msgs []anMessage
+}
+
+func (h afterHead) appendJSON(out []byte) ([]byte, error) {
+	out = append(append(out, '['), h.head...)
+	var err error
+	for k := range h.msgs {
+		if len(h.head) > 0 || k > 0 {
+			out = append(out, ',')
+		}
+		if out, err = export.AppendJSON(out, &h.msgs[k]); err != nil {
+			return nil, err
+		}
+	}
+	return append(out, ']'), nil
+}
+
 // anthropicMessages are the exporter's messages with the client's
 // cache_control breakpoints on the blocks they marked: each found by its
 // type and what it says (a text's text, a call's or result's ID),
-// latest first. A breakpoint whose block is no longer sent is dropped.
-func (b *proxyBody) anthropicMessages(msgs []export.AnthropicMessage, hits []int) []anMessage {
+// latest first. It reports whether every breakpoint found its block; one
+// that did not is dropped (its block is no longer sent, or is before
+// msgs).
+func anthropicMessages(msgs []export.AnthropicMessage, marks []marked) ([]anMessage, bool) {
 	out := make([]anMessage, len(msgs))
 	for k, m := range msgs {
 		out[k] = anMessage{Role: m.Role, Content: make([]anBlock, len(m.Content))}
@@ -236,19 +286,23 @@ func (b *proxyBody) anthropicMessages(msgs []export.AnthropicMessage, hits []int
 			out[k].Content[j] = anBlock{AnthropicBlock: blk}
 		}
 	}
-	for _, mk := range b.cacheMarks(hits) {
+	placed := true
+	for _, mk := range marks {
+		found := false
 	find:
 		for k := len(out) - 1; k >= 0; k-- {
 			for j := len(out[k].Content) - 1; j >= 0; j-- {
 				blk := &out[k].Content[j]
 				if blk.CacheControl == nil && blk.Type == mk.typ && blockKey(&blk.AnthropicBlock) == mk.key {
 					blk.CacheControl = mk.cacheControl
+					found = true
 					break find
 				}
 			}
 		}
+		placed = placed && found
 	}
-	return out
+	return out, placed
 }
 
 // blockKey is what tells a block from the others of its type.

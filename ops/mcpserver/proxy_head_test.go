@@ -1,0 +1,92 @@
+package mcpserver
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"weft/ops"
+)
+
+// The body sent upstream from a session's kept head (its messages
+// encoded once, then the rest) is byte for byte the body written from
+// the whole thread, whatever the client marks for its cache: a
+// breakpoint on a block after the head goes there, one on a block of
+// the head sends the thread whole, with the breakpoint in its place.
+func TestProxyHeadSendsTheBodyOfTheWholeThread(t *testing.T) {
+	rig := newProxyRig(t, HandlerOptions{})
+	thread := agentThread(300)
+	// send writes a request's body as the proxy sends it, and as it
+	// sends it from the whole thread.
+	send := func(msgs []string) (sent, whole string, turn ops.ProxyTurn) {
+		t.Helper()
+		body := []byte(anBody(false, msgs...))
+		req, err := parseProxyBody(ops.ProxyAnthropic, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		turn, err = rig.svc.ProxyRequest(t.Context(), ops.ProxyRequest{API: ops.ProxyAnthropic, Messages: req.messages})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := turn.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		if turn.Unchanged {
+			return string(body), string(body), turn
+		}
+		out, err := req.rewrite(nil, &turn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := turn.AnthropicWhole()
+		if err != nil {
+			t.Fatal(err)
+		}
+		wholeTurn := turn
+		wholeTurn.AnthropicHead, wholeTurn.Anthropic = nil, w
+		all, err := req.rewrite(nil, &wholeTurn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out), string(all), turn
+	}
+	_, _, first := send(thread)
+	digest(t, rig.svc, first.SessionID, 0, 99, "The limiter's bucket refill reads the wall clock.")
+
+	mark := func(msg string) string {
+		// A cache breakpoint on the message's last block.
+		k := strings.LastIndex(msg, "}]}")
+		return msg[:k] + `,"cache_control":{"type":"ephemeral"}` + msg[k:]
+	}
+	heads := 0
+	for i := range 60 {
+		thread = append(thread, `{"role":"assistant","content":[{"type":"text","text":"Done."}]}`, fmt.Sprintf(`{"role":"user","content":[{"type":"text","text":"next %d"}]}`, i))
+		msgs := thread
+		marks := 0
+		switch i % 3 {
+		case 1: // the latest message, after the head
+			msgs = append(thread[:len(thread)-1:len(thread)-1], mark(thread[len(thread)-1]))
+			marks = 1
+		case 2: // a message of the head too
+			msgs = append([]string{}, thread...)
+			msgs[150] = mark(msgs[150])
+			msgs[len(msgs)-1] = mark(msgs[len(msgs)-1])
+			marks = 2
+		}
+		sent, whole, turn := send(msgs)
+		if sent != whole {
+			t.Fatalf("request %d: sent\n%s\nthe whole thread's body\n%s", i, sent, whole)
+		}
+		// The system's and the tools' breakpoints, and the messages'.
+		if got, want := strings.Count(sent, "cache_control"), strings.Count(anBody(false), "cache_control")+marks; got != want {
+			t.Errorf("request %d: %d cache breakpoints sent, want %d", i, got, want)
+		}
+		if turn.AnthropicHead != nil {
+			heads++
+		}
+	}
+	if heads < 50 {
+		t.Errorf("%d of 60 requests sent from a head", heads)
+	}
+}
