@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The conversation of TestLoopClaudeCode: a question, a turn that reads
@@ -56,6 +57,29 @@ func listSessions(t *testing.T, db string) []listedSession {
 		t.Fatalf("list_sessions: %v: %s", err, b)
 	}
 	return out.Sessions
+}
+
+// settledSessions waits until weft's sessions are as ready says (the
+// proxy stores an answer once it has relayed it, so a moment after the
+// client has it), and returns them; after 10 s it fails, showing them.
+func settledSessions(t *testing.T, db string, ready func([]listedSession) bool) []listedSession {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		sessions := listSessions(t, db)
+		if ready(sessions) {
+			return sessions
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("weft's sessions are not as the test waits for after 10 s: %+v", sessions)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// oneSession is ready when weft holds one session of n messages.
+func oneSession(n int) func([]listedSession) bool {
+	return func(s []listedSession) bool { return len(s) == 1 && s[0].MessageCount == n }
 }
 
 // storedMessage is a stored message as get_message_range view=raw gives
@@ -174,14 +198,14 @@ func TestLoopClaudeCode(t *testing.T) {
 	if len(problems) > 0 || len(results) != 1 || !strings.Contains(results[0].text, lines[299]) {
 		t.Fatalf("the Read of measurements.txt: problems %v, results %+v", problems, results)
 	}
-	sessions := listSessions(t, db)
-	if len(sessions) != 1 || sessions[0].Source != "proxy" || sessions[0].Proxy == nil || sessions[0].Proxy.Requests != 3 {
+	// The question, Claude Code's environment (a system turn), the
+	// answer; the second question, the call, its result, the answer.
+	sessions := settledSessions(t, db, oneSession(7))
+	if sessions[0].Source != "proxy" || sessions[0].Proxy == nil || sessions[0].Proxy.Requests != 3 {
 		t.Fatalf("weft's sessions after two turns (3 requests): %+v, want one, of the proxy", sessions)
 	}
 	sid := sessions[0].ID
 	stored := storedMessages(t, db, sid, sessions[0].MessageCount)
-	// The question, Claude Code's environment (a system turn), the
-	// answer; the second question, the call, its result, the answer.
 	roles := make([]string, len(stored))
 	for i, m := range stored {
 		roles[i] = m.Role
@@ -206,8 +230,8 @@ func TestLoopClaudeCode(t *testing.T) {
 	for k := before; k < len(sent); k++ {
 		checkDigested(t, sent[k], got[k], 3, 6, lines)
 	}
-	sessions = listSessions(t, db)
-	if len(sessions) != 1 || sessions[0].Proxy == nil || sessions[0].OpCount != 1 {
+	sessions = settledSessions(t, db, oneSession(11))
+	if sessions[0].Proxy == nil || sessions[0].OpCount != 1 {
 		t.Fatalf("weft's sessions after turn 3: %+v, want the one, with its digest", sessions)
 	}
 	st := sessions[0].Proxy
@@ -361,7 +385,7 @@ var labelLine = regexp.MustCompile(`^\[(system|summary of [^\]\n]*)\][ \n]`)
 // and compares what reached the stand-in with assemble_context.
 func testWriteBack(t *testing.T, dir, db, sid string, tap *clientTap, s *standIn, rep *loopReport) {
 	t.Helper()
-	project := filepath.Join(dir, "resumed")
+	project := filepath.Join(t.TempDir(), "resumed")
 	c := newLoopClaude(t, dir, tap.url)
 	c.home, c.work, c.runs = filepath.Join(dir, "home-resumed"), project, 10
 	for _, d := range []string{filepath.Join(c.home, ".claude"), project} {

@@ -91,8 +91,8 @@ type loopRun struct {
 
 // loopClaude is Claude Code as a user runs it with weft in the loop:
 // ANTHROPIC_BASE_URL at weft, a home of its own kept across runs (its
-// transcripts are what --resume reads), in work, offline but for
-// loopback.
+// transcripts are what --resume reads), in a project folder (work),
+// offline but for loopback; its logs go to dir.
 type loopClaude struct {
 	bin, dir, home, work, baseURL string
 	guard                         *offlineGuard
@@ -101,7 +101,11 @@ type loopClaude struct {
 
 func newLoopClaude(t *testing.T, dir, baseURL string) *loopClaude {
 	t.Helper()
-	c := &loopClaude{bin: needClaude(t), dir: dir, home: filepath.Join(dir, "home"), work: filepath.Join(dir, "work"), baseURL: baseURL, guard: &offlineGuard{}}
+	// The project folder is a temporary one, outside any git repository
+	// (the logs may be inside one): Claude Code says more of a project
+	// in git (its status), which would make what it sends depend on
+	// where the test runs.
+	c := &loopClaude{bin: needClaude(t), dir: dir, home: filepath.Join(dir, "home"), work: filepath.Join(t.TempDir(), "work"), baseURL: baseURL, guard: &offlineGuard{}}
 	for _, d := range []string{filepath.Join(c.home, ".claude"), c.work} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)

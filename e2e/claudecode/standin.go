@@ -1,9 +1,13 @@
-// Package claudecode drives Claude Code, Anthropic's coding agent, as a
-// client of weft's MCP server: Claude Code runs headless (`claude -p`)
-// against a stand-in for the Anthropic Messages API that asks for a weft
-// tool, then reads what Claude Code sends back. The tests run when
-// WEFT_CLAUDE names the claude binary (.ci/claude-code installs it); the
-// stand-in is this file.
+// Package claudecode drives real clients against weft. Claude Code,
+// Anthropic's coding agent, as a client of weft's MCP server: it runs
+// headless (`claude -p`) against a stand-in for the Anthropic Messages
+// API that asks for a weft tool, then reads what Claude Code sends back
+// (.ci/claude-code). And weft in the loop (.ci/loop): Claude Code and the
+// official provider SDKs with their model API pointed at weft's context
+// proxy, whose upstream is the stand-in of their provider's shape. The
+// tests run when WEFT_CLAUDE names the claude binary, or WEFT_SDKS the
+// SDKs; the Messages API's stand-in is this file, Chat Completions'
+// standin_openai.go.
 package claudecode
 
 import (
