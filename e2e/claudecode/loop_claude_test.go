@@ -159,7 +159,7 @@ func TestLoopClaudeCode(t *testing.T) {
 	}
 	defer upLog.Close()
 	var readFor map[string]string // a prompt's word -> the file its turn reads
-	s := &standIn{log: upLog,
+	s := &standIn{log: upLog, thinks: true,
 		say: func(req messagesRequest) string { return loopAnswer(lastUserText(req)) },
 		plan: func(req messagesRequest) []call {
 			for word, path := range readFor {
@@ -214,7 +214,8 @@ func TestLoopClaudeCode(t *testing.T) {
 		!strings.Contains(stored[0].Content, loopAsk1) || stored[3].Content != loopAsk2 || !strings.Contains(stored[5].Content, lines[0]) || stored[6].Content != loopAnswer(loopAsk2) {
 		t.Fatalf("the session holds %s:\n%+v", got, stored)
 	}
-	rep.add("two turns of claude -p (the second --resume, reading measurements.txt): one session in weft, %s, %d messages: %s", sid, len(stored), strings.Join(roles, " "))
+	rep.add("two turns of claude -p (the second --resume, reading measurements.txt; every answer opens with a thinking block and its signature):")
+	rep.add("  one session in weft, %s, %d messages: %s", sid, len(stored), strings.Join(roles, " "))
 
 	// The operator digests the second turn through the running weft.
 	weftRun(t, "--db", db, "call", "digest_messages", "session_id="+sid, "start_idx=3", "end_idx=6", "summary="+loopSummary)

@@ -84,6 +84,9 @@ type standIn struct {
 	// carries in place of calls: a conversation that asks for a tool in
 	// one turn only.
 	plan func(req messagesRequest) []call
+	// thinks makes every answer open with a thinking block, as a model
+	// asked to think (Claude Code asks for adaptive thinking) answers.
+	thinks bool
 
 	answered atomic.Int64 // answers given, for their IDs
 	planned  atomic.Int64 // calls a plan asked for, for their IDs
@@ -194,6 +197,9 @@ func (s *standIn) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		// puts the blocks of one ID together into one message when it
 		// reads its transcript back.
 		reply.msgID = fmt.Sprintf("msg_standin_%03d", s.answered.Add(1))
+		if s.thinks {
+			reply.thinking = "The stand-in thinks about " + reply.summary() + "."
+		}
 		ex.Status, ex.Answered = http.StatusOK, reply.summary()
 		if req.Stream {
 			reply.stream(w, req.Model)
@@ -237,7 +243,13 @@ type reply struct {
 	id    string
 	input json.RawMessage
 	msgID string
+	// thinking, when set, comes first, in a thinking block with a
+	// signature, as a model thinking before it answers gives it.
+	thinking string
 }
+
+// signature is the thinking block's signature: opaque, the reply's own.
+func (r reply) signature() string { return "sig-standin-" + r.msgID }
 
 func (r reply) summary() string {
 	if r.tool != "" {
@@ -355,10 +367,13 @@ func (r reply) stopReason() string {
 // message is the reply as a whole Messages API response.
 func (r reply) message(model string) map[string]any {
 	var content []map[string]any
+	if r.thinking != "" {
+		content = append(content, map[string]any{"type": "thinking", "thinking": r.thinking, "signature": r.signature()})
+	}
 	if r.tool != "" {
-		content = []map[string]any{{"type": "tool_use", "id": r.id, "name": r.tool, "input": r.input}}
+		content = append(content, map[string]any{"type": "tool_use", "id": r.id, "name": r.tool, "input": r.input})
 	} else {
-		content = []map[string]any{{"type": "text", "text": r.text}}
+		content = append(content, map[string]any{"type": "text", "text": r.text})
 	}
 	return map[string]any{
 		"id": r.msgID, "type": "message", "role": "assistant", "model": model,
@@ -382,21 +397,34 @@ func (r reply) stream(w http.ResponseWriter, model string) {
 	start["stop_reason"] = nil
 	start["usage"] = r.usage(1)
 	event("message_start", map[string]any{"type": "message_start", "message": start})
+	index := 0
+	if r.thinking != "" {
+		event("content_block_start", map[string]any{"type": "content_block_start", "index": index,
+			"content_block": map[string]any{"type": "thinking", "thinking": "", "signature": ""}})
+		for _, piece := range pieces(r.thinking, 64) {
+			event("content_block_delta", map[string]any{"type": "content_block_delta", "index": index,
+				"delta": map[string]any{"type": "thinking_delta", "thinking": piece}})
+		}
+		event("content_block_delta", map[string]any{"type": "content_block_delta", "index": index,
+			"delta": map[string]any{"type": "signature_delta", "signature": r.signature()}})
+		event("content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
+		index++
+	}
 	if r.tool != "" {
-		event("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
+		event("content_block_start", map[string]any{"type": "content_block_start", "index": index,
 			"content_block": map[string]any{"type": "tool_use", "id": r.id, "name": r.tool, "input": map[string]any{}}})
-		event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
+		event("content_block_delta", map[string]any{"type": "content_block_delta", "index": index,
 			"delta": map[string]any{"type": "input_json_delta", "partial_json": string(r.input)}})
 	} else {
-		event("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
+		event("content_block_start", map[string]any{"type": "content_block_start", "index": index,
 			"content_block": map[string]any{"type": "text", "text": ""}})
 		// A long text comes in pieces, as a model's does.
 		for _, piece := range pieces(r.text, 64) {
-			event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
+			event("content_block_delta", map[string]any{"type": "content_block_delta", "index": index,
 				"delta": map[string]any{"type": "text_delta", "text": piece}})
 		}
 	}
-	event("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
+	event("content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
 	event("message_delta", map[string]any{"type": "message_delta",
 		"delta": map[string]any{"stop_reason": r.stopReason(), "stop_sequence": nil}, "usage": map[string]int{"output_tokens": 10}})
 	event("message_stop", map[string]any{"type": "message_stop"})
