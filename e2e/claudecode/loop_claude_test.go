@@ -174,7 +174,7 @@ func TestLoopClaudeCode(t *testing.T) {
 	defer up.Close()
 	base, _ := serveWeft(t, dir, db, "", "--upstream-anthropic", up.URL)
 	tap := newClientTap(t, base, filepath.Join(dir, "client.jsonl"))
-	c := newLoopClaude(t, dir, tap.url)
+	c := newLoopClaude(t, dir, "home", tap.url)
 	notes, lines := writeMeasurements(t, c.work)
 	gateway := filepath.Join(c.work, "gateway.md")
 	if err := os.WriteFile(gateway, []byte(gatewayMD), 0o644); err != nil {
@@ -386,15 +386,8 @@ var labelLine = regexp.MustCompile(`^\[(system|summary of [^\]\n]*)\][ \n]`)
 // and compares what reached the stand-in with assemble_context.
 func testWriteBack(t *testing.T, dir, db, sid string, tap *clientTap, s *standIn, rep *loopReport) {
 	t.Helper()
-	project := filepath.Join(t.TempDir(), "resumed")
-	c := newLoopClaude(t, dir, tap.url)
-	c.home, c.work, c.runs = filepath.Join(dir, "home-resumed"), project, 10
-	for _, d := range []string{filepath.Join(c.home, ".claude"), project} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	os.WriteFile(filepath.Join(c.home, ".claude", ".claude.json"), []byte("{}\n"), 0o600)
+	c := newLoopClaude(t, dir, "home-resumed", tap.url)
+	project := c.work
 	cmd := exec.Command(weftBinary(t), "--db", db, "export", "--format", "claude-code", "--project", project, sid)
 	cmd.Env = append(os.Environ(), "CLAUDE_CONFIG_DIR="+filepath.Join(c.home, ".claude"))
 	out, err := cmd.CombinedOutput()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -91,21 +92,22 @@ type loopRun struct {
 
 // loopClaude is Claude Code as a user runs it with weft in the loop:
 // ANTHROPIC_BASE_URL at weft, a home of its own kept across runs (its
-// transcripts are what --resume reads), in a project folder (work),
-// offline but for loopback; its logs go to dir.
+// transcripts are what --resume reads; dir/NAME), in a project folder
+// (work), offline but for loopback; its logs go to dir, named after its
+// home.
 type loopClaude struct {
 	bin, dir, home, work, baseURL string
 	guard                         *offlineGuard
 	runs                          int
 }
 
-func newLoopClaude(t *testing.T, dir, baseURL string) *loopClaude {
+func newLoopClaude(t *testing.T, dir, name, baseURL string) *loopClaude {
 	t.Helper()
 	// The project folder is a temporary one, outside any git repository
 	// (the logs may be inside one): Claude Code says more of a project
 	// in git (its status), which would make what it sends depend on
 	// where the test runs.
-	c := &loopClaude{bin: needClaude(t), dir: dir, home: filepath.Join(dir, "home"), work: filepath.Join(t.TempDir(), "work"), baseURL: baseURL, guard: &offlineGuard{}}
+	c := &loopClaude{bin: needClaude(t), dir: dir, home: filepath.Join(dir, name), work: filepath.Join(t.TempDir(), "work"), baseURL: baseURL, guard: &offlineGuard{}}
 	for _, d := range []string{filepath.Join(c.home, ".claude"), c.work} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -125,7 +127,7 @@ func (c *loopClaude) run(t *testing.T, prompt string, flags ...string) loopRun {
 	defer guard.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), claudeTimeout)
 	defer cancel()
-	name := filepath.Join(c.dir, "claude-"+string(rune('0'+c.runs)))
+	name := filepath.Join(c.dir, fmt.Sprintf("%s-claude-%d", filepath.Base(c.home), c.runs))
 	all := append([]string{"-p", prompt, "--output-format", "json", "--debug-file", name + "-debug.log"}, flags...)
 	cmd := exec.CommandContext(ctx, c.bin, all...)
 	cmd.Dir = c.work
