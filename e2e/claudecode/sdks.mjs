@@ -4,7 +4,8 @@
 // conversation streaming and one not: a question; a question its tool
 // answers (the call, the result sent back, the answer); then weft's
 // operator digests the first exchange over weft's HTTP API; then one
-// more question. Every answer is read by the SDK as an application
+// more question, which the Messages API's conversations count first
+// (count_tokens). Every answer is read by the SDK as an application
 // would (create, or the stream's events), and the bytes the SDK was
 // given (and the body it sent) are kept too, through the fetch the SDK
 // is handed. What each call
@@ -162,8 +163,17 @@ async function conversation(api, stream) {
   if (digest.status !== 200) throw new Error(`${label}: digest_messages answered ${digest.status}: ${await digest.text()}`);
 
   user("Which one suits it?");
+  // The Messages API's token count of what is about to be sent: weft
+  // counts the effective thread, and stores nothing.
+  let count = null;
+  if (api === "anthropic") {
+    for (const k of Object.keys(rec)) delete rec[k];
+    const id = `${label}-count`;
+    const c = await client.messages.countTokens({ model: "claude-stand-in", messages, tools: tools.anthropic }, { headers: { "X-Call": id } });
+    count = { id, input_tokens: c.input_tokens, status: rec.status, session: rec.session, bytes: await rec.bytes, request: rec.request };
+  }
   await ask(true);
-  return { label, session, calls, sent: messages };
+  return { label, session, calls, count, sent: messages };
 }
 
 const conversations = [];

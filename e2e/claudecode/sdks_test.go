@@ -61,11 +61,20 @@ type sdkCall struct {
 	Request string `json:"request"`
 }
 
-// sdkConversation is one SDK's conversation, streaming or not.
+// sdkConversation is one SDK's conversation, streaming or not, and the
+// Messages API's token count of its last question.
 type sdkConversation struct {
 	Label   string    `json:"label"`
 	Session string    `json:"session"`
 	Calls   []sdkCall `json:"calls"`
+	Count   *struct {
+		ID          string `json:"id"`
+		InputTokens int    `json:"input_tokens"`
+		Status      int    `json:"status"`
+		Session     string `json:"session"`
+		Bytes       string `json:"bytes"`
+		Request     string `json:"request"`
+	} `json:"count"`
 }
 
 const (
@@ -139,8 +148,15 @@ func TestLoopSDKs(t *testing.T) {
 	if err := json.Unmarshal(line, &result); err != nil || len(result.Conversations) != 4 {
 		t.Fatalf("sdks.mjs printed no result of 4 conversations (%v):\n%.2000s", err, stdout.Bytes())
 	}
+	n := 0
+	for _, c := range result.Conversations {
+		n += len(c.Calls)
+		if c.Count != nil {
+			n++
+		}
+	}
 	rep.add("@anthropic-ai/sdk %s and openai %s through weft serve to the stand-ins, node %s: 4 conversations, %d SDK calls in %.1fs",
-		result.Versions["@anthropic-ai/sdk"], result.Versions["openai"], nodeVersion(), 16, took.Seconds())
+		result.Versions["@anthropic-ai/sdk"], result.Versions["openai"], nodeVersion(), n, took.Seconds())
 
 	byCall := map[string]exchange{}
 	for _, ex := range append(an.snapshotExchanges(), oa.snapshot()...) {
@@ -164,7 +180,8 @@ func TestLoopSDKs(t *testing.T) {
 		rep.add("each answer the SDK read (create, or the stream's events) is what the stand-in sent, and its bytes are the stand-in's, byte for byte")
 		rep.add("each session (named by /s/NAME, by X-Weft-Session, or recognised) holds the 8 messages: question, answer, question, call, result, answer, question, answer")
 		rep.add("the digest of the first exchange, made over weft's HTTP API between two calls, reaches the upstream with the next call:")
-		rep.add("  the Messages API's as its system prompt, Chat Completions' as a system message first; the first exchange is gone from it")
+		rep.add("  the Messages API's as its system prompt, Chat Completions' as a system message first; the first exchange is gone from it;")
+		rep.add("  the Messages API's count_tokens (client.messages.countTokens) before it counts that thread, and stores nothing")
 	}
 }
 
@@ -248,7 +265,32 @@ func checkSDKConversation(t *testing.T, db string, conv sdkConversation, byCall 
 		t.Errorf("%s: %d messages at the stand-in, want the summary as a system message, then 5 from %q:\n%s", last.ID, len(msgs), sdkLookUp, ex.Request)
 	}
 
-	// weft's session holds the user's and the assistant's messages.
+	// The token count of the last question, after the digest: weft
+	// counts the effective thread upstream, and hands back the count.
+	if strings.HasPrefix(conv.Label, "anthropic") {
+		ct := conv.Count
+		if ct == nil {
+			t.Fatal("no count_tokens call")
+		}
+		ex, ok := byCall[ct.ID]
+		var n struct {
+			InputTokens int `json:"input_tokens"`
+		}
+		json.Unmarshal([]byte(ex.Answer), &n)
+		switch {
+		case !ok || ex.Path != "/v1/messages/count_tokens" || ct.Status != 200:
+			t.Errorf("%s: status %d; the stand-in got %s %s", ct.ID, ct.Status, ex.Method, ex.Path)
+		case ct.Bytes != ex.Answer || ct.InputTokens != n.InputTokens || n.InputTokens == 0:
+			t.Errorf("%s: the client got %q (%d tokens), the stand-in sent %q", ct.ID, ct.Bytes, ct.InputTokens, ex.Answer)
+		case ct.Session != conv.Session:
+			t.Errorf("%s: counted in session %q, not the conversation's %q", ct.ID, ct.Session, conv.Session)
+		case !strings.Contains(ct.Request, jsonText(first)) || strings.Contains(string(ex.Request), jsonText(first)) || !strings.Contains(string(ex.Request), jsonText(summary)):
+			t.Errorf("%s: the stand-in counted\n%s\nwant the thread with the summary in place of the first exchange", ct.ID, ex.Request)
+		}
+	}
+
+	// weft's session holds the user's and the assistant's messages (the
+	// count stored nothing).
 	stored := storedMessages(t, db, conv.Session, 8)
 	roles := make([]string, len(stored))
 	for i, m := range stored {
