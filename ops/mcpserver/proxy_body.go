@@ -31,8 +31,10 @@ type proxyBody struct {
 	// where they lie.
 	fields map[string]json.RawMessage
 	spans  map[string][2]int
-	// messages are the elements of "messages", slices of raw.
+	// messages are the elements of "messages", slices of raw; own are
+	// those (Messages API only) with fields besides role and content.
 	messages []json.RawMessage
+	own      []int
 }
 
 // parseProxyBody reads a request body: a JSON object whose "messages" is
@@ -70,10 +72,17 @@ func parseProxyBody(api ops.ProxyAPI, raw []byte) (*proxyBody, error) {
 		start := skipSpace(raw, k+1)
 		var end int
 		if name == "messages" && start < len(raw) && raw[start] == '[' {
-			b.messages = b.messages[:0]
-			end, err = scan.eachElement(start, func(s, e int) error {
+			b.messages, b.own = b.messages[:0], b.own[:0]
+			end, err = scan.container(start, '[', ']', func(s int) (int, error) {
+				e, own, err := scan.scanMessage(s)
+				if err != nil {
+					return 0, err
+				}
+				if own && api == ops.ProxyAnthropic {
+					b.own = append(b.own, len(b.messages))
+				}
 				b.messages = append(b.messages, raw[s:e:e])
-				return nil
+				return e, nil
 			})
 		} else {
 			end, err = scan.skipValue(start)
@@ -143,7 +152,17 @@ func (b *proxyBody) rewrite(dst []byte, turn *ops.ProxyTurn) ([]byte, error) {
 	}
 	switch b.api {
 	case ops.ProxyAnthropic:
-		put("messages", b.anthropicMessages(turn.Anthropic.Messages, turn.CacheMarked))
+		var msgs any = b.anthropicMessages(turn.Anthropic.Messages, turn.CacheMarked)
+		if len(b.own) > 0 {
+			withOwn, err := b.withOwnFields(msgs.([]anMessage))
+			if err != nil {
+				return nil, err
+			}
+			if withOwn != nil {
+				msgs = withOwn
+			}
+		}
+		put("messages", msgs)
 		if turn.Anthropic.System != "" {
 			system, err := b.system(turn.Anthropic.System)
 			if err != nil {

@@ -24,6 +24,7 @@ func FuzzProxyBody(f *testing.F) {
 		`{"model":"m","messages":[{"role":"system","content":"s"},{"role":"user","content":[{"type":"text","text":"x"}]},{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c","content":"r"}]}`,
 		`{"system":"s","messages":[]}`,
 		`{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"a"}]}]}],"messages":[]}`,
+		`{"messages":[{"role":"user","content":"x","output_config":{"effort":"low"}},{"role":"user","x_turn":1,"content":[{"type":"text","text":"x"}]}]}`,
 		`{"messages":7}`, `[]`, `{`, ``, `{"messages":[{"role":"user","content":"\ud800"}]}`,
 		"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"m\"}}\n\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\ndata: {\"type\":\"message_stop\"}\n\n",
 		"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\",\"tool_calls\":[{\"index\":2,\"id\":\"c\"}]},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n",
