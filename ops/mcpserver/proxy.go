@@ -29,6 +29,7 @@ import (
 //	POST /v1/messages                 Anthropic Messages (streaming or not)
 //	POST /v1/messages/count_tokens    the same thread, counted: nothing stored
 //	POST /v1/chat/completions         OpenAI Chat Completions (streaming or not)
+//	POST /v1/responses                OpenAI Responses (streaming or not; proxy_responses.go)
 //	/v1/...                           anything else: passed through untouched
 //
 // A session is named by a /s/SESSION prefix (/s/SESSION/v1/messages) or
@@ -67,8 +68,9 @@ type Upstreams struct {
 	// Anthropic is the Messages API's base URL (POST Anthropic +
 	// "/v1/messages"); empty means DefaultAnthropicUpstream.
 	Anthropic string
-	// OpenAI is Chat Completions' base URL, with its /v1 (POST OpenAI +
-	// "/chat/completions"); empty means DefaultOpenAIUpstream.
+	// OpenAI is the OpenAI APIs' base URL, with its /v1 (POST OpenAI +
+	// "/chat/completions" or "/responses"); empty means
+	// DefaultOpenAIUpstream.
 	OpenAI string
 	// Client sends the requests; nil means one of the proxy's own,
 	// which asks for no compression (the answer is passed on as it
@@ -181,7 +183,7 @@ func (p *proxy) route(r *http.Request) (proxyEndpoint, error) {
 	}
 	sub, ok := strings.CutPrefix(path, "/v1")
 	if !ok || !strings.HasPrefix(sub, "/") {
-		return ep, fmt.Errorf("nothing at %s: the proxy serves /v1/messages, /v1/messages/count_tokens and /v1/chat/completions", r.URL.Path)
+		return ep, fmt.Errorf("nothing at %s: the proxy serves /v1/messages, /v1/messages/count_tokens, /v1/chat/completions and /v1/responses", r.URL.Path)
 	}
 	ep.path = sub
 	ep.api = proxyAPIOf(r)
@@ -192,6 +194,8 @@ func (p *proxy) route(r *http.Request) (proxyEndpoint, error) {
 		ep.api, ep.thread, ep.probe = ops.ProxyAnthropic, true, true
 	case "/chat/completions":
 		ep.api, ep.thread = ops.ProxyOpenAI, true
+	case "/responses":
+		ep.api, ep.thread = ops.ProxyResponses, true
 	}
 	base := p.openai + sub // the OpenAI base URL has its /v1
 	if ep.api == ops.ProxyAnthropic {
@@ -240,6 +244,10 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req, err := parseProxyBody(ep.api, body)
 	if err != nil {
 		proxyError(w, ep.api, http.StatusBadRequest, "the request body: "+err.Error())
+		return
+	}
+	if field := req.serverSide(); field != "" {
+		p.passThrough(w, r, ep, body, field)
 		return
 	}
 	ctx := ops.WithAuthor(r.Context(), cmpOr(cleanAuthor(r.Header.Get(AuthorHeader)), "proxy"))
