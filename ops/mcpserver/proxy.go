@@ -363,15 +363,18 @@ func (p *proxy) forward(w http.ResponseWriter, r *http.Request, ep proxyEndpoint
 		n, rerr := resp.Body.Read(buf)
 		if n > 0 {
 			if _, err := w.Write(buf[:n]); err != nil {
-				return // the client left: nothing is stored
+				return rec.ended() // the client left: stored only if it had the end
 			}
 			if err := rc.Flush(); err != nil {
-				return false
+				return rec.ended()
 			}
 			rec.feed(buf[:n])
 		}
 		if rerr == io.EOF {
 			break
+		}
+		if rerr != nil && rec.ended() {
+			return true // the client had the end, and hung up
 		}
 		if rerr != nil {
 			// The upstream broke off: the client has what came, and
@@ -380,7 +383,7 @@ func (p *proxy) forward(w http.ResponseWriter, r *http.Request, ep proxyEndpoint
 			return false
 		}
 	}
-	return r.Context().Err() == nil
+	return r.Context().Err() == nil || rec.ended()
 }
 
 // buffers keeps the buffers of bodies read and written, for the next

@@ -96,6 +96,23 @@ func (a *answerRecorder) line(l []byte) {
 	}
 }
 
+// ended reports whether the stream came to its end event (message_stop,
+// a choice's finish_reason, response.completed): what came up to it has
+// reached the client, which may hang up then without waiting for the
+// connection to close (Codex CLI does), and the answer is whole.
+func (a *answerRecorder) ended() bool {
+	if a == nil || !a.streaming || a.over {
+		return false
+	}
+	switch a.api {
+	case ops.ProxyAnthropic:
+		return a.an.done
+	case ops.ProxyResponses:
+		return a.rs.done
+	}
+	return a.oa.finished
+}
+
 // errIncomplete is an answer that stopped before its end.
 var errIncomplete = errors.New("the answer stopped before its end")
 

@@ -20,7 +20,8 @@ func rsAnswer(reasoning, text string, calls []toolCall) func(w http.ResponseWrit
 
 // rsAnswerCut answers as rsAnswer does; a stream ends with the event
 // named last instead of response.completed (when last is not ""), or
-// stops after cut events and waits for the request to end (cut >= 0).
+// stops after cut events and waits for the request to end (cut >= 0; a
+// cut past the last event sends them all, then waits).
 func rsAnswerCut(reasoning, text string, calls []toolCall, last string, cut int) func(w http.ResponseWriter, r *http.Request, body []byte) {
 	return func(w http.ResponseWriter, r *http.Request, body []byte) {
 		items := rsItems(reasoning, text, calls)
@@ -40,6 +41,9 @@ func rsAnswerCut(reasoning, text string, calls []toolCall, last string, cut int)
 			}
 			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", e.name, e.data)
 			rc.Flush()
+		}
+		if cut >= len(events) {
+			<-r.Context().Done() // the whole answer sent, the connection held open
 		}
 	}
 }

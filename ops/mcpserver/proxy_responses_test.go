@@ -209,6 +209,47 @@ func TestProxyResponsesDisconnectStoresNoHalfAnswer(t *testing.T) {
 	rig.messages(sid, 1)
 }
 
+// Codex stops reading once response.completed has come, and hangs up:
+// the answer reached it whole, and is stored.
+func TestProxyResponsesStoresAnAnswerTheClientLeftAfterItsEnd(t *testing.T) {
+	for _, c := range []struct {
+		path, body string
+		answer     func(w http.ResponseWriter, r *http.Request, body []byte)
+		end        string
+	}{
+		{"/v1/responses", rsBody(true, rsU1), rsAnswerCut("", "Whole.", nil, "", 1000), "response.completed"},
+		{"/v1/messages", anBody(true, `{"role":"user","content":"Find the TODOs"}`), func(w http.ResponseWriter, r *http.Request, _ []byte) {
+			anthropicStream(w, "Whole.", nil, -1)
+			<-r.Context().Done()
+		}, "message_stop"},
+	} {
+		rig := newProxyRig(t, HandlerOptions{})
+		rig.up.setAnswer(c.answer)
+		ctx, cancel := context.WithCancel(context.Background())
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, rig.weft.URL+c.path, strings.NewReader(c.body))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []byte
+		buf := make([]byte, 4096)
+		for !strings.Contains(string(got), c.end) {
+			n, err := resp.Body.Read(buf)
+			got = append(got, buf[:n]...)
+			if err != nil {
+				t.Fatalf("%s: the stream ended before %s: %v\n%s", c.path, c.end, err, got)
+			}
+		}
+		for !strings.HasSuffix(string(got), "\n\n") {
+			n, _ := resp.Body.Read(buf)
+			got = append(got, buf[:n]...)
+		}
+		cancel() // the client has its answer, and leaves
+		resp.Body.Close()
+		rig.messages(resp.Header.Get(SessionHeader), 2)
+	}
+}
+
 func TestProxyResponsesPassesUpstreamErrorsBack(t *testing.T) {
 	rig := newProxyRig(t, HandlerOptions{})
 	for _, c := range []struct {
