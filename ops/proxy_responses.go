@@ -128,7 +128,7 @@ func responsesThread(items []formats.Item, sent int) ([]ResponsesItem, []string)
 		parts := items[i].Parts
 		switch role := items[i].Role; {
 		case len(parts) == 0:
-		case role == model.RoleAssistant && parts[0].Type == model.PartToolCall:
+		case role == model.RoleAssistant && parts[0].Type == model.PartToolCall && pairedKind(parts[0].Raw):
 			u.kind, u.callID = rsCall, parts[0].ToolCallID
 			if u.callID != "" {
 				open[u.callID] = append(open[u.callID], i)
@@ -190,6 +190,17 @@ func responsesThread(items []formats.Item, sent int) ([]ResponsesItem, []string)
 		out = append(out, ResponsesItem{Request: -1, Message: responsesMessage(role, text)})
 	}
 	return out, notes
+}
+
+// pairedKind reports whether a call item is of a kind the API pairs
+// with an output item by call_id (function_call, custom_tool_call):
+// the others (web_search_call, local_shell_call, ...) go as they came.
+func pairedKind(raw json.RawMessage) bool {
+	var item struct {
+		Type string `json:"type"`
+	}
+	json.Unmarshal(raw, &item)
+	return item.Type == "function_call" || item.Type == "custom_tool_call"
 }
 
 // responsesMessage is a message of text: a system message (a summary)

@@ -19,6 +19,7 @@ const (
 	rsOutA  = `{"type":"function_call_output","call_id":"call_a","output":"a.go:3: TODO"}`
 	rsOutB  = `{"type":"function_call_output","call_id":"call_b","output":"none"}`
 	rsDone  = `{"type":"message","role":"assistant","content":[{"type":"output_text","text":"One, in a.go."}]}`
+	rsWeb   = `{"type":"web_search_call","id":"ws_1","status":"completed","action":{"type":"search","query":"TODO conventions"}}`
 	rsNext  = `{"role":"user","content":"Fix it."}`
 )
 
@@ -48,18 +49,19 @@ func TestProxyResponsesTurns(t *testing.T) {
 	if _, err := f.svc.RecordProxyAnswer(ctx, ProxyAnswer{API: ProxyResponses, SessionID: first.SessionID, After: first.Stored, Message: json.RawMessage(output), Model: "m1"}); err != nil {
 		t.Fatal(err)
 	}
-	thread := "[" + strings.Join([]string{rsDev, rsUser, rsThink, rsCallA, rsCallB, rsOutA, rsOutB, rsDone, rsNext}, ",") + "]"
+	thread := "[" + strings.Join([]string{rsDev, rsUser, rsThink, rsCallA, rsCallB, rsOutA, rsOutB, rsDone, rsNext, rsWeb}, ",") + "]"
 	turn := f.proxy(ProxyRequest{API: ProxyResponses, Messages: proxyMsgs(t, thread)})
-	if turn.SessionID != first.SessionID || turn.Recognized != 5 || turn.Appended != 4 || !turn.Unchanged {
+	if turn.SessionID != first.SessionID || turn.Recognized != 5 || turn.Appended != 5 || !turn.Unchanged {
 		t.Fatalf("second request: %+v", turn)
 	}
 	f.svc.SetFocus(turn.SessionID)
 
 	// A digest of the call and its output, and the items operations
-	// made, are written; the rest are the request's own.
+	// made, are written; the rest are the request's own. A hosted tool's
+	// call (a web search) has no output to pair: it goes as it came.
 	f.mustCall("digest_messages", `{"start_idx":1,"end_idx":6,"summary":"Found one TODO, in a.go."}`)
 	turn = f.proxy(ProxyRequest{API: ProxyResponses, Messages: proxyMsgs(t, thread)})
-	if got, want := strings.Join(sentItems(turn.Responses), " | "), "#0 | developer: Found one TODO, in a.go. | #7 | #8"; got != want {
+	if got, want := strings.Join(sentItems(turn.Responses), " | "), "#0 | developer: Found one TODO, in a.go. | #7 | #8 | #9"; got != want {
 		t.Errorf("sent %s\nwant %s", got, want)
 	}
 	if turn.SentTokens >= turn.RawTokens || len(turn.Adjustments) != 0 {
@@ -73,7 +75,7 @@ func TestProxyResponsesTurns(t *testing.T) {
 	f.mustCall("toggle_operation", `{"operation_id":"`+f.lastOp(turn.SessionID)+`","active":false}`)
 	f.mustCall("snip_messages", `{"ids":["m6"]}`)
 	turn = f.proxy(ProxyRequest{API: ProxyResponses, Messages: proxyMsgs(t, thread)})
-	want := `#0 | #1 | assistant: [tool call exec_command] {"cmd":"grep TODO a.go"} | #4 | #6 | #7 | #8`
+	want := `#0 | #1 | assistant: [tool call exec_command] {"cmd":"grep TODO a.go"} | #4 | #6 | #7 | #8 | #9`
 	if got := strings.Join(sentItems(turn.Responses), " | "); got != want {
 		t.Errorf("sent %s\nwant %s", got, want)
 	}

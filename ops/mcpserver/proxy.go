@@ -30,6 +30,7 @@ import (
 //	POST /v1/messages/count_tokens    the same thread, counted: nothing stored
 //	POST /v1/chat/completions         OpenAI Chat Completions (streaming or not)
 //	POST /v1/responses                OpenAI Responses (streaming or not; proxy_responses.go)
+//	POST /v1/responses/input_tokens   the same thread, counted: nothing stored
 //	/v1/...                           anything else: passed through untouched
 //
 // A session is named by a /s/SESSION prefix (/s/SESSION/v1/messages) or
@@ -196,6 +197,8 @@ func (p *proxy) route(r *http.Request) (proxyEndpoint, error) {
 		ep.api, ep.thread = ops.ProxyOpenAI, true
 	case "/responses":
 		ep.api, ep.thread = ops.ProxyResponses, true
+	case "/responses/input_tokens":
+		ep.api, ep.thread, ep.probe = ops.ProxyResponses, true, true
 	}
 	base := p.openai + sub // the OpenAI base URL has its /v1
 	if ep.api == ops.ProxyAnthropic {

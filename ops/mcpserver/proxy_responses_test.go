@@ -162,6 +162,29 @@ func TestProxyResponsesToolCallsStayPaired(t *testing.T) {
 	rig.messages(sid, 11)
 }
 
+// POST /v1/responses/input_tokens counts the effective thread: it goes
+// upstream in place of the input, and nothing is stored.
+func TestProxyResponsesInputTokens(t *testing.T) {
+	rig := newProxyRig(t, HandlerOptions{})
+	sid := rsTurns(t, rig, false)
+	snip(t, rig.svc, sid, "m3", "m4", "m5", "m6")
+	rig.up.setAnswer(func(w http.ResponseWriter, r *http.Request, _ []byte) {
+		writeJSON(w, `{"object":"response.input_tokens","input_tokens":42}`)
+	})
+	body := rsBody(false, rsDev, rsEnv, rsU1, rsRs, rsFc, rsFco, rsAsst, rsU2)
+	resp, got := rig.post("/v1/responses/input_tokens", body, rsHeaders)
+	if resp.StatusCode != http.StatusOK || string(got) != `{"object":"response.input_tokens","input_tokens":42}` {
+		t.Fatalf("%d %s", resp.StatusCode, got)
+	}
+	up := rig.up.last()
+	want := "[" + strings.Join([]string{rsDev, rsEnv, rsAsst, rsU2}, ",") + "]"
+	if in := field(t, up.Body, "input"); up.Path != "/v1/responses/input_tokens" || in != string(compactJSON(t, []byte(want))) {
+		t.Errorf("%s got input %s\nwant %s", up.Path, in, compactJSON(t, []byte(want)))
+	}
+	time.Sleep(50 * time.Millisecond)
+	rig.messages(sid, 7)
+}
+
 func TestProxyResponsesDisconnectStoresNoHalfAnswer(t *testing.T) {
 	rig := newProxyRig(t, HandlerOptions{})
 	gone := make(chan struct{})
