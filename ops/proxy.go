@@ -52,7 +52,8 @@ type ProxyRequest struct {
 	// session that is not there is made, with that title; one the
 	// messages do not continue is passed over, as if none was named.
 	Session string
-	// Messages are the request's "messages", as sent.
+	// Messages are the request's "messages" (the Responses API's
+	// "input" items), as sent.
 	Messages []json.RawMessage
 	// Probe recognises the session and builds the thread but stores
 	// nothing (a token count).
@@ -79,8 +80,9 @@ type ProxyTurn struct {
 	// Unchanged says the effective thread is the request's messages
 	// themselves (no operation changes the thread): send them as they
 	// came, byte for byte. Otherwise the thread is Anthropic's (its
-	// System holds the summaries that open the thread, if any) or
-	// OpenAI's, as the request's API.
+	// System holds the summaries that open the thread, if any),
+	// OpenAI's, or the Responses API's input items, as the request's
+	// API.
 	Unchanged bool
 	Anthropic *export.AnthropicBody
 	OpenAI    []export.OpenAIMessage
