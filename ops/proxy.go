@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"weft/formats"
+	"weft/formats/codex"
 	"weft/formats/export"
 	"weft/model"
 	"weft/store"
@@ -51,7 +52,8 @@ type ProxyRequest struct {
 	// session that is not there is made, with that title; one the
 	// messages do not continue is passed over, as if none was named.
 	Session string
-	// Messages are the request's "messages", as sent.
+	// Messages are the request's "messages" (the Responses API's
+	// "input" items), as sent.
 	Messages []json.RawMessage
 	// Probe recognises the session and builds the thread but stores
 	// nothing (a token count).
@@ -78,11 +80,13 @@ type ProxyTurn struct {
 	// Unchanged says the effective thread is the request's messages
 	// themselves (no operation changes the thread): send them as they
 	// came, byte for byte. Otherwise the thread is Anthropic's (its
-	// System holds the summaries that open the thread, if any) or
-	// OpenAI's, as the request's API.
+	// System holds the summaries that open the thread, if any),
+	// OpenAI's, or the Responses API's input items, as the request's
+	// API.
 	Unchanged bool
 	Anthropic *export.AnthropicBody
 	OpenAI    []export.OpenAIMessage
+	Responses []ResponsesItem
 	// Adjustments say what the provider's shape required (a call whose
 	// result an operation removed, folded into text).
 	Adjustments []string
@@ -129,7 +133,7 @@ type proxyState struct {
 // stores nothing.
 func (s *Service) ProxyRequest(ctx context.Context, r ProxyRequest) (ProxyTurn, error) {
 	if len(r.Messages) == 0 {
-		return ProxyTurn{}, invalidf("messages is empty: a request sends the whole conversation, oldest first")
+		return ProxyTurn{}, invalidf("%s is empty: a request sends the whole conversation, oldest first", proxyListName(r.API))
 	}
 	msgs, marked, err := s.readThread(r.API, r.Messages)
 	if err != nil {
@@ -388,7 +392,8 @@ func (s *Service) loadProxyIndexLocked() error {
 
 // proxyTitle is a new session's title: the first line of what the user
 // first wrote, passing over the blocks an agent adds in tags
-// (<system-reminder>, <command-name>).
+// (<system-reminder>, <command-name>) and the context Codex CLI adds
+// (# AGENTS.md instructions).
 func proxyTitle(msgs []hookMessage) string {
 	fallback := ""
 	for _, m := range msgs {
@@ -408,7 +413,7 @@ func proxyTitle(msgs []hookMessage) string {
 			t = strings.TrimSpace(t)
 			switch {
 			case t == "":
-			case strings.HasPrefix(t, "<"):
+			case strings.HasPrefix(t, "<") || codex.Injected(t):
 				if fallback == "" {
 					fallback = t
 				}
@@ -476,6 +481,8 @@ func (s *Service) proxyThread(api ProxyAPI, snap snapshot, msgs []hookMessage) (
 		// agent's own stay where they were, and a summary is one.
 		body, rep = export.AnthropicWith(items, export.AnthropicOptions{SystemTurns: true})
 		turn.Anthropic = &body
+	case ProxyResponses:
+		turn.Responses, rep.Folded = responsesThread(items, len(msgs))
 	default:
 		turn.OpenAI, rep = export.OpenAI(items)
 	}
@@ -492,8 +499,8 @@ type ProxyAnswer struct {
 	// last is not stored.
 	After int
 	// Message is the assistant's message in the API's shape: a Messages
-	// API message ({role, content}) or a chat-completions one ({role,
-	// content, tool_calls}).
+	// API message ({role, content}), a chat-completions one ({role,
+	// content, tool_calls}), or a response's output items (a list).
 	Message json.RawMessage
 	// Model is the model that answered, kept in the message's meta.
 	Model string
@@ -513,7 +520,11 @@ func (s *Service) RecordProxyAnswer(ctx context.Context, a ProxyAnswer) (ProxyAn
 	if a.SessionID == "" {
 		return ProxyAnswerResult{}, invalidf("the answer names no session")
 	}
-	msgs, _, err := readList(a.API, []json.RawMessage{a.Message}, 0)
+	list, err := answerList(a)
+	if err != nil {
+		return ProxyAnswerResult{}, err
+	}
+	msgs, _, err := readList(a.API, list, 0)
 	if err != nil {
 		return ProxyAnswerResult{}, err
 	}

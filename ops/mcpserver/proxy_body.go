@@ -40,6 +40,9 @@ type proxyBody struct {
 // parseProxyBody reads a request body: a JSON object whose "messages" is
 // a list. It says what is wrong with any other.
 func parseProxyBody(api ops.ProxyAPI, raw []byte) (*proxyBody, error) {
+	if api == ops.ProxyResponses {
+		return parseResponsesBody(raw)
+	}
 	b := &proxyBody{api: api, raw: raw, fields: map[string]json.RawMessage{}, spans: map[string][2]int{}}
 	i := skipSpace(raw, 0)
 	if i == len(raw) {
@@ -170,6 +173,12 @@ func (b *proxyBody) rewrite(dst []byte, turn *ops.ProxyTurn) ([]byte, error) {
 			}
 			put("system", system)
 		}
+	case ops.ProxyResponses:
+		input, err := b.responsesInput(turn.Responses)
+		if err != nil {
+			return nil, err
+		}
+		put("input", input)
 	default:
 		put("messages", turn.OpenAI)
 	}
