@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"weft/formats"
+	"weft/formats/codex"
 	"weft/formats/export"
 	"weft/model"
 	"weft/store"
@@ -51,7 +52,8 @@ type ProxyRequest struct {
 	// session that is not there is made, with that title; one the
 	// messages do not continue is passed over, as if none was named.
 	Session string
-	// Messages are the request's "messages", as sent.
+	// Messages are the request's "messages" (the Responses API's
+	// "input" items), as sent.
 	Messages []json.RawMessage
 	// Probe recognises the session and builds the thread but stores
 	// nothing (a token count).
@@ -78,15 +80,16 @@ type ProxyTurn struct {
 	// Unchanged says the effective thread is the request's messages
 	// themselves (no operation changes the thread): send them as they
 	// came, byte for byte. Otherwise the thread is Anthropic's (its
-	// System holds the summaries that open the thread, if any) or
-	// OpenAI's, as the request's API.
+	// System holds the summaries that open the thread, if any),
+	// OpenAI's, or the Responses API's input items, as the request's
+	// API.
 	Unchanged bool
 	Anthropic *export.AnthropicBody
 	OpenAI    []export.OpenAIMessage
+	Responses []ResponsesItem
 	// AnthropicHead, when not nil, is the start of the Messages API
 	// thread, exported and encoded once for the session's requests that
-	// share it: the thread is its messages, then Anthropic.Messages
-	// (AnthropicWhole has them all).
+	// share it: the thread is its messages, then Anthropic.Messages.
 	AnthropicHead *export.AnthropicHead
 	// Adjustments say what the provider's shape required (a call whose
 	// result an operation removed, folded into text).
@@ -100,17 +103,6 @@ type ProxyTurn struct {
 	CacheMarked []int
 
 	write *proxyWrite
-	whole func() (*export.AnthropicBody, error)
-}
-
-// AnthropicWhole is the Messages API thread with all its messages, the
-// head's included: for a writer that must change a message of the head
-// (put a client's cache breakpoint on one of its blocks).
-func (t *ProxyTurn) AnthropicWhole() (*export.AnthropicBody, error) {
-	if t.AnthropicHead == nil {
-		return t.Anthropic, nil
-	}
-	return t.whole()
 }
 
 // ProxyStats describe a session's proxied requests since this weft
@@ -146,7 +138,7 @@ type proxyState struct {
 // stores nothing.
 func (s *Service) ProxyRequest(ctx context.Context, r ProxyRequest) (ProxyTurn, error) {
 	if len(r.Messages) == 0 {
-		return ProxyTurn{}, invalidf("messages is empty: a request sends the whole conversation, oldest first")
+		return ProxyTurn{}, invalidf("%s is empty: a request sends the whole conversation, oldest first", proxyListName(r.API))
 	}
 	msgs, marked, places, err := s.readThreadAt(r.API, r.Messages)
 	if err != nil {
@@ -405,7 +397,8 @@ func (s *Service) loadProxyIndexLocked() error {
 
 // proxyTitle is a new session's title: the first line of what the user
 // first wrote, passing over the blocks an agent adds in tags
-// (<system-reminder>, <command-name>).
+// (<system-reminder>, <command-name>) and the context Codex CLI adds
+// (# AGENTS.md instructions).
 func proxyTitle(msgs []hookMessage) string {
 	fallback := ""
 	for _, m := range msgs {
@@ -425,7 +418,7 @@ func proxyTitle(msgs []hookMessage) string {
 			t = strings.TrimSpace(t)
 			switch {
 			case t == "":
-			case strings.HasPrefix(t, "<"):
+			case strings.HasPrefix(t, "<") || codex.Injected(t):
 				if fallback == "" {
 					fallback = t
 				}
@@ -480,7 +473,12 @@ func (s *Service) proxyThread(api ProxyAPI, snap snapshot, msgs []hookMessage, p
 		return ProxyTurn{}, err
 	}
 	var rep export.Report
-	turn.OpenAI, rep = export.OpenAI(items)
+	switch api {
+	case ProxyResponses:
+		turn.Responses, rep.Folded = responsesThread(items, len(msgs))
+	default:
+		turn.OpenAI, rep = export.OpenAI(items)
+	}
 	turn.Adjustments = rep.Folded
 	return turn, nil
 }
@@ -494,8 +492,8 @@ type ProxyAnswer struct {
 	// last is not stored.
 	After int
 	// Message is the assistant's message in the API's shape: a Messages
-	// API message ({role, content}) or a chat-completions one ({role,
-	// content, tool_calls}).
+	// API message ({role, content}), a chat-completions one ({role,
+	// content, tool_calls}), or a response's output items (a list).
 	Message json.RawMessage
 	// Model is the model that answered, kept in the message's meta.
 	Model string
@@ -515,7 +513,11 @@ func (s *Service) RecordProxyAnswer(ctx context.Context, a ProxyAnswer) (ProxyAn
 	if a.SessionID == "" {
 		return ProxyAnswerResult{}, invalidf("the answer names no session")
 	}
-	msgs, _, err := readList(a.API, []json.RawMessage{a.Message}, 0)
+	list, err := answerList(a)
+	if err != nil {
+		return ProxyAnswerResult{}, err
+	}
+	msgs, _, err := readList(a.API, list, 0)
 	if err != nil {
 		return ProxyAnswerResult{}, err
 	}

@@ -29,8 +29,8 @@ import (
 const (
 	// headMargin keeps the view's last items out of a head: a client
 	// marks its latest messages for its provider's cache
-	// (cache_control), and a mark is put on the messages after the head
-	// only (a mark on the head's sends the thread whole).
+	// (cache_control), and a message of the head that gets a mark is
+	// encoded again.
 	headMargin = 8
 	// headStep is how many items more a new head must cover than the
 	// one it replaces: each new head copies what the one before holds.
@@ -195,16 +195,6 @@ func (s *Service) anthropicTurn(turn *ProxyTurn, sessionID string, v *model.View
 		}
 	}
 	turn.Anthropic, turn.AnthropicHead, turn.Adjustments = &part.Body, part.Head, part.Report.Folded
-	if part.Head != nil {
-		turn.whole = func() (*export.AnthropicBody, error) {
-			items, err := s.effectiveItems(v, stored, msgs)
-			if err != nil {
-				return nil, err
-			}
-			body, _ := export.AnthropicWith(items, o)
-			return &body, nil
-		}
-	}
 	return nil
 }
 

@@ -2,7 +2,9 @@ package ops
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -45,14 +47,27 @@ func headSent(t *testing.T, turn *ProxyTurn) string {
 	return string(append(out, ']'))
 }
 
-// headWhole is the "messages" of the thread exported whole, as before
-// there were heads.
-func headWhole(t *testing.T, turn *ProxyTurn) string {
+// headWhole is the "messages" of the thread of raw exported whole, as
+// before there were heads, and the report of it.
+func headWhole(t *testing.T, f *fixture, turn *ProxyTurn, raw []json.RawMessage) (string, export.Report) {
 	t.Helper()
-	whole, err := turn.AnthropicWhole()
+	msgs, _, err := f.svc.readThread(ProxyAnthropic, raw)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The request's new messages are stored now: the view has them.
+	info, v, err := f.svc.View(turn.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.MessageCount != len(msgs) {
+		t.Fatalf("%d messages stored, the request has %d", info.MessageCount, len(msgs))
+	}
+	items, err := f.svc.effectiveItems(v, len(msgs), msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, rep := export.AnthropicWith(items, export.AnthropicOptions{SystemTurns: true})
 	if whole.System != turn.Anthropic.System {
 		t.Errorf("system %q, whole %q", turn.Anthropic.System, whole.System)
 	}
@@ -60,7 +75,7 @@ func headWhole(t *testing.T, turn *ProxyTurn) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(out)
+	return string(out), rep
 }
 
 // A proxied session keeps the head of the thread it sent: the session's
@@ -103,8 +118,12 @@ func TestProxyHeadIsTheWholeThread(t *testing.T) {
 		if turn.Unchanged {
 			return turn
 		}
-		if sent, whole := headSent(t, &turn), headWhole(t, &turn); sent != whole {
+		whole, rep := headWhole(t, f, &turn, raw)
+		if sent := headSent(t, &turn); sent != whole {
 			t.Fatalf("%s: sent\n%s\nthe whole thread\n%s", what, sent, whole)
+		}
+		if !slices.Equal(turn.Adjustments, rep.Folded) {
+			t.Errorf("%s: adjustments %q, the whole thread's %q", what, turn.Adjustments, rep.Folded)
 		}
 		return turn
 	}

@@ -60,8 +60,13 @@ func readList(api ProxyAPI, raw []json.RawMessage, offset int) ([]hookMessage, [
 			}
 			return nil, nil, invalidf("messages are not all Messages API messages ({role: user|assistant|system, content}): %s", strings.Join(texts, "; "))
 		}
+	case ProxyResponses:
+		var err error
+		if nms, from, err = readItems(raw, offset); err != nil {
+			return nil, nil, err
+		}
 	default:
-		return nil, nil, invalidf("API %q is not %s or %s", api, ProxyAnthropic, ProxyOpenAI)
+		return nil, nil, invalidf("API %q is not %s, %s or %s", api, ProxyAnthropic, ProxyOpenAI, ProxyResponses)
 	}
 	out := make([]hookMessage, len(nms))
 	for i, nm := range nms {

@@ -74,7 +74,7 @@ claude mcp add weft -- weft --db ~/threads.db mcp`,
 	a.describeFlag(cmd, "token", "bearer token of that listener, and for the weft this one relays to (default $WEFT_TOKEN)")
 	a.describeFlag(cmd, "allow-origin", "a browser `ORIGIN` (scheme://host[:port]) allowed to call that listener, with CORS; repeatable")
 	a.describeFlag(cmd, "upstream-anthropic", "where that listener's context proxy sends Messages API requests")
-	a.describeFlag(cmd, "upstream-openai", "where that listener's context proxy sends Chat Completions requests")
+	a.describeFlag(cmd, "upstream-openai", "where that listener's context proxy sends Chat Completions and Responses requests")
 	a.hideFlags(cmd, "theme")
 	return cmd
 }

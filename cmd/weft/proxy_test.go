@@ -26,6 +26,10 @@ func TestServeProxiesToItsUpstream(t *testing.T) {
 			io.WriteString(w, `{"type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"hello"}]}`)
 			return
 		}
+		if strings.HasSuffix(r.URL.Path, "/responses") {
+			io.WriteString(w, `{"object":"response","status":"completed","model":"m","output":[{"type":"message","role":"assistant","content":[{"type":"output_text","text":"hello"}]}]}`)
+			return
+		}
 		io.WriteString(w, `{"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"hello"},"finish_reason":"stop"}]}`)
 	}))
 	defer up.Close()
@@ -35,6 +39,7 @@ func TestServeProxiesToItsUpstream(t *testing.T) {
 	for path, body := range map[string]string{
 		"/v1/messages":         `{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`,
 		"/v1/chat/completions": `{"model":"m","messages":[{"role":"user","content":"hi"}]}`,
+		"/v1/responses":        `{"model":"m","input":[{"role":"user","content":"hi"}]}`,
 	} {
 		resp, err := http.Post(base+path, "application/json", strings.NewReader(body))
 		if err != nil {
@@ -49,7 +54,7 @@ func TestServeProxiesToItsUpstream(t *testing.T) {
 	mu.Lock()
 	got := strings.Join(paths, " ")
 	mu.Unlock()
-	if !strings.Contains(got, "/v1/messages") || !strings.Contains(got, "/openai/v1/chat/completions") {
+	if !strings.Contains(got, "/v1/messages") || !strings.Contains(got, "/openai/v1/chat/completions") || !strings.Contains(got, "/openai/v1/responses") {
 		t.Errorf("the upstream got %s", got)
 	}
 	cmd.Process.Signal(syscall.SIGINT)

@@ -50,7 +50,7 @@ curl -X POST localhost:7433/api/get_message_range -d '{"start_idx":0,"end_idx":9
 	a.describeFlag(cmd, "token", "bearer token clients must send (default $WEFT_TOKEN; the proxy's clients send it as X-Weft-Token)")
 	a.describeFlag(cmd, "allow-origin", "a browser `ORIGIN` (scheme://host[:port]) allowed to call, with CORS; repeatable")
 	a.describeFlag(cmd, "upstream-anthropic", "where the context proxy sends Messages API requests (/v1/messages)")
-	a.describeFlag(cmd, "upstream-openai", "where the context proxy sends Chat Completions requests (/v1/chat/completions), with its /v1")
+	a.describeFlag(cmd, "upstream-openai", "where the context proxy sends Chat Completions and Responses requests (/v1/chat/completions, /v1/responses), with its /v1")
 	a.hideFlags(cmd, "theme", "mcp-addr", "no-mcp")
 	return cmd
 }

@@ -247,13 +247,38 @@ func stdioWeft(t *testing.T, dir, db string) *weftUnderTest {
 // httpWeft is weft serve with a token, behind the proxy that logs what
 // passes between it and Claude Code.
 func httpWeft(t *testing.T, dir, db string) *weftUnderTest {
-	port := freePort(t)
 	token := fmt.Sprintf("claude-code-%d", time.Now().UnixNano())
+	base, stop := serveWeft(t, dir, db, token)
+	wireFile, err := os.Create(filepath.Join(dir, "mcp.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httptest.NewServer(&loggingProxy{target: base + "/mcp", log: &wireLog{w: wireFile}})
+	t.Cleanup(func() { proxy.Close(); wireFile.Close() })
+	return &weftUnderTest{
+		db:     db,
+		server: map[string]any{"type": "http", "url": proxy.URL + "/mcp", "headers": map[string]string{"Authorization": "Bearer " + token}},
+		wire:   wireFile.Name(), api: func() string { return base }, token: token,
+		stop: stop,
+	}
+}
+
+// serveWeft starts weft serve on db on a free loopback port, with token
+// when not empty and the flags in extra, logging to dir/serve.log, and
+// waits until it is healthy. It returns the listener's base URL and a
+// stop that ends it (also run when the test ends).
+func serveWeft(t *testing.T, dir, db, token string, extra ...string) (string, func()) {
+	t.Helper()
+	port := freePort(t)
 	serveLog, err := os.Create(filepath.Join(dir, "serve.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(weftBinary(t), "--db", db, "serve", "--addr", fmt.Sprintf("127.0.0.1:%d", port), "--token", token)
+	args := []string{"--db", db, "serve", "--addr", fmt.Sprintf("127.0.0.1:%d", port)}
+	if token != "" {
+		args = append(args, "--token", token)
+	}
+	cmd := exec.Command(weftBinary(t), append(args, extra...)...)
 	cmd.Stdout, cmd.Stderr = serveLog, serveLog
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -278,7 +303,9 @@ func httpWeft(t *testing.T, dir, db string) *weftUnderTest {
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		req, _ := http.NewRequest(http.MethodGet, base+"/healthz", nil)
-		req.Header.Set("Authorization", "Bearer "+token)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
 		resp, err := http.DefaultClient.Do(req)
 		if err == nil {
 			resp.Body.Close()
@@ -292,18 +319,7 @@ func httpWeft(t *testing.T, dir, db string) *weftUnderTest {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	wireFile, err := os.Create(filepath.Join(dir, "mcp.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := httptest.NewServer(&loggingProxy{target: base + "/mcp", log: &wireLog{w: wireFile}})
-	t.Cleanup(func() { proxy.Close(); wireFile.Close() })
-	return &weftUnderTest{
-		db:     db,
-		server: map[string]any{"type": "http", "url": proxy.URL + "/mcp", "headers": map[string]string{"Authorization": "Bearer " + token}},
-		wire:   wireFile.Name(), api: func() string { return base }, token: token,
-		stop: stop,
-	}
+	return base, stop
 }
 
 // claudeRun is what one run of Claude Code left.
@@ -328,6 +344,8 @@ type claudeOutput struct {
 	IsError  bool   `json:"is_error"`
 	Result   string `json:"result"`
 	NumTurns int    `json:"num_turns"`
+	// SessionID is Claude Code's session: what --resume takes.
+	SessionID string `json:"session_id"`
 }
 
 // runClaude runs claude -p prompt with weft as its only MCP server, named

@@ -1,9 +1,13 @@
-// Package claudecode drives Claude Code, Anthropic's coding agent, as a
-// client of weft's MCP server: Claude Code runs headless (`claude -p`)
-// against a stand-in for the Anthropic Messages API that asks for a weft
-// tool, then reads what Claude Code sends back. The tests run when
-// WEFT_CLAUDE names the claude binary (.ci/claude-code installs it); the
-// stand-in is this file.
+// Package claudecode drives real clients against weft. Claude Code,
+// Anthropic's coding agent, as a client of weft's MCP server: it runs
+// headless (`claude -p`) against a stand-in for the Anthropic Messages
+// API that asks for a weft tool, then reads what Claude Code sends back
+// (.ci/claude-code). And weft in the loop (.ci/loop): Claude Code and the
+// official provider SDKs with their model API pointed at weft's context
+// proxy, whose upstream is the stand-in of their provider's shape. The
+// tests run when WEFT_CLAUDE names the claude binary, or WEFT_SDKS the
+// SDKs; the Messages API's stand-in is this file, Chat Completions'
+// standin_openai.go.
 package claudecode
 
 import (
@@ -14,7 +18,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+	"unicode/utf8"
 )
 
 // toolUsePrefix marks the tool_use IDs the stand-in makes, so it knows its
@@ -53,6 +59,9 @@ type exchange struct {
 	Request  json.RawMessage `json:"request,omitempty"`
 	Status   int             `json:"status"`
 	Answered string          `json:"answered"` // what the stand-in did: tool_use NAME, text, count_tokens, 404
+	// Answer is the body the stand-in wrote, byte for byte: what a
+	// client behind a proxy must get unchanged.
+	Answer string `json:"answer"`
 }
 
 // standIn is a small Anthropic Messages API: it answers a conversation by
@@ -67,6 +76,20 @@ type standIn struct {
 	// test acts there while Claude Code waits (an edit by another client).
 	afterResult func(i int, r toolResult)
 	log         io.Writer // one JSON exchange a line; nil keeps none
+	// say, when set, is the text of a text answer (doneText otherwise):
+	// a conversation whose turns must be told apart answers each its
+	// own way.
+	say func(req messagesRequest) string
+	// plan, when set, gives the calls for the conversation a request
+	// carries in place of calls: a conversation that asks for a tool in
+	// one turn only.
+	plan func(req messagesRequest) []call
+	// thinks makes every answer open with a thinking block, as a model
+	// asked to think (Claude Code asks for adaptive thinking) answers.
+	thinks bool
+
+	answered atomic.Int64 // answers given, for their IDs
+	planned  atomic.Int64 // calls a plan asked for, for their IDs
 
 	mu        sync.Mutex
 	exchanges []exchange
@@ -118,6 +141,23 @@ func blocks(raw json.RawMessage) []block {
 	return bs
 }
 
+// lastPrompt finds the user's last prompt in a request: the index of
+// the last user message with text of its own (not a block an agent adds,
+// such as <system-reminder>), and that text.
+func lastPrompt(req messagesRequest) (int, string) {
+	for i, m := range slices.Backward(req.Messages) {
+		if m.Role != "user" {
+			continue
+		}
+		for _, b := range slices.Backward(blocks(m.Content)) {
+			if b.Type == "text" && !strings.HasPrefix(strings.TrimSpace(b.Text), "<") {
+				return i, b.Text
+			}
+		}
+	}
+	return 0, ""
+}
+
 // blockText joins the text of a tool result's content.
 func blockText(raw json.RawMessage) string {
 	var parts []string
@@ -129,13 +169,16 @@ func blockText(raw json.RawMessage) string {
 	return strings.Join(parts, "\n")
 }
 
-func (s *standIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (s *standIn) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	ex := exchange{Time: time.Now(), Method: r.Method, Path: r.URL.Path, Headers: r.Header.Clone()}
 	ex.Headers.Del("X-Api-Key")
+	ex.Headers.Del("Authorization")
 	if json.Valid(body) {
 		ex.Request = body
 	}
+	w := &answerCopy{ResponseWriter: rw}
+	defer func() { ex.Answer = w.body.String(); s.record(ex) }()
 	switch {
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/messages/count_tokens":
 		// A rough count is enough: Claude Code uses it to decide about
@@ -150,6 +193,13 @@ func (s *standIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			break
 		}
 		reply := s.answer(req)
+		// Every answer has its own ID, as the API's have: Claude Code
+		// puts the blocks of one ID together into one message when it
+		// reads its transcript back.
+		reply.msgID = fmt.Sprintf("msg_standin_%03d", s.answered.Add(1))
+		if s.thinks {
+			reply.thinking = "The stand-in thinks about " + reply.summary() + "."
+		}
 		ex.Status, ex.Answered = http.StatusOK, reply.summary()
 		if req.Stream {
 			reply.stream(w, req.Model)
@@ -160,7 +210,20 @@ func (s *standIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ex.Status, ex.Answered = http.StatusNotFound, "404"
 		writeError(w, http.StatusNotFound, "not_found_error", "the stand-in serves POST /v1/messages and /v1/messages/count_tokens only")
 	}
-	s.record(ex)
+}
+
+// answerCopy keeps a copy of what the stand-in writes, and flushes each
+// write, so a stream goes out an event at a time as a provider's does.
+type answerCopy struct {
+	http.ResponseWriter
+	body strings.Builder
+}
+
+func (a *answerCopy) Write(p []byte) (int, error) {
+	a.body.Write(p)
+	n, err := a.ResponseWriter.Write(p)
+	http.NewResponseController(a.ResponseWriter).Flush()
+	return n, err
 }
 
 func (s *standIn) record(ex exchange) {
@@ -179,7 +242,14 @@ type reply struct {
 	tool  string // set for a tool call
 	id    string
 	input json.RawMessage
+	msgID string
+	// thinking, when set, comes first, in a thinking block with a
+	// signature, as a model thinking before it answers gives it.
+	thinking string
 }
+
+// signature is the thinking block's signature: opaque, the reply's own.
+func (r reply) signature() string { return "sig-standin-" + r.msgID }
 
 func (r reply) summary() string {
 	if r.tool != "" {
@@ -190,15 +260,21 @@ func (r reply) summary() string {
 
 // answer decides the next turn of the conversation req carries.
 func (s *standIn) answer(req messagesRequest) reply {
-	// The results of the stand-in's calls so far, in the order asked.
+	// The results of the stand-in's calls so far, in the order asked:
+	// of the whole conversation, or, with a plan, of the turn since the
+	// user's last prompt.
 	var got []toolResult
 	issued := map[string]string{} // tool_use ID -> tool name
-	for _, m := range req.Messages {
+	from := 0
+	if s.plan != nil {
+		from, _ = lastPrompt(req)
+	}
+	for k, m := range req.Messages {
 		for _, b := range blocks(m.Content) {
 			switch {
 			case b.Type == "tool_use" && strings.HasPrefix(b.ID, toolUsePrefix):
 				issued[b.ID] = b.Name
-			case b.Type == "tool_result" && strings.HasPrefix(b.ToolUseID, toolUsePrefix):
+			case b.Type == "tool_result" && strings.HasPrefix(b.ToolUseID, toolUsePrefix) && k >= from:
 				got = append(got, toolResult{id: b.ToolUseID, tool: issued[b.ToolUseID], text: blockText(b.Content), isError: b.IsError})
 			}
 		}
@@ -226,13 +302,20 @@ func (s *standIn) answer(req messagesRequest) reply {
 		}
 	}
 
+	calls := s.calls
+	if s.plan != nil {
+		calls = s.plan(req)
+	}
 	n := len(got)
-	if n >= len(s.calls) || len(names) == 0 {
+	if n >= len(calls) || len(names) == 0 {
 		// Done, or a request that is not the conversation (a title, a
 		// summary): plain text keeps Claude Code going.
+		if s.say != nil {
+			return reply{text: s.say(req)}
+		}
 		return reply{text: doneText}
 	}
-	c := s.calls[n]
+	c := calls[n]
 	name := ""
 	for _, t := range names {
 		if t == c.tool || strings.HasSuffix(t, "__"+c.tool) {
@@ -249,7 +332,12 @@ func (s *standIn) answer(req messagesRequest) reply {
 		s.problem(fmt.Sprintf("call %d: its input does not encode: %v", n, err))
 		return reply{text: "stand-in: bad input"}
 	}
-	return reply{tool: name, id: fmt.Sprintf("%s%02d", toolUsePrefix, n), input: input}
+	id := fmt.Sprintf("%s%02d", toolUsePrefix, n)
+	if s.plan != nil {
+		// Calls of several turns: each its own ID, as the API's are.
+		id = fmt.Sprintf("%sp%03d", toolUsePrefix, s.planned.Add(1))
+	}
+	return reply{tool: name, id: id, input: input}
 }
 
 func (s *standIn) problem(p string) {
@@ -279,13 +367,16 @@ func (r reply) stopReason() string {
 // message is the reply as a whole Messages API response.
 func (r reply) message(model string) map[string]any {
 	var content []map[string]any
+	if r.thinking != "" {
+		content = append(content, map[string]any{"type": "thinking", "thinking": r.thinking, "signature": r.signature()})
+	}
 	if r.tool != "" {
-		content = []map[string]any{{"type": "tool_use", "id": r.id, "name": r.tool, "input": r.input}}
+		content = append(content, map[string]any{"type": "tool_use", "id": r.id, "name": r.tool, "input": r.input})
 	} else {
-		content = []map[string]any{{"type": "text", "text": r.text}}
+		content = append(content, map[string]any{"type": "text", "text": r.text})
 	}
 	return map[string]any{
-		"id": "msg_standin", "type": "message", "role": "assistant", "model": model,
+		"id": r.msgID, "type": "message", "role": "assistant", "model": model,
 		"content": content, "stop_reason": r.stopReason(), "stop_sequence": nil, "usage": r.usage(10),
 	}
 }
@@ -306,21 +397,52 @@ func (r reply) stream(w http.ResponseWriter, model string) {
 	start["stop_reason"] = nil
 	start["usage"] = r.usage(1)
 	event("message_start", map[string]any{"type": "message_start", "message": start})
+	index := 0
+	if r.thinking != "" {
+		event("content_block_start", map[string]any{"type": "content_block_start", "index": index,
+			"content_block": map[string]any{"type": "thinking", "thinking": "", "signature": ""}})
+		for _, piece := range pieces(r.thinking, 64) {
+			event("content_block_delta", map[string]any{"type": "content_block_delta", "index": index,
+				"delta": map[string]any{"type": "thinking_delta", "thinking": piece}})
+		}
+		event("content_block_delta", map[string]any{"type": "content_block_delta", "index": index,
+			"delta": map[string]any{"type": "signature_delta", "signature": r.signature()}})
+		event("content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
+		index++
+	}
 	if r.tool != "" {
-		event("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
+		event("content_block_start", map[string]any{"type": "content_block_start", "index": index,
 			"content_block": map[string]any{"type": "tool_use", "id": r.id, "name": r.tool, "input": map[string]any{}}})
-		event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
+		event("content_block_delta", map[string]any{"type": "content_block_delta", "index": index,
 			"delta": map[string]any{"type": "input_json_delta", "partial_json": string(r.input)}})
 	} else {
-		event("content_block_start", map[string]any{"type": "content_block_start", "index": 0,
+		event("content_block_start", map[string]any{"type": "content_block_start", "index": index,
 			"content_block": map[string]any{"type": "text", "text": ""}})
-		event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
-			"delta": map[string]any{"type": "text_delta", "text": r.text}})
+		// A long text comes in pieces, as a model's does.
+		for _, piece := range pieces(r.text, 64) {
+			event("content_block_delta", map[string]any{"type": "content_block_delta", "index": index,
+				"delta": map[string]any{"type": "text_delta", "text": piece}})
+		}
 	}
-	event("content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
+	event("content_block_stop", map[string]any{"type": "content_block_stop", "index": index})
 	event("message_delta", map[string]any{"type": "message_delta",
 		"delta": map[string]any{"stop_reason": r.stopReason(), "stop_sequence": nil}, "usage": map[string]int{"output_tokens": 10}})
 	event("message_stop", map[string]any{"type": "message_stop"})
+}
+
+// pieces cuts s into pieces of at most n bytes, on rune boundaries; an
+// empty s is one empty piece.
+func pieces(s string, n int) []string {
+	var out []string
+	for len(s) > n {
+		cut := n
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		out = append(out, s[:cut])
+		s = s[cut:]
+	}
+	return append(out, s)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

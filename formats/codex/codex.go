@@ -131,6 +131,10 @@ type cxEntry struct {
 }
 
 type cxReader struct {
+	// items: reading a request's items (ReadItems), where an output
+	// keeps its call_id even when its call is not among them (it was in
+	// an earlier request).
+	items    bool
 	problems formats.Problems
 	entries  []cxEntry
 	lines    int
@@ -591,6 +595,8 @@ func (cx *cxReader) build() ([]formats.Message, []cxDigest) {
 		if answers {
 			calls := open[e.callID]
 			e.parts[0].ToolCallID, name = e.callID, calls[len(calls)-1]
+		} else if cx.items && e.role == model.RoleTool && e.callID != "" {
+			e.parts[0].ToolCallID = e.callID
 		}
 		meta := e.meta
 		if len(msgs) == 0 {
@@ -633,6 +639,19 @@ var cxInjected = []string{
 	"# AGENTS.md instructions", "<INSTRUCTIONS>", "<user_shell_command>", "<turn_aborted>",
 }
 
+// Injected reports whether a user message's text is context Codex CLI
+// writes itself (its environment, the project's AGENTS.md), not what
+// the user wrote.
+func Injected(text string) bool {
+	text = strings.TrimSpace(text)
+	for _, p := range cxInjected {
+		if strings.HasPrefix(text, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // cxTitle is the first user message the user wrote, cut to a line.
 func cxTitle(msgs []formats.Message) string {
 	for _, m := range msgs {
@@ -643,14 +662,7 @@ func cxTitle(msgs []formats.Message) string {
 		if text == "" {
 			continue
 		}
-		injected := false
-		for _, p := range cxInjected {
-			if strings.HasPrefix(text, p) {
-				injected = true
-				break
-			}
-		}
-		if injected {
+		if Injected(text) {
 			continue
 		}
 		return formats.CutTitle(text)

@@ -40,10 +40,12 @@ type AnthropicHead struct {
 	o         AnthropicOptions
 	system    string
 	continued bool
-	// messages is how many messages the head has; json their encoding
-	// (AppendJSON), the elements of a list, comma-separated.
-	messages int
-	json     []byte
+	// msgs are the head's messages; json their encoding (AppendJSON),
+	// the elements of a list, comma-separated, ends where each ends in
+	// it.
+	msgs []AnthropicMessage
+	json []byte
+	ends []int
 	// notes are the report's lines on the head's items, in order.
 	notes []string
 	// lookups are the call IDs the head looked for in the thread's calls
@@ -64,16 +66,28 @@ type headLookup struct {
 // Items is how many items of the thread the head covers.
 func (h *AnthropicHead) Items() int { return h.items }
 
-// Messages is how many messages the head has.
-func (h *AnthropicHead) Messages() int { return h.messages }
+// Messages are the head's messages: read only.
+func (h *AnthropicHead) Messages() []AnthropicMessage { return h.msgs }
 
 // JSON is the head's messages encoded as AppendJSON encodes them, the
 // elements of the "messages" list (comma-separated, without brackets).
 func (h *AnthropicHead) JSON() []byte { return h.json }
 
+// Span is where message k of the head lies in JSON.
+func (h *AnthropicHead) Span(k int) (start, end int) {
+	if k > 0 {
+		start = h.ends[k-1] + 1 // after the comma
+	}
+	return start, h.ends[k]
+}
+
 // Size is about how many bytes the head holds.
 func (h *AnthropicHead) Size() int {
-	return len(h.json) + 64*(len(h.calls)+len(h.results)+len(h.used)+len(h.notes))
+	n := 2*len(h.json) + 64*(len(h.calls)+len(h.results)+len(h.used)+len(h.notes))
+	for k := range h.msgs {
+		n += 48 + 200*len(h.msgs[k].Content)
+	}
+	return n
 }
 
 // AppendJSON appends v encoded as encoding/json encodes it with HTML
@@ -141,17 +155,17 @@ func AnthropicFrom(head *AnthropicHead, items []formats.Item, o AnthropicOptions
 		part.Report.Folded = append(slices.Clip(head.notes), part.Report.Folded...)
 	}
 	if next := x.cutHead(head, an, &part.Body, o, limit, step); next != nil {
-		part.Body.Messages = part.Body.Messages[next.messages-headMessages(head):]
+		part.Body.Messages = part.Body.Messages[len(next.msgs)-headLen(head):]
 		part.Head = next
 	}
 	return part, true
 }
 
-func headMessages(h *AnthropicHead) int {
+func headLen(h *AnthropicHead) int {
 	if h == nil {
 		return 0
 	}
-	return h.messages
+	return len(h.msgs)
 }
 
 // holds reports whether the items read after the head (x) say of the
@@ -197,13 +211,13 @@ func (x *xpThread) cutHead(head *AnthropicHead, an *anPlan, body *AnthropicBody,
 	if head == nil && an.continued {
 		k++ // the "(continued)" message is the head's
 	}
-	h := &AnthropicHead{o: o, system: body.System, continued: an.continued, messages: headMessages(head) + k}
+	h := &AnthropicHead{o: o, system: body.System, continued: an.continued}
 	if head != nil {
 		h.continued = head.continued
 		h.calls, h.results, h.used = maps.Clone(head.calls), maps.Clone(head.results), maps.Clone(head.used)
 		h.told = maps.Clone(head.told)
 		h.notes = slices.Clip(head.notes)
-		h.json = slices.Clip(head.json)
+		h.msgs, h.json, h.ends = slices.Clip(head.msgs), slices.Clip(head.json), slices.Clip(head.ends)
 	} else {
 		h.calls, h.results, h.used = map[string]string{}, map[string]struct{}{}, map[string]struct{}{}
 	}
@@ -285,13 +299,15 @@ func (x *xpThread) cutHead(head *AnthropicHead, an *anPlan, body *AnthropicBody,
 		h.notes = append(h.notes, n.text)
 	}
 	var err error
-	for j, m := range body.Messages[:k] {
-		if len(h.json) > 0 || j > 0 {
+	for j := range body.Messages[:k] {
+		if len(h.json) > 0 {
 			h.json = append(h.json, ',')
 		}
-		if h.json, err = AppendJSON(h.json, &m); err != nil {
+		if h.json, err = AppendJSON(h.json, &body.Messages[j]); err != nil {
 			return nil
 		}
+		h.ends = append(h.ends, len(h.json))
 	}
+	h.msgs = append(h.msgs, body.Messages[:k]...)
 	return h
 }

@@ -47,8 +47,18 @@ func anSameAsWhole(t *testing.T, what string, items []formats.Item, o AnthropicO
 	if !slices.Equal(part.Report.Folded, rep.Folded) {
 		t.Fatalf("%s: report\n%q\nwant\n%q", what, part.Report.Folded, rep.Folded)
 	}
-	if part.Head != nil && part.Head.Messages()+len(part.Body.Messages) != len(body.Messages) {
-		t.Fatalf("%s: %d messages in the head and %d after, want %d", what, part.Head.Messages(), len(part.Body.Messages), len(body.Messages))
+	if part.Head != nil {
+		// The head's messages are those its JSON holds, each in its span.
+		all := append(slices.Clone(part.Head.Messages()), part.Body.Messages...)
+		if got, err := AppendJSON(nil, all); err != nil || string(got) != string(want) {
+			t.Fatalf("%s: the head's messages and those after it\n%s\nwant\n%s", what, got, want)
+		}
+		for k := range part.Head.Messages() {
+			start, end := part.Head.Span(k)
+			if m, _ := AppendJSON(nil, &part.Head.Messages()[k]); string(m) != string(part.Head.JSON()[start:end]) {
+				t.Fatalf("%s: message %d of the head is %s where it lies, want %s", what, k, part.Head.JSON()[start:end], m)
+			}
+		}
 	}
 }
 

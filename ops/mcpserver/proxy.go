@@ -29,6 +29,8 @@ import (
 //	POST /v1/messages                 Anthropic Messages (streaming or not)
 //	POST /v1/messages/count_tokens    the same thread, counted: nothing stored
 //	POST /v1/chat/completions         OpenAI Chat Completions (streaming or not)
+//	POST /v1/responses                OpenAI Responses (streaming or not; proxy_responses.go)
+//	POST /v1/responses/input_tokens   the same thread, counted: nothing stored
 //	/v1/...                           anything else: passed through untouched
 //
 // A session is named by a /s/SESSION prefix (/s/SESSION/v1/messages) or
@@ -67,8 +69,9 @@ type Upstreams struct {
 	// Anthropic is the Messages API's base URL (POST Anthropic +
 	// "/v1/messages"); empty means DefaultAnthropicUpstream.
 	Anthropic string
-	// OpenAI is Chat Completions' base URL, with its /v1 (POST OpenAI +
-	// "/chat/completions"); empty means DefaultOpenAIUpstream.
+	// OpenAI is the OpenAI APIs' base URL, with its /v1 (POST OpenAI +
+	// "/chat/completions" or "/responses"); empty means
+	// DefaultOpenAIUpstream.
 	OpenAI string
 	// Client sends the requests; nil means one of the proxy's own,
 	// which asks for no compression (the answer is passed on as it
@@ -181,7 +184,7 @@ func (p *proxy) route(r *http.Request) (proxyEndpoint, error) {
 	}
 	sub, ok := strings.CutPrefix(path, "/v1")
 	if !ok || !strings.HasPrefix(sub, "/") {
-		return ep, fmt.Errorf("nothing at %s: the proxy serves /v1/messages, /v1/messages/count_tokens and /v1/chat/completions", r.URL.Path)
+		return ep, fmt.Errorf("nothing at %s: the proxy serves /v1/messages, /v1/messages/count_tokens, /v1/chat/completions and /v1/responses", r.URL.Path)
 	}
 	ep.path = sub
 	ep.api = proxyAPIOf(r)
@@ -192,6 +195,10 @@ func (p *proxy) route(r *http.Request) (proxyEndpoint, error) {
 		ep.api, ep.thread, ep.probe = ops.ProxyAnthropic, true, true
 	case "/chat/completions":
 		ep.api, ep.thread = ops.ProxyOpenAI, true
+	case "/responses":
+		ep.api, ep.thread = ops.ProxyResponses, true
+	case "/responses/input_tokens":
+		ep.api, ep.thread, ep.probe = ops.ProxyResponses, true, true
 	}
 	base := p.openai + sub // the OpenAI base URL has its /v1
 	if ep.api == ops.ProxyAnthropic {
@@ -240,6 +247,10 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	req, err := parseProxyBody(ep.api, body)
 	if err != nil {
 		proxyError(w, ep.api, http.StatusBadRequest, "the request body: "+err.Error())
+		return
+	}
+	if field := req.serverSide(); field != "" {
+		p.passThrough(w, r, ep, body, field)
 		return
 	}
 	ctx := ops.WithAuthor(r.Context(), cmpOr(cleanAuthor(r.Header.Get(AuthorHeader)), "proxy"))
@@ -355,15 +366,18 @@ func (p *proxy) forward(w http.ResponseWriter, r *http.Request, ep proxyEndpoint
 		n, rerr := resp.Body.Read(buf)
 		if n > 0 {
 			if _, err := w.Write(buf[:n]); err != nil {
-				return // the client left: nothing is stored
+				return rec.ended() // the client left: stored only if it had the end
 			}
 			if err := rc.Flush(); err != nil {
-				return false
+				return rec.ended()
 			}
 			rec.feed(buf[:n])
 		}
 		if rerr == io.EOF {
 			break
+		}
+		if rerr != nil && rec.ended() {
+			return true // the client had the end, and hung up
 		}
 		if rerr != nil {
 			// The upstream broke off: the client has what came, and
@@ -372,7 +386,7 @@ func (p *proxy) forward(w http.ResponseWriter, r *http.Request, ep proxyEndpoint
 			return false
 		}
 	}
-	return r.Context().Err() == nil
+	return r.Context().Err() == nil || rec.ended()
 }
 
 // buffers keeps the buffers of bodies read and written, for the next

@@ -35,6 +35,7 @@ type answerRecorder struct {
 	data  []byte
 	an    anStream
 	oa    oaStream
+	rs    rsStream
 }
 
 // feed reads the next piece of the answer.
@@ -45,7 +46,7 @@ func (a *answerRecorder) feed(p []byte) {
 	// The whole answer counts, not what is held at once: a stream's
 	// text is kept as it is put together.
 	if a.total += len(p); a.total > maxAnswerBytes {
-		a.over, a.body, a.data, a.an, a.oa = true, nil, nil, anStream{}, oaStream{}
+		a.over, a.body, a.data, a.an, a.oa, a.rs = true, nil, nil, anStream{}, oaStream{}, rsStream{}
 		return
 	}
 	a.body = append(a.body, p...)
@@ -69,9 +70,12 @@ func (a *answerRecorder) line(l []byte) {
 	switch {
 	case len(l) == 0:
 		if len(a.data) > 0 {
-			if a.api == ops.ProxyAnthropic {
+			switch a.api {
+			case ops.ProxyAnthropic:
 				a.an.event(a.data)
-			} else {
+			case ops.ProxyResponses:
+				a.rs.event(a.data)
+			default:
 				a.oa.event(a.data)
 			}
 		}
@@ -90,6 +94,23 @@ func (a *answerRecorder) line(l []byte) {
 			a.data = append(a.data, value...)
 		}
 	}
+}
+
+// ended reports whether the stream came to its end event (message_stop,
+// a choice's finish_reason, response.completed): what came up to it has
+// reached the client, which may hang up then without waiting for the
+// connection to close (Codex CLI does), and the answer is whole.
+func (a *answerRecorder) ended() bool {
+	if a == nil || !a.streaming || a.over {
+		return false
+	}
+	switch a.api {
+	case ops.ProxyAnthropic:
+		return a.an.done
+	case ops.ProxyResponses:
+		return a.rs.done
+	}
+	return a.oa.finished
 }
 
 // errIncomplete is an answer that stopped before its end.
@@ -114,6 +135,10 @@ func (a *answerRecorder) store() error {
 		msg, model, err = a.an.message()
 	case a.api == ops.ProxyAnthropic:
 		msg, model, err = anthropicAnswer(a.body)
+	case a.api == ops.ProxyResponses && a.streaming:
+		msg, model, err = a.rs.message()
+	case a.api == ops.ProxyResponses:
+		msg, model, err = responsesAnswer(a.body)
 	case a.streaming:
 		msg, model, err = a.oa.message()
 	default:

@@ -29,13 +29,18 @@ type proxyBody struct {
 	// where they lie.
 	fields map[string]json.RawMessage
 	spans  map[string][2]int
-	// messages are the elements of "messages", slices of raw.
+	// messages are the elements of "messages", slices of raw; own are
+	// those (Messages API only) with fields besides role and content.
 	messages []json.RawMessage
+	own      []int
 }
 
 // parseProxyBody reads a request body: a JSON object whose "messages" is
 // a list. It says what is wrong with any other.
 func parseProxyBody(api ops.ProxyAPI, raw []byte) (*proxyBody, error) {
+	if api == ops.ProxyResponses {
+		return parseResponsesBody(raw)
+	}
 	b := &proxyBody{api: api, raw: raw, fields: map[string]json.RawMessage{}, spans: map[string][2]int{}}
 	i := skipSpace(raw, 0)
 	if i == len(raw) {
@@ -68,10 +73,17 @@ func parseProxyBody(api ops.ProxyAPI, raw []byte) (*proxyBody, error) {
 		start := skipSpace(raw, k+1)
 		var end int
 		if name == "messages" && start < len(raw) && raw[start] == '[' {
-			b.messages = b.messages[:0]
-			end, err = scan.eachElement(start, func(s, e int) error {
+			b.messages, b.own = b.messages[:0], b.own[:0]
+			end, err = scan.container(start, '[', ']', func(s int) (int, error) {
+				e, own, err := scan.scanMessage(s)
+				if err != nil {
+					return 0, err
+				}
+				if own && api == ops.ProxyAnthropic {
+					b.own = append(b.own, len(b.messages))
+				}
 				b.messages = append(b.messages, raw[s:e:e])
-				return nil
+				return e, nil
 			})
 		} else {
 			end, err = scan.skipValue(start)
@@ -141,11 +153,7 @@ func (b *proxyBody) rewrite(dst []byte, turn *ops.ProxyTurn) ([]byte, error) {
 	}
 	switch b.api {
 	case ops.ProxyAnthropic:
-		messages, err := b.anthropicThread(turn)
-		if err != nil {
-			return nil, err
-		}
-		put("messages", messages)
+		put("messages", b.anthropicThread(turn))
 		if turn.Anthropic.System != "" {
 			system, err := b.system(turn.Anthropic.System)
 			if err != nil {
@@ -153,6 +161,12 @@ func (b *proxyBody) rewrite(dst []byte, turn *ops.ProxyTurn) ([]byte, error) {
 			}
 			put("system", system)
 		}
+	case ops.ProxyResponses:
+		input, err := b.responsesInput(turn.Responses)
+		if err != nil {
+			return nil, err
+		}
+		put("input", input)
 	default:
 		put("messages", turn.OpenAI)
 	}
@@ -170,8 +184,8 @@ func (b *proxyBody) rewrite(dst []byte, turn *ops.ProxyTurn) ([]byte, error) {
 		// Raw values in it (tool inputs, cache_control, the system's
 		// blocks) were read by decoders: valid.
 		var err error
-		if h, ok := sp.value.(afterHead); ok {
-			out, err = h.appendJSON(out)
+		if t, ok := sp.value.(*anThread); ok {
+			out, err = t.appendJSON(out)
 		} else {
 			out, err = export.AppendJSON(out, sp.value)
 		}
@@ -229,80 +243,6 @@ type anBlock struct {
 type marked struct {
 	typ, key     string
 	cacheControl json.RawMessage
-}
-
-// anthropicThread is the "messages" of the thread turn sends: the
-// exporter's messages with the client's cache breakpoints, after the
-// head's messages as they were encoded when the session's thread has a
-// head, unless a breakpoint is on a block of the head.
-func (b *proxyBody) anthropicThread(turn *ops.ProxyTurn) (any, error) {
-	marks := b.cacheMarks(turn.CacheMarked)
-	msgs, placed := anthropicMessages(turn.Anthropic.Messages, marks)
-	if turn.AnthropicHead == nil {
-		return msgs, nil
-	}
-	if placed {
-		return afterHead{turn.AnthropicHead.JSON(), msgs}, nil
-	}
-	whole, err := turn.AnthropicWhole()
-	if err != nil {
-		return nil, err
-	}
-	msgs, _ = anthropicMessages(whole.Messages, marks)
-	return msgs, nil
-}
-
-// afterHead is a thread's "messages": a head's, encoded, then msgs.
-type afterHead struct {
-	head []byte
-	msgs []anMessage
-}
-
-func (h afterHead) appendJSON(out []byte) ([]byte, error) {
-	out = append(append(out, '['), h.head...)
-	var err error
-	for k := range h.msgs {
-		if len(h.head) > 0 || k > 0 {
-			out = append(out, ',')
-		}
-		if out, err = export.AppendJSON(out, &h.msgs[k]); err != nil {
-			return nil, err
-		}
-	}
-	return append(out, ']'), nil
-}
-
-// anthropicMessages are the exporter's messages with the client's
-// cache_control breakpoints on the blocks they marked: each found by its
-// type and what it says (a text's text, a call's or result's ID),
-// latest first. It reports whether every breakpoint found its block; one
-// that did not is dropped (its block is no longer sent, or is before
-// msgs).
-func anthropicMessages(msgs []export.AnthropicMessage, marks []marked) ([]anMessage, bool) {
-	out := make([]anMessage, len(msgs))
-	for k, m := range msgs {
-		out[k] = anMessage{Role: m.Role, Content: make([]anBlock, len(m.Content))}
-		for j, blk := range m.Content {
-			out[k].Content[j] = anBlock{AnthropicBlock: blk}
-		}
-	}
-	placed := true
-	for _, mk := range marks {
-		found := false
-	find:
-		for k := len(out) - 1; k >= 0; k-- {
-			for j := len(out[k].Content) - 1; j >= 0; j-- {
-				blk := &out[k].Content[j]
-				if blk.CacheControl == nil && blk.Type == mk.typ && blockKey(&blk.AnthropicBlock) == mk.key {
-					blk.CacheControl = mk.cacheControl
-					found = true
-					break find
-				}
-			}
-		}
-		placed = placed && found
-	}
-	return out, placed
 }
 
 // blockKey is what tells a block from the others of its type.

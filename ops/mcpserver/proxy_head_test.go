@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -9,13 +10,18 @@ import (
 )
 
 // The body sent upstream from a session's kept head (its messages
-// encoded once, then the rest) is byte for byte the body written from
-// the whole thread, whatever the client marks for its cache: a
-// breakpoint on a block after the head goes there, one on a block of
-// the head sends the thread whole, with the breakpoint in its place.
+// encoded once, then the rest) is byte for byte the body written with
+// every message encoded anew, whatever the client marks for its cache
+// and whatever fields of their own its messages carry: a breakpoint or
+// fields on a message of the head encode that message again, in its
+// place.
 func TestProxyHeadSendsTheBodyOfTheWholeThread(t *testing.T) {
 	rig := newProxyRig(t, HandlerOptions{})
 	thread := agentThread(300)
+	// An agent's system turn with fields of its own (Claude Code's
+	// per-turn settings on its environment), in what will be the head.
+	env := `{"role":"system","content":"# Environment\nPrimary working directory: /w","output_config":{"effort":"medium"}}`
+	thread = slices.Insert(thread, 120, env)
 	// send writes a request's body as the proxy sends it, and as it
 	// sends it from the whole thread.
 	send := func(msgs []string) (sent, whole string, turn ops.ProxyTurn) {
@@ -39,12 +45,13 @@ func TestProxyHeadSendsTheBodyOfTheWholeThread(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w, err := turn.AnthropicWhole()
-		if err != nil {
-			t.Fatal(err)
-		}
+		// The same thread without a head: every message encoded now.
 		wholeTurn := turn
-		wholeTurn.AnthropicHead, wholeTurn.Anthropic = nil, w
+		if turn.AnthropicHead != nil {
+			w := *turn.Anthropic
+			w.Messages = append(slices.Clone(turn.AnthropicHead.Messages()), w.Messages...)
+			wholeTurn.AnthropicHead, wholeTurn.Anthropic = nil, &w
+		}
 		all, err := req.rewrite(nil, &wholeTurn)
 		if err != nil {
 			t.Fatal(err)
@@ -68,10 +75,11 @@ func TestProxyHeadSendsTheBodyOfTheWholeThread(t *testing.T) {
 		case 1: // the latest message, after the head
 			msgs = append(thread[:len(thread)-1:len(thread)-1], mark(thread[len(thread)-1]))
 			marks = 1
-		case 2: // a message of the head too
+		case 2: // a message of the head too, and fields of its own on the latest
 			msgs = append([]string{}, thread...)
 			msgs[150] = mark(msgs[150])
 			msgs[len(msgs)-1] = mark(msgs[len(msgs)-1])
+			msgs[len(msgs)-1] = strings.Replace(msgs[len(msgs)-1], `{"role":"user",`, `{"role":"user","x_turn":{"n":1},`, 1)
 			marks = 2
 		}
 		sent, whole, turn := send(msgs)
@@ -84,6 +92,9 @@ func TestProxyHeadSendsTheBodyOfTheWholeThread(t *testing.T) {
 		}
 		if turn.AnthropicHead != nil {
 			heads++
+		}
+		if strings.Count(sent, `"output_config":{"effort":"medium"}}`) != 1 || strings.Contains(sent, `"x_turn":{"n":1}}`) != (i%3 == 2) {
+			t.Errorf("request %d: the messages' own fields are not where they were", i)
 		}
 	}
 	if heads < 50 {

@@ -149,7 +149,14 @@ type remoteBackend struct {
 }
 
 func newRemoteBackend(base, token string) *remoteBackend {
-	return &remoteBackend{base: base, token: token, client: &http.Client{}, id: newRelayID()}
+	// Each call dials anew: a call sent on a kept connection that the
+	// holder closed as it stopped breaks with an EOF, which cannot tell
+	// "never arrived" from "applied, then the holder went", so it cannot
+	// be sent again; a refused dial can, and sends the relay on to the
+	// file's new holder or the file itself. A loopback dial costs a few
+	// tens of microseconds beside a tool call's milliseconds.
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true, Proxy: nil}}
+	return &remoteBackend{base: base, token: token, client: client, id: newRelayID()}
 }
 
 // target is the base URL of the weft called now.

@@ -1,0 +1,88 @@
+package codex
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"weft/model"
+)
+
+func rawItems(t *testing.T, s string) []json.RawMessage {
+	t.Helper()
+	var list []json.RawMessage
+	if err := json.Unmarshal([]byte(s), &list); err != nil {
+		t.Fatal(err)
+	}
+	return list
+}
+
+// Every item is one message, in its place: those a rollout's reader
+// passes over too, verbatim.
+func TestReadItemsOneMessageAnItem(t *testing.T) {
+	items := rawItems(t, `[
+		{"type":"message","role":"developer","content":[{"type":"input_text","text":"Be careful."}]},
+		{"role":"user","content":"Find the TODOs"},
+		{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"opaque"},
+		{"type":"reasoning","id":"rs_2","summary":[{"type":"summary_text","text":"Grep it."}],"encrypted_content":"opaque"},
+		{"type":"function_call","id":"fc_1","call_id":"call_1","name":"exec_command","arguments":"{\"cmd\":\"grep TODO\"}"},
+		{"type":"function_call_output","call_id":"call_1","output":"a.go:3: TODO"},
+		{"type":"function_call_output","call_id":"call_0","output":"from an earlier request"},
+		{"type":"item_reference","id":"msg_9"},
+		{"type":"message","role":"assistant","content":[]}
+	]`)
+	msgs, errs := ReadItems(items)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if len(msgs) != len(items) {
+		t.Fatalf("%d messages for %d items", len(msgs), len(items))
+	}
+	want := []struct {
+		role    model.Role
+		content string
+		part    model.PartType
+	}{
+		{model.RoleSystem, "Be careful.", model.PartText},
+		{model.RoleUser, "Find the TODOs", model.PartText},
+		{model.RoleAssistant, "[reasoning]", model.PartThinking},
+		{model.RoleAssistant, "", model.PartThinking},
+		{model.RoleAssistant, `[tool call exec_command] {"cmd":"grep TODO"}`, model.PartToolCall},
+		{model.RoleTool, "[tool result] a.go:3: TODO", model.PartToolResult},
+		{model.RoleTool, "[tool result] from an earlier request", model.PartToolResult},
+		{model.RoleAssistant, "[item_reference]", model.PartOther},
+		{model.RoleAssistant, "[message]", model.PartOther},
+	}
+	for i, w := range want {
+		m := msgs[i]
+		parts := model.DecodeParts(m.Parts)
+		if m.Role != w.role || m.Content != w.content || len(parts) == 0 || parts[0].Type != w.part {
+			t.Errorf("item %d: %s %q %+v, want %s %q %s", i, m.Role, m.Content, parts, w.role, w.content, w.part)
+		}
+	}
+	if p := model.DecodeParts(msgs[5].Parts)[0]; p.ToolCallID != "call_1" || msgs[5].Name != "exec_command" {
+		t.Errorf("the output is not linked to its call: %+v %q", p, msgs[5].Name)
+	}
+	if p := model.DecodeParts(msgs[6].Parts)[0]; p.ToolCallID != "call_0" {
+		t.Errorf("an output whose call came before keeps no call_id: %+v", p)
+	}
+	if raw := string(model.DecodeParts(msgs[7].Parts)[0].Raw); raw != `{"type":"item_reference","id":"msg_9"}` {
+		t.Errorf("a kind of item weft does not know is not kept verbatim: %s", raw)
+	}
+}
+
+func TestReadItemsRefusesWhatIsNoItem(t *testing.T) {
+	for _, c := range []struct{ items, want string }{
+		{`[7]`, "a number, not an item object"},
+		{`[{"call_id":"c"}]`, `no "type"`},
+		{`[{"type":"message","role":"robot","content":"x"}]`, `role "robot"`},
+		{`[{"type":"message","role":1,"content":"x"}]`, "not an item"},
+		{`[{"role":"user","content":7}]`, "content"},
+		{`[{"type":"function_call","call_id":"c","arguments":"{}"}]`, "without a tool name"},
+	} {
+		msgs, errs := ReadItems(rawItems(t, c.items))
+		if msgs != nil || len(errs) != 1 || errs[0].Index != 0 || !strings.Contains(errs[0].Reason, c.want) {
+			t.Errorf("%s: %v %v, want an error saying %q", c.items, msgs, errs, c.want)
+		}
+	}
+}

@@ -1,0 +1,75 @@
+package mcpserver
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"weft/ops"
+)
+
+// codexThread is a Codex CLI conversation of n input items: its
+// instructions, the user's question, then rounds of reasoning (with
+// encrypted content), a function call and its output, with text the
+// size such conversations have.
+func codexThread(n int) []string {
+	items := []string{rsDev, rsEnv, `{"type":"message","role":"user","content":[{"type":"input_text","text":"Find why the rate limiter lets bursts through, and fix it."}]}`}
+	for k := 0; len(items) < n; k++ {
+		switch len(items) % 3 {
+		case 0:
+			items = append(items, fmt.Sprintf(`{"type":"reasoning","id":"rs_%06d","summary":[{"type":"summary_text","text":%q}],"encrypted_content":%q}`,
+				k, fmt.Sprintf("Step %d: %s", k, strings.Repeat("I will look at the bucket refill and the clock it reads. ", 3)), strings.Repeat("gAAAAB", 64)))
+		case 1:
+			items = append(items, fmt.Sprintf(`{"type":"function_call","id":"fc_%06d","call_id":"call_%06d","name":"exec_command","arguments":%q}`, k, k, fmt.Sprintf(`{"cmd":"sed -n 1,200p src/limiter/bucket_%d.go"}`, k)))
+		default:
+			output := fmt.Sprintf("%d: %s", k, strings.Repeat("func (b *Bucket) refill(now time.Time) { b.tokens += rate * now.Sub(b.last) }\n", 12))
+			items = append(items, fmt.Sprintf(`{"type":"function_call_output","call_id":"call_%06d","output":%q}`, k-1, output))
+		}
+	}
+	return items
+}
+
+// BenchmarkProxyResponses2000 is BenchmarkProxyRequest2000 for the
+// Responses API: a 2,000-item Codex conversation with one new item each
+// time, straight to the stand-in, through weft with no operation, and
+// through weft with a digest over the first 1,500 items (the request's
+// own items sent byte for byte around the summary).
+//
+//	go test ./ops/mcpserver -run XXX -bench ProxyResponses2000 -benchtime 200x
+func BenchmarkProxyResponses2000(b *testing.B) {
+	for _, c := range []string{"direct", "unchanged", "digest"} {
+		b.Run(c, func(b *testing.B) {
+			rig := newProxyRig(b, HandlerOptions{})
+			rig.up.setAnswer(rsAnswer("", "Done.", nil))
+			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+			url := rig.weft.URL + "/v1/responses"
+			if c == "direct" {
+				url = rig.up.server.URL + "/v1/responses"
+			}
+			thread := codexThread(2000)
+			answer := string(rsItems("", "Done.", nil)[0])
+			postTo(b, client, url, rsBody(false, thread...))
+			if c == "digest" {
+				var sid string
+				for deadline := time.Now().Add(5 * time.Second); sid == ""; {
+					res, err := rig.svc.ListSessions(b.Context(), ops.ListSessionsArgs{})
+					switch {
+					case err != nil || time.Now().After(deadline):
+						b.Fatal("no session", err)
+					case len(res.Sessions) == 1:
+						sid = res.Sessions[0].SessionID
+					}
+				}
+				rig.messages(sid, 2001)
+				digest(b, rig.svc, sid, 2, 1499, "The limiter's bucket refill reads the wall clock; bursts pass when it jumps.")
+			}
+			timed(b, func(i int) {
+				thread = append(thread, answer, fmt.Sprintf(`{"type":"message","role":"user","content":[{"type":"input_text","text":"next %d"}]}`, i))
+				postTo(b, client, url, rsBody(false, thread...))
+			})
+			b.ReportMetric(float64(len(rsBody(false, thread...)))/(1<<20), "MB-body")
+		})
+	}
+}
