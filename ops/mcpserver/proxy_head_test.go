@@ -101,3 +101,67 @@ func TestProxyHeadSendsTheBodyOfTheWholeThread(t *testing.T) {
 		t.Errorf("%d of 60 requests sent from a head", heads)
 	}
 }
+
+// Requests of one session at once share its head: each sends what the
+// whole thread's body is (run with -race).
+func TestProxyHeadSharedByRequestsAtOnce(t *testing.T) {
+	rig := newProxyRig(t, HandlerOptions{})
+	thread := agentThread(120)
+	body := []byte(anBody(false, thread...))
+	req, err := parseProxyBody(ops.ProxyAnthropic, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn, err := rig.svc.ProxyRequest(t.Context(), ops.ProxyRequest{API: ops.ProxyAnthropic, Messages: req.messages})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := turn.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	digest(t, rig.svc, turn.SessionID, 0, 39, "Read twenty files.")
+	errs := make(chan error, 4)
+	for g := range 4 {
+		go func() {
+			errs <- func() error {
+				for i := range 20 {
+					// A token count: the thread and a question of its
+					// own, nothing stored.
+					msgs := append(slices.Clip(thread), fmt.Sprintf(`{"role":"user","content":[{"type":"text","text":"question %d.%d","cache_control":{"type":"ephemeral"}}]}`, g, i))
+					req, err := parseProxyBody(ops.ProxyAnthropic, []byte(anBody(false, msgs...)))
+					if err != nil {
+						return err
+					}
+					turn, err := rig.svc.ProxyRequest(t.Context(), ops.ProxyRequest{API: ops.ProxyAnthropic, Messages: req.messages, Probe: true})
+					if err != nil {
+						return err
+					}
+					sent, err := req.rewrite(nil, &turn)
+					if err != nil {
+						return err
+					}
+					if turn.AnthropicHead == nil {
+						return fmt.Errorf("request %d.%d: no head", g, i)
+					}
+					w := *turn.Anthropic
+					w.Messages = append(slices.Clone(turn.AnthropicHead.Messages()), w.Messages...)
+					whole := turn
+					whole.AnthropicHead, whole.Anthropic = nil, &w
+					all, err := req.rewrite(nil, &whole)
+					if err != nil {
+						return err
+					}
+					if string(sent) != string(all) {
+						return fmt.Errorf("request %d.%d: sent\n%s\nwhole\n%s", g, i, sent, all)
+					}
+				}
+				return nil
+			}()
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
