@@ -205,3 +205,28 @@ func TestProxyHeadIsTheWholeThread(t *testing.T) {
 		t.Fatal("the agent's request continued a session it does not have all of")
 	}
 }
+
+// A message of a thread is told by the key of the raw message it was
+// read from: a Messages API message of two results is two messages of
+// one raw message.
+func TestThreadPlacesKeyOfMessages(t *testing.T) {
+	f := newFixture(t)
+	raw := proxyMsgs(t, `[{"role":"user","content":"Read both."},`+
+		`{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Read","input":{}},{"type":"tool_use","id":"t2","name":"Read","input":{}}]},`+
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"a"},{"type":"tool_result","tool_use_id":"t2","content":"b"}]},`+
+		`{"role":"assistant","content":"Both read."}]`)
+	for _, pass := range []string{"read", "remembered"} {
+		msgs, _, places, err := f.svc.readThreadAt(ProxyAnthropic, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(msgs) != 5 {
+			t.Fatalf("%s: %d messages, want 5", pass, len(msgs))
+		}
+		for i, r := range []int{0, 1, 2, 2, 3} {
+			if k, ok := places.keyOf(i); !ok || k != places.keys[r] {
+				t.Errorf("%s: message %d has the key of raw message %v, want %d", pass, i, slices.Index(places.keys, k), r)
+			}
+		}
+	}
+}
