@@ -52,12 +52,7 @@ func viewItems(tx *store.Tx, v *model.View, indices []int) ([]formats.Item, erro
 			stored++
 			continue
 		}
-		sy := &v.Synth[it.Synth]
-		items[k] = formats.Item{
-			ID: sy.ID(), Role: sy.Role, Content: sy.Content, Name: sy.Name, Parts: model.DecodeParts(sy.Parts), CreatedAt: sy.CreatedAt,
-			Tokens: sy.Tokens, Tags: v.Tags(it), Synthetic: true, OpID: sy.OpID, OpType: sy.OpType, Summary: sy.Summary,
-			MessageCount: sy.MessageCount, TimeSpanStart: sy.TimeSpanStart, TimeSpanEnd: sy.TimeSpanEnd,
-		}
+		items[k] = synthItem(v, it)
 	}
 	if stored == 0 {
 		return items, nil
@@ -95,6 +90,16 @@ func viewItems(tx *store.Tx, v *model.View, indices []int) ([]formats.Item, erro
 		return nil, err
 	}
 	return items, nil
+}
+
+// synthItem is a synthetic item of a view as exporters take it.
+func synthItem(v *model.View, it model.Item) formats.Item {
+	sy := &v.Synth[it.Synth]
+	return formats.Item{
+		ID: sy.ID(), Role: sy.Role, Content: sy.Content, Name: sy.Name, Parts: model.DecodeParts(sy.Parts), CreatedAt: sy.CreatedAt,
+		Tokens: sy.Tokens, Tags: v.Tags(it), Synthetic: true, OpID: sy.OpID, OpType: sy.OpType, Summary: sy.Summary,
+		MessageCount: sy.MessageCount, TimeSpanStart: sy.TimeSpanStart, TimeSpanEnd: sy.TimeSpanEnd,
+	}
 }
 
 // textItems are viewItems with image data dropped (a context or a

@@ -87,6 +87,10 @@ type ProxyTurn struct {
 	Anthropic *export.AnthropicBody
 	OpenAI    []export.OpenAIMessage
 	Responses []ResponsesItem
+	// AnthropicHead, when not nil, is the start of the Messages API
+	// thread, exported and encoded once for the session's requests that
+	// share it: the thread is its messages, then Anthropic.Messages.
+	AnthropicHead *export.AnthropicHead
 	// Adjustments say what the provider's shape required (a call whose
 	// result an operation removed, folded into text).
 	Adjustments []string
@@ -118,6 +122,7 @@ type ProxyStats struct {
 // and each session's last request.
 type proxyState struct {
 	memo    threadMemo
+	heads   proxyHeads
 	loaded  bool
 	byFirst map[model.Ident][]string
 	stats   map[string]ProxyStats
@@ -135,7 +140,7 @@ func (s *Service) ProxyRequest(ctx context.Context, r ProxyRequest) (ProxyTurn, 
 	if len(r.Messages) == 0 {
 		return ProxyTurn{}, invalidf("%s is empty: a request sends the whole conversation, oldest first", proxyListName(r.API))
 	}
-	msgs, marked, err := s.readThread(r.API, r.Messages)
+	msgs, marked, places, err := s.readThreadAt(r.API, r.Messages)
 	if err != nil {
 		return ProxyTurn{}, err
 	}
@@ -162,7 +167,7 @@ func (s *Service) ProxyRequest(ctx context.Context, r ProxyRequest) (ProxyTurn, 
 		now := s.clock()
 		snap.info = model.Session{ID: s.ids.next(now), Title: title, CreatedAt: now, Source: ProxySource}
 	}
-	turn, err := s.proxyThread(r.API, snap, msgs)
+	turn, err := s.proxyThread(r.API, snap, msgs, places)
 	if err != nil {
 		return ProxyTurn{}, err
 	}
@@ -431,7 +436,7 @@ func proxyTitle(msgs []hookMessage) string {
 // proxyThread builds what goes upstream for msgs, a request's thread
 // that continues snap's session (msgs past its stored messages are new,
 // and not stored: a probe).
-func (s *Service) proxyThread(api ProxyAPI, snap snapshot, msgs []hookMessage) (ProxyTurn, error) {
+func (s *Service) proxyThread(api ProxyAPI, snap snapshot, msgs []hookMessage, places threadPlaces) (ProxyTurn, error) {
 	turn := ProxyTurn{SessionID: snap.info.ID, Stored: snap.info.MessageCount, Version: snap.info.Version, Unchanged: true}
 	v := snap.view
 	extra := msgs[snap.info.MessageCount:]
@@ -457,30 +462,18 @@ func (s *Service) proxyThread(api ProxyAPI, snap snapshot, msgs []hookMessage) (
 	if turn.Unchanged {
 		return turn, nil
 	}
-	var items []formats.Item
-	err := s.st.View(func(tx *store.Tx) error {
-		var err error
-		items, err = threadItems(tx, v, msgs)
-		return err
-	})
+	if api == ProxyAnthropic {
+		if err := s.anthropicTurn(&turn, snap.info.ID, v, snap.info.MessageCount, msgs, places); err != nil {
+			return ProxyTurn{}, err
+		}
+		return turn, nil
+	}
+	items, err := s.effectiveItems(v, snap.info.MessageCount, msgs)
 	if err != nil {
 		return ProxyTurn{}, err
 	}
-	for k, m := range extra {
-		nm := &m.nm
-		items = append(items, formats.Item{
-			ID: model.MessageID(uint64(snap.info.MessageCount + k + 1)), Role: nm.Role, Content: nm.Content, Name: nm.Name,
-			Parts: m.parts, Tokens: nm.Tokens,
-		})
-	}
 	var rep export.Report
 	switch api {
-	case ProxyAnthropic:
-		var body export.AnthropicBody
-		// The Messages API takes system turns in the conversation: an
-		// agent's own stay where they were, and a summary is one.
-		body, rep = export.AnthropicWith(items, export.AnthropicOptions{SystemTurns: true})
-		turn.Anthropic = &body
 	case ProxyResponses:
 		turn.Responses, rep.Folded = responsesThread(items, len(msgs))
 	default:

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/maphash"
+	"slices"
 	"strings"
 	"sync"
 
@@ -80,9 +81,35 @@ func readList(api ProxyAPI, raw []json.RawMessage, offset int) ([]hookMessage, [
 // raw carry a cache breakpoint (the Messages API's "cache_control"), so
 // that the proxy looks for them only there.
 func (s *Service) readThread(api ProxyAPI, raw []json.RawMessage) ([]hookMessage, []int, error) {
+	msgs, marked, _, err := s.readThreadAt(api, raw)
+	return msgs, marked, err
+}
+
+// threadPlaces say where a thread's messages were read from: each raw
+// message's key (the hash of every byte up to its end), and the index of
+// the first message read from it.
+type threadPlaces struct {
+	keys   []memoKey
+	starts []int32
+}
+
+// keyOf is the key of the raw message the thread's message i was read
+// from: two threads with the same key there have the same messages up
+// to i.
+func (p threadPlaces) keyOf(i int) (memoKey, bool) {
+	r, _ := slices.BinarySearch(p.starts, int32(i)+1) // the first raw message read after i
+	if r == 0 || r > len(p.keys) {
+		return 0, false
+	}
+	return p.keys[r-1], true
+}
+
+// readThreadAt is readThread, saying where the messages were read from.
+func (s *Service) readThreadAt(api ProxyAPI, raw []json.RawMessage) ([]hookMessage, []int, threadPlaces, error) {
 	m := &s.proxy.memo
 	keys := m.chain(api, raw)
 	out := make([]hookMessage, 0, len(raw)+len(raw)/4)
+	starts := make([]int32, len(raw))
 	var marked []int
 	k := 0
 	m.mu.Lock()
@@ -91,6 +118,7 @@ func (s *Service) readThread(api ProxyAPI, raw []json.RawMessage) ([]hookMessage
 		if !ok {
 			break
 		}
+		starts[k] = int32(len(out))
 		out = append(out, e.read...)
 		if e.marked {
 			marked = append(marked, k)
@@ -98,11 +126,11 @@ func (s *Service) readThread(api ProxyAPI, raw []json.RawMessage) ([]hookMessage
 	}
 	m.mu.Unlock()
 	if k == len(raw) {
-		return out, marked, nil
+		return out, marked, threadPlaces{keys, starts}, nil
 	}
 	fresh, from, err := readList(api, raw[k:], k)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, threadPlaces{}, err
 	}
 	// A result's tool is named after its call, which may be among the
 	// messages not read again.
@@ -115,6 +143,7 @@ func (s *Service) readThread(api ProxyAPI, raw []json.RawMessage) ([]hookMessage
 	j := 0
 	for i := range raw[k:] {
 		e := memoEntry{n: len(raw[k+i]), marked: bytes.Contains(raw[k+i], cacheWord)}
+		starts[k+i] = int32(len(out) + j)
 		first := j
 		for j < len(fresh) && from[j] == i {
 			e.size += len(fresh[j].nm.Content) + 3*len(fresh[j].nm.Parts)
@@ -128,7 +157,7 @@ func (s *Service) readThread(api ProxyAPI, raw []json.RawMessage) ([]hookMessage
 		}
 	}
 	m.mu.Unlock()
-	return append(out, fresh...), marked, nil
+	return append(out, fresh...), marked, threadPlaces{keys, starts}, nil
 }
 
 // cacheWord marks a block the client wants cached up to.

@@ -149,10 +149,16 @@ func planAnthropic(items []formats.Item, o AnthropicOptions) *anPlan {
 // Claude Code transcript, which has no place for one) every system
 // message is a user message as it is, for the writer to label.
 func planMessages(items []formats.Item, systemPrompt, systemTurns bool) *anPlan {
-	x := xpRead(items, xpAnthropic)
+	return xpRead(items, xpAnthropic).planMessages(systemPrompt, systemTurns)
+}
+
+// planMessages plans the items read as Messages API messages. Items read
+// after a head (x.before) have no system prompt of their own: it was
+// the head's.
+func (x *xpThread) planMessages(systemPrompt, systemTurns bool) *anPlan {
 	var system strings.Builder
 	start := 0
-	for ; systemPrompt && start < len(x.xi); start++ {
+	for ; systemPrompt && x.before == nil && start < len(x.xi); start++ {
 		xi := &x.xi[start]
 		if !xi.live() {
 			continue
@@ -189,7 +195,7 @@ func planMessages(items []formats.Item, systemPrompt, systemTurns bool) *anPlan 
 	x.pairAnthropic(msgs)
 	x.noteCalls()
 	an := &anPlan{x: x, system: system.String(), msgs: msgs}
-	if len(msgs) > 0 && msgs[0].role == model.RoleAssistant {
+	if len(msgs) > 0 && msgs[0].role == model.RoleAssistant && x.before == nil {
 		i := int(x.bl[msgs[0].lo].item)
 		x.note(i, "%s: the thread starts with an assistant message: added a user message \"(continued)\" before it", x.itemRef(i))
 		an.continued = true

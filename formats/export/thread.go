@@ -119,6 +119,13 @@ type xpThread struct {
 	used map[string]struct{}
 	// renamed: tool names that had to change, reported once each.
 	renamed map[string]string
+	// probes are the IDs a generated call ID was checked against the
+	// thread's calls for (taken), by item.
+	probes []xpProbe
+	// before is what the items take from the items before them, when
+	// they are read after a head (AnthropicFrom); nil when they are the
+	// whole thread.
+	before *xpBefore
 }
 
 func (x *xpThread) note(item int, format string, args ...any) {
@@ -129,6 +136,9 @@ func (x *xpThread) note(item int, format string, args ...any) {
 func (x *xpThread) itemRef(i int) string {
 	if id := x.items[i].ID; id != "" {
 		return "item " + string(id)
+	}
+	if x.before != nil {
+		i += x.before.items // numbered in the whole thread
 	}
 	return "item #" + strconv.Itoa(i)
 }
@@ -168,6 +178,12 @@ func xpStructural(parts []model.Part) bool {
 }
 
 func xpRead(items []formats.Item, target xpTarget) *xpThread {
+	return xpReadAfter(nil, items, target)
+}
+
+// xpReadAfter reads items that go on from the items before (nil: items
+// are the whole thread).
+func xpReadAfter(before *xpBefore, items []formats.Item, target xpTarget) *xpThread {
 	x := &xpThread{
 		target:  target,
 		items:   items,
@@ -176,6 +192,7 @@ func xpRead(items []formats.Item, target xpTarget) *xpThread {
 		calls:   map[string]string{},
 		results: map[string]struct{}{},
 		used:    map[string]struct{}{},
+		before:  before,
 	}
 	for i := range items {
 		for k := range items[i].Parts {
@@ -183,7 +200,7 @@ func xpRead(items []formats.Item, target xpTarget) *xpThread {
 			switch {
 			case p.ToolCallID == "":
 			case p.Type == model.PartToolCall:
-				if _, ok := x.calls[p.ToolCallID]; !ok {
+				if _, ok := x.callName(p.ToolCallID); !ok {
 					x.calls[p.ToolCallID] = p.ToolName
 				}
 			case p.Type == model.PartToolResult:
@@ -412,7 +429,8 @@ func (x *xpThread) resultName(i int, p *model.Part) string {
 	if n := x.items[i].Name; n != "" && x.xi[i].role == model.RoleTool {
 		return n
 	}
-	return x.calls[p.ToolCallID]
+	name, _ := x.callName(p.ToolCallID)
+	return name
 }
 
 // callID is the ID a call is exported with: its own where it has a
@@ -422,7 +440,7 @@ func (x *xpThread) callID(i, k int, orig string) string {
 	if x.target == xpAnthropic && id != "" && !xpValidName(id, 1<<20) {
 		id = xpSanitize(id, 1<<20)
 	}
-	if _, dup := x.used[id]; id == "" || dup {
+	if id == "" || x.isUsed(id) {
 		base := id
 		if base == "" {
 			prefix := "call_"
@@ -432,7 +450,7 @@ func (x *xpThread) callID(i, k int, orig string) string {
 			base = prefix + xpSanitize(string(x.items[i].ID), 1<<20) + "_" + strconv.Itoa(k)
 		}
 		id = base
-		for n := 2; x.taken(id, orig); n++ {
+		for n := 2; x.taken(i, id, orig); n++ {
 			id = base + "_" + strconv.Itoa(n)
 		}
 	}
@@ -440,16 +458,19 @@ func (x *xpThread) callID(i, k int, orig string) string {
 	return id
 }
 
-// taken reports whether id is given out already, or is the stored ID of
-// another call (which may come later).
-func (x *xpThread) taken(id, orig string) bool {
-	if _, ok := x.used[id]; ok {
+// taken reports whether id, an ID item i's call may get, is given out
+// already, or is the stored ID of another call (which may come later:
+// the look-up is noted in probes).
+func (x *xpThread) taken(i int, id, orig string) bool {
+	if x.isUsed(id) {
 		return true
 	}
-	if _, ok := x.calls[id]; ok && id != orig {
-		return true
+	if id == orig {
+		return false
 	}
-	return false
+	x.probes = append(x.probes, xpProbe{int32(i), id})
+	_, ok := x.callName(id)
+	return ok
 }
 
 // toolName is a call's tool name as the provider takes it.
@@ -489,7 +510,7 @@ func (x *xpThread) noteCalls() {
 			continue
 		}
 		i := int(b.item)
-		if b.name != b.shown && !told[b.shown] {
+		if b.name != b.shown && !told[b.shown] && (x.before == nil || !x.before.told[b.shown]) {
 			if told == nil {
 				told = map[string]bool{}
 			}
@@ -611,7 +632,7 @@ func (x *xpThread) foldCall(c int32) {
 	b := &x.bl[c]
 	b.folded = true
 	why := "has no result in the thread"
-	if _, ok := x.results[b.orig]; ok && b.orig != "" {
+	if b.orig != "" && x.hasResult(b.orig) {
 		why = "is not answered right after it"
 	}
 	x.note(int(b.item), "%s: tool call %s %s: kept as text", x.itemRef(int(b.item)), xpDescribeCall(b.orig, b.shown), why)
@@ -625,7 +646,7 @@ func (x *xpThread) foldResult(r int32) {
 		x.note(i, "%s: tool result without a call id that answers no call right before it: kept as text", x.itemRef(i))
 		return
 	}
-	if _, ok := x.calls[b.orig]; ok {
+	if _, ok := x.callName(b.orig); ok {
 		x.note(i, "%s: tool result for call %s that does not come right after its call: kept as text", x.itemRef(i), b.orig)
 		return
 	}

@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strconv"
 
-	sjson "github.com/segmentio/encoding/json"
-
 	"weft/formats"
 	"weft/formats/export"
 	"weft/ops"
@@ -155,17 +153,7 @@ func (b *proxyBody) rewrite(dst []byte, turn *ops.ProxyTurn) ([]byte, error) {
 	}
 	switch b.api {
 	case ops.ProxyAnthropic:
-		var msgs any = b.anthropicMessages(turn.Anthropic.Messages, turn.CacheMarked)
-		if len(b.own) > 0 {
-			withOwn, err := b.withOwnFields(msgs.([]anMessage))
-			if err != nil {
-				return nil, err
-			}
-			if withOwn != nil {
-				msgs = withOwn
-			}
-		}
-		put("messages", msgs)
+		put("messages", b.anthropicThread(turn))
 		if turn.Anthropic.System != "" {
 			system, err := b.system(turn.Anthropic.System)
 			if err != nil {
@@ -191,12 +179,17 @@ func (b *proxyBody) rewrite(dst []byte, turn *ops.ProxyTurn) ([]byte, error) {
 		if isNew = !isNew; isNew {
 			out = append(strconv.AppendQuote(out, sp.name), ':')
 		}
-		// segmentio's encoder writes what encoding/json writes (HTML
-		// not escaped), a few times faster: the thread may be
-		// megabytes. Raw values in it (tool inputs, cache_control, the
-		// system's blocks) were read by decoders: valid.
+		// The encoder writes what encoding/json writes (HTML not
+		// escaped), a few times faster: the thread may be megabytes.
+		// Raw values in it (tool inputs, cache_control, the system's
+		// blocks) were read by decoders: valid.
 		var err error
-		if out, err = sjson.Append(out, sp.value, sjson.TrustRawMessage); err != nil {
+		if t, ok := sp.value.(*anThread); ok {
+			out, err = t.appendJSON(out)
+		} else {
+			out, err = export.AppendJSON(out, sp.value)
+		}
+		if err != nil {
 			return nil, err
 		}
 		if isNew {
@@ -250,33 +243,6 @@ type anBlock struct {
 type marked struct {
 	typ, key     string
 	cacheControl json.RawMessage
-}
-
-// anthropicMessages are the exporter's messages with the client's
-// cache_control breakpoints on the blocks they marked: each found by its
-// type and what it says (a text's text, a call's or result's ID),
-// latest first. A breakpoint whose block is no longer sent is dropped.
-func (b *proxyBody) anthropicMessages(msgs []export.AnthropicMessage, hits []int) []anMessage {
-	out := make([]anMessage, len(msgs))
-	for k, m := range msgs {
-		out[k] = anMessage{Role: m.Role, Content: make([]anBlock, len(m.Content))}
-		for j, blk := range m.Content {
-			out[k].Content[j] = anBlock{AnthropicBlock: blk}
-		}
-	}
-	for _, mk := range b.cacheMarks(hits) {
-	find:
-		for k := len(out) - 1; k >= 0; k-- {
-			for j := len(out[k].Content) - 1; j >= 0; j-- {
-				blk := &out[k].Content[j]
-				if blk.CacheControl == nil && blk.Type == mk.typ && blockKey(&blk.AnthropicBlock) == mk.key {
-					blk.CacheControl = mk.cacheControl
-					break find
-				}
-			}
-		}
-	}
-	return out
 }
 
 // blockKey is what tells a block from the others of its type.

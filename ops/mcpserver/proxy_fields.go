@@ -3,9 +3,6 @@ package mcpserver
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
-
-	sjson "github.com/segmentio/encoding/json"
 )
 
 // A Messages API message may carry fields of its own besides role and
@@ -120,75 +117,4 @@ func ownFields(raw []byte) (role, typ, key string, fields []byte, ok bool) {
 		}
 	}
 	return "", "", "", nil, false
-}
-
-// withOwnFields is msgs as a JSON list, each message that carries the
-// content of one of the request's messages with fields of their own
-// given those fields after its role and content; nil when none is still
-// sent.
-func (b *proxyBody) withOwnFields(msgs []anMessage) (json.RawMessage, error) {
-	own := map[int][]byte{}
-	for k := len(b.own) - 1; k >= 0; k-- {
-		role, typ, key, fields, ok := ownFields(b.messages[b.own[k]])
-		if !ok {
-			continue
-		}
-		for m := len(msgs) - 1; m >= 0; m-- {
-			if msgs[m].Role != role || own[m] != nil {
-				continue
-			}
-			if slices.ContainsFunc(msgs[m].Content, func(blk anBlock) bool {
-				return blk.Type == typ && blockKey(&blk.AnthropicBlock) == key
-			}) {
-				own[m] = fields
-				break
-			}
-		}
-	}
-	if len(own) == 0 {
-		return nil, nil
-	}
-	at := make([]int, 0, len(own))
-	for m := range own {
-		at = append(at, m)
-	}
-	slices.Sort(at)
-	// The messages between those with fields of their own go in runs, a
-	// run by one call of the encoder: the thread may be thousands of
-	// messages.
-	out := []byte{'['}
-	run := func(msgs []anMessage) error {
-		if len(msgs) == 0 {
-			return nil
-		}
-		if len(out) > 1 {
-			out = append(out, ',')
-		}
-		n := len(out)
-		var err error
-		if out, err = sjson.Append(out, msgs, sjson.TrustRawMessage); err != nil {
-			return err
-		}
-		// The run's own brackets go: its messages join the list.
-		copy(out[n:], out[n+1:len(out)-1])
-		out = out[:len(out)-2]
-		return nil
-	}
-	prev := 0
-	for _, m := range at {
-		if err := run(msgs[prev:m]); err != nil {
-			return nil, err
-		}
-		if err := run(msgs[m : m+1]); err != nil {
-			return nil, err
-		}
-		out = append(out[:len(out)-1], ',')
-		out = append(out, own[m]...)
-		out = append(out, '}')
-		prev = m + 1
-	}
-	if err := run(msgs[prev:]); err != nil {
-		return nil, err
-	}
-	return append(out, ']'), nil
 }
