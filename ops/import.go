@@ -362,9 +362,17 @@ func sameTokens(h model.Head, m formats.Message) bool {
 	return len(m.Parts) > 0 && int(h.Tokens) == tokens.Count(m.Content)
 }
 
-// countTokens counts the batch's tokens on every core.
+// countTokens counts the batch's tokens on every core, and digests the
+// messages whose reader did not: the work per message that needs no
+// store is done here, not in the one writer.
 func countTokens(batch []formats.Message) {
-	countEach(len(batch), func(i int) *model.NewMessage { return &batch[i].NewMessage })
+	countEach(len(batch), func(i int) *model.NewMessage {
+		m := &batch[i]
+		if m.Digest == "" {
+			m.Digest = model.ContentDigest(m.Role, m.Content)
+		}
+		return &m.NewMessage
+	})
 }
 
 // writeOps records the thread's digests (from compactions in the source)

@@ -105,7 +105,7 @@ func (im *Import) batchWrite(th *importThread, batch []formats.Message) (*writeR
 		var old []bool
 		var keys []importKey // to record: the new messages', and those old ones lack
 		lastLocal := -1
-		if !created {
+		if !created && !th.fresh(next) {
 			old = make([]bool, len(batch))
 			for i := range batch {
 				m := &batch[i]
@@ -163,7 +163,7 @@ func (im *Import) batchWrite(th *importThread, batch []formats.Message) (*writeR
 				nm.CreatedAt = im.now // the source has no times: when it was imported
 			}
 			seq := uint64(next.MessageCount + len(msgs) + 1)
-			msgs = append(msgs, storedMessage(seq, nm, im.now))
+			msgs = append(msgs, storedDigested(seq, nm, im.now, m.Digest))
 			for i := range len(m.Aliases) + 1 {
 				keys = append(keys, importKey{th.keyOf(m, i), seq})
 			}
@@ -231,6 +231,16 @@ func (im *Import) batchWrite(th *importThread, batch []formats.Message) (*writeR
 	return r, func(info model.Session) {
 		im.report(th, info, created, added, skipped, unplaced, changed, lastOld)
 	}
+}
+
+// fresh reports whether every message the session holds is one this
+// import added from this thread, so that none of a new batch's can be
+// among them: a thread's keys are unique within it (formats.Message),
+// and a format whose keys name messages apart from their thread (a
+// resumed Claude Code session repeats its records) is always looked up.
+// The writer then reads no import key per message.
+func (th *importThread) fresh(next *model.Session) bool {
+	return th.report.Created && !th.info.Source.GlobalKeys() && next.MessageCount == th.report.Added
 }
 
 // report adds what a written batch did to the thread's report.
