@@ -333,8 +333,8 @@ func (im *Import) wait() error {
 	return err
 }
 
-// flush counts the queued messages' tokens and starts writing them, once
-// the previous batch is written.
+// flush prepares the queued messages (tokens, digests, records) and
+// starts writing them, once the previous batch is written.
 func (im *Import) flush() error {
 	th := im.cur
 	if len(th.batch) == 0 {
@@ -342,13 +342,16 @@ func (im *Import) flush() error {
 	}
 	batch := th.batch
 	th.batch = make([]formats.Message, 0, min(im.batchSize, 2*len(batch)))
-	countTokens(batch)
+	pre := im.prepare(batch)
+	if pre == nil {
+		countTokens(batch)
+	}
 	if err := im.wait(); err != nil {
 		return err
 	}
 	done := make(chan error, 1)
 	im.inflight, im.inflightRead = done, im.read
-	go func() { done <- im.write(th, batch) }()
+	go func() { done <- im.write(th, batch, pre) }()
 	return nil
 }
 

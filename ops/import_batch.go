@@ -63,7 +63,7 @@ func (im *Import) flushGroup() error {
 		reqs := make([]*writeReq, len(group))
 		after := make([]func(model.Session), len(group))
 		for i, th := range group {
-			reqs[i], after[i] = im.batchWrite(th, th.batch)
+			reqs[i], after[i] = im.batchWrite(th, th.batch, nil)
 		}
 		if err := im.s.commitAll(im.ctx, reqs); err != nil {
 			done <- fmt.Errorf("importing %s: %w", plural(len(group), "conversation", "conversations"), err)
@@ -79,9 +79,10 @@ func (im *Import) flushGroup() error {
 }
 
 // write stores a batch of the thread through the service's write path,
-// creating the session with the first batch.
-func (im *Import) write(th *importThread, batch []formats.Message) error {
-	r, after := im.batchWrite(th, batch)
+// creating the session with the first batch; pre, if not nil, is the
+// batch prepared.
+func (im *Import) write(th *importThread, batch []formats.Message, pre *preparedBatch) error {
+	r, after := im.batchWrite(th, batch, pre)
 	if err := im.s.commitAll(im.ctx, []*writeReq{r}); err != nil {
 		return fmt.Errorf("importing into %q: %w", th.title, err)
 	}
@@ -91,7 +92,8 @@ func (im *Import) write(th *importThread, batch []formats.Message) error {
 
 // batchWrite is a batch of the thread as a write of the service, and
 // what to report of it once it is written (given the session's record).
-func (im *Import) batchWrite(th *importThread, batch []formats.Message) (*writeReq, func(model.Session)) {
+// pre, if not nil, is the batch prepared (prepare).
+func (im *Import) batchWrite(th *importThread, batch []formats.Message, pre *preparedBatch) (*writeReq, func(model.Session)) {
 	s := im.s
 	var added, skipped int
 	var unplaced []string // keys of messages that belong before stored ones
@@ -148,6 +150,7 @@ func (im *Import) batchWrite(th *importThread, batch []formats.Message) (*writeR
 			}
 		}
 		msgs := make([]model.Message, 0, len(batch))
+		var picked []int // of pre's records, those of msgs
 		for i := range batch {
 			m := &batch[i]
 			if old != nil && old[i] {
@@ -158,12 +161,18 @@ func (im *Import) batchWrite(th *importThread, batch []formats.Message) (*writeR
 				unplaced = append(unplaced, m.Key)
 				continue
 			}
-			nm := m.NewMessage
-			if nm.CreatedAt.IsZero() {
-				nm.CreatedAt = im.now // the source has no times: when it was imported
-			}
 			seq := uint64(next.MessageCount + len(msgs) + 1)
-			msgs = append(msgs, storedDigested(seq, nm, im.now, m.Digest))
+			if pre != nil {
+				sm := pre.msgs[i]
+				sm.Seq, sm.ID = seq, model.MessageID(seq)
+				msgs, picked = append(msgs, sm), append(picked, i)
+			} else {
+				nm := m.NewMessage
+				if nm.CreatedAt.IsZero() {
+					nm.CreatedAt = im.now // the source has no times: when it was imported
+				}
+				msgs = append(msgs, storedDigested(seq, nm, im.now, m.Digest))
+			}
 			for i := range len(m.Aliases) + 1 {
 				keys = append(keys, importKey{th.keyOf(m, i), seq})
 			}
@@ -204,7 +213,16 @@ func (im *Import) batchWrite(th *importThread, batch []formats.Message) (*writeR
 			reload: true,
 			event:  Event{Kind: EventAppended},
 			store: func(tx *store.Tx) error {
-				if err := tx.AppendMessages(id, msgs); err != nil {
+				var err error
+				switch {
+				case pre == nil:
+					err = tx.AppendMessages(id, msgs)
+				case len(picked) == pre.enc.Len():
+					err = tx.AppendEncoded(id, msgs, pre.enc)
+				default:
+					err = tx.AppendEncoded(id, msgs, pre.enc.Pick(picked))
+				}
+				if err != nil {
 					return err
 				}
 				return record(tx)
