@@ -161,18 +161,13 @@ func (im *Import) batchWrite(th *importThread, batch []formats.Message, pre *pre
 				unplaced = append(unplaced, m.Key)
 				continue
 			}
-			seq := uint64(next.MessageCount + len(msgs) + 1)
-			if pre != nil {
-				sm := pre.msgs[i]
-				sm.Seq, sm.ID = seq, model.MessageID(seq)
-				msgs, picked = append(msgs, sm), append(picked, i)
-			} else {
-				nm := m.NewMessage
-				if nm.CreatedAt.IsZero() {
-					nm.CreatedAt = im.now // the source has no times: when it was imported
-				}
-				msgs = append(msgs, storedDigested(seq, nm, im.now, m.Digest))
+			nm := m.NewMessage
+			if nm.CreatedAt.IsZero() {
+				nm.CreatedAt = im.now // the source has no times: when it was imported
 			}
+			seq := uint64(next.MessageCount + len(msgs) + 1)
+			msgs = append(msgs, storedDigested(seq, nm, im.now, m.Digest))
+			picked = append(picked, i)
 			for i := range len(m.Aliases) + 1 {
 				keys = append(keys, importKey{th.keyOf(m, i), seq})
 			}
