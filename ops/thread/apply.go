@@ -136,16 +136,18 @@ func newApplier(heads []model.Head, nops int) *applier {
 	// Slot 0 is the head sentinel, slot n+1 the tail; stored seq s sits in
 	// slot s to begin with.
 	a.head, a.tail = 0, int32(n+1)
-	for i := range a.slots {
-		s := &a.slots[i]
-		s.prev, s.next = int32(i-1), int32(i+1)
-		s.label = uint64(i) * labelGap
-		s.kind = slotItem
-		if i > 0 && i <= n {
-			s.item = model.Item{Seq: uint64(i), Synth: -1}
-			a.seqSlot[i-1] = int32(i)
+	inParts(len(a.slots), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			s := &a.slots[i]
+			s.prev, s.next = int32(i-1), int32(i+1)
+			s.label = uint64(i) * labelGap
+			s.kind = slotItem
+			if i > 0 && i <= n {
+				s.item = model.Item{Seq: uint64(i), Synth: -1}
+				a.seqSlot[i-1] = int32(i)
+			}
 		}
-	}
+	})
 	a.slots[a.head].kind, a.slots[a.head].prev = slotSentinel, nilSlot
 	a.slots[a.tail].kind, a.slots[a.tail].next = slotSentinel, nilSlot
 	a.slots[a.tail].label = math.MaxUint64
@@ -620,9 +622,11 @@ func (a *applier) materialize() *model.View {
 		v.OpSynth[id] = r[0]
 	}
 	const unset = math.MinInt32
-	for i := range v.Where {
-		v.Where[i] = unset
-	}
+	inParts(len(v.Where), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			v.Where[i] = unset
+		}
+	})
 	var top []int32
 	for s := a.slots[a.head].next; s != a.tail; s = a.slots[s].next {
 		sl := &a.slots[s]
