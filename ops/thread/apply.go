@@ -71,13 +71,36 @@ const (
 
 const nilSlot = -1
 
+// slot is one place in the list. Its links, label and item are kept as
+// differences from what slot i holds when Apply starts (prev i-1, next
+// i+1, label i*labelGap, stored message i), so a slot that no operation
+// touched is all zeros: newApplier writes nothing into a million slots,
+// and the memory of those it only reads is never the process's own (the
+// kernel maps the zero page). Read and write them through the accessors
+// below (prev, next, label, item and their setters).
 type slot struct {
-	prev, next int32
-	label      uint64
-	kind       uint8
-	item       model.Item // for slotItem
-	marker     int32      // for slotMarker: index into applier.markers
-	seen       uint32     // the last present() call that took this slot
+	dprev, dnext int32
+	dlabel       uint64
+	kind         uint8
+	ditem        model.Item // for slotItem; Seq less i, Synth plus 1
+	marker       int32      // for slotMarker: index into applier.markers
+	seen         uint32     // the last present() call that took this slot
+}
+
+func (a *applier) prev(s int32) int32         { return s - 1 + a.slots[s].dprev }
+func (a *applier) next(s int32) int32         { return s + 1 + a.slots[s].dnext }
+func (a *applier) setPrev(s, p int32)         { a.slots[s].dprev = p - (s - 1) }
+func (a *applier) setNext(s, n int32)         { a.slots[s].dnext = n - (s + 1) }
+func (a *applier) label(s int32) uint64       { return uint64(s)*labelGap + a.slots[s].dlabel }
+func (a *applier) setLabel(s int32, l uint64) { a.slots[s].dlabel = l - uint64(s)*labelGap }
+
+func (a *applier) item(s int32) model.Item {
+	d := a.slots[s].ditem
+	return model.Item{Seq: d.Seq + uint64(s), Synth: d.Synth - 1, Tags: d.Tags}
+}
+
+func (a *applier) setItem(s int32, it model.Item) {
+	a.slots[s].ditem = model.Item{Seq: it.Seq - uint64(s), Synth: it.Synth + 1, Tags: it.Tags}
 }
 
 type markerBuild struct {
@@ -103,7 +126,9 @@ type applier struct {
 	slots      []slot
 	head, tail int32
 
-	seqSlot []int32 // slot of stored seq (index seq-1), nilSlot when not present
+	// seqSlot is the slot of stored seq (index seq-1), nilSlot when not
+	// present, less seq: zero while the message is where it started.
+	seqSlot []int32
 
 	synth     []model.Synthetic
 	synthInfo []synthInfo
@@ -136,21 +161,13 @@ func newApplier(heads []model.Head, nops int) *applier {
 	// Slot 0 is the head sentinel, slot n+1 the tail; stored seq s sits in
 	// slot s to begin with.
 	a.head, a.tail = 0, int32(n+1)
-	inParts(len(a.slots), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			s := &a.slots[i]
-			s.prev, s.next = int32(i-1), int32(i+1)
-			s.label = uint64(i) * labelGap
-			s.kind = slotItem
-			if i > 0 && i <= n {
-				s.item = model.Item{Seq: uint64(i), Synth: -1}
-				a.seqSlot[i-1] = int32(i)
-			}
-		}
-	})
-	a.slots[a.head].kind, a.slots[a.head].prev = slotSentinel, nilSlot
-	a.slots[a.tail].kind, a.slots[a.tail].next = slotSentinel, nilSlot
-	a.slots[a.tail].label = math.MaxUint64
+	// Every other slot's zeros already say what it starts as (see slot).
+	a.slots[a.head].kind, a.slots[a.tail].kind = slotSentinel, slotSentinel
+	a.setPrev(a.head, nilSlot)
+	a.setNext(a.tail, nilSlot)
+	a.setLabel(a.tail, math.MaxUint64)
+	a.setItem(a.head, model.Item{})
+	a.setItem(a.tail, model.Item{})
 	return a
 }
 
@@ -161,7 +178,7 @@ func (a *applier) slotOf(id model.ItemID) int32 {
 		if seq > uint64(len(a.seqSlot)) {
 			return nilSlot
 		}
-		return a.seqSlot[seq-1]
+		return a.seqSlot[seq-1] + int32(seq)
 	}
 	opID, k, ok := id.Synthetic()
 	if !ok {
@@ -176,7 +193,7 @@ func (a *applier) slotOf(id model.ItemID) int32 {
 
 func (a *applier) setSlotOf(it model.Item, s int32) {
 	if it.Seq > 0 {
-		a.seqSlot[it.Seq-1] = s
+		a.seqSlot[it.Seq-1] = s - int32(it.Seq)
 	} else {
 		a.synthInfo[it.Synth].slot = s
 	}
@@ -252,7 +269,7 @@ func (a *applier) standIn(id model.ItemID, visiting map[string]bool) []int32 {
 func (a *applier) byLabel(slots []int32) []int32 {
 	sorted := slices.Clone(slots)
 	slices.SortFunc(sorted, func(x, y int32) int {
-		lx, ly := a.slots[x].label, a.slots[y].label
+		lx, ly := a.label(x), a.label(y)
 		switch {
 		case lx < ly:
 			return -1
@@ -306,7 +323,7 @@ func (a *applier) apply(op *model.Op, activeTags []string) {
 	switch op.Type {
 	case model.OpTag:
 		for _, s := range pres {
-			it := &a.slots[s].item
+			it := &a.slots[s].ditem // Tags are kept as they are
 			it.Tags = a.addTags(it.Tags, op.Payload.Tags)
 		}
 	case model.OpDigest:
@@ -339,8 +356,8 @@ func (a *applier) replace(op *model.Op, pres []int32, msgs []model.NewMessage) {
 	// A resequence marker stands just before the slots it reordered and
 	// describes them, so it goes with them. (A snip marker there describes
 	// what stood before the targets, and stays.)
-	for s := a.slots[first].prev; a.slots[s].kind == slotMarker; {
-		prev := a.slots[s].prev
+	for s := a.prev(first); a.slots[s].kind == slotMarker; {
+		prev := a.prev(s)
 		if a.markers[a.slots[s].marker].m.OpType == model.OpResequence {
 			a.nest(mk, a.slots[s].marker)
 			a.unlink(s)
@@ -357,15 +374,15 @@ func (a *applier) replace(op *model.Op, pres []int32, msgs []model.NewMessage) {
 			isTarget[s] = true
 		}
 		for _, t := range ordered[:len(ordered)-1] {
-			n := a.slots[t].next
+			n := a.next(t)
 			for a.slots[n].kind == slotMarker {
-				n = a.slots[n].next
+				n = a.next(n)
 			}
 			if !isTarget[n] {
 				continue
 			}
-			for m := a.slots[t].next; m != n; {
-				next := a.slots[m].next
+			for m := a.next(t); m != n; {
+				next := a.next(m)
 				a.nest(mk, a.slots[m].marker)
 				a.unlink(m)
 				m = next
@@ -375,7 +392,7 @@ func (a *applier) replace(op *model.Op, pres []int32, msgs []model.NewMessage) {
 	covers, start, end := 0, int64(math.MaxInt64), int64(math.MinInt64)
 	hidden := make([]model.Item, 0, len(ordered))
 	for _, s := range ordered {
-		it := a.slots[s].item
+		it := a.item(s)
 		hidden = append(hidden, it)
 		c, st, en := a.coverOf(it)
 		covers += c
@@ -396,7 +413,7 @@ func (a *applier) replace(op *model.Op, pres []int32, msgs []model.NewMessage) {
 	if len(msgs) == 0 {
 		a.slots[first].kind = slotMarker
 		a.slots[first].marker = mk
-		a.slots[first].item = model.Item{}
+		a.setItem(first, model.Item{})
 		return
 	}
 	// A revise of exactly one summary into one item keeps it a summary.
@@ -418,7 +435,7 @@ func (a *applier) replace(op *model.Op, pres []int32, msgs []model.NewMessage) {
 			sy.MessageCount = covers
 		}
 		a.slots[s].kind = slotItem
-		a.slots[s].item = model.Item{Synth: si}
+		a.setItem(s, model.Item{Synth: si})
 		a.synthInfo[si].slot = s
 	}
 }
@@ -440,16 +457,16 @@ func (a *applier) resequence(op *model.Op, pres []int32) {
 	positions := a.byLabel(pres)
 	items := make([]model.Item, len(pres))
 	for i, s := range pres {
-		items[i] = a.slots[s].item
+		items[i] = a.item(s)
 	}
 	mk := a.newMarker(op)
 	prev := make([]model.Item, len(positions))
 	for i, s := range positions {
-		prev[i] = a.slots[s].item
+		prev[i] = a.item(s)
 	}
 	a.markers[mk].m.Hidden = prev
 	for i, s := range positions {
-		a.slots[s].item = items[i]
+		a.setItem(s, items[i])
 		a.setSlotOf(items[i], s)
 	}
 	ms := a.insertBefore(positions[0])
@@ -472,7 +489,7 @@ func (a *applier) insert(op *model.Op, anchor int32) {
 			a.synthInfo[si].marker = mk
 		}
 		a.slots[s].kind = slotItem
-		a.slots[s].item = model.Item{Synth: si}
+		a.setItem(s, model.Item{Synth: si})
 		a.synthInfo[si].slot = s
 	}
 }
@@ -483,7 +500,7 @@ func (a *applier) insert(op *model.Op, anchor int32) {
 func (a *applier) timeNear(s int32, op *model.Op) int64 {
 	for s != nilSlot {
 		if sl := &a.slots[s]; sl.kind == slotItem {
-			if c, start, end := a.coverOf(sl.item); c > 0 || start <= end {
+			if c, start, end := a.coverOf(a.item(s)); c > 0 || start <= end {
 				if s == a.head {
 					return start
 				}
@@ -491,15 +508,15 @@ func (a *applier) timeNear(s int32, op *model.Op) int64 {
 			}
 		}
 		if s == a.head { // at the start: look forward instead
-			for n := a.slots[s].next; n != a.tail; n = a.slots[n].next {
+			for n := a.next(s); n != a.tail; n = a.next(n) {
 				if a.slots[n].kind == slotItem {
-					_, start, _ := a.coverOf(a.slots[n].item)
+					_, start, _ := a.coverOf(a.item(n))
 					return start
 				}
 			}
 			break
 		}
-		s = a.slots[s].prev
+		s = a.prev(s)
 	}
 	return op.CreatedAt.UnixNano()
 }
@@ -556,10 +573,11 @@ func (a *applier) addTags(cur int32, add []string) int32 {
 }
 
 func (a *applier) unlink(s int32) {
-	p, n := a.slots[s].prev, a.slots[s].next
-	a.slots[p].next = n
-	a.slots[n].prev = p
-	a.slots[s].prev, a.slots[s].next = nilSlot, nilSlot
+	p, n := a.prev(s), a.next(s)
+	a.setNext(p, n)
+	a.setPrev(n, p)
+	a.setPrev(s, nilSlot)
+	a.setNext(s, nilSlot)
 }
 
 // insertAfter links count new slots after slot s and returns them in order.
@@ -567,21 +585,25 @@ func (a *applier) insertAfter(s int32, count int) []int32 {
 	if count == 0 {
 		return nil
 	}
-	lo, hi := a.slots[s].label, a.slots[a.slots[s].next].label
+	lo, hi := a.label(s), a.label(a.next(s))
 	step := (hi - lo) / uint64(count+1)
 	if step == 0 {
 		a.relabel()
-		lo, hi = a.slots[s].label, a.slots[a.slots[s].next].label
+		lo, hi = a.label(s), a.label(a.next(s))
 		step = (hi - lo) / uint64(count+1)
 	}
 	out := make([]int32, count)
 	prev := s
 	for i := range count {
 		ns := int32(len(a.slots))
-		next := a.slots[prev].next
-		a.slots = append(a.slots, slot{prev: prev, next: next, label: lo + step*uint64(i+1)})
-		a.slots[prev].next = ns
-		a.slots[next].prev = ns
+		next := a.next(prev)
+		a.slots = append(a.slots, slot{})
+		a.setPrev(ns, prev)
+		a.setNext(ns, next)
+		a.setLabel(ns, lo+step*uint64(i+1))
+		a.setItem(ns, model.Item{})
+		a.setNext(prev, ns)
+		a.setPrev(next, ns)
 		out[i] = ns
 		prev = ns
 	}
@@ -589,15 +611,15 @@ func (a *applier) insertAfter(s int32, count int) []int32 {
 }
 
 func (a *applier) insertBefore(s int32) int32 {
-	return a.insertAfter(a.slots[s].prev, 1)[0]
+	return a.insertAfter(a.prev(s), 1)[0]
 }
 
 // relabel spreads the labels evenly again when repeated insertions at one
 // place have used up the gap there. It is rare: each gap takes 32 halvings.
 func (a *applier) relabel() {
 	var l uint64
-	for s := a.head; s != a.tail; s = a.slots[s].next {
-		a.slots[s].label = l
+	for s := a.head; s != a.tail; s = a.next(s) {
+		a.setLabel(s, l)
 		l += labelGap
 	}
 }
@@ -628,7 +650,7 @@ func (a *applier) materialize() *model.View {
 		}
 	})
 	var top []int32
-	for s := a.slots[a.head].next; s != a.tail; s = a.slots[s].next {
+	for s := a.next(a.head); s != a.tail; s = a.next(s) {
 		sl := &a.slots[s]
 		if sl.kind == slotMarker {
 			if !a.markers[sl.marker].nested {
@@ -637,7 +659,7 @@ func (a *applier) materialize() *model.View {
 			}
 			continue
 		}
-		it := sl.item
+		it := a.item(s)
 		if it.Synth >= 0 {
 			if m := a.synthInfo[it.Synth].marker; m >= 0 && !a.markers[m].nested {
 				a.markers[m].m.At = len(v.Items)
