@@ -6,6 +6,7 @@ package thread
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 	"strings"
 	"time"
@@ -87,12 +88,49 @@ type slot struct {
 	seen         uint32     // the last present() call that took this slot
 }
 
-func (a *applier) prev(s int32) int32         { return s - 1 + a.slots[s].dprev }
-func (a *applier) next(s int32) int32         { return s + 1 + a.slots[s].dnext }
-func (a *applier) setPrev(s, p int32)         { a.slots[s].dprev = p - (s - 1) }
-func (a *applier) setNext(s, n int32)         { a.slots[s].dnext = n - (s + 1) }
-func (a *applier) label(s int32) uint64       { return uint64(s)*labelGap + a.slots[s].dlabel }
-func (a *applier) setLabel(s int32, l uint64) { a.slots[s].dlabel = l - uint64(s)*labelGap }
+func (a *applier) prev(s int32) int32   { return s - 1 + a.slots[s].dprev }
+func (a *applier) next(s int32) int32   { return s + 1 + a.slots[s].dnext }
+func (a *applier) label(s int32) uint64 { return uint64(s)*labelGap + a.slots[s].dlabel }
+
+func (a *applier) setPrev(s, p int32) {
+	a.touch(s)
+	a.slots[s].dprev = p - (s - 1)
+}
+
+func (a *applier) setNext(s, n int32) {
+	a.touch(s)
+	a.slots[s].dnext = n - (s + 1)
+}
+
+func (a *applier) setLabel(s int32, l uint64) {
+	a.touch(s)
+	a.slots[s].dlabel = l - uint64(s)*labelGap
+}
+
+// touch marks stored message s's slot as no longer what it started as
+// (a change to its seen mark alone does not count): materialize lays out
+// the runs of untouched slots between marked ones without reading them.
+func (a *applier) touch(s int32) {
+	if s >= 1 && int(s) <= len(a.seqSlot) {
+		a.touched[s>>6] |= 1 << (s & 63)
+	}
+}
+
+// untouchedTo is the first slot from s on that is touched, or the tail;
+// s itself must be a stored message's.
+func (a *applier) untouchedTo(s int32) int32 {
+	end := int32(len(a.seqSlot) + 1) // the tail
+	for w := s >> 6; w < int32(len(a.touched)); w++ {
+		word := a.touched[w]
+		if w == s>>6 {
+			word &^= 1<<(s&63) - 1 // the bits before s
+		}
+		if word != 0 {
+			return min(w<<6+int32(bits.TrailingZeros64(word)), end)
+		}
+	}
+	return end
+}
 
 func (a *applier) item(s int32) model.Item {
 	d := a.slots[s].ditem
@@ -100,6 +138,7 @@ func (a *applier) item(s int32) model.Item {
 }
 
 func (a *applier) setItem(s int32, it model.Item) {
+	a.touch(s)
 	a.slots[s].ditem = model.Item{Seq: it.Seq - uint64(s), Synth: it.Synth + 1, Tags: it.Tags}
 }
 
@@ -129,6 +168,7 @@ type applier struct {
 	// seqSlot is the slot of stored seq (index seq-1), nilSlot when not
 	// present, less seq: zero while the message is where it started.
 	seqSlot []int32
+	touched []uint64 // bit s: stored message s's slot was changed (see touch)
 
 	synth     []model.Synthetic
 	synthInfo []synthInfo
@@ -152,6 +192,7 @@ func newApplier(heads []model.Head, nops int) *applier {
 		heads:    heads,
 		slots:    make([]slot, n+2, n+2+nops),
 		seqSlot:  make([]int32, n),
+		touched:  make([]uint64, n/64+1),
 		opSynth:  make(map[string][2]int32),
 		ops:      make(map[string]*model.Op, nops),
 		tagSets:  [][]string{nil},
@@ -323,6 +364,7 @@ func (a *applier) apply(op *model.Op, activeTags []string) {
 	switch op.Type {
 	case model.OpTag:
 		for _, s := range pres {
+			a.touch(s)
 			it := &a.slots[s].ditem // Tags are kept as they are
 			it.Tags = a.addTags(it.Tags, op.Payload.Tags)
 		}
@@ -411,6 +453,7 @@ func (a *applier) replace(op *model.Op, pres []int32, msgs []model.NewMessage) {
 		a.unlink(s)
 	}
 	if len(msgs) == 0 {
+		a.touch(first)
 		a.slots[first].kind = slotMarker
 		a.slots[first].marker = mk
 		a.setItem(first, model.Item{})
@@ -434,6 +477,7 @@ func (a *applier) replace(op *model.Op, pres []int32, msgs []model.NewMessage) {
 			a.synthInfo[si].covers = covers
 			sy.MessageCount = covers
 		}
+		a.touch(s)
 		a.slots[s].kind = slotItem
 		a.setItem(s, model.Item{Synth: si})
 		a.synthInfo[si].slot = s
@@ -470,6 +514,7 @@ func (a *applier) resequence(op *model.Op, pres []int32) {
 		a.setSlotOf(items[i], s)
 	}
 	ms := a.insertBefore(positions[0])
+	a.touch(ms)
 	a.slots[ms].kind = slotMarker
 	a.slots[ms].marker = mk
 }
@@ -488,6 +533,7 @@ func (a *applier) insert(op *model.Op, anchor int32) {
 		if k == 0 {
 			a.synthInfo[si].marker = mk
 		}
+		a.touch(s)
 		a.slots[s].kind = slotItem
 		a.setItem(s, model.Item{Synth: si})
 		a.synthInfo[si].slot = s
@@ -651,6 +697,19 @@ func (a *applier) materialize() *model.View {
 	})
 	var top []int32
 	for s := a.next(a.head); s != a.tail; s = a.next(s) {
+		if s <= int32(n) && a.touched[s>>6]&(1<<(s&63)) == 0 {
+			// A run of stored messages no operation touched: each
+			// slot's next is the one after it, the last one's the
+			// touched slot (or the tail) the run ends at.
+			end := a.untouchedTo(s)
+			for i := s; i < end; i++ {
+				v.Where[i-1] = int32(len(v.Items))
+				v.Tokens += int(a.heads[i-1].Tokens)
+				v.Items = append(v.Items, model.Item{Seq: uint64(i), Synth: -1})
+			}
+			s = end - 1 // the loop steps on to end
+			continue
+		}
 		sl := &a.slots[s]
 		if sl.kind == slotMarker {
 			if !a.markers[sl.marker].nested {
