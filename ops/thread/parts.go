@@ -10,9 +10,10 @@ import (
 const partMin = 1 << 16
 
 // inParts runs fn over [0, n) split into one range per core, at once:
-// filling a million-message thread's slots is memory work that one core
-// alone does at half the speed two do, and it stands between opening a
-// file and its first frame. fn must touch only its own range.
+// filling a million-message view's tables (materialize's Where) is memory
+// work that one core alone does at half the speed two do, and it stands
+// between opening a file and its first frame. fn must touch only its own
+// range.
 func inParts(n int, fn func(lo, hi int)) {
 	parts := min(runtime.GOMAXPROCS(0), n/partMin)
 	if parts <= 1 {
