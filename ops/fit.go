@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -379,23 +380,40 @@ func fitTo[A, R any](fn func(*Service, context.Context, A) (R, error)) func(*Ser
 				}
 			}
 		}
-		fitOf(&best).MaxTokens = budget
-		settle(&best, fitOf(&best))
+		// A result packed to another budget says the one asked for; one
+		// that already says it is settled.
+		if f := fitOf(&best); f.MaxTokens != budget {
+			f.MaxTokens = budget
+			settle(&best, f)
+		}
 		return best, nil
 	}
 }
 
 // settle sets a result's result_tokens to the exact count of its JSON
 // and returns it.
+//
+// The JSON is counted once. The count splits text as o200k does and sums
+// the pieces, and result_tokens' digits are pieces of their own (between
+// ":" and ","), so the count with another value differs only by those
+// digits' tokens: result_tokens settles on its own digits without
+// counting the whole result again.
 func settle(res any, f *Fit) int {
+	f.ResultTokens = max(f.ResultTokens, 0) // a sign would join the ":" before it
+	rest := countJSON(res) - digitTokens(f.ResultTokens)
 	for range 3 {
-		n := countJSON(res)
+		n := rest + digitTokens(f.ResultTokens)
 		if n == f.ResultTokens {
 			break
 		}
 		f.ResultTokens = n // its own digits count too: count again
 	}
 	return f.ResultTokens
+}
+
+// digitTokens is what n's decimal digits count in JSON.
+func digitTokens(n int) int {
+	return tokens.Count(strconv.Itoa(n))
 }
 
 // budgetField is the MaxTokens argument of a read's arguments (a

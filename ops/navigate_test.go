@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -261,6 +262,15 @@ func TestTimelineAndItemAt(t *testing.T) {
 	}
 	if total != 60 || tl.Counts[0] != 10 || !tl.Start.Equal(t0) {
 		t.Fatalf("timeline %+v", tl)
+	}
+	// Every message is counted in the span Bucket puts its time in, the
+	// one the TUI's strip marks the cursor's message in.
+	want := make([]int, 6)
+	for k := range 60 {
+		want[tl.Bucket(t0.Add(time.Duration(k)*time.Minute))]++
+	}
+	if !slices.Equal(tl.Counts, want) {
+		t.Fatalf("timeline counts %v, Bucket's %v", tl.Counts, want)
 	}
 	for _, tt := range []struct {
 		when string

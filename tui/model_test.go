@@ -20,7 +20,7 @@ import (
 
 // run executes a command and feeds what it returns back into the model,
 // the way the program would.
-func run(t *testing.T, m *Model, cmd tea.Cmd) {
+func run(t testing.TB, m *Model, cmd tea.Cmd) {
 	t.Helper()
 	if cmd == nil {
 		return
@@ -70,7 +70,7 @@ func demoModel(t *testing.T, w, h int) (*Model, *ops.Service) {
 	return m, svc
 }
 
-func press(t *testing.T, m *Model, keys ...string) {
+func press(t testing.TB, m *Model, keys ...string) {
 	t.Helper()
 	for _, k := range keys {
 		var msg tea.KeyPressMsg
@@ -167,7 +167,7 @@ func typeText(t *testing.T, m *Model, s string) {
 	}
 }
 
-func send(t *testing.T, m *Model, msg tea.KeyPressMsg) {
+func send(t testing.TB, m *Model, msg tea.KeyPressMsg) {
 	t.Helper()
 	_, cmd := m.Update(msg)
 	run(t, m, cmd)

@@ -165,6 +165,30 @@ func BenchmarkMCPInProcessTurnsAround100k(b *testing.B) {
 	benchLatencies(b, ds)
 }
 
+// BenchmarkMCPInProcessMessageRange40 is one tools/call of
+// get_message_range returning 40 messages of a 100k-message session,
+// through an SDK client over in-memory transports: the SDK's encoding,
+// decoding and output validation of a typical read, with weft's call
+// between them.
+func BenchmarkMCPInProcessMessageRange40(b *testing.B) {
+	svc, sid := benchService(b)
+	cs := connect(b, New(svc, Options{}), "bench", nil)
+	ctx := context.Background()
+	args := map[string]any{"session_id": sid, "start_idx": 50000, "end_idx": 50039}
+	callOK(b, cs, "get_message_range", args, nil) // warm the view
+	ds := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for b.Loop() {
+		t := time.Now()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_message_range", Arguments: args})
+		if err != nil || res.IsError {
+			b.Fatal(err, text(res))
+		}
+		ds = append(ds, time.Since(t))
+	}
+	benchLatencies(b, ds)
+}
+
 // benchConcurrent runs op from clients goroutines until b.N calls are
 // made, and reports calls per second and latencies.
 func benchConcurrent(b *testing.B, clients int, op func(client int) error) {

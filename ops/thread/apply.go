@@ -6,6 +6,7 @@ package thread
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 	"strings"
 	"time"
@@ -71,13 +72,74 @@ const (
 
 const nilSlot = -1
 
+// slot is one place in the list. Its links, label and item are kept as
+// differences from what slot i holds when Apply starts (prev i-1, next
+// i+1, label i*labelGap, stored message i), so a slot that no operation
+// touched is all zeros: newApplier writes nothing into a million slots,
+// and the memory of those it only reads is never the process's own (the
+// kernel maps the zero page). Read and write them through the accessors
+// below (prev, next, label, item and their setters).
 type slot struct {
-	prev, next int32
-	label      uint64
-	kind       uint8
-	item       model.Item // for slotItem
-	marker     int32      // for slotMarker: index into applier.markers
-	seen       uint32     // the last present() call that took this slot
+	dprev, dnext int32
+	dlabel       uint64
+	kind         uint8
+	ditem        model.Item // for slotItem; Seq less i, Synth plus 1
+	marker       int32      // for slotMarker: index into applier.markers
+	seen         uint32     // the last present() call that took this slot
+}
+
+func (a *applier) prev(s int32) int32   { return s - 1 + a.slots[s].dprev }
+func (a *applier) next(s int32) int32   { return s + 1 + a.slots[s].dnext }
+func (a *applier) label(s int32) uint64 { return uint64(s)*labelGap + a.slots[s].dlabel }
+
+func (a *applier) setPrev(s, p int32) {
+	a.touch(s)
+	a.slots[s].dprev = p - (s - 1)
+}
+
+func (a *applier) setNext(s, n int32) {
+	a.touch(s)
+	a.slots[s].dnext = n - (s + 1)
+}
+
+func (a *applier) setLabel(s int32, l uint64) {
+	a.touch(s)
+	a.slots[s].dlabel = l - uint64(s)*labelGap
+}
+
+// touch marks stored message s's slot as no longer what it started as
+// (a change to its seen mark alone does not count): materialize lays out
+// the runs of untouched slots between marked ones without reading them.
+func (a *applier) touch(s int32) {
+	if s >= 1 && int(s) <= len(a.seqSlot) {
+		a.touched[s>>6] |= 1 << (s & 63)
+	}
+}
+
+// untouchedTo is the first slot from s on that is touched, or the tail;
+// s itself must be a stored message's.
+func (a *applier) untouchedTo(s int32) int32 {
+	end := int32(len(a.seqSlot) + 1) // the tail
+	for w := s >> 6; w < int32(len(a.touched)); w++ {
+		word := a.touched[w]
+		if w == s>>6 {
+			word &^= 1<<(s&63) - 1 // the bits before s
+		}
+		if word != 0 {
+			return min(w<<6+int32(bits.TrailingZeros64(word)), end)
+		}
+	}
+	return end
+}
+
+func (a *applier) item(s int32) model.Item {
+	d := a.slots[s].ditem
+	return model.Item{Seq: d.Seq + uint64(s), Synth: d.Synth - 1, Tags: d.Tags}
+}
+
+func (a *applier) setItem(s int32, it model.Item) {
+	a.touch(s)
+	a.slots[s].ditem = model.Item{Seq: it.Seq - uint64(s), Synth: it.Synth + 1, Tags: it.Tags}
 }
 
 type markerBuild struct {
@@ -103,7 +165,10 @@ type applier struct {
 	slots      []slot
 	head, tail int32
 
-	seqSlot []int32 // slot of stored seq (index seq-1), nilSlot when not present
+	// seqSlot is the slot of stored seq (index seq-1), nilSlot when not
+	// present, less seq: zero while the message is where it started.
+	seqSlot []int32
+	touched []uint64 // bit s: stored message s's slot was changed (see touch)
 
 	synth     []model.Synthetic
 	synthInfo []synthInfo
@@ -127,6 +192,7 @@ func newApplier(heads []model.Head, nops int) *applier {
 		heads:    heads,
 		slots:    make([]slot, n+2, n+2+nops),
 		seqSlot:  make([]int32, n),
+		touched:  make([]uint64, n/64+1),
 		opSynth:  make(map[string][2]int32),
 		ops:      make(map[string]*model.Op, nops),
 		tagSets:  [][]string{nil},
@@ -136,19 +202,13 @@ func newApplier(heads []model.Head, nops int) *applier {
 	// Slot 0 is the head sentinel, slot n+1 the tail; stored seq s sits in
 	// slot s to begin with.
 	a.head, a.tail = 0, int32(n+1)
-	for i := range a.slots {
-		s := &a.slots[i]
-		s.prev, s.next = int32(i-1), int32(i+1)
-		s.label = uint64(i) * labelGap
-		s.kind = slotItem
-		if i > 0 && i <= n {
-			s.item = model.Item{Seq: uint64(i), Synth: -1}
-			a.seqSlot[i-1] = int32(i)
-		}
-	}
-	a.slots[a.head].kind, a.slots[a.head].prev = slotSentinel, nilSlot
-	a.slots[a.tail].kind, a.slots[a.tail].next = slotSentinel, nilSlot
-	a.slots[a.tail].label = math.MaxUint64
+	// Every other slot's zeros already say what it starts as (see slot).
+	a.slots[a.head].kind, a.slots[a.tail].kind = slotSentinel, slotSentinel
+	a.setPrev(a.head, nilSlot)
+	a.setNext(a.tail, nilSlot)
+	a.setLabel(a.tail, math.MaxUint64)
+	a.setItem(a.head, model.Item{})
+	a.setItem(a.tail, model.Item{})
 	return a
 }
 
@@ -159,7 +219,7 @@ func (a *applier) slotOf(id model.ItemID) int32 {
 		if seq > uint64(len(a.seqSlot)) {
 			return nilSlot
 		}
-		return a.seqSlot[seq-1]
+		return a.seqSlot[seq-1] + int32(seq)
 	}
 	opID, k, ok := id.Synthetic()
 	if !ok {
@@ -174,7 +234,7 @@ func (a *applier) slotOf(id model.ItemID) int32 {
 
 func (a *applier) setSlotOf(it model.Item, s int32) {
 	if it.Seq > 0 {
-		a.seqSlot[it.Seq-1] = s
+		a.seqSlot[it.Seq-1] = s - int32(it.Seq)
 	} else {
 		a.synthInfo[it.Synth].slot = s
 	}
@@ -250,7 +310,7 @@ func (a *applier) standIn(id model.ItemID, visiting map[string]bool) []int32 {
 func (a *applier) byLabel(slots []int32) []int32 {
 	sorted := slices.Clone(slots)
 	slices.SortFunc(sorted, func(x, y int32) int {
-		lx, ly := a.slots[x].label, a.slots[y].label
+		lx, ly := a.label(x), a.label(y)
 		switch {
 		case lx < ly:
 			return -1
@@ -304,7 +364,8 @@ func (a *applier) apply(op *model.Op, activeTags []string) {
 	switch op.Type {
 	case model.OpTag:
 		for _, s := range pres {
-			it := &a.slots[s].item
+			a.touch(s)
+			it := &a.slots[s].ditem // Tags are kept as they are
 			it.Tags = a.addTags(it.Tags, op.Payload.Tags)
 		}
 	case model.OpDigest:
@@ -337,8 +398,8 @@ func (a *applier) replace(op *model.Op, pres []int32, msgs []model.NewMessage) {
 	// A resequence marker stands just before the slots it reordered and
 	// describes them, so it goes with them. (A snip marker there describes
 	// what stood before the targets, and stays.)
-	for s := a.slots[first].prev; a.slots[s].kind == slotMarker; {
-		prev := a.slots[s].prev
+	for s := a.prev(first); a.slots[s].kind == slotMarker; {
+		prev := a.prev(s)
 		if a.markers[a.slots[s].marker].m.OpType == model.OpResequence {
 			a.nest(mk, a.slots[s].marker)
 			a.unlink(s)
@@ -355,15 +416,15 @@ func (a *applier) replace(op *model.Op, pres []int32, msgs []model.NewMessage) {
 			isTarget[s] = true
 		}
 		for _, t := range ordered[:len(ordered)-1] {
-			n := a.slots[t].next
+			n := a.next(t)
 			for a.slots[n].kind == slotMarker {
-				n = a.slots[n].next
+				n = a.next(n)
 			}
 			if !isTarget[n] {
 				continue
 			}
-			for m := a.slots[t].next; m != n; {
-				next := a.slots[m].next
+			for m := a.next(t); m != n; {
+				next := a.next(m)
 				a.nest(mk, a.slots[m].marker)
 				a.unlink(m)
 				m = next
@@ -373,7 +434,7 @@ func (a *applier) replace(op *model.Op, pres []int32, msgs []model.NewMessage) {
 	covers, start, end := 0, int64(math.MaxInt64), int64(math.MinInt64)
 	hidden := make([]model.Item, 0, len(ordered))
 	for _, s := range ordered {
-		it := a.slots[s].item
+		it := a.item(s)
 		hidden = append(hidden, it)
 		c, st, en := a.coverOf(it)
 		covers += c
@@ -392,9 +453,10 @@ func (a *applier) replace(op *model.Op, pres []int32, msgs []model.NewMessage) {
 		a.unlink(s)
 	}
 	if len(msgs) == 0 {
+		a.touch(first)
 		a.slots[first].kind = slotMarker
 		a.slots[first].marker = mk
-		a.slots[first].item = model.Item{}
+		a.setItem(first, model.Item{})
 		return
 	}
 	// A revise of exactly one summary into one item keeps it a summary.
@@ -415,8 +477,9 @@ func (a *applier) replace(op *model.Op, pres []int32, msgs []model.NewMessage) {
 			a.synthInfo[si].covers = covers
 			sy.MessageCount = covers
 		}
+		a.touch(s)
 		a.slots[s].kind = slotItem
-		a.slots[s].item = model.Item{Synth: si}
+		a.setItem(s, model.Item{Synth: si})
 		a.synthInfo[si].slot = s
 	}
 }
@@ -438,19 +501,20 @@ func (a *applier) resequence(op *model.Op, pres []int32) {
 	positions := a.byLabel(pres)
 	items := make([]model.Item, len(pres))
 	for i, s := range pres {
-		items[i] = a.slots[s].item
+		items[i] = a.item(s)
 	}
 	mk := a.newMarker(op)
 	prev := make([]model.Item, len(positions))
 	for i, s := range positions {
-		prev[i] = a.slots[s].item
+		prev[i] = a.item(s)
 	}
 	a.markers[mk].m.Hidden = prev
 	for i, s := range positions {
-		a.slots[s].item = items[i]
+		a.setItem(s, items[i])
 		a.setSlotOf(items[i], s)
 	}
 	ms := a.insertBefore(positions[0])
+	a.touch(ms)
 	a.slots[ms].kind = slotMarker
 	a.slots[ms].marker = mk
 }
@@ -469,8 +533,9 @@ func (a *applier) insert(op *model.Op, anchor int32) {
 		if k == 0 {
 			a.synthInfo[si].marker = mk
 		}
+		a.touch(s)
 		a.slots[s].kind = slotItem
-		a.slots[s].item = model.Item{Synth: si}
+		a.setItem(s, model.Item{Synth: si})
 		a.synthInfo[si].slot = s
 	}
 }
@@ -481,7 +546,7 @@ func (a *applier) insert(op *model.Op, anchor int32) {
 func (a *applier) timeNear(s int32, op *model.Op) int64 {
 	for s != nilSlot {
 		if sl := &a.slots[s]; sl.kind == slotItem {
-			if c, start, end := a.coverOf(sl.item); c > 0 || start <= end {
+			if c, start, end := a.coverOf(a.item(s)); c > 0 || start <= end {
 				if s == a.head {
 					return start
 				}
@@ -489,15 +554,15 @@ func (a *applier) timeNear(s int32, op *model.Op) int64 {
 			}
 		}
 		if s == a.head { // at the start: look forward instead
-			for n := a.slots[s].next; n != a.tail; n = a.slots[n].next {
+			for n := a.next(s); n != a.tail; n = a.next(n) {
 				if a.slots[n].kind == slotItem {
-					_, start, _ := a.coverOf(a.slots[n].item)
+					_, start, _ := a.coverOf(a.item(n))
 					return start
 				}
 			}
 			break
 		}
-		s = a.slots[s].prev
+		s = a.prev(s)
 	}
 	return op.CreatedAt.UnixNano()
 }
@@ -554,10 +619,11 @@ func (a *applier) addTags(cur int32, add []string) int32 {
 }
 
 func (a *applier) unlink(s int32) {
-	p, n := a.slots[s].prev, a.slots[s].next
-	a.slots[p].next = n
-	a.slots[n].prev = p
-	a.slots[s].prev, a.slots[s].next = nilSlot, nilSlot
+	p, n := a.prev(s), a.next(s)
+	a.setNext(p, n)
+	a.setPrev(n, p)
+	a.setPrev(s, nilSlot)
+	a.setNext(s, nilSlot)
 }
 
 // insertAfter links count new slots after slot s and returns them in order.
@@ -565,21 +631,25 @@ func (a *applier) insertAfter(s int32, count int) []int32 {
 	if count == 0 {
 		return nil
 	}
-	lo, hi := a.slots[s].label, a.slots[a.slots[s].next].label
+	lo, hi := a.label(s), a.label(a.next(s))
 	step := (hi - lo) / uint64(count+1)
 	if step == 0 {
 		a.relabel()
-		lo, hi = a.slots[s].label, a.slots[a.slots[s].next].label
+		lo, hi = a.label(s), a.label(a.next(s))
 		step = (hi - lo) / uint64(count+1)
 	}
 	out := make([]int32, count)
 	prev := s
 	for i := range count {
 		ns := int32(len(a.slots))
-		next := a.slots[prev].next
-		a.slots = append(a.slots, slot{prev: prev, next: next, label: lo + step*uint64(i+1)})
-		a.slots[prev].next = ns
-		a.slots[next].prev = ns
+		next := a.next(prev)
+		a.slots = append(a.slots, slot{})
+		a.setPrev(ns, prev)
+		a.setNext(ns, next)
+		a.setLabel(ns, lo+step*uint64(i+1))
+		a.setItem(ns, model.Item{})
+		a.setNext(prev, ns)
+		a.setPrev(next, ns)
 		out[i] = ns
 		prev = ns
 	}
@@ -587,15 +657,15 @@ func (a *applier) insertAfter(s int32, count int) []int32 {
 }
 
 func (a *applier) insertBefore(s int32) int32 {
-	return a.insertAfter(a.slots[s].prev, 1)[0]
+	return a.insertAfter(a.prev(s), 1)[0]
 }
 
 // relabel spreads the labels evenly again when repeated insertions at one
 // place have used up the gap there. It is rare: each gap takes 32 halvings.
 func (a *applier) relabel() {
 	var l uint64
-	for s := a.head; s != a.tail; s = a.slots[s].next {
-		a.slots[s].label = l
+	for s := a.head; s != a.tail; s = a.next(s) {
+		a.setLabel(s, l)
 		l += labelGap
 	}
 }
@@ -620,11 +690,26 @@ func (a *applier) materialize() *model.View {
 		v.OpSynth[id] = r[0]
 	}
 	const unset = math.MinInt32
-	for i := range v.Where {
-		v.Where[i] = unset
-	}
+	inParts(len(v.Where), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			v.Where[i] = unset
+		}
+	})
 	var top []int32
-	for s := a.slots[a.head].next; s != a.tail; s = a.slots[s].next {
+	for s := a.next(a.head); s != a.tail; s = a.next(s) {
+		if s <= int32(n) && a.touched[s>>6]&(1<<(s&63)) == 0 {
+			// A run of stored messages no operation touched: each
+			// slot's next is the one after it, the last one's the
+			// touched slot (or the tail) the run ends at.
+			end := a.untouchedTo(s)
+			for i := s; i < end; i++ {
+				v.Where[i-1] = int32(len(v.Items))
+				v.Tokens += int(a.heads[i-1].Tokens)
+				v.Items = append(v.Items, model.Item{Seq: uint64(i), Synth: -1})
+			}
+			s = end - 1 // the loop steps on to end
+			continue
+		}
 		sl := &a.slots[s]
 		if sl.kind == slotMarker {
 			if !a.markers[sl.marker].nested {
@@ -633,7 +718,7 @@ func (a *applier) materialize() *model.View {
 			}
 			continue
 		}
-		it := sl.item
+		it := a.item(s)
 		if it.Synth >= 0 {
 			if m := a.synthInfo[it.Synth].marker; m >= 0 && !a.markers[m].nested {
 				a.markers[m].m.At = len(v.Items)

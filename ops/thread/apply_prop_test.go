@@ -472,3 +472,29 @@ func TestSwitchingAnInnerOperationKeepsTheOuter(t *testing.T) {
 		t.Fatalf("only %d outer operations checked: the random operations nest too seldom", checked)
 	}
 }
+
+// TestApplyMatchesReferenceLong is TestApplyMatchesReference on threads
+// of a few hundred messages, so that the runs of slots no operation
+// touched (laid out without reading them, see applier.touch) start and
+// end on both sides of a word of the touched bits, and at the thread's
+// ends.
+func TestApplyMatchesReferenceLong(t *testing.T) {
+	for seed := range uint64(200) {
+		r := rand.New(rand.NewPCG(seed, 11))
+		n := 60 + r.IntN(260)
+		ops := randomOps(r, n, r.IntN(30))
+		active := []string{"a", "b", "c"}[:r.IntN(4)]
+		v := Apply(heads(n), ops, active)
+		want, wantStatus := referenceApply(n, ops, active)
+		if got := viewItems(v); !sameItems(got, want) {
+			t.Fatalf("seed %d: view differs from the reference\n got: %v\nwant: %v\nops: %+v", seed, got, want, ops)
+		}
+		for id, st := range wantStatus {
+			if v.Status[id] != st {
+				t.Fatalf("seed %d: status of %s = %s, reference says %s", seed, id, v.Status[id], st)
+			}
+		}
+		checkWhere(t, v, n)
+		checkMarkers(t, v, ops)
+	}
+}
