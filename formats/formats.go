@@ -75,6 +75,10 @@ type Message struct {
 	// weft export carries from the file it was made in, so the sources
 	// the message first came from recognise it wherever it moves.
 	Aliases []string
+	// Digest is model.ContentDigest of the message's role and content
+	// where the reader hashed them already (for its keys), so the
+	// importer does not hash every message twice; empty otherwise.
+	Digest string
 	model.NewMessage
 }
 

@@ -63,7 +63,7 @@ func (im *Import) flushGroup() error {
 		reqs := make([]*writeReq, len(group))
 		after := make([]func(model.Session), len(group))
 		for i, th := range group {
-			reqs[i], after[i] = im.batchWrite(th, th.batch)
+			reqs[i], after[i] = im.batchWrite(th, th.batch, nil)
 		}
 		if err := im.s.commitAll(im.ctx, reqs); err != nil {
 			done <- fmt.Errorf("importing %s: %w", plural(len(group), "conversation", "conversations"), err)
@@ -79,9 +79,10 @@ func (im *Import) flushGroup() error {
 }
 
 // write stores a batch of the thread through the service's write path,
-// creating the session with the first batch.
-func (im *Import) write(th *importThread, batch []formats.Message) error {
-	r, after := im.batchWrite(th, batch)
+// creating the session with the first batch; pre, if not nil, is the
+// batch prepared.
+func (im *Import) write(th *importThread, batch []formats.Message, pre *preparedBatch) error {
+	r, after := im.batchWrite(th, batch, pre)
 	if err := im.s.commitAll(im.ctx, []*writeReq{r}); err != nil {
 		return fmt.Errorf("importing into %q: %w", th.title, err)
 	}
@@ -91,7 +92,8 @@ func (im *Import) write(th *importThread, batch []formats.Message) error {
 
 // batchWrite is a batch of the thread as a write of the service, and
 // what to report of it once it is written (given the session's record).
-func (im *Import) batchWrite(th *importThread, batch []formats.Message) (*writeReq, func(model.Session)) {
+// pre, if not nil, is the batch prepared (prepare).
+func (im *Import) batchWrite(th *importThread, batch []formats.Message, pre *preparedBatch) (*writeReq, func(model.Session)) {
 	s := im.s
 	var added, skipped int
 	var unplaced []string // keys of messages that belong before stored ones
@@ -105,7 +107,7 @@ func (im *Import) batchWrite(th *importThread, batch []formats.Message) (*writeR
 		var old []bool
 		var keys []importKey // to record: the new messages', and those old ones lack
 		lastLocal := -1
-		if !created {
+		if !created && !th.fresh(next) {
 			old = make([]bool, len(batch))
 			for i := range batch {
 				m := &batch[i]
@@ -148,6 +150,7 @@ func (im *Import) batchWrite(th *importThread, batch []formats.Message) (*writeR
 			}
 		}
 		msgs := make([]model.Message, 0, len(batch))
+		var picked []int // of pre's records, those of msgs
 		for i := range batch {
 			m := &batch[i]
 			if old != nil && old[i] {
@@ -163,7 +166,8 @@ func (im *Import) batchWrite(th *importThread, batch []formats.Message) (*writeR
 				nm.CreatedAt = im.now // the source has no times: when it was imported
 			}
 			seq := uint64(next.MessageCount + len(msgs) + 1)
-			msgs = append(msgs, storedMessage(seq, nm, im.now))
+			msgs = append(msgs, storedDigested(seq, nm, im.now, m.Digest))
+			picked = append(picked, i)
 			for i := range len(m.Aliases) + 1 {
 				keys = append(keys, importKey{th.keyOf(m, i), seq})
 			}
@@ -204,7 +208,16 @@ func (im *Import) batchWrite(th *importThread, batch []formats.Message) (*writeR
 			reload: true,
 			event:  Event{Kind: EventAppended},
 			store: func(tx *store.Tx) error {
-				if err := tx.AppendMessages(id, msgs); err != nil {
+				var err error
+				switch {
+				case pre == nil:
+					err = tx.AppendMessages(id, msgs)
+				case len(picked) == pre.enc.Len():
+					err = tx.AppendEncoded(id, msgs, pre.enc)
+				default:
+					err = tx.AppendEncoded(id, msgs, pre.enc.Pick(picked))
+				}
+				if err != nil {
 					return err
 				}
 				return record(tx)
@@ -231,6 +244,16 @@ func (im *Import) batchWrite(th *importThread, batch []formats.Message) (*writeR
 	return r, func(info model.Session) {
 		im.report(th, info, created, added, skipped, unplaced, changed, lastOld)
 	}
+}
+
+// fresh reports whether every message the session holds is one this
+// import added from this thread, so that none of a new batch's can be
+// among them: a thread's keys are unique within it (formats.Message),
+// and a format whose keys name messages apart from their thread (a
+// resumed Claude Code session repeats its records) is always looked up.
+// The writer then reads no import key per message.
+func (th *importThread) fresh(next *model.Session) bool {
+	return th.report.Created && !th.info.Source.GlobalKeys() && next.MessageCount == th.report.Added
 }
 
 // report adds what a written batch did to the thread's report.

@@ -346,6 +346,16 @@ func countEachMetered(n int, at func(i int) *model.NewMessage, pm *meter) {
 // storedMessage completes a new message for storing: seq and ID, time,
 // digest and token count.
 func storedMessage(seq uint64, nm model.NewMessage, now time.Time) model.Message {
+	return storedDigested(seq, nm, now, "")
+}
+
+// storedDigested is storedMessage given the message's digest where it is
+// known ("" where not): an import has its reader's, or hashed it on every
+// core, not in the one writer.
+func storedDigested(seq uint64, nm model.NewMessage, now time.Time, digest string) model.Message {
+	if digest == "" {
+		digest = model.ContentDigest(nm.Role, nm.Content)
+	}
 	at := nm.CreatedAt
 	if at.IsZero() {
 		at = now
@@ -357,7 +367,7 @@ func storedMessage(seq uint64, nm model.NewMessage, now time.Time) model.Message
 	return model.Message{
 		ID: model.MessageID(seq), Seq: seq, Role: nm.Role, Content: nm.Content, Name: nm.Name,
 		Parts: nm.Parts, CreatedAt: at.UTC(), Tokens: n, Meta: nm.Meta,
-		Digest: model.ContentDigest(nm.Role, nm.Content),
+		Digest: digest,
 	}
 }
 

@@ -41,6 +41,12 @@ func (t *Tx) LastSeq(sessionID string) (uint64, error) {
 // it completes; it leaves the session record alone. On error nothing has
 // been written.
 func (t *Tx) AppendMessages(sessionID string, msgs []model.Message) error {
+	return t.appendMessages(sessionID, msgs, nil)
+}
+
+// appendMessages is AppendMessages, with the records made beforehand
+// (EncodeMessages) where enc is not nil.
+func (t *Tx) appendMessages(sessionID string, msgs []model.Message, enc *Encoded) error {
 	num, err := t.num(sessionID)
 	if err != nil {
 		return err
@@ -61,6 +67,9 @@ func (t *Tx) AppendMessages(sessionID string, msgs []model.Message) error {
 	}
 
 	// Check everything before writing anything.
+	if enc != nil && len(enc.vals) != len(msgs) {
+		return fmt.Errorf("session %q: %d messages with %d records", sessionID, len(msgs), len(enc.vals))
+	}
 	ats := make([]int64, len(msgs))
 	total := 0
 	for i := range msgs {
@@ -71,6 +80,10 @@ func (t *Tx) AppendMessages(sessionID string, msgs []model.Message) error {
 		}
 		if m.ID != "" && m.ID != model.MessageID(m.Seq) {
 			return fmt.Errorf("session %q: message seq %d has ID %q, want %q", sessionID, m.Seq, m.ID, model.MessageID(m.Seq))
+		}
+		if enc != nil {
+			ats[i] = enc.ats[i] // the rest was checked as they were made
+			continue
 		}
 		if !m.Role.Valid() {
 			return fmt.Errorf("session %q: message seq %d: role %q is not one of system, user, assistant, tool", sessionID, m.Seq, m.Role)
@@ -132,17 +145,26 @@ func (t *Tx) AppendMessages(sessionID string, msgs []model.Message) error {
 	// bbolt keeps references to keys and values until commit, so every
 	// slice handed to Put is fresh; one arena serves them all.
 	const keyLen = numLen + 8 + numLen + 16
-	arena := make([]byte, 0, total)
+	var arena []byte
+	if enc == nil {
+		arena = make([]byte, 0, total)
+	}
 	keys := make([]byte, keyLen*len(msgs))
 	empty := []byte{}
 	for i := range msgs {
 		m := &msgs[i]
-		start := len(arena)
-		arena = encodeMessage(arena, m, ats[i])
+		var val []byte
+		if enc != nil {
+			val = enc.vals[i]
+		} else {
+			start := len(arena)
+			arena = encodeMessage(arena, m, ats[i])
+			val = arena[start:len(arena):len(arena)]
+		}
 		k := keys[i*keyLen : i*keyLen+numLen+8 : i*keyLen+numLen+8]
 		binary.BigEndian.PutUint32(k, num)
 		binary.BigEndian.PutUint64(k[numLen:], m.Seq)
-		if err := mb.Put(k, arena[start:len(arena):len(arena)]); err != nil {
+		if err := mb.Put(k, val); err != nil {
 			return fmt.Errorf("session %q: message seq %d: %w", sessionID, m.Seq, err)
 		}
 		if !writeTimes {

@@ -107,9 +107,9 @@ func (t *Thread) Add(ordinal int, nm model.NewMessage) error {
 	}
 	key := ordinalKey(make([]byte, 0, 24), ordinal)
 	key = hex.AppendEncode(key, sum[:6])
-	m := formats.Message{Key: string(key), NewMessage: nm}
+	m := formats.Message{Key: string(key), Digest: hex.EncodeToString(sum[:]), NewMessage: nm}
 	if t.emitted == 0 && len(t.pending) == 0 {
-		t.first = hex.EncodeToString(sum[:])
+		t.first = m.Digest
 		if len(t.Meta) > 0 {
 			if m.Meta == nil {
 				m.Meta = make(map[string]string, len(t.Meta))
