@@ -179,11 +179,17 @@ func TestTUIEdits(t *testing.T) {
 	s.gone("Jump to a time")
 	// Without a date a time is on the cursor's day: day 4 again, not
 	// the end of the thread (today has no messages).
+	// The dialog is seen open with the time in it before enter, so that
+	// seeing it gone means the jump was made (the cursor is on day 4
+	// already: its place alone proves nothing), and the keys after it
+	// reach the thread, not the dialog still waiting for its answer.
 	s.keys("T")
+	s.see("Jump to a time")
 	s.text("08:00")
+	s.see("› 08:00")
 	s.keys("Enter")
-	s.see(at(day4, n), "How did the 10% ramp go overnight?")
 	s.gone("Jump to a time")
+	s.see(at(day4, n), "How did the 10% ramp go overnight?")
 
 	// A range: v starts it, j extends it, esc cancels it.
 	s.keys("v", "j")
