@@ -84,9 +84,20 @@ func (s *Service) searchSessionHistory(_ context.Context, a SearchArgs) (SearchR
 	}
 	v := snap.view
 	res := SearchResult{Query: a.Query, Matches: []SearchMatch{}}
+	// An ASCII substring is looked for in the session's text kept in
+	// memory, lower-cased once; other searches read the store.
+	var found []int
+	inMemory := !fuzzyMode && fuzzy.CanSubstring(a.Query)
+	if inMemory {
+		if found, err = s.substring(v, len(snap.heads), a.Query, raw); err != nil {
+			return SearchResult{}, err
+		}
+	}
 	err = s.st.View(func(tx *store.Tx) error {
 		var hits []int
-		if raw {
+		if inMemory {
+			hits, res.TotalMatches = firstHits(found, limit)
+		} else if raw {
 			hits, res.TotalMatches, err = searchRaw(tx, v.SessionID, a.Query, fuzzyMode, limit)
 		} else {
 			hits, res.TotalMatches, err = searchView(tx, v, a.Query, fuzzyMode, limit)
