@@ -283,16 +283,11 @@ func (s *Service) FuzzyLines(ref, query string, prev *FuzzyState, limit int) (hi
 		steps = utf8.RuneCountInString(query) - utf8.RuneCountInString(prev.query)
 	}
 	next = &FuzzyState{sessionID: snap.info.ID, version: snap.info.Version, view: v, query: query, bounds: make([]fuzzy.Bound, v.Len())}
+	want, n, err := s.fuzzyWant(snap, query, prev, steps)
+	if err != nil {
+		return nil, nil, err
+	}
 	err = s.st.View(func(tx *store.Tx) error {
-		var want []bool // nil: every item
-		n := v.Len()
-		if steps >= 0 {
-			want = make([]bool, v.Len())
-			for _, i := range prev.cands {
-				want[i] = true
-			}
-			n = len(prev.cands)
-		}
 		docs, err := viewDocs(tx, v, want, n)
 		if err != nil {
 			return err

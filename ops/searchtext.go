@@ -153,3 +153,48 @@ func (s *Service) substringLines(snap snapshot, query string, limit int) (hits [
 	}
 	return hits, ids, total, nil
 }
+
+// fuzzyWant picks the items of snap's view a fuzzy query must read (nil:
+// every one) and counts them: with prev (steps >= 0), its candidates;
+// and of the stored messages, only those whose byte-class mask holds
+// every byte of an ASCII query, so a message that lacks one is not read.
+func (s *Service) fuzzyWant(snap snapshot, query string, prev *FuzzyState, steps int) ([]bool, int, error) {
+	v := snap.view
+	qm, ok := fuzzy.QueryMask(query)
+	if !ok {
+		if steps < 0 {
+			return nil, v.Len(), nil
+		}
+		want := make([]bool, v.Len())
+		for _, i := range prev.cands {
+			want[i] = true
+		}
+		return want, len(prev.cands), nil
+	}
+	c, err := s.corpus(v.SessionID, len(snap.heads))
+	if err != nil {
+		return nil, 0, err
+	}
+	want := make([]bool, v.Len())
+	keep := func(i int) bool {
+		it := v.Items[i]
+		return it.Synth >= 0 || c.Mask(int(it.Seq-1))&qm == qm
+	}
+	n := 0
+	if steps >= 0 {
+		for _, i := range prev.cands {
+			if keep(i) {
+				want[i] = true
+				n++
+			}
+		}
+	} else {
+		for i := range want {
+			if keep(i) {
+				want[i] = true
+				n++
+			}
+		}
+	}
+	return want, n, nil
+}
