@@ -204,6 +204,11 @@ func viewDocs(tx *store.Tx, v *model.View, want []bool, n int) ([]fuzzy.Doc, err
 	if n == 0 {
 		return docs, nil
 	}
+	if want != nil && n < v.Len()/32 {
+		// A few items (a query narrowed by its previous keystrokes): a
+		// lookup each costs less than walking every stored message.
+		return fewDocs(tx, v, want, docs)
+	}
 	err := tx.ScanContent(v.SessionID, func(seq uint64, content []byte) bool {
 		if i := v.IndexOfSeq(seq); i >= 0 && (want == nil || want[i]) {
 			docs = append(docs, fuzzy.Doc{Index: i, Text: content})

@@ -198,3 +198,26 @@ func (s *Service) fuzzyWant(snap snapshot, query string, prev *FuzzyState, steps
 	}
 	return want, n, nil
 }
+
+// fewDocs is viewDocs for the few items want marks, each stored message
+// looked up by its seq (its content copied) rather than found by a walk
+// over them all; the order is viewDocs's: stored, then synthetic.
+func fewDocs(tx *store.Tx, v *model.View, want []bool, docs []fuzzy.Doc) ([]fuzzy.Doc, error) {
+	var synth []fuzzy.Doc
+	for i, w := range want {
+		if !w {
+			continue
+		}
+		it := v.Items[i]
+		if it.Synth >= 0 {
+			synth = append(synth, fuzzy.Doc{Index: i, Text: []byte(v.Synth[it.Synth].Content)})
+			continue
+		}
+		m, err := tx.Message(v.SessionID, it.Seq)
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, fuzzy.Doc{Index: i, Text: []byte(m.Content)})
+	}
+	return append(docs, synth...), nil
+}

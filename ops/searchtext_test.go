@@ -54,3 +54,36 @@ func TestSubstringFollowsTheThread(t *testing.T) {
 	f.mustCall("digest_messages", `{"start_idx":0,"end_idx":1,"summary":"nothing"}`)
 	check("after a digest before the hits", []int{8, 10}, []int{10, 12})
 }
+
+// TestFuzzyNarrowedReadsFew: a query narrowed to a few items by the
+// previous keystrokes (read one by one, not by a walk over the thread)
+// finds what the same query typed at once finds.
+func TestFuzzyNarrowedReadsFew(t *testing.T) {
+	f := newFixture(t)
+	sid := f.session("few", 200)
+	f.mustCall("append_messages", `{"messages":[{"role":"user","content":"a Zebra crossing"},{"role":"assistant","content":"zebras\nand more"}]}`)
+	f.mustCall("digest_messages", `{"start_idx":98,"end_idx":99,"summary":"zero zebra"}`)
+	var prev *FuzzyState
+	for _, q := range []string{"z", "ze", "zeb", "zebr"} {
+		hits, next, err := f.svc.FuzzyLines(sid, q, prev, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh, _, err := f.svc.FuzzyLines(sid, q, nil, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.EqualFunc(hits, fresh, func(a, b LineHit) bool {
+			return a.Index == b.Index && a.Line == b.Line && a.Score == b.Score && slices.Equal(a.Matched, b.Matched)
+		}) {
+			t.Fatalf("%q narrowed: %+v, typed at once: %+v", q, hits, fresh)
+		}
+		if q == "zebr" && len(hits) != 3 {
+			t.Errorf("%q: %d hits, want 3: %+v", q, len(hits), hits)
+		}
+		prev = next
+	}
+	if prev.Candidates() != 3 {
+		t.Errorf("%d candidates, want 3", prev.Candidates())
+	}
+}
