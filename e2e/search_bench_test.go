@@ -77,19 +77,30 @@ func BenchmarkInteractiveSearch(b *testing.B) {
 				}
 				clearQuery(b, term, empty)
 				var per []time.Duration
+				differed := 0
 				for b.Loop() {
 					for i := range q {
 						t0 := time.Now()
 						sendText(b, term, q[i:i+1])
+						d := time.Duration(0)
 						for p.seen(capture(b, term)) != want[i] {
 							// A pause between polls leaves the cores
 							// to the program measured.
 							time.Sleep(time.Millisecond)
-							if time.Since(t0) > 30*time.Second {
-								b.Fatalf("%q: the screen never showed what it settled on", q[:i+1])
+							if time.Since(t0) > 10*time.Second {
+								// fzf typed fast can settle on another
+								// count than typed slowly: then the time
+								// is until its screen last changed.
+								_, at := settleAt(b, term, 60*time.Second)
+								d = at.Sub(t0)
+								differed++
+								break
 							}
 						}
-						per = append(per, time.Since(t0))
+						if d == 0 {
+							d = time.Since(t0)
+						}
+						per = append(per, d)
 					}
 					clearQuery(b, term, empty)
 				}
@@ -97,6 +108,7 @@ func BenchmarkInteractiveSearch(b *testing.B) {
 				b.ReportMetric(float64(per[len(per)/2])/1e6, "p50-ms/key")
 				b.ReportMetric(float64(per[len(per)*9/10])/1e6, "p90-ms/key")
 				b.ReportMetric(float64(per[len(per)-1])/1e6, "max-ms/key")
+				b.ReportMetric(float64(differed), "keys-settled-elsewhere")
 			})
 		}
 	}
@@ -125,6 +137,13 @@ func clearQuery(b *testing.B, term *Terminal, empty string) {
 // a loaded machine, can leave its count unchanged for longer than 0.5 s).
 func settle(b *testing.B, term *Terminal, limit time.Duration) string {
 	b.Helper()
+	s, _ := settleAt(b, term, limit)
+	return s
+}
+
+// settleAt is settle, also returning when the screen last changed.
+func settleAt(b *testing.B, term *Terminal, limit time.Duration) (string, time.Time) {
+	b.Helper()
 	t0 := time.Now()
 	last, since := capture(b, term), time.Now()
 	for time.Since(since) < 1500*time.Millisecond {
@@ -136,7 +155,7 @@ func settle(b *testing.B, term *Terminal, limit time.Duration) string {
 			last, since = s, time.Now()
 		}
 	}
-	return last
+	return last, since
 }
 
 func capture(b *testing.B, term *Terminal) string {
