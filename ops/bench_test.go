@@ -183,11 +183,18 @@ func BenchmarkTurnsAround1M(b *testing.B) {
 
 // BenchmarkSearchSubstring100k is a substring search over 100k messages of
 // about 650 bytes (65 MB of text), for a word that occurs and one that
-// does not.
+// does not, after a first search.
 func BenchmarkSearchSubstring100k(b *testing.B) {
 	path, sid := benchFile(b, 100_000, 650, 0)
 	svc := benchService(b, path)
 	ctx := context.Background()
+	// The first search keeps the session's text in memory, lower-cased;
+	// what is measured is every search after it.
+	t0 := time.Now()
+	if _, err := svc.SearchSessionHistory(ctx, SearchArgs{SessionID: sid, Query: "warm"}); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("first search: %v", time.Since(t0))
 	for _, q := range []string{"Migration Plan", "no such phrase"} {
 		b.Run(strings.ReplaceAll(q, " ", "_"), func(b *testing.B) {
 			for b.Loop() {

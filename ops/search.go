@@ -84,9 +84,20 @@ func (s *Service) searchSessionHistory(_ context.Context, a SearchArgs) (SearchR
 	}
 	v := snap.view
 	res := SearchResult{Query: a.Query, Matches: []SearchMatch{}}
+	// An ASCII substring is looked for in the session's text kept in
+	// memory, lower-cased once; other searches read the store.
+	var found []int
+	inMemory := !fuzzyMode && fuzzy.CanSubstring(a.Query)
+	if inMemory {
+		if found, err = s.substring(v, len(snap.heads), a.Query, raw); err != nil {
+			return SearchResult{}, err
+		}
+	}
 	err = s.st.View(func(tx *store.Tx) error {
 		var hits []int
-		if raw {
+		if inMemory {
+			hits, res.TotalMatches = firstHits(found, limit)
+		} else if raw {
 			hits, res.TotalMatches, err = searchRaw(tx, v.SessionID, a.Query, fuzzyMode, limit)
 		} else {
 			hits, res.TotalMatches, err = searchView(tx, v, a.Query, fuzzyMode, limit)
@@ -193,6 +204,11 @@ func viewDocs(tx *store.Tx, v *model.View, want []bool, n int) ([]fuzzy.Doc, err
 	if n == 0 {
 		return docs, nil
 	}
+	if want != nil && n < v.Len()/32 {
+		// A few items (a query narrowed by its previous keystrokes): a
+		// lookup each costs less than walking every stored message.
+		return fewDocs(tx, v, want, docs)
+	}
 	err := tx.ScanContent(v.SessionID, func(seq uint64, content []byte) bool {
 		if i := v.IndexOfSeq(seq); i >= 0 && (want == nil || want[i]) {
 			docs = append(docs, fuzzy.Doc{Index: i, Text: content})
@@ -272,16 +288,11 @@ func (s *Service) FuzzyLines(ref, query string, prev *FuzzyState, limit int) (hi
 		steps = utf8.RuneCountInString(query) - utf8.RuneCountInString(prev.query)
 	}
 	next = &FuzzyState{sessionID: snap.info.ID, version: snap.info.Version, view: v, query: query, bounds: make([]fuzzy.Bound, v.Len())}
+	want, n, err := s.fuzzyWant(snap, query, prev, steps)
+	if err != nil {
+		return nil, nil, err
+	}
 	err = s.st.View(func(tx *store.Tx) error {
-		var want []bool // nil: every item
-		n := v.Len()
-		if steps >= 0 {
-			want = make([]bool, v.Len())
-			for _, i := range prev.cands {
-				want[i] = true
-			}
-			n = len(prev.cands)
-		}
 		docs, err := viewDocs(tx, v, want, n)
 		if err != nil {
 			return err

@@ -47,6 +47,9 @@ type cached struct {
 	heads []model.Head
 	ops   []model.Op
 	view  *model.View // nil when it must be applied again
+	// text is the stored messages' text kept for searches, built on the
+	// first search (see searchtext.go).
+	text *searchText
 }
 
 // Option configures a Service.

@@ -28,6 +28,9 @@ func (s *Service) SubstringLines(ref, query string, limit int) (hits []LineHit, 
 		return nil, nil, 0, err
 	}
 	v := snap.view
+	if fuzzy.CanSubstring(query) {
+		return s.substringLines(snap, query, limit)
+	}
 	err = s.st.View(func(tx *store.Tx) error {
 		docs, err := viewDocs(tx, v, nil, v.Len())
 		if err != nil {

@@ -1,0 +1,223 @@
+package ops
+
+import (
+	"slices"
+	"sync"
+
+	"weft/internal/fuzzy"
+	"weft/model"
+	"weft/store"
+)
+
+// searchText is a session's stored messages' text as searches want it:
+// lower-cased once, in memory, with each message's byte-class mask
+// (fuzzy.Corpus). Stored messages never change and are only appended,
+// so it is built on the first search and extended by the messages
+// appended since on the next; it goes with the session's cache entry.
+type searchText struct {
+	mu sync.Mutex // held while the text is extended
+	c  fuzzy.Corpus
+}
+
+// corpus returns the searchable text of session id's first n stored
+// messages at least (text k is message seq k+1).
+func (s *Service) corpus(id string, n int) (fuzzy.Corpus, error) {
+	s.mu.Lock()
+	th, err := s.threadLocked(id)
+	if err != nil {
+		s.mu.Unlock()
+		return fuzzy.Corpus{}, err
+	}
+	if th.text == nil {
+		th.text = &searchText{}
+	}
+	t := th.text
+	s.mu.Unlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.c.Len() >= n {
+		return t.c, nil
+	}
+	c := t.c
+	err = s.st.View(func(tx *store.Tx) error {
+		if c.Len() > 0 {
+			return tx.Messages(id, uint64(c.Len()+1), uint64(n), func(m model.Message) error {
+				c = c.Append([]byte(m.Content))
+				return nil
+			})
+		}
+		return tx.ScanContent(id, func(seq uint64, content []byte) bool {
+			c = c.Append(content)
+			return int(seq) < n
+		})
+	})
+	if err != nil {
+		return fuzzy.Corpus{}, err
+	}
+	t.c = c
+	return c, nil
+}
+
+// substringView finds query (ASCII: fuzzy.CanSubstring) in the items of
+// view v, whose stored messages are the first n: the stored ones in the
+// session's corpus, the synthetic ones read in place. It returns every
+// matching item's index, in order.
+func (s *Service) substringView(v *model.View, n int, query string) ([]int, error) {
+	c, err := s.corpus(v.SessionID, n)
+	if err != nil {
+		return nil, err
+	}
+	var hits []int
+	for _, k := range c.Substring(query) {
+		if i := v.IndexOfSeq(uint64(k + 1)); i >= 0 {
+			hits = append(hits, i)
+		}
+	}
+	m := fuzzy.NewMatcher(query)
+	synth := false
+	for si, w := range v.SynthWhere {
+		if w >= 0 && m.Match([]byte(v.Synth[si].Content)) {
+			hits, synth = append(hits, int(w)), true
+		}
+	}
+	if synth || !slices.IsSorted(hits) {
+		slices.Sort(hits)
+	}
+	return hits, nil
+}
+
+// firstHits cuts hits to limit (0: all), returning them and how many
+// there were.
+func firstHits(hits []int, limit int) ([]int, int) {
+	total := len(hits)
+	if limit > 0 && len(hits) > limit {
+		hits = hits[:limit]
+	}
+	return hits, total
+}
+
+// substring is substringView, or with raw the stored messages' indices
+// (seq-1) of the first n.
+func (s *Service) substring(v *model.View, n int, query string, raw bool) ([]int, error) {
+	if !raw {
+		return s.substringView(v, n, query)
+	}
+	c, err := s.corpus(v.SessionID, n)
+	if err != nil {
+		return nil, err
+	}
+	hits := c.Substring(query)
+	end, _ := slices.BinarySearch(hits, n)
+	return hits[:end], nil
+}
+
+// substringLines is SubstringLines for an ASCII query: the items found
+// in the session's corpus, then only the hits kept read for their line
+// (the store's bodies, up to the last hit).
+func (s *Service) substringLines(snap snapshot, query string, limit int) (hits []LineHit, ids []model.ItemID, total int, err error) {
+	v := snap.view
+	found, err := s.substringView(v, len(snap.heads), query)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	found, total = firstHits(found, limit)
+	hits = make([]LineHit, len(found))
+	at := make(map[int]int, len(found)) // item index -> place in found
+	var last uint64                     // the last stored message to read
+	for k, i := range found {
+		at[i] = k
+		if it := v.Items[i]; it.Synth < 0 {
+			last = max(last, it.Seq)
+		} else {
+			hits[k] = lineHit(fuzzy.Doc{Index: i, Text: []byte(v.Synth[it.Synth].Content)}, query)
+		}
+	}
+	if last > 0 {
+		err = s.st.View(func(tx *store.Tx) error {
+			return tx.ScanContent(v.SessionID, func(seq uint64, content []byte) bool {
+				if i := v.IndexOfSeq(seq); i >= 0 {
+					if k, ok := at[i]; ok {
+						hits[k] = lineHit(fuzzy.Doc{Index: i, Text: content}, query)
+					}
+				}
+				return seq < last
+			})
+		})
+		if err != nil {
+			return nil, nil, 0, err
+		}
+	}
+	ids = make([]model.ItemID, len(hits))
+	for k, h := range hits {
+		ids[k] = v.ID(v.Items[h.Index])
+	}
+	return hits, ids, total, nil
+}
+
+// fuzzyWant picks the items of snap's view a fuzzy query must read (nil:
+// every one) and counts them: with prev (steps >= 0), its candidates;
+// and of the stored messages, only those whose byte-class mask holds
+// every byte of an ASCII query, so a message that lacks one is not read.
+func (s *Service) fuzzyWant(snap snapshot, query string, prev *FuzzyState, steps int) ([]bool, int, error) {
+	v := snap.view
+	qm, ok := fuzzy.QueryMask(query)
+	if !ok {
+		if steps < 0 {
+			return nil, v.Len(), nil
+		}
+		want := make([]bool, v.Len())
+		for _, i := range prev.cands {
+			want[i] = true
+		}
+		return want, len(prev.cands), nil
+	}
+	c, err := s.corpus(v.SessionID, len(snap.heads))
+	if err != nil {
+		return nil, 0, err
+	}
+	want := make([]bool, v.Len())
+	keep := func(i int) bool {
+		it := v.Items[i]
+		return it.Synth >= 0 || c.Mask(int(it.Seq-1))&qm == qm
+	}
+	n := 0
+	if steps >= 0 {
+		for _, i := range prev.cands {
+			if keep(i) {
+				want[i] = true
+				n++
+			}
+		}
+	} else {
+		for i := range want {
+			if keep(i) {
+				want[i] = true
+				n++
+			}
+		}
+	}
+	return want, n, nil
+}
+
+// fewDocs is viewDocs for the few items want marks, each stored message
+// looked up by its seq (its content copied) rather than found by a walk
+// over them all; the order is viewDocs's: stored, then synthetic.
+func fewDocs(tx *store.Tx, v *model.View, want []bool, docs []fuzzy.Doc) ([]fuzzy.Doc, error) {
+	var synth []fuzzy.Doc
+	for i, w := range want {
+		if !w {
+			continue
+		}
+		it := v.Items[i]
+		if it.Synth >= 0 {
+			synth = append(synth, fuzzy.Doc{Index: i, Text: []byte(v.Synth[it.Synth].Content)})
+			continue
+		}
+		m, err := tx.Message(v.SessionID, it.Seq)
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, fuzzy.Doc{Index: i, Text: []byte(m.Content)})
+	}
+	return append(docs, synth...), nil
+}
