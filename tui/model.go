@@ -313,7 +313,16 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 		return m, m.openSession(msg.id)
-	case editorFileMsg, editorDoneMsg, draftDoneMsg, opsLoadedMsg, sessionsLoadedMsg, sessionsFilteredMsg:
+	case editorDoneMsg:
+		// Back from $EDITOR, the whole screen is drawn again: the
+		// terminal was another program's meanwhile, and drawing only
+		// what changed since before could leave it blank.
+		var cmd tea.Cmd
+		if m.dialog != nil {
+			_, cmd = m.dialog.HandleMsg(msg)
+		}
+		return m, tea.Batch(cmd, tea.ClearScreen)
+	case editorFileMsg, draftDoneMsg, opsLoadedMsg, sessionsLoadedMsg, sessionsFilteredMsg:
 		if m.dialog != nil {
 			_, cmd := m.dialog.HandleMsg(msg)
 			return m, cmd

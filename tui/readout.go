@@ -175,8 +175,10 @@ func (msg pagerFileMsg) apply(*Model) tea.Cmd {
 }
 
 func (msg pagerDoneMsg) apply(m *Model) tea.Cmd {
+	// Back from the pager, the whole screen is drawn again (as after
+	// $EDITOR): the terminal was another program's meanwhile.
 	if msg.err != nil {
-		return m.flash("pager: "+msg.err.Error(), true)
+		return tea.Batch(m.flash("pager: "+msg.err.Error(), true), tea.ClearScreen)
 	}
-	return nil
+	return tea.ClearScreen
 }
