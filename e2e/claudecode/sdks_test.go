@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"weft/e2e/internal/rig"
 )
 
 // The environment TestLoopSDKs reads.
@@ -23,13 +25,7 @@ const (
 
 func needSDKs(t *testing.T) string {
 	t.Helper()
-	dir := os.Getenv(sdksEnv)
-	if dir == "" {
-		if os.Getenv(sdksRequireEnv) != "" {
-			t.Fatalf("%s is not set, and %s asks for this test to run: .ci/loop installs the SDKs and sets it", sdksEnv, sdksRequireEnv)
-		}
-		t.Skipf("skipping: %s does not name a folder with the provider SDKs in node_modules (.ci/loop installs them and runs this test)", sdksEnv)
-	}
+	dir := rig.Need(t, sdksEnv, os.Getenv(sdksEnv), sdksRequireEnv, os.Getenv(sdksRequireEnv) != "", "a folder with the provider SDKs in node_modules: .ci/loop installs them and runs this test")
 	for _, pkg := range []string{"@anthropic-ai/sdk", "openai"} {
 		if _, err := os.Stat(filepath.Join(dir, "node_modules", pkg, "package.json")); err != nil {
 			t.Fatalf("%s=%s: %v", sdksEnv, dir, err)
