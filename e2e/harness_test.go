@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"weft/model"
 )
 
 // requireEnv turns "tmux is missing" from a skip into a failure, for the
@@ -90,6 +92,16 @@ func weftCLI(t *testing.T, args ...string) string {
 		t.Fatalf("weft %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
 	}
 	return stdout.String()
+}
+
+// newThread makes a session titled title in db holding msgs, with the
+// CLI as a user would, and returns its ID.
+func newThread(t *testing.T, db, title string, msgs ...model.NewMessage) string {
+	t.Helper()
+	sid := strings.TrimSpace(weftCLI(t, "--db", db, "new", title))
+	b, _ := json.Marshal(msgs)
+	weftCLI(t, "--db", db, "call", "append_messages", "session_id="+sid, "messages="+string(b))
+	return sid
 }
 
 // screen is a terminal under a test: every wait fails the test with the
