@@ -48,7 +48,8 @@ var (
 
 // Weft is the weft binary the tests run: prebuilt when it is not empty
 // (CI builds one for all its checks), else cmd/weft built once for the
-// test binary's run (Cleanup removes it).
+// test binary's run (Cleanup removes it), without the test's GOFLAGS
+// (no -race: the binary is the program under test, not the test).
 func Weft(t testing.TB, prebuilt string) string {
 	t.Helper()
 	if prebuilt != "" {
@@ -64,7 +65,9 @@ func Weft(t testing.TB, prebuilt string) string {
 			gobin = "go"
 		}
 		built = filepath.Join(buildDir, "weft")
-		if out, err := exec.Command(gobin, "build", "-o", built, "weft/cmd/weft").CombinedOutput(); err != nil {
+		cmd := exec.Command(gobin, "build", "-o", built, "weft/cmd/weft")
+		cmd.Env = append(cmd.Environ(), "GOFLAGS=")
+		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = fmt.Errorf("go build weft/cmd/weft: %v\n%s", err, out)
 		}
 	})
