@@ -245,7 +245,7 @@ func runClaude(t *testing.T, dir string, w *weftUnderTest, prompt string, s *sta
 		t.Fatal(err)
 	}
 	defer apiLog.Close()
-	s.log = apiLog
+	s.Log = apiLog
 	api := httptest.NewServer(s)
 	defer api.Close()
 

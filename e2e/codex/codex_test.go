@@ -274,7 +274,7 @@ func TestCodexThroughWeft(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer apiLog.Close()
-	up := &standIn{log: apiLog}
+	up := &standIn{rig.Recorder{Log: apiLog}}
 	api := httptest.NewServer(up)
 	defer api.Close()
 	guard := &rig.OfflineGuard{}
@@ -295,7 +295,7 @@ func TestCodexThroughWeft(t *testing.T) {
 	if first.threadID == "" || !slices.Contains(first.messages, ranText) {
 		t.Fatalf("turn 1: thread %q, messages %q (want %q)", first.threadID, first.messages, ranText)
 	}
-	got := up.snapshot()
+	got := up.Exchanges()
 	if len(got) != 2 {
 		t.Fatalf("the stand-in got %d requests in turn 1, want 2 (the prompt, the command's output)", len(got))
 	}
@@ -325,7 +325,7 @@ func TestCodexThroughWeft(t *testing.T) {
 	if len(second.messages) == 0 || !strings.HasPrefix(second.messages[len(second.messages)-1], notedText) {
 		t.Fatalf("turn 2: messages %q", second.messages)
 	}
-	got = up.snapshot()
+	got = up.Exchanges()
 	before := readRequest(t, got[len(got)-1])
 	sessions := listSessions(t, db)
 	if len(sessions) != 1 || sessions[0].Source != "proxy" || sessions[0].Proxy == nil || sessions[0].Proxy.Requests != 3 {
@@ -349,7 +349,7 @@ func TestCodexThroughWeft(t *testing.T) {
 	if len(third.messages) == 0 {
 		t.Fatalf("turn 3: no answer: %s", third.stdout)
 	}
-	got = up.snapshot()
+	got = up.Exchanges()
 	after := readRequest(t, got[len(got)-1])
 	at := slices.IndexFunc(after.items, func(it inputItem) bool {
 		return it.Type == "message" && it.Role == "developer" && it.text() == summary
