@@ -487,7 +487,7 @@ func TestAnotherSessionsChangeIsNoticed(t *testing.T) {
 	if _, err := svc.AppendMessages(ctx, ops.AppendMessagesArgs{SessionID: other, Messages: []model.NewMessage{{Role: model.RoleUser, Content: "three"}}}); err != nil {
 		t.Fatal(err)
 	}
-	_, cmd := m.Update(eventMsg(ops.Event{SessionID: other, Kind: ops.EventAppended, What: "appended 1 message", Author: "claude-code"}))
+	_, cmd := m.Update(eventMsg(ops.Event{SessionID: other, Title: "Other work", Kind: ops.EventAppended, What: "appended 1 message", Author: "claude-code"}))
 	run(t, m, cmd)
 	if m.view != view {
 		t.Error("a change to another session loaded the thread shown again")
