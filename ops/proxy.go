@@ -138,7 +138,7 @@ type proxyState struct {
 // stores nothing.
 func (s *Service) ProxyRequest(ctx context.Context, r ProxyRequest) (ProxyTurn, error) {
 	if len(r.Messages) == 0 {
-		return ProxyTurn{}, invalidf("%s is empty: a request sends the whole conversation, oldest first", proxyListName(r.API))
+		return ProxyTurn{}, invalidf("%s is empty: a request sends the whole conversation, oldest first", r.API.ListField())
 	}
 	msgs, marked, places, err := s.readThreadAt(r.API, r.Messages)
 	if err != nil {
