@@ -191,11 +191,7 @@ func threadItems(tx *store.Tx, v *model.View, msgs []hookMessage) ([]formats.Ite
 			rest = append(rest, i)
 			continue
 		}
-		nm := &msgs[it.Seq-1].nm
-		items[i] = formats.Item{
-			ID: model.MessageID(it.Seq), Role: nm.Role, Content: nm.Content, Name: nm.Name, Parts: msgs[it.Seq-1].parts,
-			CreatedAt: nm.CreatedAt, Tokens: nm.Tokens, Tags: v.Tags(it),
-		}
+		items[i] = callerItem(v, it, &msgs[it.Seq-1])
 	}
 	if len(rest) == 0 {
 		return items, nil
