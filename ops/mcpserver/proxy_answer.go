@@ -2,11 +2,13 @@ package mcpserver
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"strings"
 
+	"weft/formats"
 	"weft/ops"
 )
 
@@ -358,7 +360,7 @@ func (s *oaStream) event(data []byte) {
 	if json.Unmarshal(data, &ch) != nil {
 		return
 	}
-	if len(ch.Error) > 0 && !bytesIsNull(ch.Error) {
+	if len(ch.Error) > 0 && !formats.IsNull(ch.Error) {
 		s.failed = true
 		return
 	}
@@ -404,8 +406,6 @@ func (s *oaStream) event(data []byte) {
 	}
 }
 
-func bytesIsNull(b []byte) bool { return string(bytes.TrimSpace(b)) == "null" }
-
 // message is the assistant's message the chunks made.
 func (s *oaStream) message() (json.RawMessage, string, error) {
 	if !s.finished || s.failed {
@@ -432,7 +432,7 @@ func (s *oaStream) message() (json.RawMessage, string, error) {
 		m.Content = &text
 	}
 	for _, c := range s.calls {
-		m.ToolCalls = append(m.ToolCalls, call{ID: c.id, Type: cmpOr(c.typ, "function"), Function: function{Name: c.name, Arguments: c.args.String()}})
+		m.ToolCalls = append(m.ToolCalls, call{ID: c.id, Type: cmp.Or(c.typ, "function"), Function: function{Name: c.name, Arguments: c.args.String()}})
 	}
 	msg, err := json.Marshal(m)
 	return msg, s.model, err

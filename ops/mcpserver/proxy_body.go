@@ -251,17 +251,33 @@ type marked struct {
 	cacheControl json.RawMessage
 }
 
+// blockRef is what tells a Messages API block from the others of its
+// type, read from a request's message.
+type blockRef struct {
+	Type      string `json:"type"`
+	Text      string `json:"text"`
+	ID        string `json:"id"`
+	ToolUseID string `json:"tool_use_id"`
+}
+
+// key is a text's text, a call's ID or a result's call ID; false for a
+// block of another type (an image, a document), not told apart here.
+func (r *blockRef) key() (string, bool) {
+	switch r.Type {
+	case "text":
+		return r.Text, true
+	case "tool_use":
+		return r.ID, true
+	case "tool_result":
+		return r.ToolUseID, true
+	}
+	return "", false
+}
+
 // blockKey is what tells a block from the others of its type.
 func blockKey(blk *export.AnthropicBlock) string {
-	switch blk.Type {
-	case "text":
-		return blk.Text
-	case "tool_use":
-		return blk.ID
-	case "tool_result":
-		return blk.ToolUseID
-	}
-	return ""
+	key, _ := (&blockRef{Type: blk.Type, Text: blk.Text, ID: blk.ID, ToolUseID: blk.ToolUseID}).key()
+	return key
 }
 
 // cacheMarks are the blocks of the request's messages that carry a
@@ -272,10 +288,7 @@ func (b *proxyBody) cacheMarks(hits []int) []marked {
 	for k := len(hits) - 1; k >= 0; k-- {
 		var msg struct {
 			Content []struct {
-				Type         string          `json:"type"`
-				Text         string          `json:"text"`
-				ID           string          `json:"id"`
-				ToolUseID    string          `json:"tool_use_id"`
+				blockRef
 				CacheControl json.RawMessage `json:"cache_control"`
 			} `json:"content"`
 		}
@@ -287,15 +300,9 @@ func (b *proxyBody) cacheMarks(hits []int) []marked {
 			if formats.IsNull(c.CacheControl) {
 				continue
 			}
-			key := c.Text
-			switch c.Type {
-			case "tool_use":
-				key = c.ID
-			case "tool_result":
-				key = c.ToolUseID
-			case "text":
-			default:
-				continue // an image or a document: not told apart here
+			key, ok := c.key()
+			if !ok {
+				continue
 			}
 			marks = append(marks, marked{typ: c.Type, key: key, cacheControl: c.CacheControl})
 		}
