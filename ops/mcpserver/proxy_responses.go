@@ -166,6 +166,8 @@ func (s *rsStream) event(data []byte) {
 	}
 }
 
+func (s *rsStream) ended() bool { return s.done }
+
 // message is the output the stream made: the completed response's,
 // or, when it leaves its output out, the items given one by one.
 func (s *rsStream) message() (json.RawMessage, string, error) {
