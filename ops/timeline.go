@@ -100,3 +100,18 @@ func (s *Service) ItemAt(ref, when string, base time.Time) (int, time.Time, erro
 	})
 	return idx, t, err
 }
+
+// SessionSpan returns when session id's earliest and latest stored
+// messages were made, from two records of the store rather than the
+// thread loaded: the sessions list dates every session of a file with it.
+// Both are zero for a session without messages.
+func (s *Service) SessionSpan(id string) (first, latest time.Time, err error) {
+	err = s.st.View(func(tx *store.Tx) error {
+		lo, hi, ok, err := tx.TimeSpan(id)
+		if ok {
+			first, latest = time.Unix(0, lo).UTC(), time.Unix(0, hi).UTC()
+		}
+		return err
+	})
+	return first, latest, err
+}

@@ -388,8 +388,27 @@ func TestTimeOrderAcrossAppends(t *testing.T) {
 				t.Fatalf("trial %d batch %d: time index present = %v, want %v", trial, batch, indexed, want)
 			}
 			mustView(t, s, func(tx *Tx) error { timeOrder(t, tx, "s", all); return nil })
+			lo, hi := all[0].CreatedAt.UnixNano(), all[0].CreatedAt.UnixNano()
+			for _, m := range all {
+				lo, hi = min(lo, m.CreatedAt.UnixNano()), max(hi, m.CreatedAt.UnixNano())
+			}
+			mustView(t, s, func(tx *Tx) error {
+				if first, latest, ok, err := tx.TimeSpan("s"); err != nil || !ok || first != lo || latest != hi {
+					t.Fatalf("trial %d batch %d (indexed %v): span %d..%d ok=%v err=%v, want %d..%d", trial, batch, indexed, first, latest, ok, err, lo, hi)
+				}
+				return nil
+			})
 		}
 	}
+	// A session without messages has no span.
+	s, _ := tempDB(t)
+	putSession(t, s, "empty")
+	mustView(t, s, func(tx *Tx) error {
+		if _, _, ok, err := tx.TimeSpan("empty"); ok || err != nil {
+			t.Fatalf("an empty session's span: ok=%v err=%v", ok, err)
+		}
+		return nil
+	})
 }
 
 // TestSessionRecordKeepsEveryField fills every field of model.Session

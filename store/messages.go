@@ -461,3 +461,51 @@ func (t *Tx) timeAscendSorted(sessionID string, num uint32, start int64, fn func
 	}
 	return err
 }
+
+// TimeSpan returns when a session's earliest and latest stored messages
+// were created (Unix nanoseconds), from two records: the ends of its time
+// index, or, for a session without one (its messages are in time
+// order), its first and last messages. ok is false when it has none.
+func (t *Tx) TimeSpan(sessionID string) (first, latest int64, ok bool, err error) {
+	num, err := t.num(sessionID)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	if tb := t.bucket(bktByTime); hasRecords(tb, num) {
+		var lo, hi int64
+		var good bool
+		err = scan(tb, num, nil, func(k, _ []byte) (bool, error) {
+			lo, _, good = parseTimeKey(k)
+			return false, nil
+		})
+		if k, _ := last(tb, num); err == nil && good {
+			hi, _, good = parseTimeKey(k)
+		}
+		if err == nil && !good {
+			err = t.corruptf(sessionID, "time index", "a key at its ends is not 16 bytes")
+		}
+		return lo, hi, err == nil, err
+	}
+	n, err := t.lastSeq(sessionID, num, t.bucket(bktMsgs))
+	if err != nil || n == 0 {
+		return 0, 0, false, err
+	}
+	var at []int64
+	for _, seq := range []uint64{1, n} {
+		err = t.scanMsgs(sessionID, num, seq, seq, func(seq uint64, v []byte) error {
+			h, err := headOf(v)
+			if err != nil {
+				return t.corruptf(sessionID, fmt.Sprintf("message %d", seq), "%v", err)
+			}
+			at = append(at, h.At)
+			return nil
+		})
+		if err != nil {
+			return 0, 0, false, err
+		}
+	}
+	if len(at) != 2 {
+		return 0, 0, false, t.corruptf(sessionID, "messages", "message 1 or %d is missing", n)
+	}
+	return at[0], at[1], true, nil
+}

@@ -72,8 +72,8 @@ func loadSessionDates(svc *ops.Service, list []ops.SessionOut) tea.Cmd {
 	return func() tea.Msg {
 		dates := make(map[string][2]time.Time, len(ids))
 		for _, id := range ids {
-			if tl, err := svc.Timeline(id, 1); err == nil && !tl.Start.IsZero() {
-				dates[id] = [2]time.Time{tl.Start, tl.End}
+			if first, latest, err := svc.SessionSpan(id); err == nil && !first.IsZero() {
+				dates[id] = [2]time.Time{first, latest}
 			}
 		}
 		return sessionDatesMsg{dates}
