@@ -8,6 +8,7 @@ import (
 
 	"weft/internal/fuzzy"
 	"weft/model"
+	"weft/ops/assemble"
 	"weft/store"
 )
 
@@ -132,7 +133,7 @@ func (s *Service) searchSessionHistory(_ context.Context, a SearchArgs) (SearchR
 						n = int(snap.heads[i].Tokens)
 					}
 				} else {
-					n = itemTokens(v, snap.heads, i)
+					n = assemble.Tokens(v, snap.heads, i)
 				}
 				bodies[k], metas[k] = n+n/6, planMeta+20
 			}
@@ -161,7 +162,7 @@ func (s *Service) searchSessionHistory(_ context.Context, a SearchArgs) (SearchR
 			if raw {
 				n = o.Tokens
 			} else {
-				n = itemTokens(v, snap.heads, i)
+				n = assemble.Tokens(v, snap.heads, i)
 			}
 			// The match's own fields go beside the message's.
 			meta := countJSON(m) + 4

@@ -11,6 +11,7 @@ import (
 	"weft/formats/export"
 	"weft/internal/fuzzy"
 	"weft/model"
+	"weft/ops/assemble"
 	"weft/ops/summary"
 	"weft/store"
 )
@@ -298,7 +299,7 @@ func (s *Service) getSessionHistory(_ context.Context, a SessionHistoryArgs) (Se
 		case raw && i < len(snap.heads):
 			n = int(snap.heads[i].Tokens)
 		case !raw:
-			n = itemTokens(v, snap.heads, i)
+			n = assemble.Tokens(v, snap.heads, i)
 		}
 		bodies[k], metas[k] = n+n/6, planMeta
 		if format != "json" {
@@ -398,7 +399,7 @@ func packHistoryItems(tx *store.Tx, v *model.View, heads []model.Head, order []i
 			if err != nil {
 				return nil, err
 			}
-			it, n = items[0], itemTokens(v, heads, i)
+			it, n = items[0], assemble.Tokens(v, heads, i)
 		}
 		n = textTokens(it.Content, n)
 		whole := it
