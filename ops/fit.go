@@ -1,15 +1,14 @@
 package ops
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"weft/formats"
 	"weft/internal/tokens"
 )
 
@@ -228,25 +227,11 @@ func (p *packer) fit(cur *readCursor, next string) Fit {
 	return f
 }
 
-// countJSON counts the tokens of a value's JSON, for the small values a
-// result is framed with.
+// countJSON counts the tokens of a value's JSON as the faces encode it
+// (formats.Marshal: compact, <, > and & as they are), for the small
+// values a result is framed with.
 func countJSON(v any) int {
-	b, err := encodeJSON(v)
-	if err != nil {
-		return 0
-	}
-	return tokens.Count(string(b))
-}
-
-// encodeJSON encodes as the faces do: compact, <, > and & as they are.
-func encodeJSON(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+	return tokens.Count(string(formats.Marshal(v)))
 }
 
 // strTokens estimates the tokens of s as a JSON string, from n, the
