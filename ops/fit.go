@@ -365,11 +365,13 @@ func fitTo[A, R any](fn func(*Service, context.Context, A) (R, error)) func(*Ser
 				}
 			}
 		}
-		// A result packed to another budget says the one asked for; one
-		// that already says it is settled.
+		// A result packed to another budget says the one asked for. Its
+		// JSON then differs only in max_tokens' digits, pieces of their
+		// own as result_tokens' are (see settle): it is not counted again.
 		if f := fitOf(&best); f.MaxTokens != budget {
+			rest := bestN - digitTokens(f.ResultTokens) - digitTokens(f.MaxTokens) + digitTokens(budget)
 			f.MaxTokens = budget
-			settle(&best, f)
+			settleDigits(f, rest)
 		}
 		return best, nil
 	}
@@ -385,7 +387,12 @@ func fitTo[A, R any](fn func(*Service, context.Context, A) (R, error)) func(*Ser
 // counting the whole result again.
 func settle(res any, f *Fit) int {
 	f.ResultTokens = max(f.ResultTokens, 0) // a sign would join the ":" before it
-	rest := countJSON(res) - digitTokens(f.ResultTokens)
+	return settleDigits(f, countJSON(res)-digitTokens(f.ResultTokens))
+}
+
+// settleDigits sets result_tokens to rest, what the result's JSON counts
+// without result_tokens' digits, and those digits, and returns it.
+func settleDigits(f *Fit, rest int) int {
 	for range 3 {
 		n := rest + digitTokens(f.ResultTokens)
 		if n == f.ResultTokens {
