@@ -115,9 +115,7 @@ func (s *Service) searchSessionHistory(_ context.Context, a SearchArgs) (SearchR
 		}
 		// Fuzzy hits come best first, and an appended message can rank
 		// anywhere: any write makes a fuzzy search's cursor stale.
-		key := a
-		key.SessionID, key.MaxTokens, key.Cursor = "", nil, ""
-		place := snap.place(tool, key, fuzzyMode)
+		place := snap.place(tool, a, fuzzyMode)
 		start, err := cur.resume(place, len(all), id)
 		if err != nil {
 			return err

@@ -144,9 +144,7 @@ func (s *Service) searchSessions(_ context.Context, a SearchSessionsArgs) (Searc
 	for i, x := range sessions {
 		ids[i], versions[i] = x.ID, x.Version
 	}
-	key := a
-	key.MaxTokens, key.Cursor = nil, ""
-	place := readPlace{tool: tool, args: hashArgs(key), state: listState(ids, versions), strict: true}
+	place := readPlace{tool: tool, args: hashArgs(a), state: listState(ids, versions), strict: true}
 	start, err := cur.resume(place, len(found), id)
 	if err != nil {
 		return SearchSessionsResult{}, err
@@ -284,9 +282,7 @@ func (s *Service) getSessionHistory(_ context.Context, a SessionHistoryArgs) (Se
 		}
 		return string(v.ID(v.Items[order[k]]))
 	}
-	key := a
-	key.SessionID, key.MaxTokens, key.Cursor = "", nil, ""
-	place := snap.place(tool, key, false)
+	place := snap.place(tool, a, false)
 	start, err := cur.resume(place, len(order), id)
 	if err != nil {
 		return SessionHistoryResult{}, err
