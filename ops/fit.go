@@ -263,10 +263,7 @@ func cutText(s string, n, keep int) (head string, kept, rest int) {
 		return s, utf8.RuneCountInString(s), 0
 	}
 	at := int(int64(len(s)) * int64(max(keep, 0)) / int64(max(n, 1)))
-	at = min(max(at, 0), len(s))
-	for at > 0 && at < len(s) && !utf8.RuneStart(s[at]) {
-		at--
-	}
+	at = runeBack(s, min(max(at, 0), len(s)))
 	// End at a line when the last fifth of what is kept has one.
 	if nl := strings.LastIndexByte(s[:at], '\n'); nl > 0 && nl >= at*4/5 {
 		at = nl + 1

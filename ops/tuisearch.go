@@ -84,14 +84,8 @@ func lineHit(d fuzzy.Doc, query string) LineHit {
 			continue
 		}
 		if len(line) > maxHitLine {
-			from := max(start-maxHitLine/4, 0)
-			for from > 0 && !utf8.RuneStart(line[from]) {
-				from--
-			}
-			to := min(from+maxHitLine, len(line))
-			for to < len(line) && !utf8.RuneStart(line[to]) {
-				to--
-			}
+			from := runeBack(line, max(start-maxHitLine/4, 0))
+			to := runeBack(line, min(from+maxHitLine, len(line)))
 			line, start, end = line[from:to], start-from, min(end-from, to-from)
 		}
 		h.Line = line
