@@ -368,36 +368,41 @@ func fitTo[A, R any](fn func(*Service, context.Context, A) (R, error)) func(*Ser
 		if f := fitOf(&best); f.MaxTokens != budget {
 			rest := bestN - digitTokens(f.ResultTokens) - digitTokens(f.MaxTokens) + digitTokens(budget)
 			f.MaxTokens = budget
-			settleDigits(f, rest)
+			settleDigits(&f.ResultTokens, rest)
 		}
 		return best, nil
 	}
 }
 
 // settle sets a result's result_tokens to the exact count of its JSON
-// and returns it.
+// and returns it (SettleTokens).
+func settle(res any, f *Fit) int { return SettleTokens(res, &f.ResultTokens) }
+
+// SettleTokens sets *n, the result_tokens field of v (a pointer to a
+// result, a resource's included), to the exact count of v's JSON as the
+// faces send it, and returns it.
 //
 // The JSON is counted once. The count splits text as o200k does and sums
 // the pieces, and result_tokens' digits are pieces of their own (between
-// ":" and ","), so the count with another value differs only by those
-// digits' tokens: result_tokens settles on its own digits without
+// ":" and "," or "}"), so the count with another value differs only by
+// those digits' tokens: result_tokens settles on its own digits without
 // counting the whole result again.
-func settle(res any, f *Fit) int {
-	f.ResultTokens = max(f.ResultTokens, 0) // a sign would join the ":" before it
-	return settleDigits(f, countJSON(res)-digitTokens(f.ResultTokens))
+func SettleTokens(v any, n *int) int {
+	*n = max(*n, 0) // a sign would join the ":" before it
+	return settleDigits(n, countJSON(v)-digitTokens(*n))
 }
 
-// settleDigits sets result_tokens to rest, what the result's JSON counts
-// without result_tokens' digits, and those digits, and returns it.
-func settleDigits(f *Fit, rest int) int {
+// settleDigits sets *n, a result_tokens, to rest, what the result's JSON
+// counts without result_tokens' digits, and those digits, and returns it.
+func settleDigits(n *int, rest int) int {
 	for range 3 {
-		n := rest + digitTokens(f.ResultTokens)
-		if n == f.ResultTokens {
+		c := rest + digitTokens(*n)
+		if c == *n {
 			break
 		}
-		f.ResultTokens = n // its own digits count too: count again
+		*n = c // its own digits count too: count again
 	}
-	return f.ResultTokens
+	return *n
 }
 
 // digitTokens is what n's decimal digits count in JSON.
