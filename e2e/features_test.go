@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -37,13 +36,11 @@ func TestCopyAndPager(t *testing.T) {
 	bin := weftBinary(t)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "weft.db")
-	sid := strings.TrimSpace(weftCLI(t, "--db", db, "new", "Reading out"))
 	var msgs []model.NewMessage
 	for i := 1; i <= 6; i++ {
 		msgs = append(msgs, model.NewMessage{Role: model.RoleUser, Content: fmt.Sprintf("Line of message %d.", i)})
 	}
-	b, _ := json.Marshal(msgs)
-	weftCLI(t, "--db", db, "call", "append_messages", "session_id="+sid, "messages="+string(b))
+	sid := newThread(t, db, "Reading out", msgs...)
 
 	// The pager: a script that keeps the file it was given.
 	got := filepath.Join(dir, "paged.txt")
@@ -108,8 +105,7 @@ func TestSuspendAndResume(t *testing.T) {
 	bin := weftBinary(t)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "weft.db")
-	sid := strings.TrimSpace(weftCLI(t, "--db", db, "new", "Suspended"))
-	weftCLI(t, "--db", db, "call", "append_messages", "session_id="+sid, `messages=[{"role":"user","content":"Still here."}]`)
+	sid := newThread(t, db, "Suspended", model.NewMessage{Role: model.RoleUser, Content: "Still here."})
 	s := startScreen(t, TerminalOptions{Width: 100, Height: 30, Env: []string{"TZ=UTC", "HOME=" + dir, "PS1=shell$ "}}, bash, "--norc", "--noprofile", "-i")
 	s.see("shell$")
 	s.text(shellJoin([]string{bin, "--no-mcp", "--db", db, sid}))

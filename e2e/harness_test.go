@@ -2,16 +2,17 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"weft/e2e/internal/rig"
+	"weft/model"
 )
 
 // requireEnv turns "tmux is missing" from a skip into a failure, for the
@@ -22,18 +23,9 @@ const requireEnv = "WEFT_E2E_REQUIRE"
 // these tests beside the whole race-enabled suite on two cores.
 const harnessWait = 30 * time.Second
 
-var (
-	harnessBinDir  string
-	harnessBinOnce sync.Once
-	harnessBin     string
-	harnessBinErr  error
-)
-
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if harnessBinDir != "" {
-		os.RemoveAll(harnessBinDir)
-	}
+	rig.Cleanup()
 	os.Exit(code)
 }
 
@@ -49,34 +41,10 @@ func needTmux(t *testing.T) {
 	}
 }
 
-// weftBinary builds cmd/weft once per test run (without -race: the binary
-// is the program under test, not the test).
-func weftBinary(t *testing.T) string {
+// weftBinary builds cmd/weft once per test run.
+func weftBinary(t testing.TB) string {
 	t.Helper()
-	harnessBinOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "weft-e2e-bin-")
-		if err != nil {
-			harnessBinErr = err
-			return
-		}
-		harnessBinDir = dir
-		gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-		if _, err := os.Stat(gobin); err != nil {
-			gobin = "go"
-		}
-		bin := filepath.Join(dir, "weft")
-		cmd := exec.Command(gobin, "build", "-o", bin, "weft/cmd/weft")
-		cmd.Env = withoutEnv(os.Environ(), "GOFLAGS")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			harnessBinErr = fmt.Errorf("go build weft/cmd/weft: %v\n%s", err, out)
-			return
-		}
-		harnessBin = bin
-	})
-	if harnessBinErr != nil {
-		t.Fatal(harnessBinErr)
-	}
-	return harnessBin
+	return rig.Weft(t, "")
 }
 
 // weftCLI runs the binary outside the terminal and returns its stdout.
@@ -90,6 +58,16 @@ func weftCLI(t *testing.T, args ...string) string {
 		t.Fatalf("weft %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
 	}
 	return stdout.String()
+}
+
+// newThread makes a session titled title in db holding msgs, with the
+// CLI as a user would, and returns its ID.
+func newThread(t *testing.T, db, title string, msgs ...model.NewMessage) string {
+	t.Helper()
+	sid := strings.TrimSpace(weftCLI(t, "--db", db, "new", title))
+	b, _ := json.Marshal(msgs)
+	weftCLI(t, "--db", db, "call", "append_messages", "session_id="+sid, "messages="+string(b))
+	return sid
 }
 
 // screen is a terminal under a test: every wait fails the test with the

@@ -53,7 +53,7 @@ func BenchmarkInteractiveSearch(b *testing.B) {
 		{"weft", func() []string {
 			cp := filepath.Join(b.TempDir(), "search.db")
 			copyFile(b, db, cp)
-			return []string{weftBenchBinary(b), "--db", cp}
+			return []string{weftBinary(b), "--db", cp}
 		}, []string{"/"}, func(s string) string { return s }},
 	}
 	for _, p := range progs {
@@ -232,16 +232,4 @@ func copyFile(b *testing.B, from, to string) {
 	if err := dst.Close(); err != nil {
 		b.Fatal(err)
 	}
-}
-
-// weftBenchBinary builds cmd/weft for a benchmark, into its temp dir.
-func weftBenchBinary(b *testing.B) string {
-	b.Helper()
-	bin := filepath.Join(b.TempDir(), "weft")
-	cmd := exec.Command("go", "build", "-o", bin, "weft/cmd/weft")
-	cmd.Env = withoutEnv(os.Environ(), "GOFLAGS")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		b.Fatalf("go build weft/cmd/weft: %v\n%s", err, out)
-	}
-	return bin
 }

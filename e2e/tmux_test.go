@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"weft/demo"
+	"weft/model"
 	"weft/ops"
 	"weft/store"
 )
@@ -94,9 +95,7 @@ func TestTUIEdits(t *testing.T) {
 	sid := editsSeed(t, db)
 	// A second, more recent session: the TUI must open the one named on
 	// the command line, and the sessions list has two to choose from.
-	other := strings.TrimSpace(weftCLI(t, "--db", db, "new", "Scratch notes"))
-	weftCLI(t, "--db", db, "call", "append_messages", "session_id="+other,
-		`messages=[{"role":"user","content":"Lunch order: two falafel wraps."}]`)
+	newThread(t, db, "Scratch notes", model.NewMessage{Role: model.RoleUser, Content: "Lunch order: two falafel wraps."})
 
 	// What the CLI says before the TUI opens the file (bbolt lets one
 	// process have it at a time).

@@ -161,13 +161,11 @@ func TestTUIEditsWhatWasSelected(t *testing.T) {
 	bin := weftBinary(t)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "weft.db")
-	sid := strings.TrimSpace(weftCLI(t, "--db", db, "new", "Twelve"))
 	var msgs []model.NewMessage
 	for i := 1; i <= 12; i++ {
 		msgs = append(msgs, model.NewMessage{Role: model.RoleUser, Content: fmt.Sprintf("Message number %d.", i)})
 	}
-	b, _ := json.Marshal(msgs)
-	weftCLI(t, "--db", db, "call", "append_messages", "session_id="+sid, "messages="+string(b))
+	sid := newThread(t, db, "Twelve", msgs...)
 
 	s := startScreen(t, TerminalOptions{Width: 120, Height: 40, Env: []string{"TZ=UTC", "HOME=" + dir}}, bin, "--db", db, sid)
 	s.see("Message number 12.", at(11, 12))
@@ -223,14 +221,11 @@ func TestTUIReadsEveryLineOfALongMessage(t *testing.T) {
 	bin := weftBinary(t)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "weft.db")
-	sid := strings.TrimSpace(weftCLI(t, "--db", db, "new", "Long"))
 	var long strings.Builder
 	for i := 1; i <= 500; i++ {
 		fmt.Fprintf(&long, "Line %04d of the build log: step ok\n", i)
 	}
-	msgs := []model.NewMessage{{Role: model.RoleUser, Content: "Paste the build log."}, {Role: model.RoleAssistant, Content: strings.TrimSpace(long.String())}}
-	b, _ := json.Marshal(msgs)
-	weftCLI(t, "--db", db, "call", "append_messages", "session_id="+sid, "messages="+string(b))
+	sid := newThread(t, db, "Long", model.NewMessage{Role: model.RoleUser, Content: "Paste the build log."}, model.NewMessage{Role: model.RoleAssistant, Content: strings.TrimSpace(long.String())})
 
 	s := startScreen(t, TerminalOptions{Width: 100, Height: 30, Env: []string{"TZ=UTC", "HOME=" + dir}}, bin, "--db", db, sid)
 	s.see("Line 0001 of the build log", at(1, 2))

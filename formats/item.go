@@ -34,3 +34,18 @@ type Item struct {
 	TimeSpanStart time.Time
 	TimeSpanEnd   time.Time
 }
+
+// SpanText writes a time span compactly: one date when it is within
+// a day: how a summary says when the messages it stands for were
+// written.
+func SpanText(first, last time.Time) string {
+	first, last = first.UTC(), last.UTC()
+	const day, clock = "2006-01-02", "15:04"
+	switch {
+	case first.Equal(last):
+		return first.Format(day+" "+clock) + " UTC"
+	case first.Format(day) == last.Format(day):
+		return first.Format(day+" "+clock) + "–" + last.Format(clock) + " UTC"
+	}
+	return first.Format(day+" "+clock) + " – " + last.Format(day+" "+clock) + " UTC"
+}

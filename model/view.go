@@ -116,6 +116,13 @@ func (v *View) ID(it Item) ItemID {
 	return v.Synth[it.Synth].ID()
 }
 
+// IsSummary reports whether the item at index i is a summary (a
+// digest's, or a revision of one).
+func (v *View) IsSummary(i int) bool {
+	it := v.Items[i]
+	return it.Seq == 0 && v.Synth[it.Synth].Summary
+}
+
 // Tags returns the tags attached to an item.
 func (v *View) Tags(it Item) []string {
 	if it.Tags <= 0 || int(it.Tags) >= len(v.TagSets) {

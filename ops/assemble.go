@@ -200,7 +200,7 @@ func (s *Service) AssembleContext(ctx context.Context, a AssembleArgs) (Assemble
 		}
 		for _, i := range kept {
 			res.Tokens += assemble.Tokens(v, heads, i)
-			if assemble.IsSummary(v, i) {
+			if v.IsSummary(i) {
 				res.SummariesIncluded++
 			}
 		}

@@ -11,12 +11,15 @@ import (
 // Event announces a write. Every face can subscribe: the TUI refreshes and
 // says who did what, the MCP server notifies clients.
 type Event struct {
-	SessionID string       `json:"session_id"`
-	Version   uint64       `json:"version"`
-	Kind      EventKind    `json:"kind"`
-	OpID      string       `json:"operation_id,omitempty"`
-	OpType    model.OpType `json:"op_type,omitempty"`
-	Author    string       `json:"author"`
+	SessionID string `json:"session_id"`
+	// Title is the session's title as the write left it, so a face can
+	// name the session without reading it again.
+	Title   string       `json:"title,omitempty"`
+	Version uint64       `json:"version"`
+	Kind    EventKind    `json:"kind"`
+	OpID    string       `json:"operation_id,omitempty"`
+	OpType  model.OpType `json:"op_type,omitempty"`
+	Author  string       `json:"author"`
 	// What says it in words: "digest of 12–40", "appended 3 messages".
 	What string    `json:"what"`
 	At   time.Time `json:"at"`

@@ -147,26 +147,36 @@ func (s *Service) syncPrepare(msgs []hookMessage, out *syncResult, describe func
 		if len(added) > maxAppend {
 			return nil, invalidf("%d new messages in one request is more than %d; store the older ones first with append_messages", len(added), maxAppend)
 		}
-		nms := make([]model.NewMessage, len(added))
-		for i, hm := range added {
-			nms[i] = hm.nm
-		}
 		var ch *change
-		ch, out.ids = s.appendChange(th, next, nms, "appended by the pre-request hook")
+		ch, out.ids = s.appendRead(th, next, added, "appended by the pre-request hook")
 		if describe != nil {
 			describe(th, next, ch)
 		}
-		appended := ch.apply
-		ch.apply = func(c *cached) {
-			appended(c)
-			if len(c.idents) == n {
-				for _, hm := range added {
-					c.idents = append(c.idents, hm.id)
-				}
-			}
-		}
 		return ch, nil
 	}
+}
+
+// appendRead is appendChange for messages read from a caller's thread
+// (or a proxied answer), whose identities are known: they are kept with
+// the session's, so the next request does not read those messages back
+// to recognise them.
+func (s *Service) appendRead(th *cached, next *model.Session, added []hookMessage, what string) (*change, []model.ItemID) {
+	n := th.info.MessageCount
+	nms := make([]model.NewMessage, len(added))
+	for i, hm := range added {
+		nms[i] = hm.nm
+	}
+	ch, ids := s.appendChange(th, next, nms, what)
+	appended := ch.apply
+	ch.apply = func(c *cached) {
+		appended(c)
+		if len(c.idents) == n {
+			for _, hm := range added {
+				c.idents = append(c.idents, hm.id)
+			}
+		}
+	}
+	return ch, ids
 }
 
 // threadItems are the items of view v as exporters take them, when msgs
@@ -181,11 +191,7 @@ func threadItems(tx *store.Tx, v *model.View, msgs []hookMessage) ([]formats.Ite
 			rest = append(rest, i)
 			continue
 		}
-		nm := &msgs[it.Seq-1].nm
-		items[i] = formats.Item{
-			ID: model.MessageID(it.Seq), Role: nm.Role, Content: nm.Content, Name: nm.Name, Parts: msgs[it.Seq-1].parts,
-			CreatedAt: nm.CreatedAt, Tokens: nm.Tokens, Tags: v.Tags(it),
-		}
+		items[i] = callerItem(v, it, &msgs[it.Seq-1])
 	}
 	if len(rest) == 0 {
 		return items, nil

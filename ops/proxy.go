@@ -138,7 +138,7 @@ type proxyState struct {
 // stores nothing.
 func (s *Service) ProxyRequest(ctx context.Context, r ProxyRequest) (ProxyTurn, error) {
 	if len(r.Messages) == 0 {
-		return ProxyTurn{}, invalidf("%s is empty: a request sends the whole conversation, oldest first", proxyListName(r.API))
+		return ProxyTurn{}, invalidf("%s is empty: a request sends the whole conversation, oldest first", r.API.ListField())
 	}
 	msgs, marked, places, err := s.readThreadAt(r.API, r.Messages)
 	if err != nil {
@@ -525,14 +525,12 @@ func (s *Service) RecordProxyAnswer(ctx context.Context, a ProxyAnswer) (ProxyAn
 		return ProxyAnswerResult{}, nil
 	}
 	countEach(len(msgs), func(i int) *model.NewMessage { return &msgs[i].nm })
-	nms := make([]model.NewMessage, len(msgs))
 	for i, m := range msgs {
 		if m.nm.Role != model.RoleAssistant {
 			return ProxyAnswerResult{}, invalidf("the answer is a %s message, not the assistant's", m.nm.Role)
 		}
-		nms[i] = m.nm
 		if a.Model != "" {
-			nms[i].Meta = map[string]string{"model": a.Model}
+			msgs[i].nm.Meta = map[string]string{"model": a.Model}
 		}
 	}
 	var res ProxyAnswerResult
@@ -542,17 +540,8 @@ func (s *Service) RecordProxyAnswer(ctx context.Context, a ProxyAnswer) (ProxyAn
 			return nil, conflictf("session %s has %d messages, not the %d the answer follows: its request is no longer the last, so the answer is not stored", c.info.ID, n, a.After)
 		}
 		var ch *change
-		ch, res.IDs = s.appendChange(c, next, nms, "")
+		ch, res.IDs = s.appendRead(c, next, msgs, "")
 		ch.what = "the model's answer stored"
-		stored := ch.apply
-		ch.apply = func(c *cached) {
-			stored(c)
-			if len(c.idents) == n {
-				for _, m := range msgs {
-					c.idents = append(c.idents, m.id)
-				}
-			}
-		}
 		return ch, nil
 	})
 	if err != nil {

@@ -232,17 +232,23 @@ func proxyItems(v *model.View, from int, msgs []hookMessage, stored int) ([]form
 		case it.Seq == 0 || it.Seq > uint64(len(msgs)):
 			return nil, false
 		default:
-			nm := &msgs[it.Seq-1].nm
-			items = append(items, formats.Item{
-				ID: model.MessageID(it.Seq), Role: nm.Role, Content: nm.Content, Name: nm.Name, Parts: msgs[it.Seq-1].parts,
-				CreatedAt: nm.CreatedAt, Tokens: nm.Tokens, Tags: v.Tags(it),
-			})
+			items = append(items, callerItem(v, it, &msgs[it.Seq-1]))
 		}
 	}
 	for k := range msgs[stored:] {
 		items = append(items, newItem(stored+k, &msgs[stored+k]))
 	}
 	return items, true
+}
+
+// callerItem is the item of v's stored message it, as the caller's
+// message m, the same by identity, has it now.
+func callerItem(v *model.View, it model.Item, m *hookMessage) formats.Item {
+	nm := &m.nm
+	return formats.Item{
+		ID: model.MessageID(it.Seq), Role: nm.Role, Content: nm.Content, Name: nm.Name, Parts: m.parts,
+		CreatedAt: nm.CreatedAt, Tokens: nm.Tokens, Tags: v.Tags(it),
+	}
 }
 
 // newItem is the item of a request's message that is not stored yet,

@@ -49,8 +49,9 @@ type ResponsesContent struct {
 	Text string `json:"text"`
 }
 
-// proxyListName is what the API calls the list that holds the thread.
-func proxyListName(api ProxyAPI) string {
+// ListField names the field of the API's request body that holds the
+// thread: "messages", or the Responses API's "input".
+func (api ProxyAPI) ListField() string {
 	if api == ProxyResponses {
 		return "input"
 	}

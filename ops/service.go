@@ -522,7 +522,7 @@ func (s *Service) commitAll(ctx context.Context, reqs []*writeReq) error {
 		if ev.What == "" {
 			ev.What = ch.what
 		}
-		ev.SessionID, ev.Version, ev.Author, ev.At, ev.Origin = r.next.ID, r.next.Version, author, r.next.UpdatedAt, origin
+		ev.SessionID, ev.Title, ev.Version, ev.Author, ev.At, ev.Origin = r.next.ID, r.next.Title, r.next.Version, author, r.next.UpdatedAt, origin
 		if ch.aside {
 			ev.At = s.clock()
 		}

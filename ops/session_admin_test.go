@@ -16,8 +16,8 @@ func TestRenameSession(t *testing.T) {
 	if r.Title != "after" || r.Version != 3 {
 		t.Fatalf("rename: %+v", r)
 	}
-	if evs := events(ch); len(evs) != 1 || evs[0].Kind != EventSessionChanged {
-		t.Errorf("events %+v", evs)
+	if evs := events(ch); len(evs) != 1 || evs[0].Kind != EventSessionChanged || evs[0].Title != "after" {
+		t.Errorf("events %+v: want one change naming the new title", evs)
 	}
 	// The same title again writes nothing.
 	before := f.fileHash()
@@ -58,7 +58,7 @@ func TestDeleteSession(t *testing.T) {
 	if r.SessionID != gone || r.Title != "gone" {
 		t.Errorf("delete: %+v", r)
 	}
-	if evs := events(ch); len(evs) != 1 || evs[0].Kind != EventSessionDeleted || evs[0].SessionID != gone {
+	if evs := events(ch); len(evs) != 1 || evs[0].Kind != EventSessionDeleted || evs[0].SessionID != gone || evs[0].Title != "gone" {
 		t.Errorf("events %+v", evs)
 	}
 	list := f.mustCall("list_sessions", `{}`).(ListSessionsResult)

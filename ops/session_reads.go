@@ -12,7 +12,6 @@ import (
 	"weft/internal/fuzzy"
 	"weft/model"
 	"weft/ops/assemble"
-	"weft/ops/summary"
 	"weft/store"
 )
 
@@ -441,7 +440,7 @@ func sessText(v *model.View, items []formats.Item, first int, raw bool) string {
 					sy := &v.Synth[v.Items[i].Synth]
 					fmt.Fprintf(&b, " — summary of %s", plural(sy.MessageCount, "message", "messages"))
 					if !sy.TimeSpanStart.IsZero() {
-						b.WriteString(", " + summary.SpanText(sy.TimeSpanStart, sy.TimeSpanEnd))
+						b.WriteString(", " + formats.SpanText(sy.TimeSpanStart, sy.TimeSpanEnd))
 					}
 				}
 			} else {

@@ -260,7 +260,7 @@ func sumAbout(title string, r resolved, n int, first, last time.Time) string {
 	}
 	if !first.IsZero() {
 		b.WriteString(", ")
-		b.WriteString(summary.SpanText(first, last))
+		b.WriteString(formats.SpanText(first, last))
 	}
 	return b.String()
 }

@@ -18,12 +18,16 @@ type Timeline struct {
 
 // Bucket returns the span a time falls in.
 func (t Timeline) Bucket(at time.Time) int {
-	n := len(t.Counts)
-	if n == 0 || !t.End.After(t.Start) {
+	return bucket(int64(at.Sub(t.Start)), int64(t.End.Sub(t.Start)), len(t.Counts))
+}
+
+// bucket is which of n equal spans of a whole span (in nanoseconds) the
+// offset d into it falls in; 0 for an empty span.
+func bucket(d, span int64, n int) int {
+	if n == 0 || span <= 0 {
 		return 0
 	}
-	b := int(float64(at.Sub(t.Start)) / float64(t.End.Sub(t.Start)) * float64(n))
-	return min(max(b, 0), n-1)
+	return min(max(int(float64(d)/float64(span)*float64(n)), 0), n-1)
 }
 
 // Timeline counts a session's stored messages in n spans of time. The
@@ -42,13 +46,8 @@ func (s *Service) Timeline(ref string, n int) (Timeline, error) {
 	// Bucket's arithmetic on the nanoseconds themselves: the same
 	// numbers without a time.Time made and subtracted per message, which
 	// cost 27 ms of a million-message file's opening.
-	span := hi - lo
 	for _, h := range heads {
-		b := 0
-		if span > 0 {
-			b = min(max(int(float64(h.At-lo)/float64(span)*float64(n)), 0), n-1)
-		}
-		t.Counts[b]++
+		t.Counts[bucket(h.At-lo, hi-lo, n)]++
 	}
 	return t, nil
 }

@@ -2,7 +2,6 @@ package tui
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -11,8 +10,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"weft/demo"
-	"weft/ops"
-	"weft/store"
 )
 
 // agentsListener is an embedded listener whose agents come and go as a
@@ -28,12 +25,7 @@ func (l *agentsListener) Notice() string { return l.notice }
 
 func listenerModel(t *testing.T, l *agentsListener, seed bool) *Model {
 	t.Helper()
-	st, err := store.Open(filepath.Join(t.TempDir(), "l.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	svc := ops.New(st)
+	svc := newService(t)
 	if seed {
 		if _, err := demo.Seed(context.Background(), svc); err != nil {
 			t.Fatal(err)

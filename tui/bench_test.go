@@ -396,12 +396,7 @@ func BenchmarkSearchKeystroke(b *testing.B) {
 // only starts the matching: Update returns at once with a command, the
 // results are not there yet, and they arrive as that command's message.
 func TestSearchKeystrokeDoesNotMatchInUpdate(t *testing.T) {
-	st, err := store.Open(filepath.Join(t.TempDir(), "demo.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	svc := ops.New(st)
+	svc := newService(t)
 	if _, err := demo.Seed(context.Background(), svc); err != nil {
 		t.Fatal(err)
 	}

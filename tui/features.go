@@ -20,9 +20,8 @@ type features struct {
 	marks  markCache
 	// changed marks the sessions of the file written to since the
 	// operator last opened them (other than the one shown), for the
-	// sessions list; titles names them in the notice.
+	// sessions list.
 	changed map[string]bool
-	titles  map[string]string
 }
 
 // featureMsg is an answer of one of these features' commands: Update

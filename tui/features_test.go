@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -15,7 +14,6 @@ import (
 
 	"weft/model"
 	"weft/ops"
-	"weft/store"
 )
 
 // collect runs a command as run does, feeding what it returns back into
@@ -287,17 +285,7 @@ func lastLines(s string, n int) string {
 // first), m2 and m3 tagged db.
 func roleThread(t *testing.T) (*Model, *ops.Service) {
 	t.Helper()
-	st, err := store.Open(filepath.Join(t.TempDir(), "roles.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	svc := ops.New(st)
-	ctx := context.Background()
-	res, err := svc.CreateSession(ctx, ops.CreateSessionArgs{Title: "Roles"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc := newService(t)
 	var msgs []model.NewMessage
 	for i := 1; i <= 20; i++ {
 		role := model.RoleUser
@@ -306,17 +294,11 @@ func roleThread(t *testing.T) (*Model, *ops.Service) {
 		}
 		msgs = append(msgs, model.NewMessage{Role: role, Content: fmt.Sprintf("turn %d", i)})
 	}
-	if _, err := svc.AppendMessages(ctx, ops.AppendMessagesArgs{SessionID: res.SessionID, Messages: msgs}); err != nil {
+	sid := newSession(t, svc, "Roles", msgs)
+	if _, err := svc.TagMessages(context.Background(), ops.TagArgs{Selection: ops.Selection{SessionID: sid, IDs: []model.ItemID{"m2", "m3"}}, Tags: []string{"db"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.TagMessages(ctx, ops.TagArgs{Selection: ops.Selection{SessionID: res.SessionID, IDs: []model.ItemID{"m2", "m3"}}, Tags: []string{"db"}}); err != nil {
-		t.Fatal(err)
-	}
-	m := New(svc, Options{Theme: "dark"})
-	run(t, m, m.loadView(res.SessionID))
-	_, cmd := m.Update(tea.WindowSizeMsg{Width: 100, Height: 40})
-	run(t, m, cmd)
-	return m, svc
+	return openModel(t, svc, Options{Theme: "dark"}, sid, 100, 40), svc
 }
 
 func TestFilterShowsOnlyWhatItPicks(t *testing.T) {
@@ -505,7 +487,7 @@ func TestAnotherSessionsChangeIsNoticed(t *testing.T) {
 	if _, err := svc.AppendMessages(ctx, ops.AppendMessagesArgs{SessionID: other, Messages: []model.NewMessage{{Role: model.RoleUser, Content: "three"}}}); err != nil {
 		t.Fatal(err)
 	}
-	_, cmd := m.Update(eventMsg(ops.Event{SessionID: other, Kind: ops.EventAppended, What: "appended 1 message", Author: "claude-code"}))
+	_, cmd := m.Update(eventMsg(ops.Event{SessionID: other, Title: "Other work", Kind: ops.EventAppended, What: "appended 1 message", Author: "claude-code"}))
 	run(t, m, cmd)
 	if m.view != view {
 		t.Error("a change to another session loaded the thread shown again")

@@ -177,7 +177,6 @@ func (m *Model) refit(i int) {
 		return
 	}
 	m.cursor = m.rows.RowOfItem(min(i, max(m.view.Len()-1, 0)))
-	m.top, m.skip = m.cursor, 0
 	m.placeThird()
 	m.scrollToCursor()
 }

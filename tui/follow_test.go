@@ -4,15 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	tea "charm.land/bubbletea/v2"
-
 	"weft/formats/claudecode"
 	"weft/ops"
-	"weft/store"
 )
 
 // followLine is a Claude Code record of a session being written.
@@ -46,19 +42,11 @@ func importTranscript(t *testing.T, svc *ops.Service, data string) string {
 // as each batch lands: the follower's import is a write like any other,
 // and the TUI follows the service's events.
 func TestFollowedSessionGrowsLive(t *testing.T) {
-	st, err := store.Open(filepath.Join(t.TempDir(), "follow.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	svc := ops.New(st)
+	svc := newService(t)
 	file := followLine(1, "user", "Follow me") + followLine(2, "assistant", "The first answer")
 	sid := importTranscript(t, svc, file)
 	announced := events(t, svc)
-	m := New(svc, Options{Theme: "dark", Session: sid})
-	run(t, m, m.loadView(sid))
-	_, cmd := m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
-	run(t, m, cmd)
+	m := openModel(t, svc, Options{Theme: "dark", Session: sid}, sid, 100, 30)
 	if s := screen(m); !strings.Contains(s, "The first answer") {
 		t.Fatalf("the session is not shown:\n%s", s)
 	}

@@ -3,7 +3,6 @@ package tui
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -14,7 +13,6 @@ import (
 
 	"weft/demo"
 	"weft/ops"
-	"weft/store"
 )
 
 // Screens are compared as text (colour stripped) at a fixed size, in UTC
@@ -30,21 +28,12 @@ var opIDPattern = regexp.MustCompile(`\b[0-9a-z]{16}\b`)
 
 func fixedModel(t *testing.T, w, h int) *Model {
 	t.Helper()
-	st, err := store.Open(filepath.Join(t.TempDir(), "golden.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
 	now := time.Date(2026, 3, 6, 9, 0, 0, 0, time.UTC)
-	svc := ops.New(st, ops.WithClock(func() time.Time { return now }))
+	svc := newService(t, ops.WithClock(func() time.Time { return now }))
 	if _, err := demo.Seed(context.Background(), svc); err != nil {
 		t.Fatal(err)
 	}
-	m := New(svc, Options{Theme: "dark"})
-	run(t, m, m.loadView(""))
-	_, cmd := m.Update(tea.WindowSizeMsg{Width: w, Height: h})
-	run(t, m, cmd)
-	return m
+	return openModel(t, svc, Options{Theme: "dark"}, "", w, h)
 }
 
 func TestGoldenScreens(t *testing.T) {

@@ -293,7 +293,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		// the view again: an edit of the operator's is new here only when
 		// the view loaded is older (it came from the command line,
 		// through the listener).
-		if msg.SessionID != m.sid || (msg.Author == "operator" && msg.Version <= m.info.Version) {
+		if msg.Author == "operator" && msg.Version <= m.info.Version {
 			return m, tea.Batch(cmds...)
 		}
 		cmds = append(cmds, m.loadView(m.sid), m.flash(fmt.Sprintf("%s by %s", msg.What, msg.Author), false))
@@ -611,11 +611,7 @@ func (m *Model) placeThird() {
 // leave lines blank at its foot: near the end of the thread the screen
 // shows as much as fits rather than a third of it.
 func (m *Model) fillBelow() {
-	h := m.threadHeight()
-	if m.skip > 0 {
-		return // a tall row read from within keeps its place
-	}
-	used := 0
+	h, used := m.threadHeight(), 0
 	for r := m.top; r < m.rows.Len() && used < h; r++ {
 		used += len(m.rowLines(r))
 	}

@@ -3,7 +3,6 @@ package tui
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +14,6 @@ import (
 	"weft/demo"
 	"weft/model"
 	"weft/ops"
-	"weft/store"
 )
 
 // run executes a command and feeds what it returns back into the model,
@@ -54,20 +52,11 @@ func run(t testing.TB, m *Model, cmd tea.Cmd) {
 
 func demoModel(t *testing.T, w, h int) (*Model, *ops.Service) {
 	t.Helper()
-	st, err := store.Open(filepath.Join(t.TempDir(), "demo.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	svc := ops.New(st)
+	svc := newService(t)
 	if _, err := demo.Seed(context.Background(), svc); err != nil {
 		t.Fatal(err)
 	}
-	m := New(svc, Options{Theme: "dark"})
-	run(t, m, m.loadView(""))
-	_, cmd := m.Update(tea.WindowSizeMsg{Width: w, Height: h})
-	run(t, m, cmd)
-	return m, svc
+	return openModel(t, svc, Options{Theme: "dark"}, "", w, h), svc
 }
 
 func press(t testing.TB, m *Model, keys ...string) {
@@ -449,12 +438,7 @@ func TestOperationsPanelFollowsAgentsEdits(t *testing.T) {
 }
 
 func TestNewFileWaitsForASession(t *testing.T) {
-	st, err := store.Open(filepath.Join(t.TempDir(), "new.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	svc := ops.New(st)
+	svc := newService(t)
 	m := New(svc, Options{Theme: "dark"})
 	run(t, m, m.loadView(""))
 	send(t, m, tea.KeyPressMsg{Code: tea.KeyTab}) // nothing to list yet, and no panic

@@ -21,7 +21,6 @@ import (
 func (m *Model) sessionEvent(ev ops.Event) tea.Cmd {
 	if ev.Kind == ops.EventSessionDeleted {
 		delete(m.feat.changed, ev.SessionID)
-		delete(m.feat.titles, ev.SessionID)
 		if ev.SessionID != m.sid {
 			return nil
 		}
@@ -34,41 +33,7 @@ func (m *Model) sessionEvent(ev ops.Event) tea.Cmd {
 		m.feat.changed = map[string]bool{}
 	}
 	m.feat.changed[ev.SessionID] = true
-	if ev.Kind == ops.EventSessionChanged {
-		delete(m.feat.titles, ev.SessionID) // a new title, perhaps
-	}
-	if title, ok := m.feat.titles[ev.SessionID]; ok {
-		return m.flash(otherSessionNotice(title, ev), false)
-	}
-	svc := m.svc
-	return func() tea.Msg {
-		// The session was just written: the service has it at hand.
-		info, _, err := svc.View(ev.SessionID)
-		if err != nil {
-			return otherSessionMsg{ev: ev, title: ev.SessionID}
-		}
-		return otherSessionMsg{ev: ev, title: info.Title, known: true}
-	}
-}
-
-// otherSessionMsg is the title of a session written to, for the notice.
-type otherSessionMsg struct {
-	ev    ops.Event
-	title string
-	known bool
-}
-
-func (msg otherSessionMsg) apply(m *Model) tea.Cmd {
-	if msg.known {
-		if m.feat.titles == nil {
-			m.feat.titles = map[string]string{}
-		}
-		m.feat.titles[msg.ev.SessionID] = msg.title
-	}
-	if msg.ev.SessionID == m.sid {
-		return nil // opened meanwhile: the thread says it
-	}
-	return m.flash(otherSessionNotice(msg.title, msg.ev), false)
+	return m.flash(otherSessionNotice(ev.Title, ev), false)
 }
 
 // otherSessionNotice says what happened to another session, and where to

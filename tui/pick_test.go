@@ -3,45 +3,25 @@ package tui
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	tea "charm.land/bubbletea/v2"
-
 	"weft/model"
 	"weft/ops"
-	"weft/store"
 )
 
 // plainThread is a session of n messages "message 1".."message n" (m1..mn)
 // and a model open on it.
 func plainThread(t *testing.T, n int) (*Model, *ops.Service) {
 	t.Helper()
-	st, err := store.Open(filepath.Join(t.TempDir(), "plain.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	svc := ops.New(st)
-	ctx := context.Background()
-	res, err := svc.CreateSession(ctx, ops.CreateSessionArgs{Title: "Plain"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc := newService(t)
 	var msgs []model.NewMessage
 	for i := 1; i <= n; i++ {
 		msgs = append(msgs, model.NewMessage{Role: model.RoleUser, Content: fmt.Sprintf("message %d", i)})
 	}
-	if _, err := svc.AppendMessages(ctx, ops.AppendMessagesArgs{SessionID: res.SessionID, Messages: msgs}); err != nil {
-		t.Fatal(err)
-	}
-	m := New(svc, Options{Theme: "dark"})
-	run(t, m, m.loadView(res.SessionID))
-	_, cmd := m.Update(tea.WindowSizeMsg{Width: 100, Height: 40})
-	run(t, m, cmd)
-	return m, svc
+	sid := newSession(t, svc, "Plain", msgs)
+	return openModel(t, svc, Options{Theme: "dark"}, sid, 100, 40), svc
 }
 
 // agentEdit makes an edit as an agent would, over the service, and

@@ -1,17 +1,12 @@
 package tui
 
 import (
-	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	tea "charm.land/bubbletea/v2"
-
 	"weft/model"
 	"weft/ops"
-	"weft/store"
 )
 
 // longThread is a session with a short question, a long answer of n
@@ -20,17 +15,7 @@ import (
 // (folded).
 func longThread(t testing.TB, n int) (*Model, *ops.Service) {
 	t.Helper()
-	st, err := store.Open(filepath.Join(t.TempDir(), "long.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	svc := ops.New(st)
-	ctx := context.Background()
-	res, err := svc.CreateSession(ctx, ops.CreateSessionArgs{Title: "Long"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc := newService(t)
 	var b strings.Builder
 	for i := 1; i <= n; i++ {
 		fmt.Fprintf(&b, "log line %04d: the request took %d ms\n", i, i%97)
@@ -40,13 +25,7 @@ func longThread(t testing.TB, n int) (*Model, *ops.Service) {
 		{Role: model.RoleAssistant, Content: strings.TrimSpace(b.String())},
 		{Role: model.RoleUser, Content: "Thanks, that is all."},
 	}
-	if _, err := svc.AppendMessages(ctx, ops.AppendMessagesArgs{SessionID: res.SessionID, Messages: msgs}); err != nil {
-		t.Fatal(err)
-	}
-	m := New(svc, Options{Theme: "dark"})
-	run(t, m, m.loadView(res.SessionID))
-	_, cmd := m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
-	run(t, m, cmd)
+	m := openModel(t, svc, Options{Theme: "dark"}, newSession(t, svc, "Long", msgs), 100, 30)
 	press(t, m, "g", "j")
 	return m, svc
 }

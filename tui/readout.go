@@ -2,9 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
-	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -144,34 +141,16 @@ type pagerFileMsg struct{ pager, path string }
 // become pictures (a pager such as cat would pass them on).
 func writePagerFile(pager, text string) tea.Cmd {
 	return func() tea.Msg {
-		f, err := os.CreateTemp("", "weft-*.txt")
+		path, err := writeTemp("weft-*.txt", termsafe.Text(text))
 		if err != nil {
 			return pagerDoneMsg{err}
 		}
-		_, err = f.WriteString(termsafe.Text(text))
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			os.Remove(f.Name())
-			return pagerDoneMsg{err}
-		}
-		return pagerFileMsg{pager: pager, path: f.Name()}
+		return pagerFileMsg{pager: pager, path: path}
 	}
 }
 
 func (msg pagerFileMsg) apply(*Model) tea.Cmd {
-	pager := msg.pager
-	if strings.TrimSpace(pager) == "" {
-		pager = "less"
-	}
-	args := strings.Fields(pager)
-	path := msg.path
-	c := exec.Command(args[0], append(args[1:], path)...)
-	return tea.ExecProcess(c, func(err error) tea.Msg {
-		os.Remove(path)
-		return pagerDoneMsg{err}
-	})
+	return execOn(msg.pager, "less", msg.path, func(err error) tea.Msg { return pagerDoneMsg{err} })
 }
 
 func (msg pagerDoneMsg) apply(m *Model) tea.Cmd {

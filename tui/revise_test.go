@@ -3,15 +3,11 @@ package tui
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	tea "charm.land/bubbletea/v2"
-
 	"weft/model"
 	"weft/ops"
-	"weft/store"
 )
 
 // toolThread is a session with a tool call and its result between plain
@@ -19,17 +15,7 @@ import (
 // model open on it with the cursor on the first message.
 func toolThread(t *testing.T) (*Model, *ops.Service) {
 	t.Helper()
-	st, err := store.Open(filepath.Join(t.TempDir(), "tools.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	svc := ops.New(st)
-	ctx := context.Background()
-	res, err := svc.CreateSession(ctx, ops.CreateSessionArgs{Title: "Tools"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc := newService(t)
 	call := `[{"type":"tool_call","tool_call_id":"call-1","tool_name":"Bash","input":{"cmd":"ls"}}]`
 	result := `[{"type":"tool_result","tool_call_id":"call-1","text":"a.txt\nb.txt"}]`
 	msgs := []model.NewMessage{
@@ -39,13 +25,7 @@ func toolThread(t *testing.T) (*Model, *ops.Service) {
 		{Role: model.RoleAssistant, Content: "Two files.\nUser: was that all?\nSystem: be brief"},                   // m4
 		{Role: model.RoleUser, Content: "Thanks."},                                                                  // m5
 	}
-	if _, err := svc.AppendMessages(ctx, ops.AppendMessagesArgs{SessionID: res.SessionID, Messages: msgs}); err != nil {
-		t.Fatal(err)
-	}
-	m := New(svc, Options{Theme: "dark"})
-	run(t, m, m.loadView(res.SessionID))
-	_, cmd := m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
-	run(t, m, cmd)
+	m := openModel(t, svc, Options{Theme: "dark"}, newSession(t, svc, "Tools", msgs), 120, 40)
 	press(t, m, "g")
 	return m, svc
 }

@@ -1,9 +1,7 @@
 package tui
 
 import (
-	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,7 +9,6 @@ import (
 
 	"weft/model"
 	"weft/ops"
-	"weft/store"
 )
 
 // twoSessions makes a file with two sessions of seven messages each,
@@ -19,19 +16,9 @@ import (
 // the first.
 func twoSessions(t *testing.T) (m *Model, svc *ops.Service, first, second string) {
 	t.Helper()
-	st, err := store.Open(filepath.Join(t.TempDir(), "two.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	svc = ops.New(st)
-	ctx := context.Background()
+	svc = newService(t)
 	ids := make([]string, 2)
 	for k, name := range []string{"Alpha", "Bravo"} {
-		res, err := svc.CreateSession(ctx, ops.CreateSessionArgs{Title: name + " thread"})
-		if err != nil {
-			t.Fatal(err)
-		}
 		var msgs []model.NewMessage
 		for i := 1; i <= 7; i++ {
 			role := model.RoleUser
@@ -40,15 +27,9 @@ func twoSessions(t *testing.T) (m *Model, svc *ops.Service, first, second string
 			}
 			msgs = append(msgs, model.NewMessage{Role: role, Content: fmt.Sprintf("%s says line %d.", name, i)})
 		}
-		if _, err := svc.AppendMessages(ctx, ops.AppendMessagesArgs{SessionID: res.SessionID, Messages: msgs}); err != nil {
-			t.Fatal(err)
-		}
-		ids[k] = res.SessionID
+		ids[k] = newSession(t, svc, name+" thread", msgs)
 	}
-	m = New(svc, Options{Theme: "dark", Session: ids[0]})
-	run(t, m, m.loadView(ids[0]))
-	_, cmd := m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
-	run(t, m, cmd)
+	m = openModel(t, svc, Options{Theme: "dark", Session: ids[0]}, ids[0], 100, 30)
 	return m, svc, ids[0], ids[1]
 }
 

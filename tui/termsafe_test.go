@@ -2,7 +2,6 @@ package tui
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,7 +10,6 @@ import (
 
 	"weft/model"
 	"weft/ops"
-	"weft/store"
 )
 
 // hostile carries what an imported thread may: a window title, a
@@ -23,12 +21,7 @@ const hostile = "\x1b]0;pwned\x07 \x1b]52;c;cm0gLXJmIH4=\x07 \x1b[2J \r\x1b[1A\x
 // and operations' authors carry hostile (tags refuse control characters).
 func hostileModel(t *testing.T) (*Model, *ops.Service) {
 	t.Helper()
-	st, err := store.Open(filepath.Join(t.TempDir(), "hostile.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	svc := ops.New(st)
+	svc := newService(t)
 	ctx := context.Background()
 	s, err := svc.CreateSession(ctx, ops.CreateSessionArgs{Title: "evil " + hostile})
 	if err != nil {
@@ -52,11 +45,7 @@ func hostileModel(t *testing.T) (*Model, *ops.Service) {
 	if _, err := svc.SetActiveTags(ctx, ops.SetActiveTagsArgs{SessionID: s.SessionID, Tags: []string{"a"}}); err != nil {
 		t.Fatal(err)
 	}
-	m := New(svc, Options{Theme: "dark"})
-	run(t, m, m.loadView(""))
-	_, cmd := m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
-	run(t, m, cmd)
-	return m, svc
+	return openModel(t, svc, Options{Theme: "dark"}, "", 120, 40), svc
 }
 
 // obeyed lists what in a frame would act on the terminal: every control

@@ -10,9 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/creack/pty"
 )
 
 // bigThread writes an OpenAI messages array of n short messages.
@@ -75,24 +72,5 @@ func TestImportProgressOnATerminalOnly(t *testing.T) {
 // out) and returns what the terminal got, and run's error.
 func runOnTerminal(t *testing.T, out io.Writer, args ...string) ([]byte, error) {
 	t.Helper()
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Skipf("no pseudo-terminal here: %v", err)
-	}
-	defer ptmx.Close()
-	seen := make(chan []byte, 1)
-	go func() {
-		var b bytes.Buffer
-		io.Copy(&b, ptmx)
-		seen <- b.Bytes()
-	}()
-	err = run(context.Background(), args, out, tty)
-	tty.Close()
-	select {
-	case b := <-seen:
-		return b, err
-	case <-time.After(10 * time.Second):
-		t.Fatal("the terminal's output did not end")
-	}
-	return nil, err
+	return runOnPTY(t, args, func(tty io.Writer) (io.Writer, io.Writer) { return out, tty })
 }

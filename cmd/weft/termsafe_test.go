@@ -153,6 +153,13 @@ func TestExportIsExactButNotOnATerminal(t *testing.T) {
 // to errOut) and returns what the terminal got, and run's error.
 func runOnTerminalOut(t *testing.T, errOut io.Writer, args ...string) ([]byte, error) {
 	t.Helper()
+	return runOnPTY(t, args, func(tty io.Writer) (io.Writer, io.Writer) { return tty, errOut })
+}
+
+// runOnPTY runs the CLI with the outputs wire chooses, one of them a
+// pseudo-terminal, and returns what the terminal got, and run's error.
+func runOnPTY(t *testing.T, args []string, wire func(tty io.Writer) (stdout, stderr io.Writer)) ([]byte, error) {
+	t.Helper()
 	ptmx, tty, err := pty.Open()
 	if err != nil {
 		t.Skipf("no pseudo-terminal here: %v", err)
@@ -164,7 +171,8 @@ func runOnTerminalOut(t *testing.T, errOut io.Writer, args ...string) ([]byte, e
 		io.Copy(&b, ptmx)
 		seen <- b.Bytes()
 	}()
-	err = run(context.Background(), args, tty, errOut)
+	stdout, stderr := wire(tty)
+	err = run(context.Background(), args, stdout, stderr)
 	tty.Close()
 	select {
 	case b := <-seen:

@@ -5,18 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"weft/e2e/internal/rig"
 )
 
 // The environment these tests read (test files may; the package may not).
@@ -45,73 +43,26 @@ func TestMain(m *testing.M) {
 		os.Exit(teeStdio(argv, logPath))
 	}
 	code := m.Run()
-	if weftBuildDir != "" {
-		os.RemoveAll(weftBuildDir)
-	}
+	rig.Cleanup()
 	os.Exit(code)
 }
 
 func needClaude(t *testing.T) string {
 	t.Helper()
-	bin := os.Getenv(claudeEnv)
-	if bin == "" {
-		if os.Getenv(requireEnv) != "" {
-			t.Fatalf("%s is not set, and %s asks for these tests to run: .ci/claude-code installs Claude Code and sets it", claudeEnv, requireEnv)
-		}
-		t.Skipf("skipping: %s does not name a claude binary (.ci/claude-code installs one and runs these tests)", claudeEnv)
-	}
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("%s=%s: %v", claudeEnv, bin, err)
-	}
-	return bin
+	return rig.Need(t, claudeEnv, os.Getenv(claudeEnv), requireEnv, os.Getenv(requireEnv) != "", ".ci/claude-code installs Claude Code and runs these tests")
 }
-
-var (
-	weftBuildOnce sync.Once
-	weftBuildDir  string
-	weftBuilt     string
-	weftBuildErr  error
-)
 
 // weftBinary is WEFT_BIN, or cmd/weft built once for the run.
 func weftBinary(t *testing.T) string {
 	t.Helper()
-	if bin := os.Getenv(weftEnv); bin != "" {
-		return bin
-	}
-	weftBuildOnce.Do(func() {
-		weftBuildDir, weftBuildErr = os.MkdirTemp("", "weft-claudecode-bin-")
-		if weftBuildErr != nil {
-			return
-		}
-		gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-		if _, err := os.Stat(gobin); err != nil {
-			gobin = "go"
-		}
-		weftBuilt = filepath.Join(weftBuildDir, "weft")
-		if out, err := exec.Command(gobin, "build", "-o", weftBuilt, "weft/cmd/weft").CombinedOutput(); err != nil {
-			weftBuildErr = fmt.Errorf("go build weft/cmd/weft: %v\n%s", err, out)
-		}
-	})
-	if weftBuildErr != nil {
-		t.Fatal(weftBuildErr)
-	}
-	return weftBuilt
+	return rig.Weft(t, os.Getenv(weftEnv))
 }
 
 // logsDir is where one test keeps its logs: under WEFT_CLAUDE_LOGS when
 // set (CI keeps them for the report), else in a temporary folder.
 func logsDir(t *testing.T) string {
 	t.Helper()
-	root := os.Getenv(logsEnv)
-	if root == "" {
-		return t.TempDir()
-	}
-	dir := filepath.Join(root, strings.ReplaceAll(t.Name(), "/", "-"))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return rig.LogsDir(t, os.Getenv(logsEnv))
 }
 
 // weftRun runs weft with args and returns its stdout.
@@ -177,17 +128,6 @@ func (f fixture) copyTo(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return db
-}
-
-// freePort finds a free loopback port.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // weftUnderTest is weft as Claude Code's MCP server for one run: the
@@ -263,63 +203,10 @@ func httpWeft(t *testing.T, dir, db string) *weftUnderTest {
 	}
 }
 
-// serveWeft starts weft serve on db on a free loopback port, with token
-// when not empty and the flags in extra, logging to dir/serve.log, and
-// waits until it is healthy. It returns the listener's base URL and a
-// stop that ends it (also run when the test ends).
+// serveWeft is rig.Serve with this run's weft.
 func serveWeft(t *testing.T, dir, db, token string, extra ...string) (string, func()) {
 	t.Helper()
-	port := freePort(t)
-	serveLog, err := os.Create(filepath.Join(dir, "serve.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	args := []string{"--db", db, "serve", "--addr", fmt.Sprintf("127.0.0.1:%d", port)}
-	if token != "" {
-		args = append(args, "--token", token)
-	}
-	cmd := exec.Command(weftBinary(t), append(args, extra...)...)
-	cmd.Stdout, cmd.Stderr = serveLog, serveLog
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			cmd.Process.Signal(os.Interrupt)
-			done := make(chan struct{})
-			go func() { cmd.Wait(); close(done) }()
-			select {
-			case <-done:
-			case <-time.After(10 * time.Second):
-				cmd.Process.Kill()
-				<-done
-			}
-			serveLog.Close()
-		})
-	}
-	t.Cleanup(stop)
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		req, _ := http.NewRequest(http.MethodGet, base+"/healthz", nil)
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			b, _ := os.ReadFile(serveLog.Name())
-			t.Fatalf("weft serve is not healthy after 15 s (%v)\n%s", err, b)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return base, stop
+	return rig.Serve(t, weftBinary(t), dir, db, token, extra...)
 }
 
 // claudeRun is what one run of Claude Code left.
@@ -358,7 +245,7 @@ func runClaude(t *testing.T, dir string, w *weftUnderTest, prompt string, s *sta
 		t.Fatal(err)
 	}
 	defer apiLog.Close()
-	s.log = apiLog
+	s.Log = apiLog
 	api := httptest.NewServer(s)
 	defer api.Close()
 
@@ -374,7 +261,7 @@ func runClaude(t *testing.T, dir string, w *weftUnderTest, prompt string, s *sta
 	if err := os.WriteFile(filepath.Join(home, ".claude", ".claude.json"), []byte("{}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	guard := &offlineGuard{}
+	guard := &rig.OfflineGuard{}
 	proxy := httptest.NewServer(guard)
 	defer proxy.Close()
 	config, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"weft": w.server}})
@@ -402,33 +289,10 @@ func runClaude(t *testing.T, dir string, w *weftUnderTest, prompt string, s *sta
 	run.exchanges, run.results, run.toolNames, run.problems = s.snapshot()
 	run.wire = readWire(t, w.wire)
 	run.debugLog = filepath.Join(dir, "claude-debug.log")
-	if reached := guard.seen(); len(reached) > 0 {
+	if reached := guard.Seen(); len(reached) > 0 {
 		run.fail(t, dir, "Claude Code reached beyond this machine (through the proxy that refuses everything): %s", strings.Join(reached, "; "))
 	}
 	return run
-}
-
-// offlineGuard is the proxy Claude Code is given for everything but
-// loopback: it refuses every request and remembers it, so a run that tries
-// to reach the internet (telemetry, updates, feature flags, Anthropic's
-// own API) fails and names what it tried, instead of depending on
-// whether this machine happens to have a network.
-type offlineGuard struct {
-	mu      sync.Mutex
-	reached []string
-}
-
-func (g *offlineGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	g.mu.Lock()
-	g.reached = append(g.reached, r.Method+" "+r.Host+r.URL.Path)
-	g.mu.Unlock()
-	http.Error(w, "the claudecode tests run offline", http.StatusForbidden)
-}
-
-func (g *offlineGuard) seen() []string {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return slices.Clone(g.reached)
 }
 
 // claudeEnviron is the whole environment Claude Code runs with: a home
@@ -457,10 +321,8 @@ func claudeEnviron(home, apiURL, guard string) []string {
 		"MCP_TIMEOUT=30000",
 		"MCP_TOOL_TIMEOUT=30000",
 		"NO_COLOR=1",
-		"HTTP_PROXY=" + guard, "HTTPS_PROXY=" + guard, "ALL_PROXY=" + guard,
-		"http_proxy=" + guard, "https_proxy=" + guard, "all_proxy=" + guard,
-		"NO_PROXY=127.0.0.1,localhost,::1", "no_proxy=127.0.0.1,localhost,::1",
 	}
+	env = append(env, rig.ProxyEnv(guard)...)
 	for _, k := range []string{"PATH", "TMPDIR", "LANG"} {
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)

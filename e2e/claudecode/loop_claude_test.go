@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"weft/e2e/internal/rig"
 )
 
 // The conversation of TestLoopClaudeCode: a question, a turn that reads
@@ -159,7 +161,7 @@ func TestLoopClaudeCode(t *testing.T) {
 	}
 	defer upLog.Close()
 	var readFor map[string]string // a prompt's word -> the file its turn reads
-	s := &standIn{log: upLog, thinks: true,
+	s := &standIn{Recorder: rig.Recorder{Log: upLog}, thinks: true,
 		say: func(req messagesRequest) string { return loopAnswer(lastUserText(req)) },
 		plan: func(req messagesRequest) []call {
 			for word, path := range readFor {
@@ -277,7 +279,7 @@ func claudeTranscript(t *testing.T, home, session string) []byte {
 
 // upstreamRequests are the Messages API requests the stand-in got.
 func upstreamRequests(s *standIn) []exchange {
-	exchanges, _, _, _ := s.snapshot()
+	exchanges := s.Exchanges()
 	var out []exchange
 	for _, ex := range exchanges {
 		if ex.Path == "/v1/messages" {

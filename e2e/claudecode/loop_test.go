@@ -17,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"weft/e2e/internal/rig"
 )
 
 // clientTap stands between a client and weft: it passes everything on
@@ -97,7 +99,7 @@ type loopRun struct {
 // home.
 type loopClaude struct {
 	bin, dir, home, work, baseURL string
-	guard                         *offlineGuard
+	guard                         *rig.OfflineGuard
 	runs                          int
 }
 
@@ -107,7 +109,7 @@ func newLoopClaude(t *testing.T, dir, name, baseURL string) *loopClaude {
 	// (the logs may be inside one): Claude Code says more of a project
 	// in git (its status), which would make what it sends depend on
 	// where the test runs.
-	c := &loopClaude{bin: needClaude(t), dir: dir, home: filepath.Join(dir, name), work: filepath.Join(t.TempDir(), "work"), baseURL: baseURL, guard: &offlineGuard{}}
+	c := &loopClaude{bin: needClaude(t), dir: dir, home: filepath.Join(dir, name), work: filepath.Join(t.TempDir(), "work"), baseURL: baseURL, guard: &rig.OfflineGuard{}}
 	for _, d := range []string{filepath.Join(c.home, ".claude"), c.work} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
@@ -141,7 +143,7 @@ func (c *loopClaude) run(t *testing.T, prompt string, flags ...string) loopRun {
 	os.WriteFile(name+".stdout", r.stdout, 0o644)
 	os.WriteFile(name+".stderr", r.stderr, 0o644)
 	json.Unmarshal(bytes.TrimSpace(r.stdout), &r.output)
-	if reached := c.guard.seen(); len(reached) > 0 {
+	if reached := c.guard.Seen(); len(reached) > 0 {
 		t.Fatalf("Claude Code reached beyond this machine: %s", strings.Join(reached, "; "))
 	}
 	if r.err != nil || r.output.IsError {

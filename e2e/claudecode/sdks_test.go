@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"weft/e2e/internal/rig"
 )
 
 // The environment TestLoopSDKs reads.
@@ -23,13 +25,7 @@ const (
 
 func needSDKs(t *testing.T) string {
 	t.Helper()
-	dir := os.Getenv(sdksEnv)
-	if dir == "" {
-		if os.Getenv(sdksRequireEnv) != "" {
-			t.Fatalf("%s is not set, and %s asks for this test to run: .ci/loop installs the SDKs and sets it", sdksEnv, sdksRequireEnv)
-		}
-		t.Skipf("skipping: %s does not name a folder with the provider SDKs in node_modules (.ci/loop installs them and runs this test)", sdksEnv)
-	}
+	dir := rig.Need(t, sdksEnv, os.Getenv(sdksEnv), sdksRequireEnv, os.Getenv(sdksRequireEnv) != "", "a folder with the provider SDKs in node_modules: .ci/loop installs them and runs this test")
 	for _, pkg := range []string{"@anthropic-ai/sdk", "openai"} {
 		if _, err := os.Stat(filepath.Join(dir, "node_modules", pkg, "package.json")); err != nil {
 			t.Fatalf("%s=%s: %v", sdksEnv, dir, err)
@@ -104,7 +100,7 @@ func TestLoopSDKs(t *testing.T) {
 		return f
 	}
 	lookUp := []call{{tool: sdkTool, input: map[string]any{"q": "api-gw"}}}
-	an := &standIn{log: logTo("anthropic-upstream.jsonl"),
+	an := &standIn{Recorder: rig.Recorder{Log: logTo("anthropic-upstream.jsonl")},
 		say: func(req messagesRequest) string { return loopAnswer(lastUserText(req)) },
 		plan: func(req messagesRequest) []call {
 			if lastUserText(req) == sdkLookUp {
@@ -113,7 +109,7 @@ func TestLoopSDKs(t *testing.T) {
 			return nil
 		},
 	}
-	oa := &chatStandIn{log: logTo("openai-upstream.jsonl"), say: loopAnswer,
+	oa := &chatStandIn{Recorder: rig.Recorder{Log: logTo("openai-upstream.jsonl")}, say: loopAnswer,
 		plan: func(prompt string) []call {
 			if prompt == sdkLookUp {
 				return lookUp
@@ -159,7 +155,7 @@ func TestLoopSDKs(t *testing.T) {
 		result.Versions["@anthropic-ai/sdk"], result.Versions["openai"], nodeVersion(), n, took.Seconds())
 
 	byCall := map[string]exchange{}
-	for _, ex := range append(an.snapshotExchanges(), oa.snapshot()...) {
+	for _, ex := range append(an.Exchanges(), oa.Exchanges()...) {
 		if id := ex.Headers.Get("X-Call"); id != "" {
 			byCall[id] = ex
 		}
@@ -188,12 +184,6 @@ func TestLoopSDKs(t *testing.T) {
 func nodeVersion() string {
 	out, _ := exec.Command("node", "--version").Output()
 	return strings.TrimSpace(string(out))
-}
-
-// snapshotExchanges returns the exchanges the stand-in has seen.
-func (s *standIn) snapshotExchanges() []exchange {
-	ex, _, _, _ := s.snapshot()
-	return ex
 }
 
 // checkSDKConversation checks one conversation against what the stand-in

@@ -19,8 +19,9 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 	"unicode/utf8"
+
+	"weft/e2e/internal/rig"
 )
 
 // toolUsePrefix marks the tool_use IDs the stand-in makes, so it knows its
@@ -49,20 +50,8 @@ type toolResult struct {
 	isError bool
 }
 
-// exchange is one request the stand-in got and what it answered, as the
-// request log keeps it.
-type exchange struct {
-	Time     time.Time       `json:"time"`
-	Method   string          `json:"method"`
-	Path     string          `json:"path"`
-	Headers  http.Header     `json:"headers"`
-	Request  json.RawMessage `json:"request,omitempty"`
-	Status   int             `json:"status"`
-	Answered string          `json:"answered"` // what the stand-in did: tool_use NAME, text, count_tokens, 404
-	// Answer is the body the stand-in wrote, byte for byte: what a
-	// client behind a proxy must get unchanged.
-	Answer string `json:"answer"`
-}
+// exchange is one request a stand-in got and what it answered.
+type exchange = rig.Exchange
 
 // standIn is a small Anthropic Messages API: it answers a conversation by
 // asking for its calls one at a time, each once the result of the one
@@ -75,7 +64,6 @@ type standIn struct {
 	// call i for the first time, before the stand-in answers it: the
 	// test acts there while Claude Code waits (an edit by another client).
 	afterResult func(i int, r toolResult)
-	log         io.Writer // one JSON exchange a line; nil keeps none
 	// say, when set, is the text of a text answer (doneText otherwise):
 	// a conversation whose turns must be told apart answers each its
 	// own way.
@@ -91,8 +79,10 @@ type standIn struct {
 	answered atomic.Int64 // answers given, for their IDs
 	planned  atomic.Int64 // calls a plan asked for, for their IDs
 
+	// Recorder keeps the exchanges, and writes them to its Log.
+	rig.Recorder
+
 	mu        sync.Mutex
-	exchanges []exchange
 	results   []toolResult
 	toolNames []string // the tools of the first request that had any
 	problems  []string // requests the stand-in could not answer as planned
@@ -171,14 +161,11 @@ func blockText(raw json.RawMessage) string {
 
 func (s *standIn) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
-	ex := exchange{Time: time.Now(), Method: r.Method, Path: r.URL.Path, Headers: r.Header.Clone()}
+	ex := rig.NewExchange(r, body)
 	ex.Headers.Del("X-Api-Key")
 	ex.Headers.Del("Authorization")
-	if json.Valid(body) {
-		ex.Request = body
-	}
 	w := &answerCopy{ResponseWriter: rw}
-	defer func() { ex.Answer = w.body.String(); s.record(ex) }()
+	defer func() { ex.Answer = w.body.String(); s.Record(ex) }()
 	switch {
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/messages/count_tokens":
 		// A rough count is enough: Claude Code uses it to decide about
@@ -224,16 +211,6 @@ func (a *answerCopy) Write(p []byte) (int, error) {
 	n, err := a.ResponseWriter.Write(p)
 	http.NewResponseController(a.ResponseWriter).Flush()
 	return n, err
-}
-
-func (s *standIn) record(ex exchange) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.exchanges = append(s.exchanges, ex)
-	if s.log != nil {
-		b, _ := json.Marshal(ex)
-		s.log.Write(append(b, '\n'))
-	}
 }
 
 // reply is one assistant turn: text, or a tool call.
@@ -348,9 +325,10 @@ func (s *standIn) problem(p string) {
 
 // snapshot returns what the stand-in has seen so far.
 func (s *standIn) snapshot() (exchanges []exchange, results []toolResult, toolNames, problems []string) {
+	exchanges = s.Exchanges()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return slices.Clone(s.exchanges), slices.Clone(s.results), slices.Clone(s.toolNames), slices.Clone(s.problems)
+	return exchanges, slices.Clone(s.results), slices.Clone(s.toolNames), slices.Clone(s.problems)
 }
 
 func (r reply) usage(out int) map[string]int {

@@ -7,9 +7,9 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
-	"time"
+
+	"weft/e2e/internal/rig"
 )
 
 // chatStandIn is a small OpenAI Chat Completions API, the other
@@ -22,13 +22,12 @@ type chatStandIn struct {
 	say func(prompt string) string
 	// plan gives the calls a turn makes for the user's last prompt.
 	plan func(prompt string) []call
-	log  io.Writer // one JSON exchange a line; nil keeps none
 
 	answered atomic.Int64 // answers given, for their IDs
 	called   atomic.Int64 // calls asked for, for their IDs
 
-	mu        sync.Mutex
-	exchanges []exchange
+	// Recorder keeps the exchanges, and writes them to its Log.
+	rig.Recorder
 }
 
 // chatRequest is a chat completions request as far as the stand-in
@@ -59,13 +58,10 @@ func (req chatRequest) lastPrompt() (int, string) {
 
 func (s *chatStandIn) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
-	ex := exchange{Time: time.Now(), Method: r.Method, Path: r.URL.Path, Headers: r.Header.Clone()}
+	ex := rig.NewExchange(r, body)
 	ex.Headers.Del("Authorization")
-	if json.Valid(body) {
-		ex.Request = body
-	}
 	w := &answerCopy{ResponseWriter: rw}
-	defer func() { ex.Answer = w.body.String(); s.record(ex) }()
+	defer func() { ex.Answer = w.body.String(); s.Record(ex) }()
 	var req chatRequest
 	if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
 		ex.Status, ex.Answered = http.StatusNotFound, "404"
@@ -85,23 +81,6 @@ func (s *chatStandIn) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	} else {
 		writeJSON(w, http.StatusOK, c.completion(req.Model))
 	}
-}
-
-func (s *chatStandIn) record(ex exchange) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.exchanges = append(s.exchanges, ex)
-	if s.log != nil {
-		b, _ := json.Marshal(ex)
-		s.log.Write(append(b, '\n'))
-	}
-}
-
-// snapshot returns the exchanges so far.
-func (s *chatStandIn) snapshot() []exchange {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.exchanges)
 }
 
 // chatReply is one assistant turn: text, or a call.

@@ -83,7 +83,7 @@ func TestChatStandInLeadsATurn(t *testing.T) {
 	if err := json.Unmarshal(body, &c); err != nil || c.ID != "chatcmpl-standin-002" || len(c.Choices) != 1 || c.Choices[0].Message.Content != "answer to limits?" || c.Choices[0].FinishReason != "stop" {
 		t.Errorf("the answer %s", body)
 	}
-	ex := s.snapshot()
+	ex := s.Exchanges()
 	if len(ex) != 2 || ex[1].Answer != string(body) || ex[0].Answered != "tool_call lookup" || ex[1].Answered != "text" {
 		t.Errorf("exchanges %+v", ex)
 	}

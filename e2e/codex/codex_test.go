@@ -5,18 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"weft/e2e/internal/rig"
 )
 
 // The environment these tests read (test files may; the package may not).
@@ -42,73 +40,26 @@ const (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if weftBuildDir != "" {
-		os.RemoveAll(weftBuildDir)
-	}
+	rig.Cleanup()
 	os.Exit(code)
 }
 
 func needCodex(t *testing.T) string {
 	t.Helper()
-	bin := os.Getenv(codexEnv)
-	if bin == "" {
-		if os.Getenv(requireEnv) != "" {
-			t.Fatalf("%s is not set, and %s asks for these tests to run: .ci/codex installs Codex CLI and sets it", codexEnv, requireEnv)
-		}
-		t.Skipf("skipping: %s does not name a codex binary (.ci/codex installs one and runs these tests)", codexEnv)
-	}
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("%s=%s: %v", codexEnv, bin, err)
-	}
-	return bin
+	return rig.Need(t, codexEnv, os.Getenv(codexEnv), requireEnv, os.Getenv(requireEnv) != "", ".ci/codex installs Codex CLI and runs these tests")
 }
-
-var (
-	weftBuildOnce sync.Once
-	weftBuildDir  string
-	weftBuilt     string
-	weftBuildErr  error
-)
 
 // weftBinary is WEFT_BIN, or cmd/weft built once for the run.
 func weftBinary(t *testing.T) string {
 	t.Helper()
-	if bin := os.Getenv(weftEnv); bin != "" {
-		return bin
-	}
-	weftBuildOnce.Do(func() {
-		weftBuildDir, weftBuildErr = os.MkdirTemp("", "weft-codex-bin-")
-		if weftBuildErr != nil {
-			return
-		}
-		gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-		if _, err := os.Stat(gobin); err != nil {
-			gobin = "go"
-		}
-		weftBuilt = filepath.Join(weftBuildDir, "weft")
-		if out, err := exec.Command(gobin, "build", "-o", weftBuilt, "weft/cmd/weft").CombinedOutput(); err != nil {
-			weftBuildErr = fmt.Errorf("go build weft/cmd/weft: %v\n%s", err, out)
-		}
-	})
-	if weftBuildErr != nil {
-		t.Fatal(weftBuildErr)
-	}
-	return weftBuilt
+	return rig.Weft(t, os.Getenv(weftEnv))
 }
 
 // logsDir is where the test keeps its logs: under WEFT_CODEX_LOGS when
 // set (CI keeps them for the report), else in a temporary folder.
 func logsDir(t *testing.T) string {
 	t.Helper()
-	root := os.Getenv(logsEnv)
-	if root == "" {
-		return t.TempDir()
-	}
-	dir := filepath.Join(root, strings.ReplaceAll(t.Name(), "/", "-"))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return rig.LogsDir(t, os.Getenv(logsEnv))
 }
 
 // weftCall runs a tool with weft call, which goes through the weft
@@ -128,83 +79,12 @@ func weftCall(t *testing.T, db, tool string, args any, out any) {
 	}
 }
 
-// serveWeft starts weft serve on db with upstream as its OpenAI
-// upstream, and returns its base URL once it is healthy.
-func serveWeft(t *testing.T, dir, db, upstream string) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	serveLog, err := os.Create(filepath.Join(dir, "weft-serve.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(weftBinary(t), "--db", db, "serve", "--addr", fmt.Sprintf("127.0.0.1:%d", port), "--upstream-openai", upstream)
-	cmd.Stdout, cmd.Stderr = serveLog, serveLog
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-		serveLog.Close()
-	})
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	for deadline := time.Now().Add(15 * time.Second); ; {
-		resp, err := http.Get(base + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return base
-			}
-		}
-		if time.Now().After(deadline) {
-			b, _ := os.ReadFile(serveLog.Name())
-			t.Fatalf("weft serve is not healthy after 15 s (%v)\n%s", err, b)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// offlineGuard is the proxy Codex is given for everything but loopback:
-// it refuses every request and remembers it, so a run that tries to reach
-// the internet (update checks, telemetry, OpenAI's own API) fails and
-// names what it tried, instead of depending on whether this machine
-// happens to have a network.
-type offlineGuard struct {
-	mu      sync.Mutex
-	reached []string
-}
-
-func (g *offlineGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	g.mu.Lock()
-	g.reached = append(g.reached, r.Method+" "+r.Host+r.URL.Path)
-	g.mu.Unlock()
-	http.Error(w, "the codex tests run offline", http.StatusForbidden)
-}
-
-func (g *offlineGuard) seen() []string {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return slices.Clone(g.reached)
-}
-
 // codexRig is what every run of Codex shares: its home (where it keeps
 // its sessions, so a run can resume the one before), the folder it works
 // in, weft as its provider, and the guard.
 type codexRig struct {
 	bin, dir, home, work, weft string
-	guard                      *offlineGuard
+	guard                      *rig.OfflineGuard
 	guardURL                   string
 }
 
@@ -265,7 +145,7 @@ func (c *codexRig) run(t *testing.T, name string, args ...string) codexRun {
 			run.messages = append(run.messages, ev.Item.Text)
 		}
 	}
-	if reached := c.guard.seen(); len(reached) > 0 {
+	if reached := c.guard.Seen(); len(reached) > 0 {
 		t.Fatalf("Codex reached beyond this machine (through the proxy that refuses everything): %s", strings.Join(reached, "; "))
 	}
 	return run
@@ -280,10 +160,8 @@ func (c *codexRig) environ() []string {
 		"CODEX_HOME=" + filepath.Join(c.home, ".codex"),
 		"OPENAI_API_KEY=x",
 		"NO_COLOR=1",
-		"HTTP_PROXY=" + c.guardURL, "HTTPS_PROXY=" + c.guardURL, "ALL_PROXY=" + c.guardURL,
-		"http_proxy=" + c.guardURL, "https_proxy=" + c.guardURL, "all_proxy=" + c.guardURL,
-		"NO_PROXY=127.0.0.1,localhost,::1", "no_proxy=127.0.0.1,localhost,::1",
 	}
+	env = append(env, rig.ProxyEnv(c.guardURL)...)
 	for _, k := range []string{"PATH", "LANG"} {
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)
@@ -396,10 +274,10 @@ func TestCodexThroughWeft(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer apiLog.Close()
-	up := &standIn{log: apiLog}
+	up := &standIn{rig.Recorder{Log: apiLog}}
 	api := httptest.NewServer(up)
 	defer api.Close()
-	guard := &offlineGuard{}
+	guard := &rig.OfflineGuard{}
 	proxy := httptest.NewServer(guard)
 	defer proxy.Close()
 	db := filepath.Join(dir, "weft.db")
@@ -409,7 +287,7 @@ func TestCodexThroughWeft(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c.weft = serveWeft(t, dir, db, api.URL+"/v1")
+	c.weft, _ = rig.Serve(t, weftBinary(t), dir, db, "", "--upstream-openai", api.URL+"/v1")
 
 	// Turn 1: the stand-in asks for the command, Codex runs it and sends
 	// its output back: two requests, one session.
@@ -417,7 +295,7 @@ func TestCodexThroughWeft(t *testing.T) {
 	if first.threadID == "" || !slices.Contains(first.messages, ranText) {
 		t.Fatalf("turn 1: thread %q, messages %q (want %q)", first.threadID, first.messages, ranText)
 	}
-	got := up.snapshot()
+	got := up.Exchanges()
 	if len(got) != 2 {
 		t.Fatalf("the stand-in got %d requests in turn 1, want 2 (the prompt, the command's output)", len(got))
 	}
@@ -447,7 +325,7 @@ func TestCodexThroughWeft(t *testing.T) {
 	if len(second.messages) == 0 || !strings.HasPrefix(second.messages[len(second.messages)-1], notedText) {
 		t.Fatalf("turn 2: messages %q", second.messages)
 	}
-	got = up.snapshot()
+	got = up.Exchanges()
 	before := readRequest(t, got[len(got)-1])
 	sessions := listSessions(t, db)
 	if len(sessions) != 1 || sessions[0].Source != "proxy" || sessions[0].Proxy == nil || sessions[0].Proxy.Requests != 3 {
@@ -471,7 +349,7 @@ func TestCodexThroughWeft(t *testing.T) {
 	if len(third.messages) == 0 {
 		t.Fatalf("turn 3: no answer: %s", third.stdout)
 	}
-	got = up.snapshot()
+	got = up.Exchanges()
 	after := readRequest(t, got[len(got)-1])
 	at := slices.IndexFunc(after.items, func(it inputItem) bool {
 		return it.Type == "message" && it.Role == "developer" && it.text() == summary
@@ -503,7 +381,7 @@ func TestCodexThroughWeft(t *testing.T) {
 		}
 	}
 	answered(t, db, third.messages[len(third.messages)-1])
-	if b, _ := os.ReadFile(filepath.Join(dir, "weft-serve.log")); bytes.Contains(b, []byte("not stored")) || bytes.Contains(b, []byte("broke off")) {
+	if b, _ := os.ReadFile(filepath.Join(dir, "serve.log")); bytes.Contains(b, []byte("not stored")) || bytes.Contains(b, []byte("broke off")) {
 		t.Errorf("weft's log says an answer was lost:\n%s", b)
 	}
 	sessions = listSessions(t, db)

@@ -12,8 +12,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
-	"time"
+
+	"weft/e2e/internal/rig"
 )
 
 // The stand-in's answers, which the test looks for.
@@ -31,16 +31,8 @@ const (
 	reasoningText = "Looking for TODOs with a command."
 )
 
-// exchange is one request the stand-in got and what it answered, as its
-// log keeps it.
-type exchange struct {
-	Time     time.Time       `json:"time"`
-	Method   string          `json:"method"`
-	Path     string          `json:"path"`
-	Headers  http.Header     `json:"headers"`
-	Request  json.RawMessage `json:"request,omitempty"`
-	Answered string          `json:"answered"`
-}
+// exchange is one request the stand-in got and what it answered.
+type exchange = rig.Exchange
 
 // inputItem is what the stand-in reads of an input item.
 type inputItem struct {
@@ -84,29 +76,16 @@ type responsesRequest struct {
 // of exec_command, the call's output with ranText, and any other turn
 // with notedText. It keeps every request, and writes each to log.
 type standIn struct {
-	mu  sync.Mutex
-	got []exchange
-	log io.Writer
+	rig.Recorder
 }
 
 func (s *standIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
-	ex := exchange{Time: time.Now().UTC(), Method: r.Method, Path: r.URL.Path, Headers: r.Header.Clone()}
-	if json.Valid(body) {
-		ex.Request = body
-	}
-	defer func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		s.got = append(s.got, ex)
-		if s.log != nil {
-			line, _ := json.Marshal(ex)
-			s.log.Write(append(line, '\n'))
-		}
-	}()
+	ex := rig.NewExchange(r, body)
+	defer func() { s.Record(ex) }()
 	var req responsesRequest
 	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/responses") || json.Unmarshal(body, &req) != nil || len(req.Input) == 0 {
-		ex.Answered = "404"
+		ex.Status, ex.Answered = http.StatusNotFound, "404"
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusNotFound)
 		fmt.Fprintf(w, `{"error":{"message":"the stand-in answers POST /v1/responses with input only, not %s %s","type":"invalid_request_error","param":null,"code":null}}`, r.Method, r.URL.Path)
@@ -129,7 +108,8 @@ func (s *standIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ex.Answered = "text: " + text
 		items = append(items, messageItem(text))
 	}
-	writeStream(w, req.Model, len(s.snapshot())+1, items)
+	ex.Status = http.StatusOK
+	writeStream(w, req.Model, len(s.Exchanges())+1, items)
 }
 
 func messageItem(text string) string {
@@ -155,11 +135,4 @@ func writeStream(w http.ResponseWriter, model string, n int, items []string) {
 	}
 	send("response.completed", fmt.Sprintf(`"response":{"id":%q,"object":"response","status":"completed","model":%q,"output":[%s],"usage":{"input_tokens":100,"output_tokens":10,"total_tokens":110}}`,
 		id, model, strings.Join(items, ",")))
-}
-
-// snapshot is every request so far.
-func (s *standIn) snapshot() []exchange {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]exchange(nil), s.got...)
 }

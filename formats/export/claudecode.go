@@ -257,23 +257,13 @@ func ccLabel(it *formats.Item) string {
 		}
 	}
 	if !it.TimeSpanStart.IsZero() {
-		what += ", " + spanText(it.TimeSpanStart, it.TimeSpanEnd)
+		last := it.TimeSpanEnd
+		if last.IsZero() {
+			last = it.TimeSpanStart // a span without an end: one time
+		}
+		what += ", " + formats.SpanText(it.TimeSpanStart, last)
 	}
 	return "[summary of " + what + "]"
-}
-
-// spanText writes a time span compactly: one date when it is within a
-// day.
-func spanText(first, last time.Time) string {
-	first, last = first.UTC(), last.UTC()
-	const day, clock = "2006-01-02", "15:04"
-	switch {
-	case last.IsZero() || first.Equal(last):
-		return first.Format(day+" "+clock) + " UTC"
-	case first.Format(day) == last.Format(day):
-		return first.Format(day+" "+clock) + "–" + last.Format(clock) + " UTC"
-	}
-	return first.Format(day+" "+clock) + " – " + last.Format(day+" "+clock) + " UTC"
 }
 
 // NewClaudeCodeSessionID is a new session ID as Claude Code makes them:

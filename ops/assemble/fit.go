@@ -37,12 +37,6 @@ func Tokens(v *model.View, heads []model.Head, i int) int {
 	return v.Synth[it.Synth].Tokens
 }
 
-// IsSummary reports whether an item is a digest's summary.
-func IsSummary(v *model.View, i int) bool {
-	it := v.Items[i]
-	return it.Seq == 0 && v.Synth[it.Synth].Summary
-}
-
 // isToolResult reports whether an item is a tool's message.
 func isToolResult(v *model.View, heads []model.Head, i int) bool {
 	it := v.Items[i]
@@ -103,7 +97,7 @@ func Fit(v *model.View, heads []model.Head, sel []int, budget int) []int {
 		}
 	}
 	for j := k; j >= p; j-- {
-		if IsSummary(v, sel[j]) && !fits(j, budget) {
+		if v.IsSummary(sel[j]) && !fits(j, budget) {
 			break
 		}
 	}
@@ -189,7 +183,7 @@ func Omitted(v *model.View, heads []model.Head, picked, limited, kept []int) (ra
 		cur.EndIdx = i
 		cur.Count++
 		cur.Tokens += t
-		if IsSummary(v, i) {
+		if v.IsSummary(i) {
 			cur.Summaries++
 		}
 	}

@@ -142,18 +142,6 @@ func (s *jsonScan) skipContainer(i int) (int, error) {
 	return 0, errEnd
 }
 
-// eachElement calls fn (unless nil) with where each element of the list
-// at b[i] lies, and returns the index past the list.
-func (s *jsonScan) eachElement(i int, fn func(start, end int) error) (int, error) {
-	return s.container(i, '[', ']', func(j int) (int, error) {
-		end, err := s.skipValue(j)
-		if err != nil || fn == nil {
-			return end, err
-		}
-		return end, fn(j, end)
-	})
-}
-
 // container reads the object or list at b[i], item reading one member
 // or element from its index and returning the index past it. A
 // container nested deeper than maxDepth is refused.

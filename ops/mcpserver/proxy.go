@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -106,8 +107,8 @@ type proxy struct {
 func newProxy(s *Server, u Upstreams) *proxy {
 	p := &proxy{
 		s:         s,
-		anthropic: strings.TrimRight(cmpOr(u.Anthropic, DefaultAnthropicUpstream), "/"),
-		openai:    strings.TrimRight(cmpOr(u.OpenAI, DefaultOpenAIUpstream), "/"),
+		anthropic: strings.TrimRight(cmp.Or(u.Anthropic, DefaultAnthropicUpstream), "/"),
+		openai:    strings.TrimRight(cmp.Or(u.OpenAI, DefaultOpenAIUpstream), "/"),
 		client:    u.Client,
 	}
 	if p.client == nil {
@@ -119,13 +120,6 @@ func newProxy(s *Server, u Upstreams) *proxy {
 		}
 	}
 	return p
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // proxyEndpoint is what a proxied path asks for.
@@ -253,7 +247,7 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.passThrough(w, r, ep, body, field)
 		return
 	}
-	ctx := ops.WithAuthor(r.Context(), cmpOr(cleanAuthor(r.Header.Get(AuthorHeader)), "proxy"))
+	ctx := ops.WithAuthor(r.Context(), cmp.Or(cleanAuthor(r.Header.Get(AuthorHeader)), "proxy"))
 	turn, err := svc.ProxyRequest(ctx, ops.ProxyRequest{API: ep.api, Session: ep.session, Messages: req.messages, Probe: ep.probe})
 	if err != nil {
 		status := statusOf(err)

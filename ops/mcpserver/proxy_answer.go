@@ -2,11 +2,13 @@ package mcpserver
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"strings"
 
+	"weft/formats"
 	"weft/ops"
 )
 
@@ -30,12 +32,47 @@ type answerRecorder struct {
 	body  []byte
 	total int  // bytes of the answer so far
 	over  bool // the answer grew past maxAnswerBytes: not stored
-	// event and data are the stream's event being read.
-	event string
-	data  []byte
-	an    anStream
-	oa    oaStream
-	rs    rsStream
+	// event and data are the stream's event being read; stream puts
+	// its events together (nil until the first).
+	event  string
+	data   []byte
+	stream answerStream
+}
+
+// answerStream puts a streamed answer's events together, in its API's
+// shape.
+type answerStream interface {
+	// event reads one event's data.
+	event(data []byte)
+	// ended reports whether the stream's end event came (message_stop,
+	// a choice's finish_reason, response.completed).
+	ended() bool
+	// message is the message the stream made, and the model that
+	// answered; errIncomplete when the stream did not end well.
+	message() (json.RawMessage, string, error)
+}
+
+// newAnswerStream is the stream of an API's answer.
+func newAnswerStream(api ops.ProxyAPI) answerStream {
+	switch api {
+	case ops.ProxyAnthropic:
+		return &anStream{}
+	case ops.ProxyResponses:
+		return &rsStream{}
+	}
+	return &oaStream{}
+}
+
+// readAnswer is the message of an API's answer that is one JSON body,
+// and the model that answered.
+func readAnswer(api ops.ProxyAPI, body []byte) (json.RawMessage, string, error) {
+	switch api {
+	case ops.ProxyAnthropic:
+		return anthropicAnswer(body)
+	case ops.ProxyResponses:
+		return responsesAnswer(body)
+	}
+	return openAIAnswer(body)
 }
 
 // feed reads the next piece of the answer.
@@ -46,7 +83,7 @@ func (a *answerRecorder) feed(p []byte) {
 	// The whole answer counts, not what is held at once: a stream's
 	// text is kept as it is put together.
 	if a.total += len(p); a.total > maxAnswerBytes {
-		a.over, a.body, a.data, a.an, a.oa, a.rs = true, nil, nil, anStream{}, oaStream{}, rsStream{}
+		a.over, a.body, a.data, a.stream = true, nil, nil, nil
 		return
 	}
 	a.body = append(a.body, p...)
@@ -70,14 +107,10 @@ func (a *answerRecorder) line(l []byte) {
 	switch {
 	case len(l) == 0:
 		if len(a.data) > 0 {
-			switch a.api {
-			case ops.ProxyAnthropic:
-				a.an.event(a.data)
-			case ops.ProxyResponses:
-				a.rs.event(a.data)
-			default:
-				a.oa.event(a.data)
+			if a.stream == nil {
+				a.stream = newAnswerStream(a.api)
 			}
+			a.stream.event(a.data)
 		}
 		a.event, a.data = "", a.data[:0]
 	case l[0] == ':': // a comment
@@ -101,16 +134,7 @@ func (a *answerRecorder) line(l []byte) {
 // reached the client, which may hang up then without waiting for the
 // connection to close (Codex CLI does), and the answer is whole.
 func (a *answerRecorder) ended() bool {
-	if a == nil || !a.streaming || a.over {
-		return false
-	}
-	switch a.api {
-	case ops.ProxyAnthropic:
-		return a.an.done
-	case ops.ProxyResponses:
-		return a.rs.done
-	}
-	return a.oa.finished
+	return a != nil && a.streaming && !a.over && a.stream != nil && a.stream.ended()
 }
 
 // errIncomplete is an answer that stopped before its end.
@@ -131,18 +155,12 @@ func (a *answerRecorder) store() error {
 	var model string
 	var err error
 	switch {
-	case a.api == ops.ProxyAnthropic && a.streaming:
-		msg, model, err = a.an.message()
-	case a.api == ops.ProxyAnthropic:
-		msg, model, err = anthropicAnswer(a.body)
-	case a.api == ops.ProxyResponses && a.streaming:
-		msg, model, err = a.rs.message()
-	case a.api == ops.ProxyResponses:
-		msg, model, err = responsesAnswer(a.body)
-	case a.streaming:
-		msg, model, err = a.oa.message()
+	case !a.streaming:
+		msg, model, err = readAnswer(a.api, a.body)
+	case a.stream == nil:
+		err = errIncomplete // no event came
 	default:
-		msg, model, err = openAIAnswer(a.body)
+		msg, model, err = a.stream.message()
 	}
 	if err != nil {
 		return err
@@ -269,6 +287,8 @@ func (s *anStream) event(data []byte) {
 	}
 }
 
+func (s *anStream) ended() bool { return s.done }
+
 // message is the assistant's message the stream made.
 func (s *anStream) message() (json.RawMessage, string, error) {
 	if !s.done || s.failed {
@@ -358,7 +378,7 @@ func (s *oaStream) event(data []byte) {
 	if json.Unmarshal(data, &ch) != nil {
 		return
 	}
-	if len(ch.Error) > 0 && !bytesIsNull(ch.Error) {
+	if len(ch.Error) > 0 && !formats.IsNull(ch.Error) {
 		s.failed = true
 		return
 	}
@@ -404,7 +424,7 @@ func (s *oaStream) event(data []byte) {
 	}
 }
 
-func bytesIsNull(b []byte) bool { return string(bytes.TrimSpace(b)) == "null" }
+func (s *oaStream) ended() bool { return s.finished }
 
 // message is the assistant's message the chunks made.
 func (s *oaStream) message() (json.RawMessage, string, error) {
@@ -432,7 +452,7 @@ func (s *oaStream) message() (json.RawMessage, string, error) {
 		m.Content = &text
 	}
 	for _, c := range s.calls {
-		m.ToolCalls = append(m.ToolCalls, call{ID: c.id, Type: cmpOr(c.typ, "function"), Function: function{Name: c.name, Arguments: c.args.String()}})
+		m.ToolCalls = append(m.ToolCalls, call{ID: c.id, Type: cmp.Or(c.typ, "function"), Function: function{Name: c.name, Arguments: c.args.String()}})
 	}
 	msg, err := json.Marshal(m)
 	return msg, s.model, err

@@ -95,16 +95,7 @@ func BenchmarkProxyRequest2000(b *testing.B) {
 			answer := `{"role":"assistant","content":[{"type":"text","text":"Done."}]}`
 			postTo(b, client, url, anBody(false, thread...))
 			if c == "digest" {
-				var sid string
-				for deadline := time.Now().Add(5 * time.Second); sid == ""; {
-					res, err := rig.svc.ListSessions(b.Context(), ops.ListSessionsArgs{})
-					switch {
-					case err != nil || time.Now().After(deadline):
-						b.Fatal("no session", err)
-					case len(res.Sessions) == 1:
-						sid = res.Sessions[0].SessionID
-					}
-				}
+				sid := rig.onlySession()
 				rig.messages(sid, 2001)
 				digest(b, rig.svc, sid, 0, 1499, "The limiter's bucket refill reads the wall clock; bursts pass when it jumps.")
 			}

@@ -35,28 +35,24 @@ type proxyBody struct {
 	own      []int
 }
 
-// parseProxyBody reads a request body: a JSON object whose "messages" is
-// a list. It says what is wrong with any other.
+// parseProxyBody reads a request body: a JSON object whose thread (its
+// "messages"; the Responses API's "input", which may be a string) is a
+// list. It says what is wrong with any other.
 func parseProxyBody(api ops.ProxyAPI, raw []byte) (*proxyBody, error) {
-	if api == ops.ProxyResponses {
-		return parseResponsesBody(raw)
-	}
+	list := api.ListField()
 	b := &proxyBody{api: api, raw: raw, fields: map[string]json.RawMessage{}, spans: map[string][2]int{}}
 	i := skipSpace(raw, 0)
 	if i == len(raw) {
-		return nil, fmt.Errorf("it is empty: send a JSON object with \"messages\"")
+		return nil, fmt.Errorf("it is empty: send a JSON object with %q", list)
 	}
 	if raw[i] != '{' {
 		return nil, fmt.Errorf("it is %s, not a JSON object", formats.DescribeJSON(raw[i:]))
 	}
-	// The top level's members, and the elements of "messages" as they
-	// go by: every other value is skipped whole.
+	// The top level's members, and the elements of the thread's list
+	// as they go by: every other value is skipped whole.
 	scan := &jsonScan{b: raw}
 	end, err := scan.container(i, '{', '}', func(j int) (int, error) {
-		if raw[j] != '"' {
-			return 0, fmt.Errorf("a key must be a string, at byte %d", j)
-		}
-		k, err := scan.skipString(j)
+		k, start, err := scan.member(j)
 		if err != nil {
 			return 0, err
 		}
@@ -64,17 +60,21 @@ func parseProxyBody(api ops.ProxyAPI, raw []byte) (*proxyBody, error) {
 		if err != nil {
 			return 0, err
 		}
-		if _, dup := b.fields[name]; dup && (name == "messages" || name == "system") {
+		if _, dup := b.fields[name]; dup && (name == list || name == "system" && api != ops.ProxyResponses) {
 			return 0, fmt.Errorf("%q is there twice", name)
 		}
-		if k = skipSpace(raw, k); k >= len(raw) || raw[k] != ':' {
-			return 0, fmt.Errorf("a colon is missing at byte %d", k)
-		}
-		start := skipSpace(raw, k+1)
 		var end int
-		if name == "messages" && start < len(raw) && raw[start] == '[' {
-			b.messages, b.own = b.messages[:0], b.own[:0]
+		if name == list && start < len(raw) && raw[start] == '[' {
 			end, err = scan.container(start, '[', ']', func(s int) (int, error) {
+				if api == ops.ProxyResponses {
+					// An item is the provider's to judge: only its
+					// extent is read.
+					e, err := scan.skipValue(s)
+					if err == nil {
+						b.messages = append(b.messages, raw[s:e:e])
+					}
+					return e, err
+				}
 				e, own, err := scan.scanMessage(s)
 				if err != nil {
 					return 0, err
@@ -89,8 +89,8 @@ func parseProxyBody(api ops.ProxyAPI, raw []byte) (*proxyBody, error) {
 			end, err = scan.skipValue(start)
 		}
 		if err != nil {
-			if name == "messages" {
-				err = fmt.Errorf("\"messages\": %v", err)
+			if name == list {
+				err = fmt.Errorf("%q: %v", list, err)
 			}
 			return 0, err
 		}
@@ -103,6 +103,12 @@ func parseProxyBody(api ops.ProxyAPI, raw []byte) (*proxyBody, error) {
 	}
 	if skipSpace(raw, end) != len(raw) {
 		return nil, fmt.Errorf("there is more after its JSON object")
+	}
+	if api == ops.ProxyResponses {
+		if err := b.checkInput(); err != nil {
+			return nil, err
+		}
+		return b, nil
 	}
 	msgs, ok := b.fields["messages"]
 	switch {
@@ -245,17 +251,33 @@ type marked struct {
 	cacheControl json.RawMessage
 }
 
+// blockRef is what tells a Messages API block from the others of its
+// type, read from a request's message.
+type blockRef struct {
+	Type      string `json:"type"`
+	Text      string `json:"text"`
+	ID        string `json:"id"`
+	ToolUseID string `json:"tool_use_id"`
+}
+
+// key is a text's text, a call's ID or a result's call ID; false for a
+// block of another type (an image, a document), not told apart here.
+func (r *blockRef) key() (string, bool) {
+	switch r.Type {
+	case "text":
+		return r.Text, true
+	case "tool_use":
+		return r.ID, true
+	case "tool_result":
+		return r.ToolUseID, true
+	}
+	return "", false
+}
+
 // blockKey is what tells a block from the others of its type.
 func blockKey(blk *export.AnthropicBlock) string {
-	switch blk.Type {
-	case "text":
-		return blk.Text
-	case "tool_use":
-		return blk.ID
-	case "tool_result":
-		return blk.ToolUseID
-	}
-	return ""
+	key, _ := (&blockRef{Type: blk.Type, Text: blk.Text, ID: blk.ID, ToolUseID: blk.ToolUseID}).key()
+	return key
 }
 
 // cacheMarks are the blocks of the request's messages that carry a
@@ -266,10 +288,7 @@ func (b *proxyBody) cacheMarks(hits []int) []marked {
 	for k := len(hits) - 1; k >= 0; k-- {
 		var msg struct {
 			Content []struct {
-				Type         string          `json:"type"`
-				Text         string          `json:"text"`
-				ID           string          `json:"id"`
-				ToolUseID    string          `json:"tool_use_id"`
+				blockRef
 				CacheControl json.RawMessage `json:"cache_control"`
 			} `json:"content"`
 		}
@@ -281,15 +300,9 @@ func (b *proxyBody) cacheMarks(hits []int) []marked {
 			if formats.IsNull(c.CacheControl) {
 				continue
 			}
-			key := c.Text
-			switch c.Type {
-			case "tool_use":
-				key = c.ID
-			case "tool_result":
-				key = c.ToolUseID
-			case "text":
-			default:
-				continue // an image or a document: not told apart here
+			key, ok := c.key()
+			if !ok {
+				continue
 			}
 			marks = append(marks, marked{typ: c.Type, key: key, cacheControl: c.CacheControl})
 		}

@@ -97,23 +97,13 @@ func ownFields(raw []byte) (role, typ, key string, fields []byte, ok bool) {
 		}
 		return role, "text", key, fields, true
 	}
-	var blocks []struct {
-		Type      string `json:"type"`
-		Text      string `json:"text"`
-		ID        string `json:"id"`
-		ToolUseID string `json:"tool_use_id"`
-	}
+	var blocks []blockRef
 	if json.Unmarshal(content, &blocks) != nil {
 		return "", "", "", nil, false
 	}
 	for _, b := range blocks {
-		switch b.Type {
-		case "text":
-			return role, b.Type, b.Text, fields, true
-		case "tool_use":
-			return role, b.Type, b.ID, fields, true
-		case "tool_result":
-			return role, b.Type, b.ToolUseID, fields, true
+		if key, ok := b.key(); ok {
+			return role, b.Type, key, fields, true
 		}
 	}
 	return "", "", "", nil, false

@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"io"
@@ -48,14 +47,18 @@ func oaError(t *testing.T, body []byte) (string, string) {
 
 func TestProxyPassesUpstreamErrorsBack(t *testing.T) {
 	rig := newProxyRig(t, HandlerOptions{})
+	anHeaders := map[string]string{"X-Api-Key": "k"}
 	for _, c := range []struct {
 		path, body, answer string
 		status             int
+		header             map[string]string
 	}{
-		{"/v1/messages", anBody(false, `{"role":"user","content":"hi"}`), `{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`, http.StatusTooManyRequests},
-		{"/v1/messages", anBody(true, `{"role":"user","content":"hi"}`), `{"type":"error","error":{"type":"api_error","message":"oops"}}`, http.StatusInternalServerError},
-		{"/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`, `{"error":{"message":"slow down","type":"requests","code":"rate_limit_exceeded"}}`, http.StatusTooManyRequests},
-		{"/v1/chat/completions", `{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`, `{"error":{"message":"oops","type":"server_error"}}`, http.StatusInternalServerError},
+		{"/v1/messages", anBody(false, `{"role":"user","content":"hi"}`), `{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`, http.StatusTooManyRequests, anHeaders},
+		{"/v1/messages", anBody(true, `{"role":"user","content":"hi"}`), `{"type":"error","error":{"type":"api_error","message":"oops"}}`, http.StatusInternalServerError, anHeaders},
+		{"/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`, `{"error":{"message":"slow down","type":"requests","code":"rate_limit_exceeded"}}`, http.StatusTooManyRequests, anHeaders},
+		{"/v1/chat/completions", `{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}`, `{"error":{"message":"oops","type":"server_error"}}`, http.StatusInternalServerError, anHeaders},
+		{"/v1/responses", rsBody(false, rsU1), `{"error":{"message":"Rate limit reached","type":"requests","param":null,"code":"rate_limit_exceeded"}}`, http.StatusTooManyRequests, rsHeaders},
+		{"/v1/responses", rsBody(true, rsU1), `{"error":{"message":"The server had an error","type":"server_error","param":null,"code":null}}`, http.StatusInternalServerError, rsHeaders},
 	} {
 		rig.up.setAnswer(func(w http.ResponseWriter, r *http.Request, _ []byte) {
 			w.Header().Set("Retry-After", "7")
@@ -63,7 +66,7 @@ func TestProxyPassesUpstreamErrorsBack(t *testing.T) {
 			w.WriteHeader(c.status)
 			io.WriteString(w, c.answer)
 		})
-		resp, got := rig.post(c.path, c.body, map[string]string{"X-Api-Key": "k"})
+		resp, got := rig.post(c.path, c.body, c.header)
 		if resp.StatusCode != c.status || string(got) != c.answer || resp.Header.Get("Retry-After") != "7" {
 			t.Errorf("%s %d: the client got %d %s %v", c.path, c.status, resp.StatusCode, got, resp.Header)
 		}
@@ -80,24 +83,7 @@ func TestProxyMidStreamDisconnectStoresNoHalfMessage(t *testing.T) {
 		<-r.Context().Done()                                     // weft hung up on the upstream
 		close(gone)
 	})
-	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, rig.weft.URL+"/v1/messages", strings.NewReader(anBody(true, `{"role":"user","content":"tell me"}`)))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	first := make([]byte, 64)
-	if _, err := io.ReadAtLeast(resp.Body, first, 1); err != nil {
-		t.Fatal(err)
-	}
-	sid := resp.Header.Get(SessionHeader)
-	cancel() // the client leaves mid-stream
-	resp.Body.Close()
-	select {
-	case <-gone:
-	case <-time.After(5 * time.Second):
-		t.Fatal("weft did not hang up on the upstream when its client left")
-	}
+	sid := rig.leaveMidStream("/v1/messages", anBody(true, `{"role":"user","content":"tell me"}`), gone)
 	// Nothing of the answer is stored, now or later.
 	time.Sleep(50 * time.Millisecond)
 	rig.messages(sid, 1)
@@ -309,7 +295,7 @@ func TestProxyAnswerTooLongIsNotStored(t *testing.T) {
 		for range maxAnswerBytes/len(chunk) + 2 {
 			rec.feed(chunk)
 		}
-		if !rec.over || len(rec.body) != 0 || len(rec.an.blocks) != 0 {
+		if !rec.over || len(rec.body) != 0 || rec.stream != nil {
 			t.Errorf("streaming %v: over %v, holding %d bytes", streaming, rec.over, len(rec.body))
 		}
 		if err := rec.store(); err == nil || !strings.Contains(err.Error(), "too long") {

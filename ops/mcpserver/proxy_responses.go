@@ -28,81 +28,27 @@ import (
 // serverSideFields name a thread the provider keeps.
 var serverSideFields = []string{"previous_response_id", "conversation"}
 
-// parseResponsesBody reads a Responses API body: a JSON object whose
-// "input" is a list of items or a string. It says what is wrong with any
-// other. Its messages are the input's items, slices of raw (a string
-// input is one message item, made of it).
-func parseResponsesBody(raw []byte) (*proxyBody, error) {
-	b := &proxyBody{api: ops.ProxyResponses, raw: raw, fields: map[string]json.RawMessage{}, spans: map[string][2]int{}}
-	i := skipSpace(raw, 0)
-	if i == len(raw) {
-		return nil, fmt.Errorf("it is empty: send a JSON object with \"input\"")
-	}
-	if raw[i] != '{' {
-		return nil, fmt.Errorf("it is %s, not a JSON object", formats.DescribeJSON(raw[i:]))
-	}
-	scan := &jsonScan{b: raw}
-	end, err := scan.container(i, '{', '}', func(j int) (int, error) {
-		if raw[j] != '"' {
-			return 0, fmt.Errorf("a key must be a string, at byte %d", j)
-		}
-		k, err := scan.skipString(j)
-		if err != nil {
-			return 0, err
-		}
-		name, err := keyName(raw[j:k])
-		if err != nil {
-			return 0, err
-		}
-		if _, dup := b.fields[name]; dup && name == "input" {
-			return 0, fmt.Errorf("%q is there twice", name)
-		}
-		if k = skipSpace(raw, k); k >= len(raw) || raw[k] != ':' {
-			return 0, fmt.Errorf("a colon is missing at byte %d", k)
-		}
-		start := skipSpace(raw, k+1)
-		var end int
-		if name == "input" && start < len(raw) && raw[start] == '[' {
-			end, err = scan.eachElement(start, func(s, e int) error {
-				b.messages = append(b.messages, raw[s:e:e])
-				return nil
-			})
-		} else {
-			end, err = scan.skipValue(start)
-		}
-		if err != nil {
-			if name == "input" {
-				err = fmt.Errorf("\"input\": %v", err)
-			}
-			return 0, err
-		}
-		b.fields[name] = raw[start:end:end]
-		b.spans[name] = [2]int{start, end}
-		return end, nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("it is not valid JSON: %v", err)
-	}
-	if skipSpace(raw, end) != len(raw) {
-		return nil, fmt.Errorf("there is more after its JSON object")
-	}
+// checkInput checks a Responses API body's "input", read by
+// parseProxyBody: a list of items or a string. It says what is wrong
+// with any other. A string input is one message item, made of it.
+func (b *proxyBody) checkInput() error {
 	if b.serverSide() != "" {
-		return b, nil // passed through as it came: its input is the provider's to judge
+		return nil // passed through as it came: its input is the provider's to judge
 	}
 	in, ok := b.fields["input"]
 	switch {
 	case !ok:
-		return nil, fmt.Errorf("it has no \"input\": send the conversation's items, oldest first")
+		return fmt.Errorf("it has no \"input\": send the conversation's items, oldest first")
 	case in[0] == '"':
 		if _, ok := formats.DecodeString(in); !ok {
-			return nil, fmt.Errorf("\"input\" is not a valid string")
+			return fmt.Errorf("\"input\" is not a valid string")
 		}
 		// One user message, as the API reads a string.
 		b.messages = []json.RawMessage{append(append([]byte(`{"role":"user","content":`), in...), '}')}
 	case in[0] != '[':
-		return nil, fmt.Errorf("\"input\" is %s, not a list of items or a string", formats.DescribeJSON(in))
+		return fmt.Errorf("\"input\" is %s, not a list of items or a string", formats.DescribeJSON(in))
 	}
-	return b, nil
+	return nil
 }
 
 // serverSide names the field by which a Responses API request continues
@@ -219,6 +165,8 @@ func (s *rsStream) event(data []byte) {
 		s.failed = true
 	}
 }
+
+func (s *rsStream) ended() bool { return s.done }
 
 // message is the output the stream made: the completed response's,
 // or, when it leaves its output out, the items given one by one.

@@ -5,9 +5,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
-
-	"weft/ops"
 )
 
 // codexThread is a Codex CLI conversation of n input items: its
@@ -52,16 +49,7 @@ func BenchmarkProxyResponses2000(b *testing.B) {
 			answer := string(rsItems("", "Done.", nil)[0])
 			postTo(b, client, url, rsBody(false, thread...))
 			if c == "digest" {
-				var sid string
-				for deadline := time.Now().Add(5 * time.Second); sid == ""; {
-					res, err := rig.svc.ListSessions(b.Context(), ops.ListSessionsArgs{})
-					switch {
-					case err != nil || time.Now().After(deadline):
-						b.Fatal("no session", err)
-					case len(res.Sessions) == 1:
-						sid = res.Sessions[0].SessionID
-					}
-				}
+				sid := rig.onlySession()
 				rig.messages(sid, 2001)
 				digest(b, rig.svc, sid, 2, 1499, "The limiter's bucket refill reads the wall clock; bursts pass when it jumps.")
 			}

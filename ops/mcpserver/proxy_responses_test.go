@@ -193,24 +193,7 @@ func TestProxyResponsesDisconnectStoresNoHalfAnswer(t *testing.T) {
 		cut(w, r, body)
 		close(gone)
 	})
-	ctx, cancel := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, rig.weft.URL+"/v1/responses", strings.NewReader(rsBody(true, rsU1)))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	first := make([]byte, 64)
-	if _, err := io.ReadAtLeast(resp.Body, first, 1); err != nil {
-		t.Fatal(err)
-	}
-	sid := resp.Header.Get(SessionHeader)
-	cancel() // the client leaves mid-stream
-	resp.Body.Close()
-	select {
-	case <-gone:
-	case <-time.After(5 * time.Second):
-		t.Fatal("weft did not hang up on the upstream when its client left")
-	}
+	sid := rig.leaveMidStream("/v1/responses", rsBody(true, rsU1), gone)
 	time.Sleep(50 * time.Millisecond)
 	rig.messages(sid, 1)
 
@@ -270,31 +253,6 @@ func TestProxyResponsesStoresAnAnswerTheClientLeftAfterItsEnd(t *testing.T) {
 		cancel() // the client has its answer, and leaves
 		resp.Body.Close()
 		rig.messages(resp.Header.Get(SessionHeader), 2)
-	}
-}
-
-func TestProxyResponsesPassesUpstreamErrorsBack(t *testing.T) {
-	rig := newProxyRig(t, HandlerOptions{})
-	for _, c := range []struct {
-		stream bool
-		answer string
-		status int
-	}{
-		{false, `{"error":{"message":"Rate limit reached","type":"requests","param":null,"code":"rate_limit_exceeded"}}`, http.StatusTooManyRequests},
-		{true, `{"error":{"message":"The server had an error","type":"server_error","param":null,"code":null}}`, http.StatusInternalServerError},
-	} {
-		rig.up.setAnswer(func(w http.ResponseWriter, r *http.Request, _ []byte) {
-			w.Header().Set("Retry-After", "7")
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(c.status)
-			io.WriteString(w, c.answer)
-		})
-		resp, got := rig.post("/v1/responses", rsBody(c.stream, rsU1), rsHeaders)
-		if resp.StatusCode != c.status || string(got) != c.answer || resp.Header.Get("Retry-After") != "7" {
-			t.Errorf("%d: the client got %d %s %v", c.status, resp.StatusCode, got, resp.Header)
-		}
-		// The question is stored; nothing of the answer is.
-		rig.messages(resp.Header.Get(SessionHeader), 1)
 	}
 }
 

@@ -307,6 +307,47 @@ func (rig *proxyRig) messages(sid string, n int) {
 	}
 }
 
+// leaveMidStream posts a streamed request to weft, reads the start of
+// its answer and leaves, and waits until weft hangs up on the upstream
+// (gone closed). It returns the session the request went to.
+func (rig *proxyRig) leaveMidStream(path, body string, gone <-chan struct{}) string {
+	rig.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, rig.weft.URL+path, strings.NewReader(body))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		rig.t.Fatal(err)
+	}
+	first := make([]byte, 64)
+	if _, err := io.ReadAtLeast(resp.Body, first, 1); err != nil {
+		rig.t.Fatal(err)
+	}
+	sid := resp.Header.Get(SessionHeader)
+	cancel() // the client leaves mid-stream
+	resp.Body.Close()
+	select {
+	case <-gone:
+	case <-time.After(5 * time.Second):
+		rig.t.Fatal("weft did not hang up on the upstream when its client left")
+	}
+	return sid
+}
+
+// onlySession waits until the file holds one session, and returns its
+// ID.
+func (rig *proxyRig) onlySession() string {
+	rig.t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		res, err := rig.svc.ListSessions(context.Background(), ops.ListSessionsArgs{})
+		switch {
+		case err != nil || time.Now().After(deadline):
+			rig.t.Fatal("no session", err)
+		case len(res.Sessions) == 1:
+			return res.Sessions[0].SessionID
+		}
+	}
+}
+
 // sessions counts the sessions in the file.
 func (rig *proxyRig) sessions() int {
 	rig.t.Helper()

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"weft/formats"
@@ -28,20 +27,6 @@ const MaxPromptBytes = 200_000
 
 // messageRunes bounds one message in a prompt (its start and its end).
 const messageRunes = 2000
-
-// SpanText writes a time span compactly: one date when it is within
-// a day.
-func SpanText(first, last time.Time) string {
-	first, last = first.UTC(), last.UTC()
-	const day, clock = "2006-01-02", "15:04"
-	switch {
-	case first.Equal(last):
-		return first.Format(day+" "+clock) + " UTC"
-	case first.Format(day) == last.Format(day):
-		return first.Format(day+" "+clock) + "–" + last.Format(clock) + " UTC"
-	}
-	return first.Format(day+" "+clock) + " – " + last.Format(day+" "+clock) + " UTC"
-}
 
 // Instructions asks a model for a summary of the range about describes,
 // of at most maxTokens tokens.

@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"weft/formats"
 	"weft/model"
@@ -65,23 +64,6 @@ func TestEndpointUsesItsClientAndSettings(t *testing.T) {
 type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
-func TestSpanText(t *testing.T) {
-	d := time.Date(2026, 3, 3, 14, 0, 0, 0, time.UTC)
-	tests := []struct {
-		first, last time.Time
-		want        string
-	}{
-		{d, d, "2026-03-03 14:00 UTC"},
-		{d, d.Add(95 * time.Minute), "2026-03-03 14:00–15:35 UTC"},
-		{d, d.Add(26 * time.Hour), "2026-03-03 14:00 – 2026-03-04 16:00 UTC"},
-	}
-	for _, tt := range tests {
-		if got := SpanText(tt.first, tt.last); got != tt.want {
-			t.Errorf("SpanText(%v, %v) = %q, want %q", tt.first, tt.last, got, tt.want)
-		}
-	}
-}
 
 // TestTranscriptBounds: a long message keeps its start and end, and a
 // range too long for one prompt keeps its first and last messages.

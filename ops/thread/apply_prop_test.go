@@ -227,24 +227,32 @@ func sameItems(a, b []refItem) bool {
 	})
 }
 
+// checkAgainstReference applies ops to n messages with tags active and
+// checks the view against referenceApply: its items, their statuses,
+// where each message went and the markers.
+func checkAgainstReference(t *testing.T, seed uint64, n int, ops []model.Op, active []string) {
+	t.Helper()
+	v := Apply(heads(n), ops, active)
+	want, wantStatus := referenceApply(n, ops, active)
+	if got := viewItems(v); !sameItems(got, want) {
+		t.Fatalf("seed %d: view differs from the reference\n got: %v\nwant: %v\nops: %+v", seed, got, want, ops)
+	}
+	for id, st := range wantStatus {
+		if v.Status[id] != st {
+			t.Fatalf("seed %d: status of %s = %s, reference says %s", seed, id, v.Status[id], st)
+		}
+	}
+	checkWhere(t, v, n)
+	checkMarkers(t, v, ops)
+}
+
 func TestApplyMatchesReference(t *testing.T) {
 	for seed := range uint64(400) {
 		r := rand.New(rand.NewPCG(seed, 7))
 		n := 1 + r.IntN(30)
 		ops := randomOps(r, n, r.IntN(14))
 		active := []string{"a", "b", "c"}[:r.IntN(4)]
-		v := Apply(heads(n), ops, active)
-		want, wantStatus := referenceApply(n, ops, active)
-		if got := viewItems(v); !sameItems(got, want) {
-			t.Fatalf("seed %d: view differs from the reference\n got: %v\nwant: %v\nops: %+v", seed, got, want, ops)
-		}
-		for id, st := range wantStatus {
-			if v.Status[id] != st {
-				t.Fatalf("seed %d: status of %s = %s, reference says %s", seed, id, v.Status[id], st)
-			}
-		}
-		checkWhere(t, v, n)
-		checkMarkers(t, v, ops)
+		checkAgainstReference(t, seed, n, ops, active)
 	}
 }
 
@@ -484,17 +492,6 @@ func TestApplyMatchesReferenceLong(t *testing.T) {
 		n := 60 + r.IntN(260)
 		ops := randomOps(r, n, r.IntN(30))
 		active := []string{"a", "b", "c"}[:r.IntN(4)]
-		v := Apply(heads(n), ops, active)
-		want, wantStatus := referenceApply(n, ops, active)
-		if got := viewItems(v); !sameItems(got, want) {
-			t.Fatalf("seed %d: view differs from the reference\n got: %v\nwant: %v\nops: %+v", seed, got, want, ops)
-		}
-		for id, st := range wantStatus {
-			if v.Status[id] != st {
-				t.Fatalf("seed %d: status of %s = %s, reference says %s", seed, id, v.Status[id], st)
-			}
-		}
-		checkWhere(t, v, n)
-		checkMarkers(t, v, ops)
+		checkAgainstReference(t, seed, n, ops, active)
 	}
 }

@@ -62,19 +62,13 @@ func Summaries(v *model.View) []int {
 	return out
 }
 
-// IsSummary reports whether the item at index i is a summary.
-func IsSummary(v *model.View, i int) bool {
-	it := v.Items[i]
-	return it.Seq == 0 && v.Synth[it.Synth].Summary
-}
-
 // Unsummarized returns the indices of the turns of the effective thread,
 // in thread order: every item that is not a summary (stored messages,
 // revisions and insertions).
 func Unsummarized(v *model.View) []int {
 	out := make([]int, 0, len(v.Items))
 	for i := range v.Items {
-		if !IsSummary(v, i) {
+		if !v.IsSummary(i) {
 			out = append(out, i)
 		}
 	}
@@ -102,7 +96,7 @@ func PlanContext(v *model.View, turns int) ContextPlan {
 	// The latest turns, found from the end.
 	raw := make([]int, 0, min(turns, p.UnsummarizedCount))
 	for i := v.Len() - 1; i >= 0 && len(raw) < turns; i-- {
-		if !IsSummary(v, i) {
+		if !v.IsSummary(i) {
 			raw = append(raw, i)
 		}
 	}
