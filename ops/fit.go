@@ -1,15 +1,14 @@
 package ops
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"weft/formats"
 	"weft/internal/tokens"
 )
 
@@ -228,25 +227,11 @@ func (p *packer) fit(cur *readCursor, next string) Fit {
 	return f
 }
 
-// countJSON counts the tokens of a value's JSON, for the small values a
-// result is framed with.
+// countJSON counts the tokens of a value's JSON as the faces encode it
+// (formats.Marshal: compact, <, > and & as they are), for the small
+// values a result is framed with.
 func countJSON(v any) int {
-	b, err := encodeJSON(v)
-	if err != nil {
-		return 0
-	}
-	return tokens.Count(string(b))
-}
-
-// encodeJSON encodes as the faces do: compact, <, > and & as they are.
-func encodeJSON(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+	return tokens.Count(string(formats.Marshal(v)))
 }
 
 // strTokens estimates the tokens of s as a JSON string, from n, the
@@ -278,10 +263,7 @@ func cutText(s string, n, keep int) (head string, kept, rest int) {
 		return s, utf8.RuneCountInString(s), 0
 	}
 	at := int(int64(len(s)) * int64(max(keep, 0)) / int64(max(n, 1)))
-	at = min(max(at, 0), len(s))
-	for at > 0 && at < len(s) && !utf8.RuneStart(s[at]) {
-		at--
-	}
+	at = runeBack(s, min(max(at, 0), len(s)))
 	// End at a line when the last fifth of what is kept has one.
 	if nl := strings.LastIndexByte(s[:at], '\n'); nl > 0 && nl >= at*4/5 {
 		at = nl + 1
@@ -380,35 +362,47 @@ func fitTo[A, R any](fn func(*Service, context.Context, A) (R, error)) func(*Ser
 				}
 			}
 		}
-		// A result packed to another budget says the one asked for; one
-		// that already says it is settled.
+		// A result packed to another budget says the one asked for. Its
+		// JSON then differs only in max_tokens' digits, pieces of their
+		// own as result_tokens' are (see settle): it is not counted again.
 		if f := fitOf(&best); f.MaxTokens != budget {
+			rest := bestN - digitTokens(f.ResultTokens) - digitTokens(f.MaxTokens) + digitTokens(budget)
 			f.MaxTokens = budget
-			settle(&best, f)
+			settleDigits(&f.ResultTokens, rest)
 		}
 		return best, nil
 	}
 }
 
 // settle sets a result's result_tokens to the exact count of its JSON
-// and returns it.
+// and returns it (SettleTokens).
+func settle(res any, f *Fit) int { return SettleTokens(res, &f.ResultTokens) }
+
+// SettleTokens sets *n, the result_tokens field of v (a pointer to a
+// result, a resource's included), to the exact count of v's JSON as the
+// faces send it, and returns it.
 //
 // The JSON is counted once. The count splits text as o200k does and sums
 // the pieces, and result_tokens' digits are pieces of their own (between
-// ":" and ","), so the count with another value differs only by those
-// digits' tokens: result_tokens settles on its own digits without
+// ":" and "," or "}"), so the count with another value differs only by
+// those digits' tokens: result_tokens settles on its own digits without
 // counting the whole result again.
-func settle(res any, f *Fit) int {
-	f.ResultTokens = max(f.ResultTokens, 0) // a sign would join the ":" before it
-	rest := countJSON(res) - digitTokens(f.ResultTokens)
+func SettleTokens(v any, n *int) int {
+	*n = max(*n, 0) // a sign would join the ":" before it
+	return settleDigits(n, countJSON(v)-digitTokens(*n))
+}
+
+// settleDigits sets *n, a result_tokens, to rest, what the result's JSON
+// counts without result_tokens' digits, and those digits, and returns it.
+func settleDigits(n *int, rest int) int {
 	for range 3 {
-		n := rest + digitTokens(f.ResultTokens)
-		if n == f.ResultTokens {
+		c := rest + digitTokens(*n)
+		if c == *n {
 			break
 		}
-		f.ResultTokens = n // its own digits count too: count again
+		*n = c // its own digits count too: count again
 	}
-	return f.ResultTokens
+	return *n
 }
 
 // digitTokens is what n's decimal digits count in JSON.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"reflect"
 	"slices"
 
 	"weft/model"
@@ -129,11 +130,19 @@ func (p readPlace) since(v uint64) string {
 	return changesSince(p.session, v)
 }
 
-// hashArgs hashes a read's other arguments (the caller clears session_id,
-// max_tokens and cursor): a cursor is good for the arguments it was
-// given with.
+// hashArgs hashes a read's arguments (a struct) but for session_id,
+// max_tokens and cursor, which it clears in a copy: a cursor is good for
+// the arguments it was given with, whatever budget it is passed with
+// (and fitTo packs a read again to other budgets).
 func hashArgs(a any) uint64 {
-	b, _ := json.Marshal(a)
+	v := reflect.New(reflect.TypeOf(a)).Elem()
+	v.Set(reflect.ValueOf(a))
+	for _, name := range [...]string{"SessionID", "MaxTokens", "Cursor"} {
+		if f := v.FieldByName(name); f.IsValid() {
+			f.SetZero()
+		}
+	}
+	b, _ := json.Marshal(v.Interface())
 	h := fnv.New64a()
 	h.Write(b)
 	return h.Sum64()
@@ -174,8 +183,8 @@ func quoteShort(s string) string {
 	return fmt.Sprintf("%q", s)
 }
 
-// place is what a cursor of tool on this snapshot must match; args are
-// the tool's arguments with session_id, max_tokens and cursor cleared.
+// place is what a cursor of tool on this snapshot must match, for a read
+// with arguments args (hashArgs).
 func (snap *snapshot) place(tool string, args any, strict bool) readPlace {
 	info := snap.info
 	return readPlace{tool: tool, session: &info, args: hashArgs(args), state: threadState(&info, snap.ops), strict: strict}

@@ -8,6 +8,7 @@ import (
 
 	"weft/formats"
 	"weft/model"
+	"weft/ops/assemble"
 	"weft/store"
 )
 
@@ -165,24 +166,12 @@ func metaTokens(o *MessageOut) int {
 // its body is read.
 const planMeta = 70
 
-// itemTokens is the tokens stored with an item of the view.
-func itemTokens(v *model.View, heads []model.Head, i int) int {
-	it := v.Items[i]
-	if it.Seq > 0 {
-		if int(it.Seq) <= len(heads) {
-			return int(heads[it.Seq-1].Tokens)
-		}
-		return 0
-	}
-	return v.Synth[it.Synth].Tokens
-}
-
 // planItems are the bodies and other fields of items, as estimated
 // before they are read, for a packer.
 func planItems(v *model.View, heads []model.Head, indices []int) (bodies, metas []int) {
 	bodies, metas = make([]int, len(indices)), make([]int, len(indices))
 	for k, i := range indices {
-		n := itemTokens(v, heads, i)
+		n := assemble.Tokens(v, heads, i)
 		bodies[k], metas[k] = n+n/6, planMeta
 	}
 	return bodies, metas
@@ -203,7 +192,7 @@ func packMessages(tx *store.Tx, v *model.View, heads []model.Head, indices []int
 		if err != nil {
 			return nil, err
 		}
-		n := itemTokens(v, heads, i)
+		n := assemble.Tokens(v, heads, i)
 		if !packOne(p, &o, n, bodyAt{index: i}, 0) {
 			continue
 		}

@@ -94,7 +94,7 @@ func TestTextAppearsOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := f.mustCall("get_message_range", fmt.Sprintf(`{"session_id":%q,"start_idx":0,"end_idx":1}`, sid)).(MessageRangeResult)
-	b, _ := encodeJSON(r)
+	b := formats.Marshal(r)
 	if n := strings.Count(string(b), "line one of the output"); n != 1 {
 		t.Errorf("the tool's output appears %d times: %s", n, b)
 	}

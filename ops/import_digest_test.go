@@ -28,7 +28,7 @@ func TestImportStoresContentDigests(t *testing.T) {
 	if _, err := openai.Read(strings.NewReader(lines), im); err != nil {
 		t.Fatal(err)
 	}
-	mustCloseT(t, im)
+	mustClose(t, im)
 	fed := f.svc.NewImport(ctx, ImportOptions{})
 	if err := feed(fed, formats.ThreadInfo{Key: "fed", Source: formats.ClaudeCode}, 3, [2]int{}); err != nil {
 		t.Fatal(err)
@@ -53,13 +53,6 @@ func TestImportStoresContentDigests(t *testing.T) {
 	}
 }
 
-func mustCloseT(t *testing.T, im *Import) {
-	t.Helper()
-	if err := im.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // A file imported in many batches into the session its first batch
 // made (whose later batches look up no import key: fresh), then again,
 // and then grown: every message once, in the file's order, the second
@@ -80,7 +73,7 @@ func TestImportInBatchesIntoItsOwnSession(t *testing.T) {
 		if _, err := openai.Read(strings.NewReader(file(n)), im); err != nil {
 			t.Fatal(err)
 		}
-		mustCloseT(t, im)
+		mustClose(t, im)
 		if len(im.Sessions) != 1 {
 			t.Fatalf("%d sessions", len(im.Sessions))
 		}

@@ -55,9 +55,6 @@ func BenchmarkImportManySessions(b *testing.B) {
 					b.Fatal(err)
 				}
 				mustClose(b, im)
-				if err := im.Close(); err != nil {
-					b.Fatal(err)
-				}
 				b.StopTimer()
 				if len(im.Sessions) != n {
 					b.Fatalf("%d sessions imported, want %d", len(im.Sessions), n)

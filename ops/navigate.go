@@ -254,9 +254,7 @@ func (s *Service) getConversationContext(_ context.Context, a ConversationContex
 		Summaries: []SummaryOut{}, RawTurns: []MessageOut{},
 	}
 	order := itemOrder{v: snap.view, summaries: reversed(p.Summaries), messages: reversed(p.RawTurns)}
-	key := a
-	key.SessionID, key.MaxTokens, key.Cursor = "", nil, ""
-	place := snap.place(tool, key, false)
+	place := snap.place(tool, a, false)
 	err = s.st.View(func(tx *store.Tx) error {
 		sums, msgs, pk, next, err := readPage(tx, place, order, snap.heads, cur, budget, res)
 		if err != nil {
@@ -324,9 +322,7 @@ func (s *Service) getTurnsSince(_ context.Context, a TurnsSinceArgs) (TurnsSince
 	v := snap.view
 	res := TurnsSinceResult{TimestampStart: formatTime(t), Messages: []MessageOut{}, Summaries: []SummaryOut{}}
 	next := fmt.Sprintf("later messages did not fit: call %s again with the same arguments and cursor=next_cursor", tool)
-	key := a
-	key.SessionID, key.MaxTokens, key.Cursor = "", nil, ""
-	place := snap.place(tool, key, false)
+	place := snap.place(tool, a, false)
 	err = s.st.View(func(tx *store.Tx) error {
 		p, err := thread.PlanSince(v, storeIndex{tx, snap.info.ID}, t, include, limit)
 		if err != nil {
@@ -433,9 +429,7 @@ func (s *Service) getTurnsAround(_ context.Context, a TurnsAroundArgs) (TurnsAro
 	res := TurnsAroundResult{CenterTimestamp: formatTime(t), Messages: []MessageOut{}}
 	// Appended items can widen the window between pages: any write
 	// makes a cursor stale.
-	key := a
-	key.SessionID, key.MaxTokens, key.Cursor = "", nil, ""
-	place := snap.place(tool, key, true)
+	place := snap.place(tool, a, true)
 	err = s.st.View(func(tx *store.Tx) error {
 		p, err := thread.PlanAround(snap.view, storeIndex{tx, snap.info.ID}, t, count, ratio)
 		if err != nil {
@@ -704,9 +698,7 @@ func (s *Service) getStartupContext(_ context.Context, a StartupContextArgs) (St
 	p := thread.PlanStartup(snap.view, n)
 	res := StartupContextResult{Summaries: []SummaryOut{}, Unsummarized: []MessageOut{}, UnsummarizedCount: len(p.Unsummarized)}
 	order := itemOrder{v: snap.view, summaries: reversed(p.Summaries), messages: reversed(p.Unsummarized)}
-	key := a
-	key.SessionID, key.MaxTokens, key.Cursor = "", nil, ""
-	place := snap.place(tool, key, false)
+	place := snap.place(tool, a, false)
 	err = s.st.View(func(tx *store.Tx) error {
 		sums, msgs, pk, next, err := readPage(tx, place, order, snap.heads, cur, budget, res)
 		if err != nil {

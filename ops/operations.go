@@ -102,9 +102,7 @@ func (s *Service) listOperations(_ context.Context, a ListOperationsArgs) (ListO
 	}
 	// Newest first: what fits is the latest operations.
 	slices.Reverse(all)
-	key := a
-	key.SessionID, key.MaxTokens, key.Cursor = "", nil, ""
-	place := snap.place(tool, key, false)
+	place := snap.place(tool, a, false)
 	start, err := cur.resume(place, len(all), func(k int) string { return all[k].OperationID })
 	if err != nil {
 		return ListOperationsResult{}, err

@@ -8,6 +8,7 @@ import (
 
 	"weft/internal/fuzzy"
 	"weft/model"
+	"weft/ops/assemble"
 	"weft/store"
 )
 
@@ -114,9 +115,7 @@ func (s *Service) searchSessionHistory(_ context.Context, a SearchArgs) (SearchR
 		}
 		// Fuzzy hits come best first, and an appended message can rank
 		// anywhere: any write makes a fuzzy search's cursor stale.
-		key := a
-		key.SessionID, key.MaxTokens, key.Cursor = "", nil, ""
-		place := snap.place(tool, key, fuzzyMode)
+		place := snap.place(tool, a, fuzzyMode)
 		start, err := cur.resume(place, len(all), id)
 		if err != nil {
 			return err
@@ -132,7 +131,7 @@ func (s *Service) searchSessionHistory(_ context.Context, a SearchArgs) (SearchR
 						n = int(snap.heads[i].Tokens)
 					}
 				} else {
-					n = itemTokens(v, snap.heads, i)
+					n = assemble.Tokens(v, snap.heads, i)
 				}
 				bodies[k], metas[k] = n+n/6, planMeta+20
 			}
@@ -161,7 +160,7 @@ func (s *Service) searchSessionHistory(_ context.Context, a SearchArgs) (SearchR
 			if raw {
 				n = o.Tokens
 			} else {
-				n = itemTokens(v, snap.heads, i)
+				n = assemble.Tokens(v, snap.heads, i)
 			}
 			// The match's own fields go beside the message's.
 			meta := countJSON(m) + 4

@@ -111,14 +111,14 @@ func (s *Service) substring(v *model.View, n int, query string, raw bool) ([]int
 	return hits[:end], nil
 }
 
-// substringLines is SubstringLines for an ASCII query: the items found
-// in the session's corpus, then only the hits kept read for their line
-// (the store's bodies, up to the last hit).
-func (s *Service) substringLines(snap snapshot, query string, limit int) (hits []LineHit, ids []model.ItemID, total int, err error) {
+// substringLines is SubstringLines's hits for an ASCII query: the items
+// found in the session's corpus, then only the hits kept read for their
+// line (the store's bodies, up to the last hit).
+func (s *Service) substringLines(snap snapshot, query string, limit int) (hits []LineHit, total int, err error) {
 	v := snap.view
 	found, err := s.substringView(v, len(snap.heads), query)
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, 0, err
 	}
 	found, total = firstHits(found, limit)
 	hits = make([]LineHit, len(found))
@@ -144,14 +144,10 @@ func (s *Service) substringLines(snap snapshot, query string, limit int) (hits [
 			})
 		})
 		if err != nil {
-			return nil, nil, 0, err
+			return nil, 0, err
 		}
 	}
-	ids = make([]model.ItemID, len(hits))
-	for k, h := range hits {
-		ids[k] = v.ID(v.Items[h.Index])
-	}
-	return hits, ids, total, nil
+	return hits, total, nil
 }
 
 // fuzzyWant picks the items of snap's view a fuzzy query must read (nil:

@@ -11,6 +11,7 @@ import (
 	"weft/formats/export"
 	"weft/internal/fuzzy"
 	"weft/model"
+	"weft/ops/assemble"
 	"weft/store"
 )
 
@@ -142,9 +143,7 @@ func (s *Service) searchSessions(_ context.Context, a SearchSessionsArgs) (Searc
 	for i, x := range sessions {
 		ids[i], versions[i] = x.ID, x.Version
 	}
-	key := a
-	key.MaxTokens, key.Cursor = nil, ""
-	place := readPlace{tool: tool, args: hashArgs(key), state: listState(ids, versions), strict: true}
+	place := readPlace{tool: tool, args: hashArgs(a), state: listState(ids, versions), strict: true}
 	start, err := cur.resume(place, len(found), id)
 	if err != nil {
 		return SearchSessionsResult{}, err
@@ -282,9 +281,7 @@ func (s *Service) getSessionHistory(_ context.Context, a SessionHistoryArgs) (Se
 		}
 		return string(v.ID(v.Items[order[k]]))
 	}
-	key := a
-	key.SessionID, key.MaxTokens, key.Cursor = "", nil, ""
-	place := snap.place(tool, key, false)
+	place := snap.place(tool, a, false)
 	start, err := cur.resume(place, len(order), id)
 	if err != nil {
 		return SessionHistoryResult{}, err
@@ -297,7 +294,7 @@ func (s *Service) getSessionHistory(_ context.Context, a SessionHistoryArgs) (Se
 		case raw && i < len(snap.heads):
 			n = int(snap.heads[i].Tokens)
 		case !raw:
-			n = itemTokens(v, snap.heads, i)
+			n = assemble.Tokens(v, snap.heads, i)
 		}
 		bodies[k], metas[k] = n+n/6, planMeta
 		if format != "json" {
@@ -397,7 +394,7 @@ func packHistoryItems(tx *store.Tx, v *model.View, heads []model.Head, order []i
 			if err != nil {
 				return nil, err
 			}
-			it, n = items[0], itemTokens(v, heads, i)
+			it, n = items[0], assemble.Tokens(v, heads, i)
 		}
 		n = textTokens(it.Content, n)
 		whole := it

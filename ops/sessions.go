@@ -148,9 +148,7 @@ func (s *Service) listSessions(_ context.Context, a ListSessionsArgs) (ListSessi
 	for i := range sessions {
 		versions[i] = sessions[i].Version
 	}
-	key := a
-	key.MaxTokens, key.Cursor = nil, ""
-	place := readPlace{tool: tool, args: hashArgs(key), state: listState(ids, versions), strict: true}
+	place := readPlace{tool: tool, args: hashArgs(a), state: listState(ids, versions), strict: true}
 	if a.Limit > 0 && len(ids) > a.Limit {
 		ids = ids[:a.Limit]
 	}

@@ -29,15 +29,28 @@ func (s *Service) SubstringLines(ref, query string, limit int) (hits []LineHit, 
 	}
 	v := snap.view
 	if fuzzy.CanSubstring(query) {
-		return s.substringLines(snap, query, limit)
+		hits, total, err = s.substringLines(snap, query, limit)
+	} else {
+		hits, total, err = s.foldLines(v, query, limit)
 	}
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	ids = make([]model.ItemID, len(hits))
+	for k, h := range hits {
+		ids[k] = v.ID(v.Items[h.Index])
+	}
+	return hits, ids, total, nil
+}
+
+// foldLines is SubstringLines's hits for any query: every item's text
+// matched on every core, then only the hits kept read for their line.
+func (s *Service) foldLines(v *model.View, query string, limit int) (hits []LineHit, total int, err error) {
 	err = s.st.View(func(tx *store.Tx) error {
 		docs, err := viewDocs(tx, v, nil, v.Len())
 		if err != nil {
 			return err
 		}
-		// Matching runs on every core; only the hits kept are read for
-		// their line.
 		found, n := fuzzy.Substring(docs, query, limit)
 		total = n
 		at := make(map[int]int, len(found)) // item index -> place in found
@@ -52,14 +65,7 @@ func (s *Service) SubstringLines(ref, query string, limit int) (hits []LineHit, 
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	ids = make([]model.ItemID, len(hits))
-	for k, h := range hits {
-		ids[k] = v.ID(v.Items[h.Index])
-	}
-	return hits, ids, total, nil
+	return hits, total, err
 }
 
 // maxHitLine bounds a hit's line, as FuzzyLines does.
@@ -78,14 +84,8 @@ func lineHit(d fuzzy.Doc, query string) LineHit {
 			continue
 		}
 		if len(line) > maxHitLine {
-			from := max(start-maxHitLine/4, 0)
-			for from > 0 && !utf8.RuneStart(line[from]) {
-				from--
-			}
-			to := min(from+maxHitLine, len(line))
-			for to < len(line) && !utf8.RuneStart(line[to]) {
-				to--
-			}
+			from := runeBack(line, max(start-maxHitLine/4, 0))
+			to := runeBack(line, min(from+maxHitLine, len(line)))
 			line, start, end = line[from:to], start-from, min(end-from, to-from)
 		}
 		h.Line = line

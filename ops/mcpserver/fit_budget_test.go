@@ -19,7 +19,7 @@ import (
 // text's JSON, so a client feeding either gives the model one copy; and
 // no tool output appears twice.
 func TestToolHeavyReadsFitTheirBudget(t *testing.T) {
-	sizes, sid := measureHeavy(t)
+	sizes := measureHeavy(t)
 	measured := map[string]bool{}
 	for _, m := range sizes {
 		name := m.read.name
@@ -63,16 +63,6 @@ func TestToolHeavyReadsFitTheirBudget(t *testing.T) {
 			t.Errorf("read-only tool %s is not in the measure", tool.Name)
 		}
 	}
-	_ = sid
-}
-
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := marshalJSON(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 func sameJSON(a, b string) bool {
@@ -127,9 +117,6 @@ func itemIDs(t *testing.T, res map[string]any) []string {
 // transcriptLine is an item's first line in get_session_history's text:
 // its index, time and role.
 var transcriptLine = regexp.MustCompile(`(?m)^\[(\d+)\] \d{4}-\d\d-\d\d \d\d:\d\d (?:user|assistant|tool|system)`)
-
-// markdownHeading is an item's heading in get_session_history's markdown.
-var markdownHeading = regexp.MustCompile(`(?m)^## `)
 
 // sortedIDs is ids sorted, for comparing sets that pages give in their
 // own order.

@@ -147,7 +147,7 @@ type heavySize struct {
 
 // measureHeavy makes every read of the measure with its defaults, over
 // MCP (an SDK client, in memory) and, for the tools, over POST /api.
-func measureHeavy(t *testing.T) ([]heavySize, string) {
+func measureHeavy(t *testing.T) []heavySize {
 	t.Helper()
 	svc, sid := toolHeavy(t)
 	cs := connect(t, New(svc, Options{}), "measure", nil)
@@ -178,7 +178,7 @@ func measureHeavy(t *testing.T) ([]heavySize, string) {
 		m.tokens = tokens.Count(m.text)
 		out = append(out, m)
 	}
-	return out, sid
+	return out
 }
 
 // heavyArgs are a read's arguments, with the session.
@@ -200,7 +200,7 @@ func heavyArgs(r heavyRead, sid string) map[string]any {
 // weft and gives the table before and after a change;
 // TestToolHeavyReadsFitTheirBudget holds the budget.
 func TestToolHeavyReadSizes(t *testing.T) {
-	sizes, _ := measureHeavy(t)
+	sizes := measureHeavy(t)
 	t.Logf("| %-36s | %10s | %10s | %10s | %10s | %-16s |", "read (defaults)", "HTTP bytes", "HTTP tok", "MCP bytes", "model tok", "left out, cut")
 	for _, m := range sizes {
 		// What a fitted result says it left out and cut ("-" where

@@ -121,7 +121,7 @@ func (s *Server) readSessions(ctx context.Context, req *mcp.ReadResourceRequest)
 	}
 	res.NextURI = r.nextURI(URISessions, res.NextCursor)
 	res.MaxTokens = budget
-	settleResource(&res, &res.ResultTokens)
+	ops.SettleTokens(&res, &res.ResultTokens)
 	return resourceResult(uri, res)
 }
 
@@ -222,7 +222,7 @@ func (s *Server) readSession(ctx context.Context, req *mcp.ReadResourceRequest) 
 		ResultTokens int `json:"result_tokens"`
 	}{Session: info, Context: thread, More: "get_message_range, get_turns_since and search_session_history read the rest; " + base + "/context is the startup package",
 		NextURI: r.nextURI(base, thread.NextCursor), MaxTokens: budget}
-	settleResource(&out, &out.ResultTokens)
+	ops.SettleTokens(&out, &out.ResultTokens)
 	return resourceResult(uri, out)
 }
 
@@ -250,7 +250,7 @@ func (s *Server) readContext(ctx context.Context, req *mcp.ReadResourceRequest) 
 		NextURI string `json:"next_uri,omitempty"`
 	}{info, pkg, r.nextURI(URISessions+"/"+url.PathEscape(info.SessionID)+"/context", pkg.NextCursor)}
 	out.MaxTokens = budget
-	settleResource(&out, &out.ResultTokens)
+	ops.SettleTokens(&out, &out.ResultTokens)
 	return resourceResult(uri, out)
 }
 

@@ -217,21 +217,8 @@ func (s *Server) readRecentFit(ctx context.Context, r resourceURI) (recentRead, 
 	if out.Omitted > 0 {
 		out.Next = fmt.Sprintf("%d latest messages did not fit: read weft://sessions/ID for a session's context, or get_session_history session_id=ID", out.Omitted)
 	}
-	settleResource(&out, &out.ResultTokens)
+	ops.SettleTokens(&out, &out.ResultTokens)
 	return out, nil
-}
-
-// settleResource sets a resource's result_tokens (*n) to the exact count
-// of its JSON, v, the whole of what it sends: a resource that wraps a
-// read says what it counts with what it adds.
-func settleResource(v any, n *int) {
-	for range 3 {
-		c := countTokens(v)
-		if c == *n {
-			return
-		}
-		*n = c // its own digits count too: count again
-	}
 }
 
 // countTokens counts the tokens of v's JSON as a resource sends it.
