@@ -36,7 +36,6 @@ func TestFollowingEqualsImportingWhole(t *testing.T) {
 			}
 			followed := newFixture(t)
 			pending := follow.Pending(file.format)
-			var sid string
 			for end := 0; end < len(data); {
 				end += bytes.IndexByte(data[end:], '\n') + 1
 				settled := pending(data[:end])
@@ -46,11 +45,8 @@ func TestFollowingEqualsImportingWhole(t *testing.T) {
 				im := followed.svc.NewImport(t.Context(), ImportOptions{})
 				file.read(bytes.NewReader(data[:settled]), im)
 				mustClose(t, im)
-				if len(im.Sessions) > 0 {
-					sid = im.Sessions[0].SessionID
-				}
 			}
-			sid = followed.importData(data, file.read) // the file is finished: nothing held back
+			sid := followed.importData(data, file.read) // the file is finished: nothing held back
 
 			st, err := store.Open(filepath.Join(t.TempDir(), "whole.db"), store.Options{})
 			if err != nil {

@@ -32,9 +32,7 @@ var (
 	wordRE = regexp.MustCompile(`[\p{L}\p{N}_]+`)
 	// codeFence matches a fenced code block.
 	codeFence = regexp.MustCompile("(?s)```.*?(```|$)")
-	// urlRE and tagRE are links and markup tags, which are neither
-	// files nor prose.
-	urlRE = regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://\S+`)
+	// tagRE is markup tags, which are neither files nor prose.
 	tagRE = regexp.MustCompile(`</?[a-zA-Z][a-zA-Z0-9_-]*(?:\s[^<>]*)?>`)
 )
 
