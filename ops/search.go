@@ -186,7 +186,7 @@ func (s *Service) searchSessionHistory(_ context.Context, a SearchArgs) (SearchR
 // in place from the store, and visible synthetic items. It returns the
 // first limit hits (limit 0: all) and how many there are in all.
 func searchView(tx *store.Tx, v *model.View, query string, fuzzyMode bool, limit int) ([]int, int, error) {
-	docs, err := viewDocs(tx, v, nil, v.Len())
+	docs, err := viewDocs(tx, v)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -196,20 +196,11 @@ func searchView(tx *store.Tx, v *model.View, query string, fuzzyMode bool, limit
 
 // viewDocs are the texts of the effective thread's items, by index:
 // stored bodies in place in the store (valid while tx is), then the
-// synthetic items. With want, only the items it marks; n is how many
-// that is (to size the list; with none, nothing is read).
-func viewDocs(tx *store.Tx, v *model.View, want []bool, n int) ([]fuzzy.Doc, error) {
-	docs := make([]fuzzy.Doc, 0, n)
-	if n == 0 {
-		return docs, nil
-	}
-	if want != nil && n < v.Len()/32 {
-		// A few items (a query narrowed by its previous keystrokes): a
-		// lookup each costs less than walking every stored message.
-		return fewDocs(tx, v, want, docs)
-	}
+// synthetic items.
+func viewDocs(tx *store.Tx, v *model.View) ([]fuzzy.Doc, error) {
+	docs := make([]fuzzy.Doc, 0, v.Len())
 	err := tx.ScanContent(v.SessionID, func(seq uint64, content []byte) bool {
-		if i := v.IndexOfSeq(seq); i >= 0 && (want == nil || want[i]) {
+		if i := v.IndexOfSeq(seq); i >= 0 {
 			docs = append(docs, fuzzy.Doc{Index: i, Text: content})
 		}
 		return true
@@ -218,7 +209,7 @@ func viewDocs(tx *store.Tx, v *model.View, want []bool, n int) ([]fuzzy.Doc, err
 		return nil, err
 	}
 	for si, w := range v.SynthWhere {
-		if w >= 0 && (want == nil || want[w]) {
+		if w >= 0 {
 			docs = append(docs, fuzzy.Doc{Index: int(w), Text: []byte(v.Synth[si].Content)})
 		}
 	}
@@ -287,23 +278,36 @@ func (s *Service) FuzzyLines(ref, query string, prev *FuzzyState, limit int) (hi
 		steps = utf8.RuneCountInString(query) - utf8.RuneCountInString(prev.query)
 	}
 	next = &FuzzyState{sessionID: snap.info.ID, version: snap.info.Version, view: v, query: query, bounds: make([]fuzzy.Bound, v.Len())}
-	want, n, err := s.fuzzyWant(snap, query, prev, steps)
+	// The stored messages are searched in the session's text kept in
+	// memory, lower-cased with their case in bits: no store read.
+	c, err := s.corpus(v.SessionID, len(snap.heads))
 	if err != nil {
 		return nil, nil, err
 	}
-	err = s.st.View(func(tx *store.Tx) error {
-		docs, err := viewDocs(tx, v, want, n)
-		if err != nil {
-			return err
+	var refs []fuzzy.Ref
+	var docs []fuzzy.Doc
+	add := func(i int) {
+		if it := v.Items[i]; it.Synth < 0 {
+			refs = append(refs, fuzzy.Ref{Index: i, Text: int(it.Seq - 1)})
+		} else {
+			docs = append(docs, fuzzy.Doc{Index: i, Text: []byte(v.Synth[it.Synth].Content)})
 		}
-		var prevBounds []fuzzy.Bound
-		if steps >= 0 {
-			prevBounds = prev.bounds
+	}
+	var prevBounds []fuzzy.Bound
+	if steps >= 0 {
+		prevBounds = prev.bounds
+		refs = make([]fuzzy.Ref, 0, len(prev.cands))
+		for _, i := range prev.cands {
+			add(i)
 		}
-		hits, next.cands = fuzzy.Lines(docs, query, limit, prevBounds, steps, next.bounds)
-		return nil
-	})
-	return hits, next, err
+	} else {
+		refs = make([]fuzzy.Ref, 0, v.Len())
+		for i := range v.Items {
+			add(i)
+		}
+	}
+	hits, next.cands = c.Lines(refs, docs, query, limit, prevBounds, steps, next.bounds)
+	return hits, next, nil
 }
 
 // searchDocs runs a substring or fuzzy search: substring hits in index

@@ -20,18 +20,33 @@ type Corpus struct {
 	buf   []byte
 	ends  []int // ends[k] is where text k ends in buf; it starts at ends[k-1]
 	masks []uint64
+	// caps has a bit set for each byte that was an upper-case ASCII
+	// letter, so a text's own case (which fuzzy scoring reads) can be
+	// told without the original; text k's bits start at word capAt[k],
+	// each text on whole words so an Append never writes a word an
+	// older snapshot reads.
+	caps  []uint64
+	capAt []int
 }
 
 // Append adds a text (copied, lower-cased) and returns the longer corpus.
 func (c Corpus) Append(text []byte) Corpus {
 	at := len(c.buf)
 	c.buf = append(c.buf, text...)
+	w, words := len(c.caps), (len(text)+63)/64
+	c.caps = slices.Grow(c.caps, words)[:w+words]
+	clear(c.caps[w:])
+	caps := c.caps[w:]
 	var mask uint64
 	low := c.buf[at:]
 	for i, b := range low {
+		if 'A' <= b && b <= 'Z' {
+			caps[i>>6] |= 1 << (i & 63)
+		}
 		low[i] = foldTable[b]
 		mask |= 1 << classOf[b]
 	}
+	c.capAt = append(c.capAt, w)
 	c.ends = append(c.ends, len(c.buf))
 	c.masks = append(c.masks, mask)
 	return c

@@ -45,6 +45,16 @@ type lineScorer struct {
 	idx        []int
 	cur        int // the adjacency bonus the last fast scoring ended with
 	nx         nexter
+	// caps, when set, says the text scoreAt reads is lower-cased (a
+	// Corpus text) and holds its case: bit capBase+j for byte j.
+	caps    []uint64
+	capBase int
+}
+
+// upperAt reports whether byte j of a lower-cased text was upper-case.
+func (s *lineScorer) upperAt(j int) bool {
+	p := s.capBase + j
+	return s.caps[p>>6]>>(p&63)&1 != 0
 }
 
 func newLineScorer(query string) *lineScorer {
@@ -160,9 +170,14 @@ func (s *lineScorer) score(line []byte) (int, bool) {
 
 // scoreAt scores text[start:stop], plain ASCII. It is sahilm/fuzzy's
 // loop over bytes, with folding by table, that jumps with bytes.IndexByte
-// to the next candidate while no candidate waits to be committed.
+// to the next candidate while no candidate waits to be committed. With
+// caps set, text is lower-cased and the case comes from caps.
 func (s *lineScorer) scoreAt(text []byte, start, stop int) (int, bool) {
 	lo, up := s.lower, s.upper
+	lowered := s.caps != nil
+	if lowered {
+		up = lo // a lower-cased text has no upper-case byte to look for
+	}
 	k := len(lo)
 	idx := s.idx[:0]
 	total, pi := 0, 0
@@ -197,7 +212,11 @@ func (s *lineScorer) scoreAt(text []byte, start, stop int) (int, bool) {
 				score += fzFirstChar
 			} else {
 				last := text[j-1]
-				if 'a' <= last && last <= 'z' && 'A' <= c && c <= 'Z' {
+				if lowered {
+					if 'a' <= last && last <= 'z' && s.upperAt(j) && !s.upperAt(j-1) {
+						score += fzCamel
+					}
+				} else if 'a' <= last && last <= 'z' && 'A' <= c && c <= 'Z' {
 					score += fzCamel
 				}
 				if isSepASCII(last) {
@@ -314,6 +333,20 @@ func (s *lineScorer) matches(text []byte) bool {
 	return true
 }
 
+// matchesLower is matches for an ASCII query in a lower-cased text: one
+// byte to look for per query byte.
+func (s *lineScorer) matchesLower(text []byte) bool {
+	at := 0
+	for _, b := range s.lower {
+		i := bytes.IndexByte(text[at:], b)
+		if i < 0 {
+			return false
+		}
+		at += i + 1
+	}
+	return true
+}
+
 func asciiOnly(b []byte) bool {
 	for _, c := range b {
 		if c >= utf8.RuneSelf {
@@ -367,6 +400,10 @@ type docHit struct {
 	score      int
 	text       []byte
 	start, end int
+	// caps, when set, holds the case of text, a lower-cased Corpus
+	// text, from bit capBase (see lineScorer.caps).
+	caps    []uint64
+	capBase int
 }
 
 // worse orders hits from the worst kept: lower score, then later index.
@@ -414,14 +451,14 @@ func (h bestHits) floor(limit int) (int, bool) {
 // give for a longer query. Lines that cannot beat floor (when set) or the
 // best line so far are skipped unread: their length alone rules them out,
 // since sahilm/fuzzy takes a point off for every unmatched byte, or prev
-// (the document's bound for the query this one extends) does.
-func (s *lineScorer) bestLine(d Doc, floor int, hasFloor bool, prev Bound) (docHit, bool, Bound) {
+// (the document's bound for the query this one extends) does. Plain says
+// the query and the text are plain ASCII (s.ascii, plainASCII); only
+// then may the text be a lower-cased one with s.caps.
+func (s *lineScorer) bestLine(d Doc, plain bool, floor int, hasFloor bool, prev Bound) (docHit, bool, Bound) {
 	hit := docHit{index: d.Index, text: d.Text}
 	found := false
 	text := d.Text
-	plain := s.ascii && plainASCII(text)
 	next := Bound{s: -fzNoBound}
-	s.nx.reset(text)
 	for at := 0; at <= len(text); {
 		end := bytes.IndexByte(text[at:], '\n')
 		after := 0

@@ -1,0 +1,165 @@
+package fuzzy
+
+import (
+	"runtime"
+	"slices"
+	"sync"
+)
+
+// Ref is a Corpus text searched as a document: Text is its number in
+// the corpus, Index the index it answers to (as Doc.Index).
+type Ref struct{ Index, Text int }
+
+// notPlain is the byte classes a text must hold to have bytes outside
+// ASCII or a NUL (and the ESC that shares the NUL's class): a text whose
+// mask has none of them is plain ASCII without reading it.
+var notPlain = uint64(1)<<classOf[0x80] | uint64(1)<<classOf[0]
+
+// Lines is the package's Lines over refs, texts of c, and docs, whose
+// indices must differ: a ref is matched and scored on the corpus's
+// lower-cased text and its case bits, so the search reads nothing but
+// memory, and a text without one of an ASCII query's byte classes is
+// passed over on its mask alone. Texts beyond plain ASCII, and every
+// text for a query beyond it, are scored in their own case, restored.
+func (c Corpus) Lines(refs []Ref, docs []Doc, query string, limit int, prev []Bound, steps int, bounds []Bound) ([]LineHit, []int) {
+	n := len(refs) + len(docs)
+	workers := min(runtime.GOMAXPROCS(0), max(n/1024, 1))
+	qm, masked := QueryMask(query)
+	parts := make([]linesPart, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			p := &parts[w]
+			p.sc, p.limit, p.prev, p.steps, p.bounds = newLineScorer(query), limit, prev, steps, bounds
+			lo, hi := w*n/workers, (w+1)*n/workers
+			for i := lo; i < min(hi, len(refs)); i++ {
+				r := refs[i]
+				if m := c.masks[r.Text]; !masked || m&qm == qm {
+					p.corpusText(c, r, m)
+				}
+			}
+			p.sc.caps = nil
+			for i := max(lo, len(refs)); i < hi; i++ {
+				d := docs[i-len(refs)]
+				if hit, ok := p.take(d, p.sc.ascii && plainASCII(d.Text)); ok {
+					p.best.offer(hit, limit)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	var best []docHit
+	var cands []int
+	for _, p := range parts {
+		best = append(best, p.best...)
+		cands = append(cands, p.cands...)
+	}
+	slices.SortFunc(best, func(a, b docHit) int {
+		if a.score != b.score {
+			return b.score - a.score
+		}
+		return a.index - b.index
+	})
+	if limit > 0 && len(best) > limit {
+		best = best[:limit]
+	}
+	sc := newLineScorer(query)
+	hits := make([]LineHit, len(best))
+	for i, b := range best {
+		line := b.text[b.start:b.end]
+		if b.caps != nil {
+			line = restoreCase(nil, line, b.caps, b.capBase+b.start)
+		}
+		sc.score(line)
+		hits[i] = LineHit{Index: b.index, Line: string(line), Matched: slices.Clone(sc.idx), Score: b.score}
+	}
+	slices.Sort(cands)
+	return hits, cands
+}
+
+// linesPart is one worker's share of a Lines search.
+type linesPart struct {
+	sc      *lineScorer
+	limit   int
+	prev    []Bound
+	steps   int
+	bounds  []Bound
+	best    bestHits
+	cands   []int
+	scratch []byte // a text's own case, restored
+}
+
+// corpusText searches text r.Text of c, whose mask is m.
+func (p *linesPart) corpusText(c Corpus, r Ref, m uint64) {
+	text := c.Text(r.Text)
+	base := c.capAt[r.Text] * 64
+	var hit docHit
+	var ok bool
+	if p.sc.ascii && (m&notPlain == 0 || plainASCII(text)) {
+		p.sc.caps, p.sc.capBase = c.caps, base
+		hit, ok = p.take(Doc{Index: r.Index, Text: text}, true)
+	} else {
+		// sahilm/fuzzy reads these in their own case.
+		p.sc.caps = nil
+		p.scratch = restoreCase(p.scratch[:0], text, c.caps, base)
+		hit, ok = p.take(Doc{Index: r.Index, Text: p.scratch}, false)
+	}
+	if ok {
+		// The hit keeps the corpus's text (the scratch is reused), the
+		// same bytes at the same offsets but for case.
+		hit.text, hit.caps, hit.capBase = text, c.caps, base
+		p.best.offer(hit, p.limit)
+	}
+}
+
+// take matches d (lower-cased when p.sc.caps is set; plain as bestLine
+// has it), keeps it as a candidate and its bound, and returns its best
+// line unless it has none or cannot be among the best.
+func (p *linesPart) take(d Doc, plain bool) (docHit, bool) {
+	sc := p.sc
+	var matched bool
+	if sc.caps != nil {
+		matched = sc.matchesLower(d.Text)
+	} else {
+		matched = sc.matches(d.Text)
+	}
+	if !matched {
+		return docHit{}, false
+	}
+	p.cands = append(p.cands, d.Index)
+	pb := unknown
+	if p.prev != nil {
+		pb = p.prev[d.Index].extend(p.steps)
+	}
+	floor, hasFloor := p.best.floor(p.limit)
+	if hasFloor && pb.known() && pb.s < floor {
+		if p.bounds != nil {
+			p.bounds[d.Index] = pb // not read: what was known still holds
+		}
+		return docHit{}, false
+	}
+	hit, ok, nb := sc.bestLine(d, plain, floor, hasFloor, pb)
+	if p.bounds != nil {
+		p.bounds[d.Index] = nb
+	}
+	return hit, ok
+}
+
+// original appends text k of c in its own case to dst.
+func (c Corpus) original(dst []byte, k int) []byte {
+	return restoreCase(dst, c.Text(k), c.caps, c.capAt[k]*64)
+}
+
+// restoreCase appends low, lower-cased, to dst with the bytes that caps
+// marks (from bit at) upper-cased again.
+func restoreCase(dst, low []byte, caps []uint64, at int) []byte {
+	n := len(dst)
+	dst = append(dst, low...)
+	out := dst[n:]
+	for i := range out {
+		if p := at + i; caps[p>>6]>>(p&63)&1 != 0 {
+			out[i] -= 'a' - 'A'
+		}
+	}
+	return dst
+}
