@@ -117,13 +117,12 @@ func (p *linesPart) corpusText(c Corpus, r Ref, m uint64) {
 // line unless it has none or cannot be among the best.
 func (p *linesPart) take(d Doc, plain bool) (docHit, bool) {
 	sc := p.sc
-	var matched bool
+	last := -1
 	if sc.caps != nil {
-		matched = sc.matchesLower(d.Text)
-	} else {
-		matched = sc.matches(d.Text)
-	}
-	if !matched {
+		if last = sc.matchEnd(d.Text, 0); last < 0 {
+			return docHit{}, false
+		}
+	} else if !sc.matches(d.Text) {
 		return docHit{}, false
 	}
 	p.cands = append(p.cands, d.Index)
@@ -138,7 +137,7 @@ func (p *linesPart) take(d Doc, plain bool) (docHit, bool) {
 		}
 		return docHit{}, false
 	}
-	hit, ok, nb := sc.bestLine(d, plain, floor, hasFloor, pb)
+	hit, ok, nb := sc.bestLine(d, plain, last, floor, hasFloor, pb)
 	if p.bounds != nil {
 		p.bounds[d.Index] = nb
 	}

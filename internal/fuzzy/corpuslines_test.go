@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -129,4 +130,31 @@ func TestCorpusLinesNarrowsExactly(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzCorpusLines holds a corpus search of a few texts (split from one
+// input at '|') to sahilm/fuzzy's ranking of the texts themselves.
+func FuzzCorpusLines(f *testing.F) {
+	f.Add("pgsql", "use PgSQL\nfor the queue|pg\nsql|PGSQL")
+	f.Add("a\nb", "xa\nb|ab\n\na\r\nb")
+	f.Add("dB", "data\r\nBase dataBase|d_b|DB")
+	f.Fuzz(func(t *testing.T, query, input string) {
+		if query == "" || !utf8.ValidString(query) || !utf8.ValidString(input) || strings.ContainsRune(query, 0) {
+			return
+		}
+		if asciiOnly([]byte(query)) && strings.ContainsAny(input, "\u212a\u017f") {
+			return // the Kelvin sign and the long s: see matches
+		}
+		var texts [][]byte
+		for part := range strings.SplitSeq(input, "|") {
+			texts = append(texts, []byte(part))
+		}
+		c, refs, docs, byIndex := corpusDocs(texts)
+		got, gotC := c.Lines(refs, docs, query, 2, nil, -1, nil)
+		want, wantC := referenceFuzzyDocs(byIndex, query, 2)
+		if !slices.Equal(gotC, wantC) {
+			t.Fatalf("%q: candidates %v, want %v", query, gotC, wantC)
+		}
+		sameHits(t, query, got, want)
+	})
 }

@@ -42,9 +42,12 @@ type lineScorer struct {
 	// line of n bytes scores at most upperBound + len(query) - n.
 	upperBound int
 	k          int // the query's length in characters
-	idx        []int
-	cur        int // the adjacency bonus the last fast scoring ended with
-	nx         nexter
+	// maxCur is the most adjacency bonus k characters gather (at most
+	// fzNoBound).
+	maxCur int
+	idx    []int
+	cur    int // the adjacency bonus the last fast scoring ended with
+	nx     nexter
 	// caps, when set, says the text scoreAt reads is lower-cased (a
 	// Corpus text) and holds its case: bit capBase+j for byte j.
 	caps    []uint64
@@ -71,9 +74,10 @@ func newLineScorer(query string) *lineScorer {
 	s.upperBound = fzCamel * s.k
 	adj := fzAdjacent
 	for i := 1; i < s.k; i++ {
+		s.maxCur = min(s.maxCur+adj, fzNoBound)
 		s.upperBound += adj
 		if s.upperBound >= fzNoBound {
-			s.upperBound = fzNoBound
+			s.upperBound, s.maxCur = fzNoBound, fzNoBound
 			break
 		}
 		adj *= 3
@@ -333,18 +337,19 @@ func (s *lineScorer) matches(text []byte) bool {
 	return true
 }
 
-// matchesLower is matches for an ASCII query in a lower-cased text: one
-// byte to look for per query byte.
-func (s *lineScorer) matchesLower(text []byte) bool {
-	at := 0
+// matchEnd is matches for an ASCII query in a lower-cased text, one byte
+// to look for per query byte, from byte from: where the first in-order
+// match ends (its last byte), or -1.
+func (s *lineScorer) matchEnd(text []byte, from int) int {
+	at := from
 	for _, b := range s.lower {
 		i := bytes.IndexByte(text[at:], b)
 		if i < 0 {
-			return false
+			return -1
 		}
 		at += i + 1
 	}
-	return true
+	return at - 1
 }
 
 func asciiOnly(b []byte) bool {
@@ -453,13 +458,35 @@ func (h bestHits) floor(limit int) (int, bool) {
 // since sahilm/fuzzy takes a point off for every unmatched byte, or prev
 // (the document's bound for the query this one extends) does. Plain says
 // the query and the text are plain ASCII (s.ascii, plainASCII); only
-// then may the text be a lower-cased one with s.caps.
-func (s *lineScorer) bestLine(d Doc, plain bool, floor int, hasFloor bool, prev Bound) (docHit, bool, Bound) {
+// then may the text be a lower-cased one with s.caps, and then the lines
+// without the query in order are passed over together: last is where
+// the query's in-order match from the text's start ends (matchEnd).
+func (s *lineScorer) bestLine(d Doc, plain bool, last int, floor int, hasFloor bool, prev Bound) (docHit, bool, Bound) {
 	hit := docHit{index: d.Index, text: d.Text}
 	found := false
 	text := d.Text
 	next := Bound{s: -fzNoBound}
+	skip := plain && s.caps != nil
 	for at := 0; at <= len(text); {
+		if skip && last >= 0 {
+			if last < at {
+				last = -1
+			} else {
+				// No line ending before the match from at ends holds
+				// the query: go on from the line holding its last byte
+				// (a line break in the query ends its line), where the
+				// match must be looked for again.
+				was := at
+				if text[last] == '\n' {
+					at = last + 1
+				} else {
+					at += bytes.LastIndexByte(text[at:last], '\n') + 1
+				}
+				if at != was {
+					last = -1
+				}
+			}
+		}
 		end := bytes.IndexByte(text[at:], '\n')
 		after := 0
 		if end < 0 {
@@ -487,12 +514,28 @@ func (s *lineScorer) bestLine(d Doc, plain bool, floor int, hasFloor bool, prev 
 			b = min(b, prev.s)
 		}
 		if (hasFloor && b < floor) || (found && b <= hit.score) {
-			if prev.known() {
+			switch {
+			case prev.known():
 				next.s, next.c = max(next.s, b), max(next.c, prev.c)
-			} else {
+			case b < fzNoBound && s.maxCur < fzNoBound:
+				// No adjacency bonus exceeds the most k characters make.
+				next.s, next.c = max(next.s, b), max(next.c, s.maxCur)
+			default:
 				next = unknown
 			}
+			last = -1 // the match from the next line is not known
 			continue
+		}
+		if skip {
+			if last < 0 {
+				if last = s.matchEnd(text, start); last < 0 {
+					break // no later line holds the query
+				}
+			}
+			if last >= stop {
+				continue // the match runs past this line: at moves on
+			}
+			last = -1
 		}
 		var score int
 		var ok bool
