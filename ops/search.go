@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -243,6 +244,7 @@ type FuzzyState struct {
 	view      *model.View // the view searched: hits' indices are in it
 	query     string
 	cands     []int
+	top       []int         // the hits' items, best first
 	bounds    []fuzzy.Bound // by item index
 }
 
@@ -297,8 +299,16 @@ func (s *Service) FuzzyLines(ref, query string, prev *FuzzyState, limit int) (hi
 	if steps >= 0 {
 		prevBounds = prev.bounds
 		refs = make([]fuzzy.Ref, 0, len(prev.cands))
-		for _, i := range prev.cands {
+		// The last query's best go first: they likely score well again,
+		// and the sooner good scores are known, the fewer texts are read.
+		top := slices.Sorted(slices.Values(prev.top))
+		for _, i := range prev.top {
 			add(i)
+		}
+		for _, i := range prev.cands {
+			if _, ok := slices.BinarySearch(top, i); !ok {
+				add(i)
+			}
 		}
 	} else {
 		refs = make([]fuzzy.Ref, 0, v.Len())
@@ -307,6 +317,10 @@ func (s *Service) FuzzyLines(ref, query string, prev *FuzzyState, limit int) (hi
 		}
 	}
 	hits, next.cands = c.Lines(refs, docs, query, limit, prevBounds, steps, next.bounds)
+	next.top = make([]int, len(hits))
+	for k, h := range hits {
+		next.top[k] = h.Index
+	}
 	return hits, next, nil
 }
 

@@ -1,9 +1,11 @@
 package fuzzy
 
 import (
+	"math"
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // Ref is a Corpus text searched as a document: Text is its number in
@@ -21,16 +23,22 @@ var notPlain = uint64(1)<<classOf[0x80] | uint64(1)<<classOf[0]
 // memory, and a text without one of an ASCII query's byte classes is
 // passed over on its mask alone. Texts beyond plain ASCII, and every
 // text for a query beyond it, are scored in their own case, restored.
+// The order of refs does not change the result, but the sooner the best
+// come (the last query's best, say), the fewer texts are scored: the
+// workers share the score a text must reach.
 func (c Corpus) Lines(refs []Ref, docs []Doc, query string, limit int, prev []Bound, steps int, bounds []Bound) ([]LineHit, []int) {
 	n := len(refs) + len(docs)
 	workers := min(runtime.GOMAXPROCS(0), max(n/1024, 1))
 	qm, masked := QueryMask(query)
 	parts := make([]linesPart, workers)
+	var shared sharedFloor
+	shared.v.Store(math.MinInt64)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
 			p := &parts[w]
 			p.sc, p.limit, p.prev, p.steps, p.bounds = newLineScorer(query), limit, prev, steps, bounds
+			p.shared = &shared
 			lo, hi := w*n/workers, (w+1)*n/workers
 			for i := lo; i < min(hi, len(refs)); i++ {
 				r := refs[i]
@@ -42,7 +50,7 @@ func (c Corpus) Lines(refs []Ref, docs []Doc, query string, limit int, prev []Bo
 			for i := max(lo, len(refs)); i < hi; i++ {
 				d := docs[i-len(refs)]
 				if hit, ok := p.take(d, p.sc.ascii && plainASCII(d.Text)); ok {
-					p.best.offer(hit, limit)
+					p.offer(hit)
 				}
 			}
 		})
@@ -77,8 +85,23 @@ func (c Corpus) Lines(refs []Ref, docs []Doc, query string, limit int, prev []Bo
 	return hits, cands
 }
 
+// sharedFloor is the highest of the workers' floors: with limit texts
+// kept that score at least this, a text that scores less is not among
+// the best limit of all.
+type sharedFloor struct{ v atomic.Int64 }
+
+func (f *sharedFloor) raise(to int) {
+	for {
+		old := f.v.Load()
+		if int64(to) <= old || f.v.CompareAndSwap(old, int64(to)) {
+			return
+		}
+	}
+}
+
 // linesPart is one worker's share of a Lines search.
 type linesPart struct {
+	shared  *sharedFloor
 	sc      *lineScorer
 	limit   int
 	prev    []Bound
@@ -108,7 +131,16 @@ func (p *linesPart) corpusText(c Corpus, r Ref, m uint64) {
 		// The hit keeps the corpus's text (the scratch is reused), the
 		// same bytes at the same offsets but for case.
 		hit.text, hit.caps, hit.capBase = text, c.caps, base
-		p.best.offer(hit, p.limit)
+		p.offer(hit)
+	}
+}
+
+// offer keeps hit if it is among the worker's best, and shares the
+// worker's floor.
+func (p *linesPart) offer(hit docHit) {
+	p.best.offer(hit, p.limit)
+	if f, ok := p.best.floor(p.limit); ok {
+		p.shared.raise(f)
 	}
 }
 
@@ -131,6 +163,9 @@ func (p *linesPart) take(d Doc, plain bool) (docHit, bool) {
 		pb = p.prev[d.Index].extend(p.steps)
 	}
 	floor, hasFloor := p.best.floor(p.limit)
+	if f := p.shared.v.Load(); f != math.MinInt64 && (!hasFloor || int(f) > floor) {
+		floor, hasFloor = int(f), true
+	}
 	if hasFloor && pb.known() && pb.s < floor {
 		if p.bounds != nil {
 			p.bounds[d.Index] = pb // not read: what was known still holds
