@@ -150,30 +150,40 @@ func (p *linesPart) offer(hit docHit) {
 func (p *linesPart) take(d Doc, plain bool) (docHit, bool) {
 	sc := p.sc
 	last := -1
+	pb := unknown
 	if sc.caps != nil {
-		if last = sc.matchEnd(d.Text, 0); last < 0 {
+		// The match of the query this one extends goes on where it ended.
+		from, rest := 0, sc.lower
+		if p.prev != nil && p.steps >= 0 && p.steps <= len(rest) {
+			if at := int(p.prev[d.Index].at); at > 0 {
+				from, rest = at, rest[len(rest)-p.steps:]
+			}
+		}
+		if last = matchEnd(d.Text, from, rest); last < 0 {
 			return docHit{}, false
 		}
 	} else if !sc.matches(d.Text) {
 		return docHit{}, false
 	}
 	p.cands = append(p.cands, d.Index)
-	pb := unknown
 	if p.prev != nil {
 		pb = p.prev[d.Index].extend(p.steps)
 	}
+	at := int32(last + 1) // 0 (not known) unless matched here
 	floor, hasFloor := p.best.floor(p.limit)
 	if f := p.shared.v.Load(); f != math.MinInt64 && (!hasFloor || int(f) > floor) {
 		floor, hasFloor = int(f), true
 	}
-	if hasFloor && pb.known() && pb.s < floor {
+	if hasFloor && pb.known() && int(pb.s) < floor {
 		if p.bounds != nil {
+			pb.at = at
 			p.bounds[d.Index] = pb // not read: what was known still holds
 		}
 		return docHit{}, false
 	}
 	hit, ok, nb := sc.bestLine(d, plain, last, floor, hasFloor, pb)
 	if p.bounds != nil {
+		nb.at = at
 		p.bounds[d.Index] = nb
 	}
 	return hit, ok

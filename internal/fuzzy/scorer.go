@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"container/heap"
 	"encoding/binary"
+	"math"
 	"unicode"
 	"unicode/utf8"
 
@@ -102,27 +103,41 @@ func (s *lineScorer) bound(n int) int {
 // do worse on fewer candidates (or escape a leading penalty of at most
 // 15), and the new one earns at most 20 plus an adjacency bonus of
 // 2c+5, and a point back from the length penalty. So s grows by at most
-// 41 + 2c and c to at most 3c + 5.
-type Bound struct{ s, c int }
+// 41 + 2c and c to at most 3c + 5. At is kept beside: one past where
+// the query's first in-order match ends in a lower-cased text, so the
+// longer query's match goes on from there (0: not known).
+type Bound struct{ s, c, at int32 }
+
+// boundMax is past any bound kept: what does not fit is not known.
+const boundMax = math.MaxInt32
 
 // unknown is a bound not known.
 var unknown = Bound{c: -1}
 
-func (b Bound) known() bool { return b.c >= 0 && b.s < fzNoBound && b.c < fzNoBound }
-
-// extend is the bound after n more query characters.
-func (b Bound) extend(n int) Bound {
-	for range n {
-		if !b.known() {
-			return unknown
-		}
-		b.s += 41 + 2*b.c
-		b.c = 3*b.c + 5
+// makeBound is the bound s, c, or unknown when they do not fit.
+func makeBound(s, c int) Bound {
+	if c < 0 || c >= boundMax || s >= boundMax {
+		return unknown
 	}
+	return Bound{s: int32(max(s, -boundMax)), c: int32(c)} // a bound raised is still one
+}
+
+func (b Bound) known() bool { return b.c >= 0 }
+
+// extend is the bound after n more query characters (at not kept).
+func (b Bound) extend(n int) Bound {
 	if !b.known() {
 		return unknown
 	}
-	return b
+	s, c := int(b.s), int(b.c)
+	for range n {
+		s += 41 + 2*c
+		c = 3*c + 5
+		if s >= boundMax || c >= boundMax {
+			return unknown
+		}
+	}
+	return makeBound(s, c)
 }
 
 var foldTable = func() (t [256]byte) {
@@ -341,8 +356,14 @@ func (s *lineScorer) matches(text []byte) bool {
 // to look for per query byte, from byte from: where the first in-order
 // match ends (its last byte), or -1.
 func (s *lineScorer) matchEnd(text []byte, from int) int {
+	return matchEnd(text, from, s.lower)
+}
+
+// matchEnd is where the first in-order match of lower's bytes in text
+// from byte from ends (its last byte; from-1 for none), or -1.
+func matchEnd(text []byte, from int, lower []byte) int {
 	at := from
-	for _, b := range s.lower {
+	for _, b := range lower {
 		i := bytes.IndexByte(text[at:], b)
 		if i < 0 {
 			return -1
@@ -465,7 +486,9 @@ func (s *lineScorer) bestLine(d Doc, plain bool, last int, floor int, hasFloor b
 	hit := docHit{index: d.Index, text: d.Text}
 	found := false
 	text := d.Text
-	next := Bound{s: -fzNoBound}
+	// The next query's bound: ns, nc while known.
+	ns, nc, known := -fzNoBound, 0, true
+	ps, pc := int(prev.s), int(prev.c)
 	skip := plain && s.caps != nil
 	for at := 0; at <= len(text); {
 		if skip && last >= 0 {
@@ -511,17 +534,17 @@ func (s *lineScorer) bestLine(d Doc, plain bool, last int, floor int, hasFloor b
 			b = s.bound(len(line))
 		}
 		if prev.known() {
-			b = min(b, prev.s)
+			b = min(b, ps)
 		}
 		if (hasFloor && b < floor) || (found && b <= hit.score) {
 			switch {
 			case prev.known():
-				next.s, next.c = max(next.s, b), max(next.c, prev.c)
+				ns, nc = max(ns, b), max(nc, pc)
 			case b < fzNoBound && s.maxCur < fzNoBound:
 				// No adjacency bonus exceeds the most k characters make.
-				next.s, next.c = max(next.s, b), max(next.c, s.maxCur)
+				ns, nc = max(ns, b), max(nc, s.maxCur)
 			default:
-				next = unknown
+				known = false
 			}
 			last = -1 // the match from the next line is not known
 			continue
@@ -547,7 +570,7 @@ func (s *lineScorer) bestLine(d Doc, plain bool, last int, floor int, hasFloor b
 		if !ok {
 			continue // a line without the query cannot have a longer one
 		}
-		if next.known() {
+		if known {
 			c := s.cur
 			if c < 0 {
 				// Each adjacency bonus is at most its character's score,
@@ -555,11 +578,14 @@ func (s *lineScorer) bestLine(d Doc, plain bool, last int, floor int, hasFloor b
 				// and a leading penalty of at most 15.
 				c = score - s.k + len(line) - fzLeadingMax
 			}
-			next.s, next.c = max(next.s, score), max(next.c, c)
+			ns, nc = max(ns, score), max(nc, c)
 		}
 		if !found || score > hit.score {
 			hit.score, hit.start, hit.end, found = score, start, stop, true
 		}
 	}
-	return hit, found, next
+	if !known {
+		return hit, found, unknown
+	}
+	return hit, found, makeBound(ns, nc)
 }

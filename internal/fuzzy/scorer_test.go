@@ -240,7 +240,7 @@ func TestFuzzyDocsNarrowsExactly(t *testing.T) {
 					// Every bound kept holds: no document scores above it.
 					for _, c := range cands {
 						h, _ := referenceFuzzyDocs([]Doc{byIndex[c]}, q[:typed], 1)
-						if len(h) > 0 && next[c].known() && next[c].s < h[0].Score {
+						if len(h) > 0 && next[c].known() && int(next[c].s) < h[0].Score {
 							t.Fatalf("%q: document %d scores %d above its bound %+v", q[:typed], c, h[0].Score, next[c])
 						}
 					}
