@@ -187,6 +187,72 @@ func (s *lineScorer) score(line []byte) (int, bool) {
 	return s.scoreAt(line, 0, len(line))
 }
 
+// scoreLowered is scoreAt for a lower-cased text (s.caps set): with one
+// byte to look for per query byte, it jumps with bytes.IndexByte from a
+// candidate to the next and to where it is committed (the byte before
+// the next query byte), rather than stepping a byte at a time.
+func (s *lineScorer) scoreLowered(text []byte, start, stop int) (int, bool) {
+	lo := s.lower
+	k := len(lo)
+	idx := s.idx[:0]
+	total, cur := 0, 0
+	for pi, j := 0, start; j < stop; {
+		pc := lo[pi]
+		n := bytes.IndexByte(text[j:stop], pc)
+		if n < 0 {
+			break
+		}
+		j += n
+		// The candidates for pc are its bytes up to the one before the
+		// next query byte (or the line's end): the best of them is kept.
+		commit := stop - 1
+		if pi+1 < k {
+			if p := bytes.IndexByte(text[j+1:stop], lo[pi+1]); p >= 0 {
+				commit = j + p
+			}
+		}
+		best, bestAt := -1, -1
+		for q := j; ; {
+			score := 0
+			if q == start {
+				score += fzFirstChar
+			} else {
+				last := text[q-1]
+				if 'a' <= last && last <= 'z' && s.upperAt(q) && !s.upperAt(q-1) {
+					score += fzCamel
+				}
+				if isSepASCII(last) {
+					score += fzAfterSep
+				}
+			}
+			if len(idx) > 0 && q-1 == start+idx[len(idx)-1] {
+				b := cur*2 + fzAdjacent
+				score += b
+				cur += b
+			}
+			if score > best {
+				best, bestAt = score, q
+			}
+			n := bytes.IndexByte(text[q+1:commit+1], pc)
+			if n < 0 {
+				break
+			}
+			q += 1 + n
+		}
+		if len(idx) == 0 {
+			best += max((bestAt-start)*fzLeading, fzLeadingMax)
+		}
+		total += best
+		idx = append(idx, bestAt-start)
+		if pi++; pi == k {
+			break
+		}
+		j = commit + 1
+	}
+	s.idx, s.cur = idx, cur
+	return total + len(idx) - (stop - start), len(idx) == k
+}
+
 // scoreAt scores text[start:stop], plain ASCII. It is sahilm/fuzzy's
 // loop over bytes, with folding by table, that jumps with bytes.IndexByte
 // to the next candidate while no candidate waits to be committed. With
@@ -562,7 +628,9 @@ func (s *lineScorer) bestLine(d Doc, plain bool, last int, floor int, hasFloor b
 		}
 		var score int
 		var ok bool
-		if plain {
+		if skip {
+			score, ok = s.scoreLowered(text, start, stop)
+		} else if plain {
 			score, ok = s.scoreAt(text, start, stop)
 		} else {
 			score, ok = s.score(line)

@@ -37,6 +37,16 @@ func checkScore(t *testing.T, query string, line []byte) {
 	if ok && !newLineScorer(query).matches(line) {
 		t.Fatalf("query %q line %q: matched, but the prefilter would drop it", query, line)
 	}
+	if sc.ascii && plainASCII(line) {
+		// The same line lower-cased in a corpus, its case in bits.
+		c := Corpus{}.Append(line)
+		lsc := newLineScorer(query)
+		lsc.caps, lsc.capBase = c.caps, c.capAt[0]*64
+		low, lowOK := lsc.scoreLowered(c.Text(0), 0, len(line))
+		if lowOK != ok || (ok && (low != got || !slices.Equal(lsc.idx, sc.idx))) {
+			t.Fatalf("query %q line %q lower-cased: got %d %v %v, want %d %v %v", query, line, low, lsc.idx, lowOK, got, sc.idx, ok)
+		}
+	}
 }
 
 func TestLineScorerMatchesSahilmFuzzy(t *testing.T) {
