@@ -27,6 +27,10 @@ type Corpus struct {
 	// older snapshot reads.
 	caps  []uint64
 	capAt []int
+	// shortest is the length of each text's shortest line that is not
+	// empty, as fuzzy scoring cuts lines (fzLineCut+1: none), which bounds
+	// what its lines can score before any is read.
+	shortest []uint16
 }
 
 // Append adds a text (copied, lower-cased) and returns the longer corpus.
@@ -47,6 +51,7 @@ func (c Corpus) Append(text []byte) Corpus {
 		mask |= 1 << classOf[b]
 	}
 	c.capAt = append(c.capAt, w)
+	c.shortest = append(c.shortest, uint16(shortestLine(low)))
 	c.ends = append(c.ends, len(c.buf))
 	c.masks = append(c.masks, mask)
 	return c
@@ -208,4 +213,26 @@ func (c Corpus) scan(q []byte, r, lo, hi int) []int {
 		pos = p + 1 // not a hit, or one that runs into the next text
 	}
 	return out
+}
+
+// shortestLine is the length of text's shortest line that is not empty,
+// with its line ending (and any '\r' before it) left out and cut to
+// fzLineCut bytes, or fzLineCut+1 when every line is empty.
+func shortestLine(text []byte) int {
+	short := fzLineCut + 1
+	for len(text) > 0 {
+		line := text
+		if i := bytes.IndexByte(text, '\n'); i >= 0 {
+			line, text = text[:i], text[i+1:]
+		} else {
+			text = nil
+		}
+		for len(line) > 0 && line[len(line)-1] == '\r' {
+			line = line[:len(line)-1]
+		}
+		if n := min(len(line), fzLineCut); n > 0 && n < short {
+			short = n
+		}
+	}
+	return short
 }

@@ -49,7 +49,7 @@ func (c Corpus) Lines(refs []Ref, docs []Doc, query string, limit int, prev []Bo
 			p.sc.caps = nil
 			for i := max(lo, len(refs)); i < hi; i++ {
 				d := docs[i-len(refs)]
-				if hit, ok := p.take(d, p.sc.ascii && plainASCII(d.Text)); ok {
+				if hit, ok := p.take(d, p.sc.ascii && plainASCII(d.Text), -1); ok {
 					p.offer(hit)
 				}
 			}
@@ -120,12 +120,12 @@ func (p *linesPart) corpusText(c Corpus, r Ref, m uint64) {
 	var ok bool
 	if p.sc.ascii && (m&notPlain == 0 || plainASCII(text)) {
 		p.sc.caps, p.sc.capBase = c.caps, base
-		hit, ok = p.take(Doc{Index: r.Index, Text: text}, true)
+		hit, ok = p.take(Doc{Index: r.Index, Text: text}, true, int(c.shortest[r.Text]))
 	} else {
 		// sahilm/fuzzy reads these in their own case.
 		p.sc.caps = nil
 		p.scratch = restoreCase(p.scratch[:0], text, c.caps, base)
-		hit, ok = p.take(Doc{Index: r.Index, Text: p.scratch}, false)
+		hit, ok = p.take(Doc{Index: r.Index, Text: p.scratch}, false, -1)
 	}
 	if ok {
 		// The hit keeps the corpus's text (the scratch is reused), the
@@ -146,8 +146,10 @@ func (p *linesPart) offer(hit docHit) {
 
 // take matches d (lower-cased when p.sc.caps is set; plain as bestLine
 // has it), keeps it as a candidate and its bound, and returns its best
-// line unless it has none or cannot be among the best.
-func (p *linesPart) take(d Doc, plain bool) (docHit, bool) {
+// line unless it has none or cannot be among the best. Shortest, when
+// not -1, is the length of its shortest line that is not empty (plain
+// texts only): what it allows bounds every line before any is read.
+func (p *linesPart) take(d Doc, plain bool, shortest int) (docHit, bool) {
 	sc := p.sc
 	last := -1
 	pb := unknown
@@ -180,6 +182,27 @@ func (p *linesPart) take(d Doc, plain bool) (docHit, bool) {
 			p.bounds[d.Index] = pb // not read: what was known still holds
 		}
 		return docHit{}, false
+	}
+	if hasFloor && shortest >= 0 {
+		// Every line passed over by its length, as bestLine would.
+		b := sc.bound(shortest)
+		if pb.known() {
+			b = min(b, int(pb.s))
+		}
+		if b < floor {
+			if p.bounds != nil {
+				nb := unknown
+				switch {
+				case pb.known():
+					nb = makeBound(b, int(pb.c))
+				case b < fzNoBound && sc.maxCur < fzNoBound:
+					nb = makeBound(b, sc.maxCur)
+				}
+				nb.at = at
+				p.bounds[d.Index] = nb
+			}
+			return docHit{}, false
+		}
 	}
 	hit, ok, nb := sc.bestLine(d, plain, last, floor, hasFloor, pb)
 	if p.bounds != nil {

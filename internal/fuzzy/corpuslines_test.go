@@ -118,6 +118,13 @@ func TestCorpusLinesNarrowsExactly(t *testing.T) {
 					t.Fatalf("%q: %d candidates, want %d", q[:typed], len(cands), len(wantC))
 				}
 				sameHits(t, q[:typed], got, want)
+				// Every bound kept holds: no text scores above it.
+				for _, i := range cands {
+					h, _ := referenceFuzzyDocs([]Doc{byIndex[i]}, q[:typed], 1)
+					if len(h) > 0 && next[i].known() && int(next[i].s) < h[0].Score {
+						t.Fatalf("%q: text %d scores %d above its bound %+v", q[:typed], i, h[0].Score, next[i])
+					}
+				}
 				inRefs, inDocs = nil, nil
 				for _, i := range cands {
 					if k, ok := textOf[i]; ok {

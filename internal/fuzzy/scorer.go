@@ -593,6 +593,9 @@ func (s *lineScorer) bestLine(d Doc, plain bool, last int, floor int, hasFloor b
 			stop = start + fzLineCut
 		}
 		line := text[start:stop]
+		if skip && len(line) < len(s.lower) {
+			continue // too short to hold the query
+		}
 		// A NUL ends a line for sahilm/fuzzy: such lines are not cut
 		// short by their length.
 		b := fzNoBound
