@@ -60,7 +60,7 @@ func (c Corpus) Lines(refs []Ref, docs []Doc, query string, limit int, prev []Bo
 	var cands []int
 	for _, p := range parts {
 		best = append(best, p.best...)
-		cands = append(cands, p.cands...)
+		cands = mergeSorted(cands, sortRuns(p.cands))
 	}
 	slices.SortFunc(best, func(a, b docHit) int {
 		if a.score != b.score {
@@ -81,8 +81,53 @@ func (c Corpus) Lines(refs []Ref, docs []Doc, query string, limit int, prev []Bo
 		sc.score(line)
 		hits[i] = LineHit{Index: b.index, Line: string(line), Matched: slices.Clone(sc.idx), Score: b.score}
 	}
-	slices.Sort(cands)
 	return hits, cands
+}
+
+// sortRuns sorts a, which is mostly in order (refs put the last query's
+// best first, and docs come after them): its long runs in order are
+// merged rather than sorted again, the rest sorted.
+func sortRuns(a []int) []int {
+	var short []int
+	var runs [][]int
+	for i := 0; i < len(a); {
+		j := i + 1
+		for j < len(a) && a[j-1] <= a[j] {
+			j++
+		}
+		if j-i < 64 {
+			short = append(short, a[i:j]...)
+		} else {
+			runs = append(runs, a[i:j])
+		}
+		i = j
+	}
+	slices.Sort(short)
+	out := short
+	for _, r := range runs {
+		out = mergeSorted(out, r)
+	}
+	return out
+}
+
+// mergeSorted merges two sorted lists.
+func mergeSorted(a, b []int) []int {
+	if len(a) == 0 {
+		return b
+	}
+	if len(b) == 0 {
+		return a
+	}
+	out := make([]int, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if a[0] <= b[0] {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	out = append(out, a...)
+	return append(out, b...)
 }
 
 // sharedFloor is the highest of the workers' floors: with limit texts

@@ -165,3 +165,29 @@ func FuzzCorpusLines(f *testing.F) {
 		sameHits(t, query, got, want)
 	})
 }
+
+// TestSortRuns: lists in order but for some at their start, or made of
+// a few runs in order, or in no order at all, come out sorted.
+func TestSortRuns(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for round := range 200 {
+		var a []int
+		for range rng.IntN(4) {
+			a = append(a, rng.IntN(1000)) // the last query's best
+		}
+		for range 1 + rng.IntN(3) {
+			run := make([]int, rng.IntN(300))
+			for i := range run {
+				run[i] = rng.IntN(1000)
+			}
+			if round%5 != 0 {
+				slices.Sort(run)
+			}
+			a = append(a, run...)
+		}
+		want := slices.Sorted(slices.Values(a))
+		if got := sortRuns(slices.Clone(a)); !slices.Equal(got, want) {
+			t.Fatalf("sortRuns(%v) = %v", a, got)
+		}
+	}
+}
