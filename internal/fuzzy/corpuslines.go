@@ -18,7 +18,9 @@ type Ref struct{ Index, Text int }
 var notPlain = uint64(1)<<classOf[0x80] | uint64(1)<<classOf[0]
 
 // Lines is the package's Lines over refs, texts of c, and docs, whose
-// indices must differ: a ref is matched and scored on the corpus's
+// indices must differ; but the candidates it returns may also hold texts
+// of c not yet checked for the query in order, whose bounds kept them
+// from being read (see take): every text that has it, and some that may. a ref is matched and scored on the corpus's
 // lower-cased text and its case bits, so the search reads nothing but
 // memory, and a text without one of an ASCII query's byte classes is
 // passed over on its mask alone. Texts beyond plain ASCII, and every
@@ -194,67 +196,84 @@ func (p *linesPart) offer(hit docHit) {
 // line unless it has none or cannot be among the best. Shortest, when
 // not -1, is the length of its shortest line that is not empty (plain
 // texts only): what it allows bounds every line before any is read.
+// A lower-cased text that cannot be among the best is kept as a
+// candidate without its in-order check, which waits, kept in its Bound,
+// until a longer query may find it among the best.
 func (p *linesPart) take(d Doc, plain bool, shortest int) (docHit, bool) {
 	sc := p.sc
-	last := -1
+	lowered := sc.caps != nil
+	var was Bound // what the last query learned of d
 	pb := unknown
-	if sc.caps != nil {
-		// The match of the query this one extends goes on where it ended.
-		from, rest := 0, sc.lower
-		if p.prev != nil && p.steps >= 0 && p.steps <= len(rest) {
-			if at := int(p.prev[d.Index].at); at > 0 {
-				from, rest = at, rest[len(rest)-p.steps:]
-			}
-		}
-		if last = matchEnd(d.Text, from, rest); last < 0 {
-			return docHit{}, false
-		}
-	} else if !sc.matches(d.Text) {
+	if p.prev != nil {
+		was = p.prev[d.Index]
+		pb = was.extend(p.steps)
+	}
+	if !lowered && !sc.matches(d.Text) {
 		return docHit{}, false
 	}
-	p.cands = append(p.cands, d.Index)
-	if p.prev != nil {
-		pb = p.prev[d.Index].extend(p.steps)
-	}
-	at := int32(last + 1) // 0 (not known) unless matched here
 	floor, hasFloor := p.best.floor(p.limit)
 	if f := p.shared.v.Load(); f != math.MinInt64 && (!hasFloor || int(f) > floor) {
 		floor, hasFloor = int(f), true
 	}
-	if hasFloor && pb.known() && int(pb.s) < floor {
+	if nb, out := sc.outOfReach(pb, floor, hasFloor, shortest); out {
+		p.cands = append(p.cands, d.Index)
 		if p.bounds != nil {
-			pb.at = at
-			p.bounds[d.Index] = pb // not read: what was known still holds
+			if lowered && was.at > 0 {
+				nb.at, nb.n = was.at, was.n // what was matched still holds
+			}
+			p.bounds[d.Index] = nb
 		}
 		return docHit{}, false
 	}
-	if hasFloor && shortest >= 0 {
-		// Every line passed over by its length, as bestLine would.
-		b := sc.bound(shortest)
-		if pb.known() {
-			b = min(b, int(pb.s))
+	last := -1
+	if lowered {
+		// The match of the query this one extends goes on where it ended.
+		from, rest := 0, sc.lower
+		if was.at > 0 && int(was.n) <= len(rest) {
+			from, rest = int(was.at), rest[was.n:]
 		}
-		if b < floor {
-			if p.bounds != nil {
-				nb := unknown
-				switch {
-				case pb.known():
-					nb = makeBound(b, int(pb.c))
-				case b < fzNoBound && sc.maxCur < fzNoBound:
-					nb = makeBound(b, sc.maxCur)
-				}
-				nb.at = at
-				p.bounds[d.Index] = nb
-			}
+		if last = matchEnd(d.Text, from, rest); last < 0 {
 			return docHit{}, false
 		}
 	}
+	p.cands = append(p.cands, d.Index)
 	hit, ok, nb := sc.bestLine(d, plain, last, floor, hasFloor, pb)
 	if p.bounds != nil {
-		nb.at = at
+		if lowered {
+			nb.at, nb.n = int32(last+1), int32(len(sc.lower))
+		}
 		p.bounds[d.Index] = nb
 	}
 	return hit, ok
+}
+
+// outOfReach reports whether a text whose bound is pb (from the last
+// query) and whose shortest line that is not empty is shortest bytes long
+// (-1: not known) cannot reach floor, and if so its bound for the next
+// query, as bestLine would give it with every line passed over.
+func (s *lineScorer) outOfReach(pb Bound, floor int, hasFloor bool, shortest int) (Bound, bool) {
+	if !hasFloor {
+		return unknown, false
+	}
+	if pb.known() && int(pb.s) < floor {
+		return pb, true // what was known still holds
+	}
+	if shortest < 0 {
+		return unknown, false
+	}
+	b := s.bound(shortest)
+	if pb.known() {
+		b = min(b, int(pb.s))
+	}
+	switch {
+	case b >= floor:
+		return unknown, false
+	case pb.known():
+		return makeBound(b, int(pb.c)), true
+	case b < fzNoBound && s.maxCur < fzNoBound:
+		return makeBound(b, s.maxCur), true
+	}
+	return unknown, true
 }
 
 // original appends text k of c in its own case to dst.

@@ -105,8 +105,9 @@ func (s *lineScorer) bound(n int) int {
 // 2c+5, and a point back from the length penalty. So s grows by at most
 // 41 + 2c and c to at most 3c + 5. At is kept beside: one past where
 // the query's first in-order match ends in a lower-cased text, so the
-// longer query's match goes on from there (0: not known).
-type Bound struct{ s, c, at int32 }
+// longer query's match goes on from there (0: not known), and n, how
+// many of the query's bytes that match holds.
+type Bound struct{ s, c, at, n int32 }
 
 // boundMax is past any bound kept: what does not fit is not known.
 const boundMax = math.MaxInt32
