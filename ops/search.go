@@ -235,7 +235,8 @@ func searchRaw(tx *store.Tx, sessionID, query string, fuzzyMode bool, limit int)
 type LineHit = fuzzy.LineHit
 
 // FuzzyState is what a fuzzy search learned, for the next query that
-// extends it: the items that have the query's characters in order, and
+// extends it: the items that may have the query's characters in order
+// (every one that has them; some not checked, being out of reach), and
 // bounds on what each can score. It belongs to one version of a session's
 // view; FuzzyLines ignores a state that does not fit.
 type FuzzyState struct {
@@ -256,7 +257,8 @@ func (st *FuzzyState) Query() string {
 	return st.query
 }
 
-// Candidates is how many items have the query's characters in order.
+// Candidates is how many items may have the query's characters in order
+// (a longer query looks only among them).
 func (st *FuzzyState) Candidates() int {
 	if st == nil {
 		return 0
