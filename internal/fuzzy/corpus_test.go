@@ -33,13 +33,7 @@ func testCorpusSubstringEqualsMatcher(t *testing.T) {
 			c = c.Append(b)
 		}
 		for _, q := range []string{"ab", "ABC", "ba", "cab", "b c", "a\nb", "zz", "c", "bab"} {
-			var want []int
-			m := NewMatcher(q)
-			for k, tx := range texts {
-				if m.Match(tx) {
-					want = append(want, k)
-				}
-			}
+			want := matching(texts, q)
 			if got := c.Substring(q); !slices.Equal(got, want) {
 				t.Fatalf("round %d, %q: got %v, want %v", round, q, got, want)
 			}
@@ -103,13 +97,7 @@ func testCorpusSubstringLongQueries(t *testing.T) {
 			}
 			q = string(b)
 		}
-		var want []int
-		m := NewMatcher(q)
-		for k, tx := range texts {
-			if m.Match(tx) {
-				want = append(want, k)
-			}
-		}
+		want := matching(texts, q)
 		if got := c.Substring(q); !slices.Equal(got, want) {
 			t.Fatalf("%q: got %d texts, want %d (first difference near %v)", q, len(got), len(want), firstDiff(got, want))
 		}
@@ -156,13 +144,7 @@ func FuzzCorpusSubstring(f *testing.F) {
 				c = c.Append(tx)
 			}
 		}
-		var want []int
-		m := NewMatcher(query)
-		for k, tx := range texts {
-			if m.Match(tx) {
-				want = append(want, k)
-			}
-		}
+		want := matching(texts, query)
 		simd := pairSIMD
 		defer func() { pairSIMD = simd }()
 		for _, pair := range []bool{simd, false} {
@@ -172,4 +154,16 @@ func FuzzCorpusSubstring(f *testing.F) {
 			}
 		}
 	})
+}
+
+// matching is the texts the per-text Matcher finds query in, in order.
+func matching(texts [][]byte, query string) []int {
+	var want []int
+	m := NewMatcher(query)
+	for k, tx := range texts {
+		if m.Match(tx) {
+			want = append(want, k)
+		}
+	}
+	return want
 }
