@@ -307,10 +307,15 @@ func (s *Service) FuzzyLines(ref, query string, prev *FuzzyState, limit int) (hi
 		for _, i := range prev.top {
 			add(i)
 		}
-		for _, i := range prev.cands {
-			if _, ok := slices.BinarySearch(top, i); !ok {
-				add(i)
+		for _, i := range prev.cands { // in order, as top is
+			for len(top) > 0 && top[0] < i {
+				top = top[1:]
 			}
+			if len(top) > 0 && top[0] == i {
+				top = top[1:]
+				continue
+			}
+			add(i)
 		}
 	} else {
 		refs = make([]fuzzy.Ref, 0, v.Len())

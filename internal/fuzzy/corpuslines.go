@@ -42,6 +42,7 @@ func (c Corpus) Lines(refs []Ref, docs []Doc, query string, limit int, prev []Bo
 			p.sc, p.limit, p.prev, p.steps, p.bounds = newLineScorer(query), limit, prev, steps, bounds
 			p.shared = &shared
 			lo, hi := w*n/workers, (w+1)*n/workers
+			p.cands = make([]int, 0, hi-lo)
 			for i := lo; i < min(hi, len(refs)); i++ {
 				r := refs[i]
 				if m := c.masks[r.Text]; !masked || m&qm == qm {
