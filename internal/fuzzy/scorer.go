@@ -540,6 +540,10 @@ func (h bestHits) floor(limit int) (int, bool) {
 	return h[0].score, true
 }
 
+// firstLoss is how much less than 20 a query's first byte can earn, by
+// where in its line it first comes (3: 3 or later).
+var firstLoss = [4]int{5, 5, 10, 15}
+
 // bestLine finds a document's best-scoring line, and the bound its lines
 // give for a longer query. Lines that cannot beat floor (when set) or the
 // best line so far are skipped unread: their length alone rules them out,
@@ -605,6 +609,16 @@ func (s *lineScorer) bestLine(d Doc, plain bool, last int, floor int, hasFloor b
 		}
 		if prev.known() {
 			b = min(b, ps)
+		}
+		if skip && ((hasFloor && b >= floor) || (found && b > hit.score)) {
+			// Where the query's first byte first comes bounds what it
+			// earns: 10 at the line's start, else at most 20 less a
+			// leading penalty of 5 a byte (at most 15).
+			i0 := bytes.IndexByte(line, s.lower[0])
+			if i0 < 0 {
+				continue // the line lacks the query
+			}
+			b = min(b, s.bound(len(line))-firstLoss[min(i0, 3)])
 		}
 		if (hasFloor && b < floor) || (found && b <= hit.score) {
 			switch {

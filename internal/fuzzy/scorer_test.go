@@ -46,6 +46,10 @@ func checkScore(t *testing.T, query string, line []byte) {
 		if lowOK != ok || (ok && (low != got || !slices.Equal(lsc.idx, sc.idx))) {
 			t.Fatalf("query %q line %q lower-cased: got %d %v %v, want %d %v %v", query, line, low, lsc.idx, lowOK, got, sc.idx, ok)
 		}
+		// The bound bestLine tightens by where the first byte first comes.
+		if i0 := bytes.IndexByte(c.Text(0), lsc.lower[0]); ok && got > sc.bound(len(line))-firstLoss[min(i0, 3)] {
+			t.Fatalf("query %q line %q: score %d above the bound %d", query, line, got, sc.bound(len(line))-firstLoss[min(i0, 3)])
+		}
 	}
 }
 
