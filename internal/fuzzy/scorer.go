@@ -70,9 +70,11 @@ func newLineScorer(query string) *lineScorer {
 	}
 	s.lower, s.upper = caseForms(query)
 	// Each character earns at most 20 (a first-character bonus of 10
-	// excludes the others), and the k-th of a run of adjacent ones 5·3^(k-1).
+	// excludes the others), and the k-th of a run of adjacent ones
+	// 5·3^(k-1); but the first earns at most 15: 10 at the line's start,
+	// else 20 less a leading penalty of at least 5.
 	s.k = utf8.RuneCountInString(query)
-	s.upperBound = fzCamel * s.k
+	s.upperBound = fzCamel*s.k - fzFirstLoss
 	adj := fzAdjacent
 	for i := 1; i < s.k; i++ {
 		s.maxCur = min(s.maxCur+adj, fzNoBound)
@@ -540,9 +542,12 @@ func (h bestHits) floor(limit int) (int, bool) {
 	return h[0].score, true
 }
 
-// firstLoss is how much less than 20 a query's first byte can earn, by
-// where in its line it first comes (3: 3 or later).
-var firstLoss = [4]int{5, 5, 10, 15}
+// fzFirstLoss is how much less than 20 a query's first character earns
+// at best, and firstLoss how much less than that, by where in its line
+// it first comes (3: 3 or later).
+const fzFirstLoss = 5
+
+var firstLoss = [4]int{0, 0, 5, 10}
 
 // bestLine finds a document's best-scoring line, and the bound its lines
 // give for a longer query. Lines that cannot beat floor (when set) or the
