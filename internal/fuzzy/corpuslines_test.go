@@ -174,6 +174,33 @@ func FuzzCorpusLines(f *testing.F) {
 		want, wantC := referenceFuzzyDocs(byIndex, query, 2)
 		holdsCands(t, query, gotC, wantC)
 		sameHits(t, query, got, want)
+		// Typed a character at a time, each search narrowed by the last.
+		textOf := make(map[int]int, len(refs))
+		for _, r := range refs {
+			textOf[r.Index] = r.Text
+		}
+		var prev []Bound
+		steps := -1
+		for typed := range query {
+			if typed == 0 {
+				continue
+			}
+			q := query[:typed]
+			next := make([]Bound, len(texts))
+			got, cands := c.Lines(refs, docs, q, 1, prev, steps, next)
+			want, wantC := referenceFuzzyDocs(byIndex, q, 1)
+			holdsCands(t, q, cands, wantC)
+			sameHits(t, q, got, want)
+			refs, docs = nil, nil
+			for _, i := range cands {
+				if k, ok := textOf[i]; ok {
+					refs = append(refs, Ref{Index: i, Text: k})
+				} else {
+					docs = append(docs, byIndex[i])
+				}
+			}
+			prev, steps = next, 1
+		}
 	})
 }
 
