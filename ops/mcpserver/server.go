@@ -121,7 +121,7 @@ func newServer(b backend, opts Options) *Server {
 	}
 	s.addNews(sopts)
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "weft", Title: "weft", Version: Version()}, sopts)
-	s.mcp.AddReceivingMiddleware(errorCodes, s.newsMiddleware, s.sessionResources)
+	s.mcp.AddReceivingMiddleware(encodeToolResults, errorCodes, s.newsMiddleware, s.sessionResources)
 	for _, t := range ops.Tools() {
 		s.mcp.AddTool(mcpTool(t), s.toolHandler(t))
 	}
