@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"weft/ops"
 )
 
 // wireJSON encodes a result as the SDK's JSON-RPC layer does: an encoder
@@ -45,7 +48,7 @@ func TestToolWireIsTheSDKsResult(t *testing.T) {
 		{"meta", &mcp.CallToolResult{Meta: mcp.Meta{"k": "v"}, Content: []mcp.Content{&mcp.TextContent{Text: "t"}}}, true},
 		{"two contents", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "a"}, &mcp.TextContent{Text: "b"}}}, false},
 		{"annotated text", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "a", Annotations: &mcp.Annotations{Priority: 1}}}}, false},
-		{"typed structured", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "{}"}}, StructuredContent: map[string]any{}}, false},
+		{"typed structured", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "{}"}}, StructuredContent: map[string]any{"k": []any{"<v>", 1.5}}}, true},
 		{"no content", &mcp.CallToolResult{}, false},
 	}
 	for _, version := range []string{legacyVersion, ""} {
@@ -123,5 +126,53 @@ func TestToolWireIsTheSDKsResult(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestToolTextIsStructuredBytes holds weft's tools/call results to the
+// spec's advice: the text content is the structured content's JSON, byte
+// for byte, markup and escapes included, whether the structured content
+// is encoded from the result's value or given as JSON.
+func TestToolTextIsStructuredBytes(t *testing.T) {
+	svc, sid := seeded(t)
+	srv := New(svc, Options{})
+	var sent []mcp.Result
+	srv.MCP().AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if method == "tools/call" {
+				sent = append(sent, res)
+			}
+			return res, err
+		}
+	})
+	cs := connect(t, srv, "tester", nil)
+	callOK(t, cs, "append_messages", map[string]any{"session_id": sid, "messages": []map[string]any{
+		{"role": "user", "content": "<script>a && b</script> \"quoted\" \\ \t \u2028 \x01 é"},
+	}}, nil)
+	var got ops.MessageRangeResult
+	callOK(t, cs, "get_message_range", map[string]any{"session_id": sid, "start_idx": 0, "end_idx": 0}, &got)
+	callOK(t, cs, "get_message_range", map[string]any{"session_id": sid, "start_idx": got.Total - 1, "end_idx": got.Total - 1}, nil)
+	if len(sent) != 3 {
+		t.Fatalf("%d results sent, want 3", len(sent))
+	}
+	for _, res := range sent {
+		w, ok := res.(*toolWire)
+		if !ok {
+			t.Fatalf("a %T was sent, not a toolWire", res)
+		}
+		var wire struct {
+			Content           []textWire      `json:"content"`
+			StructuredContent json.RawMessage `json:"structuredContent"`
+		}
+		if err := json.Unmarshal(wireJSON(t, w), &wire); err != nil {
+			t.Fatal(err)
+		}
+		if len(wire.Content) != 1 || wire.Content[0].Text != string(wire.StructuredContent) {
+			t.Fatalf("text and structured content differ:\n text: %+v\n structured: %s", wire.Content, wire.StructuredContent)
+		}
+	}
+	if last := sent[2].(*toolWire).Content[0].Text; !strings.Contains(last, `<script>a && b</script> \"quoted\"`) {
+		t.Errorf("the appended message is not in the read as written: %s", last)
 	}
 }
