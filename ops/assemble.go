@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"weft/formats/export"
+	"weft/internal/english"
 	"weft/model"
 	"weft/ops/assemble"
 	"weft/store"
@@ -211,7 +212,7 @@ func (s *Service) AssembleContext(ctx context.Context, a AssembleArgs) (Assemble
 			return nil, err
 		}
 		if images > 0 {
-			res.Adjustments = append(res.Adjustments, plural(images, "image is", "images are")+" shown as a placeholder ([image TYPE]); weft export keeps them")
+			res.Adjustments = append(res.Adjustments, imagesNote(images))
 		}
 		var folded []string
 		switch format {
@@ -266,4 +267,14 @@ func (s *Service) preferred(tx *store.Tx, v *model.View, p *Preferences) ([]int,
 		slices.Sort(indices)
 	}
 	return indices, nil
+}
+
+// imagesNote is the adjustment that says n images went to the model as
+// placeholders.
+func imagesNote(n int) string {
+	verb := "are"
+	if n == 1 {
+		verb = "is"
+	}
+	return english.Count(n, "image") + " " + verb + " shown as a placeholder ([image TYPE]); weft export keeps them"
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode"
 
+	"weft/internal/english"
 	"weft/internal/tokens"
 
 	"weft/model"
@@ -48,7 +49,7 @@ func (r resolved) describe() string {
 		}
 		return fmt.Sprintf("%d–%d", r.first, r.end)
 	}
-	return plural(len(r.targets), "item", "items")
+	return english.Count(len(r.targets), "item")
 }
 
 func (sel Selection) resolve(v *model.View) (resolved, error) {
@@ -58,7 +59,7 @@ func (sel Selection) resolve(v *model.View) (resolved, error) {
 	case hasRange && len(sel.IDs) > 0:
 		return resolved{}, invalidf("give either start_idx/end_idx or ids, not both")
 	case !hasRange && len(sel.IDs) == 0:
-		return resolved{}, invalidf("nothing selected: give start_idx and end_idx (inclusive, 0-based in the effective thread of %s) or ids", plural(n, "item", "items"))
+		return resolved{}, invalidf("nothing selected: give start_idx and end_idx (inclusive, 0-based in the effective thread of %s) or ids", english.Count(n, "item"))
 	case len(sel.IDs) > 0:
 		return resolveIDs(v, sel.IDs)
 	case sel.StartIdx == nil:
@@ -93,9 +94,9 @@ func checkRangeAs(startName, endName string, start, end, n int) error {
 	case end < 0:
 		return invalidf("%s %d is negative; indices run 0..%d", endName, end, n-1)
 	case start >= n:
-		return invalidf("%s %d is past the end of the thread (%s: 0..%d)", startName, start, plural(n, "item", "items"), n-1)
+		return invalidf("%s %d is past the end of the thread (%s: 0..%d)", startName, start, english.Count(n, "item"), n-1)
 	case end >= n:
-		return invalidf("%s %d is past the end of the thread (%s: 0..%d)", endName, end, plural(n, "item", "items"), n-1)
+		return invalidf("%s %d is past the end of the thread (%s: 0..%d)", endName, end, english.Count(n, "item"), n-1)
 	case start > end:
 		return invalidf("%s %d is after %s %d; ranges are inclusive, %s <= %s", startName, start, endName, end, startName, endName)
 	}
@@ -295,7 +296,7 @@ func (s *Service) ReviseMessages(ctx context.Context, a ReviseArgs) (OpResult, e
 	}
 	return s.newOp(ctx, model.OpRevise, a.Selection, a.IDs, a.EditOptions, func(_ *model.View, r resolved, op *model.Op) (string, error) {
 		op.Payload.Messages = msgs
-		return fmt.Sprintf("revise of %s into %s", r.describe(), plural(len(msgs), "message", "messages")), nil
+		return fmt.Sprintf("revise of %s into %s", r.describe(), english.Count(len(msgs), "message")), nil
 	})
 }
 
@@ -342,7 +343,7 @@ func (s *Service) ResequenceMessages(ctx context.Context, a ResequenceArgs) (OpR
 		seen := make(map[int]bool, len(order))
 		for _, i := range order {
 			if i < 0 || i >= v.Len() {
-				return "", invalidf("new_order has index %d, outside the thread (%s: 0..%d)", i, plural(v.Len(), "item", "items"), v.Len()-1)
+				return "", invalidf("new_order has index %d, outside the thread (%s: 0..%d)", i, english.Count(v.Len(), "item"), v.Len()-1)
 			}
 			if seen[i] {
 				return "", invalidf("new_order repeats index %d: name each item once", i)
@@ -356,7 +357,7 @@ func (s *Service) ResequenceMessages(ctx context.Context, a ResequenceArgs) (OpR
 		for k, i := range order {
 			op.Targets[k] = v.ID(v.Items[i])
 		}
-		return fmt.Sprintf("resequence of %s", plural(len(order), "item", "items")), nil
+		return fmt.Sprintf("resequence of %s", english.Count(len(order), "item")), nil
 	})
 }
 
@@ -405,9 +406,9 @@ func (s *Service) InsertMessages(ctx context.Context, a InsertArgs) (OpResult, e
 		}
 		op.Payload.Messages = msgs
 		if after < 0 {
-			return fmt.Sprintf("insert of %s at the start", plural(len(msgs), "message", "messages")), nil
+			return fmt.Sprintf("insert of %s at the start", english.Count(len(msgs), "message")), nil
 		}
-		return fmt.Sprintf("insert of %s after %d", plural(len(msgs), "message", "messages"), after), nil
+		return fmt.Sprintf("insert of %s after %d", english.Count(len(msgs), "message"), after), nil
 	})
 }
 

@@ -2,7 +2,6 @@ package ops
 
 import (
 	"context"
-	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
@@ -270,22 +269,6 @@ func cutText(s string, n, keep int) (head string, kept, rest int) {
 	}
 	head = s[:at]
 	return head, utf8.RuneCountInString(head), utf8.RuneCountInString(s[at:])
-}
-
-// thousands writes n with commas between thousands: 12,345.
-func thousands(n int) string {
-	s := fmt.Sprint(n)
-	if n < 0 {
-		return "-" + thousands(-n)
-	}
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }
 
 // fitPart gives the Fit of a result that embeds one, for fitTo.

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"weft/formats"
+	"weft/internal/english"
 	"weft/model"
 	"weft/ops/assemble"
 	"weft/store"
@@ -77,7 +78,7 @@ func (b bodyAt) contentMarker(rest, offset int) string {
 	if b.raw {
 		view = " view=raw"
 	}
-	return fmt.Sprintf("\n… [%s more characters: get_message_range start_idx=%d end_idx=%d content_offset=%d%s]", thousands(rest), b.index, b.index, offset, view)
+	return fmt.Sprintf("\n… [%s more characters: get_message_range start_idx=%d end_idx=%d content_offset=%d%s]", english.Thousands(rest), b.index, b.index, offset, view)
 }
 
 // partMarker ends a part's cut text.
@@ -86,7 +87,7 @@ func (b bodyAt) partMarker(rest int) string {
 	if b.raw {
 		view = " view=raw"
 	}
-	return fmt.Sprintf("\n… [%s more characters: get_message_range start_idx=%d end_idx=%d%s with a larger max_tokens]", thousands(rest), b.index, b.index, view)
+	return fmt.Sprintf("\n… [%s more characters: get_message_range start_idx=%d end_idx=%d%s with a larger max_tokens]", english.Thousands(rest), b.index, b.index, view)
 }
 
 // shapeMessage fits a message for a result: bodies (the content, and

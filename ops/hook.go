@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"weft/formats"
+	"weft/internal/english"
 	"weft/model"
 	"weft/ops/assemble"
 	"weft/store"
@@ -102,7 +103,7 @@ func (s *Service) ApplyContextOperations(ctx context.Context, a ApplyOpsArgs) (A
 			return err
 		}
 		if images := dropImages(items); images > 0 {
-			res.Adjustments = append(res.Adjustments, plural(images, "image is", "images are")+" shown as a placeholder ([image TYPE]); weft export keeps them")
+			res.Adjustments = append(res.Adjustments, imagesNote(images))
 		}
 		var folded []string
 		res.Messages, folded = assemble.OpenAI(items)
@@ -138,7 +139,7 @@ func (s *Service) syncPrepare(msgs []hookMessage, out *syncResult, describe func
 		}
 		if len(msgs) < n {
 			return nil, conflictf("the caller sent %s, which match the start of session %s, but it stores %d: the hook takes the whole thread, oldest first, and a thread only grows. Send all of it (get_session_history shows it), or start a new session with create_session",
-				plural(len(msgs), "message", "messages"), th.info.ID, n)
+				english.Count(len(msgs), "message"), th.info.ID, n)
 		}
 		added := msgs[n:]
 		if len(added) == 0 {

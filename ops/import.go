@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"weft/internal/english"
 	"weft/internal/tokens"
 
 	"weft/formats"
@@ -438,7 +439,7 @@ func (im *Import) writeOps(th *importThread) error {
 		}
 		next.OpCount += len(ops)
 		made = ops
-		what := fmt.Sprintf("%s imported", plural(len(ops), "operation", "operations"))
+		what := fmt.Sprintf("%s imported", english.Count(len(ops), "operation"))
 		return &change{
 			what: what,
 			store: func(tx *store.Tx) error {

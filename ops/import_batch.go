@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"weft/formats"
+	"weft/internal/english"
 	"weft/model"
 	"weft/store"
 )
@@ -66,7 +67,7 @@ func (im *Import) flushGroup() error {
 			reqs[i], after[i] = im.batchWrite(th, th.batch, nil)
 		}
 		if err := im.s.commitAll(im.ctx, reqs); err != nil {
-			done <- fmt.Errorf("importing %s: %w", plural(len(group), "conversation", "conversations"), err)
+			done <- fmt.Errorf("importing %s: %w", english.Count(len(group), "conversation"), err)
 			return
 		}
 		for i, th := range group {
@@ -198,13 +199,13 @@ func (im *Import) batchWrite(th *importThread, batch []formats.Message, pre *pre
 			// Only what the session is known by: recorded beside the
 			// thread, which stays as it was (its version too).
 			return &change{
-				what: fmt.Sprintf("import keys of %s recorded", plural(len(keys), "message", "messages")), aside: true, reload: true,
+				what: fmt.Sprintf("import keys of %s recorded", english.Count(len(keys), "message")), aside: true, reload: true,
 				event: Event{Kind: EventAppended}, store: record,
 			}, nil
 		}
 		next.MessageCount += added
 		return &change{
-			what:   fmt.Sprintf("%s imported", plural(added, "message", "messages")),
+			what:   fmt.Sprintf("%s imported", english.Count(added, "message")),
 			reload: true,
 			event:  Event{Kind: EventAppended},
 			store: func(tx *store.Tx) error {
@@ -276,15 +277,15 @@ func (im *Import) report(th *importThread, info model.Session, created bool, add
 	if len(unplaced) > 0 {
 		th.report.NotPlaced += len(unplaced)
 		th.note("%s of the file %s before messages already in the session, which are only ever appended to, so %s not added (the first is %s); import the file into a new session to have %s in order",
-			plural(len(unplaced), "message", "messages"), importWord(len(unplaced) == 1, "belongs", "belong"), importWord(len(unplaced) == 1, "it was", "they were"), unplaced[0], importWord(len(unplaced) == 1, "it", "them"))
+			english.Count(len(unplaced), "message"), importWord(len(unplaced) == 1, "belongs", "belong"), importWord(len(unplaced) == 1, "it was", "they were"), unplaced[0], importWord(len(unplaced) == 1, "it", "them"))
 	}
 	if len(changed) > 0 {
 		th.report.Changed += len(changed)
 		th.note("%s of the file %s from the version imported before (the first is %s); stored messages are never changed, so the session keeps the earlier %s; import the file into a new session to have it as it is now",
-			plural(len(changed), "message", "messages"), importWord(len(changed) == 1, "differs", "differ"), changed[0], importWord(len(changed) == 1, "version", "versions"))
+			english.Count(len(changed), "message"), importWord(len(changed) == 1, "differs", "differ"), changed[0], importWord(len(changed) == 1, "version", "versions"))
 	}
 	if lastOld && th.appended > 0 {
-		th.note("%s added by an earlier batch of this import come before messages already in the session: they stand after them, out of the file's order", plural(th.appended, "message", "messages"))
+		th.note("%s added by an earlier batch of this import come before messages already in the session: they stand after them, out of the file's order", english.Count(th.appended, "message"))
 		th.appended = 0
 	}
 	th.appended += added

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"weft/internal/english"
 	"weft/model"
 	"weft/ops/thread"
 	"weft/ops/timeparse"
@@ -640,7 +641,7 @@ func rangeItem(tx *store.Tx, v *model.View, i int, raw bool) (MessageOut, error)
 // body's marker asks for. Its parts came with its start.
 func readOn(o *MessageOut, n *int, offset int) error {
 	if chars := countRunes(o.Content); offset >= chars {
-		return invalidf("content_offset %d is past the end of %s's content (%s characters)", offset, o.ID, thousands(chars))
+		return invalidf("content_offset %d is past the end of %s's content (%s characters)", offset, o.ID, english.Thousands(chars))
 	}
 	o.Content = o.Content[runeOffset(o.Content, offset):]
 	o.ContentOffset, o.Parts = offset, nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"weft/internal/english"
 	"weft/model"
 )
 
@@ -150,7 +151,7 @@ func shortenOp(o *OperationOut, capBody int) {
 	}
 	parts := 1 + len(o.Messages)
 	marker := func(rest int) string {
-		return fmt.Sprintf("\n… [%s more characters: list_operations with a larger max_tokens]", thousands(rest))
+		return fmt.Sprintf("\n… [%s more characters: list_operations with a larger max_tokens]", english.Thousands(rest))
 	}
 	if head, _, rest := cutText(o.Summary, textTokens(o.Summary, 0), capBody/parts); rest > 0 {
 		o.Summary = head + marker(rest)

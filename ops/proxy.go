@@ -11,6 +11,7 @@ import (
 	"weft/formats"
 	"weft/formats/codex"
 	"weft/formats/export"
+	"weft/internal/english"
 	"weft/model"
 	"weft/store"
 )
@@ -241,7 +242,7 @@ func (s *Service) storeProxied(ctx context.Context, ref string, msgs []hookMessa
 	req.prepare = s.syncPrepare(msgs, &sync, func(c *cached, next *model.Session, ch *change) {
 		added := next.MessageCount - c.info.MessageCount
 		sent := c.viewLocked().Tokens + next.Tokens - c.info.Tokens
-		ch.what = fmt.Sprintf("request: %s new, %s → %s tokens sent", plural(added, "message", "messages"), thousands(next.Tokens), thousands(sent))
+		ch.what = fmt.Sprintf("request: %s new, %s → %s tokens sent", english.Count(added, "message"), english.Thousands(next.Tokens), english.Thousands(sent))
 		first, created := msgs[0].id, req.created
 		stored := ch.apply
 		ch.apply = func(c *cached) {

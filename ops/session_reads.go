@@ -9,6 +9,7 @@ import (
 
 	"weft/formats"
 	"weft/formats/export"
+	"weft/internal/english"
 	"weft/internal/fuzzy"
 	"weft/model"
 	"weft/ops/assemble"
@@ -438,7 +439,7 @@ func sessText(v *model.View, items []formats.Item, first int, raw bool) string {
 			if !raw && it.Summary {
 				if i := v.IndexOf(it.ID); i >= 0 {
 					sy := &v.Synth[v.Items[i].Synth]
-					fmt.Fprintf(&b, " — summary of %s", plural(sy.MessageCount, "message", "messages"))
+					fmt.Fprintf(&b, " — summary of %s", english.Count(sy.MessageCount, "message"))
 					if !sy.TimeSpanStart.IsZero() {
 						b.WriteString(", " + formats.SpanText(sy.TimeSpanStart, sy.TimeSpanEnd))
 					}

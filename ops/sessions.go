@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"weft/internal/english"
 	"weft/internal/tokens"
 	"weft/ops/thread"
 
@@ -278,7 +279,7 @@ func (s *Service) appendChange(th *cached, next *model.Session, nms []model.NewM
 	next.MessageCount += len(msgs)
 	next.Tokens += tokens
 	return &change{
-		what:  plural(len(msgs), "message", "messages") + " " + what,
+		what:  english.Count(len(msgs), "message") + " " + what,
 		store: func(tx *store.Tx) error { return tx.AppendMessages(th.info.ID, msgs) },
 		apply: func(th *cached) {
 			th.heads = append(th.heads, heads...)
@@ -389,13 +390,6 @@ func (s *Service) AddTurn(ctx context.Context, a AddTurnArgs) (AppendResult, err
 		msgs = append(msgs, model.NewMessage{Role: model.RoleAssistant, Content: a.Response})
 	}
 	return s.AppendMessages(ctx, AppendMessagesArgs{SessionID: a.SessionID, Messages: msgs, ExpectedVersion: a.ExpectedVersion})
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 // formatTime writes a time the way every result does: RFC 3339 in UTC.

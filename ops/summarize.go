@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"weft/internal/english"
 	"weft/internal/tokens"
 	"weft/ops/summary"
 
@@ -253,7 +254,7 @@ func sumAbout(title string, r resolved, n int, first, last time.Time) string {
 			fmt.Fprintf(&b, "Messages %d–%d", r.first, r.end)
 		}
 	} else {
-		fmt.Fprintf(&b, "%s between %d and %d", plural(n, "message", "messages"), r.first, r.end)
+		fmt.Fprintf(&b, "%s between %d and %d", english.Count(n, "message"), r.first, r.end)
 	}
 	if title != "" {
 		fmt.Fprintf(&b, " of %q", title)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"weft/internal/benchdata"
+	"weft/internal/english"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -133,7 +134,7 @@ func BenchmarkFirstLoad(b *testing.B) {
 				benchDrain(m, m.loadView(""))
 				_, cmd := m.Update(tea.WindowSizeMsg{Width: benchWidth, Height: benchHeight})
 				benchDrain(m, cmd)
-				if m.view == nil || !strings.Contains(m.render(), "/"+thousands(m.view.Len())) {
+				if m.view == nil || !strings.Contains(m.render(), "/"+english.Thousands(m.view.Len())) {
 					b.Fatalf("no status bar after the first load: %v", m.err)
 				}
 				st.Close()

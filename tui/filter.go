@@ -7,6 +7,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"weft/internal/english"
 	"weft/model"
 	"weft/ops"
 )
@@ -152,7 +153,7 @@ func (msg filterReadyMsg) apply(m *Model) tea.Cmd {
 	m.anchor = -1
 	m.rows = m.rowIndex()
 	m.refit(at)
-	return tea.Batch(m.loadBodies(), m.flash(fmt.Sprintf("filter %s: %s of %s", msg.expr, plural(len(msg.idx), "item"), thousands(m.view.Len())), false))
+	return tea.Batch(m.loadBodies(), m.flash(fmt.Sprintf("filter %s: %s of %s", msg.expr, english.Count(len(msg.idx), "item"), english.Thousands(m.view.Len())), false))
 }
 
 // cursorIndex is the index of the item the cursor is on or stands
@@ -249,9 +250,9 @@ func (m *Model) filterStatus() string {
 	if !f.on() || f.rows == nil {
 		return ""
 	}
-	s := fmt.Sprintf("filter %s: %s/%s", f.expr, thousands(f.rows.Len()), thousands(m.view.Len()))
+	s := fmt.Sprintf("filter %s: %s/%s", f.expr, english.Thousands(f.rows.Len()), english.Thousands(m.view.Len()))
 	if n := len(m.view.Markers); n > 0 {
-		s += " (" + plural(n, "marker") + " folded)"
+		s += " (" + english.Count(n, "marker") + " folded)"
 	}
 	return s
 }

@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"weft/internal/english"
 	"weft/model"
 )
 
@@ -185,7 +186,7 @@ func (m *Model) nextHit(dir int) tea.Cmd {
 	}
 	hidden := len(s.hits) - len(order)
 	if len(order) == 0 {
-		return m.flash(fmt.Sprintf("the %s now hidden by operations: / lists them", plural(hidden, "match is")), true)
+		return m.flash(fmt.Sprintf("the %s now hidden by operations: / lists them", english.Count(hidden, "match is")), true)
 	}
 	slices.SortFunc(order, func(a, b int) int { return s.hits[a].Index - s.hits[b].Index })
 	// Where the cursor stands in thread order: on an item, at it; on a

@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"weft/internal/english"
 	"weft/model"
 	"weft/ops"
 )
@@ -151,7 +152,7 @@ func moveText(mv move) string {
 	if mv.by < 0 {
 		dir = "up"
 	}
-	return fmt.Sprintf("%s %s by %s", rangeText(mv.first, mv.last), dir, plural(abs(mv.by), "place"))
+	return fmt.Sprintf("%s %s by %s", rangeText(mv.first, mv.last), dir, english.Count(abs(mv.by), "place"))
 }
 
 // moveKeys is the keys that work while moving, as the hint lists them.
@@ -191,7 +192,7 @@ func resequenceText(v *model.View, mk *model.Marker) string {
 		}
 	}
 	if len(now) == 0 {
-		return "moved " + plural(len(mk.Hidden), "message")
+		return "moved " + english.Count(len(mk.Hidden), "message")
 	}
 	// The positions were refilled: sorted, they are where the items stood
 	// in the previous order.
@@ -212,11 +213,11 @@ func resequenceText(v *model.View, mk *model.Marker) string {
 	}
 	switch {
 	case moved == 0:
-		return "kept the order of " + plural(len(now), "message")
+		return "kept the order of " + english.Count(len(now), "message")
 	case dist > 0:
-		return fmt.Sprintf("moved %s by %s", plural(moved, "message"), plural(dist, "place"))
+		return fmt.Sprintf("moved %s by %s", english.Count(moved, "message"), english.Count(dist, "place"))
 	}
-	return fmt.Sprintf("moved %s of %s", thousands(moved), plural(len(now), "message"))
+	return fmt.Sprintf("moved %s of %s", english.Thousands(moved), english.Count(len(now), "message"))
 }
 
 // longestRising marks a longest strictly rising subsequence of xs (the

@@ -1,5 +1,7 @@
 package tui
 
+import "weft/internal/english"
+
 // Positions count from 0 everywhere the TUI shows one, as the tools'
 // indices do (get_message_range, start_idx): the status bar's "at 4/243"
 // and a dialog's "Tag items 2–4" name the same items by the same numbers,
@@ -11,7 +13,7 @@ package tui
 func (m *Model) position() string {
 	n := m.view.Len()
 	if m.rows.Len() == 0 || n == 0 {
-		return "–/" + thousands(n)
+		return "–/" + english.Thousands(n)
 	}
 	pos := 0
 	switch rw := m.rows.At(m.cursor); rw.kind { // the place, not what a move shows there
@@ -20,5 +22,5 @@ func (m *Model) position() string {
 	default:
 		pos = min(m.view.Markers[rw.marker].At, n-1)
 	}
-	return thousands(pos) + "/" + thousands(n)
+	return english.Thousands(pos) + "/" + english.Thousands(n)
 }

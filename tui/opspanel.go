@@ -11,6 +11,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"weft/internal/english"
 	"weft/internal/termsafe"
 	"weft/model"
 	"weft/ops"
@@ -258,7 +259,7 @@ func (p *opsPanel) answer(msg tea.KeyPressMsg) tea.Cmd {
 // one: "digest of 10 items".
 func describeUndoOut(op ops.OperationOut) string {
 	if n := len(op.Targets); n > 0 {
-		return fmt.Sprintf("%s of %s", op.OpType, plural(n, "item"))
+		return fmt.Sprintf("%s of %s", op.OpType, english.Count(n, "item"))
 	}
 	return string(op.OpType)
 }
@@ -330,22 +331,22 @@ func describeOp(op ops.OperationOut) string {
 	n := len(op.Targets)
 	switch op.OpType {
 	case model.OpTag:
-		return fmt.Sprintf("#%s on %s", strings.Join(op.Tags, " #"), plural(n, "item"))
+		return fmt.Sprintf("#%s on %s", strings.Join(op.Tags, " #"), english.Count(n, "item"))
 	case model.OpDigest:
 		// The summary in quotes of its own: quotes inside it are shown as
 		// written, not escaped.
-		return fmt.Sprintf("%s → “%s”", plural(n, "item"), ansi.Truncate(termsafe.Line(op.Summary), 40, "…"))
+		return fmt.Sprintf("%s → “%s”", english.Count(n, "item"), ansi.Truncate(termsafe.Line(op.Summary), 40, "…"))
 	case model.OpRevise:
-		return fmt.Sprintf("%s → %d", plural(n, "item"), len(op.Messages))
+		return fmt.Sprintf("%s → %d", english.Count(n, "item"), len(op.Messages))
 	case model.OpSnip:
-		return plural(n, "item")
+		return english.Count(n, "item")
 	case model.OpResequence:
-		return "reordered " + plural(n, "item")
+		return "reordered " + english.Count(n, "item")
 	case model.OpInsert:
 		if op.Anchor == "" {
-			return plural(len(op.Messages), "message") + " at the start"
+			return english.Count(len(op.Messages), "message") + " at the start"
 		}
-		return fmt.Sprintf("%s after %s", plural(len(op.Messages), "message"), op.Anchor)
+		return fmt.Sprintf("%s after %s", english.Count(len(op.Messages), "message"), op.Anchor)
 	}
 	return ""
 }

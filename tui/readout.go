@@ -5,6 +5,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"weft/internal/english"
 	"weft/internal/termsafe"
 	"weft/model"
 	"weft/ops"
@@ -113,11 +114,11 @@ func (msg readoutMsg) apply(m *Model) tea.Cmd {
 		return writePagerFile(m.opts.Pager, msg.text)
 	}
 	if len(msg.text) > maxCopy {
-		return m.flash(fmt.Sprintf("%s is %s: more than a terminal's clipboard takes (%s); select fewer", plural(msg.n, "message"), byteSize(len(msg.text)), byteSize(maxCopy)), true)
+		return m.flash(fmt.Sprintf("%s is %s: more than a terminal's clipboard takes (%s); select fewer", english.Count(msg.n, "message"), byteSize(len(msg.text)), byteSize(maxCopy)), true)
 	}
 	// OSC 52 through the terminal: it works over ssh, and in tmux with
 	// set-clipboard on.
-	return tea.Batch(tea.SetClipboard(msg.text), m.flash(fmt.Sprintf("copied %s, %s", plural(msg.n, "message"), byteSize(len(msg.text))), false))
+	return tea.Batch(tea.SetClipboard(msg.text), m.flash(fmt.Sprintf("copied %s, %s", english.Count(msg.n, "message"), byteSize(len(msg.text))), false))
 }
 
 // byteSize is a size as a clipboard or a file manager says it: 950 bytes,
@@ -129,7 +130,7 @@ func byteSize(n int) string {
 	case n >= 1000:
 		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
 	}
-	return plural(n, "byte")
+	return english.Count(n, "byte")
 }
 
 // pagerFileMsg names the file the text was written to for the pager.

@@ -7,6 +7,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"weft/internal/english"
 	"weft/model"
 	"weft/ops"
 )
@@ -76,7 +77,7 @@ func reviseOriginals(svc *ops.Service, v *model.View, first, last int) ([]model.
 			nm = model.NewMessage{Role: s.Role, Content: s.Content, Name: s.Name, Parts: s.Parts, CreatedAt: s.CreatedAt, Meta: s.Meta}
 		}
 		if lines += strings.Count(nm.Content, "\n") + 2; lines > reviseMaxLines {
-			return nil, fmt.Errorf("the selection is more than %s lines long: too long to revise in the dialog; select fewer messages", thousands(reviseMaxLines))
+			return nil, fmt.Errorf("the selection is more than %s lines long: too long to revise in the dialog; select fewer messages", english.Thousands(reviseMaxLines))
 		}
 		msgs = append(msgs, nm)
 	}

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"weft/internal/english"
 )
 
 // Reading a tall message: a row taller than the screen (a long message
@@ -108,5 +109,5 @@ func (m *Model) linesShown() string {
 	}
 	from := max(m.skip, 1)
 	to := min(m.skip+m.threadHeight()-1, n-1)
-	return fmt.Sprintf("%s–%s/%s", thousands(from), thousands(to), thousands(n-1))
+	return fmt.Sprintf("%s–%s/%s", english.Thousands(from), english.Thousands(to), english.Thousands(n-1))
 }

@@ -12,6 +12,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"weft/internal/english"
 	"weft/internal/termsafe"
 	"weft/model"
 	"weft/ops"
@@ -212,13 +213,13 @@ func (m *Model) searchView() []string {
 	case strings.TrimSpace(s.input.Value()) == "":
 		info = dialogHint(st, "type to search the whole thread", s.keys.ShortHelp())
 	case s.hitsExact && s.total > len(s.hits):
-		info = st.Dialog.Hint.Render(fmt.Sprintf("exact: the first %s of %s", thousands(len(s.hits)), plural(s.total, "match")))
+		info = st.Dialog.Hint.Render(fmt.Sprintf("exact: the first %s of %s", english.Thousands(len(s.hits)), english.Count(s.total, "match")))
 	case s.hitsExact:
-		info = st.Dialog.Hint.Render("exact: " + plural(len(s.hits), "match"))
+		info = st.Dialog.Hint.Render("exact: " + english.Count(len(s.hits), "match"))
 	case len(s.hits) == searchLimit:
 		info = st.Dialog.Hint.Render(fmt.Sprintf("best %d matches", searchLimit))
 	default:
-		info = st.Dialog.Hint.Render(plural(len(s.hits), "match"))
+		info = st.Dialog.Hint.Render(english.Count(len(s.hits), "match"))
 	}
 	if strings.TrimSpace(s.input.Value()) != "" && s.err == nil {
 		info += st.Dialog.Hint.Render(hintSeparator + s.keys.Mode.Help().Key + " " + s.keys.Mode.Help().Desc)

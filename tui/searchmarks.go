@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/sahilm/fuzzy"
 
+	"weft/internal/english"
 	"weft/model"
 )
 
@@ -194,9 +195,9 @@ func (m *Model) hitStatus() string {
 	if id, ok := m.rowItemID(m.cursor); !ok || id != p.id {
 		return ""
 	}
-	of := thousands(p.of)
+	of := english.Thousands(p.of)
 	if p.more {
 		of += "+"
 	}
-	return fmt.Sprintf("%s/%s", thousands(p.n), of)
+	return fmt.Sprintf("%s/%s", english.Thousands(p.n), of)
 }

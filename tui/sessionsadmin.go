@@ -12,6 +12,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"weft/internal/english"
 	"weft/internal/termsafe"
 	"weft/ops"
 	"weft/themes"
@@ -188,7 +189,7 @@ func deleteSession(svc *ops.Service, s ops.SessionOut) tea.Cmd {
 	v := s.Version
 	return func() tea.Msg {
 		_, err := svc.DeleteSession(context.Background(), ops.DeleteSessionArgs{SessionID: s.SessionID, ExpectedVersion: &v})
-		what := fmt.Sprintf("deleted “%s” (%s)", termsafe.Line(s.Title), plural(s.MessageCount, "message"))
+		what := fmt.Sprintf("deleted “%s” (%s)", termsafe.Line(s.Title), english.Count(s.MessageCount, "message"))
 		return sessionAdminMsg{what: what, deleted: s.SessionID, err: err}
 	}
 }
@@ -221,7 +222,7 @@ func (p *sessionsPanel) adminView(w int, st *themes.Styles) string {
 		lines = append(lines, dialogHint(st, "", p.keys.ShortHelp()))
 	case a.asking != nil:
 		s := a.asking
-		q := fmt.Sprintf("Delete “%s”, %s (%s tokens)? It cannot be undone.", termsafe.Line(s.Title), plural(s.MessageCount, "message"), thousands(s.Tokens))
+		q := fmt.Sprintf("Delete “%s”, %s (%s tokens)? It cannot be undone.", termsafe.Line(s.Title), english.Count(s.MessageCount, "message"), english.Thousands(s.Tokens))
 		lines = []string{st.Dialog.Title.Render("Delete a session"), saidLines(st.Status.Error, q, w-4), dialogHint(st, "", p.keys.ShortHelp())}
 	default:
 		return ""
@@ -242,9 +243,9 @@ func unit(n int, one string) string {
 // dates of its first and last messages, how many messages and tokens.
 // On a narrow screen the least useful go first, so the title keeps room.
 func (p *sessionsPanel) meta(s ops.SessionOut, w int) string {
-	tokens, effective := thousands(s.Tokens), s.Tokens
+	tokens, effective := english.Thousands(s.Tokens), s.Tokens
 	if s.EffectiveTokens != nil && *s.EffectiveTokens != s.Tokens {
-		tokens += " → " + thousands(*s.EffectiveTokens)
+		tokens += " → " + english.Thousands(*s.EffectiveTokens)
 		effective = *s.EffectiveTokens
 	}
 	source := s.Source
@@ -252,7 +253,7 @@ func (p *sessionsPanel) meta(s ops.SessionOut, w int) string {
 		source = "weft"
 	}
 	cols := []string{ // the most useful first
-		fmt.Sprintf("%7s %s", thousands(s.MessageCount), unit(s.MessageCount, "msg")),
+		fmt.Sprintf("%7s %s", english.Thousands(s.MessageCount), unit(s.MessageCount, "msg")),
 		fmt.Sprintf("%-15s", spanText(p.admin.dates[s.SessionID])),
 		fmt.Sprintf("%13s %s", tokens, unit(effective, "token")),
 		fmt.Sprintf("%-11s", ansi.Truncate(termsafe.Line(source), 11, "…")),

@@ -6,6 +6,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"weft/internal/english"
 	"weft/model"
 	"weft/ops"
 )
@@ -30,7 +31,7 @@ type undoStep struct {
 // describeUndo names an operation for the undo and redo messages.
 func describeUndo(op model.Op) string {
 	if n := len(op.Targets); n > 0 {
-		return fmt.Sprintf("%s of %s", op.Type, plural(n, "item"))
+		return fmt.Sprintf("%s of %s", op.Type, english.Count(n, "item"))
 	}
 	return string(op.Type)
 }

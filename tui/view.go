@@ -8,6 +8,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"weft/internal/english"
 	"weft/internal/termsafe"
 	"weft/model"
 	"weft/themes"
@@ -185,9 +186,9 @@ func (m *Model) renderItem(it model.Item, width int, open, dimmed bool) []string
 	}
 	switch {
 	case cut:
-		out = append(out, "  "+st.Folded.Render(fmt.Sprintf("… about %s (enter)", plural(folded+linesPastCut(body), "more line"))))
+		out = append(out, "  "+st.Folded.Render(fmt.Sprintf("… about %s (enter)", english.Count(folded+linesPastCut(body), "more line"))))
 	case folded > 0:
-		out = append(out, "  "+st.Folded.Render(fmt.Sprintf("… %s (enter)", plural(folded, "more line"))))
+		out = append(out, "  "+st.Folded.Render(fmt.Sprintf("… %s (enter)", english.Count(folded, "more line"))))
 	}
 	return out
 }
@@ -201,31 +202,21 @@ func (m *Model) renderMarker(mk *model.Marker, width int, open bool) string {
 	n := len(mk.Hidden)
 	switch mk.OpType {
 	case model.OpDigest:
-		what = fmt.Sprintf("digest of %s", plural(n, "message"))
+		what = fmt.Sprintf("digest of %s", english.Count(n, "message"))
 	case model.OpRevise:
-		what = fmt.Sprintf("revision of %s into %d", plural(n, "message"), mk.Added)
+		what = fmt.Sprintf("revision of %s into %d", english.Count(n, "message"), mk.Added)
 	case model.OpSnip:
-		what = fmt.Sprintf("snipped %s", plural(n, "message"))
+		what = fmt.Sprintf("snipped %s", english.Count(n, "message"))
 	case model.OpResequence:
 		what = resequenceText(m.view, mk)
 	case model.OpInsert:
-		what = fmt.Sprintf("inserted %s", plural(mk.Added, "message"))
+		what = fmt.Sprintf("inserted %s", english.Count(mk.Added, "message"))
 	}
 	line := fmt.Sprintf("%s %s by %s", sign, what, termsafe.Line(mk.Author))
 	if len(mk.Nested) > 0 {
-		line += fmt.Sprintf(" (over %s)", plural(len(mk.Nested), "earlier operation"))
+		line += fmt.Sprintf(" (over %s)", english.Count(len(mk.Nested), "earlier operation"))
 	}
 	return m.styles.Thread.Marker.Render(ansi.Truncate(line, width, "…"))
-}
-
-func plural(n int, one string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	if strings.HasSuffix(one, "ch") || strings.HasSuffix(one, "s") || strings.HasSuffix(one, "x") {
-		return thousands(n) + " " + one + "es"
-	}
-	return thousands(n) + " " + one + "s"
 }
 
 // scrollToCursor moves the window so the cursor's row is on screen.
@@ -356,13 +347,13 @@ func (m *Model) statusBar() string {
 	parts := []string{
 		st.Value.Render(ansi.Truncate(termsafe.Line(m.info.Title), 32, "…")),
 		st.Key.Render(at) + st.Value.Render(m.position()),
-		st.Key.Render("tokens ") + st.Value.Render(fmt.Sprintf("%s → %s", thousands(m.view.RawTokens), thousands(m.view.Tokens))),
+		st.Key.Render("tokens ") + st.Value.Render(fmt.Sprintf("%s → %s", english.Thousands(m.view.RawTokens), english.Thousands(m.view.Tokens))),
 	}
 	if shown := m.linesShown(); shown != "" {
 		parts[1] += st.Key.Render(" · lines ") + st.Value.Render(shown)
 	}
 	if m.raw.on {
-		parts[2] = st.Key.Render("tokens ") + st.Value.Render(thousands(m.raw.eff.RawTokens))
+		parts[2] = st.Key.Render("tokens ") + st.Value.Render(english.Thousands(m.raw.eff.RawTokens))
 	}
 	if hit := m.hitStatus(); hit != "" {
 		parts[1] += st.Key.Render(" · match ") + st.Value.Render(hit)
@@ -376,7 +367,7 @@ func (m *Model) statusBar() string {
 	if l := m.opts.Listener; l != nil {
 		mcp := st.Key.Render("mcp ") + st.Value.Render(l.Addr())
 		if n := m.agents; n > 0 {
-			mcp += st.Key.Render(" (" + plural(n, "agent") + ")")
+			mcp += st.Key.Render(" (" + english.Count(n, "agent") + ")")
 		}
 		parts = append(parts, mcp)
 	}
@@ -435,14 +426,6 @@ func (m *Model) helpKey() helpCacheKey {
 	return k
 }
 
-func thousands(n int) string {
-	s := fmt.Sprint(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
-
 // emptyView is a file with no session yet: how to fill it. An agent that
 // creates a session over MCP meanwhile opens it here.
 func (m *Model) emptyView() string {
@@ -490,5 +473,5 @@ func sizeText(n int) string {
 	case n >= 1<<10:
 		return fmt.Sprintf("%d KB", n>>10)
 	}
-	return plural(n, "byte")
+	return english.Count(n, "byte")
 }

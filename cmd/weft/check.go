@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"weft/internal/english"
 	"weft/store"
 )
 
@@ -37,7 +38,7 @@ weft --db ~/threads.db check --json`,
 			}
 			if len(findings) > 0 {
 				return &exitError{1, fmt.Errorf("%s is damaged: %s found; weft salvage --db %s OUT copies what can be read into a new file OUT",
-					a.db, plural(len(findings), "problem"), a.db)}
+					a.db, english.Count(len(findings), "problem"), a.db)}
 			}
 			return nil
 		},
@@ -112,12 +113,12 @@ weft --db ~/threads-rescued.db ls`,
 // printSalvage prints what salvage copied and what it skipped.
 func printSalvage(w io.Writer, from, to string, rep store.SalvageReport) error {
 	fmt.Fprintf(w, "copied from %s into %s: %s, %s", from, to,
-		plural(rep.Sessions, "session"), plural(rep.Messages, "message"))
+		english.Count(rep.Sessions, "session"), english.Count(rep.Messages, "message"))
 	if rep.Placeholders > 0 {
-		fmt.Fprintf(w, " (and %s for lost ones)", plural(rep.Placeholders, "placeholder"))
+		fmt.Fprintf(w, " (and %s for lost ones)", english.Count(rep.Placeholders, "placeholder"))
 	}
-	fmt.Fprintf(w, ", %s, %s, %s\n", plural(rep.Ops, "operation"),
-		plural(rep.ImportKeys, "import key"), plural(rep.Sources, "source mapping"))
+	fmt.Fprintf(w, ", %s, %s, %s\n", english.Count(rep.Ops, "operation"),
+		english.Count(rep.ImportKeys, "import key"), english.Count(rep.Sources, "source mapping"))
 	if len(rep.Skipped) == 0 {
 		fmt.Fprintln(w, "everything could be read")
 	} else {

@@ -7,13 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"weft/internal/english"
 	"weft/internal/termsafe"
 	"weft/model"
 	"weft/ops"
@@ -84,11 +84,11 @@ func listSessions(ctx context.Context, t target, asJSON bool, w io.Writer) error
 		updated, _ := time.Parse(time.RFC3339Nano, s.UpdatedAt)
 		eff := "?"
 		if s.EffectiveTokens != nil {
-			eff = thousands(*s.EffectiveTokens)
+			eff = english.Thousands(*s.EffectiveTokens)
 		}
 		// Titles come from the threads: their control characters are
 		// shown, not obeyed (and a tab would split the table's cells).
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t  %s\n", termsafe.Line(s.SessionID), thousands(s.MessageCount), thousands(s.Tokens), eff, s.OpCount, updated.Local().Format("2006-01-02 15:04"), termsafe.Line(s.Title))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t  %s\n", termsafe.Line(s.SessionID), english.Thousands(s.MessageCount), english.Thousands(s.Tokens), eff, s.OpCount, updated.Local().Format("2006-01-02 15:04"), termsafe.Line(s.Title))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -100,25 +100,6 @@ func listSessions(ctx context.Context, t target, asJSON bool, w io.Writer) error
 		}
 	}
 	return nil
-}
-
-// thousands writes n with comma separators: 165,521.
-func thousands(n int) string {
-	s := strconv.Itoa(n)
-	start := 0
-	if n < 0 {
-		start = 1
-	}
-	var b strings.Builder
-	b.WriteString(s[:start])
-	digits := s[start:]
-	for i, c := range digits {
-		if i > 0 && (len(digits)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }
 
 // newCommand is weft new.
@@ -201,7 +182,7 @@ func showThread(ctx context.Context, t target, ref string, raw, asJSON bool, w i
 		return writeJSON(w, ops.MessageRangeResult{SessionID: o.SessionID, Version: o.Version, Total: len(msgs), Messages: orEmpty(msgs)})
 	}
 	fmt.Fprintf(w, "%s  %s · %s · %s · version %d · %s → %s tokens\n\n",
-		termsafe.Line(o.Title), termsafe.Line(o.SessionID), plural(o.MessageCount, "message"), plural(o.OpCount, "operation"), o.Version, thousands(o.RawTokens), thousands(o.Tokens))
+		termsafe.Line(o.Title), termsafe.Line(o.SessionID), english.Count(o.MessageCount, "message"), english.Count(o.OpCount, "operation"), o.Version, english.Thousands(o.RawTokens), english.Thousands(o.Tokens))
 	mi := 0
 	for i, m := range msgs {
 		for !raw && mi < len(o.Markers) && o.Markers[mi].At == i {
@@ -278,15 +259,15 @@ func writeMarker(w io.Writer, m mcpserver.OutlineMarker) {
 	var what string
 	switch m.OpType {
 	case model.OpDigest:
-		what = "digest of " + plural(m.Hidden, "item")
+		what = "digest of " + english.Count(m.Hidden, "item")
 	case model.OpRevise:
-		what = fmt.Sprintf("revision of %s into %s", plural(m.Hidden, "item"), thousands(m.Added))
+		what = fmt.Sprintf("revision of %s into %s", english.Count(m.Hidden, "item"), english.Thousands(m.Added))
 	case model.OpSnip:
-		what = "snipped " + plural(m.Hidden, "item")
+		what = "snipped " + english.Count(m.Hidden, "item")
 	case model.OpResequence:
-		what = "reordered " + plural(m.Hidden, "item")
+		what = "reordered " + english.Count(m.Hidden, "item")
 	case model.OpInsert:
-		what = "inserted " + plural(m.Added, "item")
+		what = "inserted " + english.Count(m.Added, "item")
 	}
 	fmt.Fprintf(w, "      ── %s · %s by %s ──\n", what, termsafe.Line(m.OperationID), termsafe.Line(m.Author))
 }

@@ -16,6 +16,7 @@ import (
 
 	"weft/formats"
 	"weft/formats/follow"
+	"weft/internal/english"
 	"weft/internal/termsafe"
 	"weft/ops"
 	"weft/ops/mcpserver"
@@ -160,15 +161,15 @@ func (b *followBatches) report(sessions []ops.ImportedSession) {
 		title := termsafe.Text(s.Title)
 		switch {
 		case first && s.Created:
-			b.printf("%s: %s imported as new session %s %q", name, plural(s.Added, "message"), s.SessionID, title)
+			b.printf("%s: %s imported as new session %s %q", name, english.Count(s.Added, "message"), s.SessionID, title)
 		case first && s.Added == 0:
-			b.printf("%s: nothing new: %s already in session %s %q", name, plural(s.Skipped, "message"), s.SessionID, title)
+			b.printf("%s: nothing new: %s already in session %s %q", name, english.Count(s.Skipped, "message"), s.SessionID, title)
 		case first:
-			b.printf("%s: %s imported into session %s %q (%s already there)", name, plural(s.Added, "message"), s.SessionID, title, thousands(s.Skipped))
+			b.printf("%s: %s imported into session %s %q (%s already there)", name, english.Count(s.Added, "message"), s.SessionID, title, english.Thousands(s.Skipped))
 		case s.Added > 0 || s.Ops > 0:
-			line := fmt.Sprintf("%s %s: +%s in session %s %q", time.Now().Format("15:04:05"), name, plural(s.Added, "message"), s.SessionID, title)
+			line := fmt.Sprintf("%s %s: +%s in session %s %q", time.Now().Format("15:04:05"), name, english.Count(s.Added, "message"), s.SessionID, title)
 			if s.Ops > 0 {
-				line += ", +" + plural(s.Ops, "operation")
+				line += ", +" + english.Count(s.Ops, "operation")
 			}
 			b.cfg.print(line)
 		}

@@ -20,6 +20,7 @@ import (
 
 	"weft/formats"
 	"weft/formats/readers"
+	"weft/internal/english"
 	"weft/internal/termsafe"
 	"weft/ops"
 	"weft/ops/mcpserver"
@@ -115,13 +116,13 @@ type partialError struct{ unread, unplaced, opsDropped int }
 func (e *partialError) Error() string {
 	var what []string
 	if e.unread > 0 {
-		what = append(what, plural(e.unread, "record")+" could not be read")
+		what = append(what, english.Count(e.unread, "record")+" could not be read")
 	}
 	if e.unplaced > 0 {
-		what = append(what, plural(e.unplaced, "message")+" could not be placed in order")
+		what = append(what, english.Count(e.unplaced, "message")+" could not be placed in order")
 	}
 	if e.opsDropped > 0 {
-		what = append(what, plural(e.opsDropped, "operation")+" had nothing left to act on")
+		what = append(what, english.Count(e.opsDropped, "operation")+" had nothing left to act on")
 	}
 	return "imported in part: " + strings.Join(what, ", ") + " (see above); the rest was imported"
 }
@@ -247,56 +248,49 @@ func reportImport(w io.Writer, file string, sessions []ops.ImportedSession, unre
 		if s.Created {
 			verb = "as new session"
 		}
-		fmt.Fprintf(w, "  %s %s %s %q", plural(s.Added, "message"), verb, s.SessionID, s.Title)
+		fmt.Fprintf(w, "  %s %s %s %q", english.Count(s.Added, "message"), verb, s.SessionID, s.Title)
 		if s.Ops > 0 {
-			fmt.Fprintf(w, ", %s", plural(s.Ops, "operation"))
+			fmt.Fprintf(w, ", %s", english.Count(s.Ops, "operation"))
 		}
 		if s.OpsDropped > 0 {
-			fmt.Fprintf(w, " (%s not imported)", thousands(s.OpsDropped))
+			fmt.Fprintf(w, " (%s not imported)", english.Thousands(s.OpsDropped))
 		}
 		fmt.Fprintln(w)
 	}
 	if changed > listed {
-		fmt.Fprintf(w, "  … and %s more\n", plural(changed-listed, "session"))
+		fmt.Fprintf(w, "  … and %s more\n", english.Count(changed-listed, "session"))
 	}
 	switch {
 	case len(sessions) == 0:
 		fmt.Fprintf(w, "%s: nothing to import\n", file)
 		return
 	case added == 0 && opsMade == 0 && notPlaced == 0 && opsDropped == 0 && unread == 0 && differ == 0:
-		fmt.Fprintf(w, "%s: nothing new: %s already imported\n", file, plural(len(sessions), "session"))
+		fmt.Fprintf(w, "%s: nothing new: %s already imported\n", file, english.Count(len(sessions), "session"))
 		return
 	case added == 0 && opsMade == 0:
 		fmt.Fprintf(w, "%s: nothing added", file)
 		if skipped > 0 {
-			fmt.Fprintf(w, "; %s %s already there", plural(skipped, "message"), map[bool]string{true: "was", false: "were"}[skipped == 1])
+			fmt.Fprintf(w, "; %s %s already there", english.Count(skipped, "message"), map[bool]string{true: "was", false: "were"}[skipped == 1])
 		}
 	default:
-		fmt.Fprintf(w, "%s: %s imported into %s (%s new)", file, plural(added, "message"), plural(changed, "session"), thousands(created))
+		fmt.Fprintf(w, "%s: %s imported into %s (%s new)", file, english.Count(added, "message"), english.Count(changed, "session"), english.Thousands(created))
 		if skipped > 0 {
-			fmt.Fprintf(w, "; %s already there", map[bool]string{true: "1 was", false: thousands(skipped) + " were"}[skipped == 1])
+			fmt.Fprintf(w, "; %s already there", map[bool]string{true: "1 was", false: english.Thousands(skipped) + " were"}[skipped == 1])
 		}
 	}
 	if differ > 0 {
-		fmt.Fprintf(w, "; %s already there %s in the file (kept as first imported)", plural(differ, "message"), map[bool]string{true: "differs", false: "differ"}[differ == 1])
+		fmt.Fprintf(w, "; %s already there %s in the file (kept as first imported)", english.Count(differ, "message"), map[bool]string{true: "differs", false: "differ"}[differ == 1])
 	}
 	if unread > 0 {
-		fmt.Fprintf(w, "; %s could not be read", plural(unread, "record"))
+		fmt.Fprintf(w, "; %s could not be read", english.Count(unread, "record"))
 	}
 	if notPlaced > 0 {
-		fmt.Fprintf(w, "; %s not added: %s before messages already there", plural(notPlaced, "message"), map[bool]string{true: "it belongs", false: "they belong"}[notPlaced == 1])
+		fmt.Fprintf(w, "; %s not added: %s before messages already there", english.Count(notPlaced, "message"), map[bool]string{true: "it belongs", false: "they belong"}[notPlaced == 1])
 	}
 	if opsDropped > 0 {
-		fmt.Fprintf(w, "; %s not imported: nothing %s on was", plural(opsDropped, "operation"), map[bool]string{true: "it acts", false: "they act"}[opsDropped == 1])
+		fmt.Fprintf(w, "; %s not imported: nothing %s on was", english.Count(opsDropped, "operation"), map[bool]string{true: "it acts", false: "they act"}[opsDropped == 1])
 	}
 	fmt.Fprintln(w)
-}
-
-func plural(n int, one string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return thousands(n) + " " + one + "s"
 }
 
 type countingReader struct {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"weft/formats"
+	"weft/internal/english"
 	"weft/model"
 )
 
@@ -233,19 +234,12 @@ func (rd *ccReader) abandoned(order []int32, leaf int32) {
 	var msg string
 	if len(branches) == 1 {
 		msg = fmt.Sprintf("1 abandoned branch (%s) was not imported: weft imports the active branch, the one with the newest record; the abandoned branch starts here, at record %s",
-			ccPlural(records, "record"), nodes[first].uuid)
+			english.Count(records, "record"), nodes[first].uuid)
 	} else {
 		msg = fmt.Sprintf("%d abandoned branches (%s) were not imported: weft imports the active branch, the one with the newest record; the first abandoned branch starts here, at record %s",
-			len(branches), ccPlural(records, "record"), nodes[first].uuid)
+			len(branches), english.Count(records, "record"), nodes[first].uuid)
 	}
 	rd.problems.Whole(formats.Problem{Line: int(nodes[first].line), Err: msg, Note: true})
-}
-
-func ccPlural(n int, one string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %ss", n, one)
 }
 
 // ccJoin is a record whose parent was not found, joined across the

@@ -128,11 +128,18 @@ func (c Corpus) Substring(query string) []int {
 		cuts[w], _ = slices.BinarySearch(c.ends, len(c.buf)*w/workers)
 		cuts[w] = max(cuts[w], cuts[w-1])
 	}
-	r := c.rarest(q)
 	parts := make([][]int, workers)
 	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() { parts[w] = c.scan(q, r, cuts[w], cuts[w+1]) })
+	if pairSIMD && len(q) >= 2 {
+		r1, r2 := c.rarestPair(q)
+		for w := range workers {
+			wg.Go(func() { parts[w] = c.scanPair(q, r1, r2, cuts[w], cuts[w+1]) })
+		}
+	} else {
+		r := c.rarest(q)
+		for w := range workers {
+			wg.Go(func() { parts[w] = c.scan(q, r, cuts[w], cuts[w+1]) })
+		}
 	}
 	wg.Wait()
 	if workers == 1 {
@@ -165,6 +172,20 @@ func (c Corpus) rarest(q []byte) int {
 	return at
 }
 
+// textAt is the text that holds byte off, looked for among texts
+// k..hi-1 (off is in one of them): forward from k a step at a time,
+// then halving, since a scan's hits are mostly a few texts apart.
+func (c Corpus) textAt(off, k, hi int) int {
+	for range 4 {
+		if c.ends[k] > off {
+			return k
+		}
+		k++
+	}
+	j, _ := slices.BinarySearch(c.ends[k:hi], off+1) // the first text ending past off
+	return k + j
+}
+
 // scan finds q in texts lo..hi-1, looking for q[r:] and checking the
 // r bytes before.
 func (c Corpus) scan(q []byte, r, lo, hi int) []int {
@@ -182,15 +203,18 @@ func (c Corpus) scan(q []byte, r, lo, hi int) []int {
 		}
 		p := pos + i
 		s0 := p - r
-		j, _ := slices.BinarySearch(c.ends[k:hi], s0+1) // the first text ending past s0
-		k += j
-		if s0+len(q) <= c.ends[k] && bytes.Equal(c.buf[s0:p], q[:r]) {
+		if !bytes.Equal(c.buf[s0:p], q[:r]) {
+			pos = p + 1 // the rarest byte's suffix, but not the query
+			continue
+		}
+		k = c.textAt(s0, k, hi)
+		if s0+len(q) <= c.ends[k] {
 			out = append(out, k)
 			pos = c.ends[k] + r
 			k++
 			continue
 		}
-		pos = p + 1 // not a hit, or one that runs into the next text
+		pos = p + 1 // a hit that runs into the next text is not one
 	}
 	return out
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"weft/internal/english"
 	"weft/ops"
 )
 
@@ -298,14 +299,7 @@ func sessionResource(info ops.SessionOut) *mcp.Resource {
 		return r
 	}
 	r.Description = fmt.Sprintf("A weft session: %s, %s; created %s, updated %s.",
-		plural(info.MessageCount, "message"), plural(info.OpCount, "operation"), shortTime(info.CreatedAt), shortTime(info.UpdatedAt))
+		english.Count(info.MessageCount, "message"), english.Count(info.OpCount, "operation"), shortTime(info.CreatedAt), shortTime(info.UpdatedAt))
 	r.Annotations = &mcp.Annotations{LastModified: info.UpdatedAt}
 	return r
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }

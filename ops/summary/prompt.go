@@ -7,11 +7,11 @@ package summary
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"weft/formats"
+	"weft/internal/english"
 )
 
 // The sources a summary can come from, as results name them.
@@ -85,14 +85,6 @@ func Transcript(items []formats.Item, indices []int) (string, int) {
 	}
 	slices.Reverse(tail)
 	left := j - i + 1
-	out := append(head, fmt.Sprintf("[… %s left out of this prompt …]", plural(left)))
+	out := append(head, fmt.Sprintf("[… %s left out of this prompt …]", english.Count(left, "message")))
 	return strings.Join(append(out, tail...), "\n\n"), cut + left
-}
-
-// plural is "1 message" or "n messages".
-func plural(n int) string {
-	if n == 1 {
-		return "1 message"
-	}
-	return strconv.Itoa(n) + " messages"
 }
