@@ -36,9 +36,9 @@ type textWire struct {
 	Text string `json:"text"`
 }
 
-// encodeToolResults sends a tools/call result that is text and raw
-// structured content as a toolWire; any other result is the SDK's to
-// encode, as are the results of other methods.
+// encodeToolResults sends a tools/call result that is one text, with
+// structured content or without, as a toolWire; any other result is the
+// SDK's to encode, as are the results of other methods.
 func encodeToolResults(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
