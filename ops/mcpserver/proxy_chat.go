@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"weft/formats"
 	"weft/formats/export"
 )
 
@@ -49,9 +50,10 @@ func (t *chatThread) appendJSON(out []byte) ([]byte, error) {
 	return append(out, ']'), nil
 }
 
-// chatSays is what a request's Chat Completions message says, as read
-// by ownFields.
-type chatSays struct {
+// said is what a request's message says, as ownFields reads it: its
+// content, and a Chat Completions message's calls, the call it answers
+// and its refusal.
+type said struct {
 	content, calls  []byte
 	callID, refusal string
 }
@@ -60,14 +62,14 @@ type chatSays struct {
 // tool message its tool_call_id; another its text (a string content, or
 // its first text part), else its first tool call's id, else its refusal
 // (which the importer reads as its text).
-func (c *chatSays) says(role string) (typ, key string, ok bool) {
+func (c *said) says(role string) (typ, key string, ok bool) {
 	if role == "tool" && c.callID != "" {
 		return "tool_result", c.callID, true
 	}
 	if len(c.content) > 0 {
 		switch c.content[0] {
 		case '"':
-			if json.Unmarshal(c.content, &key) == nil && key != "" {
+			if key, _ := formats.DecodeString(c.content); key != "" {
 				return "text", key, true
 			}
 		case '[':
@@ -77,7 +79,7 @@ func (c *chatSays) says(role string) (typ, key string, ok bool) {
 				var ref blockRef
 				if len(p) > 0 && p[0] == '"' {
 					ref.Type = "text"
-					json.Unmarshal(p, &ref.Text)
+					ref.Text, _ = formats.DecodeString(p)
 				} else if json.Unmarshal(p, &ref) != nil || ref.Type != "text" {
 					continue
 				}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"weft/formats"
 	"weft/ops"
 )
 
@@ -96,7 +97,7 @@ type ownMsg struct {
 // again).
 func ownFields(api ops.ProxyAPI, raw []byte) (ownMsg, bool) {
 	var o ownMsg
-	var c chatSays
+	var c said
 	s := &jsonScan{b: raw}
 	_, err := s.container(skipSpace(raw, 0), '{', '}', func(j int) (int, error) {
 		k, v, err := s.member(j)
@@ -120,15 +121,15 @@ func ownFields(api ops.ProxyAPI, raw []byte) (ownMsg, bool) {
 		name, _ := keyName(raw[j:k])
 		switch name {
 		case "role":
-			json.Unmarshal(raw[v:end], &o.role)
+			o.role, _ = formats.DecodeString(raw[v:end])
 		case "content":
 			c.content = raw[v:end]
 		case "tool_calls":
 			c.calls = raw[v:end]
 		case "tool_call_id":
-			json.Unmarshal(raw[v:end], &c.callID)
+			c.callID, _ = formats.DecodeString(raw[v:end])
 		case "refusal":
-			json.Unmarshal(raw[v:end], &c.refusal)
+			c.refusal, _ = formats.DecodeString(raw[v:end])
 		}
 		return end, nil
 	})
@@ -152,10 +153,8 @@ func anSays(content []byte) (typ, key string, ok bool) {
 		return "", "", false
 	}
 	if content[0] == '"' {
-		if json.Unmarshal(content, &key) != nil {
-			return "", "", false
-		}
-		return "text", key, true
+		key, ok := formats.DecodeString(content)
+		return "text", key, ok
 	}
 	var blocks []blockRef
 	if json.Unmarshal(content, &blocks) != nil {
@@ -176,12 +175,19 @@ func anSays(content []byte) (typ, key string, ok bool) {
 // fields with it. Nil when none is placed.
 func (b *proxyBody) placeFields(n int, says func(m int, o *ownMsg) bool) map[int][]byte {
 	var placed map[int][]byte
+	// The search starts at the latest message without fields: where the
+	// thread kept the request's messages, each finds its own there at
+	// once, and a thread of thousands is placed in one pass.
+	latest := n - 1
 	for k := len(b.own) - 1; k >= 0; k-- {
 		o, ok := ownFields(b.api, b.messages[b.own[k]])
 		if !ok {
 			continue
 		}
-		for m := n - 1; m >= 0; m-- {
+		for latest >= 0 && placed[latest] != nil {
+			latest--
+		}
+		for m := latest; m >= 0; m-- {
 			if placed[m] == nil && says(m, &o) {
 				if placed == nil {
 					placed = map[int][]byte{}
