@@ -8,6 +8,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"weft/formats/export"
+	"weft/ops"
 )
 
 // A Chat Completions message's members besides those weft writes (role,
@@ -145,4 +148,56 @@ func withoutWritten(m map[string]json.RawMessage) map[string]json.RawMessage {
 		delete(m, n)
 	}
 	return m
+}
+
+// How a chat message's own fields find the message the exporter wrote
+// for it: a developer message is written as a system one, a message of
+// several texts as one text with blank lines between, a refusal as the
+// text; a text that only begins another's is not it, and of two
+// messages saying the same, each keeps its own.
+func TestChatFieldsFindTheirMessage(t *testing.T) {
+	body := oaTestBody(
+		`{"role":"developer","content":"Rules.","x":1}`,
+		`{"role":"user","content":[{"type":"text","text":"<reminder>"},{"type":"text","text":"Q"}],"x":2}`,
+		`{"role":"assistant","content":null,"refusal":"I can't.","x":3}`,
+		`{"role":"user","content":"Go","x":4}`,
+		`{"role":"user","content":"continue","x":5}`,
+		`{"role":"assistant","content":"ok"}`,
+		`{"role":"user","content":"continue","x":6}`,
+	)
+	b, err := parseProxyBody(ops.ProxyOpenAI, []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b.own) != 6 {
+		t.Fatalf("%d messages with fields of their own, want 6", len(b.own))
+	}
+	msgs := []export.OpenAIMessage{
+		{Role: "system", Content: "Rules."},
+		{Role: "user", Content: "<reminder>\n\nQ"},
+		{Role: "assistant", Content: "I can't."},
+		{Role: "user", Content: "Go on"},
+		{Role: "user", Content: "continue"},
+		{Role: "assistant", Content: "ok"},
+		{Role: "user", Content: "continue"},
+	}
+	th, ok := b.chatThread(msgs).(*chatThread)
+	if !ok {
+		t.Fatal("no field placed")
+	}
+	want := map[int]string{0: `"x":1`, 1: `"x":2`, 2: `"refusal":"I can't.","x":3`, 4: `"x":5`, 6: `"x":6`}
+	for m := range msgs {
+		if got := string(th.own[m]); got != want[m] {
+			t.Errorf("message %d (%v) gets %q, want %q", m, msgs[m].Content, got, want[m])
+		}
+	}
+	out, err := th.appendJSON(nil)
+	if err != nil || !json.Valid(out) {
+		t.Fatalf("%v: %s", err, out)
+	}
+}
+
+// oaTestBody is a Chat Completions body around messages.
+func oaTestBody(msgs ...string) string {
+	return `{"model":"m","messages":[` + strings.Join(msgs, ",") + `]}`
 }
