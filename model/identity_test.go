@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestIdentity(t *testing.T) {
@@ -61,5 +62,30 @@ func BenchmarkIdentity(b *testing.B) {
 	b.SetBytes(int64(len(text)))
 	for b.Loop() {
 		_ = Identity(RoleAssistant, text, nil)
+	}
+}
+
+// A control character that is not white space (a terminal's colour
+// codes in a tool's output, a backspace) is part of its word: Identity
+// ended never on such text once.
+func TestIdentityControlCharacters(t *testing.T) {
+	done := make(chan [3]Ident, 1)
+	go func() {
+		done <- [3]Ident{
+			Identity(RoleTool, "\x1b[31mFAIL\x1b[0m  ok\b", nil),
+			Identity(RoleTool, "\x1b[31mFAIL\x1b[0m ok\b", nil),
+			Identity(RoleTool, "\x1b[31mFAIL\x1b[0m ok", nil),
+		}
+	}()
+	select {
+	case ids := <-done:
+		if ids[0] != ids[1] {
+			t.Error("white space beside control characters does not fold")
+		}
+		if ids[1] == ids[2] {
+			t.Error("a control character does not count")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Identity did not end on text with control characters")
 	}
 }
