@@ -89,3 +89,18 @@ func TestIdentityControlCharacters(t *testing.T) {
 		t.Fatal("Identity did not end on text with control characters")
 	}
 }
+
+// FuzzIdentity: any text has an identity (it ends), and the identity is
+// that of its words joined by single spaces, whatever white space was
+// between them.
+func FuzzIdentity(f *testing.F) {
+	f.Add("hello  world\n")
+	f.Add("\x1b[31mFAIL\x1b[0m  ok\b")
+	f.Add("a\u00a0b\u2003c \x00 d\xff")
+	f.Fuzz(func(t *testing.T, text string) {
+		got := Identity(RoleUser, text, nil)
+		if want := Identity(RoleUser, strings.Join(strings.Fields(text), " "), nil); got != want {
+			t.Fatalf("%q: the identity is not that of its words joined by single spaces", text)
+		}
+	})
+}
