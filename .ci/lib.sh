@@ -1,8 +1,8 @@
-# Sourced by the .ci scripts that install a client and drive it against
-# weft (interop, claude-code, loop, codex): what each of them would
-# otherwise write again. The script sets CHECK (its name, for messages),
-# CLIENTS (where clients are installed) and WEFT (the weft it builds)
-# before it sources this file, from the repository's root.
+# Sourced by the .ci scripts (interop, claude-code, loop, codex,
+# tui-e2e, speed): what each of them would otherwise write again. The
+# script sets CHECK (its name, for messages) before it sources this file,
+# from the repository's root; those that install a client also set
+# CLIENTS (where clients are installed) and WEFT (the weft they build).
 
 die() { echo "$CHECK: $*" >&2; exit 1; }
 
@@ -12,6 +12,25 @@ need_tools() {
   for tool in "$@"; do
     command -v "$tool" >/dev/null 2>&1 || die "$tool is not installed; this check needs $*"
   done
+}
+
+# need_package COMMAND PACKAGE: COMMAND is on PATH, or Debian's PACKAGE is
+# installed with apt-get (as root or through sudo) to put it there.
+need_package() {
+  local cmd=$1 pkg=$2 sudo=""
+  command -v "$cmd" >/dev/null 2>&1 && return 0
+  echo "== installing $pkg"
+  command -v apt-get >/dev/null 2>&1 || die "$cmd is not installed and there is no apt-get to install $pkg with; install it and run again"
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null 2>&1 || die "$cmd is not installed, and installing $pkg needs root or sudo (neither is available)"
+    sudo="sudo -n"
+  fi
+  if ! $sudo apt-get install -y "$pkg" >/dev/null 2>&1; then
+    # The package lists may be missing or stale on a fresh machine.
+    $sudo apt-get update >/dev/null 2>&1 || true
+    $sudo apt-get install -y "$pkg" || die "apt-get could not install $pkg (see above)"
+  fi
+  command -v "$cmd" >/dev/null 2>&1 || die "apt-get reported success but $cmd is still not on PATH"
 }
 
 # build_weft builds cmd/weft into $WEFT.

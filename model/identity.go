@@ -106,8 +106,9 @@ func (w *identityWriter) text(s string) {
 			continue
 		}
 		// A run of words: printable ASCII with single spaces between
-		// (already folded, so copied as it is), and other runes that
-		// are not space; it ends at any other white space.
+		// (already folded, so copied as it is), and other runes and
+		// control characters that are not space; it ends at any other
+		// white space.
 		j := i
 	run:
 		for j < len(s) {
@@ -123,6 +124,8 @@ func (w *identityWriter) text(s string) {
 					break run
 				}
 				j += size
+			case !asciiSpace[c]:
+				j++ // a control character (a colour code's ESC) is part of its word
 			default:
 				break run
 			}

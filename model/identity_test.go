@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestIdentity(t *testing.T) {
@@ -62,4 +63,44 @@ func BenchmarkIdentity(b *testing.B) {
 	for b.Loop() {
 		_ = Identity(RoleAssistant, text, nil)
 	}
+}
+
+// A control character that is not white space (a terminal's colour
+// codes in a tool's output, a backspace) is part of its word: Identity
+// ended never on such text once.
+func TestIdentityControlCharacters(t *testing.T) {
+	done := make(chan [3]Ident, 1)
+	go func() {
+		done <- [3]Ident{
+			Identity(RoleTool, "\x1b[31mFAIL\x1b[0m  ok\b", nil),
+			Identity(RoleTool, "\x1b[31mFAIL\x1b[0m ok\b", nil),
+			Identity(RoleTool, "\x1b[31mFAIL\x1b[0m ok", nil),
+		}
+	}()
+	select {
+	case ids := <-done:
+		if ids[0] != ids[1] {
+			t.Error("white space beside control characters does not fold")
+		}
+		if ids[1] == ids[2] {
+			t.Error("a control character does not count")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Identity did not end on text with control characters")
+	}
+}
+
+// FuzzIdentity: any text has an identity (it ends), and the identity is
+// that of its words joined by single spaces, whatever white space was
+// between them.
+func FuzzIdentity(f *testing.F) {
+	f.Add("hello  world\n")
+	f.Add("\x1b[31mFAIL\x1b[0m  ok\b")
+	f.Add("a\u00a0b\u2003c \x00 d\xff")
+	f.Fuzz(func(t *testing.T, text string) {
+		got := Identity(RoleUser, text, nil)
+		if want := Identity(RoleUser, strings.Join(strings.Fields(text), " "), nil); got != want {
+			t.Fatalf("%q: the identity is not that of its words joined by single spaces", text)
+		}
+	})
 }

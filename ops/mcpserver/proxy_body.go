@@ -30,7 +30,7 @@ type proxyBody struct {
 	fields map[string]json.RawMessage
 	spans  map[string][2]int
 	// messages are the elements of "messages", slices of raw; own are
-	// those (Messages API only) with fields besides role and content.
+	// those with fields besides those weft writes (proxy_fields.go).
 	messages []json.RawMessage
 	own      []int
 }
@@ -75,11 +75,11 @@ func parseProxyBody(api ops.ProxyAPI, raw []byte) (*proxyBody, error) {
 					}
 					return e, err
 				}
-				e, own, err := scan.scanMessage(s)
+				e, own, err := scan.scanMessage(s, api)
 				if err != nil {
 					return 0, err
 				}
-				if own && api == ops.ProxyAnthropic {
+				if own {
 					b.own = append(b.own, len(b.messages))
 				}
 				b.messages = append(b.messages, raw[s:e:e])
@@ -139,7 +139,7 @@ func keyName(key []byte) (string, error) {
 // place of its messages; for the Messages API, the summaries that open
 // the thread are added to its system prompt, and the client's
 // cache_control breakpoints go with the blocks they marked, where those
-// are still sent. The values are written straight into dst, in the
+// are still sent; a message's own fields go with what it said. The values are written straight into dst, in the
 // order they come in the body.
 func (b *proxyBody) rewrite(dst []byte, turn *ops.ProxyTurn) ([]byte, error) {
 	type splice struct {
@@ -174,7 +174,7 @@ func (b *proxyBody) rewrite(dst []byte, turn *ops.ProxyTurn) ([]byte, error) {
 		}
 		put("input", input)
 	default:
-		put("messages", turn.OpenAI)
+		put("messages", b.chatThread(turn.OpenAI))
 	}
 	slices.SortFunc(splices, func(x, y splice) int { return x.start - y.start })
 	out := dst
@@ -190,7 +190,7 @@ func (b *proxyBody) rewrite(dst []byte, turn *ops.ProxyTurn) ([]byte, error) {
 		// Raw values in it (tool inputs, cache_control, the system's
 		// blocks) were read by decoders: valid.
 		var err error
-		if t, ok := sp.value.(*anThread); ok {
+		if t, ok := sp.value.(threadWriter); ok {
 			out, err = t.appendJSON(out)
 		} else {
 			out, err = export.AppendJSON(out, sp.value)
@@ -204,6 +204,13 @@ func (b *proxyBody) rewrite(dst []byte, turn *ops.ProxyTurn) ([]byte, error) {
 		at = sp.end
 	}
 	return append(out, b.raw[at:]...), nil
+}
+
+// threadWriter is a thread that writes itself: one with messages' own
+// fields or breakpoints, which encoding the exporter's values alone
+// would drop.
+type threadWriter interface {
+	appendJSON(out []byte) ([]byte, error)
 }
 
 // system is the request's system prompt with the summaries that open

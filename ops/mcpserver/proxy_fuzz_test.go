@@ -26,6 +26,7 @@ func FuzzProxyBody(f *testing.F) {
 		`{"system":"s","messages":[]}`,
 		`{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"a"}]}]}],"messages":[]}`,
 		`{"messages":[{"role":"user","content":"x","output_config":{"effort":"low"}},{"role":"user","x_turn":1,"content":[{"type":"text","text":"x"}]}]}`,
+		`{"messages":[{"role":"developer","content":[{"type":"text","text":"s"}],"x":1},{"role":"user","content":"x","x_vendor":{"a":[1,"\u00e9"]}},{"role":"assistant","content":null,"reasoning_content":"r","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c","content":"r","x_exit":{"code":0}},{"role":"assistant","content":null,"refusal":"no","audio":{"id":"a"}}]}`,
 		`{"messages":7}`, `[]`, `{`, ``, `{"messages":[{"role":"user","content":"\ud800"}]}`,
 		"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"model\":\"m\"}}\n\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\ndata: {\"type\":\"message_stop\"}\n\n",
 		"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\",\"tool_calls\":[{\"index\":2,\"id\":\"c\"}]},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n",

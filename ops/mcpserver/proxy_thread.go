@@ -47,10 +47,8 @@ func (b *proxyBody) anthropicThread(turn *ops.ProxyTurn) *anThread {
 	for _, mk := range b.cacheMarks(turn.CacheMarked) {
 		t.mark(mk)
 	}
-	for k := len(b.own) - 1; k >= 0; k-- {
-		if role, typ, key, fields, ok := ownFields(b.messages[b.own[k]]); ok {
-			t.giveFields(role, typ, key, fields)
-		}
+	if len(b.own) > 0 {
+		t.own = b.placeFields(len(t.hmsgs)+len(t.tail), t.says)
 	}
 	return t
 }
@@ -101,25 +99,18 @@ func (t *anThread) mark(mk marked) {
 	}
 }
 
-// giveFields gives a request's message's own fields to the latest
-// message of its role that has a block of its type saying what it said
-// and has fields of none yet; a message an operation removed takes its
-// fields with it.
-func (t *anThread) giveFields(role, typ, key string, fields []byte) {
-	for m := len(t.hmsgs) + len(t.tail) - 1; m >= 0; m-- {
-		if t.role(m) != role || t.own[m] != nil {
-			continue
-		}
-		for j := range t.blocks(m) {
-			if blk, _ := t.block(m, j); blk.Type == typ && blockKey(blk) == key {
-				if t.own == nil {
-					t.own = map[int][]byte{}
-				}
-				t.own[m] = fields
-				return
-			}
+// says reports whether message m of the thread is of o's role and has
+// a block of o's type that says what o's said.
+func (t *anThread) says(m int, o *ownMsg) bool {
+	if t.role(m) != o.role {
+		return false
+	}
+	for j := range t.blocks(m) {
+		if blk, _ := t.block(m, j); blk.Type == o.typ && blockKey(blk) == o.key {
+			return true
 		}
 	}
+	return false
 }
 
 // appendJSON appends the thread as a JSON list: the head's messages as
@@ -175,8 +166,5 @@ func (t *anThread) appendMessage(out []byte, m int, msg *anMessage) ([]byte, err
 	if err != nil {
 		return nil, err
 	}
-	if fields := t.own[m]; fields != nil {
-		out = append(append(append(out[:len(out)-1], ','), fields...), '}')
-	}
-	return out, nil
+	return appendFields(out, t.own[m]), nil
 }
