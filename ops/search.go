@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -186,7 +187,7 @@ func (s *Service) searchSessionHistory(_ context.Context, a SearchArgs) (SearchR
 // in place from the store, and visible synthetic items. It returns the
 // first limit hits (limit 0: all) and how many there are in all.
 func searchView(tx *store.Tx, v *model.View, query string, fuzzyMode bool, limit int) ([]int, int, error) {
-	docs, err := viewDocs(tx, v, nil, v.Len())
+	docs, err := viewDocs(tx, v)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -196,20 +197,11 @@ func searchView(tx *store.Tx, v *model.View, query string, fuzzyMode bool, limit
 
 // viewDocs are the texts of the effective thread's items, by index:
 // stored bodies in place in the store (valid while tx is), then the
-// synthetic items. With want, only the items it marks; n is how many
-// that is (to size the list; with none, nothing is read).
-func viewDocs(tx *store.Tx, v *model.View, want []bool, n int) ([]fuzzy.Doc, error) {
-	docs := make([]fuzzy.Doc, 0, n)
-	if n == 0 {
-		return docs, nil
-	}
-	if want != nil && n < v.Len()/32 {
-		// A few items (a query narrowed by its previous keystrokes): a
-		// lookup each costs less than walking every stored message.
-		return fewDocs(tx, v, want, docs)
-	}
+// synthetic items.
+func viewDocs(tx *store.Tx, v *model.View) ([]fuzzy.Doc, error) {
+	docs := make([]fuzzy.Doc, 0, v.Len())
 	err := tx.ScanContent(v.SessionID, func(seq uint64, content []byte) bool {
-		if i := v.IndexOfSeq(seq); i >= 0 && (want == nil || want[i]) {
+		if i := v.IndexOfSeq(seq); i >= 0 {
 			docs = append(docs, fuzzy.Doc{Index: i, Text: content})
 		}
 		return true
@@ -218,7 +210,7 @@ func viewDocs(tx *store.Tx, v *model.View, want []bool, n int) ([]fuzzy.Doc, err
 		return nil, err
 	}
 	for si, w := range v.SynthWhere {
-		if w >= 0 && (want == nil || want[w]) {
+		if w >= 0 {
 			docs = append(docs, fuzzy.Doc{Index: int(w), Text: []byte(v.Synth[si].Content)})
 		}
 	}
@@ -243,7 +235,8 @@ func searchRaw(tx *store.Tx, sessionID, query string, fuzzyMode bool, limit int)
 type LineHit = fuzzy.LineHit
 
 // FuzzyState is what a fuzzy search learned, for the next query that
-// extends it: the items that have the query's characters in order, and
+// extends it: the items that may have the query's characters in order
+// (every one that has them; some not checked, being out of reach), and
 // bounds on what each can score. It belongs to one version of a session's
 // view; FuzzyLines ignores a state that does not fit.
 type FuzzyState struct {
@@ -252,6 +245,7 @@ type FuzzyState struct {
 	view      *model.View // the view searched: hits' indices are in it
 	query     string
 	cands     []int
+	top       []int         // the hits' items, best first
 	bounds    []fuzzy.Bound // by item index
 }
 
@@ -263,7 +257,8 @@ func (st *FuzzyState) Query() string {
 	return st.query
 }
 
-// Candidates is how many items have the query's characters in order.
+// Candidates is how many items may have the query's characters in order
+// (a longer query looks only among them).
 func (st *FuzzyState) Candidates() int {
 	if st == nil {
 		return 0
@@ -287,23 +282,53 @@ func (s *Service) FuzzyLines(ref, query string, prev *FuzzyState, limit int) (hi
 		steps = utf8.RuneCountInString(query) - utf8.RuneCountInString(prev.query)
 	}
 	next = &FuzzyState{sessionID: snap.info.ID, version: snap.info.Version, view: v, query: query, bounds: make([]fuzzy.Bound, v.Len())}
-	want, n, err := s.fuzzyWant(snap, query, prev, steps)
+	// The stored messages are searched in the session's text kept in
+	// memory, lower-cased with their case in bits: no store read.
+	c, err := s.corpus(v.SessionID, len(snap.heads))
 	if err != nil {
 		return nil, nil, err
 	}
-	err = s.st.View(func(tx *store.Tx) error {
-		docs, err := viewDocs(tx, v, want, n)
-		if err != nil {
-			return err
+	var refs []fuzzy.Ref
+	var docs []fuzzy.Doc
+	add := func(i int) {
+		if it := v.Items[i]; it.Synth < 0 {
+			refs = append(refs, fuzzy.Ref{Index: i, Text: int(it.Seq - 1)})
+		} else {
+			docs = append(docs, fuzzy.Doc{Index: i, Text: []byte(v.Synth[it.Synth].Content)})
 		}
-		var prevBounds []fuzzy.Bound
-		if steps >= 0 {
-			prevBounds = prev.bounds
+	}
+	var prevBounds []fuzzy.Bound
+	if steps >= 0 {
+		prevBounds = prev.bounds
+		refs = make([]fuzzy.Ref, 0, len(prev.cands))
+		// The last query's best go first: they likely score well again,
+		// and the sooner good scores are known, the fewer texts are read.
+		top := slices.Sorted(slices.Values(prev.top))
+		for _, i := range prev.top {
+			add(i)
 		}
-		hits, next.cands = fuzzy.Lines(docs, query, limit, prevBounds, steps, next.bounds)
-		return nil
-	})
-	return hits, next, err
+		for _, i := range prev.cands { // in order, as top is
+			for len(top) > 0 && top[0] < i {
+				top = top[1:]
+			}
+			if len(top) > 0 && top[0] == i {
+				top = top[1:]
+				continue
+			}
+			add(i)
+		}
+	} else {
+		refs = make([]fuzzy.Ref, 0, v.Len())
+		for i := range v.Items {
+			add(i)
+		}
+	}
+	hits, next.cands = c.Lines(refs, docs, query, limit, prevBounds, steps, next.bounds)
+	next.top = make([]int, len(hits))
+	for k, h := range hits {
+		next.top[k] = h.Index
+	}
+	return hits, next, nil
 }
 
 // searchDocs runs a substring or fuzzy search: substring hits in index

@@ -47,7 +47,7 @@ func (s *Service) SubstringLines(ref, query string, limit int) (hits []LineHit, 
 // matched on every core, then only the hits kept read for their line.
 func (s *Service) foldLines(v *model.View, query string, limit int) (hits []LineHit, total int, err error) {
 	err = s.st.View(func(tx *store.Tx) error {
-		docs, err := viewDocs(tx, v, nil, v.Len())
+		docs, err := viewDocs(tx, v)
 		if err != nil {
 			return err
 		}

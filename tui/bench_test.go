@@ -321,9 +321,16 @@ func (c *benchCounter) Write(p []byte) (int, error) {
 // is from the key to the result on screen, narrowed incrementally from
 // the previous result as the TUI does. One op is the whole query. The fzf
 // sub-benchmarks run `fzf --filter` over the same text, one process per
-// prefix of the query, as the reference.
+// prefix of the query, as the reference. The 1M thread is a separate
+// size (its file takes a while to build the first time); run one size
+// with -bench 'SearchKeystroke/100k/weft'.
 func BenchmarkSearchKeystroke(b *testing.B) {
-	const n = 100_000
+	for _, n := range []int{100_000, 1_000_000} {
+		benchSearchKeystroke(b, n)
+	}
+}
+
+func benchSearchKeystroke(b *testing.B, n int) {
 	b.Run(benchdata.Label(n), func(b *testing.B) {
 		m := benchModel(b, n)
 		for _, q := range benchQueries {

@@ -20,18 +20,38 @@ type Corpus struct {
 	buf   []byte
 	ends  []int // ends[k] is where text k ends in buf; it starts at ends[k-1]
 	masks []uint64
+	// caps has a bit set for each byte that was an upper-case ASCII
+	// letter, so a text's own case (which fuzzy scoring reads) can be
+	// told without the original; text k's bits start at word capAt[k],
+	// each text on whole words so an Append never writes a word an
+	// older snapshot reads.
+	caps  []uint64
+	capAt []int
+	// shortest is the length of each text's shortest line that is not
+	// empty, as fuzzy scoring cuts lines (fzLineCut+1: none), which bounds
+	// what its lines can score before any is read.
+	shortest []uint16
 }
 
 // Append adds a text (copied, lower-cased) and returns the longer corpus.
 func (c Corpus) Append(text []byte) Corpus {
 	at := len(c.buf)
 	c.buf = append(c.buf, text...)
+	w, words := len(c.caps), (len(text)+63)/64
+	c.caps = slices.Grow(c.caps, words)[:w+words]
+	clear(c.caps[w:])
+	caps := c.caps[w:]
 	var mask uint64
 	low := c.buf[at:]
 	for i, b := range low {
+		if 'A' <= b && b <= 'Z' {
+			caps[i>>6] |= 1 << (i & 63)
+		}
 		low[i] = foldTable[b]
 		mask |= 1 << classOf[b]
 	}
+	c.capAt = append(c.capAt, w)
+	c.shortest = append(c.shortest, uint16(shortestLine(low)))
 	c.ends = append(c.ends, len(c.buf))
 	c.masks = append(c.masks, mask)
 	return c
@@ -217,4 +237,26 @@ func (c Corpus) scan(q []byte, r, lo, hi int) []int {
 		pos = p + 1 // a hit that runs into the next text is not one
 	}
 	return out
+}
+
+// shortestLine is the length of text's shortest line that is not empty,
+// with its line ending (and any '\r' before it) left out and cut to
+// fzLineCut bytes, or fzLineCut+1 when every line is empty.
+func shortestLine(text []byte) int {
+	short := fzLineCut + 1
+	for len(text) > 0 {
+		line := text
+		if i := bytes.IndexByte(text, '\n'); i >= 0 {
+			line, text = text[:i], text[i+1:]
+		} else {
+			text = nil
+		}
+		for len(line) > 0 && line[len(line)-1] == '\r' {
+			line = line[:len(line)-1]
+		}
+		if n := min(len(line), fzLineCut); n > 0 && n < short {
+			short = n
+		}
+	}
+	return short
 }

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"container/heap"
 	"encoding/binary"
+	"math"
 	"unicode"
 	"unicode/utf8"
 
@@ -42,9 +43,22 @@ type lineScorer struct {
 	// line of n bytes scores at most upperBound + len(query) - n.
 	upperBound int
 	k          int // the query's length in characters
-	idx        []int
-	cur        int // the adjacency bonus the last fast scoring ended with
-	nx         nexter
+	// maxCur is the most adjacency bonus k characters gather (at most
+	// fzNoBound).
+	maxCur int
+	idx    []int
+	cur    int // the adjacency bonus the last fast scoring ended with
+	nx     nexter
+	// caps, when set, says the text scoreAt reads is lower-cased (a
+	// Corpus text) and holds its case: bit capBase+j for byte j.
+	caps    []uint64
+	capBase int
+}
+
+// upperAt reports whether byte j of a lower-cased text was upper-case.
+func (s *lineScorer) upperAt(j int) bool {
+	p := s.capBase + j
+	return s.caps[p>>6]>>(p&63)&1 != 0
 }
 
 func newLineScorer(query string) *lineScorer {
@@ -56,14 +70,17 @@ func newLineScorer(query string) *lineScorer {
 	}
 	s.lower, s.upper = caseForms(query)
 	// Each character earns at most 20 (a first-character bonus of 10
-	// excludes the others), and the k-th of a run of adjacent ones 5·3^(k-1).
+	// excludes the others), and the k-th of a run of adjacent ones
+	// 5·3^(k-1); but the first earns at most 15: 10 at the line's start,
+	// else 20 less a leading penalty of at least 5.
 	s.k = utf8.RuneCountInString(query)
-	s.upperBound = fzCamel * s.k
+	s.upperBound = fzCamel*s.k - fzFirstLoss
 	adj := fzAdjacent
 	for i := 1; i < s.k; i++ {
+		s.maxCur = min(s.maxCur+adj, fzNoBound)
 		s.upperBound += adj
 		if s.upperBound >= fzNoBound {
-			s.upperBound = fzNoBound
+			s.upperBound, s.maxCur = fzNoBound, fzNoBound
 			break
 		}
 		adj *= 3
@@ -88,27 +105,42 @@ func (s *lineScorer) bound(n int) int {
 // do worse on fewer candidates (or escape a leading penalty of at most
 // 15), and the new one earns at most 20 plus an adjacency bonus of
 // 2c+5, and a point back from the length penalty. So s grows by at most
-// 41 + 2c and c to at most 3c + 5.
-type Bound struct{ s, c int }
+// 41 + 2c and c to at most 3c + 5. At is kept beside: one past where
+// the query's first in-order match ends in a lower-cased text, so the
+// longer query's match goes on from there (0: not known), and n, how
+// many of the query's bytes that match holds.
+type Bound struct{ s, c, at, n int32 }
+
+// boundMax is past any bound kept: what does not fit is not known.
+const boundMax = math.MaxInt32
 
 // unknown is a bound not known.
 var unknown = Bound{c: -1}
 
-func (b Bound) known() bool { return b.c >= 0 && b.s < fzNoBound && b.c < fzNoBound }
-
-// extend is the bound after n more query characters.
-func (b Bound) extend(n int) Bound {
-	for range n {
-		if !b.known() {
-			return unknown
-		}
-		b.s += 41 + 2*b.c
-		b.c = 3*b.c + 5
+// makeBound is the bound s, c, or unknown when they do not fit.
+func makeBound(s, c int) Bound {
+	if c < 0 || c >= boundMax || s >= boundMax {
+		return unknown
 	}
+	return Bound{s: int32(max(s, -boundMax)), c: int32(c)} // a bound raised is still one
+}
+
+func (b Bound) known() bool { return b.c >= 0 }
+
+// extend is the bound after n more query characters (at not kept).
+func (b Bound) extend(n int) Bound {
 	if !b.known() {
 		return unknown
 	}
-	return b
+	s, c := int(b.s), int(b.c)
+	for range n {
+		s += 41 + 2*c
+		c = 3*c + 5
+		if s >= boundMax || c >= boundMax {
+			return unknown
+		}
+	}
+	return makeBound(s, c)
 }
 
 var foldTable = func() (t [256]byte) {
@@ -158,11 +190,82 @@ func (s *lineScorer) score(line []byte) (int, bool) {
 	return s.scoreAt(line, 0, len(line))
 }
 
+// scoreLowered is scoreAt for a lower-cased text (s.caps set): with one
+// byte to look for per query byte, it jumps with bytes.IndexByte from a
+// candidate to the next and to where it is committed (the byte before
+// the next query byte), rather than stepping a byte at a time.
+func (s *lineScorer) scoreLowered(text []byte, start, stop int) (int, bool) {
+	lo := s.lower
+	k := len(lo)
+	idx := s.idx[:0]
+	total, cur := 0, 0
+	for pi, j := 0, start; j < stop; {
+		pc := lo[pi]
+		n := bytes.IndexByte(text[j:stop], pc)
+		if n < 0 {
+			break
+		}
+		j += n
+		// The candidates for pc are its bytes up to the one before the
+		// next query byte (or the line's end): the best of them is kept.
+		commit := stop - 1
+		if pi+1 < k {
+			if p := bytes.IndexByte(text[j+1:stop], lo[pi+1]); p >= 0 {
+				commit = j + p
+			}
+		}
+		best, bestAt := -1, -1
+		for q := j; ; {
+			score := 0
+			if q == start {
+				score += fzFirstChar
+			} else {
+				last := text[q-1]
+				if 'a' <= last && last <= 'z' && s.upperAt(q) && !s.upperAt(q-1) {
+					score += fzCamel
+				}
+				if isSepASCII(last) {
+					score += fzAfterSep
+				}
+			}
+			if len(idx) > 0 && q-1 == start+idx[len(idx)-1] {
+				b := cur*2 + fzAdjacent
+				score += b
+				cur += b
+			}
+			if score > best {
+				best, bestAt = score, q
+			}
+			n := bytes.IndexByte(text[q+1:commit+1], pc)
+			if n < 0 {
+				break
+			}
+			q += 1 + n
+		}
+		if len(idx) == 0 {
+			best += max((bestAt-start)*fzLeading, fzLeadingMax)
+		}
+		total += best
+		idx = append(idx, bestAt-start)
+		if pi++; pi == k {
+			break
+		}
+		j = commit + 1
+	}
+	s.idx, s.cur = idx, cur
+	return total + len(idx) - (stop - start), len(idx) == k
+}
+
 // scoreAt scores text[start:stop], plain ASCII. It is sahilm/fuzzy's
 // loop over bytes, with folding by table, that jumps with bytes.IndexByte
-// to the next candidate while no candidate waits to be committed.
+// to the next candidate while no candidate waits to be committed. With
+// caps set, text is lower-cased and the case comes from caps.
 func (s *lineScorer) scoreAt(text []byte, start, stop int) (int, bool) {
 	lo, up := s.lower, s.upper
+	lowered := s.caps != nil
+	if lowered {
+		up = lo // a lower-cased text has no upper-case byte to look for
+	}
 	k := len(lo)
 	idx := s.idx[:0]
 	total, pi := 0, 0
@@ -197,7 +300,11 @@ func (s *lineScorer) scoreAt(text []byte, start, stop int) (int, bool) {
 				score += fzFirstChar
 			} else {
 				last := text[j-1]
-				if 'a' <= last && last <= 'z' && 'A' <= c && c <= 'Z' {
+				if lowered {
+					if 'a' <= last && last <= 'z' && s.upperAt(j) && !s.upperAt(j-1) {
+						score += fzCamel
+					}
+				} else if 'a' <= last && last <= 'z' && 'A' <= c && c <= 'Z' {
 					score += fzCamel
 				}
 				if isSepASCII(last) {
@@ -314,6 +421,27 @@ func (s *lineScorer) matches(text []byte) bool {
 	return true
 }
 
+// matchEnd is matches for an ASCII query in a lower-cased text, one byte
+// to look for per query byte, from byte from: where the first in-order
+// match ends (its last byte), or -1.
+func (s *lineScorer) matchEnd(text []byte, from int) int {
+	return matchEnd(text, from, s.lower)
+}
+
+// matchEnd is where the first in-order match of lower's bytes in text
+// from byte from ends (its last byte; from-1 for none), or -1.
+func matchEnd(text []byte, from int, lower []byte) int {
+	at := from
+	for _, b := range lower {
+		i := bytes.IndexByte(text[at:], b)
+		if i < 0 {
+			return -1
+		}
+		at += i + 1
+	}
+	return at - 1
+}
+
 func asciiOnly(b []byte) bool {
 	for _, c := range b {
 		if c >= utf8.RuneSelf {
@@ -367,6 +495,10 @@ type docHit struct {
 	score      int
 	text       []byte
 	start, end int
+	// caps, when set, holds the case of text, a lower-cased Corpus
+	// text, from bit capBase (see lineScorer.caps).
+	caps    []uint64
+	capBase int
 }
 
 // worse orders hits from the worst kept: lower score, then later index.
@@ -410,19 +542,50 @@ func (h bestHits) floor(limit int) (int, bool) {
 	return h[0].score, true
 }
 
+// fzFirstLoss is how much less than 20 a query's first character earns
+// at best, and firstLoss how much less than that, by where in its line
+// it first comes (3: 3 or later).
+const fzFirstLoss = 5
+
+var firstLoss = [4]int{0, 0, 5, 10}
+
 // bestLine finds a document's best-scoring line, and the bound its lines
 // give for a longer query. Lines that cannot beat floor (when set) or the
 // best line so far are skipped unread: their length alone rules them out,
 // since sahilm/fuzzy takes a point off for every unmatched byte, or prev
-// (the document's bound for the query this one extends) does.
-func (s *lineScorer) bestLine(d Doc, floor int, hasFloor bool, prev Bound) (docHit, bool, Bound) {
+// (the document's bound for the query this one extends) does. Plain says
+// the query and the text are plain ASCII (s.ascii, plainASCII); only
+// then may the text be a lower-cased one with s.caps, and then the lines
+// without the query in order are passed over together: last is where
+// the query's in-order match from the text's start ends (matchEnd).
+func (s *lineScorer) bestLine(d Doc, plain bool, last int, floor int, hasFloor bool, prev Bound) (docHit, bool, Bound) {
 	hit := docHit{index: d.Index, text: d.Text}
 	found := false
 	text := d.Text
-	plain := s.ascii && plainASCII(text)
-	next := Bound{s: -fzNoBound}
-	s.nx.reset(text)
+	// The next query's bound: ns, nc while known.
+	ns, nc, known := -fzNoBound, 0, true
+	ps, pc := int(prev.s), int(prev.c)
+	skip := plain && s.caps != nil
 	for at := 0; at <= len(text); {
+		if skip && last >= 0 {
+			if last < at {
+				last = -1
+			} else {
+				// No line ending before the match from at ends holds
+				// the query: go on from the line holding its last byte
+				// (a line break in the query ends its line), where the
+				// match must be looked for again.
+				was := at
+				if text[last] == '\n' {
+					at = last + 1
+				} else {
+					at += bytes.LastIndexByte(text[at:last], '\n') + 1
+				}
+				if at != was {
+					last = -1
+				}
+			}
+		}
 		end := bytes.IndexByte(text[at:], '\n')
 		after := 0
 		if end < 0 {
@@ -440,6 +603,9 @@ func (s *lineScorer) bestLine(d Doc, floor int, hasFloor bool, prev Bound) (docH
 			stop = start + fzLineCut
 		}
 		line := text[start:stop]
+		if skip && len(line) < len(s.lower) {
+			continue // too short to hold the query
+		}
 		// A NUL ends a line for sahilm/fuzzy: such lines are not cut
 		// short by their length.
 		b := fzNoBound
@@ -447,19 +613,47 @@ func (s *lineScorer) bestLine(d Doc, floor int, hasFloor bool, prev Bound) (docH
 			b = s.bound(len(line))
 		}
 		if prev.known() {
-			b = min(b, prev.s)
+			b = min(b, ps)
+		}
+		if skip && ((hasFloor && b >= floor) || (found && b > hit.score)) {
+			// Where the query's first byte first comes bounds what it
+			// earns: 10 at the line's start, else at most 20 less a
+			// leading penalty of 5 a byte (at most 15).
+			i0 := bytes.IndexByte(line, s.lower[0])
+			if i0 < 0 {
+				continue // the line lacks the query
+			}
+			b = min(b, s.bound(len(line))-firstLoss[min(i0, 3)])
 		}
 		if (hasFloor && b < floor) || (found && b <= hit.score) {
-			if prev.known() {
-				next.s, next.c = max(next.s, b), max(next.c, prev.c)
-			} else {
-				next = unknown
+			switch {
+			case prev.known():
+				ns, nc = max(ns, b), max(nc, pc)
+			case b < fzNoBound && s.maxCur < fzNoBound:
+				// No adjacency bonus exceeds the most k characters make.
+				ns, nc = max(ns, b), max(nc, s.maxCur)
+			default:
+				known = false
 			}
+			last = -1 // the match from the next line is not known
 			continue
+		}
+		if skip {
+			if last < 0 {
+				if last = s.matchEnd(text, start); last < 0 {
+					break // no later line holds the query
+				}
+			}
+			if last >= stop {
+				continue // the match runs past this line: at moves on
+			}
+			last = -1
 		}
 		var score int
 		var ok bool
-		if plain {
+		if skip {
+			score, ok = s.scoreLowered(text, start, stop)
+		} else if plain {
 			score, ok = s.scoreAt(text, start, stop)
 		} else {
 			score, ok = s.score(line)
@@ -467,7 +661,7 @@ func (s *lineScorer) bestLine(d Doc, floor int, hasFloor bool, prev Bound) (docH
 		if !ok {
 			continue // a line without the query cannot have a longer one
 		}
-		if next.known() {
+		if known {
 			c := s.cur
 			if c < 0 {
 				// Each adjacency bonus is at most its character's score,
@@ -475,11 +669,14 @@ func (s *lineScorer) bestLine(d Doc, floor int, hasFloor bool, prev Bound) (docH
 				// and a leading penalty of at most 15.
 				c = score - s.k + len(line) - fzLeadingMax
 			}
-			next.s, next.c = max(next.s, score), max(next.c, c)
+			ns, nc = max(ns, score), max(nc, c)
 		}
 		if !found || score > hit.score {
 			hit.score, hit.start, hit.end, found = score, start, stop, true
 		}
 	}
-	return hit, found, next
+	if !known {
+		return hit, found, unknown
+	}
+	return hit, found, makeBound(ns, nc)
 }

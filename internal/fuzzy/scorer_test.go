@@ -37,6 +37,20 @@ func checkScore(t *testing.T, query string, line []byte) {
 	if ok && !newLineScorer(query).matches(line) {
 		t.Fatalf("query %q line %q: matched, but the prefilter would drop it", query, line)
 	}
+	if sc.ascii && plainASCII(line) {
+		// The same line lower-cased in a corpus, its case in bits.
+		c := Corpus{}.Append(line)
+		lsc := newLineScorer(query)
+		lsc.caps, lsc.capBase = c.caps, c.capAt[0]*64
+		low, lowOK := lsc.scoreLowered(c.Text(0), 0, len(line))
+		if lowOK != ok || (ok && (low != got || !slices.Equal(lsc.idx, sc.idx))) {
+			t.Fatalf("query %q line %q lower-cased: got %d %v %v, want %d %v %v", query, line, low, lsc.idx, lowOK, got, sc.idx, ok)
+		}
+		// The bound bestLine tightens by where the first byte first comes.
+		if i0 := bytes.IndexByte(c.Text(0), lsc.lower[0]); ok && got > sc.bound(len(line))-firstLoss[min(i0, 3)] {
+			t.Fatalf("query %q line %q: score %d above the bound %d", query, line, got, sc.bound(len(line))-firstLoss[min(i0, 3)])
+		}
+	}
 }
 
 func TestLineScorerMatchesSahilmFuzzy(t *testing.T) {
@@ -240,7 +254,7 @@ func TestFuzzyDocsNarrowsExactly(t *testing.T) {
 					// Every bound kept holds: no document scores above it.
 					for _, c := range cands {
 						h, _ := referenceFuzzyDocs([]Doc{byIndex[c]}, q[:typed], 1)
-						if len(h) > 0 && next[c].known() && next[c].s < h[0].Score {
+						if len(h) > 0 && next[c].known() && int(next[c].s) < h[0].Score {
 							t.Fatalf("%q: document %d scores %d above its bound %+v", q[:typed], c, h[0].Score, next[c])
 						}
 					}
