@@ -31,7 +31,7 @@ func (s *Service) corpus(id string, n int) (fuzzy.Corpus, error) {
 	if th.text == nil {
 		th.text = &searchText{}
 	}
-	t := th.text
+	t, heads := th.text, th.heads
 	s.mu.Unlock()
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -39,6 +39,15 @@ func (s *Service) corpus(id string, n int) (fuzzy.Corpus, error) {
 		return t.c, nil
 	}
 	c := t.c
+	if c.Len() == 0 {
+		// Room for the text, guessed from the messages' tokens (a token
+		// is about four bytes of prose; more room is made when short).
+		tokens := 0
+		for _, h := range heads[:min(n, len(heads))] {
+			tokens += int(h.Tokens)
+		}
+		c = c.Grow(n, tokens*9/2)
+	}
 	err = s.st.View(func(tx *store.Tx) error {
 		if c.Len() > 0 {
 			return tx.Messages(id, uint64(c.Len()+1), uint64(n), func(m model.Message) error {

@@ -33,9 +33,29 @@ type Corpus struct {
 	shortest []uint16
 }
 
+// Grow returns the corpus with room for texts more texts of bytes bytes
+// in all, so that reading a session's messages in does not copy what it
+// read as it grows (an estimate is fine: Append makes more room when
+// it is short).
+func (c Corpus) Grow(texts, bytes int) Corpus {
+	c.buf = slices.Grow(c.buf, bytes)
+	c.ends = slices.Grow(c.ends, texts)
+	c.masks = slices.Grow(c.masks, texts)
+	c.caps = slices.Grow(c.caps, bytes/64+texts)
+	c.capAt = slices.Grow(c.capAt, texts)
+	c.shortest = slices.Grow(c.shortest, texts)
+	return c
+}
+
 // Append adds a text (copied, lower-cased) and returns the longer corpus.
 func (c Corpus) Append(text []byte) Corpus {
 	at := len(c.buf)
+	if at+len(text) > cap(c.buf) {
+		// Twice the room, not append's quarter more for big slices: a
+		// session's text of hundreds of megabytes would be copied
+		// about four times over as it is read, not once.
+		c.buf = slices.Grow(c.buf, max(len(text), cap(c.buf)))
+	}
 	c.buf = append(c.buf, text...)
 	w, words := len(c.caps), (len(text)+63)/64
 	c.caps = slices.Grow(c.caps, words)[:w+words]
