@@ -3,6 +3,7 @@ package ops
 import (
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"weft/internal/fuzzy"
 	"weft/model"
@@ -15,8 +16,38 @@ import (
 // so it is built on the first search and extended by the messages
 // appended since on the next; it goes with the session's cache entry.
 type searchText struct {
-	mu sync.Mutex // held while the text is extended
-	c  fuzzy.Corpus
+	mu   sync.Mutex // held while the text is extended
+	c    fuzzy.Corpus
+	size atomic.Int64 // c's bytes, read without mu
+}
+
+// maxSearchText bounds the text kept for searches across sessions (a
+// Service's textBudget): past
+// it, the texts of the sessions searched longest ago are let go (read
+// again on their next search). The session searched last keeps its own
+// whatever its size: 1M messages of 650 bytes are about 700 MB.
+const maxSearchText = 1 << 30
+
+// searchedLocked notes that session id's text was searched (s.mu held)
+// and lets go of the texts of sessions searched before it while all
+// those kept are over the budget.
+func (s *Service) searchedLocked(id string) {
+	s.searched = slices.DeleteFunc(s.searched, func(x string) bool { return x == id })
+	s.searched = append(s.searched, id)
+	var total int64
+	for _, x := range s.searched {
+		if th := s.threads[x]; th != nil && th.text != nil {
+			total += th.text.size.Load()
+		}
+	}
+	for len(s.searched) > 1 && total > s.textBudget {
+		x := s.searched[0]
+		s.searched = s.searched[1:]
+		if th := s.threads[x]; th != nil && th.text != nil {
+			total -= th.text.size.Load()
+			th.text = nil
+		}
+	}
 }
 
 // corpus returns the searchable text of session id's first n stored
@@ -32,6 +63,7 @@ func (s *Service) corpus(id string, n int) (fuzzy.Corpus, error) {
 		th.text = &searchText{}
 	}
 	t, heads := th.text, th.heads
+	s.searchedLocked(id)
 	s.mu.Unlock()
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -64,6 +96,10 @@ func (s *Service) corpus(id string, n int) (fuzzy.Corpus, error) {
 		return fuzzy.Corpus{}, err
 	}
 	t.c = c
+	t.size.Store(int64(c.Bytes()))
+	s.mu.Lock()
+	s.searchedLocked(id)
+	s.mu.Unlock()
 	return c, nil
 }
 

@@ -87,3 +87,52 @@ func TestFuzzyNarrowedReadsFew(t *testing.T) {
 		t.Errorf("%d candidates, want 3", prev.Candidates())
 	}
 }
+
+// TestSearchTextIsBounded: the texts kept for searches stay within the
+// service's budget across sessions, those searched longest ago let go
+// first and the one searched last kept whatever its size; a session
+// whose text was let go is searched as well as before, from the store.
+func TestSearchTextIsBounded(t *testing.T) {
+	f := newFixture(t)
+	ids := []string{f.session("a", 40), f.session("b", 40), f.session("c", 40)}
+	kept := func() []bool {
+		f.svc.mu.Lock()
+		defer f.svc.mu.Unlock()
+		var out []bool
+		for _, id := range ids {
+			th := f.svc.threads[id]
+			out = append(out, th != nil && th.text != nil)
+		}
+		return out
+	}
+	search := func(id string) {
+		t.Helper()
+		hits, _, total, err := f.svc.SubstringLines(id, "message 3", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// message 3, and 30 to 39.
+		if total != 11 || len(hits) != 11 || hits[0].Index != 2 {
+			t.Fatalf("%s: %d hits (total %d), the first at %d", id, len(hits), total, hits[0].Index)
+		}
+	}
+	f.svc.textBudget = 1000 // two sessions' text (40 messages of about 10 bytes each), not three
+	search(ids[0])
+	search(ids[1])
+	if got := kept(); !slices.Equal(got, []bool{true, true, false}) {
+		t.Fatalf("after a and b, kept %v", got)
+	}
+	search(ids[2])
+	if got := kept(); !slices.Equal(got, []bool{false, true, true}) {
+		t.Fatalf("after c, kept %v: a, searched longest ago, should go", got)
+	}
+	search(ids[0]) // read again
+	if got := kept(); !slices.Equal(got, []bool{true, false, true}) {
+		t.Fatalf("after a again, kept %v", got)
+	}
+	f.svc.textBudget = 1 // smaller than any: the last searched keeps its own
+	search(ids[1])
+	if got := kept(); !slices.Equal(got, []bool{false, true, false}) {
+		t.Fatalf("with no room, kept %v", got)
+	}
+}

@@ -32,6 +32,11 @@ type Service struct {
 	mu      sync.Mutex
 	threads map[string]*cached
 	focus   string // session open in the TUI: the default for tools
+	// searched are the sessions whose text is kept for searches, the
+	// most recently searched last, and textBudget what their texts may
+	// hold in all (searchtext.go).
+	searched   []string
+	textBudget int64
 	latest  string // most recently updated session, once known
 	proxy   proxyState
 }
@@ -64,7 +69,7 @@ func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = 
 
 // New returns a service over an open store.
 func New(st *store.Store, opts ...Option) *Service {
-	s := &Service{st: st, now: time.Now, threads: make(map[string]*cached), logger: slog.New(slog.DiscardHandler)}
+	s := &Service{st: st, now: time.Now, threads: make(map[string]*cached), textBudget: maxSearchText, logger: slog.New(slog.DiscardHandler)}
 	for _, o := range opts {
 		o(s)
 	}
