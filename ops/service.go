@@ -37,8 +37,8 @@ type Service struct {
 	// hold in all (searchtext.go).
 	searched   []string
 	textBudget int64
-	latest  string // most recently updated session, once known
-	proxy   proxyState
+	latest     string // most recently updated session, once known
+	proxy      proxyState
 }
 
 // cached is the state of one session the service keeps in memory. Stored messages are
