@@ -103,6 +103,19 @@ func (s *Service) corpus(id string, n int) (fuzzy.Corpus, error) {
 	return c, nil
 }
 
+// PrepareSearch reads session ref's stored messages into the text kept
+// for searches, if it is not there yet, so that the first search does
+// not wait for it: the TUI calls it (in a command) as the search opens,
+// while the operator types.
+func (s *Service) PrepareSearch(ref string) error {
+	snap, err := s.snapshot(ref)
+	if err != nil {
+		return err
+	}
+	_, err = s.corpus(snap.view.SessionID, len(snap.heads))
+	return err
+}
+
 // substringView finds query (ASCII: fuzzy.CanSubstring) in the items of
 // view v, whose stored messages are the first n: the stored ones in the
 // session's corpus, the synthetic ones read in place. It returns every

@@ -136,3 +136,22 @@ func TestSearchTextIsBounded(t *testing.T) {
 		t.Fatalf("with no room, kept %v", got)
 	}
 }
+
+// TestPrepareSearch: preparing a search reads the session's text once,
+// before any query; a session that does not exist is an error.
+func TestPrepareSearch(t *testing.T) {
+	f := newFixture(t)
+	sid := f.session("ready", 30)
+	if err := f.svc.PrepareSearch(sid); err != nil {
+		t.Fatal(err)
+	}
+	f.svc.mu.Lock()
+	th := f.svc.threads[sid]
+	f.svc.mu.Unlock()
+	if th == nil || th.text == nil || th.text.c.Len() != 30 {
+		t.Fatalf("the text was not prepared: %+v", th)
+	}
+	if err := f.svc.PrepareSearch("no-such-session"); err == nil {
+		t.Error("a session that does not exist was prepared")
+	}
+}

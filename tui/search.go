@@ -106,7 +106,15 @@ func (m *Model) openSearch() tea.Cmd {
 	m.search.keys = defaultSearchKeys()
 	m.search.ranExact = m.search.exact
 	m.search.syncKeys()
-	return m.search.input.Focus()
+	// The session's text for searches is read while the operator types
+	// the first characters (a second or two on a million messages); an
+	// error shows with the search's own answer.
+	svc, sid := m.svc, m.sid
+	prepare := func() tea.Msg {
+		_ = svc.PrepareSearch(sid)
+		return nil
+	}
+	return tea.Batch(m.search.input.Focus(), prepare)
 }
 
 // runSearch matches the current query in a command.
