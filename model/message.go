@@ -115,7 +115,7 @@ func clampTokens(n int) uint32 {
 	if n < 0 {
 		return 0
 	}
-	if n > int(^uint32(0)) {
+	if uint64(n) > uint64(^uint32(0)) {
 		return ^uint32(0)
 	}
 	return uint32(n)

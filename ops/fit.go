@@ -110,7 +110,7 @@ func newPacker(max, envelope int, bodies, metas []int) *packer {
 }
 
 // unlimited is the room and cap of a read with no limit.
-const unlimited = 1 << 40
+const unlimited = 1 << (30 + 10*(^uint(0)>>63)) // 2^40 tokens (2^30 where int has 32 bits)
 
 // cutMarkerTokens is about what a cut body's marker counts.
 const cutMarkerTokens = 40

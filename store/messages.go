@@ -354,7 +354,7 @@ func (t *Tx) inMap(b []byte) bool {
 	switch {
 	case p >= t.mapStart && p < t.mapEnd:
 		return uintptr(len(b)) <= t.mapEnd-p
-	case p >= t.mapEnd && p-t.mapEnd < 1<<34:
+	case p >= t.mapEnd && uint64(p-t.mapEnd) < 1<<34:
 		return false
 	}
 	return true

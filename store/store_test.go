@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -123,7 +124,7 @@ func TestMessageRoundTrip(t *testing.T) {
 		}()},
 		{name: "tokens beyond uint32", in: func() model.Message {
 			m := msg(0, model.RoleUser, "tokens", t0)
-			m.Tokens = 1 << 40
+			m.Tokens = math.MaxInt // beyond uint32 where int has 64 bits
 			return m
 		}()},
 		{name: "digest not hex", in: func() model.Message {
@@ -1034,7 +1035,7 @@ func TestHeadsAcrossChunks(t *testing.T) {
 				m.Parts = json.RawMessage(`{"p":1}`)
 			}
 			if seq == 2000 {
-				m.Tokens = 1 << 40 // clamps in the head
+				m.Tokens = math.MaxInt // clamps in the head
 			}
 			ms = append(ms, m)
 		}
@@ -1331,7 +1332,7 @@ func FuzzDecodeMessage(f *testing.F) {
 }
 
 func TestEncodedLen(t *testing.T) {
-	for _, tokens := range []int{0, 1, -1, 63, 64, -64, -65, 1 << 20, -(1 << 40), 1<<62 + 5} {
+	for _, tokens := range []int{0, 1, -1, 63, 64, -64, -65, 1 << 20, math.MinInt, math.MinInt + 5, math.MaxInt} {
 		m := msg(1, model.RoleUser, strings.Repeat("x", 200), t0)
 		m.Tokens = tokens
 		m.Meta = map[string]string{strings.Repeat("k", 130): strings.Repeat("v", 20000)}

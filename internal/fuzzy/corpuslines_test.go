@@ -96,6 +96,7 @@ func TestCorpusLinesEqualsSahilmFuzzy(t *testing.T) {
 // TestCorpusLinesNarrowsExactly is TestFuzzyDocsNarrowsExactly over a
 // corpus: each step searches the last one's candidates, with its bounds.
 func TestCorpusLinesNarrowsExactly(t *testing.T) {
+	skipOn32Bits(t)
 	rng := rand.New(rand.NewPCG(9, 10))
 	phrases := []string{"database migration plan", "data base", "Migration", "plan", "pgSql", "retry the job", "x", "DataBase Migration", "café plan", "d_a-t/a"}
 	size := 1000

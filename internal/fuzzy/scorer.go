@@ -26,7 +26,8 @@ const (
 	fzLineCut    = 512 // lines are matched and shown up to this many bytes
 	// fzNoBound stands for a bound too large to keep: past it nothing is
 	// pruned (sahilm/fuzzy's scores of very long queries grow past any).
-	fzNoBound = 1 << 50
+	// It is 2^50 where int has 64 bits, 2^30 where it has 32.
+	fzNoBound = 1 << (30 + 20*(^uint(0)>>63))
 )
 
 // lineScorer scores lines against a query exactly as sahilm/fuzzy does,

@@ -121,7 +121,7 @@ func TestFitRefusesBadBudgetsAndCursors(t *testing.T) {
 				if r.tool != "list_sessions" && r.tool != "search_sessions" {
 					refuse("another session's", with("cursor", recursor(t, cursor, func(m map[string]any) { m["s"] = other })), "is for session "+other)
 				}
-				refuse("from the future", with("cursor", recursor(t, cursor, func(m map[string]any) { m["v"] = 1 << 40 })))
+				refuse("from the future", with("cursor", recursor(t, cursor, func(m map[string]any) { m["v"] = int64(1) << 40 })))
 				refuse("for other arguments", with("cursor", recursor(t, cursor, func(m map[string]any) { m["q"] = 12345 })), "other arguments")
 				refuse("with an item never given", with("cursor", recursor(t, cursor, func(m map[string]any) { m["a"] = "m999999" })), "m999999")
 				if _, _, refused := f.call(t, r.tool, with("cursor", cursor)); refused != "" {
