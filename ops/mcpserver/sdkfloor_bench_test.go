@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
-	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -56,15 +55,6 @@ func benchSDKFloor(b *testing.B, wire bool) {
 		b.Fatal(err)
 	}
 	defer func() { cs.Close(); ss.Wait() }()
-	ds := make([]time.Duration, 0, b.N)
-	for b.Loop() {
-		t := time.Now()
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_message_range", Arguments: args})
-		if err != nil || res.IsError {
-			b.Fatal(err, text(res))
-		}
-		ds = append(ds, time.Since(t))
-	}
-	benchLatencies(b, ds)
+	benchCalls(b, cs, "get_message_range", args)
 	b.ReportMetric(float64(len(out)), "result-bytes")
 }

@@ -149,20 +149,9 @@ func BenchmarkToolCallTurnsAround100k(b *testing.B) {
 func BenchmarkMCPInProcessTurnsAround100k(b *testing.B) {
 	svc, sid := benchService(b)
 	cs := connect(b, New(svc, Options{}), "bench", nil)
-	ctx := context.Background()
 	args := map[string]any{"session_id": sid, "timestamp": benchT0.Add(50_000 * time.Second).Format(time.RFC3339), "count": 40}
 	callOK(b, cs, "get_turns_around", args, nil) // warm the view
-	ds := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for b.Loop() {
-		t := time.Now()
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_turns_around", Arguments: args})
-		if err != nil || res.IsError {
-			b.Fatal(err, text(res))
-		}
-		ds = append(ds, time.Since(t))
-	}
-	benchLatencies(b, ds)
+	benchCalls(b, cs, "get_turns_around", args)
 }
 
 // BenchmarkMCPInProcessMessageRange40 is one tools/call of
@@ -173,20 +162,9 @@ func BenchmarkMCPInProcessTurnsAround100k(b *testing.B) {
 func BenchmarkMCPInProcessMessageRange40(b *testing.B) {
 	svc, sid := benchService(b)
 	cs := connect(b, New(svc, Options{}), "bench", nil)
-	ctx := context.Background()
 	args := map[string]any{"session_id": sid, "start_idx": 50000, "end_idx": 50039}
 	callOK(b, cs, "get_message_range", args, nil) // warm the view
-	ds := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for b.Loop() {
-		t := time.Now()
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_message_range", Arguments: args})
-		if err != nil || res.IsError {
-			b.Fatal(err, text(res))
-		}
-		ds = append(ds, time.Since(t))
-	}
-	benchLatencies(b, ds)
+	benchCalls(b, cs, "get_message_range", args)
 }
 
 // benchConcurrent runs op from clients goroutines until b.N calls are
@@ -284,4 +262,21 @@ func BenchmarkStreamableHTTPToolCalls(b *testing.B) {
 			})
 		})
 	}
+}
+
+// benchCalls times b.N tools/call of name with args through cs and
+// reports their latencies.
+func benchCalls(b *testing.B, cs *mcp.ClientSession, name string, args map[string]any) {
+	ctx := context.Background()
+	ds := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for b.Loop() {
+		t := time.Now()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil || res.IsError {
+			b.Fatal(err, text(res))
+		}
+		ds = append(ds, time.Since(t))
+	}
+	benchLatencies(b, ds)
 }
