@@ -100,3 +100,31 @@ func TestNextHitGoesOnInThreadOrder(t *testing.T) {
 		t.Fatalf("N from the top went to %q, want the last hit, m31", id)
 	}
 }
+
+// A hit far along a long line is shown: the list shows the line from a
+// little before the match, after "…", not its start cut before the
+// match.
+func TestSearchHitFarAlongItsLineIsShown(t *testing.T) {
+	svc := newService(t)
+	long := strings.Repeat("filler words ", 30) + "the needle here" + strings.Repeat(" tail", 10)
+	sid := newSession(t, svc, "Long", []model.NewMessage{
+		{Role: model.RoleUser, Content: "message 1"},
+		{Role: model.RoleAssistant, Content: long},
+	})
+	m := openModel(t, svc, Options{Theme: "dark"}, sid, 100, 40)
+	searchFor(t, m, "needle")
+	for _, exact := range []bool{false, true} {
+		if exact {
+			send(t, m, keySave) // ctrl+s: the same query, exact
+		}
+		var hit string
+		for _, l := range strings.Split(screen(m), "\n") {
+			if strings.Contains(l, "filler") {
+				hit = l
+			}
+		}
+		if !strings.Contains(hit, "…") || !strings.Contains(hit, "the needle here") {
+			t.Fatalf("exact %v: the hit's line does not show its match:\n%s", exact, hit)
+		}
+	}
+}

@@ -243,7 +243,8 @@ func (m *Model) searchView() []string {
 		}
 		var line string
 		if termsafe.Safe(h.Line) {
-			line = highlight(strings.TrimSpace(h.Line), trimOffsets(h.Line, h.Matched), style, st.Search.Match)
+			text, offsets := hitWindow(strings.TrimSpace(h.Line), trimOffsets(h.Line, h.Matched), m.width-12)
+			line = highlight(text, offsets, style, st.Search.Match)
 		} else {
 			// The line carries control characters, shown as pictures
 			// (termsafe); the match offsets no longer fit it.
@@ -257,6 +258,30 @@ func (m *Model) searchView() []string {
 		lines = append(lines, prefix+st.Thread.ID.Render(where)+line)
 	}
 	return lines
+}
+
+// hitWindow is the part of a hit's line that shows its match within
+// width cells: the line itself when the match's first character is in
+// the first two thirds of it, else the line from a little before the
+// match, after "…", the offsets moved with it.
+func hitWindow(line string, offsets []int, width int) (string, []int) {
+	if len(offsets) == 0 || width < 12 || ansi.StringWidth(line[:min(offsets[0], len(line))]) < width*2/3 {
+		return line, offsets
+	}
+	// Start a quarter of the width before the match, on a rune's start.
+	cut := offsets[0]
+	for back := 0; cut > 0 && back < width/4; back++ {
+		_, size := utf8.DecodeLastRuneInString(line[:cut])
+		cut -= size
+	}
+	const more = "…"
+	out := make([]int, 0, len(offsets))
+	for _, o := range offsets {
+		if o >= cut {
+			out = append(out, o-cut+len(more))
+		}
+	}
+	return more + line[cut:], out
 }
 
 // trimOffsets shifts match offsets for the leading space TrimSpace drops.
