@@ -37,9 +37,8 @@ import (
 // thread goes on. It is read only: share it freely.
 type AnthropicHead struct {
 	xpBefore
-	o         AnthropicOptions
-	system    string
-	continued bool
+	o      AnthropicOptions
+	system string
 	// msgs are the head's messages; json their encoding (AppendJSON),
 	// the elements of a list, comma-separated, ends where each ends in
 	// it.
@@ -211,9 +210,8 @@ func (x *xpThread) cutHead(head *AnthropicHead, an *anPlan, body *AnthropicBody,
 	if head == nil && an.continued {
 		k++ // the "(continued)" message is the head's
 	}
-	h := &AnthropicHead{o: o, system: body.System, continued: an.continued}
+	h := &AnthropicHead{o: o, system: body.System}
 	if head != nil {
-		h.continued = head.continued
 		h.calls, h.results, h.used = maps.Clone(head.calls), maps.Clone(head.results), maps.Clone(head.used)
 		h.told = maps.Clone(head.told)
 		h.notes = slices.Clip(head.notes)

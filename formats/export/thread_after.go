@@ -39,22 +39,15 @@ func (x *xpThread) callName(id string) (string, bool) {
 
 // hasResult reports whether a result in the thread answers the call ID.
 func (x *xpThread) hasResult(id string) bool {
-	if x.before != nil {
-		if _, ok := x.before.results[id]; ok {
-			return true
-		}
-	}
-	_, ok := x.results[id]
-	return ok
+	return x.before != nil && has(x.before.results, id) || has(x.results, id)
 }
 
 // isUsed reports whether a call was given the ID already.
 func (x *xpThread) isUsed(id string) bool {
-	if x.before != nil {
-		if _, ok := x.before.used[id]; ok {
-			return true
-		}
-	}
-	_, ok := x.used[id]
+	return x.before != nil && has(x.before.used, id) || has(x.used, id)
+}
+
+func has(set map[string]struct{}, id string) bool {
+	_, ok := set[id]
 	return ok
 }

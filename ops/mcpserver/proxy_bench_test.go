@@ -84,33 +84,39 @@ func BenchmarkProxyRequest2000(b *testing.B) {
 	for _, c := range []string{"direct", "unchanged", "digest"} {
 		b.Run(c, func(b *testing.B) {
 			rig := newProxyRig(b, HandlerOptions{})
-			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
-			url := rig.weft.URL + "/v1/messages"
-			if c == "direct" {
-				url = rig.up.server.URL + "/v1/messages"
-			}
-			thread := agentThread(2000)
 			// Each request carries the answer to the one before and a new
 			// question: the conversation goes on, as an agent's does.
 			answer := `{"role":"assistant","content":[{"type":"text","text":"Done."}]}`
-			postTo(b, client, url, anBody(false, thread...))
-			if c == "digest" {
-				sid := rig.onlySession()
-				rig.messages(sid, 2001)
-				digest(b, rig.svc, sid, 0, 1499, "The limiter's bucket refill reads the wall clock; bursts pass when it jumps.")
-			}
-			timed(b, func(i int) {
-				thread = append(thread, answer, fmt.Sprintf(`{"role":"user","content":"next %d"}`, i))
-				postTo(b, client, url, anBody(false, thread...))
+			growing(b, rig, c, "/v1/messages", agentThread(2000), 0, func(msgs ...string) string { return anBody(false, msgs...) }, func(i int) []string {
+				return []string{answer, fmt.Sprintf(`{"role":"user","content":"next %d"}`, i)}
 			})
-			b.ReportMetric(float64(len(anBody(false, thread...)))/(1<<20), "MB-body")
 		})
 	}
 }
 
-// BenchmarkProxyFirstByte measures how long after the stand-in sends the
-// first event of a stream it reaches the client: straight, and through
-// weft.
+// growing times the requests of a thread that goes on by the items next
+// gives each time, in bodies body writes: sent to weft at path, or
+// straight to the stand-in (c "direct"); with c "digest", the stored
+// thread's items from through 1499 are digested first.
+func growing(b *testing.B, rig *proxyRig, c, path string, thread []string, from int, body func(msgs ...string) string, next func(i int) []string) {
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+	url := rig.weft.URL + path
+	if c == "direct" {
+		url = rig.up.server.URL + path
+	}
+	postTo(b, client, url, body(thread...))
+	if c == "digest" {
+		sid := rig.onlySession()
+		rig.messages(sid, len(thread)+1)
+		digest(b, rig.svc, sid, from, 1499, "The limiter's bucket refill reads the wall clock; bursts pass when it jumps.")
+	}
+	timed(b, func(i int) {
+		thread = append(thread, next(i)...)
+		postTo(b, client, url, body(thread...))
+	})
+	b.ReportMetric(float64(len(body(thread...)))/(1<<20), "MB-body")
+}
+
 func BenchmarkProxyFirstByte(b *testing.B) {
 	for _, c := range []string{"direct", "weft"} {
 		b.Run(c, func(b *testing.B) {

@@ -170,24 +170,37 @@ func anSays(content []byte) (typ, key string, ok bool) {
 
 // placeFields places the own fields of the request's messages (b.own)
 // on the thread sent, of n messages: each goes to the latest message
-// that says what its own said (says) and has none yet, the latest
-// request's message first. A message an operation removed takes its
-// fields with it. Nil when none is placed.
-func (b *proxyBody) placeFields(n int, says func(m int, o *ownMsg) bool) map[int][]byte {
+// of its role (role) that says what its own said (says) and has none
+// yet, the latest request's message first. A message an operation
+// removed takes its fields with it. Nil when none is placed.
+func (b *proxyBody) placeFields(n int, role func(m int) string, says func(m int, o *ownMsg) bool) map[int][]byte {
 	var placed map[int][]byte
-	// The search starts at the latest message without fields: where the
-	// thread kept the request's messages, each finds its own there at
-	// once, and a thread of thousands is placed in one pass.
-	latest := n - 1
+	// The thread's messages of each role looked for, latest first, from
+	// the latest without fields: where the thread kept the request's
+	// messages, each finds its own at the head of its role's, and a
+	// thread of thousands is placed in one pass.
+	var byRole map[string][]int
 	for k := len(b.own) - 1; k >= 0; k-- {
 		o, ok := ownFields(b.api, b.messages[b.own[k]])
 		if !ok {
 			continue
 		}
-		for latest >= 0 && placed[latest] != nil {
-			latest--
+		list, listed := byRole[o.role]
+		if !listed {
+			for m := n - 1; m >= 0; m-- {
+				if role(m) == o.role {
+					list = append(list, m)
+				}
+			}
+			if byRole == nil {
+				byRole = map[string][]int{}
+			}
 		}
-		for m := latest; m >= 0; m-- {
+		for len(list) > 0 && placed[list[0]] != nil {
+			list = list[1:]
+		}
+		byRole[o.role] = list
+		for _, m := range list {
 			if placed[m] == nil && says(m, &o) {
 				if placed == nil {
 					placed = map[int][]byte{}

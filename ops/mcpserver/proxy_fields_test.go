@@ -1,8 +1,12 @@
 package mcpserver
 
 import (
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
+	"weft/formats/export"
+	"weft/ops"
 )
 
 // A message's fields besides role and content stay on it when weft
@@ -43,5 +47,43 @@ func TestProxyKeepsMessageFields(t *testing.T) {
 		`{"content":[{"cache_control":{"type":"ephemeral"},"text":"Which one for a gateway?","type":"text"}],"role":"user","x_turn":{"n":3}}]`
 	if msgs := field(t, rig.up.last().Body, "messages"); msgs != want {
 		t.Errorf("messages sent\n%s\nwant\n%s", msgs, want)
+	}
+}
+
+// Placing the own fields of a long thread's messages is one pass over
+// it, not one per message with fields: a DeepSeek-style client sends
+// reasoning_content on every assistant message of a thread of
+// thousands.
+func TestPlaceFieldsIsOnePass(t *testing.T) {
+	const turns = 1000
+	var msgs []string
+	var thread []export.OpenAIMessage
+	for i := range turns {
+		msgs = append(msgs,
+			fmt.Sprintf(`{"role":"user","content":"q %d"}`, i),
+			fmt.Sprintf(`{"role":"assistant","content":"a %d","reasoning_content":"r %d"}`, i, i))
+		thread = append(thread,
+			export.OpenAIMessage{Role: "user", Content: fmt.Sprintf("q %d", i)},
+			export.OpenAIMessage{Role: "assistant", Content: fmt.Sprintf("a %d", i)})
+	}
+	b, err := parseProxyBody(ops.ProxyOpenAI, []byte(`{"model":"m","messages":[`+strings.Join(msgs, ",")+`]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	looks := 0
+	own := b.placeFields(len(thread), func(m int) string { return thread[m].Role }, func(m int, o *ownMsg) bool {
+		looks++
+		return chatMessageSays(&thread[m], o)
+	})
+	for i := range turns {
+		if want := fmt.Sprintf(`"reasoning_content":"r %d"`, i); string(own[2*i+1]) != want {
+			t.Fatalf("message %d got %s, want %s", 2*i+1, own[2*i+1], want)
+		}
+	}
+	if len(own) != turns {
+		t.Errorf("%d messages got fields, want %d", len(own), turns)
+	}
+	if looks > 2*len(thread) {
+		t.Errorf("%d messages looked at to place the fields of %d on a thread of %d", looks, turns, len(thread))
 	}
 }

@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -153,14 +152,7 @@ func TestProxyRefusesHostileBodies(t *testing.T) {
 	rig := newProxyRig(t, HandlerOptions{})
 	resp, _ := rig.post("/v1/messages", anBody(false, `{"role":"user","content":"hi"}`), nil)
 	rig.messages(resp.Header.Get(SessionHeader), 2)
-	hash := func() [32]byte {
-		b, err := os.ReadFile(rig.path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return sha256.Sum256(b)
-	}
-	before, asked := hash(), rig.up.count()
+	before, asked := rig.fileHash(), rig.up.count()
 	huge := `{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("x", MaxProxyBodyBytes) + `"}]}`
 	for _, c := range []struct {
 		name, path, body string
@@ -181,19 +173,9 @@ func TestProxyRefusesHostileBodies(t *testing.T) {
 		{"a GET", "/v1/messages", "", http.StatusMethodNotAllowed, "POST"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			method := http.MethodPost
-			if c.body == "" {
-				method = http.MethodGet
-			}
-			req, _ := http.NewRequest(method, rig.weft.URL+c.path, strings.NewReader(c.body))
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != c.status {
-				t.Fatalf("status %d, want %d: %s", resp.StatusCode, c.status, body)
+			status, body := rig.send(t, c.path, c.body)
+			if status != c.status {
+				t.Fatalf("status %d, want %d: %s", status, c.status, body)
 			}
 			var msg string
 			if strings.Contains(c.path, "messages") {
@@ -206,7 +188,7 @@ func TestProxyRefusesHostileBodies(t *testing.T) {
 			}
 		})
 	}
-	if hash() != before || rig.up.count() != asked {
+	if rig.fileHash() != before || rig.up.count() != asked {
 		t.Error("a refused request changed the file or reached the upstream")
 	}
 }

@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 )
@@ -40,24 +39,10 @@ func BenchmarkProxyResponses2000(b *testing.B) {
 		b.Run(c, func(b *testing.B) {
 			rig := newProxyRig(b, HandlerOptions{})
 			rig.up.setAnswer(rsAnswer("", "Done.", nil))
-			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
-			url := rig.weft.URL + "/v1/responses"
-			if c == "direct" {
-				url = rig.up.server.URL + "/v1/responses"
-			}
-			thread := codexThread(2000)
 			answer := string(rsItems("", "Done.", nil)[0])
-			postTo(b, client, url, rsBody(false, thread...))
-			if c == "digest" {
-				sid := rig.onlySession()
-				rig.messages(sid, 2001)
-				digest(b, rig.svc, sid, 2, 1499, "The limiter's bucket refill reads the wall clock; bursts pass when it jumps.")
-			}
-			timed(b, func(i int) {
-				thread = append(thread, answer, fmt.Sprintf(`{"type":"message","role":"user","content":[{"type":"input_text","text":"next %d"}]}`, i))
-				postTo(b, client, url, rsBody(false, thread...))
+			growing(b, rig, c, "/v1/responses", codexThread(2000), 2, func(items ...string) string { return rsBody(false, items...) }, func(i int) []string {
+				return []string{answer, fmt.Sprintf(`{"type":"message","role":"user","content":[{"type":"input_text","text":"next %d"}]}`, i)}
 			})
-			b.ReportMetric(float64(len(rsBody(false, thread...)))/(1<<20), "MB-body")
 		})
 	}
 }

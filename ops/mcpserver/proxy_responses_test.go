@@ -2,12 +2,9 @@ package mcpserver
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -261,14 +258,7 @@ func TestProxyResponsesRefusesHostileBodies(t *testing.T) {
 	rig.up.setAnswer(rsAnswer("", "Done.", nil))
 	resp, _ := rig.post("/v1/responses", rsBody(false, rsU1), nil)
 	rig.messages(resp.Header.Get(SessionHeader), 2)
-	hash := func() [32]byte {
-		b, err := os.ReadFile(rig.path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return sha256.Sum256(b)
-	}
-	before, asked := hash(), rig.up.count()
+	before, asked := rig.fileHash(), rig.up.count()
 	huge := `{"model":"m","input":"` + strings.Repeat("x", MaxProxyBodyBytes) + `"}`
 	for _, c := range []struct {
 		name, body string
@@ -290,26 +280,16 @@ func TestProxyResponsesRefusesHostileBodies(t *testing.T) {
 		{"a GET", "", http.StatusMethodNotAllowed, "POST"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			method := http.MethodPost
-			if c.body == "" {
-				method = http.MethodGet
-			}
-			req, _ := http.NewRequest(method, rig.weft.URL+"/v1/responses", strings.NewReader(c.body))
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode != c.status {
-				t.Fatalf("status %d, want %d: %s", resp.StatusCode, c.status, body)
+			status, body := rig.send(t, "/v1/responses", c.body)
+			if status != c.status {
+				t.Fatalf("status %d, want %d: %s", status, c.status, body)
 			}
 			if _, msg := oaError(t, body); !strings.Contains(msg, c.says) {
 				t.Errorf("error %q does not say %q", msg, c.says)
 			}
 		})
 	}
-	if hash() != before || rig.up.count() != asked {
+	if rig.fileHash() != before || rig.up.count() != asked {
 		t.Error("a refused request changed the file or reached the upstream")
 	}
 }

@@ -3,12 +3,14 @@ package mcpserver
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -281,6 +283,35 @@ func (rig *proxyRig) post(path, body string, header map[string]string) (*http.Re
 		rig.t.Fatal(err)
 	}
 	return resp, b
+}
+
+// fileHash is the hash of the store's file: a request weft refuses
+// leaves it as it was.
+func (rig *proxyRig) fileHash() [32]byte {
+	rig.t.Helper()
+	b, err := os.ReadFile(rig.path)
+	if err != nil {
+		rig.t.Fatal(err)
+	}
+	return sha256.Sum256(b)
+}
+
+// send sends body to weft at path as it is, a GET when body is empty
+// and a POST otherwise, and returns the answer's status and body.
+func (rig *proxyRig) send(t testing.TB, path, body string) (int, []byte) {
+	t.Helper()
+	method := http.MethodPost
+	if body == "" {
+		method = http.MethodGet
+	}
+	req, _ := http.NewRequest(method, rig.weft.URL+path, strings.NewReader(body))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, b
 }
 
 // messages waits until session sid holds n stored messages, and fails

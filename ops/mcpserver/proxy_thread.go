@@ -48,7 +48,7 @@ func (b *proxyBody) anthropicThread(turn *ops.ProxyTurn) *anThread {
 		t.mark(mk)
 	}
 	if len(b.own) > 0 {
-		t.own = b.placeFields(len(t.hmsgs)+len(t.tail), t.says)
+		t.own = b.placeFields(len(t.hmsgs)+len(t.tail), t.role, t.says)
 	}
 	return t
 }
