@@ -483,9 +483,16 @@ func TestSessionsDeleteAsksFirst(t *testing.T) {
 func TestAnotherSessionsChangeIsNoticed(t *testing.T) {
 	m, svc, other := otherSession(t)
 	view := m.view
+	announced := events(t, svc)
 	ctx := ops.WithAuthor(context.Background(), "claude-code")
 	if _, err := svc.AppendMessages(ctx, ops.AppendMessagesArgs{SessionID: other, Messages: []model.NewMessage{{Role: model.RoleUser, Content: "three"}}}); err != nil {
 		t.Fatal(err)
+	}
+	// The event the service announces names the session: the notice is
+	// made of it, with no look-up of its own.
+	deliver(t, m, announced())
+	if !strings.Contains(m.status, "in “Other work”: ") || !strings.Contains(m.status, " by claude-code") {
+		t.Fatalf("the notice of the service's event: %q", m.status)
 	}
 	_, cmd := m.Update(eventMsg(ops.Event{SessionID: other, Title: "Other work", Kind: ops.EventAppended, What: "appended 1 message", Author: "claude-code"}))
 	run(t, m, cmd)

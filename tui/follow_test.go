@@ -59,10 +59,7 @@ func TestFollowedSessionGrowsLive(t *testing.T) {
 	if len(evs) == 0 {
 		t.Fatal("the batch announced nothing")
 	}
-	for _, ev := range evs {
-		_, cmd := m.Update(eventMsg(ev))
-		run(t, m, cmd)
-	}
+	deliver(t, m, evs)
 	press(t, m, "G")
 	if s := screen(m); !strings.Contains(s, "An answer that lands live") || !strings.Contains(s, "A question written later") {
 		t.Errorf("the new messages do not show:\n%s", s)

@@ -30,6 +30,16 @@ func events(t *testing.T, svc *ops.Service) func() []ops.Event {
 	}
 }
 
+// deliver hands the model the events the service announced, as the
+// program does, and runs what each asks for.
+func deliver(t *testing.T, m *Model, evs []ops.Event) {
+	t.Helper()
+	for _, ev := range evs {
+		_, cmd := m.Update(eventMsg(ev))
+		run(t, m, cmd)
+	}
+}
+
 // What the operator writes from the command line while the TUI is open
 // (weft import, weft call, weft new: through the TUI's own listener, as
 // the operator) shows in the TUI as it lands, as an agent's edits do:
@@ -52,10 +62,7 @@ func TestOperatorsCommandLineWritesShowLive(t *testing.T) {
 	if len(evs) == 0 {
 		t.Fatal("the import announced nothing")
 	}
-	for _, ev := range evs {
-		_, cmd := m.Update(eventMsg(ev))
-		run(t, m, cmd)
-	}
+	deliver(t, m, evs)
 	press(t, m, "G")
 	if s := screen(m); !strings.Contains(s, "Imported answer, live") {
 		t.Errorf("the import does not show in the open thread:\n%s", s)
@@ -66,10 +73,7 @@ func TestOperatorsCommandLineWritesShowLive(t *testing.T) {
 	if _, err := svc.CreateSession(context.Background(), ops.CreateSessionArgs{Title: "Made from the CLI"}); err != nil {
 		t.Fatal(err)
 	}
-	for _, ev := range announced() {
-		_, cmd := m.Update(eventMsg(ev))
-		run(t, m, cmd)
-	}
+	deliver(t, m, announced())
 	if s := screen(m); !strings.Contains(s, "Made from the CLI") {
 		t.Errorf("the new session is not listed:\n%s", s)
 	}

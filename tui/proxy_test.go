@@ -30,10 +30,7 @@ func TestProxiedRequestsShowLive(t *testing.T) {
 		if _, err := turn.Wait(); err != nil {
 			t.Fatal(err)
 		}
-		for _, ev := range announced() {
-			_, cmd := m.Update(eventMsg(ev))
-			run(t, m, cmd)
-		}
+		deliver(t, m, announced())
 		return turn
 	}
 

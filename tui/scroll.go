@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+
 	"weft/internal/english"
 )
 

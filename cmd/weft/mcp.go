@@ -33,13 +33,19 @@ type listenConfig struct {
 	logger *slog.Logger
 }
 
+// options are the listener's options: every flag the listener takes
+// reaches it through here, whichever command starts it.
+func (lc listenConfig) options() mcpserver.ListenOptions {
+	return mcpserver.ListenOptions{Addr: lc.addr, Token: lc.token, Origins: lc.origins, Logger: lc.logger, Upstreams: lc.upstreams}
+}
+
 // start starts the embedded listener, or returns nil when it is off. It
 // logs to the TUI's log file, never the screen the TUI owns.
 func (lc listenConfig) start(svc *ops.Service) (*mcpserver.Listener, error) {
 	if lc.off {
 		return nil, nil
 	}
-	l, err := mcpserver.Listen(svc, mcpserver.ListenOptions{Addr: lc.addr, Token: lc.token, Origins: lc.origins, Logger: lc.logger, Upstreams: lc.upstreams})
+	l, err := mcpserver.Listen(svc, lc.options())
 	if errors.Is(err, mcpserver.ErrNeedsToken) {
 		return nil, fmt.Errorf("the MCP listener: %w (give a token with --token or WEFT_TOKEN, or --no-mcp starts without the listener)", err)
 	}
@@ -172,7 +178,8 @@ func listenForOthers(svc *ops.Service, lc listenConfig, logger *slog.Logger) *mc
 	if lc.addr == "" {
 		lc.addr = "127.0.0.1:0"
 	}
-	l, err := mcpserver.Listen(svc, mcpserver.ListenOptions{Addr: lc.addr, Token: lc.token, Origins: lc.origins, Logger: logger, Upstreams: lc.upstreams})
+	lc.logger = logger
+	l, err := mcpserver.Listen(svc, lc.options())
 	if err != nil {
 		// Relaying is a convenience for other wefts; serving this client
 		// matters more.

@@ -42,7 +42,9 @@ curl -X POST localhost:7433/api/get_message_range -d '{"start_idx":0,"end_idx":9
 		}),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.withService(func(svc *ops.Service) error {
-				return serve(cmd.Context(), svc, mcpserver.ListenOptions{Addr: addr, Token: a.bearer(), Origins: a.origins, Upstreams: a.upstreams}, a.stderr)
+				lc := a.listen()
+				lc.addr = addr
+				return serve(cmd.Context(), svc, lc.options(), a.stderr)
 			})
 		},
 	}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"weft/formats/export"
 	"weft/internal/termsafe"
@@ -102,25 +103,11 @@ func projectDir(dir string) (string, error) {
 	return real, nil
 }
 
-// shellQuote quotes s for a POSIX shell where it needs it.
+// shellQuote quotes s for a POSIX shell where it needs it (as the
+// store's messages quote a path).
 func shellQuote(s string) string {
-	safe := s != ""
-	for _, c := range s {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '/' || c == '.' || c == '_' || c == '-' || c == '+' || c == ':' || c == '@' || c == ',') {
-			safe = false
-			break
-		}
-	}
-	if safe {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+:@,") == "" {
 		return s
 	}
-	out := []byte{'\''}
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\'' {
-			out = append(out, `'\''`...)
-		} else {
-			out = append(out, s[i])
-		}
-	}
-	return string(append(out, '\''))
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

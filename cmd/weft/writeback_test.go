@@ -151,3 +151,20 @@ func TestClaudeConfigDirDefault(t *testing.T) {
 		t.Errorf("claudeDir %q with CLAUDE_CONFIG_DIR set", got)
 	}
 }
+
+// The line that resumes an export quotes the project's folder only when
+// a shell would read it otherwise.
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"/home/ana/app-2.1_x+y:z@h,v": "/home/ana/app-2.1_x+y:z@h,v",
+		"":                            "''",
+		"/home/ana/my app":            "'/home/ana/my app'",
+		"/tmp/it's":                   `'/tmp/it'\''s'`,
+		"/tmp/$HOME;rm":               "'/tmp/$HOME;rm'",
+		"/tmp/a=b%c":                  "'/tmp/a=b%c'",
+	} {
+		if got := shellQuote(in); got != want {
+			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
+		}
+	}
+}

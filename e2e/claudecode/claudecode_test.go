@@ -68,14 +68,7 @@ func logsDir(t *testing.T) string {
 // weftRun runs weft with args and returns its stdout.
 func weftRun(t *testing.T, args ...string) []byte {
 	t.Helper()
-	cmd := exec.Command(weftBinary(t), args...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("weft %s: %v\n%s", strings.Join(args, " "), err, stderr.Bytes())
-	}
-	return out
+	return rig.Run(t, weftBinary(t), args...)
 }
 
 // threadMessage is one message of interop/thread.json.

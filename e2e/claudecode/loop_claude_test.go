@@ -32,33 +32,12 @@ const (
 // loopAnswer is the stand-in's text answer to a prompt.
 func loopAnswer(prompt string) string { return "stand-in answers: " + prompt }
 
-// listedSession is a session as list_sessions gives it while weft runs,
-// with what the context proxy took for it.
-type listedSession struct {
-	ID              string `json:"session_id"`
-	Title           string `json:"title"`
-	MessageCount    int    `json:"message_count"`
-	Tokens          int    `json:"tokens"`
-	EffectiveTokens int    `json:"effective_tokens"`
-	OpCount         int    `json:"op_count"`
-	Source          string `json:"source"`
-	Proxy           *struct {
-		Requests   int `json:"requests"`
-		RawTokens  int `json:"raw_tokens"`
-		SentTokens int `json:"sent_tokens"`
-	} `json:"proxy"`
-}
+// listedSession is a session as list_sessions gives it while weft runs.
+type listedSession = rig.Session
 
 func listSessions(t *testing.T, db string) []listedSession {
 	t.Helper()
-	var out struct {
-		Sessions []listedSession `json:"sessions"`
-	}
-	b := weftRun(t, "--db", db, "call", "list_sessions")
-	if err := json.Unmarshal(b, &out); err != nil {
-		t.Fatalf("list_sessions: %v: %s", err, b)
-	}
-	return out.Sessions
+	return rig.Sessions(t, weftBinary(t), db)
 }
 
 // settledSessions waits until weft's sessions are as ready says (the
@@ -206,7 +185,7 @@ func TestLoopClaudeCode(t *testing.T) {
 	if sessions[0].Source != "proxy" || sessions[0].Proxy == nil || sessions[0].Proxy.Requests != 3 {
 		t.Fatalf("weft's sessions after two turns (3 requests): %+v, want one, of the proxy", sessions)
 	}
-	sid := sessions[0].ID
+	sid := sessions[0].SessionID
 	stored := storedMessages(t, db, sid, sessions[0].MessageCount)
 	roles := make([]string, len(stored))
 	for i, m := range stored {

@@ -165,7 +165,7 @@ func TestLoopSDKs(t *testing.T) {
 	for _, s := range settledSessions(t, db, func(s []listedSession) bool {
 		return len(s) == 4 && !slices.ContainsFunc(s, func(x listedSession) bool { return x.MessageCount != 8 })
 	}) {
-		titles[s.ID] = s.Title
+		titles[s.SessionID] = s.Title
 	}
 	for _, conv := range result.Conversations {
 		t.Run(conv.Label, func(t *testing.T) {

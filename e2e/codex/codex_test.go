@@ -67,13 +67,7 @@ func logsDir(t *testing.T) string {
 func weftCall(t *testing.T, db, tool string, args any, out any) {
 	t.Helper()
 	raw, _ := json.Marshal(args)
-	cmd := exec.Command(weftBinary(t), "--db", db, "call", tool, string(raw))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	b, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("weft call %s %s: %v\n%s", tool, raw, err, stderr.Bytes())
-	}
+	b := rig.Run(t, weftBinary(t), "--db", db, "call", tool, string(raw))
 	if err := json.Unmarshal(b, out); err != nil {
 		t.Fatalf("weft call %s: %v\n%s", tool, err, b)
 	}
@@ -202,25 +196,11 @@ func (r request) find(s string) int {
 }
 
 // sessionInfo is a session as list_sessions gives it.
-type sessionInfo struct {
-	SessionID    string `json:"session_id"`
-	Title        string `json:"title"`
-	Source       string `json:"source"`
-	MessageCount int    `json:"message_count"`
-	Proxy        *struct {
-		Requests   int `json:"requests"`
-		RawTokens  int `json:"raw_tokens"`
-		SentTokens int `json:"sent_tokens"`
-	} `json:"proxy"`
-}
+type sessionInfo = rig.Session
 
 func listSessions(t *testing.T, db string) []sessionInfo {
 	t.Helper()
-	var res struct {
-		Sessions []sessionInfo `json:"sessions"`
-	}
-	weftCall(t, db, "list_sessions", map[string]any{}, &res)
-	return res.Sessions
+	return rig.Sessions(t, weftBinary(t), db)
 }
 
 // find is the index in the session's effective thread of the first

@@ -6,6 +6,8 @@
 package rig
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -83,6 +85,52 @@ func Cleanup() {
 	if buildDir != "" {
 		os.RemoveAll(buildDir)
 	}
+}
+
+// Run runs weft (the binary) with args and returns what it wrote on
+// stdout; a run that fails fails the test, saying what weft wrote on
+// stderr.
+func Run(t testing.TB, weft string, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command(weft, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("weft %s: %v\n%s", strings.Join(args, " "), err, stderr.Bytes())
+	}
+	return out
+}
+
+// Session is a session as list_sessions gives it while weft runs, with
+// what the context proxy took for it.
+type Session struct {
+	SessionID       string `json:"session_id"`
+	Title           string `json:"title"`
+	MessageCount    int    `json:"message_count"`
+	Tokens          int    `json:"tokens"`
+	EffectiveTokens int    `json:"effective_tokens"`
+	OpCount         int    `json:"op_count"`
+	Source          string `json:"source"`
+	Proxy           *struct {
+		Requests   int `json:"requests"`
+		RawTokens  int `json:"raw_tokens"`
+		SentTokens int `json:"sent_tokens"`
+	} `json:"proxy"`
+}
+
+// Sessions lists db's sessions with weft call list_sessions, which goes
+// through the weft serve that holds the file.
+func Sessions(t testing.TB, weft, db string) []Session {
+	t.Helper()
+	var out struct {
+		Sessions []Session `json:"sessions"`
+	}
+	b := Run(t, weft, "--db", db, "call", "list_sessions")
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("list_sessions: %v: %s", err, b)
+	}
+	return out.Sessions
 }
 
 // LogsDir is where one test keeps its logs: a folder named after the
