@@ -336,7 +336,7 @@ func (s *Server) serveTool(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := apiContext(r)
-	out, err := s.backend.call(ctx, tool, body)
+	out, _, err := s.backend.call(ctx, tool, body)
 	if err != nil {
 		status := statusOf(err)
 		if status == http.StatusInternalServerError {

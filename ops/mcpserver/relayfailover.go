@@ -62,12 +62,12 @@ func (b *relayBackend) inProcess() *localBackend {
 	return b.local
 }
 
-func (b *relayBackend) call(ctx context.Context, tool *ops.Tool, args json.RawMessage) (json.RawMessage, error) {
+func (b *relayBackend) call(ctx context.Context, tool *ops.Tool, args json.RawMessage) (json.RawMessage, any, error) {
 	if l := b.inProcess(); l != nil {
 		return l.call(ctx, tool, args)
 	}
 	before := b.remote.target()
-	out, err := b.remote.call(ctx, tool, args)
+	out, value, err := b.remote.call(ctx, tool, args)
 	// Only a call that never reached the weft is sent again: one that
 	// broke on the way may have been applied.
 	if unreachable(err) && b.failover(before) {
@@ -76,7 +76,7 @@ func (b *relayBackend) call(ctx context.Context, tool *ops.Tool, args json.RawMe
 		}
 		return b.remote.call(ctx, tool, args)
 	}
-	return out, err
+	return out, value, err
 }
 
 func (b *relayBackend) invoke(ctx context.Context, tool *ops.Tool, args, out any) error {
