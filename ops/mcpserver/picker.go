@@ -89,7 +89,7 @@ func (b *remoteBackend) ask(ctx context.Context, path string, args, out any) err
 }
 
 func (b *relayBackend) sessionPage(ctx context.Context, a ops.SessionPageArgs) (out ops.SessionPage, err error) {
-	err = b.either(func(p sessionPicker) error {
+	err = b.either(func(p direct) error {
 		out, err = p.sessionPage(ctx, a)
 		return err
 	})
@@ -97,28 +97,11 @@ func (b *relayBackend) sessionPage(ctx context.Context, a ops.SessionPageArgs) (
 }
 
 func (b *relayBackend) matchSessions(ctx context.Context, a ops.MatchSessionsArgs) (out ops.MatchSessionsResult, err error) {
-	err = b.either(func(p sessionPicker) error {
+	err = b.either(func(p direct) error {
 		out, err = p.matchSessions(ctx, a)
 		return err
 	})
 	return out, err
-}
-
-// either runs a read where the relay calls now and, when that weft did
-// not answer, once more where it turned to (as call does).
-func (b *relayBackend) either(read func(sessionPicker) error) error {
-	if l := b.inProcess(); l != nil {
-		return read(l)
-	}
-	before := b.remote.target()
-	err := read(b.remote)
-	if unreachable(err) && b.failover(before) {
-		if l := b.inProcess(); l != nil {
-			return read(l)
-		}
-		return read(b.remote)
-	}
-	return err
 }
 
 // serveSessionPage answers POST /sessions/page (ops.SessionPageArgs) with
