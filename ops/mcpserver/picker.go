@@ -104,42 +104,27 @@ func (b *relayBackend) matchSessions(ctx context.Context, a ops.MatchSessionsArg
 	return out, err
 }
 
-// serveSessionPage answers POST /sessions/page (ops.SessionPageArgs) with
-// an ops.SessionPage.
-func (s *Server) serveSessionPage(w http.ResponseWriter, r *http.Request) {
-	svc := s.fileRequest(w, r)
-	if svc == nil {
-		return
+// serveRead answers a POST of read's arguments (JSON) with its result
+// (JSON), read from the file this server holds: /sessions/page
+// (ops.SessionPageArgs, an ops.SessionPage) and /sessions/match
+// (ops.MatchSessionsArgs, an ops.MatchSessionsResult).
+func serveRead[A, R any](s *Server, read func(*ops.Service, context.Context, A) (R, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		svc := s.fileRequest(w, r)
+		if svc == nil {
+			return
+		}
+		var args A
+		if !readArgs(w, r, &args) {
+			return
+		}
+		res, err := read(svc, r.Context(), args)
+		if err != nil {
+			writeError(w, statusOf(err), err.Error())
+			return
+		}
+		writeJSONValue(w, http.StatusOK, res)
 	}
-	var args ops.SessionPageArgs
-	if !readArgs(w, r, &args) {
-		return
-	}
-	page, err := svc.SessionPage(r.Context(), args)
-	if err != nil {
-		writeError(w, statusOf(err), err.Error())
-		return
-	}
-	writeJSONValue(w, http.StatusOK, page)
-}
-
-// serveSessionMatch answers POST /sessions/match (ops.MatchSessionsArgs)
-// with an ops.MatchSessionsResult.
-func (s *Server) serveSessionMatch(w http.ResponseWriter, r *http.Request) {
-	svc := s.fileRequest(w, r)
-	if svc == nil {
-		return
-	}
-	var args ops.MatchSessionsArgs
-	if !readArgs(w, r, &args) {
-		return
-	}
-	res, err := svc.MatchSessions(r.Context(), args)
-	if err != nil {
-		writeError(w, statusOf(err), err.Error())
-		return
-	}
-	writeJSONValue(w, http.StatusOK, res)
 }
 
 // complete answers completion/complete: sessions for a session_id, best
