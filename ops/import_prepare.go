@@ -47,7 +47,7 @@ func (im *Import) prepare(batch []formats.Message) *preparedBatch {
 					if m.Tokens <= 0 {
 						m.Tokens = messageTokens(m.Content, m.Parts)
 					}
-					msgs = append(msgs, storedDigested(0, m.NewMessage, im.now, m.Digest))
+					msgs = append(msgs, storedMessage(0, m.NewMessage, im.now, m.Digest))
 				}
 				enc, err := store.EncodeMessages(msgs)
 				if err != nil {

@@ -271,7 +271,7 @@ func (s *Service) appendChange(th *cached, next *model.Session, nms []model.NewM
 	ids := make([]model.ItemID, len(nms))
 	tokens := 0
 	for i, nm := range nms {
-		msgs[i] = storedMessage(uint64(next.MessageCount+1+i), nm, now)
+		msgs[i] = storedMessage(uint64(next.MessageCount+1+i), nm, now, "")
 		heads[i] = msgs[i].Head()
 		ids[i] = msgs[i].ID
 		tokens += msgs[i].Tokens
@@ -343,15 +343,10 @@ func countEachMetered(n int, at func(i int) *model.NewMessage, pm *meter) {
 }
 
 // storedMessage completes a new message for storing: seq and ID, time,
-// digest and token count.
-func storedMessage(seq uint64, nm model.NewMessage, now time.Time) model.Message {
-	return storedDigested(seq, nm, now, "")
-}
-
-// storedDigested is storedMessage given the message's digest where it is
-// known ("" where not): an import has its reader's, or hashed it on every
-// core, not in the one writer.
-func storedDigested(seq uint64, nm model.NewMessage, now time.Time, digest string) model.Message {
+// digest and token count. digest is the message's where it is known (""
+// where not): an import has its reader's, or hashed it on every core, not
+// in the one writer.
+func storedMessage(seq uint64, nm model.NewMessage, now time.Time, digest string) model.Message {
 	if digest == "" {
 		digest = model.ContentDigest(nm.Role, nm.Content)
 	}

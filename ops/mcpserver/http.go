@@ -89,8 +89,8 @@ func (s *Server) Handler(o HandlerOptions) http.Handler {
 	mux.HandleFunc(outlinePath, s.serveOutline)
 	mux.HandleFunc(exportPath, s.serveExport)
 	mux.HandleFunc(importPath, s.serveImport)
-	mux.HandleFunc(sessionsPagePath, s.serveSessionPage)
-	mux.HandleFunc(sessionsMatchPath, s.serveSessionMatch)
+	mux.HandleFunc(sessionsPagePath, serveRead(s, (*ops.Service).SessionPage))
+	mux.HandleFunc(sessionsMatchPath, serveRead(s, (*ops.Service).MatchSessions))
 	proxy := newProxy(s, o.Upstreams)
 	mux.Handle("/v1/", proxy)
 	mux.Handle("/s/", proxy)
@@ -336,7 +336,7 @@ func (s *Server) serveTool(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := apiContext(r)
-	out, err := s.backend.call(ctx, tool, body)
+	out, _, err := s.backend.call(ctx, tool, body)
 	if err != nil {
 		status := statusOf(err)
 		if status == http.StatusInternalServerError {

@@ -89,7 +89,7 @@ func (b *remoteBackend) ask(ctx context.Context, path string, args, out any) err
 }
 
 func (b *relayBackend) sessionPage(ctx context.Context, a ops.SessionPageArgs) (out ops.SessionPage, err error) {
-	err = b.either(func(p sessionPicker) error {
+	err = b.either(func(p direct) error {
 		out, err = p.sessionPage(ctx, a)
 		return err
 	})
@@ -97,66 +97,34 @@ func (b *relayBackend) sessionPage(ctx context.Context, a ops.SessionPageArgs) (
 }
 
 func (b *relayBackend) matchSessions(ctx context.Context, a ops.MatchSessionsArgs) (out ops.MatchSessionsResult, err error) {
-	err = b.either(func(p sessionPicker) error {
+	err = b.either(func(p direct) error {
 		out, err = p.matchSessions(ctx, a)
 		return err
 	})
 	return out, err
 }
 
-// either runs a read where the relay calls now and, when that weft did
-// not answer, once more where it turned to (as call does).
-func (b *relayBackend) either(read func(sessionPicker) error) error {
-	if l := b.inProcess(); l != nil {
-		return read(l)
-	}
-	before := b.remote.target()
-	err := read(b.remote)
-	if unreachable(err) && b.failover(before) {
-		if l := b.inProcess(); l != nil {
-			return read(l)
+// serveRead answers a POST of read's arguments (JSON) with its result
+// (JSON), read from the file this server holds: /sessions/page
+// (ops.SessionPageArgs, an ops.SessionPage) and /sessions/match
+// (ops.MatchSessionsArgs, an ops.MatchSessionsResult).
+func serveRead[A, R any](s *Server, read func(*ops.Service, context.Context, A) (R, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		svc := s.fileRequest(w, r)
+		if svc == nil {
+			return
 		}
-		return read(b.remote)
+		var args A
+		if !readArgs(w, r, &args) {
+			return
+		}
+		res, err := read(svc, r.Context(), args)
+		if err != nil {
+			writeError(w, statusOf(err), err.Error())
+			return
+		}
+		writeJSONValue(w, http.StatusOK, res)
 	}
-	return err
-}
-
-// serveSessionPage answers POST /sessions/page (ops.SessionPageArgs) with
-// an ops.SessionPage.
-func (s *Server) serveSessionPage(w http.ResponseWriter, r *http.Request) {
-	svc := s.fileRequest(w, r)
-	if svc == nil {
-		return
-	}
-	var args ops.SessionPageArgs
-	if !readArgs(w, r, &args) {
-		return
-	}
-	page, err := svc.SessionPage(r.Context(), args)
-	if err != nil {
-		writeError(w, statusOf(err), err.Error())
-		return
-	}
-	writeJSONValue(w, http.StatusOK, page)
-}
-
-// serveSessionMatch answers POST /sessions/match (ops.MatchSessionsArgs)
-// with an ops.MatchSessionsResult.
-func (s *Server) serveSessionMatch(w http.ResponseWriter, r *http.Request) {
-	svc := s.fileRequest(w, r)
-	if svc == nil {
-		return
-	}
-	var args ops.MatchSessionsArgs
-	if !readArgs(w, r, &args) {
-		return
-	}
-	res, err := svc.MatchSessions(r.Context(), args)
-	if err != nil {
-		writeError(w, statusOf(err), err.Error())
-		return
-	}
-	writeJSONValue(w, http.StatusOK, res)
 }
 
 // complete answers completion/complete: sessions for a session_id, best

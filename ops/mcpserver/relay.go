@@ -44,7 +44,8 @@ func NewRemote(target, token string) (*Remote, error) {
 // Call runs a tool there and returns its JSON result; refusals come back
 // as *ops.Error of the same kind as in-process.
 func (r *Remote) Call(ctx context.Context, tool *ops.Tool, args json.RawMessage) (json.RawMessage, error) {
-	return r.b.call(ctx, tool, args)
+	out, _, err := r.b.call(ctx, tool, args)
+	return out, err
 }
 
 // Invoke runs a tool there with its own argument type, filling out (a
@@ -180,7 +181,7 @@ func (b *remoteBackend) invoke(ctx context.Context, tool *ops.Tool, args, out an
 	if err != nil {
 		return err
 	}
-	res, err := b.call(ctx, tool, raw)
+	res, _, err := b.call(ctx, tool, raw)
 	if err != nil {
 		return err
 	}
@@ -190,11 +191,14 @@ func (b *remoteBackend) invoke(ctx context.Context, tool *ops.Tool, args, out an
 	return nil
 }
 
-func (b *remoteBackend) call(ctx context.Context, tool *ops.Tool, args json.RawMessage) (json.RawMessage, error) {
+// call gives the remote weft's JSON, and no value: decoding it here
+// would be the work the JSON spares.
+func (b *remoteBackend) call(ctx context.Context, tool *ops.Tool, args json.RawMessage) (json.RawMessage, any, error) {
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")
 	}
-	return b.post(ctx, "/api/"+tool.Name, "application/json", bytes.NewReader(args), tool.Name)
+	out, err := b.post(ctx, "/api/"+tool.Name, "application/json", bytes.NewReader(args), tool.Name)
+	return out, nil, err
 }
 
 // post sends a request to the remote weft and returns its answer's body

@@ -62,36 +62,43 @@ func (b *relayBackend) inProcess() *localBackend {
 	return b.local
 }
 
-func (b *relayBackend) call(ctx context.Context, tool *ops.Tool, args json.RawMessage) (json.RawMessage, error) {
+// direct is what the relay calls through: the weft relayed to, or the
+// file itself once the relay has taken it over.
+type direct interface {
+	call(ctx context.Context, tool *ops.Tool, args json.RawMessage) (json.RawMessage, any, error)
+	invoke(ctx context.Context, tool *ops.Tool, args, out any) error
+	sessionPicker
+}
+
+// either runs a request where the relay calls now and, when that weft did
+// not answer, once more where it turned to. Only a request that never
+// reached the weft is sent again: one that broke on the way may have been
+// applied.
+func (b *relayBackend) either(do func(direct) error) error {
 	if l := b.inProcess(); l != nil {
-		return l.call(ctx, tool, args)
+		return do(l)
 	}
 	before := b.remote.target()
-	out, err := b.remote.call(ctx, tool, args)
-	// Only a call that never reached the weft is sent again: one that
-	// broke on the way may have been applied.
+	err := do(b.remote)
 	if unreachable(err) && b.failover(before) {
 		if l := b.inProcess(); l != nil {
-			return l.call(ctx, tool, args)
+			return do(l)
 		}
-		return b.remote.call(ctx, tool, args)
+		return do(b.remote)
 	}
-	return out, err
+	return err
+}
+
+func (b *relayBackend) call(ctx context.Context, tool *ops.Tool, args json.RawMessage) (out json.RawMessage, value any, err error) {
+	err = b.either(func(d direct) error {
+		out, value, err = d.call(ctx, tool, args)
+		return err
+	})
+	return out, value, err
 }
 
 func (b *relayBackend) invoke(ctx context.Context, tool *ops.Tool, args, out any) error {
-	if l := b.inProcess(); l != nil {
-		return l.invoke(ctx, tool, args, out)
-	}
-	before := b.remote.target()
-	err := b.remote.invoke(ctx, tool, args, out)
-	if unreachable(err) && b.failover(before) {
-		if l := b.inProcess(); l != nil {
-			return l.invoke(ctx, tool, args, out)
-		}
-		return b.remote.invoke(ctx, tool, args, out)
-	}
-	return err
+	return b.either(func(d direct) error { return d.invoke(ctx, tool, args, out) })
 }
 
 // failover finds where to go after the weft at before stopped answering:

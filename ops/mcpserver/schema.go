@@ -33,14 +33,15 @@ var schemaOptions = &jsonschema.ForOptions{
 	TypeSchemas: map[reflect.Type]*jsonschema.Schema{
 		reflect.TypeFor[json.RawMessage](): {Description: "any JSON value, kept verbatim"},
 		reflect.TypeFor[any]():             {Description: "any JSON value"},
-		reflect.TypeFor[model.Role]():      {Type: "string", Enum: roleValues()},
+		reflect.TypeFor[model.Role]():      {Type: "string", Enum: enumOf(model.Roles)},
 	},
 }
 
-func roleValues() []any {
-	out := make([]any, len(model.Roles))
-	for i, r := range model.Roles {
-		out[i] = string(r)
+// enumOf is a list of string values as a schema's enum holds them.
+func enumOf[S ~string](values []S) []any {
+	out := make([]any, len(values))
+	for i, v := range values {
+		out[i] = string(v)
 	}
 	return out
 }
@@ -72,10 +73,7 @@ func schemasOf(t *ops.Tool) toolSchemas {
 		requireGiven(s.input)
 		for name, p := range s.input.Properties {
 			if choices := t.ArgChoices(name); len(choices) > 0 {
-				p.Enum = make([]any, len(choices))
-				for i, c := range choices {
-					p.Enum[i] = c
-				}
+				p.Enum = enumOf(choices)
 			}
 		}
 	}

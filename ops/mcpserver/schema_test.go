@@ -12,7 +12,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"weft/model"
-	"weft/ops"
 )
 
 // schemaProp is one property of an input schema as a client reads it.
@@ -112,16 +111,7 @@ func TestFixedValueArgumentsHaveEnums(t *testing.T) {
 	ctx := context.Background()
 	schemas := listedSchemas(t, cs)
 
-	zero, twenty := 0, 20
-	first, err := svc.GetMessageRange(ctx, ops.MessageRangeArgs{SessionID: sid, StartIdx: &zero, EndIdx: &twenty})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hook, err := svc.CreateSession(ctx, ops.CreateSessionArgs{Title: "hook"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := &toolState{sid: sid, timestamp: first.Messages[15].CreatedAt, hookSession: hook.SessionID}
+	st := newToolState(t, svc, sid)
 
 	const bogus = "zz-no-such-value"
 	call := func(name string, args map[string]any) (bool, string) {

@@ -53,12 +53,13 @@ type Options struct {
 }
 
 // backend runs tools. call takes and gives JSON, as the protocols carry
-// it; invoke takes the tool's own argument type and fills out, a pointer
+// it, and the result as a Go value too where the backend has one (nil
+// where it has only the JSON: a remote weft's answer); invoke takes the tool's own argument type and fills out, a pointer
 // to its result type, so what the server asks for itself (resources, the
 // prompt) is not encoded and decoded again in this process. Errors a
 // request caused are *ops.Error (test their kind with errors.Is).
 type backend interface {
-	call(ctx context.Context, tool *ops.Tool, args json.RawMessage) (json.RawMessage, error)
+	call(ctx context.Context, tool *ops.Tool, args json.RawMessage) (json.RawMessage, any, error)
 	invoke(ctx context.Context, tool *ops.Tool, args, out any) error
 	// watch calls fn with every write's event until ctx ends.
 	watch(ctx context.Context, fn func(ops.Event))
@@ -68,19 +69,7 @@ type backend interface {
 // localBackend runs tools in-process.
 type localBackend struct{ svc *ops.Service }
 
-func (b localBackend) call(ctx context.Context, tool *ops.Tool, args json.RawMessage) (json.RawMessage, error) {
-	out, _, err := b.callValue(ctx, tool, args)
-	return out, err
-}
-
-// valueCaller is a backend that has a tool's result as a Go value beside
-// its JSON.
-type valueCaller interface {
-	// callValue is call, and gives the result it encoded too.
-	callValue(ctx context.Context, tool *ops.Tool, args json.RawMessage) (json.RawMessage, any, error)
-}
-
-func (b localBackend) callValue(ctx context.Context, tool *ops.Tool, args json.RawMessage) (json.RawMessage, any, error) {
+func (b localBackend) call(ctx context.Context, tool *ops.Tool, args json.RawMessage) (json.RawMessage, any, error) {
 	res, err := tool.Call(ctx, b.svc, args)
 	if err != nil {
 		return nil, nil, err
@@ -251,14 +240,7 @@ func (s *Server) toolHandler(t *ops.Tool) mcp.ToolHandler {
 		if sp != nil {
 			ctx = summary.WithSampler(ctx, sp.sample)
 		}
-		var out json.RawMessage
-		var value any
-		var err error
-		if vc, ok := s.backend.(valueCaller); ok {
-			out, value, err = vc.callValue(ctx, t, req.Params.Arguments)
-		} else {
-			out, err = s.backend.call(ctx, t, req.Params.Arguments)
-		}
+		out, value, err := s.backend.call(ctx, t, req.Params.Arguments)
 		if sp != nil && len(sp.pending) > 0 {
 			// The tool asked the client's model for something it has not
 			// answered yet: ask, and the client calls again with the

@@ -129,13 +129,13 @@ func BenchmarkToolCallTurnsAround100k(b *testing.B) {
 	backend := localBackend{svc}
 	args := []byte(fmt.Sprintf(`{"session_id":%q,"timestamp":%q,"count":40}`, sid, benchT0.Add(50_000*time.Second).Format(time.RFC3339)))
 	ctx := context.Background()
-	if _, err := backend.call(ctx, tool, args); err != nil {
+	if _, _, err := backend.call(ctx, tool, args); err != nil {
 		b.Fatal(err)
 	}
 	ds := make([]time.Duration, 0, b.N)
 	for b.Loop() {
 		t := time.Now()
-		if _, err := backend.call(ctx, tool, args); err != nil {
+		if _, _, err := backend.call(ctx, tool, args); err != nil {
 			b.Fatal(err)
 		}
 		ds = append(ds, time.Since(t))

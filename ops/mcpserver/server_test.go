@@ -172,6 +172,23 @@ type toolState struct {
 	version                            uint64
 }
 
+// newToolState is the state the sample calls start from on the demo
+// thread sid: a timestamp inside it and a second session for the hooks.
+func newToolState(t *testing.T, svc *ops.Service, sid string) *toolState {
+	t.Helper()
+	ctx := context.Background()
+	zero, twenty := 0, 20
+	first, err := svc.GetMessageRange(ctx, ops.MessageRangeArgs{SessionID: sid, StartIdx: &zero, EndIdx: &twenty})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hook, err := svc.CreateSession(ctx, ops.CreateSessionArgs{Title: "hook"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &toolState{sid: sid, timestamp: first.Messages[15].CreatedAt, hookSession: hook.SessionID}
+}
+
 // sampleArgs are arguments each known tool must accept on the demo thread,
 // in the order the test calls them. Tools added to the registry later and
 // missing here are still called (with the session only) and must answer
@@ -265,17 +282,7 @@ func TestCallEveryTool(t *testing.T) {
 		schemas[tool.Name] = tool
 	}
 
-	var first ops.MessageRangeResult
-	zero, twenty := 0, 20
-	first, err = svc.GetMessageRange(ctx, ops.MessageRangeArgs{SessionID: sid, StartIdx: &zero, EndIdx: &twenty})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hook, err := svc.CreateSession(ctx, ops.CreateSessionArgs{Title: "hook"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := &toolState{sid: sid, timestamp: first.Messages[15].CreatedAt, hookSession: hook.SessionID}
+	st := newToolState(t, svc, sid)
 
 	called := map[string]bool{}
 	check := func(name string, args map[string]any) map[string]any {

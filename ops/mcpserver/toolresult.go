@@ -46,7 +46,7 @@ func encodeToolResults(next mcp.MethodHandler) mcp.MethodHandler {
 			return res, err
 		}
 		if r, ok := res.(*mcp.CallToolResult); ok {
-			if w, ok := wireOf(r); ok {
+			if w, ok := wireOf(r, req); ok {
 				return w, nil
 			}
 		}
@@ -54,10 +54,10 @@ func encodeToolResults(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// wireOf returns r as a toolWire, when one says all r says: one text
-// content with nothing beside its text, no input requests and no request
-// state.
-func wireOf(r *mcp.CallToolResult) (*toolWire, bool) {
+// wireOf returns r, the answer to req, as a toolWire, when one says all
+// r says: one text content with nothing beside its text, no input
+// requests and no request state.
+func wireOf(r *mcp.CallToolResult, req mcp.Request) (*toolWire, bool) {
 	if r == nil || len(r.Content) != 1 || r.InputRequests != nil || r.RequestState != "" {
 		return nil, false
 	}
@@ -68,36 +68,28 @@ func wireOf(r *mcp.CallToolResult) (*toolWire, bool) {
 	if sc, ok := r.StructuredContent.(json.RawMessage); ok && len(sc) == 0 {
 		return nil, false // not JSON: the SDK answers it as it does
 	}
-	rt, ok := resultTypeOf(r)
-	if !ok {
-		return nil, false
-	}
 	w := &toolWire{
 		Content:           []textWire{{Type: "text", Text: text.Text}},
 		StructuredContent: r.StructuredContent,
 		IsError:           r.IsError,
-		ResultType:        rt,
+		ResultType:        resultTypeOf(req),
 	}
 	w.Meta = r.Meta
 	return w, true
 }
 
-// resultTypeOf is the resultType the SDK writes for r, which it keeps
-// unexported (set for clients of protocol versions that have it): the SDK
-// encodes r without its content, which is small, and the field is read
-// back.
-func resultTypeOf(r *mcp.CallToolResult) (string, bool) {
-	bare := *r
-	bare.Content, bare.StructuredContent, bare.Meta = nil, nil, nil
-	b, err := bare.MarshalJSON()
-	if err != nil {
-		return "", false
+// resultTypeOf is the resultType the SDK gives a result without input
+// requests, which it keeps unexported: "complete" when the session was
+// initialized at a protocol version that has the field
+// (multiRoundTripVersion on) or, a stateless request, not initialized at
+// all (the SDK takes its latest version then), and none before. It is
+// the session's, so it is read from the session rather than from r
+// encoded again (TestToolWireIsTheSDKsResult holds it to the SDK's).
+func resultTypeOf(req mcp.Request) string {
+	if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+		if p := ss.InitializeParams(); p != nil && p.ProtocolVersion < multiRoundTripVersion {
+			return ""
+		}
 	}
-	var got struct {
-		ResultType string `json:"resultType"`
-	}
-	if err := json.Unmarshal(b, &got); err != nil {
-		return "", false
-	}
-	return got.ResultType, true
+	return "complete"
 }
