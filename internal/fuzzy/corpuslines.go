@@ -277,11 +277,6 @@ func (s *lineScorer) outOfReach(pb Bound, floor int, hasFloor bool, shortest int
 	return unknown, true
 }
 
-// original appends text k of c in its own case to dst.
-func (c Corpus) original(dst []byte, k int) []byte {
-	return restoreCase(dst, c.Text(k), c.caps, c.capAt[k]*64)
-}
-
 // restoreCase appends low, lower-cased, to dst with the bytes that caps
 // marks (from bit at) upper-cased again.
 func restoreCase(dst, low []byte, caps []uint64, at int) []byte {
