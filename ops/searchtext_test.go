@@ -55,10 +55,10 @@ func TestSubstringFollowsTheThread(t *testing.T) {
 	check("after a digest before the hits", []int{8, 10}, []int{10, 12})
 }
 
-// TestFuzzyNarrowedReadsFew: a query narrowed to a few items by the
-// previous keystrokes (read one by one, not by a walk over the thread)
-// finds what the same query typed at once finds.
-func TestFuzzyNarrowedReadsFew(t *testing.T) {
+// TestFuzzyNarrowedToFew: a query narrowed to a few items by the
+// previous keystrokes (only those searched, a digest's summary among
+// them) finds what the same query typed at once finds.
+func TestFuzzyNarrowedToFew(t *testing.T) {
 	f := newFixture(t)
 	sid := f.session("few", 200)
 	f.mustCall("append_messages", `{"messages":[{"role":"user","content":"a Zebra crossing"},{"role":"assistant","content":"zebras\nand more"}]}`)

@@ -83,9 +83,6 @@ func (c Corpus) Len() int { return len(c.ends) }
 // Bytes is the size of the texts held.
 func (c Corpus) Bytes() int { return len(c.buf) }
 
-// Mask is the byte classes text k holds (see QueryMask).
-func (c Corpus) Mask(k int) uint64 { return c.masks[k] }
-
 // Text is text k, lower-cased; it must not be changed.
 func (c Corpus) Text(k int) []byte { return c.buf[c.start(k):c.ends[k]] }
 

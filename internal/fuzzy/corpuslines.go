@@ -18,9 +18,10 @@ type Ref struct{ Index, Text int }
 var notPlain = uint64(1)<<classOf[0x80] | uint64(1)<<classOf[0]
 
 // Lines is the package's Lines over refs, texts of c, and docs, whose
-// indices must differ; but the candidates it returns may also hold texts
-// of c not yet checked for the query in order, whose bounds kept them
-// from being read (see take): every text that has it, and some that may. a ref is matched and scored on the corpus's
+// indices must differ; but the candidates it returns, every text that
+// has the query's characters in order, may also hold texts of c not yet
+// checked for that, whose bounds kept them from being read (see take).
+// A ref is matched and scored on the corpus's
 // lower-cased text and its case bits, so the search reads nothing but
 // memory, and a text without one of an ASCII query's byte classes is
 // passed over on its mask alone. Texts beyond plain ASCII, and every
@@ -275,11 +276,6 @@ func (s *lineScorer) outOfReach(pb Bound, floor int, hasFloor bool, shortest int
 		return makeBound(b, s.maxCur), true
 	}
 	return unknown, true
-}
-
-// original appends text k of c in its own case to dst.
-func (c Corpus) original(dst []byte, k int) []byte {
-	return restoreCase(dst, c.Text(k), c.caps, c.capAt[k]*64)
 }
 
 // restoreCase appends low, lower-cased, to dst with the bytes that caps

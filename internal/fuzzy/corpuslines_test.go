@@ -76,7 +76,7 @@ func TestCorpusLinesEqualsSahilmFuzzy(t *testing.T) {
 	}
 	c, refs, docs, byIndex := corpusDocs(texts)
 	for k := range c.Len() {
-		if got := c.original(nil, k); !bytes.Equal(got, byIndex[refs[k].Index].Text) {
+		if got := restoreCase(nil, c.Text(k), c.caps, c.capAt[k]*64); !bytes.Equal(got, byIndex[refs[k].Index].Text) {
 			t.Fatalf("text %d restored as %q, was %q", k, got, byIndex[refs[k].Index].Text)
 		}
 	}

@@ -50,7 +50,7 @@ type lineScorer struct {
 	idx    []int
 	cur    int // the adjacency bonus the last fast scoring ended with
 	nx     nexter
-	// caps, when set, says the text scoreAt reads is lower-cased (a
+	// caps, when set, says the text scoreLowered reads is lower-cased (a
 	// Corpus text) and holds its case: bit capBase+j for byte j.
 	caps    []uint64
 	capBase int
@@ -259,14 +259,10 @@ func (s *lineScorer) scoreLowered(text []byte, start, stop int) (int, bool) {
 
 // scoreAt scores text[start:stop], plain ASCII. It is sahilm/fuzzy's
 // loop over bytes, with folding by table, that jumps with bytes.IndexByte
-// to the next candidate while no candidate waits to be committed. With
-// caps set, text is lower-cased and the case comes from caps.
+// to the next candidate while no candidate waits to be committed. It
+// reads text in its own case: a lower-cased one goes to scoreLowered.
 func (s *lineScorer) scoreAt(text []byte, start, stop int) (int, bool) {
 	lo, up := s.lower, s.upper
-	lowered := s.caps != nil
-	if lowered {
-		up = lo // a lower-cased text has no upper-case byte to look for
-	}
 	k := len(lo)
 	idx := s.idx[:0]
 	total, pi := 0, 0
@@ -301,11 +297,7 @@ func (s *lineScorer) scoreAt(text []byte, start, stop int) (int, bool) {
 				score += fzFirstChar
 			} else {
 				last := text[j-1]
-				if lowered {
-					if 'a' <= last && last <= 'z' && s.upperAt(j) && !s.upperAt(j-1) {
-						score += fzCamel
-					}
-				} else if 'a' <= last && last <= 'z' && 'A' <= c && c <= 'Z' {
+				if 'a' <= last && last <= 'z' && 'A' <= c && c <= 'Z' {
 					score += fzCamel
 				}
 				if isSepASCII(last) {
