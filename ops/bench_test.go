@@ -20,17 +20,11 @@ import (
 // is built once per run, in a directory removed when the run ends (see
 // TestMain).
 
-var words = strings.Fields(`the a of to and in is for on that with as it be this are by from at or
-database migration plan schema index query postgres sqlite connection pool transaction commit
-rollback cursor bucket session message thread digest summary operator agent tool call result
-error retry timeout latency throughput benchmark profile memory allocation goroutine channel
-render view model update terminal keyboard search fuzzy timeline token budget context window`)
-
 // text makes deterministic prose of about n bytes.
 func text(r *rand.Rand, n int) string {
 	var b strings.Builder
 	for b.Len() < n {
-		b.WriteString(words[r.IntN(len(words))])
+		b.WriteString(benchdata.SmallWords[r.IntN(len(benchdata.SmallWords))])
 		b.WriteByte(' ')
 	}
 	return b.String()

@@ -31,6 +31,15 @@ const SessionID = "bench"
 // benchStart is when the first generated message was written.
 var benchStart = time.Date(2025, 1, 6, 9, 0, 0, 0, time.UTC)
 
+// SmallWords is a small vocabulary of prose, the words of the ops and
+// fuzzy benchmarks that generate their own texts: every word recurs
+// often, so most of a query's letters are everywhere.
+var SmallWords = strings.Fields(`the a of to and in is for on that with as it be this are by from at or
+database migration plan schema index query postgres sqlite connection pool transaction commit
+rollback cursor bucket session message thread digest summary operator agent tool call result
+error retry timeout latency throughput benchmark profile memory allocation goroutine channel
+render view model update terminal keyboard search fuzzy timeline token budget context window`)
+
 // benchWords is the vocabulary of generated prose: everyday words, with
 // the technical ones an engineer's chat with an assistant is full of.
 var benchWords = strings.Fields(`the a of to and in is for on that with as it be this are by from at or

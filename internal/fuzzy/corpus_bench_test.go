@@ -5,14 +5,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"weft/internal/benchdata"
 )
-
-// benchWords are the words of the ops benchmarks' generated prose.
-var benchWords = strings.Fields(`the a of to and in is for on that with as it be this are by from at or
-database migration plan schema index query postgres sqlite connection pool transaction commit
-rollback cursor bucket session message thread digest summary operator agent tool call result
-error retry timeout latency throughput benchmark profile memory allocation goroutine channel
-render view model update terminal keyboard search fuzzy timeline token budget context window`)
 
 // benchCorpus is n texts of about size bytes of that prose.
 func benchCorpus(n, size int) Corpus {
@@ -22,7 +16,7 @@ func benchCorpus(n, size int) Corpus {
 	for range n {
 		b = b[:0]
 		for len(b) < size {
-			b = append(b, benchWords[r.IntN(len(benchWords))]...)
+			b = append(b, benchdata.SmallWords[r.IntN(len(benchdata.SmallWords))]...)
 			b = append(b, ' ')
 		}
 		c = c.Append(b)
