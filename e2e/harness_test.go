@@ -50,7 +50,7 @@ func weftBinary(t testing.TB) string {
 // weftCLI runs the binary outside the terminal and returns its stdout.
 func weftCLI(t *testing.T, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(weftBinary(t), args...)
+	cmd := exec.CommandContext(t.Context(), weftBinary(t), args...)
 	cmd.Env = append(withoutEnv(os.Environ(), "WEFT_DB"), "TZ=UTC")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 )
 
+//lint:file-ignore ST1005 a tape's errors begin with the command they are about (Sleep, Type, Env, Set), capitalised as a tape writes it
+
 // A tape is a VHS script: commands, one a line, that type into a
 // terminal, wait for its screen and set up the recording. ParseTape reads
 // the commands demo.tape uses, so its tour can be replayed through tmux

@@ -6,6 +6,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -69,7 +70,7 @@ func StartTerminal(opts TerminalOptions, argv ...string) (*Terminal, error) {
 	conf := filepath.Join(dir, "tmux.conf")
 	confText := "set -g status off\nset -g remain-on-exit on\nset -g history-limit 100\nset -g default-terminal xterm-256color\n"
 	if err := os.WriteFile(conf, []byte(confText), 0o600); err != nil {
-		os.RemoveAll(dir)
+		_ = os.RemoveAll(dir)
 		return nil, err
 	}
 	term := &Terminal{
@@ -91,7 +92,7 @@ func StartTerminal(opts TerminalOptions, argv ...string) (*Terminal, error) {
 	}
 	args = append(args, shellJoin(cmd))
 	if _, err := term.run(args...); err != nil {
-		os.RemoveAll(dir)
+		_ = os.RemoveAll(dir)
 		return nil, err
 	}
 	return term, nil
@@ -99,7 +100,7 @@ func StartTerminal(opts TerminalOptions, argv ...string) (*Terminal, error) {
 
 // run runs one tmux command against this terminal's server.
 func (t *Terminal) run(args ...string) (string, error) {
-	cmd := exec.Command(t.tmux, append([]string{"-L", t.socket}, args...)...)
+	cmd := exec.CommandContext(context.Background(), t.tmux, append([]string{"-L", t.socket}, args...)...)
 	// The server inherits this environment: drop what would tie it to a
 	// tmux the tests themselves run in.
 	cmd.Env = withoutEnv(os.Environ(), "TMUX", "TMUX_PANE", "NO_COLOR")
@@ -205,7 +206,7 @@ func (t *Terminal) Size() (int, int, error) {
 // Close kills the server and everything it runs.
 func (t *Terminal) Close() error {
 	_, err := t.run("kill-server")
-	os.RemoveAll(t.dir)
+	_ = os.RemoveAll(t.dir)
 	return err
 }
 

@@ -57,7 +57,7 @@ func trustAPI(t *testing.T, db, tool string, args any) (int, string) {
 	}
 	body, _ := json.Marshal(args)
 	url := strings.TrimSuffix(string(addr), "/mcp") + "/api/" + tool
-	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +264,7 @@ func TestTUIReadsEveryLineOfALongMessage(t *testing.T) {
 // runs it, for a command whose exit status the test reads itself.
 func weftCmd(t *testing.T, args ...string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(weftBinary(t), args...)
+	cmd := exec.CommandContext(t.Context(), weftBinary(t), args...)
 	cmd.Env = append(withoutEnv(os.Environ(), "WEFT_DB"), "TZ=UTC")
 	return cmd
 }

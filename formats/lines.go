@@ -65,7 +65,7 @@ func EachLine(r io.Reader, fn func(n int, line []byte) error, tooLong func(n int
 // documents tells an array from objects.
 func FirstByte(br *bufio.Reader) (byte, error) {
 	if bom, _ := br.Peek(len(BOM)); string(bom) == BOM {
-		br.Discard(len(BOM))
+		_, _ = br.Discard(len(BOM))
 	}
 	for {
 		c, err := br.ReadByte()
@@ -76,7 +76,7 @@ func FirstByte(br *bufio.Reader) (byte, error) {
 		case ' ', '\t', '\r', '\n':
 			continue
 		}
-		br.UnreadByte()
+		_ = br.UnreadByte()
 		return c, nil
 	}
 }

@@ -390,7 +390,7 @@ func (s *Service) InsertMessages(ctx context.Context, a InsertArgs) (OpResult, e
 		named = []model.ItemID{a.AfterID}
 	}
 	return s.newOp(ctx, model.OpInsert, Selection{SessionID: a.SessionID}, named, a.EditOptions, func(v *model.View, _ resolved, op *model.Op) (string, error) {
-		after := -1
+		var after int
 		if a.AfterID != "" {
 			if after = v.IndexOf(a.AfterID); after < 0 {
 				return "", notFoundf("after_id %q is not in the effective thread: it does not exist or an operation hides it", a.AfterID)

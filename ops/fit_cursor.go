@@ -154,12 +154,12 @@ func hashArgs(a any) uint64 {
 func threadState(info *model.Session, ops []model.Op) uint64 {
 	h := fnv.New64a()
 	for _, op := range ops {
-		fmt.Fprintf(h, "%s/%t/%t;", op.ID, op.Active, op.RevertedAt != nil)
+		_, _ = fmt.Fprintf(h, "%s/%t/%t;", op.ID, op.Active, op.RevertedAt != nil)
 	}
 	tags := slices.Clone(info.ActiveTags)
 	slices.Sort(tags)
 	for _, t := range tags {
-		fmt.Fprintf(h, "#%s", t)
+		_, _ = fmt.Fprintf(h, "#%s", t)
 	}
 	return h.Sum64()
 }
@@ -168,7 +168,7 @@ func threadState(info *model.Session, ops []model.Op) uint64 {
 func listState(ids []string, versions []uint64) uint64 {
 	h := fnv.New64a()
 	for i, id := range ids {
-		fmt.Fprintf(h, "%s@%d;", id, versions[i])
+		_, _ = fmt.Fprintf(h, "%s@%d;", id, versions[i])
 	}
 	return h.Sum64()
 }

@@ -200,7 +200,7 @@ func pairedKind(raw json.RawMessage) bool {
 	var item struct {
 		Type string `json:"type"`
 	}
-	json.Unmarshal(raw, &item)
+	_ = json.Unmarshal(raw, &item)
 	return item.Type == "function_call" || item.Type == "custom_tool_call"
 }
 

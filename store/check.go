@@ -70,13 +70,13 @@ func Check(path string) ([]Finding, error) {
 		return nil, openErr
 	}
 	if db != nil {
-		defer db.Close()
+		defer func() { _ = db.Close() }()
 	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	c := &checker{path: path}
 	rep := inspect(f, fi.Size())
 	for _, n := range rep.notes {
@@ -232,7 +232,7 @@ func (c *checker) weft(db *bolt.DB) {
 			ids[id] = true
 		}
 		if b := tx.Bucket(bktSources); b != nil {
-			b.ForEach(func(k, v []byte) error {
+			_ = b.ForEach(func(k, v []byte) error {
 				if !ids[string(v)] {
 					c.add("", fmt.Sprintf("source %q", k), "names session %q, which is not in the file", v)
 				}
@@ -247,8 +247,9 @@ func (c *checker) weft(db *bolt.DB) {
 func (c *checker) session(tx *bolt.Tx, info model.Session, num uint32) {
 	id := info.ID
 	// Messages: seqs 1..n, each decodes; their heads for what follows.
+	// (The scans here note what they find and never fail.)
 	var heads []model.Head
-	scan(tx.Bucket(bktMsgs), num, nil, func(k, v []byte) (bool, error) {
+	_ = scan(tx.Bucket(bktMsgs), num, nil, func(k, v []byte) (bool, error) {
 		if len(k) != 8 {
 			c.add(id, "message key", "%x is not 8 bytes", k)
 			return true, nil
@@ -272,7 +273,7 @@ func (c *checker) session(tx *bolt.Tx, info model.Session, num uint32) {
 	// Heads: one chunk per complete 1024, equal to the messages'.
 	full := n / headsPerChunk
 	var chunk uint64
-	scan(tx.Bucket(bktHeads), num, nil, func(k, v []byte) (bool, error) {
+	_ = scan(tx.Bucket(bktHeads), num, nil, func(k, v []byte) (bool, error) {
 		switch {
 		case len(k) != 8 || be64(k) != chunk:
 			c.add(id, "heads index", "chunk key %x where chunk %d belongs", k, chunk)
@@ -300,7 +301,7 @@ func (c *checker) session(tx *bolt.Tx, info model.Session, num uint32) {
 	// session in time order.
 	seen := 0
 	var stray tally
-	scan(tx.Bucket(bktByTime), num, nil, func(k, _ []byte) (bool, error) {
+	_ = scan(tx.Bucket(bktByTime), num, nil, func(k, _ []byte) (bool, error) {
 		at, seq, ok := parseTimeKey(k)
 		if !ok || seq == 0 || seq > n || heads[seq-1].At != at {
 			stray.add(fmt.Sprintf("%x", k))
@@ -327,7 +328,7 @@ func (c *checker) session(tx *bolt.Tx, info model.Session, num uint32) {
 	// Operations: each decodes, and the index points back.
 	idx := tx.Bucket(bktOpIndex)
 	ops := 0
-	scan(tx.Bucket(bktOps), num, nil, func(k, v []byte) (bool, error) {
+	_ = scan(tx.Bucket(bktOps), num, nil, func(k, v []byte) (bool, error) {
 		ops++
 		var op model.Op
 		if err := json.Unmarshal(v, &op); err != nil || op.ID == "" {
@@ -348,7 +349,7 @@ func (c *checker) session(tx *bolt.Tx, info model.Session, num uint32) {
 	}
 	// Import keys point at stored messages.
 	var past, bad tally
-	scan(tx.Bucket(bktKeys), num, nil, func(k, v []byte) (bool, error) {
+	_ = scan(tx.Bucket(bktKeys), num, nil, func(k, v []byte) (bool, error) {
 		seq, ok := (layout2{}).importSeq(v)
 		switch {
 		case !ok:
@@ -392,7 +393,7 @@ func (c *checker) opIndex(tx *bolt.Tx, nums map[uint32]string) {
 	if idx == nil || ops == nil || sessions == nil {
 		return
 	}
-	idx.ForEach(func(k, v []byte) error {
+	_ = idx.ForEach(func(k, v []byte) error {
 		sid, opKey, ok := parseOpIndex(v)
 		if !ok {
 			c.add("", fmt.Sprintf("op index entry %q", k), "corrupt (%d bytes)", len(v))

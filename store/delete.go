@@ -52,7 +52,7 @@ func (t *Tx) DeleteSession(id string) error {
 	}
 	if src := t.bucket(bktSources); src != nil {
 		var gone [][]byte
-		src.ForEach(func(k, v []byte) error {
+		_ = src.ForEach(func(k, v []byte) error {
 			if bytes.Equal(v, []byte(id)) {
 				gone = append(gone, bytes.Clone(k))
 			}

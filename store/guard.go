@@ -179,7 +179,7 @@ func openBolt(path string, readOnly bool, timeout time.Duration) (*bolt.DB, *os.
 					d.Detail = rep.writeFatal
 				}
 			}
-			f.Close()
+			_ = f.Close()
 		}
 		return nil, nil, d
 	}
@@ -197,7 +197,7 @@ func openBolt(path string, readOnly bool, timeout time.Duration) (*bolt.DB, *os.
 			fatal = rep.writeFatal
 		}
 		if fatal != "" {
-			db.Close()
+			_ = db.Close()
 			return nil, nil, damaged(path, fatal)
 		}
 	}

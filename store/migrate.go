@@ -104,7 +104,7 @@ func (s *Store) migrate(from uint32) error {
 	tmp := real + ".migrating"
 	// A leftover of an interrupted migration: this process holds the
 	// file's lock, so nobody else is writing it.
-	os.Remove(tmp)
+	_ = os.Remove(tmp)
 	dst, err := Open(tmp, Options{})
 	if err != nil {
 		return fail(err)
@@ -130,12 +130,12 @@ func (s *Store) migrate(from uint32) error {
 		err = os.Rename(tmp, real)
 	}
 	if err != nil {
-		os.Remove(tmp)
+		_ = os.Remove(tmp)
 		return fail(err)
 	}
 	if d, err := os.Open(filepath.Dir(real)); err == nil {
-		d.Sync() // the rename itself is durable
-		d.Close()
+		_ = d.Sync() // the rename itself is durable
+		_ = d.Close()
 	}
 	return errMigrated
 }

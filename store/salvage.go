@@ -49,7 +49,7 @@ func Salvage(src, dst string) (SalvageReport, error) {
 	if err != nil {
 		return rep, err
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	var lay layout = layout2{}
 	if schema == 1 {
 		lay = layout1{}
@@ -69,7 +69,7 @@ func Salvage(src, dst string) (SalvageReport, error) {
 		err = cerr
 	}
 	if err != nil {
-		os.Remove(dst)
+		_ = os.Remove(dst)
 		return rep, fmt.Errorf("salvaging %s into %s: %w", src, dst, err)
 	}
 	r := c.rep
@@ -109,8 +109,9 @@ func openDamaged(path string) (*bolt.DB, uint32, error) {
 		}
 		return nil, 0, openError(path, err)
 	}
+	// A schema that cannot be read is taken to be the current one.
 	schema := currentSchema
-	guard(path, func() error {
+	_ = guard(path, func() error {
 		return db.View(func(tx *bolt.Tx) error {
 			if v, _, err := readSchema(tx, path); err == nil {
 				schema = v
@@ -121,7 +122,7 @@ func openDamaged(path string) (*bolt.DB, uint32, error) {
 		})
 	})
 	if schema > currentSchema {
-		db.Close()
+		_ = db.Close()
 		return nil, 0, tooNew(path, schema)
 	}
 	return db, schema, nil
@@ -151,8 +152,9 @@ func (mc *msgCopier) run() error {
 	end := mc.limit
 	if end == 0 || !c.strict {
 		// The last stored seq, when the record's count is unknown or
-		// may be wrong; a wild one (a damaged key) is not believed.
-		c.view(func(tx *bolt.Tx) error {
+		// may be wrong; a wild one (a damaged key) is not believed, nor
+		// is a read that fails (end stays as it was).
+		_ = c.view(func(tx *bolt.Tx) error {
 			b, prefix := c.lay.records(tx, mc.p, bktMsgs)
 			if b == nil {
 				return nil

@@ -52,6 +52,7 @@ import (
 	"weft/model"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 var (
@@ -170,11 +171,11 @@ func open(path string, readOnly bool, timeout time.Duration) (s *Store, retry bo
 	}
 	s = &Store{db: db, path: path, readOnly: readOnly}
 	if replaced(path, f) {
-		db.Close()
+		_ = db.Close()
 		return nil, true, nil
 	}
 	if err := s.prepare(); err != nil {
-		db.Close()
+		_ = db.Close()
 		if errors.Is(err, errMigrated) {
 			return nil, true, nil // open the migrated file
 		}
@@ -199,10 +200,10 @@ func replaced(path string, f *os.File) bool {
 // running weft has the file; an error that already names the file (an
 // *fs.PathError from opening it) is not prefixed with it again.
 func openError(path string, err error) error {
-	if errors.Is(err, bolt.ErrTimeout) {
+	if errors.Is(err, berrors.ErrTimeout) {
 		return inUseError(path)
 	}
-	if errors.Is(err, bolt.ErrInvalid) || errors.Is(err, bolt.ErrChecksum) || errors.Is(err, bolt.ErrVersionMismatch) {
+	if errors.Is(err, berrors.ErrInvalid) || errors.Is(err, berrors.ErrChecksum) || errors.Is(err, berrors.ErrVersionMismatch) {
 		return damaged(path, "neither of its two header pages is valid ("+err.Error()+"): it is not a bbolt file, or they were overwritten")
 	}
 	if strings.Contains(err.Error(), "file size too small") {
@@ -233,7 +234,7 @@ func readSchema(tx *bolt.Tx, path string) (v uint32, fresh bool, err error) {
 	meta := tx.Bucket(bktMeta)
 	if meta == nil {
 		empty := true
-		tx.ForEach(func([]byte, *bolt.Bucket) error { empty = false; return nil })
+		_ = tx.ForEach(func([]byte, *bolt.Bucket) error { empty = false; return nil })
 		if empty {
 			return 0, true, nil
 		}

@@ -122,7 +122,7 @@ func last(b *bolt.Bucket, num uint32) (k, v []byte) {
 	c := b.Cursor()
 	if num == math.MaxUint32 {
 		k, v = c.Last()
-	} else if k, v = c.Seek(key(num + 1)); k == nil {
+	} else if k, _ = c.Seek(key(num + 1)); k == nil {
 		k, v = c.Last()
 	} else {
 		k, v = c.Prev()
@@ -154,7 +154,7 @@ func (t *Tx) AllSessions() ([]model.Session, []error) {
 	}
 	var out []model.Session
 	var bad []error
-	b.ForEach(func(k, v []byte) error {
+	_ = b.ForEach(func(k, v []byte) error {
 		s, _, err := decodeRecord(string(k), v)
 		if err != nil {
 			bad = append(bad, t.corruptf(string(k), "session record", "%v", err))

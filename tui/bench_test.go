@@ -379,7 +379,7 @@ func benchSearchKeystroke(b *testing.B, n int) {
 							b.Fatal(err)
 						}
 						var c benchCounter
-						cmd := exec.Command(fzf, "--filter", q[:i+1])
+						cmd := exec.CommandContext(b.Context(), fzf, "--filter", q[:i+1])
 						cmd.Stdin, cmd.Stdout, cmd.Stderr = f, &c, io.Discard
 						t0 := time.Now()
 						err = cmd.Run()

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"strings"
@@ -311,7 +312,7 @@ func writeTemp(pattern, text string) (string, error) {
 		err = cerr
 	}
 	if err != nil {
-		os.Remove(f.Name())
+		_ = os.Remove(f.Name())
 		return "", err
 	}
 	return f.Name(), nil
@@ -326,9 +327,10 @@ func execOn(command, fallback, path string, done func(error) tea.Msg) tea.Cmd {
 		command = fallback
 	}
 	args := strings.Fields(command)
-	c := exec.Command(args[0], append(args[1:], path)...)
+	// The program is the user's: only its own exit ends it.
+	c := exec.CommandContext(context.Background(), args[0], append(args[1:], path)...)
 	return tea.ExecProcess(c, func(err error) tea.Msg {
-		defer os.Remove(path)
+		defer func() { _ = os.Remove(path) }()
 		return done(err)
 	})
 }

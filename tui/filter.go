@@ -88,7 +88,7 @@ func parseFilter(expr string) (ops.ItemFilter, error) {
 			case "author":
 				f.Authors = append(f.Authors, v)
 			default:
-				return f, fmt.Errorf("%q: filter by role:, tag: or author:", kind+":")
+				return f, fmt.Errorf("%q: filter by role:, tag: or author: (role:user)", kind+":")
 			}
 		}
 	}

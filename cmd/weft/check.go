@@ -112,19 +112,19 @@ weft --db ~/threads-rescued.db ls`,
 
 // printSalvage prints what salvage copied and what it skipped.
 func printSalvage(w io.Writer, from, to string, rep store.SalvageReport) error {
-	fmt.Fprintf(w, "copied from %s into %s: %s, %s", from, to,
+	_, _ = fmt.Fprintf(w, "copied from %s into %s: %s, %s", from, to,
 		english.Count(rep.Sessions, "session"), english.Count(rep.Messages, "message"))
 	if rep.Placeholders > 0 {
-		fmt.Fprintf(w, " (and %s for lost ones)", english.Count(rep.Placeholders, "placeholder"))
+		_, _ = fmt.Fprintf(w, " (and %s for lost ones)", english.Count(rep.Placeholders, "placeholder"))
 	}
-	fmt.Fprintf(w, ", %s, %s, %s\n", english.Count(rep.Ops, "operation"),
+	_, _ = fmt.Fprintf(w, ", %s, %s, %s\n", english.Count(rep.Ops, "operation"),
 		english.Count(rep.ImportKeys, "import key"), english.Count(rep.Sources, "source mapping"))
 	if len(rep.Skipped) == 0 {
-		fmt.Fprintln(w, "everything could be read")
+		_, _ = fmt.Fprintln(w, "everything could be read")
 	} else {
-		fmt.Fprintf(w, "could not read (%d):\n", len(rep.Skipped))
+		_, _ = fmt.Fprintf(w, "could not read (%d):\n", len(rep.Skipped))
 		for _, s := range rep.Skipped {
-			fmt.Fprintln(w, "  "+s)
+			_, _ = fmt.Fprintln(w, "  "+s)
 		}
 	}
 	_, err := fmt.Fprintf(w, "open it with weft --db %s\n", to)

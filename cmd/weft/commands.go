@@ -74,12 +74,12 @@ func listSessions(ctx context.Context, t target, asJSON bool, w io.Writer) error
 		return writeJSON(w, res)
 	}
 	if len(res.Sessions) == 0 {
-		fmt.Fprintln(w, "no sessions yet: weft new TITLE creates one")
+		_, _ = fmt.Fprintln(w, "no sessions yet: weft new TITLE creates one")
 		return nil
 	}
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight|tabwriter.DiscardEmptyColumns)
 	// Numbers line up on the right; the title comes last, left-aligned.
-	fmt.Fprintln(tw, "ID\tMESSAGES\tRAW TOKENS\tEFFECTIVE\tOPS\tUPDATED\t  TITLE")
+	_, _ = fmt.Fprintln(tw, "ID\tMESSAGES\tRAW TOKENS\tEFFECTIVE\tOPS\tUPDATED\t  TITLE")
 	for _, s := range res.Sessions {
 		updated, _ := time.Parse(time.RFC3339Nano, s.UpdatedAt)
 		eff := "?"
@@ -88,7 +88,7 @@ func listSessions(ctx context.Context, t target, asJSON bool, w io.Writer) error
 		}
 		// Titles come from the threads: their control characters are
 		// shown, not obeyed (and a tab would split the table's cells).
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t  %s\n", termsafe.Line(s.SessionID), english.Thousands(s.MessageCount), english.Thousands(s.Tokens), eff, s.OpCount, updated.Local().Format("2006-01-02 15:04"), termsafe.Line(s.Title))
+		_, _ = fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t  %s\n", termsafe.Line(s.SessionID), english.Thousands(s.MessageCount), english.Thousands(s.Tokens), eff, s.OpCount, updated.Local().Format("2006-01-02 15:04"), termsafe.Line(s.Title))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -96,7 +96,7 @@ func listSessions(ctx context.Context, t target, asJSON bool, w io.Writer) error
 	// A session that cannot be read is listed, and why said after.
 	for _, s := range res.Sessions {
 		if s.Unreadable != "" {
-			fmt.Fprintf(w, "%s cannot be read: %s (weft check says more; weft salvage OUT copies what can be read)\n", termsafe.Line(s.SessionID), termsafe.Line(s.Unreadable))
+			_, _ = fmt.Fprintf(w, "%s cannot be read: %s (weft check says more; weft salvage OUT copies what can be read)\n", termsafe.Line(s.SessionID), termsafe.Line(s.Unreadable))
 		}
 	}
 	return nil
@@ -123,7 +123,7 @@ weft call append_messages messages='[{"role":"user","content":"JWT or sessions?"
 				if err != nil {
 					return err
 				}
-				fmt.Fprintln(a.stdout, res.SessionID)
+				_, _ = fmt.Fprintln(a.stdout, res.SessionID)
 				return nil
 			})
 		},
@@ -181,7 +181,7 @@ func showThread(ctx context.Context, t target, ref string, raw, asJSON bool, w i
 	if asJSON {
 		return writeJSON(w, ops.MessageRangeResult{SessionID: o.SessionID, Version: o.Version, Total: len(msgs), Messages: orEmpty(msgs)})
 	}
-	fmt.Fprintf(w, "%s  %s · %s · %s · version %d · %s → %s tokens\n\n",
+	_, _ = fmt.Fprintf(w, "%s  %s · %s · %s · version %d · %s → %s tokens\n\n",
 		termsafe.Line(o.Title), termsafe.Line(o.SessionID), english.Count(o.MessageCount, "message"), english.Count(o.OpCount, "operation"), o.Version, english.Thousands(o.RawTokens), english.Thousands(o.Tokens))
 	mi := 0
 	for i, m := range msgs {
@@ -269,7 +269,7 @@ func writeMarker(w io.Writer, m mcpserver.OutlineMarker) {
 	case model.OpInsert:
 		what = "inserted " + english.Count(m.Added, "item")
 	}
-	fmt.Fprintf(w, "      ── %s · %s by %s ──\n", what, termsafe.Line(m.OperationID), termsafe.Line(m.Author))
+	_, _ = fmt.Fprintf(w, "      ── %s · %s by %s ──\n", what, termsafe.Line(m.OperationID), termsafe.Line(m.Author))
 }
 
 func writeMessage(w io.Writer, m ops.MessageOut) {
@@ -281,16 +281,16 @@ func writeMessage(w io.Writer, m ops.MessageOut) {
 	if len(m.Tags) > 0 {
 		flags += " #" + strings.Join(m.Tags, " #")
 	}
-	fmt.Fprintf(w, "%5d  %-9s %s  %s%s\n", m.Index, termsafe.Line(string(m.Role)), at.Local().Format("2006-01-02 15:04"), termsafe.Line(string(m.ID)), termsafe.Line(flags))
+	_, _ = fmt.Fprintf(w, "%5d  %-9s %s  %s%s\n", m.Index, termsafe.Line(string(m.Role)), at.Local().Format("2006-01-02 15:04"), termsafe.Line(string(m.ID)), termsafe.Line(flags))
 	// The content is the thread's: its control characters are shown, not
 	// obeyed; its lines and tabs stay.
 	for line := range strings.Lines(termsafe.Text(strings.TrimRight(m.Content, "\n"))) {
-		fmt.Fprintf(w, "       %s", line)
+		_, _ = fmt.Fprintf(w, "       %s", line)
 		if !strings.HasSuffix(line, "\n") {
-			fmt.Fprintln(w)
+			_, _ = fmt.Fprintln(w)
 		}
 	}
-	fmt.Fprintln(w)
+	_, _ = fmt.Fprintln(w)
 }
 
 // callCommand is weft call.
@@ -408,7 +408,7 @@ weft call get_turns_since timestamp=-2h`,
 		}),
 		RunE: func(*cobra.Command, []string) error {
 			for _, t := range ops.Tools() {
-				fmt.Fprintf(a.stdout, "%s(%s)\n    %s\n", t.Name, strings.Join(t.ArgNames(), ", "), t.Description)
+				_, _ = fmt.Fprintf(a.stdout, "%s(%s)\n    %s\n", t.Name, strings.Join(t.ArgNames(), ", "), t.Description)
 			}
 			return nil
 		},

@@ -53,17 +53,17 @@ func runDemo(ctx context.Context, opts tui.Options, lc listenConfig, keep bool, 
 	defer func() {
 		if keep {
 			if err == nil {
-				fmt.Fprintf(stdout, "the demo's file is kept: weft --db %s ls\n", path)
+				_, _ = fmt.Fprintf(stdout, "the demo's file is kept: weft --db %s ls\n", path)
 			}
 			return
 		}
-		os.RemoveAll(dir) // the demo is a scratch file: gone when the TUI closes
+		_ = os.RemoveAll(dir) // the demo is a scratch file: gone when the TUI closes
 	}()
 	st, err := store.Open(path, store.Options{})
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer func() { _ = st.Close() }()
 	logger, closeLog := fileLog(filepath.Join(dir, "demo.log"))
 	defer closeLog()
 	svc := newService(st, logger)

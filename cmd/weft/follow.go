@@ -44,7 +44,7 @@ func (a *app) followFiles(ctx context.Context, files []string, format formats.Fo
 		return func(s string) {
 			mu.Lock()
 			defer mu.Unlock()
-			fmt.Fprintln(w, s)
+			_, _ = fmt.Fprintln(w, s)
 		}
 	}
 	note := line(a.stderr)
@@ -91,12 +91,15 @@ func runFollowers(ctx context.Context, files []string, cfg followConfig) {
 	for _, file := range files {
 		fb := &followBatches{file: file, session: cfg.session, cfg: cfg, seen: map[string]bool{}}
 		wg.Go(func() {
-			follow.Watch(ctx, file, follow.Options{Format: cfg.format, Notify: func(s string) { cfg.note(termsafe.Text(s)) }},
+			err := follow.Watch(ctx, file, follow.Options{Format: cfg.format, Notify: func(s string) { cfg.note(termsafe.Text(s)) }},
 				func(u follow.Update) error {
 					batch.Lock()
 					defer batch.Unlock()
 					return cfg.batch(func(t target) error { return fb.importUpdate(ctx, t, u) })
 				})
+			if err != nil {
+				cfg.note(termsafe.Text(fmt.Sprintf("cannot follow %s: %v", file, err)))
+			}
 		})
 	}
 	wg.Wait()

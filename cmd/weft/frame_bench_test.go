@@ -71,7 +71,7 @@ type benchRun struct {
 // benchLaunch runs weft once in a pseudo-terminal.
 func benchLaunch(b *testing.B, bin, db, status, loaded string) benchRun {
 	b.Helper()
-	cmd := exec.Command(bin, "--db", db)
+	cmd := exec.CommandContext(b.Context(), bin, "--db", db)
 	cmd.Env = append(benchEnv(), "TERM=xterm-256color", "TZ=UTC")
 	screen := &benchScreen{changed: make(chan struct{}, 1)}
 	t0 := time.Now()
@@ -217,7 +217,7 @@ func benchWeftBinary(b *testing.B) string {
 			return
 		}
 		benchBin = filepath.Join(benchdata.Dir(b), "weft")
-		out, err := exec.Command(goTool, "build", "-o", benchBin, ".").CombinedOutput()
+		out, err := exec.CommandContext(b.Context(), goTool, "build", "-o", benchBin, ".").CombinedOutput()
 		if err != nil {
 			benchBinErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}

@@ -69,7 +69,7 @@ weft import --follow ~/.claude/projects/-home-ana-app/0f3c2a55-6b1e-4c8e-9d2a-3b
 	cmd.Flags().BoolVar(&followFlag, "follow", false, "keep importing what the files gain as they are written, until ctrl+c")
 	cmd.Flags().StringVar(&format, "format", "", "the files' format (default: detected)")
 	cmd.Flags().StringVar(&session, "session", "", "import into this session (ID, prefix or title; created if none matches)")
-	cmd.RegisterFlagCompletionFunc("format", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	_ = cmd.RegisterFlagCompletionFunc("format", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return formatNames(), cobra.ShellCompDirectiveNoFileComp
 	})
 	a.hideFlags(cmd, tuiFlags...)
@@ -85,9 +85,9 @@ func importFiles(ctx context.Context, t target, files []string, format formats.F
 			// The error may quote the file: shown, not obeyed.
 			var fe *fileError
 			if errors.As(err, &fe) {
-				fmt.Fprintf(stderr, "weft: %s\n", termsafe.Text(err.Error()))
+				_, _ = fmt.Fprintf(stderr, "weft: %s\n", termsafe.Text(err.Error()))
 			} else {
-				fmt.Fprintf(stderr, "weft: %s: %s\n", file, termsafe.Text(err.Error()))
+				_, _ = fmt.Fprintf(stderr, "weft: %s: %s\n", file, termsafe.Text(err.Error()))
 			}
 			var pe *partialError
 			if errors.As(err, &pe) {
@@ -147,7 +147,7 @@ func importFile(ctx context.Context, t target, file string, format formats.Forma
 		if f, err = os.Open(file); err != nil {
 			return openError(file, err)
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }()
 	}
 	size := int64(-1)
 	if st, err := f.Stat(); err == nil {
@@ -181,19 +181,19 @@ func importFile(ctx context.Context, t target, file string, format formats.Forma
 		// Problems and notes quote the file: shown, not obeyed.
 		switch {
 		case i == 20:
-			fmt.Fprintf(stderr, "%s: … and %d more\n", file, len(problems)-20)
+			_, _ = fmt.Fprintf(stderr, "%s: … and %d more\n", file, len(problems)-20)
 		case i > 20:
 		case p.Note:
-			fmt.Fprintf(stderr, "%s: note: %s\n", file, termsafe.Text(p.String()))
+			_, _ = fmt.Fprintf(stderr, "%s: note: %s\n", file, termsafe.Text(p.String()))
 		default:
-			fmt.Fprintf(stderr, "%s: %s\n", file, termsafe.Text(p.String()))
+			_, _ = fmt.Fprintf(stderr, "%s: %s\n", file, termsafe.Text(p.String()))
 		}
 	}
 	for _, s := range rep.Sessions {
 		partial.unplaced += s.NotPlaced
 		partial.opsDropped += s.OpsDropped
 		for _, note := range s.Notes {
-			fmt.Fprintf(stderr, "%s: session %s: %s\n", file, s.SessionID, termsafe.Text(note))
+			_, _ = fmt.Fprintf(stderr, "%s: session %s: %s\n", file, s.SessionID, termsafe.Text(note))
 		}
 	}
 	reportImport(stdout, file, rep.Sessions, partial.unread)
@@ -248,49 +248,49 @@ func reportImport(w io.Writer, file string, sessions []ops.ImportedSession, unre
 		if s.Created {
 			verb = "as new session"
 		}
-		fmt.Fprintf(w, "  %s %s %s %q", english.Count(s.Added, "message"), verb, s.SessionID, s.Title)
+		_, _ = fmt.Fprintf(w, "  %s %s %s %q", english.Count(s.Added, "message"), verb, s.SessionID, s.Title)
 		if s.Ops > 0 {
-			fmt.Fprintf(w, ", %s", english.Count(s.Ops, "operation"))
+			_, _ = fmt.Fprintf(w, ", %s", english.Count(s.Ops, "operation"))
 		}
 		if s.OpsDropped > 0 {
-			fmt.Fprintf(w, " (%s not imported)", english.Thousands(s.OpsDropped))
+			_, _ = fmt.Fprintf(w, " (%s not imported)", english.Thousands(s.OpsDropped))
 		}
-		fmt.Fprintln(w)
+		_, _ = fmt.Fprintln(w)
 	}
 	if changed > listed {
-		fmt.Fprintf(w, "  … and %s more\n", english.Count(changed-listed, "session"))
+		_, _ = fmt.Fprintf(w, "  … and %s more\n", english.Count(changed-listed, "session"))
 	}
 	switch {
 	case len(sessions) == 0:
-		fmt.Fprintf(w, "%s: nothing to import\n", file)
+		_, _ = fmt.Fprintf(w, "%s: nothing to import\n", file)
 		return
 	case added == 0 && opsMade == 0 && notPlaced == 0 && opsDropped == 0 && unread == 0 && differ == 0:
-		fmt.Fprintf(w, "%s: nothing new: %s already imported\n", file, english.Count(len(sessions), "session"))
+		_, _ = fmt.Fprintf(w, "%s: nothing new: %s already imported\n", file, english.Count(len(sessions), "session"))
 		return
 	case added == 0 && opsMade == 0:
-		fmt.Fprintf(w, "%s: nothing added", file)
+		_, _ = fmt.Fprintf(w, "%s: nothing added", file)
 		if skipped > 0 {
-			fmt.Fprintf(w, "; %s %s already there", english.Count(skipped, "message"), map[bool]string{true: "was", false: "were"}[skipped == 1])
+			_, _ = fmt.Fprintf(w, "; %s %s already there", english.Count(skipped, "message"), map[bool]string{true: "was", false: "were"}[skipped == 1])
 		}
 	default:
-		fmt.Fprintf(w, "%s: %s imported into %s (%s new)", file, english.Count(added, "message"), english.Count(changed, "session"), english.Thousands(created))
+		_, _ = fmt.Fprintf(w, "%s: %s imported into %s (%s new)", file, english.Count(added, "message"), english.Count(changed, "session"), english.Thousands(created))
 		if skipped > 0 {
-			fmt.Fprintf(w, "; %s already there", map[bool]string{true: "1 was", false: english.Thousands(skipped) + " were"}[skipped == 1])
+			_, _ = fmt.Fprintf(w, "; %s already there", map[bool]string{true: "1 was", false: english.Thousands(skipped) + " were"}[skipped == 1])
 		}
 	}
 	if differ > 0 {
-		fmt.Fprintf(w, "; %s already there %s in the file (kept as first imported)", english.Count(differ, "message"), map[bool]string{true: "differs", false: "differ"}[differ == 1])
+		_, _ = fmt.Fprintf(w, "; %s already there %s in the file (kept as first imported)", english.Count(differ, "message"), map[bool]string{true: "differs", false: "differ"}[differ == 1])
 	}
 	if unread > 0 {
-		fmt.Fprintf(w, "; %s could not be read", english.Count(unread, "record"))
+		_, _ = fmt.Fprintf(w, "; %s could not be read", english.Count(unread, "record"))
 	}
 	if notPlaced > 0 {
-		fmt.Fprintf(w, "; %s not added: %s before messages already there", english.Count(notPlaced, "message"), map[bool]string{true: "it belongs", false: "they belong"}[notPlaced == 1])
+		_, _ = fmt.Fprintf(w, "; %s not added: %s before messages already there", english.Count(notPlaced, "message"), map[bool]string{true: "it belongs", false: "they belong"}[notPlaced == 1])
 	}
 	if opsDropped > 0 {
-		fmt.Fprintf(w, "; %s not imported: nothing %s on was", english.Count(opsDropped, "operation"), map[bool]string{true: "it acts", false: "they act"}[opsDropped == 1])
+		_, _ = fmt.Fprintf(w, "; %s not imported: nothing %s on was", english.Count(opsDropped, "operation"), map[bool]string{true: "it acts", false: "they act"}[opsDropped == 1])
 	}
-	fmt.Fprintln(w)
+	_, _ = fmt.Fprintln(w)
 }
 
 type countingReader struct {
@@ -332,7 +332,7 @@ func (p *importProgress) update(messages int) {
 	}
 	p.last = time.Now()
 	pct := min(float64(p.counter.n.Load())/float64(p.size), 1)
-	fmt.Fprintf(p.w, "\r%s %s %d messages", p.name, p.bar.ViewAs(pct), messages)
+	_, _ = fmt.Fprintf(p.w, "\r%s %s %d messages", p.name, p.bar.ViewAs(pct), messages)
 	p.drawn = true
 }
 
@@ -354,7 +354,7 @@ func (p *importProgress) tick() (stop func()) {
 				return
 			case <-t.C:
 				pct := min(float64(p.counter.n.Load())/float64(p.size), 1)
-				fmt.Fprintf(p.w, "\r%s %s", p.name, p.bar.ViewAs(pct))
+				_, _ = fmt.Fprintf(p.w, "\r%s %s", p.name, p.bar.ViewAs(pct))
 				p.drawn = true
 			}
 		}
@@ -364,7 +364,7 @@ func (p *importProgress) tick() (stop func()) {
 
 func (p *importProgress) done() {
 	if p.drawn {
-		fmt.Fprint(p.w, "\r\033[K")
+		_, _ = fmt.Fprint(p.w, "\r\033[K")
 	}
 }
 
@@ -416,7 +416,7 @@ weft export "auth design" --format claude-code --project ~/src/app`,
 	cmd.Flags().BoolVar(&raw, "raw", false, "the stored messages, without operations")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write to this file instead of stdout")
 	cmd.Flags().StringVar(&project, "project", "", "claude-code: write into Claude Code's folder for this project's directory")
-	cmd.RegisterFlagCompletionFunc("format", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	_ = cmd.RegisterFlagCompletionFunc("format", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return mcpserver.ExportFormats, cobra.ShellCompDirectiveNoFileComp
 	})
 	a.hideFlags(cmd, tuiFlags...)
@@ -427,13 +427,13 @@ weft export "auth design" --format claude-code --project ~/src/app`,
 // out, else to stdout. An export is data, written exactly; only on a
 // terminal, where it is read by people, are the thread's control
 // characters shown as pictures (termsafe).
-func exportThread(ctx context.Context, t target, ref, format string, raw bool, out string, cc *mcpserver.ClaudeCodeArgs, stdout, stderr io.Writer) error {
-	ref, err := latestIfNone(ctx, t, ref)
+func exportThread(ctx context.Context, t target, ref, format string, raw bool, out string, cc *mcpserver.ClaudeCodeArgs, stdout, stderr io.Writer) (err error) {
+	ref, err = latestIfNone(ctx, t, ref)
 	if err != nil {
 		return err
 	}
 	if format == "jsonl" && raw {
-		fmt.Fprintln(stderr, "weft: note: jsonl is lossless: it holds the stored messages and the operations, so --raw changes nothing")
+		_, _ = fmt.Fprintln(stderr, "weft: note: jsonl is lossless: it holds the stored messages and the operations, so --raw changes nothing")
 	}
 	w := stdout
 	var screen *bytes.Buffer
@@ -442,7 +442,12 @@ func exportThread(ctx context.Context, t target, ref, format string, raw bool, o
 		if err != nil {
 			return err
 		}
-		defer f.Close()
+		// A write that only the close reports failing fails the export.
+		defer func() {
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}()
 		w = f
 	} else if isTerminal(stdout) {
 		screen = &bytes.Buffer{}
@@ -453,7 +458,7 @@ func exportThread(ctx context.Context, t target, ref, format string, raw bool, o
 		return err
 	}
 	for _, line := range notes {
-		fmt.Fprintln(stderr, "weft: note:", termsafe.Text(line))
+		_, _ = fmt.Fprintln(stderr, "weft: note:", termsafe.Text(line))
 	}
 	if screen != nil {
 		b := screen.Bytes()

@@ -170,28 +170,28 @@ func (a *app) refusal(err error) *exitError {
 func (a *app) printError(w io.Writer, styles fang.Styles, err error) {
 	msg := termsafe.Text(err.Error())
 	if f, ok := a.stderr.(*os.File); !ok || !term.IsTerminal(int(f.Fd())) {
-		fmt.Fprintln(w, "weft:", msg)
+		_, _ = fmt.Fprintln(w, "weft:", msg)
 		return
 	}
 	if !strings.HasSuffix(msg, ".") && !strings.HasSuffix(msg, "?") {
 		msg += "."
 	}
-	fmt.Fprintln(w, styles.ErrorHeader.String())
+	_, _ = fmt.Fprintln(w, styles.ErrorHeader.String())
 	// Shown as written: fang's title case would change a file name or an
 	// ID that begins the message.
-	fmt.Fprintln(w, styles.ErrorText.UnsetTransform().Render(msg))
-	fmt.Fprintln(w)
+	_, _ = fmt.Fprintln(w, styles.ErrorText.UnsetTransform().Render(msg))
+	_, _ = fmt.Fprintln(w)
 	if a.refusal(err).code == 2 {
 		path := "weft"
 		if a.cmd != nil {
 			path = a.cmd.CommandPath()
 		}
-		fmt.Fprintln(w, lipgloss.JoinHorizontal(lipgloss.Left,
+		_, _ = fmt.Fprintln(w, lipgloss.JoinHorizontal(lipgloss.Left,
 			styles.ErrorText.UnsetWidth().Render("Try"),
 			styles.Program.Flag.Render(" "+path+" --help "),
 			styles.ErrorText.UnsetWidth().UnsetMargins().UnsetTransform().Render("for usage."),
 		))
-		fmt.Fprintln(w)
+		_, _ = fmt.Fprintln(w)
 	}
 }
 

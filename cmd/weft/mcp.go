@@ -163,9 +163,9 @@ func (h *heldFile) close() {
 		return
 	}
 	if h.l != nil {
-		h.l.Close()
+		_ = h.l.Close()
 	}
-	h.st.Close()
+	_ = h.st.Close()
 }
 
 // listenForOthers listens on a free loopback port (unless lc.off) so

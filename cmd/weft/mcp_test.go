@@ -38,7 +38,8 @@ func TestMain(m *testing.M) {
 
 // weftProcess returns a command that runs weft with args.
 func weftProcess(args ...string) *exec.Cmd {
-	cmd := exec.Command(os.Args[0], args...)
+	// The process outlives the test's context: its tests stop it themselves.
+	cmd := exec.CommandContext(context.Background(), os.Args[0], args...)
 	// Under -race the runtime waits a second at exit unless told not to.
 	env := []string{"WEFT_TEST_MAIN=1", "GORACE=atexit_sleep_ms=0 " + os.Getenv("GORACE")}
 	for _, kv := range os.Environ() {
@@ -204,7 +205,12 @@ func TestMCPRelaysToRunningWeft(t *testing.T) {
 	}
 
 	// The edit landed in the serving weft, by the stdio client's name.
-	resp, err := http.Post(strings.TrimSuffix(url, "/mcp")+"/api/list_operations", "application/json", strings.NewReader(`{"session_id":"`+sid+`"}`))
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, strings.TrimSuffix(url, "/mcp")+"/api/list_operations", strings.NewReader(`{"session_id":"`+sid+`"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 // preflight sends a browser's CORS preflight for a POST from origin.
 func preflight(t *testing.T, url, origin string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest("OPTIONS", url, nil)
+	req, _ := http.NewRequestWithContext(t.Context(), "OPTIONS", url, nil)
 	req.Header.Set("Origin", origin)
 	req.Header.Set("Access-Control-Request-Method", "POST")
 	req.Header.Set("Access-Control-Request-Headers", "content-type, mcp-session-id")

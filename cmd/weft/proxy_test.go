@@ -41,7 +41,12 @@ func TestServeProxiesToItsUpstream(t *testing.T) {
 		"/v1/chat/completions": `{"model":"m","messages":[{"role":"user","content":"hi"}]}`,
 		"/v1/responses":        `{"model":"m","input":[{"role":"user","content":"hi"}]}`,
 	} {
-		resp, err := http.Post(base+path, "application/json", strings.NewReader(body))
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, base+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

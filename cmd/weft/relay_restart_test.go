@@ -43,7 +43,12 @@ func TestMCPRelaySurvivesARestart(t *testing.T) {
 	}
 	res := appendOne("to the second weft")
 	// It landed in the second weft.
-	resp, err := http.Post(strings.TrimSuffix(url2, "/mcp")+"/api/list_sessions", "application/json", strings.NewReader(`{}`))
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, strings.TrimSuffix(url2, "/mcp")+"/api/list_sessions", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

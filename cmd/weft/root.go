@@ -105,7 +105,7 @@ weft --follow ~/.claude/projects/-home-ana-app/0f3c2a55-6b1e-4c8e-9d2a-3b4c5d6e7
 	fs.StringArrayVar(&a.origins, "allow-origin", nil, "a browser `ORIGIN` (scheme://host[:port]) allowed to call the embedded listener, with CORS; repeatable")
 	fs.StringVar(&a.upstreams.Anthropic, "upstream-anthropic", mcpserver.DefaultAnthropicUpstream, "where the listener's context proxy sends Messages API requests")
 	fs.StringVar(&a.upstreams.OpenAI, "upstream-openai", mcpserver.DefaultOpenAIUpstream, "where the listener's context proxy sends Chat Completions and Responses requests (with its /v1)")
-	root.RegisterFlagCompletionFunc("theme", completeThemes)
+	_ = root.RegisterFlagCompletionFunc("theme", completeThemes)
 	a.globals = fs
 	root.Flags().StringArrayVar(&a.follow, "follow", nil, "import this file (a Claude Code session, a Codex rollout) and keep importing what it gains while the TUI is open; repeat for more files")
 
@@ -181,7 +181,7 @@ func (a *app) openTUI(ctx context.Context, session string) error {
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer func() { _ = st.Close() }()
 	logger, closeLog := fileLog(a.db + ".log")
 	defer closeLog()
 	svc := newService(st, logger)
@@ -218,7 +218,7 @@ func runWithListener(ctx context.Context, svc *ops.Service, opts tui.Options, lc
 		return err
 	}
 	if l != nil {
-		defer l.Close()
+		defer func() { _ = l.Close() }()
 		opts.Listener = l
 	}
 	err = runTUI(ctx, svc, opts)
@@ -249,7 +249,7 @@ func (a *app) openDB(timeout time.Duration, readOnly bool) (*dbFile, error) {
 		// A file of an older weft: brought up to date once (a write),
 		// then read as any other.
 		if st, err = store.Open(a.db, store.Options{Timeout: timeout}); err == nil {
-			fmt.Fprintf(a.stderr, "weft: note: %s was brought up to this weft's file layout (once; older wefts cannot read it now)\n", termsafe.Text(a.db))
+			_, _ = fmt.Fprintf(a.stderr, "weft: note: %s was brought up to this weft's file layout (once; older wefts cannot read it now)\n", termsafe.Text(a.db))
 		}
 	}
 	if err != nil {
@@ -264,12 +264,12 @@ func (a *app) openDB(timeout time.Duration, readOnly bool) (*dbFile, error) {
 func (f *dbFile) close(failed error) {
 	if f.created && failed != nil {
 		if list, err := f.svc.ListSessions(context.Background(), ops.ListSessionsArgs{}); err == nil && list.Total == 0 {
-			f.st.Close()
-			os.Remove(f.path)
+			_ = f.st.Close()
+			_ = os.Remove(f.path)
 			return
 		}
 	}
-	f.st.Close()
+	_ = f.st.Close()
 }
 
 // withService runs fn on the service over the database file, opened

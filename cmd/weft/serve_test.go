@@ -20,7 +20,7 @@ func TestServe(t *testing.T) {
 	base := strings.TrimSuffix(url, "/mcp")
 
 	get := func(path, token string) (int, []byte) {
-		req, _ := http.NewRequest("GET", base+path, nil)
+		req, _ := http.NewRequestWithContext(t.Context(), "GET", base+path, nil)
 		if token != "" {
 			req.Header.Set("Authorization", "Bearer "+token)
 		}
@@ -52,7 +52,7 @@ func TestServe(t *testing.T) {
 		t.Errorf("healthz: %d %s", status, body)
 	}
 
-	req, _ := http.NewRequest("POST", base+"/api/get_message_range", strings.NewReader(`{"start_idx":0,"end_idx":19}`))
+	req, _ := http.NewRequestWithContext(t.Context(), "POST", base+"/api/get_message_range", strings.NewReader(`{"start_idx":0,"end_idx":19}`))
 	req.Header.Set("Authorization", "Bearer serve-token")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -110,7 +110,7 @@ func TestServeTokenFromEnv(t *testing.T) {
 	t.Parallel()
 	db, _ := seededDB(t)
 	cmd, url, log := startServeEnv(t, db, []string{"WEFT_TOKEN=env-token"}, "--addr", "0.0.0.0:0")
-	req, _ := http.NewRequest("GET", strings.TrimSuffix(url, "/mcp")+"/healthz", nil)
+	req, _ := http.NewRequestWithContext(t.Context(), "GET", strings.TrimSuffix(url, "/mcp")+"/healthz", nil)
 	req.Header.Set("Authorization", "Bearer env-token")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -58,7 +58,7 @@ func (l *lazyFile) close() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f != nil {
-		l.f.Close()
+		_ = l.f.Close()
 	}
 }
 

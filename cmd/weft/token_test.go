@@ -34,7 +34,7 @@ func TestTUITokenFlag(t *testing.T) {
 		base := "http://127.0.0.1:" + l.URL()[strings.LastIndexByte(l.URL(), ':')+1:]
 		statuses = nil
 		for _, auth := range []string{"", "Bearer wrong", "Bearer s3cret"} {
-			req, _ := http.NewRequest("POST", base+"/api/list_sessions", strings.NewReader("{}"))
+			req, _ := http.NewRequestWithContext(t.Context(), "POST", base+"/api/list_sessions", strings.NewReader("{}"))
 			if auth != "" {
 				req.Header.Set("Authorization", auth)
 			}

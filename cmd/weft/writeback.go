@@ -60,7 +60,7 @@ func (a *app) exportClaudeCode(ctx context.Context, ref string, raw bool, out, p
 	if err != nil {
 		if project != "" {
 			// Half a session in Claude Code's list would be worse than none.
-			os.Remove(out)
+			_ = os.Remove(out)
 		}
 		return err
 	}
@@ -72,13 +72,13 @@ func (a *app) exportClaudeCode(ctx context.Context, ref string, raw bool, out, p
 	cd := "cd " + shellQuote(cc.Cwd) + " && "
 	switch {
 	case project != "":
-		fmt.Fprintf(w, "wrote Claude Code session %s to %s\n", cc.SessionID, termsafe.Text(out))
+		_, _ = fmt.Fprintf(w, "wrote Claude Code session %s to %s\n", cc.SessionID, termsafe.Text(out))
 	case out != "":
-		fmt.Fprintf(w, "wrote Claude Code session %s to %s; Claude Code finds it in %s\n", cc.SessionID, termsafe.Text(out), termsafe.Text(folder))
+		_, _ = fmt.Fprintf(w, "wrote Claude Code session %s to %s; Claude Code finds it in %s\n", cc.SessionID, termsafe.Text(out), termsafe.Text(folder))
 	default:
-		fmt.Fprintf(w, "weft: Claude Code session %s; Claude Code finds it as %s\n", cc.SessionID, termsafe.Text(filepath.Join(folder, cc.SessionID+".jsonl")))
+		_, _ = fmt.Fprintf(w, "weft: Claude Code session %s; Claude Code finds it as %s\n", cc.SessionID, termsafe.Text(filepath.Join(folder, cc.SessionID+".jsonl")))
 	}
-	fmt.Fprintf(w, "resume it: %sclaude --resume %s\n", termsafe.Text(cd), cc.SessionID)
+	_, _ = fmt.Fprintf(w, "resume it: %sclaude --resume %s\n", termsafe.Text(cd), cc.SessionID)
 	return nil
 }
 

@@ -369,7 +369,7 @@ func testWriteBack(t *testing.T, dir, db, sid string, tap *clientTap, s *standIn
 	t.Helper()
 	c := newLoopClaude(t, dir, "home-resumed", tap.url)
 	project := c.work
-	cmd := exec.Command(weftBinary(t), "--db", db, "export", "--format", "claude-code", "--project", project, sid)
+	cmd := exec.CommandContext(t.Context(), weftBinary(t), "--db", db, "export", "--format", "claude-code", "--project", project, sid)
 	cmd.Env = append(os.Environ(), "CLAUDE_CONFIG_DIR="+filepath.Join(c.home, ".claude"))
 	out, err := cmd.CombinedOutput()
 	m := regexp.MustCompile(`claude --resume ([0-9a-f-]{36})`).FindSubmatch(out)

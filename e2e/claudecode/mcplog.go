@@ -3,6 +3,7 @@ package claudecode
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -49,7 +50,7 @@ func (l *wireLog) add(from, via string, msg []byte, note string) {
 	b, _ := json.Marshal(line)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.w.Write(append(b, '\n'))
+	_, _ = l.w.Write(append(b, '\n'))
 }
 
 // teeStdio runs argv as an MCP server over stdio between this process's
@@ -60,37 +61,37 @@ func (l *wireLog) add(from, via string, msg []byte, note string) {
 func teeStdio(argv []string, logPath string) int {
 	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		os.Stderr.WriteString("tee: " + err.Error() + "\n")
+		_, _ = os.Stderr.WriteString("tee: " + err.Error() + "\n")
 		return 2
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	log := &wireLog{w: f}
-	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd := exec.CommandContext(context.Background(), argv[0], argv[1:]...)
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
-		os.Stderr.WriteString("tee: " + err.Error() + "\n")
+		_, _ = os.Stderr.WriteString("tee: " + err.Error() + "\n")
 		return 2
 	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		os.Stderr.WriteString("tee: " + err.Error() + "\n")
+		_, _ = os.Stderr.WriteString("tee: " + err.Error() + "\n")
 		return 2
 	}
 	if err := cmd.Start(); err != nil {
-		os.Stderr.WriteString("tee: " + err.Error() + "\n")
+		_, _ = os.Stderr.WriteString("tee: " + err.Error() + "\n")
 		return 2
 	}
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	go func() {
 		for s := range sigs {
-			cmd.Process.Signal(s)
+			_ = cmd.Process.Signal(s)
 		}
 	}()
 	go func() {
 		copyLines(os.Stdin, in, log, "client")
-		in.Close() // the client is gone: the server reads EOF and ends
+		_ = in.Close() // the client is gone: the server reads EOF and ends
 	}()
 	copyLines(out, os.Stdout, log, "server")
 	err = cmd.Wait()
@@ -158,7 +159,7 @@ func (p *loggingProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadGateway)
 		return
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	for k, v := range resp.Header {
 		if k != "Content-Length" {
 			w.Header()[k] = v
@@ -171,7 +172,7 @@ func (p *loggingProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		b, _ := io.ReadAll(resp.Body)
-		w.Write(b)
+		_, _ = w.Write(b)
 		if len(b) > 0 || status != "" {
 			p.log.add("server", r.Method, b, status)
 		}

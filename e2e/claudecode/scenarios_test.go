@@ -2,6 +2,7 @@ package claudecode
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -292,7 +293,7 @@ func testEdit(t *testing.T, f fixture, transport string, sec *section) {
 // apiCall runs a tool through weft's HTTP API as another client.
 func apiCall(base, token, tool string, args any) error {
 	body, _ := json.Marshal(args)
-	req, err := http.NewRequest(http.MethodPost, base+"/api/"+tool, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, base+"/api/"+tool, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}

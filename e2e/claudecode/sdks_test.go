@@ -182,7 +182,7 @@ func TestLoopSDKs(t *testing.T) {
 }
 
 func nodeVersion() string {
-	out, _ := exec.Command("node", "--version").Output()
+	out, _ := exec.CommandContext(context.Background(), "node", "--version").Output()
 	return strings.TrimSpace(string(out))
 }
 

@@ -209,7 +209,7 @@ type answerCopy struct {
 func (a *answerCopy) Write(p []byte) (int, error) {
 	a.body.Write(p)
 	n, err := a.ResponseWriter.Write(p)
-	http.NewResponseController(a.ResponseWriter).Flush()
+	_ = http.NewResponseController(a.ResponseWriter).Flush()
 	return n, err
 }
 
@@ -368,7 +368,7 @@ func (r reply) stream(w http.ResponseWriter, model string) {
 	w.WriteHeader(http.StatusOK)
 	event := func(name string, data any) {
 		b, _ := json.Marshal(data)
-		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, b)
+		_, _ = fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, b)
 	}
 	start := r.message(model)
 	start["content"] = []any{}
@@ -426,7 +426,7 @@ func pieces(s string, n int) []string {
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
+	_ = json.NewEncoder(w).Encode(v)
 }
 
 // writeError answers in the Messages API's error shape.

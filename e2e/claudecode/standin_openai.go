@@ -154,7 +154,7 @@ func (c chatReply) stream(w http.ResponseWriter, model string) {
 			"id": c.id, "object": "chat.completion.chunk", "created": 1767225600, "model": model,
 			"choices": []any{map[string]any{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": finish}},
 		})
-		fmt.Fprintf(w, "data: %s\n\n", b)
+		_, _ = fmt.Fprintf(w, "data: %s\n\n", b)
 	}
 	if c.tool != "" {
 		chunk(map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{"index": 0, "id": c.callID, "type": "function",
@@ -169,7 +169,7 @@ func (c chatReply) stream(w http.ResponseWriter, model string) {
 		}
 	}
 	chunk(map[string]any{}, c.finish())
-	io.WriteString(w, "data: [DONE]\n\n")
+	_, _ = io.WriteString(w, "data: [DONE]\n\n")
 }
 
 // chatText is the text of a chat message's content: a string, or the
@@ -182,7 +182,7 @@ func chatText(raw json.RawMessage) string {
 	var parts []struct {
 		Type, Text string
 	}
-	json.Unmarshal(raw, &parts)
+	_ = json.Unmarshal(raw, &parts)
 	var out []string
 	for _, p := range parts {
 		if p.Type == "text" {

@@ -57,7 +57,7 @@ func (it *inputItem) text() string {
 	var blocks []struct {
 		Text string `json:"text"`
 	}
-	json.Unmarshal(it.Content, &blocks)
+	_ = json.Unmarshal(it.Content, &blocks)
 	var texts []string
 	for _, b := range blocks {
 		texts = append(texts, b.Text)
@@ -88,7 +88,7 @@ func (s *standIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ex.Status, ex.Answered = http.StatusNotFound, "404"
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusNotFound)
-		fmt.Fprintf(w, `{"error":{"message":"the stand-in answers POST /v1/responses with input only, not %s %s","type":"invalid_request_error","param":null,"code":null}}`, r.Method, r.URL.Path)
+		_, _ = fmt.Fprintf(w, `{"error":{"message":"the stand-in answers POST /v1/responses with input only, not %s %s","type":"invalid_request_error","param":null,"code":null}}`, r.Method, r.URL.Path)
 		return
 	}
 	last := req.Input[len(req.Input)-1]
@@ -124,8 +124,8 @@ func writeStream(w http.ResponseWriter, model string, n int, items []string) {
 	seq := 0
 	send := func(typ, rest string) {
 		seq++
-		fmt.Fprintf(w, "event: %s\ndata: {\"type\":%q,\"sequence_number\":%d,%s}\n\n", typ, typ, seq, rest)
-		rc.Flush()
+		_, _ = fmt.Fprintf(w, "event: %s\ndata: {\"type\":%q,\"sequence_number\":%d,%s}\n\n", typ, typ, seq, rest)
+		_ = rc.Flush()
 	}
 	id := fmt.Sprintf("resp_standin_%d", n)
 	send("response.created", fmt.Sprintf(`"response":{"id":%q,"object":"response","status":"in_progress","model":%q,"output":[]}`, id, model))

@@ -492,7 +492,7 @@ func cgNewestLeaf(order []string, nodes map[string]*cgNode) string {
 		var m struct {
 			CreateTime json.RawMessage `json:"create_time"`
 		}
-		json.Unmarshal(nodes[id].Message, &m)
+		_ = json.Unmarshal(nodes[id].Message, &m)
 		at := cgTime(m.CreateTime)
 		if best == "" || !at.Before(bestAt) {
 			best, bestAt = id, at
@@ -507,8 +507,8 @@ func cgReadMeta(raw json.RawMessage) cgMeta {
 		return cgMeta{}
 	}
 	var m cgMeta
-	json.Unmarshal(fields["is_visually_hidden_from_conversation"], &m.hidden)
-	json.Unmarshal(fields["model_slug"], &m.model)
+	_ = json.Unmarshal(fields["is_visually_hidden_from_conversation"], &m.hidden)
+	_ = json.Unmarshal(fields["model_slug"], &m.model)
 	if json.Unmarshal(fields["attachments"], &m.attachments) != nil {
 		m.attachments = nil
 	}

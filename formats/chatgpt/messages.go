@@ -133,7 +133,7 @@ func cgParts(c *cgContent, content json.RawMessage, atts []cgAttachment) []model
 				Summary string `json:"summary"`
 				Content string `json:"content"`
 			}
-			json.Unmarshal(raw, &th)
+			_ = json.Unmarshal(raw, &th)
 			text := strings.TrimSpace(th.Summary)
 			if body := strings.TrimSpace(th.Content); body != "" {
 				if text != "" {
@@ -146,7 +146,7 @@ func cgParts(c *cgContent, content json.RawMessage, atts []cgAttachment) []model
 		return parts
 	case "reasoning_recap":
 		var s string
-		json.Unmarshal(c.Content, &s)
+		_ = json.Unmarshal(c.Content, &s)
 		return []model.Part{{Type: model.PartThinking, Text: s, Raw: content}}
 	}
 	if len(content) == 0 {
@@ -174,7 +174,7 @@ func cgPart(raw json.RawMessage, atts []cgAttachment) (model.Part, bool) {
 			AssetPointer string `json:"asset_pointer"`
 			Text         string `json:"text"`
 		}
-		json.Unmarshal(raw, &o)
+		_ = json.Unmarshal(raw, &o)
 		switch o.ContentType {
 		case "image_asset_pointer":
 			return model.Part{Type: model.PartImage, MediaType: cgMediaType(o.AssetPointer, atts), Raw: raw}, true

@@ -260,7 +260,7 @@ func (cx *cxReader) readLine(n int, line []byte) error {
 	}
 	str := func(k string) string {
 		var s string
-		json.Unmarshal(f[k], &s)
+		_ = json.Unmarshal(f[k], &s)
 		return s
 	}
 	switch typ {
@@ -448,7 +448,7 @@ func cxContent(raw json.RawMessage) ([]model.Part, error) {
 			parts = append(parts, model.Part{Type: model.PartText, Text: blk.Refusal, Raw: b})
 		case "input_image":
 			var url string
-			json.Unmarshal(blk.ImageURL, &url)
+			_ = json.Unmarshal(blk.ImageURL, &url)
 			parts = append(parts, model.Part{Type: model.PartImage, MediaType: formats.MediaType(url), Raw: b})
 		default:
 			parts = append(parts, model.Part{Type: model.PartOther, Raw: b})

@@ -83,7 +83,7 @@ type AnthropicOptions struct {
 func AnthropicWith(items []formats.Item, o AnthropicOptions) (AnthropicBody, Report) {
 	an := planAnthropic(items, o)
 	body := AnthropicBody{System: an.system, Messages: make([]AnthropicMessage, 0, len(an.msgs)+1)}
-	an.each(func(m *AnthropicMessage) error {
+	_ = an.each(func(m *AnthropicMessage) error {
 		body.Messages = append(body.Messages, m.own())
 		return nil
 	})
@@ -95,15 +95,15 @@ func AnthropicWith(items []formats.Item, o AnthropicOptions) (AnthropicBody, Rep
 func WriteAnthropic(w io.Writer, items []formats.Item) (Report, error) {
 	an := planAnthropic(items, AnthropicOptions{})
 	j := newLines(w)
-	j.w.WriteString("{")
+	_, _ = j.w.WriteString("{")
 	if an.system != "" {
-		j.w.WriteString(`"system":`)
+		_, _ = j.w.WriteString(`"system":`)
 		if err := j.value(an.system); err != nil {
 			return an.x.report(), err
 		}
-		j.w.WriteString(",")
+		_, _ = j.w.WriteString(",")
 	}
-	j.w.WriteString(`"messages":[`)
+	_, _ = j.w.WriteString(`"messages":[`)
 	if err := an.each(func(m *AnthropicMessage) error { return j.elem(m) }); err != nil {
 		return an.x.report(), err
 	}

@@ -145,7 +145,7 @@ func AnthropicFrom(head *AnthropicHead, items []formats.Item, o AnthropicOptions
 		part.Body.System = head.system
 	}
 	part.Body.Messages = make([]AnthropicMessage, 0, len(an.msgs)+1)
-	an.each(func(m *AnthropicMessage) error {
+	_ = an.each(func(m *AnthropicMessage) error {
 		part.Body.Messages = append(part.Body.Messages, m.own())
 		return nil
 	})

@@ -8,7 +8,8 @@ import (
 )
 
 // lines writes a JSON document whose array elements are encoded one
-// at a time, one a line.
+// at a time, one a line. A write to w that fails keeps its error for
+// the Flush that end returns.
 type lines struct {
 	w   *bufio.Writer
 	buf bytes.Buffer
@@ -26,9 +27,9 @@ func newLines(w io.Writer) *lines {
 // end closes the array and the document.
 func (j *lines) end() error {
 	if j.n > 0 {
-		j.w.WriteString("\n")
+		_, _ = j.w.WriteString("\n")
 	}
-	j.w.WriteString("]}\n")
+	_, _ = j.w.WriteString("]}\n")
 	return j.w.Flush()
 }
 
@@ -45,9 +46,9 @@ func (j *lines) value(v any) error {
 // elem writes v as the next element of the array.
 func (j *lines) elem(v any) error {
 	if j.n > 0 {
-		j.w.WriteString(",\n")
+		_, _ = j.w.WriteString(",\n")
 	} else {
-		j.w.WriteString("\n")
+		_, _ = j.w.WriteString("\n")
 	}
 	j.n++
 	return j.value(v)

@@ -18,21 +18,22 @@ import (
 // content of tool messages) fenced, and its tags. The same items always
 // give the same bytes.
 func WriteMarkdown(w io.Writer, title string, items []formats.Item) error {
+	// A write to bw that fails keeps its error for the Flush at the end.
 	bw := bufio.NewWriterSize(w, 1<<16)
 	title = strings.Join(strings.Fields(title), " ")
 	if title == "" {
 		title = "Untitled thread"
 	}
-	bw.WriteString("# ")
-	bw.WriteString(title)
-	bw.WriteString("\n")
+	_, _ = bw.WriteString("# ")
+	_, _ = bw.WriteString(title)
+	_, _ = bw.WriteString("\n")
 	var md xmWriter
 	md.w = bw
 	for i := range items {
 		it := &items[i]
-		bw.WriteString("\n### ")
+		_, _ = bw.WriteString("\n### ")
 		xmHeading(bw, it)
-		bw.WriteString("\n")
+		_, _ = bw.WriteString("\n")
 		md.blocks = 0
 		if xpStructural(it.Parts) {
 			for k := range it.Parts {
@@ -69,29 +70,29 @@ func xmHeading(w *bufio.Writer, it *formats.Item) {
 	if role == "" {
 		role = "unknown"
 	}
-	w.WriteString(role)
+	_, _ = w.WriteString(role)
 	if it.Name != "" {
-		w.WriteString(" · ")
-		w.WriteString(strings.Join(strings.Fields(it.Name), " "))
+		_, _ = w.WriteString(" · ")
+		_, _ = w.WriteString(strings.Join(strings.Fields(it.Name), " "))
 	}
 	if it.Synthetic {
-		w.WriteString(" · ")
+		_, _ = w.WriteString(" · ")
 		switch it.OpType {
 		case model.OpDigest:
-			w.WriteString("digest summary")
+			_, _ = w.WriteString("digest summary")
 		case model.OpRevise:
-			w.WriteString("revision")
+			_, _ = w.WriteString("revision")
 		case model.OpInsert:
-			w.WriteString("inserted")
+			_, _ = w.WriteString("inserted")
 		case "":
-			w.WriteString("synthetic")
+			_, _ = w.WriteString("synthetic")
 		default:
-			w.WriteString(string(it.OpType))
+			_, _ = w.WriteString(string(it.OpType))
 		}
 	}
 	if !it.CreatedAt.IsZero() {
-		w.WriteString(" · ")
-		w.WriteString(it.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"))
+		_, _ = w.WriteString(" · ")
+		_, _ = w.WriteString(it.CreatedAt.UTC().Format("2006-01-02 15:04 UTC"))
 	}
 }
 
@@ -104,9 +105,9 @@ type xmWriter struct {
 
 // para writes one block; s ends without a newline.
 func (m *xmWriter) para(s string) {
-	m.w.WriteString("\n")
-	m.w.WriteString(s)
-	m.w.WriteString("\n")
+	_, _ = m.w.WriteString("\n")
+	_, _ = m.w.WriteString(s)
+	_, _ = m.w.WriteString("\n")
 	m.blocks++
 }
 

@@ -61,7 +61,7 @@ type OpenAIImageURL struct {
 func OpenAI(items []formats.Item) ([]OpenAIMessage, Report) {
 	o := planOpenAI(items)
 	msgs := make([]OpenAIMessage, 0, len(items))
-	o.each(func(m *OpenAIMessage) error {
+	_ = o.each(func(m *OpenAIMessage) error {
 		msgs = append(msgs, m.own())
 		return nil
 	})
@@ -73,7 +73,7 @@ func OpenAI(items []formats.Item) ([]OpenAIMessage, Report) {
 func WriteOpenAI(w io.Writer, items []formats.Item) (Report, error) {
 	o := planOpenAI(items)
 	j := newLines(w)
-	j.w.WriteString("{\"messages\":[")
+	_, _ = j.w.WriteString("{\"messages\":[")
 	err := o.each(func(m *OpenAIMessage) error { return j.elem(m) })
 	if err == nil {
 		err = j.end()

@@ -700,7 +700,7 @@ func xpReadImage(p *model.Part, target xpTarget) *xpImageSource {
 			var o struct {
 				URL string `json:"url"`
 			}
-			json.Unmarshal(raw.ImageURL, &o)
+			_ = json.Unmarshal(raw.ImageURL, &o)
 			u = o.URL
 		}
 		if rest, ok := strings.CutPrefix(u, "data:"); ok {

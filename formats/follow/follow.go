@@ -174,7 +174,7 @@ func (f *follower) watchEvents() (<-chan struct{}, func()) {
 	w, err := fsnotify.NewWatcher()
 	if err == nil {
 		if err = w.Add(filepath.Dir(f.path)); err != nil {
-			w.Close()
+			_ = w.Close()
 		}
 	}
 	if err != nil {
@@ -208,7 +208,7 @@ func (f *follower) watchEvents() (<-chan struct{}, func()) {
 			}
 		}
 	}()
-	return ch, func() { close(quit); w.Close() }
+	return ch, func() { close(quit); _ = w.Close() }
 }
 
 // look reads what the file gained, hands out its settled part if that
@@ -304,7 +304,7 @@ func (f *follower) same() bool {
 	if err != nil {
 		return true // the read that follows says why
 	}
-	defer file.Close()
+	defer func() { _ = file.Close() }()
 	got := make([]byte, n)
 	if _, err := file.ReadAt(got, int64(len(f.buf)-n)); err != nil {
 		return true
@@ -318,7 +318,7 @@ func (f *follower) read(size int64) error {
 	if err != nil {
 		return err
 	}
-	defer file.Close()
+	defer func() { _ = file.Close() }()
 	from := int64(len(f.buf))
 	f.buf = append(f.buf, make([]byte, size-from)...)
 	n, err := file.ReadAt(f.buf[from:], from)

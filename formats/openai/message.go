@@ -304,7 +304,7 @@ func blockPart(raw json.RawMessage, media *records.Media) []model.Part {
 			var o struct {
 				URL string `json:"url"`
 			}
-			json.Unmarshal(b.ImageURL, &o)
+			_ = json.Unmarshal(b.ImageURL, &o)
 			url = o.URL
 		}
 		p.MediaType = formats.MediaType(url)

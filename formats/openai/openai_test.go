@@ -371,7 +371,6 @@ func TestReadOpenAIEmitterError(t *testing.T) {
 type failing struct {
 	at  string
 	err error
-	n   int
 }
 
 func (f *failing) fail(at string) error {

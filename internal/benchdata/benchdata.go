@@ -326,9 +326,9 @@ func DB(tb testing.TB, n int) string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tmp.Close()
-	os.Remove(tmp.Name()) // bbolt creates it
-	defer os.Remove(tmp.Name())
+	_ = tmp.Close()
+	_ = os.Remove(tmp.Name()) // bbolt creates it
+	defer func() { _ = os.Remove(tmp.Name()) }()
 	st, err := store.Open(tmp.Name(), store.Options{})
 	if err != nil {
 		tb.Fatal(err)
@@ -354,7 +354,7 @@ func DB(tb testing.TB, n int) string {
 			return tx.AppendMessages(info.ID, msgs)
 		})
 		if err != nil {
-			st.Close()
+			_ = st.Close()
 			tb.Fatal(err)
 		}
 	}

@@ -40,13 +40,13 @@ type timedBody struct {
 
 func newTimedBody(w http.ResponseWriter, body io.ReadCloser, grace time.Duration) *timedBody {
 	b := &timedBody{body: body, rc: http.NewResponseController(w), start: time.Now(), grace: grace}
-	b.rc.SetReadDeadline(b.start.Add(grace))
+	_ = b.rc.SetReadDeadline(b.start.Add(grace))
 	return b
 }
 
 func (b *timedBody) Read(p []byte) (int, error) {
 	if !b.done {
-		b.rc.SetReadDeadline(b.start.Add(b.grace + time.Duration(b.n)*time.Second/minBodyRate))
+		_ = b.rc.SetReadDeadline(b.start.Add(b.grace + time.Duration(b.n)*time.Second/minBodyRate))
 	}
 	n, err := b.body.Read(p)
 	b.n += int64(n)
@@ -57,7 +57,7 @@ func (b *timedBody) Read(p []byte) (int, error) {
 			// the rest of the body before closing the connection.
 			return n, errBodyTooSlow
 		}
-		b.rc.SetReadDeadline(time.Time{})
+		_ = b.rc.SetReadDeadline(time.Time{})
 	}
 	return n, err
 }

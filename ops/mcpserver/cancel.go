@@ -111,7 +111,7 @@ func (s *Server) endCalls(match func(*mcp.ServerSession) bool) {
 // closeSession ends an MCP session, its calls in flight first.
 func (s *Server) closeSession(ss *mcp.ServerSession) {
 	s.endCalls(func(x *mcp.ServerSession) bool { return x == ss })
-	ss.Close()
+	_ = ss.Close()
 }
 
 // endingSessions cancels the calls in flight of a session a client ends

@@ -67,6 +67,7 @@ func newStallingSampler(t *testing.T) *stallingSampler {
 }
 
 func (s *stallingSampler) options() *mcp.ClientOptions {
+	//lint:ignore SA1019 sampling lends tools the client's model; the SDK has no successor to it
 	return &mcp.ClientOptions{CreateMessageHandler: func(ctx context.Context, _ *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 		s.asked <- struct{}{}
 		select {

@@ -73,7 +73,7 @@ func (a concAPI) call(author, tool string, args, out any) (int, string, error) {
 	if err != nil {
 		return 0, "", err
 	}
-	req, err := http.NewRequest(http.MethodPost, a.url+"/api/"+tool, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, a.url+"/api/"+tool, bytes.NewReader(body))
 	if err != nil {
 		return 0, "", err
 	}

@@ -55,9 +55,9 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
-	rc.Flush()
+	_ = rc.Flush()
 	// A body read as it comes has no read deadline to meet.
-	rc.SetWriteDeadline(time.Time{})
+	_ = rc.SetWriteDeadline(time.Time{})
 	s.backend.watch(ctx, func(ev ops.Event) {
 		b, err := marshalJSON(ev)
 		if err != nil {
@@ -67,7 +67,7 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 			cancel()
 			return
 		}
-		rc.Flush()
+		_ = rc.Flush()
 	})
 }
 
@@ -107,7 +107,7 @@ func (b *remoteBackend) readEvents(ctx context.Context, opened func(), fn func(o
 	if err != nil {
 		return false, err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
 		return false, fmt.Errorf("GET %s answered %s", eventsPath, resp.Status)
 	}

@@ -29,7 +29,7 @@ func TestFileEndpointsAreGuarded(t *testing.T) {
 			t.Errorf("GET %s: %d", path, status)
 		}
 	}
-	req, _ := http.NewRequest("POST", ts.URL+"/import", io.LimitReader(zeros{}, MaxImportBytes+1))
+	req, _ := http.NewRequestWithContext(t.Context(), "POST", ts.URL+"/import", io.LimitReader(zeros{}, MaxImportBytes+1))
 	req.ContentLength = MaxImportBytes + 1
 	req.Header.Set("Authorization", "Bearer tok")
 	resp, err := http.DefaultClient.Do(req)

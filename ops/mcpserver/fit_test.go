@@ -230,7 +230,12 @@ func TestToolHeavyReadSizes(t *testing.T) {
 func heavyHTTP(t *testing.T, base, tool string, args map[string]any) string {
 	t.Helper()
 	b, _ := json.Marshal(args)
-	resp, err := http.Post(base+"/api/"+tool, "application/json", strings.NewReader(string(b)))
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, base+"/api/"+tool, strings.NewReader(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

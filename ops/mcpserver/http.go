@@ -267,8 +267,8 @@ func writeJSONBody(w http.ResponseWriter, status int, body []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
-	w.Write(body)
-	w.Write([]byte("\n"))
+	_, _ = w.Write(body)
+	_, _ = w.Write([]byte("\n"))
 }
 
 func writeJSONValue(w http.ResponseWriter, status int, v any) {

@@ -41,7 +41,7 @@ func do(t *testing.T, method, url, body string, header map[string]string) (int, 
 	if body != "" {
 		r = strings.NewReader(body)
 	}
-	req, err := http.NewRequest(method, url, r)
+	req, err := http.NewRequestWithContext(t.Context(), method, url, r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +324,7 @@ func TestBodyCap(t *testing.T) {
 		t.Errorf("big body: %d %s", status, body)
 	}
 	// Without one (chunked), refused when the cap is reached.
-	req, _ := http.NewRequest("POST", ts.URL+"/api/append_messages", io.MultiReader(strings.NewReader(big)))
+	req, _ := http.NewRequestWithContext(t.Context(), "POST", ts.URL+"/api/append_messages", io.MultiReader(strings.NewReader(big)))
 	req.ContentLength = -1
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -50,7 +50,7 @@ func jsonrpcProblem(body []byte) *rpcProblem {
 		return messageProblem(body)
 	}
 	var batch []json.RawMessage
-	json.Unmarshal(body, &batch)
+	_ = json.Unmarshal(body, &batch)
 	if len(batch) == 0 {
 		return &rpcProblem{code: jsonrpc.CodeInvalidRequest, msg: "invalid request: an empty batch"}
 	}
@@ -64,7 +64,7 @@ func jsonrpcProblem(body []byte) *rpcProblem {
 			ID     json.RawMessage `json:"id"`
 			Method json.RawMessage `json:"method"`
 		}
-		json.Unmarshal(raw, &m)
+		_ = json.Unmarshal(raw, &m)
 		if len(m.ID) > 0 && len(m.Method) > 0 {
 			if key := canonicalID(m.ID); ids[key] {
 				return &rpcProblem{code: jsonrpc.CodeInvalidRequest, msg: fmt.Sprintf("invalid request: the batch uses id %s twice", m.ID)}

@@ -107,10 +107,12 @@ func Listen(svc *ops.Service, o ListenOptions) (*Listener, error) {
 		return nil, fmt.Errorf("%w: %s can be reached from other machines; give a token, or listen on 127.0.0.1", ErrNeedsToken, addr)
 	}
 
-	ln, err := net.Listen("tcp", addr)
+	// Listen is given no context; net.Listen would use Background too.
+	var lc net.ListenConfig
+	ln, err := lc.Listen(context.Background(), "tcp", addr)
 	notice := ""
 	if err != nil && errors.Is(err, syscall.EADDRINUSE) && port != "0" {
-		ln, err = net.Listen("tcp", net.JoinHostPort(host, "0"))
+		ln, err = lc.Listen(context.Background(), "tcp", net.JoinHostPort(host, "0"))
 		if err == nil {
 			notice = fmt.Sprintf("port %s was taken; listening on %s instead", port, ln.Addr())
 		}
@@ -140,7 +142,7 @@ func Listen(svc *ops.Service, o ListenOptions) (*Listener, error) {
 	}
 	if l.addrFile != "" {
 		if err := writeAddrFile(l.addrFile, l.MCPURL()); err != nil {
-			ln.Close()
+			_ = ln.Close()
 			return nil, err
 		}
 	}
@@ -182,11 +184,11 @@ func writeAddrFile(path, url string) error {
 	_, werr := tmp.WriteString(url + "\n")
 	cerr := tmp.Close()
 	if err := errors.Join(werr, cerr, os.Chmod(tmp.Name(), 0o600)); err != nil {
-		os.Remove(tmp.Name())
+		_ = os.Remove(tmp.Name())
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
+		_ = os.Remove(tmp.Name())
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
@@ -245,7 +247,7 @@ func (l *Listener) Close() error {
 			// Only our own file: another weft may have written its own
 			// since, for another database at the same path.
 			if b, err := os.ReadFile(l.addrFile); err == nil && strings.TrimSpace(string(b)) == l.MCPURL() {
-				os.Remove(l.addrFile)
+				_ = os.Remove(l.addrFile)
 			}
 		}
 		l.server.closeOnce.Do(func() { close(l.server.closing) })
@@ -277,7 +279,7 @@ func Serve(ctx context.Context, svc *ops.Service, o ListenOptions, started func(
 	case <-ctx.Done():
 		return l.Close()
 	case <-l.Done():
-		l.Close()
+		_ = l.Close()
 		return l.Err()
 	}
 }

@@ -21,7 +21,8 @@ import (
 // freePort returns a port nothing listens on now.
 func freePort(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	var lc net.ListenConfig
+	ln, err := lc.Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,8 @@ func TestListenNeedsTokenOffLoopback(t *testing.T) {
 		t.Errorf("a refused listener wrote its address file")
 	}
 	// Nothing was bound: the port is still free.
-	ln, err := net.Listen("tcp", "0.0.0.0:"+port)
+	var lc net.ListenConfig
+	ln, err := lc.Listen(t.Context(), "tcp", "0.0.0.0:"+port)
 	if err != nil {
 		t.Fatalf("the port was bound by a refused listener: %v", err)
 	}
@@ -87,7 +89,8 @@ func TestListenBadAddress(t *testing.T) {
 
 func TestListenFallsBackWhenPortTaken(t *testing.T) {
 	svc, _ := seeded(t)
-	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	var lc net.ListenConfig
+	taken, err := lc.Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +205,7 @@ func TestServeStopsWithContext(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("Serve: %v", err)
 	}
-	if _, err := net.Dial("tcp", strings.TrimPrefix(l.URL(), "http://")); err == nil {
+	if _, err := new(net.Dialer).DialContext(t.Context(), "tcp", strings.TrimPrefix(l.URL(), "http://")); err == nil {
 		t.Errorf("still listening after Serve returned")
 	}
 }

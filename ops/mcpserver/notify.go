@@ -33,9 +33,13 @@ import (
 // connected.
 
 // logLevels are MCP's logging levels, least severe first.
+//
+//lint:ignore SA1019 MCP logging tells clients of others' edits; the SDK has no successor to it
 var logLevels = []mcp.LoggingLevel{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 
 // editLevel is the level edits are logged at.
+//
+//lint:ignore SA1019 MCP logging tells clients of others' edits; the SDK has no successor to it
 const editLevel mcp.LoggingLevel = "info"
 
 // news is what a Server keeps to tell its clients of writes.
@@ -75,6 +79,7 @@ func (s *Server) newsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			s.track(ss)
 		}
 		if method == "logging/setLevel" {
+			//lint:ignore SA1019 MCP logging tells clients of others' edits; the SDK has no successor to it
 			if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok && p != nil && !validLevel(p.Level) {
 				names := make([]string, len(logLevels))
 				for i, l := range logLevels {
@@ -87,6 +92,7 @@ func (s *Server) newsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
+//lint:ignore SA1019 MCP logging tells clients of others' edits; the SDK has no successor to it
 func validLevel(l mcp.LoggingLevel) bool {
 	for _, v := range logLevels {
 		if v == l {
@@ -112,7 +118,7 @@ func (s *Server) track(ss *mcp.ServerSession) {
 	}
 	n.mu.Unlock()
 	go func() {
-		ss.Wait()
+		_ = ss.Wait()
 		n.mu.Lock()
 		defer n.mu.Unlock()
 		delete(n.clients, ss)
@@ -172,7 +178,7 @@ func (s *Server) announce(ev ops.Event) {
 		uris := slices.Collect(maps.Keys(s.news.subs))
 		s.news.mu.Unlock()
 		for _, uri := range uris {
-			s.mcp.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: uri})
+			_ = s.mcp.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: uri})
 		}
 		return
 	}
@@ -192,7 +198,7 @@ func (s *Server) announce(ev ops.Event) {
 	}
 	n.mu.Unlock()
 	for _, uri := range uris {
-		s.mcp.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: uri})
+		_ = s.mcp.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: uri})
 	}
 	if len(others) == 0 {
 		return
@@ -207,6 +213,7 @@ func (s *Server) announce(ev ops.Event) {
 	for _, ss := range others {
 		// Log sends nothing to a client that set no level, or a level
 		// above info.
+		//lint:ignore SA1019 MCP logging tells clients of others' edits; the SDK has no successor to it
 		if err := ss.Log(ctx, &mcp.LoggingMessageParams{Level: editLevel, Logger: "weft", Data: data}); err != nil {
 			s.logger.Debug("could not tell a client of an edit", "error", err)
 		}
@@ -290,6 +297,6 @@ func progressTo(ctx context.Context, ss *mcp.ServerSession, token any) ops.Progr
 			return
 		}
 		last = done
-		ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(done), Total: float64(total), Message: message})
+		_ = ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(done), Total: float64(total), Message: message})
 	}
 }

@@ -327,7 +327,7 @@ func (p *proxy) forward(w http.ResponseWriter, r *http.Request, ep proxyEndpoint
 	up, err := http.NewRequestWithContext(ctx, r.Method, ep.upstream, body)
 	if err != nil {
 		if c, ok := body.(io.Closer); ok {
-			c.Close() // never sent: nobody else will
+			_ = c.Close() // never sent: nobody else will
 		}
 		proxyError(w, ep.api, http.StatusBadGateway, "weft cannot make the upstream request: "+err.Error())
 		return false
@@ -346,7 +346,7 @@ func (p *proxy) forward(w http.ResponseWriter, r *http.Request, ep proxyEndpoint
 		proxyError(w, ep.api, http.StatusBadGateway, fmt.Sprintf("weft could not reach the upstream %s: %v", upstreamHost(ep.upstream), errors.Unwrap(err)))
 		return false
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	copyResponseHeaders(w.Header(), resp.Header)
 	w.WriteHeader(resp.StatusCode)
 	if rec != nil && resp.StatusCode == http.StatusOK {

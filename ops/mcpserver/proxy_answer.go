@@ -258,7 +258,7 @@ func (s *anStream) event(data []byte) {
 			Text     string `json:"text"`
 			Thinking string `json:"thinking"`
 		}
-		json.Unmarshal(ev.ContentBlock, &start)
+		_ = json.Unmarshal(ev.ContentBlock, &start)
 		b.text.WriteString(start.Text)
 		b.thinking.WriteString(start.Thinking)
 		s.blocks[ev.Index] = b
@@ -305,7 +305,7 @@ func (s *anStream) message() (json.RawMessage, string, error) {
 			}
 		}
 		var typ string
-		json.Unmarshal(b.fields["type"], &typ)
+		_ = json.Unmarshal(b.fields["type"], &typ)
 		switch typ {
 		case "text":
 			set("text", b.text.String())

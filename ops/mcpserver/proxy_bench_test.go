@@ -62,7 +62,12 @@ func timed(b *testing.B, fn func(i int)) {
 
 // postTo sends body to url and reads the answer whole.
 func postTo(b *testing.B, client *http.Client, url, body string) {
-	resp, err := client.Post(url, "application/json", strings.NewReader(body))
+	req, err := http.NewRequestWithContext(b.Context(), http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		b.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -140,7 +145,12 @@ func BenchmarkProxyFirstByte(b *testing.B) {
 			lat := make([]time.Duration, 0, b.N)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				resp, err := client.Post(url, "application/json", strings.NewReader(body))
+				req, err := http.NewRequestWithContext(b.Context(), http.MethodPost, url, strings.NewReader(body))
+				if err != nil {
+					b.Fatal(err)
+				}
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := client.Do(req)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -212,7 +222,12 @@ func proxyMemory(b *testing.B, c string) {
 			}
 			threads[k] = append(threads[k], fmt.Sprintf(`{"role":"user","content":"conversation %d, turn %d"}`, k, r/len(threads)))
 		}
-		resp, err := client.Post(rig.weft.URL+"/v1/messages", "application/json", strings.NewReader(anBody(!steady, threads[k]...)))
+		req, err := http.NewRequestWithContext(b.Context(), http.MethodPost, rig.weft.URL+"/v1/messages", strings.NewReader(anBody(!steady, threads[k]...)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -74,7 +74,7 @@ func (c *said) says(role string) (typ, key string, ok bool) {
 			}
 		case '[':
 			var parts []json.RawMessage
-			json.Unmarshal(c.content, &parts)
+			_ = json.Unmarshal(c.content, &parts)
 			for _, p := range parts {
 				var ref blockRef
 				if len(p) > 0 && p[0] == '"' {

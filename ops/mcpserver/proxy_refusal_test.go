@@ -254,7 +254,7 @@ func TestProxyTokenAndSessionNames(t *testing.T) {
 
 	// Other paths of the API pass through untouched.
 	rig.up.setAnswer(func(w http.ResponseWriter, r *http.Request, _ []byte) { writeJSON(w, `{"data":[]}`) })
-	req, _ := http.NewRequest(http.MethodGet, rig.weft.URL+"/v1/models", nil)
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, rig.weft.URL+"/v1/models", nil)
 	req.Header.Set(ProxyTokenHeader, "weft-token")
 	req.Header.Set("X-Api-Key", "k")
 	r, err := http.DefaultClient.Do(req)

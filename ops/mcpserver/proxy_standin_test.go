@@ -265,7 +265,7 @@ func newProxyRig(t testing.TB, o HandlerOptions) *proxyRig {
 // post sends a request to weft and returns its answer, read whole.
 func (rig *proxyRig) post(path, body string, header map[string]string) (*http.Response, []byte) {
 	rig.t.Helper()
-	req, err := http.NewRequest(http.MethodPost, rig.weft.URL+path, strings.NewReader(body))
+	req, err := http.NewRequestWithContext(rig.t.Context(), http.MethodPost, rig.weft.URL+path, strings.NewReader(body))
 	if err != nil {
 		rig.t.Fatal(err)
 	}
@@ -304,7 +304,7 @@ func (rig *proxyRig) send(t testing.TB, path, body string) (int, []byte) {
 	if body == "" {
 		method = http.MethodGet
 	}
-	req, _ := http.NewRequest(method, rig.weft.URL+path, strings.NewReader(body))
+	req, _ := http.NewRequestWithContext(t.Context(), method, rig.weft.URL+path, strings.NewReader(body))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

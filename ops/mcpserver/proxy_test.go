@@ -140,7 +140,7 @@ func TestProxyAnthropicConversation(t *testing.T) {
 // standInAnswer is what answer writes for a request to path.
 func standInAnswer(answer func(w http.ResponseWriter, r *http.Request, body []byte), path, body string) string {
 	rec := httptest.NewRecorder()
-	answer(rec, httptest.NewRequest(http.MethodPost, path, strings.NewReader(body)), []byte(body))
+	answer(rec, httptest.NewRequestWithContext(context.Background(), http.MethodPost, path, strings.NewReader(body)), []byte(body))
 	return rec.Body.String()
 }
 

@@ -81,7 +81,7 @@ func (r *Remote) Export(ctx context.Context, w io.Writer, args ExportArgs) (note
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		return nil, r.b.refusal(resp, b)
@@ -208,7 +208,7 @@ func (b *remoteBackend) post(ctx context.Context, path, contentType string, body
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	out, err := io.ReadAll(io.LimitReader(resp.Body, 1<<30))
 	if err != nil {
 		return nil, fmt.Errorf("reading %s's answer from the weft at %s: %w", what, b.target(), err)

@@ -97,12 +97,9 @@ func resourceError(uri string, err error) error {
 	if !errors.As(err, &opsErr) {
 		return err
 	}
-	code := int64(jsonrpc.CodeInvalidParams)
-	if errors.Is(err, ops.ErrNotFound) {
-		code = mcp.CodeResourceNotFound
-	}
+	// A missing resource is invalid params too, as MCP has it (SEP-2164).
 	data, _ := json.Marshal(map[string]string{"uri": uri})
-	return &jsonrpc.Error{Code: code, Message: opsErr.Msg, Data: data}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: opsErr.Msg, Data: data}
 }
 
 func (s *Server) readSessions(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {

@@ -212,7 +212,12 @@ func BenchmarkHTTPMessageRange(b *testing.B) {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
 	body := []byte(fmt.Sprintf(`{"session_id":%q,"start_idx":50000,"end_idx":50019}`, sid))
 	benchConcurrent(b, 8, func(int) error {
-		resp, err := client.Post(ts.URL+"/api/get_message_range", "application/json", bytes.NewReader(body))
+		req, err := http.NewRequestWithContext(b.Context(), http.MethodPost, ts.URL+"/api/get_message_range", bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
 		if err != nil {
 			return err
 		}

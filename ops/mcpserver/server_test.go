@@ -169,7 +169,6 @@ type toolState struct {
 	sid, digestOp, insertOp, timestamp string
 	scratch                            string // the session create_session made
 	hookSession                        string
-	version                            uint64
 }
 
 // newToolState is the state the sample calls start from on the demo
@@ -669,11 +668,13 @@ func TestSampling(t *testing.T) {
 	addSampleTool(srv)
 	var asked atomic.Int32
 	var prompt atomic.Value
+	//lint:ignore SA1019 sampling lends tools the client's model; the SDK has no successor to it
 	sampling := &mcp.ClientOptions{CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 		asked.Add(1)
 		if tc, ok := req.Params.Messages[0].Content.(*mcp.TextContent); ok {
 			prompt.Store(tc.Text)
 		}
+		//lint:ignore SA1019 sampling lends tools the client's model; the SDK has no successor to it
 		return &mcp.CreateMessageResult{Model: "test-model", Role: "assistant", Content: &mcp.TextContent{Text: "SAMPLED: the limiter is done"}}, nil
 	}}
 

@@ -38,7 +38,7 @@ func TestSessionLivesWhileItsStreamIsOpen(t *testing.T) {
 // session would.
 func mcpPost(t *testing.T, url, session, body string) *http.Response {
 	t.Helper()
-	req, _ := http.NewRequest("POST", url+"/mcp", strings.NewReader(body))
+	req, _ := http.NewRequestWithContext(t.Context(), "POST", url+"/mcp", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("MCP-Protocol-Version", legacyVersion)
@@ -150,12 +150,12 @@ func TestDroppedStreamResumes(t *testing.T) {
 	defer cancel()
 	for {
 		time.Sleep(time.Duration(retry) * time.Millisecond)
-		req, _ := http.NewRequest("GET", ts.URL+"/mcp", nil)
+		req, _ := http.NewRequestWithContext(ctx, "GET", ts.URL+"/mcp", nil)
 		req.Header.Set("Accept", "text/event-stream")
 		req.Header.Set("Mcp-Session-Id", session)
 		req.Header.Set("MCP-Protocol-Version", legacyVersion)
 		req.Header.Set("Last-Event-ID", prime.id)
-		resp, err = http.DefaultClient.Do(req.WithContext(ctx))
+		resp, err = http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,7 +20,7 @@ import (
 // answer or close the connection, and what it answered.
 func slowBody(t *testing.T, addr, path string) (time.Duration, string) {
 	t.Helper()
-	conn, err := net.Dial("tcp", addr)
+	conn, err := new(net.Dialer).DialContext(t.Context(), "tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestSlowBodiesAreCut(t *testing.T) {
 	}
 
 	// Headers that never end are cut as well.
-	conn, err := net.Dial("tcp", addr)
+	conn, err := new(net.Dialer).DialContext(t.Context(), "tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestSlowBodiesAreCut(t *testing.T) {
 		pw.Write([]byte(`"}]}`))
 		pw.Close()
 	}()
-	req, _ := http.NewRequest("POST", l.URL()+"/api/append_messages", pr)
+	req, _ := http.NewRequestWithContext(t.Context(), "POST", l.URL()+"/api/append_messages", pr)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

@@ -151,21 +151,21 @@ func filterLines(r io.Reader, pw *io.PipeWriter, out *lineWriter) {
 		switch {
 		case tooLong:
 			if !answer(id, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: a line longer than %d MB: send less at once (append_messages takes batches)", MaxBodyBytes>>20)) {
-				pw.Close()
+				_ = pw.Close()
 				return
 			}
 		case len(line) == 0:
 		default:
 			if p := jsonrpcProblem(line); p != nil {
 				if !answer(p.id, p.code, p.msg) {
-					pw.Close()
+					_ = pw.Close()
 					return
 				}
 				break
 			}
 			if line[0] == '[' && !batches {
 				if !answer(nil, jsonrpc.CodeInvalidRequest, "invalid request: JSON-RPC batching is not supported in 2025-06-18 and later, nor before initialize") {
-					pw.Close()
+					_ = pw.Close()
 					return
 				}
 				break

@@ -158,7 +158,7 @@ func (e Endpoint) Ask(ctx context.Context, instructions, transcript string, maxT
 		}
 		return "", "", fmt.Errorf("%w: the summary endpoint %s cannot be reached: %v", ErrSource, where, err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {

@@ -7,6 +7,7 @@ package rig
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -14,7 +15,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -62,12 +62,10 @@ func Weft(t testing.TB, prebuilt string) string {
 		if buildErr != nil {
 			return
 		}
-		gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-		if _, err := os.Stat(gobin); err != nil {
-			gobin = "go"
-		}
 		built = filepath.Join(buildDir, "weft")
-		cmd := exec.Command(gobin, "build", "-o", built, "weft/cmd/weft")
+		// go test puts its toolchain's bin first on the PATH: this "go" is
+		// the one running the tests.
+		cmd := exec.CommandContext(t.Context(), "go", "build", "-o", built, "weft/cmd/weft")
 		cmd.Env = append(cmd.Environ(), "GOFLAGS=")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = fmt.Errorf("go build weft/cmd/weft: %v\n%s", err, out)
@@ -83,7 +81,7 @@ func Weft(t testing.TB, prebuilt string) string {
 // it once the tests have run.
 func Cleanup() {
 	if buildDir != "" {
-		os.RemoveAll(buildDir)
+		_ = os.RemoveAll(buildDir)
 	}
 }
 
@@ -92,7 +90,7 @@ func Cleanup() {
 // stderr.
 func Run(t testing.TB, weft string, args ...string) []byte {
 	t.Helper()
-	cmd := exec.Command(weft, args...)
+	cmd := exec.CommandContext(t.Context(), weft, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -151,11 +149,12 @@ func LogsDir(t testing.TB, root string) string {
 // FreePort finds a free loopback port.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	var lc net.ListenConfig
+	l, err := lc.Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	return l.Addr().(*net.TCPAddr).Port
 }
 
@@ -175,7 +174,8 @@ func Serve(t testing.TB, weft, dir, db, token string, extra ...string) (string, 
 	if token != "" {
 		args = append(args, "--token", token)
 	}
-	cmd := exec.Command(weft, append(args, extra...)...)
+	// Not the test's context: stop, at cleanup, interrupts weft and waits.
+	cmd := exec.CommandContext(context.Background(), weft, append(args, extra...)...)
 	cmd.Stdout, cmd.Stderr = serveLog, serveLog
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -184,28 +184,28 @@ func Serve(t testing.TB, weft, dir, db, token string, extra ...string) (string, 
 	var once sync.Once
 	stop := func() {
 		once.Do(func() {
-			cmd.Process.Signal(os.Interrupt)
+			_ = cmd.Process.Signal(os.Interrupt)
 			done := make(chan struct{})
-			go func() { cmd.Wait(); close(done) }()
+			go func() { _ = cmd.Wait(); close(done) }()
 			select {
 			case <-done:
 			case <-time.After(10 * time.Second):
-				cmd.Process.Kill()
+				_ = cmd.Process.Kill()
 				<-done
 			}
-			serveLog.Close()
+			_ = serveLog.Close()
 		})
 	}
 	t.Cleanup(stop)
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		req, _ := http.NewRequest(http.MethodGet, base+"/healthz", nil)
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, base+"/healthz", nil)
 		if token != "" {
 			req.Header.Set("Authorization", "Bearer "+token)
 		}
 		resp, err := http.DefaultClient.Do(req)
 		if err == nil {
-			resp.Body.Close()
+			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				break
 			}

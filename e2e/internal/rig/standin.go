@@ -53,7 +53,7 @@ func (r *Recorder) Record(ex Exchange) {
 	r.exchanges = append(r.exchanges, ex)
 	if r.Log != nil {
 		b, _ := json.Marshal(ex)
-		r.Log.Write(append(b, '\n'))
+		_, _ = r.Log.Write(append(b, '\n'))
 	}
 }
 

@@ -291,7 +291,7 @@ func FuzzCheck(t *testing.T, read formats.Reader, data []byte) {
 		}
 	}
 	again := NewRecorder(t)
-	read(bytes.NewReader(data), again)
+	_, _ = read(bytes.NewReader(data), again)
 	if rec.Keys() != again.Keys() {
 		t.Fatalf("two reads differ")
 	}
