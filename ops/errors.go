@@ -25,15 +25,15 @@ func (e *Error) Error() string { return e.Msg }
 // Unwrap returns the kind, so errors.Is(err, ErrInvalid) works.
 func (e *Error) Unwrap() error { return e.Kind }
 
-func invalidf(format string, args ...any) error {
+func Invalidf(format string, args ...any) error {
 	return &Error{Kind: ErrInvalid, Msg: fmt.Sprintf(format, args...)}
 }
 
-func notFoundf(format string, args ...any) error {
+func NotFoundf(format string, args ...any) error {
 	return &Error{Kind: ErrNotFound, Msg: fmt.Sprintf(format, args...)}
 }
 
-func conflictf(format string, args ...any) error {
+func Conflictf(format string, args ...any) error {
 	return &Error{Kind: ErrConflict, Msg: fmt.Sprintf(format, args...)}
 }
 

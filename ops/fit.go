@@ -74,10 +74,10 @@ func budgetArg(p *int) (int, error) {
 		return DefaultMaxTokens, nil
 	}
 	if *p < 0 || (*p > 0 && *p < MinMaxTokens) {
-		return 0, invalidf("max_tokens %d is too small for a result: give %d or more (default %d; 0 for no limit)", *p, MinMaxTokens, DefaultMaxTokens)
+		return 0, Invalidf("max_tokens %d is too small for a result: give %d or more (default %d; 0 for no limit)", *p, MinMaxTokens, DefaultMaxTokens)
 	}
 	if *p > MaxMaxTokens {
-		return 0, invalidf("max_tokens %d is more than %d, more than any model takes: give less, or 0 for no limit", *p, MaxMaxTokens)
+		return 0, Invalidf("max_tokens %d is more than %d, more than any model takes: give less, or 0 for no limit", *p, MaxMaxTokens)
 	}
 	return *p, nil
 }
