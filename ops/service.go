@@ -29,9 +29,9 @@ type Service struct {
 	endpoint summary.Endpoint
 	logger   *slog.Logger
 
-	mu      sync.Mutex
-	threads map[string]*Thread
-	focus   string // session open in the TUI: the default for tools
+	mu             sync.Mutex
+	threads        map[string]*Thread
+	defaultSession string // for requests that name none (SetDefaultSession)
 	// searched are the sessions whose text is kept for searches, the
 	// most recently searched last, and textBudget what their texts may
 	// hold in all (searchtext.go).
@@ -83,11 +83,12 @@ func (s *Service) Store() *store.Store { return s.st }
 // subscription.
 func (s *Service) Subscribe() (<-chan Event, func()) { return s.bus.subscribe() }
 
-// SetFocus names the session a face has open; tools called without a
-// session_id use it.
-func (s *Service) SetFocus(sessionID string) {
+// SetDefaultSession names the session that requests naming none go to
+// (a face sets the one its operator has open); "" leaves it to the most
+// recently updated.
+func (s *Service) SetDefaultSession(sessionID string) {
 	s.mu.Lock()
-	s.focus = sessionID
+	s.defaultSession = sessionID
 	s.mu.Unlock()
 }
 
@@ -126,12 +127,12 @@ func (s *Service) Resolve(ref string) (string, error) {
 }
 
 // resolveLocked finds a session by ID, unique ID prefix or exact title;
-// empty means the focused session, else the most recently updated. An
+// empty means the default session (SetDefaultSession), else the most recently updated. An
 // exact ID is one lookup; only prefixes and titles read every session.
 func (s *Service) resolveLocked(ref string) (string, error) {
-	if ref == "" && s.focus != "" {
-		if _, err := s.threadLocked(s.focus); err == nil {
-			return s.focus, nil
+	if ref == "" && s.defaultSession != "" {
+		if _, err := s.threadLocked(s.defaultSession); err == nil {
+			return s.defaultSession, nil
 		}
 	}
 	if ref == "" && s.latest != "" {
@@ -272,11 +273,13 @@ type Snapshot struct {
 	Info model.Session
 	View *model.View
 	Ops  []model.Op
-	// Heads are the stored messages' Heads the view was applied to
+	// Heads are the stored messages' heads the view was applied to
 	// (they only grow at the end, so the slice stays as it was).
 	Heads []model.Head
 }
 
+// Snapshot reads a session (by ref, as Resolve takes it) consistently:
+// its record, view, operations and heads.
 func (s *Service) Snapshot(ref string) (Snapshot, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -545,8 +548,8 @@ func (s *Service) CommitAll(ctx context.Context, reqs []*WriteReq) error {
 			if s.latest == id {
 				s.latest = ""
 			}
-			if s.focus == id {
-				s.focus = ""
+			if s.defaultSession == id {
+				s.defaultSession = ""
 			}
 		case ch.Reload:
 			delete(s.threads, id) // loaded again from the store on next use
