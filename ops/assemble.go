@@ -50,17 +50,17 @@ type ContextSliceResult struct {
 // once. It does not change the thread, so the version stays.
 func (s *Service) RequestContextSlice(ctx context.Context, a ContextSliceArgs) (ContextSliceResult, error) {
 	if a.StartMessageIndex == nil || a.EndMessageIndex == nil {
-		return ContextSliceResult{}, invalidf("give start_message_index and end_message_index (inclusive, 0-based in the effective thread)")
+		return ContextSliceResult{}, Invalidf("give start_message_index and end_message_index (inclusive, 0-based in the effective thread)")
 	}
 	if a.MaxContextMessages < 0 {
-		return ContextSliceResult{}, invalidf("max_context_messages %d is negative", a.MaxContextMessages)
+		return ContextSliceResult{}, Invalidf("max_context_messages %d is negative", a.MaxContextMessages)
 	}
 	if a.IncludeSearchResults && strings.TrimSpace(a.Query) == "" {
-		return ContextSliceResult{}, invalidf("include_search_results needs a query to search for")
+		return ContextSliceResult{}, Invalidf("include_search_results needs a query to search for")
 	}
 	var p Preferences
-	_, err := s.write(ctx, a.SessionID, nil, func(_ *store.Tx, c *cached, _ *model.Session) (*change, error) {
-		v := c.viewLocked()
+	_, err := s.Write(ctx, a.SessionID, nil, func(_ *store.Tx, c *Thread, _ *model.Session) (*Change, error) {
+		v := c.View()
 		start, end := *a.StartMessageIndex, *a.EndMessageIndex
 		if err := checkRangeAs("start_message_index", "end_message_index", start, end, v.Len()); err != nil {
 			return nil, err
@@ -68,18 +68,18 @@ func (s *Service) RequestContextSlice(ctx context.Context, a ContextSliceArgs) (
 		p = Preferences{
 			FirstID: v.ID(v.Items[start]), LastID: v.ID(v.Items[end]), StartIndex: start, EndIndex: end,
 			Query: a.Query, IncludeSearchResults: a.IncludeSearchResults, MaxContextMessages: a.MaxContextMessages,
-			RequestedAt: formatTime(s.clock()), RequestedBy: AuthorFrom(ctx),
+			RequestedAt: formatTime(s.Clock()), RequestedBy: AuthorFrom(ctx),
 		}
 		raw, err := json.Marshal(p)
 		if err != nil {
 			return nil, err
 		}
-		id := c.info.ID
-		return &change{
-			what:  fmt.Sprintf("context slice %d..%d requested", start, end),
-			aside: true,
-			store: func(tx *store.Tx) error { return tx.PutPrefs(id, raw) },
-			event: Event{Kind: EventPreferences},
+		id := c.Info.ID
+		return &Change{
+			What:  fmt.Sprintf("context slice %d..%d requested", start, end),
+			Aside: true,
+			Store: func(tx *store.Tx) error { return tx.PutPrefs(id, raw) },
+			Event: Event{Kind: EventPreferences},
 		}, nil
 	})
 	if err != nil {
@@ -137,7 +137,7 @@ func formatArg(f string, allowed ...string) (string, error) {
 	if slices.Contains(allowed, f) {
 		return f, nil
 	}
-	return "", invalidf("format %q is not %s", f, orList(allowed))
+	return "", Invalidf("format %q is not %s", f, orList(allowed))
 }
 
 // orList lists choices as "a, b or c".
@@ -158,16 +158,16 @@ func (s *Service) AssembleContext(ctx context.Context, a AssembleArgs) (Assemble
 		return AssembleResult{}, err
 	}
 	if a.MaxMessages < 0 {
-		return AssembleResult{}, invalidf("max_messages %d is negative; use 0 for all", a.MaxMessages)
+		return AssembleResult{}, Invalidf("max_messages %d is negative; use 0 for all", a.MaxMessages)
 	}
 	if a.MaxTokens < 0 {
-		return AssembleResult{}, invalidf("max_tokens %d is negative; use 0 for no limit", a.MaxTokens)
+		return AssembleResult{}, Invalidf("max_tokens %d is negative; use 0 for no limit", a.MaxTokens)
 	}
 	var res AssembleResult
-	_, err = s.write(ctx, a.SessionID, nil, func(tx *store.Tx, c *cached, _ *model.Session) (*change, error) {
-		v, heads := c.viewLocked(), c.heads
-		res = AssembleResult{SessionID: c.info.ID, Version: c.info.Version, Format: format, MaxTokens: a.MaxTokens}
-		raw, err := tx.Prefs(c.info.ID)
+	_, err = s.Write(ctx, a.SessionID, nil, func(tx *store.Tx, c *Thread, _ *model.Session) (*Change, error) {
+		v, heads := c.View(), c.Heads
+		res = AssembleResult{SessionID: c.Info.ID, Version: c.Info.Version, Format: format, MaxTokens: a.MaxTokens}
+		raw, err := tx.Prefs(c.Info.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -176,7 +176,7 @@ func (s *Service) AssembleContext(ctx context.Context, a AssembleArgs) (Assemble
 		if raw != nil {
 			var p Preferences
 			if err := json.Unmarshal(raw, &p); err != nil {
-				return nil, fmt.Errorf("pending preferences of session %s are unreadable: %w", c.info.ID, err)
+				return nil, fmt.Errorf("pending preferences of session %s are unreadable: %w", c.Info.ID, err)
 			}
 			res.Preferences = &p
 			if picked, err = s.preferred(tx, v, &p); err != nil {
@@ -195,7 +195,7 @@ func (s *Service) AssembleContext(ctx context.Context, a AssembleArgs) (Assemble
 			kept = assemble.Fit(v, heads, limited, a.MaxTokens)
 			if len(kept) == 0 && len(limited) > 0 {
 				newest := limited[len(limited)-1]
-				return nil, invalidf("max_tokens %d is too small: nothing fits, and the newest item (%d, %s) alone has %d tokens; give at least that",
+				return nil, Invalidf("max_tokens %d is too small: nothing fits, and the newest item (%d, %s) alone has %d tokens; give at least that",
 					a.MaxTokens, newest, v.ID(v.Items[newest]), assemble.Tokens(v, heads, newest))
 			}
 		}
@@ -227,12 +227,12 @@ func (s *Service) AssembleContext(ctx context.Context, a AssembleArgs) (Assemble
 		if raw == nil {
 			return nil, nil // nothing pending: nothing to write
 		}
-		id := c.info.ID
-		return &change{
-			what:  "pending context preferences used",
-			aside: true,
-			store: func(tx *store.Tx) error { return tx.PutPrefs(id, nil) },
-			event: Event{Kind: EventPreferences},
+		id := c.Info.ID
+		return &Change{
+			What:  "pending context preferences used",
+			Aside: true,
+			Store: func(tx *store.Tx) error { return tx.PutPrefs(id, nil) },
+			Event: Event{Kind: EventPreferences},
 		}, nil
 	})
 	if err != nil {

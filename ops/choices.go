@@ -58,5 +58,5 @@ func choiceArg(arg, v string, choices []string) (string, error) {
 	if slices.Contains(choices, v) {
 		return v, nil
 	}
-	return "", invalidf("%s %q is not %s", arg, v, orList(choices))
+	return "", Invalidf("%s %q is not %s", arg, v, orList(choices))
 }

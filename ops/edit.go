@@ -57,15 +57,15 @@ func (sel Selection) resolve(v *model.View) (resolved, error) {
 	hasRange := sel.StartIdx != nil || sel.EndIdx != nil
 	switch {
 	case hasRange && len(sel.IDs) > 0:
-		return resolved{}, invalidf("give either start_idx/end_idx or ids, not both")
+		return resolved{}, Invalidf("give either start_idx/end_idx or ids, not both")
 	case !hasRange && len(sel.IDs) == 0:
-		return resolved{}, invalidf("nothing selected: give start_idx and end_idx (inclusive, 0-based in the effective thread of %s) or ids", english.Count(n, "item"))
+		return resolved{}, Invalidf("nothing selected: give start_idx and end_idx (inclusive, 0-based in the effective thread of %s) or ids", english.Count(n, "item"))
 	case len(sel.IDs) > 0:
 		return resolveIDs(v, sel.IDs)
 	case sel.StartIdx == nil:
-		return resolved{}, invalidf("start_idx is missing: ranges are inclusive, start_idx..end_idx")
+		return resolved{}, Invalidf("start_idx is missing: ranges are inclusive, start_idx..end_idx")
 	case sel.EndIdx == nil:
-		return resolved{}, invalidf("end_idx is missing: ranges are inclusive, start_idx..end_idx")
+		return resolved{}, Invalidf("end_idx is missing: ranges are inclusive, start_idx..end_idx")
 	}
 	start, end := *sel.StartIdx, *sel.EndIdx
 	if err := checkRange(start, end, n); err != nil {
@@ -88,17 +88,17 @@ func checkRange(start, end, n int) error {
 func checkRangeAs(startName, endName string, start, end, n int) error {
 	switch {
 	case n == 0:
-		return invalidf("the thread is empty: there is no index %d", start)
+		return Invalidf("the thread is empty: there is no index %d", start)
 	case start < 0:
-		return invalidf("%s %d is negative; indices run 0..%d", startName, start, n-1)
+		return Invalidf("%s %d is negative; indices run 0..%d", startName, start, n-1)
 	case end < 0:
-		return invalidf("%s %d is negative; indices run 0..%d", endName, end, n-1)
+		return Invalidf("%s %d is negative; indices run 0..%d", endName, end, n-1)
 	case start >= n:
-		return invalidf("%s %d is past the end of the thread (%s: 0..%d)", startName, start, english.Count(n, "item"), n-1)
+		return Invalidf("%s %d is past the end of the thread (%s: 0..%d)", startName, start, english.Count(n, "item"), n-1)
 	case end >= n:
-		return invalidf("%s %d is past the end of the thread (%s: 0..%d)", endName, end, english.Count(n, "item"), n-1)
+		return Invalidf("%s %d is past the end of the thread (%s: 0..%d)", endName, end, english.Count(n, "item"), n-1)
 	case start > end:
-		return invalidf("%s %d is after %s %d; ranges are inclusive, %s <= %s", startName, start, endName, end, startName, endName)
+		return Invalidf("%s %d is after %s %d; ranges are inclusive, %s <= %s", startName, start, endName, end, startName, endName)
 	}
 	return nil
 }
@@ -108,12 +108,12 @@ func resolveIDs(v *model.View, ids []model.ItemID) (resolved, error) {
 	seen := make(map[model.ItemID]bool, len(ids))
 	for i, id := range ids {
 		if seen[id] {
-			return resolved{}, invalidf("id %q is given twice", id)
+			return resolved{}, Invalidf("id %q is given twice", id)
 		}
 		seen[id] = true
 		j := v.IndexOf(id)
 		if j < 0 {
-			return resolved{}, notFoundf("id %q is not in the effective thread: it does not exist or an operation hides it (get_message_range shows the current items)", id)
+			return resolved{}, NotFoundf("id %q is not in the effective thread: it does not exist or an operation hides it (get_message_range shows the current items)", id)
 		}
 		idx[i] = j
 	}
@@ -141,13 +141,13 @@ func validTag(t string) error {
 
 func validTags(field string, tags []string, allowEmpty bool) ([]string, error) {
 	if len(tags) == 0 && !allowEmpty {
-		return nil, invalidf("%s is empty: give at least one tag", field)
+		return nil, Invalidf("%s is empty: give at least one tag", field)
 	}
 	out := make([]string, 0, len(tags))
 	for _, t := range tags {
 		t = strings.TrimSpace(t)
 		if err := validTag(t); err != nil {
-			return nil, invalidf("%s: %v", field, err)
+			return nil, Invalidf("%s: %v", field, err)
 		}
 		if !slices.Contains(out, t) {
 			out = append(out, t)
@@ -160,7 +160,7 @@ func validMessages(field string, msgs []model.NewMessage) ([]model.NewMessage, e
 	out := make([]model.NewMessage, len(msgs))
 	for i, m := range msgs {
 		if err := m.Validate(); err != nil {
-			return nil, invalidf("%s[%d]: %v", field, i, err)
+			return nil, Invalidf("%s[%d]: %v", field, i, err)
 		}
 		if !m.CreatedAt.IsZero() {
 			m.CreatedAt = m.CreatedAt.UTC()
@@ -188,10 +188,10 @@ func (s *Service) newOp(ctx context.Context, typ model.OpType, sel Selection, na
 		strict = nil
 	}
 	var op model.Op
-	info, err := s.write(ctx, sel.SessionID, strict, func(_ *store.Tx, th *cached, next *model.Session) (*change, error) {
-		v := th.viewLocked()
+	info, err := s.Write(ctx, sel.SessionID, strict, func(_ *store.Tx, th *Thread, next *model.Session) (*Change, error) {
+		v := th.View()
 		if len(named) > 0 {
-			if err := checkNamed(&th.info, th.ops, v, o.ExpectedVersion, named); err != nil {
+			if err := checkNamed(&th.Info, th.Ops, v, o.ExpectedVersion, named); err != nil {
 				return nil, err
 			}
 		}
@@ -201,7 +201,7 @@ func (s *Service) newOp(ctx context.Context, typ model.OpType, sel Selection, na
 				return nil, err
 			}
 		}
-		now := s.clock()
+		now := s.Clock()
 		op = model.Op{
 			ID: s.ids.next(now), Type: typ, Targets: r.targets, WhenTags: when,
 			Active: true, CreatedAt: now, Author: AuthorFrom(ctx),
@@ -211,14 +211,14 @@ func (s *Service) newOp(ctx context.Context, typ model.OpType, sel Selection, na
 			return nil, err
 		}
 		next.OpCount++
-		return &change{
-			what: what,
-			op:   &op,
-			apply: func(th *cached) {
-				th.ops = append(th.ops, op)
+		return &Change{
+			What: what,
+			Op:   &op,
+			Apply: func(th *Thread) {
+				th.Ops = append(th.Ops, op)
 				th.view = nil
 			},
-			event: Event{Kind: EventOpCreated},
+			Event: Event{Kind: EventOpCreated},
 		}, nil
 	})
 	if err != nil {
@@ -272,7 +272,7 @@ type DigestArgs struct {
 func (s *Service) DigestMessages(ctx context.Context, a DigestArgs) (OpResult, error) {
 	summary := strings.TrimSpace(a.Summary)
 	if summary == "" {
-		return OpResult{}, invalidf("summary is empty: a digest replaces the range with its summary, so write one")
+		return OpResult{}, Invalidf("summary is empty: a digest replaces the range with its summary, so write one")
 	}
 	n := tokens.Count(summary)
 	return s.newOp(ctx, model.OpDigest, a.Selection, a.IDs, a.EditOptions, func(_ *model.View, r resolved, op *model.Op) (string, error) {
@@ -325,7 +325,7 @@ type ResequenceArgs struct {
 // sorted, are refilled with them in the new order.
 func (s *Service) ResequenceMessages(ctx context.Context, a ResequenceArgs) (OpResult, error) {
 	if len(a.NewOrder) > 0 && len(a.IDs) > 0 {
-		return OpResult{}, invalidf("give either new_order or ids, not both")
+		return OpResult{}, Invalidf("give either new_order or ids, not both")
 	}
 	return s.newOp(ctx, model.OpResequence, Selection{SessionID: a.SessionID}, nil, a.EditOptions, func(v *model.View, _ resolved, op *model.Op) (string, error) {
 		order := a.NewOrder
@@ -333,25 +333,25 @@ func (s *Service) ResequenceMessages(ctx context.Context, a ResequenceArgs) (OpR
 			order = make([]int, len(a.IDs))
 			for i, id := range a.IDs {
 				if order[i] = v.IndexOf(id); order[i] < 0 {
-					return "", notFoundf("id %q is not in the effective thread: it does not exist or an operation hides it", id)
+					return "", NotFoundf("id %q is not in the effective thread: it does not exist or an operation hides it", id)
 				}
 			}
 		}
 		if len(order) < 2 {
-			return "", invalidf("new_order needs at least two items to reorder (got %d)", len(order))
+			return "", Invalidf("new_order needs at least two items to reorder (got %d)", len(order))
 		}
 		seen := make(map[int]bool, len(order))
 		for _, i := range order {
 			if i < 0 || i >= v.Len() {
-				return "", invalidf("new_order has index %d, outside the thread (%s: 0..%d)", i, english.Count(v.Len(), "item"), v.Len()-1)
+				return "", Invalidf("new_order has index %d, outside the thread (%s: 0..%d)", i, english.Count(v.Len(), "item"), v.Len()-1)
 			}
 			if seen[i] {
-				return "", invalidf("new_order repeats index %d: name each item once", i)
+				return "", Invalidf("new_order repeats index %d: name each item once", i)
 			}
 			seen[i] = true
 		}
 		if slices.IsSorted(order) {
-			return "", invalidf("new_order %v leaves every item where it is: list the items in the order you want them", order)
+			return "", Invalidf("new_order %v leaves every item where it is: list the items in the order you want them", order)
 		}
 		op.Targets = make([]model.ItemID, len(order))
 		for k, i := range order {
@@ -373,17 +373,17 @@ type InsertArgs struct {
 // InsertMessages puts synthetic messages after an item or at the start.
 func (s *Service) InsertMessages(ctx context.Context, a InsertArgs) (OpResult, error) {
 	if len(a.Messages) == 0 {
-		return OpResult{}, invalidf("messages is empty: give at least one {role, content} to insert")
+		return OpResult{}, Invalidf("messages is empty: give at least one {role, content} to insert")
 	}
 	msgs, err := validMessages("messages", a.Messages)
 	if err != nil {
 		return OpResult{}, err
 	}
 	if a.AfterIdx != nil && a.AfterID != "" {
-		return OpResult{}, invalidf("give either after_idx or after_id, not both")
+		return OpResult{}, Invalidf("give either after_idx or after_id, not both")
 	}
 	if a.AfterIdx == nil && a.AfterID == "" {
-		return OpResult{}, invalidf("where? give after_idx (-1 for the start) or after_id")
+		return OpResult{}, Invalidf("where? give after_idx (-1 for the start) or after_id")
 	}
 	var named []model.ItemID
 	if a.AfterID != "" {
@@ -393,12 +393,12 @@ func (s *Service) InsertMessages(ctx context.Context, a InsertArgs) (OpResult, e
 		var after int
 		if a.AfterID != "" {
 			if after = v.IndexOf(a.AfterID); after < 0 {
-				return "", notFoundf("after_id %q is not in the effective thread: it does not exist or an operation hides it", a.AfterID)
+				return "", NotFoundf("after_id %q is not in the effective thread: it does not exist or an operation hides it", a.AfterID)
 			}
 		} else {
 			after = *a.AfterIdx
 			if after < -1 || after >= v.Len() {
-				return "", invalidf("after_idx %d is outside the thread: use -1 for the start or 0..%d", after, v.Len()-1)
+				return "", Invalidf("after_idx %d is outside the thread: use -1 for the start or 0..%d", after, v.Len()-1)
 			}
 		}
 		if after >= 0 {
@@ -437,9 +437,9 @@ type SuccessResult struct {
 func (s *Service) RevertOperation(ctx context.Context, a OperationArgs) (SuccessResult, error) {
 	return s.changeOp(ctx, a, func(op *model.Op) (string, error) {
 		if op.Reverted() {
-			return "", invalidf("operation %s was already reverted at %s", op.ID, formatTime(*op.RevertedAt))
+			return "", Invalidf("operation %s was already reverted at %s", op.ID, formatTime(*op.RevertedAt))
 		}
-		t := s.clock()
+		t := s.Clock()
 		op.RevertedAt = &t
 		return fmt.Sprintf("revert of %s %s", op.Type, op.ID), nil
 	})
@@ -449,7 +449,7 @@ func (s *Service) RevertOperation(ctx context.Context, a OperationArgs) (Success
 func (s *Service) RestoreOperation(ctx context.Context, a OperationArgs) (SuccessResult, error) {
 	return s.changeOp(ctx, a, func(op *model.Op) (string, error) {
 		if !op.Reverted() {
-			return "", invalidf("operation %s is not reverted; there is nothing to restore", op.ID)
+			return "", Invalidf("operation %s is not reverted; there is nothing to restore", op.ID)
 		}
 		op.RevertedAt = nil
 		return fmt.Sprintf("restore of %s %s", op.Type, op.ID), nil
@@ -459,11 +459,11 @@ func (s *Service) RestoreOperation(ctx context.Context, a OperationArgs) (Succes
 // ToggleOperation switches an operation on or off.
 func (s *Service) ToggleOperation(ctx context.Context, a ToggleArgs) (SuccessResult, error) {
 	if a.Active == nil {
-		return SuccessResult{}, invalidf("active is missing: true switches the operation on, false off")
+		return SuccessResult{}, Invalidf("active is missing: true switches the operation on, false off")
 	}
 	return s.changeOp(ctx, a.OperationArgs, func(op *model.Op) (string, error) {
 		if op.Reverted() {
-			return "", invalidf("operation %s was reverted at %s; a reverted operation cannot be switched on or off", op.ID, formatTime(*op.RevertedAt))
+			return "", Invalidf("operation %s was reverted at %s; a reverted operation cannot be switched on or off", op.ID, formatTime(*op.RevertedAt))
 		}
 		if op.Active == *a.Active {
 			return "", nil // already so: nothing to write
@@ -479,7 +479,7 @@ func (s *Service) ToggleOperation(ctx context.Context, a ToggleArgs) (SuccessRes
 // changeOp updates one stored operation; edit returns "" for no change.
 func (s *Service) changeOp(ctx context.Context, a OperationArgs, edit func(op *model.Op) (string, error)) (SuccessResult, error) {
 	if a.OperationID == "" {
-		return SuccessResult{}, invalidf("operation_id is empty: list_operations shows the operations")
+		return SuccessResult{}, Invalidf("operation_id is empty: list_operations shows the operations")
 	}
 	ref := a.SessionID
 	if ref == "" {
@@ -489,32 +489,32 @@ func (s *Service) changeOp(ctx context.Context, a OperationArgs, edit func(op *m
 			return err
 		})
 		if err != nil {
-			return SuccessResult{}, notFoundf("operation %q not found: list_operations shows the operations", a.OperationID)
+			return SuccessResult{}, NotFoundf("operation %q not found: list_operations shows the operations", a.OperationID)
 		}
 	}
 	var status model.OpStatus
-	info, err := s.write(ctx, ref, a.ExpectedVersion, func(_ *store.Tx, th *cached, next *model.Session) (*change, error) {
-		i := slices.IndexFunc(th.ops, func(o model.Op) bool { return o.ID == a.OperationID })
+	info, err := s.Write(ctx, ref, a.ExpectedVersion, func(_ *store.Tx, th *Thread, next *model.Session) (*Change, error) {
+		i := slices.IndexFunc(th.Ops, func(o model.Op) bool { return o.ID == a.OperationID })
 		if i < 0 {
-			return nil, notFoundf("operation %q not found in session %s", a.OperationID, th.info.ID)
+			return nil, NotFoundf("operation %q not found in session %s", a.OperationID, th.Info.ID)
 		}
-		op := th.ops[i]
+		op := th.Ops[i]
 		op.Targets, op.WhenTags = slices.Clone(op.Targets), slices.Clone(op.WhenTags)
 		what, err := edit(&op)
 		if err != nil || what == "" {
-			status = th.viewLocked().Status[op.ID]
+			status = th.View().Status[op.ID]
 			return nil, err
 		}
-		return &change{
-			what: what,
-			op:   &op,
-			apply: func(th *cached) {
-				th.ops = slices.Clone(th.ops)
-				th.ops[i] = op
+		return &Change{
+			What: what,
+			Op:   &op,
+			Apply: func(th *Thread) {
+				th.Ops = slices.Clone(th.Ops)
+				th.Ops[i] = op
 				th.view = nil
-				status = th.viewLocked().Status[op.ID]
+				status = th.View().Status[op.ID]
 			},
-			event: Event{Kind: EventOpChanged},
+			Event: Event{Kind: EventOpChanged},
 		}, nil
 	})
 	if err != nil {
@@ -543,13 +543,13 @@ func (s *Service) SetActiveTags(ctx context.Context, a SetActiveTagsArgs) (SetAc
 		return SetActiveTagsResult{}, err
 	}
 	slices.Sort(tags)
-	info, err := s.write(ctx, a.SessionID, a.ExpectedVersion, func(_ *store.Tx, th *cached, next *model.Session) (*change, error) {
+	info, err := s.Write(ctx, a.SessionID, a.ExpectedVersion, func(_ *store.Tx, th *Thread, next *model.Session) (*Change, error) {
 		next.ActiveTags = tags
 		what := "active tags cleared"
 		if len(tags) > 0 {
 			what = "active tags set to " + strings.Join(tags, ",")
 		}
-		return &change{what: what, apply: func(th *cached) { th.view = nil }, event: Event{Kind: EventTagsSet}}, nil
+		return &Change{What: what, Apply: func(th *Thread) { th.view = nil }, Event: Event{Kind: EventTagsSet}}, nil
 	})
 	if err != nil {
 		return SetActiveTagsResult{}, err

@@ -25,15 +25,19 @@ func (e *Error) Error() string { return e.Msg }
 // Unwrap returns the kind, so errors.Is(err, ErrInvalid) works.
 func (e *Error) Unwrap() error { return e.Kind }
 
-func invalidf(format string, args ...any) error {
+// Invalidf refuses a request whose arguments are wrong (ErrInvalid).
+func Invalidf(format string, args ...any) error {
 	return &Error{Kind: ErrInvalid, Msg: fmt.Sprintf(format, args...)}
 }
 
-func notFoundf(format string, args ...any) error {
+// NotFoundf refuses a request for something that is not there (ErrNotFound).
+func NotFoundf(format string, args ...any) error {
 	return &Error{Kind: ErrNotFound, Msg: fmt.Sprintf(format, args...)}
 }
 
-func conflictf(format string, args ...any) error {
+// Conflictf refuses a request made against a state that has changed
+// (ErrConflict).
+func Conflictf(format string, args ...any) error {
 	return &Error{Kind: ErrConflict, Msg: fmt.Sprintf(format, args...)}
 }
 

@@ -12,16 +12,16 @@ import (
 // ExportItems returns a session's effective thread (or, with raw, its
 // stored messages) as exporters take it.
 func (s *Service) ExportItems(ref string, raw bool) (model.Session, []formats.Item, error) {
-	snap, err := s.snapshot(ref)
+	snap, err := s.Snapshot(ref)
 	if err != nil {
 		return model.Session{}, nil, err
 	}
-	v := snap.view
+	v := snap.View
 	var items []formats.Item
 	err = s.st.View(func(tx *store.Tx) error {
 		if raw {
-			items = make([]formats.Item, 0, snap.info.MessageCount)
-			return tx.Messages(snap.info.ID, 1, uint64(snap.info.MessageCount), func(m model.Message) error {
+			items = make([]formats.Item, 0, snap.Info.MessageCount)
+			return tx.Messages(snap.Info.ID, 1, uint64(snap.Info.MessageCount), func(m model.Message) error {
 				it := storedItem(&m)
 				if i := v.IndexOfSeq(m.Seq); i >= 0 {
 					it.Tags = v.Tags(v.Items[i])
@@ -33,7 +33,7 @@ func (s *Service) ExportItems(ref string, raw bool) (model.Session, []formats.It
 		items, err = viewItems(tx, v, span(0, v.Len()))
 		return err
 	})
-	return snap.info, items, err
+	return snap.Info, items, err
 }
 
 // viewItems reads view items as exporters take them. Stored bodies are
@@ -148,15 +148,15 @@ func storedItem(m *model.Message) formats.Item {
 // imported into it), so it keeps its identity when it moves to another
 // file.
 func (s *Service) ExportWeft(ref string) (weftjsonl.Export, error) {
-	snap, err := s.snapshot(ref)
+	snap, err := s.Snapshot(ref)
 	if err != nil {
 		return weftjsonl.Export{}, err
 	}
-	e := weftjsonl.Export{Session: snap.info, Ops: snap.ops}
-	e.Messages = make([]model.Message, 0, snap.info.MessageCount)
+	e := weftjsonl.Export{Session: snap.Info, Ops: snap.Ops}
+	e.Messages = make([]model.Message, 0, snap.Info.MessageCount)
 	err = s.st.View(func(tx *store.Tx) error {
-		if snap.info.MessageCount > 0 {
-			err := tx.Messages(snap.info.ID, 1, uint64(snap.info.MessageCount), func(m model.Message) error {
+		if snap.Info.MessageCount > 0 {
+			err := tx.Messages(snap.Info.ID, 1, uint64(snap.Info.MessageCount), func(m model.Message) error {
 				e.Messages = append(e.Messages, m)
 				return nil
 			})
@@ -166,8 +166,8 @@ func (s *Service) ExportWeft(ref string) (weftjsonl.Export, error) {
 		}
 		// A message's own key (its ID in this session) is implied by
 		// the file; the others go beside it.
-		err := tx.EachImportKey(snap.info.ID, func(key string, seq uint64) error {
-			if seq < 1 || seq > uint64(len(e.Messages)) || key == weftjsonl.Key(snap.info.ID, model.MessageID(seq)) {
+		err := tx.EachImportKey(snap.Info.ID, func(key string, seq uint64) error {
+			if seq < 1 || seq > uint64(len(e.Messages)) || key == weftjsonl.Key(snap.Info.ID, model.MessageID(seq)) {
 				return nil
 			}
 			if e.Keys == nil {
@@ -179,7 +179,7 @@ func (s *Service) ExportWeft(ref string) (weftjsonl.Export, error) {
 		if err != nil {
 			return err
 		}
-		e.Sources, err = tx.SessionSources(snap.info.ID)
+		e.Sources, err = tx.SessionSources(snap.Info.ID)
 		return err
 	})
 	return e, err

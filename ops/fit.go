@@ -2,7 +2,6 @@ package ops
 
 import (
 	"context"
-	"reflect"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -74,10 +73,10 @@ func budgetArg(p *int) (int, error) {
 		return DefaultMaxTokens, nil
 	}
 	if *p < 0 || (*p > 0 && *p < MinMaxTokens) {
-		return 0, invalidf("max_tokens %d is too small for a result: give %d or more (default %d; 0 for no limit)", *p, MinMaxTokens, DefaultMaxTokens)
+		return 0, Invalidf("max_tokens %d is too small for a result: give %d or more (default %d; 0 for no limit)", *p, MinMaxTokens, DefaultMaxTokens)
 	}
 	if *p > MaxMaxTokens {
-		return 0, invalidf("max_tokens %d is more than %d, more than any model takes: give less, or 0 for no limit", *p, MaxMaxTokens)
+		return 0, Invalidf("max_tokens %d is more than %d, more than any model takes: give less, or 0 for no limit", *p, MaxMaxTokens)
 	}
 	return *p, nil
 }
@@ -274,30 +273,44 @@ func cutText(s string, n, keep int) (head string, kept, rest int) {
 // fitPart gives the Fit of a result that embeds one, for fitTo.
 func (f *Fit) fitPart() *Fit { return f }
 
-// fitted is a read result: one that embeds a Fit.
+// fitted is a read result (a pointer to one): one that embeds a Fit.
 type fitted interface{ fitPart() *Fit }
+
+// budgeted is a read's arguments (a pointer to them): they carry its
+// max_tokens.
+type budgeted interface{ budget() **int }
 
 // fitTo makes a read tool's result honest about its size and as full as
 // its budget lets. The packing plans with estimates of what items count
 // (the bodies' stored counts, their fields' lengths); then the result's
 // JSON, as the faces send it, is counted exactly: that count is
-// result_tokens, and when it is over the budget, or well under it with
-// something left out or cut, the read runs again with the budget it
-// packs to scaled by how far the estimate was off, then halfway between
-// the largest that fit and the least that did not, a few times at most.
-// A result over its budget is given only when none fits (a budget
-// smaller than the result's frame).
-func fitTo[A, R any](fn func(*Service, context.Context, A) (R, error)) func(*Service, context.Context, A) (R, error) {
+// result_tokens. A result within its budget that is complete, or fills
+// nine tenths of it, is given as it is: one pass. Otherwise (over the
+// budget, or well under it with something left out or cut) the read
+// runs again with the budget it packs to scaled by how far the estimate
+// was off, then halfway between the largest that fit and the least that
+// did not, a few times at most. A result over its budget is given only
+// when none fits (a budget smaller than the result's frame).
+//
+// Its type parameters say what a read must be: arguments with a budget,
+// a result with a Fit. A read without either does not compile.
+func fitTo[A any, PA interface {
+	*A
+	budgeted
+}, R any, PR interface {
+	*R
+	fitted
+}](fn func(*Service, context.Context, A) (R, error)) func(*Service, context.Context, A) (R, error) {
 	return func(s *Service, ctx context.Context, a A) (R, error) {
 		best, err := fn(s, ctx, a)
 		if err != nil {
 			return best, err
 		}
-		fitOf := func(r *R) *Fit { return any(r).(fitted).fitPart() }
+		fitOf := func(r *R) *Fit { return PR(r).fitPart() }
 		bestN := settle(&best, fitOf(&best))
 		budget := fitOf(&best).MaxTokens
-		field := budgetField(&a)
-		if budget == NoLimit || field == nil {
+		field := PA(&a).budget()
+		if budget == NoLimit {
 			return best, nil
 		}
 		scale := func(ask, n int) int { return int(float64(ask) * float64(budget) * 0.95 / float64(max(n, 1))) }
@@ -391,15 +404,4 @@ func settleDigits(n *int, rest int) int {
 // digitTokens is what n's decimal digits count in JSON.
 func digitTokens(n int) int {
 	return tokens.Count(strconv.Itoa(n))
-}
-
-// budgetField is the MaxTokens argument of a read's arguments (a
-// pointer to them), or nil.
-func budgetField(args any) **int {
-	v := reflect.ValueOf(args).Elem()
-	f := v.FieldByName("MaxTokens")
-	if !f.IsValid() || f.Type() != reflect.TypeFor[*int]() {
-		return nil
-	}
-	return f.Addr().Interface().(**int)
 }

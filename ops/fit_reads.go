@@ -65,3 +65,16 @@ func (s *Service) GetMessageRange(ctx context.Context, a MessageRangeArgs) (Mess
 func (s *Service) GetStartupContext(ctx context.Context, a StartupContextArgs) (StartupContextResult, error) {
 	return fitTo((*Service).getStartupContext)(s, ctx, a)
 }
+
+// Each read's arguments carry its budget (budgeted, for fitTo).
+
+func (a *ListSessionsArgs) budget() **int        { return &a.MaxTokens }
+func (a *SearchSessionsArgs) budget() **int      { return &a.MaxTokens }
+func (a *SessionHistoryArgs) budget() **int      { return &a.MaxTokens }
+func (a *ListOperationsArgs) budget() **int      { return &a.MaxTokens }
+func (a *ConversationContextArgs) budget() **int { return &a.MaxTokens }
+func (a *TurnsSinceArgs) budget() **int          { return &a.MaxTokens }
+func (a *TurnsAroundArgs) budget() **int         { return &a.MaxTokens }
+func (a *SearchArgs) budget() **int              { return &a.MaxTokens }
+func (a *MessageRangeArgs) budget() **int        { return &a.MaxTokens }
+func (a *StartupContextArgs) budget() **int      { return &a.MaxTokens }

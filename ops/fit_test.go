@@ -109,3 +109,34 @@ func TestTextAppearsOnce(t *testing.T) {
 		t.Errorf("result_tokens %d, the JSON counts %d", r.ResultTokens, n)
 	}
 }
+
+// TestReadFitsInOnePassWhereItCan: a read whose result is complete
+// within its budget runs once; one that must leave things out runs again
+// only to correct its estimate, a few times at most.
+func TestReadFitsInOnePassWhereItCan(t *testing.T) {
+	f := newFixture(t)
+	sid := toolRounds(f, 30, 6000)
+	passes := 0
+	read := fitTo(func(s *Service, ctx context.Context, a MessageRangeArgs) (MessageRangeResult, error) {
+		passes++
+		return s.getMessageRange(ctx, a)
+	})
+	budget := func(n int) *int { return &n }
+	for _, tc := range []struct {
+		end, budget, most int
+	}{
+		{2, DefaultMaxTokens, 1}, // complete: one pass
+		{89, NoLimit, 1},         // no limit: one pass
+		{89, 4000, 5},            // left out: corrected, at most four times more
+	} {
+		passes = 0
+		res, err := read(f.svc, context.Background(), MessageRangeArgs{SessionID: sid, StartIdx: budget(0), EndIdx: budget(tc.end), MaxTokens: budget(tc.budget)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if passes > tc.most || passes < 1 {
+			t.Errorf("0..%d in %d tokens (complete %v): %d passes, want at most %d", tc.end, tc.budget, res.Complete, passes, tc.most)
+		}
+		t.Logf("0..%d in %d tokens: %d passes, %d tokens, complete %v", tc.end, tc.budget, passes, res.ResultTokens, res.Complete)
+	}
+}

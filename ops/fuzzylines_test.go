@@ -70,13 +70,13 @@ func TestFuzzyLinesFollowsTheView(t *testing.T) {
 // was kept in memory: every item of the view read from the store.
 func storedRanking(t *testing.T, f *fixture, sid, query string, limit int) []LineHit {
 	t.Helper()
-	snap, err := f.svc.snapshot(sid)
+	snap, err := f.svc.Snapshot(sid)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var hits []LineHit
 	err = f.svc.st.View(func(tx *store.Tx) error {
-		docs, err := viewDocs(tx, snap.view)
+		docs, err := viewDocs(tx, snap.View)
 		if err != nil {
 			return err
 		}

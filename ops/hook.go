@@ -63,7 +63,7 @@ type hookMessage struct {
 // operations applied. Sending the same thread again appends nothing.
 func (s *Service) ApplyContextOperations(ctx context.Context, a ApplyOpsArgs) (ApplyOpsResult, error) {
 	if len(a.Messages) == 0 {
-		return ApplyOpsResult{}, invalidf("messages is empty: send the caller's whole thread, oldest first, as chat-completions messages {role, content}")
+		return ApplyOpsResult{}, Invalidf("messages is empty: send the caller's whole thread, oldest first, as chat-completions messages {role, content}")
 	}
 	msgs, _, err := s.readThread(ProxyOpenAI, a.Messages)
 	if err != nil {
@@ -71,22 +71,22 @@ func (s *Service) ApplyContextOperations(ctx context.Context, a ApplyOpsArgs) (A
 	}
 	// Count what is likely new before taking the lock (what is not
 	// counted by then is counted when stored).
-	if snap, err := s.snapshot(a.SessionID); err == nil && snap.info.MessageCount < len(msgs) {
-		fresh := msgs[snap.info.MessageCount:]
+	if snap, err := s.Snapshot(a.SessionID); err == nil && snap.Info.MessageCount < len(msgs) {
+		fresh := msgs[snap.Info.MessageCount:]
 		countEach(len(fresh), func(i int) *model.NewMessage { return &fresh[i].nm })
 	}
 	var sync syncResult
-	info, err := s.write(ctx, a.SessionID, a.ExpectedVersion, s.syncPrepare(msgs, &sync, nil))
+	info, err := s.Write(ctx, a.SessionID, a.ExpectedVersion, s.syncPrepare(msgs, &sync, nil))
 	if err != nil {
 		return ApplyOpsResult{}, err
 	}
-	snap, err := s.snapshot(info.ID)
+	snap, err := s.Snapshot(info.ID)
 	if err != nil {
 		return ApplyOpsResult{}, err
 	}
-	v := snap.view
+	v := snap.View
 	res := ApplyOpsResult{
-		SessionID: snap.info.ID, Version: snap.info.Version, Recognized: sync.recognized,
+		SessionID: snap.Info.ID, Version: snap.Info.Version, Recognized: sync.recognized,
 		Appended: len(sync.ids), AppendedIDs: sync.ids, ItemCount: v.Len(), Tokens: v.Tokens,
 	}
 	if res.AppendedIDs == nil {
@@ -130,25 +130,25 @@ type syncResult struct {
 // (next is the session as it leaves it). The identities
 // of what it stores are kept, so the next request does not read those
 // messages back to recognise them.
-func (s *Service) syncPrepare(msgs []hookMessage, out *syncResult, describe func(c *cached, next *model.Session, ch *change)) prepareFunc {
-	return func(tx *store.Tx, th *cached, next *model.Session) (*change, error) {
-		n := th.info.MessageCount
+func (s *Service) syncPrepare(msgs []hookMessage, out *syncResult, describe func(c *Thread, next *model.Session, ch *Change)) Prepare {
+	return func(tx *store.Tx, th *Thread, next *model.Session) (*Change, error) {
+		n := th.Info.MessageCount
 		var err error
 		if out.recognized, err = hookMatch(tx, th, msgs); err != nil {
 			return nil, err
 		}
 		if len(msgs) < n {
-			return nil, conflictf("the caller sent %s, which match the start of session %s, but it stores %d: the hook takes the whole thread, oldest first, and a thread only grows. Send all of it (get_session_history shows it), or start a new session with create_session",
-				english.Count(len(msgs), "message"), th.info.ID, n)
+			return nil, Conflictf("the caller sent %s, which match the start of session %s, but it stores %d: the hook takes the whole thread, oldest first, and a thread only grows. Send all of it (get_session_history shows it), or start a new session with create_session",
+				english.Count(len(msgs), "message"), th.Info.ID, n)
 		}
 		added := msgs[n:]
 		if len(added) == 0 {
 			return nil, nil // nothing new: nothing to write
 		}
 		if len(added) > maxAppend {
-			return nil, invalidf("%d new messages in one request is more than %d; store the older ones first with append_messages", len(added), maxAppend)
+			return nil, Invalidf("%d new messages in one request is more than %d; store the older ones first with append_messages", len(added), maxAppend)
 		}
-		var ch *change
+		var ch *Change
 		ch, out.ids = s.appendRead(th, next, added, "appended by the pre-request hook")
 		if describe != nil {
 			describe(th, next, ch)
@@ -161,15 +161,15 @@ func (s *Service) syncPrepare(msgs []hookMessage, out *syncResult, describe func
 // (or a proxied answer), whose identities are known: they are kept with
 // the session's, so the next request does not read those messages back
 // to recognise them.
-func (s *Service) appendRead(th *cached, next *model.Session, added []hookMessage, what string) (*change, []model.ItemID) {
-	n := th.info.MessageCount
+func (s *Service) appendRead(th *Thread, next *model.Session, added []hookMessage, what string) (*Change, []model.ItemID) {
+	n := th.Info.MessageCount
 	nms := make([]model.NewMessage, len(added))
 	for i, hm := range added {
 		nms[i] = hm.nm
 	}
 	ch, ids := s.appendChange(th, next, nms, what)
-	appended := ch.apply
-	ch.apply = func(c *cached) {
+	appended := ch.Apply
+	ch.Apply = func(c *Thread) {
 		appended(c)
 		if len(c.idents) == n {
 			for _, hm := range added {
@@ -211,13 +211,13 @@ func threadItems(tx *store.Tx, v *model.View, msgs []hookMessage) ([]formats.Ite
 // identity (whatever shape a message left weft in), position by position, and returns how many match; a caller's
 // message that differs from the stored one in its place is a conflict
 // that says where and how.
-func hookMatch(tx *store.Tx, c *cached, msgs []hookMessage) (int, error) {
-	info := c.info
+func hookMatch(tx *store.Tx, c *Thread, msgs []hookMessage) (int, error) {
+	info := c.Info
 	m := min(len(msgs), info.MessageCount)
 	if m == 0 {
 		return 0, nil
 	}
-	ids, err := c.identities(tx, m)
+	ids, err := c.Identities(tx, m)
 	if err != nil {
 		return 0, err
 	}
@@ -233,7 +233,7 @@ func hookMatch(tx *store.Tx, c *cached, msgs []hookMessage) (int, error) {
 		return matched, err
 	}
 	hm := msgs[matched]
-	return matched, conflictf("messages[%d] is not the message session %s stores there: the caller has %s %s, stored message %s is %s %s. %s; stored messages never change, so only new messages at the end can be appended. Send the thread as stored, edit it with the editing tools (revise_messages, snip_messages, ...), or start a new session with create_session",
+	return matched, Conflictf("messages[%d] is not the message session %s stores there: the caller has %s %s, stored message %s is %s %s. %s; stored messages never change, so only new messages at the end can be appended. Send the thread as stored, edit it with the editing tools (revise_messages, snip_messages, ...), or start a new session with create_session",
 		matched, info.ID, hm.nm.Role, hookSnippet(hm.nm.Content), differs.ID, differs.Role, hookSnippet(differs.Content), hookMatched(matched))
 }
 

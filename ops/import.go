@@ -175,7 +175,7 @@ func (s *Service) NewImport(ctx context.Context, opts ImportOptions) *Import {
 			p(read, 0, fmt.Sprintf("%d messages read", read))
 		}
 	}
-	return &Import{s: s, ctx: ctx, opts: opts, now: s.clock(), batchSize: importBatch, heads: map[string][]model.Head{}}
+	return &Import{s: s, ctx: ctx, opts: opts, now: s.Clock(), batchSize: importBatch, heads: map[string][]model.Head{}}
 }
 
 var _ formats.Emitter = (*Import)(nil)
@@ -391,11 +391,11 @@ func (im *Import) writeOps(th *importThread) error {
 		author = "import"
 	}
 	var made []model.Op
-	_, err := s.write(im.ctx, th.sid, nil, func(tx *store.Tx, t *cached, next *model.Session) (*change, error) {
+	_, err := s.Write(im.ctx, th.sid, nil, func(tx *store.Tx, t *Thread, next *model.Session) (*Change, error) {
 		var ops []model.Op
 		err := func() error {
 			seqOf := func(key string) (uint64, error) {
-				seq, ok, err := th.lookup(tx, t.info.ID, key)
+				seq, ok, err := th.lookup(tx, t.Info.ID, key)
 				if err == nil && !ok {
 					err = fmt.Errorf("%w %q", errNoKey, key)
 				}
@@ -421,7 +421,7 @@ func (im *Import) writeOps(th *importThread) error {
 				for seq := from; seq <= to; seq++ {
 					targets = append(targets, model.MessageID(seq))
 				}
-				if slices.ContainsFunc(t.ops, func(o model.Op) bool {
+				if slices.ContainsFunc(t.Ops, func(o model.Op) bool {
 					return o.Type == model.OpDigest && o.Payload.Summary == d.summary && slices.Equal(o.Targets, targets)
 				}) {
 					continue // imported before
@@ -440,19 +440,19 @@ func (im *Import) writeOps(th *importThread) error {
 		next.OpCount += len(ops)
 		made = ops
 		what := fmt.Sprintf("%s imported", english.Count(len(ops), "operation"))
-		return &change{
-			what: what,
-			store: func(tx *store.Tx) error {
+		return &Change{
+			What: what,
+			Store: func(tx *store.Tx) error {
 				for i := range ops {
 					ops[i].Version = next.Version
-					if err := tx.PutOp(t.info.ID, ops[i]); err != nil {
+					if err := tx.PutOp(t.Info.ID, ops[i]); err != nil {
 						return err
 					}
 				}
 				return nil
 			},
-			apply: func(t *cached) { t.ops = append(t.ops, ops...); t.view = nil },
-			event: Event{Kind: EventOpCreated},
+			Apply: func(t *Thread) { t.Ops = append(t.Ops, ops...); t.view = nil },
+			Event: Event{Kind: EventOpCreated},
 		}, nil
 	})
 	th.report.Ops += len(made)
@@ -469,14 +469,14 @@ var errNoKey = errors.New("no imported message has key")
 // applies to the rest, as an operation does whose targets are partly
 // gone; one left with no target is not imported. The thread's notes say
 // which.
-func (im *Import) remapOps(tx *store.Tx, t *cached, th *importThread, ops *[]model.Op) error {
+func (im *Import) remapOps(tx *store.Tx, t *Thread, th *importThread, ops *[]model.Op) error {
 	renamed := map[string]string{}
 	dropped := map[string]bool{} // operations of the file not imported
 	// mapID maps an item ID of the file to this session's; false when
 	// it names nothing imported.
 	mapID := func(id model.ItemID) (model.ItemID, bool, error) {
 		if _, ok := id.Seq(); ok {
-			seq, found, err := th.lookup(tx, t.info.ID, weftjsonl.Key(th.info.Key, id))
+			seq, found, err := th.lookup(tx, t.Info.ID, weftjsonl.Key(th.info.Key, id))
 			if err != nil || !found {
 				return "", false, err
 			}
@@ -494,7 +494,7 @@ func (im *Import) remapOps(tx *store.Tx, t *cached, th *importThread, ops *[]mod
 	}
 	for _, op := range th.ops {
 		if sid, err := tx.OpSession(op.ID); err == nil {
-			if sid == t.info.ID {
+			if sid == t.Info.ID {
 				continue // imported before
 			}
 			renamed[op.ID] = im.s.ids.next(im.now)
@@ -552,8 +552,8 @@ func (im *Import) remapOps(tx *store.Tx, t *cached, th *importThread, ops *[]mod
 		}
 		// The same operation made here under another ID (a compaction's
 		// digest, made by each file's import of the source) is there.
-		if i := slices.IndexFunc(t.ops, func(x model.Op) bool { return sameOp(&x, &o) }); i >= 0 {
-			renamed[op.ID] = t.ops[i].ID
+		if i := slices.IndexFunc(t.Ops, func(x model.Op) bool { return sameOp(&x, &o) }); i >= 0 {
+			renamed[op.ID] = t.Ops[i].ID
 			continue
 		}
 		for _, n := range notes {
@@ -567,13 +567,13 @@ func (im *Import) remapOps(tx *store.Tx, t *cached, th *importThread, ops *[]mod
 // anchorBefore stands in for an insert's anchor that was not imported:
 // the nearest earlier stored message of the file that was, or the start
 // (""). A synthetic anchor has no such stand-in (false).
-func (im *Import) anchorBefore(tx *store.Tx, t *cached, th *importThread, anchor model.ItemID) (model.ItemID, bool, error) {
+func (im *Import) anchorBefore(tx *store.Tx, t *Thread, th *importThread, anchor model.ItemID) (model.ItemID, bool, error) {
 	seq, ok := anchor.Seq()
 	if !ok {
 		return "", false, nil
 	}
 	for s, tries := seq-1, 0; s > 0 && tries < 1000; s, tries = s-1, tries+1 {
-		here, found, err := th.lookup(tx, t.info.ID, weftjsonl.Key(th.info.Key, model.MessageID(s)))
+		here, found, err := th.lookup(tx, t.Info.ID, weftjsonl.Key(th.info.Key, model.MessageID(s)))
 		if err != nil {
 			return "", false, err
 		}

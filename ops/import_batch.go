@@ -61,17 +61,17 @@ func (im *Import) flushGroup() error {
 	done := make(chan error, 1)
 	im.inflight, im.inflightRead, im.written = done, im.read, group
 	go func() {
-		reqs := make([]*writeReq, len(group))
+		reqs := make([]*WriteReq, len(group))
 		after := make([]func(model.Session), len(group))
 		for i, th := range group {
 			reqs[i], after[i] = im.batchWrite(th, th.batch, nil)
 		}
-		if err := im.s.commitAll(im.ctx, reqs); err != nil {
+		if err := im.s.CommitAll(im.ctx, reqs); err != nil {
 			done <- fmt.Errorf("importing %s: %w", english.Count(len(group), "conversation"), err)
 			return
 		}
 		for i, th := range group {
-			after[i](reqs[i].next)
+			after[i](reqs[i].Session())
 			th.batch = nil
 		}
 		done <- nil
@@ -84,24 +84,24 @@ func (im *Import) flushGroup() error {
 // batch prepared.
 func (im *Import) write(th *importThread, batch []formats.Message, pre *preparedBatch) error {
 	r, after := im.batchWrite(th, batch, pre)
-	if err := im.s.commitAll(im.ctx, []*writeReq{r}); err != nil {
+	if err := im.s.CommitAll(im.ctx, []*WriteReq{r}); err != nil {
 		return fmt.Errorf("importing into %q: %w", th.title, err)
 	}
-	after(r.next)
+	after(r.Session())
 	return nil
 }
 
 // batchWrite is a batch of the thread as a write of the service, and
 // what to report of it once it is written (given the session's record).
 // pre, if not nil, is the batch prepared (prepare).
-func (im *Import) batchWrite(th *importThread, batch []formats.Message, pre *preparedBatch) (*writeReq, func(model.Session)) {
+func (im *Import) batchWrite(th *importThread, batch []formats.Message, pre *preparedBatch) (*WriteReq, func(model.Session)) {
 	s := im.s
 	var added, skipped int
 	var unplaced []string // keys of messages that belong before stored ones
 	var changed []string  // keys of stored messages the file has otherwise
 	lastOld := false      // the batch holds a message already stored
 	created := th.sid == ""
-	prepare := func(tx *store.Tx, c *cached, next *model.Session) (*change, error) {
+	prepare := func(tx *store.Tx, c *Thread, next *model.Session) (*Change, error) {
 		// A message new to the session that comes before one already
 		// there belongs between stored messages, which are only ever
 		// appended to: it is not added out of order, but reported.
@@ -198,17 +198,17 @@ func (im *Import) batchWrite(th *importThread, batch []formats.Message, pre *pre
 		if added == 0 {
 			// Only what the session is known by: recorded beside the
 			// thread, which stays as it was (its version too).
-			return &change{
-				what: fmt.Sprintf("import keys of %s recorded", english.Count(len(keys), "message")), aside: true, reload: true,
-				event: Event{Kind: EventAppended}, store: record,
+			return &Change{
+				What: fmt.Sprintf("import keys of %s recorded", english.Count(len(keys), "message")), Aside: true, Reload: true,
+				Event: Event{Kind: EventAppended}, Store: record,
 			}, nil
 		}
 		next.MessageCount += added
-		return &change{
-			what:   fmt.Sprintf("%s imported", english.Count(added, "message")),
-			reload: true,
-			event:  Event{Kind: EventAppended},
-			store: func(tx *store.Tx) error {
+		return &Change{
+			What:   fmt.Sprintf("%s imported", english.Count(added, "message")),
+			Reload: true,
+			Event:  Event{Kind: EventAppended},
+			Store: func(tx *store.Tx) error {
 				var err error
 				switch {
 				case pre == nil:
@@ -225,7 +225,7 @@ func (im *Import) batchWrite(th *importThread, batch []formats.Message, pre *pre
 			},
 		}, nil
 	}
-	r := &writeReq{created: created, prepare: prepare}
+	r := &WriteReq{Created: created, Prepare: prepare}
 	if created {
 		info := model.Session{
 			ID: s.ids.next(im.now), Title: th.title, CreatedAt: im.now,
@@ -237,10 +237,10 @@ func (im *Import) batchWrite(th *importThread, batch []formats.Message, pre *pre
 		if !th.info.CreatedAt.IsZero() {
 			info.CreatedAt = th.info.CreatedAt.UTC()
 		}
-		r.find = func() (*cached, error) { return &cached{info: info}, nil }
+		r.Find = func(Locked) (*Thread, error) { return &Thread{Info: info}, nil }
 	} else {
 		sid := th.sid
-		r.find = func() (*cached, error) { return s.recordLocked(sid) }
+		r.Find = func(l Locked) (*Thread, error) { return l.Record(sid) }
 	}
 	return r, func(info model.Session) {
 		im.report(th, info, created, added, skipped, unplaced, changed, lastOld)

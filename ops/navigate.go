@@ -200,7 +200,7 @@ func readPage(tx *store.Tx, place readPlace, order itemOrder, heads []model.Head
 func (s *Service) parseTime(field, value string) (time.Time, error) {
 	t, err := timeparse.Parse(value, s.now(), time.Local)
 	if err != nil {
-		return time.Time{}, invalidf("%s: %v", field, err)
+		return time.Time{}, Invalidf("%s: %v", field, err)
 	}
 	return t, nil
 }
@@ -231,10 +231,10 @@ type ConversationContextResult struct {
 func (s *Service) getConversationContext(_ context.Context, a ConversationContextArgs) (ConversationContextResult, error) {
 	const tool = "get_conversation_context"
 	if a.Turns == nil {
-		return ConversationContextResult{}, invalidf("turns is missing: how many turns of context do you want?")
+		return ConversationContextResult{}, Invalidf("turns is missing: how many turns of context do you want?")
 	}
 	if *a.Turns < 0 {
-		return ConversationContextResult{}, invalidf("turns %d is negative; ask for 0 or more", *a.Turns)
+		return ConversationContextResult{}, Invalidf("turns %d is negative; ask for 0 or more", *a.Turns)
 	}
 	budget, err := budgetArg(a.MaxTokens)
 	if err != nil {
@@ -244,20 +244,20 @@ func (s *Service) getConversationContext(_ context.Context, a ConversationContex
 	if err != nil {
 		return ConversationContextResult{}, err
 	}
-	snap, err := s.snapshot(a.SessionID)
+	snap, err := s.Snapshot(a.SessionID)
 	if err != nil {
 		return ConversationContextResult{}, err
 	}
-	p := thread.PlanContext(snap.view, *a.Turns)
+	p := thread.PlanContext(snap.View, *a.Turns)
 	res := ConversationContextResult{
 		UnsummarizedCount: p.UnsummarizedCount, SummariesCount: len(p.Summaries),
 		RawTurnsCount: len(p.RawTurns), TurnsCoveredApprox: p.TurnsCovered,
 		Summaries: []SummaryOut{}, RawTurns: []MessageOut{},
 	}
-	order := itemOrder{v: snap.view, summaries: reversed(p.Summaries), messages: reversed(p.RawTurns)}
+	order := itemOrder{v: snap.View, summaries: reversed(p.Summaries), messages: reversed(p.RawTurns)}
 	place := snap.place(tool, a, false)
 	err = s.st.View(func(tx *store.Tx) error {
-		sums, msgs, pk, next, err := readPage(tx, place, order, snap.heads, cur, budget, res)
+		sums, msgs, pk, next, err := readPage(tx, place, order, snap.Heads, cur, budget, res)
 		if err != nil {
 			return err
 		}
@@ -303,7 +303,7 @@ func (s *Service) getTurnsSince(_ context.Context, a TurnsSinceArgs) (TurnsSince
 	limit := 1000
 	if a.Limit != nil {
 		if *a.Limit < 0 {
-			return TurnsSinceResult{}, invalidf("limit %d is negative; ask for 0 or more messages (default 1000)", *a.Limit)
+			return TurnsSinceResult{}, Invalidf("limit %d is negative; ask for 0 or more messages (default 1000)", *a.Limit)
 		}
 		limit = *a.Limit
 	}
@@ -316,23 +316,23 @@ func (s *Service) getTurnsSince(_ context.Context, a TurnsSinceArgs) (TurnsSince
 		return TurnsSinceResult{}, err
 	}
 	include := a.IncludeSummaries == nil || *a.IncludeSummaries
-	snap, err := s.snapshot(a.SessionID)
+	snap, err := s.Snapshot(a.SessionID)
 	if err != nil {
 		return TurnsSinceResult{}, err
 	}
-	v := snap.view
+	v := snap.View
 	res := TurnsSinceResult{TimestampStart: formatTime(t), Messages: []MessageOut{}, Summaries: []SummaryOut{}}
 	next := fmt.Sprintf("later messages did not fit: call %s again with the same arguments and cursor=next_cursor", tool)
 	place := snap.place(tool, a, false)
 	err = s.st.View(func(tx *store.Tx) error {
-		p, err := thread.PlanSince(v, storeIndex{tx, snap.info.ID}, t, include, limit)
+		p, err := thread.PlanSince(v, storeIndex{tx, snap.Info.ID}, t, include, limit)
 		if err != nil {
 			return err
 		}
 		res.Truncated, res.More = p.Truncated, p.More
 		if include {
 			order := itemOrder{v: v, summaries: p.Summaries, messages: p.Messages}
-			sums, msgs, pk, nc, err := readPage(tx, place, order, snap.heads, cur, budget, res)
+			sums, msgs, pk, nc, err := readPage(tx, place, order, snap.Heads, cur, budget, res)
 			if err != nil {
 				return err
 			}
@@ -350,8 +350,8 @@ func (s *Service) getTurnsSince(_ context.Context, a TurnsSinceArgs) (TurnsSince
 		rest := p.Stored[start:]
 		bodies, metas := make([]int, len(rest)), make([]int, len(rest))
 		for k, seq := range rest {
-			if int(seq) <= len(snap.heads) {
-				n := int(snap.heads[seq-1].Tokens)
+			if int(seq) <= len(snap.Heads) {
+				n := int(snap.Heads[seq-1].Tokens)
 				bodies[k], metas[k] = n+n/6, planMeta
 			}
 		}
@@ -402,17 +402,17 @@ func (s *Service) getTurnsAround(_ context.Context, a TurnsAroundArgs) (TurnsAro
 	count, ratio := 40, 0.5
 	if a.Count != nil {
 		if *a.Count < 0 {
-			return TurnsAroundResult{}, invalidf("count %d is negative; ask for 0 or more items (default 40)", *a.Count)
+			return TurnsAroundResult{}, Invalidf("count %d is negative; ask for 0 or more items (default 40)", *a.Count)
 		}
 		if *a.Count > maxRange {
-			return TurnsAroundResult{}, invalidf("count %d is more than %d items in one call; ask for %d at most and page on with get_message_range", *a.Count, maxRange, maxRange)
+			return TurnsAroundResult{}, Invalidf("count %d is more than %d items in one call; ask for %d at most and page on with get_message_range", *a.Count, maxRange, maxRange)
 		}
 		count = *a.Count
 	}
 	if a.BeforeRatio != nil {
 		ratio = *a.BeforeRatio
 		if ratio != ratio { // NaN
-			return TurnsAroundResult{}, invalidf("before_ratio is not a number; use 0..1 (default 0.5)")
+			return TurnsAroundResult{}, Invalidf("before_ratio is not a number; use 0..1 (default 0.5)")
 		}
 	}
 	budget, err := budgetArg(a.MaxTokens)
@@ -423,7 +423,7 @@ func (s *Service) getTurnsAround(_ context.Context, a TurnsAroundArgs) (TurnsAro
 	if err != nil {
 		return TurnsAroundResult{}, err
 	}
-	snap, err := s.snapshot(a.SessionID)
+	snap, err := s.Snapshot(a.SessionID)
 	if err != nil {
 		return TurnsAroundResult{}, err
 	}
@@ -432,13 +432,13 @@ func (s *Service) getTurnsAround(_ context.Context, a TurnsAroundArgs) (TurnsAro
 	// makes a cursor stale.
 	place := snap.place(tool, a, true)
 	err = s.st.View(func(tx *store.Tx) error {
-		p, err := thread.PlanAround(snap.view, storeIndex{tx, snap.info.ID}, t, count, ratio)
+		p, err := thread.PlanAround(snap.View, storeIndex{tx, snap.Info.ID}, t, count, ratio)
 		if err != nil {
 			return err
 		}
 		centre := p.Start + p.Before
-		order := itemOrder{v: snap.view, messages: centreOut(p.Start, centre, p.End)}
-		_, msgs, pk, next, err := readPage(tx, place, order, snap.heads, cur, budget, res)
+		order := itemOrder{v: snap.View, messages: centreOut(p.Start, centre, p.End)}
+		_, msgs, pk, next, err := readPage(tx, place, order, snap.Heads, cur, budget, res)
 		if err != nil {
 			return err
 		}
@@ -516,7 +516,7 @@ func (s *Service) getMessageRange(_ context.Context, a MessageRangeArgs) (Messag
 		return MessageRangeResult{}, err
 	}
 	if a.StartIdx == nil || a.EndIdx == nil {
-		return MessageRangeResult{}, invalidf("give start_idx and end_idx (inclusive, 0-based)")
+		return MessageRangeResult{}, Invalidf("give start_idx and end_idx (inclusive, 0-based)")
 	}
 	budget, err := budgetArg(a.MaxTokens)
 	if err != nil {
@@ -524,41 +524,41 @@ func (s *Service) getMessageRange(_ context.Context, a MessageRangeArgs) (Messag
 	}
 	start, end := *a.StartIdx, *a.EndIdx
 	if a.ContentOffset < 0 {
-		return MessageRangeResult{}, invalidf("content_offset %d is negative: give the character to start at (0 is the start)", a.ContentOffset)
+		return MessageRangeResult{}, Invalidf("content_offset %d is negative: give the character to start at (0 is the start)", a.ContentOffset)
 	}
 	if a.ContentOffset > 0 && start != end {
-		return MessageRangeResult{}, invalidf("content_offset reads on in one message: give start_idx equal to end_idx (a cut body's marker names both)")
+		return MessageRangeResult{}, Invalidf("content_offset reads on in one message: give start_idx equal to end_idx (a cut body's marker names both)")
 	}
-	snap, err := s.snapshot(a.SessionID)
+	snap, err := s.Snapshot(a.SessionID)
 	if err != nil {
 		return MessageRangeResult{}, err
 	}
-	v := snap.view
+	v := snap.View
 	total := v.Len()
 	if raw {
-		total = snap.info.MessageCount
+		total = snap.Info.MessageCount
 	}
 	if err := checkRange(start, end, total); err != nil {
 		return MessageRangeResult{}, err
 	}
 	if end-start+1 > maxRange {
-		return MessageRangeResult{}, invalidf("%d items is more than %d in one call: ask for %d..%d, then continue from %d", end-start+1, maxRange, start, start+maxRange-1, start+maxRange)
+		return MessageRangeResult{}, Invalidf("%d items is more than %d in one call: ask for %d..%d, then continue from %d", end-start+1, maxRange, start, start+maxRange-1, start+maxRange)
 	}
-	res := MessageRangeResult{SessionID: snap.info.ID, Version: snap.info.Version, Total: total, Messages: []MessageOut{}}
+	res := MessageRangeResult{SessionID: snap.Info.ID, Version: snap.Info.Version, Total: total, Messages: []MessageOut{}}
 	var pk *packer
 	err = s.st.View(func(tx *store.Tx) error {
 		indices := span(start, end+1)
 		if raw {
 			bodies, metas := make([]int, len(indices)), make([]int, len(indices))
 			for k, i := range indices {
-				if i < len(snap.heads) {
-					n := int(snap.heads[i].Tokens)
+				if i < len(snap.Heads) {
+					n := int(snap.Heads[i].Tokens)
 					bodies[k], metas[k] = n+n/6, planMeta
 				}
 			}
 			pk = newPacker(budget, countJSON(res), bodies, metas)
 		} else {
-			bodies, metas := planItems(v, snap.heads, indices)
+			bodies, metas := planItems(v, snap.Heads, indices)
 			pk = newPacker(budget, countJSON(res), bodies, metas)
 		}
 		if a.ContentOffset > 0 {
@@ -576,10 +576,10 @@ func (s *Service) getMessageRange(_ context.Context, a MessageRangeArgs) (Messag
 			return nil
 		}
 		if !raw {
-			res.Messages, err = packMessages(tx, v, snap.heads, indices, pk)
+			res.Messages, err = packMessages(tx, v, snap.Heads, indices, pk)
 			return err
 		}
-		err := tx.Messages(snap.info.ID, uint64(start+1), uint64(end+1), func(m model.Message) error {
+		err := tx.Messages(snap.Info.ID, uint64(start+1), uint64(end+1), func(m model.Message) error {
 			if pk.full {
 				return errPacked
 			}
@@ -641,7 +641,7 @@ func rangeItem(tx *store.Tx, v *model.View, i int, raw bool) (MessageOut, error)
 // body's marker asks for. Its parts came with its start.
 func readOn(o *MessageOut, n *int, offset int) error {
 	if chars := countRunes(o.Content); offset >= chars {
-		return invalidf("content_offset %d is past the end of %s's content (%s characters)", offset, o.ID, english.Thousands(chars))
+		return Invalidf("content_offset %d is past the end of %s's content (%s characters)", offset, o.ID, english.Thousands(chars))
 	}
 	o.Content = o.Content[runeOffset(o.Content, offset):]
 	o.ContentOffset, o.Parts = offset, nil
@@ -680,7 +680,7 @@ func (s *Service) getStartupContext(_ context.Context, a StartupContextArgs) (St
 	n := 2
 	if a.Summaries != nil {
 		if *a.Summaries < 0 {
-			return StartupContextResult{}, invalidf("summaries %d is negative; ask for 0 or more (default 2)", *a.Summaries)
+			return StartupContextResult{}, Invalidf("summaries %d is negative; ask for 0 or more (default 2)", *a.Summaries)
 		}
 		n = *a.Summaries
 	}
@@ -692,16 +692,16 @@ func (s *Service) getStartupContext(_ context.Context, a StartupContextArgs) (St
 	if err != nil {
 		return StartupContextResult{}, err
 	}
-	snap, err := s.snapshot(a.SessionID)
+	snap, err := s.Snapshot(a.SessionID)
 	if err != nil {
 		return StartupContextResult{}, err
 	}
-	p := thread.PlanStartup(snap.view, n)
+	p := thread.PlanStartup(snap.View, n)
 	res := StartupContextResult{Summaries: []SummaryOut{}, Unsummarized: []MessageOut{}, UnsummarizedCount: len(p.Unsummarized)}
-	order := itemOrder{v: snap.view, summaries: reversed(p.Summaries), messages: reversed(p.Unsummarized)}
+	order := itemOrder{v: snap.View, summaries: reversed(p.Summaries), messages: reversed(p.Unsummarized)}
 	place := snap.place(tool, a, false)
 	err = s.st.View(func(tx *store.Tx) error {
-		sums, msgs, pk, next, err := readPage(tx, place, order, snap.heads, cur, budget, res)
+		sums, msgs, pk, next, err := readPage(tx, place, order, snap.Heads, cur, budget, res)
 		if err != nil {
 			return err
 		}

@@ -61,15 +61,15 @@ func (s *Service) listOperations(_ context.Context, a ListOperationsArgs) (ListO
 	if err != nil {
 		return ListOperationsResult{}, err
 	}
-	snap, err := s.snapshot(a.SessionID)
+	snap, err := s.Snapshot(a.SessionID)
 	if err != nil {
 		return ListOperationsResult{}, err
 	}
-	v := snap.view
+	v := snap.View
 	at := markerIndex(v)
-	res := ListOperationsResult{SessionID: snap.info.ID, Version: snap.info.Version, Operations: []OperationOut{}}
+	res := ListOperationsResult{SessionID: snap.Info.ID, Version: snap.Info.Version, Operations: []OperationOut{}}
 	var all []OperationOut
-	for _, op := range snap.ops {
+	for _, op := range snap.Ops {
 		st := v.Status[op.ID]
 		if a.ActiveOnly && st != model.StatusActive && st != model.StatusPartial {
 			continue

@@ -35,7 +35,7 @@ func TestAPanickingToolIsAnError(t *testing.T) {
 	f := newFixture(t)
 	sid := f.session("survives", 3)
 	boom := def("boom", "panics", readOnly, func(s *Service, ctx context.Context, a ListSessionsArgs) (ListSessionsResult, error) {
-		_, err := s.write(ctx, sid, nil, func(_ *store.Tx, _ *cached, _ *model.Session) (*change, error) {
+		_, err := s.Write(ctx, sid, nil, func(_ *store.Tx, _ *Thread, _ *model.Session) (*Change, error) {
 			panic("boom in the write path")
 		})
 		return ListSessionsResult{}, err

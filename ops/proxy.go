@@ -139,34 +139,34 @@ type proxyState struct {
 // stores nothing.
 func (s *Service) ProxyRequest(ctx context.Context, r ProxyRequest) (ProxyTurn, error) {
 	if len(r.Messages) == 0 {
-		return ProxyTurn{}, invalidf("%s is empty: a request sends the whole conversation, oldest first", r.API.ListField())
+		return ProxyTurn{}, Invalidf("%s is empty: a request sends the whole conversation, oldest first", r.API.ListField())
 	}
 	msgs, marked, places, err := s.readThreadAt(r.API, r.Messages)
 	if err != nil {
 		return ProxyTurn{}, err
 	}
 	if len(msgs) == 0 {
-		return ProxyTurn{}, invalidf("messages hold nothing: every message is empty")
+		return ProxyTurn{}, Invalidf("messages hold nothing: every message is empty")
 	}
 	s.mu.Lock()
 	c, title, err := s.proxyMatchLocked(r.Session, msgs)
-	var snap snapshot
+	var snap Snapshot
 	if c != nil {
-		snap = snapshot{info: c.info, view: c.viewLocked()}
+		snap = Snapshot{Info: c.Info, View: c.View()}
 	}
 	s.mu.Unlock()
 	if err != nil {
 		return ProxyTurn{}, err
 	}
-	known := snap.info.MessageCount
+	known := snap.Info.MessageCount
 	fresh := msgs[known:]
 	if len(fresh) > maxAppend {
-		return ProxyTurn{}, invalidf("%d new messages in one request is more than %d; store the older ones first with append_messages", len(fresh), maxAppend)
+		return ProxyTurn{}, Invalidf("%d new messages in one request is more than %d; store the older ones first with append_messages", len(fresh), maxAppend)
 	}
 	countEach(len(fresh), func(i int) *model.NewMessage { return &fresh[i].nm })
 	if !r.Probe && c == nil {
-		now := s.clock()
-		snap.info = model.Session{ID: s.ids.next(now), Title: title, CreatedAt: now, Source: ProxySource}
+		now := s.Clock()
+		snap.Info = model.Session{ID: s.ids.next(now), Title: title, CreatedAt: now, Source: ProxySource}
 	}
 	turn, err := s.proxyThread(r.API, snap, msgs, places)
 	if err != nil {
@@ -184,7 +184,7 @@ func (s *Service) ProxyRequest(ctx context.Context, r ProxyRequest) (ProxyTurn, 
 	turn.write = &proxyWrite{done: make(chan struct{})}
 	go func() {
 		defer close(turn.write.done)
-		turn.write.stored, turn.write.err = s.storeProxied(context.WithoutCancel(proxyContext(ctx)), r.Session, msgs, snap.info, c != nil, turn)
+		turn.write.stored, turn.write.err = s.storeProxied(context.WithoutCancel(proxyContext(ctx)), r.Session, msgs, snap.Info, c != nil, turn)
 	}()
 	return turn, nil
 }
@@ -219,8 +219,8 @@ func (t *ProxyTurn) Wait() (ProxyStored, error) {
 // the messages no longer continue it, in the one they continue then.
 func (s *Service) storeProxied(ctx context.Context, ref string, msgs []hookMessage, info model.Session, existing bool, turn ProxyTurn) (ProxyStored, error) {
 	var sync syncResult
-	req := &writeReq{}
-	req.find = func() (*cached, error) {
+	req := &WriteReq{}
+	req.Find = func(l Locked) (*Thread, error) {
 		if existing {
 			if c, err := s.threadLocked(info.ID); err == nil {
 				if ok, err := s.continuesLocked(c, msgs); ok || err != nil {
@@ -232,30 +232,30 @@ func (s *Service) storeProxied(ctx context.Context, ref string, msgs []hookMessa
 		if err != nil || c != nil {
 			return c, err
 		}
-		req.created = true
+		req.Created = true
 		if existing {
-			now := s.clock()
+			now := s.Clock()
 			info = model.Session{ID: s.ids.next(now), Title: title, CreatedAt: now, Source: ProxySource}
 		}
-		return &cached{info: info}, nil
+		return &Thread{Info: info}, nil
 	}
-	req.prepare = s.syncPrepare(msgs, &sync, func(c *cached, next *model.Session, ch *change) {
-		added := next.MessageCount - c.info.MessageCount
-		sent := c.viewLocked().Tokens + next.Tokens - c.info.Tokens
-		ch.what = fmt.Sprintf("request: %s new, %s → %s tokens sent", english.Count(added, "message"), english.Thousands(next.Tokens), english.Thousands(sent))
-		first, created := msgs[0].id, req.created
-		stored := ch.apply
-		ch.apply = func(c *cached) {
+	req.Prepare = s.syncPrepare(msgs, &sync, func(c *Thread, next *model.Session, ch *Change) {
+		added := next.MessageCount - c.Info.MessageCount
+		sent := c.View().Tokens + next.Tokens - c.Info.Tokens
+		ch.What = fmt.Sprintf("request: %s new, %s → %s tokens sent", english.Count(added, "message"), english.Thousands(next.Tokens), english.Thousands(sent))
+		first, created := msgs[0].id, req.Created
+		stored := ch.Apply
+		ch.Apply = func(c *Thread) {
 			stored(c)
 			if created && s.proxy.loaded {
-				s.proxy.byFirst[first] = append(s.proxy.byFirst[first], c.info.ID)
+				s.proxy.byFirst[first] = append(s.proxy.byFirst[first], c.Info.ID)
 			}
 		}
 	})
-	if err := s.commitAll(ctx, []*writeReq{req}); err != nil {
+	if err := s.CommitAll(ctx, []*WriteReq{req}); err != nil {
 		return ProxyStored{}, err
 	}
-	turn.SessionID = req.next.ID
+	turn.SessionID = req.Session().ID
 	s.countProxied(turn)
 	return ProxyStored{SessionID: turn.SessionID, Stored: len(msgs)}, nil
 }
@@ -269,7 +269,7 @@ func (s *Service) countProxied(turn ProxyTurn) {
 	}
 	st := s.proxy.stats[turn.SessionID]
 	st.Requests++
-	st.RawTokens, st.SentTokens, st.LastAt = turn.RawTokens, turn.SentTokens, formatTime(s.clock())
+	st.RawTokens, st.SentTokens, st.LastAt = turn.RawTokens, turn.SentTokens, formatTime(s.Clock())
 	s.proxy.stats[turn.SessionID] = st
 }
 
@@ -287,7 +287,7 @@ func proxyContext(ctx context.Context) context.Context {
 // furthest (the most recently updated of equals). It returns nil and
 // the title a new session takes when there is none, or an error when
 // the name is ambiguous.
-func (s *Service) proxyMatchLocked(ref string, msgs []hookMessage) (*cached, string, error) {
+func (s *Service) proxyMatchLocked(ref string, msgs []hookMessage) (*Thread, string, error) {
 	if ref != "" {
 		id, err := s.resolveLocked(ref)
 		switch {
@@ -312,7 +312,7 @@ func (s *Service) proxyMatchLocked(ref string, msgs []hookMessage) (*cached, str
 		return nil, "", err
 	}
 	first := msgs[0].id
-	var best *cached
+	var best *Thread
 	ids := s.proxy.byFirst[first]
 	for k := 0; k < len(ids); k++ {
 		c, err := s.threadLocked(ids[k])
@@ -325,8 +325,8 @@ func (s *Service) proxyMatchLocked(ref string, msgs []hookMessage) (*cached, str
 		if err != nil {
 			return nil, "", err
 		}
-		n := c.info.MessageCount
-		if best != nil && (n < best.info.MessageCount || n == best.info.MessageCount && !c.info.UpdatedAt.After(best.info.UpdatedAt)) {
+		n := c.Info.MessageCount
+		if best != nil && (n < best.Info.MessageCount || n == best.Info.MessageCount && !c.Info.UpdatedAt.After(best.Info.UpdatedAt)) {
 			continue
 		}
 		ok, err := s.continuesLocked(c, msgs)
@@ -345,15 +345,15 @@ func (s *Service) proxyMatchLocked(ref string, msgs []hookMessage) (*cached, str
 
 // continuesLocked reports whether msgs are c's stored messages, then
 // perhaps more.
-func (s *Service) continuesLocked(c *cached, msgs []hookMessage) (bool, error) {
-	n := c.info.MessageCount
+func (s *Service) continuesLocked(c *Thread, msgs []hookMessage) (bool, error) {
+	n := c.Info.MessageCount
 	if n > len(msgs) {
 		return false, nil
 	}
 	var ids []model.Ident
 	err := s.st.View(func(tx *store.Tx) error {
 		var err error
-		ids, err = c.identities(tx, n)
+		ids, err = c.Identities(tx, n)
 		return err
 	})
 	if err != nil {
@@ -437,10 +437,10 @@ func proxyTitle(msgs []hookMessage) string {
 // proxyThread builds what goes upstream for msgs, a request's thread
 // that continues snap's session (msgs past its stored messages are new,
 // and not stored: a probe).
-func (s *Service) proxyThread(api ProxyAPI, snap snapshot, msgs []hookMessage, places threadPlaces) (ProxyTurn, error) {
-	turn := ProxyTurn{SessionID: snap.info.ID, Stored: snap.info.MessageCount, Version: snap.info.Version, Unchanged: true}
-	v := snap.view
-	extra := msgs[snap.info.MessageCount:]
+func (s *Service) proxyThread(api ProxyAPI, snap Snapshot, msgs []hookMessage, places threadPlaces) (ProxyTurn, error) {
+	turn := ProxyTurn{SessionID: snap.Info.ID, Stored: snap.Info.MessageCount, Version: snap.Info.Version, Unchanged: true}
+	v := snap.View
+	extra := msgs[snap.Info.MessageCount:]
 	for _, m := range extra {
 		turn.RawTokens += m.nm.Tokens
 	}
@@ -448,9 +448,9 @@ func (s *Service) proxyThread(api ProxyAPI, snap snapshot, msgs []hookMessage, p
 	if v == nil {
 		return turn, nil
 	}
-	turn.RawTokens += snap.info.Tokens
+	turn.RawTokens += snap.Info.Tokens
 	turn.SentTokens += v.Tokens
-	if v.Len() == snap.info.MessageCount {
+	if v.Len() == snap.Info.MessageCount {
 		for i, it := range v.Items {
 			if it.Seq != uint64(i+1) {
 				turn.Unchanged = false
@@ -464,12 +464,12 @@ func (s *Service) proxyThread(api ProxyAPI, snap snapshot, msgs []hookMessage, p
 		return turn, nil
 	}
 	if api == ProxyAnthropic {
-		if err := s.anthropicTurn(&turn, snap.info.ID, v, snap.info.MessageCount, msgs, places); err != nil {
+		if err := s.anthropicTurn(&turn, snap.Info.ID, v, snap.Info.MessageCount, msgs, places); err != nil {
 			return ProxyTurn{}, err
 		}
 		return turn, nil
 	}
-	items, err := s.effectiveItems(v, snap.info.MessageCount, msgs)
+	items, err := s.effectiveItems(v, snap.Info.MessageCount, msgs)
 	if err != nil {
 		return ProxyTurn{}, err
 	}
@@ -512,7 +512,7 @@ type ProxyAnswerResult struct {
 // stores nothing.
 func (s *Service) RecordProxyAnswer(ctx context.Context, a ProxyAnswer) (ProxyAnswerResult, error) {
 	if a.SessionID == "" {
-		return ProxyAnswerResult{}, invalidf("the answer names no session")
+		return ProxyAnswerResult{}, Invalidf("the answer names no session")
 	}
 	list, err := answerList(a)
 	if err != nil {
@@ -528,21 +528,21 @@ func (s *Service) RecordProxyAnswer(ctx context.Context, a ProxyAnswer) (ProxyAn
 	countEach(len(msgs), func(i int) *model.NewMessage { return &msgs[i].nm })
 	for i, m := range msgs {
 		if m.nm.Role != model.RoleAssistant {
-			return ProxyAnswerResult{}, invalidf("the answer is a %s message, not the assistant's", m.nm.Role)
+			return ProxyAnswerResult{}, Invalidf("the answer is a %s message, not the assistant's", m.nm.Role)
 		}
 		if a.Model != "" {
 			msgs[i].nm.Meta = map[string]string{"model": a.Model}
 		}
 	}
 	var res ProxyAnswerResult
-	info, err := s.write(proxyContext(ctx), a.SessionID, nil, func(_ *store.Tx, c *cached, next *model.Session) (*change, error) {
-		n := c.info.MessageCount
+	info, err := s.Write(proxyContext(ctx), a.SessionID, nil, func(_ *store.Tx, c *Thread, next *model.Session) (*Change, error) {
+		n := c.Info.MessageCount
 		if n != a.After {
-			return nil, conflictf("session %s has %d messages, not the %d the answer follows: its request is no longer the last, so the answer is not stored", c.info.ID, n, a.After)
+			return nil, Conflictf("session %s has %d messages, not the %d the answer follows: its request is no longer the last, so the answer is not stored", c.Info.ID, n, a.After)
 		}
-		var ch *change
+		var ch *Change
 		ch, res.IDs = s.appendRead(c, next, msgs, "")
-		ch.what = "the model's answer stored"
+		ch.What = "the model's answer stored"
 		return ch, nil
 	})
 	if err != nil {

@@ -128,7 +128,7 @@ func TestProxyHeadIsTheWholeThread(t *testing.T) {
 		return turn
 	}
 	sid = request("the first request", thread, false).SessionID
-	f.svc.SetFocus(sid)
+	f.svc.SetDefaultSession(sid)
 	f.mustCall("digest_messages", `{"start_idx":0,"end_idx":19,"summary":"Read the first ten files."}`)
 
 	answer := `{"role":"assistant","content":[{"type":"text","text":"Done."}]}`

@@ -38,7 +38,7 @@ func readList(api ProxyAPI, raw []json.RawMessage, offset int) ([]hookMessage, [
 	case ProxyOpenAI:
 		for i, m := range raw {
 			if m = bytes.TrimSpace(m); len(m) == 0 || m[0] != '{' {
-				return nil, nil, invalidf("messages[%d] is not a message object ({role, content})", offset+i)
+				return nil, nil, Invalidf("messages[%d] is not a message object ({role, content})", offset+i)
 			}
 		}
 		var errs []openai.MessageError
@@ -46,7 +46,7 @@ func readList(api ProxyAPI, raw []json.RawMessage, offset int) ([]hookMessage, [
 			for _, e := range errs {
 				texts = append(texts, fmt.Sprintf("messages[%d]: %s", offset+e.Index, e.Reason))
 			}
-			return nil, nil, invalidf("messages are not all chat-completions messages ({role, content}): %s", strings.Join(texts, "; "))
+			return nil, nil, Invalidf("messages are not all chat-completions messages ({role, content}): %s", strings.Join(texts, "; "))
 		}
 		from = make([]int, len(nms))
 		for i := range from {
@@ -58,7 +58,7 @@ func readList(api ProxyAPI, raw []json.RawMessage, offset int) ([]hookMessage, [
 			for _, e := range errs {
 				texts = append(texts, fmt.Sprintf("messages[%d]: %s", offset+e.Index, e.Reason))
 			}
-			return nil, nil, invalidf("messages are not all Messages API messages ({role: user|assistant|system, content}): %s", strings.Join(texts, "; "))
+			return nil, nil, Invalidf("messages are not all Messages API messages ({role: user|assistant|system, content}): %s", strings.Join(texts, "; "))
 		}
 	case ProxyResponses:
 		var err error
@@ -66,7 +66,7 @@ func readList(api ProxyAPI, raw []json.RawMessage, offset int) ([]hookMessage, [
 			return nil, nil, err
 		}
 	default:
-		return nil, nil, invalidf("API %q is not %s, %s or %s", api, ProxyAnthropic, ProxyOpenAI, ProxyResponses)
+		return nil, nil, Invalidf("API %q is not %s, %s or %s", api, ProxyAnthropic, ProxyOpenAI, ProxyResponses)
 	}
 	out := make([]hookMessage, len(nms))
 	for i, nm := range nms {

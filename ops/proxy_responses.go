@@ -66,7 +66,7 @@ func readItems(raw []json.RawMessage, offset int) ([]model.NewMessage, []int, er
 		for i, e := range errs {
 			texts[i] = fmt.Sprintf("input[%d]: %s", offset+e.Index, e.Reason)
 		}
-		return nil, nil, invalidf("input is not all Responses API items ({type: message|reasoning|function_call|function_call_output|...}): %s", strings.Join(texts, "; "))
+		return nil, nil, Invalidf("input is not all Responses API items ({type: message|reasoning|function_call|function_call_output|...}): %s", strings.Join(texts, "; "))
 	}
 	from := make([]int, len(nms))
 	for i := range from {
@@ -83,7 +83,7 @@ func answerList(a ProxyAnswer) ([]json.RawMessage, error) {
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(a.Message, &items); err != nil {
-		return nil, invalidf("the answer's output is %s, not a list of items", formats.DescribeJSON(a.Message))
+		return nil, Invalidf("the answer's output is %s, not a list of items", formats.DescribeJSON(a.Message))
 	}
 	return items, nil
 }

@@ -54,7 +54,7 @@ func TestProxyResponsesTurns(t *testing.T) {
 	if turn.SessionID != first.SessionID || turn.Recognized != 5 || turn.Appended != 5 || !turn.Unchanged {
 		t.Fatalf("second request: %+v", turn)
 	}
-	f.svc.SetFocus(turn.SessionID)
+	f.svc.SetDefaultSession(turn.SessionID)
 
 	// A digest of the call and its output, and the items operations
 	// made, are written; the rest are the request's own. A hosted tool's

@@ -96,7 +96,7 @@ func TestProxySendsTheEffectiveThread(t *testing.T) {
 	thread := "[" + anFirst + "," + anAnswer + "," + anResult + "," + anDone + "," + anNext + "]"
 	turn := f.proxy(ProxyRequest{API: ProxyAnthropic, Messages: proxyMsgs(t, thread)})
 	sid := turn.SessionID
-	f.svc.SetFocus(sid)
+	f.svc.SetDefaultSession(sid)
 
 	// A digest of the first turns: the summary opens the thread, so it
 	// is the system prompt's; what follows is sent as it came.
@@ -128,7 +128,7 @@ func TestProxySendsTheEffectiveThread(t *testing.T) {
 	// The same in chat-completions shape.
 	oa := `[{"role":"system","content":"Be brief."},{"role":"user","content":"hi"},{"role":"assistant","content":"hello"},{"role":"user","content":"bye"}]`
 	turn = f.proxy(ProxyRequest{API: ProxyOpenAI, Messages: proxyMsgs(t, oa)})
-	f.svc.SetFocus(turn.SessionID)
+	f.svc.SetDefaultSession(turn.SessionID)
 	f.mustCall("snip_messages", `{"start_idx":1,"end_idx":2}`)
 	turn = f.proxy(ProxyRequest{API: ProxyOpenAI, Messages: proxyMsgs(t, oa)})
 	if turn.Unchanged || len(turn.OpenAI) != 2 || turn.OpenAI[0].Role != "system" || turn.OpenAI[1].Content != "bye" {
@@ -190,7 +190,7 @@ func TestProxyRecognisesEachConversation(t *testing.T) {
 func TestProxyProbeStoresNothing(t *testing.T) {
 	f := newFixture(t)
 	turn := f.proxy(ProxyRequest{API: ProxyOpenAI, Messages: proxyMsgs(t, `[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]`)})
-	f.svc.SetFocus(turn.SessionID)
+	f.svc.SetDefaultSession(turn.SessionID)
 	f.mustCall("snip_messages", `{"start_idx":0,"end_idx":0}`)
 	before := f.fileHash()
 	probe := f.proxy(ProxyRequest{API: ProxyOpenAI, Probe: true, Messages: proxyMsgs(t, `[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"},{"role":"user","content":"new"}]`)})
@@ -285,7 +285,7 @@ func TestProxyKeepsSystemTurns(t *testing.T) {
 	thread := `[{"role":"user","content":"Find the TODOs"},{"role":"system","content":[{"type":"text","text":"# Environment\nLinux"}]},` +
 		`{"role":"assistant","content":"Looking."},{"role":"user","content":"More detail."},{"role":"assistant","content":"Here."},{"role":"user","content":"Thanks."}]`
 	turn := f.proxy(ProxyRequest{API: ProxyAnthropic, Messages: proxyMsgs(t, thread)})
-	f.svc.SetFocus(turn.SessionID)
+	f.svc.SetDefaultSession(turn.SessionID)
 	f.mustCall("digest_messages", `{"start_idx":2,"end_idx":3,"summary":"Looked, and was asked for more."}`)
 	turn = f.proxy(ProxyRequest{API: ProxyAnthropic, Messages: proxyMsgs(t, thread)})
 	got, _ := json.Marshal(turn.Anthropic)

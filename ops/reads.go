@@ -13,17 +13,17 @@ const SchemaVersion = store.SchemaVersion
 // in one read transaction. A seq the session does not have is an error
 // that names it.
 func (s *Service) Messages(ref string, seqs []uint64) ([]model.Message, error) {
-	snap, err := s.snapshot(ref)
+	snap, err := s.Snapshot(ref)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]model.Message, 0, len(seqs))
 	err = s.st.View(func(tx *store.Tx) error {
 		for _, seq := range seqs {
-			if seq == 0 || seq > uint64(snap.info.MessageCount) {
-				return notFoundf("session %s has no stored message %d (it has %d)", snap.info.ID, seq, snap.info.MessageCount)
+			if seq == 0 || seq > uint64(snap.Info.MessageCount) {
+				return NotFoundf("session %s has no stored message %d (it has %d)", snap.Info.ID, seq, snap.Info.MessageCount)
 			}
-			msg, err := tx.Message(snap.info.ID, seq)
+			msg, err := tx.Message(snap.Info.ID, seq)
 			if err != nil {
 				return err
 			}

@@ -54,7 +54,7 @@ type SearchResult struct {
 func (s *Service) searchSessionHistory(_ context.Context, a SearchArgs) (SearchResult, error) {
 	const tool = "search_session_history"
 	if strings.TrimSpace(a.Query) == "" {
-		return SearchResult{}, invalidf("query is empty: give the text to look for")
+		return SearchResult{}, Invalidf("query is empty: give the text to look for")
 	}
 	mode, err := choiceArg("mode", a.Mode, searchModes)
 	if err != nil {
@@ -68,7 +68,7 @@ func (s *Service) searchSessionHistory(_ context.Context, a SearchArgs) (SearchR
 	limit := 50
 	if a.Limit != nil {
 		if *a.Limit < 0 || *a.Limit > 1000 {
-			return SearchResult{}, invalidf("limit %d is outside 0..1000", *a.Limit)
+			return SearchResult{}, Invalidf("limit %d is outside 0..1000", *a.Limit)
 		}
 		limit = *a.Limit
 	}
@@ -80,18 +80,18 @@ func (s *Service) searchSessionHistory(_ context.Context, a SearchArgs) (SearchR
 	if err != nil {
 		return SearchResult{}, err
 	}
-	snap, err := s.snapshot(a.SessionID)
+	snap, err := s.Snapshot(a.SessionID)
 	if err != nil {
 		return SearchResult{}, err
 	}
-	v := snap.view
+	v := snap.View
 	res := SearchResult{Query: a.Query, Matches: []SearchMatch{}}
 	// An ASCII substring is looked for in the session's text kept in
 	// memory, lower-cased once; other searches read the store.
 	var found []int
 	inMemory := !fuzzyMode && fuzzy.CanSubstring(a.Query)
 	if inMemory {
-		if found, err = s.substring(v, len(snap.heads), a.Query, raw); err != nil {
+		if found, err = s.substring(v, len(snap.Heads), a.Query, raw); err != nil {
 			return SearchResult{}, err
 		}
 	}
@@ -128,11 +128,11 @@ func (s *Service) searchSessionHistory(_ context.Context, a SearchArgs) (SearchR
 			for k, i := range hits {
 				n := 0
 				if raw {
-					if i < len(snap.heads) {
-						n = int(snap.heads[i].Tokens)
+					if i < len(snap.Heads) {
+						n = int(snap.Heads[i].Tokens)
 					}
 				} else {
-					n = assemble.Tokens(v, snap.heads, i)
+					n = assemble.Tokens(v, snap.Heads, i)
 				}
 				bodies[k], metas[k] = n+n/6, planMeta+20
 			}
@@ -161,7 +161,7 @@ func (s *Service) searchSessionHistory(_ context.Context, a SearchArgs) (SearchR
 			if raw {
 				n = o.Tokens
 			} else {
-				n = assemble.Tokens(v, snap.heads, i)
+				n = assemble.Tokens(v, snap.Heads, i)
 			}
 			// The match's own fields go beside the message's.
 			meta := countJSON(m) + 4
@@ -272,19 +272,19 @@ func (st *FuzzyState) Candidates() int {
 // narrows the search to the items that can still match, and skips those
 // that cannot reach the best limit, instead of starting over.
 func (s *Service) FuzzyLines(ref, query string, prev *FuzzyState, limit int) (hits []LineHit, next *FuzzyState, err error) {
-	snap, err := s.snapshot(ref)
+	snap, err := s.Snapshot(ref)
 	if err != nil {
 		return nil, nil, err
 	}
-	v := snap.view
+	v := snap.View
 	steps := -1 // characters added since prev; -1: prev does not apply
-	if prev != nil && prev.sessionID == snap.info.ID && prev.version == snap.info.Version && strings.HasPrefix(query, prev.query) {
+	if prev != nil && prev.sessionID == snap.Info.ID && prev.version == snap.Info.Version && strings.HasPrefix(query, prev.query) {
 		steps = utf8.RuneCountInString(query) - utf8.RuneCountInString(prev.query)
 	}
-	next = &FuzzyState{sessionID: snap.info.ID, version: snap.info.Version, view: v, query: query, bounds: make([]fuzzy.Bound, v.Len())}
+	next = &FuzzyState{sessionID: snap.Info.ID, version: snap.Info.Version, view: v, query: query, bounds: make([]fuzzy.Bound, v.Len())}
 	// The stored messages are searched in the session's text kept in
 	// memory, lower-cased with their case in bits: no store read.
-	c, err := s.corpus(v.SessionID, len(snap.heads))
+	c, err := s.corpus(v.SessionID, len(snap.Heads))
 	if err != nil {
 		return nil, nil, err
 	}

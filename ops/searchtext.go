@@ -62,7 +62,7 @@ func (s *Service) corpus(id string, n int) (fuzzy.Corpus, error) {
 	if th.text == nil {
 		th.text = &searchText{}
 	}
-	t, heads := th.text, th.heads
+	t, heads := th.text, th.Heads
 	s.searchedLocked(id)
 	s.mu.Unlock()
 	t.mu.Lock()
@@ -108,11 +108,11 @@ func (s *Service) corpus(id string, n int) (fuzzy.Corpus, error) {
 // not wait for it: the TUI calls it (in a command) as the search opens,
 // while the operator types.
 func (s *Service) PrepareSearch(ref string) error {
-	snap, err := s.snapshot(ref)
+	snap, err := s.Snapshot(ref)
 	if err != nil {
 		return err
 	}
-	_, err = s.corpus(snap.view.SessionID, len(snap.heads))
+	_, err = s.corpus(snap.View.SessionID, len(snap.Heads))
 	return err
 }
 
@@ -172,9 +172,9 @@ func (s *Service) substring(v *model.View, n int, query string, raw bool) ([]int
 // substringLines is SubstringLines's hits for an ASCII query: the items
 // found in the session's corpus, then only the hits kept read for their
 // line (the store's bodies, up to the last hit).
-func (s *Service) substringLines(snap snapshot, query string, limit int) (hits []LineHit, total int, err error) {
-	v := snap.view
-	found, err := s.substringView(v, len(snap.heads), query)
+func (s *Service) substringLines(snap Snapshot, query string, limit int) (hits []LineHit, total int, err error) {
+	v := snap.View
+	found, err := s.substringView(v, len(snap.Heads), query)
 	if err != nil {
 		return nil, 0, err
 	}

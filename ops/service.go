@@ -29,9 +29,9 @@ type Service struct {
 	endpoint summary.Endpoint
 	logger   *slog.Logger
 
-	mu      sync.Mutex
-	threads map[string]*cached
-	focus   string // session open in the TUI: the default for tools
+	mu             sync.Mutex
+	threads        map[string]*Thread
+	defaultSession string // for requests that name none (SetDefaultSession)
 	// searched are the sessions whose text is kept for searches, the
 	// most recently searched last, and textBudget what their texts may
 	// hold in all (searchtext.go).
@@ -41,16 +41,16 @@ type Service struct {
 	proxy      proxyState
 }
 
-// cached is the state of one session the service keeps in memory. Stored messages are
+// Thread is the state of one session the service keeps in memory. Stored messages are
 // represented by their heads only; bodies stay in the store.
-type cached struct {
+type Thread struct {
 	// idents are the identities of the first stored messages, as the
 	// pre-request hook has needed them (stored messages never change).
 	idents []model.Ident
 
-	info  model.Session
-	heads []model.Head
-	ops   []model.Op
+	Info  model.Session
+	Heads []model.Head
+	Ops   []model.Op
 	view  *model.View // nil when it must be applied again
 	// text is the stored messages' text kept for searches, built on the
 	// first search (see searchtext.go).
@@ -69,7 +69,7 @@ func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = 
 
 // New returns a service over an open store.
 func New(st *store.Store, opts ...Option) *Service {
-	s := &Service{st: st, now: time.Now, threads: make(map[string]*cached), textBudget: maxSearchText, logger: slog.New(slog.DiscardHandler)}
+	s := &Service{st: st, now: time.Now, threads: make(map[string]*Thread), textBudget: maxSearchText, logger: slog.New(slog.DiscardHandler)}
 	for _, o := range opts {
 		o(s)
 	}
@@ -83,11 +83,12 @@ func (s *Service) Store() *store.Store { return s.st }
 // subscription.
 func (s *Service) Subscribe() (<-chan Event, func()) { return s.bus.subscribe() }
 
-// SetFocus names the session a face has open; tools called without a
-// session_id use it.
-func (s *Service) SetFocus(sessionID string) {
+// SetDefaultSession names the session that requests naming none go to
+// (a face sets the one its operator has open); "" leaves it to the most
+// recently updated.
+func (s *Service) SetDefaultSession(sessionID string) {
 	s.mu.Lock()
-	s.focus = sessionID
+	s.defaultSession = sessionID
 	s.mu.Unlock()
 }
 
@@ -107,15 +108,31 @@ func AuthorFrom(ctx context.Context) string {
 	return "operator"
 }
 
-func (s *Service) clock() time.Time { return s.now().UTC() }
+// Clock is the service's time now, in UTC (WithClock pins it in tests).
+func (s *Service) Clock() time.Time { return s.now().UTC() }
+
+// NewID returns a new ID for a session or an operation made at now:
+// unique in this process, in creation order.
+func (s *Service) NewID(now time.Time) string { return s.ids.next(now) }
+
+// Logger is where the service logs what an operator should see later.
+func (s *Service) Logger() *slog.Logger { return s.logger }
+
+// Resolve finds a session by ID, unique ID prefix or exact title; empty
+// means the default session (the most recently updated).
+func (s *Service) Resolve(ref string) (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.resolveLocked(ref)
+}
 
 // resolveLocked finds a session by ID, unique ID prefix or exact title;
-// empty means the focused session, else the most recently updated. An
+// empty means the default session (SetDefaultSession), else the most recently updated. An
 // exact ID is one lookup; only prefixes and titles read every session.
 func (s *Service) resolveLocked(ref string) (string, error) {
-	if ref == "" && s.focus != "" {
-		if _, err := s.threadLocked(s.focus); err == nil {
-			return s.focus, nil
+	if ref == "" && s.defaultSession != "" {
+		if _, err := s.threadLocked(s.defaultSession); err == nil {
+			return s.defaultSession, nil
 		}
 	}
 	if ref == "" && s.latest != "" {
@@ -139,7 +156,7 @@ func (s *Service) resolveLocked(ref string) (string, error) {
 	}
 	if ref == "" {
 		if len(sessions) == 0 {
-			return "", notFoundf("there are no sessions yet: create one with create_session or import a file")
+			return "", NotFoundf("there are no sessions yet: create one with create_session or import a file")
 		}
 		s.latest = sessions[0].ID
 		return s.latest, nil
@@ -157,13 +174,13 @@ func (s *Service) resolveLocked(ref string) (string, error) {
 	case len(byPrefix) == 1:
 		return byPrefix[0], nil
 	case len(byPrefix) > 1:
-		return "", invalidf("session %q is ambiguous: it begins %d session IDs (%s)", ref, len(byPrefix), strings.Join(firstN(byPrefix, 5), ", "))
+		return "", Invalidf("session %q is ambiguous: it begins %d session IDs (%s)", ref, len(byPrefix), strings.Join(firstN(byPrefix, 5), ", "))
 	case len(byTitle) == 1:
 		return byTitle[0], nil
 	case len(byTitle) > 1:
-		return "", invalidf("session %q is ambiguous: %d sessions have that title; use an ID (%s)", ref, len(byTitle), strings.Join(firstN(byTitle, 5), ", "))
+		return "", Invalidf("session %q is ambiguous: %d sessions have that title; use an ID (%s)", ref, len(byTitle), strings.Join(firstN(byTitle, 5), ", "))
 	}
-	return "", notFoundf("session %q not found: give a session ID, a unique ID prefix or a title (list_sessions shows them)", ref)
+	return "", NotFoundf("session %q not found: give a session ID, a unique ID prefix or a title (list_sessions shows them)", ref)
 }
 
 func firstN(xs []string, n int) []string {
@@ -175,24 +192,24 @@ func firstN(xs []string, n int) []string {
 
 // threadLocked returns the cached thread of a session, loading it on
 // first use.
-func (s *Service) threadLocked(id string) (*cached, error) {
+func (s *Service) threadLocked(id string) (*Thread, error) {
 	if th, ok := s.threads[id]; ok {
 		return th, nil
 	}
-	th := &cached{}
+	th := &Thread{}
 	err := s.st.View(func(tx *store.Tx) error {
 		var err error
-		if th.info, err = tx.Session(id); err != nil {
+		if th.Info, err = tx.Session(id); err != nil {
 			return err
 		}
-		if th.heads, err = tx.Heads(id); err != nil {
+		if th.Heads, err = tx.Heads(id); err != nil {
 			return err
 		}
-		th.ops, err = tx.Ops(id)
+		th.Ops, err = tx.Ops(id)
 		return err
 	})
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, notFoundf("session %q not found", id)
+		return nil, NotFoundf("session %q not found", id)
 	}
 	if err != nil {
 		return nil, err
@@ -205,27 +222,27 @@ func (s *Service) threadLocked(id string) (*cached, error) {
 // one that holds only its record (no heads, operations or view), for a
 // write that needs nothing more and does not keep what it writes in the
 // cache: an import's batch.
-func (s *Service) recordLocked(id string) (*cached, error) {
+func (s *Service) recordLocked(id string) (*Thread, error) {
 	if c, ok := s.threads[id]; ok {
 		return c, nil
 	}
-	c := &cached{}
+	c := &Thread{}
 	err := s.st.View(func(tx *store.Tx) error {
 		var err error
-		c.info, err = tx.Session(id)
+		c.Info, err = tx.Session(id)
 		return err
 	})
 	if errors.Is(err, store.ErrNotFound) {
-		return nil, notFoundf("session %q not found", id)
+		return nil, NotFoundf("session %q not found", id)
 	}
 	return c, err
 }
 
-// identities returns the identities of the first n stored messages,
+// Identities returns the Identities of the first n stored messages,
 // reading in tx only those not known yet.
-func (c *cached) identities(tx *store.Tx, n int) ([]model.Ident, error) {
+func (c *Thread) Identities(tx *store.Tx, n int) ([]model.Ident, error) {
 	if have := len(c.idents); have < n {
-		err := tx.Messages(c.info.ID, uint64(have+1), uint64(n), func(m model.Message) error {
+		err := tx.Messages(c.Info.ID, uint64(have+1), uint64(n), func(m model.Message) error {
 			c.idents = append(c.idents, model.Identity(m.Role, m.Content, model.DecodeParts(m.Parts)))
 			return nil
 		})
@@ -234,58 +251,60 @@ func (c *cached) identities(tx *store.Tx, n int) ([]model.Ident, error) {
 			return nil, err
 		}
 		if len(c.idents) < n {
-			return nil, fmt.Errorf("session %s: %d stored messages were expected, %d were read", c.info.ID, n, len(c.idents))
+			return nil, fmt.Errorf("session %s: %d stored messages were expected, %d were read", c.Info.ID, n, len(c.idents))
 		}
 	}
 	return c.idents[:n], nil
 }
 
-// viewLocked returns the thread's current view, applying operations again
+// View returns the thread's current view, applying operations again
 // only when something other than an append changed.
-func (th *cached) viewLocked() *model.View {
+func (th *Thread) View() *model.View {
 	if th.view == nil {
-		v := thread.Apply(th.heads, th.ops, th.info.ActiveTags)
-		v.SessionID, v.Version = th.info.ID, th.info.Version
+		v := thread.Apply(th.Heads, th.Ops, th.Info.ActiveTags)
+		v.SessionID, v.Version = th.Info.ID, th.Info.Version
 		th.view = v
 	}
 	return th.view
 }
 
-// snapshot is a consistent read of one session: its record and view.
-type snapshot struct {
-	info model.Session
-	view *model.View
-	ops  []model.Op
-	// heads are the stored messages' heads the view was applied to
+// Snapshot is a consistent read of one session: its record and view.
+type Snapshot struct {
+	Info model.Session
+	View *model.View
+	Ops  []model.Op
+	// Heads are the stored messages' heads the view was applied to
 	// (they only grow at the end, so the slice stays as it was).
-	heads []model.Head
+	Heads []model.Head
 }
 
-func (s *Service) snapshot(ref string) (snapshot, error) {
+// Snapshot reads a session (by ref, as Resolve takes it) consistently:
+// its record, view, operations and heads.
+func (s *Service) Snapshot(ref string) (Snapshot, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	id, err := s.resolveLocked(ref)
 	if err != nil {
-		return snapshot{}, err
+		return Snapshot{}, err
 	}
 	th, err := s.threadLocked(id)
 	if err != nil {
-		return snapshot{}, err
+		return Snapshot{}, err
 	}
-	return snapshot{info: th.info, view: th.viewLocked(), ops: th.ops, heads: th.heads[:len(th.heads):len(th.heads)]}, nil
+	return Snapshot{Info: th.Info, View: th.View(), Ops: th.Ops, Heads: th.Heads[:len(th.Heads):len(th.Heads)]}, nil
 }
 
 // View returns a session's record and current effective view. Views are
 // immutable: hold on to them freely.
 func (s *Service) View(ref string) (model.Session, *model.View, error) {
-	snap, err := s.snapshot(ref)
-	return snap.info, snap.view, err
+	snap, err := s.Snapshot(ref)
+	return snap.Info, snap.View, err
 }
 
 // Operations returns a session's operations in creation order.
 func (s *Service) Operations(ref string) ([]model.Op, error) {
-	snap, err := s.snapshot(ref)
-	return slices.Clone(snap.ops), err
+	snap, err := s.Snapshot(ref)
+	return slices.Clone(snap.Ops), err
 }
 
 // checkVersion refuses a write made against a stale version, saying what
@@ -295,9 +314,9 @@ func checkVersion(info *model.Session, expected *uint64) error {
 		return nil
 	}
 	if *expected > info.Version {
-		return conflictf("expected_version %d is ahead of session %s, which is at version %d", *expected, info.ID, info.Version)
+		return Conflictf("expected_version %d is ahead of session %s, which is at version %d", *expected, info.ID, info.Version)
 	}
-	return conflictf("%s. Read the thread again and retry with the new version", changesSince(info, *expected))
+	return Conflictf("%s. Read the thread again and retry with the new version", changesSince(info, *expected))
 }
 
 // changesSince says what changed in a session since version v, from its
@@ -318,43 +337,43 @@ func changesSince(info *model.Session, v uint64) string {
 	return b.String()
 }
 
-// prepareFunc validates a request against a session's current state and
+// Prepare validates a request against a session's current state and
 // describes the change it makes. It runs under the service lock, inside
 // the write's transaction, which it may read (writes go in change.store).
 // next is the session's record as the change will leave it. A nil change
 // means there is nothing to write; an error refuses the request.
-type prepareFunc func(tx *store.Tx, c *cached, next *model.Session) (*change, error)
+type Prepare func(tx *store.Tx, c *Thread, next *model.Session) (*Change, error)
 
-// change is what a prepared write will do.
-type change struct {
-	what  string
-	op    *model.Op             // an operation to store (new or updated)
-	store func(*store.Tx) error // further writes in the same transaction
-	apply func(*cached)         // how the cached session changes once committed
-	event Event                 // its Kind (and What, if not what) at least
-	// reload drops the cached session instead of applying the change to
+// Change is what a prepared write will do.
+type Change struct {
+	What  string
+	Op    *model.Op             // an operation to store (new or updated)
+	Store func(*store.Tx) error // further writes in the same transaction
+	Apply func(*Thread)         // how the cached session changes once committed
+	Event Event                 // its Kind (and What, if not what) at least
+	// Reload drops the cached session instead of applying the change to
 	// it: an import's batches, which would otherwise keep the heads of a
 	// whole file in memory.
-	reload bool
-	// aside marks a change beside the thread (pending context
+	Reload bool
+	// Aside marks a change beside the thread (pending context
 	// preferences): the version stays and the session's history does
 	// not record it.
-	aside bool
-	// deleted: the change removes the session (with aside, so its record
+	Aside bool
+	// Deleted: the change removes the session (with aside, so its record
 	// is not written again); the cache forgets it.
-	deleted bool
+	Deleted bool
 }
 
 // errNothing rolls back a write whose prepare found nothing to do.
 var errNothing = errors.New("nothing to write")
 
-// write is the one path for changes to a session: under the service lock
+// Write is the one path for changes to a session: under the service lock
 // it checks the version, lets prepare validate against the current
 // session inside one transaction and describe the change, commits it,
 // then updates the cache and publishes one event. A refused or failed
 // request changes nothing.
-func (s *Service) write(ctx context.Context, ref string, expected *uint64, prepare prepareFunc) (model.Session, error) {
-	return s.commit(ctx, false, func() (*cached, error) {
+func (s *Service) Write(ctx context.Context, ref string, expected *uint64, prepare Prepare) (model.Session, error) {
+	return s.commit(ctx, false, func(Locked) (*Thread, error) {
 		id, err := s.resolveLocked(ref)
 		if err != nil {
 			return nil, err
@@ -363,44 +382,78 @@ func (s *Service) write(ctx context.Context, ref string, expected *uint64, prepa
 		if err != nil {
 			return nil, err
 		}
-		return c, checkVersion(&c.info, expected)
+		return c, checkVersion(&c.Info, expected)
 	}, prepare)
 }
 
-// create is write for a session that does not exist yet: info is its
+// Create is write for a session that does not exist yet: info is its
 // record before the change (version 0), and the change makes it.
-func (s *Service) create(ctx context.Context, info model.Session, prepare prepareFunc) (model.Session, error) {
-	return s.commit(ctx, true, func() (*cached, error) { return &cached{info: info}, nil }, prepare)
+func (s *Service) Create(ctx context.Context, info model.Session, prepare Prepare) (model.Session, error) {
+	return s.commit(ctx, true, func(Locked) (*Thread, error) { return &Thread{Info: info}, nil }, prepare)
 }
 
-// writeReq is one session's part of a write: how to find (or make) the
-// session, and how to prepare its change. commitAll fills in the rest.
-type writeReq struct {
-	created bool
-	find    func() (*cached, error)
-	prepare prepareFunc
+// WriteReq is one session's part of a write (CommitAll): how to find
+// (or make) the session, and how to prepare its change.
+type WriteReq struct {
+	// Created: the session does not exist yet; Find returns its record
+	// before the change (version 0), and the change makes it.
+	Created bool
+	// Find runs under the service's lock, with what may be done there.
+	Find func(Locked) (*Thread, error)
+	// Prepare validates against the session found and describes the
+	// change, inside the write's transaction.
+	Prepare Prepare
 
-	c    *cached
+	c    *Thread
 	next model.Session
-	ch   *change // nil: nothing to write for this session
+	ch   *Change // nil: nothing to write for this session
+}
+
+// Session is the session's record as the committed write left it (as it
+// was, when there was nothing to write).
+func (r *WriteReq) Session() model.Session { return r.next }
+
+// Locked is what a write's Find may do: it holds the service's lock, and
+// is good only until Find returns.
+type Locked struct{ s *Service }
+
+// Resolve finds a session by ID, unique ID prefix or title, as every
+// request's session argument is read (empty: the default session).
+func (l Locked) Resolve(ref string) (string, error) { return l.s.resolveLocked(ref) }
+
+// Thread returns a session's cached state, loading it on first use.
+func (l Locked) Thread(id string) (*Thread, error) { return l.s.threadLocked(id) }
+
+// Record returns a session's cached state if there is one, else one
+// that holds only its record (recordLocked).
+func (l Locked) Record(id string) (*Thread, error) { return l.s.recordLocked(id) }
+
+// Cached calls fn for each session kept in memory, in no set order,
+// until fn returns false.
+func (l Locked) Cached(fn func(id string, t *Thread) bool) {
+	for id, t := range l.s.threads {
+		if !fn(id, t) {
+			return
+		}
+	}
 }
 
 // commit runs a write of one session: find (or make) it, prepare, store,
 // cache, publish.
-func (s *Service) commit(ctx context.Context, created bool, find func() (*cached, error), prepare prepareFunc) (model.Session, error) {
-	r := &writeReq{created: created, find: find, prepare: prepare}
-	if err := s.commitAll(ctx, []*writeReq{r}); err != nil {
+func (s *Service) commit(ctx context.Context, created bool, find func(Locked) (*Thread, error), prepare Prepare) (model.Session, error) {
+	r := &WriteReq{Created: created, Find: find, Prepare: prepare}
+	if err := s.CommitAll(ctx, []*WriteReq{r}); err != nil {
 		return model.Session{}, err
 	}
 	return r.next, nil
 }
 
-// commitAll runs a write of several sessions (an import's small threads)
+// CommitAll runs a write of several sessions (an import's small threads)
 // as one: one lock and one transaction for all, and then one event per
 // session changed. If any is refused or fails, none is written. A
 // session with nothing to write is left as it was (its next is its
 // record).
-func (s *Service) commitAll(ctx context.Context, reqs []*writeReq) error {
+func (s *Service) CommitAll(ctx context.Context, reqs []*WriteReq) error {
 	s.mu.Lock()
 	locked, committed := true, false
 	unlock := func() { locked = false; s.mu.Unlock() }
@@ -415,21 +468,21 @@ func (s *Service) commitAll(ctx context.Context, reqs []*writeReq) error {
 		}
 	}()
 	for _, r := range reqs {
-		c, err := r.find()
+		c, err := r.Find(Locked{s})
 		if err != nil {
 			unlock()
 			return err
 		}
-		r.c, r.next = c, c.info
-		r.next.ActiveTags = slices.Clone(c.info.ActiveTags)
-		r.next.Changes = slices.Clone(c.info.Changes)
+		r.c, r.next = c, c.Info
+		r.next.ActiveTags = slices.Clone(c.Info.ActiveTags)
+		r.next.Changes = slices.Clone(c.Info.Changes)
 	}
 	author, origin := AuthorFrom(ctx), OriginFrom(ctx)
 	var refused error
 	err := s.st.Update(func(tx *store.Tx) error {
 		writes := 0
 		for _, r := range reqs {
-			if r.ch, refused = r.prepare(tx, r.c, &r.next); refused != nil {
+			if r.ch, refused = r.Prepare(tx, r.c, &r.next); refused != nil {
 				return refused
 			}
 			ch := r.ch
@@ -437,24 +490,24 @@ func (s *Service) commitAll(ctx context.Context, reqs []*writeReq) error {
 				continue
 			}
 			writes++
-			if !ch.aside {
-				r.next.Record(s.clock(), author, ch.what)
+			if !ch.Aside {
+				r.next.Record(s.Clock(), author, ch.What)
 			}
-			if ch.op != nil && ch.op.Version == 0 {
-				ch.op.Version = r.next.Version // a new operation records its version
+			if ch.Op != nil && ch.Op.Version == 0 {
+				ch.Op.Version = r.next.Version // a new operation records its version
 			}
-			if !ch.aside || r.created {
+			if !ch.Aside || r.Created {
 				if err := tx.PutSession(r.next); err != nil {
 					return err
 				}
 			}
-			if ch.store != nil {
-				if err := ch.store(tx); err != nil {
+			if ch.Store != nil {
+				if err := ch.Store(tx); err != nil {
 					return err
 				}
 			}
-			if ch.op != nil {
-				if err := tx.PutOp(r.next.ID, *ch.op); err != nil {
+			if ch.Op != nil {
+				if err := tx.PutOp(r.next.ID, *ch.Op); err != nil {
 					return err
 				}
 			}
@@ -466,7 +519,7 @@ func (s *Service) commitAll(ctx context.Context, reqs []*writeReq) error {
 	})
 	if errors.Is(err, errNothing) {
 		for _, r := range reqs {
-			r.next, r.ch = r.c.info, nil // read under the lock: another write may change it
+			r.next, r.ch = r.c.Info, nil // read under the lock: another write may change it
 		}
 		unlock()
 		return nil
@@ -485,26 +538,26 @@ func (s *Service) commitAll(ctx context.Context, reqs []*writeReq) error {
 	for _, r := range reqs {
 		c, ch, id := r.c, r.ch, r.next.ID
 		if ch == nil {
-			r.next = c.info
+			r.next = c.Info
 			continue
 		}
 		s.latest = id
 		switch {
-		case ch.deleted:
+		case ch.Deleted:
 			delete(s.threads, id)
 			if s.latest == id {
 				s.latest = ""
 			}
-			if s.focus == id {
-				s.focus = ""
+			if s.defaultSession == id {
+				s.defaultSession = ""
 			}
-		case ch.reload:
+		case ch.Reload:
 			delete(s.threads, id) // loaded again from the store on next use
 		default:
-			c.info = r.next
+			c.Info = r.next
 			s.threads[id] = c
-			if ch.apply != nil {
-				ch.apply(c)
+			if ch.Apply != nil {
+				ch.Apply(c)
 			}
 			if c.view != nil && c.view.Version != r.next.Version {
 				v := *c.view // views already handed out stay as they were
@@ -520,19 +573,19 @@ func (s *Service) commitAll(ctx context.Context, reqs []*writeReq) error {
 		if ch == nil {
 			continue
 		}
-		ev := ch.event
-		if r.created {
+		ev := ch.Event
+		if r.Created {
 			ev.Kind = EventSessionCreated
 		}
 		if ev.What == "" {
-			ev.What = ch.what
+			ev.What = ch.What
 		}
 		ev.SessionID, ev.Title, ev.Version, ev.Author, ev.At, ev.Origin = r.next.ID, r.next.Title, r.next.Version, author, r.next.UpdatedAt, origin
-		if ch.aside {
-			ev.At = s.clock()
+		if ch.Aside {
+			ev.At = s.Clock()
 		}
-		if ch.op != nil {
-			ev.OpID, ev.OpType = ch.op.ID, ch.op.Type
+		if ch.Op != nil {
+			ev.OpID, ev.OpType = ch.Op.ID, ch.Op.Type
 		}
 		s.bus.publish(ev)
 	}

@@ -403,7 +403,7 @@ func TestSessionResolution(t *testing.T) {
 			t.Errorf("session %q resolved to %s (%v), want %s", tt.ref, info.ID, err, tt.want)
 		}
 	}
-	f.svc.SetFocus(a)
+	f.svc.SetDefaultSession(a)
 	if info, _, _ := f.svc.View(""); info.ID != a {
 		t.Errorf("default with focus: %s, want %s", info.ID, a)
 	}

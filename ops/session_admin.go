@@ -27,10 +27,10 @@ type SessionChangeResult struct {
 func validTitle(title string) (string, error) {
 	title = strings.TrimSpace(title)
 	if title == "" {
-		return "", invalidf("title is empty: give the session a short title")
+		return "", Invalidf("title is empty: give the session a short title")
 	}
 	if len(title) > 200 {
-		return "", invalidf("title is %d bytes long; keep it under 200", len(title))
+		return "", Invalidf("title is %d bytes long; keep it under 200", len(title))
 	}
 	return title, nil
 }
@@ -39,18 +39,18 @@ func validTitle(title string) (string, error) {
 // the session's history records the change.
 func (s *Service) RenameSession(ctx context.Context, a RenameSessionArgs) (SessionChangeResult, error) {
 	if strings.TrimSpace(a.SessionID) == "" {
-		return SessionChangeResult{}, invalidf("session_id is empty: name the session to rename (list_sessions shows them)")
+		return SessionChangeResult{}, Invalidf("session_id is empty: name the session to rename (list_sessions shows them)")
 	}
 	title, err := validTitle(a.Title)
 	if err != nil {
 		return SessionChangeResult{}, err
 	}
-	info, err := s.write(ctx, a.SessionID, a.ExpectedVersion, func(_ *store.Tx, c *cached, next *model.Session) (*change, error) {
-		if c.info.Title == title {
+	info, err := s.Write(ctx, a.SessionID, a.ExpectedVersion, func(_ *store.Tx, c *Thread, next *model.Session) (*Change, error) {
+		if c.Info.Title == title {
 			return nil, nil // already so: nothing to write
 		}
 		next.Title = title
-		return &change{what: fmt.Sprintf("renamed %q", title), event: Event{Kind: EventSessionChanged}}, nil
+		return &Change{What: fmt.Sprintf("renamed %q", title), Event: Event{Kind: EventSessionChanged}}, nil
 	})
 	if err != nil {
 		return SessionChangeResult{}, err
@@ -69,21 +69,21 @@ type DeleteSessionArgs struct {
 // only.
 func (s *Service) DeleteSession(ctx context.Context, a DeleteSessionArgs) (SessionChangeResult, error) {
 	if strings.TrimSpace(a.SessionID) == "" {
-		return SessionChangeResult{}, invalidf("session_id is empty: delete_session takes the full ID of the session to delete (list_sessions shows them)")
+		return SessionChangeResult{}, Invalidf("session_id is empty: delete_session takes the full ID of the session to delete (list_sessions shows them)")
 	}
 	var gone model.Session
-	info, err := s.write(ctx, a.SessionID, a.ExpectedVersion, func(_ *store.Tx, c *cached, next *model.Session) (*change, error) {
-		if c.info.ID != a.SessionID {
-			return nil, invalidf("session_id %q names session %s (%q) by prefix or title: delete_session takes the full ID, as it cannot be undone", a.SessionID, c.info.ID, c.info.Title)
+	info, err := s.Write(ctx, a.SessionID, a.ExpectedVersion, func(_ *store.Tx, c *Thread, next *model.Session) (*Change, error) {
+		if c.Info.ID != a.SessionID {
+			return nil, Invalidf("session_id %q names session %s (%q) by prefix or title: delete_session takes the full ID, as it cannot be undone", a.SessionID, c.Info.ID, c.Info.Title)
 		}
-		gone = c.info
-		id := c.info.ID
-		return &change{
-			what:    fmt.Sprintf("deleted %q", c.info.Title),
-			aside:   true,
-			deleted: true,
-			store:   func(tx *store.Tx) error { return tx.DeleteSession(id) },
-			event:   Event{Kind: EventSessionDeleted},
+		gone = c.Info
+		id := c.Info.ID
+		return &Change{
+			What:    fmt.Sprintf("deleted %q", c.Info.Title),
+			Aside:   true,
+			Deleted: true,
+			Store:   func(tx *store.Tx) error { return tx.DeleteSession(id) },
+			Event:   Event{Kind: EventSessionDeleted},
 		}, nil
 	})
 	if err != nil {

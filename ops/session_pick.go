@@ -44,7 +44,7 @@ type SessionPage struct {
 // with Unreadable saying why.
 func (s *Service) SessionPage(_ context.Context, a SessionPageArgs) (SessionPage, error) {
 	if a.Limit < 1 || a.Limit > MaxSessionPage {
-		return SessionPage{}, invalidf("limit %d is outside 1..%d", a.Limit, MaxSessionPage)
+		return SessionPage{}, Invalidf("limit %d is outside 1..%d", a.Limit, MaxSessionPage)
 	}
 	var page []store.SessionEntry
 	var more bool
@@ -112,7 +112,7 @@ const (
 // empty query matches every session. Case is ignored.
 func (s *Service) MatchSessions(_ context.Context, a MatchSessionsArgs) (MatchSessionsResult, error) {
 	if a.Limit < 1 || a.Limit > MaxSessionPage {
-		return MatchSessionsResult{}, invalidf("limit %d is outside 1..%d", a.Limit, MaxSessionPage)
+		return MatchSessionsResult{}, Invalidf("limit %d is outside 1..%d", a.Limit, MaxSessionPage)
 	}
 	sessions, bad := s.allRecords()
 	if len(sessions) == 0 && len(bad) > 0 {

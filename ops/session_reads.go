@@ -62,12 +62,12 @@ func (s *Service) searchSessions(_ context.Context, a SearchSessionsArgs) (Searc
 	const tool = "search_sessions"
 	query := strings.TrimSpace(a.Query)
 	if query == "" {
-		return SearchSessionsResult{}, invalidf("query is empty: give the text to look for in titles and messages")
+		return SearchSessionsResult{}, Invalidf("query is empty: give the text to look for in titles and messages")
 	}
 	limit := 20
 	if a.Limit != nil {
 		if *a.Limit < 1 || *a.Limit > 200 {
-			return SearchSessionsResult{}, invalidf("limit %d is outside 1..200 (default 20)", *a.Limit)
+			return SearchSessionsResult{}, Invalidf("limit %d is outside 1..200 (default 20)", *a.Limit)
 		}
 		limit = *a.Limit
 	}
@@ -87,23 +87,23 @@ func (s *Service) searchSessions(_ context.Context, a SearchSessionsArgs) (Searc
 	title := fuzzy.NewMatcher(query)
 	var found []SessionMatch
 	for _, x := range sessions {
-		snap, err := s.snapshot(x.ID)
+		snap, err := s.Snapshot(x.ID)
 		if err != nil {
 			return SearchSessionsResult{}, err
 		}
-		m := SessionMatch{Session: sessionOut(snap.info), Matched: []string{}, Snippets: []SessionSnippet{}}
-		if title.Match([]byte(snap.info.Title)) {
+		m := SessionMatch{Session: sessionOut(snap.Info), Matched: []string{}, Snippets: []SessionSnippet{}}
+		if title.Match([]byte(snap.Info.Title)) {
 			m.Matched = append(m.Matched, "title")
 		}
 		err = s.st.View(func(tx *store.Tx) error {
-			hits, total, err := searchView(tx, snap.view, query, false, searchSnippets)
+			hits, total, err := searchView(tx, snap.View, query, false, searchSnippets)
 			if err != nil || total == 0 {
 				return err
 			}
 			m.Matched = append(m.Matched, "content")
 			m.ContentMatches = total
 			for _, i := range hits {
-				o, err := itemOut(tx, snap.view, i)
+				o, err := itemOut(tx, snap.View, i)
 				if err != nil {
 					return err
 				}
@@ -232,7 +232,7 @@ func (s *Service) getSessionHistory(_ context.Context, a SessionHistoryArgs) (Se
 	format, err := formatArg(a.Format, historyFormats...)
 	if err != nil {
 		if a.Format == "openai" || a.Format == "anthropic" {
-			return SessionHistoryResult{}, invalidf("format %q is not text, markdown or json: for the thread as a provider takes it, use assemble_context format=%s", a.Format, a.Format)
+			return SessionHistoryResult{}, Invalidf("format %q is not text, markdown or json: for the thread as a provider takes it, use assemble_context format=%s", a.Format, a.Format)
 		}
 		return SessionHistoryResult{}, err
 	}
@@ -243,7 +243,7 @@ func (s *Service) getSessionHistory(_ context.Context, a SessionHistoryArgs) (Se
 	limit := 0
 	if a.Limit != nil {
 		if *a.Limit < 1 || *a.Limit > maxHistory {
-			return SessionHistoryResult{}, invalidf("limit %d is outside 1..%d; for more, page through the thread with get_message_range", *a.Limit, maxHistory)
+			return SessionHistoryResult{}, Invalidf("limit %d is outside 1..%d; for more, page through the thread with get_message_range", *a.Limit, maxHistory)
 		}
 		limit = *a.Limit
 	}
@@ -255,15 +255,15 @@ func (s *Service) getSessionHistory(_ context.Context, a SessionHistoryArgs) (Se
 	if err != nil {
 		return SessionHistoryResult{}, err
 	}
-	snap, err := s.snapshot(a.SessionID)
+	snap, err := s.Snapshot(a.SessionID)
 	if err != nil {
 		return SessionHistoryResult{}, err
 	}
-	v := snap.view
-	res := SessionHistoryResult{Session: sessionOut(snap.info), Format: format, View: "effective"}
+	v := snap.View
+	res := SessionHistoryResult{Session: sessionOut(snap.Info), Format: format, View: "effective"}
 	total := v.Len()
 	if raw {
-		res.View, total = "raw", snap.info.MessageCount
+		res.View, total = "raw", snap.Info.MessageCount
 	}
 	count := total
 	switch {
@@ -292,10 +292,10 @@ func (s *Service) getSessionHistory(_ context.Context, a SessionHistoryArgs) (Se
 	for k, i := range rest {
 		n := 0
 		switch {
-		case raw && i < len(snap.heads):
-			n = int(snap.heads[i].Tokens)
+		case raw && i < len(snap.Heads):
+			n = int(snap.Heads[i].Tokens)
 		case !raw:
-			n = assemble.Tokens(v, snap.heads, i)
+			n = assemble.Tokens(v, snap.Heads, i)
 		}
 		bodies[k], metas[k] = n+n/6, planMeta
 		if format != "json" {
@@ -309,17 +309,17 @@ func (s *Service) getSessionHistory(_ context.Context, a SessionHistoryArgs) (Se
 	pk := newPacker(budget, countJSON(frame), bodies, metas)
 	err = s.st.View(func(tx *store.Tx) error {
 		if format == "json" {
-			res.Messages, err = packHistory(tx, v, snap.heads, rest, raw, pk)
+			res.Messages, err = packHistory(tx, v, snap.Heads, rest, raw, pk)
 			return err
 		}
-		items, err := packHistoryItems(tx, v, snap.heads, rest, raw, pk)
+		items, err := packHistoryItems(tx, v, snap.Heads, rest, raw, pk)
 		if err != nil {
 			return err
 		}
 		first := total - start - len(items)
 		if format == "markdown" {
 			var b strings.Builder
-			if err := export.WriteMarkdown(&b, snap.info.Title, items); err != nil {
+			if err := export.WriteMarkdown(&b, snap.Info.Title, items); err != nil {
 				return err
 			}
 			res.Text = b.String()

@@ -38,12 +38,12 @@ func (s *Service) CreateSession(ctx context.Context, a CreateSessionArgs) (Creat
 	if err != nil {
 		return CreateSessionResult{}, err
 	}
-	now := s.clock()
-	info, err := s.create(ctx, model.Session{
+	now := s.Clock()
+	info, err := s.Create(ctx, model.Session{
 		ID: s.ids.next(now), Title: title, CreatedAt: now,
 		Source: a.Source, Interface: a.Interface, Room: a.Room,
-	}, func(*store.Tx, *cached, *model.Session) (*change, error) {
-		return &change{what: "created", event: Event{What: "created " + title}}, nil
+	}, func(*store.Tx, *Thread, *model.Session) (*Change, error) {
+		return &Change{What: "created", Event: Event{What: "created " + title}}, nil
 	})
 	if err != nil {
 		return CreateSessionResult{}, err
@@ -111,7 +111,7 @@ func sessionOut(x model.Session) SessionOut {
 func (s *Service) listSessions(_ context.Context, a ListSessionsArgs) (ListSessionsResult, error) {
 	const tool = "list_sessions"
 	if a.Limit < 0 {
-		return ListSessionsResult{}, invalidf("limit %d is negative; use 0 for all sessions or a positive number", a.Limit)
+		return ListSessionsResult{}, Invalidf("limit %d is negative; use 0 for all sessions or a positive number", a.Limit)
 	}
 	budget, err := budgetArg(a.MaxTokens)
 	if err != nil {
@@ -232,14 +232,14 @@ const maxAppend = 10000
 // not applied again.
 func (s *Service) AppendMessages(ctx context.Context, a AppendMessagesArgs) (AppendResult, error) {
 	if len(a.Messages) == 0 {
-		return AppendResult{}, invalidf("messages is empty: give at least one {role, content}")
+		return AppendResult{}, Invalidf("messages is empty: give at least one {role, content}")
 	}
 	if len(a.Messages) > maxAppend {
-		return AppendResult{}, invalidf("%d messages in one request is more than %d; send them in batches", len(a.Messages), maxAppend)
+		return AppendResult{}, Invalidf("%d messages in one request is more than %d; send them in batches", len(a.Messages), maxAppend)
 	}
 	for i, m := range a.Messages {
 		if err := m.Validate(); err != nil {
-			return AppendResult{}, invalidf("messages[%d]: %v", i, err)
+			return AppendResult{}, Invalidf("messages[%d]: %v", i, err)
 		}
 	}
 	msgs := slices.Clone(a.Messages)
@@ -249,8 +249,8 @@ func (s *Service) AppendMessages(ctx context.Context, a AppendMessagesArgs) (App
 	countEachMetered(len(msgs), func(i int) *model.NewMessage { return &msgs[i] }, pm)
 	pm.stage(fmt.Sprintf("%d messages appended", len(msgs)))
 	var ids []model.ItemID
-	info, err := s.write(ctx, a.SessionID, a.ExpectedVersion, func(_ *store.Tx, th *cached, next *model.Session) (*change, error) {
-		var ch *change
+	info, err := s.Write(ctx, a.SessionID, a.ExpectedVersion, func(_ *store.Tx, th *Thread, next *model.Session) (*Change, error) {
+		var ch *Change
 		ch, ids = s.appendChange(th, next, msgs, "appended")
 		return ch, nil
 	})
@@ -264,8 +264,8 @@ func (s *Service) AppendMessages(ctx context.Context, a AppendMessagesArgs) (App
 // appendChange stores messages at the end of a thread: the one way every
 // tool appends (append_messages, add_turn, the pre-request hook). what
 // ends the change's description ("3 messages appended").
-func (s *Service) appendChange(th *cached, next *model.Session, nms []model.NewMessage, what string) (*change, []model.ItemID) {
-	now := s.clock()
+func (s *Service) appendChange(th *Thread, next *model.Session, nms []model.NewMessage, what string) (*Change, []model.ItemID) {
+	now := s.Clock()
 	msgs := make([]model.Message, len(nms))
 	heads := make([]model.Head, len(nms))
 	ids := make([]model.ItemID, len(nms))
@@ -278,16 +278,16 @@ func (s *Service) appendChange(th *cached, next *model.Session, nms []model.NewM
 	}
 	next.MessageCount += len(msgs)
 	next.Tokens += tokens
-	return &change{
-		what:  english.Count(len(msgs), "message") + " " + what,
-		store: func(tx *store.Tx) error { return tx.AppendMessages(th.info.ID, msgs) },
-		apply: func(th *cached) {
-			th.heads = append(th.heads, heads...)
+	return &Change{
+		What:  english.Count(len(msgs), "message") + " " + what,
+		Store: func(tx *store.Tx) error { return tx.AppendMessages(th.Info.ID, msgs) },
+		Apply: func(th *Thread) {
+			th.Heads = append(th.Heads, heads...)
 			if th.view != nil {
 				th.view = thread.AppendToView(th.view, heads)
 			}
 		},
-		event: Event{Kind: EventAppended},
+		Event: Event{Kind: EventAppended},
 	}, ids
 }
 
@@ -378,7 +378,7 @@ type AddTurnArgs struct {
 // AddTurn appends a user message and, if given, the assistant's response.
 func (s *Service) AddTurn(ctx context.Context, a AddTurnArgs) (AppendResult, error) {
 	if strings.TrimSpace(a.Query) == "" {
-		return AppendResult{}, invalidf("query is empty: a turn starts with what the user said")
+		return AppendResult{}, Invalidf("query is empty: a turn starts with what the user said")
 	}
 	msgs := []model.NewMessage{{Role: model.RoleUser, Content: a.Query, Name: a.UserName}}
 	if a.Response != "" {

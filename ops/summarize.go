@@ -89,7 +89,7 @@ func (s *Service) SummarizeMessageRange(ctx context.Context, a SummarizeArgs) (S
 	if a.MaxTokens != nil {
 		maxTokens = *a.MaxTokens
 		if maxTokens < sumMinTokens || maxTokens > sumMaxTokens {
-			return SummarizeResult{}, invalidf("max_tokens %d is outside %d..%d (default %d)", maxTokens, sumMinTokens, sumMaxTokens, sumDefaultTokens)
+			return SummarizeResult{}, Invalidf("max_tokens %d is outside %d..%d (default %d)", maxTokens, sumMinTokens, sumMaxTokens, sumDefaultTokens)
 		}
 	}
 	source, err := s.sumSource(ctx, a.Source)
@@ -99,14 +99,14 @@ func (s *Service) SummarizeMessageRange(ctx context.Context, a SummarizeArgs) (S
 	if _, err := validTags("when_tags", a.WhenTags, true); err != nil {
 		return SummarizeResult{}, err
 	}
-	snap, err := s.snapshot(a.SessionID)
+	snap, err := s.Snapshot(a.SessionID)
 	if err != nil {
 		return SummarizeResult{}, err
 	}
-	if err := checkVersion(&snap.info, a.ExpectedVersion); err != nil {
+	if err := checkVersion(&snap.Info, a.ExpectedVersion); err != nil {
 		return SummarizeResult{}, err
 	}
-	v := snap.view
+	v := snap.View
 	r, err := a.Selection.resolve(v)
 	if err != nil {
 		return SummarizeResult{}, err
@@ -129,7 +129,7 @@ func (s *Service) SummarizeMessageRange(ctx context.Context, a SummarizeArgs) (S
 	pm.add(len(indices))
 	pm.stage(fmt.Sprintf("summarized %d messages (%s)", len(indices), source))
 	res := SummarizeResult{
-		SessionID: snap.info.ID, Version: snap.info.Version, Source: source,
+		SessionID: snap.Info.ID, Version: snap.Info.Version, Source: source,
 		StartIdx: r.first, EndIdx: r.end, MessageCount: len(items),
 	}
 	first, last := sumSpan(v, indices, items)
@@ -137,7 +137,7 @@ func (s *Service) SummarizeMessageRange(ctx context.Context, a SummarizeArgs) (S
 	for _, it := range items {
 		res.InputTokens += it.Tokens
 	}
-	about := sumAbout(snap.info.Title, r, len(items), first, last)
+	about := sumAbout(snap.Info.Title, r, len(items), first, last)
 
 	switch source {
 	case SourceExtractive:
@@ -154,7 +154,7 @@ func (s *Service) SummarizeMessageRange(ctx context.Context, a SummarizeArgs) (S
 		} else {
 			res.Summary, res.Model, err = s.endpoint.Ask(ctx, instructions, transcript, maxTokens)
 			if se := (*summary.SettingError)(nil); errors.As(err, &se) {
-				err = invalidf("%s", se.Msg)
+				err = Invalidf("%s", se.Msg)
 			}
 		}
 		if err != nil {
@@ -171,7 +171,7 @@ func (s *Service) SummarizeMessageRange(ctx context.Context, a SummarizeArgs) (S
 		return res, nil
 	}
 	op, err := s.DigestMessages(ctx, DigestArgs{
-		Selection:   Selection{SessionID: snap.info.ID, IDs: r.targets},
+		Selection:   Selection{SessionID: snap.Info.ID, IDs: r.targets},
 		Summary:     res.Summary,
 		EditOptions: a.EditOptions,
 	})
@@ -202,18 +202,18 @@ func (s *Service) sumSource(ctx context.Context, asked string) (string, error) {
 		return SourceExtractive, nil
 	case SourceSampling:
 		if !canSample {
-			return "", invalidf("source sampling: this caller cannot lend its model (only an MCP client that supports sampling can); use source endpoint or extractive")
+			return "", Invalidf("source sampling: this caller cannot lend its model (only an MCP client that supports sampling can); use source endpoint or extractive")
 		}
 		return SourceSampling, nil
 	case SourceEndpoint:
 		if !hasEndpoint {
-			return "", invalidf("source endpoint: %s is not set; set it to an OpenAI-compatible chat-completions URL (with %s and %s as needed), or use source extractive", summary.SettingURL, summary.SettingModel, summary.SettingKey)
+			return "", Invalidf("source endpoint: %s is not set; set it to an OpenAI-compatible chat-completions URL (with %s and %s as needed), or use source extractive", summary.SettingURL, summary.SettingModel, summary.SettingKey)
 		}
 		return SourceEndpoint, nil
 	case SourceExtractive:
 		return SourceExtractive, nil
 	}
-	return "", invalidf("source %q is not %s", asked, orList(summarySources))
+	return "", Invalidf("source %q is not %s", asked, orList(summarySources))
 }
 
 // sumSpan is the time span of the items: the times of the stored

@@ -65,7 +65,7 @@ func (s *Service) heads(ref string) ([]model.Head, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c.heads[:len(c.heads):len(c.heads)], nil
+	return c.Heads[:len(c.Heads):len(c.Heads)], nil
 }
 
 // ItemAt returns the index of the item of the effective thread that
@@ -85,14 +85,14 @@ func (s *Service) ItemAt(ref, when string, base time.Time) (int, time.Time, erro
 	if err != nil {
 		return 0, t, fmt.Errorf("time: %w", err)
 	}
-	snap, err := s.snapshot(ref)
+	snap, err := s.Snapshot(ref)
 	if err != nil {
 		return 0, t, err
 	}
-	idx := snap.view.Len()
+	idx := snap.View.Len()
 	err = s.st.View(func(tx *store.Tx) error {
-		return tx.TimeAscend(snap.info.ID, t, func(seq uint64, _ int64) bool {
-			if p, _ := snap.view.PlaceOfSeq(seq); p >= 0 {
+		return tx.TimeAscend(snap.Info.ID, t, func(seq uint64, _ int64) bool {
+			if p, _ := snap.View.PlaceOfSeq(seq); p >= 0 {
 				idx = p
 			}
 			return false

@@ -165,7 +165,7 @@ func (t *Tool) Decode(raw json.RawMessage) (any, error) {
 		raw = []byte("{}")
 	}
 	if raw[0] != '{' {
-		return nil, invalidf("%s takes a JSON object of arguments (%s)", t.Name, strings.Join(t.ArgNames(), ", "))
+		return nil, Invalidf("%s takes a JSON object of arguments (%s)", t.Name, strings.Join(t.ArgNames(), ", "))
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
@@ -173,7 +173,7 @@ func (t *Tool) Decode(raw json.RawMessage) (any, error) {
 		return nil, t.decodeError(err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, invalidf("%s: unexpected data after the arguments object", t.Name)
+		return nil, Invalidf("%s: unexpected data after the arguments object", t.Name)
 	}
 	return args, nil
 }
@@ -188,18 +188,18 @@ func (t *Tool) decodeError(err error) error {
 			field = field[i+1:]
 		}
 		if field == "" {
-			return invalidf("%s: arguments must be a JSON object", t.Name)
+			return Invalidf("%s: arguments must be a JSON object", t.Name)
 		}
-		return invalidf("%s: argument %s must be %s, not a JSON %s", t.Name, field, describeType(typeErr.Type), typeErr.Value)
+		return Invalidf("%s: argument %s must be %s, not a JSON %s", t.Name, field, describeType(typeErr.Type), typeErr.Value)
 	case errors.As(err, &syntaxErr):
-		return invalidf("%s: arguments are not valid JSON (at byte %d: %v)", t.Name, syntaxErr.Offset, err)
+		return Invalidf("%s: arguments are not valid JSON (at byte %d: %v)", t.Name, syntaxErr.Offset, err)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		return invalidf("%s has no argument %q; it takes: %s", t.Name, name, strings.Join(t.ArgNames(), ", "))
+		return Invalidf("%s has no argument %q; it takes: %s", t.Name, name, strings.Join(t.ArgNames(), ", "))
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return invalidf("%s: the arguments JSON ends too soon", t.Name)
+		return Invalidf("%s: the arguments JSON ends too soon", t.Name)
 	}
-	return invalidf("%s: %v", t.Name, err)
+	return Invalidf("%s: %v", t.Name, err)
 }
 
 func describeType(t reflect.Type) string {
@@ -267,18 +267,18 @@ func (t *Tool) ArgsFromPairs(pairs []string) (json.RawMessage, error) {
 	for _, p := range pairs {
 		key, val, ok := strings.Cut(p, "=")
 		if !ok || key == "" {
-			return nil, invalidf("%q is not key=value; %s takes: %s", p, t.Name, strings.Join(t.ArgNames(), ", "))
+			return nil, Invalidf("%q is not key=value; %s takes: %s", p, t.Name, strings.Join(t.ArgNames(), ", "))
 		}
 		i := slices.IndexFunc(args, func(a arg) bool { return a.name == key })
 		if i < 0 {
-			return nil, invalidf("%s has no argument %q; it takes: %s", t.Name, key, strings.Join(t.ArgNames(), ", "))
+			return nil, Invalidf("%s has no argument %q; it takes: %s", t.Name, key, strings.Join(t.ArgNames(), ", "))
 		}
 		if _, dup := obj[key]; dup {
-			return nil, invalidf("argument %s is given twice", key)
+			return nil, Invalidf("argument %s is given twice", key)
 		}
 		raw, err := pairValue(args[i].typ, val)
 		if err != nil {
-			return nil, invalidf("argument %s: %v", key, err)
+			return nil, Invalidf("argument %s: %v", key, err)
 		}
 		obj[key] = raw
 	}

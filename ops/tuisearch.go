@@ -21,13 +21,13 @@ import (
 // found again after an edit. total counts every item that matched.
 func (s *Service) SubstringLines(ref, query string, limit int) (hits []LineHit, ids []model.ItemID, total int, err error) {
 	if strings.TrimSpace(query) == "" {
-		return nil, nil, 0, invalidf("query is empty: give the text to look for")
+		return nil, nil, 0, Invalidf("query is empty: give the text to look for")
 	}
-	snap, err := s.snapshot(ref)
+	snap, err := s.Snapshot(ref)
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	v := snap.view
+	v := snap.View
 	if fuzzy.CanSubstring(query) {
 		hits, total, err = s.substringLines(snap, query, limit)
 	} else {
@@ -158,12 +158,12 @@ func (s *Service) FilterItems(v *model.View, f ItemFilter) ([]int, error) {
 	var names []string // by seq-1, only with authors
 	var opAuthor map[string]string
 	if len(f.Authors) > 0 {
-		snap, err := s.snapshot(v.SessionID)
+		snap, err := s.Snapshot(v.SessionID)
 		if err != nil {
 			return nil, err
 		}
-		opAuthor = make(map[string]string, len(snap.ops))
-		for _, op := range snap.ops {
+		opAuthor = make(map[string]string, len(snap.Ops))
+		for _, op := range snap.Ops {
 			opAuthor[op.ID] = op.Author
 		}
 		names = make([]string, len(v.Where))

@@ -436,7 +436,7 @@ func (m *Model) viewLoaded(msg viewLoadedMsg) tea.Cmd {
 	m.raw = rawState{pending: pending}
 	first := m.view == nil
 	m.sid, m.info, m.view = msg.info.ID, msg.info, msg.view
-	m.svc.SetFocus(m.sid)
+	m.svc.SetDefaultSession(m.sid)
 	m.rows = m.rowIndex()
 	switch {
 	case keep != "" && m.view.IndexOf(keep) >= 0:
