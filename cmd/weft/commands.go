@@ -18,6 +18,7 @@ import (
 	"weft/model"
 	"weft/ops"
 	"weft/ops/mcpserver"
+	"weft/ops/tools"
 )
 
 // writeJSON prints v as indented JSON, with the control characters
@@ -352,9 +353,9 @@ func (a *app) call(ctx context.Context, args []string) (err error) {
 // completeCall completes weft call's tool, then its argument names.
 func completeCall(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
 	if len(args) == 0 {
-		return ops.ToolNames(), cobra.ShellCompDirectiveNoFileComp
+		return tools.Names(), cobra.ShellCompDirectiveNoFileComp
 	}
-	tool, ok := ops.LookupTool(args[0])
+	tool, ok := tools.Lookup(args[0])
 	if !ok {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
@@ -367,13 +368,13 @@ func completeCall(_ *cobra.Command, args []string, _ string) ([]string, cobra.Sh
 
 // callArgs reads weft call's tool and arguments, checked before anything
 // runs.
-func callArgs(args []string) (*ops.Tool, json.RawMessage, error) {
+func callArgs(args []string) (*tools.Tool, json.RawMessage, error) {
 	if len(args) == 0 {
 		return nil, nil, usageErr("call needs a tool name: weft call TOOL [JSON | key=value ...] (weft tools lists them)")
 	}
-	tool, ok := ops.LookupTool(args[0])
+	tool, ok := tools.Lookup(args[0])
 	if !ok {
-		return nil, nil, usageErr("no tool %q; the tools are: %s", args[0], strings.Join(ops.ToolNames(), ", "))
+		return nil, nil, usageErr("no tool %q; the tools are: %s", args[0], strings.Join(tools.Names(), ", "))
 	}
 	var raw json.RawMessage
 	switch rest := args[1:]; {
@@ -407,7 +408,7 @@ weft call get_turns_since timestamp=-2h`,
 			return nil
 		}),
 		RunE: func(*cobra.Command, []string) error {
-			for _, t := range ops.Tools() {
+			for _, t := range tools.All() {
 				fmt.Fprintf(a.stdout, "%s(%s)\n    %s\n", t.Name, strings.Join(t.ArgNames(), ", "), t.Description)
 			}
 			return nil

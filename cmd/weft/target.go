@@ -13,6 +13,7 @@ import (
 
 	"weft/ops"
 	"weft/ops/mcpserver"
+	"weft/ops/tools"
 	"weft/store"
 )
 
@@ -33,9 +34,9 @@ const (
 type target interface {
 	// invoke runs a tool with its own argument type, filling out (a
 	// pointer to its result type).
-	invoke(ctx context.Context, tool *ops.Tool, args, out any) error
+	invoke(ctx context.Context, tool *tools.Tool, args, out any) error
 	// call runs a tool on JSON arguments and gives its JSON result.
-	call(ctx context.Context, tool *ops.Tool, args json.RawMessage) (json.RawMessage, error)
+	call(ctx context.Context, tool *tools.Tool, args json.RawMessage) (json.RawMessage, error)
 	outline(ctx context.Context, ref string) (mcpserver.Outline, error)
 	export(ctx context.Context, w io.Writer, args mcpserver.ExportArgs) ([]string, error)
 	// importFile imports f, drawing bar as it goes; the error is a
@@ -46,7 +47,7 @@ type target interface {
 // localTarget works on the file opened in this process.
 type localTarget struct{ svc *ops.Service }
 
-func (t localTarget) invoke(ctx context.Context, tool *ops.Tool, args, out any) error {
+func (t localTarget) invoke(ctx context.Context, tool *tools.Tool, args, out any) error {
 	res, err := tool.Invoke(ctx, t.svc, args)
 	if err != nil {
 		return err
@@ -59,7 +60,7 @@ func (t localTarget) invoke(ctx context.Context, tool *ops.Tool, args, out any) 
 	return nil
 }
 
-func (t localTarget) call(ctx context.Context, tool *ops.Tool, args json.RawMessage) (json.RawMessage, error) {
+func (t localTarget) call(ctx context.Context, tool *tools.Tool, args json.RawMessage) (json.RawMessage, error) {
 	res, err := tool.Call(ctx, t.svc, args)
 	if err != nil {
 		return nil, err
@@ -90,11 +91,11 @@ func (t localTarget) importFile(ctx context.Context, f io.Reader, args mcpserver
 // its listener.
 type remoteTarget struct{ r *mcpserver.Remote }
 
-func (t remoteTarget) invoke(ctx context.Context, tool *ops.Tool, args, out any) error {
+func (t remoteTarget) invoke(ctx context.Context, tool *tools.Tool, args, out any) error {
 	return t.r.Invoke(ctx, tool, args, out)
 }
 
-func (t remoteTarget) call(ctx context.Context, tool *ops.Tool, args json.RawMessage) (json.RawMessage, error) {
+func (t remoteTarget) call(ctx context.Context, tool *tools.Tool, args json.RawMessage) (json.RawMessage, error) {
 	return t.r.Call(ctx, tool, args)
 }
 
@@ -117,7 +118,7 @@ func (t remoteTarget) importFile(ctx context.Context, f io.Reader, args mcpserve
 // invoke runs the tool name on t, its result as R.
 func invoke[R any](ctx context.Context, t target, name string, args any) (R, error) {
 	var res R
-	tool, ok := ops.LookupTool(name)
+	tool, ok := tools.Lookup(name)
 	if !ok {
 		return res, fmt.Errorf("this weft has no tool %s", name)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"weft/ops"
+	"weft/ops/tools"
 )
 
 // The whole-thread and whole-file endpoints sit behind the same guard as
@@ -100,9 +101,9 @@ func TestRemoteFilesMatchLocal(t *testing.T) {
 	}
 }
 
-func mustTool(t *testing.T, name string) *ops.Tool {
+func mustTool(t *testing.T, name string) *tools.Tool {
 	t.Helper()
-	tool, ok := ops.LookupTool(name)
+	tool, ok := tools.Lookup(name)
 	if !ok {
 		t.Fatalf("no tool %s", name)
 	}

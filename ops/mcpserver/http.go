@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"weft/ops"
+	"weft/ops/tools"
 )
 
 const (
@@ -320,7 +321,7 @@ func (s *Server) serveTool(w http.ResponseWriter, r *http.Request) {
 		s.serveToolList(w, r)
 		return
 	}
-	tool, ok := ops.LookupTool(name)
+	tool, ok := tools.Lookup(name)
 	if !ok {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no tool %q: GET /api lists the tools", name))
 		return
@@ -367,11 +368,11 @@ func (s *Server) serveToolList(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, "GET /api lists the tools; call one with POST /api/TOOL")
 		return
 	}
-	tools := ops.Tools()
+	all := tools.All()
 	out := struct {
 		Tools []toolInfo `json:"tools"`
-	}{make([]toolInfo, 0, len(tools))}
-	for _, t := range tools {
+	}{make([]toolInfo, 0, len(all))}
+	for _, t := range all {
 		args := t.ArgNames()
 		if args == nil {
 			args = []string{}
@@ -406,10 +407,10 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 		writeJSONValue(w, http.StatusServiceUnavailable, struct {
 			health
 			Error string `json:"error"`
-		}{health{Version: Version(), Schema: ops.SchemaVersion, Tools: len(ops.Tools())}, err.Error()})
+		}{health{Version: Version(), Schema: ops.SchemaVersion, Tools: len(tools.All())}, err.Error()})
 		return
 	}
-	writeJSONValue(w, http.StatusOK, health{OK: true, Version: Version(), Schema: ops.SchemaVersion, Tools: len(ops.Tools()), Sessions: list.Total, Agents: s.Agents()})
+	writeJSONValue(w, http.StatusOK, health{OK: true, Version: Version(), Schema: ops.SchemaVersion, Tools: len(tools.All()), Sessions: list.Total, Agents: s.Agents()})
 }
 
 // checkJSONRPC answers a POST to /mcp whose body is not a JSON-RPC message

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"weft/ops"
+	"weft/ops/tools"
 )
 
 // NewRelay returns a server with the same tools, resources and prompt as
@@ -43,14 +44,14 @@ func NewRemote(target, token string) (*Remote, error) {
 
 // Call runs a tool there and returns its JSON result; refusals come back
 // as *ops.Error of the same kind as in-process.
-func (r *Remote) Call(ctx context.Context, tool *ops.Tool, args json.RawMessage) (json.RawMessage, error) {
+func (r *Remote) Call(ctx context.Context, tool *tools.Tool, args json.RawMessage) (json.RawMessage, error) {
 	out, _, err := r.b.call(ctx, tool, args)
 	return out, err
 }
 
 // Invoke runs a tool there with its own argument type, filling out (a
-// pointer to its result type), as ops.Tool.Invoke does in-process.
-func (r *Remote) Invoke(ctx context.Context, tool *ops.Tool, args, out any) error {
+// pointer to its result type), as tools.Tool.Invoke does in-process.
+func (r *Remote) Invoke(ctx context.Context, tool *tools.Tool, args, out any) error {
 	return r.b.invoke(ctx, tool, args, out)
 }
 
@@ -176,7 +177,7 @@ func (b *remoteBackend) moveTo(base string) {
 
 // invoke runs a tool on the remote weft: the arguments and the result
 // cross the network as JSON.
-func (b *remoteBackend) invoke(ctx context.Context, tool *ops.Tool, args, out any) error {
+func (b *remoteBackend) invoke(ctx context.Context, tool *tools.Tool, args, out any) error {
 	raw, err := json.Marshal(args)
 	if err != nil {
 		return err
@@ -193,7 +194,7 @@ func (b *remoteBackend) invoke(ctx context.Context, tool *ops.Tool, args, out an
 
 // call gives the remote weft's JSON, and no value: decoding it here
 // would be the work the JSON spares.
-func (b *remoteBackend) call(ctx context.Context, tool *ops.Tool, args json.RawMessage) (json.RawMessage, any, error) {
+func (b *remoteBackend) call(ctx context.Context, tool *tools.Tool, args json.RawMessage) (json.RawMessage, any, error) {
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"weft/ops"
+	"weft/ops/tools"
 )
 
 // RelayOptions configure a relay beyond the address it starts with.
@@ -65,8 +66,8 @@ func (b *relayBackend) inProcess() *localBackend {
 // direct is what the relay calls through: the weft relayed to, or the
 // file itself once the relay has taken it over.
 type direct interface {
-	call(ctx context.Context, tool *ops.Tool, args json.RawMessage) (json.RawMessage, any, error)
-	invoke(ctx context.Context, tool *ops.Tool, args, out any) error
+	call(ctx context.Context, tool *tools.Tool, args json.RawMessage) (json.RawMessage, any, error)
+	invoke(ctx context.Context, tool *tools.Tool, args, out any) error
 	sessionPicker
 }
 
@@ -89,7 +90,7 @@ func (b *relayBackend) either(do func(direct) error) error {
 	return err
 }
 
-func (b *relayBackend) call(ctx context.Context, tool *ops.Tool, args json.RawMessage) (out json.RawMessage, value any, err error) {
+func (b *relayBackend) call(ctx context.Context, tool *tools.Tool, args json.RawMessage) (out json.RawMessage, value any, err error) {
 	err = b.either(func(d direct) error {
 		out, value, err = d.call(ctx, tool, args)
 		return err
@@ -97,7 +98,7 @@ func (b *relayBackend) call(ctx context.Context, tool *ops.Tool, args json.RawMe
 	return out, value, err
 }
 
-func (b *relayBackend) invoke(ctx context.Context, tool *ops.Tool, args, out any) error {
+func (b *relayBackend) invoke(ctx context.Context, tool *tools.Tool, args, out any) error {
 	return b.either(func(d direct) error { return d.invoke(ctx, tool, args, out) })
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"weft/ops"
+	"weft/ops/tools"
 )
 
 // Resource URIs. Templates take a session ID (an exact ID, a unique ID
@@ -73,7 +74,7 @@ func (s *Server) addResources() {
 // callTool runs a registry tool through the backend, its result into
 // out (a pointer to the tool's result type).
 func (s *Server) callTool(ctx context.Context, name string, args, out any) error {
-	tool, ok := ops.LookupTool(name)
+	tool, ok := tools.Lookup(name)
 	if !ok {
 		return fmt.Errorf("this weft has no tool %s", name)
 	}

@@ -1,10 +1,10 @@
-// Package mcpserver is weft's protocol face: the tools of ops's registry
+// Package mcpserver is weft's protocol face: the tools of the registry (ops/tools)
 // over MCP (stdio and Streamable HTTP), the plain HTTP API that mirrors
 // them (POST /api/<tool>), and the listener the TUI and weft serve run.
 //
 // Every way in goes through one backend: in-process over an *ops.Service,
 // or, for a weft mcp that finds the file held by a running weft, over that
-// weft's HTTP API. Tools decode their arguments with ops.Tool.Decode, so MCP,
+// weft's HTTP API. Tools decode their arguments with tools.Tool.Decode, so MCP,
 // HTTP and weft call give the same errors for the same mistakes.
 package mcpserver
 
@@ -26,6 +26,7 @@ import (
 
 	"weft/ops"
 	"weft/ops/summary"
+	"weft/ops/tools"
 )
 
 // Server is weft's MCP server over one backend. It is safe for concurrent
@@ -59,8 +60,8 @@ type Options struct {
 // prompt) is not encoded and decoded again in this process. Errors a
 // request caused are *ops.Error (test their kind with errors.Is).
 type backend interface {
-	call(ctx context.Context, tool *ops.Tool, args json.RawMessage) (json.RawMessage, any, error)
-	invoke(ctx context.Context, tool *ops.Tool, args, out any) error
+	call(ctx context.Context, tool *tools.Tool, args json.RawMessage) (json.RawMessage, any, error)
+	invoke(ctx context.Context, tool *tools.Tool, args, out any) error
 	// watch calls fn with every write's event until ctx ends.
 	watch(ctx context.Context, fn func(ops.Event))
 	sessionPicker
@@ -69,7 +70,7 @@ type backend interface {
 // localBackend runs tools in-process.
 type localBackend struct{ svc *ops.Service }
 
-func (b localBackend) call(ctx context.Context, tool *ops.Tool, args json.RawMessage) (json.RawMessage, any, error) {
+func (b localBackend) call(ctx context.Context, tool *tools.Tool, args json.RawMessage) (json.RawMessage, any, error) {
 	res, err := tool.Call(ctx, b.svc, args)
 	if err != nil {
 		return nil, nil, err
@@ -78,7 +79,7 @@ func (b localBackend) call(ctx context.Context, tool *ops.Tool, args json.RawMes
 	return out, res, err
 }
 
-func (b localBackend) invoke(ctx context.Context, tool *ops.Tool, args, out any) error {
+func (b localBackend) invoke(ctx context.Context, tool *tools.Tool, args, out any) error {
 	res, err := tool.Invoke(ctx, b.svc, args)
 	if err != nil {
 		return err
@@ -124,7 +125,7 @@ func newServer(b backend, opts Options) *Server {
 	s.addNews(sopts)
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "weft", Title: "weft", Version: Version()}, sopts)
 	s.mcp.AddReceivingMiddleware(encodeToolResults, errorCodes, s.newsMiddleware, s.sessionResources)
-	for _, t := range ops.Tools() {
+	for _, t := range tools.All() {
 		s.mcp.AddTool(mcpTool(t), s.toolHandler(t))
 	}
 	s.addResources()
@@ -190,7 +191,7 @@ func Version() string {
 }
 
 // mcpTool describes a registry tool to MCP clients.
-func mcpTool(t *ops.Tool) *mcp.Tool {
+func mcpTool(t *tools.Tool) *mcp.Tool {
 	sc := schemasOf(t)
 	tool := &mcp.Tool{
 		Name:        t.Name,
@@ -230,7 +231,7 @@ func toolTitle(name string) string {
 
 // toolHandler adapts a registry tool to MCP: the calling client is the
 // author of any edit, and a client that can sample lends its model.
-func (s *Server) toolHandler(t *ops.Tool) mcp.ToolHandler {
+func (s *Server) toolHandler(t *tools.Tool) mcp.ToolHandler {
 	hasOutput := schemasOf(t).output != nil
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		ctx, done := s.inFlight(ctx, req.Session)

@@ -20,6 +20,7 @@ import (
 
 	"weft/model"
 	"weft/ops"
+	"weft/ops/tools"
 	"weft/store"
 )
 
@@ -125,7 +126,7 @@ func benchLatencies(b *testing.B, ds []time.Duration) {
 // API run it: decode the arguments, call, encode the result.
 func BenchmarkToolCallTurnsAround100k(b *testing.B) {
 	svc, sid := benchService(b)
-	tool, _ := ops.LookupTool("get_turns_around")
+	tool, _ := tools.Lookup("get_turns_around")
 	backend := localBackend{svc}
 	args := []byte(fmt.Sprintf(`{"session_id":%q,"timestamp":%q,"count":40}`, sid, benchT0.Add(50_000*time.Second).Format(time.RFC3339)))
 	ctx := context.Background()

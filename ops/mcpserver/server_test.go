@@ -17,6 +17,7 @@ import (
 
 	"weft/demo"
 	"weft/ops"
+	"weft/ops/tools"
 	"weft/store"
 )
 
@@ -121,10 +122,10 @@ func TestListTools(t *testing.T) {
 	for _, tool := range res.Tools {
 		byName[tool.Name] = tool
 	}
-	if len(res.Tools) != len(ops.Tools()) {
-		t.Errorf("%d tools listed, the registry has %d", len(res.Tools), len(ops.Tools()))
+	if len(res.Tools) != len(tools.All()) {
+		t.Errorf("%d tools listed, the registry has %d", len(res.Tools), len(tools.All()))
 	}
-	for _, want := range ops.Tools() {
+	for _, want := range tools.All() {
 		got := byName[want.Name]
 		if got == nil {
 			t.Errorf("%s is not listed", want.Name)
@@ -287,7 +288,7 @@ func TestCallEveryTool(t *testing.T) {
 	called := map[string]bool{}
 	check := func(name string, args map[string]any) map[string]any {
 		t.Helper()
-		tool, _ := ops.LookupTool(name)
+		tool, _ := tools.Lookup(name)
 		if _, set := args["session_id"]; !set && slices.Contains(tool.ArgNames(), "session_id") && name != "revert_operation" && name != "toggle_operation" {
 			args["session_id"] = sid
 		}
@@ -313,7 +314,7 @@ func TestCallEveryTool(t *testing.T) {
 		return structured
 	}
 	for _, s := range sampleArgs {
-		if _, ok := ops.LookupTool(s.tool); !ok {
+		if _, ok := tools.Lookup(s.tool); !ok {
 			t.Errorf("sample for %s, which the registry does not have", s.tool)
 			continue
 		}
@@ -327,7 +328,7 @@ func TestCallEveryTool(t *testing.T) {
 			st.scratch = out["session_id"].(string)
 		}
 	}
-	for _, tool := range ops.Tools() {
+	for _, tool := range tools.All() {
 		if called[tool.Name] {
 			continue
 		}
@@ -369,7 +370,7 @@ func TestToolErrors(t *testing.T) {
 
 	// The message is the one the tool gives in-process, word for word.
 	direct := func(name, args string) string {
-		tool, _ := ops.LookupTool(name)
+		tool, _ := tools.Lookup(name)
 		_, err := tool.Call(ctx, svc, json.RawMessage(args))
 		if err == nil {
 			t.Fatalf("%s %s succeeds in-process", name, args)
@@ -403,7 +404,7 @@ func TestToolErrors(t *testing.T) {
 			if got != want {
 				t.Errorf("MCP says %q, in-process %q", got, want)
 			}
-			tool, _ := ops.LookupTool(tt.tool)
+			tool, _ := tools.Lookup(tt.tool)
 			if _, err := tool.Call(ctx, svc, json.RawMessage(tt.args)); !errors.Is(err, tt.kind) {
 				t.Errorf("in-process error %v is not %v", err, tt.kind)
 			}
@@ -696,7 +697,7 @@ func TestSampling(t *testing.T) {
 	}
 
 	t.Run("summarize_message_range", func(t *testing.T) {
-		if _, ok := ops.LookupTool("summarize_message_range"); !ok {
+		if _, ok := tools.Lookup("summarize_message_range"); !ok {
 			t.Skip("summarize_message_range is not in the registry yet")
 		}
 		for _, version := range []string{legacyVersion, ""} {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"weft/ops"
+	"weft/ops/tools"
 )
 
 // stdioPeer drives ServeIO as a client process would: lines in, lines out.
@@ -79,7 +79,7 @@ func (p *stdioPeer) listTools(id int) {
 	var res struct {
 		Tools []struct{ Name string } `json:"tools"`
 	}
-	if string(m["id"]) != itoa(id) || json.Unmarshal(m["result"], &res) != nil || len(res.Tools) != len(ops.Tools()) {
+	if string(m["id"]) != itoa(id) || json.Unmarshal(m["result"], &res) != nil || len(res.Tools) != len(tools.All()) {
 		p.t.Fatalf("tools/list: %.300v", m)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"weft/ops"
+	"weft/ops/tools"
 )
 
 // badCall is a call a tool must refuse, and what the refusal must say.
@@ -122,7 +123,7 @@ func TestEveryToolRefusesBadArguments(t *testing.T) {
 		says             []string
 	}
 	var cases []tcase
-	for _, tool := range ops.Tools() {
+	for _, tool := range tools.All() {
 		bad, ok := badCalls[tool.Name]
 		if !ok {
 			t.Errorf("%s has no bad-argument case in badCalls", tool.Name)
