@@ -17,7 +17,6 @@ import (
 	"weft/internal/termsafe"
 	"weft/model"
 	"weft/ops"
-	"weft/ops/mcpserver"
 	"weft/ops/tools"
 )
 
@@ -202,10 +201,10 @@ func showThread(ctx context.Context, t target, ref string, raw, asJSON bool, w i
 // stored ones when raw), in pages, all of one version: when the thread
 // changes meanwhile (the weft that holds the file is being used), it is
 // read again.
-func readThread(ctx context.Context, t target, ref string, raw bool) (mcpserver.Outline, []ops.MessageOut, error) {
+func readThread(ctx context.Context, t target, ref string, raw bool) (tools.Outline, []ops.MessageOut, error) {
 	const page = 2000 // get_message_range's most
 	for attempt := 1; ; attempt++ {
-		o, err := t.outline(ctx, ref)
+		o, err := t.Outline(ctx, ref)
 		if err != nil {
 			return o, nil, err
 		}
@@ -256,7 +255,7 @@ func orEmpty(m []ops.MessageOut) []ops.MessageOut {
 	return m
 }
 
-func writeMarker(w io.Writer, m mcpserver.OutlineMarker) {
+func writeMarker(w io.Writer, m tools.OutlineMarker) {
 	var what string
 	switch m.OpType {
 	case model.OpDigest:
@@ -336,7 +335,7 @@ func (a *app) call(ctx context.Context, args []string) (err error) {
 		acc = reading
 	}
 	return a.withTarget(acc, func(t target) error {
-		res, err := t.call(ctx, tool, raw)
+		res, _, err := t.Call(ctx, tool, raw)
 		if err != nil {
 			return err
 		}

@@ -273,7 +273,7 @@ func writeJSONBody(w http.ResponseWriter, status int, body []byte) {
 }
 
 func writeJSONValue(w http.ResponseWriter, status int, v any) {
-	b, err := marshalJSON(v)
+	b, err := tools.Encode(v)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "cannot encode the result: "+err.Error())
 		return
@@ -282,7 +282,7 @@ func writeJSONValue(w http.ResponseWriter, status int, v any) {
 }
 
 func writeError(w http.ResponseWriter, status int, msg string) {
-	b, _ := marshalJSON(apiError{msg})
+	b, _ := tools.Encode(apiError{msg})
 	writeJSONBody(w, status, b)
 }
 
@@ -337,7 +337,7 @@ func (s *Server) serveTool(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := apiContext(r)
-	out, _, err := s.backend.call(ctx, tool, body)
+	out, _, err := s.backend.Call(ctx, tool, body)
 	if err != nil {
 		status := statusOf(err)
 		if status == http.StatusInternalServerError {

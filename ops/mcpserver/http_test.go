@@ -24,7 +24,7 @@ import (
 // api serves svc's HTTP handler on a loopback test server.
 func api(t *testing.T, svc *ops.Service, o HandlerOptions) (*httptest.Server, *Server) {
 	t.Helper()
-	srv := New(svc, Options{})
+	srv := New(tools.Local{Service: svc}, Options{})
 	ts := httptest.NewServer(srv.Handler(o))
 	t.Cleanup(func() {
 		for ss := range srv.MCP().Sessions() {
@@ -95,7 +95,7 @@ func TestAPICall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantJSON, _ := marshalJSON(want)
+	wantJSON, _ := tools.Encode(want)
 	if strings.TrimSpace(string(body)) != string(wantJSON) {
 		t.Errorf("HTTP result differs from the in-process one")
 	}

@@ -78,12 +78,12 @@ func (s *Server) callTool(ctx context.Context, name string, args, out any) error
 	if !ok {
 		return fmt.Errorf("this weft has no tool %s", name)
 	}
-	return s.backend.invoke(ctx, tool, args, out)
+	return s.backend.Invoke(ctx, tool, args, out)
 }
 
 // resourceResult wraps a value as a resource's JSON contents.
 func resourceResult(uri string, v any) (*mcp.ReadResourceResult, error) {
-	b, err := marshalJSON(v)
+	b, err := tools.Encode(v)
 	if err != nil {
 		return nil, err
 	}

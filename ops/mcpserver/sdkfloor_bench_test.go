@@ -29,7 +29,7 @@ func benchSDKFloor(b *testing.B, wire bool) {
 	tool, _ := tools.Lookup("get_message_range")
 	args := map[string]any{"session_id": sid, "start_idx": 50000, "end_idx": 50039}
 	raw, _ := json.Marshal(args)
-	out, _, err := localBackend{svc}.call(context.Background(), tool, raw)
+	out, _, err := tools.Local{Service: svc}.Call(context.Background(), tool, raw)
 	if err != nil {
 		b.Fatal(err)
 	}

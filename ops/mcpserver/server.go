@@ -9,13 +9,10 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"reflect"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -24,7 +21,6 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"weft/ops"
 	"weft/ops/summary"
 	"weft/ops/tools"
 )
@@ -33,7 +29,7 @@ import (
 // use; one Server serves any number of MCP sessions and HTTP requests.
 type Server struct {
 	mcp     *mcp.Server
-	backend backend
+	backend tools.Backend
 	logger  *slog.Logger
 	news    *news
 	// closing is closed when the listener serving this server closes,
@@ -53,65 +49,10 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// backend runs tools. call takes and gives JSON, as the protocols carry
-// it, and the result as a Go value too where the backend has one (nil
-// where it has only the JSON: a remote weft's answer); invoke takes the tool's own argument type and fills out, a pointer
-// to its result type, so what the server asks for itself (resources, the
-// prompt) is not encoded and decoded again in this process. Errors a
-// request caused are *ops.Error (test their kind with errors.Is).
-type backend interface {
-	call(ctx context.Context, tool *tools.Tool, args json.RawMessage) (json.RawMessage, any, error)
-	invoke(ctx context.Context, tool *tools.Tool, args, out any) error
-	// watch calls fn with every write's event until ctx ends.
-	watch(ctx context.Context, fn func(ops.Event))
-	sessionPicker
-}
-
-// localBackend runs tools in-process.
-type localBackend struct{ svc *ops.Service }
-
-func (b localBackend) call(ctx context.Context, tool *tools.Tool, args json.RawMessage) (json.RawMessage, any, error) {
-	res, err := tool.Call(ctx, b.svc, args)
-	if err != nil {
-		return nil, nil, err
-	}
-	out, err := marshalJSON(res)
-	return out, res, err
-}
-
-func (b localBackend) invoke(ctx context.Context, tool *tools.Tool, args, out any) error {
-	res, err := tool.Invoke(ctx, b.svc, args)
-	if err != nil {
-		return err
-	}
-	dst := reflect.ValueOf(out)
-	if dst.Kind() != reflect.Pointer || dst.Elem().Type() != tool.ResultType {
-		return fmt.Errorf("%s gives %s, not %T", tool.Name, tool.ResultType, out)
-	}
-	dst.Elem().Set(reflect.ValueOf(res))
-	return nil
-}
-
-func (b localBackend) watch(ctx context.Context, fn func(ops.Event)) {
-	events, stop := b.svc.Subscribe()
-	defer stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case ev := <-events:
-			fn(ev)
-		}
-	}
-}
-
 // New returns a server exposing every tool of the registry, the session
-// resources and the startup prompt, over svc.
-func New(svc *ops.Service, opts Options) *Server {
-	return newServer(localBackend{svc}, opts)
-}
-
-func newServer(b backend, opts Options) *Server {
+// resources and the startup prompt, over b: tools.Local over a Service,
+// or the weft that holds the file (a relay).
+func New(b tools.Backend, opts Options) *Server {
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -241,7 +182,7 @@ func (s *Server) toolHandler(t *tools.Tool) mcp.ToolHandler {
 		if sp != nil {
 			ctx = summary.WithSampler(ctx, sp.sample)
 		}
-		out, value, err := s.backend.call(ctx, t, req.Params.Arguments)
+		out, value, err := s.backend.Call(ctx, t, req.Params.Arguments)
 		if sp != nil && len(sp.pending) > 0 {
 			// The tool asked the client's model for something it has not
 			// answered yet: ask, and the client calls again with the
@@ -386,16 +327,4 @@ func sampledText(c mcp.Content, model string) (string, string, error) {
 		return "", "", fmt.Errorf("the client's model answered without text (%T)", c)
 	}
 	return text.Text, model, nil
-}
-
-// marshalJSON encodes v compactly without escaping <, > and &: results
-// carry code and markup that should read as written.
-func marshalJSON(v any) (json.RawMessage, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }

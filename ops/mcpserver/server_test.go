@@ -113,7 +113,7 @@ func text(res *mcp.CallToolResult) string {
 
 func TestListTools(t *testing.T) {
 	svc, _ := seeded(t)
-	cs := connect(t, New(svc, Options{}), "lister", nil)
+	cs := connect(t, New(tools.Local{Service: svc}, Options{}), "lister", nil)
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -272,7 +272,7 @@ func validator(t *testing.T, tool *mcp.Tool) *jsonschema.Resolved {
 
 func TestCallEveryTool(t *testing.T) {
 	svc, sid := seeded(t)
-	cs := connect(t, New(svc, Options{}), "tester", nil)
+	cs := connect(t, New(tools.Local{Service: svc}, Options{}), "tester", nil)
 	ctx := context.Background()
 	listed, err := cs.ListTools(ctx, nil)
 	if err != nil {
@@ -365,7 +365,7 @@ func TestCallEveryTool(t *testing.T) {
 
 func TestToolErrors(t *testing.T) {
 	svc, sid := seeded(t)
-	cs := connect(t, New(svc, Options{}), "tester", nil)
+	cs := connect(t, New(tools.Local{Service: svc}, Options{}), "tester", nil)
 	ctx := context.Background()
 
 	// The message is the one the tool gives in-process, word for word.
@@ -422,7 +422,7 @@ func TestToolErrors(t *testing.T) {
 
 func TestAuthorIsClientName(t *testing.T) {
 	svc, sid := seeded(t)
-	srv := New(svc, Options{})
+	srv := New(tools.Local{Service: svc}, Options{})
 	for _, tt := range []struct{ client, version, author string }{
 		{"claude-code", legacyVersion, "claude-code"},
 		{"claude-code", "", "claude-code"},
@@ -446,7 +446,7 @@ func TestAuthorIsClientName(t *testing.T) {
 
 func TestAgentsCountsSessions(t *testing.T) {
 	svc, _ := seeded(t)
-	srv := New(svc, Options{})
+	srv := New(tools.Local{Service: svc}, Options{})
 	if n := srv.Agents(); n != 0 {
 		t.Fatalf("%d agents before any connects", n)
 	}
@@ -465,7 +465,7 @@ func TestAgentsCountsSessions(t *testing.T) {
 
 func TestResources(t *testing.T) {
 	svc, sid := seeded(t)
-	cs := connect(t, New(svc, Options{}), "reader", nil)
+	cs := connect(t, New(tools.Local{Service: svc}, Options{}), "reader", nil)
 	ctx := context.Background()
 
 	list, err := cs.ListResources(ctx, nil)
@@ -593,7 +593,7 @@ func TestResources(t *testing.T) {
 
 func TestStartupPrompt(t *testing.T) {
 	svc, sid := seeded(t)
-	cs := connect(t, New(svc, Options{}), "reader", nil)
+	cs := connect(t, New(tools.Local{Service: svc}, Options{}), "reader", nil)
 	ctx := context.Background()
 	prompts, err := cs.ListPrompts(ctx, nil)
 	if err != nil {
@@ -666,7 +666,7 @@ func addSampleTool(srv *Server) {
 
 func TestSampling(t *testing.T) {
 	svc, sid := seeded(t)
-	srv := New(svc, Options{})
+	srv := New(tools.Local{Service: svc}, Options{})
 	addSampleTool(srv)
 	var asked atomic.Int32
 	var prompt atomic.Value

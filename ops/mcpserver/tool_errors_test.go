@@ -91,7 +91,7 @@ func TestEveryToolRefusesBadArguments(t *testing.T) {
 	if _, err := svc.CreateSession(ctx, ops.CreateSessionArgs{Title: "second"}); err != nil {
 		t.Fatal(err)
 	}
-	cs := connect(t, New(svc, Options{}), "bad-caller", nil)
+	cs := connect(t, New(tools.Local{Service: svc}, Options{}), "bad-caller", nil)
 	listed, err := cs.ListTools(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
