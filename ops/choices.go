@@ -3,9 +3,10 @@ package ops
 import "slices"
 
 // String arguments that take one of a fixed set of values. The handlers
-// check their arguments against these lists, and the faces describe them
-// from the same lists (Tool.ArgChoices: MCP's input schemas list them as
-// enums), so what a tool says it takes and what it takes cannot drift.
+// check their arguments against these lists, and the tool registry
+// (ops/tools: Tool.ArgChoices) describes them from the same lists (MCP's
+// input schemas list them as enums), so what a tool says it takes and
+// what it takes cannot drift.
 
 // The views a read can take.
 const (
@@ -32,22 +33,24 @@ var (
 	summarySources  = []string{SourceAuto, SourceSampling, SourceEndpoint, SourceExtractive}
 )
 
-// argChoices names, for each tool, its fixed-value arguments and their
-// values.
-var argChoices = map[string]map[string][]string{
-	"get_session_history":     {"format": historyFormats, "view": views},
-	"search_session_history":  {"mode": searchModes, "view": views},
-	"get_message_range":       {"view": views},
-	"assemble_context":        {"format": assembleFormats},
-	"summarize_message_range": {"source": summarySources},
-}
+// Views are the views a read takes (view), the default first.
+func Views() []string { return slices.Clone(views) }
 
-// ArgChoices returns the values the tool's argument arg takes when it
-// takes one of a fixed set, the default first; nil when it takes any
-// value of its type.
-func (t *Tool) ArgChoices(arg string) []string {
-	return slices.Clone(argChoices[t.Name][arg])
-}
+// SearchModes are search_session_history's modes (mode), the default
+// first.
+func SearchModes() []string { return slices.Clone(searchModes) }
+
+// HistoryFormats are get_session_history's formats (format), the
+// default first.
+func HistoryFormats() []string { return slices.Clone(historyFormats) }
+
+// AssembleFormats are assemble_context's formats (format), the default
+// first.
+func AssembleFormats() []string { return slices.Clone(assembleFormats) }
+
+// SummarySources are summarize_message_range's sources (source), the
+// default first.
+func SummarySources() []string { return slices.Clone(summarySources) }
 
 // choiceArg checks a fixed-value argument: empty means the first choice,
 // anything outside the set is refused with the set.

@@ -153,8 +153,7 @@ func TestStaleIndicesAreRefusedOverTheTools(t *testing.T) {
 	if _, err := f.call("snip_messages", fmt.Sprintf(`{"ids":["m4","m5"],"expected_version":%d}`, v0)); err != nil {
 		t.Fatalf("ids with a stale version, untouched since: %v", err)
 	}
-	tool, _ := LookupTool("snip_messages")
-	if d := describeTool(t, tool); !strings.Contains(d, "With ids (or after_id) only a change to the named items does") {
+	if d := describeTool(t, "snip_messages"); !strings.Contains(d, "With ids (or after_id) only a change to the named items does") {
 		t.Errorf("snip_messages' expected_version does not say how ids are checked: %s", d)
 	}
 }
@@ -168,11 +167,11 @@ func (f *fixture) mustInsert(ctx context.Context, a InsertArgs) {
 
 // describeTool returns the description of a tool's expected_version
 // argument, as its schema (MCP, HTTP) carries it.
-func describeTool(t *testing.T, tool *Tool) string {
+func describeTool(t *testing.T, tool string) string {
 	t.Helper()
-	f, ok := tool.ArgsType.FieldByName("ExpectedVersion")
+	f, ok := toolArgs(t, tool).FieldByName("ExpectedVersion")
 	if !ok {
-		t.Fatalf("%s takes no expected_version", tool.Name)
+		t.Fatalf("%s takes no expected_version", tool)
 	}
 	return f.Tag.Get("jsonschema")
 }

@@ -83,11 +83,10 @@ func (f *fixture) session(title string, n int) string {
 // call runs a tool by name with JSON arguments, as every face does.
 func (f *fixture) call(name string, args string) (any, error) {
 	f.t.Helper()
-	tool, ok := LookupTool(name)
-	if !ok {
+	if _, ok := toolMethod(f.svc, name); !ok {
 		f.t.Fatalf("no tool %s", name)
 	}
-	return tool.Call(context.Background(), f.svc, json.RawMessage(args))
+	return callTool(context.Background(), f.svc, name, json.RawMessage(args))
 }
 
 func (f *fixture) mustCall(name string, args string) any {

@@ -15,6 +15,7 @@ import (
 	"weft/formats/export"
 	"weft/model"
 	"weft/ops"
+	"weft/ops/tools"
 	"weft/store"
 )
 
@@ -34,7 +35,7 @@ func demoService(t *testing.T) *ops.Service {
 
 func demoCall[R any](t *testing.T, svc *ops.Service, tool, args string) R {
 	t.Helper()
-	tl, ok := ops.LookupTool(tool)
+	tl, ok := tools.Lookup(tool)
 	if !ok {
 		t.Fatalf("no tool %s", tool)
 	}
@@ -168,7 +169,7 @@ func TestSummarizeRealClaudeCodeSession(t *testing.T) {
 	// here the first message.
 	first := demoCall[ops.MessageRangeResult](t, svc, "get_message_range", fmt.Sprintf(`{"session_id":%q,"start_idx":0,"end_idx":0,"view":"raw"}`, sid)).Messages[0]
 	msgs, _ := json.Marshal([]map[string]any{{"role": string(first.Role), "content": first.Content}})
-	tl, _ := ops.LookupTool("apply_context_operations")
+	tl, _ := tools.Lookup("apply_context_operations")
 	if _, err := tl.Call(context.Background(), svc, json.RawMessage(fmt.Sprintf(`{"session_id":%q,"messages":%s}`, sid, msgs))); err == nil || !strings.Contains(err.Error(), "the caller sent 1 message, which match the start") {
 		t.Errorf("a prefix of an imported thread: %v", err)
 	}

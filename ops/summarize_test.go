@@ -45,10 +45,9 @@ func TestSummarizeWithSampling(t *testing.T) {
 		return "  The login handler panicked without a cookie; it now returns 401, with a test.  ", "claude-test", nil
 	}
 	ctx := summary.WithSampler(context.Background(), sampler)
-	tool, _ := LookupTool("summarize_message_range")
 	// With an endpoint configured too, the client's model comes first.
 	f.svc.endpoint = summary.Endpoint{URL: "http://127.0.0.1:1/v1"}
-	res, err := tool.Call(ctx, f.svc, json.RawMessage(`{"start_idx":0,"end_idx":6,"max_tokens":120}`))
+	res, err := callTool(ctx, f.svc, "summarize_message_range", json.RawMessage(`{"start_idx":0,"end_idx":6,"max_tokens":120}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +69,7 @@ func TestSummarizeWithSampling(t *testing.T) {
 
 	// store=true records the same summary as a digest over the range.
 	before, _, _ := f.svc.View(sid)
-	res, err = tool.Call(ctx, f.svc, json.RawMessage(`{"start_idx":0,"end_idx":6,"store":true}`))
+	res, err = callTool(ctx, f.svc, "summarize_message_range", json.RawMessage(`{"start_idx":0,"end_idx":6,"store":true}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,12 +90,12 @@ func TestSummarizeWithSampling(t *testing.T) {
 		return "", "", errors.New("the user declined")
 	})
 	hash := f.fileHash()
-	_, err = tool.Call(failing, f.svc, json.RawMessage(`{"start_idx":0,"end_idx":1,"store":true}`))
+	_, err = callTool(failing, f.svc, "summarize_message_range", json.RawMessage(`{"start_idx":0,"end_idx":1,"store":true}`))
 	if !errors.Is(err, ErrSummarySource) || !strings.Contains(err.Error(), "the user declined") || !strings.Contains(err.Error(), "source=extractive") {
 		t.Errorf("failing sampler: %v", err)
 	}
 	empty := summary.WithSampler(context.Background(), func(context.Context, string, int) (string, string, error) { return " \n", "m", nil })
-	if _, err = tool.Call(empty, f.svc, json.RawMessage(`{"start_idx":0,"end_idx":1,"store":true}`)); !errors.Is(err, ErrSummarySource) || !strings.Contains(err.Error(), "empty summary") {
+	if _, err = callTool(empty, f.svc, "summarize_message_range", json.RawMessage(`{"start_idx":0,"end_idx":1,"store":true}`)); !errors.Is(err, ErrSummarySource) || !strings.Contains(err.Error(), "empty summary") {
 		t.Errorf("empty summary: %v", err)
 	}
 	if f.fileHash() != hash {

@@ -17,7 +17,7 @@ import (
 	"weft/internal/termsafe"
 	"weft/model"
 	"weft/ops"
-	"weft/ops/mcpserver"
+	"weft/ops/tools"
 )
 
 // writeJSON prints v as indented JSON, with the control characters
@@ -201,10 +201,10 @@ func showThread(ctx context.Context, t target, ref string, raw, asJSON bool, w i
 // stored ones when raw), in pages, all of one version: when the thread
 // changes meanwhile (the weft that holds the file is being used), it is
 // read again.
-func readThread(ctx context.Context, t target, ref string, raw bool) (mcpserver.Outline, []ops.MessageOut, error) {
+func readThread(ctx context.Context, t target, ref string, raw bool) (tools.Outline, []ops.MessageOut, error) {
 	const page = 2000 // get_message_range's most
 	for attempt := 1; ; attempt++ {
-		o, err := t.outline(ctx, ref)
+		o, err := t.Outline(ctx, ref)
 		if err != nil {
 			return o, nil, err
 		}
@@ -255,7 +255,7 @@ func orEmpty(m []ops.MessageOut) []ops.MessageOut {
 	return m
 }
 
-func writeMarker(w io.Writer, m mcpserver.OutlineMarker) {
+func writeMarker(w io.Writer, m tools.OutlineMarker) {
 	var what string
 	switch m.OpType {
 	case model.OpDigest:
@@ -335,7 +335,7 @@ func (a *app) call(ctx context.Context, args []string) (err error) {
 		acc = reading
 	}
 	return a.withTarget(acc, func(t target) error {
-		res, err := t.call(ctx, tool, raw)
+		res, _, err := t.Call(ctx, tool, raw)
 		if err != nil {
 			return err
 		}
@@ -352,9 +352,9 @@ func (a *app) call(ctx context.Context, args []string) (err error) {
 // completeCall completes weft call's tool, then its argument names.
 func completeCall(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
 	if len(args) == 0 {
-		return ops.ToolNames(), cobra.ShellCompDirectiveNoFileComp
+		return tools.Names(), cobra.ShellCompDirectiveNoFileComp
 	}
-	tool, ok := ops.LookupTool(args[0])
+	tool, ok := tools.Lookup(args[0])
 	if !ok {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
@@ -367,13 +367,13 @@ func completeCall(_ *cobra.Command, args []string, _ string) ([]string, cobra.Sh
 
 // callArgs reads weft call's tool and arguments, checked before anything
 // runs.
-func callArgs(args []string) (*ops.Tool, json.RawMessage, error) {
+func callArgs(args []string) (*tools.Tool, json.RawMessage, error) {
 	if len(args) == 0 {
 		return nil, nil, usageErr("call needs a tool name: weft call TOOL [JSON | key=value ...] (weft tools lists them)")
 	}
-	tool, ok := ops.LookupTool(args[0])
+	tool, ok := tools.Lookup(args[0])
 	if !ok {
-		return nil, nil, usageErr("no tool %q; the tools are: %s", args[0], strings.Join(ops.ToolNames(), ", "))
+		return nil, nil, usageErr("no tool %q; the tools are: %s", args[0], strings.Join(tools.Names(), ", "))
 	}
 	var raw json.RawMessage
 	switch rest := args[1:]; {
@@ -407,7 +407,7 @@ weft call get_turns_since timestamp=-2h`,
 			return nil
 		}),
 		RunE: func(*cobra.Command, []string) error {
-			for _, t := range ops.Tools() {
+			for _, t := range tools.All() {
 				_, _ = fmt.Fprintf(a.stdout, "%s(%s)\n    %s\n", t.Name, strings.Join(t.ArgNames(), ", "), t.Description)
 			}
 			return nil

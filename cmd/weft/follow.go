@@ -19,7 +19,7 @@ import (
 	"weft/internal/english"
 	"weft/internal/termsafe"
 	"weft/ops"
-	"weft/ops/mcpserver"
+	"weft/ops/tools"
 	"weft/tui"
 )
 
@@ -118,7 +118,7 @@ type followBatches struct {
 // importUpdate imports u, the file's settled part, through t.
 func (b *followBatches) importUpdate(ctx context.Context, t target, u follow.Update) error {
 	bar := newImportProgress(io.Discard, b.file, -1, nil)
-	rep, err := t.importFile(ctx, bytes.NewReader(u.Data), mcpserver.ImportArgs{Format: u.Format, Session: b.session}, bar)
+	rep, err := t.Import(ctx, bytes.NewReader(u.Data), tools.ImportArgs{Format: u.Format, Session: b.session}, bar)
 	if err != nil {
 		return err
 	}
@@ -194,7 +194,7 @@ func (a *app) followInTUI(ctx context.Context, svc *ops.Service, logger *slog.Lo
 	go func() {
 		defer close(done)
 		runFollowers(ctx, a.follow, followConfig{
-			batch: func(fn func(target) error) error { return fn(localTarget{svc}) },
+			batch: func(fn func(target) error) error { return fn(tools.Local{Service: svc}) },
 			print: func(string) {}, // the TUI shows each batch as it lands
 			note:  func(s string) { logger.Warn("follow", "note", s) },
 			imported: func(sessions []ops.ImportedSession) {

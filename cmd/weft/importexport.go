@@ -23,7 +23,7 @@ import (
 	"weft/internal/english"
 	"weft/internal/termsafe"
 	"weft/ops"
-	"weft/ops/mcpserver"
+	"weft/ops/tools"
 )
 
 // importCommand is weft import.
@@ -160,7 +160,7 @@ func importFile(ctx context.Context, t target, file string, format formats.Forma
 	}
 	counter := &countingReader{r: f}
 	bar := newImportProgress(stderr, file, size, counter)
-	rep, err := t.importFile(ctx, counter, mcpserver.ImportArgs{Format: format, Session: session}, bar)
+	rep, err := t.Import(ctx, counter, tools.ImportArgs{Format: format, Session: session}, bar)
 	bar.done()
 	if err != nil {
 		return err
@@ -326,7 +326,8 @@ func newImportProgress(w io.Writer, name string, size int64, counter *countingRe
 	return p
 }
 
-func (p *importProgress) update(messages int) {
+// Messages draws the bar with the messages read so far (tools.Progress).
+func (p *importProgress) Messages(messages int) {
 	if !p.on || time.Since(p.last) < 100*time.Millisecond {
 		return
 	}
@@ -336,10 +337,10 @@ func (p *importProgress) update(messages int) {
 	p.drawn = true
 }
 
-// tick draws the bar every 100 ms, by how much of the file was read,
+// Waiting draws the bar every 100 ms, by how much of the file was read,
 // until the function it returns is called: for an import whose messages
 // are counted elsewhere (by the running weft that does it).
-func (p *importProgress) tick() (stop func()) {
+func (p *importProgress) Waiting() (stop func()) {
 	if !p.on {
 		return func() {}
 	}
@@ -398,8 +399,8 @@ weft export "auth design" --format claude-code --project ~/src/app`,
 			if len(args) == 1 {
 				ref = args[0]
 			}
-			if !slices.Contains(mcpserver.ExportFormats, format) {
-				return usageErr("unknown export format %q: %s", format, strings.Join(mcpserver.ExportFormats, ", "))
+			if !slices.Contains(tools.ExportFormats, format) {
+				return usageErr("unknown export format %q: %s", format, strings.Join(tools.ExportFormats, ", "))
 			}
 			if format == "claude-code" {
 				return a.exportClaudeCode(cmd.Context(), ref, raw, out, project)
@@ -412,12 +413,12 @@ weft export "auth design" --format claude-code --project ~/src/app`,
 			})
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "openai", "the format: "+strings.Join(mcpserver.ExportFormats, ", "))
+	cmd.Flags().StringVar(&format, "format", "openai", "the format: "+strings.Join(tools.ExportFormats, ", "))
 	cmd.Flags().BoolVar(&raw, "raw", false, "the stored messages, without operations")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write to this file instead of stdout")
 	cmd.Flags().StringVar(&project, "project", "", "claude-code: write into Claude Code's folder for this project's directory")
 	_ = cmd.RegisterFlagCompletionFunc("format", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		return mcpserver.ExportFormats, cobra.ShellCompDirectiveNoFileComp
+		return tools.ExportFormats, cobra.ShellCompDirectiveNoFileComp
 	})
 	a.hideFlags(cmd, tuiFlags...)
 	return cmd
@@ -427,7 +428,7 @@ weft export "auth design" --format claude-code --project ~/src/app`,
 // out, else to stdout. An export is data, written exactly; only on a
 // terminal, where it is read by people, are the thread's control
 // characters shown as pictures (termsafe).
-func exportThread(ctx context.Context, t target, ref, format string, raw bool, out string, cc *mcpserver.ClaudeCodeArgs, stdout, stderr io.Writer) (err error) {
+func exportThread(ctx context.Context, t target, ref, format string, raw bool, out string, cc *tools.ClaudeCodeArgs, stdout, stderr io.Writer) (err error) {
 	ref, err = latestIfNone(ctx, t, ref)
 	if err != nil {
 		return err
@@ -453,7 +454,7 @@ func exportThread(ctx context.Context, t target, ref, format string, raw bool, o
 		screen = &bytes.Buffer{}
 		w = screen
 	}
-	notes, err := t.export(ctx, w, mcpserver.ExportArgs{SessionID: ref, Format: format, Raw: raw, ClaudeCode: cc})
+	notes, err := t.Export(ctx, w, tools.ExportArgs{SessionID: ref, Format: format, Raw: raw, ClaudeCode: cc})
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 
 	"weft/ops"
 	"weft/ops/mcpserver"
+	"weft/ops/tools"
 	"weft/store"
 )
 
@@ -146,7 +147,7 @@ func serveMCP(ctx context.Context, db string, lc listenConfig, stderr io.Writer)
 	defer held.close()
 	svc := newService(st, logger)
 	held.l = listenForOthers(svc, lc, logger)
-	return mcpserver.New(svc, mcpserver.Options{Logger: logger}).ServeStdio(ctx)
+	return mcpserver.New(tools.Local{Service: svc}, mcpserver.Options{Logger: logger}).ServeStdio(ctx)
 }
 
 // heldFile is the file weft mcp opened, with its listener for other

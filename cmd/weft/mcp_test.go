@@ -22,6 +22,7 @@ import (
 
 	"weft/demo"
 	"weft/ops"
+	"weft/ops/tools"
 	"weft/store"
 )
 
@@ -104,12 +105,12 @@ func TestMCPStdio(t *testing.T) {
 	cs := stdioClient(t, db, "stdio-agent", &stderr)
 	ctx := context.Background()
 
-	tools, err := cs.ListTools(ctx, nil)
+	listed, err := cs.ListTools(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tools.Tools) != len(ops.Tools()) {
-		t.Errorf("weft mcp lists %d tools, the registry has %d", len(tools.Tools), len(ops.Tools()))
+	if len(listed.Tools) != len(tools.All()) {
+		t.Errorf("weft mcp lists %d tools, the registry has %d", len(listed.Tools), len(tools.All()))
 	}
 	var op ops.OpResult
 	if err := json.Unmarshal([]byte(toolText(t, cs, "snip_messages", map[string]any{"start_idx": 3, "end_idx": 4})), &op); err != nil || op.OperationID == "" {
@@ -191,8 +192,8 @@ func TestMCPRelaysToRunningWeft(t *testing.T) {
 
 	var stderr bytes.Buffer
 	cs := stdioClient(t, db, "relayed-agent", &stderr)
-	tools, err := cs.ListTools(context.Background(), nil)
-	if err != nil || len(tools.Tools) != len(ops.Tools()) {
+	listed, err := cs.ListTools(context.Background(), nil)
+	if err != nil || len(listed.Tools) != len(tools.All()) {
 		t.Fatalf("relayed tools/list: %v", err)
 	}
 	var op ops.OpResult

@@ -11,7 +11,7 @@ import (
 
 	"weft/formats/export"
 	"weft/internal/termsafe"
-	"weft/ops/mcpserver"
+	"weft/ops/tools"
 )
 
 // Write-back to Claude Code: weft export --format claude-code writes the
@@ -38,7 +38,7 @@ func (a *app) exportClaudeCode(ctx context.Context, ref string, raw bool, out, p
 	if project != "" && out != "" {
 		return usageErr("give --project or -o, not both: --project writes the file into Claude Code's folder for the project")
 	}
-	cc := &mcpserver.ClaudeCodeArgs{SessionID: export.NewClaudeCodeSessionID()}
+	cc := &tools.ClaudeCodeArgs{SessionID: export.NewClaudeCodeSessionID()}
 	var err error
 	if project != "" {
 		if cc.Cwd, err = projectDir(project); err != nil {

@@ -3,6 +3,8 @@ package mcpserver
 import (
 	"context"
 	"testing"
+
+	"weft/ops/tools"
 )
 
 // The hints agents act on: a revert, or a session's deletion, cannot be
@@ -10,7 +12,7 @@ import (
 // (so it is open-world); every other tool stays inside weft.
 func TestAnnotationsOverMCP(t *testing.T) {
 	svc, _ := seeded(t)
-	cs := connect(t, New(svc, Options{}), "annotations", nil)
+	cs := connect(t, New(tools.Local{Service: svc}, Options{}), "annotations", nil)
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)

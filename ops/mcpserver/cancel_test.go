@@ -17,6 +17,7 @@ import (
 
 	"weft/ops"
 	"weft/ops/summary"
+	"weft/ops/tools"
 )
 
 // logRecorder keeps every record logged.
@@ -96,7 +97,7 @@ func waitFor(t *testing.T, ch <-chan struct{}, what string) {
 func TestCancelledCallCancelsSampling(t *testing.T) {
 	svc, sid := seeded(t)
 	logs := &logRecorder{}
-	srv := New(svc, Options{Logger: slog.New(logs)})
+	srv := New(tools.Local{Service: svc}, Options{Logger: slog.New(logs)})
 	ts := httptestServer(t, srv, HandlerOptions{})
 	model := newStallingSampler(t)
 	ctx := context.Background()
@@ -192,7 +193,7 @@ func TestDroppedAPICallCancelsTheSummary(t *testing.T) {
 	defer model.Close()
 	logs := &logRecorder{}
 	svc, _ := seeded(t, ops.WithSummaryEndpoint(summary.Endpoint{URL: model.URL + "/v1"}), ops.WithLogger(slog.New(logs)))
-	srv := New(svc, Options{Logger: slog.New(logs)})
+	srv := New(tools.Local{Service: svc}, Options{Logger: slog.New(logs)})
 	ts := httptestServer(t, srv, HandlerOptions{})
 
 	ctx, cancel := context.WithCancel(context.Background())

@@ -19,6 +19,7 @@ import (
 	"weft/model"
 	"weft/ops"
 	"weft/ops/thread"
+	"weft/ops/tools"
 	"weft/store"
 )
 
@@ -442,7 +443,7 @@ func TestConcurrentEditsOverHTTP(t *testing.T) {
 	}
 	v0 := info.Version
 
-	srv := New(svc, Options{})
+	srv := New(tools.Local{Service: svc}, Options{})
 	ts := httptest.NewServer(srv.Handler(HandlerOptions{}))
 	t.Cleanup(ts.Close)
 	// Enough idle connections that every client keeps its own.

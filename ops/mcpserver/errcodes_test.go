@@ -12,6 +12,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"weft/ops/tools"
 )
 
 // No error weft answers carries code 0, which JSON-RPC does not define:
@@ -19,7 +21,7 @@ import (
 func TestErrorsNeverCarryCodeZero(t *testing.T) {
 	t.Run("stdio", func(t *testing.T) {
 		svc, _ := seeded(t)
-		p := serveLines(t, New(svc, Options{}))
+		p := serveLines(t, New(tools.Local{Service: svc}, Options{}))
 		p.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
 		p.expectError("a call before initialize", jsonrpc.CodeInvalidRequest, "initializ", "1")
 		p.handshake(legacyVersion)

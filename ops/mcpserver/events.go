@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"weft/ops"
+	"weft/ops/tools"
 )
 
 // The holder's events, for the wefts that relay to it: GET /events is a
@@ -58,8 +59,8 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	_ = rc.Flush()
 	// A body read as it comes has no read deadline to meet.
 	_ = rc.SetWriteDeadline(time.Time{})
-	s.backend.watch(ctx, func(ev ops.Event) {
-		b, err := marshalJSON(ev)
+	s.backend.Watch(ctx, func(ev ops.Event) {
+		b, err := tools.Encode(ev)
 		if err != nil {
 			return
 		}
@@ -88,10 +89,6 @@ func apiContext(r *http.Request) context.Context {
 // newRelayID names a relay process among those that write through one
 // holder.
 func newRelayID() string { return "relay-" + rand.Text()[:10] }
-
-// eventGap is no write: a relay's watch passes it on when its stream of
-// events opens again after a break, in which writes were missed.
-const eventGap ops.EventKind = "gap"
 
 // readEvents reads one stream of events until it ends, calling opened
 // once it is open; read says whether it was.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"weft/ops"
+	"weft/ops/tools"
 )
 
 // The whole-thread and whole-file endpoints sit behind the same guard as
@@ -58,7 +59,7 @@ type zeros struct{}
 
 func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
 
-// Remote does through a listener what the functions do in-process.
+// Remote does through a listener what tools.Local does in-process.
 func TestRemoteFilesMatchLocal(t *testing.T) {
 	svc, sid := seeded(t)
 	l := listen(t, svc, ListenOptions{Addr: "127.0.0.1:0", AddrFile: "-"})
@@ -67,7 +68,8 @@ func TestRemoteFilesMatchLocal(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	local, err := ThreadOutline(svc, sid)
+	in := tools.Local{Service: svc}
+	local, err := in.Outline(ctx, sid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,22 +77,22 @@ func TestRemoteFilesMatchLocal(t *testing.T) {
 	if err != nil || remote.SessionID != local.SessionID || len(remote.Markers) != len(local.Markers) || remote.Tokens != local.Tokens {
 		t.Errorf("outline: %+v (%v), want %+v", remote, err, local)
 	}
-	for _, format := range ExportFormats {
+	for _, format := range tools.ExportFormats {
 		var here, there bytes.Buffer
-		args := ExportArgs{SessionID: sid, Format: format}
+		args := tools.ExportArgs{SessionID: sid, Format: format}
 		if format == "claude-code" { // a new session ID each time, unless it is given
-			args.ClaudeCode = &ClaudeCodeArgs{SessionID: "0f3c2a55-6b1e-4c8e-9d2a-3b4c5d6e7f80", Cwd: "/w"}
+			args.ClaudeCode = &tools.ClaudeCodeArgs{SessionID: "0f3c2a55-6b1e-4c8e-9d2a-3b4c5d6e7f80", Cwd: "/w"}
 		}
-		ln, lerr := Export(ctx, svc, &here, args)
+		ln, lerr := in.Export(ctx, &here, args)
 		rn, rerr := r.Export(ctx, &there, args)
 		if lerr != nil || rerr != nil || here.String() != there.String() || strings.Join(ln, "\n") != strings.Join(rn, "\n") {
 			t.Errorf("%s: %d bytes, %d notes (%v) here; %d bytes, %d notes (%v) there", format, here.Len(), len(ln), lerr, there.Len(), len(rn), rerr)
 		}
 	}
-	if _, err := r.Export(ctx, io.Discard, ExportArgs{SessionID: "nosuch", Format: "jsonl"}); err == nil || !strings.Contains(err.Error(), "nosuch") {
+	if _, err := r.Export(ctx, io.Discard, tools.ExportArgs{SessionID: "nosuch", Format: "jsonl"}); err == nil || !strings.Contains(err.Error(), "nosuch") {
 		t.Errorf("remote export of a missing session: %v", err)
 	}
-	rep, err := r.Import(ctx, strings.NewReader(`{"role":"user","content":"one"}`+"\n{broken\n"), ImportArgs{Session: sid})
+	rep, err := r.Import(ctx, strings.NewReader(`{"role":"user","content":"one"}`+"\n{broken\n"), tools.ImportArgs{Session: sid}, nil)
 	if err != nil || rep.Format != "openai" || len(rep.Problems) != 1 || rep.Problems[0].Line != 2 || len(rep.Sessions) != 1 || rep.Sessions[0].Added != 1 {
 		t.Errorf("remote import: %+v (%v)", rep, err)
 	}
@@ -100,9 +102,9 @@ func TestRemoteFilesMatchLocal(t *testing.T) {
 	}
 }
 
-func mustTool(t *testing.T, name string) *ops.Tool {
+func mustTool(t *testing.T, name string) *tools.Tool {
 	t.Helper()
-	tool, ok := ops.LookupTool(name)
+	tool, ok := tools.Lookup(name)
 	if !ok {
 		t.Fatalf("no tool %s", name)
 	}

@@ -14,6 +14,7 @@ import (
 	"weft/formats"
 	"weft/formats/readers"
 	"weft/ops"
+	"weft/ops/tools"
 )
 
 // MaxImportBytes caps a file imported through the listener (POST
@@ -22,7 +23,7 @@ import (
 const MaxImportBytes = 4 << 30
 
 // The listener's paths for the command line's whole-thread and
-// whole-file work (see files.go).
+// whole-file work (tools.Files).
 const (
 	outlinePath = "/outline"
 	exportPath  = "/export"
@@ -38,8 +39,8 @@ const (
 
 // service is the Service this server runs on, or nil for a relay.
 func (s *Server) service() *ops.Service {
-	if b, ok := s.backend.(localBackend); ok {
-		return b.svc
+	if b, ok := s.backend.(tools.Local); ok {
+		return b.Service
 	}
 	return nil
 }
@@ -93,7 +94,7 @@ func (s *Server) serveOutline(w http.ResponseWriter, r *http.Request) {
 	if !readArgs(w, r, &args) {
 		return
 	}
-	o, err := ThreadOutline(svc, args.SessionID)
+	o, err := tools.Local{Service: svc}.Outline(r.Context(), args.SessionID)
 	if err != nil {
 		writeError(w, statusOf(err), err.Error())
 		return
@@ -115,16 +116,16 @@ func (s *Server) serveExport(w http.ResponseWriter, r *http.Request) {
 	if svc == nil {
 		return
 	}
-	var args ExportArgs
+	var args tools.ExportArgs
 	if !readArgs(w, r, &args) {
 		return
 	}
-	if !slices.Contains(ExportFormats, args.Format) {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("unknown export format %q: %s", args.Format, strings.Join(ExportFormats, ", ")))
+	if !slices.Contains(tools.ExportFormats, args.Format) {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("unknown export format %q: %s", args.Format, strings.Join(tools.ExportFormats, ", ")))
 		return
 	}
 	ew := &exportWriter{w: w, contentType: exportTypes[args.Format]}
-	notes, err := Export(r.Context(), svc, ew, args)
+	notes, err := tools.Local{Service: svc}.Export(r.Context(), ew, args)
 	if !ew.started {
 		if err != nil {
 			writeError(w, statusOf(err), err.Error())
@@ -195,7 +196,7 @@ func textErr(s string) error {
 	return errors.New(s)
 }
 
-func (rep ImportReport) wire() importReportJSON {
+func wireReport(rep tools.ImportReport) importReportJSON {
 	out := importReportJSON{Format: rep.Format, Refused: errText(rep.Refused), Stopped: errText(rep.Stopped),
 		Problems: make([]problemJSON, len(rep.Problems)), Sessions: rep.Sessions}
 	for i, p := range rep.Problems {
@@ -207,8 +208,8 @@ func (rep ImportReport) wire() importReportJSON {
 	return out
 }
 
-func (w importReportJSON) report() ImportReport {
-	rep := ImportReport{Format: w.Format, Refused: textErr(w.Refused), Stopped: textErr(w.Stopped), Sessions: w.Sessions}
+func (w importReportJSON) report() tools.ImportReport {
+	rep := tools.ImportReport{Format: w.Format, Refused: textErr(w.Refused), Stopped: textErr(w.Stopped), Sessions: w.Sessions}
 	for _, p := range w.Problems {
 		rep.Problems = append(rep.Problems, formats.Problem{Line: p.Line, Err: p.Error, Note: p.Note, More: p.More})
 	}
@@ -237,7 +238,7 @@ func (s *Server) serveImport(w http.ResponseWriter, r *http.Request) {
 	if author == "" {
 		author = "http"
 	}
-	rep := Import(ops.WithAuthor(r.Context(), author), svc, r.Body, ImportArgs{Format: format, Session: q.Get("session")}, nil)
+	rep, _ := tools.Local{Service: svc}.Import(ops.WithAuthor(r.Context(), author), r.Body, tools.ImportArgs{Format: format, Session: q.Get("session")}, nil)
 	// A body that stalled or ran past the cap is the request's fault,
 	// not the file's: it is answered as any such request is.
 	for _, err := range []error{rep.Refused, rep.Stopped} {
@@ -251,5 +252,5 @@ func (s *Server) serveImport(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	writeJSONValue(w, http.StatusOK, rep.wire())
+	writeJSONValue(w, http.StatusOK, wireReport(rep))
 }

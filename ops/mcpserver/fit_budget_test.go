@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"weft/ops"
+	"weft/ops/tools"
 )
 
 // TestToolHeavyReadsFitTheirBudget is the bar: every read tool
@@ -58,7 +59,7 @@ func TestToolHeavyReadsFitTheirBudget(t *testing.T) {
 			}
 		}
 	}
-	for _, tool := range ops.Tools() {
+	for _, tool := range tools.All() {
 		if tool.ReadOnly && !measured[tool.Name] {
 			t.Errorf("read-only tool %s is not in the measure", tool.Name)
 		}

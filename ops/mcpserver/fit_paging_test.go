@@ -16,6 +16,7 @@ import (
 	"weft/internal/tokens"
 	"weft/model"
 	"weft/ops"
+	"weft/ops/tools"
 )
 
 // face calls a tool one way (MCP or POST /api) and returns its result
@@ -28,7 +29,7 @@ type face struct {
 
 // faces are MCP (an SDK client, in memory) and POST /api over svc.
 func faces(t *testing.T, svc *ops.Service) ([]face, *mcp.ClientSession) {
-	cs := connect(t, New(svc, Options{}), "pager", nil)
+	cs := connect(t, New(tools.Local{Service: svc}, Options{}), "pager", nil)
 	ts, _ := api(t, svc, HandlerOptions{})
 	mcpFace := face{"MCP", func(t *testing.T, tool string, args map[string]any) (map[string]any, string, string) {
 		t.Helper()
@@ -195,7 +196,7 @@ func TestToolHeavyPagesToTheEnd(t *testing.T) {
 // resource gives without one.
 func TestResourcesPageToTheEnd(t *testing.T) {
 	svc, sid := pagingThread(t)
-	cs := connect(t, New(svc, Options{}), "pager", nil)
+	cs := connect(t, New(tools.Local{Service: svc}, Options{}), "pager", nil)
 	ctx := context.Background()
 	read := func(uri string) (map[string]any, string) {
 		t.Helper()

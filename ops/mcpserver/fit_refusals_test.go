@@ -17,6 +17,7 @@ import (
 
 	"weft/model"
 	"weft/ops"
+	"weft/ops/tools"
 )
 
 // versions are every session's versions: a refused read changes none.
@@ -189,7 +190,7 @@ func TestAppendsKeepACursor(t *testing.T) {
 // params) and a message that says what would be right.
 func TestResourcesRefuseBadQueries(t *testing.T) {
 	svc, sid := toolHeavy(t)
-	cs := connect(t, New(svc, Options{}), "reader", nil)
+	cs := connect(t, New(tools.Local{Service: svc}, Options{}), "reader", nil)
 	ctx := context.Background()
 	session := URISessions + "/" + sid
 	page, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: session})

@@ -17,6 +17,7 @@ import (
 	"weft/internal/tokens"
 	"weft/model"
 	"weft/ops"
+	"weft/ops/tools"
 	"weft/store"
 )
 
@@ -150,7 +151,7 @@ type heavySize struct {
 func measureHeavy(t *testing.T) []heavySize {
 	t.Helper()
 	svc, sid := toolHeavy(t)
-	cs := connect(t, New(svc, Options{}), "measure", nil)
+	cs := connect(t, New(tools.Local{Service: svc}, Options{}), "measure", nil)
 	ts, _ := api(t, svc, HandlerOptions{})
 	ctx := context.Background()
 	var out []heavySize

@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"weft/ops"
+	"weft/ops/tools"
 )
 
 const (
@@ -272,7 +273,7 @@ func writeJSONBody(w http.ResponseWriter, status int, body []byte) {
 }
 
 func writeJSONValue(w http.ResponseWriter, status int, v any) {
-	b, err := marshalJSON(v)
+	b, err := tools.Encode(v)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "cannot encode the result: "+err.Error())
 		return
@@ -281,7 +282,7 @@ func writeJSONValue(w http.ResponseWriter, status int, v any) {
 }
 
 func writeError(w http.ResponseWriter, status int, msg string) {
-	b, _ := marshalJSON(apiError{msg})
+	b, _ := tools.Encode(apiError{msg})
 	writeJSONBody(w, status, b)
 }
 
@@ -320,7 +321,7 @@ func (s *Server) serveTool(w http.ResponseWriter, r *http.Request) {
 		s.serveToolList(w, r)
 		return
 	}
-	tool, ok := ops.LookupTool(name)
+	tool, ok := tools.Lookup(name)
 	if !ok {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no tool %q: GET /api lists the tools", name))
 		return
@@ -336,7 +337,7 @@ func (s *Server) serveTool(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := apiContext(r)
-	out, _, err := s.backend.call(ctx, tool, body)
+	out, _, err := s.backend.Call(ctx, tool, body)
 	if err != nil {
 		status := statusOf(err)
 		if status == http.StatusInternalServerError {
@@ -367,11 +368,11 @@ func (s *Server) serveToolList(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, "GET /api lists the tools; call one with POST /api/TOOL")
 		return
 	}
-	tools := ops.Tools()
+	all := tools.All()
 	out := struct {
 		Tools []toolInfo `json:"tools"`
-	}{make([]toolInfo, 0, len(tools))}
-	for _, t := range tools {
+	}{make([]toolInfo, 0, len(all))}
+	for _, t := range all {
 		args := t.ArgNames()
 		if args == nil {
 			args = []string{}
@@ -406,10 +407,10 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 		writeJSONValue(w, http.StatusServiceUnavailable, struct {
 			health
 			Error string `json:"error"`
-		}{health{Version: Version(), Schema: ops.SchemaVersion, Tools: len(ops.Tools())}, err.Error()})
+		}{health{Version: Version(), Schema: ops.SchemaVersion, Tools: len(tools.All())}, err.Error()})
 		return
 	}
-	writeJSONValue(w, http.StatusOK, health{OK: true, Version: Version(), Schema: ops.SchemaVersion, Tools: len(ops.Tools()), Sessions: list.Total, Agents: s.Agents()})
+	writeJSONValue(w, http.StatusOK, health{OK: true, Version: Version(), Schema: ops.SchemaVersion, Tools: len(tools.All()), Sessions: list.Total, Agents: s.Agents()})
 }
 
 // checkJSONRPC answers a POST to /mcp whose body is not a JSON-RPC message

@@ -17,13 +17,14 @@ import (
 
 	"weft/ops"
 	"weft/ops/summary"
+	"weft/ops/tools"
 	"weft/store"
 )
 
 // api serves svc's HTTP handler on a loopback test server.
 func api(t *testing.T, svc *ops.Service, o HandlerOptions) (*httptest.Server, *Server) {
 	t.Helper()
-	srv := New(svc, Options{})
+	srv := New(tools.Local{Service: svc}, Options{})
 	ts := httptest.NewServer(srv.Handler(o))
 	t.Cleanup(func() {
 		for ss := range srv.MCP().Sessions() {
@@ -94,7 +95,7 @@ func TestAPICall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantJSON, _ := marshalJSON(want)
+	wantJSON, _ := tools.Encode(want)
 	if strings.TrimSpace(string(body)) != string(wantJSON) {
 		t.Errorf("HTTP result differs from the in-process one")
 	}
@@ -133,7 +134,7 @@ func TestAPIErrors(t *testing.T) {
 	info, _, _ := svc.View(sid)
 	stale := info.Version - 1
 	direct := func(tool, args string) string {
-		tt, _ := ops.LookupTool(tool)
+		tt, _ := tools.Lookup(tool)
 		_, err := tt.Call(context.Background(), svc, json.RawMessage(args))
 		return err.Error()
 	}
@@ -193,10 +194,10 @@ func TestAPIListAndHealth(t *testing.T) {
 	if err := json.Unmarshal(body, &list); status != 200 || err != nil {
 		t.Fatalf("GET /api: %d %v", status, err)
 	}
-	if len(list.Tools) != len(ops.Tools()) {
-		t.Errorf("GET /api lists %d tools, the registry has %d", len(list.Tools), len(ops.Tools()))
+	if len(list.Tools) != len(tools.All()) {
+		t.Errorf("GET /api lists %d tools, the registry has %d", len(list.Tools), len(tools.All()))
 	}
-	for i, tool := range ops.Tools() {
+	for i, tool := range tools.All() {
 		got := list.Tools[i]
 		if got.Name != tool.Name || got.Path != "/api/"+tool.Name || !slices.Equal(got.Arguments, tool.ArgNames()) || got.InputSchema["type"] != "object" || got.ReadOnly != tool.ReadOnly {
 			t.Errorf("GET /api: %+v for %s", got, tool.Name)
@@ -205,7 +206,7 @@ func TestAPIListAndHealth(t *testing.T) {
 
 	status, _, body = do(t, "GET", ts.URL+"/healthz", "", nil)
 	var h health
-	if err := json.Unmarshal(body, &h); status != 200 || err != nil || !h.OK || h.Sessions != 1 || h.Tools != len(ops.Tools()) || h.Version == "" || h.Schema != store.SchemaVersion {
+	if err := json.Unmarshal(body, &h); status != 200 || err != nil || !h.OK || h.Sessions != 1 || h.Tools != len(tools.All()) || h.Version == "" || h.Schema != store.SchemaVersion {
 		t.Errorf("healthz: %d %s", status, body)
 	}
 	if status, _, _ := do(t, "POST", ts.URL+"/healthz", "", nil); status != 405 {
@@ -377,9 +378,9 @@ func TestMCPOverHTTP(t *testing.T) {
 	if n := srv.Agents(); n != 1 {
 		t.Errorf("%d agents with one connected", n)
 	}
-	tools, err := cs.ListTools(ctx, nil)
-	if err != nil || len(tools.Tools) != len(ops.Tools()) {
-		t.Fatalf("tools/list over HTTP: %d tools, %v", len(tools.Tools), err)
+	listed, err := cs.ListTools(ctx, nil)
+	if err != nil || len(listed.Tools) != len(tools.All()) {
+		t.Fatalf("tools/list over HTTP: %d tools, %v", len(listed.Tools), err)
 	}
 	var op ops.OpResult
 	callOK(t, cs, "digest_messages", map[string]any{"start_idx": 3, "end_idx": 6, "summary": "over HTTP"}, &op)

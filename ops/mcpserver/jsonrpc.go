@@ -7,6 +7,8 @@ import (
 	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"weft/ops/tools"
 )
 
 // The SDK refuses some malformed messages in ways a client cannot read
@@ -223,7 +225,7 @@ func jsonrpcError(id json.RawMessage, code int, msg string) []byte {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
 	}
-	b, _ := marshalJSON(struct {
+	b, _ := tools.Encode(struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
 		Error   rpcError        `json:"error"`

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"weft/ops"
+	"weft/ops/tools"
 )
 
 const (
@@ -121,7 +122,7 @@ func Listen(svc *ops.Service, o ListenOptions) (*Listener, error) {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
 
-	s := New(svc, Options{Logger: o.Logger})
+	s := New(tools.Local{Service: svc}, Options{Logger: o.Logger})
 	l := &Listener{
 		server: s, ln: ln, notice: notice, done: make(chan struct{}),
 		url: "http://" + urlHost(host, ln.Addr()),

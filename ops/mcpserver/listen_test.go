@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"weft/ops"
+	"weft/ops/tools"
 	"weft/store"
 )
 
@@ -220,9 +221,9 @@ func TestRelay(t *testing.T) {
 	cs, _ := connectAt(t, relay, "relayed-agent", legacyVersion, nil)
 	ctx := context.Background()
 
-	tools, err := cs.ListTools(ctx, nil)
-	if err != nil || len(tools.Tools) != len(ops.Tools()) {
-		t.Fatalf("relay tools/list: %d, %v", len(tools.Tools), err)
+	listed, err := cs.ListTools(ctx, nil)
+	if err != nil || len(listed.Tools) != len(tools.All()) {
+		t.Fatalf("relay tools/list: %d, %v", len(listed.Tools), err)
 	}
 	var op ops.OpResult
 	res := callOK(t, cs, "snip_messages", map[string]any{"start_idx": 1, "end_idx": 2}, &op)
@@ -241,7 +242,7 @@ func TestRelay(t *testing.T) {
 		`{"start_idx":"x"}`,
 		fmt.Sprintf(`{"start_idx":0,"end_idx":1,"expected_version":%d}`, info.Version-1),
 	} {
-		tool, _ := ops.LookupTool("snip_messages")
+		tool, _ := tools.Lookup("snip_messages")
 		_, want := tool.Call(ctx, svc, json.RawMessage(args))
 		var m map[string]any
 		json.Unmarshal([]byte(args), &m)

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"weft/ops"
+	"weft/ops/tools"
 )
 
 // News of edits: weft tells its MCP clients what changed, as it changes.
@@ -152,7 +153,7 @@ func (s *Server) watch() func() {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		s.backend.watch(ctx, func(ev ops.Event) { s.announce(ev) })
+		s.backend.Watch(ctx, func(ev ops.Event) { s.announce(ev) })
 	}()
 	return func() {
 		cancel()
@@ -170,7 +171,7 @@ func (s *Server) announce(ev ops.Event) {
 	switch ev.Kind {
 	case ops.EventSessionCreated, ops.EventSessionDeleted, ops.EventSessionChanged:
 		s.listChanged()
-	case eventGap:
+	case tools.EventGap:
 		// Writes were missed: whatever was subscribed may have changed,
 		// and so may the list; who did what is not known.
 		s.listChanged()

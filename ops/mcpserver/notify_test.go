@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"weft/ops"
+	"weft/ops/tools"
 )
 
 // hearing is what one client was told, gathered by its handlers.
@@ -100,7 +101,7 @@ func count(list []string, s string) int {
 // context, another edits; the first is told of every write.
 func TestSubscribersHearEdits(t *testing.T) {
 	svc, sid := seeded(t)
-	srv := New(svc, Options{})
+	srv := New(tools.Local{Service: svc}, Options{})
 	h := newHearing()
 	listener, _ := connectAt(t, srv, "listener", legacyVersion, h.options())
 	editor, _ := connectAt(t, srv, "editor", legacyVersion, nil)
@@ -149,7 +150,7 @@ func TestSubscribersHearEdits(t *testing.T) {
 // of sessions changed when one is created, renamed or deleted.
 func TestListChangedOnSessionsMadeAndGone(t *testing.T) {
 	svc, _ := seeded(t)
-	srv := New(svc, Options{})
+	srv := New(tools.Local{Service: svc}, Options{})
 	h := newHearing()
 	connectAt(t, srv, "listener", legacyVersion, h.options())
 	editor, _ := connectAt(t, srv, "editor", legacyVersion, nil)
@@ -169,7 +170,7 @@ func TestListChangedOnSessionsMadeAndGone(t *testing.T) {
 // the edits of others (who, what, the new version), not of its own.
 func TestLogsTellOfOthersEdits(t *testing.T) {
 	svc, sid := seeded(t)
-	srv := New(svc, Options{})
+	srv := New(tools.Local{Service: svc}, Options{})
 	h := newHearing()
 	listener, _ := connectAt(t, srv, "listener", legacyVersion, h.options())
 	editor, _ := connectAt(t, srv, "editor", legacyVersion, nil)
@@ -223,7 +224,7 @@ func TestLogsTellOfOthersEdits(t *testing.T) {
 // has come.
 func TestProgressOfALongAppend(t *testing.T) {
 	svc, sid := seeded(t)
-	srv := New(svc, Options{})
+	srv := New(tools.Local{Service: svc}, Options{})
 	h := newHearing()
 	cs, _ := connectAt(t, srv, "appender", legacyVersion, h.options())
 	msgs := make([]map[string]string, 10000)

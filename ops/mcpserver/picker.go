@@ -47,26 +47,14 @@ const (
 	sessionsMatchPath = "/sessions/match"
 )
 
-// sessionPicker is what picking needs of a backend.
-type sessionPicker interface {
-	sessionPage(ctx context.Context, a ops.SessionPageArgs) (ops.SessionPage, error)
-	matchSessions(ctx context.Context, a ops.MatchSessionsArgs) (ops.MatchSessionsResult, error)
-}
-
-func (b localBackend) sessionPage(ctx context.Context, a ops.SessionPageArgs) (ops.SessionPage, error) {
-	return b.svc.SessionPage(ctx, a)
-}
-
-func (b localBackend) matchSessions(ctx context.Context, a ops.MatchSessionsArgs) (ops.MatchSessionsResult, error) {
-	return b.svc.MatchSessions(ctx, a)
-}
-
-func (b *remoteBackend) sessionPage(ctx context.Context, a ops.SessionPageArgs) (ops.SessionPage, error) {
+// SessionPage reads a page of session records there.
+func (b *remoteBackend) SessionPage(ctx context.Context, a ops.SessionPageArgs) (ops.SessionPage, error) {
 	var out ops.SessionPage
 	return out, b.ask(ctx, sessionsPagePath, a, &out)
 }
 
-func (b *remoteBackend) matchSessions(ctx context.Context, a ops.MatchSessionsArgs) (ops.MatchSessionsResult, error) {
+// MatchSessions matches sessions there.
+func (b *remoteBackend) MatchSessions(ctx context.Context, a ops.MatchSessionsArgs) (ops.MatchSessionsResult, error) {
 	var out ops.MatchSessionsResult
 	return out, b.ask(ctx, sessionsMatchPath, a, &out)
 }
@@ -86,22 +74,6 @@ func (b *remoteBackend) ask(ctx context.Context, path string, args, out any) err
 		return fmt.Errorf("the weft at %s answered %s with JSON this weft cannot read: %w", b.target(), path, err)
 	}
 	return nil
-}
-
-func (b *relayBackend) sessionPage(ctx context.Context, a ops.SessionPageArgs) (out ops.SessionPage, err error) {
-	err = b.either(func(p direct) error {
-		out, err = p.sessionPage(ctx, a)
-		return err
-	})
-	return out, err
-}
-
-func (b *relayBackend) matchSessions(ctx context.Context, a ops.MatchSessionsArgs) (out ops.MatchSessionsResult, err error) {
-	err = b.either(func(p direct) error {
-		out, err = p.matchSessions(ctx, a)
-		return err
-	})
-	return out, err
 }
 
 // serveRead answers a POST of read's arguments (JSON) with its result
@@ -160,7 +132,7 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.C
 			"invalid params: weft has no %s %q to complete: it completes the prompt startup's session_id and the {id} of %s and %s",
 			strings.TrimPrefix(p.Ref.Type, "ref/"), what, URISessionTemplate, URIContextTemplate)}
 	}
-	res, err := s.backend.matchSessions(ctx, ops.MatchSessionsArgs{Query: p.Argument.Value, Limit: maxCompletions})
+	res, err := s.backend.MatchSessions(ctx, ops.MatchSessionsArgs{Query: p.Argument.Value, Limit: maxCompletions})
 	if err != nil {
 		return nil, err
 	}
@@ -206,7 +178,7 @@ func (s *Server) sessionResources(next mcp.MethodHandler) mcp.MethodHandler {
 		if !first {
 			list.Resources = []*mcp.Resource{}
 		}
-		page, err := s.backend.sessionPage(ctx, ops.SessionPageArgs{After: after, Limit: sessionsPage})
+		page, err := s.backend.SessionPage(ctx, ops.SessionPageArgs{After: after, Limit: sessionsPage})
 		if err != nil {
 			return nil, err
 		}

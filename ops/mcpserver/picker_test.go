@@ -15,6 +15,7 @@ import (
 
 	"weft/model"
 	"weft/ops"
+	"weft/ops/tools"
 	"weft/store"
 )
 
@@ -51,7 +52,7 @@ var (
 func TestCompletionOfSessionIDs(t *testing.T) {
 	svc, demoID := seeded(t)
 	ids := titled(t, svc, "auth design", "billing", "Rate limiter notes", "design of auth", "twin", "twin")
-	srv := New(svc, Options{})
+	srv := New(tools.Local{Service: svc}, Options{})
 	cs := connect(t, srv, "completer", nil)
 	if caps := cs.InitializeResult().Capabilities; caps.Completions == nil {
 		t.Fatalf("completions are not declared: %+v", caps)
@@ -180,7 +181,7 @@ func TestCompletionIsCapped(t *testing.T) {
 		titles = append(titles, fmt.Sprintf("bulk %03d", i))
 	}
 	titled(t, svc, titles...)
-	cs := connect(t, New(svc, Options{}), "completer", nil)
+	cs := connect(t, New(tools.Local{Service: svc}, Options{}), "completer", nil)
 	got := complete(t, cs, startupRef, "session_id", "bulk")
 	if len(got.Values) != 100 || got.Total != 130 || !got.HasMore {
 		t.Errorf("130 matches: %d values, total %d, hasMore %v; want 100, 130, true", len(got.Values), got.Total, got.HasMore)
@@ -237,7 +238,7 @@ func TestSessionsListedAsResources(t *testing.T) {
 	}
 	ids := titled(t, svc, titles...)
 	ids["demo"] = demoID
-	cs := connect(t, New(svc, Options{}), "lister", nil)
+	cs := connect(t, New(tools.Local{Service: svc}, Options{}), "lister", nil)
 
 	all, pages := listAll(t, cs)
 	if pages < 3 {
@@ -302,7 +303,7 @@ func TestResourceListAgreesWithListChanged(t *testing.T) {
 		titles = append(titles, fmt.Sprintf("old %03d", i))
 	}
 	old := titled(t, svc, titles...)
-	srv := New(svc, Options{})
+	srv := New(tools.Local{Service: svc}, Options{})
 	h := newHearing()
 	cs, _ := connectAt(t, srv, "listener", legacyVersion, h.options())
 	ctx := context.Background()
@@ -400,7 +401,7 @@ func TestResourcePagesOnManySessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs := connect(t, New(ops.New(st), Options{}), "lister", nil)
+	cs := connect(t, New(tools.Local{Service: ops.New(st)}, Options{}), "lister", nil)
 	start := time.Now()
 	all, pages := listAll(t, cs)
 	took := time.Since(start)

@@ -11,6 +11,7 @@ import (
 	"weft/formats"
 	"weft/formats/export"
 	"weft/ops"
+	"weft/ops/tools"
 )
 
 // A proxied request's body is read once, by a scanner that only finds
@@ -236,7 +237,7 @@ func (b *proxyBody) system(summaries string) (any, error) {
 	if err := json.Unmarshal(s, &blocks); err != nil {
 		return nil, fmt.Errorf("\"system\": %v", err)
 	}
-	text, _ := marshalJSON(export.AnthropicBlock{Type: "text", Text: summaries})
+	text, _ := tools.Encode(export.AnthropicBlock{Type: "text", Text: summaries})
 	return append(blocks, text), nil
 }
 
@@ -346,7 +347,7 @@ func proxyError(w http.ResponseWriter, api ops.ProxyAPI, status int, msg string)
 			Error oaError `json:"error"`
 		}{oaError{Message: msg, Type: typ}}
 	}
-	b, _ := marshalJSON(body)
+	b, _ := tools.Encode(body)
 	writeJSONBody(w, status, b)
 }
 

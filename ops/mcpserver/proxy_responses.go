@@ -9,6 +9,7 @@ import (
 
 	"weft/formats"
 	"weft/ops"
+	"weft/ops/tools"
 )
 
 // The Responses API through the proxy (POST /v1/responses, what Codex
@@ -95,7 +96,7 @@ func (b *proxyBody) responsesInput(items []ops.ResponsesItem) (json.RawMessage, 
 		case it.Request >= 0 && it.Request < len(b.messages):
 			out = append(out, b.messages[it.Request]...)
 		case it.Request < 0 && it.Message != nil:
-			m, err := marshalJSON(it.Message)
+			m, err := tools.Encode(it.Message)
 			if err != nil {
 				return nil, err
 			}

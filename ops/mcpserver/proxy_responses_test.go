@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"weft/ops"
+	"weft/ops/tools"
 )
 
 // A Codex CLI conversation's input items, as Codex sends them: its
@@ -356,7 +357,7 @@ func toggleLast(t *testing.T, svc *ops.Service, sid string) {
 	if err != nil || len(list) == 0 {
 		t.Fatal(err, len(list))
 	}
-	tool, _ := ops.LookupTool("toggle_operation")
+	tool, _ := tools.Lookup("toggle_operation")
 	args := fmt.Sprintf(`{"session_id":%q,"operation_id":%q,"active":false}`, sid, list[len(list)-1].ID)
 	if _, err := tool.Call(context.Background(), svc, json.RawMessage(args)); err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"weft/ops"
+	"weft/ops/tools"
 	"weft/store"
 )
 
@@ -250,7 +251,7 @@ func newProxyRig(t testing.TB, o HandlerOptions) *proxyRig {
 	t.Cleanup(func() { st.Close() })
 	logger := slog.New(slog.NewTextHandler(rig.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	rig.svc = ops.New(st, ops.WithLogger(logger))
-	rig.server = New(rig.svc, Options{Logger: logger})
+	rig.server = New(tools.Local{Service: rig.svc}, Options{Logger: logger})
 	if o.Upstreams.Anthropic == "" {
 		o.Upstreams.Anthropic = rig.up.server.URL
 	}

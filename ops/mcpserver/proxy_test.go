@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"weft/ops"
+	"weft/ops/tools"
 )
 
 const (
@@ -148,7 +149,7 @@ func standInAnswer(answer func(w http.ResponseWriter, r *http.Request, body []by
 // edit would be.
 func digest(t testing.TB, svc *ops.Service, sid string, start, end int, summary string) {
 	t.Helper()
-	tool, _ := ops.LookupTool("digest_messages")
+	tool, _ := tools.Lookup("digest_messages")
 	args := fmt.Sprintf(`{"session_id":%q,"start_idx":%d,"end_idx":%d,"summary":%q}`, sid, start, end, summary)
 	if _, err := tool.Call(context.Background(), svc, json.RawMessage(args)); err != nil {
 		t.Fatal(err)
@@ -214,7 +215,7 @@ func TestProxyOpenAIConversation(t *testing.T) {
 // snip snips stored messages by ID through the tool registry.
 func snip(t *testing.T, svc *ops.Service, sid string, ids ...string) {
 	t.Helper()
-	tool, _ := ops.LookupTool("snip_messages")
+	tool, _ := tools.Lookup("snip_messages")
 	raw, _ := json.Marshal(ids)
 	if _, err := tool.Call(context.Background(), svc, json.RawMessage(fmt.Sprintf(`{"session_id":%q,"ids":%s}`, sid, raw))); err != nil {
 		t.Fatal(err)

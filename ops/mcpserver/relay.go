@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"weft/ops"
+	"weft/ops/tools"
 )
 
 // NewRelay returns a server with the same tools, resources and prompt as
@@ -28,66 +29,47 @@ func NewRelay(target, token string, opts Options) (*Server, error) {
 	return NewRelayWith(target, RelayOptions{Token: token}, opts)
 }
 
-// Remote calls tools on a running weft through its HTTP API: how a
-// second weft process uses a database the first one holds.
-type Remote struct{ b *remoteBackend }
-
-// NewRemote talks to the weft listening at target (its <db>.addr URL).
+// NewRemote talks to the weft listening at target (its <db>.addr URL):
+// how a second weft process uses a database the first one holds. It
+// follows no other weft when that one stops.
 func NewRemote(target, token string) (*Remote, error) {
-	base, err := relayBase(target)
-	if err != nil {
-		return nil, err
-	}
-	return &Remote{newRemoteBackend(base, token)}, nil
+	return newRemote(target, RelayOptions{Token: token})
 }
 
-// Call runs a tool there and returns its JSON result; refusals come back
-// as *ops.Error of the same kind as in-process.
-func (r *Remote) Call(ctx context.Context, tool *ops.Tool, args json.RawMessage) (json.RawMessage, error) {
-	out, _, err := r.b.call(ctx, tool, args)
-	return out, err
-}
-
-// Invoke runs a tool there with its own argument type, filling out (a
-// pointer to its result type), as ops.Tool.Invoke does in-process.
-func (r *Remote) Invoke(ctx context.Context, tool *ops.Tool, args, out any) error {
-	return r.b.invoke(ctx, tool, args, out)
-}
-
-// Outline is ThreadOutline, there.
-func (r *Remote) Outline(ctx context.Context, ref string) (Outline, error) {
+// Outline is the outline there.
+func (b *remoteBackend) Outline(ctx context.Context, ref string) (tools.Outline, error) {
 	args, err := json.Marshal(map[string]string{"session_id": ref})
 	if err != nil {
-		return Outline{}, err
+		return tools.Outline{}, err
 	}
-	res, err := r.b.post(ctx, outlinePath, "application/json", bytes.NewReader(args), "the outline")
+	res, err := b.post(ctx, outlinePath, "application/json", bytes.NewReader(args), "the outline")
 	if err != nil {
-		return Outline{}, err
+		return tools.Outline{}, err
 	}
-	var o Outline
+	var o tools.Outline
 	if err := json.Unmarshal(res, &o); err != nil {
-		return Outline{}, fmt.Errorf("the weft at %s answered with an outline this weft cannot read: %w", r.b.target(), err)
+		return tools.Outline{}, fmt.Errorf("the weft at %s answered with an outline this weft cannot read: %w", b.target(), err)
 	}
 	return o, nil
 }
 
-// Export is Export, there: the export is copied to w as it comes.
-func (r *Remote) Export(ctx context.Context, w io.Writer, args ExportArgs) (notes []string, err error) {
+// Export is the export there: it is copied to w as it comes.
+func (b *remoteBackend) Export(ctx context.Context, w io.Writer, args tools.ExportArgs) (notes []string, err error) {
 	body, err := json.Marshal(args)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := r.b.send(ctx, exportPath, "application/json", bytes.NewReader(body))
+	resp, err := b.send(ctx, exportPath, "application/json", bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		return nil, r.b.refusal(resp, b)
+		b2, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		return nil, b.refusal(resp, b2)
 	}
 	if _, err := io.Copy(w, resp.Body); err != nil {
-		return nil, fmt.Errorf("reading the export from the weft at %s: %w", r.b.target(), err)
+		return nil, fmt.Errorf("reading the export from the weft at %s: %w", b.target(), err)
 	}
 	// The trailers are read once the body is.
 	for _, n := range resp.Trailer.Values(noteTrailer) {
@@ -102,10 +84,12 @@ func (r *Remote) Export(ctx context.Context, w io.Writer, args ExportArgs) (note
 	return notes, nil
 }
 
-// Import is Import, there: the file is sent as it is read from f. The
-// error is for a request the remote weft refused or could not answer;
-// what the import itself met is in the report.
-func (r *Remote) Import(ctx context.Context, f io.Reader, args ImportArgs) (ImportReport, error) {
+// Import is the import there: the file is sent as it is read from f,
+// and the weft there reports once, at the end.
+func (b *remoteBackend) Import(ctx context.Context, f io.Reader, args tools.ImportArgs, progress tools.Progress) (tools.ImportReport, error) {
+	if progress != nil {
+		defer progress.Waiting()()
+	}
 	q := url.Values{}
 	if args.Format != "" {
 		q.Set("format", string(args.Format))
@@ -117,13 +101,13 @@ func (r *Remote) Import(ctx context.Context, f io.Reader, args ImportArgs) (Impo
 	if len(q) > 0 {
 		path += "?" + q.Encode()
 	}
-	res, err := r.b.post(ctx, path, "application/octet-stream", f, "the import")
+	res, err := b.post(ctx, path, "application/octet-stream", f, "the import")
 	if err != nil {
-		return ImportReport{}, err
+		return tools.ImportReport{}, err
 	}
 	var w importReportJSON
 	if err := json.Unmarshal(res, &w); err != nil {
-		return ImportReport{}, fmt.Errorf("the weft at %s answered with an import report this weft cannot read: %w", r.b.target(), err)
+		return tools.ImportReport{}, fmt.Errorf("the weft at %s answered with an import report this weft cannot read: %w", b.target(), err)
 	}
 	return w.report(), nil
 }
@@ -174,14 +158,14 @@ func (b *remoteBackend) moveTo(base string) {
 	b.mu.Unlock()
 }
 
-// invoke runs a tool on the remote weft: the arguments and the result
+// Invoke runs a tool on the remote weft: the arguments and the result
 // cross the network as JSON.
-func (b *remoteBackend) invoke(ctx context.Context, tool *ops.Tool, args, out any) error {
+func (b *remoteBackend) Invoke(ctx context.Context, tool *tools.Tool, args, out any) error {
 	raw, err := json.Marshal(args)
 	if err != nil {
 		return err
 	}
-	res, _, err := b.call(ctx, tool, raw)
+	res, _, err := b.Call(ctx, tool, raw)
 	if err != nil {
 		return err
 	}
@@ -191,9 +175,9 @@ func (b *remoteBackend) invoke(ctx context.Context, tool *ops.Tool, args, out an
 	return nil
 }
 
-// call gives the remote weft's JSON, and no value: decoding it here
+// Call gives the remote weft's JSON, and no value: decoding it here
 // would be the work the JSON spares.
-func (b *remoteBackend) call(ctx context.Context, tool *ops.Tool, args json.RawMessage) (json.RawMessage, any, error) {
+func (b *remoteBackend) Call(ctx context.Context, tool *tools.Tool, args json.RawMessage) (json.RawMessage, any, error) {
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")
 	}

@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"log/slog"
 	"net"
 	"strings"
 	"sync"
 	"time"
 
 	"weft/ops"
+	"weft/ops/tools"
 )
 
 // RelayOptions configure a relay beyond the address it starts with.
@@ -26,37 +29,50 @@ type RelayOptions struct {
 	Takeover func() (*ops.Service, error)
 }
 
+// logger is what a Remote reports its moves to.
+type logger interface {
+	Warn(msg string, args ...any)
+	Info(msg string, args ...any)
+}
+
 // NewRelayWith is NewRelay with a way on when the weft relayed to stops:
 // on a connection that fails, the relay reads the address file again and
 // calls the weft it names now, or, when the file is free, opens it itself
 // and serves in-process (RelayOptions).
 func NewRelayWith(target string, ro RelayOptions, opts Options) (*Server, error) {
+	r, err := newRemote(target, ro)
+	if err != nil {
+		return nil, err
+	}
+	s := New(r, opts)
+	r.logger = s.logger
+	return s, nil
+}
+
+func newRemote(target string, ro RelayOptions) (*Remote, error) {
 	base, err := relayBase(target)
 	if err != nil {
 		return nil, err
 	}
-	b := &relayBackend{remote: newRemoteBackend(base, ro.Token), rediscover: ro.Rediscover, takeover: ro.Takeover}
-	s := newServer(b, opts)
-	b.logger = s.logger
-	return s, nil
+	return &Remote{remote: newRemoteBackend(base, ro.Token), rediscover: ro.Rediscover, takeover: ro.Takeover, logger: slog.New(slog.DiscardHandler)}, nil
 }
 
-// relayBackend is a relay's backend: the holding weft's API while it
-// answers, then the weft that holds the file now, or the file itself.
-type relayBackend struct {
+// Remote runs tools, and the whole-file work, on the weft that holds the
+// file, through its listener's HTTP API: how a second weft process uses
+// a database the first one holds. Errors are *ops.Error of the same kind
+// as in-process. With RelayOptions' ways on, it follows the file when
+// that weft stops: to the weft that holds it now, or the file itself.
+type Remote struct {
 	remote     *remoteBackend
 	rediscover func() string
 	takeover   func() (*ops.Service, error)
-	logger     interface {
-		Warn(msg string, args ...any)
-		Info(msg string, args ...any)
-	}
+	logger     logger
 
 	mu    sync.Mutex
-	local *localBackend // set once the relay serves the file itself
+	local *tools.Local // set once the relay serves the file itself
 }
 
-func (b *relayBackend) inProcess() *localBackend {
+func (b *Remote) inProcess() *tools.Local {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.local
@@ -65,16 +81,18 @@ func (b *relayBackend) inProcess() *localBackend {
 // direct is what the relay calls through: the weft relayed to, or the
 // file itself once the relay has taken it over.
 type direct interface {
-	call(ctx context.Context, tool *ops.Tool, args json.RawMessage) (json.RawMessage, any, error)
-	invoke(ctx context.Context, tool *ops.Tool, args, out any) error
-	sessionPicker
+	Call(ctx context.Context, tool *tools.Tool, args json.RawMessage) (json.RawMessage, any, error)
+	Invoke(ctx context.Context, tool *tools.Tool, args, out any) error
+	SessionPage(ctx context.Context, a ops.SessionPageArgs) (ops.SessionPage, error)
+	MatchSessions(ctx context.Context, a ops.MatchSessionsArgs) (ops.MatchSessionsResult, error)
+	tools.Files
 }
 
 // either runs a request where the relay calls now and, when that weft did
 // not answer, once more where it turned to. Only a request that never
 // reached the weft is sent again: one that broke on the way may have been
 // applied.
-func (b *relayBackend) either(do func(direct) error) error {
+func (b *Remote) either(do func(direct) error) error {
 	if l := b.inProcess(); l != nil {
 		return do(l)
 	}
@@ -89,22 +107,69 @@ func (b *relayBackend) either(do func(direct) error) error {
 	return err
 }
 
-func (b *relayBackend) call(ctx context.Context, tool *ops.Tool, args json.RawMessage) (out json.RawMessage, value any, err error) {
+// Call runs a tool where the relay calls now.
+func (b *Remote) Call(ctx context.Context, tool *tools.Tool, args json.RawMessage) (out json.RawMessage, value any, err error) {
 	err = b.either(func(d direct) error {
-		out, value, err = d.call(ctx, tool, args)
+		out, value, err = d.Call(ctx, tool, args)
 		return err
 	})
 	return out, value, err
 }
 
-func (b *relayBackend) invoke(ctx context.Context, tool *ops.Tool, args, out any) error {
-	return b.either(func(d direct) error { return d.invoke(ctx, tool, args, out) })
+// Invoke runs a tool on typed arguments where the relay calls now.
+func (b *Remote) Invoke(ctx context.Context, tool *tools.Tool, args, out any) error {
+	return b.either(func(d direct) error { return d.Invoke(ctx, tool, args, out) })
+}
+
+// SessionPage reads a page of session records where the relay calls now.
+func (b *Remote) SessionPage(ctx context.Context, a ops.SessionPageArgs) (out ops.SessionPage, err error) {
+	err = b.either(func(d direct) error {
+		out, err = d.SessionPage(ctx, a)
+		return err
+	})
+	return out, err
+}
+
+// MatchSessions matches sessions where the relay calls now.
+func (b *Remote) MatchSessions(ctx context.Context, a ops.MatchSessionsArgs) (out ops.MatchSessionsResult, err error) {
+	err = b.either(func(d direct) error {
+		out, err = d.MatchSessions(ctx, a)
+		return err
+	})
+	return out, err
+}
+
+// Outline is the outline, where the relay calls now.
+func (b *Remote) Outline(ctx context.Context, ref string) (out tools.Outline, err error) {
+	err = b.either(func(d direct) error {
+		out, err = d.Outline(ctx, ref)
+		return err
+	})
+	return out, err
+}
+
+// Export is the export, where the relay calls now.
+func (b *Remote) Export(ctx context.Context, w io.Writer, args tools.ExportArgs) (notes []string, err error) {
+	err = b.either(func(d direct) error {
+		notes, err = d.Export(ctx, w, args)
+		return err
+	})
+	return notes, err
+}
+
+// Import is the import, where the relay calls now.
+func (b *Remote) Import(ctx context.Context, r io.Reader, args tools.ImportArgs, progress tools.Progress) (rep tools.ImportReport, err error) {
+	err = b.either(func(d direct) error {
+		rep, err = d.Import(ctx, r, args, progress)
+		return err
+	})
+	return rep, err
 }
 
 // failover finds where to go after the weft at before stopped answering:
 // the address the file lists now, if it is another, else the file
 // itself. It reports whether there is somewhere new to call.
-func (b *relayBackend) failover(before string) bool {
+func (b *Remote) failover(before string) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.local != nil || b.remote.target() != before {
@@ -127,7 +192,7 @@ func (b *relayBackend) failover(before string) bool {
 		b.logger.Warn("the weft relayed to is gone, and the file is not free", "url", before, "error", err)
 		return false
 	}
-	b.local = &localBackend{svc}
+	b.local = &tools.Local{Service: svc}
 	b.logger.Info("the weft relayed to is gone: serving the file in-process", "url", before)
 	return true
 }
@@ -139,14 +204,14 @@ func unreachable(err error) bool {
 	return errors.As(err, &op) && op.Op == "dial"
 }
 
-// watch follows the events of wherever the relay calls: the holder's
+// Watch follows the events of wherever the relay calls: the holder's
 // /events, or the file's own once the relay serves it. A stream that
 // broke is opened again at once, then every eventsRetry; one that opens
 // after a break starts with an eventGap, since writes in the break were
 // missed. Only a call takes the file over: the watch follows a weft
 // started on another port, and otherwise waits, so that the weft
 // restarting gets its file back.
-func (b *relayBackend) watch(ctx context.Context, fn func(ops.Event)) {
+func (b *Remote) Watch(ctx context.Context, fn func(ops.Event)) {
 	own := apiOrigin + b.remote.id + "/"
 	broke := false
 	relayed := func(ev ops.Event) {
@@ -159,15 +224,15 @@ func (b *relayBackend) watch(ctx context.Context, fn func(ops.Event)) {
 	}
 	opened := func() {
 		if broke {
-			fn(ops.Event{Kind: eventGap})
+			fn(ops.Event{Kind: tools.EventGap})
 		}
 	}
 	for failures := 0; ctx.Err() == nil; {
 		if l := b.inProcess(); l != nil {
 			if broke {
-				fn(ops.Event{Kind: eventGap})
+				fn(ops.Event{Kind: tools.EventGap})
 			}
-			l.watch(ctx, fn)
+			l.Watch(ctx, fn)
 			return
 		}
 		before := b.remote.target()
@@ -197,7 +262,7 @@ func (b *relayBackend) watch(ctx context.Context, fn func(ops.Event)) {
 
 // follow points the relay at the address the file lists now, if it is
 // not before, and reports whether it did or another call moved it.
-func (b *relayBackend) follow(before string) bool {
+func (b *Remote) follow(before string) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.local != nil || b.remote.target() != before {

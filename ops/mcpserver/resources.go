@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"weft/ops"
+	"weft/ops/tools"
 )
 
 // Resource URIs. Templates take a session ID (an exact ID, a unique ID
@@ -73,16 +74,16 @@ func (s *Server) addResources() {
 // callTool runs a registry tool through the backend, its result into
 // out (a pointer to the tool's result type).
 func (s *Server) callTool(ctx context.Context, name string, args, out any) error {
-	tool, ok := ops.LookupTool(name)
+	tool, ok := tools.Lookup(name)
 	if !ok {
 		return fmt.Errorf("this weft has no tool %s", name)
 	}
-	return s.backend.invoke(ctx, tool, args, out)
+	return s.backend.Invoke(ctx, tool, args, out)
 }
 
 // resourceResult wraps a value as a resource's JSON contents.
 func resourceResult(uri string, v any) (*mcp.ReadResourceResult, error) {
-	b, err := marshalJSON(v)
+	b, err := tools.Encode(v)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"weft/internal/tokens"
 	"weft/ops"
+	"weft/ops/tools"
 )
 
 // Resources are read results too, and fit a budget as the read tools do:
@@ -223,7 +224,7 @@ func (s *Server) readRecentFit(ctx context.Context, r resourceURI) (recentRead, 
 
 // countTokens counts the tokens of v's JSON as a resource sends it.
 func countTokens(v any) int {
-	b, err := marshalJSON(v)
+	b, err := tools.Encode(v)
 	if err != nil {
 		return 0
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"weft/model"
-	"weft/ops"
+	"weft/ops/tools"
 )
 
 // Tools' schemas are generated from their Go types, then made to say what
@@ -21,7 +21,7 @@ import (
 //     given (an empty list says "none" where one may be empty);
 //   - a string argument that takes one of a fixed set (a format, a view,
 //     a mode, a source) lists the set as its enum, from the very list its
-//     handler checks (ops.Tool.ArgChoices);
+//     handler checks (tools.Tool.ArgChoices);
 //   - a message's role is one of model.Roles.
 
 // schemaOptions describe weft's types to the schema generator: parts are
@@ -53,12 +53,12 @@ type toolSchemas struct {
 
 var (
 	schemaMu    sync.Mutex
-	schemaCache = map[*ops.Tool]toolSchemas{}
+	schemaCache = map[*tools.Tool]toolSchemas{}
 )
 
 // schemasOf generates a tool's input and output schemas once per process:
 // every listener, stdio server and test shares them.
-func schemasOf(t *ops.Tool) toolSchemas {
+func schemasOf(t *tools.Tool) toolSchemas {
 	schemaMu.Lock()
 	defer schemaMu.Unlock()
 	if s, ok := schemaCache[t]; ok {

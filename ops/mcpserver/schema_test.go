@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"weft/model"
+	"weft/ops/tools"
 )
 
 // schemaProp is one property of an input schema as a client reads it.
@@ -71,7 +72,7 @@ func listedSchemas(t *testing.T, cs *mcp.ClientSession) map[string]struct {
 // one may be empty).
 func TestRequiredArgumentsAreNotNullable(t *testing.T) {
 	svc, _ := seeded(t)
-	cs := connect(t, New(svc, Options{}), "schemas", nil)
+	cs := connect(t, New(tools.Local{Service: svc}, Options{}), "schemas", nil)
 	for name, s := range listedSchemas(t, cs) {
 		for _, req := range s.Required {
 			p, ok := s.Properties[req]
@@ -107,7 +108,7 @@ func choicesIn(list string) []string {
 // must get past the handler's check.
 func TestFixedValueArgumentsHaveEnums(t *testing.T) {
 	svc, sid := seeded(t)
-	cs := connect(t, New(svc, Options{}), "schemas", nil)
+	cs := connect(t, New(tools.Local{Service: svc}, Options{}), "schemas", nil)
 	ctx := context.Background()
 	schemas := listedSchemas(t, cs)
 

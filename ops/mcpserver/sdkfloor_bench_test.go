@@ -8,7 +8,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"weft/ops"
+	"weft/ops/tools"
 )
 
 // BenchmarkMCPInProcessSDKFloor is the SDK alone doing what
@@ -26,10 +26,10 @@ func BenchmarkMCPInProcessSDKFloor(b *testing.B) {
 
 func benchSDKFloor(b *testing.B, wire bool) {
 	svc, sid := benchService(b)
-	tool, _ := ops.LookupTool("get_message_range")
+	tool, _ := tools.Lookup("get_message_range")
 	args := map[string]any{"session_id": sid, "start_idx": 50000, "end_idx": 50039}
 	raw, _ := json.Marshal(args)
-	out, _, err := localBackend{svc}.call(context.Background(), tool, raw)
+	out, _, err := tools.Local{Service: svc}.Call(context.Background(), tool, raw)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,21 +1,18 @@
-// Package mcpserver is weft's protocol face: the tools of ops's registry
+// Package mcpserver is weft's protocol face: the tools of the registry (ops/tools)
 // over MCP (stdio and Streamable HTTP), the plain HTTP API that mirrors
 // them (POST /api/<tool>), and the listener the TUI and weft serve run.
 //
 // Every way in goes through one backend: in-process over an *ops.Service,
 // or, for a weft mcp that finds the file held by a running weft, over that
-// weft's HTTP API. Tools decode their arguments with ops.Tool.Decode, so MCP,
+// weft's HTTP API. Tools decode their arguments with tools.Tool.Decode, so MCP,
 // HTTP and weft call give the same errors for the same mistakes.
 package mcpserver
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"reflect"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -24,15 +21,15 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"weft/ops"
 	"weft/ops/summary"
+	"weft/ops/tools"
 )
 
 // Server is weft's MCP server over one backend. It is safe for concurrent
 // use; one Server serves any number of MCP sessions and HTTP requests.
 type Server struct {
 	mcp     *mcp.Server
-	backend backend
+	backend tools.Backend
 	logger  *slog.Logger
 	news    *news
 	// closing is closed when the listener serving this server closes,
@@ -52,65 +49,10 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// backend runs tools. call takes and gives JSON, as the protocols carry
-// it, and the result as a Go value too where the backend has one (nil
-// where it has only the JSON: a remote weft's answer); invoke takes the tool's own argument type and fills out, a pointer
-// to its result type, so what the server asks for itself (resources, the
-// prompt) is not encoded and decoded again in this process. Errors a
-// request caused are *ops.Error (test their kind with errors.Is).
-type backend interface {
-	call(ctx context.Context, tool *ops.Tool, args json.RawMessage) (json.RawMessage, any, error)
-	invoke(ctx context.Context, tool *ops.Tool, args, out any) error
-	// watch calls fn with every write's event until ctx ends.
-	watch(ctx context.Context, fn func(ops.Event))
-	sessionPicker
-}
-
-// localBackend runs tools in-process.
-type localBackend struct{ svc *ops.Service }
-
-func (b localBackend) call(ctx context.Context, tool *ops.Tool, args json.RawMessage) (json.RawMessage, any, error) {
-	res, err := tool.Call(ctx, b.svc, args)
-	if err != nil {
-		return nil, nil, err
-	}
-	out, err := marshalJSON(res)
-	return out, res, err
-}
-
-func (b localBackend) invoke(ctx context.Context, tool *ops.Tool, args, out any) error {
-	res, err := tool.Invoke(ctx, b.svc, args)
-	if err != nil {
-		return err
-	}
-	dst := reflect.ValueOf(out)
-	if dst.Kind() != reflect.Pointer || dst.Elem().Type() != tool.ResultType {
-		return fmt.Errorf("%s gives %s, not %T", tool.Name, tool.ResultType, out)
-	}
-	dst.Elem().Set(reflect.ValueOf(res))
-	return nil
-}
-
-func (b localBackend) watch(ctx context.Context, fn func(ops.Event)) {
-	events, stop := b.svc.Subscribe()
-	defer stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case ev := <-events:
-			fn(ev)
-		}
-	}
-}
-
 // New returns a server exposing every tool of the registry, the session
-// resources and the startup prompt, over svc.
-func New(svc *ops.Service, opts Options) *Server {
-	return newServer(localBackend{svc}, opts)
-}
-
-func newServer(b backend, opts Options) *Server {
+// resources and the startup prompt, over b: tools.Local over a Service,
+// or the weft that holds the file (a relay).
+func New(b tools.Backend, opts Options) *Server {
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -124,7 +66,7 @@ func newServer(b backend, opts Options) *Server {
 	s.addNews(sopts)
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "weft", Title: "weft", Version: Version()}, sopts)
 	s.mcp.AddReceivingMiddleware(encodeToolResults, errorCodes, s.newsMiddleware, s.sessionResources)
-	for _, t := range ops.Tools() {
+	for _, t := range tools.All() {
 		s.mcp.AddTool(mcpTool(t), s.toolHandler(t))
 	}
 	s.addResources()
@@ -190,7 +132,7 @@ func Version() string {
 }
 
 // mcpTool describes a registry tool to MCP clients.
-func mcpTool(t *ops.Tool) *mcp.Tool {
+func mcpTool(t *tools.Tool) *mcp.Tool {
 	sc := schemasOf(t)
 	tool := &mcp.Tool{
 		Name:        t.Name,
@@ -230,7 +172,7 @@ func toolTitle(name string) string {
 
 // toolHandler adapts a registry tool to MCP: the calling client is the
 // author of any edit, and a client that can sample lends its model.
-func (s *Server) toolHandler(t *ops.Tool) mcp.ToolHandler {
+func (s *Server) toolHandler(t *tools.Tool) mcp.ToolHandler {
 	hasOutput := schemasOf(t).output != nil
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		ctx, done := s.inFlight(ctx, req.Session)
@@ -240,7 +182,7 @@ func (s *Server) toolHandler(t *ops.Tool) mcp.ToolHandler {
 		if sp != nil {
 			ctx = summary.WithSampler(ctx, sp.sample)
 		}
-		out, value, err := s.backend.call(ctx, t, req.Params.Arguments)
+		out, value, err := s.backend.Call(ctx, t, req.Params.Arguments)
 		if sp != nil && len(sp.pending) > 0 {
 			// The tool asked the client's model for something it has not
 			// answered yet: ask, and the client calls again with the
@@ -390,16 +332,4 @@ func sampledText(c mcp.Content, model string) (string, string, error) {
 		return "", "", fmt.Errorf("the client's model answered without text (%T)", c)
 	}
 	return text.Text, model, nil
-}
-
-// marshalJSON encodes v compactly without escaping <, > and &: results
-// carry code and markup that should read as written.
-func marshalJSON(v any) (json.RawMessage, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }

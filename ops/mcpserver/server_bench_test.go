@@ -20,6 +20,7 @@ import (
 
 	"weft/model"
 	"weft/ops"
+	"weft/ops/tools"
 	"weft/store"
 )
 
@@ -125,17 +126,17 @@ func benchLatencies(b *testing.B, ds []time.Duration) {
 // API run it: decode the arguments, call, encode the result.
 func BenchmarkToolCallTurnsAround100k(b *testing.B) {
 	svc, sid := benchService(b)
-	tool, _ := ops.LookupTool("get_turns_around")
-	backend := localBackend{svc}
+	tool, _ := tools.Lookup("get_turns_around")
+	backend := tools.Local{Service: svc}
 	args := []byte(fmt.Sprintf(`{"session_id":%q,"timestamp":%q,"count":40}`, sid, benchT0.Add(50_000*time.Second).Format(time.RFC3339)))
 	ctx := context.Background()
-	if _, _, err := backend.call(ctx, tool, args); err != nil {
+	if _, _, err := backend.Call(ctx, tool, args); err != nil {
 		b.Fatal(err)
 	}
 	ds := make([]time.Duration, 0, b.N)
 	for b.Loop() {
 		t := time.Now()
-		if _, _, err := backend.call(ctx, tool, args); err != nil {
+		if _, _, err := backend.Call(ctx, tool, args); err != nil {
 			b.Fatal(err)
 		}
 		ds = append(ds, time.Since(t))
@@ -148,7 +149,7 @@ func BenchmarkToolCallTurnsAround100k(b *testing.B) {
 // client over in-memory transports.
 func BenchmarkMCPInProcessTurnsAround100k(b *testing.B) {
 	svc, sid := benchService(b)
-	cs := connect(b, New(svc, Options{}), "bench", nil)
+	cs := connect(b, New(tools.Local{Service: svc}, Options{}), "bench", nil)
 	args := map[string]any{"session_id": sid, "timestamp": benchT0.Add(50_000 * time.Second).Format(time.RFC3339), "count": 40}
 	callOK(b, cs, "get_turns_around", args, nil) // warm the view
 	benchCalls(b, cs, "get_turns_around", args)
@@ -161,7 +162,7 @@ func BenchmarkMCPInProcessTurnsAround100k(b *testing.B) {
 // between them.
 func BenchmarkMCPInProcessMessageRange40(b *testing.B) {
 	svc, sid := benchService(b)
-	cs := connect(b, New(svc, Options{}), "bench", nil)
+	cs := connect(b, New(tools.Local{Service: svc}, Options{}), "bench", nil)
 	args := map[string]any{"session_id": sid, "start_idx": 50000, "end_idx": 50039}
 	callOK(b, cs, "get_message_range", args, nil) // warm the view
 	benchCalls(b, cs, "get_message_range", args)
@@ -207,7 +208,7 @@ func benchConcurrent(b *testing.B, clients int, op func(client int) error) {
 // over loopback from 8 concurrent clients.
 func BenchmarkHTTPMessageRange(b *testing.B) {
 	svc, sid := benchService(b)
-	ts := httptest.NewServer(New(svc, Options{}).Handler(HandlerOptions{}))
+	ts := httptest.NewServer(New(tools.Local{Service: svc}, Options{}).Handler(HandlerOptions{}))
 	defer ts.Close()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
 	body := []byte(fmt.Sprintf(`{"session_id":%q,"start_idx":50000,"end_idx":50019}`, sid))
@@ -237,7 +238,7 @@ func BenchmarkHTTPMessageRange(b *testing.B) {
 // one message, where the protocol's own cost dominates.
 func BenchmarkStreamableHTTPToolCalls(b *testing.B) {
 	svc, sid := benchService(b)
-	srv := New(svc, Options{})
+	srv := New(tools.Local{Service: svc}, Options{})
 	ts := httptest.NewServer(srv.Handler(HandlerOptions{}))
 	defer ts.Close()
 	ctx := context.Background()

@@ -17,6 +17,7 @@ import (
 
 	"weft/demo"
 	"weft/ops"
+	"weft/ops/tools"
 	"weft/store"
 )
 
@@ -112,7 +113,7 @@ func text(res *mcp.CallToolResult) string {
 
 func TestListTools(t *testing.T) {
 	svc, _ := seeded(t)
-	cs := connect(t, New(svc, Options{}), "lister", nil)
+	cs := connect(t, New(tools.Local{Service: svc}, Options{}), "lister", nil)
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -121,10 +122,10 @@ func TestListTools(t *testing.T) {
 	for _, tool := range res.Tools {
 		byName[tool.Name] = tool
 	}
-	if len(res.Tools) != len(ops.Tools()) {
-		t.Errorf("%d tools listed, the registry has %d", len(res.Tools), len(ops.Tools()))
+	if len(res.Tools) != len(tools.All()) {
+		t.Errorf("%d tools listed, the registry has %d", len(res.Tools), len(tools.All()))
 	}
-	for _, want := range ops.Tools() {
+	for _, want := range tools.All() {
 		got := byName[want.Name]
 		if got == nil {
 			t.Errorf("%s is not listed", want.Name)
@@ -270,7 +271,7 @@ func validator(t *testing.T, tool *mcp.Tool) *jsonschema.Resolved {
 
 func TestCallEveryTool(t *testing.T) {
 	svc, sid := seeded(t)
-	cs := connect(t, New(svc, Options{}), "tester", nil)
+	cs := connect(t, New(tools.Local{Service: svc}, Options{}), "tester", nil)
 	ctx := context.Background()
 	listed, err := cs.ListTools(ctx, nil)
 	if err != nil {
@@ -286,7 +287,7 @@ func TestCallEveryTool(t *testing.T) {
 	called := map[string]bool{}
 	check := func(name string, args map[string]any) map[string]any {
 		t.Helper()
-		tool, _ := ops.LookupTool(name)
+		tool, _ := tools.Lookup(name)
 		if _, set := args["session_id"]; !set && slices.Contains(tool.ArgNames(), "session_id") && name != "revert_operation" && name != "toggle_operation" {
 			args["session_id"] = sid
 		}
@@ -312,7 +313,7 @@ func TestCallEveryTool(t *testing.T) {
 		return structured
 	}
 	for _, s := range sampleArgs {
-		if _, ok := ops.LookupTool(s.tool); !ok {
+		if _, ok := tools.Lookup(s.tool); !ok {
 			t.Errorf("sample for %s, which the registry does not have", s.tool)
 			continue
 		}
@@ -326,7 +327,7 @@ func TestCallEveryTool(t *testing.T) {
 			st.scratch = out["session_id"].(string)
 		}
 	}
-	for _, tool := range ops.Tools() {
+	for _, tool := range tools.All() {
 		if called[tool.Name] {
 			continue
 		}
@@ -363,12 +364,12 @@ func TestCallEveryTool(t *testing.T) {
 
 func TestToolErrors(t *testing.T) {
 	svc, sid := seeded(t)
-	cs := connect(t, New(svc, Options{}), "tester", nil)
+	cs := connect(t, New(tools.Local{Service: svc}, Options{}), "tester", nil)
 	ctx := context.Background()
 
 	// The message is the one the tool gives in-process, word for word.
 	direct := func(name, args string) string {
-		tool, _ := ops.LookupTool(name)
+		tool, _ := tools.Lookup(name)
 		_, err := tool.Call(ctx, svc, json.RawMessage(args))
 		if err == nil {
 			t.Fatalf("%s %s succeeds in-process", name, args)
@@ -402,7 +403,7 @@ func TestToolErrors(t *testing.T) {
 			if got != want {
 				t.Errorf("MCP says %q, in-process %q", got, want)
 			}
-			tool, _ := ops.LookupTool(tt.tool)
+			tool, _ := tools.Lookup(tt.tool)
 			if _, err := tool.Call(ctx, svc, json.RawMessage(tt.args)); !errors.Is(err, tt.kind) {
 				t.Errorf("in-process error %v is not %v", err, tt.kind)
 			}
@@ -420,7 +421,7 @@ func TestToolErrors(t *testing.T) {
 
 func TestAuthorIsClientName(t *testing.T) {
 	svc, sid := seeded(t)
-	srv := New(svc, Options{})
+	srv := New(tools.Local{Service: svc}, Options{})
 	for _, tt := range []struct{ client, version, author string }{
 		{"claude-code", legacyVersion, "claude-code"},
 		{"claude-code", "", "claude-code"},
@@ -444,7 +445,7 @@ func TestAuthorIsClientName(t *testing.T) {
 
 func TestAgentsCountsSessions(t *testing.T) {
 	svc, _ := seeded(t)
-	srv := New(svc, Options{})
+	srv := New(tools.Local{Service: svc}, Options{})
 	if n := srv.Agents(); n != 0 {
 		t.Fatalf("%d agents before any connects", n)
 	}
@@ -463,7 +464,7 @@ func TestAgentsCountsSessions(t *testing.T) {
 
 func TestResources(t *testing.T) {
 	svc, sid := seeded(t)
-	cs := connect(t, New(svc, Options{}), "reader", nil)
+	cs := connect(t, New(tools.Local{Service: svc}, Options{}), "reader", nil)
 	ctx := context.Background()
 
 	list, err := cs.ListResources(ctx, nil)
@@ -591,7 +592,7 @@ func TestResources(t *testing.T) {
 
 func TestStartupPrompt(t *testing.T) {
 	svc, sid := seeded(t)
-	cs := connect(t, New(svc, Options{}), "reader", nil)
+	cs := connect(t, New(tools.Local{Service: svc}, Options{}), "reader", nil)
 	ctx := context.Background()
 	prompts, err := cs.ListPrompts(ctx, nil)
 	if err != nil {
@@ -664,7 +665,7 @@ func addSampleTool(srv *Server) {
 
 func TestSampling(t *testing.T) {
 	svc, sid := seeded(t)
-	srv := New(svc, Options{})
+	srv := New(tools.Local{Service: svc}, Options{})
 	addSampleTool(srv)
 	var asked atomic.Int32
 	var prompt atomic.Value
@@ -697,7 +698,7 @@ func TestSampling(t *testing.T) {
 	}
 
 	t.Run("summarize_message_range", func(t *testing.T) {
-		if _, ok := ops.LookupTool("summarize_message_range"); !ok {
+		if _, ok := tools.Lookup("summarize_message_range"); !ok {
 			t.Skip("summarize_message_range is not in the registry yet")
 		}
 		for _, version := range []string{legacyVersion, ""} {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"weft/ops"
+	"weft/ops/tools"
 )
 
 // stdioPeer drives ServeIO as a client process would: lines in, lines out.
@@ -79,7 +79,7 @@ func (p *stdioPeer) listTools(id int) {
 	var res struct {
 		Tools []struct{ Name string } `json:"tools"`
 	}
-	if string(m["id"]) != itoa(id) || json.Unmarshal(m["result"], &res) != nil || len(res.Tools) != len(ops.Tools()) {
+	if string(m["id"]) != itoa(id) || json.Unmarshal(m["result"], &res) != nil || len(res.Tools) != len(tools.All()) {
 		p.t.Fatalf("tools/list: %.300v", m)
 	}
 }
@@ -119,7 +119,7 @@ func (p *stdioPeer) closeAndWait() {
 // would stop at it.
 func TestStdioSurvivesBadLines(t *testing.T) {
 	svc, _ := seeded(t)
-	p := serveLines(t, New(svc, Options{}))
+	p := serveLines(t, New(tools.Local{Service: svc}, Options{}))
 
 	p.send(`{bad json`)
 	p.expectError("bad JSON first", -32700, "parse error", "null")
@@ -145,7 +145,7 @@ func TestStdioSurvivesBadLines(t *testing.T) {
 // can find (a batch, an id inside a value), the answer's id is null.
 func TestStdioOversizedLineKeepsItsID(t *testing.T) {
 	svc, _ := seeded(t)
-	p := serveLines(t, New(svc, Options{}))
+	p := serveLines(t, New(tools.Local{Service: svc}, Options{}))
 	p.handshake(legacyVersion)
 	huge := strings.Repeat("x", MaxBodyBytes)
 	for _, tt := range []struct{ name, line, id string }{
@@ -165,7 +165,7 @@ func TestStdioOversizedLineKeepsItsID(t *testing.T) {
 // Under a protocol version that has batches, a batch still reaches the SDK.
 func TestStdioBatchesUnderOldProtocol(t *testing.T) {
 	svc, _ := seeded(t)
-	p := serveLines(t, New(svc, Options{}))
+	p := serveLines(t, New(tools.Local{Service: svc}, Options{}))
 	p.send(`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`)
 	p.expectError("batch before initialize", -32600, "batching", "null")
 	p.handshake("2025-03-26")
@@ -203,7 +203,7 @@ func TestStdioRelaySurvivesBadLines(t *testing.T) {
 // pipe) still gets every answer before the session ends.
 func TestStdioAnswersRequestsSentBeforeTheInputEnds(t *testing.T) {
 	svc, _ := seeded(t)
-	srv := New(svc, Options{})
+	srv := New(tools.Local{Service: svc}, Options{})
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)

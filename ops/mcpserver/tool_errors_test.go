@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"weft/ops"
+	"weft/ops/tools"
 )
 
 // badCall is a call a tool must refuse, and what the refusal must say.
@@ -90,7 +91,7 @@ func TestEveryToolRefusesBadArguments(t *testing.T) {
 	if _, err := svc.CreateSession(ctx, ops.CreateSessionArgs{Title: "second"}); err != nil {
 		t.Fatal(err)
 	}
-	cs := connect(t, New(svc, Options{}), "bad-caller", nil)
+	cs := connect(t, New(tools.Local{Service: svc}, Options{}), "bad-caller", nil)
 	listed, err := cs.ListTools(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +123,7 @@ func TestEveryToolRefusesBadArguments(t *testing.T) {
 		says             []string
 	}
 	var cases []tcase
-	for _, tool := range ops.Tools() {
+	for _, tool := range tools.All() {
 		bad, ok := badCalls[tool.Name]
 		if !ok {
 			t.Errorf("%s has no bad-argument case in badCalls", tool.Name)

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"weft/ops"
+	"weft/ops/tools"
 )
 
 // wireJSON encodes a result as the SDK's JSON-RPC layer does: an encoder
@@ -135,7 +136,7 @@ func TestToolWireIsTheSDKsResult(t *testing.T) {
 // is encoded from the result's value or given as JSON.
 func TestToolTextIsStructuredBytes(t *testing.T) {
 	svc, sid := seeded(t)
-	srv := New(svc, Options{})
+	srv := New(tools.Local{Service: svc}, Options{})
 	var sent []mcp.Result
 	srv.MCP().AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {

@@ -1,4 +1,4 @@
-package mcpserver
+package tools
 
 import (
 	"bufio"
@@ -17,11 +17,35 @@ import (
 	"weft/ops"
 )
 
-// What the command line does with a whole thread or a whole file — weft
-// show's outline, weft export, weft import — is here, over a Service, so
-// that the listener can offer it too (POST /outline, /export, /import,
-// see filesHandler) and a weft that finds the file held by a running weft
-// does it through that weft, with the same results (see Remote).
+// Files is what the command line does with a whole thread or a whole
+// file — weft show's outline, weft export, weft import — here (Local)
+// or through the weft that holds the file (ops/relay's Remote, whose
+// listener offers POST /outline, /export and /import for it), with the
+// same results either way.
+type Files interface {
+	// Outline is what weft show prints around the messages of the
+	// session ref names.
+	Outline(ctx context.Context, ref string) (Outline, error)
+	// Export writes a thread to w as args say, and gives the exporter's
+	// notes.
+	Export(ctx context.Context, w io.Writer, args ExportArgs) (notes []string, err error)
+	// Import reads a file from r, telling progress (if not nil) how it
+	// goes. The error is for a request the weft that holds the file
+	// refused or could not answer; what the import itself met is in the
+	// report.
+	Import(ctx context.Context, r io.Reader, args ImportArgs, progress Progress) (ImportReport, error)
+}
+
+// Progress follows an import as it goes.
+type Progress interface {
+	// Messages is called after each batch with the messages read so
+	// far, when the import counts them in this process.
+	Messages(n int)
+	// Waiting is called when the import runs in the weft that holds the
+	// file, which reports once, at the end; the function it returns is
+	// called when the import is done.
+	Waiting() (done func())
+}
 
 // Outline is what weft show prints around a thread's messages: the
 // session, its size and tokens, and where each operation left its
@@ -57,11 +81,11 @@ type OutlineMarker struct {
 	Added  int `json:"added"`
 }
 
-// ThreadOutline returns the outline of the session ref names (an ID, a
+// Outline returns the outline of the session ref names (an ID, a
 // unique ID prefix or a title; empty: the focused session, else the most
 // recently updated).
-func ThreadOutline(svc *ops.Service, ref string) (Outline, error) {
-	info, v, err := svc.View(ref)
+func (l Local) Outline(_ context.Context, ref string) (Outline, error) {
+	info, v, err := l.Service.View(ref)
 	if err != nil {
 		return Outline{}, err
 	}
@@ -100,7 +124,8 @@ type ClaudeCodeArgs struct {
 // Export writes a thread to w as args say. The notes are the exporter's
 // (a tool result kept as text where the format has no place for it),
 // one line each. Nothing is written when the session cannot be found.
-func Export(ctx context.Context, svc *ops.Service, w io.Writer, args ExportArgs) (notes []string, err error) {
+func (l Local) Export(ctx context.Context, w io.Writer, args ExportArgs) (notes []string, err error) {
+	svc := l.Service
 	bw := bufio.NewWriterSize(w, 1<<16)
 	switch args.Format {
 	case "jsonl":
@@ -168,31 +193,36 @@ type ImportReport struct {
 	Stopped error
 }
 
-// Import reads a file from r into svc, every batch through the service's
-// write path, calling progress (if not nil) with the messages read so
-// far after each batch.
-func Import(ctx context.Context, svc *ops.Service, r io.Reader, args ImportArgs, progress func(int)) ImportReport {
+// Import reads a file from r into the service, every batch through its
+// write path, telling progress (if not nil) the messages read so far
+// after each batch. The error is always nil: what the import met is in
+// the report.
+func (l Local) Import(ctx context.Context, r io.Reader, args ImportArgs, progress Progress) (ImportReport, error) {
 	rep := ImportReport{Format: args.Format}
 	br := bufio.NewReaderSize(r, formats.DetectSize)
 	if rep.Format == "" {
 		head, err := br.Peek(formats.DetectSize)
 		if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
 			rep.Refused = fmt.Errorf("reading it: %w", err)
-			return rep
+			return rep, nil
 		}
 		if rep.Format, err = formats.Detect(head); err != nil {
 			rep.Refused = err
-			return rep
+			return rep, nil
 		}
 	}
 	read, ok := readers.For(rep.Format)
 	if !ok {
 		rep.Refused = &ops.Error{Kind: ops.ErrInvalid, Msg: fmt.Sprintf("unknown format %q", rep.Format)}
-		return rep
+		return rep, nil
 	}
-	im := svc.NewImport(ctx, ops.ImportOptions{Session: args.Session, Progress: progress})
+	var counted func(int)
+	if progress != nil {
+		counted = progress.Messages
+	}
+	im := l.Service.NewImport(ctx, ops.ImportOptions{Session: args.Session, Progress: counted})
 	problems, err := read(br, im)
 	rep.Stopped = errors.Join(err, im.Close())
 	rep.Problems, rep.Sessions = problems, im.Sessions
-	return rep
+	return rep, nil
 }

@@ -1,16 +1,19 @@
-package ops
+package tools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"weft/ops"
 	"weft/store"
 )
 
@@ -25,7 +28,7 @@ func TestRegistryIsComplete(t *testing.T) {
 		"get_startup_context",
 	}
 	for _, name := range want {
-		tool, ok := LookupTool(name)
+		tool, ok := Lookup(name)
 		if !ok {
 			t.Errorf("no tool %s", name)
 			continue
@@ -42,8 +45,8 @@ func TestRegistryIsComplete(t *testing.T) {
 			}
 		}
 	}
-	if len(Tools()) != len(want) {
-		t.Errorf("%d tools registered, want %d", len(Tools()), len(want))
+	if len(All()) != len(want) {
+		t.Errorf("%d tools registered, want %d", len(All()), len(want))
 	}
 }
 
@@ -68,7 +71,7 @@ func TestArgsFromPairs(t *testing.T) {
 		{"digest_messages", []string{"start_idx=1", "start_idx=2"}, "", "given twice"},
 	}
 	for _, tt := range tests {
-		tool, _ := LookupTool(tt.tool)
+		tool, _ := Lookup(tt.tool)
 		raw, err := tool.ArgsFromPairs(tt.pairs)
 		if tt.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.err) {
@@ -95,16 +98,16 @@ func TestArgsFromPairs(t *testing.T) {
 func FuzzToolArgs(f *testing.F) {
 	for _, s := range []string{`{}`, `{"start_idx":3,"end_idx":8,"summary":"x"}`, `{"new_order":[8,9,5]}`, `{"messages":[{"role":"user","content":"hi","parts":[{"type":"text"}]}]}`,
 		`{"tags":["a"],"when_tags":["b"],"expected_version":3}`, `{"timestamp":"-2h","count":40,"before_ratio":0.5}`, `null`, `[]`, `{"active":true}`, `{"ids":["m1","op/0"]}`} {
-		for i := range Tools() {
+		for i := range All() {
 			f.Add(i, []byte(s))
 		}
 	}
 	f.Fuzz(func(t *testing.T, which int, raw []byte) {
-		tools := Tools()
+		tools := All()
 		tool := tools[(which%len(tools)+len(tools))%len(tools)]
 		args, err := tool.Decode(raw)
 		if err != nil {
-			if !errors.Is(err, ErrInvalid) {
+			if !errors.Is(err, ops.ErrInvalid) {
 				t.Fatalf("%s: error %v is not ErrInvalid", tool.Name, err)
 			}
 			return
@@ -125,13 +128,13 @@ func FuzzToolArgs(f *testing.F) {
 func TestInvokeTakesTypedArguments(t *testing.T) {
 	f := newFixture(t)
 	f.session("typed", 3)
-	tool, _ := LookupTool("list_sessions")
-	for _, args := range []any{ListSessionsArgs{}, &ListSessionsArgs{}} {
+	tool, _ := Lookup("list_sessions")
+	for _, args := range []any{ops.ListSessionsArgs{}, &ops.ListSessionsArgs{}} {
 		res, err := tool.Invoke(context.Background(), f.svc, args)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if list, ok := res.(ListSessionsResult); !ok || list.Total != 1 {
+		if list, ok := res.(ops.ListSessionsResult); !ok || list.Total != 1 {
 			t.Fatalf("Invoke(%T) = %#v", args, res)
 		}
 	}
@@ -153,7 +156,7 @@ func FuzzRunTools(f *testing.F) {
 		`{"start_idx":-9223372036854775808,"end_idx":9223372036854775807}`, `{"max_tokens":1,"format":"anthropic"}`,
 		`{"query":"message","mode":"fuzzy","limit":1000}`, `{"operation_id":"nope"}`, `{"after_idx":-1,"messages":[{"role":"tool","content":"x"}]}`}
 	for _, s := range seeds {
-		for i := range Tools() {
+		for i := range All() {
 			f.Add(i, []byte(s))
 		}
 	}
@@ -170,7 +173,7 @@ func FuzzRunTools(f *testing.F) {
 				t.Fatal(err)
 			}
 			fx = &fixture{t: t, path: st.Path(), st: st, now: t0.Add(48 * time.Hour)}
-			fx.svc = New(st, WithClock(func() time.Time { return fx.now }))
+			fx.svc = ops.New(st, ops.WithClock(func() time.Time { return fx.now }))
 			fx.session("fuzz", 12)
 			fx.mustCall("digest_messages", `{"start_idx":2,"end_idx":4,"summary":"three"}`)
 			fx.mustCall("revise_messages", `{"start_idx":5,"end_idx":5,"replacements":[{"role":"user","content":"revised"}]}`)
@@ -178,16 +181,60 @@ func FuzzRunTools(f *testing.F) {
 		}
 		runs++
 		fx.t = t
-		tools := Tools()
+		tools := All()
 		tool := tools[(which%len(tools)+len(tools))%len(tools)]
 		before := fx.fileHash()
 		_, err := tool.Call(context.Background(), fx.svc, raw)
-		var pe *PanicError
+		var pe *ops.PanicError
 		if errors.As(err, &pe) {
 			t.Fatalf("%s %s panicked: %v\n%s", tool.Name, raw, pe.Value, pe.Stack)
 		}
-		if err != nil && errors.Is(err, ErrInvalid) && fx.fileHash() != before {
+		if err != nil && errors.Is(err, ops.ErrInvalid) && fx.fileHash() != before {
 			t.Fatalf("%s %s was refused (%v) but changed the file", tool.Name, raw, err)
 		}
 	})
+}
+
+// TestToolsAreBoundToTheirMethods: each tool runs the Service method its
+// name says (snip_messages: SnipMessages), with that method's argument
+// and result types. ops's own tests reach the service by the same rule,
+// since they cannot import the registry.
+func TestToolsAreBoundToTheirMethods(t *testing.T) {
+	svc := reflect.TypeFor[*ops.Service]()
+	for _, tool := range All() {
+		var name strings.Builder
+		for _, w := range strings.Split(tool.Name, "_") {
+			name.WriteString(strings.ToUpper(w[:1]) + w[1:])
+		}
+		m, ok := svc.MethodByName(name.String())
+		if !ok {
+			t.Errorf("%s: ops.Service has no method %s", tool.Name, name.String())
+			continue
+		}
+		if m.Type.NumIn() != 3 || m.Type.In(2) != tool.ArgsType || m.Type.NumOut() != 2 || m.Type.Out(0) != tool.ResultType {
+			t.Errorf("%s: %s is %s, the tool takes %s and gives %s", tool.Name, name.String(), m.Type, tool.ArgsType, tool.ResultType)
+		}
+	}
+}
+
+// A tool that panics answers an internal error naming the tool, with its
+// stack in the service's log; the service goes on (ops tests that its
+// lock is let go).
+func TestAPanickingToolIsAnError(t *testing.T) {
+	f := newFixture(t)
+	var log bytes.Buffer
+	f.svc = ops.New(f.st, ops.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+	f.session("survives", 3)
+	boom := def("boom", "panics", readOnly, func(s *ops.Service, ctx context.Context, a ops.ListSessionsArgs) (ops.ListSessionsResult, error) {
+		panic("boom in the handler")
+	})
+	_, err := boom.Call(context.Background(), f.svc, []byte(`{}`))
+	var pe *ops.PanicError
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "internal error in boom") || !strings.Contains(string(pe.Stack), "tools_test.go") {
+		t.Fatalf("error %v (%T), want a PanicError naming the tool with its stack", err, err)
+	}
+	if !strings.Contains(log.String(), "tool panicked") || !strings.Contains(log.String(), "tools_test.go") {
+		t.Errorf("the panic is not in the service's log, with its stack:\n%s", log.String())
+	}
+	f.mustCall("append_messages", `{"messages":[{"role":"user","content":"still here"}]}`)
 }

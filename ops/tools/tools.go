@@ -1,0 +1,190 @@
+// Package tools is weft's tool registry: every face (weft call, MCP,
+// HTTP) exposes exactly these tools, with these names, descriptions,
+// argument and result types and hints, each bound to the ops.Service
+// method that does its work. It also holds the one way a face or a
+// command reaches those tools, here or on the weft that holds the file
+// (Backend, with Local over a Service; ops/relay has the remote one).
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"runtime/debug"
+	"slices"
+
+	"weft/internal/jsonargs"
+	"weft/ops"
+)
+
+// Tool is one entry of the registry.
+type Tool struct {
+	Name        string
+	Description string
+	// Hints, as MCP's tool annotations carry them.
+	ReadOnly    bool
+	Destructive bool
+	Idempotent  bool
+	// OpenWorld: the tool may reach outside weft (a summary endpoint, the
+	// client's model).
+	OpenWorld bool
+
+	ArgsType   reflect.Type
+	ResultType reflect.Type
+
+	call func(ctx context.Context, s *ops.Service, args any) (any, error)
+}
+
+type hints struct{ readOnly, destructive, idempotent, openWorld bool }
+
+var (
+	readOnly = hints{readOnly: true, idempotent: true}
+	// Operations are reversible, so edits are not destructive.
+	edit = hints{}
+	// Setting something to a value is idempotent.
+	setter = hints{idempotent: true}
+	// A revert is final for an agent: no tool undoes it (toggle_operation
+	// refuses reverted operations).
+	final = hints{destructive: true}
+	// An edit that may ask a model outside weft (WEFT_SUMMARY_URL, the
+	// client's model through sampling).
+	openEdit = hints{openWorld: true}
+)
+
+func def[A, R any](name, desc string, h hints, fn func(*ops.Service, context.Context, A) (R, error)) *Tool {
+	return &Tool{
+		Name: name, Description: desc,
+		ReadOnly: h.readOnly, Destructive: h.destructive, Idempotent: h.idempotent, OpenWorld: h.openWorld,
+		ArgsType: reflect.TypeFor[A](), ResultType: reflect.TypeFor[R](),
+		call: func(ctx context.Context, s *ops.Service, args any) (res any, err error) {
+			// A bug in a handler answers this request with an internal
+			// error; the process, and every other request, go on.
+			defer func() {
+				if r := recover(); r != nil {
+					pe := &ops.PanicError{Tool: name, Value: r, Stack: debug.Stack()}
+					s.Logger().Error("tool panicked", "tool", name, "panic", fmt.Sprint(r), "stack", string(pe.Stack))
+					res, err = nil, pe
+				}
+			}()
+			return fn(s, ctx, *args.(*A))
+		},
+	}
+}
+
+// registry lists every tool, in the order help shows them.
+var registry = []*Tool{
+	// Sessions (seed 004).
+	def("list_sessions", "List sessions, most recently updated first, with message counts, tokens and versions.", readOnly, (*ops.Service).ListSessions),
+	def("create_session", "Create an empty session and return its ID.", edit, (*ops.Service).CreateSession),
+	def("rename_session", "Give a session a new title. Its thread is untouched.", setter, (*ops.Service).RenameSession),
+	def("delete_session", "Delete a session and everything in it from the file: messages, operations, import keys. It cannot be undone; it takes the session's full ID only.", final, (*ops.Service).DeleteSession),
+	def("append_messages", "Store messages at the end of a session's thread. Stored messages never change; edits are operations over them.", edit, (*ops.Service).AppendMessages),
+	def("add_turn", "Append a turn: the user's query and, if given, the assistant's response.", edit, (*ops.Service).AddTurn),
+	def("search_sessions", "Search every session's title and effective thread for text (query, case-insensitive; limit sessions), saying what matched, with snippets.", readOnly, (*ops.Service).SearchSessions),
+	def("get_session_history", "A session's thread as text, markdown or json (format), effective or stored (view), the latest limit items.", readOnly, (*ops.Service).GetSessionHistory),
+
+	// Editing (seed 002). Every edit is a reversible operation.
+	def("tag_messages", "Attach tags to a range (start_idx..end_idx, inclusive, in the effective thread) or to items by ID.", edit, (*ops.Service).TagMessages),
+	def("digest_messages", "Collapse a range into one summary (a system message). Reversible: the originals stay stored.", edit, (*ops.Service).DigestMessages),
+	def("revise_messages", "Replace a range with other messages (possibly none). Reversible.", edit, (*ops.Service).ReviseMessages),
+	def("snip_messages", "Remove a range from the effective thread. Reversible.", edit, (*ops.Service).SnipMessages),
+	def("resequence_messages", "Reorder items: new_order lists indices in their new order; their positions, sorted, are refilled in that order.", edit, (*ops.Service).ResequenceMessages),
+	def("insert_messages", "Insert synthetic messages after an index (-1: at the start) or after an item ID.", edit, (*ops.Service).InsertMessages),
+	def("list_operations", "List a session's operations with type, status (active, inactive, reverted, partial, orphaned), targets, author and time.", readOnly, (*ops.Service).ListOperations),
+	def("revert_operation", "Revert an operation: the thread is as if it had never been made. It stays in the record.", final, (*ops.Service).RevertOperation),
+	def("toggle_operation", "Switch an operation on or off.", setter, (*ops.Service).ToggleOperation),
+	def("set_active_tags", "Set the session's active tags; operations with when_tags apply only while all of theirs are active.", setter, (*ops.Service).SetActiveTags),
+
+	// Navigation (seed 000).
+	def("get_conversation_context", "Give about N turns of context: the recent unsummarized turns, then as many of the latest summaries as it takes to cover the rest.", readOnly, (*ops.Service).GetConversationContext),
+	def("get_turns_since", "Turns created at or after a time (oldest first, default limit 1000), and the summaries whose span reaches it.", readOnly, (*ops.Service).GetTurnsSince),
+	def("get_turns_around", "A window of the effective thread centred on a time: count items, before_ratio of them before it.", readOnly, (*ops.Service).GetTurnsAround),
+
+	// Context control (seed 001).
+	def("search_session_history", "Search the thread: substring (case-insensitive, thread order) or fuzzy (best first).", readOnly, (*ops.Service).SearchSessionHistory),
+	def("get_message_range", "Messages start_idx..end_idx (inclusive) of the effective thread, or of the stored messages with view=raw.", readOnly, (*ops.Service).GetMessageRange),
+	def("request_context_slice", "Ask for a slice of the thread (and optionally search matches) in the next assembled context. Used once.", setter, (*ops.Service).RequestContextSlice),
+	def("summarize_message_range", "Summarize start_idx..end_idx (or ids) in at most max_tokens, with the client's model (sampling), the WEFT_SUMMARY_URL endpoint or locally (extractive), saying which; read-only unless store=true records it as a digest.", openEdit, (*ops.Service).SummarizeMessageRange),
+	def("assemble_context", "The effective thread ready to send as openai messages, an anthropic body or text (format), using pending context preferences once; max_tokens fits a budget (recent turns raw, then summaries, the oldest left out first), max_messages keeps the latest.", edit, (*ops.Service).AssembleContext),
+	def("apply_context_operations", "The pre-request hook: send the whole thread (messages, chat-completions shape); messages already stored are recognised by digest, new ones appended, and the thread comes back with the active operations applied.", setter, (*ops.Service).ApplyContextOperations),
+
+	// Startup (seed 003).
+	def("get_startup_context", "The startup package by recency, not search: the latest summaries and ALL unsummarized turns.", readOnly, (*ops.Service).GetStartupContext),
+}
+
+// All returns every tool, in a stable order.
+func All() []*Tool { return slices.Clone(registry) }
+
+// Lookup finds a tool by name.
+func Lookup(name string) (*Tool, bool) {
+	i := slices.IndexFunc(registry, func(t *Tool) bool { return t.Name == name })
+	if i < 0 {
+		return nil, false
+	}
+	return registry[i], true
+}
+
+// Names lists the tools' names.
+func Names() []string {
+	names := make([]string, len(registry))
+	for i, t := range registry {
+		names[i] = t.Name
+	}
+	return names
+}
+
+// Invoke runs the tool on arguments of its own type (ArgsType, or a
+// pointer to one), for callers in this process that hold typed values;
+// the result is of ResultType.
+func (t *Tool) Invoke(ctx context.Context, s *ops.Service, args any) (any, error) {
+	v := reflect.ValueOf(args)
+	switch {
+	case v.Type() == t.ArgsType:
+		p := reflect.New(t.ArgsType)
+		p.Elem().Set(v)
+		return t.call(ctx, s, p.Interface())
+	case v.Kind() == reflect.Pointer && v.Type().Elem() == t.ArgsType && !v.IsNil():
+		return t.call(ctx, s, args)
+	}
+	return nil, fmt.Errorf("%s takes %s, not %T", t.Name, t.ArgsType, args)
+}
+
+// Call decodes JSON arguments strictly and runs the tool.
+func (t *Tool) Call(ctx context.Context, s *ops.Service, raw json.RawMessage) (any, error) {
+	args, err := t.Decode(raw)
+	if err != nil {
+		return nil, err
+	}
+	return t.call(ctx, s, args)
+}
+
+// Decode reads JSON arguments into a new value of the tool's argument
+// type. Unknown arguments, wrong types and trailing data are errors that
+// name the argument and what it takes.
+func (t *Tool) Decode(raw json.RawMessage) (any, error) {
+	args, err := jsonargs.Decode(t.Name, t.ArgsType, raw)
+	if err != nil {
+		return nil, invalid(err)
+	}
+	return args, nil
+}
+
+// ArgNames lists the tool's argument names.
+func (t *Tool) ArgNames() []string { return jsonargs.Names(t.ArgsType) }
+
+// ArgsFromPairs turns key=value words (as typed on a command line) into
+// the tool's JSON arguments, reading each value by its argument's type:
+// strings as they are, numbers and booleans parsed, lists as JSON or
+// comma-separated, objects as JSON.
+func (t *Tool) ArgsFromPairs(pairs []string) (json.RawMessage, error) {
+	raw, err := jsonargs.FromPairs(t.Name, t.ArgsType, pairs)
+	if err != nil {
+		return nil, invalid(err)
+	}
+	return raw, nil
+}
+
+// invalid makes a refusal of the arguments an ops.Error of kind
+// ErrInvalid, as every face maps it.
+func invalid(err error) error { return &ops.Error{Kind: ops.ErrInvalid, Msg: err.Error()} }
