@@ -373,7 +373,7 @@ func sameTokens(h model.Head, m formats.Message) bool {
 // messages whose reader did not: the work per message that needs no
 // store is done here, not in the one writer.
 func countTokens(batch []formats.Message) {
-	countEach(len(batch), func(i int) *model.NewMessage {
+	CountEach(len(batch), func(i int) *model.NewMessage {
 		m := &batch[i]
 		if m.Digest == "" {
 			m.Digest = model.ContentDigest(m.Role, m.Content)
@@ -451,7 +451,7 @@ func (im *Import) writeOps(th *importThread) error {
 				}
 				return nil
 			},
-			Apply: func(t *Thread) { t.Ops = append(t.Ops, ops...); t.view = nil },
+			Apply: func(t *Thread) { t.Ops = append(t.Ops, ops...); t.InvalidateView() },
 			Event: Event{Kind: EventOpCreated},
 		}, nil
 	})

@@ -167,7 +167,7 @@ func (im *Import) batchWrite(th *importThread, batch []formats.Message, pre *pre
 				nm.CreatedAt = im.now // the source has no times: when it was imported
 			}
 			seq := uint64(next.MessageCount + len(msgs) + 1)
-			msgs = append(msgs, storedMessage(seq, nm, im.now, m.Digest))
+			msgs = append(msgs, StoredMessage(seq, nm, im.now, m.Digest))
 			picked = append(picked, i)
 			for i := range len(m.Aliases) + 1 {
 				keys = append(keys, importKey{th.keyOf(m, i), seq})

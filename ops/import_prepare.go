@@ -45,9 +45,9 @@ func (im *Import) prepare(batch []formats.Message) *preparedBatch {
 						m.Digest = model.ContentDigest(m.Role, m.Content)
 					}
 					if m.Tokens <= 0 {
-						m.Tokens = messageTokens(m.Content, m.Parts)
+						m.Tokens = MessageTokens(m.Content, m.Parts)
 					}
-					msgs = append(msgs, storedMessage(0, m.NewMessage, im.now, m.Digest))
+					msgs = append(msgs, StoredMessage(0, m.NewMessage, im.now, m.Digest))
 				}
 				enc, err := store.EncodeMessages(msgs)
 				if err != nil {
