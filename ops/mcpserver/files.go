@@ -15,6 +15,7 @@ import (
 	"weft/formats/weftjsonl"
 	"weft/model"
 	"weft/ops"
+	"weft/ops/ingest"
 )
 
 // What the command line does with a whole thread or a whole file — weft
@@ -146,7 +147,7 @@ func Export(ctx context.Context, svc *ops.Service, w io.Writer, args ExportArgs)
 
 // ImportArgs say how to import a file: its format (empty: detected from
 // its start) and, optionally, the session every thread of it goes into
-// (ops.ImportOptions.Session).
+// (ingest.Options.Session).
 type ImportArgs struct {
 	Format  formats.Format
 	Session string
@@ -162,7 +163,7 @@ type ImportReport struct {
 	// Problems are the records that could not be read, and notes.
 	Problems []formats.Problem
 	// Sessions are the sessions the import touched.
-	Sessions []ops.ImportedSession
+	Sessions []ingest.ImportedSession
 	// Stopped says why the import stopped before the end of the file;
 	// nil when it read it all.
 	Stopped error
@@ -190,7 +191,7 @@ func Import(ctx context.Context, svc *ops.Service, r io.Reader, args ImportArgs,
 		rep.Refused = &ops.Error{Kind: ops.ErrInvalid, Msg: fmt.Sprintf("unknown format %q", rep.Format)}
 		return rep
 	}
-	im := svc.NewImport(ctx, ops.ImportOptions{Session: args.Session, Progress: progress})
+	im := ingest.New(ctx, svc, ingest.Options{Session: args.Session, Progress: progress})
 	problems, err := read(br, im)
 	rep.Stopped = errors.Join(err, im.Close())
 	rep.Problems, rep.Sessions = problems, im.Sessions

@@ -14,6 +14,7 @@ import (
 	"weft/formats"
 	"weft/formats/readers"
 	"weft/ops"
+	"weft/ops/ingest"
 )
 
 // MaxImportBytes caps a file imported through the listener (POST
@@ -166,11 +167,11 @@ func (e *exportWriter) Write(p []byte) (int, error) {
 
 // importReportJSON is an ImportReport on the wire.
 type importReportJSON struct {
-	Format   formats.Format        `json:"format"`
-	Refused  string                `json:"refused,omitempty"`
-	Problems []problemJSON         `json:"problems"`
-	Sessions []ops.ImportedSession `json:"sessions"`
-	Stopped  string                `json:"stopped,omitempty"`
+	Format   formats.Format           `json:"format"`
+	Refused  string                   `json:"refused,omitempty"`
+	Problems []problemJSON            `json:"problems"`
+	Sessions []ingest.ImportedSession `json:"sessions"`
+	Stopped  string                   `json:"stopped,omitempty"`
 }
 
 // problemJSON is a formats.Problem on the wire.
@@ -202,7 +203,7 @@ func (rep ImportReport) wire() importReportJSON {
 		out.Problems[i] = problemJSON{Line: p.Line, Error: p.Err, Note: p.Note, More: p.More}
 	}
 	if out.Sessions == nil {
-		out.Sessions = []ops.ImportedSession{}
+		out.Sessions = []ingest.ImportedSession{}
 	}
 	return out
 }
