@@ -20,15 +20,8 @@ import (
 // is built once per run, in a directory removed when the run ends (see
 // TestMain).
 
-// text makes deterministic prose of about n bytes.
-func text(r *rand.Rand, n int) string {
-	var b strings.Builder
-	for b.Len() < n {
-		b.WriteString(benchdata.SmallWords[r.IntN(len(benchdata.SmallWords))])
-		b.WriteByte(' ')
-	}
-	return b.String()
-}
+// text makes deterministic prose of about n bytes (benchdata.Prose).
+var text = benchdata.Prose
 
 var benchDir = sync.OnceValue(func() string {
 	d, err := os.MkdirTemp("", "weft-bench-")

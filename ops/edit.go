@@ -167,7 +167,7 @@ func validMessages(field string, msgs []model.NewMessage) ([]model.NewMessage, e
 		}
 		out[i] = m
 	}
-	countEach(len(out), func(i int) *model.NewMessage { return &out[i] })
+	CountEach(len(out), func(i int) *model.NewMessage { return &out[i] })
 	return out, nil
 }
 

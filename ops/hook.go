@@ -73,7 +73,7 @@ func (s *Service) ApplyContextOperations(ctx context.Context, a ApplyOpsArgs) (A
 	// counted by then is counted when stored).
 	if snap, err := s.Snapshot(a.SessionID); err == nil && snap.Info.MessageCount < len(msgs) {
 		fresh := msgs[snap.Info.MessageCount:]
-		countEach(len(fresh), func(i int) *model.NewMessage { return &fresh[i].nm })
+		CountEach(len(fresh), func(i int) *model.NewMessage { return &fresh[i].nm })
 	}
 	var sync syncResult
 	info, err := s.Write(ctx, a.SessionID, a.ExpectedVersion, s.syncPrepare(msgs, &sync, nil))

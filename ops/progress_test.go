@@ -1,12 +1,10 @@
 package ops
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"testing"
 
-	"weft/formats/sharegpt"
 	"weft/model"
 )
 
@@ -64,19 +62,6 @@ func TestLongCallsReportProgress(t *testing.T) {
 		}
 		if res.MessageCount != maxAppend+1 || len(log.reports) < 2 || !log.finished() {
 			t.Fatalf("a summary of %d messages reported %v", res.MessageCount, log.reports)
-		}
-	})
-
-	t.Run("import", func(t *testing.T) {
-		log := &progressLog{t: t}
-		ctx := WithProgress(context.Background(), log.progress)
-		im := f.svc.NewImport(ctx, ImportOptions{})
-		if _, err := sharegpt.Read(bytes.NewReader(readFile(t, "../formats/testdata/sharegpt/fastchat_dummy_conversation.json")), im); err != nil {
-			t.Fatal(err)
-		}
-		mustClose(t, im)
-		if len(log.done) == 0 || log.done[len(log.done)-1] != 2000 {
-			t.Fatalf("an import of 2000 messages reported %v", log.reports)
 		}
 	})
 

@@ -163,7 +163,7 @@ func (s *Service) ProxyRequest(ctx context.Context, r ProxyRequest) (ProxyTurn, 
 	if len(fresh) > maxAppend {
 		return ProxyTurn{}, Invalidf("%d new messages in one request is more than %d; store the older ones first with append_messages", len(fresh), maxAppend)
 	}
-	countEach(len(fresh), func(i int) *model.NewMessage { return &fresh[i].nm })
+	CountEach(len(fresh), func(i int) *model.NewMessage { return &fresh[i].nm })
 	if !r.Probe && c == nil {
 		now := s.Clock()
 		snap.Info = model.Session{ID: s.ids.next(now), Title: title, CreatedAt: now, Source: ProxySource}
@@ -525,7 +525,7 @@ func (s *Service) RecordProxyAnswer(ctx context.Context, a ProxyAnswer) (ProxyAn
 	if len(msgs) == 0 {
 		return ProxyAnswerResult{}, nil
 	}
-	countEach(len(msgs), func(i int) *model.NewMessage { return &msgs[i].nm })
+	CountEach(len(msgs), func(i int) *model.NewMessage { return &msgs[i].nm })
 	for i, m := range msgs {
 		if m.nm.Role != model.RoleAssistant {
 			return ProxyAnswerResult{}, Invalidf("the answer is a %s message, not the assistant's", m.nm.Role)

@@ -268,6 +268,10 @@ func (th *Thread) View() *model.View {
 	return th.view
 }
 
+// InvalidateView drops the thread's view, to be applied again on next
+// use: for a change that is not an append (operations added).
+func (th *Thread) InvalidateView() { th.view = nil }
+
 // Snapshot is a consistent read of one session: its record and view.
 type Snapshot struct {
 	Info model.Session

@@ -417,11 +417,3 @@ var t0 = time.Date(2026, 1, 26, 9, 0, 0, 0, time.UTC)
 
 // render writes a view compactly (viewtest.Render).
 var render = viewtest.Render
-
-// mustClose finishes an import: what it still holds is written.
-func mustClose(tb testing.TB, im *Import) {
-	tb.Helper()
-	if err := im.Close(); err != nil {
-		tb.Fatal(err)
-	}
-}

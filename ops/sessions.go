@@ -271,7 +271,7 @@ func (s *Service) appendChange(th *Thread, next *model.Session, nms []model.NewM
 	ids := make([]model.ItemID, len(nms))
 	tokens := 0
 	for i, nm := range nms {
-		msgs[i] = storedMessage(uint64(next.MessageCount+1+i), nm, now, "")
+		msgs[i] = StoredMessage(uint64(next.MessageCount+1+i), nm, now, "")
 		heads[i] = msgs[i].Head()
 		ids[i] = msgs[i].ID
 		tokens += msgs[i].Tokens
@@ -291,11 +291,11 @@ func (s *Service) appendChange(th *Thread, next *model.Session, nms []model.NewM
 	}, ids
 }
 
-// messageTokens counts what a message sends a model: its parts when it
+// MessageTokens counts what a message sends a model: its parts when it
 // has them (tool calls and their inputs, results, text, thinking), else
 // its content. Importers render a content from the parts, which would
 // count twice.
-func messageTokens(content string, rawParts json.RawMessage) int {
+func MessageTokens(content string, rawParts json.RawMessage) int {
 	parts := model.DecodeParts(rawParts)
 	if len(parts) == 0 {
 		return tokens.Count(content)
@@ -312,12 +312,12 @@ func messageTokens(content string, rawParts json.RawMessage) int {
 	return n
 }
 
-// countEach counts the tokens of the n messages at(i) gives that have no
+// CountEach counts the tokens of the n messages at(i) gives that have no
 // count yet, on every core. Writes count before they take the service's
 // lock: a long message must not hold up every other request.
-func countEach(n int, at func(i int) *model.NewMessage) { countEachMetered(n, at, nil) }
+func CountEach(n int, at func(i int) *model.NewMessage) { countEachMetered(n, at, nil) }
 
-// countEachMetered is countEach, telling pm (which may be nil) how many
+// countEachMetered is CountEach, telling pm (which may be nil) how many
 // messages were counted as it goes.
 func countEachMetered(n int, at func(i int) *model.NewMessage, pm *meter) {
 	workers := min(runtime.GOMAXPROCS(0), max(n/256, 1))
@@ -327,7 +327,7 @@ func countEachMetered(n int, at func(i int) *model.NewMessage, pm *meter) {
 			counted := 0
 			for i := w; i < n; i += workers {
 				if m := at(i); m.Tokens <= 0 {
-					m.Tokens = messageTokens(m.Content, m.Parts)
+					m.Tokens = MessageTokens(m.Content, m.Parts)
 				}
 				// Counted in chunks: a report per message would make
 				// the workers queue on the meter's lock.
@@ -342,11 +342,11 @@ func countEachMetered(n int, at func(i int) *model.NewMessage, pm *meter) {
 	wg.Wait()
 }
 
-// storedMessage completes a new message for storing: seq and ID, time,
+// StoredMessage completes a new message for storing: seq and ID, time,
 // digest and token count. digest is the message's where it is known (""
 // where not): an import has its reader's, or hashed it on every core, not
 // in the one writer.
-func storedMessage(seq uint64, nm model.NewMessage, now time.Time, digest string) model.Message {
+func StoredMessage(seq uint64, nm model.NewMessage, now time.Time, digest string) model.Message {
 	if digest == "" {
 		digest = model.ContentDigest(nm.Role, nm.Content)
 	}
@@ -356,7 +356,7 @@ func storedMessage(seq uint64, nm model.NewMessage, now time.Time, digest string
 	}
 	n := nm.Tokens
 	if n <= 0 {
-		n = messageTokens(nm.Content, nm.Parts)
+		n = MessageTokens(nm.Content, nm.Parts)
 	}
 	return model.Message{
 		ID: model.MessageID(seq), Seq: seq, Role: nm.Role, Content: nm.Content, Name: nm.Name,

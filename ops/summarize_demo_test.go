@@ -15,6 +15,7 @@ import (
 	"weft/formats/export"
 	"weft/model"
 	"weft/ops"
+	"weft/ops/ingest"
 	"weft/ops/tools"
 	"weft/store"
 )
@@ -138,7 +139,7 @@ func TestSummarizeRealClaudeCodeSession(t *testing.T) {
 	}
 	defer file.Close()
 	svc := demoService(t)
-	im := svc.NewImport(context.Background(), ops.ImportOptions{})
+	im := ingest.New(context.Background(), svc, ingest.Options{})
 	if _, err := claudecode.Read(file, im); err != nil {
 		t.Fatal(err)
 	}

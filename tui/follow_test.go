@@ -9,6 +9,7 @@ import (
 
 	"weft/formats/claudecode"
 	"weft/ops"
+	"weft/ops/ingest"
 )
 
 // followLine is a Claude Code record of a session being written.
@@ -28,7 +29,7 @@ func followLine(n int, role, text string) string {
 // weft import --follow does at each batch: the whole file again.
 func importTranscript(t *testing.T, svc *ops.Service, data string) string {
 	t.Helper()
-	im := svc.NewImport(context.Background(), ops.ImportOptions{})
+	im := ingest.New(context.Background(), svc, ingest.Options{})
 	if _, err := claudecode.Read(bytes.NewReader([]byte(data)), im); err != nil {
 		t.Fatal(err)
 	}

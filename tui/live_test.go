@@ -10,6 +10,7 @@ import (
 
 	"weft/formats/openai"
 	"weft/ops"
+	"weft/ops/ingest"
 )
 
 // events collects what the service announces, as Run forwards it.
@@ -51,7 +52,7 @@ func TestOperatorsCommandLineWritesShowLive(t *testing.T) {
 
 	// weft import --session SID file.json, as the listener runs it.
 	src := `[{"messages":[{"role":"user","content":"Imported question from the CLI"},{"role":"assistant","content":"Imported answer, live"}]}]`
-	im := svc.NewImport(context.Background(), ops.ImportOptions{Session: sid})
+	im := ingest.New(context.Background(), svc, ingest.Options{Session: sid})
 	if _, err := openai.Read(strings.NewReader(src), im); err != nil {
 		t.Fatal(err)
 	}

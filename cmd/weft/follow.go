@@ -19,6 +19,7 @@ import (
 	"weft/internal/english"
 	"weft/internal/termsafe"
 	"weft/ops"
+	"weft/ops/ingest"
 	"weft/ops/tools"
 	"weft/tui"
 )
@@ -81,7 +82,7 @@ type followConfig struct {
 	// print takes a line per batch, note what the followers have to say.
 	print, note func(string)
 	// imported, if set, hears of the sessions each batch went into.
-	imported func([]ops.ImportedSession)
+	imported func([]ingest.ImportedSession)
 }
 
 // runFollowers follows each file until ctx ends, one import at a time.
@@ -156,7 +157,7 @@ func (b *followBatches) printf(format string, args ...any) { b.cfg.print(fmt.Spr
 
 // report prints a line per session a batch added to: the first batch
 // as weft import says it, the later ones with their time.
-func (b *followBatches) report(sessions []ops.ImportedSession) {
+func (b *followBatches) report(sessions []ingest.ImportedSession) {
 	first := !b.imported
 	b.imported = true
 	name := termsafe.Text(b.file)
@@ -197,7 +198,7 @@ func (a *app) followInTUI(ctx context.Context, svc *ops.Service, logger *slog.Lo
 			batch: func(fn func(target) error) error { return fn(tools.Local{Service: svc}) },
 			print: func(string) {}, // the TUI shows each batch as it lands
 			note:  func(s string) { logger.Warn("follow", "note", s) },
-			imported: func(sessions []ops.ImportedSession) {
+			imported: func(sessions []ingest.ImportedSession) {
 				if len(sessions) > 0 {
 					select {
 					case first <- sessions[0].SessionID:

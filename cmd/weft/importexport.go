@@ -22,7 +22,7 @@ import (
 	"weft/formats/readers"
 	"weft/internal/english"
 	"weft/internal/termsafe"
-	"weft/ops"
+	"weft/ops/ingest"
 	"weft/ops/tools"
 )
 
@@ -228,7 +228,7 @@ func openError(file string, err error) error {
 
 // reportImport lists the sessions an import changed (the first few) and
 // sums it up in one line.
-func reportImport(w io.Writer, file string, sessions []ops.ImportedSession, unread int) {
+func reportImport(w io.Writer, file string, sessions []ingest.ImportedSession, unread int) {
 	const listed = 10
 	var added, skipped, opsMade, opsDropped, notPlaced, differ, created, changed int
 	for _, s := range sessions {

@@ -40,6 +40,16 @@ rollback cursor bucket session message thread digest summary operator agent tool
 error retry timeout latency throughput benchmark profile memory allocation goroutine channel
 render view model update terminal keyboard search fuzzy timeline token budget context window`)
 
+// Prose makes deterministic prose of about n bytes from SmallWords.
+func Prose(r *rand.Rand, n int) string {
+	var b strings.Builder
+	for b.Len() < n {
+		b.WriteString(SmallWords[r.IntN(len(SmallWords))])
+		b.WriteByte(' ')
+	}
+	return b.String()
+}
+
 // benchWords is the vocabulary of generated prose: everyday words, with
 // the technical ones an engineer's chat with an assistant is full of.
 var benchWords = strings.Fields(`the a of to and in is for on that with as it be this are by from at or

@@ -14,6 +14,7 @@ import (
 	"weft/formats"
 	"weft/formats/readers"
 	"weft/ops"
+	"weft/ops/ingest"
 	"weft/ops/tools"
 )
 
@@ -167,11 +168,11 @@ func (e *exportWriter) Write(p []byte) (int, error) {
 
 // importReportJSON is an ImportReport on the wire.
 type importReportJSON struct {
-	Format   formats.Format        `json:"format"`
-	Refused  string                `json:"refused,omitempty"`
-	Problems []problemJSON         `json:"problems"`
-	Sessions []ops.ImportedSession `json:"sessions"`
-	Stopped  string                `json:"stopped,omitempty"`
+	Format   formats.Format           `json:"format"`
+	Refused  string                   `json:"refused,omitempty"`
+	Problems []problemJSON            `json:"problems"`
+	Sessions []ingest.ImportedSession `json:"sessions"`
+	Stopped  string                   `json:"stopped,omitempty"`
 }
 
 // problemJSON is a formats.Problem on the wire.
@@ -203,7 +204,7 @@ func wireReport(rep tools.ImportReport) importReportJSON {
 		out.Problems[i] = problemJSON{Line: p.Line, Error: p.Err, Note: p.Note, More: p.More}
 	}
 	if out.Sessions == nil {
-		out.Sessions = []ops.ImportedSession{}
+		out.Sessions = []ingest.ImportedSession{}
 	}
 	return out
 }

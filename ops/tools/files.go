@@ -15,6 +15,7 @@ import (
 	"weft/formats/weftjsonl"
 	"weft/model"
 	"weft/ops"
+	"weft/ops/ingest"
 )
 
 // Files is what the command line does with a whole thread or a whole
@@ -171,7 +172,7 @@ func (l Local) Export(ctx context.Context, w io.Writer, args ExportArgs) (notes 
 
 // ImportArgs say how to import a file: its format (empty: detected from
 // its start) and, optionally, the session every thread of it goes into
-// (ops.ImportOptions.Session).
+// (ingest.Options.Session).
 type ImportArgs struct {
 	Format  formats.Format
 	Session string
@@ -187,7 +188,7 @@ type ImportReport struct {
 	// Problems are the records that could not be read, and notes.
 	Problems []formats.Problem
 	// Sessions are the sessions the import touched.
-	Sessions []ops.ImportedSession
+	Sessions []ingest.ImportedSession
 	// Stopped says why the import stopped before the end of the file;
 	// nil when it read it all.
 	Stopped error
@@ -220,7 +221,7 @@ func (l Local) Import(ctx context.Context, r io.Reader, args ImportArgs, progres
 	if progress != nil {
 		counted = progress.Messages
 	}
-	im := l.Service.NewImport(ctx, ops.ImportOptions{Session: args.Session, Progress: counted})
+	im := ingest.New(ctx, l.Service, ingest.Options{Session: args.Session, Progress: counted})
 	problems, err := read(br, im)
 	rep.Stopped = errors.Join(err, im.Close())
 	rep.Problems, rep.Sessions = problems, im.Sessions

@@ -1,10 +1,9 @@
-package ops
+package ingest
 
 import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -12,8 +11,9 @@ import (
 	"testing"
 
 	"weft/formats/claudecode"
-	"weft/formats/export"
 	"weft/formats/openai"
+	"weft/internal/benchdata"
+	"weft/ops"
 	"weft/store"
 )
 
@@ -21,7 +21,7 @@ import (
 // 5-hour Claude Code session (3 MB, 1512 lines) into a fresh file:
 // reading, token counting and storing.
 func BenchmarkImportClaudeCodeLongSession(b *testing.B) {
-	path := filepath.Join("..", "formats", "testdata", "claude-code", "spotter_long_session.jsonl")
+	path := filepath.Join("..", "..", "formats", "testdata", "claude-code", "spotter_long_session.jsonl")
 	for b.Loop() {
 		b.StopTimer()
 		st, err := store.Open(filepath.Join(b.TempDir(), "cc.db"), store.Options{})
@@ -33,7 +33,7 @@ func BenchmarkImportClaudeCodeLongSession(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		im := New(st).NewImport(context.Background(), ImportOptions{})
+		im := New(context.Background(), ops.New(st), Options{})
 		if _, err := claudecode.Read(f, im); err != nil {
 			b.Fatal(err)
 		}
@@ -51,25 +51,24 @@ func BenchmarkImportClaudeCodeLongSession(b *testing.B) {
 // with the file.
 func BenchmarkImportOpenAIJSONL1M(b *testing.B) {
 	const n = 1_000_000
-	src := filepath.Join(benchDir(), "openai-1m.jsonl")
-	if _, err := os.Stat(src); err != nil {
-		f, err := os.Create(src)
-		if err != nil {
-			b.Fatal(err)
-		}
-		w := bufio.NewWriter(f)
-		enc := json.NewEncoder(w)
-		r := rand.New(rand.NewPCG(9, 9))
-		for i := range n {
-			role := "user"
-			if i%2 == 1 {
-				role = "assistant"
-			}
-			enc.Encode(map[string]string{"role": role, "content": text(r, 200)})
-		}
-		w.Flush()
-		f.Close()
+	// Written once: b.Loop runs this body once.
+	src := filepath.Join(b.TempDir(), "openai-1m.jsonl")
+	f, err := os.Create(src)
+	if err != nil {
+		b.Fatal(err)
 	}
+	w := bufio.NewWriter(f)
+	enc := json.NewEncoder(w)
+	r := rand.New(rand.NewPCG(9, 9))
+	for i := range n {
+		role := "user"
+		if i%2 == 1 {
+			role = "assistant"
+		}
+		enc.Encode(map[string]string{"role": role, "content": benchdata.Prose(r, 200)})
+	}
+	w.Flush()
+	f.Close()
 	var peak uint64
 	for b.Loop() {
 		b.StopTimer()
@@ -84,7 +83,7 @@ func BenchmarkImportOpenAIJSONL1M(b *testing.B) {
 		runtime.GC()
 		var ms runtime.MemStats
 		b.StartTimer()
-		im := New(st).NewImport(context.Background(), ImportOptions{Progress: func(int) {
+		im := New(context.Background(), ops.New(st), Options{Progress: func(int) {
 			runtime.ReadMemStats(&ms)
 			peak = max(peak, ms.HeapInuse)
 		}})
@@ -102,30 +101,4 @@ func BenchmarkImportOpenAIJSONL1M(b *testing.B) {
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
 	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
-}
-
-// BenchmarkExport100k exports the effective thread of a 100k-message
-// session as OpenAI and Anthropic JSON: reading from the store and writing.
-func BenchmarkExport100k(b *testing.B) {
-	path, sid := benchFile(b, 100_000, 300, 1_000)
-	svc := benchService(b, path)
-	for _, name := range []string{"openai", "anthropic"} {
-		b.Run(name, func(b *testing.B) {
-			for b.Loop() {
-				_, items, err := svc.ExportItems(sid, false)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if name == "openai" {
-					_, err = export.WriteOpenAI(io.Discard, items)
-				} else {
-					_, err = export.WriteAnthropic(io.Discard, items)
-				}
-				if err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(100_000*float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
-		})
-	}
 }

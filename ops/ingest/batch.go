@@ -1,4 +1,4 @@
-package ops
+package ingest
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"weft/formats"
 	"weft/internal/english"
 	"weft/model"
+	"weft/ops"
 	"weft/store"
 )
 
@@ -61,7 +62,7 @@ func (im *Import) flushGroup() error {
 	done := make(chan error, 1)
 	im.inflight, im.inflightRead, im.written = done, im.read, group
 	go func() {
-		reqs := make([]*WriteReq, len(group))
+		reqs := make([]*ops.WriteReq, len(group))
 		after := make([]func(model.Session), len(group))
 		for i, th := range group {
 			reqs[i], after[i] = im.batchWrite(th, th.batch, nil)
@@ -84,7 +85,7 @@ func (im *Import) flushGroup() error {
 // batch prepared.
 func (im *Import) write(th *importThread, batch []formats.Message, pre *preparedBatch) error {
 	r, after := im.batchWrite(th, batch, pre)
-	if err := im.s.CommitAll(im.ctx, []*WriteReq{r}); err != nil {
+	if err := im.s.CommitAll(im.ctx, []*ops.WriteReq{r}); err != nil {
 		return fmt.Errorf("importing into %q: %w", th.title, err)
 	}
 	after(r.Session())
@@ -94,14 +95,14 @@ func (im *Import) write(th *importThread, batch []formats.Message, pre *prepared
 // batchWrite is a batch of the thread as a write of the service, and
 // what to report of it once it is written (given the session's record).
 // pre, if not nil, is the batch prepared (prepare).
-func (im *Import) batchWrite(th *importThread, batch []formats.Message, pre *preparedBatch) (*WriteReq, func(model.Session)) {
+func (im *Import) batchWrite(th *importThread, batch []formats.Message, pre *preparedBatch) (*ops.WriteReq, func(model.Session)) {
 	s := im.s
 	var added, skipped int
 	var unplaced []string // keys of messages that belong before stored ones
 	var changed []string  // keys of stored messages the file has otherwise
 	lastOld := false      // the batch holds a message already stored
 	created := th.sid == ""
-	prepare := func(tx *store.Tx, c *Thread, next *model.Session) (*Change, error) {
+	prepare := func(tx *store.Tx, c *ops.Thread, next *model.Session) (*ops.Change, error) {
 		// A message new to the session that comes before one already
 		// there belongs between stored messages, which are only ever
 		// appended to: it is not added out of order, but reported.
@@ -147,7 +148,7 @@ func (im *Import) batchWrite(th *importThread, batch []formats.Message, pre *pre
 				return nil, err
 			}
 			if !th.keepID {
-				next.ID = s.ids.next(im.now)
+				next.ID = s.NewID(im.now)
 			}
 		}
 		msgs := make([]model.Message, 0, len(batch))
@@ -167,7 +168,7 @@ func (im *Import) batchWrite(th *importThread, batch []formats.Message, pre *pre
 				nm.CreatedAt = im.now // the source has no times: when it was imported
 			}
 			seq := uint64(next.MessageCount + len(msgs) + 1)
-			msgs = append(msgs, storedMessage(seq, nm, im.now, m.Digest))
+			msgs = append(msgs, ops.StoredMessage(seq, nm, im.now, m.Digest))
 			picked = append(picked, i)
 			for i := range len(m.Aliases) + 1 {
 				keys = append(keys, importKey{th.keyOf(m, i), seq})
@@ -198,16 +199,16 @@ func (im *Import) batchWrite(th *importThread, batch []formats.Message, pre *pre
 		if added == 0 {
 			// Only what the session is known by: recorded beside the
 			// thread, which stays as it was (its version too).
-			return &Change{
+			return &ops.Change{
 				What: fmt.Sprintf("import keys of %s recorded", english.Count(len(keys), "message")), Aside: true, Reload: true,
-				Event: Event{Kind: EventAppended}, Store: record,
+				Event: ops.Event{Kind: ops.EventAppended}, Store: record,
 			}, nil
 		}
 		next.MessageCount += added
-		return &Change{
+		return &ops.Change{
 			What:   fmt.Sprintf("%s imported", english.Count(added, "message")),
 			Reload: true,
-			Event:  Event{Kind: EventAppended},
+			Event:  ops.Event{Kind: ops.EventAppended},
 			Store: func(tx *store.Tx) error {
 				var err error
 				switch {
@@ -225,10 +226,10 @@ func (im *Import) batchWrite(th *importThread, batch []formats.Message, pre *pre
 			},
 		}, nil
 	}
-	r := &WriteReq{Created: created, Prepare: prepare}
+	r := &ops.WriteReq{Created: created, Prepare: prepare}
 	if created {
 		info := model.Session{
-			ID: s.ids.next(im.now), Title: th.title, CreatedAt: im.now,
+			ID: s.NewID(im.now), Title: th.title, CreatedAt: im.now,
 			Source: string(th.info.Source), ActiveTags: slices.Clone(th.info.ActiveTags),
 		}
 		if th.keepID && im.opts.Session == "" {
@@ -237,10 +238,10 @@ func (im *Import) batchWrite(th *importThread, batch []formats.Message, pre *pre
 		if !th.info.CreatedAt.IsZero() {
 			info.CreatedAt = th.info.CreatedAt.UTC()
 		}
-		r.Find = func(Locked) (*Thread, error) { return &Thread{Info: info}, nil }
+		r.Find = func(ops.Locked) (*ops.Thread, error) { return &ops.Thread{Info: info}, nil }
 	} else {
 		sid := th.sid
-		r.Find = func(l Locked) (*Thread, error) { return l.Record(sid) }
+		r.Find = func(l ops.Locked) (*ops.Thread, error) { return l.Record(sid) }
 	}
 	return r, func(info model.Session) {
 		im.report(th, info, created, added, skipped, unplaced, changed, lastOld)

@@ -1,4 +1,4 @@
-package ops
+package ingest
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 
 func importCC(t *testing.T, f *fixture, data []byte) ImportedSession {
 	t.Helper()
-	im := f.svc.NewImport(context.Background(), ImportOptions{})
+	im := New(context.Background(), f.svc, Options{})
 	if _, err := claudecode.Read(bytes.NewReader(data), im); err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +26,7 @@ func importCC(t *testing.T, f *fixture, data []byte) ImportedSession {
 // before messages already imported (a line that was broken at the first
 // import, repaired since) is not appended after later ones, but reported.
 func TestImportDoesNotAppendOutOfOrder(t *testing.T) {
-	whole := readFile(t, "../formats/testdata/claude-code/spotter_long_session.jsonl")
+	whole := readFile(t, "../../formats/testdata/claude-code/spotter_long_session.jsonl")
 	lines := bytes.Split(whole, []byte("\n"))
 	lines[997] = []byte("{broken") // line 998, a tool result
 	broken := bytes.Join(lines, []byte("\n"))
@@ -62,7 +62,7 @@ func TestImportDoesNotAppendOutOfOrder(t *testing.T) {
 // broken at the first import) keeps its first version, and the report
 // says so.
 func TestImportTellsAChangedMessage(t *testing.T) {
-	whole := readFile(t, "../formats/testdata/claude-code/spotter_long_session.jsonl")
+	whole := readFile(t, "../../formats/testdata/claude-code/spotter_long_session.jsonl")
 	lines := bytes.Split(whole, []byte("\n"))
 	lines[999] = []byte("{broken") // line 1000, the tool call of a two-record reply
 	broken := bytes.Join(lines, []byte("\n"))

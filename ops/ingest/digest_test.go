@@ -1,4 +1,4 @@
-package ops
+package ingest
 
 import (
 	"context"
@@ -24,18 +24,18 @@ func TestImportStoresContentDigests(t *testing.T) {
 		`{"content":"hello","role":"assistant","extra":1}`,
 		`{"role":"user","content":[{"type":"text","text":"two"},{"type":"text","text":"parts"}]}`,
 	}, "\n")
-	im := f.svc.NewImport(ctx, ImportOptions{})
+	im := New(ctx, f.svc, Options{})
 	if _, err := openai.Read(strings.NewReader(lines), im); err != nil {
 		t.Fatal(err)
 	}
 	mustClose(t, im)
-	fed := f.svc.NewImport(ctx, ImportOptions{})
+	fed := New(ctx, f.svc, Options{})
 	if err := feed(fed, formats.ThreadInfo{Key: "fed", Source: formats.ClaudeCode}, 3, [2]int{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range append(im.Sessions, fed.Sessions...) {
 		n := 0
-		err := f.svc.st.View(func(tx *store.Tx) error {
+		err := f.st.View(func(tx *store.Tx) error {
 			return tx.Messages(s.SessionID, 1, 1<<20, func(m model.Message) error {
 				n++
 				if want := model.ContentDigest(m.Role, m.Content); m.Digest != want {
@@ -68,7 +68,7 @@ func TestImportInBatchesIntoItsOwnSession(t *testing.T) {
 		return b.String()
 	}
 	run := func(n int) ImportedSession {
-		im := f.svc.NewImport(ctx, ImportOptions{})
+		im := New(ctx, f.svc, Options{})
 		im.batchSize = 4
 		if _, err := openai.Read(strings.NewReader(file(n)), im); err != nil {
 			t.Fatal(err)
@@ -90,7 +90,7 @@ func TestImportInBatchesIntoItsOwnSession(t *testing.T) {
 		t.Fatalf("grown: %+v", s)
 	}
 	var got []string
-	err := f.svc.st.View(func(tx *store.Tx) error {
+	err := f.st.View(func(tx *store.Tx) error {
 		return tx.Messages(s.SessionID, 1, 1<<20, func(m model.Message) error {
 			got = append(got, m.Content)
 			return nil

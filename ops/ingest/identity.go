@@ -1,4 +1,4 @@
-package ops
+package ingest
 
 import (
 	"bytes"
@@ -58,7 +58,7 @@ func validSessionID(id string) bool {
 
 // identify finds the session the thread was imported into before, if
 // any, and the source keys to record as leading to it (see above). It
-// runs for a thread imported without ImportOptions.Session.
+// runs for a thread imported without Options.Session.
 func (th *importThread) identify(tx *store.Tx) error {
 	t := th.info
 	if t.Source == formats.Weft && validSessionID(t.Key) {
@@ -100,7 +100,7 @@ func (th *importThread) identify(tx *store.Tx) error {
 
 // selfCheck makes the thread's session the file's own when it is (weft's
 // format, the same ID and creation time): for a thread imported into a
-// session named by ImportOptions.Session.
+// session named by Options.Session.
 func (th *importThread) selfCheck(tx *store.Tx) error {
 	if th.info.Source != formats.Weft || th.sid != th.info.Key {
 		return nil

@@ -1,4 +1,4 @@
-package ops
+package ingest
 
 import (
 	"bytes"
@@ -9,11 +9,12 @@ import (
 
 	"weft/formats/claudecode"
 	"weft/formats/weftjsonl"
+	"weft/ops"
 )
 
 // effective renders a session's effective thread by content, so threads
 // in two files (whose seqs differ) can be compared.
-func effective(t *testing.T, svc *Service, sid string) string {
+func effective(t *testing.T, svc *ops.Service, sid string) string {
 	t.Helper()
 	_, items, err := svc.ExportItems(sid, false)
 	if err != nil {
@@ -32,16 +33,16 @@ func effective(t *testing.T, svc *Service, sid string) string {
 func TestImportWeftWithABrokenMessageLine(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	im := f.svc.NewImport(ctx, ImportOptions{})
-	if _, err := claudecode.Read(bytes.NewReader(readFile(t, "../formats/testdata/claude-code/spotter_tool_heavy.jsonl")), im); err != nil {
+	im := New(ctx, f.svc, Options{})
+	if _, err := claudecode.Read(bytes.NewReader(readFile(t, "../../formats/testdata/claude-code/spotter_tool_heavy.jsonl")), im); err != nil {
 		t.Fatal(err)
 	}
 	mustClose(t, im)
 	sid := im.Sessions[0].SessionID
-	f.mustCall("tag_messages", `{"ids":["m1","m2","m3","m4"],"tags":["early"]}`)
-	only6 := f.mustCall("tag_messages", `{"ids":["m6"],"tags":["six"]}`).(TagResult)
-	f.mustCall("insert_messages", `{"after_id":"m6","messages":[{"role":"user","content":"inserted after m6"}]}`)
-	f.mustCall("digest_messages", `{"ids":["m5","m6","m7"],"summary":"three messages"}`)
+	call(f, (*ops.Service).TagMessages, `{"ids":["m1","m2","m3","m4"],"tags":["early"]}`)
+	only6 := call(f, (*ops.Service).TagMessages, `{"ids":["m6"],"tags":["six"]}`)
+	call(f, (*ops.Service).InsertMessages, `{"after_id":"m6","messages":[{"role":"user","content":"inserted after m6"}]}`)
+	call(f, (*ops.Service).DigestMessages, `{"ids":["m5","m6","m7"],"summary":"three messages"}`)
 	want := effective(t, f.svc, sid)
 	buf, _, msgs, _ := exportWeft(t, f.svc, sid)
 	// Line 1 is the session, line 1+k message m<k>: break m6.
@@ -53,7 +54,7 @@ func TestImportWeftWithABrokenMessageLine(t *testing.T) {
 	broken := []byte(strings.Join(lines, "\n"))
 
 	other := newFixture(t)
-	im2 := other.svc.NewImport(ctx, ImportOptions{})
+	im2 := New(ctx, other.svc, Options{})
 	problems, err := weftjsonl.Read(bytes.NewReader(broken), im2)
 	mustClose(t, im2)
 	if err != nil || len(problems) != 1 || problems[0].Line != 7 {
@@ -92,7 +93,7 @@ func TestImportWeftWithABrokenMessageLine(t *testing.T) {
 	}
 
 	// Again: nothing added, the same operation still not imported.
-	im3 := other.svc.NewImport(ctx, ImportOptions{})
+	im3 := New(ctx, other.svc, Options{})
 	if _, err := weftjsonl.Read(bytes.NewReader(broken), im3); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package ops
+package ingest
 
 import (
 	"runtime"
@@ -6,6 +6,7 @@ import (
 
 	"weft/formats"
 	"weft/model"
+	"weft/ops"
 	"weft/store"
 )
 
@@ -45,9 +46,9 @@ func (im *Import) prepare(batch []formats.Message) *preparedBatch {
 						m.Digest = model.ContentDigest(m.Role, m.Content)
 					}
 					if m.Tokens <= 0 {
-						m.Tokens = messageTokens(m.Content, m.Parts)
+						m.Tokens = ops.MessageTokens(m.Content, m.Parts)
 					}
-					msgs = append(msgs, storedMessage(0, m.NewMessage, im.now, m.Digest))
+					msgs = append(msgs, ops.StoredMessage(0, m.NewMessage, im.now, m.Digest))
 				}
 				enc, err := store.EncodeMessages(msgs)
 				if err != nil {

@@ -1,4 +1,4 @@
-package ops
+package ingest
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"weft/formats"
 	"weft/formats/claudecode"
 	"weft/formats/weftjsonl"
+	"weft/ops"
 )
 
 // otherFile is a second database file, as a user moving a session has.
@@ -24,7 +25,7 @@ func otherFile(t *testing.T) *fixture {
 // session the import reported.
 func importInto(t *testing.T, f *fixture, read formats.Reader, data []byte) ImportedSession {
 	t.Helper()
-	im := f.svc.NewImport(context.Background(), ImportOptions{})
+	im := New(context.Background(), f.svc, Options{})
 	if _, err := read(bytes.NewReader(data), im); err != nil {
 		t.Fatal(err)
 	}
@@ -53,9 +54,9 @@ func sessionCount(t *testing.T, f *fixture) int {
 // that.
 func TestMovedSessionKeepsItsIdentity(t *testing.T) {
 	a := newFixture(t)
-	cc := readFile(t, "../formats/testdata/claude-code/spotter_tool_heavy.jsonl")
+	cc := readFile(t, "../../formats/testdata/claude-code/spotter_tool_heavy.jsonl")
 	sid := importInto(t, a, claudecode.Read, cc).SessionID
-	a.mustCall("tag_messages", `{"ids":["m1","m2"],"tags":["start"]}`)
+	call(a, (*ops.Service).TagMessages, `{"ids":["m1","m2"],"tags":["start"]}`)
 	export, _, msgs, _ := exportWeft(t, a.svc, sid)
 
 	// Back into the file it came from.
@@ -77,8 +78,8 @@ func TestMovedSessionKeepsItsIdentity(t *testing.T) {
 		t.Fatalf("the moved thread differs:\n%s\nwant\n%s", effective(t, b.svc, sid), effective(t, a.svc, sid))
 	}
 	// There it grows: two messages and an operation.
-	b.mustCall("append_messages", `{"session_id":"`+sid+`","messages":[{"role":"user","content":"asked in b"},{"role":"assistant","content":"answered in b"}]}`)
-	b.mustCall("tag_messages", `{"session_id":"`+sid+`","ids":["m18"],"tags":["from-b"]}`)
+	call(b, (*ops.Service).AppendMessages, `{"session_id":"`+sid+`","messages":[{"role":"user","content":"asked in b"},{"role":"assistant","content":"answered in b"}]}`)
+	call(b, (*ops.Service).TagMessages, `{"session_id":"`+sid+`","ids":["m18"],"tags":["from-b"]}`)
 	back, _, _, _ := exportWeft(t, b.svc, sid)
 
 	// Back home: only what is new comes in.
@@ -108,7 +109,7 @@ func TestMovedSessionKeepsItsIdentity(t *testing.T) {
 // export arrives, under the other ID.
 func TestMovedSessionKnowsItsSource(t *testing.T) {
 	a := newFixture(t)
-	cc := readFile(t, "../formats/testdata/claude-code/claude-code-log_dag_compact_after_rewind.jsonl")
+	cc := readFile(t, "../../formats/testdata/claude-code/claude-code-log_dag_compact_after_rewind.jsonl")
 	first := importInto(t, a, claudecode.Read, cc)
 	sid := first.SessionID
 	if first.Ops != 1 {

@@ -1,4 +1,4 @@
-package ops
+package ingest
 
 import (
 	"bytes"
@@ -13,13 +13,14 @@ import (
 	"weft/formats/claudecode"
 	"weft/formats/export"
 	"weft/model"
+	"weft/ops"
 )
 
 // importData imports a conversation file's bytes into f and returns
 // the ID of the (last) session it went into.
 func (f *fixture) importData(data []byte, read formats.Reader) string {
 	f.t.Helper()
-	im := f.svc.NewImport(context.Background(), ImportOptions{})
+	im := New(context.Background(), f.svc, Options{})
 	if _, err := read(bytes.NewReader(data), im); err != nil {
 		f.t.Fatal(err)
 	}
@@ -81,9 +82,9 @@ func identities(items []formats.Item) []string {
 // the inserted message among them.
 func TestClaudeCodeWriteBackRoundTrip(t *testing.T) {
 	files := []string{
-		"../formats/testdata/claude-code/spotter_long_session.jsonl",
-		"../formats/testdata/claude-code/spotter_tool_heavy.jsonl",
-		"../formats/testdata/claude-code/claude-code-log_dag_compact_after_rewind.jsonl",
+		"../../formats/testdata/claude-code/spotter_long_session.jsonl",
+		"../../formats/testdata/claude-code/spotter_tool_heavy.jsonl",
+		"../../formats/testdata/claude-code/claude-code-log_dag_compact_after_rewind.jsonl",
 	}
 	for _, path := range files {
 		t.Run(path[strings.LastIndex(path, "/")+1:], func(t *testing.T) {
@@ -105,9 +106,9 @@ func TestClaudeCodeWriteBackRoundTrip(t *testing.T) {
 			edited := len(b) >= 5
 			if edited {
 				d1, d2, s1, s2 := b[1], b[len(b)/3], b[len(b)/2], b[len(b)/2+1]
-				f.mustCall("digest_messages", fmt.Sprintf(`{"session_id":%q,"ids":%s,"summary":"The operator's summary."}`, sid, ids(items, d1, d2)))
-				f.mustCall("snip_messages", fmt.Sprintf(`{"session_id":%q,"ids":%s}`, sid, ids(items, s1, s2)))
-				f.mustCall("insert_messages", fmt.Sprintf(`{"session_id":%q,"after_id":%q,"messages":[{"role":"user","content":"An inserted note."}]}`, sid, items[d1-1].ID))
+				call(f, (*ops.Service).DigestMessages, fmt.Sprintf(`{"session_id":%q,"ids":%s,"summary":"The operator's summary."}`, sid, ids(items, d1, d2)))
+				call(f, (*ops.Service).SnipMessages, fmt.Sprintf(`{"session_id":%q,"ids":%s}`, sid, ids(items, s1, s2)))
+				call(f, (*ops.Service).InsertMessages, fmt.Sprintf(`{"session_id":%q,"after_id":%q,"messages":[{"role":"user","content":"An inserted note."}]}`, sid, items[d1-1].ID))
 			}
 			info, items, err := f.svc.ExportItems(sid, false)
 			if err != nil {

@@ -1,4 +1,4 @@
-package ops
+package ingest
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"weft/formats"
 	"weft/formats/weftjsonl"
 	"weft/model"
+	"weft/ops"
 	"weft/store"
 )
 
@@ -48,7 +49,7 @@ func TestImportIsIdempotentAndGrows(t *testing.T) {
 	ctx := context.Background()
 	info := formats.ThreadInfo{Key: "abc", Title: "imported", Source: formats.ClaudeCode}
 
-	im := f.svc.NewImport(ctx, ImportOptions{})
+	im := New(ctx, f.svc, Options{})
 	if err := feed(im, info, 5, [2]int{0, 2}); err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func TestImportIsIdempotentAndGrows(t *testing.T) {
 		t.Fatalf("after import: %s", render(v))
 	}
 
-	again := f.svc.NewImport(ctx, ImportOptions{})
+	again := New(ctx, f.svc, Options{})
 	if err := feed(again, info, 5, [2]int{0, 2}); err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func TestImportIsIdempotentAndGrows(t *testing.T) {
 		t.Fatalf("re-import added something: %+v", s)
 	}
 
-	longer := f.svc.NewImport(ctx, ImportOptions{})
+	longer := New(ctx, f.svc, Options{})
 	if err := feed(longer, info, 8, [2]int{0, 2}); err != nil {
 		t.Fatal(err)
 	}
@@ -82,14 +83,14 @@ func TestImportIsIdempotentAndGrows(t *testing.T) {
 	}
 
 	// Into a named session instead: created by title, then found again.
-	named := f.svc.NewImport(ctx, ImportOptions{Session: "scratch"})
+	named := New(ctx, f.svc, Options{Session: "scratch"})
 	if err := feed(named, formats.ThreadInfo{Key: "other", Source: formats.OpenAI}, 2, [2]int{}); err != nil {
 		t.Fatal(err)
 	}
 	if s := named.Sessions; len(s) != 1 || !s[0].Created || s[0].Title != "scratch" {
 		t.Fatalf("named: %+v", s)
 	}
-	named2 := f.svc.NewImport(ctx, ImportOptions{Session: "scratch"})
+	named2 := New(ctx, f.svc, Options{Session: "scratch"})
 	if err := feed(named2, formats.ThreadInfo{Key: "third", Source: formats.OpenAI}, 2, [2]int{}); err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func TestImportResumesAfterAFailure(t *testing.T) {
 	ctx := context.Background()
 	info := formats.ThreadInfo{Key: "big", Source: formats.OpenAI}
 	n := importBatch*2 + 123
-	im := f.svc.NewImport(ctx, ImportOptions{})
+	im := New(ctx, f.svc, Options{})
 	if err := feed(&failAfter{im, importBatch + 10}, info, n, [2]int{}); !errors.Is(err, errBroken) {
 		t.Fatalf("want the reader's error, got %v", err)
 	}
@@ -130,7 +131,7 @@ func TestImportResumesAfterAFailure(t *testing.T) {
 	if len(sessions) != 1 || sessions[0].MessageCount != importBatch {
 		t.Fatalf("after the failure: %+v (want exactly the first batch)", sessions)
 	}
-	again := f.svc.NewImport(ctx, ImportOptions{})
+	again := New(ctx, f.svc, Options{})
 	if err := feed(again, info, n, [2]int{}); err != nil {
 		t.Fatal(err)
 	}
@@ -146,16 +147,16 @@ func TestImportResumesAfterAFailure(t *testing.T) {
 func TestWeftRoundTrip(t *testing.T) {
 	f := newFixture(t)
 	sid := f.session("round trip", 20)
-	f.mustCall("append_messages", `{"messages":[{"role":"assistant","content":"with parts","parts":[{"type":"tool_call","tool_call_id":"c1","tool_name":"Bash","input":{"command":"ls"}}],"meta":{"model":"x"}}]}`)
-	f.mustCall("digest_messages", `{"start_idx":2,"end_idx":6,"summary":"early part"}`)
-	rev := f.mustCall("revise_messages", `{"start_idx":2,"end_idx":3,"replacements":[{"role":"user","content":"r"}]}`).(OpResult)
-	f.mustCall("revise_messages", fmt.Sprintf(`{"ids":["%s/0"],"replacements":[{"role":"user","content":"nested"}]}`, rev.OperationID))
-	f.mustCall("resequence_messages", `{"new_order":[9,8]}`)
-	f.mustCall("tag_messages", `{"start_idx":10,"end_idx":11,"tags":["keep"]}`)
-	s := f.mustCall("snip_messages", `{"start_idx":12,"end_idx":12,"when_tags":["brief"]}`).(OpResult)
-	f.mustCall("set_active_tags", `{"tags":["brief"]}`)
-	f.mustCall("toggle_operation", fmt.Sprintf(`{"operation_id":%q,"active":false}`, s.OperationID))
-	f.mustCall("toggle_operation", fmt.Sprintf(`{"operation_id":%q,"active":true}`, s.OperationID))
+	call(f, (*ops.Service).AppendMessages, `{"messages":[{"role":"assistant","content":"with parts","parts":[{"type":"tool_call","tool_call_id":"c1","tool_name":"Bash","input":{"command":"ls"}}],"meta":{"model":"x"}}]}`)
+	call(f, (*ops.Service).DigestMessages, `{"start_idx":2,"end_idx":6,"summary":"early part"}`)
+	rev := call(f, (*ops.Service).ReviseMessages, `{"start_idx":2,"end_idx":3,"replacements":[{"role":"user","content":"r"}]}`)
+	call(f, (*ops.Service).ReviseMessages, fmt.Sprintf(`{"ids":["%s/0"],"replacements":[{"role":"user","content":"nested"}]}`, rev.OperationID))
+	call(f, (*ops.Service).ResequenceMessages, `{"new_order":[9,8]}`)
+	call(f, (*ops.Service).TagMessages, `{"start_idx":10,"end_idx":11,"tags":["keep"]}`)
+	s := call(f, (*ops.Service).SnipMessages, `{"start_idx":12,"end_idx":12,"when_tags":["brief"]}`)
+	call(f, (*ops.Service).SetActiveTags, `{"tags":["brief"]}`)
+	call(f, (*ops.Service).ToggleOperation, fmt.Sprintf(`{"operation_id":%q,"active":false}`, s.OperationID))
+	call(f, (*ops.Service).ToggleOperation, fmt.Sprintf(`{"operation_id":%q,"active":true}`, s.OperationID))
 	want := f.view(sid)
 
 	buf, info, msgs, opsList := exportWeft(t, f.svc, sid)
@@ -166,8 +167,8 @@ func TestWeftRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	other := New(st)
-	im := other.NewImport(context.Background(), ImportOptions{})
+	other := ops.New(st)
+	im := New(context.Background(), other, Options{})
 	problems, err := weftjsonl.Read(bytes.NewReader(buf.Bytes()), im)
 	mustClose(t, im)
 	if err != nil || len(problems) > 0 {
@@ -195,7 +196,7 @@ func TestWeftRoundTrip(t *testing.T) {
 		t.Fatalf("%d operations, want %d", len(ops2), len(opsList))
 	}
 	// Importing the same export again adds nothing.
-	im2 := other.NewImport(context.Background(), ImportOptions{})
+	im2 := New(context.Background(), other, Options{})
 	if _, err := weftjsonl.Read(bytes.NewReader(buf.Bytes()), im2); err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +206,7 @@ func TestWeftRoundTrip(t *testing.T) {
 	}
 	// Into the same file as a second copy (named session): operation IDs
 	// are taken, so they are renamed, and the thread is still the same.
-	im3 := f.svc.NewImport(context.Background(), ImportOptions{Session: "copy"})
+	im3 := New(context.Background(), f.svc, Options{Session: "copy"})
 	if _, err := weftjsonl.Read(bytes.NewReader(buf.Bytes()), im3); err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +219,7 @@ func TestWeftRoundTrip(t *testing.T) {
 
 // exportWeft writes a session as weft's lossless JSONL, and returns what
 // it wrote.
-func exportWeft(t *testing.T, svc *Service, sid string) (*bytes.Buffer, model.Session, []model.Message, []model.Op) {
+func exportWeft(t *testing.T, svc *ops.Service, sid string) (*bytes.Buffer, model.Session, []model.Message, []model.Op) {
 	t.Helper()
 	e, err := svc.ExportWeft(sid)
 	if err != nil {

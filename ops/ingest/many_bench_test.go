@@ -1,4 +1,4 @@
-package ops
+package ingest
 
 import (
 	"bufio"
@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"weft/formats/sharegpt"
+	"weft/internal/benchdata"
+	"weft/ops"
 	"weft/store"
 )
 
@@ -23,10 +25,8 @@ import (
 func BenchmarkImportManySessions(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			src := filepath.Join(benchDir(), fmt.Sprintf("sharegpt-%d.json", n))
-			if _, err := os.Stat(src); err != nil {
-				writeShareGPT(b, src, n)
-			}
+			src := filepath.Join(b.TempDir(), fmt.Sprintf("sharegpt-%d.json", n))
+			writeShareGPT(b, src, n) // once: b.Loop runs this body once
 			in, err := os.Stat(src)
 			if err != nil {
 				b.Fatal(err)
@@ -47,7 +47,7 @@ func BenchmarkImportManySessions(b *testing.B) {
 				runtime.GC()
 				var ms runtime.MemStats
 				b.StartTimer()
-				im := New(st).NewImport(context.Background(), ImportOptions{Progress: func(int) {
+				im := New(context.Background(), ops.New(st), Options{Progress: func(int) {
 					runtime.ReadMemStats(&ms)
 					peak = max(peak, ms.HeapInuse)
 				}})
@@ -91,8 +91,8 @@ func writeShareGPT(b *testing.B, path string, n int) {
 			w.WriteString(",\n")
 		}
 		conv := map[string]any{"id": fmt.Sprintf("c%d", i), "conversations": []map[string]string{
-			{"from": "human", "value": text(r, 40)},
-			{"from": "gpt", "value": text(r, 50)},
+			{"from": "human", "value": benchdata.Prose(r, 40)},
+			{"from": "gpt", "value": benchdata.Prose(r, 50)},
 		}}
 		raw, err := json.Marshal(conv)
 		if err != nil {

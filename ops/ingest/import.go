@@ -1,4 +1,8 @@
-package ops
+// Package ingest imports conversation files into sessions: what a
+// format's reader emits is written in batches, each through the
+// Service's one write path, so an interrupted import resumes where it
+// stopped and a re-import (weft import --follow) adds only what is new.
+package ingest
 
 import (
 	"context"
@@ -14,16 +18,17 @@ import (
 	"weft/formats"
 	"weft/formats/weftjsonl"
 	"weft/model"
+	"weft/ops"
 	"weft/store"
 )
 
-// ImportOptions configure an import.
-type ImportOptions struct {
+// Options configure an import.
+type Options struct {
 	// Session, if set, imports every thread of the file into this session
 	// (an ID, ID prefix or title), creating it with this title if none
 	// matches. Otherwise each source thread has a session of its own,
 	// found again on re-import by its source key, and a session of weft's
-	// own format by its ID too, wherever it moved (import_identity.go).
+	// own format by its ID too, wherever it moved (identity.go).
 	Session string
 	// Progress, if set, is called after each batch with the number of
 	// messages read so far.
@@ -61,9 +66,9 @@ const maxNotes = 20
 // import resumes where it stopped when run again, and a re-import adds
 // nothing.
 type Import struct {
-	s    *Service
+	s    *ops.Service
 	ctx  context.Context
-	opts ImportOptions
+	opts Options
 	now  time.Time
 
 	cur      *importThread
@@ -108,7 +113,7 @@ type importThread struct {
 	// before keys were qualified with the thread (see key), so a key
 	// is also looked for as the format gave it.
 	legacy bool
-	// self: the session is the weft file's own (import_identity.go):
+	// self: the session is the weft file's own (identity.go):
 	// the file's key <id>/m<n> names its message n, for n up to native,
 	// its message count when the import began.
 	self   bool
@@ -162,9 +167,9 @@ const importBatch = 10000
 // groupThreads is how many small threads one transaction writes.
 const groupThreads = 1000
 
-// NewImport starts an import; pass it to a formats reader.
-func (s *Service) NewImport(ctx context.Context, opts ImportOptions) *Import {
-	if p := ProgressFrom(ctx); p != nil {
+// New starts an import into svc's sessions; pass it to a formats reader.
+func New(ctx context.Context, svc *ops.Service, opts Options) *Import {
+	if p := ops.ProgressFrom(ctx); p != nil {
 		// The file's length in messages is not known until its end: the
 		// reports count what was read.
 		own := opts.Progress
@@ -175,7 +180,7 @@ func (s *Service) NewImport(ctx context.Context, opts ImportOptions) *Import {
 			p(read, 0, fmt.Sprintf("%d messages read", read))
 		}
 	}
-	return &Import{s: s, ctx: ctx, opts: opts, now: s.Clock(), batchSize: importBatch, heads: map[string][]model.Head{}}
+	return &Import{s: svc, ctx: ctx, opts: opts, now: svc.Clock(), batchSize: importBatch, heads: map[string][]model.Head{}}
 }
 
 var _ formats.Emitter = (*Import)(nil)
@@ -190,13 +195,11 @@ func (im *Import) Begin(t formats.ThreadInfo) error {
 		th.title = fmt.Sprintf("%s import %s", t.Source, im.now.Format("2006-01-02 15:04"))
 	}
 	if im.opts.Session != "" {
-		im.s.mu.Lock()
-		id, err := im.s.resolveLocked(im.opts.Session)
-		im.s.mu.Unlock()
+		id, err := im.s.Resolve(im.opts.Session)
 		switch {
 		case err == nil:
 			th.sid = id
-			if err := im.s.st.View(th.selfCheck); err != nil {
+			if err := im.s.Store().View(th.selfCheck); err != nil {
 				return err
 			}
 		case isNotFound(err):
@@ -205,7 +208,7 @@ func (im *Import) Begin(t formats.ThreadInfo) error {
 			return err
 		}
 	} else if t.Key != "" {
-		if err := im.s.st.View(th.identify); err != nil {
+		if err := im.s.Store().View(th.identify); err != nil {
 			return err
 		}
 	}
@@ -216,8 +219,8 @@ func (im *Import) Begin(t formats.ThreadInfo) error {
 func sourceKey(t formats.ThreadInfo) string { return string(t.Source) + ":" + t.Key }
 
 func isNotFound(err error) bool {
-	e, ok := err.(*Error)
-	return ok && e.Kind == ErrNotFound
+	e, ok := err.(*ops.Error)
+	return ok && e.Kind == ops.ErrNotFound
 }
 
 // Message queues a message, writing a batch when it is full.
@@ -373,7 +376,7 @@ func sameTokens(h model.Head, m formats.Message) bool {
 // messages whose reader did not: the work per message that needs no
 // store is done here, not in the one writer.
 func countTokens(batch []formats.Message) {
-	countEach(len(batch), func(i int) *model.NewMessage {
+	ops.CountEach(len(batch), func(i int) *model.NewMessage {
 		m := &batch[i]
 		if m.Digest == "" {
 			m.Digest = model.ContentDigest(m.Role, m.Content)
@@ -386,13 +389,13 @@ func countTokens(batch []formats.Message) {
 // and its weft operations, skipping those an earlier import made.
 func (im *Import) writeOps(th *importThread) error {
 	s := im.s
-	author := AuthorFrom(im.ctx)
+	author := ops.AuthorFrom(im.ctx)
 	if author == "operator" {
 		author = "import"
 	}
 	var made []model.Op
-	_, err := s.Write(im.ctx, th.sid, nil, func(tx *store.Tx, t *Thread, next *model.Session) (*Change, error) {
-		var ops []model.Op
+	_, err := s.Write(im.ctx, th.sid, nil, func(tx *store.Tx, t *ops.Thread, next *model.Session) (*ops.Change, error) {
+		var add []model.Op
 		err := func() error {
 			seqOf := func(key string) (uint64, error) {
 				seq, ok, err := th.lookup(tx, t.Info.ID, key)
@@ -426,33 +429,33 @@ func (im *Import) writeOps(th *importThread) error {
 				}) {
 					continue // imported before
 				}
-				ops = append(ops, model.Op{
-					ID: s.ids.next(im.now), Type: model.OpDigest, Targets: targets, Active: true,
+				add = append(add, model.Op{
+					ID: s.NewID(im.now), Type: model.OpDigest, Targets: targets, Active: true,
 					Payload:   model.OpPayload{Summary: d.summary, SummaryTokens: tokens.Count(d.summary)},
 					CreatedAt: im.now, Author: author,
 				})
 			}
-			return im.remapOps(tx, t, th, &ops)
+			return im.remapOps(tx, t, th, &add)
 		}()
-		if err != nil || len(ops) == 0 {
+		if err != nil || len(add) == 0 {
 			return nil, err
 		}
-		next.OpCount += len(ops)
-		made = ops
-		what := fmt.Sprintf("%s imported", english.Count(len(ops), "operation"))
-		return &Change{
+		next.OpCount += len(add)
+		made = add
+		what := fmt.Sprintf("%s imported", english.Count(len(add), "operation"))
+		return &ops.Change{
 			What: what,
 			Store: func(tx *store.Tx) error {
-				for i := range ops {
-					ops[i].Version = next.Version
-					if err := tx.PutOp(t.Info.ID, ops[i]); err != nil {
+				for i := range add {
+					add[i].Version = next.Version
+					if err := tx.PutOp(t.Info.ID, add[i]); err != nil {
 						return err
 					}
 				}
 				return nil
 			},
-			Apply: func(t *Thread) { t.Ops = append(t.Ops, ops...); t.view = nil },
-			Event: Event{Kind: EventOpCreated},
+			Apply: func(t *ops.Thread) { t.Ops = append(t.Ops, add...); t.InvalidateView() },
+			Event: ops.Event{Kind: ops.EventOpCreated},
 		}, nil
 	})
 	th.report.Ops += len(made)
@@ -461,7 +464,7 @@ func (im *Import) writeOps(th *importThread) error {
 
 var errNoKey = errors.New("no imported message has key")
 
-// remapOps adds the thread's weft operations to ops: stored-message
+// remapOps adds the thread's weft operations to out: stored-message
 // targets are mapped to the seqs their messages got here, operations
 // already in this file are skipped, and an ID another session uses gets a
 // new one (with synthetic targets renamed to match). A target whose
@@ -469,7 +472,7 @@ var errNoKey = errors.New("no imported message has key")
 // applies to the rest, as an operation does whose targets are partly
 // gone; one left with no target is not imported. The thread's notes say
 // which.
-func (im *Import) remapOps(tx *store.Tx, t *Thread, th *importThread, ops *[]model.Op) error {
+func (im *Import) remapOps(tx *store.Tx, t *ops.Thread, th *importThread, out *[]model.Op) error {
 	renamed := map[string]string{}
 	dropped := map[string]bool{} // operations of the file not imported
 	// mapID maps an item ID of the file to this session's; false when
@@ -497,7 +500,7 @@ func (im *Import) remapOps(tx *store.Tx, t *Thread, th *importThread, ops *[]mod
 			if sid == t.Info.ID {
 				continue // imported before
 			}
-			renamed[op.ID] = im.s.ids.next(im.now)
+			renamed[op.ID] = im.s.NewID(im.now)
 		}
 		o := op
 		if n, ok := renamed[op.ID]; ok {
@@ -559,7 +562,7 @@ func (im *Import) remapOps(tx *store.Tx, t *Thread, th *importThread, ops *[]mod
 		for _, n := range notes {
 			th.note("%s", n)
 		}
-		*ops = append(*ops, o)
+		*out = append(*out, o)
 	}
 	return nil
 }
@@ -567,7 +570,7 @@ func (im *Import) remapOps(tx *store.Tx, t *Thread, th *importThread, ops *[]mod
 // anchorBefore stands in for an insert's anchor that was not imported:
 // the nearest earlier stored message of the file that was, or the start
 // (""). A synthetic anchor has no such stand-in (false).
-func (im *Import) anchorBefore(tx *store.Tx, t *Thread, th *importThread, anchor model.ItemID) (model.ItemID, bool, error) {
+func (im *Import) anchorBefore(tx *store.Tx, t *ops.Thread, th *importThread, anchor model.ItemID) (model.ItemID, bool, error) {
 	seq, ok := anchor.Seq()
 	if !ok {
 		return "", false, nil

@@ -1,4 +1,4 @@
-package ops
+package ingest
 
 import (
 	"bytes"
@@ -8,13 +8,14 @@ import (
 	"testing"
 
 	"weft/formats/claudecode"
+	"weft/ops"
 	"weft/store"
 )
 
 // A batch of weft import --follow imports the whole file again, its
 // messages already there: what that costs on a real 3 MB session.
 func BenchmarkReimportNothingNew(b *testing.B) {
-	data, err := os.ReadFile("../formats/testdata/claude-code/spotter_long_session.jsonl")
+	data, err := os.ReadFile("../../formats/testdata/claude-code/spotter_long_session.jsonl")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -23,9 +24,9 @@ func BenchmarkReimportNothingNew(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	svc := New(st)
+	svc := ops.New(st)
 	reimport := func() ImportedSession {
-		im := svc.NewImport(context.Background(), ImportOptions{})
+		im := New(context.Background(), svc, Options{})
 		if _, err := claudecode.Read(bytes.NewReader(data), im); err != nil {
 			b.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package ops
+package ingest
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"weft/formats/claudecode"
 	"weft/formats/codex"
 	"weft/formats/follow"
+	"weft/ops"
 	"weft/store"
 )
 
@@ -24,9 +25,9 @@ func TestFollowingEqualsImportingWhole(t *testing.T) {
 		format formats.Format
 		read   formats.Reader
 	}{
-		{"../formats/testdata/claude-code/spotter_tool_heavy.jsonl", formats.ClaudeCode, claudecode.Read},
-		{"../formats/testdata/claude-code/claude-code-log_dag_compact_after_rewind.jsonl", formats.ClaudeCode, claudecode.Read},
-		{"../formats/testdata/codex-rollout/rollout_all_record_types.jsonl", formats.Codex, codex.Read},
+		{"../../formats/testdata/claude-code/spotter_tool_heavy.jsonl", formats.ClaudeCode, claudecode.Read},
+		{"../../formats/testdata/claude-code/claude-code-log_dag_compact_after_rewind.jsonl", formats.ClaudeCode, claudecode.Read},
+		{"../../formats/testdata/codex-rollout/rollout_all_record_types.jsonl", formats.Codex, codex.Read},
 	}
 	for _, file := range files {
 		t.Run(filepath.Base(file.path), func(t *testing.T) {
@@ -42,7 +43,7 @@ func TestFollowingEqualsImportingWhole(t *testing.T) {
 				if !bytes.Contains(data[:settled], []byte("\n")) {
 					continue
 				}
-				im := followed.svc.NewImport(t.Context(), ImportOptions{})
+				im := New(t.Context(), followed.svc, Options{})
 				file.read(bytes.NewReader(data[:settled]), im)
 				mustClose(t, im)
 			}
@@ -53,7 +54,7 @@ func TestFollowingEqualsImportingWhole(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer st.Close()
-			whole := &fixture{t: t, st: st, svc: New(st)}
+			whole := &fixture{t: t, st: st, svc: ops.New(st)}
 			wid := whole.importData(data, file.read)
 
 			_, got, _ := followed.svc.ExportItems(sid, false)

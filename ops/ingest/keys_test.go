@@ -1,4 +1,4 @@
-package ops
+package ingest
 
 import (
 	"bytes"
@@ -28,14 +28,14 @@ func readFile(t *testing.T, path string) []byte {
 func TestImportThreadsIntoOneSession(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	sgData := readFile(t, "../formats/testdata/sharegpt/fastchat_dummy_conversation.json")
-	cxData := readFile(t, "../formats/testdata/codex-rollout/rollout_all_record_types.jsonl")
+	sgData := readFile(t, "../../formats/testdata/sharegpt/fastchat_dummy_conversation.json")
+	cxData := readFile(t, "../../formats/testdata/codex-rollout/rollout_all_record_types.jsonl")
 	// a second rollout: the same records under another session ID
 	cxData2 := bytes.ReplaceAll(cxData, []byte("11111111-1111-4111-8111-111111111111"), []byte("22222222-2222-4222-8222-222222222222"))
 
 	imp := func(read formats.Reader, data []byte) ImportedSession {
 		t.Helper()
-		im := f.svc.NewImport(ctx, ImportOptions{Session: "merged"})
+		im := New(ctx, f.svc, Options{Session: "merged"})
 		if _, err := read(bytes.NewReader(data), im); err != nil {
 			t.Fatal(err)
 		}
@@ -85,14 +85,14 @@ func TestImportFindsUnqualifiedKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	im := f.svc.NewImport(ctx, ImportOptions{})
+	im := New(ctx, f.svc, Options{})
 	if err := feed(im, info, 7, [2]int{}); err != nil {
 		t.Fatal(err)
 	}
 	if s := im.Sessions; len(s) != 1 || s[0].SessionID != sid || s[0].Added != 2 || s[0].Skipped != 5 {
 		t.Fatalf("re-import into a session with bare keys: %+v, want 2 added, 5 there", s)
 	}
-	again := f.svc.NewImport(ctx, ImportOptions{})
+	again := New(ctx, f.svc, Options{})
 	if err := feed(again, info, 7, [2]int{}); err != nil {
 		t.Fatal(err)
 	}
