@@ -18,6 +18,7 @@ import (
 	"weft/model"
 	"weft/ops"
 	"weft/themes"
+	"weft/tui/markdown"
 )
 
 // Options configure the TUI.
@@ -53,7 +54,7 @@ type Model struct {
 	svc    *ops.Service
 	opts   Options
 	styles *themes.Styles
-	md     *markdown // message bodies, rendered in the theme's colours
+	md     *markdown.Renderer // message bodies, rendered in the theme's colours
 	keys   KeyMap
 	help   help.Model
 	full   bool // full help shown
@@ -118,7 +119,7 @@ func New(svc *ops.Service, opts Options) *Model {
 
 func (m *Model) setStyles(p themes.Palette) {
 	m.styles = themes.New(p, m.opts.NoColor)
-	m.md = newMarkdown(m.styles.Markdown())
+	m.md = markdown.New(m.styles.Markdown())
 	m.help.Styles = help.DefaultStyles(p.Dark)
 	m.help.Styles.ShortKey = m.styles.Help.Key
 	m.help.Styles.ShortDesc = m.styles.Help.Desc
