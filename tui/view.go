@@ -322,8 +322,8 @@ func (m *Model) render() string {
 		if len(panel) < h {
 			lines = append(lines[:h-len(panel)], panel...)
 		}
-	} else if m.dialog != nil {
-		box := strings.Split(m.dialog.View(m.width, m.styles), "\n")
+	} else if d := m.dialogs.Front(); d != nil {
+		box := strings.Split(d.View(m.width, m.styles), "\n")
 		if len(box) < h {
 			lines = append(lines[:h-len(box)], box...)
 		}
@@ -413,7 +413,7 @@ func (m *Model) helpKey() helpCacheKey {
 		}
 	}
 	switch {
-	case m.dialog != nil || m.search.open:
+	case m.dialogs.Front() != nil || m.search.open:
 		k.mode = 1
 	case m.moving != nil:
 		k.mode = 2
