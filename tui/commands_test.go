@@ -7,6 +7,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"weft/model"
+	"weft/tui/dialog"
 )
 
 // asyncProgram drives the model the way bubbletea does: Update and View
@@ -139,8 +140,8 @@ func TestCommandsRunBesideUpdate(t *testing.T) {
 	want(model.OpTag, "t")
 
 	p.press("g", "j", "j", "v", "j", "j", "d", "ctrl+g")
-	if d, ok := m.dialog.(*textDialog); !ok || d.area.Value() == "" {
-		t.Fatalf("ctrl+g drafted nothing into %T", m.dialog)
+	if d, ok := m.dialogs.Front().(*dialog.Text); !ok || d.Value() == "" {
+		t.Fatalf("ctrl+g drafted nothing into %T", m.dialogs.Front())
 	}
 	p.press("ctrl+s")
 	want(model.OpDigest, "v j j d ctrl+s")
@@ -149,7 +150,7 @@ func TestCommandsRunBesideUpdate(t *testing.T) {
 	want(model.OpSnip, "s")
 
 	p.press("j", "r")
-	if m.dialog == nil {
+	if m.dialogs.Front() == nil {
 		t.Fatal("r opened no dialog")
 	}
 	p.typeText(" (revised)")
@@ -184,7 +185,7 @@ func TestCommandsRunBesideUpdate(t *testing.T) {
 		t.Fatalf("x in the panel did not revert the %s", list[1].Type)
 	}
 	p.press("k", "enter")
-	if m.dialog != nil {
+	if m.dialogs.Front() != nil {
 		t.Fatal("enter in the panel did not jump")
 	}
 	if got := len(mustOps(t, svc, m.sid)); got != n {
@@ -200,7 +201,7 @@ func TestCommandsRunBesideUpdate(t *testing.T) {
 	p.press("enter", "n", "N", "T")
 	p.typeText("2026-03-04 10:00Z")
 	p.press("enter", "R", "j", "ctrl+d", "R", "tab", "esc")
-	if m.raw.on || m.dialog != nil || m.view == nil {
-		t.Fatalf("after the reads: raw %v, dialog %T", m.raw.on, m.dialog)
+	if m.raw.on || m.dialogs.Front() != nil || m.view == nil {
+		t.Fatalf("after the reads: raw %v, dialog %T", m.raw.on, m.dialogs.Front())
 	}
 }

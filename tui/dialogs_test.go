@@ -10,17 +10,18 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"weft/model"
+	"weft/tui/dialog"
 )
 
 func TestDigestDraft(t *testing.T) {
 	m, svc := demoModel(t, 110, 36)
 	press(t, m, "g", "j", "j", "v", "j", "j", "j", "d")
-	d, ok := m.dialog.(*textDialog)
-	if !ok || d.draft == nil {
-		t.Fatalf("digest dialog without a drafter: %T", m.dialog)
+	d, ok := m.dialogs.Front().(*dialog.Text)
+	if !ok || !d.CanDraft() {
+		t.Fatalf("digest dialog without a drafter: %T", m.dialogs.Front())
 	}
 	send(t, m, tea.KeyPressMsg{Code: 'g', Mod: tea.ModCtrl})
-	draft := d.area.Value()
+	draft := d.Value()
 	if strings.TrimSpace(draft) == "" || !strings.Contains(screen(m), "drafted locally (extractive)") {
 		t.Fatalf("no draft:\n%s", screen(m))
 	}
@@ -40,7 +41,7 @@ func TestEditorFailureIsShown(t *testing.T) {
 		t.Fatalf("editor error not shown:\n%s", s)
 	}
 	m.Update(editorDoneMsg{text: "From the editor.\n"})
-	if v := m.dialog.(*textDialog).area.Value(); v != "From the editor." {
+	if v := m.dialogs.Front().(*dialog.Text).Value(); v != "From the editor." {
 		t.Fatalf("editor text %q", v)
 	}
 	send(t, m, keyEsc)
@@ -94,8 +95,8 @@ func TestInsertOnAMarkerGoesWhereItStands(t *testing.T) {
 		t.Fatal("first row is not a marker")
 	}
 	press(t, m, "i")
-	if d, ok := m.dialog.(*textDialog); !ok || !strings.Contains(d.title, "at the start") {
-		t.Fatalf("insert on the first marker: %+v", m.dialog)
+	if d, ok := m.dialogs.Front().(*dialog.Text); !ok || !strings.Contains(d.Title(), "at the start") {
+		t.Fatalf("insert on the first marker: %+v", m.dialogs.Front())
 	}
 	send(t, m, keyEsc)
 	// A marker further down: the insert goes after the item before it.
@@ -105,8 +106,8 @@ func TestInsertOnAMarkerGoesWhereItStands(t *testing.T) {
 	}
 	m.cursor = m.rows.RowOfMarker(k)
 	press(t, m, "i")
-	if d := m.dialog.(*textDialog); !strings.Contains(d.title, fmt.Sprintf("after item %d", m.view.Markers[k].At-1)) {
-		t.Fatalf("insert on marker %d (at %d): %q", k, m.view.Markers[k].At, d.title)
+	if d := m.dialogs.Front().(*dialog.Text); !strings.Contains(d.Title(), fmt.Sprintf("after item %d", m.view.Markers[k].At-1)) {
+		t.Fatalf("insert on marker %d (at %d): %q", k, m.view.Markers[k].At, d.Title())
 	}
 	send(t, m, keyEsc)
 	m.cursor = 0
@@ -159,8 +160,8 @@ func TestDialogHintsFollowState(t *testing.T) {
 		t.Fatalf("revise hint:\n%s", s)
 	}
 	send(t, m, tea.KeyPressMsg{Code: 'g', Mod: tea.ModCtrl})
-	if d := m.dialog.(*textDialog); d.said != "" {
-		t.Fatalf("ctrl+g in the revise dialog: %q", d.said)
+	if d := m.dialogs.Front().(*dialog.Text); d.Said() != "" {
+		t.Fatalf("ctrl+g in the revise dialog: %q", d.Said())
 	}
 	send(t, m, keyEsc)
 
@@ -182,7 +183,7 @@ func TestDialogHintsFollowState(t *testing.T) {
 		t.Fatalf("sessions hint with nothing listed:\n%s", s)
 	}
 	send(t, m, keyEnter)
-	if m.dialog == nil {
+	if m.dialogs.Front() == nil {
 		t.Fatal("enter with nothing listed closed the sessions panel")
 	}
 	send(t, m, keyEsc)

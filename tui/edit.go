@@ -11,6 +11,7 @@ import (
 
 	"weft/model"
 	"weft/ops"
+	"weft/tui/dialog"
 )
 
 // editDoneMsg reports an edit the TUI asked the service for.
@@ -23,7 +24,7 @@ type editDoneMsg struct {
 	// from is the dialog the edit was made from (nil for a key), target
 	// what it was made on, and current the session's version when a
 	// conflict refused it.
-	from    dialog
+	from    dialog.Dialog
 	target  *editTarget
 	current uint64
 }
@@ -138,7 +139,7 @@ func (m *Model) edit(what string, fn func(ctx context.Context, t editTarget) err
 // editFrom runs an edit on a picked target. From a dialog (d not nil),
 // the dialog stays open until the edit is done: it closes when the edit
 // is made, and shows why when it is refused, with what was typed kept.
-func (m *Model) editFrom(d dialog, t *editTarget, what string, fn func(ctx context.Context, t editTarget) error) tea.Cmd {
+func (m *Model) editFrom(d dialog.Dialog, t *editTarget, what string, fn func(ctx context.Context, t editTarget) error) tea.Cmd {
 	m.anchor = -1
 	if d != nil {
 		m.saving = d
@@ -166,16 +167,11 @@ func (m *Model) editFrom(d dialog, t *editTarget, what string, fn func(ctx conte
 	}
 }
 
-// refuse keeps a dialog open with the reason its text cannot be used.
-func (m *Model) refuse(d dialog, err error) tea.Cmd {
-	m.saving = d
-	return func() tea.Msg { return editDoneMsg{from: d, err: err} }
-}
-
 // failer is a dialog that can say, staying open, why its edit was not
-// made.
+// made, and name the key that makes it again.
 type failer interface {
-	fail(reason string)
+	Fail(reason string)
+	SubmitKey() string
 }
 
 // needSelection flashes why an edit cannot start, or returns the range.
@@ -202,8 +198,8 @@ func (m *Model) startTag() tea.Cmd {
 	}
 	slices.Sort(known)
 	t := m.pick(first, last)
-	var d *inputDialog
-	d = newInputDialog(m.styles, "Tag "+rangeText(first, last), "tags separated by spaces or commas", "to tag", "", known,
+	var d *dialog.Input
+	d = dialog.NewInput(m.styles, "Tag "+rangeText(first, last), "tags separated by spaces or commas", "to tag", "", known,
 		func(v string) tea.Cmd {
 			tags := strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' })
 			return m.editFrom(d, t, "tagged", func(ctx context.Context, t editTarget) error {
@@ -211,8 +207,14 @@ func (m *Model) startTag() tea.Cmd {
 				return err
 			})
 		})
-	m.dialog = d
+	m.dialogs.Open(d)
 	return nil
+}
+
+// draftDoneMsg carries a drafted text and who wrote it.
+type draftDoneMsg struct {
+	text, by string
+	err      error
 }
 
 func (m *Model) startDigest() tea.Cmd {
@@ -221,8 +223,8 @@ func (m *Model) startDigest() tea.Cmd {
 		return cmd
 	}
 	t := m.pick(first, last)
-	var d *textDialog
-	d = m.newTextDialog("Digest "+rangeText(first, last)+" into a summary", "", "to digest", "",
+	var d *dialog.Text
+	d = dialog.NewText(m.styles, "Digest "+rangeText(first, last)+" into a summary", "", "to digest", "",
 		func(v string) tea.Cmd {
 			return m.editFrom(d, t, "digested", func(ctx context.Context, t editTarget) error {
 				_, err := t.svc.DigestMessages(ctx, ops.DigestArgs{Selection: t.sel(), Summary: v, EditOptions: t.opts()})
@@ -230,7 +232,7 @@ func (m *Model) startDigest() tea.Cmd {
 			})
 		})
 	draftOf := *t
-	d.withDrafter(func() tea.Cmd {
+	d.WithDrafter(func() tea.Cmd {
 		return func() tea.Msg {
 			// The TUI has no client model to sample: summarize_message_range
 			// uses the configured endpoint, else writes an extractive draft.
@@ -245,7 +247,7 @@ func (m *Model) startDigest() tea.Cmd {
 			return draftDoneMsg{text: r.Summary, by: by, err: err}
 		}
 	})
-	m.dialog = d
+	m.dialogs.Open(d)
 	return nil
 }
 
@@ -283,28 +285,20 @@ func (m *Model) startInsert() tea.Cmd {
 		afterID = m.view.ID(m.view.Items[after])
 	}
 	t := m.pick(after, after)
-	var d *textDialog
-	d = m.newTextDialog("Insert "+where, messagesNote, "to insert", headerLine(model.RoleAssistant)+"\n",
-		func(v string) tea.Cmd {
-			msgs, err := parseMessages(v, model.RoleAssistant)
-			if err != nil {
-				return m.refuse(d, err)
+	var d *dialog.Text
+	d = dialog.NewInsert(m.styles, "Insert "+where, func(msgs []model.NewMessage) tea.Cmd {
+		return m.editFrom(d, t, "inserted", func(ctx context.Context, t editTarget) error {
+			a := ops.InsertArgs{SessionID: t.sid, Messages: msgs, EditOptions: t.opts()}
+			if afterID != "" {
+				a.AfterID = afterID
+			} else {
+				a.AfterIdx = &after
 			}
-			if len(msgs) == 0 {
-				return m.refuse(d, errors.New("nothing to insert: write a message under its “--- role” line"))
-			}
-			return m.editFrom(d, t, "inserted", func(ctx context.Context, t editTarget) error {
-				a := ops.InsertArgs{SessionID: t.sid, Messages: msgs, EditOptions: t.opts()}
-				if afterID != "" {
-					a.AfterID = afterID
-				} else {
-					a.AfterIdx = &after
-				}
-				_, err := t.svc.InsertMessages(ctx, a)
-				return err
-			})
+			_, err := t.svc.InsertMessages(ctx, a)
+			return err
 		})
-	m.dialog = d
+	})
+	m.dialogs.Open(d)
 	return nil
 }
 
@@ -312,18 +306,18 @@ func (m *Model) editDone(msg editDoneMsg) tea.Cmd {
 	if msg.from != nil && msg.from == m.saving {
 		m.saving = nil
 		f, open := msg.from.(failer)
-		open = open && m.dialog == msg.from
+		open = open && m.dialogs.Front() == msg.from
 		switch {
 		case msg.err != nil && open:
 			reason := msg.err.Error()
-			if sub, ok := msg.from.(submitter); ok && msg.target != nil && msg.current > msg.target.version {
+			if msg.target != nil && msg.current > msg.target.version {
 				msg.target.version = msg.current
-				reason += " — " + sub.submitKey() + " again makes the edit on the same items as they are now; esc cancels"
+				reason += " — " + f.SubmitKey() + " again makes the edit on the same items as they are now; esc cancels"
 			}
-			f.fail(reason)
+			f.Fail(reason)
 			return nil
-		case msg.err == nil && m.dialog == msg.from:
-			m.dialog = nil
+		case msg.err == nil:
+			m.dialogs.Close(msg.from)
 		}
 	}
 	if msg.err != nil {
@@ -331,7 +325,7 @@ func (m *Model) editDone(msg editDoneMsg) tea.Cmd {
 	}
 	m.keepRedo(msg)
 	cmds := []tea.Cmd{m.loadView(m.sid), m.flash(msg.what, false)}
-	if _, ok := m.dialog.(*opsPanel); ok {
+	if _, ok := dialog.Find[*dialog.Operations](&m.dialogs); ok {
 		cmds = append(cmds, loadOps(m.svc, m.sid))
 	}
 	return tea.Batch(cmds...)

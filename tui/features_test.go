@@ -14,6 +14,7 @@ import (
 
 	"weft/model"
 	"weft/ops"
+	"weft/tui/dialog"
 )
 
 // collect runs a command as run does, feeding what it returns back into
@@ -304,7 +305,7 @@ func roleThread(t *testing.T) (*Model, *ops.Service) {
 func TestFilterShowsOnlyWhatItPicks(t *testing.T) {
 	m, svc := roleThread(t)
 	press(t, m, "F")
-	if m.dialog == nil || !strings.Contains(screen(m), "role:user · tag:db · author:claude") {
+	if m.dialogs.Front() == nil || !strings.Contains(screen(m), "role:user · tag:db · author:claude") {
 		t.Fatalf("F opened no dialog saying the syntax:\n%s", screen(m))
 	}
 	typeText(t, m, "role:assistant")
@@ -379,7 +380,7 @@ func TestFilterRefusesWhatItCannotRead(t *testing.T) {
 	press(t, m, "F")
 	typeText(t, m, "role:robot")
 	send(t, m, keyEnter)
-	if m.dialog == nil || !strings.Contains(screen(m), "a role is user, assistant, system or tool") {
+	if m.dialogs.Front() == nil || !strings.Contains(screen(m), "a role is user, assistant, system or tool") {
 		t.Fatalf("a bad role:\n%s", screen(m))
 	}
 	send(t, m, tea.KeyPressMsg{Code: 'u', Mod: tea.ModCtrl})
@@ -423,8 +424,8 @@ func TestSessionsListShowsSourceDatesAndSize(t *testing.T) {
 func TestSessionsRename(t *testing.T) {
 	m, svc, other := otherSession(t)
 	send(t, m, tea.KeyPressMsg{Code: tea.KeyTab})
-	p := m.dialog.(*sessionsPanel)
-	for p.all[p.shown[p.cursor]].SessionID != other {
+	p := m.dialogs.Front().(*dialog.Sessions)
+	for cur, _ := p.Current(); cur.SessionID != other; cur, _ = p.Current() {
 		send(t, m, tea.KeyPressMsg{Code: tea.KeyDown})
 	}
 	send(t, m, tea.KeyPressMsg{Code: 'r', Mod: tea.ModCtrl})
@@ -438,7 +439,7 @@ func TestSessionsRename(t *testing.T) {
 	if err != nil || info.Title != "Renamed work" {
 		t.Fatalf("title %q (%v)", info.Title, err)
 	}
-	if s := screen(m); !strings.Contains(s, "Renamed work") || m.dialog == nil {
+	if s := screen(m); !strings.Contains(s, "Renamed work") || m.dialogs.Front() == nil {
 		t.Fatalf("the list was not read again:\n%s", s)
 	}
 }
@@ -447,8 +448,8 @@ func TestSessionsDeleteAsksFirst(t *testing.T) {
 	m, svc, other := otherSession(t)
 	shown := m.sid
 	send(t, m, tea.KeyPressMsg{Code: tea.KeyTab})
-	p := m.dialog.(*sessionsPanel)
-	for p.all[p.shown[p.cursor]].SessionID != shown {
+	p := m.dialogs.Front().(*dialog.Sessions)
+	for cur, _ := p.Current(); cur.SessionID != shown; cur, _ = p.Current() {
 		send(t, m, tea.KeyPressMsg{Code: tea.KeyDown})
 	}
 	send(t, m, tea.KeyPressMsg{Code: 'x', Mod: tea.ModCtrl})
@@ -469,9 +470,9 @@ func TestSessionsDeleteAsksFirst(t *testing.T) {
 		t.Fatalf("after deleting the session shown, %q is open:\n%s", m.sid, screen(m))
 	}
 	// Deleting the last one leaves the empty file's screen.
-	p = m.dialog.(*sessionsPanel)
-	if len(p.all) != 1 {
-		t.Fatalf("the list holds %d sessions after the delete", len(p.all))
+	p = m.dialogs.Front().(*dialog.Sessions)
+	if len(p.Shown()) != 1 {
+		t.Fatalf("the list holds %d sessions after the delete", len(p.Shown()))
 	}
 	send(t, m, tea.KeyPressMsg{Code: 'x', Mod: tea.ModCtrl})
 	press(t, m, "y")
@@ -507,8 +508,8 @@ func TestAnotherSessionsChangeIsNoticed(t *testing.T) {
 		t.Errorf("the list does not mark the session written to: %q", line)
 	}
 	// Opening it takes the mark away.
-	p := m.dialog.(*sessionsPanel)
-	for p.all[p.shown[p.cursor]].SessionID != other {
+	p := m.dialogs.Front().(*dialog.Sessions)
+	for cur, _ := p.Current(); cur.SessionID != other; cur, _ = p.Current() {
 		send(t, m, tea.KeyPressMsg{Code: tea.KeyDown})
 	}
 	send(t, m, keyEnter)
@@ -599,8 +600,8 @@ func TestSessionsListCountsOneInTheSingular(t *testing.T) {
 func TestSessionsRenameRefusedStaysOpen(t *testing.T) {
 	m, svc, other := otherSession(t)
 	send(t, m, tea.KeyPressMsg{Code: tea.KeyTab})
-	p := m.dialog.(*sessionsPanel)
-	for p.all[p.shown[p.cursor]].SessionID != other {
+	p := m.dialogs.Front().(*dialog.Sessions)
+	for cur, _ := p.Current(); cur.SessionID != other; cur, _ = p.Current() {
 		send(t, m, tea.KeyPressMsg{Code: tea.KeyDown})
 	}
 	send(t, m, tea.KeyPressMsg{Code: 'r', Mod: tea.ModCtrl})

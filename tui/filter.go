@@ -3,13 +3,13 @@ package tui
 import (
 	"fmt"
 	"sort"
-	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
 	"weft/internal/english"
 	"weft/model"
 	"weft/ops"
+	"weft/tui/dialog"
 )
 
 // The filter (F) shows only the items of a role, a tag or an author. The
@@ -60,58 +60,12 @@ type filterState struct {
 
 func (f *filterState) on() bool { return f.expr != "" }
 
-// filterSyntax is the filter dialog's note: the syntax it reads.
-const filterSyntax = "role:user · tag:db · author:claude (a part of a name) · a,b either · terms of two kinds: both"
-
-// parseFilter reads a filter: space-separated kind:value terms, values
-// of one term or of one kind any of them, terms of different kinds all.
-func parseFilter(expr string) (ops.ItemFilter, error) {
-	var f ops.ItemFilter
-	for _, term := range strings.Fields(expr) {
-		kind, vals, ok := strings.Cut(term, ":")
-		if !ok || vals == "" {
-			return f, fmt.Errorf("%q: write role:, tag: or author: and what to keep (role:user)", term)
-		}
-		for _, v := range strings.Split(vals, ",") {
-			if v == "" {
-				continue
-			}
-			switch strings.ToLower(kind) {
-			case "role":
-				r := model.Role(strings.ToLower(v))
-				if !r.Valid() {
-					return f, fmt.Errorf("role %q: a role is user, assistant, system or tool", v)
-				}
-				f.Roles = append(f.Roles, r)
-			case "tag":
-				f.Tags = append(f.Tags, strings.TrimPrefix(v, "#"))
-			case "author":
-				f.Authors = append(f.Authors, v)
-			default:
-				return f, fmt.Errorf("%q: filter by role:, tag: or author: (role:user)", kind+":")
-			}
-		}
-	}
-	return f, nil
-}
-
 // startFilter is F: the dialog, or, with a filter on, clearing it.
 func (m *Model) startFilter() tea.Cmd {
 	if m.feat.filter.on() {
 		return m.clearFilter()
 	}
-	var d *inputDialog
-	d = newInputDialog(m.styles, "Filter the thread", filterSyntax, "to filter", m.feat.filter.last, nil, func(v string) tea.Cmd {
-		if v == "" {
-			return nil
-		}
-		by, err := parseFilter(v)
-		if err != nil {
-			return m.refuse(d, err) // the dialog stays open with the text, saying what is wrong
-		}
-		return m.runFilter(v, by)
-	})
-	m.dialog = d
+	m.dialogs.Open(dialog.NewFilter(m.styles, m.feat.filter.last))
 	return nil
 }
 

@@ -18,6 +18,8 @@ import (
 	"weft/model"
 	"weft/ops"
 	"weft/themes"
+	"weft/tui/dialog"
+	"weft/tui/markdown"
 )
 
 // Options configure the TUI.
@@ -53,7 +55,7 @@ type Model struct {
 	svc    *ops.Service
 	opts   Options
 	styles *themes.Styles
-	md     *markdown // message bodies, rendered in the theme's colours
+	md     *markdown.Renderer // message bodies, rendered in the theme's colours
 	keys   KeyMap
 	help   help.Model
 	full   bool // full help shown
@@ -74,8 +76,8 @@ type Model struct {
 	hit      *hitLine              // a search hit gone to, waiting for its body to scroll to its line
 	anchor   int                   // row where a range selection started; -1 for none
 
-	dialog    dialog
-	saving    dialog // the dialog whose edit is on its way; it stays open until it is done
+	dialogs   dialog.Overlay // in front of the thread, the front one getting the keys (dialogs.go)
+	saving    dialog.Dialog  // the dialog whose edit is on its way; it stays open until it is done
 	search    search
 	timeline  ops.Timeline
 	moving    *move
@@ -118,7 +120,7 @@ func New(svc *ops.Service, opts Options) *Model {
 
 func (m *Model) setStyles(p themes.Palette) {
 	m.styles = themes.New(p, m.opts.NoColor)
-	m.md = newMarkdown(m.styles.Markdown())
+	m.md = markdown.New(m.styles.Markdown())
 	m.help.Styles = help.DefaultStyles(p.Dark)
 	m.help.Styles.ShortKey = m.styles.Help.Key
 	m.help.Styles.ShortDesc = m.styles.Help.Desc
@@ -283,7 +285,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, tea.Batch(m.loadView(msg.SessionID), m.flash(fmt.Sprintf("%s by %s", msg.What, msg.Author), false))
 		}
 		var cmds []tea.Cmd
-		if _, ok := m.dialog.(*sessionsPanel); ok {
+		if _, ok := dialog.Find[*dialog.Sessions](&m.dialogs); ok {
 			cmds = append(cmds, loadSessions(m.svc)) // the list follows what lands in the file
 		}
 		if msg.SessionID != m.sid || msg.Kind == ops.EventSessionDeleted {
@@ -297,7 +299,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, tea.Batch(cmds...)
 		}
 		cmds = append(cmds, m.loadView(m.sid), m.flash(fmt.Sprintf("%s by %s", msg.What, msg.Author), false))
-		if _, ok := m.dialog.(*opsPanel); ok {
+		if _, ok := dialog.Find[*dialog.Operations](&m.dialogs); ok {
 			cmds = append(cmds, loadOps(m.svc, m.sid)) // the operator watches it land in the list too
 		}
 		return m, tea.Batch(cmds...)
@@ -305,29 +307,33 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, msg.apply(m)
 	case tea.MouseClickMsg:
 		return m, m.click(msg)
-	case jumpMsg:
-		m.jumpTo(msg.index)
-		return m, m.loadBodies()
-	case openSessionMsg:
-		if msg.id == m.sid {
-			return m, nil
-		}
-		return m, m.openSession(msg.id)
 	case editorDoneMsg:
 		// Back from $EDITOR, the whole screen is drawn again: the
 		// terminal was another program's meanwhile, and drawing only
 		// what changed since before could leave it blank.
-		var cmd tea.Cmd
-		if m.dialog != nil {
-			_, cmd = m.dialog.HandleMsg(msg)
+		if d, ok := m.dialogs.Front().(*dialog.Text); ok {
+			d.Edited(msg.text, msg.err)
 		}
-		return m, tea.Batch(cmd, tea.ClearScreen)
-	case editorFileMsg, draftDoneMsg, opsLoadedMsg, sessionsLoadedMsg, sessionsFilteredMsg:
-		if m.dialog != nil {
-			_, cmd := m.dialog.HandleMsg(msg)
-			return m, cmd
+		return m, tea.ClearScreen
+	case editorFileMsg:
+		if _, ok := m.dialogs.Front().(*dialog.Text); ok {
+			return m, runEditor(msg)
 		}
 		return m, nil
+	case draftDoneMsg:
+		if d, ok := m.dialogs.Front().(*dialog.Text); ok {
+			d.Drafted(msg.text, msg.by, msg.err)
+		}
+		return m, nil
+	case opsLoadedMsg:
+		if p, ok := dialog.Find[*dialog.Operations](&m.dialogs); ok && msg.err == nil {
+			p.SetList(msg.list)
+		}
+		return m, nil
+	case sessionsLoadedMsg:
+		return m, m.sessionsLoaded(msg)
+	case dialog.Msg:
+		return m, m.act(m.dialogs.Deliver(msg))
 	case agentsWatchMsg:
 		return m, m.watchAgents()
 	case agentsMsg:
@@ -370,15 +376,11 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.search.open {
 			return m, m.searchKey(msg)
 		}
-		if m.dialog != nil {
+		if d := m.dialogs.Front(); d != nil {
 			if m.saving != nil {
 				return m, nil // its edit answers in a moment: a second submit must not race it
 			}
-			done, cmd := m.dialog.HandleMsg(msg)
-			if done && m.saving == nil {
-				m.dialog = nil
-			}
-			return m, cmd
+			return m, m.act(d, d.HandleMsg(msg))
 		}
 		return m, m.handleKey(msg)
 	case tea.MouseWheelMsg:
@@ -527,8 +529,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.MoveUp):
 		return m.startMove(-1)
 	case key.Matches(msg, k.Sessions):
-		m.dialog = m.newSessionsPanel()
-		return loadSessions(m.svc)
+		return m.openSessions()
 	case key.Matches(msg, k.Time):
 		return m.startTimeJump()
 	case key.Matches(msg, k.Search):
@@ -538,7 +539,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.Prev):
 		return m.nextHit(-1)
 	case key.Matches(msg, k.Operations):
-		m.dialog = newOpsPanel(m.svc, m.sid)
+		m.dialogs.Open(dialog.NewOperations())
 		return loadOps(m.svc, m.sid)
 	case key.Matches(msg, k.Undo):
 		return m.undo()

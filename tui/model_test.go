@@ -8,12 +8,12 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"weft/demo"
 	"weft/model"
 	"weft/ops"
+	"weft/tui/dialog"
 )
 
 // run executes a command and feeds what it returns back into the model,
@@ -185,7 +185,7 @@ func TestEditsByKeyboard(t *testing.T) {
 
 	// v j j d: digest three items.
 	press(t, m, "v", "j", "j", "d")
-	if m.dialog == nil {
+	if m.dialogs.Front() == nil {
 		t.Fatal("d opened no dialog")
 	}
 	typeText(t, m, "Design: token bucket.")
@@ -228,7 +228,7 @@ func TestEditsByKeyboard(t *testing.T) {
 		t.Fatalf("insert: %+v", op)
 	}
 	press(t, m, "r")
-	if m.dialog == nil {
+	if m.dialogs.Front() == nil {
 		t.Fatal("r opened no dialog")
 	}
 	typeText(t, m, " (revised)")
@@ -253,7 +253,7 @@ func TestEditsByKeyboard(t *testing.T) {
 	n := len(mustOps(t, svc, m.sid))
 	press(t, m, "d")
 	send(t, m, keyEsc)
-	if m.dialog != nil || len(mustOps(t, svc, m.sid)) != n {
+	if m.dialogs.Front() != nil || len(mustOps(t, svc, m.sid)) != n {
 		t.Fatal("esc did not cancel the digest")
 	}
 }
@@ -304,7 +304,7 @@ func TestOperationsPanel(t *testing.T) {
 	}
 	press(t, m, "j") // the snip
 	send(t, m, keyEnter)
-	if m.dialog != nil || m.rows.At(m.cursor).kind != rowMarker || m.view.Markers[m.rows.At(m.cursor).marker].OpType != model.OpSnip {
+	if m.dialogs.Front() != nil || m.rows.At(m.cursor).kind != rowMarker || m.view.Markers[m.rows.At(m.cursor).marker].OpType != model.OpSnip {
 		t.Fatalf("enter did not jump to the snip marker")
 	}
 }
@@ -343,14 +343,6 @@ func TestStaleSearchResultsAreDropped(t *testing.T) {
 	m.searchResult(searchResultMsg{sid: m.sid, seq: 4, query: "old", hits: []ops.LineHit{{Index: 1, Line: "old"}}})
 	if len(m.search.hits) != 0 {
 		t.Fatal("a stale result was shown")
-	}
-}
-
-func TestHighlightConvertsBytesToCells(t *testing.T) {
-	// "héllo": the match on "l" is at byte 3 but cell 2.
-	out := highlight("héllo", []int{3}, lipgloss.NewStyle(), lipgloss.NewStyle().Bold(true))
-	if ansi.Strip(out) != "héllo" || !strings.Contains(out, "\x1b[1ml") {
-		t.Errorf("highlight: %q", out)
 	}
 }
 
@@ -417,8 +409,9 @@ func TestOperationsPanelFollowsAgentsEdits(t *testing.T) {
 		t.Fatalf("panel before its list arrived:\n%s", s)
 	}
 	press(t, m, "esc", "o", "G")
-	p := m.dialog.(*opsPanel)
-	n, atOp := len(p.list), p.list[p.cursor].OperationID
+	p := m.dialogs.Front().(*dialog.Operations)
+	cur, _ := p.Current()
+	n, atOp := p.Len(), cur.OperationID
 	ctx := ops.WithAuthor(context.Background(), "claude-code")
 	start, end := 3, 4
 	if _, err := svc.SnipMessages(ctx, ops.SnipArgs{Selection: ops.Selection{StartIdx: &start, EndIdx: &end}}); err != nil {
@@ -426,11 +419,11 @@ func TestOperationsPanelFollowsAgentsEdits(t *testing.T) {
 	}
 	_, cmd := m.Update(eventMsg(ops.Event{SessionID: m.sid, What: "snip of 3–4", Author: "claude-code"}))
 	run(t, m, cmd)
-	if len(p.list) != n+1 {
-		t.Fatalf("panel lists %d operations after an agent's edit, want %d", len(p.list), n+1)
+	if p.Len() != n+1 {
+		t.Fatalf("panel lists %d operations after an agent's edit, want %d", p.Len(), n+1)
 	}
-	if got := p.list[p.cursor].OperationID; got != atOp {
-		t.Errorf("panel cursor moved from %s to %s", atOp, got)
+	if got, _ := p.Current(); got.OperationID != atOp {
+		t.Errorf("panel cursor moved from %s to %s", atOp, got.OperationID)
 	}
 	if s := screen(m); !strings.Contains(s, fmt.Sprintf("Operations (%d)", n+1)) {
 		t.Errorf("panel title after an agent's edit:\n%s", s)

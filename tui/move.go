@@ -13,6 +13,7 @@ import (
 	"weft/internal/english"
 	"weft/model"
 	"weft/ops"
+	"weft/tui/dialog"
 )
 
 // Moving: J and K move the selection a place at a time, and the thread
@@ -166,10 +167,10 @@ func (m *Model) moveKeys() []key.Binding {
 // fit the width.
 func (m *Model) moveHint() string {
 	note, keys := "moving "+moveText(*m.moving), m.moveKeys()
-	for len(keys) > 1 && ansi.StringWidth(dialogHint(m.styles, note, keys)) > m.width-1 {
+	for len(keys) > 1 && ansi.StringWidth(dialog.Hint(m.styles, note, keys)) > m.width-1 {
 		keys = keys[:len(keys)-1]
 	}
-	return dialogHint(m.styles, note, keys)
+	return dialog.Hint(m.styles, note, keys)
 }
 
 func abs(n int) int {

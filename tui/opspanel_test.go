@@ -9,23 +9,28 @@ import (
 
 	"weft/model"
 	"weft/ops"
+	"weft/tui/dialog"
 )
 
 var keySpace = tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}
 
 // panelTo puts the operations panel's cursor on the first operation of
-// a type.
-func panelTo(t *testing.T, m *Model, typ model.OpType) *opsPanel {
+// a type, moving it as the operator does.
+func panelTo(t *testing.T, m *Model, typ model.OpType) *dialog.Operations {
 	t.Helper()
-	p, ok := m.dialog.(*opsPanel)
+	p, ok := m.dialogs.Front().(*dialog.Operations)
 	if !ok {
-		t.Fatalf("no operations panel: %T", m.dialog)
+		t.Fatalf("no operations panel: %T", m.dialogs.Front())
 	}
-	for i, op := range p.list {
+	press(t, m, "g")
+	for {
+		op, _ := p.Current()
 		if op.OpType == typ {
-			p.cursor = i
-			p.syncKeys()
 			return p
+		}
+		press(t, m, "j")
+		if next, _ := p.Current(); next.OperationID == op.OperationID {
+			break // the last one
 		}
 	}
 	t.Fatalf("no %s in the panel", typ)
@@ -38,7 +43,8 @@ func TestOperationsPanelRevertAsksFirst(t *testing.T) {
 	m, svc := demoModel(t, 110, 36)
 	press(t, m, "o")
 	p := panelTo(t, m, model.OpDigest) // the agent's digest
-	id := p.list[p.cursor].OperationID
+	op, _ := p.Current()
+	id := op.OperationID
 	press(t, m, "x")
 	if op := opByID(t, svc, m.sid, id); op.Reverted() {
 		t.Fatal("x reverted without asking")
@@ -51,7 +57,7 @@ func TestOperationsPanelRevertAsksFirst(t *testing.T) {
 	if op := opByID(t, svc, m.sid, id); op.Reverted() {
 		t.Fatal("n reverted the digest")
 	}
-	if s := screen(m); strings.Contains(s, "Revert claude-code's") || m.dialog == nil {
+	if s := screen(m); strings.Contains(s, "Revert claude-code's") || m.dialogs.Front() == nil {
 		t.Fatalf("n did not go back to the list:\n%s", s)
 	}
 	press(t, m, "x", "y")
@@ -69,7 +75,7 @@ func TestOperationsPanelRevertAsksFirst(t *testing.T) {
 		t.Fatalf("x on the operator's snip:\n%s", s)
 	}
 	send(t, m, keyEsc)
-	if m.dialog == nil {
+	if m.dialogs.Front() == nil {
 		t.Fatal("esc in the question closed the panel")
 	}
 }
@@ -98,7 +104,7 @@ func TestOperationsPanelSaysWhyAKeyDoesNothing(t *testing.T) {
 	press(t, m, "o")
 	panelTo(t, m, model.OpTag)
 	send(t, m, keyEnter)
-	if m.dialog == nil {
+	if m.dialogs.Front() == nil {
 		t.Fatal("enter on an inactive operation closed the panel")
 	}
 	if s := screen(m); !strings.Contains(s, "switched off: it shows nowhere") {
@@ -112,15 +118,5 @@ func TestOperationsPanelSaysWhyAKeyDoesNothing(t *testing.T) {
 	press(t, m, "x")
 	if s := screen(m); !strings.Contains(s, "already reverted") {
 		t.Fatalf("x on a reverted operation says nothing:\n%s", s)
-	}
-}
-
-// A digest's summary is shown as written, inside quotes of its own: the
-// quotes in it are not escaped.
-func TestOperationsPanelQuotesSummariesOnce(t *testing.T) {
-	op := ops.OperationOut{OpType: model.OpDigest, Targets: make([]model.ItemID, 21), Summary: `Messages 10–30 of "Rate limiter"`}
-	got := describeOp(op)
-	if strings.Contains(got, `\"`) || !strings.Contains(got, `“Messages 10–30 of "Rate limiter"”`) {
-		t.Errorf("describeOp = %s", got)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"weft/model"
 	"weft/ops"
+	"weft/tui/dialog"
 )
 
 // plainThread is a session of n messages "message 1".."message n" (m1..mn)
@@ -61,7 +62,7 @@ func TestDigestCoversWhatWasSelectedWhenAnAgentInserts(t *testing.T) {
 	if op.Type != model.OpDigest || !slices.Equal(op.Targets, []model.ItemID{"m5", "m6", "m7"}) {
 		t.Fatalf("the digest is %s of %v, want a digest of m5, m6, m7", op.Type, op.Targets)
 	}
-	if m.dialog != nil {
+	if m.dialogs.Front() != nil {
 		t.Fatal("the dialog is still open after the digest was made")
 	}
 }
@@ -80,9 +81,9 @@ func TestRefusedDigestKeepsTheDialogAndSaysWhatChanged(t *testing.T) {
 	if got := len(mustOps(t, svc, m.sid)); got != n {
 		t.Fatalf("the digest was made over an agent's change to m6 (%d operations, want %d)", got, n)
 	}
-	d, ok := m.dialog.(*textDialog)
-	if !ok || d.area.Value() != "Five to seven." {
-		t.Fatalf("the dialog closed or lost its text: %T", m.dialog)
+	d, ok := m.dialogs.Front().(*dialog.Text)
+	if !ok || d.Value() != "Five to seven." {
+		t.Fatalf("the dialog closed or lost its text: %T", m.dialogs.Front())
 	}
 	if s := boxText(screen(m)); !strings.Contains(s, "acts on m6") || !strings.Contains(s, "tag") || !strings.Contains(s, "claude-code") {
 		t.Fatalf("the dialog does not say what changed:\n%s", screen(m))
@@ -91,8 +92,8 @@ func TestRefusedDigestKeepsTheDialogAndSaysWhatChanged(t *testing.T) {
 	// are now.
 	send(t, m, keySave)
 	op := lastOp(t, svc, m.sid)
-	if op.Type != model.OpDigest || !slices.Equal(op.Targets, []model.ItemID{"m5", "m6", "m7"}) || m.dialog != nil {
-		t.Fatalf("a second ctrl+s made %s of %v (dialog %T)", op.Type, op.Targets, m.dialog)
+	if op.Type != model.OpDigest || !slices.Equal(op.Targets, []model.ItemID{"m5", "m6", "m7"}) || m.dialogs.Front() != nil {
+		t.Fatalf("a second ctrl+s made %s of %v (dialog %T)", op.Type, op.Targets, m.dialogs.Front())
 	}
 }
 

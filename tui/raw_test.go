@@ -35,7 +35,7 @@ func TestRawViewShowsStoredThreadWithExtents(t *testing.T) {
 	}
 	// Edit keys do nothing here; the help line says what works.
 	press(t, m, "d")
-	if m.dialog != nil {
+	if m.dialogs.Front() != nil {
 		t.Fatal("d opened a dialog in the raw view")
 	}
 	if help := strings.Split(s, "\n"); !strings.Contains(help[len(help)-1], "raw/effective") || strings.Contains(help[len(help)-1], "digest") {

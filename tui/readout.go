@@ -9,11 +9,12 @@ import (
 	"weft/internal/termsafe"
 	"weft/model"
 	"weft/ops"
+	"weft/tui/dialog"
 )
 
 // Reading out: y copies the message under the cursor (or the range
 // selected) to the clipboard, and p opens it read-only in $PAGER. Both
-// write the messages as the revise dialog does (messages.go: a
+// write the messages as the revise dialog does (dialog.FormatMessages: a
 // "--- role" line before each), read in a command: a range may be long.
 
 // maxCopy bounds what y puts on the clipboard: OSC 52 carries it through
@@ -82,7 +83,7 @@ func messagesText(svc *ops.Service, v *model.View, items []model.Item) (string, 
 		msgs = append(msgs, model.NewMessage{Role: stored[0].Role, Content: stored[0].Content})
 		stored = stored[1:]
 	}
-	return formatMessages(msgs) + "\n", nil
+	return dialog.FormatMessages(msgs) + "\n", nil
 }
 
 // copySelection is y.

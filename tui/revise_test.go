@@ -8,6 +8,7 @@ import (
 
 	"weft/model"
 	"weft/ops"
+	"weft/tui/dialog"
 )
 
 // toolThread is a session with a tool call and its result between plain
@@ -66,7 +67,7 @@ func TestReviseUnchangedMakesNoOperation(t *testing.T) {
 			version := m.info.Version
 			press(t, m, c.moves...)
 			press(t, m, "r")
-			if m.dialog == nil {
+			if m.dialogs.Front() == nil {
 				t.Fatal("r opened no dialog")
 			}
 			send(t, m, keySave)
@@ -76,7 +77,7 @@ func TestReviseUnchangedMakesNoOperation(t *testing.T) {
 			if info, _, _ := svc.View(m.sid); info.Version != version {
 				t.Fatalf("saving the text as shown wrote to the session (version %d → %d)", version, info.Version)
 			}
-			if s := screen(m); m.dialog != nil || !strings.Contains(s, "unchanged") {
+			if s := screen(m); m.dialogs.Front() != nil || !strings.Contains(s, "unchanged") {
 				t.Fatalf("no word that nothing changed, or the dialog is still open:\n%s", s)
 			}
 			if after := openAI(t, svc, m.sid); after != before {
@@ -115,9 +116,9 @@ func TestReviseChangesOnlyWhatWasEdited(t *testing.T) {
 func TestReviseAroundAnUnchangedToolCall(t *testing.T) {
 	m, svc := toolThread(t)
 	press(t, m, "v", "j", "j", "j", "r") // m1..m4
-	d := m.dialog.(*textDialog)
-	text := strings.Replace(d.area.Value(), "List the files.", "List every file.", 1)
-	d.area.SetValue(strings.Replace(text, "be brief", "be very brief", 1))
+	d := m.dialogs.Front().(*dialog.Text)
+	text := strings.Replace(d.Value(), "List the files.", "List every file.", 1)
+	d.SetValue(strings.Replace(text, "be brief", "be very brief", 1))
 	send(t, m, keySave)
 	op := lastOp(t, svc, m.sid)
 	if op.Type != model.OpRevise || strings.Join(idsOf(op.Targets), ",") != "m1,m2,m3,m4" || len(op.Payload.Messages) != 4 {

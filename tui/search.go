@@ -9,13 +9,13 @@ import (
 	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
-	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"weft/internal/english"
 	"weft/internal/termsafe"
 	"weft/model"
 	"weft/ops"
+	"weft/tui/dialog"
 )
 
 // search is the fuzzy search: typing runs matching in a command; results
@@ -97,7 +97,7 @@ type searchResultMsg struct {
 const searchLimit = 200
 
 func (m *Model) openSearch() tea.Cmd {
-	in := newInput(m.styles)
+	in := dialog.NewTextInput(m.styles)
 	in.Prompt = "/ "
 	in.SetValue(m.search.query)
 	in.CursorEnd()
@@ -219,7 +219,7 @@ func (m *Model) searchView() []string {
 	case s.err != nil:
 		info = st.Status.Error.Render(s.err.Error())
 	case strings.TrimSpace(s.input.Value()) == "":
-		info = dialogHint(st, "type to search the whole thread", s.keys.ShortHelp())
+		info = dialog.Hint(st, "type to search the whole thread", s.keys.ShortHelp())
 	case s.hitsExact && s.total > len(s.hits):
 		info = st.Dialog.Hint.Render(fmt.Sprintf("exact: the first %s of %s", english.Thousands(len(s.hits)), english.Count(s.total, "match")))
 	case s.hitsExact:
@@ -230,7 +230,7 @@ func (m *Model) searchView() []string {
 		info = st.Dialog.Hint.Render(english.Count(len(s.hits), "match"))
 	}
 	if strings.TrimSpace(s.input.Value()) != "" && s.err == nil {
-		info += st.Dialog.Hint.Render(hintSeparator + s.keys.Mode.Help().Key + " " + s.keys.Mode.Help().Desc)
+		info += st.Dialog.Hint.Render(dialog.HintSeparator + s.keys.Mode.Help().Key + " " + s.keys.Mode.Help().Desc)
 	}
 	lines := []string{s.input.View() + "  " + info}
 	shown := min(len(s.hits), 8)
@@ -244,7 +244,7 @@ func (m *Model) searchView() []string {
 		var line string
 		if termsafe.Safe(h.Line) {
 			text, offsets := hitWindow(strings.TrimSpace(h.Line), trimOffsets(h.Line, h.Matched), m.width-12)
-			line = highlight(text, offsets, style, st.Search.Match)
+			line = dialog.Highlight(text, offsets, style, st.Search.Match)
 		} else {
 			// The line carries control characters, shown as pictures
 			// (termsafe); the match offsets no longer fit it.
@@ -294,20 +294,4 @@ func trimOffsets(line string, offsets []int) []int {
 		}
 	}
 	return out
-}
-
-// highlight styles the matched characters of s. Matches come as byte
-// offsets; lipgloss ranges are in cells, so each offset is converted, as
-// gum does.
-func highlight(s string, offsets []int, base, match lipgloss.Style) string {
-	var ranges []lipgloss.Range
-	for _, b := range offsets {
-		if b < 0 || b >= len(s) {
-			continue
-		}
-		_, size := utf8.DecodeRuneInString(s[b:])
-		start := ansi.StringWidth(s[:b])
-		ranges = append(ranges, lipgloss.NewRange(start, start+ansi.StringWidth(s[b:b+size]), match))
-	}
-	return lipgloss.StyleRanges(base.Render(s), ranges...)
 }

@@ -7,6 +7,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"weft/ops"
+	"weft/tui/dialog"
 )
 
 // Typing in the sessions panel filters in a command, as the search does:
@@ -17,22 +18,22 @@ func TestSessionsFilterRunsInACommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	send(t, m, tea.KeyPressMsg{Code: tea.KeyTab})
-	p := m.dialog.(*sessionsPanel)
-	if len(p.shown) != 2 {
-		t.Fatalf("%d sessions shown, want 2", len(p.shown))
+	p := m.dialogs.Front().(*dialog.Sessions)
+	if len(p.Shown()) != 2 {
+		t.Fatalf("%d sessions shown, want 2", len(p.Shown()))
 	}
 	_, older := m.Update(tea.KeyPressMsg{Code: 'a', Text: "a"})
 	_, newer := m.Update(tea.KeyPressMsg{Code: 'n', Text: "n"})
-	if len(p.shown) != 2 {
+	if len(p.Shown()) != 2 {
 		t.Fatal("Update filtered the sessions itself")
 	}
 	run(t, m, newer)
-	want := append([]int(nil), p.shown...)
+	want := p.Shown()
 	run(t, m, older)
-	if len(p.shown) != len(want) || p.filter.Value() != "an" {
-		t.Fatalf("the result for %q replaced the one for %q: %v, want %v", "a", p.filter.Value(), p.shown, want)
+	if got := p.Shown(); len(got) != len(want) || p.Filter() != "an" {
+		t.Fatalf("the result for %q replaced the one for %q: %v, want %v", "a", p.Filter(), got, want)
 	}
-	if len(want) == 0 || p.all[want[0]].Title != "Another thread" {
-		t.Fatalf("filter %q ranked %v first", p.filter.Value(), want)
+	if len(want) == 0 || want[0].Title != "Another thread" {
+		t.Fatalf("filter %q ranked %v first", p.Filter(), want)
 	}
 }

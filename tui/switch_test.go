@@ -57,7 +57,7 @@ func TestLateBodiesOfThePreviousSessionAreDropped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, cmd := m.Update(openSessionMsg{id: second})
+	cmd := m.openSession(second)
 	stale := bodiesLoadedMsg{sid: first, msgs: late}
 	m.Update(stale)
 	run(t, m, cmd)
@@ -72,7 +72,7 @@ func TestLateViewOfThePreviousSessionIsDropped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, cmd := m.Update(openSessionMsg{id: second})
+	cmd := m.openSession(second)
 	run(t, m, cmd)
 	// An agent's edit of the first session was being loaded when the
 	// operator switched: its view arrives now.

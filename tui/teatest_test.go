@@ -32,7 +32,7 @@ func TestProgramSmoke(t *testing.T) {
 	tm.Send(tea.KeyPressMsg{Code: tea.KeyEscape})
 	tm.Send(tea.KeyPressMsg{Code: 'q', Text: "q"})
 	final := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*Model)
-	if final.dialog != nil || final.cursor != 0 {
-		t.Errorf("final state: dialog %v, cursor %d (want none, 0)", final.dialog, final.cursor)
+	if final.dialogs.Front() != nil || final.cursor != 0 {
+		t.Errorf("final state: dialog %v, cursor %d (want none, 0)", final.dialogs.Front(), final.cursor)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"weft/tui/dialog"
 )
 
 var keyBackspace = tea.KeyPressMsg{Code: tea.KeyBackspace}
@@ -14,8 +15,8 @@ var keyBackspace = tea.KeyPressMsg{Code: tea.KeyBackspace}
 func jumpTime(t *testing.T, m *Model, when string) {
 	t.Helper()
 	press(t, m, "T")
-	if _, ok := m.dialog.(*timeDialog); !ok {
-		t.Fatalf("T opened %T", m.dialog)
+	if _, ok := m.dialogs.Front().(*dialog.Time); !ok {
+		t.Fatalf("T opened %T", m.dialogs.Front())
 	}
 	typeText(t, m, when)
 	send(t, m, keyEnter)
@@ -56,7 +57,7 @@ func TestTimeJumpCountsFromTheCursor(t *testing.T) {
 	for _, c := range cases {
 		cursor := cursorAt(t, m)
 		jumpTime(t, m, c.when)
-		if m.dialog != nil {
+		if m.dialogs.Front() != nil {
 			t.Fatalf("%q left the dialog open:\n%s", c.when, screen(m))
 		}
 		from, to := c.from(cursor), c.to(cursor)
@@ -76,12 +77,12 @@ func TestTimeJumpKeepsABadEntry(t *testing.T) {
 	press(t, m, "g")
 	before := m.cursor
 	jumpTime(t, m, "whenever")
-	d, ok := m.dialog.(*timeDialog)
+	d, ok := m.dialogs.Front().(*dialog.Time)
 	if !ok {
 		t.Fatalf("a bad time closed the dialog:\n%s", screen(m))
 	}
-	if d.input.Value() != "whenever" || m.cursor != before {
-		t.Fatalf("the dialog lost the text (%q) or the cursor moved", d.input.Value())
+	if d.Value() != "whenever" || m.cursor != before {
+		t.Fatalf("the dialog lost the text (%q) or the cursor moved", d.Value())
 	}
 	if s := screen(m); !strings.Contains(s, `cannot read "whenever" as a time`) {
 		t.Fatalf("the dialog does not say why:\n%s", s)
@@ -91,7 +92,7 @@ func TestTimeJumpKeepsABadEntry(t *testing.T) {
 	}
 	typeText(t, m, "Mar 4 10am")
 	send(t, m, keyEnter)
-	if m.dialog != nil {
+	if m.dialogs.Front() != nil {
 		t.Fatalf("a good time did not jump:\n%s", screen(m))
 	}
 	if s := screen(m); strings.Contains(s, "cannot read") || m.statusErr {

@@ -1,20 +1,18 @@
 package tui
 
 import (
-	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 
 	"weft/model"
 	"weft/ops"
+	"weft/tui/timeline"
 )
 
-// The timeline strip sits above the thread: message density across the
-// session's time, with the cursor's place marked. T jumps to a time.
-
-const timelineBuckets = 240
+// The timeline strip sits above the thread (tui/timeline draws it); it
+// is loaded with each view, and marks the cursor's time. T jumps to a
+// time.
 
 type timelineLoadedMsg struct {
 	t   ops.Timeline
@@ -24,7 +22,7 @@ type timelineLoadedMsg struct {
 func (m *Model) loadTimeline() tea.Cmd {
 	svc, sid := m.svc, m.sid
 	return func() tea.Msg {
-		t, err := svc.Timeline(sid, timelineBuckets)
+		t, err := svc.Timeline(sid, timeline.Buckets)
 		if err != nil {
 			return nil
 		}
@@ -32,52 +30,10 @@ func (m *Model) loadTimeline() tea.Cmd {
 	}
 }
 
-var bars = []rune(" ▁▂▃▄▅▆▇█")
-
-// timelineStrip draws the density in width cells.
+// timelineStrip draws the strip for the cursor's place.
 func (m *Model) timelineStrip() string {
-	tl := m.timeline
-	st := m.styles.Timeline
-	if len(tl.Counts) == 0 || m.width < 30 {
-		return ""
-	}
-	left, right := tl.Start.Local().Format("Jan 02 15:04"), tl.End.Local().Format("Jan 02 15:04")
-	w := m.width - len(left) - len(right) - 4
-	if w < 10 {
-		return ""
-	}
-	cols := make([]int, w)
-	for i, c := range tl.Counts {
-		cols[i*w/len(tl.Counts)] += c
-	}
-	peak := 1
-	for _, c := range cols {
-		peak = max(peak, c)
-	}
-	cursorCol := -1
-	if at, ok := m.cursorTime(); ok {
-		cursorCol = tl.Bucket(at) * w / len(tl.Counts)
-	}
-	// Styled in three runs (before, the cursor, after): one Render per
-	// run, not per column, since the strip is drawn on every frame.
-	var before, after strings.Builder
-	for i, c := range cols {
-		ch := bars[0]
-		if c > 0 {
-			ch = bars[1+(c*(len(bars)-2))/peak]
-		}
-		switch {
-		case i < cursorCol || cursorCol < 0:
-			before.WriteRune(ch)
-		case i > cursorCol:
-			after.WriteRune(ch)
-		}
-	}
-	strip := st.Bar.Render(before.String())
-	if cursorCol >= 0 {
-		strip += st.Cursor.Render("┃") + st.Bar.Render(after.String())
-	}
-	return ansi.Truncate(" "+st.Label.Render(left)+" "+strip+" "+st.Label.Render(right), m.width, "")
+	at, ok := m.cursorTime()
+	return timeline.Strip(m.timeline, at, ok, m.width, m.styles)
 }
 
 // cursorTime is the time of the message under the cursor.

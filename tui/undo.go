@@ -9,6 +9,7 @@ import (
 	"weft/internal/english"
 	"weft/model"
 	"weft/ops"
+	"weft/tui/dialog"
 )
 
 // Undo and redo act on the operator's own operations: u reverts the
@@ -43,7 +44,7 @@ func (m *Model) undo() tea.Cmd {
 	// on its own goroutine.
 	redoKey := m.keys.Redo.Help().Key
 	nothing := fmt.Errorf("nothing of yours to undo: %s lists every operation, and %s there reverts one by anyone",
-		m.keys.Operations.Help().Key, defaultOpsKeys().Revert.Help().Key)
+		m.keys.Operations.Help().Key, dialog.DefaultOperationsKeys().Revert.Help().Key)
 	return func() tea.Msg {
 		list, err := t.svc.Operations(t.sid)
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	"weft/internal/termsafe"
 	"weft/model"
 	"weft/themes"
+	"weft/tui/markdown"
 )
 
 // foldedLines is how many body lines an item shows until it is unfolded.
@@ -163,11 +164,11 @@ func (m *Model) renderItem(it model.Item, width int, open, dimmed bool) []string
 		lines = plainLines(body, width-2, bodyStyle, open, limit)
 	} else {
 		var rest string
-		lines, cut, rest = m.md.render(body, width-2, !open)
+		lines, cut, rest = m.md.Render(body, width-2, !open)
 		if rest != "" {
 			// Said in the header, not in a line of its own: the body's
 			// lines are the message's, as the status bar counts them.
-			head = append(head, st.Folded.Render(fmt.Sprintf("markdown to %s, plain text past it", sizeText(mdOpenSource))))
+			head = append(head, st.Folded.Render(fmt.Sprintf("markdown to %s, plain text past it", sizeText(markdown.OpenSource))))
 			lines = append(lines, plainLines(rest, width-2, st.Body, true, 0)...)
 		}
 	}
@@ -186,7 +187,7 @@ func (m *Model) renderItem(it model.Item, width int, open, dimmed bool) []string
 	}
 	switch {
 	case cut:
-		out = append(out, "  "+st.Folded.Render(fmt.Sprintf("… about %s (enter)", english.Count(folded+linesPastCut(body), "more line"))))
+		out = append(out, "  "+st.Folded.Render(fmt.Sprintf("… about %s (enter)", english.Count(folded+markdown.LinesPastCut(body), "more line"))))
 	case folded > 0:
 		out = append(out, "  "+st.Folded.Render(fmt.Sprintf("… %s (enter)", english.Count(folded, "more line"))))
 	}
@@ -321,8 +322,8 @@ func (m *Model) render() string {
 		if len(panel) < h {
 			lines = append(lines[:h-len(panel)], panel...)
 		}
-	} else if m.dialog != nil {
-		box := strings.Split(m.dialog.View(m.width, m.styles), "\n")
+	} else if d := m.dialogs.Front(); d != nil {
+		box := strings.Split(d.View(m.width, m.styles), "\n")
 		if len(box) < h {
 			lines = append(lines[:h-len(box)], box...)
 		}
@@ -412,7 +413,7 @@ func (m *Model) helpKey() helpCacheKey {
 		}
 	}
 	switch {
-	case m.dialog != nil || m.search.open:
+	case m.dialogs.Front() != nil || m.search.open:
 		k.mode = 1
 	case m.moving != nil:
 		k.mode = 2
@@ -474,4 +475,16 @@ func sizeText(n int) string {
 		return fmt.Sprintf("%d KB", n>>10)
 	}
 	return english.Count(n, "byte")
+}
+
+// sanitize makes stored text safe to draw: the control characters of
+// escape sequences a tool's output or an imported thread carried are
+// shown as pictures (␛ for ESC), so they neither restyle nor move the
+// terminal, nor vanish unseen; tabs become spaces.
+func sanitize(s string) string {
+	s = termsafe.Text(s)
+	if strings.IndexByte(s, '\t') >= 0 {
+		s = strings.ReplaceAll(s, "\t", "    ")
+	}
+	return s
 }

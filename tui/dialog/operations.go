@@ -1,7 +1,6 @@
-package tui
+package dialog
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -18,13 +17,11 @@ import (
 	"weft/themes"
 )
 
-// opsPanel lists a session's operations: space switches one on or off,
-// x reverts it once the operator has said yes, enter jumps to where it
-// shows.
-type opsPanel struct {
-	svc    *ops.Service
-	sid    string
-	keys   opsKeys
+// Operations lists a session's operations: space switches one on or
+// off, x reverts it once the operator has said yes, enter jumps to where
+// it shows. The root reads the list (SetList) and makes the changes.
+type Operations struct {
+	keys   OperationsKeys
 	list   []ops.OperationOut
 	cursor int
 	loaded bool // false until the first list arrives: nothing is claimed before
@@ -34,19 +31,20 @@ type opsPanel struct {
 	said   string // why the last key did nothing; cleared by the next key
 }
 
-// opsKeys is the operations panel's keys. Toggle, Revert and Jump stay
-// on while an operation is listed, so that pressing one on an operation
-// it cannot act on says why; the hint lists only those that act
-// (usable). Yes and No answer the revert's question.
-type opsKeys struct {
+// OperationsKeys is the operations panel's keys. Toggle, Revert and
+// Jump stay on while an operation is listed, so that pressing one on an
+// operation it cannot act on says why; the hint lists only those that
+// act (usable). Yes and No answer the revert's question.
+type OperationsKeys struct {
 	Up, Down, First, Last key.Binding
 	Toggle, Revert, Jump  key.Binding
 	Close                 key.Binding
 	Yes, No               key.Binding
 }
 
-func defaultOpsKeys() opsKeys {
-	return opsKeys{
+// DefaultOperationsKeys returns the panel's keys as weft ships them.
+func DefaultOperationsKeys() OperationsKeys {
+	return OperationsKeys{
 		Up:     key.NewBinding(key.WithKeys("k", "up"), key.WithHelp("k/↑", "up")),
 		Down:   key.NewBinding(key.WithKeys("j", "down"), key.WithHelp("j/↓", "down")),
 		First:  key.NewBinding(key.WithKeys("g", "home"), key.WithHelp("g", "first")),
@@ -61,23 +59,25 @@ func defaultOpsKeys() opsKeys {
 }
 
 // ShortHelp is what the panel's hint lists.
-func (k opsKeys) ShortHelp() []key.Binding {
+func (k OperationsKeys) ShortHelp() []key.Binding {
 	if k.Yes.Enabled() {
 		return []key.Binding{k.Yes, k.No}
 	}
 	return []key.Binding{k.Toggle, k.Revert, k.Jump, k.Close}
 }
 
-func newOpsPanel(svc *ops.Service, sid string) *opsPanel {
-	p := &opsPanel{svc: svc, sid: sid, keys: defaultOpsKeys()}
+// NewOperations opens the panel; it claims nothing until its list comes
+// (SetList).
+func NewOperations() *Operations {
+	p := &Operations{keys: DefaultOperationsKeys()}
 	p.syncKeys()
 	return p
 }
 
 // syncKeys switches the keys on and off for the panel's state: while it
 // asks, only the answers work.
-func (p *opsPanel) syncKeys() {
-	_, ok := p.current()
+func (p *Operations) syncKeys() {
+	_, ok := p.Current()
 	asking := p.asking != nil
 	for _, b := range []*key.Binding{&p.keys.Toggle, &p.keys.Revert, &p.keys.Jump} {
 		b.SetEnabled(ok && !asking)
@@ -99,8 +99,8 @@ const (
 
 // whyNot says why a key (opToggle, opRevert, opJump) does nothing on the
 // operation under the cursor, or "" when it acts.
-func (p *opsPanel) whyNot(which int) string {
-	op, ok := p.current()
+func (p *Operations) whyNot(which int) string {
+	op, ok := p.Current()
 	if !ok {
 		return ""
 	}
@@ -129,7 +129,7 @@ func (p *opsPanel) whyNot(which int) string {
 
 // usable is the keys as the hint shows them: only those that act on
 // the operation under the cursor.
-func (p *opsPanel) usable() opsKeys {
+func (p *Operations) usable() OperationsKeys {
 	k := p.keys
 	for which, b := range []*key.Binding{&k.Toggle, &k.Revert, &k.Jump} {
 		if p.whyNot(which) != "" {
@@ -138,6 +138,10 @@ func (p *opsPanel) usable() opsKeys {
 	}
 	return k
 }
+
+// operator is the author the service records for the TUI's edits (and
+// the command line's): writes without an agent's name.
+const operator = "operator"
 
 // whose names an operation's author for the operator: "your", or the
 // agent's name.
@@ -148,107 +152,83 @@ func whose(author string) string {
 	return termsafe.Line(author) + "'s"
 }
 
-type opsLoadedMsg struct {
-	list []ops.OperationOut
-	err  error
-}
-
-// jumpMsg moves the thread's cursor to an item index.
-type jumpMsg struct{ index int }
-
-func loadOps(svc *ops.Service, sid string) tea.Cmd {
-	return func() tea.Msg {
-		res, err := svc.ListOperations(context.Background(), ops.ListOperationsArgs{SessionID: sid, MaxTokens: new(ops.NoLimit)})
-		return opsLoadedMsg{res.Operations, err}
-	}
-}
-
-// HandleMsg takes the list as it loads and the panel's keys; keys that
-// change an operation start the change in a command.
-func (p *opsPanel) HandleMsg(msg tea.Msg) (bool, tea.Cmd) {
+// SetList shows the session's operations as they are now, the cursor
+// kept on the operation it was on: a reload after an agent's edit may
+// add operations above it.
+func (p *Operations) SetList(list []ops.OperationOut) {
 	defer p.syncKeys()
-	switch msg := msg.(type) {
-	case opsLoadedMsg:
-		if msg.err == nil {
-			// Keep the cursor on the operation it was on: a reload after
-			// an agent's edit may add operations above it.
-			var keep string
-			if op, ok := p.current(); ok {
-				keep = op.OperationID
-			}
-			p.list, p.loaded = msg.list, true
-			p.cursor = min(p.cursor, max(len(p.list)-1, 0))
-			for i, op := range p.list {
-				if op.OperationID == keep {
-					p.cursor = i
-					break
-				}
-			}
-		}
-		return false, nil
-	case tea.KeyPressMsg:
-		p.said = ""
-		if p.asking != nil {
-			return false, p.answer(msg)
-		}
-		k := &p.keys
-		for which, b := range []*key.Binding{&k.Toggle, &k.Revert, &k.Jump} {
-			if key.Matches(msg, *b) {
-				if why := p.whyNot(which); why != "" {
-					p.said = why
-					return false, nil
-				}
-			}
-		}
-		switch {
-		case key.Matches(msg, k.Close):
-			return true, nil
-		case key.Matches(msg, k.Down):
-			p.cursor = min(p.cursor+1, max(len(p.list)-1, 0))
-		case key.Matches(msg, k.Up):
-			p.cursor = max(p.cursor-1, 0)
-		case key.Matches(msg, k.First):
-			p.cursor = 0
-		case key.Matches(msg, k.Last):
-			p.cursor = max(len(p.list)-1, 0)
-		case key.Matches(msg, k.Toggle):
-			op, _ := p.current()
-			active := !op.Active
-			what := fmt.Sprintf("switched %s %s off", whose(op.Author), op.OpType)
-			if active {
-				what = fmt.Sprintf("switched %s %s on", whose(op.Author), op.OpType)
-			}
-			args := ops.ToggleArgs{OperationArgs: ops.OperationArgs{OperationID: op.OperationID, SessionID: p.sid}, Active: &active}
-			svc := p.svc
-			return false, change(what, func(ctx context.Context) error {
-				_, err := svc.ToggleOperation(ctx, args)
-				return err
-			})
-		case key.Matches(msg, k.Revert):
-			op, _ := p.current()
-			p.asking = &op
-		case key.Matches(msg, k.Jump):
-			op, _ := p.current()
-			i := *op.Index
-			return true, func() tea.Msg { return jumpMsg{i} }
+	var keep string
+	if op, ok := p.Current(); ok {
+		keep = op.OperationID
+	}
+	p.list, p.loaded = list, true
+	p.cursor = min(p.cursor, max(len(p.list)-1, 0))
+	for i, op := range p.list {
+		if op.OperationID == keep {
+			p.cursor = i
+			break
 		}
 	}
-	return false, nil
+}
+
+// HandleMsg takes the panel's keys; keys that change an operation ask
+// the root to (ActionToggleOperation, ActionRevertOperation).
+func (p *Operations) HandleMsg(msg tea.Msg) Action {
+	k, ok := msg.(tea.KeyPressMsg)
+	if !ok {
+		return nil
+	}
+	defer p.syncKeys()
+	p.said = ""
+	if p.asking != nil {
+		return p.answer(k)
+	}
+	keys := &p.keys
+	for which, b := range []*key.Binding{&keys.Toggle, &keys.Revert, &keys.Jump} {
+		if key.Matches(k, *b) {
+			if why := p.whyNot(which); why != "" {
+				p.said = why
+				return nil
+			}
+		}
+	}
+	switch {
+	case key.Matches(k, keys.Close):
+		return ActionClose{}
+	case key.Matches(k, keys.Down):
+		p.cursor = min(p.cursor+1, max(len(p.list)-1, 0))
+	case key.Matches(k, keys.Up):
+		p.cursor = max(p.cursor-1, 0)
+	case key.Matches(k, keys.First):
+		p.cursor = 0
+	case key.Matches(k, keys.Last):
+		p.cursor = max(len(p.list)-1, 0)
+	case key.Matches(k, keys.Toggle):
+		op, _ := p.Current()
+		active := !op.Active
+		what := fmt.Sprintf("switched %s %s off", whose(op.Author), op.OpType)
+		if active {
+			what = fmt.Sprintf("switched %s %s on", whose(op.Author), op.OpType)
+		}
+		return ActionToggleOperation{ID: op.OperationID, Active: active, What: what}
+	case key.Matches(k, keys.Revert):
+		op, _ := p.Current()
+		p.asking = &op
+	case key.Matches(k, keys.Jump):
+		op, _ := p.Current()
+		return ActionJump{Index: *op.Index}
+	}
+	return nil
 }
 
 // answer takes the answer to "revert this operation?": y reverts it,
 // n or esc keeps it; any other key asks again.
-func (p *opsPanel) answer(msg tea.KeyPressMsg) tea.Cmd {
+func (p *Operations) answer(msg tea.KeyPressMsg) Action {
 	switch {
 	case key.Matches(msg, p.keys.Yes):
 		op := *p.asking
 		p.asking = nil
-		args := ops.OperationArgs{OperationID: op.OperationID, SessionID: p.sid}
-		svc := p.svc
-		return change(fmt.Sprintf("reverted %s %s", whose(op.Author), describeUndoOut(op)), func(ctx context.Context) error {
-			_, err := svc.RevertOperation(ctx, args)
-			return err
-		})
+		return ActionRevertOperation{ID: op.OperationID, What: fmt.Sprintf("reverted %s %s", whose(op.Author), describeUndoOut(op))}
 	case key.Matches(msg, p.keys.No):
 		p.asking = nil
 	}
@@ -264,22 +244,20 @@ func describeUndoOut(op ops.OperationOut) string {
 	return string(op.OpType)
 }
 
-func (p *opsPanel) current() (ops.OperationOut, bool) {
+// Len is how many operations the panel lists.
+func (p *Operations) Len() int { return len(p.list) }
+
+// Current is the operation under the cursor; ok is false while the
+// list is empty.
+func (p *Operations) Current() (ops.OperationOut, bool) {
 	if p.cursor < 0 || p.cursor >= len(p.list) {
 		return ops.OperationOut{}, false
 	}
 	return p.list[p.cursor], true
 }
 
-// change runs a change in a command; its report reloads the thread and
-// the panel's list. fn must use only values captured before: it runs on
-// its own goroutine.
-func change(what string, fn func(ctx context.Context) error) tea.Cmd {
-	return func() tea.Msg { return editDoneMsg{what: what, err: fn(context.Background())} }
-}
-
 // View draws a window of the list around the cursor, with the hint.
-func (p *opsPanel) View(width int, st *themes.Styles) string {
+func (p *Operations) View(width int, st *themes.Styles) string {
 	w := min(width-4, 110)
 	var lines []string
 	switch {
@@ -323,7 +301,7 @@ func (p *opsPanel) View(width int, st *themes.Styles) string {
 	case p.said != "":
 		tail = append(tail, st.Status.Error.Render(ansi.Wrap(p.said, w-4, "")))
 	}
-	tail = append(tail, dialogHint(st, "", p.usable().ShortHelp()))
+	tail = append(tail, Hint(st, "", p.usable().ShortHelp()))
 	return st.Dialog.Box.Width(w).Render(lipgloss.JoinVertical(lipgloss.Left, append(append([]string{title}, lines...), tail...)...))
 }
 

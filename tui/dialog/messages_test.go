@@ -1,4 +1,4 @@
-package tui
+package dialog
 
 import (
 	"strings"
@@ -8,14 +8,14 @@ import (
 )
 
 func TestParseMessages(t *testing.T) {
-	msgs, err := parseMessages("--- user\nwhy?\n--- assistant\nbecause\nof this:\n\n  - a\n--- system\nbe brief\n", "")
+	msgs, err := ParseMessages("--- user\nwhy?\n--- assistant\nbecause\nof this:\n\n  - a\n--- system\nbe brief\n", "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(msgs) != 3 || msgs[1].Role != model.RoleAssistant || msgs[1].Content != "because\nof this:\n\n  - a" || msgs[2].Content != "be brief" {
 		t.Fatalf("%+v", msgs)
 	}
-	again, _ := parseMessages(formatMessages(msgs), "")
+	again, _ := ParseMessages(FormatMessages(msgs), "")
 	if len(again) != 3 || again[1].Content != msgs[1].Content {
 		t.Fatalf("round trip: %+v", again)
 	}
@@ -23,15 +23,15 @@ func TestParseMessages(t *testing.T) {
 		"hello":                          "line 1: start each message with a line “--- role”",
 		"--- user\n \n--- assistant\nok": "message 1 (user) is empty",
 	} {
-		if _, err := parseMessages(in, ""); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := ParseMessages(in, ""); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", in, err, want)
 		}
 	}
-	if msgs, err := parseMessages("", ""); err != nil || len(msgs) != 0 {
+	if msgs, err := ParseMessages("", ""); err != nil || len(msgs) != 0 {
 		t.Errorf("empty: %v %v", msgs, err)
 	}
 	// Without a header, a text is one message of the role given.
-	if msgs, err := parseMessages("just text", model.RoleTool); err != nil || len(msgs) != 1 || msgs[0].Role != model.RoleTool {
+	if msgs, err := ParseMessages("just text", model.RoleTool); err != nil || len(msgs) != 1 || msgs[0].Role != model.RoleTool {
 		t.Errorf("headless text: %+v %v", msgs, err)
 	}
 }
@@ -48,7 +48,7 @@ func TestMessageTextsAreNotSplitByWhatTheySay(t *testing.T) {
 	}
 	for _, text := range texts {
 		in := []model.NewMessage{{Role: model.RoleAssistant, Content: text}, {Role: model.RoleUser, Content: "next"}}
-		out, err := parseMessages(formatMessages(in), "")
+		out, err := ParseMessages(FormatMessages(in), "")
 		if err != nil {
 			t.Fatalf("%q: %v", text, err)
 		}
@@ -56,7 +56,7 @@ func TestMessageTextsAreNotSplitByWhatTheySay(t *testing.T) {
 			t.Errorf("%q came back as %+v", text, out)
 		}
 	}
-	if s := formatMessages([]model.NewMessage{{Role: model.RoleUser, Content: "one"}}); s != "--- user\none" {
+	if s := FormatMessages([]model.NewMessage{{Role: model.RoleUser, Content: "one"}}); s != "--- user\none" {
 		t.Errorf("a message is written as %q, with no newline after it", s)
 	}
 }

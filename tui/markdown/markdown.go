@@ -1,4 +1,8 @@
-package tui
+// Package markdown renders message bodies as markdown, in the theme's
+// colours, for the thread: a folded message renders only its start, an
+// unfolded one up to a bound, past which it is plain text, so neither
+// scrolling past a long message nor opening one holds the screen.
+package markdown
 
 import (
 	"strings"
@@ -7,44 +11,44 @@ import (
 	"charm.land/glamour/v2"
 	gansi "charm.land/glamour/v2/ansi"
 	"github.com/charmbracelet/x/ansi"
-
-	"weft/internal/termsafe"
 )
 
-// markdown renders message bodies with glamour. A renderer is made once
-// per width (making one parses the style and sets up highlighting) and
-// the rendered lines are cached by the caller, per item and width.
-type markdown struct {
+// Renderer renders message bodies with glamour. A glamour renderer is
+// made once per width (making one parses the style and sets up
+// highlighting); the rendered lines are cached by the caller, per item
+// and width.
+type Renderer struct {
 	style     gansi.StyleConfig
 	renderers map[int]*glamour.TermRenderer
 }
 
-func newMarkdown(style gansi.StyleConfig) *markdown {
-	return &markdown{style: style, renderers: map[int]*glamour.TermRenderer{}}
+// New returns a renderer drawing in style (themes.Styles.Markdown).
+func New(style gansi.StyleConfig) *Renderer {
+	return &Renderer{style: style, renderers: map[int]*glamour.TermRenderer{}}
 }
 
-// mdFoldSource is how much of a folded message is rendered: enough source
+// FoldSource is how much of a folded message is rendered: enough source
 // for the lines a folded item shows, so a long message costs no more to
 // scroll past than a short one.
-const mdFoldSource = 2048
+const FoldSource = 2048
 
-// mdOpenSource is how much of an unfolded message is rendered as
+// OpenSource is how much of an unfolded message is rendered as
 // markdown. Rendering costs about a millisecond a kilobyte, all of it in
 // Update: past this, a long message (a log, a paste) is wrapped as plain
 // text, so unfolding even a huge one never holds the screen for long.
-const mdOpenSource = 16 << 10
+const OpenSource = 16 << 10
 
-// render returns the lines of text rendered as markdown at width. When
+// Render returns the lines of text rendered as markdown at width. When
 // folded, only the start of a long text is rendered and cut says so;
-// unfolded, the start up to mdOpenSource is, and rest is what is left,
+// unfolded, the start up to OpenSource is, and rest is what is left,
 // for the caller to show plainly.
-func (md *markdown) render(text string, width int, folded bool) (lines []string, cut bool, rest string) {
+func (md *Renderer) Render(text string, width int, folded bool) (lines []string, cut bool, rest string) {
 	src := text
 	switch {
-	case folded && len(src) > mdFoldSource:
-		src, cut = cutSource(src, mdFoldSource), true
-	case !folded && len(src) > mdOpenSource:
-		src = cutSource(src, mdOpenSource)
+	case folded && len(src) > FoldSource:
+		src, cut = cutSource(src, FoldSource), true
+	case !folded && len(src) > OpenSource:
+		src = cutSource(src, OpenSource)
 		rest = strings.TrimLeft(text[len(strings.TrimSuffix(src, "\n```")):], "\n")
 	}
 	out, err := md.renderer(width).Render(src)
@@ -60,13 +64,13 @@ func (md *markdown) render(text string, width int, folded bool) (lines []string,
 	return trimBlank(lines), cut, rest
 }
 
-func (md *markdown) renderer(width int) *glamour.TermRenderer {
+func (md *Renderer) renderer(width int) *glamour.TermRenderer {
 	if r, ok := md.renderers[width]; ok {
 		return r
 	}
 	r, err := glamour.NewTermRenderer(glamour.WithStyles(md.style), glamour.WithWordWrap(width), glamour.WithPreservedNewLines())
 	if err != nil {
-		panic("tui: glamour refused weft's markdown style: " + err.Error()) // a programming error
+		panic("markdown: glamour refused weft's markdown style: " + err.Error()) // a programming error
 	}
 	if len(md.renderers) > 8 {
 		clear(md.renderers) // widths change only on resize
@@ -102,14 +106,17 @@ func trimBlank(lines []string) []string {
 	return lines
 }
 
-// sanitize makes stored text safe to draw: the control characters of
-// escape sequences a tool's output or an imported thread carried are
-// shown as pictures (␛ for ESC), so they neither restyle nor move the
-// terminal, nor vanish unseen; tabs become spaces.
-func sanitize(s string) string {
-	s = termsafe.Text(s)
-	if strings.IndexByte(s, '\t') >= 0 {
-		s = strings.ReplaceAll(s, "\t", "    ")
+// LinesPastCut is how many lines of a long text a folded render left
+// out: the render reads only the start (cutSource cuts at the last line
+// break before FoldSource), so the fold's count adds the source lines
+// past the cut, about as many as they make rendered.
+func LinesPastCut(s string) int {
+	if len(s) <= FoldSource {
+		return 0
 	}
-	return s
+	i := strings.LastIndexByte(s[:FoldSource], '\n')
+	if i <= 0 {
+		i = FoldSource
+	}
+	return strings.Count(s[i:], "\n")
 }

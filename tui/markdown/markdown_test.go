@@ -1,4 +1,4 @@
-package tui
+package markdown
 
 import (
 	"strings"
@@ -8,23 +8,6 @@ import (
 
 	"weft/themes"
 )
-
-func TestSanitize(t *testing.T) {
-	cases := []struct{ in, want string }{
-		{"plain text\nsecond line", "plain text\nsecond line"},
-		{"\x1b[31mred\x1b[0m and \x1b[2Jclear", "␛[31mred␛[0m and ␛[2Jclear"},
-		{"a\tb", "a    b"},
-		{"windows\r\nline", "windows\nline"},
-		{"bell\x07 and nul\x00", "bell␇ and nul␀"},
-		{"csi\u009b2J", `csi\u009b2J`},
-		{"héllo → wörld 🙂", "héllo → wörld 🙂"},
-	}
-	for _, c := range cases {
-		if got := sanitize(c.in); got != c.want {
-			t.Errorf("sanitize(%q) = %q, want %q", c.in, got, c.want)
-		}
-	}
-}
 
 func TestCutSourceClosesFence(t *testing.T) {
 	src := "intro\n```go\n" + strings.Repeat("x := 1\n", 1000) + "```\nafter"
@@ -40,8 +23,8 @@ func TestCutSourceClosesFence(t *testing.T) {
 }
 
 func TestMarkdownRendering(t *testing.T) {
-	md := newMarkdown(themes.New(themes.Default(true), false).Markdown())
-	lines, cut, _ := md.render("## Plan\n\n- first step\n- second step\n\nUse `redis-cli` here.", 60, true)
+	md := New(themes.New(themes.Default(true), false).Markdown())
+	lines, cut, _ := md.Render("## Plan\n\n- first step\n- second step\n\nUse `redis-cli` here.", 60, true)
 	text := ansi.Strip(strings.Join(lines, "\n"))
 	for _, want := range []string{"Plan", "• first step", "• second step", "redis-cli"} {
 		if !strings.Contains(text, want) {
@@ -61,21 +44,21 @@ func TestMarkdownRendering(t *testing.T) {
 	}
 	// A long message folded renders only its start.
 	long := strings.Repeat("A paragraph of words that goes on.\n\n", 500)
-	lines, cut, _ = md.render(long, 60, true)
+	lines, cut, _ = md.Render(long, 60, true)
 	if !cut || len(lines) > 200 {
 		t.Errorf("folded long message: cut=%v, %d lines", cut, len(lines))
 	}
 	// Unfolded, its start is markdown and the rest is handed back whole,
 	// to be shown as plain text.
-	lines, cut, rest := md.render(long, 60, false)
+	lines, cut, rest := md.Render(long, 60, false)
 	if cut || len(lines) < 200 || strings.Count(rest, "A paragraph")+strings.Count(ansi.Strip(strings.Join(lines, "\n")), "A paragraph") != 500 {
 		t.Errorf("unfolded long message: cut=%v, %d lines, %d bytes left", cut, len(lines), len(rest))
 	}
 }
 
 func TestNoColorMarkdownHasNoColour(t *testing.T) {
-	md := newMarkdown(themes.New(themes.Default(true), true).Markdown())
-	lines, _, _ := md.render("# Title\n\n**bold** and `code`\n\n```go\nfunc f() {}\n```", 60, false)
+	md := New(themes.New(themes.Default(true), true).Markdown())
+	lines, _, _ := md.Render("# Title\n\n**bold** and `code`\n\n```go\nfunc f() {}\n```", 60, false)
 	for _, l := range lines {
 		if strings.Contains(l, "\x1b[38") || strings.Contains(l, "\x1b[48") {
 			t.Fatalf("colour with NO_COLOR: %q", l)

@@ -1,4 +1,4 @@
-package tui
+package dialog
 
 import (
 	"fmt"
@@ -20,13 +20,13 @@ import (
 // Only that line splits messages, so no text a message carries is taken
 // for a role. A line of the text that would read as one is written with a
 // backslash in front (\--- user), and read back without it.
-// formatMessages and parseMessages convert between that and messages.
+// FormatMessages and ParseMessages convert between that and messages.
 
-// messagesNote tells the operator the form, in the dialogs that use it.
-const messagesNote = "a line “--- role” starts a message (user, assistant, system, tool)"
+// MessagesNote tells the operator the form, in the dialogs that use it.
+const MessagesNote = "a line “--- role” starts a message (user, assistant, system, tool)"
 
-// headerLine is the line that starts a message of role r.
-func headerLine(r model.Role) string { return "--- " + string(r) }
+// HeaderLine is the line that starts a message of role r.
+func HeaderLine(r model.Role) string { return "--- " + string(r) }
 
 // roleOf reports whether line starts a message, and of which role.
 func roleOf(line string) (model.Role, bool) {
@@ -49,13 +49,15 @@ func escaped(line string) bool {
 	return ok
 }
 
-func formatMessages(msgs []model.NewMessage) string {
+// FormatMessages writes messages as the dialogs show them: each after
+// its header line, a line of its text that would read as one escaped.
+func FormatMessages(msgs []model.NewMessage) string {
 	var b strings.Builder
 	for i, m := range msgs {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		b.WriteString(headerLine(m.Role))
+		b.WriteString(HeaderLine(m.Role))
 		for _, line := range strings.Split(m.Content, "\n") {
 			b.WriteByte('\n')
 			if _, ok := roleOf(line); ok || escaped(line) {
@@ -67,12 +69,12 @@ func formatMessages(msgs []model.NewMessage) string {
 	return b.String()
 }
 
-// parseMessages reads the dialog's text back into messages. Text before
+// ParseMessages reads the dialog's text back into messages. Text before
 // the first header is a message of role def, when def is given (the
 // operator took the header away from a one-message text); else it is an
 // error. Each message's text is kept as written, less the blank lines
 // around it.
-func parseMessages(s string, def model.Role) ([]model.NewMessage, error) {
+func ParseMessages(s string, def model.Role) ([]model.NewMessage, error) {
 	var out []model.NewMessage
 	var cur *model.NewMessage
 	var body []string
