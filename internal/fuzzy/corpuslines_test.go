@@ -81,9 +81,10 @@ func TestCorpusLinesEqualsSahilmFuzzy(t *testing.T) {
 		}
 	}
 	for _, q := range []string{"p", "pg", "pgsql", "PgSql", "retry", "data plan", "Rd", "dB", "é", "cafÉ", "a\nb", "gs\nql", "zz", "\x1b"} {
+		ref := referenceRanking(byIndex, q)
 		for _, limit := range []int{0, 1, 200} {
 			got, gotC := c.Lines(refs, docs, q, limit, nil, -1, nil)
-			want, wantC := referenceFuzzyDocs(byIndex, q, limit)
+			want, wantC := ref.top(limit), ref.cands
 			holdsCands(t, q, gotC, wantC)
 			if limit == 0 && !slices.Equal(gotC, wantC) {
 				t.Fatalf("%q: %d candidates, want %d (nothing is out of reach without a limit)", q, len(gotC), len(wantC))
@@ -112,6 +113,7 @@ func TestCorpusLinesNarrowsExactly(t *testing.T) {
 	for _, r := range refs {
 		textOf[r.Index] = r.Text
 	}
+	ranked := newReferenceCache(byIndex)
 	for _, q := range []string{"database migration plan", "DataBase", "pgsql retry", "café plan", "d_a-t/a"} {
 		for _, limit := range []int{1, 20} {
 			var prev []Bound
@@ -129,14 +131,14 @@ func TestCorpusLinesNarrowsExactly(t *testing.T) {
 				}
 				next := make([]Bound, len(texts))
 				got, cands := c.Lines(inRefs, inDocs, q[:typed], limit, prev, steps, next)
-				want, wantC := referenceFuzzyDocs(byIndex, q[:typed], limit)
+				ref := ranked.ranking(q[:typed])
+				want, wantC := ref.top(limit), ref.cands
 				holdsCands(t, q[:typed], cands, wantC)
 				sameHits(t, q[:typed], got, want)
 				// Every bound kept holds: no text scores above it.
 				for _, i := range cands {
-					h, _ := referenceFuzzyDocs([]Doc{byIndex[i]}, q[:typed], 1)
-					if len(h) > 0 && next[i].known() && int(next[i].s) < h[0].Score {
-						t.Fatalf("%q: text %d scores %d above its bound %+v", q[:typed], i, h[0].Score, next[i])
+					if best, ok := ref.best[i]; ok && next[i].known() && int(next[i].s) < best {
+						t.Fatalf("%q: text %d scores %d above its bound %+v", q[:typed], i, best, next[i])
 					}
 				}
 				inRefs, inDocs = nil, nil
