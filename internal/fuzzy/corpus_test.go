@@ -44,6 +44,7 @@ func testCorpusSubstringEqualsMatcher(t *testing.T) {
 // TestCorpusKeepsSnapshots: a corpus taken before an append still holds
 // what it held, and the texts are lower-cased with their masks.
 func TestCorpusKeepsSnapshots(t *testing.T) {
+	t.Parallel()
 	a := Corpus{}.Append([]byte("Hello World"))
 	b := a.Append([]byte("PGSQL 9"))
 	if a.Len() != 1 || b.Len() != 2 || string(b.Text(0)) != "hello world" || string(b.Text(1)) != "pgsql 9" {
@@ -117,7 +118,9 @@ func firstDiff(a, b []int) int {
 }
 
 // eachScan runs test with the vector pair scan, where the machine has
-// it, and with the portable one.
+// it, and with the portable one. It sets pairSIMD, which every scan
+// reads: a test that calls it is not parallel, so no other test runs
+// beside it.
 func eachScan(t *testing.T, test func(t *testing.T)) {
 	simd := pairSIMD
 	t.Cleanup(func() { pairSIMD = simd })

@@ -64,6 +64,7 @@ func sameHits(t *testing.T, what string, got, want []LineHit) {
 // camelCase, queries whose characters straddle lines and queries beyond
 // ASCII, which the masks cannot serve.
 func TestCorpusLinesEqualsSahilmFuzzy(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(7, 8))
 	words := []string{"retry", "Redis", "pg", "SQL", "pgsql", "PgSql", "migration", "data", "base", "plan", "a", "the", "x_y", "café", "CAFÉ", "p/g", "\r", "PGSQL", "ReTry", "a\x00b", "DataBase", "dataBase", "\x1b[0m", "ÉTÉ"}
 	size := 1500
@@ -97,6 +98,7 @@ func TestCorpusLinesEqualsSahilmFuzzy(t *testing.T) {
 // TestCorpusLinesNarrowsExactly is TestFuzzyDocsNarrowsExactly over a
 // corpus: each step searches the last one's candidates, with its bounds.
 func TestCorpusLinesNarrowsExactly(t *testing.T) {
+	t.Parallel()
 	skipOn32Bits(t)
 	rng := rand.New(rand.NewPCG(9, 10))
 	phrases := []string{"database migration plan", "data base", "Migration", "plan", "pgSql", "retry the job", "x", "DataBase Migration", "café plan", "d_a-t/a"}
@@ -210,6 +212,7 @@ func FuzzCorpusLines(f *testing.F) {
 // TestSortRuns: lists in order but for some at their start, or made of
 // a few runs in order, or in no order at all, come out sorted.
 func TestSortRuns(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(11, 12))
 	for round := range 200 {
 		var a []int

@@ -55,6 +55,7 @@ func checkScore(t *testing.T, query string, line []byte) {
 }
 
 func TestLineScorerMatchesSahilmFuzzy(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ query, line string }{
 		{"pgsql", "use PgSQL for the queue"},
 		{"abc", "a_b-c"},
@@ -214,6 +215,7 @@ func searchText(rng *rand.Rand, pieces []string, n, every, maxRun int, broken bo
 // TestFuzzyDocsPrunesNothingItShouldKeep: skipping lines by their length
 // once the best limit are known must give exactly the plain ranking.
 func TestFuzzyDocsPrunesNothingItShouldKeep(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 4))
 	words := []string{"retry", "Redis", "pg", "SQL", "pgsql", "migration", "data", "base", "plan", "a", "the", "x_y", "café", "p/g", "\r", "PGSQL", "ReTry", "a\x00b", "DataBase"}
 	text := func() []byte { return searchText(rng, words, 60, 8, 600, false) }
@@ -252,6 +254,7 @@ func TestFuzzyDocsPrunesNothingItShouldKeep(t *testing.T) {
 // each search narrowed by the last one's state as the TUI does, and holds
 // every step's hits to the plain ranking over all documents.
 func TestFuzzyDocsNarrowsExactly(t *testing.T) {
+	t.Parallel()
 	skipOn32Bits(t)
 	rng := rand.New(rand.NewPCG(5, 6))
 	phrases := []string{"database migration plan", "data base", "migration", "plan", "pgsql", "retry the job", "x", "DataBase Migration", "café plan", "d_a-t/a"}
@@ -351,6 +354,7 @@ func BenchmarkFuzzyDocs(b *testing.B) {
 }
 
 func TestPlainASCII(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		s    string
 		want bool
