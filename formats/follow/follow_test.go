@@ -244,10 +244,19 @@ func TestWatchWrittenOverInPlace(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "s.jsonl")
 	appendTo(t, path, prompt+answer)
-	// Looks a second apart, so the write falls between two of them.
-	w := watch(t, path, Options{PollOnly: true, Poll: time.Second})
+	w := watch(t, path, Options{PollOnly: true})
 	w.next(t)
-	if err := os.WriteFile(path, []byte(again+answer+prompt), 0o600); err != nil {
+	// One write from the start, of more than the file had: a look sees
+	// the file before it or after it, never cut short in between (as it
+	// could between a truncation and a write), so the looks may come often.
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte(again+answer+prompt), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
 	w.waitNote(t, "written over")
