@@ -127,8 +127,10 @@ const (
 // lines only: a half-written line waits until it is complete. With file
 // events and without (a file system where none come).
 func TestWatchFollowsAGrowingFile(t *testing.T) {
+	t.Parallel()
 	for _, pollOnly := range []bool{false, true} {
 		t.Run(map[bool]string{false: "events", true: "polling"}[pollOnly], func(t *testing.T) {
+			t.Parallel()
 			path := filepath.Join(t.TempDir(), "s.jsonl")
 			appendTo(t, path, prompt)
 			w := watch(t, path, Options{PollOnly: pollOnly})
@@ -153,6 +155,7 @@ func TestWatchFollowsAGrowingFile(t *testing.T) {
 // time) is held back until what follows shows it complete, or until the
 // file has been quiet for Settle.
 func TestWatchHoldsAnUnfinishedResponse(t *testing.T) {
+	t.Parallel()
 	streamed := strings.Replace(answer, `"end_turn"`, "null", 1)
 	path := filepath.Join(t.TempDir(), "s.jsonl")
 	appendTo(t, path, prompt+streamed)
@@ -173,6 +176,7 @@ func TestWatchHoldsAnUnfinishedResponse(t *testing.T) {
 // A file cut short, replaced by another, or removed is said, and read
 // again from its start; nothing stops.
 func TestWatchTruncatedReplacedRemoved(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "s.jsonl")
 	appendTo(t, path, prompt+answer)
@@ -208,6 +212,7 @@ func TestWatchTruncatedReplacedRemoved(t *testing.T) {
 // A file that is not there yet is waited for; an update fn refuses is
 // offered again.
 func TestWatchWaitsAndRetries(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "later.jsonl")
 	w := watch(t, path, Options{})
 	w.waitNote(t, "does not exist yet")
@@ -221,6 +226,7 @@ func TestWatchWaitsAndRetries(t *testing.T) {
 
 // A file whose format cannot be told is said once, and waited on.
 func TestWatchUnknownFormat(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "x.jsonl")
 	appendTo(t, path, `{"what":"ever"}`+"\n")
 	w := watch(t, path, Options{})
@@ -235,12 +241,22 @@ func TestWatchUnknownFormat(t *testing.T) {
 // (an editor saving it), is not taken for a file that grew: it is said,
 // and read again from its start.
 func TestWatchWrittenOverInPlace(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "s.jsonl")
 	appendTo(t, path, prompt+answer)
-	// Looks a second apart, so the write falls between two of them.
-	w := watch(t, path, Options{PollOnly: true, Poll: time.Second})
+	w := watch(t, path, Options{PollOnly: true})
 	w.next(t)
-	if err := os.WriteFile(path, []byte(again+answer+prompt), 0o600); err != nil {
+	// One write from the start, of more than the file had: a look sees
+	// the file before it or after it, never cut short in between (as it
+	// could between a truncation and a write), so the looks may come often.
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte(again+answer+prompt), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
 	w.waitNote(t, "written over")

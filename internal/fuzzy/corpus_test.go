@@ -44,6 +44,7 @@ func testCorpusSubstringEqualsMatcher(t *testing.T) {
 // TestCorpusKeepsSnapshots: a corpus taken before an append still holds
 // what it held, and the texts are lower-cased with their masks.
 func TestCorpusKeepsSnapshots(t *testing.T) {
+	t.Parallel()
 	a := Corpus{}.Append([]byte("Hello World"))
 	b := a.Append([]byte("PGSQL 9"))
 	if a.Len() != 1 || b.Len() != 2 || string(b.Text(0)) != "hello world" || string(b.Text(1)) != "pgsql 9" {
@@ -67,10 +68,6 @@ func TestCorpusKeepsSnapshots(t *testing.T) {
 // the two bytes a scan looks for may be far apart, at a text's first or
 // last byte, or in the last few bytes of a part.
 func TestCorpusSubstringLongQueries(t *testing.T) {
-	eachScan(t, testCorpusSubstringLongQueries)
-}
-
-func testCorpusSubstringLongQueries(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	const alphabet = "abAB \nxyz"
 	var c Corpus
@@ -83,7 +80,10 @@ func testCorpusSubstringLongQueries(t *testing.T) {
 		texts = append(texts, b)
 		c = c.Append(b)
 	}
-	for round := range 72 {
+	// The queries and what the per-text Matcher finds, once for both scans.
+	queries := make([]string, 72)
+	wants := make([][]int, len(queries))
+	for round := range queries {
 		var q string
 		src := texts[rng.IntN(len(texts))]
 		n := 1 + round%24
@@ -97,11 +97,15 @@ func testCorpusSubstringLongQueries(t *testing.T) {
 			}
 			q = string(b)
 		}
-		want := matching(texts, q)
-		if got := c.Substring(q); !slices.Equal(got, want) {
-			t.Fatalf("%q: got %d texts, want %d (first difference near %v)", q, len(got), len(want), firstDiff(got, want))
-		}
+		queries[round], wants[round] = q, matching(texts, q)
 	}
+	eachScan(t, func(t *testing.T) {
+		for round, q := range queries {
+			if got := c.Substring(q); !slices.Equal(got, wants[round]) {
+				t.Fatalf("%q: got %d texts, want %d (first difference near %v)", q, len(got), len(wants[round]), firstDiff(got, wants[round]))
+			}
+		}
+	})
 }
 
 func firstDiff(a, b []int) int {
@@ -114,7 +118,9 @@ func firstDiff(a, b []int) int {
 }
 
 // eachScan runs test with the vector pair scan, where the machine has
-// it, and with the portable one.
+// it, and with the portable one. It sets pairSIMD, which every scan
+// reads: a test that calls it is not parallel, so no other test runs
+// beside it.
 func eachScan(t *testing.T, test func(t *testing.T)) {
 	simd := pairSIMD
 	t.Cleanup(func() { pairSIMD = simd })

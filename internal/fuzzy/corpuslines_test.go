@@ -64,6 +64,7 @@ func sameHits(t *testing.T, what string, got, want []LineHit) {
 // camelCase, queries whose characters straddle lines and queries beyond
 // ASCII, which the masks cannot serve.
 func TestCorpusLinesEqualsSahilmFuzzy(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(7, 8))
 	words := []string{"retry", "Redis", "pg", "SQL", "pgsql", "PgSql", "migration", "data", "base", "plan", "a", "the", "x_y", "café", "CAFÉ", "p/g", "\r", "PGSQL", "ReTry", "a\x00b", "DataBase", "dataBase", "\x1b[0m", "ÉTÉ"}
 	size := 1500
@@ -81,9 +82,10 @@ func TestCorpusLinesEqualsSahilmFuzzy(t *testing.T) {
 		}
 	}
 	for _, q := range []string{"p", "pg", "pgsql", "PgSql", "retry", "data plan", "Rd", "dB", "é", "cafÉ", "a\nb", "gs\nql", "zz", "\x1b"} {
+		ref := referenceRanking(byIndex, q)
 		for _, limit := range []int{0, 1, 200} {
 			got, gotC := c.Lines(refs, docs, q, limit, nil, -1, nil)
-			want, wantC := referenceFuzzyDocs(byIndex, q, limit)
+			want, wantC := ref.top(limit), ref.cands
 			holdsCands(t, q, gotC, wantC)
 			if limit == 0 && !slices.Equal(gotC, wantC) {
 				t.Fatalf("%q: %d candidates, want %d (nothing is out of reach without a limit)", q, len(gotC), len(wantC))
@@ -96,6 +98,7 @@ func TestCorpusLinesEqualsSahilmFuzzy(t *testing.T) {
 // TestCorpusLinesNarrowsExactly is TestFuzzyDocsNarrowsExactly over a
 // corpus: each step searches the last one's candidates, with its bounds.
 func TestCorpusLinesNarrowsExactly(t *testing.T) {
+	t.Parallel()
 	skipOn32Bits(t)
 	rng := rand.New(rand.NewPCG(9, 10))
 	phrases := []string{"database migration plan", "data base", "Migration", "plan", "pgSql", "retry the job", "x", "DataBase Migration", "café plan", "d_a-t/a"}
@@ -112,6 +115,7 @@ func TestCorpusLinesNarrowsExactly(t *testing.T) {
 	for _, r := range refs {
 		textOf[r.Index] = r.Text
 	}
+	ranked := newReferenceCache(byIndex)
 	for _, q := range []string{"database migration plan", "DataBase", "pgsql retry", "café plan", "d_a-t/a"} {
 		for _, limit := range []int{1, 20} {
 			var prev []Bound
@@ -129,14 +133,14 @@ func TestCorpusLinesNarrowsExactly(t *testing.T) {
 				}
 				next := make([]Bound, len(texts))
 				got, cands := c.Lines(inRefs, inDocs, q[:typed], limit, prev, steps, next)
-				want, wantC := referenceFuzzyDocs(byIndex, q[:typed], limit)
+				ref := ranked.ranking(q[:typed])
+				want, wantC := ref.top(limit), ref.cands
 				holdsCands(t, q[:typed], cands, wantC)
 				sameHits(t, q[:typed], got, want)
 				// Every bound kept holds: no text scores above it.
 				for _, i := range cands {
-					h, _ := referenceFuzzyDocs([]Doc{byIndex[i]}, q[:typed], 1)
-					if len(h) > 0 && next[i].known() && int(next[i].s) < h[0].Score {
-						t.Fatalf("%q: text %d scores %d above its bound %+v", q[:typed], i, h[0].Score, next[i])
+					if best, ok := ref.best[i]; ok && next[i].known() && int(next[i].s) < best {
+						t.Fatalf("%q: text %d scores %d above its bound %+v", q[:typed], i, best, next[i])
 					}
 				}
 				inRefs, inDocs = nil, nil
@@ -208,6 +212,7 @@ func FuzzCorpusLines(f *testing.F) {
 // TestSortRuns: lists in order but for some at their start, or made of
 // a few runs in order, or in no order at all, come out sorted.
 func TestSortRuns(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(11, 12))
 	for round := range 200 {
 		var a []int

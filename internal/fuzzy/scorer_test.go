@@ -55,6 +55,7 @@ func checkScore(t *testing.T, query string, line []byte) {
 }
 
 func TestLineScorerMatchesSahilmFuzzy(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ query, line string }{
 		{"pgsql", "use PgSQL for the queue"},
 		{"abc", "a_b-c"},
@@ -110,14 +111,29 @@ func FuzzLineScorer(f *testing.F) {
 // referenceFuzzyDocs is fuzzyDocs written the plain way: every line of
 // every document through sahilm/fuzzy, all ranked.
 func referenceFuzzyDocs(docs []Doc, query string, limit int) ([]LineHit, []int) {
-	var hits []LineHit
-	var cands []int
+	r := referenceRanking(docs, query)
+	return r.top(limit), r.cands
+}
+
+// reference is what referenceFuzzyDocs finds before the limit: every
+// document's best line, ranked; the candidates; and each candidate's best
+// score by index (a candidate without a line that matches has none).
+type reference struct {
+	hits  []LineHit
+	cands []int
+	best  map[int]int
+}
+
+// referenceRanking ranks docs for query through sahilm/fuzzy, once for
+// every limit: what a limit keeps is the ranking's first limit hits.
+func referenceRanking(docs []Doc, query string) reference {
+	r := reference{best: map[int]int{}}
 	sc := newLineScorer(query)
 	for _, d := range docs {
 		if !sc.matches(d.Text) {
 			continue
 		}
-		cands = append(cands, d.Index)
+		r.cands = append(r.cands, d.Index)
 		var best LineHit
 		found := false
 		for line := range bytes.Lines(d.Text) {
@@ -130,20 +146,46 @@ func referenceFuzzyDocs(docs []Doc, query string, limit int) ([]LineHit, []int) 
 			}
 		}
 		if found {
-			hits = append(hits, best)
+			r.hits = append(r.hits, best)
+			r.best[d.Index] = best.Score
 		}
 	}
-	slices.SortFunc(hits, func(a, b LineHit) int {
+	slices.SortFunc(r.hits, func(a, b LineHit) int {
 		if a.Score != b.Score {
 			return b.Score - a.Score
 		}
 		return a.Index - b.Index
 	})
-	if limit > 0 && len(hits) > limit {
-		hits = hits[:limit]
+	slices.Sort(r.cands)
+	return r
+}
+
+// top is the ranking as a search with limit gives it (0: no limit).
+func (r reference) top(limit int) []LineHit {
+	if limit > 0 && len(r.hits) > limit {
+		return r.hits[:limit]
 	}
-	slices.Sort(cands)
-	return hits, cands
+	return r.hits
+}
+
+// referenceCache ranks each query once: the searches of a test type the
+// same prefixes again for each limit.
+type referenceCache struct {
+	docs []Doc
+	seen map[string]reference
+}
+
+func newReferenceCache(docs []Doc) *referenceCache {
+	return &referenceCache{docs: docs, seen: map[string]reference{}}
+}
+
+func (c *referenceCache) ranking(query string) reference {
+	r, ok := c.seen[query]
+	if !ok {
+		r = referenceRanking(c.docs, query)
+		c.seen[query] = r
+	}
+	return r
 }
 
 // searchText strings up to n pieces, each followed by a newline, a run of
@@ -173,6 +215,7 @@ func searchText(rng *rand.Rand, pieces []string, n, every, maxRun int, broken bo
 // TestFuzzyDocsPrunesNothingItShouldKeep: skipping lines by their length
 // once the best limit are known must give exactly the plain ranking.
 func TestFuzzyDocsPrunesNothingItShouldKeep(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(3, 4))
 	words := []string{"retry", "Redis", "pg", "SQL", "pgsql", "migration", "data", "base", "plan", "a", "the", "x_y", "café", "p/g", "\r", "PGSQL", "ReTry", "a\x00b", "DataBase"}
 	text := func() []byte { return searchText(rng, words, 60, 8, 600, false) }
@@ -186,9 +229,10 @@ func TestFuzzyDocsPrunesNothingItShouldKeep(t *testing.T) {
 			docs[i] = Doc{Index: (i * 7919) % len(docs), Text: text()}
 		}
 		for _, q := range []string{"p", "pg", "pgs", "pgsql", "retry", "data plan", "Rd", "é"} {
+			ref := referenceRanking(docs, q)
 			for _, limit := range []int{0, 1, 200} {
 				got, gotC := Lines(docs, q, limit, nil, -1, nil)
-				want, wantC := referenceFuzzyDocs(docs, q, limit)
+				want, wantC := ref.top(limit), ref.cands
 				if !slices.Equal(gotC, wantC) {
 					t.Fatalf("round %d %q: %d candidates, want %d", round, q, len(gotC), len(wantC))
 				}
@@ -210,6 +254,7 @@ func TestFuzzyDocsPrunesNothingItShouldKeep(t *testing.T) {
 // each search narrowed by the last one's state as the TUI does, and holds
 // every step's hits to the plain ranking over all documents.
 func TestFuzzyDocsNarrowsExactly(t *testing.T) {
+	t.Parallel()
 	skipOn32Bits(t)
 	rng := rand.New(rand.NewPCG(5, 6))
 	phrases := []string{"database migration plan", "data base", "migration", "plan", "pgsql", "retry the job", "x", "DataBase Migration", "café plan", "d_a-t/a"}
@@ -225,6 +270,7 @@ func TestFuzzyDocsNarrowsExactly(t *testing.T) {
 			docs[i] = Doc{Index: (i * 7919) % len(docs), Text: text()}
 			byIndex[docs[i].Index] = docs[i]
 		}
+		refs := newReferenceCache(docs)
 		for _, q := range []string{"database migration plan", "data plan", "DataBase", "pgsql retry", "café", "d_a-t/a"} {
 			for _, limit := range []int{1, 20} {
 				var prev []Bound
@@ -241,7 +287,8 @@ func TestFuzzyDocsNarrowsExactly(t *testing.T) {
 					}
 					next := make([]Bound, len(docs))
 					got, cands := Lines(within, q[:typed], limit, prev, steps, next)
-					want, wantC := referenceFuzzyDocs(docs, q[:typed], limit)
+					ref := refs.ranking(q[:typed])
+					want, wantC := ref.top(limit), ref.cands
 					if !slices.Equal(cands, wantC) {
 						t.Fatalf("round %d %q: %d candidates, want %d", round, q[:typed], len(cands), len(wantC))
 					}
@@ -255,9 +302,8 @@ func TestFuzzyDocsNarrowsExactly(t *testing.T) {
 					}
 					// Every bound kept holds: no document scores above it.
 					for _, c := range cands {
-						h, _ := referenceFuzzyDocs([]Doc{byIndex[c]}, q[:typed], 1)
-						if len(h) > 0 && next[c].known() && int(next[c].s) < h[0].Score {
-							t.Fatalf("%q: document %d scores %d above its bound %+v", q[:typed], c, h[0].Score, next[c])
+						if best, ok := ref.best[c]; ok && next[c].known() && int(next[c].s) < best {
+							t.Fatalf("%q: document %d scores %d above its bound %+v", q[:typed], c, best, next[c])
 						}
 					}
 					within = within[:0:0]
@@ -308,6 +354,7 @@ func BenchmarkFuzzyDocs(b *testing.B) {
 }
 
 func TestPlainASCII(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		s    string
 		want bool

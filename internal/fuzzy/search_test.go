@@ -3,6 +3,7 @@ package fuzzy
 import "testing"
 
 func TestMatcher(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		query, text string
 		want        bool
