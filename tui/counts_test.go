@@ -11,6 +11,7 @@ import (
 
 	"weft/model"
 	"weft/ops"
+	"weft/ops/reads"
 )
 
 // Counts are shown with thousands separators.
@@ -20,7 +21,7 @@ func TestCountsHaveThousandsSeparators(t *testing.T) {
 	if got := ansi.Strip(m.renderMarker(mk, 100, false)); !strings.Contains(got, "digest of 90,000 messages") {
 		t.Errorf("marker: %q", got)
 	}
-	if got := describeOp(ops.OperationOut{OpType: model.OpSnip, Targets: make([]model.ItemID, 12345)}); got != "12,345 items" {
+	if got := describeOp(reads.OperationOut{OpType: model.OpSnip, Targets: make([]model.ItemID, 12345)}); got != "12,345 items" {
 		t.Errorf("operations panel: %q", got)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"weft/internal/termsafe"
 	"weft/model"
 	"weft/ops"
+	"weft/ops/reads"
 	"weft/themes"
 )
 
@@ -25,12 +26,12 @@ type opsPanel struct {
 	svc    *ops.Service
 	sid    string
 	keys   opsKeys
-	list   []ops.OperationOut
+	list   []reads.OperationOut
 	cursor int
 	loaded bool // false until the first list arrives: nothing is claimed before
 	// asking is the operation x would revert, while the panel asks
 	// whether to; nil when it asks nothing.
-	asking *ops.OperationOut
+	asking *reads.OperationOut
 	said   string // why the last key did nothing; cleared by the next key
 }
 
@@ -149,7 +150,7 @@ func whose(author string) string {
 }
 
 type opsLoadedMsg struct {
-	list []ops.OperationOut
+	list []reads.OperationOut
 	err  error
 }
 
@@ -158,7 +159,7 @@ type jumpMsg struct{ index int }
 
 func loadOps(svc *ops.Service, sid string) tea.Cmd {
 	return func() tea.Msg {
-		res, err := svc.ListOperations(context.Background(), ops.ListOperationsArgs{SessionID: sid, MaxTokens: new(ops.NoLimit)})
+		res, err := reads.ListOperations(svc, context.Background(), reads.ListOperationsArgs{SessionID: sid, MaxTokens: new(reads.NoLimit)})
 		return opsLoadedMsg{res.Operations, err}
 	}
 }
@@ -257,16 +258,16 @@ func (p *opsPanel) answer(msg tea.KeyPressMsg) tea.Cmd {
 
 // describeUndoOut names a listed operation as the undo messages name
 // one: "digest of 10 items".
-func describeUndoOut(op ops.OperationOut) string {
+func describeUndoOut(op reads.OperationOut) string {
 	if n := len(op.Targets); n > 0 {
 		return fmt.Sprintf("%s of %s", op.OpType, english.Count(n, "item"))
 	}
 	return string(op.OpType)
 }
 
-func (p *opsPanel) current() (ops.OperationOut, bool) {
+func (p *opsPanel) current() (reads.OperationOut, bool) {
 	if p.cursor < 0 || p.cursor >= len(p.list) {
-		return ops.OperationOut{}, false
+		return reads.OperationOut{}, false
 	}
 	return p.list[p.cursor], true
 }
@@ -327,7 +328,7 @@ func (p *opsPanel) View(width int, st *themes.Styles) string {
 	return st.Dialog.Box.Width(w).Render(lipgloss.JoinVertical(lipgloss.Left, append(append([]string{title}, lines...), tail...)...))
 }
 
-func describeOp(op ops.OperationOut) string {
+func describeOp(op reads.OperationOut) string {
 	n := len(op.Targets)
 	switch op.OpType {
 	case model.OpTag:

@@ -9,6 +9,7 @@ import (
 
 	"weft/model"
 	"weft/ops"
+	"weft/ops/reads"
 )
 
 var keySpace = tea.KeyPressMsg{Code: tea.KeySpace, Text: " "}
@@ -118,7 +119,7 @@ func TestOperationsPanelSaysWhyAKeyDoesNothing(t *testing.T) {
 // A digest's summary is shown as written, inside quotes of its own: the
 // quotes in it are not escaped.
 func TestOperationsPanelQuotesSummariesOnce(t *testing.T) {
-	op := ops.OperationOut{OpType: model.OpDigest, Targets: make([]model.ItemID, 21), Summary: `Messages 10–30 of "Rate limiter"`}
+	op := reads.OperationOut{OpType: model.OpDigest, Targets: make([]model.ItemID, 21), Summary: `Messages 10–30 of "Rate limiter"`}
 	got := describeOp(op)
 	if strings.Contains(got, `\"`) || !strings.Contains(got, `“Messages 10–30 of "Rate limiter"”`) {
 		t.Errorf("describeOp = %s", got)

@@ -14,6 +14,7 @@ import (
 
 	"weft/internal/termsafe"
 	"weft/ops"
+	"weft/ops/reads"
 	"weft/themes"
 )
 
@@ -91,7 +92,7 @@ type openSessionMsg struct{ id string }
 
 func loadSessions(svc *ops.Service) tea.Cmd {
 	return func() tea.Msg {
-		res, err := svc.ListSessions(context.Background(), ops.ListSessionsArgs{MaxTokens: new(ops.NoLimit)})
+		res, err := reads.ListSessions(svc, context.Background(), reads.ListSessionsArgs{MaxTokens: new(reads.NoLimit)})
 		// The titles are filtered and shown as they are drawn: control
 		// characters as pictures (termsafe).
 		titles := make([]string, len(res.Sessions))

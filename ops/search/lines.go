@@ -1,9 +1,10 @@
-package ops
+package search
 
 import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+	"weft/ops"
 
 	"weft/internal/fuzzy"
 	"weft/model"
@@ -19,9 +20,9 @@ import (
 // limit hits (0: all), in thread order, each with the matched characters'
 // byte offsets in its line, and with its item's ID, so the hit can be
 // found again after an edit. total counts every item that matched.
-func (s *Service) SubstringLines(ref, query string, limit int) (hits []LineHit, ids []model.ItemID, total int, err error) {
+func SubstringLines(s *ops.Service, ref, query string, limit int) (hits []LineHit, ids []model.ItemID, total int, err error) {
 	if strings.TrimSpace(query) == "" {
-		return nil, nil, 0, Invalidf("query is empty: give the text to look for")
+		return nil, nil, 0, ops.Invalidf("query is empty: give the text to look for")
 	}
 	snap, err := s.Snapshot(ref)
 	if err != nil {
@@ -29,9 +30,9 @@ func (s *Service) SubstringLines(ref, query string, limit int) (hits []LineHit, 
 	}
 	v := snap.View
 	if fuzzy.CanSubstring(query) {
-		hits, total, err = s.substringLines(snap, query, limit)
+		hits, total, err = substringLines(s, snap, query, limit)
 	} else {
-		hits, total, err = s.foldLines(v, query, limit)
+		hits, total, err = foldLines(s, v, query, limit)
 	}
 	if err != nil {
 		return nil, nil, 0, err
@@ -45,8 +46,8 @@ func (s *Service) SubstringLines(ref, query string, limit int) (hits []LineHit, 
 
 // foldLines is SubstringLines's hits for any query: every item's text
 // matched on every core, then only the hits kept read for their line.
-func (s *Service) foldLines(v *model.View, query string, limit int) (hits []LineHit, total int, err error) {
-	err = s.st.View(func(tx *store.Tx) error {
+func foldLines(s *ops.Service, v *model.View, query string, limit int) (hits []LineHit, total int, err error) {
+	err = s.Store().View(func(tx *store.Tx) error {
 		docs, err := viewDocs(tx, v)
 		if err != nil {
 			return err
@@ -84,8 +85,8 @@ func lineHit(d fuzzy.Doc, query string) LineHit {
 			continue
 		}
 		if len(line) > maxHitLine {
-			from := runeBack(line, max(start-maxHitLine/4, 0))
-			to := runeBack(line, min(from+maxHitLine, len(line)))
+			from := RuneBack(line, max(start-maxHitLine/4, 0))
+			to := RuneBack(line, min(from+maxHitLine, len(line)))
 			line, start, end = line[from:to], start-from, min(end-from, to-from)
 		}
 		h.Line = line
@@ -150,24 +151,21 @@ func (f ItemFilter) Empty() bool { return len(f.Roles)+len(f.Tags)+len(f.Authors
 // FilterItems returns the indices, in order, of the items of view v that
 // f picks. Roles come from the thread's heads, kept in memory; names are
 // read from the store only when the filter asks for authors.
-func (s *Service) FilterItems(v *model.View, f ItemFilter) ([]int, error) {
-	heads, err := s.heads(v.SessionID)
+func FilterItems(s *ops.Service, v *model.View, f ItemFilter) ([]int, error) {
+	snap, err := s.Snapshot(v.SessionID)
 	if err != nil {
 		return nil, err
 	}
+	heads := snap.Heads
 	var names []string // by seq-1, only with authors
 	var opAuthor map[string]string
 	if len(f.Authors) > 0 {
-		snap, err := s.Snapshot(v.SessionID)
-		if err != nil {
-			return nil, err
-		}
 		opAuthor = make(map[string]string, len(snap.Ops))
 		for _, op := range snap.Ops {
 			opAuthor[op.ID] = op.Author
 		}
 		names = make([]string, len(v.Where))
-		err = s.st.View(func(tx *store.Tx) error {
+		err = s.Store().View(func(tx *store.Tx) error {
 			return tx.Messages(v.SessionID, 1, uint64(len(v.Where)), func(m model.Message) error {
 				if m.Seq >= 1 && m.Seq <= uint64(len(names)) {
 					names[m.Seq-1] = m.Name
