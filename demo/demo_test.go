@@ -8,6 +8,7 @@ import (
 
 	"weft/model"
 	"weft/ops"
+	"weft/ops/reads"
 	"weft/store"
 )
 
@@ -81,7 +82,7 @@ func TestSeed(t *testing.T) {
 	if to-from < 40 || misplaced <= to {
 		t.Errorf("digression %d..%d, misplaced %d", from, to, misplaced)
 	}
-	res, _ := svc.SearchSessionHistory(context.Background(), ops.SearchArgs{SessionID: sid, Query: "per API key, not per client IP"})
+	res, _ := reads.SearchSessionHistory(svc, context.Background(), reads.SearchArgs{SessionID: sid, Query: "per API key, not per client IP"})
 	if res.TotalMatches != 2 { // the misplaced message and the inserted note
 		t.Errorf("%d matches for the misplaced clarification", res.TotalMatches)
 	}

@@ -14,14 +14,15 @@ import (
 	"weft/demo"
 	"weft/model"
 	"weft/ops"
+	"weft/ops/reads"
 	"weft/store"
 )
 
 // editsThread is the effective thread as `weft show --json` prints it.
 type editsThread struct {
-	SessionID string           `json:"session_id"`
-	Total     int              `json:"total"`
-	Messages  []ops.MessageOut `json:"messages"`
+	SessionID string             `json:"session_id"`
+	Total     int                `json:"total"`
+	Messages  []reads.MessageOut `json:"messages"`
 }
 
 // editsSeed writes the demo thread into a new file, exactly as `weft demo`
@@ -49,9 +50,9 @@ func editsShow(t *testing.T, db, sid string) editsThread {
 	return th
 }
 
-func editsOps(t *testing.T, db, sid string) []ops.OperationOut {
+func editsOps(t *testing.T, db, sid string) []reads.OperationOut {
 	t.Helper()
-	var res ops.ListOperationsResult
+	var res reads.ListOperationsResult
 	out := weftCLI(t, "--db", db, "call", "list_operations", "session_id="+sid)
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("weft call list_operations: %v\n%s", err, out)

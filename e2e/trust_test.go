@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"weft/model"
-	"weft/ops"
+	"weft/ops/reads"
 )
 
 // The terminal tests of what makes the TUI safe to edit with: it shows
@@ -27,7 +27,7 @@ import (
 // trustSessions lists a file's sessions, by title.
 func trustSessions(t *testing.T, db string) map[string]string {
 	t.Helper()
-	var res ops.ListSessionsResult
+	var res reads.ListSessionsResult
 	if err := json.Unmarshal([]byte(weftCLI(t, "--db", db, "ls", "--json")), &res); err != nil {
 		t.Fatalf("weft ls --json: %v", err)
 	}
@@ -72,10 +72,10 @@ func trustAPI(t *testing.T, db, tool string, args any) (int, string) {
 	return resp.StatusCode, string(out)
 }
 
-func trustOps(t *testing.T, db, sid string) []ops.OperationOut {
+func trustOps(t *testing.T, db, sid string) []reads.OperationOut {
 	t.Helper()
 	code, out := trustAPI(t, db, "list_operations", map[string]string{"session_id": sid})
-	var res ops.ListOperationsResult
+	var res reads.ListOperationsResult
 	if code != http.StatusOK || json.Unmarshal([]byte(out), &res) != nil {
 		t.Fatalf("list_operations: %d %s", code, out)
 	}

@@ -1,6 +1,9 @@
 package ops
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // String arguments that take one of a fixed set of values. The handlers
 // check their arguments against these lists, and the tool registry
@@ -52,14 +55,22 @@ func AssembleFormats() []string { return slices.Clone(assembleFormats) }
 // default first.
 func SummarySources() []string { return slices.Clone(summarySources) }
 
-// choiceArg checks a fixed-value argument: empty means the first choice,
+// ChoiceArg checks a fixed-value argument: empty means the first choice,
 // anything outside the set is refused with the set.
-func choiceArg(arg, v string, choices []string) (string, error) {
+func ChoiceArg(arg, v string, choices []string) (string, error) {
 	if v == "" {
 		return choices[0], nil
 	}
 	if slices.Contains(choices, v) {
 		return v, nil
 	}
-	return "", Invalidf("%s %q is not %s", arg, v, orList(choices))
+	return "", Invalidf("%s %q is not %s", arg, v, OrList(choices))
+}
+
+// OrList lists choices as "a, b or c".
+func OrList(xs []string) string {
+	if len(xs) == 1 {
+		return xs[0]
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
 }

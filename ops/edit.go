@@ -68,7 +68,7 @@ func (sel Selection) resolve(v *model.View) (resolved, error) {
 		return resolved{}, Invalidf("end_idx is missing: ranges are inclusive, start_idx..end_idx")
 	}
 	start, end := *sel.StartIdx, *sel.EndIdx
-	if err := checkRange(start, end, n); err != nil {
+	if err := CheckRange(start, end, n); err != nil {
 		return resolved{}, err
 	}
 	r := resolved{first: start, end: end, contiguous: true, targets: make([]model.ItemID, 0, end-start+1)}
@@ -78,14 +78,14 @@ func (sel Selection) resolve(v *model.View) (resolved, error) {
 	return r, nil
 }
 
-// checkRange validates an inclusive index range over n items given as
+// CheckRange validates an inclusive index range over n items given as
 // start_idx and end_idx.
-func checkRange(start, end, n int) error {
-	return checkRangeAs("start_idx", "end_idx", start, end, n)
+func CheckRange(start, end, n int) error {
+	return CheckRangeAs("start_idx", "end_idx", start, end, n)
 }
 
-// checkRangeAs is checkRange for arguments with other names.
-func checkRangeAs(startName, endName string, start, end, n int) error {
+// CheckRangeAs is checkRange for arguments with other names.
+func CheckRangeAs(startName, endName string, start, end, n int) error {
 	switch {
 	case n == 0:
 		return Invalidf("the thread is empty: there is no index %d", start)
@@ -437,7 +437,7 @@ type SuccessResult struct {
 func (s *Service) RevertOperation(ctx context.Context, a OperationArgs) (SuccessResult, error) {
 	return s.changeOp(ctx, a, func(op *model.Op) (string, error) {
 		if op.Reverted() {
-			return "", Invalidf("operation %s was already reverted at %s", op.ID, formatTime(*op.RevertedAt))
+			return "", Invalidf("operation %s was already reverted at %s", op.ID, FormatTime(*op.RevertedAt))
 		}
 		t := s.Clock()
 		op.RevertedAt = &t
@@ -463,7 +463,7 @@ func (s *Service) ToggleOperation(ctx context.Context, a ToggleArgs) (SuccessRes
 	}
 	return s.changeOp(ctx, a.OperationArgs, func(op *model.Op) (string, error) {
 		if op.Reverted() {
-			return "", Invalidf("operation %s was reverted at %s; a reverted operation cannot be switched on or off", op.ID, formatTime(*op.RevertedAt))
+			return "", Invalidf("operation %s was reverted at %s; a reverted operation cannot be switched on or off", op.ID, FormatTime(*op.RevertedAt))
 		}
 		if op.Active == *a.Active {
 			return "", nil // already so: nothing to write

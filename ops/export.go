@@ -2,6 +2,7 @@ package ops
 
 import (
 	"slices"
+	"weft/internal/english"
 
 	"weft/formats"
 	"weft/formats/weftjsonl"
@@ -22,7 +23,7 @@ func (s *Service) ExportItems(ref string, raw bool) (model.Session, []formats.It
 		if raw {
 			items = make([]formats.Item, 0, snap.Info.MessageCount)
 			return tx.Messages(snap.Info.ID, 1, uint64(snap.Info.MessageCount), func(m model.Message) error {
-				it := storedItem(&m)
+				it := StoredItem(&m)
 				if i := v.IndexOfSeq(m.Seq); i >= 0 {
 					it.Tags = v.Tags(v.Items[i])
 				}
@@ -30,7 +31,7 @@ func (s *Service) ExportItems(ref string, raw bool) (model.Session, []formats.It
 				return nil
 			})
 		}
-		items, err = viewItems(tx, v, span(0, v.Len()))
+		items, err = viewItems(tx, v, everyIndex(v))
 		return err
 	})
 	return snap.Info, items, err
@@ -58,7 +59,7 @@ func viewItems(tx *store.Tx, v *model.View, indices []int) ([]formats.Item, erro
 		return items, nil
 	}
 	put := func(k int, m *model.Message) {
-		items[k] = storedItem(m)
+		items[k] = StoredItem(m)
 		items[k].Tags = v.Tags(v.Items[indices[k]])
 	}
 	if hi-lo+1 > 4*uint64(stored) { // scattered: read them one by one
@@ -102,10 +103,10 @@ func synthItem(v *model.View, it model.Item) formats.Item {
 	}
 }
 
-// textItems are viewItems with image data dropped (a context or a
+// TextItems are viewItems with image data dropped (a context or a
 // transcript is text; the exporters write a placeholder instead), and
 // how many images that was.
-func textItems(tx *store.Tx, v *model.View, indices []int) ([]formats.Item, int, error) {
+func TextItems(tx *store.Tx, v *model.View, indices []int) ([]formats.Item, int, error) {
 	items, err := viewItems(tx, v, indices)
 	if err != nil {
 		return nil, 0, err
@@ -134,8 +135,8 @@ func dropImages(items []formats.Item) int {
 	return images
 }
 
-// storedItem is a stored message as exporters take it.
-func storedItem(m *model.Message) formats.Item {
+// StoredItem is a stored message as exporters take it.
+func StoredItem(m *model.Message) formats.Item {
 	return formats.Item{
 		ID: m.ID, Role: m.Role, Content: m.Content, Name: m.Name, Parts: model.DecodeParts(m.Parts),
 		CreatedAt: m.CreatedAt, Tokens: m.Tokens, Meta: m.Meta,
@@ -183,4 +184,23 @@ func (s *Service) ExportWeft(ref string) (weftjsonl.Export, error) {
 		return err
 	})
 	return e, err
+}
+
+// ImagesNote is the adjustment that says n images went to the model as
+// placeholders.
+func ImagesNote(n int) string {
+	verb := "are"
+	if n == 1 {
+		verb = "is"
+	}
+	return english.Count(n, "image") + " " + verb + " shown as a placeholder ([image TYPE]); weft export keeps them"
+}
+
+// everyIndex is every index of view v, in order.
+func everyIndex(v *model.View) []int {
+	out := make([]int, v.Len())
+	for i := range out {
+		out[i] = i
+	}
+	return out
 }

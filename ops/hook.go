@@ -103,7 +103,7 @@ func (s *Service) ApplyContextOperations(ctx context.Context, a ApplyOpsArgs) (A
 			return err
 		}
 		if images := dropImages(items); images > 0 {
-			res.Adjustments = append(res.Adjustments, imagesNote(images))
+			res.Adjustments = append(res.Adjustments, ImagesNote(images))
 		}
 		var folded []string
 		res.Messages, folded = assemble.OpenAI(items)

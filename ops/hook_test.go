@@ -101,13 +101,13 @@ func TestApplyContextOperationsSyncs(t *testing.T) {
 		})
 	}
 	// The tool call was stored as a part, as an import stores it.
-	raw := f.mustCall("get_message_range", `{"start_idx":4,"end_idx":5,"view":"raw"}`).(MessageRangeResult)
-	parts := raw.Messages[0].Parts
+	raw := f.stored("", 5, 6)
+	parts := model.DecodeParts(raw[0].Parts)
 	if len(parts) != 1 || parts[0].Type != model.PartToolCall || parts[0].ToolName != "grep" || parts[0].ToolCallID != "call_9" {
-		t.Errorf("stored call %+v", raw.Messages[0])
+		t.Errorf("stored call %+v", raw[0])
 	}
-	if raw.Messages[1].Role != model.RoleTool || raw.Messages[1].Content != "[tool result] main.go:12: TODO" {
-		t.Errorf("stored result %+v", raw.Messages[1])
+	if raw[1].Role != model.RoleTool || raw[1].Content != "[tool result] main.go:12: TODO" {
+		t.Errorf("stored result %+v", raw[1])
 	}
 }
 

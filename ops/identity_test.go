@@ -64,8 +64,7 @@ func TestTheHookRecognisesWeftsOwnExport(t *testing.T) {
 func TestTokensCountParts(t *testing.T) {
 	f := newFixture(t)
 	sid := toolThread(t, f)
-	r := f.mustCall("get_message_range", `{"session_id":"`+sid+`","start_idx":1,"end_idx":1}`).(MessageRangeResult)
-	m := r.Messages[0]
+	m := f.stored(sid, f.view(sid).Items[1].Seq, f.view(sid).Items[1].Seq)[0]
 	if want := tokens.Count("Bash") + tokens.Count(`{"command":"ls -la","timeout":30}`); m.Tokens != want { // parts are stored compact
 		t.Errorf("a tool call of %d tokens counts %d", want, m.Tokens)
 	}

@@ -30,7 +30,7 @@ func checkNamed(info *model.Session, ops []model.Op, v *model.View, expected *ui
 		named[id] = true
 	}
 	refuse := func(reason string) error {
-		return Conflictf("%s since version %d, so the edit was not made: %s. Read the thread again and choose the items anew", reason, *expected, changesSince(info, *expected))
+		return Conflictf("%s since version %d, so the edit was not made: %s. Read the thread again and choose the items anew", reason, *expected, ChangesSince(info, *expected))
 	}
 	// Newest first: the latest operation on them is the one to name.
 	for i := len(ops) - 1; i >= 0 && ops[i].Version > *expected; i-- {

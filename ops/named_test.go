@@ -145,7 +145,7 @@ func TestExpectedVersionAheadIsRefusedWithIDs(t *testing.T) {
 func TestStaleIndicesAreRefusedOverTheTools(t *testing.T) {
 	f := newFixture(t)
 	f.session("tools", 10)
-	v0 := f.mustCall("get_message_range", `{"start_idx":0,"end_idx":0}`).(MessageRangeResult).Version
+	v0 := f.version("")
 	f.mustCall("insert_messages", `{"after_idx":0,"messages":[{"role":"user","content":"agent"}]}`)
 	if _, err := f.call("snip_messages", fmt.Sprintf(`{"start_idx":4,"end_idx":5,"expected_version":%d}`, v0)); !errors.Is(err, ErrConflict) {
 		t.Fatalf("indices with a stale version: want a conflict, got %v", err)

@@ -269,7 +269,7 @@ func (s *Service) countProxied(turn ProxyTurn) {
 	}
 	st := s.proxy.stats[turn.SessionID]
 	st.Requests++
-	st.RawTokens, st.SentTokens, st.LastAt = turn.RawTokens, turn.SentTokens, formatTime(s.Clock())
+	st.RawTokens, st.SentTokens, st.LastAt = turn.RawTokens, turn.SentTokens, FormatTime(s.Clock())
 	s.proxy.stats[turn.SessionID] = st
 }
 

@@ -256,9 +256,9 @@ func TestListSessionsSaysWhichAreProxied(t *testing.T) {
 	f := newFixture(t)
 	plain := f.session("plain", 2)
 	turn := f.proxy(ProxyRequest{API: ProxyOpenAI, Messages: proxyMsgs(t, `[{"role":"user","content":"hi"}]`)})
-	list := f.mustCall("list_sessions", `{}`).(ListSessionsResult)
 	seen := 0
-	for _, x := range list.Sessions {
+	for _, x := range f.sessions() {
+		x.Proxy = f.svc.ProxyStatsOf(x.SessionID) // as list_sessions gives it
 		switch x.SessionID {
 		case plain:
 			seen++

@@ -32,13 +32,11 @@ type Service struct {
 	mu             sync.Mutex
 	threads        map[string]*Thread
 	defaultSession string // for requests that name none (SetDefaultSession)
-	// searched are the sessions whose text is kept for searches, the
-	// most recently searched last, and textBudget what their texts may
-	// hold in all (searchtext.go).
-	searched   []string
-	textBudget int64
-	latest     string // most recently updated session, once known
-	proxy      proxyState
+	latest         string // most recently updated session, once known
+	proxy          proxyState
+
+	// kept is what packages above the service keep with it (Keep).
+	kept sync.Map
 }
 
 // Thread is the state of one session the service keeps in memory. Stored messages are
@@ -52,9 +50,6 @@ type Thread struct {
 	Heads []model.Head
 	Ops   []model.Op
 	view  *model.View // nil when it must be applied again
-	// text is the stored messages' text kept for searches, built on the
-	// first search (see searchtext.go).
-	text *searchText
 }
 
 // Option configures a Service.
@@ -69,7 +64,7 @@ func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = 
 
 // New returns a service over an open store.
 func New(st *store.Store, opts ...Option) *Service {
-	s := &Service{st: st, now: time.Now, threads: make(map[string]*Thread), textBudget: maxSearchText, logger: slog.New(slog.DiscardHandler)}
+	s := &Service{st: st, now: time.Now, threads: make(map[string]*Thread), logger: slog.New(slog.DiscardHandler)}
 	for _, o := range opts {
 		o(s)
 	}
@@ -78,6 +73,18 @@ func New(st *store.Store, opts ...Option) *Service {
 
 // Store returns the store the service writes through.
 func (s *Service) Store() *store.Store { return s.st }
+
+// Keep returns what a package above the service keeps with it under
+// key (a value of that package's own unexported type), made by fresh on
+// first use: state that lives as long as the service, such as the text
+// kept for searches, held here without the service knowing its type.
+func (s *Service) Keep(key any, fresh func() any) any {
+	if v, ok := s.kept.Load(key); ok {
+		return v
+	}
+	v, _ := s.kept.LoadOrStore(key, fresh())
+	return v
+}
 
 // Subscribe returns a channel of events and a function that ends the
 // subscription.
@@ -320,12 +327,12 @@ func checkVersion(info *model.Session, expected *uint64) error {
 	if *expected > info.Version {
 		return Conflictf("expected_version %d is ahead of session %s, which is at version %d", *expected, info.ID, info.Version)
 	}
-	return Conflictf("%s. Read the thread again and retry with the new version", changesSince(info, *expected))
+	return Conflictf("%s. Read the thread again and retry with the new version", ChangesSince(info, *expected))
 }
 
-// changesSince says what changed in a session since version v, from its
+// ChangesSince says what changed in a session since version v, from its
 // log of recent writes.
-func changesSince(info *model.Session, v uint64) string {
+func ChangesSince(info *model.Session, v uint64) string {
 	changes, complete := info.ChangesSince(v)
 	var b strings.Builder
 	fmt.Fprintf(&b, "session %s is at version %d, not %d: since then", info.ID, info.Version, v)

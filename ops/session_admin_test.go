@@ -61,19 +61,18 @@ func TestDeleteSession(t *testing.T) {
 	if evs := events(ch); len(evs) != 1 || evs[0].Kind != EventSessionDeleted || evs[0].SessionID != gone || evs[0].Title != "gone" {
 		t.Errorf("events %+v", evs)
 	}
-	list := f.mustCall("list_sessions", `{}`).(ListSessionsResult)
-	if list.Total != 1 || list.Sessions[0].SessionID != keep {
-		t.Errorf("after the delete: %+v", list.Sessions)
+	if list := f.sessions(); len(list) != 1 || list[0].SessionID != keep {
+		t.Errorf("after the delete: %+v", list)
 	}
 	if _, _, err := f.svc.View(gone); !errors.Is(err, ErrNotFound) {
 		t.Errorf("the deleted session still reads: %v", err)
 	}
 	// The default session is no longer the deleted one.
-	if r := f.mustCall("get_message_range", `{"start_idx":0,"end_idx":0}`).(MessageRangeResult); r.SessionID != keep {
-		t.Errorf("the default session is %s", r.SessionID)
+	if info, _, err := f.svc.View(""); err != nil || info.ID != keep {
+		t.Errorf("the default session is %s (%v)", info.ID, err)
 	}
 	f.reopen()
-	if list := f.mustCall("list_sessions", `{}`).(ListSessionsResult); list.Total != 1 {
-		t.Errorf("after reopening: %d sessions", list.Total)
+	if list := f.sessions(); len(list) != 1 {
+		t.Errorf("after reopening: %d sessions", len(list))
 	}
 }

@@ -61,7 +61,7 @@ func (s *Service) SessionPage(_ context.Context, a SessionPageArgs) (SessionPage
 			res.Sessions = append(res.Sessions, SessionOut{SessionID: e.ID, ActiveTags: []string{}, Unreadable: e.Err.Error()})
 			continue
 		}
-		res.Sessions = append(res.Sessions, sessionOut(e.Session))
+		res.Sessions = append(res.Sessions, SessionOutOf(e.Session))
 	}
 	if more && len(page) > 0 {
 		res.Next = page[len(page)-1].ID
@@ -138,7 +138,7 @@ func (s *Service) MatchSessions(_ context.Context, a MatchSessionsArgs) (MatchSe
 	}
 	names := newSessionNames(sessions)
 	for _, f := range found[:min(len(found), a.Limit)] {
-		m := SessionCandidate{SessionOut: sessionOut(*f.x), Ref: f.x.ID, ByID: f.rank == matchIDPrefix || (f.rank == matchExact && strings.EqualFold(f.x.ID, q))}
+		m := SessionCandidate{SessionOut: SessionOutOf(*f.x), Ref: f.x.ID, ByID: f.rank == matchIDPrefix || (f.rank == matchExact && strings.EqualFold(f.x.ID, q))}
 		if names.namesOnly(f.x.Title, f.x.ID) {
 			m.Ref = f.x.Title
 		}

@@ -120,7 +120,7 @@ func (s *Service) SummarizeMessageRange(ctx context.Context, a SummarizeArgs) (S
 	pm := newMeter(ctx, 2*len(indices), fmt.Sprintf("read %d messages", len(indices)))
 	var items []formats.Item
 	err = s.st.View(func(tx *store.Tx) error {
-		items, _, err = textItems(tx, v, indices)
+		items, _, err = TextItems(tx, v, indices)
 		return err
 	})
 	if err != nil {
@@ -133,7 +133,7 @@ func (s *Service) SummarizeMessageRange(ctx context.Context, a SummarizeArgs) (S
 		StartIdx: r.first, EndIdx: r.end, MessageCount: len(items),
 	}
 	first, last := sumSpan(v, indices, items)
-	res.TimeSpanStart, res.TimeSpanEnd = formatTime(first), formatTime(last)
+	res.TimeSpanStart, res.TimeSpanEnd = FormatTime(first), FormatTime(last)
 	for _, it := range items {
 		res.InputTokens += it.Tokens
 	}
@@ -187,7 +187,7 @@ func (s *Service) SummarizeMessageRange(ctx context.Context, a SummarizeArgs) (S
 func (s *Service) sumSource(ctx context.Context, asked string) (string, error) {
 	canSample := summary.SamplerFrom(ctx) != nil
 	hasEndpoint := s.endpoint.Configured()
-	asked, err := choiceArg("source", asked, summarySources)
+	asked, err := ChoiceArg("source", asked, summarySources)
 	if err != nil {
 		return "", err
 	}
@@ -213,7 +213,7 @@ func (s *Service) sumSource(ctx context.Context, asked string) (string, error) {
 	case SourceExtractive:
 		return SourceExtractive, nil
 	}
-	return "", Invalidf("source %q is not %s", asked, orList(summarySources))
+	return "", Invalidf("source %q is not %s", asked, OrList(summarySources))
 }
 
 // sumSpan is the time span of the items: the times of the stored

@@ -16,6 +16,7 @@ import (
 	"weft/model"
 	"weft/ops"
 	"weft/ops/ingest"
+	"weft/ops/reads"
 	"weft/ops/tools"
 	"weft/store"
 )
@@ -51,7 +52,7 @@ func demoCall[R any](t *testing.T, svc *ops.Service, tool, args string) R {
 // tool messages answer an open call of the assistant before them, and
 // Messages API roles alternate from the user with each tool_result
 // answering a tool_use of the message before.
-func demoValid(t *testing.T, r ops.AssembleResult) {
+func demoValid(t *testing.T, r reads.AssembleResult) {
 	t.Helper()
 	if r.Format == "openai" {
 		var open []string
@@ -119,7 +120,7 @@ func TestSummarizeDemoDigression(t *testing.T) {
 	// The whole demo thread, under budgets, stays valid for both providers.
 	for _, budget := range []int{0, 200, 1000, 4000, 20000} {
 		for _, format := range []string{"openai", "anthropic"} {
-			r := demoCall[ops.AssembleResult](t, svc, "assemble_context", fmt.Sprintf(`{"format":%q,"max_tokens":%d}`, format, budget))
+			r := demoCall[reads.AssembleResult](t, svc, "assemble_context", fmt.Sprintf(`{"format":%q,"max_tokens":%d}`, format, budget))
 			if budget > 0 && r.Tokens > budget || r.Count+r.LeftOut != after.Len() {
 				t.Errorf("budget %d: %d tokens, %d + %d items of %d", budget, r.Tokens, r.Count, r.LeftOut, after.Len())
 			}
@@ -158,7 +159,7 @@ func TestSummarizeRealClaudeCodeSession(t *testing.T) {
 	}
 	for _, budget := range []int{500, 8000, 50000} {
 		for _, format := range []string{"openai", "anthropic"} {
-			r := demoCall[ops.AssembleResult](t, svc, "assemble_context", fmt.Sprintf(`{"session_id":%q,"format":%q,"max_tokens":%d}`, sid, format, budget))
+			r := demoCall[reads.AssembleResult](t, svc, "assemble_context", fmt.Sprintf(`{"session_id":%q,"format":%q,"max_tokens":%d}`, sid, format, budget))
 			if r.Tokens > budget || r.Count == 0 || r.LeftOut == 0 {
 				t.Errorf("budget %d: %d tokens in %d items, %d left out", budget, r.Tokens, r.Count, r.LeftOut)
 			}
@@ -168,7 +169,7 @@ func TestSummarizeRealClaudeCodeSession(t *testing.T) {
 	// The pre-request hook recognises the imported thread sent back in
 	// the chat-completions shape only as far as that shape says the same:
 	// here the first message.
-	first := demoCall[ops.MessageRangeResult](t, svc, "get_message_range", fmt.Sprintf(`{"session_id":%q,"start_idx":0,"end_idx":0,"view":"raw"}`, sid)).Messages[0]
+	first := demoCall[reads.MessageRangeResult](t, svc, "get_message_range", fmt.Sprintf(`{"session_id":%q,"start_idx":0,"end_idx":0,"view":"raw"}`, sid)).Messages[0]
 	msgs, _ := json.Marshal([]map[string]any{{"role": string(first.Role), "content": first.Content}})
 	tl, _ := tools.Lookup("apply_context_operations")
 	if _, err := tl.Call(context.Background(), svc, json.RawMessage(fmt.Sprintf(`{"session_id":%q,"messages":%s}`, sid, msgs))); err == nil || !strings.Contains(err.Error(), "the caller sent 1 message, which match the start") {

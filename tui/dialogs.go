@@ -6,6 +6,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"weft/ops"
+	"weft/ops/reads"
 	"weft/tui/dialog"
 )
 
@@ -69,13 +70,13 @@ func (m *Model) act(d dialog.Dialog, a dialog.Action) tea.Cmd {
 }
 
 type opsLoadedMsg struct {
-	list []ops.OperationOut
+	list []reads.OperationOut
 	err  error
 }
 
 func loadOps(svc *ops.Service, sid string) tea.Cmd {
 	return func() tea.Msg {
-		res, err := svc.ListOperations(context.Background(), ops.ListOperationsArgs{SessionID: sid, MaxTokens: new(ops.NoLimit)})
+		res, err := reads.ListOperations(svc, context.Background(), reads.ListOperationsArgs{SessionID: sid, MaxTokens: new(reads.NoLimit)})
 		return opsLoadedMsg{res.Operations, err}
 	}
 }

@@ -8,12 +8,12 @@ import (
 
 	"weft/internal/english"
 	"weft/model"
-	"weft/ops"
+	textsearch "weft/ops/search"
 	"weft/tui/dialog"
 )
 
 // The filter (F) shows only the items of a role, a tag or an author. The
-// items are picked in a command (ops.FilterItems), for each view as it
+// items are picked in a command (textsearch.FilterItems), for each view as it
 // loads, before the view is shown: the rows are then the picks alone,
 // and no key or frame does work proportional to the thread. The
 // operations' markers are not rows while a filter is on: the status bar
@@ -52,7 +52,7 @@ func (f *filteredRows) RowOfMarker(k int) int { return f.RowOfItem(f.v.Markers[k
 // filterState is the filter on, if any.
 type filterState struct {
 	expr string // as typed; "" when off
-	by   ops.ItemFilter
+	by   textsearch.ItemFilter
 	view *model.View   // the view rows were picked from
 	rows *filteredRows // its picks
 	last string        // the latest filter, offered again by F
@@ -74,16 +74,16 @@ type filterReadyMsg struct {
 	sid  string
 	view *model.View
 	expr string
-	by   ops.ItemFilter
+	by   textsearch.ItemFilter
 	idx  []int
 	err  error
 }
 
 // runFilter picks the items of the view shown, in a command.
-func (m *Model) runFilter(expr string, by ops.ItemFilter) tea.Cmd {
+func (m *Model) runFilter(expr string, by textsearch.ItemFilter) tea.Cmd {
 	svc, sid, v := m.svc, m.sid, m.view
 	return func() tea.Msg {
-		idx, err := svc.FilterItems(v, by)
+		idx, err := textsearch.FilterItems(svc, v, by)
 		return filterReadyMsg{sid: sid, view: v, expr: expr, by: by, idx: idx, err: err}
 	}
 }
@@ -172,7 +172,7 @@ func (m *Model) filterFirst(msg viewLoadedMsg) tea.Cmd {
 	}
 	svc, by := m.svc, f.by
 	return func() tea.Msg {
-		idx, err := svc.FilterItems(msg.view, by)
+		idx, err := textsearch.FilterItems(svc, msg.view, by)
 		return filteredViewMsg{loaded: msg, idx: idx, err: err}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"weft/demo"
 	"weft/model"
 	"weft/ops"
+	textsearch "weft/ops/search"
 	"weft/tui/dialog"
 )
 
@@ -340,7 +341,7 @@ func TestStaleSearchResultsAreDropped(t *testing.T) {
 	m, _ := demoModel(t, 110, 36)
 	press(t, m, "/")
 	m.search.seq = 5
-	m.searchResult(searchResultMsg{sid: m.sid, seq: 4, query: "old", hits: []ops.LineHit{{Index: 1, Line: "old"}}})
+	m.searchResult(searchResultMsg{sid: m.sid, seq: 4, query: "old", hits: []textsearch.LineHit{{Index: 1, Line: "old"}}})
 	if len(m.search.hits) != 0 {
 		t.Fatal("a stale result was shown")
 	}

@@ -8,6 +8,7 @@ import (
 
 	"weft/model"
 	"weft/ops"
+	"weft/ops/reads"
 	"weft/tui/dialog"
 )
 
@@ -35,7 +36,7 @@ func toolThread(t *testing.T) (*Model, *ops.Service) {
 // gives it, as JSON.
 func openAI(t *testing.T, svc *ops.Service, sid string) string {
 	t.Helper()
-	res, err := svc.AssembleContext(context.Background(), ops.AssembleArgs{SessionID: sid, Format: "openai"})
+	res, err := reads.AssembleContext(svc, context.Background(), reads.AssembleArgs{SessionID: sid, Format: "openai"})
 	if err != nil {
 		t.Fatal(err)
 	}

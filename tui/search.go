@@ -14,7 +14,7 @@ import (
 	"weft/internal/english"
 	"weft/internal/termsafe"
 	"weft/model"
-	"weft/ops"
+	textsearch "weft/ops/search"
 	"weft/tui/dialog"
 )
 
@@ -26,13 +26,13 @@ type search struct {
 	input textinput.Model
 	seq   int // of the latest query sent
 	query string
-	hits  []ops.LineHit  // Index: where the hit's item is now; -1 when an edit since hides it
-	ids   []model.ItemID // the hits' items
+	hits  []textsearch.LineHit // Index: where the hit's item is now; -1 when an edit since hides it
+	ids   []model.ItemID       // the hits' items
 	sel   int
 	err   error
 	// state is what the last result learned: a query extending it is
 	// matched only where it can still match and reach the best.
-	state *ops.FuzzyState
+	state *textsearch.FuzzyState
 	// shown is the seq of the query whose hits are listed; jumpTo, when
 	// not 0, the seq whose best hit enter asked for before it came.
 	shown  int
@@ -86,9 +86,9 @@ type searchResultMsg struct {
 	sid   string // the session searched: a result for another is dropped
 	seq   int
 	query string
-	hits  []ops.LineHit
+	hits  []textsearch.LineHit
 	ids   []model.ItemID // the hits' items, named in the view searched
-	state *ops.FuzzyState
+	state *textsearch.FuzzyState
 	err   error
 	exact bool
 	total int
@@ -111,7 +111,7 @@ func (m *Model) openSearch() tea.Cmd {
 	// error shows with the search's own answer.
 	svc, sid := m.svc, m.sid
 	prepare := func() tea.Msg {
-		_ = svc.PrepareSearch(sid)
+		_ = textsearch.Prepare(svc, sid)
 		return nil
 	}
 	return tea.Batch(m.search.input.Focus(), prepare)
@@ -134,12 +134,12 @@ func (m *Model) runSearch() tea.Cmd {
 	seq, svc, sid, prev := s.seq, m.svc, m.sid, s.state
 	if s.exact {
 		return func() tea.Msg {
-			hits, ids, total, err := svc.SubstringLines(sid, q, exactLimit)
+			hits, ids, total, err := textsearch.SubstringLines(svc, sid, q, exactLimit)
 			return searchResultMsg{sid: sid, seq: seq, query: q, hits: hits, ids: ids, err: err, exact: true, total: total}
 		}
 	}
 	return func() tea.Msg {
-		hits, state, err := svc.FuzzyLines(sid, q, prev, searchLimit)
+		hits, state, err := textsearch.FuzzyLines(svc, sid, q, prev, searchLimit)
 		ids := make([]model.ItemID, len(hits))
 		for k, h := range hits {
 			ids[k] = state.ItemID(h.Index)

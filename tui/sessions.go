@@ -10,6 +10,7 @@ import (
 	"weft/internal/english"
 	"weft/internal/termsafe"
 	"weft/ops"
+	"weft/ops/reads"
 	"weft/tui/dialog"
 )
 
@@ -36,7 +37,7 @@ func (m *Model) openSessions() tea.Cmd {
 
 func loadSessions(svc *ops.Service) tea.Cmd {
 	return func() tea.Msg {
-		res, err := svc.ListSessions(context.Background(), ops.ListSessionsArgs{MaxTokens: new(ops.NoLimit)})
+		res, err := reads.ListSessions(svc, context.Background(), reads.ListSessionsArgs{MaxTokens: new(reads.NoLimit)})
 		// The titles are filtered and shown as they are drawn: control
 		// characters as pictures (termsafe).
 		titles := make([]string, len(res.Sessions))

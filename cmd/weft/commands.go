@@ -17,6 +17,7 @@ import (
 	"weft/internal/termsafe"
 	"weft/model"
 	"weft/ops"
+	"weft/ops/reads"
 	"weft/ops/tools"
 )
 
@@ -66,7 +67,7 @@ weft --db ~/threads.db ls --json`,
 
 // listSessions prints weft ls.
 func listSessions(ctx context.Context, t target, asJSON bool, w io.Writer) error {
-	res, err := invoke[ops.ListSessionsResult](ctx, t, "list_sessions", ops.ListSessionsArgs{MaxTokens: new(ops.NoLimit)})
+	res, err := invoke[reads.ListSessionsResult](ctx, t, "list_sessions", reads.ListSessionsArgs{MaxTokens: new(reads.NoLimit)})
 	if err != nil {
 		return err
 	}
@@ -179,7 +180,7 @@ func showThread(ctx context.Context, t target, ref string, raw, asJSON bool, w i
 		return err
 	}
 	if asJSON {
-		return writeJSON(w, ops.MessageRangeResult{SessionID: o.SessionID, Version: o.Version, Total: len(msgs), Messages: orEmpty(msgs)})
+		return writeJSON(w, reads.MessageRangeResult{SessionID: o.SessionID, Version: o.Version, Total: len(msgs), Messages: orEmpty(msgs)})
 	}
 	_, _ = fmt.Fprintf(w, "%s  %s · %s · %s · version %d · %s → %s tokens\n\n",
 		termsafe.Line(o.Title), termsafe.Line(o.SessionID), english.Count(o.MessageCount, "message"), english.Count(o.OpCount, "operation"), o.Version, english.Thousands(o.RawTokens), english.Thousands(o.Tokens))
@@ -201,7 +202,7 @@ func showThread(ctx context.Context, t target, ref string, raw, asJSON bool, w i
 // stored ones when raw), in pages, all of one version: when the thread
 // changes meanwhile (the weft that holds the file is being used), it is
 // read again.
-func readThread(ctx context.Context, t target, ref string, raw bool) (tools.Outline, []ops.MessageOut, error) {
+func readThread(ctx context.Context, t target, ref string, raw bool) (tools.Outline, []reads.MessageOut, error) {
 	const page = 2000 // get_message_range's most
 	for attempt := 1; ; attempt++ {
 		o, err := t.Outline(ctx, ref)
@@ -212,11 +213,11 @@ func readThread(ctx context.Context, t target, ref string, raw bool) (tools.Outl
 		if raw {
 			viewName, total = "raw", o.MessageCount
 		}
-		msgs := make([]ops.MessageOut, 0, total)
+		msgs := make([]reads.MessageOut, 0, total)
 		changed := false
 		for start := 0; start < total && !changed; start += page {
 			end := min(start+page, total) - 1
-			res, err := invoke[ops.MessageRangeResult](ctx, t, "get_message_range", ops.MessageRangeArgs{SessionID: o.SessionID, StartIdx: &start, EndIdx: &end, View: viewName, MaxTokens: new(ops.NoLimit)})
+			res, err := invoke[reads.MessageRangeResult](ctx, t, "get_message_range", reads.MessageRangeArgs{SessionID: o.SessionID, StartIdx: &start, EndIdx: &end, View: viewName, MaxTokens: new(reads.NoLimit)})
 			if err != nil && !errors.Is(err, ops.ErrInvalid) {
 				return o, nil, err
 			}
@@ -241,16 +242,16 @@ func latestIfNone(ctx context.Context, t target, ref string) (string, error) {
 	if ref != "" {
 		return ref, nil
 	}
-	list, err := invoke[ops.ListSessionsResult](ctx, t, "list_sessions", ops.ListSessionsArgs{Limit: 1})
+	list, err := invoke[reads.ListSessionsResult](ctx, t, "list_sessions", reads.ListSessionsArgs{Limit: 1})
 	if err != nil || len(list.Sessions) == 0 {
 		return "", err // with no session, the request says there is none
 	}
 	return list.Sessions[0].SessionID, nil
 }
 
-func orEmpty(m []ops.MessageOut) []ops.MessageOut {
+func orEmpty(m []reads.MessageOut) []reads.MessageOut {
 	if m == nil {
-		return []ops.MessageOut{}
+		return []reads.MessageOut{}
 	}
 	return m
 }
@@ -272,7 +273,7 @@ func writeMarker(w io.Writer, m tools.OutlineMarker) {
 	_, _ = fmt.Fprintf(w, "      ── %s · %s by %s ──\n", what, termsafe.Line(m.OperationID), termsafe.Line(m.Author))
 }
 
-func writeMessage(w io.Writer, m ops.MessageOut) {
+func writeMessage(w io.Writer, m reads.MessageOut) {
 	at, _ := time.Parse(time.RFC3339Nano, m.CreatedAt)
 	flags := ""
 	if m.Synthetic {

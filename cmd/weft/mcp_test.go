@@ -22,6 +22,7 @@ import (
 
 	"weft/demo"
 	"weft/ops"
+	"weft/ops/reads"
 	"weft/ops/tools"
 	"weft/store"
 )
@@ -116,7 +117,7 @@ func TestMCPStdio(t *testing.T) {
 	if err := json.Unmarshal([]byte(toolText(t, cs, "snip_messages", map[string]any{"start_idx": 3, "end_idx": 4})), &op); err != nil || op.OperationID == "" {
 		t.Fatalf("snip over stdio: %v", err)
 	}
-	var list ops.ListOperationsResult
+	var list reads.ListOperationsResult
 	json.Unmarshal([]byte(toolText(t, cs, "list_operations", map[string]any{"session_id": sid})), &list)
 	if last := list.Operations[len(list.Operations)-1]; last.OperationID != op.OperationID || last.Author != "stdio-agent" {
 		t.Errorf("last operation %+v, want %s by stdio-agent", last, op.OperationID)
@@ -215,7 +216,7 @@ func TestMCPRelaysToRunningWeft(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var list ops.ListOperationsResult
+	var list reads.ListOperationsResult
 	json.NewDecoder(resp.Body).Decode(&list)
 	resp.Body.Close()
 	if last := list.Operations[len(list.Operations)-1]; last.OperationID != op.OperationID || last.Author != "relayed-agent" {
@@ -342,7 +343,7 @@ func TestCallRelaysToRunningWeft(t *testing.T) {
 		t.Fatalf("relayed call: %v\n%s\n%s", err, out, errOut)
 	}
 	out, _, err = call("list_operations", "session_id="+sid)
-	var list ops.ListOperationsResult
+	var list reads.ListOperationsResult
 	if err != nil || json.Unmarshal([]byte(out), &list) != nil || list.Operations[len(list.Operations)-1].OperationID != op.OperationID {
 		t.Fatalf("list_operations through the running weft: %v\n%s", err, out)
 	}

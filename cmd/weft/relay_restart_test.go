@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"weft/ops"
+	"weft/ops/reads"
 )
 
 // weft mcp relaying to a weft serve follows it across a restart on
@@ -52,7 +53,7 @@ func TestMCPRelaySurvivesARestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var list ops.ListSessionsResult
+	var list reads.ListSessionsResult
 	json.NewDecoder(resp.Body).Decode(&list)
 	resp.Body.Close()
 	if len(list.Sessions) != 1 || list.Sessions[0].Version != res.Version {

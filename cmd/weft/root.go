@@ -17,6 +17,7 @@ import (
 	"weft/internal/termsafe"
 	"weft/ops"
 	"weft/ops/mcpserver"
+	"weft/ops/reads"
 	"weft/store"
 	"weft/themes"
 	"weft/tui"
@@ -263,7 +264,7 @@ func (a *app) openDB(timeout time.Duration, readOnly bool) (*dbFile, error) {
 // is not nil.
 func (f *dbFile) close(failed error) {
 	if f.created && failed != nil {
-		if list, err := f.svc.ListSessions(context.Background(), ops.ListSessionsArgs{}); err == nil && list.Total == 0 {
+		if list, err := reads.ListSessions(f.svc, context.Background(), reads.ListSessionsArgs{}); err == nil && list.Total == 0 {
 			_ = f.st.Close()
 			_ = os.Remove(f.path)
 			return

@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"testing"
 
-	"weft/ops"
+	"weft/ops/reads"
 )
 
 func TestServe(t *testing.T) {
@@ -58,7 +58,7 @@ func TestServe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res ops.MessageRangeResult
+	var res reads.MessageRangeResult
 	json.NewDecoder(resp.Body).Decode(&res)
 	resp.Body.Close()
 	if resp.StatusCode != 200 || res.SessionID != sid || len(res.Messages) != 20 {

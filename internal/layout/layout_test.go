@@ -105,9 +105,12 @@ func TestDependenciesPointOneWay(t *testing.T) {
 		"weft/formats":          {"weft/ops", "weft/store", "weft/tui", "weft/cmd", "weft/themes", "weft/demo"},
 		"weft/internal":         {"weft/ops", "weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/formats"},
 		"weft/themes":           {"weft/ops", "weft/store", "weft/tui", "weft/cmd", "weft/formats", "weft/demo"},
-		"weft/ops":              {"weft/tui", "weft/cmd", "weft/themes", "weft/ops/mcpserver", "weft/demo", "weft/ops/ingest"},
-		"weft/ops/ingest":       {"weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/ops/mcpserver", "weft/ops/proxy", "weft/ops/relay", "weft/ops/listen"},
+		"weft/ops":              {"weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/ops/mcpserver", "weft/ops/proxy", "weft/ops/relay", "weft/ops/listen", "weft/ops/ingest", "weft/ops/reads", "weft/ops/search", "weft/ops/tools", "weft/ops/opstest"},
+		"weft/ops/ingest":       {"weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/ops/mcpserver", "weft/ops/proxy", "weft/ops/relay", "weft/ops/listen", "weft/ops/reads", "weft/ops/search", "weft/ops/tools"},
+		"weft/ops/search":       {"weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/ops/mcpserver", "weft/ops/proxy", "weft/ops/relay", "weft/ops/listen", "weft/ops/reads", "weft/ops/tools", "weft/ops/ingest"},
+		"weft/ops/reads":        {"weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/ops/mcpserver", "weft/ops/proxy", "weft/ops/relay", "weft/ops/listen", "weft/ops/tools", "weft/ops/ingest"},
 		"weft/ops/tools":        {"weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/ops/mcpserver", "weft/ops/proxy", "weft/ops/relay", "weft/ops/listen"},
+		"weft/ops/opstest":      {"weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/ops/mcpserver", "weft/ops/proxy", "weft/ops/relay", "weft/ops/listen"},
 		"weft/ops/thread":       {"weft/ops", "weft/store", "weft/formats", "weft/tui", "weft/cmd", "weft/internal"},
 		"weft/ops/assemble":     {"weft/ops", "weft/store", "weft/tui", "weft/cmd"},
 		"weft/ops/summary":      {"weft/ops", "weft/store", "weft/tui", "weft/cmd"},
@@ -168,15 +171,18 @@ func sortedPkgs(pkgs map[string]*pkg) []*pkg {
 	return out
 }
 
-// TestOnlyOpsOpensTransactions: nothing but ops and store names a store
-// transaction, so every read and write of a session goes through the
-// service, and every write through its one write path. ops/ingest reads
-// in transactions (a write's Prepare is given the write's, and a thread's
-// past imports are looked up in a read of its own), but opens no write
-// transaction: it never calls Update.
+// TestOnlyOpsOpensTransactions: nothing but the engine (ops and its rooms
+// that read through the service's store: ingest, reads, search, tools)
+// and store names a store transaction, so every read and write of a
+// session goes through the service, and every write through its one
+// write path; the faces, the TUI and the command line never do. The
+// rooms read in transactions (ingest's Prepare is given the write's, and
+// a thread's past imports are looked up in a read of its own), but open
+// no write transaction: they never call Update.
 func TestOnlyOpsOpensTransactions(t *testing.T) {
 	pkgs, fset := tree(t)
-	readers := map[string]bool{"weft/ops/ingest": true}
+	// The engine's rooms read in transactions; only ops writes.
+	readers := map[string]bool{"weft/ops/ingest": true, "weft/ops/reads": true, "weft/ops/search": true, "weft/ops/tools": true}
 	for _, p := range sortedPkgs(pkgs) {
 		if p.path == "weft/store" || p.path == "weft/ops" || p.path == "weft/internal/benchdata" {
 			continue // benchdata writes the benchmarks' files directly, for speed

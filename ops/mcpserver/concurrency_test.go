@@ -18,6 +18,7 @@ import (
 
 	"weft/model"
 	"weft/ops"
+	"weft/ops/reads"
 	"weft/ops/thread"
 	"weft/ops/tools"
 	"weft/store"
@@ -199,7 +200,7 @@ func (e *concEditor) step(i int) error {
 		}
 	}
 	if kind != "revert" && kind != "toggle" {
-		var rng ops.MessageRangeResult
+		var rng reads.MessageRangeResult
 		if status, msg, err := e.api.call(e.author, "get_message_range", map[string]any{"session_id": e.sid, "start_idx": 0, "end_idx": 0}, &rng); err != nil || status != http.StatusOK {
 			return fmt.Errorf("get_message_range: %d %s %v", status, msg, err)
 		}
@@ -304,7 +305,7 @@ func concReader(t *testing.T, api concAPI, sid string, stop <-chan struct{}) []c
 			return polls
 		default:
 		}
-		var res ops.AssembleResult
+		var res reads.AssembleResult
 		status, msg, err := api.call("reader", "assemble_context", map[string]any{"session_id": sid, "format": "openai"}, &res)
 		if err != nil || status != http.StatusOK {
 			t.Errorf("reader: assemble_context: %d %s %v", status, msg, err)
@@ -326,7 +327,7 @@ func concReader(t *testing.T, api concAPI, sid string, stop <-chan struct{}) []c
 
 // concOp turns a listed operation back into the operation it describes,
 // as the log holds it.
-func concOp(t *testing.T, o ops.OperationOut) model.Op {
+func concOp(t *testing.T, o reads.OperationOut) model.Op {
 	t.Helper()
 	created, err := time.Parse(time.RFC3339Nano, o.CreatedAt)
 	if err != nil {
@@ -497,14 +498,14 @@ func TestConcurrentEditsOverHTTP(t *testing.T) {
 	// Every accepted edit is in the operation log: new operations by their
 	// author at their version, toggles and reverts in the state the last
 	// of them left.
-	var list ops.ListOperationsResult
+	var list reads.ListOperationsResult
 	if status, msg, err := api.call("checker", "list_operations", map[string]any{"session_id": sid, "max_tokens": 0}, &list); err != nil || status != http.StatusOK {
 		t.Fatalf("list_operations: %d %s %v", status, msg, err)
 	}
 	if want := v0 + uint64(len(accepted)); list.Version != want {
 		t.Fatalf("the session is at version %d after %d accepted edits from %d; want %d", list.Version, len(accepted), v0, want)
 	}
-	byID := make(map[string]ops.OperationOut, len(list.Operations))
+	byID := make(map[string]reads.OperationOut, len(list.Operations))
 	for _, o := range list.Operations {
 		byID[o.OperationID] = o
 	}
@@ -573,7 +574,7 @@ func TestConcurrentEditsOverHTTP(t *testing.T) {
 	concSameView(t, "a fresh service on the same file vs the live service", fresh, live)
 
 	// The thread over HTTP is the live view, item by item.
-	var whole ops.MessageRangeResult
+	var whole reads.MessageRangeResult
 	if status, msg, err := api.call("checker", "get_message_range", map[string]any{"session_id": sid, "start_idx": 0, "end_idx": live.Len() - 1}, &whole); err != nil || status != http.StatusOK {
 		t.Fatalf("get_message_range: %d %s %v", status, msg, err)
 	}

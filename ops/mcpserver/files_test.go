@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"weft/ops"
+	"weft/ops/reads"
 	"weft/ops/tools"
 )
 
@@ -96,8 +96,8 @@ func TestRemoteFilesMatchLocal(t *testing.T) {
 	if err != nil || rep.Format != "openai" || len(rep.Problems) != 1 || rep.Problems[0].Line != 2 || len(rep.Sessions) != 1 || rep.Sessions[0].Added != 1 {
 		t.Errorf("remote import: %+v (%v)", rep, err)
 	}
-	var list ops.ListSessionsResult
-	if err := r.Invoke(ctx, mustTool(t, "list_sessions"), ops.ListSessionsArgs{}, &list); err != nil || list.Total != 1 {
+	var list reads.ListSessionsResult
+	if err := r.Invoke(ctx, mustTool(t, "list_sessions"), reads.ListSessionsArgs{}, &list); err != nil || list.Total != 1 {
 		t.Errorf("remote list_sessions: %+v (%v)", list, err)
 	}
 }

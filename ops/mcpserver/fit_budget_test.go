@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"weft/ops"
+	"weft/ops/reads"
 	"weft/ops/tools"
 )
 
@@ -25,11 +25,11 @@ func TestToolHeavyReadsFitTheirBudget(t *testing.T) {
 	for _, m := range sizes {
 		name := m.read.name
 		measured[m.read.tool] = true
-		if m.tokens > ops.DefaultMaxTokens {
-			t.Errorf("%s: %d tokens over MCP (%d bytes), over the default budget of %d", name, m.tokens, len(m.text), ops.DefaultMaxTokens)
+		if m.tokens > reads.DefaultMaxTokens {
+			t.Errorf("%s: %d tokens over MCP (%d bytes), over the default budget of %d", name, m.tokens, len(m.text), reads.DefaultMaxTokens)
 		}
-		if m.httpTokens > ops.DefaultMaxTokens {
-			t.Errorf("%s: %d tokens over HTTP, over the default budget of %d", name, m.httpTokens, ops.DefaultMaxTokens)
+		if m.httpTokens > reads.DefaultMaxTokens {
+			t.Errorf("%s: %d tokens over HTTP, over the default budget of %d", name, m.httpTokens, reads.DefaultMaxTokens)
 		}
 		var res map[string]any
 		if err := json.Unmarshal([]byte(m.text), &res); err != nil {
@@ -40,8 +40,8 @@ func TestToolHeavyReadsFitTheirBudget(t *testing.T) {
 		if claimed, ok := res["result_tokens"].(float64); !ok || int(claimed) != m.tokens {
 			t.Errorf("%s: result_tokens %v, but it counts %d", name, res["result_tokens"], m.tokens)
 		}
-		if budget, ok := res["max_tokens"].(float64); !ok || int(budget) != ops.DefaultMaxTokens {
-			t.Errorf("%s: max_tokens %v, want the default %d", name, res["max_tokens"], ops.DefaultMaxTokens)
+		if budget, ok := res["max_tokens"].(float64); !ok || int(budget) != reads.DefaultMaxTokens {
+			t.Errorf("%s: max_tokens %v, want the default %d", name, res["max_tokens"], reads.DefaultMaxTokens)
 		}
 		if m.read.tool != "" {
 			if m.structured == "" {

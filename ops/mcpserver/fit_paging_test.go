@@ -16,6 +16,7 @@ import (
 	"weft/internal/tokens"
 	"weft/model"
 	"weft/ops"
+	"weft/ops/reads"
 	"weft/ops/tools"
 )
 
@@ -140,7 +141,7 @@ func TestToolHeavyPagesToTheEnd(t *testing.T) {
 					t.Fatalf("without a budget: %s", refused)
 				}
 				want := itemIDs(t, ref)
-				budget := ops.DefaultMaxTokens
+				budget := reads.DefaultMaxTokens
 				if b, ok := r.args["max_tokens"].(int); ok {
 					budget = b
 				}
@@ -214,7 +215,7 @@ func TestResourcesPageToTheEnd(t *testing.T) {
 		uri    string
 		budget int
 	}{
-		{URISessions + "/" + sid, ops.DefaultMaxTokens},
+		{URISessions + "/" + sid, reads.DefaultMaxTokens},
 		{URISessions + "/" + sid + "/context?max_tokens=5000", 5000},
 		{URISessions + "?max_tokens=1000", 1000},
 	} {

@@ -17,13 +17,14 @@ import (
 
 	"weft/model"
 	"weft/ops"
+	"weft/ops/reads"
 	"weft/ops/tools"
 )
 
 // versions are every session's versions: a refused read changes none.
 func versions(t *testing.T, svc *ops.Service) map[string]uint64 {
 	t.Helper()
-	list, err := svc.ListSessions(context.Background(), ops.ListSessionsArgs{MaxTokens: new(ops.NoLimit)})
+	list, err := reads.ListSessions(svc, context.Background(), reads.ListSessionsArgs{MaxTokens: new(reads.NoLimit)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +144,7 @@ func TestFitRefusesBadBudgetsAndCursors(t *testing.T) {
 
 	// A budget over the long history of a session that does not page is
 	// still checked.
-	if _, err := svc.GetTurnsSince(ctx, ops.TurnsSinceArgs{SessionID: other, Timestamp: "2020-01-01", MaxTokens: new(10)}); !errors.Is(err, ops.ErrInvalid) {
+	if _, err := reads.GetTurnsSince(svc, ctx, reads.TurnsSinceArgs{SessionID: other, Timestamp: "2020-01-01", MaxTokens: new(10)}); !errors.Is(err, ops.ErrInvalid) {
 		t.Errorf("max_tokens 10 on a short thread: %v", err)
 	}
 }

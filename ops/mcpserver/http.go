@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"weft/ops"
+	"weft/ops/reads"
 	"weft/ops/tools"
 )
 
@@ -402,8 +403,8 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, "use GET /healthz")
 		return
 	}
-	var list ops.ListSessionsResult
-	if err := s.callTool(r.Context(), "list_sessions", ops.ListSessionsArgs{Limit: 1}, &list); err != nil {
+	var list reads.ListSessionsResult
+	if err := s.callTool(r.Context(), "list_sessions", reads.ListSessionsArgs{Limit: 1}, &list); err != nil {
 		writeJSONValue(w, http.StatusServiceUnavailable, struct {
 			health
 			Error string `json:"error"`

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"weft/ops"
+	"weft/ops/reads"
 	"weft/ops/summary"
 	"weft/ops/tools"
 	"weft/store"
@@ -86,12 +87,12 @@ func TestAPICall(t *testing.T) {
 	if status != 200 || !strings.HasPrefix(h.Get("Content-Type"), "application/json") {
 		t.Fatalf("get_message_range: %d %s\n%s", status, h.Get("Content-Type"), body)
 	}
-	var got ops.MessageRangeResult
+	var got reads.MessageRangeResult
 	if err := json.Unmarshal(body, &got); err != nil {
 		t.Fatal(err)
 	}
 	zero, nineteen := 0, 19
-	want, err := svc.GetMessageRange(ctx, ops.MessageRangeArgs{StartIdx: &zero, EndIdx: &nineteen})
+	want, err := reads.GetMessageRange(svc, ctx, reads.MessageRangeArgs{StartIdx: &zero, EndIdx: &nineteen})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +116,7 @@ func TestAPICall(t *testing.T) {
 	var op2 ops.OpResult
 	_, _, body = do(t, "POST", ts.URL+"/api/snip_messages", `{"start_idx":0,"end_idx":0}`, nil)
 	json.Unmarshal(body, &op2)
-	list, err := svc.ListOperations(ctx, ops.ListOperationsArgs{SessionID: sid})
+	list, err := reads.ListOperations(svc, ctx, reads.ListOperationsArgs{SessionID: sid})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -384,7 +385,7 @@ func TestMCPOverHTTP(t *testing.T) {
 	}
 	var op ops.OpResult
 	callOK(t, cs, "digest_messages", map[string]any{"start_idx": 3, "end_idx": 6, "summary": "over HTTP"}, &op)
-	list, _ := svc.ListOperations(ctx, ops.ListOperationsArgs{SessionID: sid})
+	list, _ := reads.ListOperations(svc, ctx, reads.ListOperationsArgs{SessionID: sid})
 	if last := list.Operations[len(list.Operations)-1]; last.OperationID != op.OperationID || last.Author != "http-agent" {
 		t.Errorf("last operation %+v", last)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"weft/ops"
+	"weft/ops/reads"
 	"weft/ops/tools"
 	"weft/store"
 )
@@ -230,7 +231,7 @@ func TestRelay(t *testing.T) {
 	if got := text(res); strings.TrimSpace(got) != got {
 		t.Errorf("relayed result %q has space around it", got)
 	}
-	list, _ := svc.ListOperations(ctx, ops.ListOperationsArgs{SessionID: sid})
+	list, _ := reads.ListOperations(svc, ctx, reads.ListOperationsArgs{SessionID: sid})
 	if last := list.Operations[len(list.Operations)-1]; last.OperationID != op.OperationID || last.Author != "relayed-agent" {
 		t.Errorf("relayed edit recorded as %+v", last)
 	}

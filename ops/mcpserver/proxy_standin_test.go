@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"weft/ops"
+	"weft/ops/reads"
 	"weft/ops/tools"
 	"weft/store"
 )
@@ -370,7 +371,7 @@ func (rig *proxyRig) leaveMidStream(path, body string, gone <-chan struct{}) str
 func (rig *proxyRig) onlySession() string {
 	rig.t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		res, err := rig.svc.ListSessions(context.Background(), ops.ListSessionsArgs{})
+		res, err := reads.ListSessions(rig.svc, context.Background(), reads.ListSessionsArgs{})
 		switch {
 		case err != nil || time.Now().After(deadline):
 			rig.t.Fatal("no session", err)
@@ -383,7 +384,7 @@ func (rig *proxyRig) onlySession() string {
 // sessions counts the sessions in the file.
 func (rig *proxyRig) sessions() int {
 	rig.t.Helper()
-	res, err := rig.svc.ListSessions(context.Background(), ops.ListSessionsArgs{})
+	res, err := reads.ListSessions(rig.svc, context.Background(), reads.ListSessionsArgs{})
 	if err != nil {
 		rig.t.Fatal(err)
 	}

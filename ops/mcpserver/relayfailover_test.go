@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"weft/ops"
+	"weft/ops/reads"
 	"weft/store"
 )
 
@@ -127,7 +128,7 @@ func TestRelaySurvivesARestart(t *testing.T) {
 	if res.Version == 0 {
 		t.Fatalf("append in-process: %+v", res)
 	}
-	var list ops.ListSessionsResult
+	var list reads.ListSessionsResult
 	callOK(t, cs, "list_sessions", map[string]any{}, &list)
 	if list.Total != 1 || list.Sessions[0].MessageCount != 3 {
 		t.Fatalf("after the takeover: %+v, want the one session with its 3 messages", list)

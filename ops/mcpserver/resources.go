@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"weft/ops"
+	"weft/ops/reads"
 	"weft/ops/tools"
 )
 
@@ -52,14 +53,14 @@ func (s *Server) addResources() {
 		URI: URIRecent, Name: "recent", Title: "Recent sessions", MIMEType: resMIME,
 		Description: fmt.Sprintf("The %d most recently updated sessions, each with its last %d messages of the effective thread.", recentSessions, recentMessages),
 	}, s.readRecent)
-	fits := fmt.Sprintf(" Fitted to max_tokens (default %d; 0 for no limit): what did not fit is counted, with a next_uri that reads on.", ops.DefaultMaxTokens)
+	fits := fmt.Sprintf(" Fitted to max_tokens (default %d; 0 for no limit): what did not fit is counted, with a next_uri that reads on.", reads.DefaultMaxTokens)
 	s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{
 		URITemplate: uriSessionsQuery, Name: "sessions-page", Title: "Sessions, paged", MIMEType: resMIME,
 		Description: "Every session, as " + URISessions + " gives them." + fits,
 	}, s.readSessions)
 	s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{
 		URITemplate: uriRecentQuery, Name: "recent-fitted", Title: "Recent sessions, fitted", MIMEType: resMIME,
-		Description: "The recent sessions, as " + URIRecent + " gives them, fitted to max_tokens (default " + fmt.Sprint(ops.DefaultMaxTokens) + "; 0 for no limit).",
+		Description: "The recent sessions, as " + URIRecent + " gives them, fitted to max_tokens (default " + fmt.Sprint(reads.DefaultMaxTokens) + "; 0 for no limit).",
 	}, s.readRecent)
 	s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{
 		URITemplate: URISessionTemplate, Name: "session", Title: "Session", MIMEType: resMIME,
@@ -114,12 +115,12 @@ func (s *Server) readSessions(ctx context.Context, req *mcp.ReadResourceRequest)
 		return nil, resourceError(uri, err)
 	}
 	var res sessionsRead
-	if err := s.callTool(ctx, "list_sessions", ops.ListSessionsArgs{MaxTokens: inner(budget), Cursor: r.cursor}, &res.ListSessionsResult); err != nil {
+	if err := s.callTool(ctx, "list_sessions", reads.ListSessionsArgs{MaxTokens: inner(budget), Cursor: r.cursor}, &res.ListSessionsResult); err != nil {
 		return nil, resourceError(uri, err)
 	}
 	res.NextURI = r.nextURI(URISessions, res.NextCursor)
 	res.MaxTokens = budget
-	ops.SettleTokens(&res, &res.ResultTokens)
+	reads.SettleTokens(&res, &res.ResultTokens)
 	return resourceResult(uri, res)
 }
 
@@ -152,16 +153,16 @@ func sessionRef(uri, suffix string) (string, error) {
 
 // findSession returns a session's details by ID, ID prefix or title.
 func (s *Server) findSession(ctx context.Context, ref string) (ops.SessionOut, error) {
-	var list ops.ListSessionsResult
-	if err := s.callTool(ctx, "list_sessions", ops.ListSessionsArgs{MaxTokens: new(ops.NoLimit)}, &list); err != nil {
+	var list reads.ListSessionsResult
+	if err := s.callTool(ctx, "list_sessions", reads.ListSessionsArgs{MaxTokens: new(reads.NoLimit)}, &list); err != nil {
 		return ops.SessionOut{}, err
 	}
 	id := ref
 	if !hasSession(list.Sessions, id) {
 		// Let the service resolve a prefix or title, with its own error
 		// when nothing matches.
-		var res ops.ListOperationsResult
-		if err := s.callTool(ctx, "list_operations", ops.ListOperationsArgs{SessionID: ref, ActiveOnly: true}, &res); err != nil {
+		var res reads.ListOperationsResult
+		if err := s.callTool(ctx, "list_operations", reads.ListOperationsArgs{SessionID: ref, ActiveOnly: true}, &res); err != nil {
 			return ops.SessionOut{}, err
 		}
 		id = res.SessionID
@@ -204,23 +205,23 @@ func (s *Server) readSession(ctx context.Context, req *mcp.ReadResourceRequest) 
 		return nil, resourceError(uri, err)
 	}
 	turns := sessionTurns
-	var thread ops.ConversationContextResult
-	if err := s.callTool(ctx, "get_conversation_context", ops.ConversationContextArgs{SessionID: info.SessionID, Turns: &turns, MaxTokens: inner(budget), Cursor: r.cursor}, &thread); err != nil {
+	var thread reads.ConversationContextResult
+	if err := s.callTool(ctx, "get_conversation_context", reads.ConversationContextArgs{SessionID: info.SessionID, Turns: &turns, MaxTokens: inner(budget), Cursor: r.cursor}, &thread); err != nil {
 		return nil, resourceError(uri, err)
 	}
 	base := URISessions + "/" + url.PathEscape(info.SessionID)
 	out := struct {
-		Session ops.SessionOut                `json:"session"`
-		Context ops.ConversationContextResult `json:"context"`
-		More    string                        `json:"more"`
-		NextURI string                        `json:"next_uri,omitempty"`
+		Session ops.SessionOut                  `json:"session"`
+		Context reads.ConversationContextResult `json:"context"`
+		More    string                          `json:"more"`
+		NextURI string                          `json:"next_uri,omitempty"`
 		// MaxTokens and ResultTokens are the resource's: the context's
 		// Fit says how it was fitted in what the session left.
 		MaxTokens    int `json:"max_tokens"`
 		ResultTokens int `json:"result_tokens"`
 	}{Session: info, Context: thread, More: "get_message_range, get_turns_since and search_session_history read the rest; " + base + "/context is the startup package",
 		NextURI: r.nextURI(base, thread.NextCursor), MaxTokens: budget}
-	ops.SettleTokens(&out, &out.ResultTokens)
+	reads.SettleTokens(&out, &out.ResultTokens)
 	return resourceResult(uri, out)
 }
 
@@ -238,17 +239,17 @@ func (s *Server) readContext(ctx context.Context, req *mcp.ReadResourceRequest) 
 	if err != nil {
 		return nil, resourceError(uri, err)
 	}
-	var pkg ops.StartupContextResult
-	if err := s.callTool(ctx, "get_startup_context", ops.StartupContextArgs{SessionID: info.SessionID, MaxTokens: inner(budget), Cursor: r.cursor}, &pkg); err != nil {
+	var pkg reads.StartupContextResult
+	if err := s.callTool(ctx, "get_startup_context", reads.StartupContextArgs{SessionID: info.SessionID, MaxTokens: inner(budget), Cursor: r.cursor}, &pkg); err != nil {
 		return nil, resourceError(uri, err)
 	}
 	out := struct {
 		Session ops.SessionOut `json:"session"`
-		ops.StartupContextResult
+		reads.StartupContextResult
 		NextURI string `json:"next_uri,omitempty"`
 	}{info, pkg, r.nextURI(URISessions+"/"+url.PathEscape(info.SessionID)+"/context", pkg.NextCursor)}
 	out.MaxTokens = budget
-	ops.SettleTokens(&out, &out.ResultTokens)
+	reads.SettleTokens(&out, &out.ResultTokens)
 	return resourceResult(uri, out)
 }
 
@@ -263,13 +264,13 @@ func (s *Server) addPrompts() {
 		Arguments: []*mcp.PromptArgument{
 			{Name: "session_id", Description: "the session (ID, ID prefix or title); default: the one open in weft's TUI, else the most recently updated"},
 			{Name: "summaries", Description: "how many of the latest summaries to include (default 2)"},
-			{Name: "max_tokens", Description: fmt.Sprintf("fit the package in about this many tokens (default %d; 0 for no limit): the summaries and the latest turns first, long bodies cut with a marker saying how to read on", ops.DefaultMaxTokens)},
+			{Name: "max_tokens", Description: fmt.Sprintf("fit the package in about this many tokens (default %d; 0 for no limit): the summaries and the latest turns first, long bodies cut with a marker saying how to read on", reads.DefaultMaxTokens)},
 		},
 	}, s.startupPrompt)
 }
 
 func (s *Server) startupPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	args := ops.StartupContextArgs{SessionID: strings.TrimSpace(req.Params.Arguments["session_id"])}
+	args := reads.StartupContextArgs{SessionID: strings.TrimSpace(req.Params.Arguments["session_id"])}
 	if v := strings.TrimSpace(req.Params.Arguments["summaries"]); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
@@ -280,7 +281,7 @@ func (s *Server) startupPrompt(ctx context.Context, req *mcp.GetPromptRequest) (
 	if v := strings.TrimSpace(req.Params.Arguments["max_tokens"]); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("max_tokens %q is not a whole number: give a budget of %d or more tokens (default %d; 0 for no limit)", v, ops.MinMaxTokens, ops.DefaultMaxTokens)}
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("max_tokens %q is not a whole number: give a budget of %d or more tokens (default %d; 0 for no limit)", v, reads.MinMaxTokens, reads.DefaultMaxTokens)}
 		}
 		args.MaxTokens = &n
 	}
@@ -295,7 +296,7 @@ func (s *Server) startupPrompt(ctx context.Context, req *mcp.GetPromptRequest) (
 		return nil, resourceError("prompt startup", err)
 	}
 	args.SessionID = info.SessionID
-	var pkg ops.StartupContextResult
+	var pkg reads.StartupContextResult
 	if err := s.callTool(ctx, "get_startup_context", args, &pkg); err != nil {
 		return nil, resourceError("prompt startup", err)
 	}
@@ -308,8 +309,8 @@ func (s *Server) startupPrompt(ctx context.Context, req *mcp.GetPromptRequest) (
 // defaultSession is the session tools use when given none: the service
 // decides (the TUI's, else the latest), and list_operations reports it.
 func (s *Server) defaultSession(ctx context.Context) (ops.SessionOut, error) {
-	var res ops.ListOperationsResult
-	if err := s.callTool(ctx, "list_operations", ops.ListOperationsArgs{ActiveOnly: true}, &res); err != nil {
+	var res reads.ListOperationsResult
+	if err := s.callTool(ctx, "list_operations", reads.ListOperationsArgs{ActiveOnly: true}, &res); err != nil {
 		return ops.SessionOut{}, err
 	}
 	return s.findSession(ctx, res.SessionID)
@@ -317,7 +318,7 @@ func (s *Server) defaultSession(ctx context.Context) (ops.SessionOut, error) {
 
 // startupText lays the startup package out as one message: the summaries
 // oldest first, then every unsummarized turn in thread order.
-func startupText(info ops.SessionOut, pkg ops.StartupContextResult) string {
+func startupText(info ops.SessionOut, pkg reads.StartupContextResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Startup context for %q (session %s, version %d): the %d latest summaries and %d of the %d unsummarized turns, by recency.\n",
 		info.Title, info.SessionID, info.Version, len(pkg.Summaries), len(pkg.Unsummarized), pkg.UnsummarizedCount)

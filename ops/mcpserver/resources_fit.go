@@ -9,11 +9,12 @@ import (
 
 	"weft/internal/tokens"
 	"weft/ops"
+	"weft/ops/reads"
 	"weft/ops/tools"
 )
 
 // Resources are read results too, and fit a budget as the read tools do:
-// a resource URI takes max_tokens (default ops.DefaultMaxTokens, 0 for
+// a resource URI takes max_tokens (default reads.DefaultMaxTokens, 0 for
 // no limit) and, where a read can page, cursor, in its query:
 // weft://sessions/ID?max_tokens=8000, then weft://sessions/ID?cursor=...
 // as next_uri says. The templates declare them ({?max_tokens,cursor}),
@@ -88,7 +89,7 @@ func parseResourceURI(uri string) (resourceURI, error) {
 		case key == "max_tokens":
 			n, err := strconv.Atoi(vals[0])
 			if err != nil {
-				return r, invalidResource("%s: max_tokens %q is not a whole number: give a budget of %d or more tokens (default %d; 0 for no limit)", path, vals[0], ops.MinMaxTokens, ops.DefaultMaxTokens)
+				return r, invalidResource("%s: max_tokens %q is not a whole number: give a budget of %d or more tokens (default %d; 0 for no limit)", path, vals[0], reads.MinMaxTokens, reads.DefaultMaxTokens)
 			}
 			r.maxTokens = &n
 		case key == "cursor" && r.kind != resRecent:
@@ -111,22 +112,22 @@ func invalidResource(format string, args ...any) error {
 // budget is the resource's budget: max_tokens, or the default.
 func (r resourceURI) budget() (int, error) {
 	if r.maxTokens == nil {
-		return ops.DefaultMaxTokens, nil
+		return reads.DefaultMaxTokens, nil
 	}
 	n := *r.maxTokens
-	if n < 0 || (n > 0 && n < ops.MinMaxTokens+resourceFrame) {
-		return 0, invalidResource("max_tokens %d is too small for a resource: give %d or more (default %d; 0 for no limit)", n, ops.MinMaxTokens+resourceFrame, ops.DefaultMaxTokens)
+	if n < 0 || (n > 0 && n < reads.MinMaxTokens+resourceFrame) {
+		return 0, invalidResource("max_tokens %d is too small for a resource: give %d or more (default %d; 0 for no limit)", n, reads.MinMaxTokens+resourceFrame, reads.DefaultMaxTokens)
 	}
-	if n > ops.MaxMaxTokens {
-		return 0, invalidResource("max_tokens %d is more than %d, more than any model takes: give less, or 0 for no limit", n, ops.MaxMaxTokens)
+	if n > reads.MaxMaxTokens {
+		return 0, invalidResource("max_tokens %d is more than %d, more than any model takes: give less, or 0 for no limit", n, reads.MaxMaxTokens)
 	}
 	return n, nil
 }
 
 // inner is the budget of the read a session resource wraps.
 func inner(budget int) *int {
-	if budget == ops.NoLimit {
-		return new(ops.NoLimit)
+	if budget == reads.NoLimit {
+		return new(reads.NoLimit)
 	}
 	return new(budget - resourceFrame)
 }
@@ -147,14 +148,14 @@ func (r resourceURI) nextURI(base, cursor string) string {
 // sessionsRead is weft://sessions: list_sessions, with the URI that
 // reads on.
 type sessionsRead struct {
-	ops.ListSessionsResult
+	reads.ListSessionsResult
 	NextURI string `json:"next_uri,omitempty"`
 }
 
 // recentSession is a session with its latest messages.
 type recentSession struct {
 	ops.SessionOut
-	Messages []ops.MessageOut `json:"latest_messages"`
+	Messages []reads.MessageOut `json:"latest_messages"`
 	// LeftOut counts its latest messages not given for the budget.
 	LeftOut int `json:"messages_left_out,omitempty"`
 }
@@ -163,7 +164,7 @@ type recentSession struct {
 type recentRead struct {
 	Sessions []recentSession `json:"sessions"`
 	Total    int             `json:"total"`
-	ops.Fit
+	reads.Fit
 }
 
 // readRecentFit reads the most recently updated sessions, each with its
@@ -174,24 +175,24 @@ func (s *Server) readRecentFit(ctx context.Context, r resourceURI) (recentRead, 
 	if err != nil {
 		return recentRead{}, err
 	}
-	var list ops.ListSessionsResult
-	if err := s.callTool(ctx, "list_sessions", ops.ListSessionsArgs{Limit: recentSessions, MaxTokens: new(ops.NoLimit)}, &list); err != nil {
+	var list reads.ListSessionsResult
+	if err := s.callTool(ctx, "list_sessions", reads.ListSessionsArgs{Limit: recentSessions, MaxTokens: new(reads.NoLimit)}, &list); err != nil {
 		return recentRead{}, err
 	}
 	out := recentRead{Sessions: make([]recentSession, len(list.Sessions)), Total: list.Total}
 	var withMessages []int
 	for i, info := range list.Sessions {
-		out.Sessions[i] = recentSession{SessionOut: info, Messages: []ops.MessageOut{}}
+		out.Sessions[i] = recentSession{SessionOut: info, Messages: []reads.MessageOut{}}
 		if info.MessageCount > 0 && info.Unreadable == "" {
 			withMessages = append(withMessages, i)
 		}
 	}
-	share := ops.NoLimit
-	if budget != ops.NoLimit && len(withMessages) > 0 {
+	share := reads.NoLimit
+	if budget != reads.NoLimit && len(withMessages) > 0 {
 		room := budget - countTokens(out) - resourceFrame
-		n := min(len(withMessages), max(room, 0)/ops.MinMaxTokens)
+		n := min(len(withMessages), max(room, 0)/reads.MinMaxTokens)
 		if n == 0 {
-			return recentRead{}, invalidResource("max_tokens %d is too small for %s with %d sessions: give %d or more", budget, URIRecent, len(list.Sessions), budget-room+ops.MinMaxTokens)
+			return recentRead{}, invalidResource("max_tokens %d is too small for %s with %d sessions: give %d or more", budget, URIRecent, len(list.Sessions), budget-room+reads.MinMaxTokens)
 		}
 		for _, i := range withMessages[n:] {
 			out.Sessions[i].LeftOut = min(recentMessages, out.Sessions[i].MessageCount)
@@ -201,14 +202,14 @@ func (s *Server) readRecentFit(ctx context.Context, r resourceURI) (recentRead, 
 	}
 	for _, i := range withMessages {
 		limit := recentMessages
-		var h ops.SessionHistoryResult
-		err := s.callTool(ctx, "get_session_history", ops.SessionHistoryArgs{SessionID: list.Sessions[i].SessionID, Format: "json", Limit: &limit, MaxTokens: new(share)}, &h)
+		var h reads.SessionHistoryResult
+		err := s.callTool(ctx, "get_session_history", reads.SessionHistoryArgs{SessionID: list.Sessions[i].SessionID, Format: "json", Limit: &limit, MaxTokens: new(share)}, &h)
 		if err != nil {
 			return recentRead{}, err
 		}
 		out.Sessions[i].Messages = h.Messages
 		if out.Sessions[i].Messages == nil {
-			out.Sessions[i].Messages = []ops.MessageOut{}
+			out.Sessions[i].Messages = []reads.MessageOut{}
 		}
 		out.Sessions[i].LeftOut = h.Omitted
 		out.Omitted += h.Omitted
@@ -218,7 +219,7 @@ func (s *Server) readRecentFit(ctx context.Context, r resourceURI) (recentRead, 
 	if out.Omitted > 0 {
 		out.Next = fmt.Sprintf("%d latest messages did not fit: read weft://sessions/ID for a session's context, or get_session_history session_id=ID", out.Omitted)
 	}
-	ops.SettleTokens(&out, &out.ResultTokens)
+	reads.SettleTokens(&out, &out.ResultTokens)
 	return out, nil
 }
 

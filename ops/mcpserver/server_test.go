@@ -17,6 +17,7 @@ import (
 
 	"weft/demo"
 	"weft/ops"
+	"weft/ops/reads"
 	"weft/ops/tools"
 	"weft/store"
 )
@@ -178,7 +179,7 @@ func newToolState(t *testing.T, svc *ops.Service, sid string) *toolState {
 	t.Helper()
 	ctx := context.Background()
 	zero, twenty := 0, 20
-	first, err := svc.GetMessageRange(ctx, ops.MessageRangeArgs{SessionID: sid, StartIdx: &zero, EndIdx: &twenty})
+	first, err := reads.GetMessageRange(svc, ctx, reads.MessageRangeArgs{SessionID: sid, StartIdx: &zero, EndIdx: &twenty})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +348,7 @@ func TestCallEveryTool(t *testing.T) {
 	}
 
 	// What the tools did is in the operation log.
-	var opsRes ops.ListOperationsResult
+	var opsRes reads.ListOperationsResult
 	callOK(t, cs, "list_operations", map[string]any{"session_id": sid}, &opsRes)
 	types := map[string]int{}
 	for _, op := range opsRes.Operations {
@@ -431,9 +432,9 @@ func TestAuthorIsClientName(t *testing.T) {
 		cs, _ := connectAt(t, srv, tt.client, tt.version, nil)
 		var op ops.OpResult
 		callOK(t, cs, "snip_messages", map[string]any{"session_id": sid, "start_idx": 0, "end_idx": 0}, &op)
-		var list ops.ListOperationsResult
+		var list reads.ListOperationsResult
 		callOK(t, cs, "list_operations", map[string]any{"session_id": sid}, &list)
-		i := slices.IndexFunc(list.Operations, func(o ops.OperationOut) bool { return o.OperationID == op.OperationID })
+		i := slices.IndexFunc(list.Operations, func(o reads.OperationOut) bool { return o.OperationID == op.OperationID })
 		if i < 0 {
 			t.Fatalf("operation %s is not listed", op.OperationID)
 		}
@@ -513,7 +514,7 @@ func TestResources(t *testing.T) {
 	if _, err := svc.CreateSession(ctx, ops.CreateSessionArgs{Title: "empty one"}); err != nil {
 		t.Fatal(err)
 	}
-	var sessions ops.ListSessionsResult
+	var sessions reads.ListSessionsResult
 	read(URISessions, &sessions)
 	if sessions.Total != 2 || len(sessions.Sessions) != 2 {
 		t.Errorf("weft://sessions: %+v", sessions)
@@ -521,8 +522,8 @@ func TestResources(t *testing.T) {
 
 	var recent struct {
 		Sessions []struct {
-			SessionID string           `json:"session_id"`
-			Messages  []ops.MessageOut `json:"latest_messages"`
+			SessionID string             `json:"session_id"`
+			Messages  []reads.MessageOut `json:"latest_messages"`
 		} `json:"sessions"`
 	}
 	read(URIRecent, &recent)
@@ -544,8 +545,8 @@ func TestResources(t *testing.T) {
 	}
 
 	var one struct {
-		Session ops.SessionOut                `json:"session"`
-		Context ops.ConversationContextResult `json:"context"`
+		Session ops.SessionOut                  `json:"session"`
+		Context reads.ConversationContextResult `json:"context"`
 	}
 	read("weft://sessions/"+sid, &one)
 	if one.Session.SessionID != sid || one.Session.Title != demo.Title || len(one.Context.RawTurns) == 0 {
@@ -559,14 +560,14 @@ func TestResources(t *testing.T) {
 
 	var pkg struct {
 		Session           ops.SessionOut `json:"session"`
-		Summaries         []ops.SummaryOut
-		Unsummarized      []ops.MessageOut
+		Summaries         []reads.SummaryOut
+		Unsummarized      []reads.MessageOut
 		UnsummarizedCount int    `json:"unsummarized_count"`
 		Omitted           int    `json:"omitted"`
 		NextURI           string `json:"next_uri"`
 	}
 	read("weft://sessions/"+sid+"/context", &pkg)
-	direct, err := svc.GetStartupContext(ctx, ops.StartupContextArgs{SessionID: sid, MaxTokens: new(ops.NoLimit)})
+	direct, err := reads.GetStartupContext(svc, ctx, reads.StartupContextArgs{SessionID: sid, MaxTokens: new(reads.NoLimit)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -601,7 +602,7 @@ func TestStartupPrompt(t *testing.T) {
 	if len(prompts.Prompts) != 1 || prompts.Prompts[0].Name != "startup" || len(prompts.Prompts[0].Arguments) != 3 {
 		t.Fatalf("prompts: %+v", prompts.Prompts)
 	}
-	direct, err := svc.GetStartupContext(ctx, ops.StartupContextArgs{SessionID: sid})
+	direct, err := reads.GetStartupContext(svc, ctx, reads.StartupContextArgs{SessionID: sid})
 	if err != nil {
 		t.Fatal(err)
 	}

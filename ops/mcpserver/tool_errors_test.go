@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"weft/ops"
+	"weft/ops/reads"
 	"weft/ops/tools"
 )
 
@@ -106,7 +107,7 @@ func TestEveryToolRefusesBadArguments(t *testing.T) {
 
 	// state is every session's version: a refused call changes none.
 	state := func() string {
-		list, err := svc.ListSessions(ctx, ops.ListSessionsArgs{})
+		list, err := reads.ListSessions(svc, ctx, reads.ListSessionsArgs{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,7 +11,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"weft/ops"
+	"weft/ops/reads"
 	"weft/ops/tools"
 )
 
@@ -151,7 +151,7 @@ func TestToolTextIsStructuredBytes(t *testing.T) {
 	callOK(t, cs, "append_messages", map[string]any{"session_id": sid, "messages": []map[string]any{
 		{"role": "user", "content": "<script>a && b</script> \"quoted\" \\ \t \u2028 \x01 é"},
 	}}, nil)
-	var got ops.MessageRangeResult
+	var got reads.MessageRangeResult
 	callOK(t, cs, "get_message_range", map[string]any{"session_id": sid, "start_idx": 0, "end_idx": 0}, &got)
 	callOK(t, cs, "get_message_range", map[string]any{"session_id": sid, "start_idx": got.Total - 1, "end_idx": got.Total - 1}, nil)
 	if len(sent) != 3 {

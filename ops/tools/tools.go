@@ -16,6 +16,7 @@ import (
 
 	"weft/internal/jsonargs"
 	"weft/ops"
+	"weft/ops/reads"
 )
 
 // Tool is one entry of the registry.
@@ -34,6 +35,7 @@ type Tool struct {
 	ResultType reflect.Type
 
 	call func(ctx context.Context, s *ops.Service, args any) (any, error)
+	fn   any // what the tool is bound to: a Service method or a read of ops/reads
 }
 
 type hints struct{ readOnly, destructive, idempotent, openWorld bool }
@@ -56,7 +58,7 @@ func def[A, R any](name, desc string, h hints, fn func(*ops.Service, context.Con
 	return &Tool{
 		Name: name, Description: desc,
 		ReadOnly: h.readOnly, Destructive: h.destructive, Idempotent: h.idempotent, OpenWorld: h.openWorld,
-		ArgsType: reflect.TypeFor[A](), ResultType: reflect.TypeFor[R](),
+		ArgsType: reflect.TypeFor[A](), ResultType: reflect.TypeFor[R](), fn: fn,
 		call: func(ctx context.Context, s *ops.Service, args any) (res any, err error) {
 			// A bug in a handler answers this request with an internal
 			// error; the process, and every other request, go on.
@@ -75,14 +77,14 @@ func def[A, R any](name, desc string, h hints, fn func(*ops.Service, context.Con
 // registry lists every tool, in the order help shows them.
 var registry = []*Tool{
 	// Sessions (seed 004).
-	def("list_sessions", "List sessions, most recently updated first, with message counts, tokens and versions.", readOnly, (*ops.Service).ListSessions),
+	def("list_sessions", "List sessions, most recently updated first, with message counts, tokens and versions.", readOnly, reads.ListSessions),
 	def("create_session", "Create an empty session and return its ID.", edit, (*ops.Service).CreateSession),
 	def("rename_session", "Give a session a new title. Its thread is untouched.", setter, (*ops.Service).RenameSession),
 	def("delete_session", "Delete a session and everything in it from the file: messages, operations, import keys. It cannot be undone; it takes the session's full ID only.", final, (*ops.Service).DeleteSession),
 	def("append_messages", "Store messages at the end of a session's thread. Stored messages never change; edits are operations over them.", edit, (*ops.Service).AppendMessages),
 	def("add_turn", "Append a turn: the user's query and, if given, the assistant's response.", edit, (*ops.Service).AddTurn),
-	def("search_sessions", "Search every session's title and effective thread for text (query, case-insensitive; limit sessions), saying what matched, with snippets.", readOnly, (*ops.Service).SearchSessions),
-	def("get_session_history", "A session's thread as text, markdown or json (format), effective or stored (view), the latest limit items.", readOnly, (*ops.Service).GetSessionHistory),
+	def("search_sessions", "Search every session's title and effective thread for text (query, case-insensitive; limit sessions), saying what matched, with snippets.", readOnly, reads.SearchSessions),
+	def("get_session_history", "A session's thread as text, markdown or json (format), effective or stored (view), the latest limit items.", readOnly, reads.GetSessionHistory),
 
 	// Editing (seed 002). Every edit is a reversible operation.
 	def("tag_messages", "Attach tags to a range (start_idx..end_idx, inclusive, in the effective thread) or to items by ID.", edit, (*ops.Service).TagMessages),
@@ -91,26 +93,26 @@ var registry = []*Tool{
 	def("snip_messages", "Remove a range from the effective thread. Reversible.", edit, (*ops.Service).SnipMessages),
 	def("resequence_messages", "Reorder items: new_order lists indices in their new order; their positions, sorted, are refilled in that order.", edit, (*ops.Service).ResequenceMessages),
 	def("insert_messages", "Insert synthetic messages after an index (-1: at the start) or after an item ID.", edit, (*ops.Service).InsertMessages),
-	def("list_operations", "List a session's operations with type, status (active, inactive, reverted, partial, orphaned), targets, author and time.", readOnly, (*ops.Service).ListOperations),
+	def("list_operations", "List a session's operations with type, status (active, inactive, reverted, partial, orphaned), targets, author and time.", readOnly, reads.ListOperations),
 	def("revert_operation", "Revert an operation: the thread is as if it had never been made. It stays in the record.", final, (*ops.Service).RevertOperation),
 	def("toggle_operation", "Switch an operation on or off.", setter, (*ops.Service).ToggleOperation),
 	def("set_active_tags", "Set the session's active tags; operations with when_tags apply only while all of theirs are active.", setter, (*ops.Service).SetActiveTags),
 
 	// Navigation (seed 000).
-	def("get_conversation_context", "Give about N turns of context: the recent unsummarized turns, then as many of the latest summaries as it takes to cover the rest.", readOnly, (*ops.Service).GetConversationContext),
-	def("get_turns_since", "Turns created at or after a time (oldest first, default limit 1000), and the summaries whose span reaches it.", readOnly, (*ops.Service).GetTurnsSince),
-	def("get_turns_around", "A window of the effective thread centred on a time: count items, before_ratio of them before it.", readOnly, (*ops.Service).GetTurnsAround),
+	def("get_conversation_context", "Give about N turns of context: the recent unsummarized turns, then as many of the latest summaries as it takes to cover the rest.", readOnly, reads.GetConversationContext),
+	def("get_turns_since", "Turns created at or after a time (oldest first, default limit 1000), and the summaries whose span reaches it.", readOnly, reads.GetTurnsSince),
+	def("get_turns_around", "A window of the effective thread centred on a time: count items, before_ratio of them before it.", readOnly, reads.GetTurnsAround),
 
 	// Context control (seed 001).
-	def("search_session_history", "Search the thread: substring (case-insensitive, thread order) or fuzzy (best first).", readOnly, (*ops.Service).SearchSessionHistory),
-	def("get_message_range", "Messages start_idx..end_idx (inclusive) of the effective thread, or of the stored messages with view=raw.", readOnly, (*ops.Service).GetMessageRange),
-	def("request_context_slice", "Ask for a slice of the thread (and optionally search matches) in the next assembled context. Used once.", setter, (*ops.Service).RequestContextSlice),
+	def("search_session_history", "Search the thread: substring (case-insensitive, thread order) or fuzzy (best first).", readOnly, reads.SearchSessionHistory),
+	def("get_message_range", "Messages start_idx..end_idx (inclusive) of the effective thread, or of the stored messages with view=raw.", readOnly, reads.GetMessageRange),
+	def("request_context_slice", "Ask for a slice of the thread (and optionally search matches) in the next assembled context. Used once.", setter, reads.RequestContextSlice),
 	def("summarize_message_range", "Summarize start_idx..end_idx (or ids) in at most max_tokens, with the client's model (sampling), the WEFT_SUMMARY_URL endpoint or locally (extractive), saying which; read-only unless store=true records it as a digest.", openEdit, (*ops.Service).SummarizeMessageRange),
-	def("assemble_context", "The effective thread ready to send as openai messages, an anthropic body or text (format), using pending context preferences once; max_tokens fits a budget (recent turns raw, then summaries, the oldest left out first), max_messages keeps the latest.", edit, (*ops.Service).AssembleContext),
+	def("assemble_context", "The effective thread ready to send as openai messages, an anthropic body or text (format), using pending context preferences once; max_tokens fits a budget (recent turns raw, then summaries, the oldest left out first), max_messages keeps the latest.", edit, reads.AssembleContext),
 	def("apply_context_operations", "The pre-request hook: send the whole thread (messages, chat-completions shape); messages already stored are recognised by digest, new ones appended, and the thread comes back with the active operations applied.", setter, (*ops.Service).ApplyContextOperations),
 
 	// Startup (seed 003).
-	def("get_startup_context", "The startup package by recency, not search: the latest summaries and ALL unsummarized turns.", readOnly, (*ops.Service).GetStartupContext),
+	def("get_startup_context", "The startup package by recency, not search: the latest summaries and ALL unsummarized turns.", readOnly, reads.GetStartupContext),
 }
 
 // All returns every tool, in a stable order.

@@ -9,11 +9,13 @@ import (
 	"log/slog"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"weft/ops"
+	"weft/ops/reads"
 	"weft/store"
 )
 
@@ -129,16 +131,16 @@ func TestInvokeTakesTypedArguments(t *testing.T) {
 	f := newFixture(t)
 	f.session("typed", 3)
 	tool, _ := Lookup("list_sessions")
-	for _, args := range []any{ops.ListSessionsArgs{}, &ops.ListSessionsArgs{}} {
+	for _, args := range []any{reads.ListSessionsArgs{}, &reads.ListSessionsArgs{}} {
 		res, err := tool.Invoke(context.Background(), f.svc, args)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if list, ok := res.(ops.ListSessionsResult); !ok || list.Total != 1 {
+		if list, ok := res.(reads.ListSessionsResult); !ok || list.Total != 1 {
 			t.Fatalf("Invoke(%T) = %#v", args, res)
 		}
 	}
-	if _, err := tool.Invoke(context.Background(), f.svc, map[string]any{}); err == nil || !strings.Contains(err.Error(), "list_sessions takes ops.ListSessionsArgs") {
+	if _, err := tool.Invoke(context.Background(), f.svc, map[string]any{}); err == nil || !strings.Contains(err.Error(), "list_sessions takes reads.ListSessionsArgs") {
 		t.Errorf("a map for arguments: %v", err)
 	}
 }
@@ -208,7 +210,11 @@ func TestToolsAreBoundToTheirMethods(t *testing.T) {
 		}
 		m, ok := svc.MethodByName(name.String())
 		if !ok {
-			t.Errorf("%s: ops.Service has no method %s", tool.Name, name.String())
+			// The reads an agent calls live above ops, in ops/reads,
+			// and have the shape of a method expression.
+			if got, want := runtime.FuncForPC(reflect.ValueOf(tool.fn).Pointer()).Name(), "weft/ops/reads."+name.String(); got != want {
+				t.Errorf("%s: ops.Service has no method %s, and the tool is bound to %s, not %s", tool.Name, name.String(), got, want)
+			}
 			continue
 		}
 		if m.Type.NumIn() != 3 || m.Type.In(2) != tool.ArgsType || m.Type.NumOut() != 2 || m.Type.Out(0) != tool.ResultType {
@@ -225,7 +231,7 @@ func TestAPanickingToolIsAnError(t *testing.T) {
 	var log bytes.Buffer
 	f.svc = ops.New(f.st, ops.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
 	f.session("survives", 3)
-	boom := def("boom", "panics", readOnly, func(s *ops.Service, ctx context.Context, a ops.ListSessionsArgs) (ops.ListSessionsResult, error) {
+	boom := def("boom", "panics", readOnly, func(s *ops.Service, ctx context.Context, a reads.ListSessionsArgs) (reads.ListSessionsResult, error) {
 		panic("boom in the handler")
 	})
 	_, err := boom.Call(context.Background(), f.svc, []byte(`{}`))

@@ -6,6 +6,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"weft/ops"
+	"weft/ops/search"
 )
 
 // Action is what a dialog asks of the root: one of the Action types
@@ -51,7 +52,7 @@ type ActionJumpToTime struct {
 // picks (Expr is as typed).
 type ActionFilter struct {
 	Expr string
-	By   ops.ItemFilter
+	By   search.ItemFilter
 }
 
 // ActionJump closes the operations panel and puts the cursor on item

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"weft/model"
-	"weft/ops"
+	"weft/ops/search"
 	"weft/themes"
 )
 
@@ -18,8 +18,8 @@ const filterSyntax = "role:user · tag:db · author:claude (a part of a name) ·
 
 // parseFilter reads a filter: space-separated kind:value terms, values
 // of one term or of one kind any of them, terms of different kinds all.
-func parseFilter(expr string) (ops.ItemFilter, error) {
-	var f ops.ItemFilter
+func parseFilter(expr string) (search.ItemFilter, error) {
+	var f search.ItemFilter
 	for _, term := range strings.Fields(expr) {
 		kind, vals, ok := strings.Cut(term, ":")
 		if !ok || vals == "" {

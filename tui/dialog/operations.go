@@ -13,7 +13,7 @@ import (
 	"weft/internal/english"
 	"weft/internal/termsafe"
 	"weft/model"
-	"weft/ops"
+	"weft/ops/reads"
 	"weft/themes"
 )
 
@@ -22,12 +22,12 @@ import (
 // it shows. The root reads the list (SetList) and makes the changes.
 type Operations struct {
 	keys   OperationsKeys
-	list   []ops.OperationOut
+	list   []reads.OperationOut
 	cursor int
 	loaded bool // false until the first list arrives: nothing is claimed before
 	// asking is the operation x would revert, while the panel asks
 	// whether to; nil when it asks nothing.
-	asking *ops.OperationOut
+	asking *reads.OperationOut
 	said   string // why the last key did nothing; cleared by the next key
 }
 
@@ -155,7 +155,7 @@ func whose(author string) string {
 // SetList shows the session's operations as they are now, the cursor
 // kept on the operation it was on: a reload after an agent's edit may
 // add operations above it.
-func (p *Operations) SetList(list []ops.OperationOut) {
+func (p *Operations) SetList(list []reads.OperationOut) {
 	defer p.syncKeys()
 	var keep string
 	if op, ok := p.Current(); ok {
@@ -237,7 +237,7 @@ func (p *Operations) answer(msg tea.KeyPressMsg) Action {
 
 // describeUndoOut names a listed operation as the undo messages name
 // one: "digest of 10 items".
-func describeUndoOut(op ops.OperationOut) string {
+func describeUndoOut(op reads.OperationOut) string {
 	if n := len(op.Targets); n > 0 {
 		return fmt.Sprintf("%s of %s", op.OpType, english.Count(n, "item"))
 	}
@@ -249,9 +249,9 @@ func (p *Operations) Len() int { return len(p.list) }
 
 // Current is the operation under the cursor; ok is false while the
 // list is empty.
-func (p *Operations) Current() (ops.OperationOut, bool) {
+func (p *Operations) Current() (reads.OperationOut, bool) {
 	if p.cursor < 0 || p.cursor >= len(p.list) {
-		return ops.OperationOut{}, false
+		return reads.OperationOut{}, false
 	}
 	return p.list[p.cursor], true
 }
@@ -305,7 +305,7 @@ func (p *Operations) View(width int, st *themes.Styles) string {
 	return st.Dialog.Box.Width(w).Render(lipgloss.JoinVertical(lipgloss.Left, append(append([]string{title}, lines...), tail...)...))
 }
 
-func describeOp(op ops.OperationOut) string {
+func describeOp(op reads.OperationOut) string {
 	n := len(op.Targets)
 	switch op.OpType {
 	case model.OpTag:

@@ -1,4 +1,4 @@
-package ops
+package reads_test
 
 import (
 	"context"
@@ -7,6 +7,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"weft/ops"
+	"weft/ops/opstest"
+	"weft/ops/reads"
 
 	"weft/formats"
 	"weft/internal/tokens"
@@ -16,9 +19,9 @@ import (
 // toolRounds makes a session of n rounds of a request, a tool call and
 // a tool's output of about size bytes (code, many lines, tabs and
 // quotes: what JSON escapes), stored as an import stores them.
-func toolRounds(f *fixture, n, size int) string {
-	f.t.Helper()
-	sid := f.session("tool rounds", 0)
+func toolRounds(f *opstest.Fixture, n, size int) string {
+	f.T.Helper()
+	sid := f.Session("tool rounds", 0)
 	var msgs []model.NewMessage
 	for k := range n {
 		var out strings.Builder
@@ -32,8 +35,8 @@ func toolRounds(f *fixture, n, size int) string {
 			model.NewMessage{Role: model.RoleAssistant, Content: formats.RenderContent(call), Parts: model.EncodeParts(call)},
 			model.NewMessage{Role: model.RoleTool, Content: formats.RenderContent(result), Parts: model.EncodeParts(result)})
 	}
-	if _, err := f.svc.AppendMessages(context.Background(), AppendMessagesArgs{SessionID: sid, Messages: msgs}); err != nil {
-		f.t.Fatal(err)
+	if _, err := f.Svc.AppendMessages(context.Background(), ops.AppendMessagesArgs{SessionID: sid, Messages: msgs}); err != nil {
+		f.T.Fatal(err)
 	}
 	return sid
 }
@@ -43,9 +46,9 @@ func toolRounds(f *fixture, n, size int) string {
 // no more than max_tokens; and a result that leaves something out is not
 // far under its budget (the estimate is corrected, not trusted).
 func TestReadsHoldAnyBudget(t *testing.T) {
-	f := newFixture(t)
+	f := opstest.New(t)
 	sid := toolRounds(f, 30, 6000)
-	reads := map[string]string{
+	readArgs := map[string]string{
 		"get_conversation_context": `"turns":90`,
 		"get_startup_context":      `"summaries":2`,
 		"get_turns_since":          `"timestamp":"2000-01-01"`,
@@ -55,11 +58,11 @@ func TestReadsHoldAnyBudget(t *testing.T) {
 		"get_session_history":      `"format":"text"`,
 		"list_operations":          `"active_only":false`,
 	}
-	for name, args := range reads {
-		for _, budget := range []int{MinMaxTokens, 700, 1000, 1500, 2500, 4000, 7000, 12000, DefaultMaxTokens, 30000} {
-			res := f.mustCall(name, fmt.Sprintf(`{"session_id":%q,%s,"max_tokens":%d}`, sid, args, budget))
+	for name, args := range readArgs {
+		for _, budget := range []int{reads.MinMaxTokens, 700, 1000, 1500, 2500, 4000, 7000, 12000, reads.DefaultMaxTokens, 30000} {
+			res := f.MustCall(name, fmt.Sprintf(`{"session_id":%q,%s,"max_tokens":%d}`, sid, args, budget))
 			fit := fitOfValue(res)
-			n := countJSON(res)
+			n := reads.CountJSON(res)
 			if fit.ResultTokens != n || n > budget || fit.MaxTokens != budget {
 				t.Errorf("%s max_tokens=%d: result_tokens %d, max_tokens %d; its JSON counts %d", name, budget, fit.ResultTokens, fit.MaxTokens, n)
 			}
@@ -71,18 +74,18 @@ func TestReadsHoldAnyBudget(t *testing.T) {
 }
 
 // fitOfValue is the Fit a read's result (a value) embeds.
-func fitOfValue(res any) *Fit {
+func fitOfValue(res any) *reads.Fit {
 	p := reflect.New(reflect.TypeOf(res))
 	p.Elem().Set(reflect.ValueOf(res))
-	return p.Interface().(fitted).fitPart()
+	return reads.FitPart(p.Interface())
 }
 
 // TestTextAppearsOnce: a tool's output is the content of its message,
 // and its part keeps only the structure; a part whose text the content
 // does not show (thinking) keeps it.
 func TestTextAppearsOnce(t *testing.T) {
-	f := newFixture(t)
-	sid := f.session("parts", 0)
+	f := opstest.New(t)
+	sid := f.Session("parts", 0)
 	output := "line one of the output\nline two"
 	result := []model.Part{{Type: model.PartToolResult, ToolCallID: "c1", Text: output}}
 	answer := []model.Part{{Type: model.PartThinking, Text: "weighing the two lines"}, {Type: model.PartText, Text: "Two lines."}}
@@ -90,10 +93,10 @@ func TestTextAppearsOnce(t *testing.T) {
 		{Role: model.RoleTool, Content: formats.RenderContent(result), Parts: model.EncodeParts(result)},
 		{Role: model.RoleAssistant, Content: "Two lines.", Parts: model.EncodeParts(answer)},
 	}
-	if _, err := f.svc.AppendMessages(context.Background(), AppendMessagesArgs{SessionID: sid, Messages: msgs}); err != nil {
+	if _, err := f.Svc.AppendMessages(context.Background(), ops.AppendMessagesArgs{SessionID: sid, Messages: msgs}); err != nil {
 		t.Fatal(err)
 	}
-	r := f.mustCall("get_message_range", fmt.Sprintf(`{"session_id":%q,"start_idx":0,"end_idx":1}`, sid)).(MessageRangeResult)
+	r := f.MustCall("get_message_range", fmt.Sprintf(`{"session_id":%q,"start_idx":0,"end_idx":1}`, sid)).(reads.MessageRangeResult)
 	b := formats.Marshal(r)
 	if n := strings.Count(string(b), "line one of the output"); n != 1 {
 		t.Errorf("the tool's output appears %d times: %s", n, b)
@@ -114,23 +117,23 @@ func TestTextAppearsOnce(t *testing.T) {
 // within its budget runs once; one that must leave things out runs again
 // only to correct its estimate, a few times at most.
 func TestReadFitsInOnePassWhereItCan(t *testing.T) {
-	f := newFixture(t)
+	f := opstest.New(t)
 	sid := toolRounds(f, 30, 6000)
 	passes := 0
-	read := fitTo(func(s *Service, ctx context.Context, a MessageRangeArgs) (MessageRangeResult, error) {
+	read := reads.FitMessageRange(func(s *ops.Service, ctx context.Context, a reads.MessageRangeArgs) (reads.MessageRangeResult, error) {
 		passes++
-		return s.getMessageRange(ctx, a)
+		return reads.MessageRangeUnfitted(s, ctx, a)
 	})
 	budget := func(n int) *int { return &n }
 	for _, tc := range []struct {
 		end, budget, most int
 	}{
-		{2, DefaultMaxTokens, 1}, // complete: one pass
-		{89, NoLimit, 1},         // no limit: one pass
-		{89, 4000, 5},            // left out: corrected, at most four times more
+		{2, reads.DefaultMaxTokens, 1}, // complete: one pass
+		{89, reads.NoLimit, 1},         // no limit: one pass
+		{89, 4000, 5},                  // left out: corrected, at most four times more
 	} {
 		passes = 0
-		res, err := read(f.svc, context.Background(), MessageRangeArgs{SessionID: sid, StartIdx: budget(0), EndIdx: budget(tc.end), MaxTokens: budget(tc.budget)})
+		res, err := read(f.Svc, context.Background(), reads.MessageRangeArgs{SessionID: sid, StartIdx: budget(0), EndIdx: budget(tc.end), MaxTokens: budget(tc.budget)})
 		if err != nil {
 			t.Fatal(err)
 		}

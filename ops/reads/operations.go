@@ -1,9 +1,10 @@
-package ops
+package reads
 
 import (
 	"context"
 	"fmt"
 	"slices"
+	"weft/ops"
 
 	"weft/internal/english"
 	"weft/model"
@@ -51,7 +52,7 @@ type ListOperationsResult struct {
 
 // listOperations lists a session's operations in creation order: within
 // a budget, the latest that fit.
-func (s *Service) listOperations(_ context.Context, a ListOperationsArgs) (ListOperationsResult, error) {
+func listOperations(s *ops.Service, _ context.Context, a ListOperationsArgs) (ListOperationsResult, error) {
 	const tool = "list_operations"
 	budget, err := budgetArg(a.MaxTokens)
 	if err != nil {
@@ -78,13 +79,13 @@ func (s *Service) listOperations(_ context.Context, a ListOperationsArgs) (ListO
 			OperationID: op.ID, OpType: op.Type, Status: st, Active: op.Active,
 			Targets: op.Targets, Anchor: op.Anchor, Tags: op.Payload.Tags, WhenTags: op.WhenTags,
 			Summary: op.Payload.Summary, Messages: op.Payload.Messages,
-			CreatedAt: formatTime(op.CreatedAt), Author: op.Author, Version: op.Version,
+			CreatedAt: ops.FormatTime(op.CreatedAt), Author: op.Author, Version: op.Version,
 		}
 		if out.Targets == nil {
 			out.Targets = []model.ItemID{}
 		}
 		if op.RevertedAt != nil {
-			out.RevertedAt = formatTime(*op.RevertedAt)
+			out.RevertedAt = ops.FormatTime(*op.RevertedAt)
 		}
 		if i, ok := at[op.ID]; ok {
 			out.Index = &i
@@ -103,7 +104,7 @@ func (s *Service) listOperations(_ context.Context, a ListOperationsArgs) (ListO
 	}
 	// Newest first: what fits is the latest operations.
 	slices.Reverse(all)
-	place := snap.place(tool, a, false)
+	place := place(snap, tool, a, false)
 	start, err := cur.resume(place, len(all), func(k int) string { return all[k].OperationID })
 	if err != nil {
 		return ListOperationsResult{}, err

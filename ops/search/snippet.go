@@ -1,4 +1,4 @@
-package ops
+package search
 
 import (
 	"strings"
@@ -19,22 +19,23 @@ const (
 	snippetLine = 120
 )
 
-// hitFinder finds where in a message's content a search's query hit.
-type hitFinder struct {
+// HitFinder finds where in a message's content a search's query hit.
+type HitFinder struct {
 	query string
 	fuzzy bool
 	sub   *fuzzy.Matcher
 }
 
-func newHitFinder(query string, fuzzyMode bool) hitFinder {
-	return hitFinder{query: query, fuzzy: fuzzyMode, sub: fuzzy.NewMatcher(query)}
+// NewHitFinder finds query as a search of that mode does.
+func NewHitFinder(query string, fuzzyMode bool) HitFinder {
+	return HitFinder{query: query, fuzzy: fuzzyMode, sub: fuzzy.NewMatcher(query)}
 }
 
-// in returns the byte offset and length of the hit in content: the
+// In returns the byte offset and length of the hit in content: the
 // first occurrence of a substring query, the matched span of the best
 // line of a fuzzy one; 0, 0 when it finds none (a content that matched
 // only in a part).
-func (f hitFinder) in(content string) (at, size int) {
+func (f HitFinder) In(content string) (at, size int) {
 	if !f.fuzzy {
 		if i := f.sub.Index([]byte(content)); i >= 0 {
 			return i, min(f.sub.Len(), len(content)-i)
@@ -55,10 +56,10 @@ func (f hitFinder) in(content string) (at, size int) {
 	return line + first, last + lastSize - first
 }
 
-// snippet is the line of content a hit (at, size) is on and the lines
+// Snippet is the line of content a hit (at, size) is on and the lines
 // either side, long lines cut (…) around the hit, the hit between ** and
 // **.
-func snippet(content string, at, size int) string {
+func Snippet(content string, at, size int) string {
 	lineStart := strings.LastIndexByte(content[:at], '\n') + 1
 	lineEnd := len(content)
 	if i := strings.IndexByte(content[at+size:], '\n'); i >= 0 {
@@ -69,7 +70,7 @@ func snippet(content string, at, size int) string {
 		prev := content[:lineStart-1]
 		lines = append(lines, cutLine(prev[strings.LastIndexByte(prev, '\n')+1:]))
 	}
-	from, to := runeBack(content, max(lineStart, at-snippetAround)), runeBack(content, min(lineEnd, at+size+snippetAround))
+	from, to := RuneBack(content, max(lineStart, at-snippetAround)), RuneBack(content, min(lineEnd, at+size+snippetAround))
 	var b strings.Builder
 	if from > lineStart {
 		b.WriteString("…")
@@ -99,12 +100,12 @@ func cutLine(s string) string {
 	if len(s) <= snippetLine {
 		return s
 	}
-	return s[:runeBack(s, snippetLine)] + "…"
+	return s[:RuneBack(s, snippetLine)] + "…"
 }
 
-// runeBack moves a byte offset back to the start of the character it
+// RuneBack moves a byte offset back to the start of the character it
 // falls in.
-func runeBack(s string, i int) int {
+func RuneBack(s string, i int) int {
 	for i > 0 && i < len(s) && !utf8.RuneStart(s[i]) {
 		i--
 	}

@@ -1,9 +1,12 @@
-package ops
+package search_test
 
 import (
 	"context"
 	"slices"
 	"testing"
+	"weft/ops/opstest"
+	"weft/ops/reads"
+	"weft/ops/search"
 )
 
 // TestSubstringFollowsTheThread: the searchable text kept in memory is
@@ -11,13 +14,13 @@ import (
 // appended, a digest that hides messages and adds its summary, the raw
 // view; every answer is the items that hold the query.
 func TestSubstringFollowsTheThread(t *testing.T) {
-	f := newFixture(t)
+	f := opstest.New(t)
 	ctx := context.Background()
-	sid := f.session("kept", 10)
-	f.mustCall("append_messages", `{"messages":[{"role":"user","content":"the Kettle is on"}]}`)
+	sid := f.Session("kept", 10)
+	f.MustCall("append_messages", `{"messages":[{"role":"user","content":"the Kettle is on"}]}`)
 	check := func(step string, wantView, wantRaw []int) {
 		t.Helper()
-		hits, _, total, err := f.svc.SubstringLines(sid, "KETTLE", 0)
+		hits, _, total, err := search.SubstringLines(f.Svc, sid, "KETTLE", 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -33,7 +36,7 @@ func TestSubstringFollowsTheThread(t *testing.T) {
 			if raw {
 				view, want = "raw", wantRaw
 			}
-			res, err := f.svc.SearchSessionHistory(ctx, SearchArgs{SessionID: sid, Query: "kettle", View: view})
+			res, err := reads.SearchSessionHistory(f.Svc, ctx, reads.SearchArgs{SessionID: sid, Query: "kettle", View: view})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -47,11 +50,11 @@ func TestSubstringFollowsTheThread(t *testing.T) {
 		}
 	}
 	check("first search", []int{10}, []int{10})
-	f.mustCall("append_messages", `{"messages":[{"role":"assistant","content":"no"},{"role":"user","content":"a kettle again"}]}`)
+	f.MustCall("append_messages", `{"messages":[{"role":"assistant","content":"no"},{"role":"user","content":"a kettle again"}]}`)
 	check("after an append", []int{10, 12}, []int{10, 12})
-	f.mustCall("digest_messages", `{"start_idx":9,"end_idx":10,"summary":"about the KETTLE"}`)
+	f.MustCall("digest_messages", `{"start_idx":9,"end_idx":10,"summary":"about the KETTLE"}`)
 	check("after a digest", []int{9, 11}, []int{10, 12})
-	f.mustCall("digest_messages", `{"start_idx":0,"end_idx":1,"summary":"nothing"}`)
+	f.MustCall("digest_messages", `{"start_idx":0,"end_idx":1,"summary":"nothing"}`)
 	check("after a digest before the hits", []int{8, 10}, []int{10, 12})
 }
 
@@ -59,21 +62,21 @@ func TestSubstringFollowsTheThread(t *testing.T) {
 // previous keystrokes (only those searched, a digest's summary among
 // them) finds what the same query typed at once finds.
 func TestFuzzyNarrowedToFew(t *testing.T) {
-	f := newFixture(t)
-	sid := f.session("few", 200)
-	f.mustCall("append_messages", `{"messages":[{"role":"user","content":"a Zebra crossing"},{"role":"assistant","content":"zebras\nand more"}]}`)
-	f.mustCall("digest_messages", `{"start_idx":98,"end_idx":99,"summary":"zero zebra"}`)
-	var prev *FuzzyState
+	f := opstest.New(t)
+	sid := f.Session("few", 200)
+	f.MustCall("append_messages", `{"messages":[{"role":"user","content":"a Zebra crossing"},{"role":"assistant","content":"zebras\nand more"}]}`)
+	f.MustCall("digest_messages", `{"start_idx":98,"end_idx":99,"summary":"zero zebra"}`)
+	var prev *search.FuzzyState
 	for _, q := range []string{"z", "ze", "zeb", "zebr"} {
-		hits, next, err := f.svc.FuzzyLines(sid, q, prev, 10)
+		hits, next, err := search.FuzzyLines(f.Svc, sid, q, prev, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
-		fresh, _, err := f.svc.FuzzyLines(sid, q, nil, 10)
+		fresh, _, err := search.FuzzyLines(f.Svc, sid, q, nil, 10)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !slices.EqualFunc(hits, fresh, func(a, b LineHit) bool {
+		if !slices.EqualFunc(hits, fresh, func(a, b search.LineHit) bool {
 			return a.Index == b.Index && a.Line == b.Line && a.Score == b.Score && slices.Equal(a.Matched, b.Matched)
 		}) {
 			t.Fatalf("%q narrowed: %+v, typed at once: %+v", q, hits, fresh)
@@ -93,21 +96,18 @@ func TestFuzzyNarrowedToFew(t *testing.T) {
 // first and the one searched last kept whatever its size; a session
 // whose text was let go is searched as well as before, from the store.
 func TestSearchTextIsBounded(t *testing.T) {
-	f := newFixture(t)
-	ids := []string{f.session("a", 40), f.session("b", 40), f.session("c", 40)}
+	f := opstest.New(t)
+	ids := []string{f.Session("a", 40), f.Session("b", 40), f.Session("c", 40)}
 	kept := func() []bool {
-		f.svc.mu.Lock()
-		defer f.svc.mu.Unlock()
 		var out []bool
 		for _, id := range ids {
-			th := f.svc.threads[id]
-			out = append(out, th != nil && th.text != nil)
+			out = append(out, search.KeptText(f.Svc, id) >= 0)
 		}
 		return out
 	}
-	search := func(id string) {
+	find := func(id string) {
 		t.Helper()
-		hits, _, total, err := f.svc.SubstringLines(id, "message 3", 0)
+		hits, _, total, err := search.SubstringLines(f.Svc, id, "message 3", 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,22 +116,22 @@ func TestSearchTextIsBounded(t *testing.T) {
 			t.Fatalf("%s: %d hits (total %d), the first at %d", id, len(hits), total, hits[0].Index)
 		}
 	}
-	f.svc.textBudget = 1000 // two sessions' text (40 messages of about 10 bytes each), not three
-	search(ids[0])
-	search(ids[1])
+	search.SetTextBudget(f.Svc, 1000) // two sessions' text (40 messages of about 10 bytes each), not three
+	find(ids[0])
+	find(ids[1])
 	if got := kept(); !slices.Equal(got, []bool{true, true, false}) {
 		t.Fatalf("after a and b, kept %v", got)
 	}
-	search(ids[2])
+	find(ids[2])
 	if got := kept(); !slices.Equal(got, []bool{false, true, true}) {
 		t.Fatalf("after c, kept %v: a, searched longest ago, should go", got)
 	}
-	search(ids[0]) // read again
+	find(ids[0]) // read again
 	if got := kept(); !slices.Equal(got, []bool{true, false, true}) {
 		t.Fatalf("after a again, kept %v", got)
 	}
-	f.svc.textBudget = 1 // smaller than any: the last searched keeps its own
-	search(ids[1])
+	search.SetTextBudget(f.Svc, 1) // smaller than any: the last searched keeps its own
+	find(ids[1])
 	if got := kept(); !slices.Equal(got, []bool{false, true, false}) {
 		t.Fatalf("with no room, kept %v", got)
 	}
@@ -140,18 +140,15 @@ func TestSearchTextIsBounded(t *testing.T) {
 // TestPrepareSearch: preparing a search reads the session's text once,
 // before any query; a session that does not exist is an error.
 func TestPrepareSearch(t *testing.T) {
-	f := newFixture(t)
-	sid := f.session("ready", 30)
-	if err := f.svc.PrepareSearch(sid); err != nil {
+	f := opstest.New(t)
+	sid := f.Session("ready", 30)
+	if err := search.Prepare(f.Svc, sid); err != nil {
 		t.Fatal(err)
 	}
-	f.svc.mu.Lock()
-	th := f.svc.threads[sid]
-	f.svc.mu.Unlock()
-	if th == nil || th.text == nil || th.text.c.Len() != 30 {
-		t.Fatalf("the text was not prepared: %+v", th)
+	if n := search.KeptText(f.Svc, sid); n != 30 {
+		t.Fatalf("the text was not prepared: %d messages kept", n)
 	}
-	if err := f.svc.PrepareSearch("no-such-session"); err == nil {
+	if err := search.Prepare(f.Svc, "no-such-session"); err == nil {
 		t.Error("a session that does not exist was prepared")
 	}
 }

@@ -1,4 +1,4 @@
-package ops
+package reads_test
 
 import (
 	"context"
@@ -7,46 +7,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
+	"weft/ops"
+	"weft/ops/opstest"
+	"weft/ops/reads"
 
 	"weft/formats/export"
 	"weft/model"
 	"weft/ops/assemble"
 )
-
-// asmSession makes a session of the given messages, one minute apart
-// from t0, and returns its ID.
-func (f *fixture) asmSession(title string, msgs []model.NewMessage) string {
-	f.t.Helper()
-	ctx := context.Background()
-	res, err := f.svc.CreateSession(ctx, CreateSessionArgs{Title: title})
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	for i := range msgs {
-		if msgs[i].CreatedAt.IsZero() {
-			msgs[i].CreatedAt = t0.Add(time.Duration(i) * time.Minute)
-		}
-	}
-	if _, err := f.svc.AppendMessages(ctx, AppendMessagesArgs{SessionID: res.SessionID, Messages: msgs}); err != nil {
-		f.t.Fatal(err)
-	}
-	return res.SessionID
-}
-
-// asmEven is n messages of the given tokens each, alternating user and
-// assistant, with content "message <k>" (k from 1).
-func asmEven(n, tokens int) []model.NewMessage {
-	out := make([]model.NewMessage, n)
-	for i := range out {
-		role := model.RoleUser
-		if i%2 == 1 {
-			role = model.RoleAssistant
-		}
-		out[i] = model.NewMessage{Role: role, Content: fmt.Sprintf("message %d", i+1), Tokens: tokens}
-	}
-	return out
-}
 
 // asmToolTurn is an assistant's tool call and the tool's result.
 func asmToolTurn(id, name, input, output string, tokens int) []model.NewMessage {
@@ -116,7 +84,7 @@ func asmCheckAnthropic(t *testing.T, body *export.AnthropicBody) {
 }
 
 func TestAssembleFormats(t *testing.T) {
-	f := newFixture(t)
+	f := opstest.New(t)
 	msgs := []model.NewMessage{
 		{Role: model.RoleSystem, Content: "You are terse."},
 		{Role: model.RoleUser, Content: "Which files are there?"},
@@ -128,15 +96,15 @@ func TestAssembleFormats(t *testing.T) {
 	)
 	msgs = append(msgs, asmToolTurn("call_2", "ls", `{"path":"./..."}`, "main_test.go", 0)...)
 	msgs = append(msgs, model.NewMessage{Role: model.RoleAssistant, Content: "One test file."})
-	sid := f.asmSession("formats", msgs)
+	sid := f.Messages("formats", msgs)
 	// A digest over the first exchange leaves a system message mid-thread.
-	f.mustCall("digest_messages", `{"start_idx":1,"end_idx":4,"summary":"Listed the files: main.go, go.mod."}`)
+	f.MustCall("digest_messages", `{"start_idx":1,"end_idx":4,"summary":"Listed the files: main.go, go.mod."}`)
 
 	tests := []struct {
 		format string
-		check  func(t *testing.T, r AssembleResult)
+		check  func(t *testing.T, r reads.AssembleResult)
 	}{
-		{"openai", func(t *testing.T, r AssembleResult) {
+		{"openai", func(t *testing.T, r reads.AssembleResult) {
 			asmCheckOpenAI(t, r.Messages)
 			roles := []string{}
 			for _, m := range r.Messages {
@@ -149,12 +117,12 @@ func TestAssembleFormats(t *testing.T) {
 				t.Errorf("messages %+v", r.Messages)
 			}
 		}},
-		{"", func(t *testing.T, r AssembleResult) {
+		{"", func(t *testing.T, r reads.AssembleResult) {
 			if r.Format != "openai" || len(r.Messages) != 6 {
 				t.Errorf("default format %q, %d messages", r.Format, len(r.Messages))
 			}
 		}},
-		{"anthropic", func(t *testing.T, r AssembleResult) {
+		{"anthropic", func(t *testing.T, r reads.AssembleResult) {
 			if r.Anthropic == nil || len(r.Messages) != 0 || r.Text != "" {
 				t.Fatalf("anthropic result %+v", r)
 			}
@@ -173,7 +141,7 @@ func TestAssembleFormats(t *testing.T) {
 				t.Errorf("tool_use %+v", use)
 			}
 		}},
-		{"text", func(t *testing.T, r AssembleResult) {
+		{"text", func(t *testing.T, r reads.AssembleResult) {
 			if !strings.HasPrefix(r.Text, "system: You are terse.\n\nsystem: Listed the files") || !strings.Contains(r.Text, "assistant: One test file.") {
 				t.Errorf("text %q", r.Text)
 			}
@@ -181,12 +149,12 @@ func TestAssembleFormats(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.format, func(t *testing.T) {
-			r := f.mustCall("assemble_context", fmt.Sprintf(`{"session_id":%q,"format":%q}`, sid, tt.format)).(AssembleResult)
+			r := f.MustCall("assemble_context", fmt.Sprintf(`{"session_id":%q,"format":%q}`, sid, tt.format)).(reads.AssembleResult)
 			if r.Count != 6 || r.LeftOut != 0 || len(r.Omitted) != 0 || r.SummariesIncluded != 1 {
 				t.Errorf("count %d, left out %d %v, summaries %d", r.Count, r.LeftOut, r.Omitted, r.SummariesIncluded)
 			}
-			if r.Tokens != f.view(sid).Tokens {
-				t.Errorf("tokens %d, the view has %d", r.Tokens, f.view(sid).Tokens)
+			if r.Tokens != f.View(sid).Tokens {
+				t.Errorf("tokens %d, the view has %d", r.Tokens, f.View(sid).Tokens)
 			}
 			tt.check(t, r)
 		})
@@ -206,29 +174,29 @@ func TestAssembleMaxTokens(t *testing.T) {
 		kept   string // contents of the kept items, space-separated numbers or names
 		ranges []rng
 	}{
-		{name: "all fits", msgs: asmEven(10, 100), args: `{"max_tokens":1000}`, kept: "1 2 3 4 5 6 7 8 9 10"},
-		{name: "the oldest go", msgs: asmEven(20, 100), args: `{"max_tokens":1000}`, kept: "11 12 13 14 15 16 17 18 19 20",
+		{name: "all fits", msgs: opstest.Even(10, 100), args: `{"max_tokens":1000}`, kept: "1 2 3 4 5 6 7 8 9 10"},
+		{name: "the oldest go", msgs: opstest.Even(20, 100), args: `{"max_tokens":1000}`, kept: "11 12 13 14 15 16 17 18 19 20",
 			ranges: []rng{{0, 9, "max_tokens"}}},
-		{name: "newest alone", msgs: asmEven(5, 100), args: `{"max_tokens":150}`, kept: "5", ranges: []rng{{0, 3, "max_tokens"}}},
-		{name: "a summary stands in for older turns", msgs: asmEven(20, 100), digest: `{"start_idx":2,"end_idx":9,"summary":"Early work."}`,
+		{name: "newest alone", msgs: opstest.Even(5, 100), args: `{"max_tokens":150}`, kept: "5", ranges: []rng{{0, 3, "max_tokens"}}},
+		{name: "a summary stands in for older turns", msgs: opstest.Even(20, 100), digest: `{"start_idx":2,"end_idx":9,"summary":"Early work."}`,
 			args: `{"max_tokens":1000}`, kept: "S 12 13 14 15 16 17 18 19 20", ranges: []rng{{0, 1, "max_tokens"}, {3, 3, "max_tokens"}}},
-		{name: "summaries before older turns", msgs: asmEven(20, 100), digest: `{"start_idx":0,"end_idx":5,"summary":"Setup."}`,
+		{name: "summaries before older turns", msgs: opstest.Even(20, 100), digest: `{"start_idx":0,"end_idx":5,"summary":"Setup."}`,
 			args: `{"max_tokens":760}`, kept: "S 14 15 16 17 18 19 20", ranges: []rng{{1, 7, "max_tokens"}}},
-		{name: "the system prompt stays", msgs: append([]model.NewMessage{{Role: model.RoleSystem, Content: "Be brief.", Tokens: 50}}, asmEven(10, 100)...),
+		{name: "the system prompt stays", msgs: append([]model.NewMessage{{Role: model.RoleSystem, Content: "Be brief.", Tokens: 50}}, opstest.Even(10, 100)...),
 			args: `{"max_tokens":350}`, kept: "Be 8 9 10", ranges: []rng{{1, 7, "max_tokens"}}},
-		{name: "max_messages first", msgs: asmEven(20, 100), args: `{"max_tokens":1000,"max_messages":4}`, kept: "17 18 19 20",
+		{name: "max_messages first", msgs: opstest.Even(20, 100), args: `{"max_tokens":1000,"max_messages":4}`, kept: "17 18 19 20",
 			ranges: []rng{{0, 15, "max_messages"}}},
-		{name: "a result without its call goes", msgs: append(append(asmEven(2, 100), asmToolTurn("c1", "ls", `{}`, "x", 100)...), asmEven(2, 100)...),
+		{name: "a result without its call goes", msgs: append(append(opstest.Even(2, 100), asmToolTurn("c1", "ls", `{}`, "x", 100)...), opstest.Even(2, 100)...),
 			args: `{"max_tokens":350}`, kept: "1 2", ranges: []rng{{0, 3, "max_tokens"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFixture(t)
-			sid := f.asmSession(tt.name, tt.msgs)
+			f := opstest.New(t)
+			sid := f.Messages(tt.name, tt.msgs)
 			if tt.digest != "" {
-				f.mustCall("digest_messages", tt.digest)
+				f.MustCall("digest_messages", tt.digest)
 			}
-			r := f.mustCall("assemble_context", tt.args).(AssembleResult)
+			r := f.MustCall("assemble_context", tt.args).(reads.AssembleResult)
 			var got []string
 			for _, m := range r.Messages {
 				word := strings.Fields(m.Content)
@@ -249,7 +217,7 @@ func TestAssembleMaxTokens(t *testing.T) {
 			for _, o := range r.Omitted {
 				gotRanges = append(gotRanges, rng{o.StartIdx, o.EndIdx, o.Reason})
 				left += o.Count
-				v := f.view(sid)
+				v := f.View(sid)
 				if o.FirstID != v.ID(v.Items[o.StartIdx]) || o.LastID != v.ID(v.Items[o.EndIdx]) || o.Count != o.EndIdx-o.StartIdx+1 {
 					t.Errorf("range %+v does not describe its items", o)
 				}
@@ -257,7 +225,7 @@ func TestAssembleMaxTokens(t *testing.T) {
 			if !slices.Equal(gotRanges, tt.ranges) {
 				t.Errorf("omitted %v, want %v", gotRanges, tt.ranges)
 			}
-			v := f.view(sid)
+			v := f.View(sid)
 			if left != r.LeftOut || r.Count+r.LeftOut != v.Len() || r.Tokens+r.LeftOutTokens != v.Tokens {
 				t.Errorf("count %d + left out %d (listed %d) != %d items; tokens %d + %d != %d", r.Count, r.LeftOut, left, v.Len(), r.Tokens, r.LeftOutTokens, v.Tokens)
 			}
@@ -269,10 +237,10 @@ func TestAssembleMaxTokens(t *testing.T) {
 }
 
 func TestAssembleWithPreferencesAndBudget(t *testing.T) {
-	f := newFixture(t)
-	f.asmSession("prefs", asmEven(30, 100))
-	f.mustCall("request_context_slice", `{"start_message_index":10,"end_message_index":19}`)
-	r := f.mustCall("assemble_context", `{"max_tokens":500,"format":"text"}`).(AssembleResult)
+	f := opstest.New(t)
+	f.Messages("prefs", opstest.Even(30, 100))
+	f.MustCall("request_context_slice", `{"start_message_index":10,"end_message_index":19}`)
+	r := f.MustCall("assemble_context", `{"max_tokens":500,"format":"text"}`).(reads.AssembleResult)
 	if r.Preferences == nil || r.Count != 5 || !strings.HasPrefix(r.Text, "assistant: message 16\n") {
 		t.Fatalf("count %d, prefs %v, text %q", r.Count, r.Preferences, r.Text)
 	}
@@ -285,28 +253,28 @@ func TestAssembleWithPreferencesAndBudget(t *testing.T) {
 		t.Errorf("omitted %+v\nwant %+v", r.Omitted, want)
 	}
 	// Used once: the next assembly is the whole thread again.
-	r = f.mustCall("assemble_context", `{"max_tokens":500}`).(AssembleResult)
+	r = f.MustCall("assemble_context", `{"max_tokens":500}`).(reads.AssembleResult)
 	if r.Preferences != nil || r.Messages[len(r.Messages)-1].Content != "message 30" {
 		t.Errorf("second assembly: prefs %v, last %+v", r.Preferences, r.Messages[len(r.Messages)-1])
 	}
 }
 
 func TestAssembleKeepsToolPairsWhenCutting(t *testing.T) {
-	f := newFixture(t)
+	f := opstest.New(t)
 	var msgs []model.NewMessage
 	for k := range 30 {
 		msgs = append(msgs, model.NewMessage{Role: model.RoleUser, Content: fmt.Sprintf("step %d", k), Tokens: 30})
 		msgs = append(msgs, asmToolTurn(fmt.Sprintf("call_%d", k), "run", fmt.Sprintf(`{"k":%d}`, k), "ok", 40+k)...)
 		msgs = append(msgs, model.NewMessage{Role: model.RoleAssistant, Content: "done", Tokens: 20})
 	}
-	f.asmSession("tools", msgs)
+	f.Messages("tools", msgs)
 	// Leave results without calls and calls without results about.
-	f.mustCall("snip_messages", `{"start_idx":41,"end_idx":41}`)
-	f.mustCall("digest_messages", `{"start_idx":61,"end_idx":62,"summary":"Ran step 15."}`)
+	f.MustCall("snip_messages", `{"start_idx":41,"end_idx":41}`)
+	f.MustCall("digest_messages", `{"start_idx":61,"end_idx":62,"summary":"Ran step 15."}`)
 	adjusted := 0
 	for budget := 60; budget <= 4000; budget += 173 {
 		for _, format := range []string{"openai", "anthropic"} {
-			r := f.mustCall("assemble_context", fmt.Sprintf(`{"max_tokens":%d,"format":%q}`, budget, format)).(AssembleResult)
+			r := f.MustCall("assemble_context", fmt.Sprintf(`{"max_tokens":%d,"format":%q}`, budget, format)).(reads.AssembleResult)
 			if r.Tokens > budget {
 				t.Fatalf("budget %d: %d tokens", budget, r.Tokens)
 			}
@@ -324,35 +292,35 @@ func TestAssembleKeepsToolPairsWhenCutting(t *testing.T) {
 }
 
 func TestAssembleRefusals(t *testing.T) {
-	f := newFixture(t)
-	sid := f.asmSession("refusals", asmEven(6, 100))
-	f.mustCall("request_context_slice", `{"start_message_index":1,"end_message_index":3}`)
+	f := opstest.New(t)
+	sid := f.Messages("refusals", opstest.Even(6, 100))
+	f.MustCall("request_context_slice", `{"start_message_index":1,"end_message_index":3}`)
 	tests := []struct {
 		args string
 		kind error
 		says string
 	}{
-		{`{"format":"xml"}`, ErrInvalid, `format "xml" is not openai, anthropic or text`},
-		{`{"max_tokens":-5}`, ErrInvalid, "max_tokens -5 is negative"},
-		{`{"max_messages":-1}`, ErrInvalid, "max_messages -1 is negative"},
-		{`{"max_tokens":99}`, ErrInvalid, "max_tokens 99 is too small: nothing fits, and the newest item (3, m4) alone has 100 tokens"},
-		{`{"session_id":"nosuchsession"}`, ErrNotFound, `session "nosuchsession" not found`},
-		{`{"max_tokens":"lots"}`, ErrInvalid, "argument max_tokens must be an integer"},
+		{`{"format":"xml"}`, ops.ErrInvalid, `format "xml" is not openai, anthropic or text`},
+		{`{"max_tokens":-5}`, ops.ErrInvalid, "max_tokens -5 is negative"},
+		{`{"max_messages":-1}`, ops.ErrInvalid, "max_messages -1 is negative"},
+		{`{"max_tokens":99}`, ops.ErrInvalid, "max_tokens 99 is too small: nothing fits, and the newest item (3, m4) alone has 100 tokens"},
+		{`{"session_id":"nosuchsession"}`, ops.ErrNotFound, `session "nosuchsession" not found`},
+		{`{"max_tokens":"lots"}`, ops.ErrInvalid, "argument max_tokens must be an integer"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.args, func(t *testing.T) {
-			before := f.fileHash()
-			_, err := f.call("assemble_context", tt.args)
+			before := f.FileHash()
+			_, err := f.Call("assemble_context", tt.args)
 			if !errors.Is(err, tt.kind) || !strings.Contains(fmt.Sprint(err), tt.says) {
 				t.Fatalf("error %v, want %v saying %q", err, tt.kind, tt.says)
 			}
-			if f.fileHash() != before {
+			if f.FileHash() != before {
 				t.Errorf("the database file changed")
 			}
 		})
 	}
 	// The refused requests left the preferences pending.
-	r := f.mustCall("assemble_context", fmt.Sprintf(`{"session_id":%q}`, sid)).(AssembleResult)
+	r := f.MustCall("assemble_context", fmt.Sprintf(`{"session_id":%q}`, sid)).(reads.AssembleResult)
 	if r.Preferences == nil || r.Count != 3 {
 		t.Fatalf("preferences were consumed by a refused request: %+v", r)
 	}
@@ -363,8 +331,8 @@ func TestAssembleRefusals(t *testing.T) {
 // list of what was left out (a walk over the thread), and the bodies of
 // what fits.
 func BenchmarkAssembleBudget1M(b *testing.B) {
-	path, sid := benchFile(b, 1_000_000, 200, 10_000)
-	svc := benchService(b, path)
+	path, sid := opstest.BenchFile(b, 1_000_000, 200, 10_000)
+	svc := opstest.BenchService(b, path)
 	ctx := context.Background()
 	if _, _, err := svc.View(sid); err != nil {
 		b.Fatal(err)
@@ -372,7 +340,7 @@ func BenchmarkAssembleBudget1M(b *testing.B) {
 	for _, format := range []string{"openai", "anthropic"} {
 		b.Run(format, func(b *testing.B) {
 			for b.Loop() {
-				r, err := svc.AssembleContext(ctx, AssembleArgs{SessionID: sid, Format: format, MaxTokens: 8000})
+				r, err := reads.AssembleContext(svc, ctx, reads.AssembleArgs{SessionID: sid, Format: format, MaxTokens: 8000})
 				if err != nil || r.Count == 0 || r.Tokens > 8000 {
 					b.Fatal(err, r.Count, r.Tokens)
 				}
@@ -382,7 +350,7 @@ func BenchmarkAssembleBudget1M(b *testing.B) {
 }
 
 func TestAssembleListsAtMostSoManyRuns(t *testing.T) {
-	f := newFixture(t)
+	f := opstest.New(t)
 	var msgs []model.NewMessage
 	for k := range 450 {
 		word := "other"
@@ -391,11 +359,11 @@ func TestAssembleListsAtMostSoManyRuns(t *testing.T) {
 		}
 		msgs = append(msgs, model.NewMessage{Role: model.RoleUser, Content: fmt.Sprintf("%s %d", word, k), Tokens: 10})
 	}
-	f.asmSession("runs", msgs)
+	f.Messages("runs", msgs)
 	// Every third message matches: 150 kept, with 150 runs of two left
 	// out between and after them (the slice itself is the first match).
-	f.mustCall("request_context_slice", `{"start_message_index":0,"end_message_index":0,"include_search_results":true,"query":"marked"}`)
-	r := f.mustCall("assemble_context", `{"format":"text"}`).(AssembleResult)
+	f.MustCall("request_context_slice", `{"start_message_index":0,"end_message_index":0,"include_search_results":true,"query":"marked"}`)
+	r := f.MustCall("assemble_context", `{"format":"text"}`).(reads.AssembleResult)
 	if r.Count != 150 || r.LeftOut != 300 || len(r.Omitted) != assemble.MaxOmittedRanges || r.OmittedNotListed != 150-assemble.MaxOmittedRanges {
 		t.Fatalf("count %d, left out %d in %d listed runs and %d not listed", r.Count, r.LeftOut, len(r.Omitted), r.OmittedNotListed)
 	}

@@ -1,4 +1,4 @@
-package ops
+package reads_test
 
 import (
 	"context"
@@ -6,6 +6,9 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"weft/ops"
+	"weft/ops/opstest"
+	"weft/ops/reads"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -47,30 +50,30 @@ func breakOp(t *testing.T, path, opID string) {
 // marked unreadable, with the reason); the other session reads and
 // exports; the damaged one says what is wrong.
 func TestOneDamagedSessionLeavesTheOthers(t *testing.T) {
-	f := newFixture(t)
+	f := opstest.New(t)
 	ctx := context.Background()
-	bad := f.session("damaged", 4)
-	good := f.session("sound", 4)
-	lost := f.session("lost record", 2)
+	bad := f.Session("damaged", 4)
+	good := f.Session("sound", 4)
+	lost := f.Session("lost record", 2)
 	var opIDs []string
 	for _, sid := range []string{bad, good} {
-		res, err := f.svc.TagMessages(ctx, TagArgs{Selection: Selection{SessionID: sid, IDs: []model.ItemID{"m1"}}, Tags: []string{"t"}})
+		res, err := f.Svc.TagMessages(ctx, ops.TagArgs{Selection: ops.Selection{SessionID: sid, IDs: []model.ItemID{"m1"}}, Tags: []string{"t"}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		opIDs = append(opIDs, res.OperationID)
 	}
-	f.st.Close()
-	breakOp(t, f.path, opIDs[0])
-	db, err := bolt.Open(f.path, 0o600, nil)
+	f.St.Close()
+	breakOp(t, f.Path, opIDs[0])
+	db, err := bolt.Open(f.Path, 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	db.Update(func(tx *bolt.Tx) error { return tx.Bucket([]byte("sessions")).Put([]byte(lost), []byte{1}) })
 	db.Close()
-	f.open()
+	f.Open()
 
-	list, err := f.svc.ListSessions(ctx, ListSessionsArgs{})
+	list, err := reads.ListSessions(f.Svc, ctx, reads.ListSessionsArgs{})
 	if err != nil {
 		t.Fatalf("list_sessions: %v", err)
 	}
@@ -92,17 +95,17 @@ func TestOneDamagedSessionLeavesTheOthers(t *testing.T) {
 			}
 		}
 	}
-	if _, v, err := f.svc.View(good); err != nil || v.Len() != 4 {
+	if _, v, err := f.Svc.View(good); err != nil || v.Len() != 4 {
 		t.Errorf("the sound session's view: %v", err)
 	}
-	if _, items, err := f.svc.ExportItems(good, false); err != nil || len(items) != 4 {
+	if _, items, err := f.Svc.ExportItems(good, false); err != nil || len(items) != 4 {
 		t.Errorf("exporting the sound session: %d items, %v", len(items), err)
 	}
-	if exp, err := f.svc.ExportWeft(good); err != nil || len(exp.Ops) != 1 {
+	if exp, err := f.Svc.ExportWeft(good); err != nil || len(exp.Ops) != 1 {
 		t.Errorf("exporting the sound session as weft: %v", err)
 	}
-	_, _, err = f.svc.View(bad)
-	if !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), f.path) || !strings.Contains(err.Error(), bad) {
+	_, _, err = f.Svc.View(bad)
+	if !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), f.Path) || !strings.Contains(err.Error(), bad) {
 		t.Errorf("reading the damaged session: %v", err)
 	}
 }

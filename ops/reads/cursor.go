@@ -1,4 +1,4 @@
-package ops
+package reads
 
 import (
 	"encoding/base64"
@@ -7,6 +7,8 @@ import (
 	"hash/fnv"
 	"reflect"
 	"slices"
+	"weft/ops"
+	"weft/ops/search"
 
 	"weft/model"
 )
@@ -85,10 +87,10 @@ func cursorArg(tool, s string) (*readCursor, error) {
 		err = json.Unmarshal(b, &c)
 	}
 	if err != nil || len(s) > maxCursor || c.Tool == "" || c.Last == "" {
-		return nil, Invalidf("cursor %s is not a next_cursor weft gave: pass back a result's next_cursor as it is, or call %s without cursor", quoteShort(s), tool)
+		return nil, ops.Invalidf("cursor %s is not a next_cursor weft gave: pass back a result's next_cursor as it is, or call %s without cursor", quoteShort(s), tool)
 	}
 	if c.Tool != tool {
-		return nil, Invalidf("cursor is a next_cursor of %s, not of %s: pass a next_cursor back to the tool that gave it", c.Tool, tool)
+		return nil, ops.Invalidf("cursor is a next_cursor of %s, not of %s: pass a next_cursor back to the tool that gave it", c.Tool, tool)
 	}
 	return &c, nil
 }
@@ -103,20 +105,20 @@ func (c *readCursor) resume(p readPlace, n int, id func(k int) string) (int, err
 	}
 	switch {
 	case c.Session != p.sessionID():
-		return 0, Invalidf("cursor is for session %s, not %s: pass session_id=%s with it, or call %s without cursor", c.Session, p.sessionID(), c.Session, p.tool)
+		return 0, ops.Invalidf("cursor is for session %s, not %s: pass session_id=%s with it, or call %s without cursor", c.Session, p.sessionID(), c.Session, p.tool)
 	case c.Args != p.args:
-		return 0, Invalidf("cursor was given for other arguments: pass it with the same arguments (max_tokens aside) as the call that gave it, or call %s without cursor", p.tool)
+		return 0, ops.Invalidf("cursor was given for other arguments: pass it with the same arguments (max_tokens aside) as the call that gave it, or call %s without cursor", p.tool)
 	case c.Version > p.version():
-		return 0, Invalidf("cursor is from version %d of session %s, which is at version %d: it is not one this file gave; call %s without cursor", c.Version, p.sessionID(), p.version(), p.tool)
+		return 0, ops.Invalidf("cursor is from version %d of session %s, which is at version %d: it is not one this file gave; call %s without cursor", c.Version, p.sessionID(), p.version(), p.tool)
 	case c.State != p.state || (p.strict && c.Version != p.version()):
-		return 0, Invalidf("cursor is stale: %s; call %s again without cursor", p.since(c.Version), p.tool)
+		return 0, ops.Invalidf("cursor is stale: %s; call %s again without cursor", p.since(c.Version), p.tool)
 	}
 	for k := range n {
 		if id(k) == c.Last {
 			return k + 1, nil
 		}
 	}
-	return 0, Invalidf("cursor is stale: %s is no longer in the result (%s); call %s again without cursor", c.Last, p.since(c.Version), p.tool)
+	return 0, ops.Invalidf("cursor is stale: %s is no longer in the result (%s); call %s again without cursor", c.Last, p.since(c.Version), p.tool)
 }
 
 // since says what changed since a cursor's version.
@@ -127,7 +129,7 @@ func (p readPlace) since(v uint64) string {
 	if v == p.session.Version {
 		return fmt.Sprintf("session %s is at version %d, as it was", p.session.ID, v)
 	}
-	return changesSince(p.session, v)
+	return ops.ChangesSince(p.session, v)
 }
 
 // hashArgs hashes a read's arguments (a struct) but for session_id,
@@ -178,14 +180,14 @@ func listState(ids []string, versions []uint64) uint64 {
 func quoteShort(s string) string {
 	const most = 40
 	if len(s) > most {
-		return fmt.Sprintf("%q… (%d bytes)", s[:runeBack(s, most)], len(s))
+		return fmt.Sprintf("%q… (%d bytes)", s[:search.RuneBack(s, most)], len(s))
 	}
 	return fmt.Sprintf("%q", s)
 }
 
 // place is what a cursor of tool on this snapshot must match, for a read
 // with arguments args (hashArgs).
-func (snap *Snapshot) place(tool string, args any, strict bool) readPlace {
+func place(snap ops.Snapshot, tool string, args any, strict bool) readPlace {
 	info := snap.Info
 	return readPlace{tool: tool, session: &info, args: hashArgs(args), state: threadState(&info, snap.Ops), strict: strict}
 }

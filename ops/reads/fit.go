@@ -1,10 +1,12 @@
-package ops
+package reads
 
 import (
 	"context"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"weft/ops"
+	"weft/ops/search"
 
 	"weft/formats"
 	"weft/internal/tokens"
@@ -73,10 +75,10 @@ func budgetArg(p *int) (int, error) {
 		return DefaultMaxTokens, nil
 	}
 	if *p < 0 || (*p > 0 && *p < MinMaxTokens) {
-		return 0, Invalidf("max_tokens %d is too small for a result: give %d or more (default %d; 0 for no limit)", *p, MinMaxTokens, DefaultMaxTokens)
+		return 0, ops.Invalidf("max_tokens %d is too small for a result: give %d or more (default %d; 0 for no limit)", *p, MinMaxTokens, DefaultMaxTokens)
 	}
 	if *p > MaxMaxTokens {
-		return 0, Invalidf("max_tokens %d is more than %d, more than any model takes: give less, or 0 for no limit", *p, MaxMaxTokens)
+		return 0, ops.Invalidf("max_tokens %d is more than %d, more than any model takes: give less, or 0 for no limit", *p, MaxMaxTokens)
 	}
 	return *p, nil
 }
@@ -261,7 +263,7 @@ func cutText(s string, n, keep int) (head string, kept, rest int) {
 		return s, utf8.RuneCountInString(s), 0
 	}
 	at := int(int64(len(s)) * int64(max(keep, 0)) / int64(max(n, 1)))
-	at = runeBack(s, min(max(at, 0), len(s)))
+	at = search.RuneBack(s, min(max(at, 0), len(s)))
 	// End at a line when the last fifth of what is kept has one.
 	if nl := strings.LastIndexByte(s[:at], '\n'); nl > 0 && nl >= at*4/5 {
 		at = nl + 1
@@ -300,8 +302,8 @@ func fitTo[A any, PA interface {
 }, R any, PR interface {
 	*R
 	fitted
-}](fn func(*Service, context.Context, A) (R, error)) func(*Service, context.Context, A) (R, error) {
-	return func(s *Service, ctx context.Context, a A) (R, error) {
+}](fn func(*ops.Service, context.Context, A) (R, error)) func(*ops.Service, context.Context, A) (R, error) {
+	return func(s *ops.Service, ctx context.Context, a A) (R, error) {
 		best, err := fn(s, ctx, a)
 		if err != nil {
 			return best, err

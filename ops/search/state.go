@@ -1,4 +1,4 @@
-package ops
+package search
 
 import "weft/model"
 

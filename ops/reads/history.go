@@ -1,4 +1,4 @@
-package ops
+package reads
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+	"weft/ops"
+	"weft/ops/search"
 
 	"weft/formats"
 	"weft/formats/export"
@@ -36,7 +38,7 @@ type SessionSnippet struct {
 
 // SessionMatch is a session that matched, and what in it did.
 type SessionMatch struct {
-	Session SessionOut `json:"session"`
+	Session ops.SessionOut `json:"session"`
 	// Matched says what matched: "title", "content" or both.
 	Matched        []string         `json:"matched"`
 	ContentMatches int              `json:"content_matches"`
@@ -58,16 +60,16 @@ const searchSnippets = 3
 // searchSessions finds the sessions whose title or effective thread
 // contains the query: title matches first, then by how many messages
 // match, then the most recently updated.
-func (s *Service) searchSessions(_ context.Context, a SearchSessionsArgs) (SearchSessionsResult, error) {
+func searchSessions(s *ops.Service, _ context.Context, a SearchSessionsArgs) (SearchSessionsResult, error) {
 	const tool = "search_sessions"
 	query := strings.TrimSpace(a.Query)
 	if query == "" {
-		return SearchSessionsResult{}, Invalidf("query is empty: give the text to look for in titles and messages")
+		return SearchSessionsResult{}, ops.Invalidf("query is empty: give the text to look for in titles and messages")
 	}
 	limit := 20
 	if a.Limit != nil {
 		if *a.Limit < 1 || *a.Limit > 200 {
-			return SearchSessionsResult{}, Invalidf("limit %d is outside 1..200 (default 20)", *a.Limit)
+			return SearchSessionsResult{}, ops.Invalidf("limit %d is outside 1..200 (default 20)", *a.Limit)
 		}
 		limit = *a.Limit
 	}
@@ -79,7 +81,7 @@ func (s *Service) searchSessions(_ context.Context, a SearchSessionsArgs) (Searc
 	if err != nil {
 		return SearchSessionsResult{}, err
 	}
-	sessions, err := s.st.Sessions()
+	sessions, err := s.Store().Sessions()
 	if err != nil {
 		return SearchSessionsResult{}, err
 	}
@@ -91,12 +93,12 @@ func (s *Service) searchSessions(_ context.Context, a SearchSessionsArgs) (Searc
 		if err != nil {
 			return SearchSessionsResult{}, err
 		}
-		m := SessionMatch{Session: sessionOut(snap.Info), Matched: []string{}, Snippets: []SessionSnippet{}}
+		m := SessionMatch{Session: ops.SessionOutOf(snap.Info), Matched: []string{}, Snippets: []SessionSnippet{}}
 		if title.Match([]byte(snap.Info.Title)) {
 			m.Matched = append(m.Matched, "title")
 		}
-		err = s.st.View(func(tx *store.Tx) error {
-			hits, total, err := searchView(tx, snap.View, query, false, searchSnippets)
+		err = s.Store().View(func(tx *store.Tx) error {
+			hits, total, err := search.View(tx, snap.View, query, false, searchSnippets)
 			if err != nil || total == 0 {
 				return err
 			}
@@ -206,9 +208,9 @@ type SessionHistoryArgs struct {
 
 // SessionHistoryResult is get_session_history's result.
 type SessionHistoryResult struct {
-	Session SessionOut `json:"session"`
-	Format  string     `json:"format"`
-	View    string     `json:"view"`
+	Session ops.SessionOut `json:"session"`
+	Format  string         `json:"format"`
+	View    string         `json:"view"`
 	// Total items in the view; Count of them given, from index
 	// FirstIndex on; LeftOut the earlier ones not given.
 	Total      int `json:"total"`
@@ -227,12 +229,12 @@ const maxHistory = 5000
 
 // getSessionHistory returns a session's thread, formatted: the latest
 // items when it is long, and within a budget the latest that fit.
-func (s *Service) getSessionHistory(_ context.Context, a SessionHistoryArgs) (SessionHistoryResult, error) {
+func getSessionHistory(s *ops.Service, _ context.Context, a SessionHistoryArgs) (SessionHistoryResult, error) {
 	const tool = "get_session_history"
-	format, err := formatArg(a.Format, historyFormats...)
+	format, err := formatArg(a.Format, ops.HistoryFormats()...)
 	if err != nil {
 		if a.Format == "openai" || a.Format == "anthropic" {
-			return SessionHistoryResult{}, Invalidf("format %q is not text, markdown or json: for the thread as a provider takes it, use assemble_context format=%s", a.Format, a.Format)
+			return SessionHistoryResult{}, ops.Invalidf("format %q is not text, markdown or json: for the thread as a provider takes it, use assemble_context format=%s", a.Format, a.Format)
 		}
 		return SessionHistoryResult{}, err
 	}
@@ -243,7 +245,7 @@ func (s *Service) getSessionHistory(_ context.Context, a SessionHistoryArgs) (Se
 	limit := 0
 	if a.Limit != nil {
 		if *a.Limit < 1 || *a.Limit > maxHistory {
-			return SessionHistoryResult{}, Invalidf("limit %d is outside 1..%d; for more, page through the thread with get_message_range", *a.Limit, maxHistory)
+			return SessionHistoryResult{}, ops.Invalidf("limit %d is outside 1..%d; for more, page through the thread with get_message_range", *a.Limit, maxHistory)
 		}
 		limit = *a.Limit
 	}
@@ -260,7 +262,7 @@ func (s *Service) getSessionHistory(_ context.Context, a SessionHistoryArgs) (Se
 		return SessionHistoryResult{}, err
 	}
 	v := snap.View
-	res := SessionHistoryResult{Session: sessionOut(snap.Info), Format: format, View: "effective"}
+	res := SessionHistoryResult{Session: ops.SessionOutOf(snap.Info), Format: format, View: "effective"}
 	total := v.Len()
 	if raw {
 		res.View, total = "raw", snap.Info.MessageCount
@@ -282,7 +284,7 @@ func (s *Service) getSessionHistory(_ context.Context, a SessionHistoryArgs) (Se
 		}
 		return string(v.ID(v.Items[order[k]]))
 	}
-	place := snap.place(tool, a, false)
+	place := place(snap, tool, a, false)
 	start, err := cur.resume(place, len(order), id)
 	if err != nil {
 		return SessionHistoryResult{}, err
@@ -307,7 +309,7 @@ func (s *Service) getSessionHistory(_ context.Context, a SessionHistoryArgs) (Se
 		frame.Messages = []MessageOut{}
 	}
 	pk := newPacker(budget, countJSON(frame), bodies, metas)
-	err = s.st.View(func(tx *store.Tx) error {
+	err = s.Store().View(func(tx *store.Tx) error {
 		if format == "json" {
 			res.Messages, err = packHistory(tx, v, snap.Heads, rest, raw, pk)
 			return err
@@ -386,12 +388,12 @@ func packHistoryItems(tx *store.Tx, v *model.View, heads []model.Head, order []i
 			if err != nil {
 				return nil, err
 			}
-			it, n = storedItem(&m), m.Tokens
+			it, n = ops.StoredItem(&m), m.Tokens
 			if j := v.IndexOfSeq(m.Seq); j >= 0 {
 				it.Tags = v.Tags(v.Items[j])
 			}
 		} else {
-			items, _, err := textItems(tx, v, []int{i})
+			items, _, err := ops.TextItems(tx, v, []int{i})
 			if err != nil {
 				return nil, err
 			}

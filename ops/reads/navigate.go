@@ -1,4 +1,4 @@
-package ops
+package reads
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"time"
+	"weft/ops"
 
 	"weft/internal/english"
 	"weft/model"
@@ -98,7 +99,7 @@ func packStored(tx *store.Tx, v *model.View, seqs []uint64, p *packer) ([]Messag
 func storedOut(index int, m *model.Message, tags []string) MessageOut {
 	return MessageOut{
 		Index: index, ID: m.ID, Role: m.Role, Content: m.Content, Name: m.Name, Parts: partsOut(m.Content, m.Parts),
-		CreatedAt: formatTime(m.CreatedAt), Tokens: m.Tokens, Tags: tags,
+		CreatedAt: ops.FormatTime(m.CreatedAt), Tokens: m.Tokens, Tags: tags,
 	}
 }
 
@@ -108,8 +109,8 @@ func summariesOut(v *model.View, indices []int) []SummaryOut {
 		s := &v.Synth[v.Items[i].Synth]
 		out[k] = SummaryOut{
 			Index: i, ID: s.ID(), OpID: s.OpID, Content: s.Content,
-			TimeSpanStart: formatTime(s.TimeSpanStart), TimeSpanEnd: formatTime(s.TimeSpanEnd),
-			MessageCount: s.MessageCount, CreatedAt: formatTime(s.CreatedAt), Tokens: s.Tokens,
+			TimeSpanStart: ops.FormatTime(s.TimeSpanStart), TimeSpanEnd: ops.FormatTime(s.TimeSpanEnd),
+			MessageCount: s.MessageCount, CreatedAt: ops.FormatTime(s.CreatedAt), Tokens: s.Tokens,
 		}
 	}
 	return out
@@ -197,10 +198,10 @@ func readPage(tx *store.Tx, place readPlace, order itemOrder, heads []model.Head
 
 // parseTime reads a timestamp argument, with an error that shows the
 // accepted forms.
-func (s *Service) parseTime(field, value string) (time.Time, error) {
-	t, err := timeparse.Parse(value, s.now(), time.Local)
+func parseTime(s *ops.Service, field, value string) (time.Time, error) {
+	t, err := timeparse.Parse(value, s.Clock(), time.Local)
 	if err != nil {
-		return time.Time{}, Invalidf("%s: %v", field, err)
+		return time.Time{}, ops.Invalidf("%s: %v", field, err)
 	}
 	return t, nil
 }
@@ -228,13 +229,13 @@ type ConversationContextResult struct {
 
 // getConversationContext blends summaries and raw turns to cover a number
 // of turns, within a budget: the summaries and the latest turns first.
-func (s *Service) getConversationContext(_ context.Context, a ConversationContextArgs) (ConversationContextResult, error) {
+func getConversationContext(s *ops.Service, _ context.Context, a ConversationContextArgs) (ConversationContextResult, error) {
 	const tool = "get_conversation_context"
 	if a.Turns == nil {
-		return ConversationContextResult{}, Invalidf("turns is missing: how many turns of context do you want?")
+		return ConversationContextResult{}, ops.Invalidf("turns is missing: how many turns of context do you want?")
 	}
 	if *a.Turns < 0 {
-		return ConversationContextResult{}, Invalidf("turns %d is negative; ask for 0 or more", *a.Turns)
+		return ConversationContextResult{}, ops.Invalidf("turns %d is negative; ask for 0 or more", *a.Turns)
 	}
 	budget, err := budgetArg(a.MaxTokens)
 	if err != nil {
@@ -255,8 +256,8 @@ func (s *Service) getConversationContext(_ context.Context, a ConversationContex
 		Summaries: []SummaryOut{}, RawTurns: []MessageOut{},
 	}
 	order := itemOrder{v: snap.View, summaries: reversed(p.Summaries), messages: reversed(p.RawTurns)}
-	place := snap.place(tool, a, false)
-	err = s.st.View(func(tx *store.Tx) error {
+	place := place(snap, tool, a, false)
+	err = s.Store().View(func(tx *store.Tx) error {
 		sums, msgs, pk, next, err := readPage(tx, place, order, snap.Heads, cur, budget, res)
 		if err != nil {
 			return err
@@ -294,16 +295,16 @@ type TurnsSinceResult struct {
 }
 
 // getTurnsSince returns the turns created at or after a moment.
-func (s *Service) getTurnsSince(_ context.Context, a TurnsSinceArgs) (TurnsSinceResult, error) {
+func getTurnsSince(s *ops.Service, _ context.Context, a TurnsSinceArgs) (TurnsSinceResult, error) {
 	const tool = "get_turns_since"
-	t, err := s.parseTime("timestamp", a.Timestamp)
+	t, err := parseTime(s, "timestamp", a.Timestamp)
 	if err != nil {
 		return TurnsSinceResult{}, err
 	}
 	limit := 1000
 	if a.Limit != nil {
 		if *a.Limit < 0 {
-			return TurnsSinceResult{}, Invalidf("limit %d is negative; ask for 0 or more messages (default 1000)", *a.Limit)
+			return TurnsSinceResult{}, ops.Invalidf("limit %d is negative; ask for 0 or more messages (default 1000)", *a.Limit)
 		}
 		limit = *a.Limit
 	}
@@ -321,10 +322,10 @@ func (s *Service) getTurnsSince(_ context.Context, a TurnsSinceArgs) (TurnsSince
 		return TurnsSinceResult{}, err
 	}
 	v := snap.View
-	res := TurnsSinceResult{TimestampStart: formatTime(t), Messages: []MessageOut{}, Summaries: []SummaryOut{}}
+	res := TurnsSinceResult{TimestampStart: ops.FormatTime(t), Messages: []MessageOut{}, Summaries: []SummaryOut{}}
 	next := fmt.Sprintf("later messages did not fit: call %s again with the same arguments and cursor=next_cursor", tool)
-	place := snap.place(tool, a, false)
-	err = s.st.View(func(tx *store.Tx) error {
+	place := place(snap, tool, a, false)
+	err = s.Store().View(func(tx *store.Tx) error {
 		p, err := thread.PlanSince(v, storeIndex{tx, snap.Info.ID}, t, include, limit)
 		if err != nil {
 			return err
@@ -393,26 +394,26 @@ type TurnsAroundResult struct {
 
 // getTurnsAround returns the effective thread around a moment: within a
 // budget, the items nearest it first.
-func (s *Service) getTurnsAround(_ context.Context, a TurnsAroundArgs) (TurnsAroundResult, error) {
+func getTurnsAround(s *ops.Service, _ context.Context, a TurnsAroundArgs) (TurnsAroundResult, error) {
 	const tool = "get_turns_around"
-	t, err := s.parseTime("timestamp", a.Timestamp)
+	t, err := parseTime(s, "timestamp", a.Timestamp)
 	if err != nil {
 		return TurnsAroundResult{}, err
 	}
 	count, ratio := 40, 0.5
 	if a.Count != nil {
 		if *a.Count < 0 {
-			return TurnsAroundResult{}, Invalidf("count %d is negative; ask for 0 or more items (default 40)", *a.Count)
+			return TurnsAroundResult{}, ops.Invalidf("count %d is negative; ask for 0 or more items (default 40)", *a.Count)
 		}
 		if *a.Count > maxRange {
-			return TurnsAroundResult{}, Invalidf("count %d is more than %d items in one call; ask for %d at most and page on with get_message_range", *a.Count, maxRange, maxRange)
+			return TurnsAroundResult{}, ops.Invalidf("count %d is more than %d items in one call; ask for %d at most and page on with get_message_range", *a.Count, maxRange, maxRange)
 		}
 		count = *a.Count
 	}
 	if a.BeforeRatio != nil {
 		ratio = *a.BeforeRatio
 		if ratio != ratio { // NaN
-			return TurnsAroundResult{}, Invalidf("before_ratio is not a number; use 0..1 (default 0.5)")
+			return TurnsAroundResult{}, ops.Invalidf("before_ratio is not a number; use 0..1 (default 0.5)")
 		}
 	}
 	budget, err := budgetArg(a.MaxTokens)
@@ -427,11 +428,11 @@ func (s *Service) getTurnsAround(_ context.Context, a TurnsAroundArgs) (TurnsAro
 	if err != nil {
 		return TurnsAroundResult{}, err
 	}
-	res := TurnsAroundResult{CenterTimestamp: formatTime(t), Messages: []MessageOut{}}
+	res := TurnsAroundResult{CenterTimestamp: ops.FormatTime(t), Messages: []MessageOut{}}
 	// Appended items can widen the window between pages: any write
 	// makes a cursor stale.
-	place := snap.place(tool, a, true)
-	err = s.st.View(func(tx *store.Tx) error {
+	place := place(snap, tool, a, true)
+	err = s.Store().View(func(tx *store.Tx) error {
 		p, err := thread.PlanAround(snap.View, storeIndex{tx, snap.Info.ID}, t, count, ratio)
 		if err != nil {
 			return err
@@ -510,13 +511,13 @@ var errPacked = errors.New("the result is full")
 
 // getMessageRange returns an inclusive range of the effective thread, or
 // of the stored messages with view=raw, within a budget.
-func (s *Service) getMessageRange(_ context.Context, a MessageRangeArgs) (MessageRangeResult, error) {
+func getMessageRange(s *ops.Service, _ context.Context, a MessageRangeArgs) (MessageRangeResult, error) {
 	raw, err := viewArg(a.View)
 	if err != nil {
 		return MessageRangeResult{}, err
 	}
 	if a.StartIdx == nil || a.EndIdx == nil {
-		return MessageRangeResult{}, Invalidf("give start_idx and end_idx (inclusive, 0-based)")
+		return MessageRangeResult{}, ops.Invalidf("give start_idx and end_idx (inclusive, 0-based)")
 	}
 	budget, err := budgetArg(a.MaxTokens)
 	if err != nil {
@@ -524,10 +525,10 @@ func (s *Service) getMessageRange(_ context.Context, a MessageRangeArgs) (Messag
 	}
 	start, end := *a.StartIdx, *a.EndIdx
 	if a.ContentOffset < 0 {
-		return MessageRangeResult{}, Invalidf("content_offset %d is negative: give the character to start at (0 is the start)", a.ContentOffset)
+		return MessageRangeResult{}, ops.Invalidf("content_offset %d is negative: give the character to start at (0 is the start)", a.ContentOffset)
 	}
 	if a.ContentOffset > 0 && start != end {
-		return MessageRangeResult{}, Invalidf("content_offset reads on in one message: give start_idx equal to end_idx (a cut body's marker names both)")
+		return MessageRangeResult{}, ops.Invalidf("content_offset reads on in one message: give start_idx equal to end_idx (a cut body's marker names both)")
 	}
 	snap, err := s.Snapshot(a.SessionID)
 	if err != nil {
@@ -538,15 +539,15 @@ func (s *Service) getMessageRange(_ context.Context, a MessageRangeArgs) (Messag
 	if raw {
 		total = snap.Info.MessageCount
 	}
-	if err := checkRange(start, end, total); err != nil {
+	if err := ops.CheckRange(start, end, total); err != nil {
 		return MessageRangeResult{}, err
 	}
 	if end-start+1 > maxRange {
-		return MessageRangeResult{}, Invalidf("%d items is more than %d in one call: ask for %d..%d, then continue from %d", end-start+1, maxRange, start, start+maxRange-1, start+maxRange)
+		return MessageRangeResult{}, ops.Invalidf("%d items is more than %d in one call: ask for %d..%d, then continue from %d", end-start+1, maxRange, start, start+maxRange-1, start+maxRange)
 	}
 	res := MessageRangeResult{SessionID: snap.Info.ID, Version: snap.Info.Version, Total: total, Messages: []MessageOut{}}
 	var pk *packer
-	err = s.st.View(func(tx *store.Tx) error {
+	err = s.Store().View(func(tx *store.Tx) error {
 		indices := span(start, end+1)
 		if raw {
 			bodies, metas := make([]int, len(indices)), make([]int, len(indices))
@@ -641,7 +642,7 @@ func rangeItem(tx *store.Tx, v *model.View, i int, raw bool) (MessageOut, error)
 // body's marker asks for. Its parts came with its start.
 func readOn(o *MessageOut, n *int, offset int) error {
 	if chars := countRunes(o.Content); offset >= chars {
-		return Invalidf("content_offset %d is past the end of %s's content (%s characters)", offset, o.ID, english.Thousands(chars))
+		return ops.Invalidf("content_offset %d is past the end of %s's content (%s characters)", offset, o.ID, english.Thousands(chars))
 	}
 	o.Content = o.Content[runeOffset(o.Content, offset):]
 	o.ContentOffset, o.Parts = offset, nil
@@ -650,8 +651,8 @@ func readOn(o *MessageOut, n *int, offset int) error {
 }
 
 func viewArg(v string) (raw bool, err error) {
-	v, err = choiceArg("view", v, views)
-	return v == ViewRaw, err
+	v, err = ops.ChoiceArg("view", v, ops.Views())
+	return v == ops.ViewRaw, err
 }
 
 // StartupContextArgs are get_startup_context's arguments.
@@ -675,12 +676,12 @@ type StartupContextResult struct {
 // getStartupContext returns the startup package: the latest summaries and
 // the unsummarized turns, by recency, with no search; within a budget,
 // the summaries and the latest turns first.
-func (s *Service) getStartupContext(_ context.Context, a StartupContextArgs) (StartupContextResult, error) {
+func getStartupContext(s *ops.Service, _ context.Context, a StartupContextArgs) (StartupContextResult, error) {
 	const tool = "get_startup_context"
 	n := 2
 	if a.Summaries != nil {
 		if *a.Summaries < 0 {
-			return StartupContextResult{}, Invalidf("summaries %d is negative; ask for 0 or more (default 2)", *a.Summaries)
+			return StartupContextResult{}, ops.Invalidf("summaries %d is negative; ask for 0 or more (default 2)", *a.Summaries)
 		}
 		n = *a.Summaries
 	}
@@ -699,8 +700,8 @@ func (s *Service) getStartupContext(_ context.Context, a StartupContextArgs) (St
 	p := thread.PlanStartup(snap.View, n)
 	res := StartupContextResult{Summaries: []SummaryOut{}, Unsummarized: []MessageOut{}, UnsummarizedCount: len(p.Unsummarized)}
 	order := itemOrder{v: snap.View, summaries: reversed(p.Summaries), messages: reversed(p.Unsummarized)}
-	place := snap.place(tool, a, false)
-	err = s.st.View(func(tx *store.Tx) error {
+	place := place(snap, tool, a, false)
+	err = s.Store().View(func(tx *store.Tx) error {
 		sums, msgs, pk, next, err := readPage(tx, place, order, snap.Heads, cur, budget, res)
 		if err != nil {
 			return err

@@ -1,4 +1,4 @@
-package ops
+package reads
 
 import (
 	"context"
@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"weft/ops"
+	"weft/ops/search"
 
 	"weft/formats/export"
-	"weft/internal/english"
 	"weft/model"
 	"weft/ops/assemble"
 	"weft/store"
@@ -48,38 +49,38 @@ type ContextSliceResult struct {
 // RequestContextSlice records what the next assembled context should hold.
 // It replaces any preferences still pending; the next assembly uses them
 // once. It does not change the thread, so the version stays.
-func (s *Service) RequestContextSlice(ctx context.Context, a ContextSliceArgs) (ContextSliceResult, error) {
+func RequestContextSlice(s *ops.Service, ctx context.Context, a ContextSliceArgs) (ContextSliceResult, error) {
 	if a.StartMessageIndex == nil || a.EndMessageIndex == nil {
-		return ContextSliceResult{}, Invalidf("give start_message_index and end_message_index (inclusive, 0-based in the effective thread)")
+		return ContextSliceResult{}, ops.Invalidf("give start_message_index and end_message_index (inclusive, 0-based in the effective thread)")
 	}
 	if a.MaxContextMessages < 0 {
-		return ContextSliceResult{}, Invalidf("max_context_messages %d is negative", a.MaxContextMessages)
+		return ContextSliceResult{}, ops.Invalidf("max_context_messages %d is negative", a.MaxContextMessages)
 	}
 	if a.IncludeSearchResults && strings.TrimSpace(a.Query) == "" {
-		return ContextSliceResult{}, Invalidf("include_search_results needs a query to search for")
+		return ContextSliceResult{}, ops.Invalidf("include_search_results needs a query to search for")
 	}
 	var p Preferences
-	_, err := s.Write(ctx, a.SessionID, nil, func(_ *store.Tx, c *Thread, _ *model.Session) (*Change, error) {
+	_, err := s.Write(ctx, a.SessionID, nil, func(_ *store.Tx, c *ops.Thread, _ *model.Session) (*ops.Change, error) {
 		v := c.View()
 		start, end := *a.StartMessageIndex, *a.EndMessageIndex
-		if err := checkRangeAs("start_message_index", "end_message_index", start, end, v.Len()); err != nil {
+		if err := ops.CheckRangeAs("start_message_index", "end_message_index", start, end, v.Len()); err != nil {
 			return nil, err
 		}
 		p = Preferences{
 			FirstID: v.ID(v.Items[start]), LastID: v.ID(v.Items[end]), StartIndex: start, EndIndex: end,
 			Query: a.Query, IncludeSearchResults: a.IncludeSearchResults, MaxContextMessages: a.MaxContextMessages,
-			RequestedAt: formatTime(s.Clock()), RequestedBy: AuthorFrom(ctx),
+			RequestedAt: ops.FormatTime(s.Clock()), RequestedBy: ops.AuthorFrom(ctx),
 		}
 		raw, err := json.Marshal(p)
 		if err != nil {
 			return nil, err
 		}
 		id := c.Info.ID
-		return &Change{
+		return &ops.Change{
 			What:  fmt.Sprintf("context slice %d..%d requested", start, end),
 			Aside: true,
 			Store: func(tx *store.Tx) error { return tx.PutPrefs(id, raw) },
-			Event: Event{Kind: EventPreferences},
+			Event: ops.Event{Kind: ops.EventPreferences},
 		}, nil
 	})
 	if err != nil {
@@ -137,34 +138,26 @@ func formatArg(f string, allowed ...string) (string, error) {
 	if slices.Contains(allowed, f) {
 		return f, nil
 	}
-	return "", Invalidf("format %q is not %s", f, orList(allowed))
-}
-
-// orList lists choices as "a, b or c".
-func orList(xs []string) string {
-	if len(xs) == 1 {
-		return xs[0]
-	}
-	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
+	return "", ops.Invalidf("format %q is not %s", f, ops.OrList(allowed))
 }
 
 // AssembleContext builds the context to send: the effective thread, or
 // the slice pending preferences ask for (consumed here, once), trimmed to
 // the latest max_messages and fitted to max_tokens. A refused request
 // leaves pending preferences where they were.
-func (s *Service) AssembleContext(ctx context.Context, a AssembleArgs) (AssembleResult, error) {
-	format, err := formatArg(a.Format, assembleFormats...)
+func AssembleContext(s *ops.Service, ctx context.Context, a AssembleArgs) (AssembleResult, error) {
+	format, err := formatArg(a.Format, ops.AssembleFormats()...)
 	if err != nil {
 		return AssembleResult{}, err
 	}
 	if a.MaxMessages < 0 {
-		return AssembleResult{}, Invalidf("max_messages %d is negative; use 0 for all", a.MaxMessages)
+		return AssembleResult{}, ops.Invalidf("max_messages %d is negative; use 0 for all", a.MaxMessages)
 	}
 	if a.MaxTokens < 0 {
-		return AssembleResult{}, Invalidf("max_tokens %d is negative; use 0 for no limit", a.MaxTokens)
+		return AssembleResult{}, ops.Invalidf("max_tokens %d is negative; use 0 for no limit", a.MaxTokens)
 	}
 	var res AssembleResult
-	_, err = s.Write(ctx, a.SessionID, nil, func(tx *store.Tx, c *Thread, _ *model.Session) (*Change, error) {
+	_, err = s.Write(ctx, a.SessionID, nil, func(tx *store.Tx, c *ops.Thread, _ *model.Session) (*ops.Change, error) {
 		v, heads := c.View(), c.Heads
 		res = AssembleResult{SessionID: c.Info.ID, Version: c.Info.Version, Format: format, MaxTokens: a.MaxTokens}
 		raw, err := tx.Prefs(c.Info.ID)
@@ -179,7 +172,7 @@ func (s *Service) AssembleContext(ctx context.Context, a AssembleArgs) (Assemble
 				return nil, fmt.Errorf("pending preferences of session %s are unreadable: %w", c.Info.ID, err)
 			}
 			res.Preferences = &p
-			if picked, err = s.preferred(tx, v, &p); err != nil {
+			if picked, err = preferred(s, tx, v, &p); err != nil {
 				return nil, err
 			}
 			if p.MaxContextMessages > 0 && (limit == 0 || p.MaxContextMessages < limit) {
@@ -195,7 +188,7 @@ func (s *Service) AssembleContext(ctx context.Context, a AssembleArgs) (Assemble
 			kept = assemble.Fit(v, heads, limited, a.MaxTokens)
 			if len(kept) == 0 && len(limited) > 0 {
 				newest := limited[len(limited)-1]
-				return nil, Invalidf("max_tokens %d is too small: nothing fits, and the newest item (%d, %s) alone has %d tokens; give at least that",
+				return nil, ops.Invalidf("max_tokens %d is too small: nothing fits, and the newest item (%d, %s) alone has %d tokens; give at least that",
 					a.MaxTokens, newest, v.ID(v.Items[newest]), assemble.Tokens(v, heads, newest))
 			}
 		}
@@ -207,12 +200,12 @@ func (s *Service) AssembleContext(ctx context.Context, a AssembleArgs) (Assemble
 		}
 		res.Count = len(kept)
 		res.Omitted, res.OmittedNotListed, res.LeftOut, res.LeftOutTokens = assemble.Omitted(v, heads, picked, limited, kept)
-		items, images, err := textItems(tx, v, kept)
+		items, images, err := ops.TextItems(tx, v, kept)
 		if err != nil {
 			return nil, err
 		}
 		if images > 0 {
-			res.Adjustments = append(res.Adjustments, imagesNote(images))
+			res.Adjustments = append(res.Adjustments, ops.ImagesNote(images))
 		}
 		var folded []string
 		switch format {
@@ -228,11 +221,11 @@ func (s *Service) AssembleContext(ctx context.Context, a AssembleArgs) (Assemble
 			return nil, nil // nothing pending: nothing to write
 		}
 		id := c.Info.ID
-		return &Change{
+		return &ops.Change{
 			What:  "pending context preferences used",
 			Aside: true,
 			Store: func(tx *store.Tx) error { return tx.PutPrefs(id, nil) },
-			Event: Event{Kind: EventPreferences},
+			Event: ops.Event{Kind: ops.EventPreferences},
 		}, nil
 	})
 	if err != nil {
@@ -244,7 +237,7 @@ func (s *Service) AssembleContext(ctx context.Context, a AssembleArgs) (Assemble
 // preferred returns the indices pending preferences select: the slice
 // (found again by ID; by its recorded indices if an edit removed an end)
 // and, if asked, the search matches, in thread order.
-func (s *Service) preferred(tx *store.Tx, v *model.View, p *Preferences) ([]int, error) {
+func preferred(s *ops.Service, tx *store.Tx, v *model.View, p *Preferences) ([]int, error) {
 	n := v.Len()
 	start, end := v.IndexOf(p.FirstID), v.IndexOf(p.LastID)
 	if start < 0 {
@@ -255,7 +248,7 @@ func (s *Service) preferred(tx *store.Tx, v *model.View, p *Preferences) ([]int,
 	}
 	indices := span(start, end+1)
 	if p.IncludeSearchResults && p.Query != "" {
-		matches, _, err := searchView(tx, v, p.Query, false, 0)
+		matches, _, err := search.View(tx, v, p.Query, false, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -267,14 +260,4 @@ func (s *Service) preferred(tx *store.Tx, v *model.View, p *Preferences) ([]int,
 		slices.Sort(indices)
 	}
 	return indices, nil
-}
-
-// imagesNote is the adjustment that says n images went to the model as
-// placeholders.
-func imagesNote(n int) string {
-	verb := "are"
-	if n == 1 {
-		verb = "is"
-	}
-	return english.Count(n, "image") + " " + verb + " shown as a placeholder ([image TYPE]); weft export keeps them"
 }

@@ -1,10 +1,11 @@
-package ops
+package reads
 
 import (
 	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode/utf8"
+	"weft/ops"
 
 	"weft/formats"
 	"weft/internal/english"
@@ -231,9 +232,9 @@ func itemOut(tx *store.Tx, v *model.View, i int) (MessageOut, error) {
 	s := &v.Synth[it.Synth]
 	return MessageOut{
 		Index: i, ID: s.ID(), Role: s.Role, Content: s.Content, Name: s.Name, Parts: partsOut(s.Content, s.Parts),
-		CreatedAt: formatTime(s.CreatedAt), Tokens: s.Tokens, Tags: tags,
+		CreatedAt: ops.FormatTime(s.CreatedAt), Tokens: s.Tokens, Tags: tags,
 		Synthetic: true, OpID: s.OpID,
-		TimeSpanStart: formatTime(s.TimeSpanStart), TimeSpanEnd: formatTime(s.TimeSpanEnd),
+		TimeSpanStart: ops.FormatTime(s.TimeSpanStart), TimeSpanEnd: ops.FormatTime(s.TimeSpanEnd),
 	}, nil
 }
 

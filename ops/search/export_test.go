@@ -1,0 +1,45 @@
+package search
+
+import "weft/ops"
+
+// What the package's external tests reach of its insides.
+
+var ViewDocs = viewDocs
+
+const MaxHitLine = maxHitLine
+
+// KeptText is how many messages' text service s keeps for session id's
+// searches; -1 when it keeps none.
+func KeptText(s *ops.Service, id string) int {
+	ts := textsOf(s)
+	ts.mu.Lock()
+	t := ts.bySession[id]
+	ts.mu.Unlock()
+	if t == nil {
+		return -1
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.c.Len()
+}
+
+// SetTextBudget sets what the texts service s keeps may hold in all.
+func SetTextBudget(s *ops.Service, n int64) {
+	ts := textsOf(s)
+	ts.mu.Lock()
+	ts.budget = n
+	ts.mu.Unlock()
+}
+
+// KeptTextBytes is the bytes of the text service s keeps for session
+// id's searches.
+func KeptTextBytes(s *ops.Service, id string) int {
+	ts := textsOf(s)
+	ts.mu.Lock()
+	t := ts.bySession[id]
+	ts.mu.Unlock()
+	if t == nil {
+		return 0
+	}
+	return int(t.size.Load())
+}
