@@ -194,7 +194,7 @@ func TestDialogHintsFollowState(t *testing.T) {
 		t.Fatalf("search hint:\n%s", s)
 	}
 	send(t, m, keyEnter)
-	if m.search.open {
+	if m.search.IsOpen() {
 		t.Fatal("enter did not close an empty search")
 	}
 }

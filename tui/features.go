@@ -11,13 +11,13 @@ import (
 // copying (y), the pager (p), suspending (ctrl+z), the mouse, search
 // hits marked in the thread, the filter (F), the sessions list's rename
 // and delete, and notices of the file's other sessions. Their state
-// lives here, apart from the root's, and their answers come back as
-// featureMsg values, each of which applies itself to the model.
+// lives here, apart from the root's (the marks' with the search, in
+// tui/search), and their answers come back as featureMsg values, each of
+// which applies itself to the model.
 
 // features is the state of those features.
 type features struct {
 	filter filterState
-	marks  markCache
 	// changed marks the sessions of the file written to since the
 	// operator last opened them (other than the one shown), for the
 	// sessions list.

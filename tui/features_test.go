@@ -213,13 +213,13 @@ func TestExactSearchMarksHitsInTheThreadAndCountsThem(t *testing.T) {
 	m, _ := plainThread(t, 30)
 	press(t, m, "/")
 	send(t, m, tea.KeyPressMsg{Code: 's', Mod: tea.ModCtrl})
-	if !m.search.exact || !strings.Contains(screen(m), "ctrl+s fuzzy") {
+	if !m.search.Exact() || !strings.Contains(screen(m), "ctrl+s fuzzy") {
 		t.Fatalf("ctrl+s did not switch to the exact mode:\n%s", screen(m))
 	}
 	typeText(t, m, "message 2")
 	// Exact: message 2 and 20–29, in thread order.
-	if len(m.search.hits) != 11 || m.search.hits[0].Index != 1 || m.search.hits[1].Index != 19 {
-		t.Fatalf("exact hits: %+v", m.search.hits)
+	if len(m.search.Hits()) != 11 || m.search.Hits()[0].Index != 1 || m.search.Hits()[1].Index != 19 {
+		t.Fatalf("exact hits: %+v", m.search.Hits())
 	}
 	if !strings.Contains(screen(m), "exact: 11 matches") {
 		t.Errorf("the panel does not count the exact hits:\n%s", screen(m))
@@ -240,7 +240,7 @@ func TestExactSearchMarksHitsInTheThreadAndCountsThem(t *testing.T) {
 	// Back to fuzzy: the same query, ranked.
 	press(t, m, "/")
 	send(t, m, tea.KeyPressMsg{Code: 's', Mod: tea.ModCtrl})
-	if m.search.exact || m.search.hitsExact {
+	if m.search.Exact() || m.search.HitsExact() {
 		t.Fatal("ctrl+s did not switch back to fuzzy")
 	}
 	send(t, m, keyEsc)

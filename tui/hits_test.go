@@ -27,7 +27,7 @@ func searchFor(t *testing.T, m *Model, q string) {
 	t.Helper()
 	press(t, m, "/")
 	typeText(t, m, q)
-	if len(m.search.hits) == 0 {
+	if len(m.search.Hits()) == 0 {
 		t.Fatalf("no hit for %q", q)
 	}
 }
@@ -35,8 +35,8 @@ func searchFor(t *testing.T, m *Model, q string) {
 func TestSearchHitsFollowTheirItemsAfterAnEdit(t *testing.T) {
 	m, svc := plainThread(t, 30)
 	searchFor(t, m, "message 17")
-	if m.search.hits[0].Line != "message 17" {
-		t.Fatalf("the best hit is %q", m.search.hits[0].Line)
+	if m.search.Hits()[0].Line != "message 17" {
+		t.Fatalf("the best hit is %q", m.search.Hits()[0].Line)
 	}
 	agentEdit(t, m, svc, func(ctx context.Context) error {
 		_, err := svc.SnipMessages(ctx, ops.SnipArgs{Selection: ops.Selection{SessionID: m.sid, IDs: []model.ItemID{"m2", "m3", "m4"}}})

@@ -20,6 +20,7 @@ import (
 	"weft/themes"
 	"weft/tui/dialog"
 	"weft/tui/markdown"
+	"weft/tui/search"
 )
 
 // Options configure the TUI.
@@ -78,7 +79,7 @@ type Model struct {
 
 	dialogs   dialog.Overlay // in front of the thread, the front one getting the keys (dialogs.go)
 	saving    dialog.Dialog  // the dialog whose edit is on its way; it stays open until it is done
-	search    search
+	search    search.Panel
 	timeline  ops.Timeline
 	moving    *move
 	redoStack []undoStep
@@ -373,7 +374,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			}
 			return m, nil
 		}
-		if m.search.open {
+		if m.search.IsOpen() {
 			return m, m.searchKey(msg)
 		}
 		if d := m.dialogs.Front(); d != nil {
@@ -452,7 +453,7 @@ func (m *Model) viewLoaded(msg viewLoadedMsg) tea.Cmd {
 		m.cursor = min(m.cursor, max(m.rows.Len()-1, 0))
 	}
 	m.keepAnchor(anchor)
-	m.resolveHits()
+	m.search.Resolve(m.view) // the hits' items, where they are now
 	m.scrollToCursor()
 	var raw tea.Cmd
 	if pending {

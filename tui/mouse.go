@@ -19,7 +19,7 @@ import (
 func (m *Model) click(msg tea.MouseClickMsg) tea.Cmd {
 	mouse := msg.Mouse()
 	if mouse.Button != tea.MouseLeft || m.view == nil || m.rows == nil || m.rows.Len() == 0 ||
-		m.dialogs.Front() != nil || m.search.open || m.full || m.moving != nil {
+		m.dialogs.Front() != nil || m.search.IsOpen() || m.full || m.moving != nil {
 		return nil // a dialog, the help or a move is in front: the thread is not what was clicked
 	}
 	r, li, ok := m.rowAtScreen(mouse.Y)

@@ -110,7 +110,7 @@ func (m *Model) rawReady(msg rawViewMsg) tea.Cmd {
 		clear(m.lines)
 		m.scrollToCursor()
 		return tea.Batch(m.loadBodies(), m.loadRawOps())
-	case m.raw.pending && msg.eff == m.view && m.dialogs.Front() == nil && !m.search.open:
+	case m.raw.pending && msg.eff == m.view && m.dialogs.Front() == nil && !m.search.IsOpen():
 		seq := m.seqAt(m.cursor)
 		if seq == 0 {
 			seq = m.storedBefore(m.cursor)

@@ -98,7 +98,7 @@ func TestSearchHitScrollsToItsLine(t *testing.T) {
 	m, _ := longThread(t, 726)
 	press(t, m, "G", "/")
 	typeText(t, m, "log line 0299")
-	if len(m.search.hits) == 0 {
+	if len(m.search.Hits()) == 0 {
 		t.Fatal("no hit")
 	}
 	send(t, m, keyEnter)

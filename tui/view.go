@@ -308,7 +308,7 @@ func (m *Model) render() string {
 			if m.raw.on {
 				g += m.rawGutter(uint64(r+1), i, i == len(rl)-1) + " "
 			}
-			lines = append(lines, g+m.markLine(r, i, l)) // search hits marked (searchmarks.go)
+			lines = append(lines, g+m.markLine(r, i, l)) // search hits marked (tui/search)
 			if len(lines) == h {
 				break
 			}
@@ -317,8 +317,8 @@ func (m *Model) render() string {
 	for len(lines) < h {
 		lines = append(lines, "")
 	}
-	if m.search.open {
-		panel := m.searchView()
+	if m.search.IsOpen() {
+		panel := m.search.View(m.width, m.styles)
 		if len(panel) < h {
 			lines = append(lines[:h-len(panel)], panel...)
 		}
@@ -413,7 +413,7 @@ func (m *Model) helpKey() helpCacheKey {
 		}
 	}
 	switch {
-	case m.dialogs.Front() != nil || m.search.open:
+	case m.dialogs.Front() != nil || m.search.IsOpen():
 		k.mode = 1
 	case m.moving != nil:
 		k.mode = 2
