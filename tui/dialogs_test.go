@@ -11,6 +11,7 @@ import (
 
 	"weft/model"
 	"weft/tui/dialog"
+	"weft/tui/rows"
 )
 
 func TestDigestDraft(t *testing.T) {
@@ -80,7 +81,7 @@ func TestCursorFollowsDigestedItem(t *testing.T) {
 	typeText(t, m, "The rollout, summed up.")
 	send(t, m, tea.KeyPressMsg{Code: 's', Mod: tea.ModCtrl})
 	rw := m.rows.At(m.cursor)
-	if rw.kind != rowMarker || m.view.Markers[rw.marker].OpType != model.OpDigest {
+	if rw.Kind != rows.Marker || m.view.Markers[rw.Marker].OpType != model.OpDigest {
 		t.Fatalf("cursor on %+v after the digest:\n%s", rw, screen(m))
 	}
 	if !strings.Contains(screen(m), "digest of 19 messages by operator") {
@@ -91,7 +92,7 @@ func TestCursorFollowsDigestedItem(t *testing.T) {
 func TestInsertOnAMarkerGoesWhereItStands(t *testing.T) {
 	m, _ := demoModel(t, 110, 36)
 	press(t, m, "g") // the first row is the setup digest's marker
-	if m.rows.At(m.cursor).kind != rowMarker {
+	if m.rows.At(m.cursor).Kind != rows.Marker {
 		t.Fatal("first row is not a marker")
 	}
 	press(t, m, "i")

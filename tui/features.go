@@ -5,6 +5,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"weft/model"
+	"weft/tui/rows"
 )
 
 // The reading and housekeeping features a lazygit or glow user expects:
@@ -74,11 +75,11 @@ func (m *Model) cursorItem() (model.Item, bool) {
 	if m.rows == nil || m.rows.Len() == 0 {
 		return model.Item{}, false
 	}
-	switch rw := m.rows.At(m.cursor); rw.kind {
-	case rowItem:
-		return m.view.Items[rw.item], true
-	case rowHidden:
-		return m.view.Markers[rw.marker].Hidden[rw.item], true
+	switch rw := m.rows.At(m.cursor); rw.Kind {
+	case rows.Item:
+		return m.view.Items[rw.Item], true
+	case rows.Hidden:
+		return m.view.Markers[rw.Marker].Hidden[rw.Item], true
 	}
 	return model.Item{}, false
 }

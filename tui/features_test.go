@@ -15,6 +15,7 @@ import (
 	"weft/model"
 	"weft/ops"
 	"weft/tui/dialog"
+	"weft/tui/rows"
 )
 
 // collect runs a command as run does, feeding what it returns back into
@@ -152,7 +153,7 @@ func screenLineOf(m *Model, text string) int {
 func TestClickSelectsAndExpands(t *testing.T) {
 	m, _ := demoModel(t, 100, 30)
 	press(t, m, "g")
-	if m.rows.At(m.cursor).kind != rowMarker {
+	if m.rows.At(m.cursor).Kind != rows.Marker {
 		t.Fatal("the thread does not start with a marker")
 	}
 	// A click on a message's row puts the cursor on it.
@@ -166,7 +167,7 @@ func TestClickSelectsAndExpands(t *testing.T) {
 	}
 	// A click on the marker expands it, as enter does.
 	click(t, m, screenLineOf(m, "▸ digest of 10 messages"))
-	if !strings.Contains(screen(m), "▾ digest of 10 messages") || m.rows.At(m.cursor).kind != rowMarker {
+	if !strings.Contains(screen(m), "▾ digest of 10 messages") || m.rows.At(m.cursor).Kind != rows.Marker {
 		t.Fatalf("a click on the marker did not expand it:\n%s", screen(m))
 	}
 	// Clicks off the thread (the timeline strip, the status bar) do
@@ -318,7 +319,7 @@ func TestFilterShowsOnlyWhatItPicks(t *testing.T) {
 		t.Fatalf("role:assistant shows %d rows, want 10", m.rows.Len())
 	}
 	for r := range m.rows.Len() {
-		if rw := m.rows.At(r); rw.kind != rowItem || rw.item%2 != 1 {
+		if rw := m.rows.At(r); rw.Kind != rows.Item || rw.Item%2 != 1 {
 			t.Fatalf("row %d shows %+v", r, rw)
 		}
 	}

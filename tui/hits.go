@@ -8,6 +8,7 @@ import (
 
 	"weft/internal/english"
 	"weft/model"
+	"weft/tui/rows"
 	"weft/tui/search"
 )
 
@@ -64,7 +65,7 @@ func (m *Model) revealHidden(id model.ItemID) tea.Cmd {
 			continue
 		}
 		i := slices.IndexFunc(mk.Hidden, func(it model.Item) bool { return it.Seq == seq })
-		if i < 0 || i >= maxExpanded {
+		if i < 0 || i >= rows.MaxExpanded {
 			continue
 		}
 		m.expanded[mk.OpID] = true
@@ -88,11 +89,11 @@ func (m *Model) showHit() {
 		return
 	}
 	rw := m.rows.At(m.cursor)
-	if rw.kind != rowItem {
+	if rw.Kind != rows.Item {
 		m.hit = nil
 		return
 	}
-	it := m.view.Items[rw.item]
+	it := m.view.Items[rw.Item]
 	if m.view.ID(it) != h.id {
 		m.hit = nil
 		return
@@ -143,11 +144,11 @@ func (m *Model) nextHit(dir int) tea.Cmd {
 	// marker (or what it shows), just before the item the marker stands
 	// before.
 	at, onItem := 0, false
-	switch rw := m.rows.At(m.cursor); rw.kind {
-	case rowItem:
-		at, onItem = rw.item, true
+	switch rw := m.rows.At(m.cursor); rw.Kind {
+	case rows.Item:
+		at, onItem = rw.Item, true
 	default:
-		at = m.view.Markers[rw.marker].At
+		at = m.view.Markers[rw.Marker].At
 	}
 	pick := -1
 	if dir > 0 {

@@ -20,6 +20,7 @@ import (
 	"weft/themes"
 	"weft/tui/dialog"
 	"weft/tui/markdown"
+	"weft/tui/rows"
 	"weft/tui/search"
 )
 
@@ -66,7 +67,7 @@ type Model struct {
 	sid      string
 	info     model.Session
 	view     *model.View
-	rows     rowSource
+	rows     rows.Source
 	expanded map[string]bool       // markers expanded, by operation ID
 	open     map[model.ItemID]bool // items unfolded
 	cursor   int                   // row
@@ -225,11 +226,11 @@ func (m *Model) loadBodies() tea.Cmd {
 // seqAt is the stored message a row shows, if any.
 func (m *Model) seqAt(r int) uint64 {
 	rw := m.rowAt(r)
-	switch rw.kind {
-	case rowItem:
-		return m.view.Items[rw.item].Seq
-	case rowHidden:
-		return m.view.Markers[rw.marker].Hidden[rw.item].Seq
+	switch rw.Kind {
+	case rows.Item:
+		return m.view.Items[rw.Item].Seq
+	case rows.Hidden:
+		return m.view.Markers[rw.Marker].Hidden[rw.Item].Seq
 	}
 	return 0
 }
@@ -422,8 +423,8 @@ func (m *Model) viewLoaded(msg viewLoadedMsg) tea.Cmd {
 	m.empty = false
 	var keep model.ItemID
 	if m.view != nil && m.rows.Len() > 0 {
-		if rw := m.rows.At(m.cursor); rw.kind == rowItem {
-			keep = m.view.ID(m.view.Items[rw.item])
+		if rw := m.rows.At(m.cursor); rw.Kind == rows.Item {
+			keep = m.view.ID(m.view.Items[rw.Item])
 		}
 	}
 	anchor := m.anchorItem()
@@ -585,7 +586,7 @@ func (m *Model) jumpTo(index int) {
 	}
 	// Step back over the markers standing before the item: the first of
 	// them is where the operation shows.
-	for r > 0 && m.rows.At(r-1).kind == rowMarker {
+	for r > 0 && m.rows.At(r-1).Kind == rows.Marker {
 		r--
 	}
 	m.cursor = r
@@ -677,19 +678,19 @@ func (m *Model) toggle() {
 	if m.rows == nil || m.rows.Len() == 0 {
 		return
 	}
-	switch rw := m.rows.At(m.cursor); rw.kind {
-	case rowMarker, rowMore:
-		op := m.view.Markers[rw.marker].OpID
+	switch rw := m.rows.At(m.cursor); rw.Kind {
+	case rows.Marker, rows.More:
+		op := m.view.Markers[rw.Marker].OpID
 		m.expanded[op] = !m.expanded[op]
 		m.rows = m.rowIndex()
-		m.cursor = m.rows.RowOfMarker(rw.marker)
-	case rowItem:
-		id := m.view.ID(m.view.Items[rw.item])
+		m.cursor = m.rows.RowOfMarker(rw.Marker)
+	case rows.Item:
+		id := m.view.ID(m.view.Items[rw.Item])
 		m.open[id] = !m.open[id]
-	case rowHidden:
+	case rows.Hidden:
 		// An original under an expanded marker unfolds as an item does
 		// (its hint says enter); the marker's own row collapses it.
-		id := m.view.ID(m.view.Markers[rw.marker].Hidden[rw.item])
+		id := m.view.ID(m.view.Markers[rw.Marker].Hidden[rw.Item])
 		m.open[id] = !m.open[id]
 	}
 	m.scrollToCursor()

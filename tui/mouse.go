@@ -5,6 +5,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+	"weft/tui/rows"
 )
 
 // The mouse: the wheel scrolls (model.go), a click on a row puts the
@@ -31,7 +32,7 @@ func (m *Model) click(msg tea.MouseClickMsg) tea.Cmd {
 	m.cursor = r
 	rw := m.rows.At(r)
 	switch {
-	case rw.kind == rowMarker || rw.kind == rowMore:
+	case rw.Kind == rows.Marker || rw.Kind == rows.More:
 		m.toggle()
 	case again || m.foldLine(r, li):
 		m.toggle()

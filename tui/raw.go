@@ -9,6 +9,7 @@ import (
 
 	"weft/internal/termsafe"
 	"weft/model"
+	"weft/tui/rows"
 )
 
 // The raw view (R) shows the stored thread: every stored message in the
@@ -88,7 +89,7 @@ func (m *Model) toggleRaw() tea.Cmd {
 	}
 	seq := m.seqAt(m.cursor)
 	m.raw.on, m.view, m.raw.eff = false, m.raw.eff, nil
-	m.rows = newRowIndex(m.view, m.expanded)
+	m.rows = rows.NewIndex(m.view, m.expanded)
 	if idx, _ := m.view.PlaceOfSeq(seq); seq > 0 && idx >= 0 {
 		m.jumpTo(idx)
 	} else {
@@ -106,7 +107,7 @@ func (m *Model) rawReady(msg rawViewMsg) tea.Cmd {
 	case m.raw.on && msg.eff == m.raw.eff:
 		// The stored thread only grows: the cursor stays where it is.
 		m.view = msg.view
-		m.rows = newRowIndex(m.view, nil)
+		m.rows = rows.NewIndex(m.view, nil)
 		clear(m.lines)
 		m.scrollToCursor()
 		return tea.Batch(m.loadBodies(), m.loadRawOps())
@@ -118,7 +119,7 @@ func (m *Model) rawReady(msg rawViewMsg) tea.Cmd {
 		m.raw = rawState{on: true, eff: m.view}
 		m.anchor, m.moving = -1, nil
 		m.view = msg.view
-		m.rows = newRowIndex(m.view, nil)
+		m.rows = rows.NewIndex(m.view, nil)
 		m.cursor = max(min(int(seq)-1, m.rows.Len()-1), 0)
 		m.scrollToCursor()
 		return tea.Batch(m.loadBodies(), m.loadRawOps())
@@ -135,11 +136,11 @@ func (m *Model) storedBefore(r int) uint64 {
 		return 1
 	}
 	i := 0
-	switch rw := m.rows.At(r); rw.kind {
-	case rowItem:
-		i = rw.item
+	switch rw := m.rows.At(r); rw.Kind {
+	case rows.Item:
+		i = rw.Item
 	default:
-		i = m.view.Markers[rw.marker].At
+		i = m.view.Markers[rw.Marker].At
 	}
 	for i = min(i, m.view.Len()-1); i >= 0; i-- {
 		if s := m.view.Items[i].Seq; s > 0 {

@@ -9,6 +9,7 @@ import (
 
 	"weft/model"
 	"weft/ops"
+	"weft/tui/rows"
 )
 
 func TestRawViewShowsStoredThreadWithExtents(t *testing.T) {
@@ -48,7 +49,7 @@ func TestRawViewShowsStoredThreadWithExtents(t *testing.T) {
 	if m.raw.on {
 		t.Fatal("R did not leave the raw view")
 	}
-	if idx, _ := m.view.PlaceOfSeq(5); m.rows.At(m.cursor).item != idx && m.rows.At(m.cursor).kind == rowItem {
+	if idx, _ := m.view.PlaceOfSeq(5); m.rows.At(m.cursor).Item != idx && m.rows.At(m.cursor).Kind == rows.Item {
 		t.Errorf("cursor row %+v, want the item hiding m5 (%d)", m.rows.At(m.cursor), idx)
 	}
 	// esc also leaves, and the cursor follows a visible message exactly.

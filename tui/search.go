@@ -6,6 +6,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"weft/model"
+	"weft/tui/rows"
 	"weft/tui/search"
 )
 
@@ -90,11 +91,11 @@ func (m *Model) markLine(r, i int, l string) string {
 
 // rowItemID is the ID of the item row r shows, if it shows one.
 func (m *Model) rowItemID(r int) (model.ItemID, bool) {
-	switch rw := m.rowAt(r); rw.kind {
-	case rowItem:
-		return m.view.ID(m.view.Items[rw.item]), true
-	case rowHidden:
-		return m.view.ID(m.view.Markers[rw.marker].Hidden[rw.item]), true
+	switch rw := m.rowAt(r); rw.Kind {
+	case rows.Item:
+		return m.view.ID(m.view.Items[rw.Item]), true
+	case rows.Hidden:
+		return m.view.ID(m.view.Markers[rw.Marker].Hidden[rw.Item]), true
 	}
 	return "", false
 }

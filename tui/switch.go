@@ -5,6 +5,7 @@ import (
 
 	"weft/model"
 	"weft/ops"
+	"weft/tui/rows"
 	"weft/tui/search"
 )
 
@@ -36,8 +37,8 @@ func (m *Model) anchorItem() model.ItemID {
 	if m.anchor < 0 || m.view == nil || m.anchor >= m.rows.Len() {
 		return ""
 	}
-	if rw := m.rows.At(m.anchor); rw.kind == rowItem {
-		return m.view.ID(m.view.Items[rw.item])
+	if rw := m.rows.At(m.anchor); rw.Kind == rows.Item {
+		return m.view.ID(m.view.Items[rw.Item])
 	}
 	return ""
 }
