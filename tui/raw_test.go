@@ -9,6 +9,7 @@ import (
 
 	"weft/model"
 	"weft/ops"
+	"weft/tui/raw"
 	"weft/tui/rows"
 )
 
@@ -86,8 +87,8 @@ func TestRawExtentsLanes(t *testing.T) {
 	// Overlapping extents never share a lane (below the last).
 	for i, a := range exts {
 		for _, b := range exts[i+1:] {
-			if a.lane == b.lane && a.lane < rawLanes-1 && a.lo <= b.hi && b.lo <= a.hi {
-				t.Errorf("%s [%d,%d] and %s [%d,%d] share lane %d", a.op.Type, a.lo, a.hi, b.op.Type, b.lo, b.hi, a.lane)
+			if a.Lane == b.Lane && a.Lane < raw.Lanes-1 && a.Lo <= b.Hi && b.Lo <= a.Hi {
+				t.Errorf("%s [%d,%d] and %s [%d,%d] share lane %d", a.Op.Type, a.Lo, a.Hi, b.Op.Type, b.Lo, b.Hi, a.Lane)
 			}
 		}
 	}

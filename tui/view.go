@@ -12,6 +12,7 @@ import (
 	"weft/internal/termsafe"
 	"weft/model"
 	"weft/themes"
+	"weft/tui/raw"
 	"weft/tui/rows"
 )
 
@@ -42,7 +43,7 @@ func (m *Model) rowLines(r int) []string {
 	rw := m.rowAt(r)
 	width := max(m.width-2, 10) // the gutter takes two cells
 	if m.raw.on {
-		width = max(width-rawLanes-1, 10)
+		width = max(width-raw.Lanes-1, 10)
 	}
 	k := lineKey{sid: m.sid, kind: rw.Kind, width: width, raw: m.raw.on, version: m.info.Version}
 	var it model.Item
@@ -196,7 +197,7 @@ func (m *Model) render() string {
 				g = "  "
 			}
 			if m.raw.on {
-				g += m.rawGutter(uint64(r+1), i, i == len(rl)-1) + " "
+				g += m.raw.extents.Gutter(uint64(r+1), i, i == len(rl)-1, m.styles) + " "
 			}
 			lines = append(lines, g+m.markLine(r, i, l)) // search hits marked (tui/search)
 			if len(lines) == h {
