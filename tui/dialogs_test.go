@@ -11,6 +11,7 @@ import (
 
 	"weft/model"
 	"weft/tui/dialog"
+	"weft/tui/handoff"
 	"weft/tui/rows"
 )
 
@@ -37,11 +38,11 @@ func TestEditorFailureIsShown(t *testing.T) {
 	m, svc := demoModel(t, 110, 36)
 	n := len(mustOps(t, svc, m.sid))
 	press(t, m, "d")
-	m.Update(editorDoneMsg{err: errors.New(`exec: "nano": executable file not found in $PATH`)})
+	m.Update(handoff.Edited{Err: errors.New(`exec: "nano": executable file not found in $PATH`)})
 	if s := screen(m); !strings.Contains(s, "editor: exec") {
 		t.Fatalf("editor error not shown:\n%s", s)
 	}
-	m.Update(editorDoneMsg{text: "From the editor.\n"})
+	m.Update(handoff.Edited{Text: "From the editor.\n"})
 	if v := m.dialogs.Front().(*dialog.Text).Value(); v != "From the editor." {
 		t.Fatalf("editor text %q", v)
 	}
@@ -208,12 +209,12 @@ func TestEditorFileIsWrittenInACommand(t *testing.T) {
 	if cmd == nil {
 		t.Fatal("ctrl+e returned no command")
 	}
-	msg, ok := cmd().(editorFileMsg)
+	msg, ok := cmd().(handoff.File)
 	if !ok {
 		t.Fatalf("ctrl+e's command returned %+v", msg)
 	}
-	defer os.Remove(msg.path)
-	if b, err := os.ReadFile(msg.path); err != nil || string(b) != "--- assistant\n" {
+	defer os.Remove(msg.Path())
+	if b, err := os.ReadFile(msg.Path()); err != nil || string(b) != "--- assistant\n" {
 		t.Fatalf("the editor's file holds %q (%v)", b, err)
 	}
 }

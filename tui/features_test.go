@@ -15,6 +15,7 @@ import (
 	"weft/model"
 	"weft/ops"
 	"weft/tui/dialog"
+	"weft/tui/handoff"
 	"weft/tui/rows"
 )
 
@@ -107,11 +108,11 @@ func TestPagerGetsTheMessageOnAFileAndCtrlZSuspends(t *testing.T) {
 	m, _ := plainThread(t, 5)
 	m.opts.Pager = "less -R"
 	press(t, m, "g")
-	var file pagerFileMsg
+	var file handoff.File
 	var exec tea.Msg
 	for _, msg := range pressCollect(t, m, keyText("p")) {
 		switch msg := msg.(type) {
-		case pagerFileMsg:
+		case handoff.File:
 			file = msg
 		default:
 			if strings.HasSuffix(fmt.Sprintf("%T", msg), "execMsg") {
@@ -119,11 +120,11 @@ func TestPagerGetsTheMessageOnAFileAndCtrlZSuspends(t *testing.T) {
 			}
 		}
 	}
-	if file.path == "" || file.pager != "less -R" || exec == nil {
+	if file.Path() == "" || file.Command() != "less -R" || exec == nil {
 		t.Fatalf("p: file %+v, exec %v", file, exec)
 	}
-	b, err := os.ReadFile(file.path)
-	os.Remove(file.path)
+	b, err := os.ReadFile(file.Path())
+	os.Remove(file.Path())
 	if err != nil || string(b) != "--- user\nmessage 1\n" {
 		t.Fatalf("the pager's file holds %q (%v)", b, err)
 	}

@@ -19,6 +19,7 @@ import (
 	"weft/ops"
 	"weft/themes"
 	"weft/tui/dialog"
+	"weft/tui/handoff"
 	"weft/tui/markdown"
 	"weft/tui/rows"
 	"weft/tui/search"
@@ -309,19 +310,26 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, msg.apply(m)
 	case tea.MouseClickMsg:
 		return m, m.click(msg)
-	case editorDoneMsg:
+	case handoff.File:
+		if _, ok := m.dialogs.Front().(*dialog.Text); ok || !msg.Edits() {
+			return m, msg.Run()
+		}
+		return m, nil
+	case handoff.Edited:
 		// Back from $EDITOR, the whole screen is drawn again: the
 		// terminal was another program's meanwhile, and drawing only
 		// what changed since before could leave it blank.
 		if d, ok := m.dialogs.Front().(*dialog.Text); ok {
-			d.Edited(msg.text, msg.err)
+			d.Edited(msg.Text, msg.Err)
 		}
 		return m, tea.ClearScreen
-	case editorFileMsg:
-		if _, ok := m.dialogs.Front().(*dialog.Text); ok {
-			return m, runEditor(msg)
+	case handoff.Paged:
+		// Back from the pager, the whole screen is drawn again, as
+		// after $EDITOR.
+		if msg.Err != nil {
+			return m, tea.Batch(m.flash("pager: "+msg.Err.Error(), true), tea.ClearScreen)
 		}
-		return m, nil
+		return m, tea.ClearScreen
 	case draftDoneMsg:
 		if d, ok := m.dialogs.Front().(*dialog.Text); ok {
 			d.Drafted(msg.text, msg.by, msg.err)
