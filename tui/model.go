@@ -1,6 +1,13 @@
 // Package tui is weft's terminal interface: one root bubbletea model over
 // the same ops.Service every other face uses. Children are plain structs;
-// I/O happens in commands, never in Update.
+// I/O happens in commands, never in Update. The root owns the session
+// shown, the cursor and the screen; its children have rooms of their
+// own: dialog (the modals, which answer with actions the root carries
+// out), search (the search panel and its hits), rows (which row shows
+// what, and how it looks), raw (the raw view's extents), timeline (the
+// strip above the thread), markdown (message bodies) and handoff
+// ($EDITOR and $PAGER). None of them reaches the Service: the root does,
+// and hands them what it read.
 package tui
 
 import (
@@ -101,7 +108,7 @@ type Model struct {
 	statusSeq int
 	err       error
 
-	feat features // copying, the pager, the mouse, marks, the filter, other sessions (features.go)
+	feat features // copying, the pager, the mouse, the filter, other sessions (features.go)
 }
 
 // New returns the root model.
