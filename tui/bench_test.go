@@ -22,6 +22,7 @@ import (
 	"weft/demo"
 	"weft/ops"
 	"weft/store"
+	"weft/tui/search"
 )
 
 // Benchmarks of the TUI over real files (see data_bench_test.go for the
@@ -339,9 +340,9 @@ func benchSearchKeystroke(b *testing.B, n int) {
 				var lat, upd []time.Duration
 				hits := 0
 				for b.Loop() {
-					m.search = search{}
+					m.search = search.Panel{}
 					_, _ = m.Update(tea.KeyPressMsg{Code: '/', Text: "/"})
-					if !m.search.open {
+					if !m.search.IsOpen() {
 						b.Fatal("/ did not open the search")
 					}
 					for _, r := range q {
@@ -352,11 +353,11 @@ func benchSearchKeystroke(b *testing.B, n int) {
 						m.Update(res)
 						_ = m.View()
 						lat = append(lat, time.Since(t0))
-						if res.err != nil {
-							b.Fatal(res.err)
+						if res.Err != nil {
+							b.Fatal(res.Err)
 						}
 					}
-					hits = len(m.search.hits)
+					hits = len(m.search.Hits())
 				}
 				b.ReportMetric(float64(len(q)), "keys/op")
 				b.ReportMetric(float64(hits), "hits")
@@ -418,22 +419,22 @@ func TestSearchKeystrokeDoesNotMatchInUpdate(t *testing.T) {
 	if cmd == nil {
 		t.Fatal("a search keystroke returned no command: nothing would match")
 	}
-	if len(m.search.hits) != 0 || m.search.err != nil {
-		t.Fatalf("Update matched synchronously: %d hits, err %v", len(m.search.hits), m.search.err)
+	if len(m.search.Hits()) != 0 || m.search.Err() != nil {
+		t.Fatalf("Update matched synchronously: %d hits, err %v", len(m.search.Hits()), m.search.Err())
 	}
-	if m.search.query != "r" || m.search.input.Value() != "r" {
-		t.Fatalf("query %q, input %q after typing r", m.search.query, m.search.input.Value())
+	if m.search.Query() != "r" || m.search.Value() != "r" {
+		t.Fatalf("query %q, input %q after typing r", m.search.Query(), m.search.Value())
 	}
 	res := benchAwaitSearch(t, cmd)
-	if res.err != nil || res.query != "r" || res.seq != m.search.seq || len(res.hits) == 0 {
-		t.Fatalf("the command's result: query %q seq %d (want %d), %d hits, err %v", res.query, res.seq, m.search.seq, len(res.hits), res.err)
+	if res.Err != nil || res.Query != "r" || res.Seq != m.search.Seq() || len(res.Hits) == 0 {
+		t.Fatalf("the command's result: query %q seq %d (want %d), %d hits, err %v", res.Query, res.Seq, m.search.Seq(), len(res.Hits), res.Err)
 	}
 	m.Update(res)
-	if len(m.search.hits) != len(res.hits) {
-		t.Fatalf("%d hits shown, the result had %d", len(m.search.hits), len(res.hits))
+	if len(m.search.Hits()) != len(res.Hits) {
+		t.Fatalf("%d hits shown, the result had %d", len(m.search.Hits()), len(res.Hits))
 	}
 	// The next keystroke narrows within the items that passed before.
-	if m.search.state.Candidates() == 0 || m.search.state.Query() != "r" {
-		t.Fatalf("no candidates kept for narrowing: %d for %q", m.search.state.Candidates(), m.search.state.Query())
+	if m.search.State().Candidates() == 0 || m.search.State().Query() != "r" {
+		t.Fatalf("no candidates kept for narrowing: %d for %q", m.search.State().Candidates(), m.search.State().Query())
 	}
 }

@@ -195,7 +195,7 @@ func TestCommandsRunBesideUpdate(t *testing.T) {
 	// The reads: search, a time jump, the raw view, the sessions list.
 	p.press("/")
 	p.typeText("redis")
-	if len(m.search.hits) == 0 {
+	if len(m.search.Hits()) == 0 {
 		t.Fatal("the search found nothing")
 	}
 	p.press("enter", "n", "N", "T")

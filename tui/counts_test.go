@@ -17,7 +17,7 @@ import (
 func TestCountsHaveThousandsSeparators(t *testing.T) {
 	m, _ := demoModel(t, 110, 30)
 	mk := &model.Marker{OpType: model.OpDigest, Author: "claude-code", Hidden: make([]model.Item, 90000)}
-	if got := ansi.Strip(m.renderMarker(mk, 100, false)); !strings.Contains(got, "digest of 90,000 messages") {
+	if got := ansi.Strip(m.paint().Marker(m.view, mk, 100, false)); !strings.Contains(got, "digest of 90,000 messages") {
 		t.Errorf("marker: %q", got)
 	}
 }

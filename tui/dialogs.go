@@ -8,6 +8,7 @@ import (
 	"weft/ops"
 	"weft/ops/reads"
 	"weft/tui/dialog"
+	"weft/tui/handoff"
 )
 
 // The dialogs (tui/dialog) stand in front of the thread in m.dialogs:
@@ -29,7 +30,7 @@ func (m *Model) act(d dialog.Dialog, a dialog.Action) tea.Cmd {
 	case dialog.ActionOpen:
 		m.dialogs.Open(a.Dialog)
 	case dialog.ActionOpenEditor:
-		return openEditor(m.opts.Editor, a.Text)
+		return handoff.Edit(m.opts.Editor, a.Text)
 	case dialog.ActionJumpToTime:
 		return m.jumpToTime(a)
 	case dialog.ActionFilter:

@@ -11,6 +11,8 @@ import (
 
 	"weft/model"
 	"weft/tui/dialog"
+	"weft/tui/handoff"
+	"weft/tui/rows"
 )
 
 func TestDigestDraft(t *testing.T) {
@@ -36,11 +38,11 @@ func TestEditorFailureIsShown(t *testing.T) {
 	m, svc := demoModel(t, 110, 36)
 	n := len(mustOps(t, svc, m.sid))
 	press(t, m, "d")
-	m.Update(editorDoneMsg{err: errors.New(`exec: "nano": executable file not found in $PATH`)})
+	m.Update(handoff.Edited{Err: errors.New(`exec: "nano": executable file not found in $PATH`)})
 	if s := screen(m); !strings.Contains(s, "editor: exec") {
 		t.Fatalf("editor error not shown:\n%s", s)
 	}
-	m.Update(editorDoneMsg{text: "From the editor.\n"})
+	m.Update(handoff.Edited{Text: "From the editor.\n"})
 	if v := m.dialogs.Front().(*dialog.Text).Value(); v != "From the editor." {
 		t.Fatalf("editor text %q", v)
 	}
@@ -80,7 +82,7 @@ func TestCursorFollowsDigestedItem(t *testing.T) {
 	typeText(t, m, "The rollout, summed up.")
 	send(t, m, tea.KeyPressMsg{Code: 's', Mod: tea.ModCtrl})
 	rw := m.rows.At(m.cursor)
-	if rw.kind != rowMarker || m.view.Markers[rw.marker].OpType != model.OpDigest {
+	if rw.Kind != rows.Marker || m.view.Markers[rw.Marker].OpType != model.OpDigest {
 		t.Fatalf("cursor on %+v after the digest:\n%s", rw, screen(m))
 	}
 	if !strings.Contains(screen(m), "digest of 19 messages by operator") {
@@ -91,7 +93,7 @@ func TestCursorFollowsDigestedItem(t *testing.T) {
 func TestInsertOnAMarkerGoesWhereItStands(t *testing.T) {
 	m, _ := demoModel(t, 110, 36)
 	press(t, m, "g") // the first row is the setup digest's marker
-	if m.rows.At(m.cursor).kind != rowMarker {
+	if m.rows.At(m.cursor).Kind != rows.Marker {
 		t.Fatal("first row is not a marker")
 	}
 	press(t, m, "i")
@@ -194,7 +196,7 @@ func TestDialogHintsFollowState(t *testing.T) {
 		t.Fatalf("search hint:\n%s", s)
 	}
 	send(t, m, keyEnter)
-	if m.search.open {
+	if m.search.IsOpen() {
 		t.Fatal("enter did not close an empty search")
 	}
 }
@@ -207,12 +209,12 @@ func TestEditorFileIsWrittenInACommand(t *testing.T) {
 	if cmd == nil {
 		t.Fatal("ctrl+e returned no command")
 	}
-	msg, ok := cmd().(editorFileMsg)
+	msg, ok := cmd().(handoff.File)
 	if !ok {
 		t.Fatalf("ctrl+e's command returned %+v", msg)
 	}
-	defer os.Remove(msg.path)
-	if b, err := os.ReadFile(msg.path); err != nil || string(b) != "--- assistant\n" {
+	defer os.Remove(msg.Path())
+	if b, err := os.ReadFile(msg.Path()); err != nil || string(b) != "--- assistant\n" {
 		t.Fatalf("the editor's file holds %q (%v)", b, err)
 	}
 }

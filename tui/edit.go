@@ -12,6 +12,7 @@ import (
 	"weft/model"
 	"weft/ops"
 	"weft/tui/dialog"
+	"weft/tui/rows"
 )
 
 // editDoneMsg reports an edit the TUI asked the service for.
@@ -44,8 +45,8 @@ func (m *Model) selection() (first, last int, ok bool) {
 	// the whole thread costs no more than a short one.
 	first, last = -1, -1
 	for r := from; r <= to; r++ {
-		if rw := m.rows.At(r); rw.kind == rowItem {
-			first = rw.item
+		if rw := m.rows.At(r); rw.Kind == rows.Item {
+			first = rw.Item
 			break
 		}
 	}
@@ -53,8 +54,8 @@ func (m *Model) selection() (first, last int, ok bool) {
 		return 0, 0, false
 	}
 	for r := to; r >= from; r-- {
-		if rw := m.rows.At(r); rw.kind == rowItem {
-			last = rw.item
+		if rw := m.rows.At(r); rw.Kind == rows.Item {
+			last = rw.Item
 			break
 		}
 	}
@@ -266,14 +267,14 @@ func (m *Model) startInsert() tea.Cmd {
 	after := -1
 	if m.rows.Len() > 0 {
 		switch rw := m.rows.At(m.cursor); {
-		case rw.kind == rowItem:
-			after = rw.item
+		case rw.Kind == rows.Item:
+			after = rw.Item
 		case m.anchor >= 0:
 			if first, _, ok := m.selection(); ok {
 				after = first
 			}
 		default: // on a marker: where it stands, after the item before it
-			after = m.view.Markers[rw.marker].At - 1
+			after = m.view.Markers[rw.Marker].At - 1
 		}
 	}
 	where := "at the start"

@@ -5,19 +5,20 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"weft/model"
+	"weft/tui/rows"
 )
 
 // The reading and housekeeping features a lazygit or glow user expects:
 // copying (y), the pager (p), suspending (ctrl+z), the mouse, search
 // hits marked in the thread, the filter (F), the sessions list's rename
 // and delete, and notices of the file's other sessions. Their state
-// lives here, apart from the root's, and their answers come back as
-// featureMsg values, each of which applies itself to the model.
+// lives here, apart from the root's (the marks' with the search, in
+// tui/search), and their answers come back as featureMsg values, each of
+// which applies itself to the model.
 
 // features is the state of those features.
 type features struct {
 	filter filterState
-	marks  markCache
 	// changed marks the sessions of the file written to since the
 	// operator last opened them (other than the one shown), for the
 	// sessions list.
@@ -74,11 +75,11 @@ func (m *Model) cursorItem() (model.Item, bool) {
 	if m.rows == nil || m.rows.Len() == 0 {
 		return model.Item{}, false
 	}
-	switch rw := m.rows.At(m.cursor); rw.kind {
-	case rowItem:
-		return m.view.Items[rw.item], true
-	case rowHidden:
-		return m.view.Markers[rw.marker].Hidden[rw.item], true
+	switch rw := m.rows.At(m.cursor); rw.Kind {
+	case rows.Item:
+		return m.view.Items[rw.Item], true
+	case rows.Hidden:
+		return m.view.Markers[rw.Marker].Hidden[rw.Item], true
 	}
 	return model.Item{}, false
 }

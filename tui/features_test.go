@@ -15,6 +15,8 @@ import (
 	"weft/model"
 	"weft/ops"
 	"weft/tui/dialog"
+	"weft/tui/handoff"
+	"weft/tui/rows"
 )
 
 // collect runs a command as run does, feeding what it returns back into
@@ -106,11 +108,11 @@ func TestPagerGetsTheMessageOnAFileAndCtrlZSuspends(t *testing.T) {
 	m, _ := plainThread(t, 5)
 	m.opts.Pager = "less -R"
 	press(t, m, "g")
-	var file pagerFileMsg
+	var file handoff.File
 	var exec tea.Msg
 	for _, msg := range pressCollect(t, m, keyText("p")) {
 		switch msg := msg.(type) {
-		case pagerFileMsg:
+		case handoff.File:
 			file = msg
 		default:
 			if strings.HasSuffix(fmt.Sprintf("%T", msg), "execMsg") {
@@ -118,11 +120,11 @@ func TestPagerGetsTheMessageOnAFileAndCtrlZSuspends(t *testing.T) {
 			}
 		}
 	}
-	if file.path == "" || file.pager != "less -R" || exec == nil {
+	if file.Path() == "" || file.Command() != "less -R" || exec == nil {
 		t.Fatalf("p: file %+v, exec %v", file, exec)
 	}
-	b, err := os.ReadFile(file.path)
-	os.Remove(file.path)
+	b, err := os.ReadFile(file.Path())
+	os.Remove(file.Path())
 	if err != nil || string(b) != "--- user\nmessage 1\n" {
 		t.Fatalf("the pager's file holds %q (%v)", b, err)
 	}
@@ -152,7 +154,7 @@ func screenLineOf(m *Model, text string) int {
 func TestClickSelectsAndExpands(t *testing.T) {
 	m, _ := demoModel(t, 100, 30)
 	press(t, m, "g")
-	if m.rows.At(m.cursor).kind != rowMarker {
+	if m.rows.At(m.cursor).Kind != rows.Marker {
 		t.Fatal("the thread does not start with a marker")
 	}
 	// A click on a message's row puts the cursor on it.
@@ -166,7 +168,7 @@ func TestClickSelectsAndExpands(t *testing.T) {
 	}
 	// A click on the marker expands it, as enter does.
 	click(t, m, screenLineOf(m, "▸ digest of 10 messages"))
-	if !strings.Contains(screen(m), "▾ digest of 10 messages") || m.rows.At(m.cursor).kind != rowMarker {
+	if !strings.Contains(screen(m), "▾ digest of 10 messages") || m.rows.At(m.cursor).Kind != rows.Marker {
 		t.Fatalf("a click on the marker did not expand it:\n%s", screen(m))
 	}
 	// Clicks off the thread (the timeline strip, the status bar) do
@@ -213,13 +215,13 @@ func TestExactSearchMarksHitsInTheThreadAndCountsThem(t *testing.T) {
 	m, _ := plainThread(t, 30)
 	press(t, m, "/")
 	send(t, m, tea.KeyPressMsg{Code: 's', Mod: tea.ModCtrl})
-	if !m.search.exact || !strings.Contains(screen(m), "ctrl+s fuzzy") {
+	if !m.search.Exact() || !strings.Contains(screen(m), "ctrl+s fuzzy") {
 		t.Fatalf("ctrl+s did not switch to the exact mode:\n%s", screen(m))
 	}
 	typeText(t, m, "message 2")
 	// Exact: message 2 and 20–29, in thread order.
-	if len(m.search.hits) != 11 || m.search.hits[0].Index != 1 || m.search.hits[1].Index != 19 {
-		t.Fatalf("exact hits: %+v", m.search.hits)
+	if len(m.search.Hits()) != 11 || m.search.Hits()[0].Index != 1 || m.search.Hits()[1].Index != 19 {
+		t.Fatalf("exact hits: %+v", m.search.Hits())
 	}
 	if !strings.Contains(screen(m), "exact: 11 matches") {
 		t.Errorf("the panel does not count the exact hits:\n%s", screen(m))
@@ -240,7 +242,7 @@ func TestExactSearchMarksHitsInTheThreadAndCountsThem(t *testing.T) {
 	// Back to fuzzy: the same query, ranked.
 	press(t, m, "/")
 	send(t, m, tea.KeyPressMsg{Code: 's', Mod: tea.ModCtrl})
-	if m.search.exact || m.search.hitsExact {
+	if m.search.Exact() || m.search.HitsExact() {
 		t.Fatal("ctrl+s did not switch back to fuzzy")
 	}
 	send(t, m, keyEsc)
@@ -318,7 +320,7 @@ func TestFilterShowsOnlyWhatItPicks(t *testing.T) {
 		t.Fatalf("role:assistant shows %d rows, want 10", m.rows.Len())
 	}
 	for r := range m.rows.Len() {
-		if rw := m.rows.At(r); rw.kind != rowItem || rw.item%2 != 1 {
+		if rw := m.rows.At(r); rw.Kind != rows.Item || rw.Item%2 != 1 {
 			t.Fatalf("row %d shows %+v", r, rw)
 		}
 	}

@@ -2,7 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"sort"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -10,6 +9,7 @@ import (
 	"weft/model"
 	textsearch "weft/ops/search"
 	"weft/tui/dialog"
+	"weft/tui/rows"
 )
 
 // The filter (F) shows only the items of a role, a tag or an author. The
@@ -19,43 +19,13 @@ import (
 // operations' markers are not rows while a filter is on: the status bar
 // counts them, with the items it hides.
 
-// rowSource is the thread's rows: every item with the markers between
-// them (rowIndex), or the items a filter picked (filteredRows).
-type rowSource interface {
-	Len() int
-	At(r int) row
-	RowOfItem(i int) int
-	RowOfMarker(k int) int
-}
-
-// filteredRows are the items a filter picked, in thread order.
-type filteredRows struct {
-	v   *model.View
-	idx []int // item indices, ascending
-}
-
-// Len is how many items the filter shows.
-func (f *filteredRows) Len() int { return len(f.idx) }
-
-// At is the r-th item shown.
-func (f *filteredRows) At(r int) row { return row{kind: rowItem, item: f.idx[r]} }
-
-// RowOfItem is the row of item i, or of the first item shown after it
-// (the last one, past the end) when the filter hides it.
-func (f *filteredRows) RowOfItem(i int) int {
-	return min(sort.SearchInts(f.idx, i), max(len(f.idx)-1, 0))
-}
-
-// RowOfMarker is the row of the item the marker stands before.
-func (f *filteredRows) RowOfMarker(k int) int { return f.RowOfItem(f.v.Markers[k].At) }
-
 // filterState is the filter on, if any.
 type filterState struct {
 	expr string // as typed; "" when off
 	by   textsearch.ItemFilter
-	view *model.View   // the view rows were picked from
-	rows *filteredRows // its picks
-	last string        // the latest filter, offered again by F
+	view *model.View    // the view rows were picked from
+	rows *rows.Filtered // its picks
+	last string         // the latest filter, offered again by F
 }
 
 func (f *filterState) on() bool { return f.expr != "" }
@@ -103,7 +73,7 @@ func (msg filterReadyMsg) apply(m *Model) tea.Cmd {
 		return m.flash("nothing in the thread matches "+msg.expr, true)
 	}
 	at := m.cursorIndex()
-	m.feat.filter = filterState{expr: msg.expr, by: msg.by, view: msg.view, rows: &filteredRows{v: msg.view, idx: msg.idx}, last: msg.expr}
+	m.feat.filter = filterState{expr: msg.expr, by: msg.by, view: msg.view, rows: rows.NewFiltered(msg.view, msg.idx), last: msg.expr}
 	m.anchor = -1
 	m.rows = m.rowIndex()
 	m.refit(at)
@@ -116,11 +86,11 @@ func (m *Model) cursorIndex() int {
 	if m.rows == nil || m.rows.Len() == 0 {
 		return 0
 	}
-	switch rw := m.rows.At(m.cursor); rw.kind {
-	case rowItem:
-		return rw.item
+	switch rw := m.rows.At(m.cursor); rw.Kind {
+	case rows.Item:
+		return rw.Item
 	default:
-		return m.view.Markers[rw.marker].At
+		return m.view.Markers[rw.Marker].At
 	}
 }
 
@@ -148,11 +118,11 @@ func (m *Model) clearFilter() tea.Cmd {
 
 // rowIndex is the rows of the view shown: the filter's picks when one is
 // on (and picked from this view), else every item and marker.
-func (m *Model) rowIndex() rowSource {
+func (m *Model) rowIndex() rows.Source {
 	if f := &m.feat.filter; f.on() && f.view == m.view && f.rows != nil {
 		return f.rows
 	}
-	return newRowIndex(m.view, m.expanded)
+	return rows.NewIndex(m.view, m.expanded)
 }
 
 // filteredViewMsg is a view loaded while a filter is on, with its picks.
@@ -193,7 +163,7 @@ func (msg filteredViewMsg) apply(m *Model) tea.Cmd {
 		say = m.flash(fmt.Sprintf("filter %s cleared: %s", f.expr, why), true)
 		*f = filterState{last: f.expr}
 	} else {
-		f.view, f.rows = msg.loaded.view, &filteredRows{v: msg.loaded.view, idx: msg.idx}
+		f.view, f.rows = msg.loaded.view, rows.NewFiltered(msg.loaded.view, msg.idx)
 	}
 	return tea.Batch(m.viewLoaded(msg.loaded), say)
 }
@@ -219,6 +189,5 @@ func (m *Model) filterShows(i int) bool {
 	if !f.on() || f.rows == nil {
 		return true
 	}
-	r := sort.SearchInts(f.rows.idx, i)
-	return i >= 0 && r < len(f.rows.idx) && f.rows.idx[r] == i
+	return f.rows.Shows(i)
 }

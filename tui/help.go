@@ -29,7 +29,7 @@ func (m *Model) whyNot(b key.Binding) string {
 	switch {
 	case is(k.Redo) && !m.canRedo():
 		return m.redoReason()
-	case (is(k.Next) || is(k.Prev)) && len(m.search.hits) == 0:
+	case (is(k.Next) || is(k.Prev)) && len(m.search.Hits()) == 0:
 		return "no search yet: " + k.Search.Help().Key + " searches the thread"
 	case is(k.Undo) && m.info.OpCount == 0:
 		return "nothing to undo"

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/x/ansi"
+	"weft/tui/rows"
 )
 
 // TestEnterOnAHiddenMessageUnfoldsIt: under an expanded marker, a long
@@ -15,7 +16,7 @@ func TestEnterOnAHiddenMessageUnfoldsIt(t *testing.T) {
 	press(t, m, "g", "enter") // the digest at the top, expanded
 	found := -1
 	for r := 0; r < m.rows.Len() && found < 0; r++ {
-		if m.rows.At(r).kind != rowHidden {
+		if m.rows.At(r).Kind != rows.Hidden {
 			continue
 		}
 		if strings.Contains(ansi.Strip(strings.Join(m.rowLines(r), "\n")), "more line") {
@@ -28,10 +29,10 @@ func TestEnterOnAHiddenMessageUnfoldsIt(t *testing.T) {
 	m.cursor = found
 	m.scrollToCursor()
 	folded := len(m.rowLines(found))
-	marker := m.rows.At(found).marker
+	marker := m.rows.At(found).Marker
 	press(t, m, "enter")
-	if rw := m.rows.At(m.cursor); rw.kind != rowHidden || rw.marker != marker {
-		t.Fatalf("enter on a folded original left the cursor on row kind %d: the digest collapsed", rw.kind)
+	if rw := m.rows.At(m.cursor); rw.Kind != rows.Hidden || rw.Marker != marker {
+		t.Fatalf("enter on a folded original left the cursor on row kind %d: the digest collapsed", rw.Kind)
 	}
 	if n := len(m.rowLines(m.cursor)); n <= folded {
 		t.Fatalf("the original still shows %d lines after enter (%d before)", n, folded)

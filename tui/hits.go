@@ -3,35 +3,19 @@ package tui
 import (
 	"fmt"
 	"slices"
-	"strings"
-	"unicode"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/ansi"
 
 	"weft/internal/english"
 	"weft/model"
+	"weft/tui/rows"
+	"weft/tui/search"
 )
 
-// Search hits are items, not places: each hit keeps its item's ID, and
-// its index is found again in every view that loads (an edit since the
-// search moves items, or hides them in an operation). Going to a hit puts
+// Search hits are items, not places (tui/search): going to a hit puts
 // the cursor on its item and, when the matching line is not among those
-// the item shows folded, unfolds it and scrolls to that line.
-
-// resolveHits finds each hit's item in the view shown; a hit whose item
-// an operation now hides gets index -1.
-func (m *Model) resolveHits() {
-	s := &m.search
-	if m.view == nil {
-		return
-	}
-	for k := range s.hits {
-		if k < len(s.ids) {
-			s.hits[k].Index = m.view.IndexOf(s.ids[k])
-		}
-	}
-}
+// the item shows folded, unfolds it and scrolls to that line; a hit an
+// operation hides since the search is shown under its marker.
 
 // hitLine is a hit waiting for its item's body, to scroll to its line.
 type hitLine struct {
@@ -42,14 +26,13 @@ type hitLine struct {
 // gotoHit goes to search hit k: its item, or, for one an operation now
 // hides, the original under that operation's marker.
 func (m *Model) gotoHit(k int) tea.Cmd {
-	h := m.search.hits[k]
-	m.placeHit(k) // the status bar's "match 3/17" (searchmarks.go)
-	if k >= len(m.search.ids) {
+	h, id, named := m.search.Hit(k)
+	m.search.Place(k, m.filterShows) // the status bar's "match 3/17"
+	if !named {
 		// A result that named no items: its index is all there is.
 		m.jumpTo(h.Index)
 		return m.loadBodies()
 	}
-	id := m.search.ids[k]
 	if !m.filterShows(h.Index) {
 		return m.flash(fmt.Sprintf("%s is not among the items the filter shows (%s clears it)", id, m.keys.Cancel.Help().Key), true)
 	}
@@ -82,7 +65,7 @@ func (m *Model) revealHidden(id model.ItemID) tea.Cmd {
 			continue
 		}
 		i := slices.IndexFunc(mk.Hidden, func(it model.Item) bool { return it.Seq == seq })
-		if i < 0 || i >= maxExpanded {
+		if i < 0 || i >= rows.MaxExpanded {
 			continue
 		}
 		m.expanded[mk.OpID] = true
@@ -106,11 +89,11 @@ func (m *Model) showHit() {
 		return
 	}
 	rw := m.rows.At(m.cursor)
-	if rw.kind != rowItem {
+	if rw.Kind != rows.Item {
 		m.hit = nil
 		return
 	}
-	it := m.view.Items[rw.item]
+	it := m.view.Items[rw.Item]
 	if m.view.ID(it) != h.id {
 		m.hit = nil
 		return
@@ -120,11 +103,11 @@ func (m *Model) showHit() {
 	}
 	m.hit = nil
 	lines := m.rowLines(m.cursor)
-	li := findLine(lines, h.line)
+	li := search.FindLine(lines, h.line)
 	if li < 0 && !m.open[h.id] { // folded away: unfold the item
 		m.open[h.id] = true
 		lines = m.rowLines(m.cursor)
-		li = findLine(lines, h.line)
+		li = search.FindLine(lines, h.line)
 	}
 	hgt := m.threadHeight()
 	if len(lines) <= hgt || li < 0 {
@@ -137,72 +120,40 @@ func (m *Model) showHit() {
 	m.placed = -1
 }
 
-// findLine finds the rendered line (past the header) that shows the
-// start of a matched source line, or -1. Rendering wraps lines and
-// takes markdown's marks away, so both are compared without them.
-func findLine(lines []string, source string) int {
-	key := []rune(plainWords(source))
-	if len(key) == 0 {
-		return -1
-	}
-	key = key[:min(len(key), 24)]
-	for i := 1; i < len(lines); i++ {
-		if strings.Contains(plainWords(ansi.Strip(lines[i])), string(key)) {
-			return i
-		}
-	}
-	return -1
-}
-
-// plainWords is a line's words and nothing else: no markdown marks, no
-// list bullets, single spaces.
-func plainWords(s string) string {
-	s = strings.Map(func(r rune) rune {
-		switch {
-		case strings.ContainsRune("*_`#>|~•", r):
-			return ' '
-		case unicode.IsSpace(r):
-			return ' '
-		}
-		return r
-	}, s)
-	return strings.Join(strings.Fields(s), " ")
-}
-
 // nextHit goes to the next (or previous) hit after the cursor in thread
 // order, wrapping at the ends. Hits an edit has hidden since the search
 // are passed over, and said to be (the search lists them, and enter
 // there shows one).
 func (m *Model) nextHit(dir int) tea.Cmd {
-	s := &m.search
-	if len(s.hits) == 0 {
+	hits := m.search.Hits()
+	if len(hits) == 0 {
 		return m.flash("no search: / searches the thread", true)
 	}
-	order := make([]int, 0, len(s.hits)) // hits shown, in thread order
-	for k, h := range s.hits {
+	order := make([]int, 0, len(hits)) // hits shown, in thread order
+	for k, h := range hits {
 		if h.Index >= 0 && m.filterShows(h.Index) {
 			order = append(order, k)
 		}
 	}
-	hidden := len(s.hits) - len(order)
+	hidden := len(hits) - len(order)
 	if len(order) == 0 {
 		return m.flash(fmt.Sprintf("the %s now hidden by operations: / lists them", english.Count(hidden, "match is")), true)
 	}
-	slices.SortFunc(order, func(a, b int) int { return s.hits[a].Index - s.hits[b].Index })
+	slices.SortFunc(order, func(a, b int) int { return hits[a].Index - hits[b].Index })
 	// Where the cursor stands in thread order: on an item, at it; on a
 	// marker (or what it shows), just before the item the marker stands
 	// before.
 	at, onItem := 0, false
-	switch rw := m.rows.At(m.cursor); rw.kind {
-	case rowItem:
-		at, onItem = rw.item, true
+	switch rw := m.rows.At(m.cursor); rw.Kind {
+	case rows.Item:
+		at, onItem = rw.Item, true
 	default:
-		at = m.view.Markers[rw.marker].At
+		at = m.view.Markers[rw.Marker].At
 	}
 	pick := -1
 	if dir > 0 {
 		for i, k := range order {
-			if idx := s.hits[k].Index; idx > at || idx == at && !onItem {
+			if idx := hits[k].Index; idx > at || idx == at && !onItem {
 				pick = i
 				break
 			}
@@ -212,7 +163,7 @@ func (m *Model) nextHit(dir int) tea.Cmd {
 		}
 	} else {
 		for i := len(order) - 1; i >= 0; i-- {
-			if s.hits[order[i]].Index < at {
+			if hits[order[i]].Index < at {
 				pick = i
 				break
 			}

@@ -8,16 +8,17 @@ import (
 
 	"weft/model"
 	"weft/ops"
+	"weft/tui/rows"
 )
 
 // cursorID is the ID of the item under the cursor (an original under an
 // expanded marker included), or "".
 func cursorID(m *Model) model.ItemID {
-	switch rw := m.rows.At(m.cursor); rw.kind {
-	case rowItem:
-		return m.view.ID(m.view.Items[rw.item])
-	case rowHidden:
-		return m.view.ID(m.view.Markers[rw.marker].Hidden[rw.item])
+	switch rw := m.rows.At(m.cursor); rw.Kind {
+	case rows.Item:
+		return m.view.ID(m.view.Items[rw.Item])
+	case rows.Hidden:
+		return m.view.ID(m.view.Markers[rw.Marker].Hidden[rw.Item])
 	}
 	return ""
 }
@@ -27,7 +28,7 @@ func searchFor(t *testing.T, m *Model, q string) {
 	t.Helper()
 	press(t, m, "/")
 	typeText(t, m, q)
-	if len(m.search.hits) == 0 {
+	if len(m.search.Hits()) == 0 {
 		t.Fatalf("no hit for %q", q)
 	}
 }
@@ -35,8 +36,8 @@ func searchFor(t *testing.T, m *Model, q string) {
 func TestSearchHitsFollowTheirItemsAfterAnEdit(t *testing.T) {
 	m, svc := plainThread(t, 30)
 	searchFor(t, m, "message 17")
-	if m.search.hits[0].Line != "message 17" {
-		t.Fatalf("the best hit is %q", m.search.hits[0].Line)
+	if m.search.Hits()[0].Line != "message 17" {
+		t.Fatalf("the best hit is %q", m.search.Hits()[0].Line)
 	}
 	agentEdit(t, m, svc, func(ctx context.Context) error {
 		_, err := svc.SnipMessages(ctx, ops.SnipArgs{Selection: ops.Selection{SessionID: m.sid, IDs: []model.ItemID{"m2", "m3", "m4"}}})
@@ -61,8 +62,8 @@ func TestSearchHitHiddenByADigestIsShownUnderItsMarker(t *testing.T) {
 		t.Fatalf("the hit for a digested message is not marked hidden:\n%s", s)
 	}
 	send(t, m, keyEnter)
-	if rw := m.rows.At(m.cursor); rw.kind != rowHidden || cursorID(m) != "m17" {
-		t.Fatalf("enter on the hidden hit went to row kind %d, %q", rw.kind, cursorID(m))
+	if rw := m.rows.At(m.cursor); rw.Kind != rows.Hidden || cursorID(m) != "m17" {
+		t.Fatalf("enter on the hidden hit went to row kind %d, %q", rw.Kind, cursorID(m))
 	}
 }
 

@@ -120,7 +120,7 @@ func (m *Model) syncKeys() {
 func (m *Model) shortHelp() []key.Binding {
 	k := m.keys
 	switch {
-	case m.dialogs.Front() != nil || m.search.open:
+	case m.dialogs.Front() != nil || m.search.IsOpen():
 		return nil // the dialog says its own keys
 	case m.moving != nil:
 		return m.moveKeys()

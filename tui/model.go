@@ -1,6 +1,13 @@
 // Package tui is weft's terminal interface: one root bubbletea model over
 // the same ops.Service every other face uses. Children are plain structs;
-// I/O happens in commands, never in Update.
+// I/O happens in commands, never in Update. The root owns the session
+// shown, the cursor and the screen; its children have rooms of their
+// own: dialog (the modals, which answer with actions the root carries
+// out), search (the search panel and its hits), rows (which row shows
+// what, and how it looks), raw (the raw view's extents), timeline (the
+// strip above the thread), markdown (message bodies) and handoff
+// ($EDITOR and $PAGER). None of them reaches the Service: the root does,
+// and hands them what it read.
 package tui
 
 import (
@@ -19,7 +26,10 @@ import (
 	"weft/ops"
 	"weft/themes"
 	"weft/tui/dialog"
+	"weft/tui/handoff"
 	"weft/tui/markdown"
+	"weft/tui/rows"
+	"weft/tui/search"
 )
 
 // Options configure the TUI.
@@ -65,7 +75,7 @@ type Model struct {
 	sid      string
 	info     model.Session
 	view     *model.View
-	rows     rowSource
+	rows     rows.Source
 	expanded map[string]bool       // markers expanded, by operation ID
 	open     map[model.ItemID]bool // items unfolded
 	cursor   int                   // row
@@ -78,7 +88,7 @@ type Model struct {
 
 	dialogs   dialog.Overlay // in front of the thread, the front one getting the keys (dialogs.go)
 	saving    dialog.Dialog  // the dialog whose edit is on its way; it stays open until it is done
-	search    search
+	search    search.Panel
 	timeline  ops.Timeline
 	moving    *move
 	redoStack []undoStep
@@ -98,7 +108,7 @@ type Model struct {
 	statusSeq int
 	err       error
 
-	feat features // copying, the pager, the mouse, marks, the filter, other sessions (features.go)
+	feat features // copying, the pager, the mouse, the filter, other sessions (features.go)
 }
 
 // New returns the root model.
@@ -224,11 +234,11 @@ func (m *Model) loadBodies() tea.Cmd {
 // seqAt is the stored message a row shows, if any.
 func (m *Model) seqAt(r int) uint64 {
 	rw := m.rowAt(r)
-	switch rw.kind {
-	case rowItem:
-		return m.view.Items[rw.item].Seq
-	case rowHidden:
-		return m.view.Markers[rw.marker].Hidden[rw.item].Seq
+	switch rw.Kind {
+	case rows.Item:
+		return m.view.Items[rw.Item].Seq
+	case rows.Hidden:
+		return m.view.Markers[rw.Marker].Hidden[rw.Item].Seq
 	}
 	return 0
 }
@@ -307,19 +317,26 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, msg.apply(m)
 	case tea.MouseClickMsg:
 		return m, m.click(msg)
-	case editorDoneMsg:
+	case handoff.File:
+		if _, ok := m.dialogs.Front().(*dialog.Text); ok || !msg.Edits() {
+			return m, msg.Run()
+		}
+		return m, nil
+	case handoff.Edited:
 		// Back from $EDITOR, the whole screen is drawn again: the
 		// terminal was another program's meanwhile, and drawing only
 		// what changed since before could leave it blank.
 		if d, ok := m.dialogs.Front().(*dialog.Text); ok {
-			d.Edited(msg.text, msg.err)
+			d.Edited(msg.Text, msg.Err)
 		}
 		return m, tea.ClearScreen
-	case editorFileMsg:
-		if _, ok := m.dialogs.Front().(*dialog.Text); ok {
-			return m, runEditor(msg)
+	case handoff.Paged:
+		// Back from the pager, the whole screen is drawn again, as
+		// after $EDITOR.
+		if msg.Err != nil {
+			return m, tea.Batch(m.flash("pager: "+msg.Err.Error(), true), tea.ClearScreen)
 		}
-		return m, nil
+		return m, tea.ClearScreen
 	case draftDoneMsg:
 		if d, ok := m.dialogs.Front().(*dialog.Text); ok {
 			d.Drafted(msg.text, msg.by, msg.err)
@@ -373,7 +390,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			}
 			return m, nil
 		}
-		if m.search.open {
+		if m.search.IsOpen() {
 			return m, m.searchKey(msg)
 		}
 		if d := m.dialogs.Front(); d != nil {
@@ -421,8 +438,8 @@ func (m *Model) viewLoaded(msg viewLoadedMsg) tea.Cmd {
 	m.empty = false
 	var keep model.ItemID
 	if m.view != nil && m.rows.Len() > 0 {
-		if rw := m.rows.At(m.cursor); rw.kind == rowItem {
-			keep = m.view.ID(m.view.Items[rw.item])
+		if rw := m.rows.At(m.cursor); rw.Kind == rows.Item {
+			keep = m.view.ID(m.view.Items[rw.Item])
 		}
 	}
 	anchor := m.anchorItem()
@@ -452,7 +469,7 @@ func (m *Model) viewLoaded(msg viewLoadedMsg) tea.Cmd {
 		m.cursor = min(m.cursor, max(m.rows.Len()-1, 0))
 	}
 	m.keepAnchor(anchor)
-	m.resolveHits()
+	m.search.Resolve(m.view) // the hits' items, where they are now
 	m.scrollToCursor()
 	var raw tea.Cmd
 	if pending {
@@ -584,7 +601,7 @@ func (m *Model) jumpTo(index int) {
 	}
 	// Step back over the markers standing before the item: the first of
 	// them is where the operation shows.
-	for r > 0 && m.rows.At(r-1).kind == rowMarker {
+	for r > 0 && m.rows.At(r-1).Kind == rows.Marker {
 		r--
 	}
 	m.cursor = r
@@ -676,19 +693,19 @@ func (m *Model) toggle() {
 	if m.rows == nil || m.rows.Len() == 0 {
 		return
 	}
-	switch rw := m.rows.At(m.cursor); rw.kind {
-	case rowMarker, rowMore:
-		op := m.view.Markers[rw.marker].OpID
+	switch rw := m.rows.At(m.cursor); rw.Kind {
+	case rows.Marker, rows.More:
+		op := m.view.Markers[rw.Marker].OpID
 		m.expanded[op] = !m.expanded[op]
 		m.rows = m.rowIndex()
-		m.cursor = m.rows.RowOfMarker(rw.marker)
-	case rowItem:
-		id := m.view.ID(m.view.Items[rw.item])
+		m.cursor = m.rows.RowOfMarker(rw.Marker)
+	case rows.Item:
+		id := m.view.ID(m.view.Items[rw.Item])
 		m.open[id] = !m.open[id]
-	case rowHidden:
+	case rows.Hidden:
 		// An original under an expanded marker unfolds as an item does
 		// (its hint says enter); the marker's own row collapses it.
-		id := m.view.ID(m.view.Markers[rw.marker].Hidden[rw.item])
+		id := m.view.ID(m.view.Markers[rw.Marker].Hidden[rw.Item])
 		m.open[id] = !m.open[id]
 	}
 	m.scrollToCursor()

@@ -13,8 +13,8 @@ import (
 	"weft/demo"
 	"weft/model"
 	"weft/ops"
-	textsearch "weft/ops/search"
 	"weft/tui/dialog"
+	"weft/tui/rows"
 )
 
 // run executes a command and feeds what it returns back into the model,
@@ -123,7 +123,7 @@ func TestNavigateAndExpandMarker(t *testing.T) {
 func TestLiveEditKeepsCursor(t *testing.T) {
 	m, svc := demoModel(t, 100, 30)
 	press(t, m, "g", "j", "j", "j", "j")
-	before := m.view.ID(m.view.Items[m.rows.At(m.cursor).item])
+	before := m.view.ID(m.view.Items[m.rows.At(m.cursor).Item])
 	ctx := ops.WithAuthor(context.Background(), "claude-code")
 	start, end := 0, 1
 	if _, err := svc.SnipMessages(ctx, ops.SnipArgs{Selection: ops.Selection{StartIdx: &start, EndIdx: &end}}); err != nil {
@@ -131,7 +131,7 @@ func TestLiveEditKeepsCursor(t *testing.T) {
 	}
 	_, cmd := m.Update(eventMsg(ops.Event{SessionID: m.sid, What: "snip of 0–1", Author: "claude-code"}))
 	run(t, m, cmd)
-	after := m.view.ID(m.view.Items[m.rows.At(m.cursor).item])
+	after := m.view.ID(m.view.Items[m.rows.At(m.cursor).Item])
 	if before != after {
 		t.Errorf("cursor moved from %s to %s", before, after)
 	}
@@ -182,7 +182,7 @@ func lastOp(t *testing.T, svc *ops.Service, sid string) model.Op {
 func TestEditsByKeyboard(t *testing.T) {
 	m, svc := demoModel(t, 100, 30)
 	press(t, m, "g", "j") // the first stored message after the digest marker
-	start := m.rows.At(m.cursor).item
+	start := m.rows.At(m.cursor).Item
 
 	// v j j d: digest three items.
 	press(t, m, "v", "j", "j", "d")
@@ -305,7 +305,7 @@ func TestOperationsPanel(t *testing.T) {
 	}
 	press(t, m, "j") // the snip
 	send(t, m, keyEnter)
-	if m.dialogs.Front() != nil || m.rows.At(m.cursor).kind != rowMarker || m.view.Markers[m.rows.At(m.cursor).marker].OpType != model.OpSnip {
+	if m.dialogs.Front() != nil || m.rows.At(m.cursor).Kind != rows.Marker || m.view.Markers[m.rows.At(m.cursor).Marker].OpType != model.OpSnip {
 		t.Fatalf("enter did not jump to the snip marker")
 	}
 }
@@ -315,35 +315,25 @@ func TestSearchJumpsAndSteps(t *testing.T) {
 	press(t, m, "/")
 	typeText(t, m, "retryafter")
 	s := screen(m)
-	if !strings.Contains(s, "matches") || len(m.search.hits) == 0 {
+	if !strings.Contains(s, "matches") || len(m.search.Hits()) == 0 {
 		t.Fatalf("no results:\n%s", s)
 	}
-	first := m.search.hits[0]
+	first := m.search.Hits()[0]
 	if !strings.Contains(strings.ToLower(first.Line), "retry") {
 		t.Fatalf("best hit %q", first.Line)
 	}
 	send(t, m, keyEnter)
-	if m.search.open || m.rows.At(m.cursor).item != first.Index {
+	if m.search.IsOpen() || m.rows.At(m.cursor).Item != first.Index {
 		t.Fatalf("enter did not jump to item %d", first.Index)
 	}
-	at := m.rows.At(m.cursor).item
+	at := m.rows.At(m.cursor).Item
 	press(t, m, "n")
-	if next := m.rows.At(m.cursor).item; len(m.search.hits) > 1 && next == at {
+	if next := m.rows.At(m.cursor).Item; len(m.search.Hits()) > 1 && next == at {
 		t.Errorf("n did not move")
 	}
 	press(t, m, "N")
-	if back := m.rows.At(m.cursor).item; back != at {
+	if back := m.rows.At(m.cursor).Item; back != at {
 		t.Errorf("N went to %d, want %d", back, at)
-	}
-}
-
-func TestStaleSearchResultsAreDropped(t *testing.T) {
-	m, _ := demoModel(t, 110, 36)
-	press(t, m, "/")
-	m.search.seq = 5
-	m.searchResult(searchResultMsg{sid: m.sid, seq: 4, query: "old", hits: []textsearch.LineHit{{Index: 1, Line: "old"}}})
-	if len(m.search.hits) != 0 {
-		t.Fatal("a stale result was shown")
 	}
 }
 
@@ -357,8 +347,8 @@ func TestTimelineStripAndJump(t *testing.T) {
 	typeText(t, m, "2026-03-04 10:00Z")
 	send(t, m, keyEnter)
 	rw := m.rows.At(m.cursor)
-	if rw.kind != rowItem {
-		t.Fatalf("T landed on row kind %d", rw.kind)
+	if rw.Kind != rows.Item {
+		t.Fatalf("T landed on row kind %d", rw.Kind)
 	}
 	at, ok := m.cursorTime()
 	if !ok || at.Before(time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)) || at.After(time.Date(2026, 3, 4, 12, 0, 0, 0, time.UTC)) {
@@ -471,26 +461,26 @@ func TestEnterBeforeTheLatestHitsWaitsForThem(t *testing.T) {
 	m, _ := demoModel(t, 110, 36)
 	press(t, m, "/")
 	typeText(t, m, "retry")
-	old := m.search.hits
+	old := m.search.Hits()
 	if len(old) == 0 {
 		t.Fatal("no hits for retry")
 	}
 	// "retryafter" typed, its search not back yet: the list shows retry's.
-	m.search.input.SetValue("retryafter")
+	m.search.SetValue("retryafter")
 	cmd := m.runSearch()
 	send(t, m, keyEnter)
-	if m.search.open {
+	if m.search.IsOpen() {
 		t.Fatal("enter left the search open")
 	}
-	if m.rows.At(m.cursor).item == old[0].Index && old[0].Index != 0 {
+	if m.rows.At(m.cursor).Item == old[0].Index && old[0].Index != 0 {
 		t.Fatalf("enter went to the older query's best hit (item %d)", old[0].Index)
 	}
 	run(t, m, cmd) // the hits for retryafter come
-	best := m.search.hits[0]
+	best := m.search.Hits()[0]
 	if !strings.Contains(strings.ToLower(best.Line), "retryafter") && !strings.Contains(strings.ToLower(best.Line), "retry-after") {
 		t.Logf("best line %q", best.Line)
 	}
-	if got := m.rows.At(m.cursor).item; got != best.Index {
+	if got := m.rows.At(m.cursor).Item; got != best.Index {
 		t.Fatalf("after the hits came the cursor is on %d, want the best hit %d", got, best.Index)
 	}
 }

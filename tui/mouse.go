@@ -5,6 +5,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+	"weft/tui/rows"
 )
 
 // The mouse: the wheel scrolls (model.go), a click on a row puts the
@@ -19,7 +20,7 @@ import (
 func (m *Model) click(msg tea.MouseClickMsg) tea.Cmd {
 	mouse := msg.Mouse()
 	if mouse.Button != tea.MouseLeft || m.view == nil || m.rows == nil || m.rows.Len() == 0 ||
-		m.dialogs.Front() != nil || m.search.open || m.full || m.moving != nil {
+		m.dialogs.Front() != nil || m.search.IsOpen() || m.full || m.moving != nil {
 		return nil // a dialog, the help or a move is in front: the thread is not what was clicked
 	}
 	r, li, ok := m.rowAtScreen(mouse.Y)
@@ -31,7 +32,7 @@ func (m *Model) click(msg tea.MouseClickMsg) tea.Cmd {
 	m.cursor = r
 	rw := m.rows.At(r)
 	switch {
-	case rw.kind == rowMarker || rw.kind == rowMore:
+	case rw.Kind == rows.Marker || rw.Kind == rows.More:
 		m.toggle()
 	case again || m.foldLine(r, li):
 		m.toggle()

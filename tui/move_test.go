@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"weft/model"
+	"weft/tui/rows"
 )
 
 // bodyOf is item i's ID, which its header shows.
@@ -46,7 +47,7 @@ func TestMovePreviewsAndLabels(t *testing.T) {
 	if lineOf(s, next) < 0 || lineOf(s, next) > lineOf(s, moved) {
 		t.Fatalf("J did not show item %d below item %d:\n%s", at, at+1, s)
 	}
-	if rw := m.rowAt(m.cursor); rw.kind != rowItem || rw.item != at {
+	if rw := m.rowAt(m.cursor); rw.Kind != rows.Item || rw.Item != at {
 		t.Fatalf("the cursor is not on the moved item: %+v", rw)
 	}
 	if !strings.Contains(s, "at 41/") {
@@ -58,7 +59,7 @@ func TestMovePreviewsAndLabels(t *testing.T) {
 
 	// esc: the thread as it was, the cursor where it was.
 	send(t, m, keyEsc)
-	if s := screen(m); lineOf(s, moved) > lineOf(s, next) || m.rows.At(m.cursor).item != at {
+	if s := screen(m); lineOf(s, moved) > lineOf(s, next) || m.rows.At(m.cursor).Item != at {
 		t.Fatalf("esc did not put the thread back:\n%s", s)
 	}
 
@@ -76,7 +77,7 @@ func TestMovePreviewsAndLabels(t *testing.T) {
 	if !strings.Contains(s, "moved item 40 down by 1 place") {
 		t.Errorf("the confirmation does not say what moved:\n%s", s)
 	}
-	if rw := m.rows.At(m.cursor); rw.kind != rowItem || rw.item != at+1 || bodyOf(t, m, at+1) != moved {
+	if rw := m.rows.At(m.cursor); rw.Kind != rows.Item || rw.Item != at+1 || bodyOf(t, m, at+1) != moved {
 		t.Errorf("the cursor did not follow the moved item to %d: %+v", at+1, rw)
 	}
 }
@@ -96,8 +97,8 @@ func TestMoveBlockPreview(t *testing.T) {
 		t.Fatalf("K K did not show items 50–52 above item 48:\n%s", s)
 	}
 	for r := min(m.anchor, m.cursor); r <= max(m.anchor, m.cursor); r++ {
-		if rw := m.rowAt(r); rw.kind == rowItem && (rw.item < 50 || rw.item > 52) {
-			t.Fatalf("row %d is selected and shows item %d, not one of the block", r, rw.item)
+		if rw := m.rowAt(r); rw.Kind == rows.Item && (rw.Item < 50 || rw.Item > 52) {
+			t.Fatalf("row %d is selected and shows item %d, not one of the block", r, rw.Item)
 		}
 	}
 	send(t, m, keyEnter)
@@ -111,7 +112,7 @@ func resequenceMarker(t *testing.T, m *Model) string {
 	t.Helper()
 	for k := range m.view.Markers {
 		if mk := &m.view.Markers[k]; mk.OpType == model.OpResequence {
-			return ansi.Strip(m.renderMarker(mk, 100, false))
+			return ansi.Strip(m.paint().Marker(m.view, mk, 100, false))
 		}
 	}
 	t.Fatal("no resequence marker")

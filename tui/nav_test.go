@@ -1,6 +1,9 @@
 package tui
 
-import "testing"
+import (
+	"testing"
+	"weft/tui/rows"
+)
 
 // ctrl+d moves half a screen of lines, not half a screen of rows: rows
 // are messages of any height.
@@ -32,18 +35,18 @@ func TestSelectionIsTheItemsOfTheRange(t *testing.T) {
 	for _, mk := range m.view.Markers {
 		m.expanded[mk.OpID] = true // originals under every marker, too
 	}
-	m.rows = newRowIndex(m.view, m.expanded)
+	m.rows = rows.NewIndex(m.view, m.expanded)
 	n := m.rows.Len()
 	for _, span := range [][2]int{{0, n - 1}, {n - 1, 0}, {0, 0}, {1, 3}, {n / 2, n/2 + 7}, {n - 2, n - 1}} {
 		m.anchor, m.cursor = span[0], span[1]
 		// The slow way: every row of the range, in order.
 		wantFirst, wantLast := -1, -1
 		for r := min(span[0], span[1]); r <= max(span[0], span[1]); r++ {
-			if rw := m.rows.At(r); rw.kind == rowItem {
+			if rw := m.rows.At(r); rw.Kind == rows.Item {
 				if wantFirst < 0 {
-					wantFirst = rw.item
+					wantFirst = rw.Item
 				}
-				wantLast = rw.item
+				wantLast = rw.Item
 			}
 		}
 		first, last, ok := m.selection()

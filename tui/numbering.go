@@ -1,6 +1,9 @@
 package tui
 
-import "weft/internal/english"
+import (
+	"weft/internal/english"
+	"weft/tui/rows"
+)
 
 // Positions count from 0 everywhere the TUI shows one, as the tools'
 // indices do (get_message_range, start_idx): the status bar's "at 4/243"
@@ -16,11 +19,11 @@ func (m *Model) position() string {
 		return "–/" + english.Thousands(n)
 	}
 	pos := 0
-	switch rw := m.rows.At(m.cursor); rw.kind { // the place, not what a move shows there
-	case rowItem:
-		pos = rw.item
+	switch rw := m.rows.At(m.cursor); rw.Kind { // the place, not what a move shows there
+	case rows.Item:
+		pos = rw.Item
 	default:
-		pos = min(m.view.Markers[rw.marker].At, n-1)
+		pos = min(m.view.Markers[rw.Marker].At, n-1)
 	}
 	return english.Thousands(pos) + "/" + english.Thousands(n)
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 	"weft/internal/english"
+	"weft/tui/rows"
 )
 
 // Positions count from 0 everywhere in the TUI, as the tools' indices
@@ -13,7 +14,7 @@ func TestPositionsCountFromZeroEverywhere(t *testing.T) {
 	m, _ := demoModel(t, 110, 36)
 	n := m.view.Len()
 	press(t, m, "g", "j") // the first item, after the digest's marker
-	if got := m.rows.At(m.cursor); got.kind != rowItem || got.item != 0 {
+	if got := m.rows.At(m.cursor); got.Kind != rows.Item || got.Item != 0 {
 		t.Fatalf("g j is on row %+v, want item 0", got)
 	}
 	if s := screen(m); !strings.Contains(s, "at 0/"+english.Thousands(n)) {

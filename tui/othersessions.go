@@ -55,6 +55,5 @@ func (m *Model) sessionGone(why string) tea.Cmd {
 // a switch to session id.
 func (m *Model) forgetFeatures(id string) {
 	m.feat.filter = filterState{}
-	m.feat.marks.reset()
 	delete(m.feat.changed, id)
 }

@@ -1,26 +1,20 @@
 package tui
 
 import (
-	"slices"
-	"strings"
-
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"weft/internal/termsafe"
 	"weft/model"
+	"weft/tui/raw"
+	"weft/tui/rows"
 )
 
 // The raw view (R) shows the stored thread: every stored message in the
 // order it was stored, whatever the operations do to it, with each
-// operation's extent drawn in lanes beside the messages it touches and
-// messages the effective thread does not show dimmed. It is for reading:
-// the edit keys are off while it shows, since indices there are not the
-// effective thread's.
-
-// rawLanes is how many extents are drawn side by side; more overlapping
-// operations share the last lane.
-const rawLanes = 4
+// operation's extent drawn in lanes beside the messages it touches
+// (tui/raw) and messages the effective thread does not show dimmed. It
+// is for reading: the edit keys are off while it shows, since indices
+// there are not the effective thread's.
 
 type rawState struct {
 	on bool
@@ -28,15 +22,7 @@ type rawState struct {
 	// when it comes, if the effective view it was built from still does.
 	pending bool
 	eff     *model.View // the effective view, kept while the raw one shows
-	extents []rawExtent // by first seq
-}
-
-// rawExtent is the stretch of stored messages an operation targets.
-type rawExtent struct {
-	op       model.Op
-	lo, hi   uint64 // first and last stored message it targets
-	lane     int
-	inactive bool // switched off, reverted or waiting for tags
+	extents raw.Extents
 }
 
 // rawViewMsg carries a raw view built from the effective view eff.
@@ -48,27 +34,14 @@ type rawViewMsg struct {
 // view eff.
 type rawOpsMsg struct {
 	eff     *model.View
-	extents []rawExtent
+	extents raw.Extents
 	err     error
 }
 
 // buildRaw lays out the stored thread in a command: the raw view has an
 // item per stored message, too many to make in Update.
 func buildRaw(n int, eff *model.View) tea.Cmd {
-	return func() tea.Msg { return rawViewMsg{eff, newRawView(n, eff)} }
-}
-
-// newRawView lays out the stored messages 1..n as a view, with the tags
-// the effective view gives them.
-func newRawView(n int, eff *model.View) *model.View {
-	v := &model.View{Items: make([]model.Item, n), TagSets: eff.TagSets, Synth: eff.Synth}
-	for i := range v.Items {
-		v.Items[i].Seq = uint64(i + 1)
-		if w := eff.IndexOfSeq(uint64(i + 1)); w >= 0 {
-			v.Items[i].Tags = eff.Items[w].Tags
-		}
-	}
-	return v
+	return func() tea.Msg { return rawViewMsg{eff, raw.NewView(n, eff)} }
 }
 
 // toggleRaw switches between the effective and the raw view, keeping the
@@ -88,7 +61,7 @@ func (m *Model) toggleRaw() tea.Cmd {
 	}
 	seq := m.seqAt(m.cursor)
 	m.raw.on, m.view, m.raw.eff = false, m.raw.eff, nil
-	m.rows = newRowIndex(m.view, m.expanded)
+	m.rows = rows.NewIndex(m.view, m.expanded)
 	if idx, _ := m.view.PlaceOfSeq(seq); seq > 0 && idx >= 0 {
 		m.jumpTo(idx)
 	} else {
@@ -106,11 +79,11 @@ func (m *Model) rawReady(msg rawViewMsg) tea.Cmd {
 	case m.raw.on && msg.eff == m.raw.eff:
 		// The stored thread only grows: the cursor stays where it is.
 		m.view = msg.view
-		m.rows = newRowIndex(m.view, nil)
+		m.rows = rows.NewIndex(m.view, nil)
 		clear(m.lines)
 		m.scrollToCursor()
 		return tea.Batch(m.loadBodies(), m.loadRawOps())
-	case m.raw.pending && msg.eff == m.view && m.dialogs.Front() == nil && !m.search.open:
+	case m.raw.pending && msg.eff == m.view && m.dialogs.Front() == nil && !m.search.IsOpen():
 		seq := m.seqAt(m.cursor)
 		if seq == 0 {
 			seq = m.storedBefore(m.cursor)
@@ -118,7 +91,7 @@ func (m *Model) rawReady(msg rawViewMsg) tea.Cmd {
 		m.raw = rawState{on: true, eff: m.view}
 		m.anchor, m.moving = -1, nil
 		m.view = msg.view
-		m.rows = newRowIndex(m.view, nil)
+		m.rows = rows.NewIndex(m.view, nil)
 		m.cursor = max(min(int(seq)-1, m.rows.Len()-1), 0)
 		m.scrollToCursor()
 		return tea.Batch(m.loadBodies(), m.loadRawOps())
@@ -135,11 +108,11 @@ func (m *Model) storedBefore(r int) uint64 {
 		return 1
 	}
 	i := 0
-	switch rw := m.rows.At(r); rw.kind {
-	case rowItem:
-		i = rw.item
+	switch rw := m.rows.At(r); rw.Kind {
+	case rows.Item:
+		i = rw.Item
 	default:
-		i = m.view.Markers[rw.marker].At
+		i = m.view.Markers[rw.Marker].At
 	}
 	for i = min(i, m.view.Len()-1); i >= 0; i-- {
 		if s := m.view.Items[i].Seq; s > 0 {
@@ -158,7 +131,7 @@ func (m *Model) loadRawOps() tea.Cmd {
 		if err != nil {
 			return rawOpsMsg{eff: eff, err: err}
 		}
-		return rawOpsMsg{eff: eff, extents: rawExtents(ops, eff)}
+		return rawOpsMsg{eff: eff, extents: raw.Find(ops, eff)}
 	}
 }
 
@@ -174,108 +147,13 @@ func (m *Model) rawOpsLoaded(msg rawOpsMsg) tea.Cmd {
 	return nil
 }
 
-// rawExtents finds each operation's stretch of stored messages and gives
-// overlapping ones different lanes.
-func rawExtents(ops []model.Op, eff *model.View) []rawExtent {
-	var out []rawExtent
-	for _, op := range ops {
-		var lo, hi uint64
-		ids := op.Targets
-		if op.Anchor != "" {
-			ids = append(slices.Clip(ids), op.Anchor)
-		}
-		for _, id := range ids {
-			if seq, ok := id.Seq(); ok {
-				if lo == 0 || seq < lo {
-					lo = seq
-				}
-				hi = max(hi, seq)
-			}
-		}
-		if lo == 0 {
-			continue // only synthetic targets: no stored stretch to mark
-		}
-		st := eff.Status[op.ID]
-		out = append(out, rawExtent{op: op, lo: lo, hi: hi, inactive: st == model.StatusInactive || st == model.StatusReverted || op.RevertedAt != nil || !op.Active})
-	}
-	slices.SortStableFunc(out, func(a, b rawExtent) int { return int(a.lo) - int(b.lo) })
-	var laneEnd [rawLanes]uint64
-	for i := range out {
-		lane := rawLanes - 1
-		for l := range rawLanes {
-			if laneEnd[l] < out[i].lo {
-				lane = l
-				break
-			}
-		}
-		out[i].lane = lane
-		laneEnd[lane] = max(laneEnd[lane], out[i].hi)
-	}
-	return out
-}
-
-// rawGutter draws the lanes beside stored message seq: line is the
-// row's line (0 is the header), last whether it is the row's last line.
-func (m *Model) rawGutter(seq uint64, line int, last bool) string {
-	var cells [rawLanes]string
-	for l := range cells {
-		cells[l] = " "
-	}
-	// Extents are sorted by start: only those starting at or before seq
-	// can cover it.
-	n, _ := slices.BinarySearchFunc(m.raw.extents, seq+1, func(e rawExtent, s uint64) int { return int(e.lo) - int(s) })
-	for _, e := range m.raw.extents[:n] {
-		if e.hi < seq {
-			continue
-		}
-		c := "│"
-		switch {
-		case e.lo == seq && line == 0 && e.hi == seq && last:
-			c = "╶"
-		case e.lo == seq && line == 0:
-			c = "┌"
-		case e.hi == seq && last:
-			c = "└"
-		}
-		st := m.styles.Thread.Marker
-		if e.inactive {
-			st = m.styles.Thread.Dimmed
-		}
-		cells[e.lane] = st.Render(c)
-	}
-	return strings.Join(cells[:], "")
-}
-
-// rawLabels names the operations whose extents start at seq, for the
-// header of its row.
-func (m *Model) rawLabels(seq uint64) string {
-	var labels []string
-	for _, e := range m.raw.extents {
-		if e.lo > seq {
-			break
-		}
-		if e.lo != seq {
-			continue
-		}
-		label := string(e.op.Type) + " by " + termsafe.Line(e.op.Author)
-		if e.inactive {
-			label += " (off)"
-		}
-		labels = append(labels, label)
-	}
-	if len(labels) == 0 {
-		return ""
-	}
-	return m.styles.Thread.Marker.Render("◆ " + strings.Join(labels, ", "))
-}
-
 // renderRawItem draws a stored message in the raw view: as the thread
 // view does, dimmed when the effective thread does not show it, with the
 // operations starting there named in its header.
 func (m *Model) renderRawItem(it model.Item, width int, open bool) []string {
 	_, visible := m.raw.eff.PlaceOfSeq(it.Seq)
 	lines := m.renderItem(it, width, open, !visible)
-	if label := m.rawLabels(it.Seq); label != "" && len(lines) > 0 {
+	if label := m.raw.extents.Labels(it.Seq, m.styles); label != "" && len(lines) > 0 {
 		lines[0] = ansi.Truncate(lines[0]+"  "+label, width, "…")
 	}
 	return lines

@@ -9,6 +9,8 @@ import (
 
 	"weft/model"
 	"weft/ops"
+	"weft/tui/raw"
+	"weft/tui/rows"
 )
 
 func TestRawViewShowsStoredThreadWithExtents(t *testing.T) {
@@ -48,7 +50,7 @@ func TestRawViewShowsStoredThreadWithExtents(t *testing.T) {
 	if m.raw.on {
 		t.Fatal("R did not leave the raw view")
 	}
-	if idx, _ := m.view.PlaceOfSeq(5); m.rows.At(m.cursor).item != idx && m.rows.At(m.cursor).kind == rowItem {
+	if idx, _ := m.view.PlaceOfSeq(5); m.rows.At(m.cursor).Item != idx && m.rows.At(m.cursor).Kind == rows.Item {
 		t.Errorf("cursor row %+v, want the item hiding m5 (%d)", m.rows.At(m.cursor), idx)
 	}
 	// esc also leaves, and the cursor follows a visible message exactly.
@@ -85,8 +87,8 @@ func TestRawExtentsLanes(t *testing.T) {
 	// Overlapping extents never share a lane (below the last).
 	for i, a := range exts {
 		for _, b := range exts[i+1:] {
-			if a.lane == b.lane && a.lane < rawLanes-1 && a.lo <= b.hi && b.lo <= a.hi {
-				t.Errorf("%s [%d,%d] and %s [%d,%d] share lane %d", a.op.Type, a.lo, a.hi, b.op.Type, b.lo, b.hi, a.lane)
+			if a.Lane == b.Lane && a.Lane < raw.Lanes-1 && a.Lo <= b.Hi && b.Lo <= a.Hi {
+				t.Errorf("%s [%d,%d] and %s [%d,%d] share lane %d", a.Op.Type, a.Lo, a.Hi, b.Op.Type, b.Lo, b.Hi, a.Lane)
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"weft/model"
 	"weft/ops"
+	"weft/tui/rows"
 )
 
 // longThread is a session with a short question, a long answer of n
@@ -45,8 +46,8 @@ func TestExpandedLongMessageReadsLineByLine(t *testing.T) {
 	for range 10 {
 		press(t, m, "j")
 	}
-	if rw := m.rows.At(m.cursor); rw.kind != rowItem || rw.item != 1 {
-		t.Fatalf("j left the long message for row kind %d item %d", rw.kind, rw.item)
+	if rw := m.rows.At(m.cursor); rw.Kind != rows.Item || rw.Item != 1 {
+		t.Fatalf("j left the long message for row kind %d item %d", rw.Kind, rw.Item)
 	}
 	if shows(m, 1) || !shows(m, 11) {
 		t.Fatalf("ten j did not scroll ten lines:\n%s", screen(m))
@@ -62,21 +63,21 @@ func TestExpandedLongMessageReadsLineByLine(t *testing.T) {
 			t.Fatalf("ctrl+d stopped before line 300:\n%s", before)
 		}
 	}
-	if rw := m.rows.At(m.cursor); rw.item != 1 {
+	if rw := m.rows.At(m.cursor); rw.Item != 1 {
 		t.Fatalf("ctrl+d left the long message")
 	}
 	// G goes to the message's end, then to the thread's.
 	press(t, m, "G")
-	if !shows(m, 726) || m.rows.At(m.cursor).item != 1 {
+	if !shows(m, 726) || m.rows.At(m.cursor).Item != 1 {
 		t.Fatalf("G did not show the message's end:\n%s", screen(m))
 	}
 	press(t, m, "j")
-	if m.rows.At(m.cursor).item != 2 {
+	if m.rows.At(m.cursor).Item != 2 {
 		t.Fatalf("j at the message's end did not go on to the next message")
 	}
 	// k goes back into it at its end, and up line by line.
 	press(t, m, "k")
-	if m.rows.At(m.cursor).item != 1 || !shows(m, 726) {
+	if m.rows.At(m.cursor).Item != 1 || !shows(m, 726) {
 		t.Fatalf("k did not come back to the long message's end:\n%s", screen(m))
 	}
 	press(t, m, "k")
@@ -85,7 +86,7 @@ func TestExpandedLongMessageReadsLineByLine(t *testing.T) {
 	}
 	// g goes to the message's start, then to the thread's.
 	press(t, m, "g")
-	if !shows(m, 1) || m.rows.At(m.cursor).item != 1 {
+	if !shows(m, 1) || m.rows.At(m.cursor).Item != 1 {
 		t.Fatalf("g did not show the message's start:\n%s", screen(m))
 	}
 	press(t, m, "g")
@@ -98,14 +99,14 @@ func TestSearchHitScrollsToItsLine(t *testing.T) {
 	m, _ := longThread(t, 726)
 	press(t, m, "G", "/")
 	typeText(t, m, "log line 0299")
-	if len(m.search.hits) == 0 {
+	if len(m.search.Hits()) == 0 {
 		t.Fatal("no hit")
 	}
 	send(t, m, keyEnter)
 	if !shows(m, 299) {
 		t.Fatalf("the hit's line is not on the screen:\n%s", screen(m))
 	}
-	if rw := m.rows.At(m.cursor); rw.item != 1 {
+	if rw := m.rows.At(m.cursor); rw.Item != 1 {
 		t.Fatalf("the cursor is not on the message with the hit")
 	}
 }

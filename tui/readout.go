@@ -6,10 +6,10 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"weft/internal/english"
-	"weft/internal/termsafe"
 	"weft/model"
 	"weft/ops"
 	"weft/tui/dialog"
+	"weft/tui/handoff"
 )
 
 // Reading out: y copies the message under the cursor (or the range
@@ -29,9 +29,6 @@ type readoutMsg struct {
 	n     int // messages
 	err   error
 }
-
-// pagerDoneMsg reports the pager's exit.
-type pagerDoneMsg struct{ err error }
 
 // readoutItems is what y and p act on: the range selected, else the item
 // under the cursor (an original under an expanded marker included).
@@ -112,7 +109,7 @@ func (msg readoutMsg) apply(m *Model) tea.Cmd {
 		return m.flash(msg.err.Error(), true)
 	}
 	if msg.pager {
-		return writePagerFile(m.opts.Pager, msg.text)
+		return handoff.Page(m.opts.Pager, msg.text)
 	}
 	if len(msg.text) > maxCopy {
 		return m.flash(fmt.Sprintf("%s is %s: more than a terminal's clipboard takes (%s); select fewer", english.Count(msg.n, "message"), byteSize(len(msg.text)), byteSize(maxCopy)), true)
@@ -132,34 +129,4 @@ func byteSize(n int) string {
 		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
 	}
 	return english.Count(n, "byte")
-}
-
-// pagerFileMsg names the file the text was written to for the pager.
-type pagerFileMsg struct{ pager, path string }
-
-// writePagerFile writes the text to a file in a command; the pager
-// starts on it when that command reports. What the thread carries is
-// shown, not obeyed, by the pager as on the screen: control characters
-// become pictures (a pager such as cat would pass them on).
-func writePagerFile(pager, text string) tea.Cmd {
-	return func() tea.Msg {
-		path, err := writeTemp("weft-*.txt", termsafe.Text(text))
-		if err != nil {
-			return pagerDoneMsg{err}
-		}
-		return pagerFileMsg{pager: pager, path: path}
-	}
-}
-
-func (msg pagerFileMsg) apply(*Model) tea.Cmd {
-	return execOn(msg.pager, "less", msg.path, func(err error) tea.Msg { return pagerDoneMsg{err} })
-}
-
-func (msg pagerDoneMsg) apply(m *Model) tea.Cmd {
-	// Back from the pager, the whole screen is drawn again (as after
-	// $EDITOR): the terminal was another program's meanwhile.
-	if msg.err != nil {
-		return tea.Batch(m.flash("pager: "+msg.err.Error(), true), tea.ClearScreen)
-	}
-	return tea.ClearScreen
 }

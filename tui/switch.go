@@ -5,6 +5,8 @@ import (
 
 	"weft/model"
 	"weft/ops"
+	"weft/tui/rows"
+	"weft/tui/search"
 )
 
 // openSession switches to another session of the file. Everything kept
@@ -18,7 +20,7 @@ func (m *Model) openSession(id string) tea.Cmd {
 	m.info.Title = ""
 	m.view, m.rows, m.anchor, m.moving = nil, nil, -1, nil
 	m.cursor, m.top, m.skip, m.placed, m.hit = 0, 0, 0, -1, nil
-	m.search = search{}
+	m.search = search.Panel{}
 	m.raw = rawState{}
 	m.timeline = ops.Timeline{}
 	m.loading = false // a read for the other session is forgotten, not waited for
@@ -35,8 +37,8 @@ func (m *Model) anchorItem() model.ItemID {
 	if m.anchor < 0 || m.view == nil || m.anchor >= m.rows.Len() {
 		return ""
 	}
-	if rw := m.rows.At(m.anchor); rw.kind == rowItem {
-		return m.view.ID(m.view.Items[rw.item])
+	if rw := m.rows.At(m.anchor); rw.Kind == rows.Item {
+		return m.view.ID(m.view.Items[rw.Item])
 	}
 	return ""
 }

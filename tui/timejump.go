@@ -6,6 +6,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"weft/tui/dialog"
+	"weft/tui/rows"
 )
 
 // T jumps to a time, counted from the cursor's (tui/dialog's Time says
@@ -41,10 +42,10 @@ func (m *Model) cursorBase() time.Time {
 	}
 	if m.rows != nil && m.rows.Len() > 0 {
 		rw := m.rows.At(m.cursor)
-		if rw.kind != rowItem {
-			mk := &m.view.Markers[rw.marker]
-			if rw.kind == rowHidden {
-				if at, ok := m.itemTime(mk.Hidden[rw.item]); ok {
+		if rw.Kind != rows.Item {
+			mk := &m.view.Markers[rw.Marker]
+			if rw.Kind == rows.Hidden {
+				if at, ok := m.itemTime(mk.Hidden[rw.Item]); ok {
 					return at
 				}
 			}

@@ -7,6 +7,7 @@ import (
 
 	"weft/model"
 	"weft/ops"
+	"weft/tui/rows"
 	"weft/tui/timeline"
 )
 
@@ -42,10 +43,10 @@ func (m *Model) cursorTime() (time.Time, bool) {
 		return time.Time{}, false
 	}
 	rw := m.rowAt(m.cursor)
-	if rw.kind != rowItem {
+	if rw.Kind != rows.Item {
 		return time.Time{}, false
 	}
-	return m.itemTime(m.view.Items[rw.item])
+	return m.itemTime(m.view.Items[rw.Item])
 }
 
 // itemTime is when an item was written: a stored message's time (once

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
+	"weft/tui/rows"
 )
 
 // A message inserted in the demo's thread is dated by the message it
@@ -26,7 +27,7 @@ func TestInsertedMessageKeepsTheTimeline(t *testing.T) {
 	send(t, m, keySave)
 	press(t, m, "j", "j") // the insertion's marker, then the message
 	rw := m.rows.At(m.cursor)
-	if rw.kind != rowItem || m.view.Items[rw.item].Seq != 0 {
+	if rw.Kind != rows.Item || m.view.Items[rw.Item].Seq != 0 {
 		t.Fatalf("the cursor is not on the inserted message: %+v", rw)
 	}
 	at, ok := m.cursorTime()

@@ -12,11 +12,9 @@ import (
 	"weft/internal/termsafe"
 	"weft/model"
 	"weft/themes"
-	"weft/tui/markdown"
+	"weft/tui/raw"
+	"weft/tui/rows"
 )
-
-// foldedLines is how many body lines an item shows until it is unfolded.
-const foldedLines = 6
 
 // lineKey names a rendered row: what it shows, at which width, in which
 // state. Stored messages and synthetic items never change, so a row's
@@ -24,7 +22,7 @@ const foldedLines = 6
 type lineKey struct {
 	// sid is the session: items of different sessions share IDs.
 	sid    string
-	kind   rowKind
+	kind   rows.Kind
 	id     model.ItemID
 	op     string
 	width  int
@@ -45,23 +43,23 @@ func (m *Model) rowLines(r int) []string {
 	rw := m.rowAt(r)
 	width := max(m.width-2, 10) // the gutter takes two cells
 	if m.raw.on {
-		width = max(width-rawLanes-1, 10)
+		width = max(width-raw.Lanes-1, 10)
 	}
-	k := lineKey{sid: m.sid, kind: rw.kind, width: width, raw: m.raw.on, version: m.info.Version}
+	k := lineKey{sid: m.sid, kind: rw.Kind, width: width, raw: m.raw.on, version: m.info.Version}
 	var it model.Item
-	switch rw.kind {
-	case rowItem:
-		it = m.view.Items[rw.item]
-	case rowHidden:
-		it = m.view.Markers[rw.marker].Hidden[rw.item]
+	switch rw.Kind {
+	case rows.Item:
+		it = m.view.Items[rw.Item]
+	case rows.Hidden:
+		it = m.view.Markers[rw.Marker].Hidden[rw.Item]
 	}
-	switch rw.kind {
-	case rowItem, rowHidden:
+	switch rw.Kind {
+	case rows.Item, rows.Hidden:
 		k.id = m.view.ID(it)
 		k.open = m.open[k.id]
 		k.loaded = it.Seq == 0 || m.bodies[it.Seq] != nil
-	case rowMarker, rowMore:
-		k.op = m.view.Markers[rw.marker].OpID
+	case rows.Marker, rows.More:
+		k.op = m.view.Markers[rw.Marker].OpID
 		k.open = m.expanded[k.op]
 	}
 	if lines, ok := m.lines[k]; ok {
@@ -71,15 +69,14 @@ func (m *Model) rowLines(r int) []string {
 	switch {
 	case m.raw.on:
 		lines = m.renderRawItem(it, width, k.open)
-	case rw.kind == rowItem:
+	case rw.Kind == rows.Item:
 		lines = m.renderItem(it, width, k.open, false)
-	case rw.kind == rowHidden:
+	case rw.Kind == rows.Hidden:
 		lines = m.renderItem(it, width, k.open, true)
-	case rw.kind == rowMarker:
-		lines = []string{m.renderMarker(&m.view.Markers[rw.marker], width, k.open)}
-	case rw.kind == rowMore:
-		mk := &m.view.Markers[rw.marker]
-		lines = []string{m.styles.Thread.Dimmed.Render(fmt.Sprintf("   … and %d more", len(mk.Hidden)-maxExpanded))}
+	case rw.Kind == rows.Marker:
+		lines = []string{m.paint().Marker(m.view, &m.view.Markers[rw.Marker], width, k.open)}
+	case rw.Kind == rows.More:
+		lines = []string{m.paint().More(&m.view.Markers[rw.Marker])}
 	}
 	if len(m.lines) > 4096 {
 		clear(m.lines)
@@ -88,136 +85,30 @@ func (m *Model) rowLines(r int) []string {
 	return lines
 }
 
-// item is what a row needs to know of an item, stored or synthetic.
-type item struct {
-	id        model.ItemID
-	role      model.Role
-	content   string
-	name      string
-	at        string
-	synthetic string // "digest", "revision", "insert"; empty for stored
-	loaded    bool
-}
+// paint is how rows are drawn in the theme shown.
+func (m *Model) paint() rows.Painter { return rows.Painter{Styles: m.styles, Markdown: m.md} }
 
-func (m *Model) itemOf(it model.Item) item {
-	if it.Seq == 0 {
-		s := &m.view.Synth[it.Synth]
-		kind := map[model.OpType]string{model.OpDigest: "digest", model.OpRevise: "revision", model.OpInsert: "inserted"}[s.OpType]
-		return item{id: s.ID(), role: s.Role, content: s.Content, name: s.Name, at: synthTime(s), synthetic: kind, loaded: true}
-	}
-	b := m.bodies[it.Seq]
-	if b == nil {
-		return item{id: model.MessageID(it.Seq)}
-	}
-	return item{id: b.ID, role: b.Role, content: b.Content, name: b.Name, at: b.CreatedAt.Local().Format("Jan 02 15:04"), loaded: true}
-}
-
-// synthTime dates a synthetic item by what it stands for: a digest by
-// the span of the messages it covers, anything else by when it was made.
-func synthTime(s *model.Synthetic) string {
-	const layout = "Jan 02 15:04"
-	if s.TimeSpanStart.IsZero() {
-		return s.CreatedAt.Local().Format(layout)
-	}
-	from, to := s.TimeSpanStart.Local(), s.TimeSpanEnd.Local()
-	switch {
-	case to.IsZero() || to.Equal(from):
-		return from.Format(layout)
-	case from.Format("Jan 02") == to.Format("Jan 02"):
-		return from.Format(layout) + "–" + to.Format("15:04")
-	default:
-		return from.Format(layout) + " – " + to.Format(layout)
-	}
-}
-
+// renderItem draws an item of the view shown (dimmed: an original an
+// operation hides).
 func (m *Model) renderItem(it model.Item, width int, open, dimmed bool) []string {
-	st := &m.styles.Thread
 	x := m.itemOf(it)
-	if !x.loaded {
-		return []string{st.Empty.Render(string(x.id) + " …")}
+	var tags []string
+	if x.Loaded {
+		tags = m.view.Tags(it)
 	}
-	// Names, tags and bodies come from the thread: their control
-	// characters are shown, not obeyed (termsafe).
-	head := []string{m.styles.RoleStyle(string(x.role)).Render(termsafe.Line(string(x.role)))}
-	if x.name != "" {
-		head = append(head, st.Time.Render(termsafe.Line(x.name)))
-	}
-	head = append(head, st.Time.Render(x.at), st.ID.Render(termsafe.Line(string(x.id))))
-	if x.synthetic != "" {
-		head = append(head, st.Synthetic.Render(x.synthetic))
-	}
-	if tags := m.view.Tags(it); len(tags) > 0 {
-		head = append(head, st.Tag.Render(termsafe.Line("#"+strings.Join(tags, " #"))))
-	}
-	body := sanitize(strings.TrimRight(x.content, "\n"))
-	limit := foldedLines
-	if x.role == model.RoleTool {
-		limit = 1 // tool output folds to a line until opened
-	}
-	var lines []string
-	cut, folded := false, 0
-	if dimmed || x.role == model.RoleTool {
-		bodyStyle := st.Body
-		if dimmed {
-			bodyStyle = st.Dimmed
-		}
-		lines = plainLines(body, width-2, bodyStyle, open, limit)
-	} else {
-		var rest string
-		lines, cut, rest = m.md.Render(body, width-2, !open)
-		if rest != "" {
-			// Said in the header, not in a line of its own: the body's
-			// lines are the message's, as the status bar counts them.
-			head = append(head, st.Folded.Render(fmt.Sprintf("markdown to %s, plain text past it", sizeText(markdown.OpenSource))))
-			lines = append(lines, plainLines(rest, width-2, st.Body, true, 0)...)
-		}
-	}
-	if !open && len(lines) > limit {
-		folded = len(lines) - limit
-		lines = lines[:limit]
-	}
-	header := strings.Join(head, " ")
-	if dimmed {
-		header = st.Dimmed.Render(ansi.Strip(header))
-	}
-	out := make([]string, 0, len(lines)+2)
-	out = append(out, ansi.Truncate(header, width, "…"))
-	for _, l := range lines {
-		out = append(out, "  "+l)
-	}
-	switch {
-	case cut:
-		out = append(out, "  "+st.Folded.Render(fmt.Sprintf("… about %s (enter)", english.Count(folded+markdown.LinesPastCut(body), "more line"))))
-	case folded > 0:
-		out = append(out, "  "+st.Folded.Render(fmt.Sprintf("… %s (enter)", english.Count(folded, "more line"))))
-	}
-	return out
+	return m.paint().Item(x, tags, width, open, dimmed)
 }
 
-func (m *Model) renderMarker(mk *model.Marker, width int, open bool) string {
-	sign := "▸"
-	if open {
-		sign = "▾"
+// itemOf is what a row shows of an item: a synthetic one's, a stored
+// message's once its body is loaded.
+func (m *Model) itemOf(it model.Item) rows.Entry {
+	if it.Seq == 0 {
+		return rows.SynthEntry(&m.view.Synth[it.Synth])
 	}
-	var what string
-	n := len(mk.Hidden)
-	switch mk.OpType {
-	case model.OpDigest:
-		what = fmt.Sprintf("digest of %s", english.Count(n, "message"))
-	case model.OpRevise:
-		what = fmt.Sprintf("revision of %s into %d", english.Count(n, "message"), mk.Added)
-	case model.OpSnip:
-		what = fmt.Sprintf("snipped %s", english.Count(n, "message"))
-	case model.OpResequence:
-		what = resequenceText(m.view, mk)
-	case model.OpInsert:
-		what = fmt.Sprintf("inserted %s", english.Count(mk.Added, "message"))
+	if b := m.bodies[it.Seq]; b != nil {
+		return rows.StoredEntry(b)
 	}
-	line := fmt.Sprintf("%s %s by %s", sign, what, termsafe.Line(mk.Author))
-	if len(mk.Nested) > 0 {
-		line += fmt.Sprintf(" (over %s)", english.Count(len(mk.Nested), "earlier operation"))
-	}
-	return m.styles.Thread.Marker.Render(ansi.Truncate(line, width, "…"))
+	return rows.Entry{ID: model.MessageID(it.Seq)} // its body is on its way
 }
 
 // scrollToCursor moves the window so the cursor's row is on screen.
@@ -306,9 +197,9 @@ func (m *Model) render() string {
 				g = "  "
 			}
 			if m.raw.on {
-				g += m.rawGutter(uint64(r+1), i, i == len(rl)-1) + " "
+				g += m.raw.extents.Gutter(uint64(r+1), i, i == len(rl)-1, m.styles) + " "
 			}
-			lines = append(lines, g+m.markLine(r, i, l)) // search hits marked (searchmarks.go)
+			lines = append(lines, g+m.markLine(r, i, l)) // search hits marked (tui/search)
 			if len(lines) == h {
 				break
 			}
@@ -317,8 +208,8 @@ func (m *Model) render() string {
 	for len(lines) < h {
 		lines = append(lines, "")
 	}
-	if m.search.open {
-		panel := m.searchView()
+	if m.search.IsOpen() {
+		panel := m.search.View(m.width, m.styles)
 		if len(panel) < h {
 			lines = append(lines[:h-len(panel)], panel...)
 		}
@@ -413,7 +304,7 @@ func (m *Model) helpKey() helpCacheKey {
 		}
 	}
 	switch {
-	case m.dialogs.Front() != nil || m.search.open:
+	case m.dialogs.Front() != nil || m.search.IsOpen():
 		k.mode = 1
 	case m.moving != nil:
 		k.mode = 2
@@ -450,41 +341,4 @@ func (m *Model) emptyView() string {
 	}
 	lines = append(lines, st.Help.Desc.Render(m.keys.Quit.Help().Key+" quits"))
 	return lipgloss.NewStyle().Padding(1, 2).Render(strings.Join(lines, "\n"))
-}
-
-// plainLines wraps text to width in style. Folded, only the lines shown
-// (limit) are styled; the others are wrapped, to be counted.
-func plainLines(text string, width int, style lipgloss.Style, open bool, limit int) []string {
-	lines := strings.Split(ansi.Wrap(text, width, ""), "\n")
-	shown := lines
-	if !open && len(shown) > limit {
-		shown = shown[:limit]
-	}
-	for i, l := range shown {
-		lines[i] = style.Render(l)
-	}
-	return lines
-}
-
-// sizeText is a size in bytes as people say it.
-func sizeText(n int) string {
-	switch {
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%d KB", n>>10)
-	}
-	return english.Count(n, "byte")
-}
-
-// sanitize makes stored text safe to draw: the control characters of
-// escape sequences a tool's output or an imported thread carried are
-// shown as pictures (␛ for ESC), so they neither restyle nor move the
-// terminal, nor vanish unseen; tabs become spaces.
-func sanitize(s string) string {
-	s = termsafe.Text(s)
-	if strings.IndexByte(s, '\t') >= 0 {
-		s = strings.ReplaceAll(s, "\t", "    ")
-	}
-	return s
 }

@@ -85,9 +85,6 @@ func (d *Input) Fail(reason string) { d.failed = reason }
 // SubmitKey names the key that submits.
 func (d *Input) SubmitKey() string { return d.keys.Submit.Help().Key }
 
-// Value is the line as typed.
-func (d *Input) Value() string { return d.input.Value() }
-
 // cmdAction is a widget's command as an action: nil for none.
 func cmdAction(cmd tea.Cmd) Action {
 	if cmd == nil {

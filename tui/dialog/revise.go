@@ -23,9 +23,8 @@ const ReviseMaxLines = 10_000
 
 // NewRevise opens the revise dialog on orig, the selected messages
 // (whole: names, parts and times), under title; submit makes the revise
-// a save asks for. A text that cannot be read, or that makes no
-// message, is refused in the dialog; one saved unchanged closes it,
-// saying so.
+// a save asks for. A text that cannot be read is refused in the dialog;
+// one saved unchanged closes it, saying so.
 func NewRevise(st *themes.Styles, title string, orig []model.NewMessage, submit func(Revision) tea.Cmd) *Text {
 	var def model.Role // a one-message text may lose its header line
 	if len(orig) == 1 {

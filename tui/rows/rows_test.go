@@ -1,4 +1,4 @@
-package tui
+package rows
 
 import (
 	"fmt"
@@ -9,18 +9,18 @@ import (
 )
 
 // naiveRows lists every row the slow way.
-func naiveRows(v *model.View, expanded map[string]bool) []row {
-	var out []row
+func naiveRows(v *model.View, expanded map[string]bool) []Row {
+	var out []Row
 	mi := 0
 	emit := func() {
 		m := &v.Markers[mi]
-		out = append(out, row{kind: rowMarker, marker: mi})
+		out = append(out, Row{Kind: Marker, Marker: mi})
 		if expanded[m.OpID] {
-			for h := 0; h < len(m.Hidden) && h < maxExpanded; h++ {
-				out = append(out, row{kind: rowHidden, marker: mi, item: h})
+			for h := 0; h < len(m.Hidden) && h < MaxExpanded; h++ {
+				out = append(out, Row{Kind: Hidden, Marker: mi, Item: h})
 			}
-			if len(m.Hidden) > maxExpanded {
-				out = append(out, row{kind: rowMore, marker: mi})
+			if len(m.Hidden) > MaxExpanded {
+				out = append(out, Row{Kind: More, Marker: mi})
 			}
 		}
 		mi++
@@ -29,7 +29,7 @@ func naiveRows(v *model.View, expanded map[string]bool) []row {
 		for mi < len(v.Markers) && v.Markers[mi].At == i {
 			emit()
 		}
-		out = append(out, row{kind: rowItem, item: i})
+		out = append(out, Row{Kind: Item, Item: i})
 	}
 	for mi < len(v.Markers) {
 		emit()
@@ -48,12 +48,12 @@ func TestRowIndexMatchesNaive(t *testing.T) {
 			at = min(n, at+r.IntN(5))
 			m := model.Marker{OpID: fmt.Sprint(k), At: at, Hidden: make([]model.Item, r.IntN(4))}
 			if r.IntN(20) == 0 {
-				m.Hidden = make([]model.Item, maxExpanded+3)
+				m.Hidden = make([]model.Item, MaxExpanded+3)
 			}
 			v.Markers = append(v.Markers, m)
 			expanded[m.OpID] = r.IntN(2) == 0
 		}
-		ri := newRowIndex(v, expanded)
+		ri := NewIndex(v, expanded)
 		want := naiveRows(v, expanded)
 		if ri.Len() != len(want) {
 			t.Fatalf("seed %d: %d rows, want %d", seed, ri.Len(), len(want))
@@ -62,11 +62,11 @@ func TestRowIndexMatchesNaive(t *testing.T) {
 			if got := ri.At(i); got != w {
 				t.Fatalf("seed %d: row %d = %+v, want %+v", seed, i, got, w)
 			}
-			if w.kind == rowItem && ri.RowOfItem(w.item) != i {
-				t.Fatalf("seed %d: RowOfItem(%d) = %d, want %d", seed, w.item, ri.RowOfItem(w.item), i)
+			if w.Kind == Item && ri.RowOfItem(w.Item) != i {
+				t.Fatalf("seed %d: RowOfItem(%d) = %d, want %d", seed, w.Item, ri.RowOfItem(w.Item), i)
 			}
-			if w.kind == rowMarker && ri.RowOfMarker(w.marker) != i {
-				t.Fatalf("seed %d: RowOfMarker(%d) wrong", seed, w.marker)
+			if w.Kind == Marker && ri.RowOfMarker(w.Marker) != i {
+				t.Fatalf("seed %d: RowOfMarker(%d) wrong", seed, w.Marker)
 			}
 		}
 	}

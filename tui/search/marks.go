@@ -1,4 +1,4 @@
-package tui
+package search
 
 import (
 	"fmt"
@@ -21,10 +21,6 @@ import (
 // lines shown only, so a frame costs what it did plus a look at the
 // lines on the screen. n and N say which hit the cursor is on ("match
 // 3/17") in the status bar.
-
-// exactLimit bounds the hits an exact search lists (and n steps
-// through); the search still counts them all.
-const exactLimit = 10_000
 
 // hitPlace is the hit gone to last: its item and its place among the
 // hits shown, in thread order.
@@ -50,29 +46,30 @@ type markLineKey struct {
 // reset forgets what was kept: new hits came.
 func (c *markCache) reset() { c.byID, c.line = nil, nil }
 
-// marksOn reports whether hits are to be marked.
-func (m *Model) marksOn() bool {
-	return len(m.search.hits) > 0 && strings.TrimSpace(m.search.hitsQuery) != ""
+// Marking reports whether hits are to be marked in the thread.
+func (p *Panel) Marking() bool {
+	return len(p.hits) > 0 && strings.TrimSpace(p.hitsQuery) != ""
 }
 
-// markLine marks the hits on line i of row r's rendered lines (the
-// header, line 0, is never marked).
-func (m *Model) markLine(r, i int, l string) string {
-	if i == 0 || !m.marksOn() {
+// Mark marks the hits on l, line i of a row's rendered lines (the
+// header, line 0, is never marked). row is asked, only when a fuzzy
+// search needs them, for the item the row shows (ok false for none) and
+// its rendered lines.
+func (p *Panel) Mark(i int, l string, row func() (id model.ItemID, lines []string, ok bool), match lipgloss.Style) string {
+	if i == 0 || !p.Marking() {
 		return l
 	}
-	s := &m.search
-	if s.hitsExact {
-		return markSpans(l, foldSpans(ansi.Strip(l), s.hitsQuery), m.styles.Search.Match)
+	if p.hitsExact {
+		return markSpans(l, foldSpans(ansi.Strip(l), p.hitsQuery), match)
 	}
-	id, ok := m.rowItemID(r)
+	id, lines, ok := row()
 	if !ok {
 		return l
 	}
-	c := &m.feat.marks
+	c := &p.marks
 	if c.byID == nil {
-		c.byID = make(map[model.ItemID]int, len(s.ids))
-		for k, hid := range s.ids {
+		c.byID = make(map[model.ItemID]int, len(p.ids))
+		for k, hid := range p.ids {
 			if _, seen := c.byID[hid]; !seen {
 				c.byID[hid] = k
 			}
@@ -82,11 +79,10 @@ func (m *Model) markLine(r, i int, l string) string {
 	if !ok {
 		return l
 	}
-	lines := m.rowLines(r)
 	key := markLineKey{id: id, lines: len(lines), first: lines[0]}
 	li, ok := c.line[key]
 	if !ok {
-		li = findLine(lines, s.hits[k].Line)
+		li = FindLine(lines, p.hits[k].Line)
 		if c.line == nil {
 			c.line = map[markLineKey]int{}
 		}
@@ -96,7 +92,7 @@ func (m *Model) markLine(r, i int, l string) string {
 		return l
 	}
 	plain := ansi.Strip(l)
-	found := fuzzy.Find(s.hitsQuery, []string{plain})
+	found := fuzzy.Find(p.hitsQuery, []string{plain})
 	if len(found) == 0 {
 		return l
 	}
@@ -105,18 +101,7 @@ func (m *Model) markLine(r, i int, l string) string {
 		_, size := utf8.DecodeRuneInString(plain[b:])
 		spans = append(spans, [2]int{b, b + size})
 	}
-	return markSpans(l, spans, m.styles.Search.Match)
-}
-
-// rowItemID is the ID of the item row r shows, if it shows one.
-func (m *Model) rowItemID(r int) (model.ItemID, bool) {
-	switch rw := m.rowAt(r); rw.kind {
-	case rowItem:
-		return m.view.ID(m.view.Items[rw.item]), true
-	case rowHidden:
-		return m.view.ID(m.view.Markers[rw.marker].Hidden[rw.item]), true
-	}
-	return "", false
+	return markSpans(l, spans, match)
 }
 
 // markSpans styles byte spans of a styled line's plain text (ascending,
@@ -162,42 +147,74 @@ func foldSpans(s, q string) [][2]int {
 	return out
 }
 
-// placeHit records hit k as the one gone to, with its place among the
-// hits shown in thread order.
-func (m *Model) placeHit(k int) {
-	s := &m.search
-	if k >= len(s.hits) || k >= len(s.ids) {
-		s.place = hitPlace{}
-		return
+// FindLine finds the rendered line (past the header) that shows the
+// start of a matched source line, or -1. Rendering wraps lines and
+// takes markdown's marks away, so both are compared without them.
+func FindLine(lines []string, source string) int {
+	key := []rune(plainWords(source))
+	if len(key) == 0 {
+		return -1
 	}
-	at := s.hits[k].Index
-	p := hitPlace{id: s.ids[k], more: s.total > len(s.hits)}
-	for _, h := range s.hits {
-		if h.Index < 0 || !m.filterShows(h.Index) {
-			continue
-		}
-		p.of++
-		if h.Index < at {
-			p.n++
+	key = key[:min(len(key), 24)]
+	for i := 1; i < len(lines); i++ {
+		if strings.Contains(plainWords(ansi.Strip(lines[i])), string(key)) {
+			return i
 		}
 	}
-	p.n++
-	s.place = p
+	return -1
 }
 
-// hitStatus is the status bar's "match 3/17" while the cursor is on the
-// hit gone to last, else "".
-func (m *Model) hitStatus() string {
-	p := m.search.place
-	if p.id == "" || len(m.search.hits) == 0 {
+// plainWords is a line's words and nothing else: no markdown marks, no
+// list bullets, single spaces.
+func plainWords(s string) string {
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case strings.ContainsRune("*_`#>|~•", r):
+			return ' '
+		case unicode.IsSpace(r):
+			return ' '
+		}
+		return r
+	}, s)
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// Place records hit k as the one gone to, with its place among the hits
+// shows keeps (the filter's), in thread order.
+func (p *Panel) Place(k int, shows func(index int) bool) {
+	if k >= len(p.hits) || k >= len(p.ids) {
+		p.place = hitPlace{}
+		return
+	}
+	at := p.hits[k].Index
+	pl := hitPlace{id: p.ids[k], more: p.total > len(p.hits)}
+	for _, h := range p.hits {
+		if h.Index < 0 || !shows(h.Index) {
+			continue
+		}
+		pl.of++
+		if h.Index < at {
+			pl.n++
+		}
+	}
+	pl.n++
+	p.place = pl
+}
+
+// Status is the status bar's "3/17" while the cursor is on the item of
+// the hit gone to last, else "". cursor is asked, only when a hit was
+// gone to, for the item under the cursor (ok false for none).
+func (p *Panel) Status(cursor func() (model.ItemID, bool)) string {
+	pl := p.place
+	if pl.id == "" || len(p.hits) == 0 {
 		return ""
 	}
-	if id, ok := m.rowItemID(m.cursor); !ok || id != p.id {
+	if id, ok := cursor(); !ok || id != pl.id {
 		return ""
 	}
-	of := english.Thousands(p.of)
-	if p.more {
+	of := english.Thousands(pl.of)
+	if pl.more {
 		of += "+"
 	}
-	return fmt.Sprintf("%s/%s", english.Thousands(p.n), of)
+	return fmt.Sprintf("%s/%s", english.Thousands(pl.n), of)
 }
