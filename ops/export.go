@@ -2,6 +2,7 @@ package ops
 
 import (
 	"slices"
+
 	"weft/internal/english"
 
 	"weft/formats"

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"testing"
+
 	"weft/tui/rows"
 )
 

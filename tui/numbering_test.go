@@ -3,6 +3,7 @@ package tui
 import (
 	"strings"
 	"testing"
+
 	"weft/internal/english"
 	"weft/tui/rows"
 )

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
 	"weft/ops"
 	"weft/ops/search"
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
 	"weft/ops"
 	"weft/ops/opstest"
 	"weft/ops/reads"

@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"reflect"
 	"slices"
+
 	"weft/ops"
 	"weft/ops/search"
 

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
 	"weft/ops"
 	"weft/ops/search"
 

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
 	"weft/ops"
 	"weft/ops/opstest"
 	"weft/ops/reads"

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
 	"weft/ops"
 	"weft/ops/search"
 

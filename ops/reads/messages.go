@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
 	"weft/ops"
 
 	"weft/formats"

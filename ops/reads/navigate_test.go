@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+
 	"weft/ops/opstest"
 	"weft/ops/reads"
 	"weft/ops/search"

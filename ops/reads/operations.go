@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+
 	"weft/ops"
 
 	"weft/internal/english"

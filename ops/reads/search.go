@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
 	"weft/ops"
 	"weft/ops/search"
 

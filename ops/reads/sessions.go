@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
 	"weft/model"
 	"weft/ops"
 	"weft/store"

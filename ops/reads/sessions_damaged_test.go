@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
 	"weft/ops"
 	"weft/ops/opstest"
 	"weft/ops/reads"

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+
 	"weft/ops"
 	"weft/ops/opstest"
 	"weft/ops/reads"
@@ -187,5 +188,18 @@ func TestSessionToolsRefusals(t *testing.T) {
 				t.Errorf("the database file changed")
 			}
 		})
+	}
+}
+
+// TestListSessionsMostRecentFirst: list_sessions gives every session,
+// the most recently updated first, with its message count.
+func TestListSessionsMostRecentFirst(t *testing.T) {
+	f := opstest.New(t)
+	a := f.Session("alpha", 1)
+	f.Now = f.Now.Add(time.Minute)
+	b := f.Session("beta", 2)
+	list := f.MustCall("list_sessions", `{}`).(reads.ListSessionsResult)
+	if list.Total != 2 || len(list.Sessions) != 2 || list.Sessions[0].SessionID != b || list.Sessions[1].SessionID != a || list.Sessions[1].MessageCount != 1 {
+		t.Errorf("list_sessions: %+v", list)
 	}
 }

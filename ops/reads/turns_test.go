@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 	"time"
+
 	"weft/ops"
 	"weft/ops/opstest"
 	"weft/ops/reads"

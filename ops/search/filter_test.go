@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+
 	"weft/ops"
 	"weft/ops/opstest"
 	"weft/ops/search"

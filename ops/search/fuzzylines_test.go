@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+
 	"weft/ops/opstest"
 	"weft/ops/search"
 

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
 	"weft/ops"
 
 	"weft/internal/fuzzy"

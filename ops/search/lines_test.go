@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
 	"weft/ops/opstest"
 	"weft/ops/search"
 )

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
 	"weft/ops"
 
 	"weft/internal/fuzzy"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+
 	"weft/ops/opstest"
 	"weft/ops/reads"
 	"weft/ops/search"
