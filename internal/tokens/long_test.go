@@ -18,7 +18,8 @@ var longRuns = []struct {
 
 // TestCountLongRuns counts 2 MB runs of "A" and of "ab": the count is the
 // codec's, and Count allocates less than half a byte a byte of the run
-// (the codec's merge allocates some forty).
+// (the codec's merge allocates some forty). It reads the process's
+// allocations, so it is not parallel: no other test runs beside it.
 func TestCountLongRuns(t *testing.T) {
 	for _, run := range longRuns {
 		want := codecCount(t, run.s)
