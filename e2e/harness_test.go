@@ -160,10 +160,13 @@ func (s *screen) expect(what string, wait time.Duration, ok func(string) bool) b
 	return seen
 }
 
+// poll captures the screen until ok holds or wait has passed: soon after
+// the last capture at first (a key's effect is mostly drawn within a few
+// milliseconds), then every 25 ms.
 func (s *screen) poll(ok func(string) bool, wait time.Duration) (string, bool) {
 	s.t.Helper()
 	deadline := time.Now().Add(wait)
-	for {
+	for tick := 5 * time.Millisecond; ; tick = min(2*tick, 25*time.Millisecond) {
 		text := s.capture()
 		if ok(text) {
 			return text, true
@@ -171,7 +174,7 @@ func (s *screen) poll(ok func(string) bool, wait time.Duration) (string, bool) {
 		if time.Now().After(deadline) {
 			return text, false
 		}
-		time.Sleep(25 * time.Millisecond)
+		time.Sleep(tick)
 	}
 }
 
