@@ -96,16 +96,23 @@ func startScreen(t *testing.T, opts TerminalOptions, argv ...string) *screen {
 	return s
 }
 
-// keys sends keys by tmux's names. A lone Escape is followed by a pause,
-// so the program cannot read it and the next key as one alt+key.
+// keys sends keys by tmux's names. After a lone Escape it waits for the
+// screen to change: the program has then read the Escape alone, and
+// cannot read it and the next key as one alt+key (as it would if the
+// next came within its escape timeout). So an Escape is sent once the
+// screen shows what came before it, and must change the screen.
 func (s *screen) keys(keys ...string) {
 	s.t.Helper()
 	for _, k := range keys {
+		var before string
+		if k == "Escape" {
+			before = s.capture()
+		}
 		if err := s.term.SendKeys(k); err != nil {
 			s.t.Fatal(err)
 		}
 		if k == "Escape" {
-			time.Sleep(150 * time.Millisecond)
+			s.until("the screen to change after Escape", func(text string) bool { return text != before })
 		}
 	}
 }
@@ -153,10 +160,13 @@ func (s *screen) expect(what string, wait time.Duration, ok func(string) bool) b
 	return seen
 }
 
+// poll captures the screen until ok holds or wait has passed: soon after
+// the last capture at first (a key's effect is mostly drawn within a few
+// milliseconds), then every 25 ms.
 func (s *screen) poll(ok func(string) bool, wait time.Duration) (string, bool) {
 	s.t.Helper()
 	deadline := time.Now().Add(wait)
-	for {
+	for tick := 5 * time.Millisecond; ; tick = min(2*tick, 25*time.Millisecond) {
 		text := s.capture()
 		if ok(text) {
 			return text, true
@@ -164,7 +174,7 @@ func (s *screen) poll(ok func(string) bool, wait time.Duration) (string, bool) {
 		if time.Now().After(deadline) {
 			return text, false
 		}
-		time.Sleep(25 * time.Millisecond)
+		time.Sleep(tick)
 	}
 }
 

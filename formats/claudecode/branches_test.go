@@ -31,6 +31,7 @@ func ccSays(role, uuid, parent string, sec int, text string) string {
 // out and where the first begins. A progress chain hanging off the
 // thread and a subagent's records are not branches of the conversation.
 func TestClaudeCodeReportsAbandonedBranches(t *testing.T) {
+	t.Parallel()
 	in := ccSays("user", "u", "", 0, "start") + // line 1
 		ccSays("assistant", "a", "u", 1, "ready") + // 2
 		ccSays("user", "x1", "a", 2, "first try") + // 3: abandoned by the first rewind

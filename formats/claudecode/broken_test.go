@@ -31,6 +31,7 @@ func ccKeys(th *importtest.Thread) []string {
 // from the newest leaf goes on across the broken line, from the record
 // written before it, so the messages before it are kept.
 func TestClaudeCodeJoinsAcrossABrokenLine(t *testing.T) {
+	t.Parallel()
 	data := importtest.File(t, "../testdata/claude-code/spotter_long_session.jsonl")
 	whole := importtest.NewRecorder(t)
 	if _, err := Read(bytes.NewReader(data), whole); err != nil {

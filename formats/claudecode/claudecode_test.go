@@ -119,6 +119,7 @@ func checkCCThread(t *testing.T, th *importtest.Thread) {
 }
 
 func TestClaudeCodeRewindAndCompaction(t *testing.T) {
+	t.Parallel()
 	th, problems := readCC(t, importtest.File(t, ccRewind))
 	checkCCThread(t, th)
 	// The newest leaf is p1a (10:41); its branch runs back through the
@@ -163,6 +164,7 @@ func TestClaudeCodeRewindAndCompaction(t *testing.T) {
 }
 
 func TestClaudeCodeToolHeavy(t *testing.T) {
+	t.Parallel()
 	facts := countCCFile(t, ccTools)
 	if facts.user != 13 || facts.assistant != 9 || len(facts.messageIDs) != 4 || facts.toolUse != 6 || facts.toolResult != 6 || facts.userTyped != 5 {
 		t.Fatalf("facts %+v", facts)
@@ -322,6 +324,7 @@ func countCCFile(t *testing.T, path string) ccFileFacts {
 }
 
 func TestClaudeCodeLongSession(t *testing.T) {
+	t.Parallel()
 	facts := countCCFile(t, ccLong)
 	// What SOURCES.md says of the file.
 	if facts.lines != 1512 || facts.user != 154 || facts.assistant != 254 || facts.toolUse != 150 || facts.toolResult != 150 || facts.progress != 1083 {
@@ -412,6 +415,7 @@ func TestClaudeCodeLongSession(t *testing.T) {
 }
 
 func TestClaudeCodeSnippets(t *testing.T) {
+	t.Parallel()
 	rec := func(typ, uuid, parent, ts, extra string) string {
 		p := "null"
 		if parent != "" {
@@ -614,6 +618,7 @@ func TestClaudeCodeSnippets(t *testing.T) {
 }
 
 func TestClaudeCodeBroken(t *testing.T) {
+	t.Parallel()
 	rewind, err := os.ReadFile(ccRewind)
 	if err != nil {
 		t.Fatal(err)
@@ -822,6 +827,7 @@ func checkNotJSON(t *testing.T, data []byte, problems []formats.Problem) {
 // Each line is JSON or not as encoding/json has it, whatever the ways a
 // line can be broken.
 func TestClaudeCodeNotJSON(t *testing.T) {
+	t.Parallel()
 	valid := `{"type":"user","uuid":"u","parentUuid":null,"sessionId":"s","timestamp":"2026-01-01T00:00:00Z","message":{"role":"user","content":"hi"}}`
 	for _, s := range []string{
 		`{}`, `[]`, `[1,2,]`, `{"a":}`, `{"a" 1}`, `{,}`, `"x`, `"\u12"`, `"\u12g4"`, `"\x"`, "\"a\tb\"",

@@ -18,6 +18,7 @@ func rawList(t *testing.T, s string) []json.RawMessage {
 }
 
 func TestReadMessagesReadsAMessagesAPIThread(t *testing.T) {
+	t.Parallel()
 	msgs := rawList(t, `[
 		{"role":"user","content":"Find the TODOs."},
 		{"role":"assistant","content":[
@@ -85,6 +86,7 @@ func TestReadMessagesReadsAMessagesAPIThread(t *testing.T) {
 }
 
 func TestReadMessagesRefusesWhatIsNotAMessage(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, msgs, reason string
 	}{

@@ -3,6 +3,7 @@ package claudecode
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,6 +17,7 @@ import (
 // between them, may still come. A response written whole (stop_reason
 // set), a user's prompt after it, or the next response lets it go.
 func TestPending(t *testing.T) {
+	t.Parallel()
 	user := `{"type":"user","uuid":"u%d","message":{"role":"user","content":"a prompt"}}`
 	result := `{"type":"user","uuid":"r%d","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"ok"}]}}`
 	streamed := `{"type":"assistant","uuid":"a%d","message":{"id":"msg_%s","role":"assistant","content":[{"type":"text","text":"x"}],"stop_reason":null}}`
@@ -61,37 +63,41 @@ func TestPending(t *testing.T) {
 // (an assistant message missing blocks written later), while reading
 // the file whole cut at the same place does.
 func TestPendingOnRealSessions(t *testing.T) {
+	t.Parallel()
 	for _, path := range []string{ccTools, ccLong} {
-		data := readFile(t, path)
-		full, _ := readCC(t, data)
-		final := map[string]string{}
-		for _, m := range full.Messages {
-			final[m.Key] = identity(m)
-		}
-		var ends []int
-		for i, c := range data {
-			if c == '\n' {
-				ends = append(ends, i+1)
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			t.Parallel()
+			data := readFile(t, path)
+			full, _ := readCC(t, data)
+			final := map[string]string{}
+			for _, m := range full.Messages {
+				final[m.Key] = identity(m)
 			}
-		}
-		step := max(1, len(ends)/25)
-		early := 0
-		for k := 0; k < len(ends); k += step {
-			prefix := data[:ends[k]]
-			if cut := Pending(prefix); cut < len(prefix) {
-				early += partial(t, prefix, final)
-				prefix = prefix[:cut]
+			var ends []int
+			for i, c := range data {
+				if c == '\n' {
+					ends = append(ends, i+1)
+				}
 			}
-			if bytes.TrimSpace(prefix) == nil || !bytes.Contains(prefix, []byte(`"message"`)) {
-				continue
+			step := max(1, len(ends)/25)
+			early := 0
+			for k := 0; k < len(ends); k += step {
+				prefix := data[:ends[k]]
+				if cut := Pending(prefix); cut < len(prefix) {
+					early += partial(t, prefix, final)
+					prefix = prefix[:cut]
+				}
+				if bytes.TrimSpace(prefix) == nil || !bytes.Contains(prefix, []byte(`"message"`)) {
+					continue
+				}
+				if n := partial(t, prefix, final); n > 0 {
+					t.Fatalf("%s, the first %d lines: %d messages differ from the finished file's", path, k+1, n)
+				}
 			}
-			if n := partial(t, prefix, final); n > 0 {
-				t.Fatalf("%s, the first %d lines: %d messages differ from the finished file's", path, k+1, n)
+			if early == 0 {
+				t.Errorf("%s: reading the held-back lines too never cut a message short; the test shows nothing", path)
 			}
-		}
-		if early == 0 {
-			t.Errorf("%s: reading the held-back lines too never cut a message short; the test shows nothing", path)
-		}
+		})
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 // line that told Claude Code's reader what it is; the mark means
 // nothing on an assistant record, nor a label on a record without it.
 func TestWeftSystemRecords(t *testing.T) {
+	t.Parallel()
 	rec := func(uuid, parent, typ, content, extra string) string {
 		p := "null"
 		if parent != "" {

@@ -46,6 +46,7 @@ func randomPiece(r *rand.Rand, n int) string {
 // random texts, and the merge with the codec where the text is one piece
 // of its split.
 func TestCountPieceMatchesMerge(t *testing.T) {
+	t.Parallel()
 	v := loadVocab()
 	if v == nil {
 		t.Fatal("no vocabulary")
@@ -77,6 +78,7 @@ func TestCountPieceMatchesMerge(t *testing.T) {
 // each is reachable if and only if its merge leaves it whole; and every
 // string a token begins with is known to begin one.
 func TestCountVocab(t *testing.T) {
+	t.Parallel()
 	v := loadVocab()
 	if v == nil {
 		t.Fatal("no vocabulary")
@@ -111,6 +113,7 @@ func TestCountVocab(t *testing.T) {
 // twice it and thrice, and compares with the codec. (A piece that is a
 // token is one token even if merging it would not give it.)
 func TestCountLongTokens(t *testing.T) {
+	t.Parallel()
 	v := loadVocab()
 	if v == nil {
 		t.Fatal("no vocabulary")
@@ -131,6 +134,7 @@ func TestCountLongTokens(t *testing.T) {
 // TestCountSegments counts texts in segments, as megabyte pieces are
 // counted in parallel, and compares with counting them whole.
 func TestCountSegments(t *testing.T) {
+	t.Parallel()
 	v := loadVocab()
 	if v == nil {
 		t.Fatal("no vocabulary")
@@ -157,6 +161,7 @@ func TestCountSegments(t *testing.T) {
 // most five times the steps (and a step, at most one pair's validation,
 // takes a bounded time).
 func TestCountPieceLinear(t *testing.T) {
+	t.Parallel()
 	v := loadVocab()
 	if v == nil {
 		t.Fatal("no vocabulary")

@@ -7,20 +7,26 @@ import (
 )
 
 // longRuns are single pieces of 2 MB that the codec's merge takes seconds
-// and hundreds of megabytes to count.
-var longRuns = []struct {
-	name string
-	s    string
-}{
-	{"A", strings.Repeat("A", 2<<20)},
-	{"ab", strings.Repeat("ab", 1<<20)},
+// and hundreds of megabytes to count; with -short (the race detector's
+// run, where the merge takes many times longer) 1 MB, the least that
+// Count still counts in segments, in parallel.
+func longRuns() []struct{ name, s string } {
+	n := 2 << 20
+	if testing.Short() {
+		n = 2 * segmentMin
+	}
+	return []struct{ name, s string }{
+		{"A", strings.Repeat("A", n)},
+		{"ab", strings.Repeat("ab", n/2)},
+	}
 }
 
-// TestCountLongRuns counts 2 MB runs of "A" and of "ab": the count is the
+// TestCountLongRuns counts long runs of "A" and of "ab": the count is the
 // codec's, and Count allocates less than half a byte a byte of the run
-// (the codec's merge allocates some forty).
+// (the codec's merge allocates some forty). It reads the process's
+// allocations, so it is not parallel: no other test runs beside it.
 func TestCountLongRuns(t *testing.T) {
-	for _, run := range longRuns {
+	for _, run := range longRuns() {
 		want := codecCount(t, run.s)
 		Count(run.s) // builds what is built once
 		var before, after runtime.MemStats

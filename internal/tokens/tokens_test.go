@@ -188,6 +188,7 @@ var trickyTokenInputs = []string{
 }
 
 func TestCountTricky(t *testing.T) {
+	t.Parallel()
 	for _, s := range trickyTokenInputs {
 		if got, want := Count(s), codecCount(t, s); got != want {
 			t.Errorf("Count(%q) = %d, codec says %d", s, got, want)
@@ -199,6 +200,7 @@ func TestCountTricky(t *testing.T) {
 // TestCountSingleBytes: Count counts a one-byte piece as one
 // token without asking the codec.
 func TestCountSingleBytes(t *testing.T) {
+	t.Parallel()
 	for b := range 0x7f {
 		if got, want := Count(string(rune(b))), codecCount(t, string(rune(b))); got != want || want != 1 {
 			t.Errorf("byte %#x: got %d, codec %d", b, got, want)
@@ -235,6 +237,7 @@ func randomText(r *rand.Rand, n int, unicode bool) string {
 // TestSplitMatchesRegex compares the hand-written splitter with the codec's
 // regex on many random strings, ASCII and not, and their counts.
 func TestSplitMatchesRegex(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	iters := 20000
 	if testing.Short() {
@@ -251,6 +254,7 @@ func TestSplitMatchesRegex(t *testing.T) {
 
 // TestSplitBenchText checks the benchmark corpus, which is realistic text.
 func TestSplitBenchText(t *testing.T) {
+	t.Parallel()
 	for _, set := range benchSets() {
 		for _, s := range set.msgs[:200] {
 			checkSpans(t, s)
@@ -264,6 +268,7 @@ func TestSplitBenchText(t *testing.T) {
 // TestCountConcurrent hammers the cache from several goroutines (run
 // it with -race).
 func TestCountConcurrent(t *testing.T) {
+	t.Parallel()
 	msgs := benchSets()[0].msgs[:300]
 	want := make([]int, len(msgs))
 	for i, s := range msgs {
@@ -488,6 +493,7 @@ var benchSets = sync.OnceValue(func() []benchSet {
 // TestPackShort: packShort keeps every byte of a key and its length, so two
 // keys share a packing only if they are equal.
 func TestPackShort(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(3, 4))
 	for range 20000 {
 		n := 1 + r.IntN(shortKeyMax)
@@ -517,7 +523,8 @@ func TestPackShort(t *testing.T) {
 }
 
 // TestShortCache fills a table past its limit: lookups give back what was
-// put, never another key's count, and the full table is replaced.
+// put, never another key's count, and the full table is replaced. It
+// swaps the table every Count uses, so it is not parallel.
 func TestShortCache(t *testing.T) {
 	old := shortTable.Load()
 	defer shortTable.Store(old)
@@ -564,6 +571,7 @@ func TestShortCache(t *testing.T) {
 // own reading of the classes (the generated code tests non-ASCII runes the
 // same way; on ASCII, TestSplitMatchesRegex covers it).
 func TestRuneClass(t *testing.T) {
+	t.Parallel()
 	classes := []struct {
 		bit uint8
 		re  *regexp2.Regexp
