@@ -18,6 +18,7 @@ import (
 
 	"weft/model"
 	"weft/ops"
+	"weft/ops/httpx"
 	"weft/ops/thread"
 	"weft/ops/tools"
 	"weft/store"
@@ -79,7 +80,7 @@ func (a concAPI) call(author, tool string, args, out any) (int, string, error) {
 		return 0, "", err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(AuthorHeader, author)
+	req.Header.Set(httpx.AuthorHeader, author)
 	resp, err := a.client.Do(req)
 	if err != nil {
 		return 0, "", err
@@ -90,7 +91,7 @@ func (a concAPI) call(author, tool string, args, out any) (int, string, error) {
 		return resp.StatusCode, "", err
 	}
 	if resp.StatusCode != http.StatusOK {
-		var e apiError
+		var e httpx.APIError
 		if err := json.Unmarshal(b, &e); err != nil || e.Error == "" {
 			return resp.StatusCode, "", fmt.Errorf("%s: %d with a body that is not {\"error\": ...}: %s", tool, resp.StatusCode, b)
 		}

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"weft/ops/httpx"
 )
 
 // CORS for browser-based clients. A page on an origin the listener was
@@ -20,7 +22,7 @@ import (
 
 const (
 	corsMethods = "GET, POST, DELETE, OPTIONS"
-	corsHeaders = "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID, " + AuthorHeader
+	corsHeaders = "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID, " + httpx.AuthorHeader
 	corsExpose  = "Mcp-Session-Id, WWW-Authenticate"
 	// corsMaxAge is how long, in seconds, a browser may keep a preflight's
 	// answer.

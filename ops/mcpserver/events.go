@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"weft/ops"
+	"weft/ops/httpx"
 	"weft/ops/tools"
 )
 
@@ -20,18 +21,11 @@ import (
 // holder's server does for its own.
 
 const (
-	eventsPath = "/events"
-	// OriginHeader carries the origin of the writes a relay sends (see
-	// ops.WithOrigin), so the events it reads back tell its clients'
-	// edits from those of others.
-	OriginHeader = "X-Weft-Origin"
 	// eventsRetry is how long a relay waits before it opens the stream
 	// again after it broke.
 	eventsRetry = time.Second
 	// heldOrigin starts the origin of a write a relay did not send.
 	heldOrigin = "held/"
-	// apiOrigin starts the origin of a write that came through /api.
-	apiOrigin = "api/"
 )
 
 // serveEvents streams the backend's events until the client goes or the
@@ -39,7 +33,7 @@ const (
 func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
 		w.Header().Set("Allow", http.MethodGet)
-		writeError(w, http.StatusMethodNotAllowed, "GET /events streams the writes, one JSON object a line")
+		httpx.WriteError(w, http.StatusMethodNotAllowed, "GET /events streams the writes, one JSON object a line")
 		return
 	}
 	ctx, cancel := context.WithCancel(r.Context())
@@ -75,13 +69,13 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 // apiContext is the context of a tool called through /api: the author
 // and origin its headers name.
 func apiContext(r *http.Request) context.Context {
-	author := cleanAuthor(r.Header.Get(AuthorHeader))
+	author := httpx.CleanAuthor(r.Header.Get(httpx.AuthorHeader))
 	if author == "" {
 		author = "http"
 	}
 	ctx := ops.WithAuthor(r.Context(), author)
-	if o := strings.TrimSpace(r.Header.Get(OriginHeader)); o != "" {
-		ctx = ops.WithOrigin(ctx, apiOrigin+o)
+	if o := strings.TrimSpace(r.Header.Get(httpx.OriginHeader)); o != "" {
+		ctx = ops.WithOrigin(ctx, httpx.APIOrigin+o)
 	}
 	return ctx
 }
@@ -93,7 +87,7 @@ func newRelayID() string { return "relay-" + rand.Text()[:10] }
 // readEvents reads one stream of events until it ends, calling opened
 // once it is open; read says whether it was.
 func (b *remoteBackend) readEvents(ctx context.Context, opened func(), fn func(ops.Event)) (read bool, err error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.target()+eventsPath, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.target()+httpx.EventsPath, nil)
 	if err != nil {
 		return false, err
 	}
@@ -106,7 +100,7 @@ func (b *remoteBackend) readEvents(ctx context.Context, opened func(), fn func(o
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return false, fmt.Errorf("GET %s answered %s", eventsPath, resp.Status)
+		return false, fmt.Errorf("GET %s answered %s", httpx.EventsPath, resp.Status)
 	}
 	opened()
 	sc := bufio.NewScanner(resp.Body)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"weft/ops"
+	"weft/ops/httpx"
 	"weft/ops/tools"
 )
 
@@ -43,7 +44,7 @@ func TestFileEndpointsAreGuarded(t *testing.T) {
 		t.Errorf("an import over the cap: %d %s", resp.StatusCode, b)
 	}
 	// A body over the tools' cap is taken by /import.
-	big := `[{"messages":[{"role":"user","content":"` + strings.Repeat("x", MaxBodyBytes) + `"}]}]`
+	big := `[{"messages":[{"role":"user","content":"` + strings.Repeat("x", httpx.MaxBodyBytes) + `"}]}]`
 	status, _, body := do(t, "POST", ts.URL+"/import?format=openai&session="+sid, big, auth)
 	if status != 200 || !strings.Contains(string(body), `"added":1`) {
 		t.Errorf("a 8 MB import: %d %.300s", status, body)

@@ -1,11 +1,8 @@
 package mcpserver
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -14,6 +11,7 @@ import (
 	"weft/formats"
 	"weft/formats/readers"
 	"weft/ops"
+	"weft/ops/httpx"
 	"weft/ops/tools"
 )
 
@@ -51,34 +49,14 @@ func (s *Server) service() *ops.Service {
 func (s *Server) fileRequest(w http.ResponseWriter, r *http.Request) *ops.Service {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s: use POST", r.Method, r.URL.Path))
+		httpx.WriteError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s: use POST", r.Method, r.URL.Path))
 		return nil
 	}
 	svc := s.service()
 	if svc == nil {
-		writeError(w, http.StatusNotImplemented, r.URL.Path+" is not offered by a relay: ask the weft that holds the file")
+		httpx.WriteError(w, http.StatusNotImplemented, r.URL.Path+" is not offered by a relay: ask the weft that holds the file")
 	}
 	return svc
-}
-
-// readArgs reads a JSON body (empty: no arguments) into v, strictly, or
-// answers the request and returns false.
-func readArgs(w http.ResponseWriter, r *http.Request, v any) bool {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		bodyReadError(w, err)
-		return false
-	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		return true
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("%s takes a JSON object of its arguments: %v", r.URL.Path, err))
-		return false
-	}
-	return true
 }
 
 // serveOutline answers POST /outline {"session_id": ...} with the
@@ -91,15 +69,15 @@ func (s *Server) serveOutline(w http.ResponseWriter, r *http.Request) {
 	var args struct {
 		SessionID string `json:"session_id"`
 	}
-	if !readArgs(w, r, &args) {
+	if !httpx.ReadArgs(w, r, &args) {
 		return
 	}
 	o, err := tools.Local{Service: svc}.Outline(r.Context(), args.SessionID)
 	if err != nil {
-		writeError(w, statusOf(err), err.Error())
+		httpx.WriteError(w, httpx.StatusOf(err), err.Error())
 		return
 	}
-	writeJSONValue(w, http.StatusOK, o)
+	httpx.WriteJSON(w, http.StatusOK, o)
 }
 
 // exportTypes are the content types of the export formats.
@@ -117,18 +95,18 @@ func (s *Server) serveExport(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var args tools.ExportArgs
-	if !readArgs(w, r, &args) {
+	if !httpx.ReadArgs(w, r, &args) {
 		return
 	}
 	if !slices.Contains(tools.ExportFormats, args.Format) {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("unknown export format %q: %s", args.Format, strings.Join(tools.ExportFormats, ", ")))
+		httpx.WriteError(w, http.StatusBadRequest, fmt.Sprintf("unknown export format %q: %s", args.Format, strings.Join(tools.ExportFormats, ", ")))
 		return
 	}
 	ew := &exportWriter{w: w, contentType: exportTypes[args.Format]}
 	notes, err := tools.Local{Service: svc}.Export(r.Context(), ew, args)
 	if !ew.started {
 		if err != nil {
-			writeError(w, statusOf(err), err.Error())
+			httpx.WriteError(w, httpx.StatusOf(err), err.Error())
 			return
 		}
 		ew.start()
@@ -231,10 +209,10 @@ func (s *Server) serveImport(w http.ResponseWriter, r *http.Request) {
 		for _, f := range formats.Formats {
 			names = append(names, string(f))
 		}
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("unknown format %q; the formats are %s", format, strings.Join(names, ", ")))
+		httpx.WriteError(w, http.StatusBadRequest, fmt.Sprintf("unknown format %q; the formats are %s", format, strings.Join(names, ", ")))
 		return
 	}
-	author := cleanAuthor(r.Header.Get(AuthorHeader))
+	author := httpx.CleanAuthor(r.Header.Get(httpx.AuthorHeader))
 	if author == "" {
 		author = "http"
 	}
@@ -247,10 +225,10 @@ func (s *Server) serveImport(w http.ResponseWriter, r *http.Request) {
 		case errors.As(err, &tooLarge):
 			writeTooLargeFor(w, importPath)
 			return
-		case errors.Is(err, errBodyTooSlow):
-			bodyReadError(w, errBodyTooSlow)
+		case errors.Is(err, httpx.ErrBodyTooSlow):
+			httpx.BodyReadError(w, httpx.ErrBodyTooSlow)
 			return
 		}
 	}
-	writeJSONValue(w, http.StatusOK, wireReport(rep))
+	httpx.WriteJSON(w, http.StatusOK, wireReport(rep))
 }

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -19,19 +18,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"weft/ops"
+	"weft/ops/httpx"
 	"weft/ops/tools"
 )
 
 const (
-	// MaxBodyBytes caps every request body: a large append is a few MB;
-	// anything past this is a mistake or an attack.
-	MaxBodyBytes = 8 << 20
 	// SessionTimeout closes MCP sessions that sent nothing for this long,
 	// so clients that vanish without a DELETE do not pile up.
 	SessionTimeout = 30 * time.Minute
-	// AuthorHeader names the author of edits made through /api; without
-	// it they are recorded as "http".
-	AuthorHeader = "X-Weft-Author"
 )
 
 // HandlerOptions configure Handler.
@@ -45,7 +39,7 @@ type HandlerOptions struct {
 	Origins []string
 	// SessionTimeout overrides SessionTimeout; negative means never.
 	SessionTimeout time.Duration
-	// ReadTimeout overrides ReadTimeout for request bodies.
+	// ReadTimeout overrides httpx.ReadTimeout for request bodies.
 	ReadTimeout time.Duration
 	// Upstreams are where the context proxy (/v1/...) sends requests.
 	Upstreams Upstreams
@@ -75,7 +69,7 @@ func (s *Server) Handler(o HandlerOptions) http.Handler {
 	}
 	// Sessions expire by weft's clock, not the SDK's (sessions.go).
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
-		MaxRequestBodyBytes: MaxBodyBytes,
+		MaxRequestBodyBytes: httpx.MaxBodyBytes,
 		Logger:              s.logger,
 		EventStore:          mcp.NewMemoryEventStore(nil),
 	})
@@ -84,25 +78,25 @@ func (s *Server) Handler(o HandlerOptions) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", checkJSONRPC(s.endingSessions(kept)))
 	mux.HandleFunc("/api", s.serveToolList)
-	mux.HandleFunc("/api/", s.serveTool)
+	mux.HandleFunc(httpx.APIPath, s.serveTool)
 	mux.HandleFunc("/healthz", s.serveHealth)
-	mux.HandleFunc(eventsPath, s.serveEvents)
+	mux.HandleFunc(httpx.EventsPath, s.serveEvents)
 	mux.HandleFunc(outlinePath, s.serveOutline)
 	mux.HandleFunc(exportPath, s.serveExport)
 	mux.HandleFunc(importPath, s.serveImport)
-	mux.HandleFunc(sessionsPagePath, serveRead(s, (*ops.Service).SessionPage))
-	mux.HandleFunc(sessionsMatchPath, serveRead(s, (*ops.Service).MatchSessions))
+	mux.HandleFunc(httpx.SessionsPagePath, serveRead(s, (*ops.Service).SessionPage))
+	mux.HandleFunc(httpx.SessionsMatchPath, serveRead(s, (*ops.Service).MatchSessions))
 	proxy := newProxy(s, o.Upstreams)
 	mux.Handle("/v1/", proxy)
 	mux.Handle("/s/", proxy)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("nothing at %s: weft serves /mcp (MCP), POST /api/TOOL, GET /api, GET /healthz, POST /outline, /export and /import, and the context proxy at /v1/messages and /v1/chat/completions", r.URL.Path))
+		httpx.WriteError(w, http.StatusNotFound, fmt.Sprintf("nothing at %s: weft serves /mcp (MCP), POST /api/TOOL, GET /api, GET /healthz, POST /outline, /export and /import, and the context proxy at /v1/messages and /v1/chat/completions", r.URL.Path))
 	})
 	// A client's token is read without the blanks around it (bearer), so
 	// the listener's is too.
 	token := strings.TrimSpace(o.Token)
 	origins := originSet(o.Origins)
-	g := &guard{next: mux, token: tokenHash(token), hasToken: token != "", origins: origins, readTimeout: cmp.Or(o.ReadTimeout, ReadTimeout)}
+	g := &guard{next: mux, token: tokenHash(token), hasToken: token != "", origins: origins, readTimeout: cmp.Or(o.ReadTimeout, httpx.ReadTimeout)}
 	return cors{next: g, origins: origins}
 }
 
@@ -122,10 +116,10 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hasBody := r.Body != nil && r.Body != http.NoBody
 	if hasBody {
 		// Timed from now, before any refusal: see timedBody.
-		r.Body = newTimedBody(w, r.Body, g.readTimeout)
+		r.Body = httpx.TimedBody(w, r.Body, g.readTimeout)
 	}
 	proxied := isProxyPath(r.URL.Path)
-	refuse := writeError
+	refuse := httpx.WriteError
 	if proxied {
 		// The proxy's clients read errors in their provider's shape.
 		refuse = func(w http.ResponseWriter, status int, msg string) { proxyError(w, proxyAPIOf(r), status, msg) }
@@ -161,7 +155,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// An imported file is read as it comes: it may be far larger than
 	// any other body.
-	limit := int64(MaxBodyBytes)
+	limit := int64(httpx.MaxBodyBytes)
 	switch {
 	case r.URL.Path == importPath:
 		limit = MaxImportBytes
@@ -259,94 +253,48 @@ func isLoopbackHost(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// apiError is the body of every refused HTTP request.
-type apiError struct {
-	Error string `json:"error"`
-}
-
-func writeJSONBody(w http.ResponseWriter, status int, body []byte) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
-	w.Write(body)
-	w.Write([]byte("\n"))
-}
-
-func writeJSONValue(w http.ResponseWriter, status int, v any) {
-	b, err := tools.Encode(v)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, "cannot encode the result: "+err.Error())
-		return
-	}
-	writeJSONBody(w, status, b)
-}
-
-func writeError(w http.ResponseWriter, status int, msg string) {
-	b, _ := tools.Encode(apiError{msg})
-	writeJSONBody(w, status, b)
-}
-
-func writeTooLarge(w http.ResponseWriter) {
-	writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is larger than %d MB: send less at once (append_messages takes batches)", MaxBodyBytes>>20))
-}
-
 // writeTooLargeFor refuses a body over the cap of the path it was sent
 // to.
 func writeTooLargeFor(w http.ResponseWriter, path string) {
 	if path == importPath {
-		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the file is larger than %d GB, more than a running weft takes: split it, or close that weft and import it directly", MaxImportBytes>>30))
+		httpx.WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the file is larger than %d GB, more than a running weft takes: split it, or close that weft and import it directly", MaxImportBytes>>30))
 		return
 	}
-	writeTooLarge(w)
-}
-
-// statusOf maps an error's kind to its HTTP status.
-func statusOf(err error) int {
-	switch {
-	case errors.Is(err, ops.ErrInvalid):
-		return http.StatusBadRequest
-	case errors.Is(err, ops.ErrNotFound):
-		return http.StatusNotFound
-	case errors.Is(err, ops.ErrConflict):
-		return http.StatusConflict
-	case errors.Is(err, ops.ErrSummarySource):
-		return http.StatusBadGateway // the model weft asked failed, not weft
-	}
-	return http.StatusInternalServerError
+	httpx.WriteTooLarge(w)
 }
 
 func (s *Server) serveTool(w http.ResponseWriter, r *http.Request) {
-	name := strings.TrimPrefix(r.URL.Path, "/api/")
+	name := strings.TrimPrefix(r.URL.Path, httpx.APIPath)
 	if name == "" {
 		s.serveToolList(w, r)
 		return
 	}
 	tool, ok := tools.Lookup(name)
 	if !ok {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("no tool %q: GET /api lists the tools", name))
+		httpx.WriteError(w, http.StatusNotFound, fmt.Sprintf("no tool %q: GET /api lists the tools", name))
 		return
 	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s: call a tool with POST and its arguments as a JSON body", r.Method, r.URL.Path))
+		httpx.WriteError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s: call a tool with POST and its arguments as a JSON body", r.Method, r.URL.Path))
 		return
 	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		bodyReadError(w, err)
+		httpx.BodyReadError(w, err)
 		return
 	}
 	ctx := apiContext(r)
 	out, _, err := s.backend.Call(ctx, tool, body)
 	if err != nil {
-		status := statusOf(err)
+		status := httpx.StatusOf(err)
 		if status == http.StatusInternalServerError {
 			logFailure(s.logger, ctx, name, err)
 		}
-		writeError(w, status, err.Error())
+		httpx.WriteError(w, status, err.Error())
 		return
 	}
-	writeJSONBody(w, http.StatusOK, out)
+	httpx.WriteJSONBody(w, http.StatusOK, out)
 }
 
 // toolInfo describes a tool at GET /api.
@@ -365,7 +313,7 @@ type toolInfo struct {
 func (s *Server) serveToolList(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
-		writeError(w, http.StatusMethodNotAllowed, "GET /api lists the tools; call one with POST /api/TOOL")
+		httpx.WriteError(w, http.StatusMethodNotAllowed, "GET /api lists the tools; call one with POST /api/TOOL")
 		return
 	}
 	all := tools.All()
@@ -380,10 +328,10 @@ func (s *Server) serveToolList(w http.ResponseWriter, r *http.Request) {
 		out.Tools = append(out.Tools, toolInfo{
 			Name: t.Name, Description: t.Description, Arguments: args,
 			ReadOnly: t.ReadOnly, Destructive: t.Destructive, Idempotent: t.Idempotent, OpenWorld: t.OpenWorld,
-			InputSchema: mcpTool(t).InputSchema, Path: "/api/" + t.Name,
+			InputSchema: mcpTool(t).InputSchema, Path: httpx.APIPath + t.Name,
 		})
 	}
-	writeJSONValue(w, http.StatusOK, out)
+	httpx.WriteJSON(w, http.StatusOK, out)
 }
 
 // health is GET /healthz's answer.
@@ -399,18 +347,18 @@ type health struct {
 func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
-		writeError(w, http.StatusMethodNotAllowed, "use GET /healthz")
+		httpx.WriteError(w, http.StatusMethodNotAllowed, "use GET /healthz")
 		return
 	}
 	var list ops.ListSessionsResult
 	if err := s.callTool(r.Context(), "list_sessions", ops.ListSessionsArgs{Limit: 1}, &list); err != nil {
-		writeJSONValue(w, http.StatusServiceUnavailable, struct {
+		httpx.WriteJSON(w, http.StatusServiceUnavailable, struct {
 			health
 			Error string `json:"error"`
 		}{health{Version: Version(), Schema: ops.SchemaVersion, Tools: len(tools.All())}, err.Error()})
 		return
 	}
-	writeJSONValue(w, http.StatusOK, health{OK: true, Version: Version(), Schema: ops.SchemaVersion, Tools: len(tools.All()), Sessions: list.Total, Agents: s.Agents()})
+	httpx.WriteJSON(w, http.StatusOK, health{OK: true, Version: Version(), Schema: ops.SchemaVersion, Tools: len(tools.All()), Sessions: list.Total, Agents: s.Agents()})
 }
 
 // checkJSONRPC answers a POST to /mcp whose body is not a JSON-RPC message
@@ -425,11 +373,11 @@ func checkJSONRPC(next http.Handler) http.Handler {
 		if r.Method == http.MethodPost && r.Body != nil {
 			var err error
 			if body, err = io.ReadAll(r.Body); err != nil {
-				bodyReadError(w, err)
+				httpx.BodyReadError(w, err)
 				return
 			}
 			if p := jsonrpcProblem(body); p != nil {
-				writeJSONBody(w, http.StatusBadRequest, jsonrpcError(p.id, p.code, p.msg))
+				httpx.WriteJSONBody(w, http.StatusBadRequest, jsonrpcError(p.id, p.code, p.msg))
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
@@ -442,11 +390,11 @@ func checkJSONRPC(next http.Handler) http.Handler {
 		case sw.status == http.StatusNotFound:
 			// A session that is not (or no longer) there: the client
 			// starts a new one.
-			writeJSONBody(w, http.StatusNotFound, jsonrpcError(callID(body), codeSessionNotFound,
+			httpx.WriteJSONBody(w, http.StatusNotFound, jsonrpcError(callID(body), codeSessionNotFound,
 				"session not found: it ended or expired (send initialize, without Mcp-Session-Id, to start a new one)"))
 		default:
 			code, msg := sdkRefusalError(strings.TrimSpace(sw.text.String()))
-			writeJSONBody(w, http.StatusBadRequest, jsonrpcError(callID(body), code, msg))
+			httpx.WriteJSONBody(w, http.StatusBadRequest, jsonrpcError(callID(body), code, msg))
 		}
 	})
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"weft/ops"
+	"weft/ops/httpx"
 	"weft/ops/summary"
 	"weft/ops/tools"
 	"weft/store"
@@ -110,7 +111,7 @@ func TestAPICall(t *testing.T) {
 
 	// Edits are the header's author's, else "http".
 	var op ops.OpResult
-	_, _, body = do(t, "POST", ts.URL+"/api/snip_messages", `{"start_idx":0,"end_idx":0}`, map[string]string{AuthorHeader: "ci-bot"})
+	_, _, body = do(t, "POST", ts.URL+"/api/snip_messages", `{"start_idx":0,"end_idx":0}`, map[string]string{httpx.AuthorHeader: "ci-bot"})
 	json.Unmarshal(body, &op)
 	var op2 ops.OpResult
 	_, _, body = do(t, "POST", ts.URL+"/api/snip_messages", `{"start_idx":0,"end_idx":0}`, nil)
@@ -316,7 +317,7 @@ func TestToken(t *testing.T) {
 func TestBodyCap(t *testing.T) {
 	svc, sid := seeded(t)
 	ts, _ := api(t, svc, HandlerOptions{})
-	big := `{"messages":[{"role":"user","content":"` + strings.Repeat("x", MaxBodyBytes) + `"}]}`
+	big := `{"messages":[{"role":"user","content":"` + strings.Repeat("x", httpx.MaxBodyBytes) + `"}]}`
 	before, _, _ := svc.View(sid)
 
 	// With a length, refused before it is read.

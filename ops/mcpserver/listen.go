@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"weft/ops"
+	"weft/ops/httpx"
 	"weft/ops/tools"
 )
 
@@ -48,7 +49,7 @@ type ListenOptions struct {
 	Logger *slog.Logger
 	// SessionTimeout overrides SessionTimeout for idle MCP sessions.
 	SessionTimeout time.Duration
-	// ReadTimeout overrides ReadTimeout: how long a request's headers
+	// ReadTimeout overrides httpx.ReadTimeout: how long a request's headers
 	// may take, and its body beyond what its size explains.
 	ReadTimeout time.Duration
 	// Upstreams are where the context proxy sends requests.
@@ -127,7 +128,7 @@ func Listen(svc *ops.Service, o ListenOptions) (*Listener, error) {
 	}
 	l.http = &http.Server{
 		Handler:           s.Handler(HandlerOptions{Token: o.Token, Origins: o.Origins, SessionTimeout: o.SessionTimeout, ReadTimeout: o.ReadTimeout, Upstreams: o.Upstreams}),
-		ReadHeaderTimeout: cmp.Or(o.ReadTimeout, ReadTimeout),
+		ReadHeaderTimeout: cmp.Or(o.ReadTimeout, httpx.ReadTimeout),
 		IdleTimeout:       2 * time.Minute,
 		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
 	}

@@ -16,6 +16,7 @@ import (
 
 	"weft/internal/english"
 	"weft/ops"
+	"weft/ops/httpx"
 )
 
 // Picking a session in a client:
@@ -42,21 +43,18 @@ const (
 	maxCompletions = 100
 	// sessionsPage is how many sessions one page of resources/list gives.
 	sessionsPage = 100
-
-	sessionsPagePath  = "/sessions/page"
-	sessionsMatchPath = "/sessions/match"
 )
 
 // SessionPage reads a page of session records there.
 func (b *remoteBackend) SessionPage(ctx context.Context, a ops.SessionPageArgs) (ops.SessionPage, error) {
 	var out ops.SessionPage
-	return out, b.ask(ctx, sessionsPagePath, a, &out)
+	return out, b.ask(ctx, httpx.SessionsPagePath, a, &out)
 }
 
 // MatchSessions matches sessions there.
 func (b *remoteBackend) MatchSessions(ctx context.Context, a ops.MatchSessionsArgs) (ops.MatchSessionsResult, error) {
 	var out ops.MatchSessionsResult
-	return out, b.ask(ctx, sessionsMatchPath, a, &out)
+	return out, b.ask(ctx, httpx.SessionsMatchPath, a, &out)
 }
 
 // ask posts args as JSON to path on the remote weft and reads its JSON
@@ -87,15 +85,15 @@ func serveRead[A, R any](s *Server, read func(*ops.Service, context.Context, A) 
 			return
 		}
 		var args A
-		if !readArgs(w, r, &args) {
+		if !httpx.ReadArgs(w, r, &args) {
 			return
 		}
 		res, err := read(svc, r.Context(), args)
 		if err != nil {
-			writeError(w, statusOf(err), err.Error())
+			httpx.WriteError(w, httpx.StatusOf(err), err.Error())
 			return
 		}
-		writeJSONValue(w, http.StatusOK, res)
+		httpx.WriteJSON(w, http.StatusOK, res)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"weft/ops"
+	"weft/ops/httpx"
 )
 
 // The context proxy: weft speaks the model APIs agents already use, in
@@ -247,10 +248,10 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.passThrough(w, r, ep, body, field)
 		return
 	}
-	ctx := ops.WithAuthor(r.Context(), cmp.Or(cleanAuthor(r.Header.Get(AuthorHeader)), "proxy"))
+	ctx := ops.WithAuthor(r.Context(), cmp.Or(httpx.CleanAuthor(r.Header.Get(httpx.AuthorHeader)), "proxy"))
 	turn, err := svc.ProxyRequest(ctx, ops.ProxyRequest{API: ep.api, Session: ep.session, Messages: req.messages, Probe: ep.probe})
 	if err != nil {
-		status := statusOf(err)
+		status := httpx.StatusOf(err)
 		if status == http.StatusInternalServerError {
 			p.s.logger.Error("proxy: the request could not be stored", "error", err)
 		}
@@ -496,7 +497,7 @@ func proxyBodyError(w http.ResponseWriter, api ops.ProxyAPI, err error) {
 	switch {
 	case errors.As(err, &tooLarge):
 		proxyError(w, api, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than %d MB", MaxProxyBodyBytes>>20))
-	case errors.Is(err, errBodyTooSlow):
+	case errors.Is(err, httpx.ErrBodyTooSlow):
 		w.Header().Set("Connection", "close")
 		proxyError(w, api, http.StatusRequestTimeout, err.Error())
 	default:

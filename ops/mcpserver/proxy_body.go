@@ -11,6 +11,7 @@ import (
 	"weft/formats"
 	"weft/formats/export"
 	"weft/ops"
+	"weft/ops/httpx"
 	"weft/ops/tools"
 )
 
@@ -348,7 +349,7 @@ func proxyError(w http.ResponseWriter, api ops.ProxyAPI, status int, msg string)
 		}{oaError{Message: msg, Type: typ}}
 	}
 	b, _ := tools.Encode(body)
-	writeJSONBody(w, status, b)
+	httpx.WriteJSONBody(w, status, b)
 }
 
 // anthropicErrorType is the Messages API's error type for a status.

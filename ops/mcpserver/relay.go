@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"weft/ops"
+	"weft/ops/httpx"
 	"weft/ops/tools"
 )
 
@@ -181,7 +182,7 @@ func (b *remoteBackend) Call(ctx context.Context, tool *tools.Tool, args json.Ra
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")
 	}
-	out, err := b.post(ctx, "/api/"+tool.Name, "application/json", bytes.NewReader(args), tool.Name)
+	out, err := b.post(ctx, httpx.APIPath+tool.Name, "application/json", bytes.NewReader(args), tool.Name)
 	return out, nil, err
 }
 
@@ -212,9 +213,9 @@ func (b *remoteBackend) send(ctx context.Context, path, contentType string, body
 		return nil, err
 	}
 	req.Header.Set("Content-Type", contentType)
-	req.Header.Set(AuthorHeader, ops.AuthorFrom(ctx))
+	req.Header.Set(httpx.AuthorHeader, ops.AuthorFrom(ctx))
 	if o := ops.OriginFrom(ctx); o != "" {
-		req.Header.Set(OriginHeader, b.id+"/"+o)
+		req.Header.Set(httpx.OriginHeader, b.id+"/"+o)
 	}
 	if b.token != "" {
 		req.Header.Set("Authorization", "Bearer "+b.token)
@@ -229,7 +230,7 @@ func (b *remoteBackend) send(ctx context.Context, path, contentType string, body
 // refusal turns a refused request's answer into an error: *ops.Error of
 // the kind its status says, as in-process.
 func (b *remoteBackend) refusal(resp *http.Response, body []byte) error {
-	var e apiError
+	var e httpx.APIError
 	if json.Unmarshal(body, &e) != nil || e.Error == "" {
 		e.Error = fmt.Sprintf("the weft at %s answered %s", b.target(), resp.Status)
 	}

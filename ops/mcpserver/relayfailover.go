@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"weft/ops"
+	"weft/ops/httpx"
 	"weft/ops/tools"
 )
 
@@ -212,7 +213,7 @@ func unreachable(err error) bool {
 // started on another port, and otherwise waits, so that the weft
 // restarting gets its file back.
 func (b *Remote) Watch(ctx context.Context, fn func(ops.Event)) {
-	own := apiOrigin + b.remote.id + "/"
+	own := httpx.APIOrigin + b.remote.id + "/"
 	broke := false
 	relayed := func(ev ops.Event) {
 		if o, ok := strings.CutPrefix(ev.Origin, own); ok {

@@ -21,6 +21,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"weft/ops/httpx"
 	"weft/ops/summary"
 	"weft/ops/tools"
 )
@@ -224,29 +225,11 @@ func (s *Server) toolHandler(t *tools.Tool) mcp.ToolHandler {
 // operation log; "mcp" when it gave none.
 func clientName(req *mcp.CallToolRequest) string {
 	if info := req.ClientInfo(); info != nil {
-		if name := cleanAuthor(info.Name); name != "" {
+		if name := httpx.CleanAuthor(info.Name); name != "" {
 			return name
 		}
 	}
 	return "mcp"
-}
-
-// maxAuthor bounds an author name: it is shown in the TUI's feed and kept
-// with every operation.
-const maxAuthor = 64
-
-// cleanAuthor keeps an author name printable and short.
-func cleanAuthor(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return -1
-		}
-		return r
-	}, strings.TrimSpace(s))
-	if r := []rune(s); len(r) > maxAuthor {
-		s = string(r[:maxAuthor])
-	}
-	return strings.TrimSpace(s)
 }
 
 // defaultSampleTokens is the completion budget when a tool asks for none.

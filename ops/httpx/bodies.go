@@ -1,7 +1,8 @@
-package mcpserver
+package httpx
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -9,6 +10,10 @@ import (
 )
 
 const (
+	// MaxBodyBytes caps a request body where a face sets no cap of its
+	// own: a large append is a few MB; anything past this is a mistake
+	// or an attack.
+	MaxBodyBytes = 8 << 20
 	// ReadTimeout is how long a request's headers may take to arrive, and
 	// how long its body may take beyond what its size explains at
 	// minBodyRate: a client that opens a request and then trickles it
@@ -38,7 +43,10 @@ type timedBody struct {
 	done  bool
 }
 
-func newTimedBody(w http.ResponseWriter, body io.ReadCloser, grace time.Duration) *timedBody {
+// TimedBody is body, read within grace plus the time its size explains
+// (see timedBody); a body that stops coming fails with ErrBodyTooSlow.
+// The deadline starts now.
+func TimedBody(w http.ResponseWriter, body io.ReadCloser, grace time.Duration) io.ReadCloser {
 	b := &timedBody{body: body, rc: http.NewResponseController(w), start: time.Now(), grace: grace}
 	b.rc.SetReadDeadline(b.start.Add(grace))
 	return b
@@ -55,7 +63,7 @@ func (b *timedBody) Read(p []byte) (int, error) {
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			// The deadline stays passed, so the server does not wait for
 			// the rest of the body before closing the connection.
-			return n, errBodyTooSlow
+			return n, ErrBodyTooSlow
 		}
 		b.rc.SetReadDeadline(time.Time{})
 	}
@@ -64,22 +72,27 @@ func (b *timedBody) Read(p []byte) (int, error) {
 
 func (b *timedBody) Close() error { return b.body.Close() }
 
-// errBodyTooSlow is a body that stopped coming, or came too slowly.
-var errBodyTooSlow = errors.New("the request body came too slowly: send it at once")
+// ErrBodyTooSlow is a body that stopped coming, or came too slowly.
+var ErrBodyTooSlow = errors.New("the request body came too slowly: send it at once")
 
-// bodyReadError answers a request whose body could not be read, saying
+// BodyReadError answers a request whose body could not be read, saying
 // why: too large, too slow, or cut off.
-func bodyReadError(w http.ResponseWriter, err error) {
+func BodyReadError(w http.ResponseWriter, err error) {
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
-		writeTooLarge(w)
-	case errors.Is(err, errBodyTooSlow):
+		WriteTooLarge(w)
+	case errors.Is(err, ErrBodyTooSlow):
 		// The connection cannot be used again: the rest of the body may
 		// still be on its way.
 		w.Header().Set("Connection", "close")
-		writeError(w, http.StatusRequestTimeout, err.Error())
+		WriteError(w, http.StatusRequestTimeout, err.Error())
 	default:
-		writeError(w, http.StatusBadRequest, "cannot read the request body: "+err.Error())
+		WriteError(w, http.StatusBadRequest, "cannot read the request body: "+err.Error())
 	}
+}
+
+// WriteTooLarge refuses a body over MaxBodyBytes.
+func WriteTooLarge(w http.ResponseWriter) {
+	WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is larger than %d MB: send less at once (append_messages takes batches)", MaxBodyBytes>>20))
 }
