@@ -16,6 +16,7 @@ import (
 
 	"weft/internal/termsafe"
 	"weft/ops"
+	"weft/ops/listen"
 	"weft/ops/mcpserver"
 	"weft/store"
 	"weft/themes"
@@ -64,7 +65,7 @@ weft --follow ~/.claude/projects/-home-ana-app/0f3c2a55-6b1e-4c8e-9d2a-3b4c5d6e7
 				return err
 			}
 			for _, o := range a.origins {
-				if _, err := mcpserver.CheckOrigin(o); err != nil {
+				if _, err := listen.CheckOrigin(o); err != nil {
 					return usageErr("--allow-origin: %v", err)
 				}
 			}

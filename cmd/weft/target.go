@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"weft/ops/listen"
 	"weft/ops/mcpserver"
 	"weft/ops/tools"
 	"weft/store"
@@ -55,12 +56,12 @@ func (a *app) withTarget(acc access, fn func(target) error) (err error) {
 	// A weft that left its address is most likely running: find out
 	// quickly rather than wait the whole lock timeout to go through it.
 	var timeout time.Duration
-	if mcpserver.ReadAddrFile(a.db) != "" {
+	if listen.ReadAddrFile(a.db) != "" {
 		timeout = 200 * time.Millisecond
 	}
 	f, err := a.openDB(timeout, acc == reading)
 	if errors.Is(err, store.ErrInUse) {
-		url := mcpserver.ReadAddrFile(a.db)
+		url := listen.ReadAddrFile(a.db)
 		if url == "" {
 			return fmt.Errorf("%w; nothing that listens for other wefts holds it (a TUI started with --no-mcp, or another command at work), so this command cannot go through it: run it again once that one is done", err)
 		}

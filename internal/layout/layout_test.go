@@ -100,22 +100,26 @@ func TestDependenciesPointOneWay(t *testing.T) {
 	// forbidden lists, for a package (and those below it), what it must
 	// not import (nor anything below those).
 	forbidden := map[string][]string{
-		"weft/model":            {"weft"}, // nothing of ours
-		"weft/store":            {"weft/ops", "weft/formats", "weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/internal"},
-		"weft/formats":          {"weft/ops", "weft/store", "weft/tui", "weft/cmd", "weft/themes", "weft/demo"},
-		"weft/internal":         {"weft/ops", "weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/formats"},
-		"weft/themes":           {"weft/ops", "weft/store", "weft/tui", "weft/cmd", "weft/formats", "weft/demo"},
-		"weft/ops":              {"weft/tui", "weft/cmd", "weft/themes", "weft/ops/mcpserver", "weft/demo"},
-		"weft/ops/thread":       {"weft/ops", "weft/store", "weft/formats", "weft/tui", "weft/cmd", "weft/internal"},
-		"weft/ops/assemble":     {"weft/ops", "weft/store", "weft/tui", "weft/cmd"},
-		"weft/ops/summary":      {"weft/ops", "weft/store", "weft/tui", "weft/cmd"},
-		"weft/ops/timeparse":    {"weft"},
-		"weft/ops/mcpserver":    {"weft/store", "weft/tui", "weft/cmd"},
-		"weft/tui":              {"weft/store", "weft/ops/mcpserver", "weft/cmd"},
-		"weft/demo":             {"weft/store", "weft/tui", "weft/cmd", "weft/ops/mcpserver"},
-		"weft/internal/tokens":  {"weft"},
-		"weft/internal/fuzzy":   {"weft"},
-		"weft/internal/english": {"weft"},
+		"weft/model":         {"weft"}, // nothing of ours
+		"weft/store":         {"weft/ops", "weft/formats", "weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/internal"},
+		"weft/formats":       {"weft/ops", "weft/store", "weft/tui", "weft/cmd", "weft/themes", "weft/demo"},
+		"weft/internal":      {"weft/ops", "weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/formats"},
+		"weft/themes":        {"weft/ops", "weft/store", "weft/tui", "weft/cmd", "weft/formats", "weft/demo"},
+		"weft/ops":           {"weft/tui", "weft/cmd", "weft/themes", "weft/ops/mcpserver", "weft/demo"},
+		"weft/ops/thread":    {"weft/ops", "weft/store", "weft/formats", "weft/tui", "weft/cmd", "weft/internal"},
+		"weft/ops/assemble":  {"weft/ops", "weft/store", "weft/tui", "weft/cmd"},
+		"weft/ops/summary":   {"weft/ops", "weft/store", "weft/tui", "weft/cmd"},
+		"weft/ops/timeparse": {"weft"},
+		"weft/ops/mcpserver": {"weft/store", "weft/tui", "weft/cmd"},
+		"weft/ops/listen":    {"weft/store", "weft/tui", "weft/cmd", "weft/ops/mcpserver"},
+		// What the faces' tests share: a seeded service (demo's thread)
+		// and clients, but no face, so that every face's tests may use it.
+		"weft/ops/internal/facetest": {"weft/tui", "weft/cmd", "weft/ops/mcpserver", "weft/ops/listen"},
+		"weft/tui":                   {"weft/store", "weft/ops/mcpserver", "weft/cmd"},
+		"weft/demo":                  {"weft/store", "weft/tui", "weft/cmd", "weft/ops/mcpserver"},
+		"weft/internal/tokens":       {"weft"},
+		"weft/internal/fuzzy":        {"weft"},
+		"weft/internal/english":      {"weft"},
 	}
 	// A package may always import itself and model (but model itself
 	// may import nothing of ours), and a package below it.

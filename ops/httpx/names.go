@@ -10,6 +10,12 @@ import (
 // (ops/relay) agree on: mcpserver serves these paths, the relay calls
 // them.
 const (
+	// DefaultPort is where weft listens unless told otherwise: agents
+	// can be configured once.
+	DefaultPort = 7433
+	// MCPPath is where MCP is served over Streamable HTTP: the address
+	// file names a listener by its URL with it.
+	MCPPath = "/mcp"
 	// APIPath is where the tools are called: POST APIPath + TOOL.
 	APIPath = "/api/"
 	// EventsPath streams the writes, one ops.Event of JSON a line.

@@ -19,6 +19,7 @@ import (
 	"weft/model"
 	"weft/ops"
 	"weft/ops/httpx"
+	"weft/ops/listen"
 	"weft/ops/thread"
 	"weft/ops/tools"
 	"weft/store"
@@ -445,7 +446,7 @@ func TestConcurrentEditsOverHTTP(t *testing.T) {
 	v0 := info.Version
 
 	srv := New(tools.Local{Service: svc}, Options{})
-	ts := httptest.NewServer(srv.Handler(HandlerOptions{}))
+	ts := httptest.NewServer(listen.Handler(listen.Options{Faces: []httpx.Face{srv.Face()}}))
 	t.Cleanup(ts.Close)
 	// Enough idle connections that every client keeps its own.
 	api := concAPI{url: ts.URL, client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * concClients}}}

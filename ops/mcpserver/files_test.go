@@ -10,6 +10,7 @@ import (
 
 	"weft/ops"
 	"weft/ops/httpx"
+	"weft/ops/listen"
 	"weft/ops/tools"
 )
 
@@ -18,7 +19,7 @@ import (
 // import too large for the listener is refused before it is read.
 func TestFileEndpointsAreGuarded(t *testing.T) {
 	svc, sid := seeded(t)
-	ts, _ := api(t, svc, HandlerOptions{Token: "tok"})
+	ts, _ := api(t, svc, apiOptions{Token: "tok"})
 	auth := map[string]string{"Authorization": "Bearer tok"}
 	for _, path := range []string{"/outline", "/export", "/import"} {
 		if status, _, _ := do(t, "POST", ts.URL+path, "{}", nil); status != 401 {
@@ -63,8 +64,8 @@ func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
 // Remote does through a listener what tools.Local does in-process.
 func TestRemoteFilesMatchLocal(t *testing.T) {
 	svc, sid := seeded(t)
-	l := listen(t, svc, ListenOptions{Addr: "127.0.0.1:0", AddrFile: "-"})
-	r, err := NewRemote(l.MCPURL(), "")
+	l := listening(t, svc, listen.Options{Addr: "127.0.0.1:0"})
+	r, err := NewRemote(l.Addr(), "")
 	if err != nil {
 		t.Fatal(err)
 	}

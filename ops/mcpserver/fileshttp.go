@@ -223,7 +223,7 @@ func (s *Server) serveImport(w http.ResponseWriter, r *http.Request) {
 		var tooLarge *http.MaxBytesError
 		switch {
 		case errors.As(err, &tooLarge):
-			writeTooLargeFor(w, importPath)
+			writeImportTooLarge(w)
 			return
 		case errors.Is(err, httpx.ErrBodyTooSlow):
 			httpx.BodyReadError(w, httpx.ErrBodyTooSlow)
@@ -231,4 +231,9 @@ func (s *Server) serveImport(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	httpx.WriteJSON(w, http.StatusOK, wireReport(rep))
+}
+
+// writeImportTooLarge refuses a file over MaxImportBytes.
+func writeImportTooLarge(w http.ResponseWriter) {
+	httpx.WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the file is larger than %d GB, more than a running weft takes: split it, or close that weft and import it directly", MaxImportBytes>>30))
 }

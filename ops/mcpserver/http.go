@@ -2,15 +2,10 @@ package mcpserver
 
 import (
 	"bytes"
-	"cmp"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -28,39 +23,25 @@ const (
 	SessionTimeout = 30 * time.Minute
 )
 
-// HandlerOptions configure Handler.
-type HandlerOptions struct {
-	// Token, when set, is the bearer token every request must carry
-	// (Authorization: Bearer TOKEN).
-	Token string
-	// Origins are extra browser origins allowed to call (scheme://host:port),
-	// with CORS (cors.go); a page served by the listener itself is always
-	// allowed.
-	Origins []string
-	// SessionTimeout overrides SessionTimeout; negative means never.
-	SessionTimeout time.Duration
-	// ReadTimeout overrides httpx.ReadTimeout for request bodies.
-	ReadTimeout time.Duration
-	// Upstreams are where the context proxy (/v1/...) sends requests.
-	Upstreams Upstreams
-}
-
-// Handler serves, behind one guard (Host and Origin checks, the bearer
-// token, the body cap, the read timeout):
+// Face is what this server serves on the listener (ops/listen):
 //
 //	/mcp             MCP over Streamable HTTP
 //	POST /api/TOOL   the tool's arguments as a JSON body; its JSON result
 //	GET  /api        the tools, with their argument schemas
 //	GET  /healthz    liveness, version and counts
-//	POST /outline    {"session_id"}: what weft show prints around the messages (Outline)
-//	POST /export     ExportArgs as JSON: the export, streamed; notes as trailers
-//	POST /import     ?format=F&session=S, the file as the body: an ImportReport
+//	GET  /events     the writes, for the wefts relaying to this one
+//	POST /sessions/page, /sessions/match   session records, for their pickers
+//	POST /outline    {"session_id"}: what weft show prints around the messages (tools.Outline)
+//	POST /export     tools.ExportArgs as JSON: the export, streamed; notes as trailers
+//	POST /import     ?format=F&session=S, the file as the body: a tools.ImportReport
 //	/v1/...          the context proxy (proxy.go), also under /s/SESSION/
 //
 // The last three are how a second weft on a held file runs weft show,
-// export and import through the weft that holds it.
-func (s *Server) Handler(o HandlerOptions) http.Handler {
-	timeout := o.SessionTimeout
+// export and import through the weft that holds it. When the listener
+// closes, the server ends its MCP sessions and streams of events, which
+// would hold it open.
+func (s *Server) Face() httpx.Face {
+	timeout := s.sessionTimeout
 	switch {
 	case timeout == 0:
 		timeout = SessionTimeout
@@ -75,192 +56,51 @@ func (s *Server) Handler(o HandlerOptions) http.Handler {
 	})
 	keeper := newSessionKeeper(s, timeout)
 	kept := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { keeper.serve(mcpHandler, codedWriter{w}, r) })
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", checkJSONRPC(s.endingSessions(kept)))
-	mux.HandleFunc("/api", s.serveToolList)
-	mux.HandleFunc(httpx.APIPath, s.serveTool)
-	mux.HandleFunc("/healthz", s.serveHealth)
-	mux.HandleFunc(httpx.EventsPath, s.serveEvents)
-	mux.HandleFunc(outlinePath, s.serveOutline)
-	mux.HandleFunc(exportPath, s.serveExport)
-	mux.HandleFunc(importPath, s.serveImport)
-	mux.HandleFunc(httpx.SessionsPagePath, serveRead(s, (*ops.Service).SessionPage))
-	mux.HandleFunc(httpx.SessionsMatchPath, serveRead(s, (*ops.Service).MatchSessions))
-	proxy := newProxy(s, o.Upstreams)
-	mux.Handle("/v1/", proxy)
-	mux.Handle("/s/", proxy)
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		httpx.WriteError(w, http.StatusNotFound, fmt.Sprintf("nothing at %s: weft serves /mcp (MCP), POST /api/TOOL, GET /api, GET /healthz, POST /outline, /export and /import, and the context proxy at /v1/messages and /v1/chat/completions", r.URL.Path))
-	})
-	// A client's token is read without the blanks around it (bearer), so
-	// the listener's is too.
-	token := strings.TrimSpace(o.Token)
-	origins := originSet(o.Origins)
-	g := &guard{next: mux, token: tokenHash(token), hasToken: token != "", origins: origins, readTimeout: cmp.Or(o.ReadTimeout, httpx.ReadTimeout)}
-	return cors{next: g, origins: origins}
-}
-
-// guard checks what every request must pass before any handler runs.
-type guard struct {
-	next     http.Handler
-	token    [sha256.Size]byte
-	hasToken bool
-	origins  map[string]bool
-	// readTimeout is the grace a request body has (see timedBody).
-	readTimeout time.Duration
-}
-
-func tokenHash(t string) [sha256.Size]byte { return sha256.Sum256([]byte(t)) }
-
-func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	hasBody := r.Body != nil && r.Body != http.NoBody
-	if hasBody {
-		// Timed from now, before any refusal: see timedBody.
-		r.Body = httpx.TimedBody(w, r.Body, g.readTimeout)
-	}
-	proxied := isProxyPath(r.URL.Path)
-	refuse := httpx.WriteError
-	if proxied {
-		// The proxy's clients read errors in their provider's shape.
-		refuse = func(w http.ResponseWriter, status int, msg string) { proxyError(w, proxyAPIOf(r), status, msg) }
-	}
-	if msg := g.foreign(r); msg != "" {
-		refuse(w, http.StatusForbidden, msg)
-		return
-	}
-	if g.hasToken {
-		// Hashing first makes the comparison constant-time in the
-		// length too. On the proxy's paths Authorization is the
-		// client's key for its provider: the token comes in its own
-		// header.
-		got, ok := bearer(r)
-		if proxied {
-			got = strings.TrimSpace(r.Header.Get(ProxyTokenHeader))
-			ok = got != ""
-		}
-		if h := tokenHash(got); !ok || subtle.ConstantTimeCompare(h[:], g.token[:]) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="weft"`)
-			msg := "this weft needs a bearer token: send Authorization: Bearer TOKEN (the --token or WEFT_TOKEN it was started with)"
-			switch {
-			case proxied && ok:
-				msg = "wrong " + ProxyTokenHeader + ": send the --token or WEFT_TOKEN this weft was started with"
-			case proxied:
-				msg = "this weft needs its token: send " + ProxyTokenHeader + ": TOKEN (the --token or WEFT_TOKEN it was started with; Authorization goes to the provider)"
-			case ok:
-				msg = "wrong bearer token: send the --token or WEFT_TOKEN this weft was started with"
-			}
-			refuse(w, http.StatusUnauthorized, msg)
-			return
+	proxy := newProxy(s, s.upstreams)
+	proxyMount := func(pattern, serves string) httpx.Mount {
+		return httpx.Mount{
+			Pattern: pattern, Handler: proxy, Serves: serves,
+			MaxBody: MaxProxyBodyBytes,
+			TooLarge: func(w http.ResponseWriter, r *http.Request) {
+				proxyBodyError(w, proxyAPIOf(r), &http.MaxBytesError{Limit: MaxProxyBodyBytes})
+			},
+			// Authorization is the client's key for its provider.
+			TokenHeader: ProxyTokenHeader, TokenWhy: "Authorization goes to the provider",
+			Refuse: proxyRefusal,
 		}
 	}
-	// An imported file is read as it comes: it may be far larger than
-	// any other body.
-	limit := int64(httpx.MaxBodyBytes)
-	switch {
-	case r.URL.Path == importPath:
-		limit = MaxImportBytes
-	case proxied:
-		limit = MaxProxyBodyBytes
+	return httpx.Face{
+		Mounts: []httpx.Mount{
+			{Pattern: httpx.MCPPath, Handler: checkJSONRPC(s.endingSessions(kept)), Serves: httpx.MCPPath + " (MCP)"},
+			{Pattern: httpx.APIPath, Handler: http.HandlerFunc(s.serveTool), Serves: "POST /api/TOOL"},
+			{Pattern: "/api", Handler: http.HandlerFunc(s.serveToolList), Serves: "GET /api"},
+			{Pattern: "/healthz", Handler: http.HandlerFunc(s.serveHealth), Serves: "GET /healthz"},
+			{Pattern: httpx.EventsPath, Handler: http.HandlerFunc(s.serveEvents)},
+			{Pattern: httpx.SessionsPagePath, Handler: serveRead(s, (*ops.Service).SessionPage)},
+			{Pattern: httpx.SessionsMatchPath, Handler: serveRead(s, (*ops.Service).MatchSessions)},
+			{Pattern: outlinePath, Handler: http.HandlerFunc(s.serveOutline), Serves: "POST /outline, /export and /import"},
+			{Pattern: exportPath, Handler: http.HandlerFunc(s.serveExport)},
+			{
+				Pattern: importPath, Handler: http.HandlerFunc(s.serveImport),
+				// An imported file is read as it comes: it may be far
+				// larger than any other body.
+				MaxBody: MaxImportBytes, TooLarge: func(w http.ResponseWriter, _ *http.Request) { writeImportTooLarge(w) },
+			},
+			proxyMount("/v1/", "the context proxy at /v1/messages and /v1/chat/completions"),
+			proxyMount("/s/", ""),
+		},
+		Closing: s.endStreams,
+		Closed:  s.background.Wait,
 	}
-	if r.ContentLength > limit {
-		if proxied {
-			proxyBodyError(w, proxyAPIOf(r), &http.MaxBytesError{Limit: limit})
-			return
-		}
-		writeTooLargeFor(w, r.URL.Path)
-		return
-	}
-	if hasBody {
-		r.Body = http.MaxBytesReader(w, r.Body, limit)
-	}
-	g.next.ServeHTTP(w, r)
 }
 
-func bearer(r *http.Request) (string, bool) {
-	h := r.Header.Get("Authorization")
-	scheme, tok, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return "", false
+// endStreams ends the streams of events and the MCP sessions, whose
+// streams would hold a listener's shutdown open.
+func (s *Server) endStreams() {
+	s.closeOnce.Do(func() { close(s.closing) })
+	for ss := range s.mcp.Sessions() {
+		s.closeSession(ss)
 	}
-	tok = strings.TrimSpace(tok)
-	return tok, tok != ""
-}
-
-// foreign says why a request comes from somewhere it must not, or "".
-//
-// A browser page on another site must not reach the listener, not even
-// with GET (an MCP GET opens an event stream): its Origin must be the
-// listener's own. DNS rebinding makes a foreign page same-origin with a
-// foreign Host name, so a listener on loopback also insists that Host
-// names loopback. Clients outside browsers send no Origin and pass.
-func (g *guard) foreign(r *http.Request) string {
-	if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && local != nil {
-		if isLoopbackHostPort(local.String()) && !isLoopbackHostPort(r.Host) {
-			return fmt.Sprintf("Host %q is not this listener's loopback address", r.Host)
-		}
-	}
-	if site := r.Header.Get("Sec-Fetch-Site"); site == "cross-site" || site == "same-site" {
-		if origin := r.Header.Get("Origin"); origin == "" || !g.origins[strings.ToLower(origin)] {
-			return "cross-site browser requests are refused"
-		}
-	}
-	origin := r.Header.Get("Origin")
-	if origin == "" {
-		return ""
-	}
-	if g.origins[strings.ToLower(origin)] {
-		return ""
-	}
-	u, err := url.Parse(origin)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return fmt.Sprintf("Origin %q is not this listener's", origin)
-	}
-	if !sameHost(u, r.Host) {
-		return fmt.Sprintf("Origin %q is not this listener's (%s)", origin, r.Host)
-	}
-	return ""
-}
-
-// sameHost reports whether an origin names the host:port the request was
-// sent to.
-func sameHost(origin *url.URL, host string) bool {
-	oh, op := origin.Hostname(), origin.Port()
-	if op == "" {
-		op = map[string]string{"http": "80", "https": "443"}[origin.Scheme]
-	}
-	rh, rp, err := net.SplitHostPort(host)
-	if err != nil {
-		rh, rp = host, "80"
-	}
-	return strings.EqualFold(oh, strings.Trim(rh, "[]")) && op == rp
-}
-
-// isLoopbackHostPort reports whether host[:port] names the loopback
-// interface.
-func isLoopbackHostPort(hostport string) bool {
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
-	}
-	return isLoopbackHost(strings.Trim(host, "[]"))
-}
-
-func isLoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-// writeTooLargeFor refuses a body over the cap of the path it was sent
-// to.
-func writeTooLargeFor(w http.ResponseWriter, path string) {
-	if path == importPath {
-		httpx.WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the file is larger than %d GB, more than a running weft takes: split it, or close that weft and import it directly", MaxImportBytes>>30))
-		return
-	}
-	httpx.WriteTooLarge(w)
 }
 
 func (s *Server) serveTool(w http.ResponseWriter, r *http.Request) {

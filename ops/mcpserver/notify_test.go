@@ -246,7 +246,7 @@ func TestProgressOfALongAppend(t *testing.T) {
 // Streamable HTTP: the news comes on the listener's GET stream.
 func TestSubscribersHearEditsOverHTTP(t *testing.T) {
 	svc, sid := seeded(t)
-	ts, _ := api(t, svc, HandlerOptions{})
+	ts, _ := api(t, svc, apiOptions{})
 	ctx := context.Background()
 	join := func(name string, opts *mcp.ClientOptions) *mcp.ClientSession {
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, opts).Connect(ctx,

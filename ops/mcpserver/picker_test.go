@@ -15,6 +15,7 @@ import (
 
 	"weft/model"
 	"weft/ops"
+	"weft/ops/listen"
 	"weft/ops/tools"
 	"weft/store"
 )
@@ -159,8 +160,8 @@ func TestCompletionOfSessionIDs(t *testing.T) {
 	}
 
 	// Through a relay, the same.
-	l := listen(t, svc, ListenOptions{Addr: "127.0.0.1:0", AddrFile: "-"})
-	relay, err := NewRelay(l.MCPURL(), "", Options{})
+	l := listening(t, svc, listen.Options{Addr: "127.0.0.1:0"})
+	relay, err := NewRelay(l.Addr(), "", Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -159,6 +159,17 @@ func proxyAPIOf(r *http.Request) ops.ProxyAPI {
 	return ops.ProxyOpenAI
 }
 
+// proxyRefusal answers a request to the proxy's paths that the listener
+// refuses, in its provider's shape: the proxy's clients read errors so.
+// What is not one of its paths (/s/ alone) is answered as any other.
+func proxyRefusal(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	if !isProxyPath(r.URL.Path) {
+		httpx.WriteError(w, status, msg)
+		return
+	}
+	proxyError(w, proxyAPIOf(r), status, msg)
+}
+
 // route reads a proxied request's path and session.
 func (p *proxy) route(r *http.Request) (proxyEndpoint, error) {
 	path := r.URL.EscapedPath()

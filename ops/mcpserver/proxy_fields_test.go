@@ -15,7 +15,7 @@ import (
 // digest elsewhere in the thread must not take it off. A field of a
 // message an operation removed goes with the message.
 func TestProxyKeepsMessageFields(t *testing.T) {
-	rig := newProxyRig(t, HandlerOptions{})
+	rig := newProxyRig(t, apiOptions{})
 	u1 := `{"role":"user","content":[{"type":"text","text":"What is a token bucket?"}]}`
 	env := `{"role":"system","content":"# Environment\nPrimary working directory: /w","output_config":{"effort":"medium"}}`
 	a1 := `{"role":"assistant","content":[{"type":"text","text":"A rate limiter."}]}`

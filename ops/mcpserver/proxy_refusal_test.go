@@ -45,7 +45,7 @@ func oaError(t *testing.T, body []byte) (string, string) {
 }
 
 func TestProxyPassesUpstreamErrorsBack(t *testing.T) {
-	rig := newProxyRig(t, HandlerOptions{})
+	rig := newProxyRig(t, apiOptions{})
 	anHeaders := map[string]string{"X-Api-Key": "k"}
 	for _, c := range []struct {
 		path, body, answer string
@@ -75,7 +75,7 @@ func TestProxyPassesUpstreamErrorsBack(t *testing.T) {
 }
 
 func TestProxyMidStreamDisconnectStoresNoHalfMessage(t *testing.T) {
-	rig := newProxyRig(t, HandlerOptions{})
+	rig := newProxyRig(t, apiOptions{})
 	gone := make(chan struct{})
 	rig.up.setAnswer(func(w http.ResponseWriter, r *http.Request, _ []byte) {
 		anthropicStream(w, "A long answer that is cut.", nil, 3) // message_start, a block, a delta
@@ -107,7 +107,7 @@ func TestProxyMidStreamDisconnectStoresNoHalfMessage(t *testing.T) {
 }
 
 func TestProxyKeepsCredentialsOutOfTheFileAndLogs(t *testing.T) {
-	rig := newProxyRig(t, HandlerOptions{})
+	rig := newProxyRig(t, apiOptions{})
 	secrets := map[string]string{
 		"X-Api-Key":      "sk-ant-api03-SECRET-KEY-ONE",
 		"Authorization":  "Bearer SECRET-BEARER-TWO",
@@ -121,7 +121,7 @@ func TestProxyKeepsCredentialsOutOfTheFileAndLogs(t *testing.T) {
 	})
 	rig.post("/v1/messages", anBody(false, `{"role":"user","content":"again"}`), secrets)
 	// An upstream that cannot be reached: weft logs it.
-	down := newProxyRig(t, HandlerOptions{Upstreams: Upstreams{Anthropic: "http://127.0.0.1:1"}})
+	down := newProxyRig(t, apiOptions{Upstreams: Upstreams{Anthropic: "http://127.0.0.1:1"}})
 	resp, body := down.post("/v1/messages", anBody(false, `{"role":"user","content":"hi"}`), secrets)
 	if resp.StatusCode != http.StatusBadGateway {
 		t.Errorf("an unreachable upstream: %d %s", resp.StatusCode, body)
@@ -149,7 +149,7 @@ func TestProxyKeepsCredentialsOutOfTheFileAndLogs(t *testing.T) {
 }
 
 func TestProxyRefusesHostileBodies(t *testing.T) {
-	rig := newProxyRig(t, HandlerOptions{})
+	rig := newProxyRig(t, apiOptions{})
 	resp, _ := rig.post("/v1/messages", anBody(false, `{"role":"user","content":"hi"}`), nil)
 	rig.messages(resp.Header.Get(SessionHeader), 2)
 	before, asked := rig.fileHash(), rig.up.count()
@@ -194,7 +194,7 @@ func TestProxyRefusesHostileBodies(t *testing.T) {
 }
 
 func TestProxyTokenAndSessionNames(t *testing.T) {
-	rig := newProxyRig(t, HandlerOptions{Token: "weft-token"})
+	rig := newProxyRig(t, apiOptions{Token: "weft-token"})
 	body := anBody(false, `{"role":"user","content":"hi"}`)
 	resp, got := rig.post("/v1/messages", body, map[string]string{"Authorization": "Bearer weft-token"})
 	if resp.StatusCode != http.StatusUnauthorized {

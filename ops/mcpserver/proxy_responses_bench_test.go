@@ -37,7 +37,7 @@ func codexThread(n int) []string {
 func BenchmarkProxyResponses2000(b *testing.B) {
 	for _, c := range []string{"direct", "unchanged", "digest"} {
 		b.Run(c, func(b *testing.B) {
-			rig := newProxyRig(b, HandlerOptions{})
+			rig := newProxyRig(b, apiOptions{})
 			rig.up.setAnswer(rsAnswer("", "Done.", nil))
 			answer := string(rsItems("", "Done.", nil)[0])
 			growing(b, rig, c, "/v1/responses", codexThread(2000), 2, func(items ...string) string { return rsBody(false, items...) }, func(i int) []string {

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"weft/ops"
+	"weft/ops/httpx"
+	"weft/ops/listen"
 	"weft/ops/tools"
 	"weft/store"
 )
@@ -241,7 +243,7 @@ func (b *syncBuffer) String() string {
 	return b.b.String()
 }
 
-func newProxyRig(t testing.TB, o HandlerOptions) *proxyRig {
+func newProxyRig(t testing.TB, o apiOptions) *proxyRig {
 	t.Helper()
 	rig := &proxyRig{t: t, up: newStandIn(t), path: filepath.Join(t.TempDir(), "weft.db"), logs: &syncBuffer{}}
 	st, err := store.Open(rig.path, store.Options{})
@@ -251,14 +253,14 @@ func newProxyRig(t testing.TB, o HandlerOptions) *proxyRig {
 	t.Cleanup(func() { st.Close() })
 	logger := slog.New(slog.NewTextHandler(rig.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	rig.svc = ops.New(st, ops.WithLogger(logger))
-	rig.server = New(tools.Local{Service: rig.svc}, Options{Logger: logger})
 	if o.Upstreams.Anthropic == "" {
 		o.Upstreams.Anthropic = rig.up.server.URL
 	}
 	if o.Upstreams.OpenAI == "" {
 		o.Upstreams.OpenAI = rig.up.server.URL + "/v1"
 	}
-	rig.weft = httptest.NewServer(rig.server.Handler(o))
+	rig.server = New(tools.Local{Service: rig.svc}, Options{Logger: logger, Upstreams: o.Upstreams})
+	rig.weft = httptest.NewServer(listen.Handler(listen.Options{Token: o.Token, Faces: []httpx.Face{rig.server.Face()}}))
 	t.Cleanup(rig.weft.Close)
 	return rig
 }

@@ -117,9 +117,9 @@ func (b *remoteBackend) Import(ctx context.Context, f io.Reader, args tools.Impo
 func relayBase(target string) (string, error) {
 	u, err := url.Parse(strings.TrimSpace(target))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("%q is not a weft listener's URL (like http://127.0.0.1:%d/mcp)", target, DefaultPort)
+		return "", fmt.Errorf("%q is not a weft listener's URL (like http://127.0.0.1:%d%s)", target, httpx.DefaultPort, httpx.MCPPath)
 	}
-	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/mcp")
+	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), httpx.MCPPath)
 	u.RawQuery, u.Fragment = "", ""
 	return strings.TrimSuffix(u.String(), "/"), nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"weft/ops"
+	"weft/ops/listen"
 	"weft/store"
 )
 
@@ -31,10 +32,7 @@ func TestRelaySurvivesARestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	sid := created.SessionID
-	l1, err := Listen(svc1, ListenOptions{Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l1 := listening(t, svc1, listen.Options{Addr: "127.0.0.1:0", AddrFile: listen.AddrFileOf(path)})
 
 	var taken *store.Store
 	t.Cleanup(func() {
@@ -42,8 +40,8 @@ func TestRelaySurvivesARestart(t *testing.T) {
 			taken.Close()
 		}
 	})
-	relay, err := NewRelayWith(ReadAddrFile(path), RelayOptions{
-		Rediscover: func() string { return ReadAddrFile(path) },
+	relay, err := NewRelayWith(listen.ReadAddrFile(path), RelayOptions{
+		Rediscover: func() string { return listen.ReadAddrFile(path) },
 		Takeover: func() (*ops.Service, error) {
 			st, err := store.Open(path, store.Options{Timeout: 100 * time.Millisecond})
 			if err != nil {
@@ -86,10 +84,7 @@ func TestRelaySurvivesARestart(t *testing.T) {
 	l1.Close()
 	st1.Close()
 	st2, svc2 := open()
-	l2, err := Listen(svc2, ListenOptions{Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l2 := listening(t, svc2, listen.Options{Addr: "127.0.0.1:0", AddrFile: listen.AddrFileOf(path)})
 	if l2.URL() == l1.URL() {
 		t.Fatalf("the second weft listens where the first did (%s)", l2.URL())
 	}

@@ -1,11 +1,14 @@
 // Package mcpserver is weft's protocol face: the tools of the registry (ops/tools)
 // over MCP (stdio and Streamable HTTP), the plain HTTP API that mirrors
-// them (POST /api/<tool>), and the listener the TUI and weft serve run.
+// them (POST /api/<tool>), and what the wefts relaying to this one read
+// (/events, /sessions/page, /sessions/match). Its HTTP paths are a Face
+// the listener (ops/listen) serves.
 //
-// Every way in goes through one backend: in-process over an *ops.Service,
-// or, for a weft mcp that finds the file held by a running weft, over that
-// weft's HTTP API. Tools decode their arguments with tools.Tool.Decode, so MCP,
-// HTTP and weft call give the same errors for the same mistakes.
+// Every way in goes through one tools.Backend: in-process over an
+// *ops.Service, or, for a weft mcp that finds the file held by a running
+// weft, over that weft's HTTP API. Tools decode their arguments with
+// tools.Tool.Decode, so MCP, HTTP and weft call give the same errors for
+// the same mistakes.
 package mcpserver
 
 import (
@@ -16,6 +19,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"time"
 	"unicode"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -41,6 +45,9 @@ type Server struct {
 	// background counts the proxy's work after its answers (storing
 	// them), which the listener waits for when it closes.
 	background sync.WaitGroup
+
+	sessionTimeout time.Duration
+	upstreams      Upstreams
 }
 
 // Options configure a Server.
@@ -48,6 +55,11 @@ type Options struct {
 	// Logger receives the server's diagnostics; nil discards them. On
 	// stdio, stdout is the protocol: never log there.
 	Logger *slog.Logger
+	// SessionTimeout overrides SessionTimeout for idle MCP sessions over
+	// HTTP; negative means never.
+	SessionTimeout time.Duration
+	// Upstreams are where the context proxy (/v1/...) sends requests.
+	Upstreams Upstreams
 }
 
 // New returns a server exposing every tool of the registry, the session
@@ -58,7 +70,7 @@ func New(b tools.Backend, opts Options) *Server {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{backend: b, logger: logger, closing: make(chan struct{})}
+	s := &Server{backend: b, logger: logger, closing: make(chan struct{}), sessionTimeout: opts.SessionTimeout, upstreams: opts.Upstreams}
 	sopts := &mcp.ServerOptions{
 		Instructions:      serverInstructions,
 		Logger:            logger,

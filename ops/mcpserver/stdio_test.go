@@ -181,7 +181,7 @@ func TestStdioBatchesUnderOldProtocol(t *testing.T) {
 // weft mcp relaying to the weft that holds the file filters the same way.
 func TestStdioRelaySurvivesBadLines(t *testing.T) {
 	svc, sid := seeded(t)
-	ts, _ := api(t, svc, HandlerOptions{})
+	ts, _ := api(t, svc, apiOptions{})
 	relay, err := NewRelay(ts.URL+"/mcp", "", Options{})
 	if err != nil {
 		t.Fatal(err)

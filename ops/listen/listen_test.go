@@ -1,10 +1,8 @@
-package mcpserver
+package listen
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -15,7 +13,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"weft/ops"
-	"weft/ops/tools"
 	"weft/store"
 )
 
@@ -31,22 +28,12 @@ func freePort(t *testing.T) string {
 	return port
 }
 
-func listen(t *testing.T, svc *ops.Service, o ListenOptions) *Listener {
-	t.Helper()
-	l, err := Listen(svc, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	return l
-}
-
 func TestListenNeedsTokenOffLoopback(t *testing.T) {
 	svc, _ := seeded(t)
 	addrFile := filepath.Join(t.TempDir(), "x.addr")
 	port := freePort(t)
 	for _, addr := range []string{"0.0.0.0:" + port, ":" + port, "[::]:" + port, "example.com:" + port} {
-		_, err := Listen(svc, ListenOptions{Addr: addr, AddrFile: addrFile})
+		_, err := Listen(faced(svc, Options{Addr: addr, AddrFile: addrFile}))
 		if !errors.Is(err, ErrNeedsToken) || !strings.Contains(err.Error(), addr+" can be reached from other machines") {
 			t.Errorf("Listen(%s) without a token: %v", addr, err)
 		}
@@ -62,7 +49,7 @@ func TestListenNeedsTokenOffLoopback(t *testing.T) {
 	ln.Close()
 
 	// With a token it starts, and wants the token.
-	l := listen(t, svc, ListenOptions{Addr: "0.0.0.0:" + port, Token: "tok", AddrFile: addrFile})
+	l := listen(t, svc, Options{Addr: "0.0.0.0:" + port, Token: "tok", AddrFile: addrFile})
 	if !strings.HasPrefix(l.URL(), "http://127.0.0.1:") {
 		t.Errorf("URL %s: an unspecified host is reached over loopback", l.URL())
 	}
@@ -77,7 +64,7 @@ func TestListenNeedsTokenOffLoopback(t *testing.T) {
 func TestListenBadAddress(t *testing.T) {
 	svc, _ := seeded(t)
 	for _, addr := range []string{"nonsense", "127.0.0.1:99999", "127.0.0.1:http8"} {
-		if l, err := Listen(svc, ListenOptions{Addr: addr, AddrFile: "-"}); err == nil {
+		if l, err := Listen(faced(svc, Options{Addr: addr})); err == nil {
 			l.Close()
 			t.Errorf("Listen(%q) started", addr)
 		} else if !strings.Contains(err.Error(), addr) {
@@ -95,7 +82,7 @@ func TestListenFallsBackWhenPortTaken(t *testing.T) {
 	defer taken.Close()
 	_, port, _ := net.SplitHostPort(taken.Addr().String())
 
-	l := listen(t, svc, ListenOptions{Addr: taken.Addr().String(), AddrFile: "-"})
+	l := listen(t, svc, Options{Addr: taken.Addr().String()})
 	_, got, _ := net.SplitHostPort(strings.TrimPrefix(l.URL(), "http://"))
 	if got == port || got == "0" {
 		t.Fatalf("listening on %s, the taken port", l.URL())
@@ -107,7 +94,7 @@ func TestListenFallsBackWhenPortTaken(t *testing.T) {
 		t.Errorf("healthz on the fallback port: %d", status)
 	}
 	// A free port needs no notice.
-	l2 := listen(t, svc, ListenOptions{Addr: "127.0.0.1:0", AddrFile: "-"})
+	l2 := listen(t, svc, Options{Addr: "127.0.0.1:0"})
 	if l2.Notice() != "" {
 		t.Errorf("notice %q on a free port", l2.Notice())
 	}
@@ -122,7 +109,7 @@ func TestListenAddrFile(t *testing.T) {
 	}
 	defer st.Close()
 	svc := ops.New(st)
-	l, err := Listen(svc, ListenOptions{Addr: "127.0.0.1:0"})
+	l, err := Listen(faced(svc, Options{Addr: "127.0.0.1:0", AddrFile: AddrFileOf(db)}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,11 +120,11 @@ func TestListenAddrFile(t *testing.T) {
 	if fi.Mode().Perm() != 0o600 {
 		t.Errorf("address file mode %v, want 0600", fi.Mode().Perm())
 	}
-	if got := ReadAddrFile(db); got != l.MCPURL() || l.Addr() != l.MCPURL() || !strings.HasSuffix(got, "/mcp") {
-		t.Errorf("address file says %q, listener %q", got, l.MCPURL())
+	if got := ReadAddrFile(db); got != l.Addr() || !strings.HasSuffix(got, "/mcp") {
+		t.Errorf("address file says %q, listener %q", got, l.Addr())
 	}
 	// A second opener is told where the running weft listens.
-	if _, err := store.Open(db, store.Options{Timeout: 50 * time.Millisecond}); !errors.Is(err, store.ErrInUse) || !strings.Contains(err.Error(), l.MCPURL()) {
+	if _, err := store.Open(db, store.Options{Timeout: 50 * time.Millisecond}); !errors.Is(err, store.ErrInUse) || !strings.Contains(err.Error(), l.Addr()) {
 		t.Errorf("second open: %v", err)
 	}
 	if err := l.Close(); err != nil {
@@ -156,19 +143,20 @@ func TestListenAddrFile(t *testing.T) {
 
 func TestListenCloseEndsSessions(t *testing.T) {
 	svc, _ := seeded(t)
-	l, err := Listen(svc, ListenOptions{Addr: "127.0.0.1:0", AddrFile: "-"})
+	o, srv := withFaces(svc, Options{Addr: "127.0.0.1:0"})
+	l, err := Listen(o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
 	// The standalone event stream stays open until the server ends it.
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "streamer"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: l.MCPURL(), MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: legacyVersion})
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "streamer"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: l.Addr(), MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: legacyVersion})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cs.Close()
 	callOK(t, cs, "list_sessions", map[string]any{}, nil)
-	if n := l.Agents(); n != 1 {
+	if n := srv.Agents(); n != 1 {
 		t.Errorf("%d agents", n)
 	}
 	if err := l.Close(); err != nil {
@@ -179,8 +167,8 @@ func TestListenCloseEndsSessions(t *testing.T) {
 	default:
 		t.Fatal("Close returned while still serving")
 	}
-	if l.Err() != nil || l.Agents() != 0 {
-		t.Errorf("after Close: err %v, %d agents", l.Err(), l.Agents())
+	if l.Err() != nil || srv.Agents() != 0 {
+		t.Errorf("after Close: err %v, %d agents", l.Err(), srv.Agents())
 	}
 	if _, err := cs.ListTools(ctx, nil); err == nil {
 		t.Errorf("the client still gets answers after Close")
@@ -193,7 +181,7 @@ func TestServeStopsWithContext(t *testing.T) {
 	started := make(chan *Listener, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- Serve(ctx, svc, ListenOptions{Addr: "127.0.0.1:0", AddrFile: "-"}, func(l *Listener) { started <- l })
+		done <- Serve(ctx, faced(svc, Options{Addr: "127.0.0.1:0"}), func(l *Listener) { started <- l })
 	}()
 	l := <-started
 	if status, _, _ := do(t, "GET", l.URL()+"/healthz", "", nil); status != 200 {
@@ -208,73 +196,6 @@ func TestServeStopsWithContext(t *testing.T) {
 	}
 }
 
-func TestRelay(t *testing.T) {
-	svc, sid := seeded(t)
-	l := listen(t, svc, ListenOptions{Addr: "127.0.0.1:0", Token: "relay-token", AddrFile: "-"})
-	relay, err := NewRelay(l.MCPURL(), "relay-token", Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, _ := connectAt(t, relay, "relayed-agent", legacyVersion, nil)
-	ctx := context.Background()
-
-	listed, err := cs.ListTools(ctx, nil)
-	if err != nil || len(listed.Tools) != len(tools.All()) {
-		t.Fatalf("relay tools/list: %d, %v", len(listed.Tools), err)
-	}
-	var op ops.OpResult
-	res := callOK(t, cs, "snip_messages", map[string]any{"start_idx": 1, "end_idx": 2}, &op)
-	if got := text(res); strings.TrimSpace(got) != got {
-		t.Errorf("relayed result %q has space around it", got)
-	}
-	list, _ := svc.ListOperations(ctx, ops.ListOperationsArgs{SessionID: sid})
-	if last := list.Operations[len(list.Operations)-1]; last.OperationID != op.OperationID || last.Author != "relayed-agent" {
-		t.Errorf("relayed edit recorded as %+v", last)
-	}
-
-	// Refusals come back with the running weft's words.
-	info, _, _ := svc.View(sid)
-	for _, args := range []string{
-		`{"session_id":"nosuch","start_idx":0,"end_idx":1}`,
-		`{"start_idx":"x"}`,
-		fmt.Sprintf(`{"start_idx":0,"end_idx":1,"expected_version":%d}`, info.Version-1),
-	} {
-		tool, _ := tools.Lookup("snip_messages")
-		_, want := tool.Call(ctx, svc, json.RawMessage(args))
-		var m map[string]any
-		json.Unmarshal([]byte(args), &m)
-		if got := callErr(t, cs, "snip_messages", m); got != want.Error() {
-			t.Errorf("relay says %q, in-process %q", got, want)
-		}
-	}
-
-	// Resources and the prompt work over the relay too.
-	read, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "weft://sessions/" + sid + "/context"})
-	if err != nil || !strings.Contains(read.Contents[0].Text, `"unsummarized_count"`) {
-		t.Errorf("relayed resource: %v", err)
-	}
-	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "weft://sessions/nosuch"}); err == nil || !strings.Contains(err.Error(), `"nosuch" not found`) {
-		t.Errorf("relayed missing resource: %v", err)
-	}
-	if p, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "startup"}); err != nil || !strings.Contains(p.Messages[0].Content.(*mcp.TextContent).Text, "Unsummarized turns") {
-		t.Errorf("relayed prompt: %v", err)
-	}
-
-	// A wrong token and a listener that went away say what to do.
-	bad, _ := NewRelay(l.URL(), "wrong", Options{})
-	badCS, _ := connectAt(t, bad, "x", legacyVersion, nil)
-	if got := callErr(t, badCS, "list_sessions", map[string]any{}); !strings.Contains(got, "WEFT_TOKEN") {
-		t.Errorf("wrong token: %q", got)
-	}
-	l.Close()
-	if got := callErr(t, cs, "list_sessions", map[string]any{}); !strings.Contains(got, "did not answer") {
-		t.Errorf("listener gone: %q", got)
-	}
-	if _, err := NewRelay("not a url", "", Options{}); err == nil {
-		t.Errorf("NewRelay took a non-URL")
-	}
-}
-
 // A token of nothing but blanks would be accepted, and then no client
 // could send it (bearer values are trimmed): Listen refuses it, binding
 // nothing, whatever the address.
@@ -283,7 +204,7 @@ func TestListenRefusesBlankToken(t *testing.T) {
 	addrFile := filepath.Join(t.TempDir(), "x.addr")
 	for _, tok := range []string{" ", "  \t", "\n"} {
 		for _, addr := range []string{"0.0.0.0:0", "127.0.0.1:0"} {
-			l, err := Listen(svc, ListenOptions{Addr: addr, Token: tok, AddrFile: addrFile})
+			l, err := Listen(faced(svc, Options{Addr: addr, Token: tok, AddrFile: addrFile}))
 			if err == nil {
 				l.Close()
 			}
@@ -297,7 +218,7 @@ func TestListenRefusesBlankToken(t *testing.T) {
 	}
 	// A token with blanks around it is the token without them, as the
 	// client's Authorization header is read.
-	l := listen(t, svc, ListenOptions{Addr: "127.0.0.1:0", Token: " tok ", AddrFile: addrFile})
+	l := listen(t, svc, Options{Addr: "127.0.0.1:0", Token: " tok ", AddrFile: addrFile})
 	if status, _, _ := do(t, "GET", l.URL()+"/healthz", "", map[string]string{"Authorization": "Bearer tok"}); status != 200 {
 		t.Errorf("healthz with the token: %d", status)
 	}

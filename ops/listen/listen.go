@@ -1,4 +1,10 @@
-package mcpserver
+// Package listen is weft's one listener: it binds an address (loopback
+// by default, elsewhere only with a token), writes where it listens next
+// to the database for other wefts to find, guards every request (Host
+// and Origin, the bearer token, body caps and read timeouts, CORS for
+// the origins allowed), and serves the faces its caller hands it
+// (httpx.Face) on one mux. It knows no face: cmd/weft composes them.
+package listen
 
 import (
 	"cmp"
@@ -16,23 +22,18 @@ import (
 	"syscall"
 	"time"
 
-	"weft/ops"
 	"weft/ops/httpx"
-	"weft/ops/tools"
 )
 
-const (
-	// DefaultPort is where the embedded listener and weft serve listen
-	// unless told otherwise: agents can be configured once.
-	DefaultPort = 7433
-	// DefaultAddr is the default listening address: loopback only.
-	DefaultAddr = "127.0.0.1:7433"
-	// shutdownGrace bounds how long Close waits for requests in flight.
-	shutdownGrace = 3 * time.Second
-)
+// DefaultAddr is the default listening address: loopback only, at
+// httpx.DefaultPort.
+var DefaultAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(httpx.DefaultPort))
 
-// ListenOptions configure Listen.
-type ListenOptions struct {
+// shutdownGrace bounds how long Close waits for requests in flight.
+const shutdownGrace = 3 * time.Second
+
+// Options configure Listen and Handler.
+type Options struct {
 	// Addr is host:port; empty means DefaultAddr. Port 0 picks a free one.
 	Addr string
 	// Token is the bearer token clients must send. It is required when
@@ -41,29 +42,33 @@ type ListenOptions struct {
 	// Origins are the browser origins (scheme://host[:port]) allowed to
 	// call, with CORS (cors.go); each must be an origin (ErrBadOrigin).
 	Origins []string
-	// AddrFile is where the listener's URL is written for other wefts to
-	// find (removed on Close). Empty means the database path + ".addr";
-	// "-" writes none.
+	// AddrFile is where the listener's address (Addr) is written for
+	// other wefts to find, removed on Close: AddrFileOf the database.
+	// Empty writes none.
 	AddrFile string
+	// Entry is the path clients are pointed at (the MCP endpoint,
+	// "/mcp"): Addr, and so the address file, is the listener's URL with
+	// it.
+	Entry string
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
-	// SessionTimeout overrides SessionTimeout for idle MCP sessions.
-	SessionTimeout time.Duration
-	// ReadTimeout overrides httpx.ReadTimeout: how long a request's headers
-	// may take, and its body beyond what its size explains.
+	// ReadTimeout overrides httpx.ReadTimeout: how long a request's
+	// headers may take, and its body beyond what its size explains.
 	ReadTimeout time.Duration
-	// Upstreams are where the context proxy sends requests.
-	Upstreams Upstreams
+	// Faces are what the listener serves, each behind the guard.
+	Faces []httpx.Face
 }
 
-// Listener is a running HTTP listener serving a Server's Handler.
+// Listener is a running HTTP listener serving its faces.
 type Listener struct {
-	server   *Server
 	http     *http.Server
 	ln       net.Listener
 	url      string
+	entry    string
 	addrFile string
 	notice   string
+	faces    []httpx.Face
+	logger   *slog.Logger
 
 	done      chan struct{}
 	serveErr  error
@@ -80,12 +85,13 @@ var ErrNeedsToken = errors.New("a listener on a non-loopback address needs a bea
 // it, and off loopback it would pass for a token.
 var ErrBlankToken = errors.New("the bearer token is blank")
 
-// Listen starts serving svc over HTTP. It binds loopback at DefaultAddr by
-// default; when the port is taken it binds a free one instead and says so
-// in Notice. It refuses, binding nothing, an address other machines can
-// reach unless a token is set. The listener's URL is written next to the
-// database so a second weft on the same file can relay to it.
-func Listen(svc *ops.Service, o ListenOptions) (*Listener, error) {
+// Listen starts serving o.Faces over HTTP. It binds loopback at
+// DefaultAddr by default; when the port is taken it binds a free one
+// instead and says so in Notice. It refuses, binding nothing, an address
+// other machines can reach unless a token is set. The listener's address
+// is written to o.AddrFile, so a second weft on the same file can relay
+// to it.
+func Listen(o Options) (*Listener, error) {
 	addr := o.Addr
 	if addr == "" {
 		addr = DefaultAddr
@@ -121,27 +127,22 @@ func Listen(svc *ops.Service, o ListenOptions) (*Listener, error) {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
 
-	s := New(tools.Local{Service: svc}, Options{Logger: o.Logger})
+	logger := o.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	l := &Listener{
-		server: s, ln: ln, notice: notice, done: make(chan struct{}),
-		url: "http://" + urlHost(host, ln.Addr()),
+		ln: ln, notice: notice, done: make(chan struct{}), faces: o.Faces, logger: logger,
+		url: "http://" + urlHost(host, ln.Addr()), entry: o.Entry, addrFile: o.AddrFile,
 	}
 	l.http = &http.Server{
-		Handler:           s.Handler(HandlerOptions{Token: o.Token, Origins: o.Origins, SessionTimeout: o.SessionTimeout, ReadTimeout: o.ReadTimeout, Upstreams: o.Upstreams}),
+		Handler:           Handler(o),
 		ReadHeaderTimeout: cmp.Or(o.ReadTimeout, httpx.ReadTimeout),
 		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
-	}
-
-	switch o.AddrFile {
-	case "-":
-	case "":
-		l.addrFile = svc.Store().Path() + ".addr"
-	default:
-		l.addrFile = o.AddrFile
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	if l.addrFile != "" {
-		if err := writeAddrFile(l.addrFile, l.MCPURL()); err != nil {
+		if err := writeAddrFile(l.addrFile, l.Addr()); err != nil {
 			ln.Close()
 			return nil, err
 		}
@@ -151,7 +152,7 @@ func Listen(svc *ops.Service, o ListenOptions) (*Listener, error) {
 		defer close(l.done)
 		if err := l.http.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			l.serveErr = err
-			s.logger.Error("listener stopped", "error", err)
+			logger.Error("listener stopped", "error", err)
 		}
 	}()
 	return l, nil
@@ -174,6 +175,11 @@ func urlHost(host string, bound net.Addr) string {
 	return net.JoinHostPort(host, port)
 }
 
+// AddrFileOf is where the weft that holds the database at dbPath writes
+// its listener's address: next to it, as <db>.addr (the store names it
+// when it refuses a second opener).
+func AddrFileOf(dbPath string) string { return dbPath + ".addr" }
+
 // writeAddrFile writes the URL readable by the owner only, replacing the
 // file whole so a reader never sees half of it.
 func writeAddrFile(path, url string) error {
@@ -194,35 +200,26 @@ func writeAddrFile(path, url string) error {
 	return nil
 }
 
-// ReadAddrFile returns the MCP URL a running weft left next to the
+// ReadAddrFile returns the address a running weft left next to the
 // database at dbPath, or "" when there is none.
 func ReadAddrFile(dbPath string) string {
-	b, err := os.ReadFile(dbPath + ".addr")
+	b, err := os.ReadFile(AddrFileOf(dbPath))
 	if err != nil {
 		return ""
 	}
 	return strings.TrimSpace(string(b))
 }
 
-// Addr is where MCP clients connect (the /mcp URL); with Agents it is what
-// the TUI's status bar shows.
-func (l *Listener) Addr() string { return l.MCPURL() }
-
-// MCPURL is the Streamable HTTP endpoint, e.g. http://127.0.0.1:7433/mcp.
-func (l *Listener) MCPURL() string { return l.url + "/mcp" }
+// Addr is where clients connect: the listener's URL with its Entry
+// (http://127.0.0.1:7433/mcp); the address file holds it.
+func (l *Listener) Addr() string { return l.url + l.entry }
 
 // URL is the listener's base URL, e.g. http://127.0.0.1:7433.
 func (l *Listener) URL() string { return l.url }
 
-// Agents counts the MCP sessions connected now.
-func (l *Listener) Agents() int { return l.server.Agents() }
-
 // Notice says what the caller should tell the user about how the listener
 // started (a port fallback), or "".
 func (l *Listener) Notice() string { return l.notice }
-
-// Server is the MCP server the listener serves.
-func (l *Listener) Server() *Server { return l.server }
 
 // Done is closed when the listener has stopped serving.
 func (l *Listener) Done() <-chan struct{} { return l.done }
@@ -238,21 +235,23 @@ func (l *Listener) Err() error {
 	}
 }
 
-// Close stops the listener: it ends the MCP sessions (their event streams
-// would otherwise hold the shutdown open), lets requests in flight finish
-// for a moment, and removes the address file.
+// Close stops the listener: it tells the faces (whose streams would
+// otherwise hold the shutdown open), lets requests in flight finish for
+// a moment, removes the address file, and waits for what the faces
+// still do after their answers.
 func (l *Listener) Close() error {
 	l.closeOnce.Do(func() {
 		if l.addrFile != "" {
 			// Only our own file: another weft may have written its own
 			// since, for another database at the same path.
-			if b, err := os.ReadFile(l.addrFile); err == nil && strings.TrimSpace(string(b)) == l.MCPURL() {
+			if b, err := os.ReadFile(l.addrFile); err == nil && strings.TrimSpace(string(b)) == l.Addr() {
 				os.Remove(l.addrFile)
 			}
 		}
-		l.server.closeOnce.Do(func() { close(l.server.closing) })
-		for ss := range l.server.mcp.Sessions() {
-			l.server.closeSession(ss)
+		for _, f := range l.faces {
+			if f.Closing != nil {
+				f.Closing()
+			}
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 		defer cancel()
@@ -260,15 +259,19 @@ func (l *Listener) Close() error {
 			l.closeErr = l.http.Close()
 		}
 		<-l.done
-		l.server.background.Wait() // the proxy's answers being stored
+		for _, f := range l.faces {
+			if f.Closed != nil {
+				f.Closed()
+			}
+		}
 	})
 	return l.closeErr
 }
 
 // Serve runs a listener until ctx ends, then closes it. started, when not
 // nil, is called once the listener is up (to log its address).
-func Serve(ctx context.Context, svc *ops.Service, o ListenOptions, started func(*Listener)) error {
-	l, err := Listen(svc, o)
+func Serve(ctx context.Context, o Options, started func(*Listener)) error {
+	l, err := Listen(o)
 	if err != nil {
 		return err
 	}

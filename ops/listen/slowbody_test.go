@@ -1,4 +1,4 @@
-package mcpserver
+package listen
 
 import (
 	"bufio"
@@ -44,7 +44,7 @@ func TestSlowBodiesAreCut(t *testing.T) {
 	defer slow.Close()
 	svc, _ := seeded(t, ops.WithSummaryEndpoint(summary.Endpoint{URL: slow.URL + "/v1"}))
 	const limit = 200 * time.Millisecond
-	l := listen(t, svc, ListenOptions{Addr: "127.0.0.1:0", AddrFile: "-", ReadTimeout: limit})
+	l := listen(t, svc, Options{Addr: "127.0.0.1:0", ReadTimeout: limit})
 	addr := strings.TrimPrefix(l.URL(), "http://")
 
 	for _, path := range []string{"/api/list_sessions", "/mcp", "/import"} {
@@ -63,7 +63,7 @@ func TestSlowBodiesAreCut(t *testing.T) {
 			t.Errorf("%s: a body nobody reads held the connection %v (answered %.40q)", path, took, answer)
 		}
 	}
-	tl := listen(t, svc, ListenOptions{Addr: "127.0.0.1:0", AddrFile: "-", ReadTimeout: limit, Token: "tok"})
+	tl := listen(t, svc, Options{Addr: "127.0.0.1:0", ReadTimeout: limit, Token: "tok"})
 	if took, answer := slowBody(t, strings.TrimPrefix(tl.URL(), "http://"), "/api/list_sessions"); took > limit+3*time.Second || !strings.Contains(answer, " 401 ") {
 		t.Errorf("a slow body without the token held the connection %v (answered %.40q)", took, answer)
 	}

@@ -1,4 +1,4 @@
-package mcpserver
+package listen
 
 import (
 	"errors"
@@ -32,7 +32,7 @@ func listOf(v string) []string {
 
 func TestCORSForAllowedOriginsOnly(t *testing.T) {
 	svc, _ := seeded(t)
-	ts, _ := api(t, svc, HandlerOptions{Token: "tok", Origins: []string{appOrigin}})
+	ts, _ := api(t, svc, Options{Token: "tok", Origins: []string{appOrigin}})
 	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"browser","version":"1"}}}`
 	mcpPost := func(origin, token string) map[string]string {
 		h := map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream", "Origin": origin, "Sec-Fetch-Site": "cross-site"}
@@ -105,13 +105,13 @@ func TestCORSForAllowedOriginsOnly(t *testing.T) {
 
 func TestListenAllowsOrigins(t *testing.T) {
 	svc, _ := seeded(t)
-	l := listen(t, svc, ListenOptions{Addr: "127.0.0.1:0", AddrFile: "-", Origins: []string{appOrigin + "/"}})
-	status, h, _ := do(t, "OPTIONS", l.MCPURL(), "", map[string]string{"Origin": appOrigin, "Access-Control-Request-Method": "POST"})
+	l := listen(t, svc, Options{Addr: "127.0.0.1:0", Origins: []string{appOrigin + "/"}})
+	status, h, _ := do(t, "OPTIONS", l.Addr(), "", map[string]string{"Origin": appOrigin, "Access-Control-Request-Method": "POST"})
 	if status != http.StatusNoContent || h.Get("Access-Control-Allow-Origin") != appOrigin {
 		t.Errorf("preflight to a listener allowing %s: %d %v", appOrigin, status, accessHeaders(h))
 	}
 	for _, bad := range []string{"*", "app.example", "ftp://app.example", "http://app.example/path", "http://", ""} {
-		l, err := Listen(svc, ListenOptions{Addr: "127.0.0.1:0", AddrFile: "-", Origins: []string{bad}})
+		l, err := Listen(faced(svc, Options{Addr: "127.0.0.1:0", Origins: []string{bad}}))
 		if err == nil {
 			l.Close()
 			t.Errorf("Listen allowed the origin %q", bad)
