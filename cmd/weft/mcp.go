@@ -18,6 +18,7 @@ import (
 	"weft/ops/httpx"
 	"weft/ops/listen"
 	"weft/ops/mcpserver"
+	"weft/ops/proxy"
 	"weft/ops/tools"
 	"weft/store"
 )
@@ -31,7 +32,7 @@ type listenConfig struct {
 	// (--allow-origin).
 	origins []string
 	// upstreams are where the listener's context proxy sends requests.
-	upstreams mcpserver.Upstreams
+	upstreams proxy.Upstreams
 	// logger is the TUI's log file; nil logs nothing.
 	logger *slog.Logger
 }
@@ -41,11 +42,12 @@ type listenConfig struct {
 // whichever command starts it. The MCP server is given back too, for
 // the TUI to count its agents.
 func (lc listenConfig) options(svc *ops.Service) (listen.Options, *mcpserver.Server) {
-	srv := mcpserver.New(tools.Local{Service: svc}, mcpserver.Options{Logger: lc.logger, Upstreams: lc.upstreams})
+	srv := mcpserver.New(tools.Local{Service: svc}, mcpserver.Options{Logger: lc.logger})
+	px := proxy.New(svc, proxy.Options{Upstreams: lc.upstreams, Logger: lc.logger})
 	return listen.Options{
 		Addr: lc.addr, Token: lc.token, Origins: lc.origins, Logger: lc.logger,
 		AddrFile: listen.AddrFileOf(svc.Store().Path()), Entry: httpx.MCPPath,
-		Faces: []httpx.Face{srv.Face()},
+		Faces: []httpx.Face{srv.Face(), px.Face()},
 	}, srv
 }
 

@@ -17,7 +17,7 @@ import (
 	"weft/internal/termsafe"
 	"weft/ops"
 	"weft/ops/listen"
-	"weft/ops/mcpserver"
+	"weft/ops/proxy"
 	"weft/store"
 	"weft/themes"
 	"weft/tui"
@@ -70,7 +70,7 @@ weft --follow ~/.claude/projects/-home-ana-app/0f3c2a55-6b1e-4c8e-9d2a-3b4c5d6e7
 				}
 			}
 			for _, u := range []string{a.upstreams.Anthropic, a.upstreams.OpenAI} {
-				if err := mcpserver.CheckUpstream(u); err != nil {
+				if err := proxy.CheckUpstream(u); err != nil {
 					return usageErr("%v", err)
 				}
 			}
@@ -104,8 +104,8 @@ weft --follow ~/.claude/projects/-home-ana-app/0f3c2a55-6b1e-4c8e-9d2a-3b4c5d6e7
 	fs.BoolVar(&a.noMCP, "no-mcp", false, "open the TUI without the MCP listener")
 	fs.StringVar(&a.token, "token", "", "bearer token agents must send to the embedded listener (default $WEFT_TOKEN)")
 	fs.StringArrayVar(&a.origins, "allow-origin", nil, "a browser `ORIGIN` (scheme://host[:port]) allowed to call the embedded listener, with CORS; repeatable")
-	fs.StringVar(&a.upstreams.Anthropic, "upstream-anthropic", mcpserver.DefaultAnthropicUpstream, "where the listener's context proxy sends Messages API requests")
-	fs.StringVar(&a.upstreams.OpenAI, "upstream-openai", mcpserver.DefaultOpenAIUpstream, "where the listener's context proxy sends Chat Completions and Responses requests (with its /v1)")
+	fs.StringVar(&a.upstreams.Anthropic, "upstream-anthropic", proxy.DefaultAnthropicUpstream, "where the listener's context proxy sends Messages API requests")
+	fs.StringVar(&a.upstreams.OpenAI, "upstream-openai", proxy.DefaultOpenAIUpstream, "where the listener's context proxy sends Chat Completions and Responses requests (with its /v1)")
 	root.RegisterFlagCompletionFunc("theme", completeThemes)
 	a.globals = fs
 	root.Flags().StringArrayVar(&a.follow, "follow", nil, "import this file (a Claude Code session, a Codex rollout) and keep importing what it gains while the TUI is open; repeat for more files")

@@ -8,6 +8,7 @@ import (
 	"weft/ops/httpx"
 	"weft/ops/internal/facetest"
 	"weft/ops/mcpserver"
+	"weft/ops/proxy"
 	"weft/ops/tools"
 )
 
@@ -26,12 +27,13 @@ var (
 // legacyVersion is the protocol version today's clients negotiate.
 const legacyVersion = facetest.LegacyVersion
 
-// withFaces is o with the faces cmd/weft serves over svc, and the MCP
-// server among them.
+// withFaces is o with the faces cmd/weft serves over svc (the MCP
+// server, the context proxy), and the MCP server among them.
 func withFaces(svc *ops.Service, o Options) (Options, *mcpserver.Server) {
 	srv := mcpserver.New(tools.Local{Service: svc}, mcpserver.Options{Logger: o.Logger})
+	px := proxy.New(svc, proxy.Options{Logger: o.Logger})
 	o.Entry = httpx.MCPPath
-	o.Faces = append(o.Faces, srv.Face())
+	o.Faces = append(o.Faces, srv.Face(), px.Face())
 	return o, srv
 }
 

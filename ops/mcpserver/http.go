@@ -34,7 +34,6 @@ const (
 //	POST /outline    {"session_id"}: what weft show prints around the messages (tools.Outline)
 //	POST /export     tools.ExportArgs as JSON: the export, streamed; notes as trailers
 //	POST /import     ?format=F&session=S, the file as the body: a tools.ImportReport
-//	/v1/...          the context proxy (proxy.go), also under /s/SESSION/
 //
 // The last three are how a second weft on a held file runs weft show,
 // export and import through the weft that holds it. When the listener
@@ -56,19 +55,6 @@ func (s *Server) Face() httpx.Face {
 	})
 	keeper := newSessionKeeper(s, timeout)
 	kept := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { keeper.serve(mcpHandler, codedWriter{w}, r) })
-	proxy := newProxy(s, s.upstreams)
-	proxyMount := func(pattern, serves string) httpx.Mount {
-		return httpx.Mount{
-			Pattern: pattern, Handler: proxy, Serves: serves,
-			MaxBody: MaxProxyBodyBytes,
-			TooLarge: func(w http.ResponseWriter, r *http.Request) {
-				proxyBodyError(w, proxyAPIOf(r), &http.MaxBytesError{Limit: MaxProxyBodyBytes})
-			},
-			// Authorization is the client's key for its provider.
-			TokenHeader: ProxyTokenHeader, TokenWhy: "Authorization goes to the provider",
-			Refuse: proxyRefusal,
-		}
-	}
 	return httpx.Face{
 		Mounts: []httpx.Mount{
 			{Pattern: httpx.MCPPath, Handler: checkJSONRPC(s.endingSessions(kept)), Serves: httpx.MCPPath + " (MCP)"},
@@ -86,11 +72,8 @@ func (s *Server) Face() httpx.Face {
 				// larger than any other body.
 				MaxBody: MaxImportBytes, TooLarge: func(w http.ResponseWriter, _ *http.Request) { writeImportTooLarge(w) },
 			},
-			proxyMount("/v1/", "the context proxy at /v1/messages and /v1/chat/completions"),
-			proxyMount("/s/", ""),
 		},
 		Closing: s.endStreams,
-		Closed:  s.background.Wait,
 	}
 }
 

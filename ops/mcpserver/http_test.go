@@ -24,19 +24,18 @@ import (
 )
 
 // apiOptions are what a test asks of the listener (Token, Origins) and
-// of the server (SessionTimeout, Upstreams).
+// of the server (SessionTimeout).
 type apiOptions struct {
 	Token          string
 	Origins        []string
 	SessionTimeout time.Duration
-	Upstreams      Upstreams
 }
 
 // api serves svc's MCP server behind the listener's guard (ops/listen),
 // as cmd/weft wires it, on a loopback test server.
 func api(t *testing.T, svc *ops.Service, o apiOptions) (*httptest.Server, *Server) {
 	t.Helper()
-	srv := New(tools.Local{Service: svc}, Options{SessionTimeout: o.SessionTimeout, Upstreams: o.Upstreams})
+	srv := New(tools.Local{Service: svc}, Options{SessionTimeout: o.SessionTimeout})
 	ts := httptest.NewServer(listen.Handler(listen.Options{Token: o.Token, Origins: o.Origins, Faces: []httpx.Face{srv.Face()}}))
 	t.Cleanup(func() {
 		for ss := range srv.MCP().Sessions() {

@@ -42,12 +42,8 @@ type Server struct {
 	closing   chan struct{}
 	closeOnce sync.Once
 	calls     callsInFlight
-	// background counts the proxy's work after its answers (storing
-	// them), which the listener waits for when it closes.
-	background sync.WaitGroup
-
+	// sessionTimeout is Options.SessionTimeout.
 	sessionTimeout time.Duration
-	upstreams      Upstreams
 }
 
 // Options configure a Server.
@@ -58,8 +54,6 @@ type Options struct {
 	// SessionTimeout overrides SessionTimeout for idle MCP sessions over
 	// HTTP; negative means never.
 	SessionTimeout time.Duration
-	// Upstreams are where the context proxy (/v1/...) sends requests.
-	Upstreams Upstreams
 }
 
 // New returns a server exposing every tool of the registry, the session
@@ -70,7 +64,7 @@ func New(b tools.Backend, opts Options) *Server {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{backend: b, logger: logger, closing: make(chan struct{}), sessionTimeout: opts.SessionTimeout, upstreams: opts.Upstreams}
+	s := &Server{backend: b, logger: logger, closing: make(chan struct{}), sessionTimeout: opts.SessionTimeout}
 	sopts := &mcp.ServerOptions{
 		Instructions:      serverInstructions,
 		Logger:            logger,

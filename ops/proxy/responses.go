@@ -1,4 +1,4 @@
-package mcpserver
+package proxy
 
 import (
 	"bytes"
@@ -68,8 +68,8 @@ func (b *proxyBody) serverSide() string {
 
 // passThrough sends a request that continues a thread the provider
 // keeps upstream as it came, and its answer back, storing nothing.
-func (p *proxy) passThrough(w http.ResponseWriter, r *http.Request, ep proxyEndpoint, body []byte, field string) {
-	p.s.logger.Warn("proxy: a Responses API request continues a thread the provider keeps ("+field+"): weft cannot see the whole thread, so the request is passed through untouched and nothing of it is stored; send the whole input with store false to put weft in the loop",
+func (p *Handler) passThrough(w http.ResponseWriter, r *http.Request, ep proxyEndpoint, body []byte, field string) {
+	p.logger.Warn("proxy: a Responses API request continues a thread the provider keeps ("+field+"): weft cannot see the whole thread, so the request is passed through untouched and nothing of it is stored; send the whole input with store false to put weft in the loop",
 		"field", field)
 	// The body's buffer goes to another request once this one returns,
 	// and the transport may still hold the body then: it gets a copy.

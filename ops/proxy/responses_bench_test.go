@@ -1,4 +1,4 @@
-package mcpserver
+package proxy
 
 import (
 	"fmt"
@@ -33,11 +33,11 @@ func codexThread(n int) []string {
 // through weft with a digest over the first 1,500 items (the request's
 // own items sent byte for byte around the summary).
 //
-//	go test ./ops/mcpserver -run XXX -bench ProxyResponses2000 -benchtime 200x
+//	go test ./ops/proxy -run XXX -bench ProxyResponses2000 -benchtime 200x
 func BenchmarkProxyResponses2000(b *testing.B) {
 	for _, c := range []string{"direct", "unchanged", "digest"} {
 		b.Run(c, func(b *testing.B) {
-			rig := newProxyRig(b, apiOptions{})
+			rig := newProxyRig(b, rigOptions{})
 			rig.up.setAnswer(rsAnswer("", "Done.", nil))
 			answer := string(rsItems("", "Done.", nil)[0])
 			growing(b, rig, c, "/v1/responses", codexThread(2000), 2, func(items ...string) string { return rsBody(false, items...) }, func(i int) []string {

@@ -1,4 +1,4 @@
-package mcpserver
+package proxy
 
 import (
 	"encoding/json"
@@ -9,7 +9,7 @@ import (
 )
 
 // A Chat Completions thread sent anew: the exporter's messages, and the
-// request's messages' own fields (proxy_fields.go) on the messages that
+// request's messages' own fields (fields.go) on the messages that
 // say what theirs said. A request without such fields is encoded as the
 // exporter's list, as it always was.
 

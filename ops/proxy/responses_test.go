@@ -1,4 +1,4 @@
-package mcpserver
+package proxy
 
 import (
 	"context"
@@ -88,7 +88,7 @@ func rsTurns(t *testing.T, rig *proxyRig, stream bool) string {
 func TestProxyResponsesConversation(t *testing.T) {
 	for _, stream := range []bool{false, true} {
 		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
-			rig := newProxyRig(t, apiOptions{})
+			rig := newProxyRig(t, rigOptions{})
 			sid := rsTurns(t, rig, stream)
 
 			// The operator digests the turn; the next request carries the
@@ -128,7 +128,7 @@ func TestProxyResponsesConversation(t *testing.T) {
 // snipped, the other is sent as text, and the reasoning that led to the
 // call is left out with it.
 func TestProxyResponsesToolCallsStayPaired(t *testing.T) {
-	rig := newProxyRig(t, apiOptions{})
+	rig := newProxyRig(t, rigOptions{})
 	sid := rsTurns(t, rig, true)
 	body := rsBody(true, rsDev, rsEnv, rsU1, rsRs, rsFc, rsFco, rsAsst, rsU2)
 
@@ -163,7 +163,7 @@ func TestProxyResponsesToolCallsStayPaired(t *testing.T) {
 // POST /v1/responses/input_tokens counts the effective thread: it goes
 // upstream in place of the input, and nothing is stored.
 func TestProxyResponsesInputTokens(t *testing.T) {
-	rig := newProxyRig(t, apiOptions{})
+	rig := newProxyRig(t, rigOptions{})
 	sid := rsTurns(t, rig, false)
 	snip(t, rig.svc, sid, "m3", "m4", "m5", "m6")
 	rig.up.setAnswer(func(w http.ResponseWriter, r *http.Request, _ []byte) {
@@ -184,7 +184,7 @@ func TestProxyResponsesInputTokens(t *testing.T) {
 }
 
 func TestProxyResponsesDisconnectStoresNoHalfAnswer(t *testing.T) {
-	rig := newProxyRig(t, apiOptions{})
+	rig := newProxyRig(t, rigOptions{})
 	gone := make(chan struct{})
 	cut := rsAnswerCut("", "A long answer that is cut.", nil, "", 5)
 	rig.up.setAnswer(func(w http.ResponseWriter, r *http.Request, body []byte) {
@@ -227,7 +227,7 @@ func TestProxyResponsesStoresAnAnswerTheClientLeftAfterItsEnd(t *testing.T) {
 			<-r.Context().Done()
 		}, "message_stop"},
 	} {
-		rig := newProxyRig(t, apiOptions{})
+		rig := newProxyRig(t, rigOptions{})
 		rig.up.setAnswer(c.answer)
 		ctx, cancel := context.WithCancel(context.Background())
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, rig.weft.URL+c.path, strings.NewReader(c.body))
@@ -255,12 +255,12 @@ func TestProxyResponsesStoresAnAnswerTheClientLeftAfterItsEnd(t *testing.T) {
 }
 
 func TestProxyResponsesRefusesHostileBodies(t *testing.T) {
-	rig := newProxyRig(t, apiOptions{})
+	rig := newProxyRig(t, rigOptions{})
 	rig.up.setAnswer(rsAnswer("", "Done.", nil))
 	resp, _ := rig.post("/v1/responses", rsBody(false, rsU1), nil)
 	rig.messages(resp.Header.Get(SessionHeader), 2)
 	before, asked := rig.fileHash(), rig.up.count()
-	huge := `{"model":"m","input":"` + strings.Repeat("x", MaxProxyBodyBytes) + `"}`
+	huge := `{"model":"m","input":"` + strings.Repeat("x", MaxBodyBytes) + `"}`
 	for _, c := range []struct {
 		name, body string
 		status     int
@@ -300,7 +300,7 @@ func TestProxyResponsesRefusesHostileBodies(t *testing.T) {
 // weft cannot see the thread, so it passes the request through
 // untouched, stores nothing, and says so in its log.
 func TestProxyResponsesPassesServerSideStateThrough(t *testing.T) {
-	rig := newProxyRig(t, apiOptions{})
+	rig := newProxyRig(t, rigOptions{})
 	rig.up.setAnswer(rsAnswer("", "Done.", nil))
 	for _, body := range []string{
 		`{"model":"gpt-test","previous_response_id":"resp_abc","input":[` + rsU2 + `],"stream":true}`,
@@ -327,7 +327,7 @@ func TestProxyResponsesPassesServerSideStateThrough(t *testing.T) {
 
 // A request whose input is a string is one user message.
 func TestProxyResponsesStringInput(t *testing.T) {
-	rig := newProxyRig(t, apiOptions{})
+	rig := newProxyRig(t, rigOptions{})
 	rig.up.setAnswer(rsAnswer("", "Hello.", nil))
 	body := `{"model":"gpt-test","input":"Say hello"}`
 	resp, got := rig.post("/v1/responses", body, nil)

@@ -1,4 +1,4 @@
-package mcpserver
+package proxy
 
 import (
 	"fmt"
@@ -15,7 +15,7 @@ import (
 // digest elsewhere in the thread must not take it off. A field of a
 // message an operation removed goes with the message.
 func TestProxyKeepsMessageFields(t *testing.T) {
-	rig := newProxyRig(t, apiOptions{})
+	rig := newProxyRig(t, rigOptions{})
 	u1 := `{"role":"user","content":[{"type":"text","text":"What is a token bucket?"}]}`
 	env := `{"role":"system","content":"# Environment\nPrimary working directory: /w","output_config":{"effort":"medium"}}`
 	a1 := `{"role":"assistant","content":[{"type":"text","text":"A rate limiter."}]}`

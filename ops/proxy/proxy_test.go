@@ -1,4 +1,4 @@
-package mcpserver
+package proxy
 
 import (
 	"context"
@@ -60,7 +60,7 @@ func compactJSON(t *testing.T, raw []byte) []byte {
 func TestProxyAnthropicConversation(t *testing.T) {
 	for _, stream := range []bool{false, true} {
 		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
-			rig := newProxyRig(t, apiOptions{})
+			rig := newProxyRig(t, rigOptions{})
 			u1 := `{"role":"user","content":[{"type":"text","text":"<system-reminder>ctx</system-reminder>"},{"type":"text","text":"Find the TODOs","cache_control":{"type":"ephemeral"}}]}`
 
 			// Turn 1: nothing to change, so the body goes byte for byte,
@@ -159,7 +159,7 @@ func digest(t testing.TB, svc *ops.Service, sid string, start, end int, summary 
 func TestProxyOpenAIConversation(t *testing.T) {
 	for _, stream := range []bool{false, true} {
 		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
-			rig := newProxyRig(t, apiOptions{})
+			rig := newProxyRig(t, rigOptions{})
 			headers := map[string]string{"Authorization": "Bearer sk-proj-SECRET-openai-key", "OpenAI-Organization": "org-1"}
 			oaBody := func(msgs ...string) string {
 				return fmt.Sprintf(`{"model":"gpt-test","stream":%v,"temperature":0.2,"tools":[{"type":"function","function":{"name":"grep","parameters":{"type":"object"}}}],"messages":[%s]}`, stream, strings.Join(msgs, ","))

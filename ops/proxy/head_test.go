@@ -1,4 +1,4 @@
-package mcpserver
+package proxy
 
 import (
 	"fmt"
@@ -16,7 +16,7 @@ import (
 // fields on a message of the head encode that message again, in its
 // place.
 func TestProxyHeadSendsTheBodyOfTheWholeThread(t *testing.T) {
-	rig := newProxyRig(t, apiOptions{})
+	rig := newProxyRig(t, rigOptions{})
 	thread := agentThread(300)
 	// An agent's system turn with fields of its own (Claude Code's
 	// per-turn settings on its environment), in what will be the head.
@@ -105,7 +105,7 @@ func TestProxyHeadSendsTheBodyOfTheWholeThread(t *testing.T) {
 // Requests of one session at once share its head: each sends what the
 // whole thread's body is (run with -race).
 func TestProxyHeadSharedByRequestsAtOnce(t *testing.T) {
-	rig := newProxyRig(t, apiOptions{})
+	rig := newProxyRig(t, rigOptions{})
 	thread := agentThread(120)
 	body := []byte(anBody(false, thread...))
 	req, err := parseProxyBody(ops.ProxyAnthropic, body)

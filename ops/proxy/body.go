@@ -1,4 +1,4 @@
-package mcpserver
+package proxy
 
 import (
 	"bytes"
@@ -32,7 +32,7 @@ type proxyBody struct {
 	fields map[string]json.RawMessage
 	spans  map[string][2]int
 	// messages are the elements of "messages", slices of raw; own are
-	// those with fields besides those weft writes (proxy_fields.go).
+	// those with fields besides those weft writes (fields.go).
 	messages []json.RawMessage
 	own      []int
 }

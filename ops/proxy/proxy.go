@@ -1,4 +1,9 @@
-package mcpserver
+// Package proxy is the context proxy's HTTP side: weft speaks the model
+// APIs agents already use, in front of the provider, and hands each
+// request's thread to the service (ops.Service's ProxyRequest and the
+// recording of the answer), whose engine side is to join this package.
+// The proxy's paths are a Face the listener (ops/listen) serves.
+package proxy
 
 import (
 	"bytes"
@@ -7,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -31,7 +37,7 @@ import (
 //	POST /v1/messages                 Anthropic Messages (streaming or not)
 //	POST /v1/messages/count_tokens    the same thread, counted: nothing stored
 //	POST /v1/chat/completions         OpenAI Chat Completions (streaming or not)
-//	POST /v1/responses                OpenAI Responses (streaming or not; proxy_responses.go)
+//	POST /v1/responses                OpenAI Responses (streaming or not; responses.go)
 //	POST /v1/responses/input_tokens   the same thread, counted: nothing stored
 //	/v1/...                           anything else: passed through untouched
 //
@@ -54,12 +60,11 @@ const (
 	// SessionHeader names the session a proxied request continues; the
 	// answer carries the session it went to.
 	SessionHeader = "X-Weft-Session"
-	// ProxyTokenHeader carries the listener's token on the proxy's
-	// paths.
-	ProxyTokenHeader = "X-Weft-Token"
-	// MaxProxyBodyBytes caps a proxied request's body: the Messages
+	// TokenHeader carries the listener's token on the proxy's paths.
+	TokenHeader = "X-Weft-Token"
+	// MaxBodyBytes caps a proxied request's body: the Messages
 	// API's own limit.
-	MaxProxyBodyBytes = 32 << 20
+	MaxBodyBytes = 32 << 20
 	// maxAnswerBytes bounds the copy of an answer kept to store it; a
 	// longer answer still reaches the client, and is not stored.
 	maxAnswerBytes = 64 << 20
@@ -97,17 +102,33 @@ func CheckUpstream(raw string) error {
 	return nil
 }
 
-// proxy serves the proxy's paths over a server's service.
-type proxy struct {
-	s         *Server
+// Handler serves the proxy's paths over a service.
+type Handler struct {
+	svc       *ops.Service
+	logger    *slog.Logger
 	anthropic string
 	openai    string
 	client    *http.Client
+	// background counts the work after the answers (storing them),
+	// which the listener waits for when it closes.
+	background sync.WaitGroup
 }
 
-func newProxy(s *Server, u Upstreams) *proxy {
-	p := &proxy{
-		s:         s,
+// Options configure a Handler.
+type Options struct {
+	// Upstreams are where requests go.
+	Upstreams Upstreams
+	// Logger receives the proxy's diagnostics; nil discards them. The
+	// client's credentials never reach it.
+	Logger *slog.Logger
+}
+
+// New returns the proxy over svc.
+func New(svc *ops.Service, o Options) *Handler {
+	u := o.Upstreams
+	p := &Handler{
+		svc:       svc,
+		logger:    cmp.Or(o.Logger, slog.New(slog.DiscardHandler)),
 		anthropic: strings.TrimRight(cmp.Or(u.Anthropic, DefaultAnthropicUpstream), "/"),
 		openai:    strings.TrimRight(cmp.Or(u.OpenAI, DefaultOpenAIUpstream), "/"),
 		client:    u.Client,
@@ -123,6 +144,32 @@ func newProxy(s *Server, u Upstreams) *proxy {
 	return p
 }
 
+// Face is what the proxy serves on the listener: /v1/... and
+// /s/SESSION/v1/..., with bodies up to MaxBodyBytes, the listener's
+// token in TokenHeader (Authorization is the client's key for its
+// provider), and refusals in the provider's shape. When the listener
+// has closed, the proxy finishes storing the answers it passed on.
+func (p *Handler) Face() httpx.Face {
+	mount := func(pattern, serves string) httpx.Mount {
+		return httpx.Mount{
+			Pattern: pattern, Handler: p, Serves: serves,
+			MaxBody: MaxBodyBytes,
+			TooLarge: func(w http.ResponseWriter, r *http.Request) {
+				bodyError(w, apiOf(r), &http.MaxBytesError{Limit: MaxBodyBytes})
+			},
+			TokenHeader: TokenHeader, TokenWhy: "Authorization goes to the provider",
+			Refuse: refusal,
+		}
+	}
+	return httpx.Face{
+		Mounts: []httpx.Mount{
+			mount("/v1/", "the context proxy at /v1/messages and /v1/chat/completions"),
+			mount("/s/", ""),
+		},
+		Closed: p.background.Wait,
+	}
+}
+
 // proxyEndpoint is what a proxied path asks for.
 type proxyEndpoint struct {
 	api ops.ProxyAPI
@@ -136,9 +183,9 @@ type proxyEndpoint struct {
 	session       string
 }
 
-// isProxyPath reports whether path is one of the proxy's: /v1/... or
+// isPath reports whether path is one of the proxy's: /v1/... or
 // /s/SESSION/v1/...
-func isProxyPath(path string) bool {
+func isPath(path string) bool {
 	if rest, ok := strings.CutPrefix(path, "/s/"); ok {
 		_, path, ok = strings.Cut(rest, "/")
 		if !ok {
@@ -149,29 +196,29 @@ func isProxyPath(path string) bool {
 	return strings.HasPrefix(path, "/v1/")
 }
 
-// proxyAPIOf is the API whose error shape a refusal of a request to path
+// apiOf is the API whose error shape a refusal of a request to path
 // takes: Anthropic's for its paths or a request that carries its
 // headers, else OpenAI's.
-func proxyAPIOf(r *http.Request) ops.ProxyAPI {
+func apiOf(r *http.Request) ops.ProxyAPI {
 	if strings.Contains(r.URL.Path, "/v1/messages") || r.Header.Get("X-Api-Key") != "" || r.Header.Get("Anthropic-Version") != "" {
 		return ops.ProxyAnthropic
 	}
 	return ops.ProxyOpenAI
 }
 
-// proxyRefusal answers a request to the proxy's paths that the listener
+// refusal answers a request to the proxy's paths that the listener
 // refuses, in its provider's shape: the proxy's clients read errors so.
 // What is not one of its paths (/s/ alone) is answered as any other.
-func proxyRefusal(w http.ResponseWriter, r *http.Request, status int, msg string) {
-	if !isProxyPath(r.URL.Path) {
+func refusal(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	if !isPath(r.URL.Path) {
 		httpx.WriteError(w, status, msg)
 		return
 	}
-	proxyError(w, proxyAPIOf(r), status, msg)
+	proxyError(w, apiOf(r), status, msg)
 }
 
 // route reads a proxied request's path and session.
-func (p *proxy) route(r *http.Request) (proxyEndpoint, error) {
+func (p *Handler) route(r *http.Request) (proxyEndpoint, error) {
 	path := r.URL.EscapedPath()
 	ep := proxyEndpoint{}
 	if rest, ok := strings.CutPrefix(path, "/s/"); ok {
@@ -193,7 +240,7 @@ func (p *proxy) route(r *http.Request) (proxyEndpoint, error) {
 		return ep, fmt.Errorf("nothing at %s: the proxy serves /v1/messages, /v1/messages/count_tokens, /v1/chat/completions and /v1/responses", r.URL.Path)
 	}
 	ep.path = sub
-	ep.api = proxyAPIOf(r)
+	ep.api = apiOf(r)
 	switch sub {
 	case "/messages":
 		ep.api, ep.thread = ops.ProxyAnthropic, true
@@ -218,10 +265,10 @@ func (p *proxy) route(r *http.Request) (proxyEndpoint, error) {
 }
 
 // ServeHTTP serves one proxied request.
-func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (p *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ep, err := p.route(r)
 	if err != nil {
-		proxyError(w, proxyAPIOf(r), http.StatusNotFound, err.Error())
+		proxyError(w, apiOf(r), http.StatusNotFound, err.Error())
 		return
 	}
 	if !ep.thread {
@@ -235,11 +282,7 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		proxyError(w, ep.api, http.StatusMethodNotAllowed, fmt.Sprintf("%s /v1%s: send the request with POST", r.Method, ep.path))
 		return
 	}
-	svc := p.s.service()
-	if svc == nil {
-		proxyError(w, ep.api, http.StatusServiceUnavailable, "this weft relays to the weft that holds the file: point the client at that weft's listener (its address is in the .addr file next to the database)")
-		return
-	}
+	svc := p.svc
 	// The body and what goes upstream in its place are read and
 	// written into buffers kept for the next request: zeroing megabytes
 	// for every request costs more than anything weft does with them.
@@ -247,7 +290,7 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() { putBuffer(bodyBuf); putBuffer(outBuf) }()
 	body, err := readInto(bodyBuf, r.Body)
 	if err != nil {
-		proxyBodyError(w, ep.api, err)
+		bodyError(w, ep.api, err)
 		return
 	}
 	req, err := parseProxyBody(ep.api, body)
@@ -264,7 +307,7 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		status := httpx.StatusOf(err)
 		if status == http.StatusInternalServerError {
-			p.s.logger.Error("proxy: the request could not be stored", "error", err)
+			p.logger.Error("proxy: the request could not be stored", "error", err)
 		}
 		proxyError(w, ep.api, status, "weft: "+err.Error())
 		return
@@ -272,7 +315,7 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	out := body
 	if !turn.Unchanged {
 		if out, err = req.rewrite((*outBuf)[:0], &turn); err != nil {
-			p.s.logger.Error("proxy: the effective thread could not be written", "error", err)
+			p.logger.Error("proxy: the effective thread could not be written", "error", err)
 			proxyError(w, ep.api, http.StatusInternalServerError, "weft could not write the effective thread: "+err.Error())
 			return
 		}
@@ -290,16 +333,16 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// is stored after them: in the background, so that the client has
 	// the end of its answer at once. The listener waits for it before it
 	// closes.
-	p.s.background.Add(1)
+	p.background.Add(1)
 	go func() {
-		defer p.s.background.Done()
+		defer p.background.Done()
 		if _, err := turn.Wait(); err != nil {
-			p.s.logger.Error("proxy: the request's messages were not stored", "session", turn.SessionID, "error", err)
+			p.logger.Error("proxy: the request's messages were not stored", "session", turn.SessionID, "error", err)
 			return
 		}
 		if whole {
 			if err := rec.store(); err != nil {
-				p.s.logger.Warn("proxy: the answer was not stored", "session", turn.SessionID, "error", err)
+				p.logger.Warn("proxy: the answer was not stored", "session", turn.SessionID, "error", err)
 			}
 		}
 	}()
@@ -333,7 +376,7 @@ func (b *sentBody) Close() error {
 // forward sends the request upstream with body, and the answer back as
 // it comes. rec, when not nil, reads a copy of a successful answer; the
 // answer is whole when it reached the client to its end.
-func (p *proxy) forward(w http.ResponseWriter, r *http.Request, ep proxyEndpoint, body io.Reader, length int64, rec *answerRecorder) (whole bool) {
+func (p *Handler) forward(w http.ResponseWriter, r *http.Request, ep proxyEndpoint, body io.Reader, length int64, rec *answerRecorder) (whole bool) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	up, err := http.NewRequestWithContext(ctx, r.Method, ep.upstream, body)
@@ -354,7 +397,7 @@ func (p *proxy) forward(w http.ResponseWriter, r *http.Request, ep proxyEndpoint
 		if r.Context().Err() != nil {
 			return // the client left
 		}
-		p.s.logger.Warn("proxy: the upstream cannot be reached", "upstream", upstreamHost(ep.upstream), "error", err)
+		p.logger.Warn("proxy: the upstream cannot be reached", "upstream", upstreamHost(ep.upstream), "error", err)
 		proxyError(w, ep.api, http.StatusBadGateway, fmt.Sprintf("weft could not reach the upstream %s: %v", upstreamHost(ep.upstream), errors.Unwrap(err)))
 		return false
 	}
@@ -388,7 +431,7 @@ func (p *proxy) forward(w http.ResponseWriter, r *http.Request, ep proxyEndpoint
 		if rerr != nil {
 			// The upstream broke off: the client has what came, and
 			// nothing half is stored.
-			p.s.logger.Warn("proxy: the upstream's answer broke off", "upstream", upstreamHost(ep.upstream), "error", rerr)
+			p.logger.Warn("proxy: the upstream's answer broke off", "upstream", upstreamHost(ep.upstream), "error", rerr)
 			return false
 		}
 	}
@@ -410,7 +453,7 @@ func getBuffer(size int64) *[]byte {
 		}
 		buffers.Put(b)
 	}
-	b := make([]byte, 0, max(min(size, MaxProxyBodyBytes)+1, 512))
+	b := make([]byte, 0, max(min(size, MaxBodyBytes)+1, 512))
 	return &b
 }
 
@@ -501,13 +544,13 @@ func connectionHeaders(h http.Header) map[string]bool {
 	return skip
 }
 
-// proxyBodyError answers a request whose body could not be read, in the
+// bodyError answers a request whose body could not be read, in the
 // API's error shape.
-func proxyBodyError(w http.ResponseWriter, api ops.ProxyAPI, err error) {
+func bodyError(w http.ResponseWriter, api ops.ProxyAPI, err error) {
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
-		proxyError(w, api, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than %d MB", MaxProxyBodyBytes>>20))
+		proxyError(w, api, http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than %d MB", MaxBodyBytes>>20))
 	case errors.Is(err, httpx.ErrBodyTooSlow):
 		w.Header().Set("Connection", "close")
 		proxyError(w, api, http.StatusRequestTimeout, err.Error())

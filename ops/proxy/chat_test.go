@@ -1,4 +1,4 @@
-package mcpserver
+package proxy
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ import (
 // client wrote them, byte for byte; a message an operation removed takes
 // its fields with it, and a message that had none gets none.
 func TestProxyKeepsChatMessageFields(t *testing.T) {
-	rig := newProxyRig(t, apiOptions{})
+	rig := newProxyRig(t, rigOptions{})
 	headers := map[string]string{"Authorization": "Bearer sk-test"}
 	oaBody := func(msgs ...string) string {
 		return fmt.Sprintf(`{"model":"deepseek-test","temperature":0.2,"messages":[%s],"x_future":{"keep":true}}`, strings.Join(msgs, ","))

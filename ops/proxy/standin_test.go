@@ -1,4 +1,4 @@
-package mcpserver
+package proxy
 
 import (
 	"bytes"
@@ -20,7 +20,6 @@ import (
 	"weft/ops"
 	"weft/ops/httpx"
 	"weft/ops/listen"
-	"weft/ops/tools"
 	"weft/store"
 )
 
@@ -216,13 +215,13 @@ func openAIStream(w http.ResponseWriter, text string, calls []toolCall) {
 // proxyRig is weft's listener in front of a stand-in, over a fresh file,
 // logging everything to logs.
 type proxyRig struct {
-	t      testing.TB
-	up     *standIn
-	svc    *ops.Service
-	path   string
-	weft   *httptest.Server
-	logs   *syncBuffer
-	server *Server
+	t     testing.TB
+	up    *standIn
+	svc   *ops.Service
+	path  string
+	weft  *httptest.Server
+	logs  *syncBuffer
+	proxy *Handler
 }
 
 // syncBuffer is a log both the test and the handlers use.
@@ -243,7 +242,14 @@ func (b *syncBuffer) String() string {
 	return b.b.String()
 }
 
-func newProxyRig(t testing.TB, o apiOptions) *proxyRig {
+// rigOptions are what a test asks of the listener (Token) and of the
+// proxy (Upstreams; empty: the stand-in).
+type rigOptions struct {
+	Token     string
+	Upstreams Upstreams
+}
+
+func newProxyRig(t testing.TB, o rigOptions) *proxyRig {
 	t.Helper()
 	rig := &proxyRig{t: t, up: newStandIn(t), path: filepath.Join(t.TempDir(), "weft.db"), logs: &syncBuffer{}}
 	st, err := store.Open(rig.path, store.Options{})
@@ -259,8 +265,8 @@ func newProxyRig(t testing.TB, o apiOptions) *proxyRig {
 	if o.Upstreams.OpenAI == "" {
 		o.Upstreams.OpenAI = rig.up.server.URL + "/v1"
 	}
-	rig.server = New(tools.Local{Service: rig.svc}, Options{Logger: logger, Upstreams: o.Upstreams})
-	rig.weft = httptest.NewServer(listen.Handler(listen.Options{Token: o.Token, Faces: []httpx.Face{rig.server.Face()}}))
+	rig.proxy = New(rig.svc, Options{Logger: logger, Upstreams: o.Upstreams})
+	rig.weft = httptest.NewServer(listen.Handler(listen.Options{Token: o.Token, Faces: []httpx.Face{rig.proxy.Face()}}))
 	t.Cleanup(rig.weft.Close)
 	return rig
 }

@@ -1,4 +1,4 @@
-package mcpserver
+package proxy
 
 import (
 	"bytes"
@@ -45,7 +45,7 @@ func oaError(t *testing.T, body []byte) (string, string) {
 }
 
 func TestProxyPassesUpstreamErrorsBack(t *testing.T) {
-	rig := newProxyRig(t, apiOptions{})
+	rig := newProxyRig(t, rigOptions{})
 	anHeaders := map[string]string{"X-Api-Key": "k"}
 	for _, c := range []struct {
 		path, body, answer string
@@ -75,7 +75,7 @@ func TestProxyPassesUpstreamErrorsBack(t *testing.T) {
 }
 
 func TestProxyMidStreamDisconnectStoresNoHalfMessage(t *testing.T) {
-	rig := newProxyRig(t, apiOptions{})
+	rig := newProxyRig(t, rigOptions{})
 	gone := make(chan struct{})
 	rig.up.setAnswer(func(w http.ResponseWriter, r *http.Request, _ []byte) {
 		anthropicStream(w, "A long answer that is cut.", nil, 3) // message_start, a block, a delta
@@ -107,7 +107,7 @@ func TestProxyMidStreamDisconnectStoresNoHalfMessage(t *testing.T) {
 }
 
 func TestProxyKeepsCredentialsOutOfTheFileAndLogs(t *testing.T) {
-	rig := newProxyRig(t, apiOptions{})
+	rig := newProxyRig(t, rigOptions{})
 	secrets := map[string]string{
 		"X-Api-Key":      "sk-ant-api03-SECRET-KEY-ONE",
 		"Authorization":  "Bearer SECRET-BEARER-TWO",
@@ -121,7 +121,7 @@ func TestProxyKeepsCredentialsOutOfTheFileAndLogs(t *testing.T) {
 	})
 	rig.post("/v1/messages", anBody(false, `{"role":"user","content":"again"}`), secrets)
 	// An upstream that cannot be reached: weft logs it.
-	down := newProxyRig(t, apiOptions{Upstreams: Upstreams{Anthropic: "http://127.0.0.1:1"}})
+	down := newProxyRig(t, rigOptions{Upstreams: Upstreams{Anthropic: "http://127.0.0.1:1"}})
 	resp, body := down.post("/v1/messages", anBody(false, `{"role":"user","content":"hi"}`), secrets)
 	if resp.StatusCode != http.StatusBadGateway {
 		t.Errorf("an unreachable upstream: %d %s", resp.StatusCode, body)
@@ -149,11 +149,11 @@ func TestProxyKeepsCredentialsOutOfTheFileAndLogs(t *testing.T) {
 }
 
 func TestProxyRefusesHostileBodies(t *testing.T) {
-	rig := newProxyRig(t, apiOptions{})
+	rig := newProxyRig(t, rigOptions{})
 	resp, _ := rig.post("/v1/messages", anBody(false, `{"role":"user","content":"hi"}`), nil)
 	rig.messages(resp.Header.Get(SessionHeader), 2)
 	before, asked := rig.fileHash(), rig.up.count()
-	huge := `{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("x", MaxProxyBodyBytes) + `"}]}`
+	huge := `{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("x", MaxBodyBytes) + `"}]}`
 	for _, c := range []struct {
 		name, path, body string
 		status           int
@@ -194,16 +194,16 @@ func TestProxyRefusesHostileBodies(t *testing.T) {
 }
 
 func TestProxyTokenAndSessionNames(t *testing.T) {
-	rig := newProxyRig(t, apiOptions{Token: "weft-token"})
+	rig := newProxyRig(t, rigOptions{Token: "weft-token"})
 	body := anBody(false, `{"role":"user","content":"hi"}`)
 	resp, got := rig.post("/v1/messages", body, map[string]string{"Authorization": "Bearer weft-token"})
 	if resp.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("without X-Weft-Token: %d %s", resp.StatusCode, got)
 	}
-	if typ, msg := anError(t, got); typ != "authentication_error" || !strings.Contains(msg, ProxyTokenHeader) {
+	if typ, msg := anError(t, got); typ != "authentication_error" || !strings.Contains(msg, TokenHeader) {
 		t.Errorf("401: %s %s", typ, msg)
 	}
-	resp, got = rig.post("/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}]}`, map[string]string{ProxyTokenHeader: "wrong"})
+	resp, got = rig.post("/v1/chat/completions", `{"messages":[{"role":"user","content":"hi"}]}`, map[string]string{TokenHeader: "wrong"})
 	if typ, msg := oaError(t, got); resp.StatusCode != http.StatusUnauthorized || typ != "invalid_request_error" || !strings.Contains(msg, "wrong") {
 		t.Errorf("a wrong token: %d %s %s", resp.StatusCode, typ, msg)
 	}
@@ -214,13 +214,13 @@ func TestProxyTokenAndSessionNames(t *testing.T) {
 	// With the token: the client's own Authorization goes upstream, the
 	// token does not. A session named in the path is made with that
 	// title, then continued.
-	hdr := map[string]string{ProxyTokenHeader: "weft-token", "Authorization": "Bearer sk-client", "X-Weft-Author": "tester"}
+	hdr := map[string]string{TokenHeader: "weft-token", "Authorization": "Bearer sk-client", "X-Weft-Author": "tester"}
 	resp, got = rig.post("/s/my%20work/v1/messages", body, hdr)
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("%d %s", resp.StatusCode, got)
 	}
 	up := rig.up.last()
-	if up.Header.Get("Authorization") != "Bearer sk-client" || up.Header.Get(ProxyTokenHeader) != "" || up.Header.Get("X-Weft-Author") != "" || up.Path != "/v1/messages" {
+	if up.Header.Get("Authorization") != "Bearer sk-client" || up.Header.Get(TokenHeader) != "" || up.Header.Get("X-Weft-Author") != "" || up.Path != "/v1/messages" {
 		t.Errorf("upstream got %s %v", up.Path, up.Header)
 	}
 	sid := resp.Header.Get(SessionHeader)
@@ -229,12 +229,12 @@ func TestProxyTokenAndSessionNames(t *testing.T) {
 		t.Fatalf("the named session: %+v %v", info, err)
 	}
 	// The header names it too; a name the path contradicts is refused.
-	resp, _ = rig.post("/v1/messages", anBody(false, `{"role":"user","content":"hi"}`, `{"role":"assistant","content":"Done."}`, `{"role":"user","content":"more"}`), map[string]string{ProxyTokenHeader: "weft-token", SessionHeader: "my work"})
+	resp, _ = rig.post("/v1/messages", anBody(false, `{"role":"user","content":"hi"}`, `{"role":"assistant","content":"Done."}`, `{"role":"user","content":"more"}`), map[string]string{TokenHeader: "weft-token", SessionHeader: "my work"})
 	if resp.Header.Get(SessionHeader) != sid {
 		t.Errorf("named by header: %s, want %s", resp.Header.Get(SessionHeader), sid)
 	}
 	rig.messages(sid, 4)
-	resp, got = rig.post("/s/one/v1/messages", body, map[string]string{ProxyTokenHeader: "weft-token", SessionHeader: "two"})
+	resp, got = rig.post("/s/one/v1/messages", body, map[string]string{TokenHeader: "weft-token", SessionHeader: "two"})
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("two names: %d %s", resp.StatusCode, got)
 	}
@@ -255,7 +255,7 @@ func TestProxyTokenAndSessionNames(t *testing.T) {
 	// Other paths of the API pass through untouched.
 	rig.up.setAnswer(func(w http.ResponseWriter, r *http.Request, _ []byte) { writeJSON(w, `{"data":[]}`) })
 	req, _ := http.NewRequest(http.MethodGet, rig.weft.URL+"/v1/models", nil)
-	req.Header.Set(ProxyTokenHeader, "weft-token")
+	req.Header.Set(TokenHeader, "weft-token")
 	req.Header.Set("X-Api-Key", "k")
 	r, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -1,4 +1,4 @@
-package mcpserver
+package proxy
 
 import (
 	"fmt"
@@ -18,8 +18,8 @@ import (
 // stand-in, the difference being weft's), the latency weft adds to the
 // first streamed byte, and memory over 10,000 requests.
 //
-//	go test ./ops/mcpserver -run XXX -bench Proxy -benchtime 200x
-//	go test ./ops/mcpserver -run XXX -bench ProxyMemory -benchtime 1x
+//	go test ./ops/proxy -run XXX -bench Proxy -benchtime 200x
+//	go test ./ops/proxy -run XXX -bench ProxyMemory -benchtime 1x
 
 // agentThread is a coding agent's conversation of n messages in the
 // Messages API's shape: a question, then rounds of the assistant's text
@@ -83,7 +83,7 @@ func postTo(b *testing.B, client *http.Client, url, body string) {
 func BenchmarkProxyRequest2000(b *testing.B) {
 	for _, c := range []string{"direct", "unchanged", "digest"} {
 		b.Run(c, func(b *testing.B) {
-			rig := newProxyRig(b, apiOptions{})
+			rig := newProxyRig(b, rigOptions{})
 			// Each request carries the answer to the one before and a new
 			// question: the conversation goes on, as an agent's does.
 			answer := `{"role":"assistant","content":[{"type":"text","text":"Done."}]}`
@@ -120,7 +120,7 @@ func growing(b *testing.B, rig *proxyRig, c, path string, thread []string, from 
 func BenchmarkProxyFirstByte(b *testing.B) {
 	for _, c := range []string{"direct", "weft"} {
 		b.Run(c, func(b *testing.B) {
-			rig := newProxyRig(b, apiOptions{})
+			rig := newProxyRig(b, rigOptions{})
 			sentAt := make(chan time.Time, 1)
 			rig.up.setAnswer(func(w http.ResponseWriter, r *http.Request, _ []byte) {
 				w.Header().Set("Content-Type", "text/event-stream")
@@ -183,7 +183,7 @@ func BenchmarkProxyMemory(b *testing.B) {
 
 func proxyMemory(b *testing.B, c string) {
 	steady := c == "steady"
-	rig := newProxyRig(b, apiOptions{})
+	rig := newProxyRig(b, rigOptions{})
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
 	threads := make([][]string, 100)
 	if steady {
@@ -248,7 +248,7 @@ func proxyMemory(b *testing.B, c string) {
 func BenchmarkProxyWork2000(b *testing.B) {
 	for _, c := range []string{"unchanged", "digest"} {
 		b.Run(c, func(b *testing.B) {
-			rig := newProxyRig(b, apiOptions{})
+			rig := newProxyRig(b, rigOptions{})
 			svc := rig.svc
 			thread := strings.Join(agentThread(2000), ",")
 			// request is what stands between the client's request and
