@@ -19,6 +19,7 @@ import (
 	"weft/ops/listen"
 	"weft/ops/mcpserver"
 	"weft/ops/proxy"
+	"weft/ops/relay"
 	"weft/ops/tools"
 	"weft/store"
 )
@@ -47,7 +48,7 @@ func (lc listenConfig) options(svc *ops.Service) (listen.Options, *mcpserver.Ser
 	return listen.Options{
 		Addr: lc.addr, Token: lc.token, Origins: lc.origins, Logger: lc.logger,
 		AddrFile: listen.AddrFileOf(svc.Store().Path()), Entry: httpx.MCPPath,
-		Faces: []httpx.Face{srv.Face(), px.Face()},
+		Faces: []httpx.Face{srv.Face(), relay.HolderFace(svc, lc.logger), px.Face()},
 	}, srv
 }
 
@@ -142,7 +143,7 @@ func serveMCP(ctx context.Context, db string, lc listenConfig, stderr io.Writer)
 			defer mu.Unlock()
 			held.close()
 		}()
-		relay, err := mcpserver.NewRelayWith(url, mcpserver.RelayOptions{
+		remote, err := relay.Dial(url, relay.Options{
 			Token:      lc.token,
 			Rediscover: func() string { return listen.ReadAddrFile(db) },
 			Takeover: func() (*ops.Service, error) {
@@ -156,11 +157,12 @@ func serveMCP(ctx context.Context, db string, lc listenConfig, stderr io.Writer)
 				mu.Unlock()
 				return svc, nil
 			},
-		}, mcpserver.Options{Logger: logger})
+			Logger: logger,
+		})
 		if err != nil {
 			return fmt.Errorf("%s.addr: %w", db, err)
 		}
-		return relay.ServeStdio(ctx)
+		return mcpserver.New(remote, mcpserver.Options{Logger: logger}).ServeStdio(ctx)
 	}
 	if err != nil {
 		return err

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"weft/ops/listen"
-	"weft/ops/mcpserver"
+	"weft/ops/relay"
 	"weft/ops/tools"
 	"weft/store"
 )
@@ -26,7 +26,7 @@ const (
 
 // target is where a command does its work: on the file, opened here
 // (tools.Local), or through the running weft that holds it
-// (mcpserver.Remote). Every command goes through the same calls either
+// (relay.Remote). Every command goes through the same calls either
 // way, so its output is the same.
 type target interface {
 	tools.Backend
@@ -65,7 +65,7 @@ func (a *app) withTarget(acc access, fn func(target) error) (err error) {
 		if url == "" {
 			return fmt.Errorf("%w; nothing that listens for other wefts holds it (a TUI started with --no-mcp, or another command at work), so this command cannot go through it: run it again once that one is done", err)
 		}
-		r, err := mcpserver.NewRemote(url, a.bearer())
+		r, err := relay.Dial(url, relay.Options{Token: a.bearer()})
 		if err != nil {
 			return fmt.Errorf("%s.addr: %w", a.db, err)
 		}

@@ -114,7 +114,7 @@ func TestDependenciesPointOneWay(t *testing.T) {
 		"weft/ops/listen":    {"weft/store", "weft/tui", "weft/cmd", "weft/ops/mcpserver"},
 		// What the faces' tests share: a seeded service (demo's thread)
 		// and clients, but no face, so that every face's tests may use it.
-		"weft/ops/internal/facetest": {"weft/tui", "weft/cmd", "weft/ops/mcpserver", "weft/ops/listen", "weft/ops/proxy"},
+		"weft/ops/internal/facetest": {"weft/tui", "weft/cmd", "weft/ops/mcpserver", "weft/ops/listen", "weft/ops/proxy", "weft/ops/relay"},
 		"weft/tui":                   {"weft/store", "weft/ops/mcpserver", "weft/cmd"},
 		"weft/demo":                  {"weft/store", "weft/tui", "weft/cmd", "weft/ops/mcpserver"},
 		"weft/internal/tokens":       {"weft"},

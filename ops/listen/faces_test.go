@@ -9,6 +9,7 @@ import (
 	"weft/ops/internal/facetest"
 	"weft/ops/mcpserver"
 	"weft/ops/proxy"
+	"weft/ops/relay"
 	"weft/ops/tools"
 )
 
@@ -28,12 +29,13 @@ var (
 const legacyVersion = facetest.LegacyVersion
 
 // withFaces is o with the faces cmd/weft serves over svc (the MCP
-// server, the context proxy), and the MCP server among them.
+// server, the holder's side of the relay, the context proxy), and the
+// MCP server among them.
 func withFaces(svc *ops.Service, o Options) (Options, *mcpserver.Server) {
 	srv := mcpserver.New(tools.Local{Service: svc}, mcpserver.Options{Logger: o.Logger})
 	px := proxy.New(svc, proxy.Options{Logger: o.Logger})
 	o.Entry = httpx.MCPPath
-	o.Faces = append(o.Faces, srv.Face(), px.Face())
+	o.Faces = append(o.Faces, srv.Face(), relay.HolderFace(svc, o.Logger), px.Face())
 	return o, srv
 }
 

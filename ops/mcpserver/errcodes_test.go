@@ -47,11 +47,11 @@ func TestErrorsNeverCarryCodeZero(t *testing.T) {
 	t.Run("relay without the token", func(t *testing.T) {
 		svc, sid := seeded(t)
 		l := listening(t, svc, listen.Options{Addr: "127.0.0.1:0", Token: "needed"})
-		relay, err := NewRelay(l.Addr(), "", Options{})
+		relayed, err := relayTo(l.Addr(), "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		cs, _ := connectAt(t, relay, "tokenless", legacyVersion, nil)
+		cs, _ := connectAt(t, relayed, "tokenless", legacyVersion, nil)
 		ctx := context.Background()
 		for name, call := range map[string]func() error{
 			"resources/read": func() error {

@@ -31,14 +31,9 @@ const (
 //	GET  /healthz    liveness, version and counts
 //	GET  /events     the writes, for the wefts relaying to this one
 //	POST /sessions/page, /sessions/match   session records, for their pickers
-//	POST /outline    {"session_id"}: what weft show prints around the messages (tools.Outline)
-//	POST /export     tools.ExportArgs as JSON: the export, streamed; notes as trailers
-//	POST /import     ?format=F&session=S, the file as the body: a tools.ImportReport
 //
-// The last three are how a second weft on a held file runs weft show,
-// export and import through the weft that holds it. When the listener
-// closes, the server ends its MCP sessions and streams of events, which
-// would hold it open.
+// When the listener closes, the server ends its MCP sessions and streams
+// of events, which would hold it open.
 func (s *Server) Face() httpx.Face {
 	timeout := s.sessionTimeout
 	switch {
@@ -64,14 +59,6 @@ func (s *Server) Face() httpx.Face {
 			{Pattern: httpx.EventsPath, Handler: http.HandlerFunc(s.serveEvents)},
 			{Pattern: httpx.SessionsPagePath, Handler: serveRead(s, (*ops.Service).SessionPage)},
 			{Pattern: httpx.SessionsMatchPath, Handler: serveRead(s, (*ops.Service).MatchSessions)},
-			{Pattern: outlinePath, Handler: http.HandlerFunc(s.serveOutline), Serves: "POST /outline, /export and /import"},
-			{Pattern: exportPath, Handler: http.HandlerFunc(s.serveExport)},
-			{
-				Pattern: importPath, Handler: http.HandlerFunc(s.serveImport),
-				// An imported file is read as it comes: it may be far
-				// larger than any other body.
-				MaxBody: MaxImportBytes, TooLarge: func(w http.ResponseWriter, _ *http.Request) { writeImportTooLarge(w) },
-			},
 		},
 		Closing: s.endStreams,
 	}

@@ -18,6 +18,7 @@ import (
 	"weft/ops/httpx"
 	"weft/ops/internal/facetest"
 	"weft/ops/listen"
+	"weft/ops/relay"
 	"weft/ops/summary"
 	"weft/ops/tools"
 	"weft/store"
@@ -291,4 +292,14 @@ func TestAPISummarySourceFailureIs502(t *testing.T) {
 	if status != http.StatusBadGateway || !strings.Contains(errorOf(t, body), "overloaded") {
 		t.Fatalf("%d %s", status, body)
 	}
+}
+
+// relayTo is the MCP server weft mcp runs when another weft holds the
+// file: its tools run there, through ops/relay.
+func relayTo(target, token string) (*Server, error) {
+	r, err := relay.Dial(target, relay.Options{Token: token})
+	if err != nil {
+		return nil, err
+	}
+	return New(r, Options{}), nil
 }

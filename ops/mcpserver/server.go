@@ -1,14 +1,14 @@
-// Package mcpserver is weft's protocol face: the tools of the registry (ops/tools)
-// over MCP (stdio and Streamable HTTP), the plain HTTP API that mirrors
-// them (POST /api/<tool>), and what the wefts relaying to this one read
-// (/events, /sessions/page, /sessions/match). Its HTTP paths are a Face
-// the listener (ops/listen) serves.
+// Package mcpserver is weft's protocol face: the tools of the registry
+// (ops/tools) over MCP (stdio and Streamable HTTP), the plain HTTP API
+// that mirrors them (POST /api/<tool>), and what the wefts relaying to
+// this one read (/events, /sessions/page, /sessions/match). Its HTTP
+// paths are a Face the listener (ops/listen) serves.
 //
 // Every way in goes through one tools.Backend: in-process over an
-// *ops.Service, or, for a weft mcp that finds the file held by a running
-// weft, over that weft's HTTP API. Tools decode their arguments with
-// tools.Tool.Decode, so MCP, HTTP and weft call give the same errors for
-// the same mistakes.
+// *ops.Service (tools.Local), or, for a weft mcp that finds the file held
+// by a running weft, over that weft's HTTP API (ops/relay's Remote).
+// Tools decode their arguments with tools.Tool.Decode, so MCP, HTTP and
+// weft call give the same errors for the same mistakes.
 package mcpserver
 
 import (

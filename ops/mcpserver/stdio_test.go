@@ -182,11 +182,11 @@ func TestStdioBatchesUnderOldProtocol(t *testing.T) {
 func TestStdioRelaySurvivesBadLines(t *testing.T) {
 	svc, sid := seeded(t)
 	ts, _ := api(t, svc, apiOptions{})
-	relay, err := NewRelay(ts.URL+"/mcp", "", Options{})
+	relayed, err := relayTo(ts.URL+"/mcp", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := serveLines(t, relay)
+	p := serveLines(t, relayed)
 	p.send(`{bad json`)
 	p.expectError("bad JSON first", -32700, "parse error", "null")
 	p.handshake(legacyVersion)

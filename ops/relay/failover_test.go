@@ -1,4 +1,4 @@
-package mcpserver
+package relay
 
 import (
 	"context"
@@ -10,7 +10,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"weft/ops"
+	"weft/ops/internal/facetest"
 	"weft/ops/listen"
+	"weft/ops/mcpserver"
 	"weft/store"
 )
 
@@ -40,7 +42,7 @@ func TestRelaySurvivesARestart(t *testing.T) {
 			taken.Close()
 		}
 	})
-	relay, err := NewRelayWith(listen.ReadAddrFile(path), RelayOptions{
+	relay, err := relayServerWith(listen.ReadAddrFile(path), Options{
 		Rediscover: func() string { return listen.ReadAddrFile(path) },
 		Takeover: func() (*ops.Service, error) {
 			st, err := store.Open(path, store.Options{Timeout: 100 * time.Millisecond})
@@ -50,13 +52,13 @@ func TestRelaySurvivesARestart(t *testing.T) {
 			taken = st
 			return ops.New(st), nil
 		},
-	}, Options{})
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := newHearing()
-	cs, _ := connectAt(t, relay, "relayed", legacyVersion, h.options())
-	uri := URISessions + "/" + sid
+	h := facetest.NewHearing()
+	cs, _ := connectAt(t, relay, "relayed", legacyVersion, h.Options())
+	uri := mcpserver.URISessions + "/" + sid
 	if err := cs.Subscribe(context.Background(), &mcp.SubscribeParams{URI: uri}); err != nil {
 		t.Fatal(err)
 	}
@@ -70,14 +72,14 @@ func TestRelaySurvivesARestart(t *testing.T) {
 		return res
 	}
 	appendOne("through the first weft")
-	h.await(t, "the relay's own append", func() bool { return count(h.updated, uri) == 1 })
+	h.Await(t, "the relay's own append", func() bool { return facetest.Count(h.Updated, uri) == 1 })
 	// The operator's edit on the holder reaches the relay's clients.
 	start, end := 0, 0
 	if _, err := svc1.TagMessages(context.Background(), ops.TagArgs{Selection: ops.Selection{SessionID: sid, StartIdx: &start, EndIdx: &end}, Tags: []string{"x"}}); err != nil {
 		t.Fatal(err)
 	}
-	h.await(t, "the holder's operator's tag", func() bool {
-		return count(h.updated, uri) == 2 && len(h.logs) == 1 && h.logs[0]["author"] == "operator"
+	h.Await(t, "the holder's operator's tag", func() bool {
+		return facetest.Count(h.Updated, uri) == 2 && len(h.Logs) == 1 && h.Logs[0]["author"] == "operator"
 	})
 
 	// The first weft stops; another starts on another port.
@@ -91,15 +93,14 @@ func TestRelaySurvivesARestart(t *testing.T) {
 	appendOne("through the second weft")
 	// The relay's watch finds the second weft within a second or so; what
 	// was written meanwhile it announces as an update of everything.
-	h.await(t, "the update after the break", func() bool { return count(h.updated, uri) >= 3 })
+	h.Await(t, "the update after the break", func() bool { return facetest.Count(h.Updated, uri) >= 3 })
 	for i := 0; ; i++ {
 		if _, err := svc2.TagMessages(context.Background(), ops.TagArgs{Selection: ops.Selection{SessionID: sid, StartIdx: &start, EndIdx: &end}, Tags: []string{fmt.Sprint("y", i)}}); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(100 * time.Millisecond)
-		h.mu.Lock()
-		heard := len(h.logs) >= 2
-		h.mu.Unlock()
+		var heard bool
+		h.Locked(func() { heard = len(h.Logs) >= 2 })
 		if heard {
 			break
 		}
@@ -107,9 +108,8 @@ func TestRelaySurvivesARestart(t *testing.T) {
 			t.Fatal("the relay never heard the second weft's edits")
 		}
 	}
-	h.mu.Lock()
-	heard := len(h.logs)
-	h.mu.Unlock()
+	var heard int
+	h.Locked(func() { heard = len(h.Logs) })
 
 	// That one stops too, and the file is free: the relay opens it.
 	l2.Close()
@@ -128,11 +128,11 @@ func TestRelaySurvivesARestart(t *testing.T) {
 	}
 	// Its own watch now reads the file's events; its own edits are not
 	// logged to it.
-	n := count(h.updated, uri)
+	n := facetest.Count(h.Updated, uri)
 	appendOne("heard in-process")
-	h.await(t, "the edit in-process", func() bool { return count(h.updated, uri) > n })
-	h.quiet(t, "a log of the relay's own edit", func() bool { return len(h.logs) != heard })
-	for _, l := range h.logs {
+	h.Await(t, "the edit in-process", func() bool { return facetest.Count(h.Updated, uri) > n })
+	h.Quiet(t, "a log of the relay's own edit", func() bool { return len(h.Logs) != heard })
+	for _, l := range h.Logs {
 		if l["author"] != "operator" {
 			t.Fatalf("logged %v, want the operators' tags only", l)
 		}

@@ -1,4 +1,4 @@
-package mcpserver
+package relay
 
 import (
 	"bytes"
@@ -65,7 +65,7 @@ func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
 func TestRemoteFilesMatchLocal(t *testing.T) {
 	svc, sid := seeded(t)
 	l := listening(t, svc, listen.Options{Addr: "127.0.0.1:0"})
-	r, err := NewRemote(l.Addr(), "")
+	r, err := Dial(l.Addr(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

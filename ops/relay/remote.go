@@ -1,4 +1,11 @@
-package mcpserver
+// Package relay is a second weft process's way to the weft that holds
+// the file: Remote runs the tools (tools.Backend) and the command line's
+// whole-file work (tools.Files) there, through its listener, and follows
+// the file when that weft stops; HolderFace is the holder's side of the
+// whole-file endpoints, so that both ends of their wire are here. The
+// tools' own endpoints (/api, /events, /sessions/...) are the MCP face's
+// (ops/mcpserver), under the names both sides share (ops/httpx).
+package relay
 
 import (
 	"context"
@@ -16,58 +23,64 @@ import (
 	"weft/ops/tools"
 )
 
-// RelayOptions configure a relay beyond the address it starts with.
-type RelayOptions struct {
-	// Token is the bearer token of the weft relayed to.
+// The relay's way on when the weft it calls stops answering: events
+// are read again after eventsRetry, and the writes of others are told
+// from its own by their origin.
+const (
+	// eventsRetry is how long a relay waits before it opens the stream
+	// of events again after it broke.
+	eventsRetry = time.Second
+	// heldOrigin starts the origin of a write a relay did not send.
+	heldOrigin = "held/"
+)
+
+// Options configure a Remote beyond the address it starts with.
+type Options struct {
+	// Token is the bearer token of the weft called.
 	Token string
 	// Rediscover returns the address the weft holding the file lists now
-	// (ReadAddrFile), or "": a relay whose weft stopped answering follows
-	// a weft started since on another port.
+	// (listen.ReadAddrFile), or "": a relay whose weft stopped answering
+	// follows a weft started since on another port. Nil follows none.
 	Rediscover func() string
 	// Takeover opens the file in this process, for when no weft holds it
 	// any more: the relay then serves in-process. It fails while another
-	// weft still holds the file.
+	// weft still holds the file. Nil takes nothing over.
 	Takeover func() (*ops.Service, error)
+	// Logger is told where the relay turns; nil discards it.
+	Logger *slog.Logger
 }
 
-// logger is what a Remote reports its moves to.
-type logger interface {
-	Warn(msg string, args ...any)
-	Info(msg string, args ...any)
-}
-
-// NewRelayWith is NewRelay with a way on when the weft relayed to stops:
-// on a connection that fails, the relay reads the address file again and
-// calls the weft it names now, or, when the file is free, opens it itself
-// and serves in-process (RelayOptions).
-func NewRelayWith(target string, ro RelayOptions, opts Options) (*Server, error) {
-	r, err := newRemote(target, ro)
+// Dial returns the Remote of the weft listening at target (its /mcp URL
+// or base URL, as the address file next to the database names it). It
+// dials nothing yet: each call does.
+func Dial(target string, o Options) (*Remote, error) {
+	base, err := baseOf(target)
 	if err != nil {
 		return nil, err
 	}
-	s := New(r, opts)
-	r.logger = s.logger
-	return s, nil
-}
-
-func newRemote(target string, ro RelayOptions) (*Remote, error) {
-	base, err := relayBase(target)
-	if err != nil {
-		return nil, err
+	logger := o.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Remote{remote: newRemoteBackend(base, ro.Token), rediscover: ro.Rediscover, takeover: ro.Takeover, logger: slog.New(slog.DiscardHandler)}, nil
+	return &Remote{remote: newClient(base, o.Token), rediscover: o.Rediscover, takeover: o.Takeover, logger: logger}, nil
 }
 
 // Remote runs tools, and the whole-file work, on the weft that holds the
 // file, through its listener's HTTP API: how a second weft process uses
-// a database the first one holds. Errors are *ops.Error of the same kind
-// as in-process. With RelayOptions' ways on, it follows the file when
-// that weft stops: to the weft that holds it now, or the file itself.
+// a database the first one holds, the remote tools.Backend and
+// tools.Files. Errors are *ops.Error of the same kind as in-process.
+// With Options' ways on, it follows the file when that weft stops: to
+// the weft that holds it now, or the file itself.
+//
+// A relay cannot lend its client's model to the other weft, so
+// summarize_message_range falls back to what that weft has configured;
+// its clients' names still reach the operation log, through the author
+// header.
 type Remote struct {
-	remote     *remoteBackend
+	remote     *client
 	rediscover func() string
 	takeover   func() (*ops.Service, error)
-	logger     logger
+	logger     *slog.Logger
 
 	mu    sync.Mutex
 	local *tools.Local // set once the relay serves the file itself
@@ -178,7 +191,7 @@ func (b *Remote) failover(before string) bool {
 	}
 	if b.rediscover != nil {
 		if addr := b.rediscover(); addr != "" {
-			if base, err := relayBase(addr); err == nil && base != before {
+			if base, err := baseOf(addr); err == nil && base != before {
 				b.remote.moveTo(base)
 				b.logger.Info("relaying to the weft that holds the file now", "url", base)
 				return true
@@ -273,7 +286,7 @@ func (b *Remote) follow(before string) bool {
 		return false
 	}
 	if addr := b.rediscover(); addr != "" {
-		if base, err := relayBase(addr); err == nil && base != before {
+		if base, err := baseOf(addr); err == nil && base != before {
 			b.remote.moveTo(base)
 			return true
 		}

@@ -1,8 +1,9 @@
-package mcpserver
+package relay
 
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -35,35 +36,42 @@ const (
 	errorTrailer = "X-Weft-Error"
 )
 
-// service is the Service this server runs on, or nil for a relay.
-func (s *Server) service() *ops.Service {
-	if b, ok := s.backend.(tools.Local); ok {
-		return b.Service
-	}
-	return nil
+// holder serves the whole-thread and whole-file endpoints over the file
+// this weft holds, for the wefts that go through it (Remote's Files).
+type holder struct {
+	files  tools.Local
+	logger *slog.Logger
 }
 
-// fileRequest checks what every whole-thread or whole-file request must
-// be (a POST to a server over a service) and returns the service, or
-// answers the request and returns nil.
-func (s *Server) fileRequest(w http.ResponseWriter, r *http.Request) *ops.Service {
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		httpx.WriteError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s: use POST", r.Method, r.URL.Path))
-		return nil
+// HolderFace is what the weft that holds the file serves on its listener
+// for the command line of the wefts that go through it (Remote's
+// tools.Files), with the same results as in-process:
+//
+//	POST /outline    {"session_id"}: what weft show prints around the messages (tools.Outline)
+//	POST /export     tools.ExportArgs as JSON: the export, streamed; notes as trailers
+//	POST /import     ?format=F&session=S, the file as the body: a tools.ImportReport
+//
+// An imported file may be far larger than any other body: it is read as
+// it comes, up to MaxImportBytes.
+func HolderFace(svc *ops.Service, logger *slog.Logger) httpx.Face {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
 	}
-	svc := s.service()
-	if svc == nil {
-		httpx.WriteError(w, http.StatusNotImplemented, r.URL.Path+" is not offered by a relay: ask the weft that holds the file")
-	}
-	return svc
+	h := &holder{files: tools.Local{Service: svc}, logger: logger}
+	return httpx.Face{Mounts: []httpx.Mount{
+		{Pattern: outlinePath, Handler: http.HandlerFunc(h.serveOutline), Serves: "POST /outline, /export and /import"},
+		{Pattern: exportPath, Handler: http.HandlerFunc(h.serveExport)},
+		{
+			Pattern: importPath, Handler: http.HandlerFunc(h.serveImport),
+			MaxBody: MaxImportBytes, TooLarge: func(w http.ResponseWriter, _ *http.Request) { writeImportTooLarge(w) },
+		},
+	}}
 }
 
 // serveOutline answers POST /outline {"session_id": ...} with the
 // session's Outline.
-func (s *Server) serveOutline(w http.ResponseWriter, r *http.Request) {
-	svc := s.fileRequest(w, r)
-	if svc == nil {
+func (h *holder) serveOutline(w http.ResponseWriter, r *http.Request) {
+	if !httpx.PostOnly(w, r) {
 		return
 	}
 	var args struct {
@@ -72,7 +80,7 @@ func (s *Server) serveOutline(w http.ResponseWriter, r *http.Request) {
 	if !httpx.ReadArgs(w, r, &args) {
 		return
 	}
-	o, err := tools.Local{Service: svc}.Outline(r.Context(), args.SessionID)
+	o, err := h.files.Outline(r.Context(), args.SessionID)
 	if err != nil {
 		httpx.WriteError(w, httpx.StatusOf(err), err.Error())
 		return
@@ -86,12 +94,11 @@ var exportTypes = map[string]string{
 	"jsonl": "application/x-ndjson", "markdown": "text/markdown; charset=utf-8", "claude-code": "application/x-ndjson",
 }
 
-// serveExport answers POST /export with ExportArgs as its JSON body: the
+// serveExport answers POST /export with tools.ExportArgs as its JSON body: the
 // export itself as the body, streamed, with the exporter's notes (and an
 // error that cut it short) as trailers.
-func (s *Server) serveExport(w http.ResponseWriter, r *http.Request) {
-	svc := s.fileRequest(w, r)
-	if svc == nil {
+func (h *holder) serveExport(w http.ResponseWriter, r *http.Request) {
+	if !httpx.PostOnly(w, r) {
 		return
 	}
 	var args tools.ExportArgs
@@ -103,7 +110,7 @@ func (s *Server) serveExport(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ew := &exportWriter{w: w, contentType: exportTypes[args.Format]}
-	notes, err := tools.Local{Service: svc}.Export(r.Context(), ew, args)
+	notes, err := h.files.Export(r.Context(), ew, args)
 	if !ew.started {
 		if err != nil {
 			httpx.WriteError(w, httpx.StatusOf(err), err.Error())
@@ -115,7 +122,7 @@ func (s *Server) serveExport(w http.ResponseWriter, r *http.Request) {
 		w.Header().Add(http.TrailerPrefix+noteTrailer, url.QueryEscape(n))
 	}
 	if err != nil {
-		s.logger.Warn("export cut short", "error", err)
+		h.logger.Warn("export cut short", "error", err)
 		w.Header().Set(http.TrailerPrefix+errorTrailer, url.QueryEscape(err.Error()))
 	}
 }
@@ -195,11 +202,10 @@ func (w importReportJSON) report() tools.ImportReport {
 }
 
 // serveImport answers POST /import?format=F&session=S, whose body is the
-// file, with what the import did (an ImportReport, as JSON). The file is
+// file, with what the import did (a tools.ImportReport, as JSON). The file is
 // read as it comes, up to MaxImportBytes.
-func (s *Server) serveImport(w http.ResponseWriter, r *http.Request) {
-	svc := s.fileRequest(w, r)
-	if svc == nil {
+func (h *holder) serveImport(w http.ResponseWriter, r *http.Request) {
+	if !httpx.PostOnly(w, r) {
 		return
 	}
 	q := r.URL.Query()
@@ -212,11 +218,7 @@ func (s *Server) serveImport(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteError(w, http.StatusBadRequest, fmt.Sprintf("unknown format %q; the formats are %s", format, strings.Join(names, ", ")))
 		return
 	}
-	author := httpx.CleanAuthor(r.Header.Get(httpx.AuthorHeader))
-	if author == "" {
-		author = "http"
-	}
-	rep, _ := tools.Local{Service: svc}.Import(ops.WithAuthor(r.Context(), author), r.Body, tools.ImportArgs{Format: format, Session: q.Get("session")}, nil)
+	rep, _ := h.files.Import(ops.WithAuthor(r.Context(), httpx.Author(r)), r.Body, tools.ImportArgs{Format: format, Session: q.Get("session")}, nil)
 	// A body that stalled or ran past the cap is the request's fault,
 	// not the file's: it is answered as any such request is.
 	for _, err := range []error{rep.Refused, rep.Stopped} {

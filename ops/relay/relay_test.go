@@ -1,4 +1,4 @@
-package mcpserver
+package relay
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 func TestRelay(t *testing.T) {
 	svc, sid := seeded(t)
 	l := listening(t, svc, listen.Options{Addr: "127.0.0.1:0", Token: "relay-token"})
-	relay, err := NewRelay(l.Addr(), "relay-token", Options{})
+	relay, err := relayServer(l.Addr(), "relay-token")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestRelay(t *testing.T) {
 	}
 
 	// A wrong token and a listener that went away say what to do.
-	bad, _ := NewRelay(l.URL(), "wrong", Options{})
+	bad, _ := relayServer(l.URL(), "wrong")
 	badCS, _ := connectAt(t, bad, "x", legacyVersion, nil)
 	if got := callErr(t, badCS, "list_sessions", map[string]any{}); !strings.Contains(got, "WEFT_TOKEN") {
 		t.Errorf("wrong token: %q", got)
@@ -76,7 +76,7 @@ func TestRelay(t *testing.T) {
 	if got := callErr(t, cs, "list_sessions", map[string]any{}); !strings.Contains(got, "did not answer") {
 		t.Errorf("listener gone: %q", got)
 	}
-	if _, err := NewRelay("not a url", "", Options{}); err == nil {
-		t.Errorf("NewRelay took a non-URL")
+	if _, err := relayServer("not a url", ""); err == nil {
+		t.Errorf("Dial took a non-URL")
 	}
 }
