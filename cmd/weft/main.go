@@ -27,6 +27,7 @@ import (
 
 	"weft/internal/termsafe"
 	"weft/ops/mcpserver"
+	"weft/ops/proxy"
 	"weft/tui"
 )
 
@@ -98,7 +99,7 @@ type app struct {
 	globals *pflag.FlagSet // the root's flags, which every command inherits
 	// upstreams: --upstream-anthropic and --upstream-openai, where the
 	// context proxy sends requests.
-	upstreams mcpserver.Upstreams
+	upstreams proxy.Upstreams
 
 	// started is set once cobra accepted the command line and the command
 	// began: an error before that is a usage error.

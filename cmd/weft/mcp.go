@@ -15,7 +15,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"weft/ops"
+	"weft/ops/httpx"
+	"weft/ops/listen"
 	"weft/ops/mcpserver"
+	"weft/ops/proxy"
+	"weft/ops/relay"
 	"weft/ops/tools"
 	"weft/store"
 )
@@ -29,31 +33,50 @@ type listenConfig struct {
 	// (--allow-origin).
 	origins []string
 	// upstreams are where the listener's context proxy sends requests.
-	upstreams mcpserver.Upstreams
+	upstreams proxy.Upstreams
 	// logger is the TUI's log file; nil logs nothing.
 	logger *slog.Logger
 }
 
-// options are the listener's options: every flag the listener takes
-// reaches it through here, whichever command starts it.
-func (lc listenConfig) options() mcpserver.ListenOptions {
-	return mcpserver.ListenOptions{Addr: lc.addr, Token: lc.token, Origins: lc.origins, Logger: lc.logger, Upstreams: lc.upstreams}
+// options are the listener's options over svc, with the faces it
+// serves: every flag the listener takes reaches it through here,
+// whichever command starts it. The MCP server is given back too, for
+// the TUI to count its agents.
+func (lc listenConfig) options(svc *ops.Service) (listen.Options, *mcpserver.Server) {
+	srv := mcpserver.New(tools.Local{Service: svc}, mcpserver.Options{Logger: lc.logger})
+	px := proxy.New(svc, proxy.Options{Upstreams: lc.upstreams, Logger: lc.logger})
+	return listen.Options{
+		Addr: lc.addr, Token: lc.token, Origins: lc.origins, Logger: lc.logger,
+		AddrFile: listen.AddrFileOf(svc.Store().Path()), Entry: httpx.MCPPath,
+		Faces: []httpx.Face{srv.Face(), relay.HolderFace(svc, lc.logger), px.Face()},
+	}, srv
 }
+
+// embedded is the TUI's listener, as its status bar shows it: where
+// agents connect, and how many are connected.
+type embedded struct {
+	*listen.Listener
+	mcp *mcpserver.Server
+}
+
+// Agents counts the MCP sessions connected now.
+func (e embedded) Agents() int { return e.mcp.Agents() }
 
 // start starts the embedded listener, or returns nil when it is off. It
 // logs to the TUI's log file, never the screen the TUI owns.
-func (lc listenConfig) start(svc *ops.Service) (*mcpserver.Listener, error) {
+func (lc listenConfig) start(svc *ops.Service) (*embedded, error) {
 	if lc.off {
 		return nil, nil
 	}
-	l, err := mcpserver.Listen(svc, lc.options())
-	if errors.Is(err, mcpserver.ErrNeedsToken) {
+	o, srv := lc.options(svc)
+	l, err := listen.Listen(o)
+	if errors.Is(err, listen.ErrNeedsToken) {
 		return nil, fmt.Errorf("the MCP listener: %w (give a token with --token or WEFT_TOKEN, or --no-mcp starts without the listener)", err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("the MCP listener: %w (--no-mcp starts without it)", err)
 	}
-	return l, nil
+	return &embedded{l, srv}, nil
 }
 
 // mcpCommand is weft mcp.
@@ -99,12 +122,12 @@ func serveMCP(ctx context.Context, db string, lc listenConfig, stderr io.Writer)
 	// A weft that left its address is most likely running: find out
 	// quickly rather than wait the whole lock timeout to relay to it.
 	var timeout time.Duration
-	if mcpserver.ReadAddrFile(db) != "" {
+	if listen.ReadAddrFile(db) != "" {
 		timeout = 200 * time.Millisecond
 	}
 	st, err := store.Open(db, store.Options{Timeout: timeout})
 	if errors.Is(err, store.ErrInUse) {
-		url := mcpserver.ReadAddrFile(db)
+		url := listen.ReadAddrFile(db)
 		if url == "" {
 			return fmt.Errorf("%w; it does not listen for agents (started with --no-mcp?), so weft mcp cannot relay to it", err)
 		}
@@ -120,9 +143,9 @@ func serveMCP(ctx context.Context, db string, lc listenConfig, stderr io.Writer)
 			defer mu.Unlock()
 			held.close()
 		}()
-		relay, err := mcpserver.NewRelayWith(url, mcpserver.RelayOptions{
+		remote, err := relay.Dial(url, relay.Options{
 			Token:      lc.token,
-			Rediscover: func() string { return mcpserver.ReadAddrFile(db) },
+			Rediscover: func() string { return listen.ReadAddrFile(db) },
 			Takeover: func() (*ops.Service, error) {
 				st, err := store.Open(db, store.Options{Timeout: 200 * time.Millisecond})
 				if err != nil {
@@ -134,11 +157,12 @@ func serveMCP(ctx context.Context, db string, lc listenConfig, stderr io.Writer)
 				mu.Unlock()
 				return svc, nil
 			},
-		}, mcpserver.Options{Logger: logger})
+			Logger: logger,
+		})
 		if err != nil {
 			return fmt.Errorf("%s.addr: %w", db, err)
 		}
-		return relay.ServeStdio(ctx)
+		return mcpserver.New(remote, mcpserver.Options{Logger: logger}).ServeStdio(ctx)
 	}
 	if err != nil {
 		return err
@@ -154,7 +178,7 @@ func serveMCP(ctx context.Context, db string, lc listenConfig, stderr io.Writer)
 // wefts (nil when it has none).
 type heldFile struct {
 	st *store.Store
-	l  *mcpserver.Listener
+	l  *listen.Listener
 }
 
 // close lets the file go, the listener first; a nil heldFile holds
@@ -172,7 +196,7 @@ func (h *heldFile) close() {
 // listenForOthers listens on a free loopback port (unless lc.off) so
 // that a second weft mcp on the same file can relay to this one; nil
 // when it does not.
-func listenForOthers(svc *ops.Service, lc listenConfig, logger *slog.Logger) *mcpserver.Listener {
+func listenForOthers(svc *ops.Service, lc listenConfig, logger *slog.Logger) *listen.Listener {
 	if lc.off {
 		return nil
 	}
@@ -180,7 +204,8 @@ func listenForOthers(svc *ops.Service, lc listenConfig, logger *slog.Logger) *mc
 		lc.addr = "127.0.0.1:0"
 	}
 	lc.logger = logger
-	l, err := mcpserver.Listen(svc, lc.options())
+	o, _ := lc.options(svc)
+	l, err := listen.Listen(o)
 	if err != nil {
 		// Relaying is a convenience for other wefts; serving this client
 		// matters more.

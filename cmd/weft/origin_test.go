@@ -74,7 +74,7 @@ func TestListenersAllowOrigin(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if status, allowed := preflight(t, l.MCPURL(), "http://localhost:5173"); status != http.StatusNoContent || allowed != "http://localhost:5173" {
+	if status, allowed := preflight(t, l.Addr(), "http://localhost:5173"); status != http.StatusNoContent || allowed != "http://localhost:5173" {
 		t.Errorf("the TUI's listener: preflight %d, allowed %q", status, allowed)
 	}
 }

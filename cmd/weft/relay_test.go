@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"weft/ops"
-	"weft/ops/mcpserver"
+	"weft/ops/listen"
 	"weft/store"
 )
 
@@ -24,7 +24,8 @@ func holdDB(t *testing.T, db, token string) *ops.Service {
 		t.Fatal(err)
 	}
 	svc := ops.New(st)
-	l, err := mcpserver.Listen(svc, mcpserver.ListenOptions{Addr: "127.0.0.1:0", Token: token})
+	o, _ := listenConfig{addr: "127.0.0.1:0", token: token}.options(svc)
+	l, err := listen.Listen(o)
 	if err != nil {
 		st.Close()
 		t.Fatal(err)

@@ -16,7 +16,8 @@ import (
 
 	"weft/internal/termsafe"
 	"weft/ops"
-	"weft/ops/mcpserver"
+	"weft/ops/listen"
+	"weft/ops/proxy"
 	"weft/ops/reads"
 	"weft/store"
 	"weft/themes"
@@ -65,12 +66,12 @@ weft --follow ~/.claude/projects/-home-ana-app/0f3c2a55-6b1e-4c8e-9d2a-3b4c5d6e7
 				return err
 			}
 			for _, o := range a.origins {
-				if _, err := mcpserver.CheckOrigin(o); err != nil {
+				if _, err := listen.CheckOrigin(o); err != nil {
 					return usageErr("--allow-origin: %v", err)
 				}
 			}
 			for _, u := range []string{a.upstreams.Anthropic, a.upstreams.OpenAI} {
-				if err := mcpserver.CheckUpstream(u); err != nil {
+				if err := proxy.CheckUpstream(u); err != nil {
 					return usageErr("%v", err)
 				}
 			}
@@ -104,8 +105,8 @@ weft --follow ~/.claude/projects/-home-ana-app/0f3c2a55-6b1e-4c8e-9d2a-3b4c5d6e7
 	fs.BoolVar(&a.noMCP, "no-mcp", false, "open the TUI without the MCP listener")
 	fs.StringVar(&a.token, "token", "", "bearer token agents must send to the embedded listener (default $WEFT_TOKEN)")
 	fs.StringArrayVar(&a.origins, "allow-origin", nil, "a browser `ORIGIN` (scheme://host[:port]) allowed to call the embedded listener, with CORS; repeatable")
-	fs.StringVar(&a.upstreams.Anthropic, "upstream-anthropic", mcpserver.DefaultAnthropicUpstream, "where the listener's context proxy sends Messages API requests")
-	fs.StringVar(&a.upstreams.OpenAI, "upstream-openai", mcpserver.DefaultOpenAIUpstream, "where the listener's context proxy sends Chat Completions and Responses requests (with its /v1)")
+	fs.StringVar(&a.upstreams.Anthropic, "upstream-anthropic", proxy.DefaultAnthropicUpstream, "where the listener's context proxy sends Messages API requests")
+	fs.StringVar(&a.upstreams.OpenAI, "upstream-openai", proxy.DefaultOpenAIUpstream, "where the listener's context proxy sends Chat Completions and Responses requests (with its /v1)")
 	_ = root.RegisterFlagCompletionFunc("theme", completeThemes)
 	a.globals = fs
 	root.Flags().StringArrayVar(&a.follow, "follow", nil, "import this file (a Claude Code session, a Codex rollout) and keep importing what it gains while the TUI is open; repeat for more files")

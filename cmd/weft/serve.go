@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"weft/ops"
-	"weft/ops/mcpserver"
+	"weft/ops/listen"
 )
 
 // serveCommand is weft serve.
@@ -44,11 +44,11 @@ curl -X POST localhost:7433/api/get_message_range -d '{"start_idx":0,"end_idx":9
 			return a.withService(func(svc *ops.Service) error {
 				lc := a.listen()
 				lc.addr = addr
-				return serve(cmd.Context(), svc, lc.options(), a.stderr)
+				return serve(cmd.Context(), svc, lc, a.stderr)
 			})
 		},
 	}
-	cmd.Flags().StringVar(&addr, "addr", mcpserver.DefaultAddr, "where to listen, host:port (off loopback only with a token)")
+	cmd.Flags().StringVar(&addr, "addr", listen.DefaultAddr, "where to listen, host:port (off loopback only with a token)")
 	a.describeFlag(cmd, "token", "bearer token clients must send (default $WEFT_TOKEN; the proxy's clients send it as X-Weft-Token)")
 	a.describeFlag(cmd, "allow-origin", "a browser `ORIGIN` (scheme://host[:port]) allowed to call, with CORS; repeatable")
 	a.describeFlag(cmd, "upstream-anthropic", "where the context proxy sends Messages API requests (/v1/messages)")
@@ -59,18 +59,19 @@ curl -X POST localhost:7433/api/get_message_range -d '{"start_idx":0,"end_idx":9
 
 // serve serves MCP and the HTTP API without a TUI, logging to stderr,
 // until SIGINT or SIGTERM.
-func serve(ctx context.Context, svc *ops.Service, o mcpserver.ListenOptions, stderr io.Writer) error {
+func serve(ctx context.Context, svc *ops.Service, lc listenConfig, stderr io.Writer) error {
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	o.Logger = logger
-	err := mcpserver.Serve(ctx, svc, o, func(l *mcpserver.Listener) {
+	lc.logger = logger
+	o, _ := lc.options(svc)
+	err := listen.Serve(ctx, o, func(l *listen.Listener) {
 		if n := l.Notice(); n != "" {
 			logger.Warn(n)
 		}
-		logger.Info("weft is serving", "db", svc.Store().Path(), "mcp", l.MCPURL(), "api", l.URL()+"/api/TOOL", "proxy", l.URL()+"/v1", "token", o.Token != "", "origins", o.Origins)
+		logger.Info("weft is serving", "db", svc.Store().Path(), "mcp", l.Addr(), "api", l.URL()+"/api/TOOL", "proxy", l.URL()+"/v1", "token", o.Token != "", "origins", o.Origins)
 	})
-	if errors.Is(err, mcpserver.ErrNeedsToken) {
+	if errors.Is(err, listen.ErrNeedsToken) {
 		return fmt.Errorf("%w (--token T or WEFT_TOKEN)", err)
 	}
 	if err == nil {

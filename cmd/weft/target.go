@@ -7,7 +7,8 @@ import (
 	"os"
 	"time"
 
-	"weft/ops/mcpserver"
+	"weft/ops/listen"
+	"weft/ops/relay"
 	"weft/ops/tools"
 	"weft/store"
 )
@@ -25,7 +26,7 @@ const (
 
 // target is where a command does its work: on the file, opened here
 // (tools.Local), or through the running weft that holds it
-// (mcpserver.Remote). Every command goes through the same calls either
+// (relay.Remote). Every command goes through the same calls either
 // way, so its output is the same.
 type target interface {
 	tools.Backend
@@ -55,16 +56,16 @@ func (a *app) withTarget(acc access, fn func(target) error) (err error) {
 	// A weft that left its address is most likely running: find out
 	// quickly rather than wait the whole lock timeout to go through it.
 	var timeout time.Duration
-	if mcpserver.ReadAddrFile(a.db) != "" {
+	if listen.ReadAddrFile(a.db) != "" {
 		timeout = 200 * time.Millisecond
 	}
 	f, err := a.openDB(timeout, acc == reading)
 	if errors.Is(err, store.ErrInUse) {
-		url := mcpserver.ReadAddrFile(a.db)
+		url := listen.ReadAddrFile(a.db)
 		if url == "" {
 			return fmt.Errorf("%w; nothing that listens for other wefts holds it (a TUI started with --no-mcp, or another command at work), so this command cannot go through it: run it again once that one is done", err)
 		}
-		r, err := mcpserver.NewRemote(url, a.bearer())
+		r, err := relay.Dial(url, relay.Options{Token: a.bearer()})
 		if err != nil {
 			return fmt.Errorf("%s.addr: %w", a.db, err)
 		}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"weft/ops"
-	"weft/ops/mcpserver"
 	"weft/tui"
 )
 
@@ -26,7 +25,7 @@ func TestTUITokenFlag(t *testing.T) {
 
 	var statuses []int
 	runTUI = func(_ context.Context, _ *ops.Service, opts tui.Options) error {
-		l, ok := opts.Listener.(*mcpserver.Listener)
+		l, ok := opts.Listener.(*embedded)
 		if !ok {
 			t.Fatalf("the TUI was given no listener: %v", opts.Listener)
 		}

@@ -90,37 +90,51 @@ func tree(t *testing.T) (map[string]*pkg, *token.FileSet) {
 // under reports whether import path p is prefix or inside it.
 func under(p, prefix string) bool { return p == prefix || strings.HasPrefix(p, prefix+"/") }
 
-// TestDependenciesPointOneWay: cmd -> tui, ops/mcpserver -> ops/ingest ->
-// ops -> ops/thread, ops/assemble, ops/summary, store, formats, internal ->
-// model; tui -> themes. model imports nothing of ours, store knows nothing
-// of operations' meaning, ops nothing of screens or protocols, and the
-// faces never touch the store.
+// TestDependenciesPointOneWay: cmd -> tui, faces -> ops/tools ->
+// ops/reads, ops/ingest -> ops/search -> ops -> ops/thread, ops/assemble,
+// ops/summary, store, formats, internal -> model; tui -> themes. model
+// imports nothing of ours, store knows nothing of operations' meaning,
+// ops nothing of screens or protocols, and the faces never touch the
+// store (TestFacesStandApart: nor one another).
 func TestDependenciesPointOneWay(t *testing.T) {
 	pkgs, _ := tree(t)
 	// forbidden lists, for a package (and those below it), what it must
 	// not import (nor anything below those).
 	forbidden := map[string][]string{
-		"weft/model":            {"weft"}, // nothing of ours
-		"weft/store":            {"weft/ops", "weft/formats", "weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/internal"},
-		"weft/formats":          {"weft/ops", "weft/store", "weft/tui", "weft/cmd", "weft/themes", "weft/demo"},
-		"weft/internal":         {"weft/ops", "weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/formats"},
-		"weft/themes":           {"weft/ops", "weft/store", "weft/tui", "weft/cmd", "weft/formats", "weft/demo"},
-		"weft/ops":              {"weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/ops/mcpserver", "weft/ops/proxy", "weft/ops/relay", "weft/ops/listen", "weft/ops/ingest", "weft/ops/reads", "weft/ops/search", "weft/ops/tools", "weft/ops/opstest"},
-		"weft/ops/ingest":       {"weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/ops/mcpserver", "weft/ops/proxy", "weft/ops/relay", "weft/ops/listen", "weft/ops/reads", "weft/ops/search", "weft/ops/tools"},
-		"weft/ops/search":       {"weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/ops/mcpserver", "weft/ops/proxy", "weft/ops/relay", "weft/ops/listen", "weft/ops/reads", "weft/ops/tools", "weft/ops/ingest"},
-		"weft/ops/reads":        {"weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/ops/mcpserver", "weft/ops/proxy", "weft/ops/relay", "weft/ops/listen", "weft/ops/tools", "weft/ops/ingest"},
-		"weft/ops/tools":        {"weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/ops/mcpserver", "weft/ops/proxy", "weft/ops/relay", "weft/ops/listen"},
-		"weft/ops/opstest":      {"weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/ops/mcpserver", "weft/ops/proxy", "weft/ops/relay", "weft/ops/listen"},
-		"weft/ops/thread":       {"weft/ops", "weft/store", "weft/formats", "weft/tui", "weft/cmd", "weft/internal"},
-		"weft/ops/assemble":     {"weft/ops", "weft/store", "weft/tui", "weft/cmd"},
-		"weft/ops/summary":      {"weft/ops", "weft/store", "weft/tui", "weft/cmd"},
-		"weft/ops/timeparse":    {"weft"},
-		"weft/ops/mcpserver":    {"weft/store", "weft/tui", "weft/cmd"},
-		"weft/tui":              {"weft/store", "weft/ops/mcpserver", "weft/cmd"},
-		"weft/demo":             {"weft/store", "weft/tui", "weft/cmd", "weft/ops/mcpserver"},
-		"weft/internal/tokens":  {"weft"},
-		"weft/internal/fuzzy":   {"weft"},
-		"weft/internal/english": {"weft"},
+		"weft/model":         {"weft"}, // nothing of ours
+		"weft/store":         {"weft/ops", "weft/formats", "weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/internal"},
+		"weft/formats":       {"weft/ops", "weft/store", "weft/tui", "weft/cmd", "weft/themes", "weft/demo"},
+		"weft/internal":      {"weft/ops", "weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/formats"},
+		"weft/themes":        {"weft/ops", "weft/store", "weft/tui", "weft/cmd", "weft/formats", "weft/demo"},
+		"weft/ops":           {"weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/ops/mcpserver", "weft/ops/proxy", "weft/ops/relay", "weft/ops/listen", "weft/ops/httpx", "weft/ops/ingest", "weft/ops/reads", "weft/ops/search", "weft/ops/tools", "weft/ops/opstest"},
+		"weft/ops/thread":    {"weft/ops", "weft/store", "weft/formats", "weft/tui", "weft/cmd", "weft/internal"},
+		"weft/ops/assemble":  {"weft/ops", "weft/store", "weft/tui", "weft/cmd"},
+		"weft/ops/summary":   {"weft/ops", "weft/store", "weft/tui", "weft/cmd"},
+		"weft/ops/timeparse": {"weft"},
+		// The engine's rooms: below the registry, each below the next.
+		"weft/ops/search": {"weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/ops/mcpserver", "weft/ops/proxy", "weft/ops/relay", "weft/ops/listen", "weft/ops/httpx", "weft/ops/reads", "weft/ops/tools", "weft/ops/ingest"},
+		"weft/ops/ingest": {"weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/ops/mcpserver", "weft/ops/proxy", "weft/ops/relay", "weft/ops/listen", "weft/ops/httpx", "weft/ops/reads", "weft/ops/search", "weft/ops/tools"},
+		"weft/ops/reads":  {"weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/ops/mcpserver", "weft/ops/proxy", "weft/ops/relay", "weft/ops/listen", "weft/ops/httpx", "weft/ops/tools", "weft/ops/ingest"},
+		// The registry, and the one way to reach it here or there, sit
+		// below every face and the command line.
+		"weft/ops/tools": {"weft/store", "weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/ops/mcpserver", "weft/ops/proxy", "weft/ops/relay", "weft/ops/listen", "weft/ops/httpx"},
+		// What the engine's tests share.
+		"weft/ops/opstest": {"weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/ops/mcpserver", "weft/ops/proxy", "weft/ops/relay", "weft/ops/listen", "weft/ops/httpx"},
+		// The HTTP the faces share sits below them all.
+		"weft/ops/httpx":     {"weft/store", "weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/ops/mcpserver", "weft/ops/proxy", "weft/ops/relay", "weft/ops/listen"},
+		"weft/ops/mcpserver": {"weft/store", "weft/tui", "weft/cmd"},
+		"weft/ops/proxy":     {"weft/store", "weft/tui", "weft/cmd"},
+		"weft/ops/relay":     {"weft/store", "weft/tui", "weft/cmd"},
+		"weft/ops/listen":    {"weft/store", "weft/tui", "weft/cmd", "weft/ops/tools"},
+		// What the faces' tests share: a seeded service (demo's thread)
+		// and clients, but no face, so that every face's tests may use it.
+		"weft/ops/internal/facetest": {"weft/tui", "weft/cmd", "weft/ops/mcpserver", "weft/ops/proxy", "weft/ops/relay", "weft/ops/listen"},
+		"weft/tui":                   {"weft/store", "weft/cmd"},
+		"weft/demo":                  {"weft/store", "weft/tui", "weft/cmd", "weft/ops/mcpserver", "weft/ops/proxy", "weft/ops/relay", "weft/ops/listen"},
+		"weft/internal/tokens":       {"weft"},
+		"weft/internal/fuzzy":        {"weft"},
+		"weft/internal/english":      {"weft"},
+		"weft/internal/jsonargs":     {"weft"},
 	}
 	// A package may always import itself and model (but model itself
 	// may import nothing of ours), and a package below it unless its
@@ -157,6 +171,42 @@ func TestDependenciesPointOneWay(t *testing.T) {
 		for im := range p.imports {
 			if under(im, "weft/cmd") {
 				t.Errorf("%s imports %s", p.path, im)
+			}
+		}
+	}
+}
+
+// faces are the packages that put the Service before the world, each a
+// thin adapter over it: MCP and /api, the context proxy, the relay, and
+// the listener that serves them.
+var faces = []string{"weft/ops/mcpserver", "weft/ops/proxy", "weft/ops/relay", "weft/ops/listen"}
+
+// faceOf is the face import path p is (or is below), or "".
+func faceOf(p string) string {
+	for _, f := range faces {
+		if under(p, f) {
+			return f
+		}
+	}
+	return ""
+}
+
+// TestFacesStandApart: no face imports another (the listener takes the
+// others' paths from its caller, and cmd/weft composes them), and the
+// TUI imports none: it reaches the data through ops.Service, as every
+// face does.
+func TestFacesStandApart(t *testing.T) {
+	pkgs, _ := tree(t)
+	for _, p := range sortedPkgs(pkgs) {
+		own := faceOf(p.path)
+		for im := range p.imports {
+			other := faceOf(im)
+			switch {
+			case other == "" || other == own:
+			case own != "":
+				t.Errorf("%s imports %s: a face imports no other face (cmd/weft composes them)", p.path, im)
+			case under(p.path, "weft/tui"):
+				t.Errorf("%s imports the face %s: the TUI reaches the data through ops.Service", p.path, im)
 			}
 		}
 	}

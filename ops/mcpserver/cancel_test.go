@@ -16,6 +16,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"weft/ops"
+	"weft/ops/httpx"
+	"weft/ops/listen"
 	"weft/ops/summary"
 	"weft/ops/tools"
 )
@@ -98,7 +100,7 @@ func TestCancelledCallCancelsSampling(t *testing.T) {
 	svc, sid := seeded(t)
 	logs := &logRecorder{}
 	srv := New(tools.Local{Service: svc}, Options{Logger: slog.New(logs)})
-	ts := httptestServer(t, srv, HandlerOptions{})
+	ts := httptestServer(t, srv)
 	model := newStallingSampler(t)
 	ctx := context.Background()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "canceller"}, model.options()).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: legacyVersion})
@@ -162,10 +164,11 @@ func (r *logRecorder) matching(s string) []string {
 	return out
 }
 
-// httptestServer serves srv's handler on a loopback test server.
-func httptestServer(t *testing.T, srv *Server, o HandlerOptions) *httptest.Server {
+// httptestServer serves srv behind the listener's guard on a loopback
+// test server.
+func httptestServer(t *testing.T, srv *Server) *httptest.Server {
 	t.Helper()
-	ts := httptest.NewServer(srv.Handler(o))
+	ts := httptest.NewServer(listen.Handler(listen.Options{Faces: []httpx.Face{srv.Face()}}))
 	t.Cleanup(func() {
 		for ss := range srv.MCP().Sessions() {
 			ss.Close()
@@ -194,7 +197,7 @@ func TestDroppedAPICallCancelsTheSummary(t *testing.T) {
 	logs := &logRecorder{}
 	svc, _ := seeded(t, ops.WithSummaryEndpoint(summary.Endpoint{URL: model.URL + "/v1"}), ops.WithLogger(slog.New(logs)))
 	srv := New(tools.Local{Service: svc}, Options{Logger: slog.New(logs)})
-	ts := httptestServer(t, srv, HandlerOptions{})
+	ts := httptestServer(t, srv)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, "POST", ts.URL+"/api/summarize_message_range", strings.NewReader(`{"start_idx":0,"end_idx":5,"source":"endpoint"}`))
@@ -220,10 +223,10 @@ func TestDroppedAPICallCancelsTheSummary(t *testing.T) {
 // wait for the model of a client that is asked for a summary.
 func TestListenerClosesWithASummaryInFlight(t *testing.T) {
 	svc, sid := seeded(t)
-	l := listen(t, svc, ListenOptions{Addr: "127.0.0.1:0", AddrFile: "-"})
+	l := listening(t, svc, listen.Options{Addr: "127.0.0.1:0"})
 	model := newStallingSampler(t)
 	ctx := context.Background()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "asked"}, model.options()).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: l.MCPURL()}, &mcp.ClientSessionOptions{ProtocolVersion: legacyVersion})
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "asked"}, model.options()).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: l.Addr()}, &mcp.ClientSessionOptions{ProtocolVersion: legacyVersion})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,8 @@ import (
 
 	"weft/model"
 	"weft/ops"
+	"weft/ops/httpx"
+	"weft/ops/listen"
 	"weft/ops/reads"
 	"weft/ops/thread"
 	"weft/ops/tools"
@@ -80,7 +82,7 @@ func (a concAPI) call(author, tool string, args, out any) (int, string, error) {
 		return 0, "", err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(AuthorHeader, author)
+	req.Header.Set(httpx.AuthorHeader, author)
 	resp, err := a.client.Do(req)
 	if err != nil {
 		return 0, "", err
@@ -91,7 +93,7 @@ func (a concAPI) call(author, tool string, args, out any) (int, string, error) {
 		return resp.StatusCode, "", err
 	}
 	if resp.StatusCode != http.StatusOK {
-		var e apiError
+		var e httpx.APIError
 		if err := json.Unmarshal(b, &e); err != nil || e.Error == "" {
 			return resp.StatusCode, "", fmt.Errorf("%s: %d with a body that is not {\"error\": ...}: %s", tool, resp.StatusCode, b)
 		}
@@ -445,7 +447,7 @@ func TestConcurrentEditsOverHTTP(t *testing.T) {
 	v0 := info.Version
 
 	srv := New(tools.Local{Service: svc}, Options{})
-	ts := httptest.NewServer(srv.Handler(HandlerOptions{}))
+	ts := httptest.NewServer(listen.Handler(listen.Options{Faces: []httpx.Face{srv.Face()}}))
 	t.Cleanup(ts.Close)
 	// Enough idle connections that every client keeps its own.
 	api := concAPI{url: ts.URL, client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * concClients}}}

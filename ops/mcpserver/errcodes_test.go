@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"weft/ops/listen"
 	"weft/ops/tools"
 )
 
@@ -33,7 +34,7 @@ func TestErrorsNeverCarryCodeZero(t *testing.T) {
 
 	t.Run("HTTP", func(t *testing.T) {
 		svc, _ := seeded(t)
-		ts, _ := api(t, svc, HandlerOptions{})
+		ts, _ := api(t, svc, apiOptions{})
 		session := initialize(t, ts.URL)
 		resp := mcpPost(t, ts.URL, session, `{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"`+legacyVersion+`","capabilities":{},"clientInfo":{"name":"again","version":"1"}}}`)
 		defer resp.Body.Close()
@@ -45,12 +46,12 @@ func TestErrorsNeverCarryCodeZero(t *testing.T) {
 
 	t.Run("relay without the token", func(t *testing.T) {
 		svc, sid := seeded(t)
-		l := listen(t, svc, ListenOptions{Addr: "127.0.0.1:0", Token: "needed", AddrFile: "-"})
-		relay, err := NewRelay(l.MCPURL(), "", Options{})
+		l := listening(t, svc, listen.Options{Addr: "127.0.0.1:0", Token: "needed"})
+		relayed, err := relayTo(l.Addr(), "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		cs, _ := connectAt(t, relay, "tokenless", legacyVersion, nil)
+		cs, _ := connectAt(t, relayed, "tokenless", legacyVersion, nil)
 		ctx := context.Background()
 		for name, call := range map[string]func() error{
 			"resources/read": func() error {

@@ -1,16 +1,13 @@
 package mcpserver
 
 import (
-	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/json"
-	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
 	"weft/ops"
+	"weft/ops/httpx"
 	"weft/ops/tools"
 )
 
@@ -19,27 +16,12 @@ import (
 // reads it. A relay turns them into news for its own clients, as the
 // holder's server does for its own.
 
-const (
-	eventsPath = "/events"
-	// OriginHeader carries the origin of the writes a relay sends (see
-	// ops.WithOrigin), so the events it reads back tell its clients'
-	// edits from those of others.
-	OriginHeader = "X-Weft-Origin"
-	// eventsRetry is how long a relay waits before it opens the stream
-	// again after it broke.
-	eventsRetry = time.Second
-	// heldOrigin starts the origin of a write a relay did not send.
-	heldOrigin = "held/"
-	// apiOrigin starts the origin of a write that came through /api.
-	apiOrigin = "api/"
-)
-
 // serveEvents streams the backend's events until the client goes or the
 // listener closes.
 func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
 		w.Header().Set("Allow", http.MethodGet)
-		writeError(w, http.StatusMethodNotAllowed, "GET /events streams the writes, one JSON object a line")
+		httpx.WriteError(w, http.StatusMethodNotAllowed, "GET /events streams the writes, one JSON object a line")
 		return
 	}
 	ctx, cancel := context.WithCancel(r.Context())
@@ -75,47 +57,9 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 // apiContext is the context of a tool called through /api: the author
 // and origin its headers name.
 func apiContext(r *http.Request) context.Context {
-	author := cleanAuthor(r.Header.Get(AuthorHeader))
-	if author == "" {
-		author = "http"
-	}
-	ctx := ops.WithAuthor(r.Context(), author)
-	if o := strings.TrimSpace(r.Header.Get(OriginHeader)); o != "" {
-		ctx = ops.WithOrigin(ctx, apiOrigin+o)
+	ctx := ops.WithAuthor(r.Context(), httpx.Author(r))
+	if o := strings.TrimSpace(r.Header.Get(httpx.OriginHeader)); o != "" {
+		ctx = ops.WithOrigin(ctx, httpx.APIOrigin+o)
 	}
 	return ctx
-}
-
-// newRelayID names a relay process among those that write through one
-// holder.
-func newRelayID() string { return "relay-" + rand.Text()[:10] }
-
-// readEvents reads one stream of events until it ends, calling opened
-// once it is open; read says whether it was.
-func (b *remoteBackend) readEvents(ctx context.Context, opened func(), fn func(ops.Event)) (read bool, err error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.target()+eventsPath, nil)
-	if err != nil {
-		return false, err
-	}
-	if b.token != "" {
-		req.Header.Set("Authorization", "Bearer "+b.token)
-	}
-	resp, err := b.client.Do(req)
-	if err != nil {
-		return false, err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusOK {
-		return false, fmt.Errorf("GET %s answered %s", eventsPath, resp.Status)
-	}
-	opened()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		var ev ops.Event
-		if json.Unmarshal(sc.Bytes(), &ev) == nil {
-			fn(ev)
-		}
-	}
-	return true, sc.Err()
 }

@@ -31,7 +31,7 @@ type face struct {
 // faces are MCP (an SDK client, in memory) and POST /api over svc.
 func faces(t *testing.T, svc *ops.Service) ([]face, *mcp.ClientSession) {
 	cs := connect(t, New(tools.Local{Service: svc}, Options{}), "pager", nil)
-	ts, _ := api(t, svc, HandlerOptions{})
+	ts, _ := api(t, svc, apiOptions{})
 	mcpFace := face{"MCP", func(t *testing.T, tool string, args map[string]any) (map[string]any, string, string) {
 		t.Helper()
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})

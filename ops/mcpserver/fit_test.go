@@ -152,7 +152,7 @@ func measureHeavy(t *testing.T) []heavySize {
 	t.Helper()
 	svc, sid := toolHeavy(t)
 	cs := connect(t, New(tools.Local{Service: svc}, Options{}), "measure", nil)
-	ts, _ := api(t, svc, HandlerOptions{})
+	ts, _ := api(t, svc, apiOptions{})
 	ctx := context.Background()
 	var out []heavySize
 	for _, r := range heavyReads(sid) {

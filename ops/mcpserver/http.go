@@ -2,16 +2,10 @@ package mcpserver
 
 import (
 	"bytes"
-	"cmp"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -19,55 +13,30 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"weft/ops"
+	"weft/ops/httpx"
 	"weft/ops/reads"
 	"weft/ops/tools"
 )
 
 const (
-	// MaxBodyBytes caps every request body: a large append is a few MB;
-	// anything past this is a mistake or an attack.
-	MaxBodyBytes = 8 << 20
 	// SessionTimeout closes MCP sessions that sent nothing for this long,
 	// so clients that vanish without a DELETE do not pile up.
 	SessionTimeout = 30 * time.Minute
-	// AuthorHeader names the author of edits made through /api; without
-	// it they are recorded as "http".
-	AuthorHeader = "X-Weft-Author"
 )
 
-// HandlerOptions configure Handler.
-type HandlerOptions struct {
-	// Token, when set, is the bearer token every request must carry
-	// (Authorization: Bearer TOKEN).
-	Token string
-	// Origins are extra browser origins allowed to call (scheme://host:port),
-	// with CORS (cors.go); a page served by the listener itself is always
-	// allowed.
-	Origins []string
-	// SessionTimeout overrides SessionTimeout; negative means never.
-	SessionTimeout time.Duration
-	// ReadTimeout overrides ReadTimeout for request bodies.
-	ReadTimeout time.Duration
-	// Upstreams are where the context proxy (/v1/...) sends requests.
-	Upstreams Upstreams
-}
-
-// Handler serves, behind one guard (Host and Origin checks, the bearer
-// token, the body cap, the read timeout):
+// Face is what this server serves on the listener (ops/listen):
 //
 //	/mcp             MCP over Streamable HTTP
 //	POST /api/TOOL   the tool's arguments as a JSON body; its JSON result
 //	GET  /api        the tools, with their argument schemas
 //	GET  /healthz    liveness, version and counts
-//	POST /outline    {"session_id"}: what weft show prints around the messages (Outline)
-//	POST /export     ExportArgs as JSON: the export, streamed; notes as trailers
-//	POST /import     ?format=F&session=S, the file as the body: an ImportReport
-//	/v1/...          the context proxy (proxy.go), also under /s/SESSION/
+//	GET  /events     the writes, for the wefts relaying to this one
+//	POST /sessions/page, /sessions/match   session records, for their pickers
 //
-// The last three are how a second weft on a held file runs weft show,
-// export and import through the weft that holds it.
-func (s *Server) Handler(o HandlerOptions) http.Handler {
-	timeout := o.SessionTimeout
+// When the listener closes, the server ends its MCP sessions and streams
+// of events, which would hold it open.
+func (s *Server) Face() httpx.Face {
+	timeout := s.sessionTimeout
 	switch {
 	case timeout == 0:
 		timeout = SessionTimeout
@@ -76,278 +45,67 @@ func (s *Server) Handler(o HandlerOptions) http.Handler {
 	}
 	// Sessions expire by weft's clock, not the SDK's (sessions.go).
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
-		MaxRequestBodyBytes: MaxBodyBytes,
+		MaxRequestBodyBytes: httpx.MaxBodyBytes,
 		Logger:              s.logger,
 		EventStore:          mcp.NewMemoryEventStore(nil),
 	})
 	keeper := newSessionKeeper(s, timeout)
 	kept := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { keeper.serve(mcpHandler, codedWriter{w}, r) })
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", checkJSONRPC(s.endingSessions(kept)))
-	mux.HandleFunc("/api", s.serveToolList)
-	mux.HandleFunc("/api/", s.serveTool)
-	mux.HandleFunc("/healthz", s.serveHealth)
-	mux.HandleFunc(eventsPath, s.serveEvents)
-	mux.HandleFunc(outlinePath, s.serveOutline)
-	mux.HandleFunc(exportPath, s.serveExport)
-	mux.HandleFunc(importPath, s.serveImport)
-	mux.HandleFunc(sessionsPagePath, serveRead(s, (*ops.Service).SessionPage))
-	mux.HandleFunc(sessionsMatchPath, serveRead(s, (*ops.Service).MatchSessions))
-	proxy := newProxy(s, o.Upstreams)
-	mux.Handle("/v1/", proxy)
-	mux.Handle("/s/", proxy)
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("nothing at %s: weft serves /mcp (MCP), POST /api/TOOL, GET /api, GET /healthz, POST /outline, /export and /import, and the context proxy at /v1/messages and /v1/chat/completions", r.URL.Path))
-	})
-	// A client's token is read without the blanks around it (bearer), so
-	// the listener's is too.
-	token := strings.TrimSpace(o.Token)
-	origins := originSet(o.Origins)
-	g := &guard{next: mux, token: tokenHash(token), hasToken: token != "", origins: origins, readTimeout: cmp.Or(o.ReadTimeout, ReadTimeout)}
-	return cors{next: g, origins: origins}
+	return httpx.Face{
+		Mounts: []httpx.Mount{
+			{Pattern: httpx.MCPPath, Handler: checkJSONRPC(s.endingSessions(kept)), Serves: httpx.MCPPath + " (MCP)"},
+			{Pattern: httpx.APIPath, Handler: http.HandlerFunc(s.serveTool), Serves: "POST /api/TOOL"},
+			{Pattern: "/api", Handler: http.HandlerFunc(s.serveToolList), Serves: "GET /api"},
+			{Pattern: "/healthz", Handler: http.HandlerFunc(s.serveHealth), Serves: "GET /healthz"},
+			{Pattern: httpx.EventsPath, Handler: http.HandlerFunc(s.serveEvents)},
+			{Pattern: httpx.SessionsPagePath, Handler: serveRead(s, (*ops.Service).SessionPage)},
+			{Pattern: httpx.SessionsMatchPath, Handler: serveRead(s, (*ops.Service).MatchSessions)},
+		},
+		Closing: s.endStreams,
+	}
 }
 
-// guard checks what every request must pass before any handler runs.
-type guard struct {
-	next     http.Handler
-	token    [sha256.Size]byte
-	hasToken bool
-	origins  map[string]bool
-	// readTimeout is the grace a request body has (see timedBody).
-	readTimeout time.Duration
-}
-
-func tokenHash(t string) [sha256.Size]byte { return sha256.Sum256([]byte(t)) }
-
-func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	hasBody := r.Body != nil && r.Body != http.NoBody
-	if hasBody {
-		// Timed from now, before any refusal: see timedBody.
-		r.Body = newTimedBody(w, r.Body, g.readTimeout)
+// endStreams ends the streams of events and the MCP sessions, whose
+// streams would hold a listener's shutdown open.
+func (s *Server) endStreams() {
+	s.closeOnce.Do(func() { close(s.closing) })
+	for ss := range s.mcp.Sessions() {
+		s.closeSession(ss)
 	}
-	proxied := isProxyPath(r.URL.Path)
-	refuse := writeError
-	if proxied {
-		// The proxy's clients read errors in their provider's shape.
-		refuse = func(w http.ResponseWriter, status int, msg string) { proxyError(w, proxyAPIOf(r), status, msg) }
-	}
-	if msg := g.foreign(r); msg != "" {
-		refuse(w, http.StatusForbidden, msg)
-		return
-	}
-	if g.hasToken {
-		// Hashing first makes the comparison constant-time in the
-		// length too. On the proxy's paths Authorization is the
-		// client's key for its provider: the token comes in its own
-		// header.
-		got, ok := bearer(r)
-		if proxied {
-			got = strings.TrimSpace(r.Header.Get(ProxyTokenHeader))
-			ok = got != ""
-		}
-		if h := tokenHash(got); !ok || subtle.ConstantTimeCompare(h[:], g.token[:]) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="weft"`)
-			msg := "this weft needs a bearer token: send Authorization: Bearer TOKEN (the --token or WEFT_TOKEN it was started with)"
-			switch {
-			case proxied && ok:
-				msg = "wrong " + ProxyTokenHeader + ": send the --token or WEFT_TOKEN this weft was started with"
-			case proxied:
-				msg = "this weft needs its token: send " + ProxyTokenHeader + ": TOKEN (the --token or WEFT_TOKEN it was started with; Authorization goes to the provider)"
-			case ok:
-				msg = "wrong bearer token: send the --token or WEFT_TOKEN this weft was started with"
-			}
-			refuse(w, http.StatusUnauthorized, msg)
-			return
-		}
-	}
-	// An imported file is read as it comes: it may be far larger than
-	// any other body.
-	limit := int64(MaxBodyBytes)
-	switch {
-	case r.URL.Path == importPath:
-		limit = MaxImportBytes
-	case proxied:
-		limit = MaxProxyBodyBytes
-	}
-	if r.ContentLength > limit {
-		if proxied {
-			proxyBodyError(w, proxyAPIOf(r), &http.MaxBytesError{Limit: limit})
-			return
-		}
-		writeTooLargeFor(w, r.URL.Path)
-		return
-	}
-	if hasBody {
-		r.Body = http.MaxBytesReader(w, r.Body, limit)
-	}
-	g.next.ServeHTTP(w, r)
-}
-
-func bearer(r *http.Request) (string, bool) {
-	h := r.Header.Get("Authorization")
-	scheme, tok, ok := strings.Cut(h, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return "", false
-	}
-	tok = strings.TrimSpace(tok)
-	return tok, tok != ""
-}
-
-// foreign says why a request comes from somewhere it must not, or "".
-//
-// A browser page on another site must not reach the listener, not even
-// with GET (an MCP GET opens an event stream): its Origin must be the
-// listener's own. DNS rebinding makes a foreign page same-origin with a
-// foreign Host name, so a listener on loopback also insists that Host
-// names loopback. Clients outside browsers send no Origin and pass.
-func (g *guard) foreign(r *http.Request) string {
-	if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && local != nil {
-		if isLoopbackHostPort(local.String()) && !isLoopbackHostPort(r.Host) {
-			return fmt.Sprintf("Host %q is not this listener's loopback address", r.Host)
-		}
-	}
-	if site := r.Header.Get("Sec-Fetch-Site"); site == "cross-site" || site == "same-site" {
-		if origin := r.Header.Get("Origin"); origin == "" || !g.origins[strings.ToLower(origin)] {
-			return "cross-site browser requests are refused"
-		}
-	}
-	origin := r.Header.Get("Origin")
-	if origin == "" {
-		return ""
-	}
-	if g.origins[strings.ToLower(origin)] {
-		return ""
-	}
-	u, err := url.Parse(origin)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return fmt.Sprintf("Origin %q is not this listener's", origin)
-	}
-	if !sameHost(u, r.Host) {
-		return fmt.Sprintf("Origin %q is not this listener's (%s)", origin, r.Host)
-	}
-	return ""
-}
-
-// sameHost reports whether an origin names the host:port the request was
-// sent to.
-func sameHost(origin *url.URL, host string) bool {
-	oh, op := origin.Hostname(), origin.Port()
-	if op == "" {
-		op = map[string]string{"http": "80", "https": "443"}[origin.Scheme]
-	}
-	rh, rp, err := net.SplitHostPort(host)
-	if err != nil {
-		rh, rp = host, "80"
-	}
-	return strings.EqualFold(oh, strings.Trim(rh, "[]")) && op == rp
-}
-
-// isLoopbackHostPort reports whether host[:port] names the loopback
-// interface.
-func isLoopbackHostPort(hostport string) bool {
-	host := hostport
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		host = h
-	}
-	return isLoopbackHost(strings.Trim(host, "[]"))
-}
-
-func isLoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
-
-// apiError is the body of every refused HTTP request.
-type apiError struct {
-	Error string `json:"error"`
-}
-
-func writeJSONBody(w http.ResponseWriter, status int, body []byte) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
-	_, _ = w.Write([]byte("\n"))
-}
-
-func writeJSONValue(w http.ResponseWriter, status int, v any) {
-	b, err := tools.Encode(v)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, "cannot encode the result: "+err.Error())
-		return
-	}
-	writeJSONBody(w, status, b)
-}
-
-func writeError(w http.ResponseWriter, status int, msg string) {
-	b, _ := tools.Encode(apiError{msg})
-	writeJSONBody(w, status, b)
-}
-
-func writeTooLarge(w http.ResponseWriter) {
-	writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body is larger than %d MB: send less at once (append_messages takes batches)", MaxBodyBytes>>20))
-}
-
-// writeTooLargeFor refuses a body over the cap of the path it was sent
-// to.
-func writeTooLargeFor(w http.ResponseWriter, path string) {
-	if path == importPath {
-		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("the file is larger than %d GB, more than a running weft takes: split it, or close that weft and import it directly", MaxImportBytes>>30))
-		return
-	}
-	writeTooLarge(w)
-}
-
-// statusOf maps an error's kind to its HTTP status.
-func statusOf(err error) int {
-	switch {
-	case errors.Is(err, ops.ErrInvalid):
-		return http.StatusBadRequest
-	case errors.Is(err, ops.ErrNotFound):
-		return http.StatusNotFound
-	case errors.Is(err, ops.ErrConflict):
-		return http.StatusConflict
-	case errors.Is(err, ops.ErrSummarySource):
-		return http.StatusBadGateway // the model weft asked failed, not weft
-	}
-	return http.StatusInternalServerError
 }
 
 func (s *Server) serveTool(w http.ResponseWriter, r *http.Request) {
-	name := strings.TrimPrefix(r.URL.Path, "/api/")
+	name := strings.TrimPrefix(r.URL.Path, httpx.APIPath)
 	if name == "" {
 		s.serveToolList(w, r)
 		return
 	}
 	tool, ok := tools.Lookup(name)
 	if !ok {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("no tool %q: GET /api lists the tools", name))
+		httpx.WriteError(w, http.StatusNotFound, fmt.Sprintf("no tool %q: GET /api lists the tools", name))
 		return
 	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s: call a tool with POST and its arguments as a JSON body", r.Method, r.URL.Path))
+		httpx.WriteError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s: call a tool with POST and its arguments as a JSON body", r.Method, r.URL.Path))
 		return
 	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		bodyReadError(w, err)
+		httpx.BodyReadError(w, err)
 		return
 	}
 	ctx := apiContext(r)
 	out, _, err := s.backend.Call(ctx, tool, body)
 	if err != nil {
-		status := statusOf(err)
+		status := httpx.StatusOf(err)
 		if status == http.StatusInternalServerError {
 			logFailure(s.logger, ctx, name, err)
 		}
-		writeError(w, status, err.Error())
+		httpx.WriteError(w, status, err.Error())
 		return
 	}
-	writeJSONBody(w, http.StatusOK, out)
+	httpx.WriteJSONBody(w, http.StatusOK, out)
 }
 
 // toolInfo describes a tool at GET /api.
@@ -366,7 +124,7 @@ type toolInfo struct {
 func (s *Server) serveToolList(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
-		writeError(w, http.StatusMethodNotAllowed, "GET /api lists the tools; call one with POST /api/TOOL")
+		httpx.WriteError(w, http.StatusMethodNotAllowed, "GET /api lists the tools; call one with POST /api/TOOL")
 		return
 	}
 	all := tools.All()
@@ -381,10 +139,10 @@ func (s *Server) serveToolList(w http.ResponseWriter, r *http.Request) {
 		out.Tools = append(out.Tools, toolInfo{
 			Name: t.Name, Description: t.Description, Arguments: args,
 			ReadOnly: t.ReadOnly, Destructive: t.Destructive, Idempotent: t.Idempotent, OpenWorld: t.OpenWorld,
-			InputSchema: mcpTool(t).InputSchema, Path: "/api/" + t.Name,
+			InputSchema: mcpTool(t).InputSchema, Path: httpx.APIPath + t.Name,
 		})
 	}
-	writeJSONValue(w, http.StatusOK, out)
+	httpx.WriteJSON(w, http.StatusOK, out)
 }
 
 // health is GET /healthz's answer.
@@ -400,18 +158,18 @@ type health struct {
 func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
-		writeError(w, http.StatusMethodNotAllowed, "use GET /healthz")
+		httpx.WriteError(w, http.StatusMethodNotAllowed, "use GET /healthz")
 		return
 	}
 	var list reads.ListSessionsResult
 	if err := s.callTool(r.Context(), "list_sessions", reads.ListSessionsArgs{Limit: 1}, &list); err != nil {
-		writeJSONValue(w, http.StatusServiceUnavailable, struct {
+		httpx.WriteJSON(w, http.StatusServiceUnavailable, struct {
 			health
 			Error string `json:"error"`
 		}{health{Version: Version(), Schema: ops.SchemaVersion, Tools: len(tools.All())}, err.Error()})
 		return
 	}
-	writeJSONValue(w, http.StatusOK, health{OK: true, Version: Version(), Schema: ops.SchemaVersion, Tools: len(tools.All()), Sessions: list.Total, Agents: s.Agents()})
+	httpx.WriteJSON(w, http.StatusOK, health{OK: true, Version: Version(), Schema: ops.SchemaVersion, Tools: len(tools.All()), Sessions: list.Total, Agents: s.Agents()})
 }
 
 // checkJSONRPC answers a POST to /mcp whose body is not a JSON-RPC message
@@ -426,11 +184,11 @@ func checkJSONRPC(next http.Handler) http.Handler {
 		if r.Method == http.MethodPost && r.Body != nil {
 			var err error
 			if body, err = io.ReadAll(r.Body); err != nil {
-				bodyReadError(w, err)
+				httpx.BodyReadError(w, err)
 				return
 			}
 			if p := jsonrpcProblem(body); p != nil {
-				writeJSONBody(w, http.StatusBadRequest, jsonrpcError(p.id, p.code, p.msg))
+				httpx.WriteJSONBody(w, http.StatusBadRequest, jsonrpcError(p.id, p.code, p.msg))
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
@@ -443,11 +201,11 @@ func checkJSONRPC(next http.Handler) http.Handler {
 		case sw.status == http.StatusNotFound:
 			// A session that is not (or no longer) there: the client
 			// starts a new one.
-			writeJSONBody(w, http.StatusNotFound, jsonrpcError(callID(body), codeSessionNotFound,
+			httpx.WriteJSONBody(w, http.StatusNotFound, jsonrpcError(callID(body), codeSessionNotFound,
 				"session not found: it ended or expired (send initialize, without Mcp-Session-Id, to start a new one)"))
 		default:
 			code, msg := sdkRefusalError(strings.TrimSpace(sw.text.String()))
-			writeJSONBody(w, http.StatusBadRequest, jsonrpcError(callID(body), code, msg))
+			httpx.WriteJSONBody(w, http.StatusBadRequest, jsonrpcError(callID(body), code, msg))
 		}
 	})
 }

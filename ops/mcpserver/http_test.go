@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -16,17 +15,30 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"weft/ops"
+	"weft/ops/httpx"
+	"weft/ops/internal/facetest"
+	"weft/ops/listen"
 	"weft/ops/reads"
+	"weft/ops/relay"
 	"weft/ops/summary"
 	"weft/ops/tools"
 	"weft/store"
 )
 
-// api serves svc's HTTP handler on a loopback test server.
-func api(t *testing.T, svc *ops.Service, o HandlerOptions) (*httptest.Server, *Server) {
+// apiOptions are what a test asks of the listener (Token, Origins) and
+// of the server (SessionTimeout).
+type apiOptions struct {
+	Token          string
+	Origins        []string
+	SessionTimeout time.Duration
+}
+
+// api serves svc's MCP server behind the listener's guard (ops/listen),
+// as cmd/weft wires it, on a loopback test server.
+func api(t *testing.T, svc *ops.Service, o apiOptions) (*httptest.Server, *Server) {
 	t.Helper()
-	srv := New(tools.Local{Service: svc}, Options{})
-	ts := httptest.NewServer(srv.Handler(o))
+	srv := New(tools.Local{Service: svc}, Options{SessionTimeout: o.SessionTimeout})
+	ts := httptest.NewServer(listen.Handler(listen.Options{Token: o.Token, Origins: o.Origins, Faces: []httpx.Face{srv.Face()}}))
 	t.Cleanup(func() {
 		for ss := range srv.MCP().Sessions() {
 			ss.Close()
@@ -36,51 +48,30 @@ func api(t *testing.T, svc *ops.Service, o HandlerOptions) (*httptest.Server, *S
 	return ts, srv
 }
 
-// do sends a request and returns the status, headers and body.
-func do(t *testing.T, method, url, body string, header map[string]string) (int, http.Header, []byte) {
+// listening serves svc's MCP server on a listener of its own
+// (ops/listen), as cmd/weft does; it closes when the test ends.
+func listening(t *testing.T, svc *ops.Service, o listen.Options) *listen.Listener {
 	t.Helper()
-	var r io.Reader
-	if body != "" {
-		r = strings.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(t.Context(), method, url, r)
+	srv := New(tools.Local{Service: svc}, Options{Logger: o.Logger})
+	o.Entry = httpx.MCPPath
+	o.Faces = append(o.Faces, srv.Face())
+	l, err := listen.Listen(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for k, v := range header {
-		if k == "Host" {
-			req.Host = v
-			continue
-		}
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, resp.Header, b
+	t.Cleanup(func() { l.Close() })
+	return l
 }
 
-// errorOf reads an {"error": ...} body.
-func errorOf(t *testing.T, body []byte) string {
-	t.Helper()
-	var e struct {
-		Error string `json:"error"`
-	}
-	if err := json.Unmarshal(body, &e); err != nil || e.Error == "" {
-		t.Fatalf("not a JSON error: %s (%v)", body, err)
-	}
-	return e.Error
-}
+// do and errorOf are facetest's, by the names these tests use.
+var (
+	do      = facetest.Do
+	errorOf = facetest.ErrorOf
+)
 
 func TestAPICall(t *testing.T) {
 	svc, sid := seeded(t)
-	ts, _ := api(t, svc, HandlerOptions{})
+	ts, _ := api(t, svc, apiOptions{})
 	ctx := context.Background()
 
 	status, h, body := do(t, "POST", ts.URL+"/api/get_message_range", `{"start_idx":0,"end_idx":19}`, nil)
@@ -111,7 +102,7 @@ func TestAPICall(t *testing.T) {
 
 	// Edits are the header's author's, else "http".
 	var op ops.OpResult
-	_, _, body = do(t, "POST", ts.URL+"/api/snip_messages", `{"start_idx":0,"end_idx":0}`, map[string]string{AuthorHeader: "ci-bot"})
+	_, _, body = do(t, "POST", ts.URL+"/api/snip_messages", `{"start_idx":0,"end_idx":0}`, map[string]string{httpx.AuthorHeader: "ci-bot"})
 	json.Unmarshal(body, &op)
 	var op2 ops.OpResult
 	_, _, body = do(t, "POST", ts.URL+"/api/snip_messages", `{"start_idx":0,"end_idx":0}`, nil)
@@ -131,7 +122,7 @@ func TestAPICall(t *testing.T) {
 
 func TestAPIErrors(t *testing.T) {
 	svc, sid := seeded(t)
-	ts, _ := api(t, svc, HandlerOptions{})
+	ts, _ := api(t, svc, apiOptions{})
 	info, _, _ := svc.View(sid)
 	stale := info.Version - 1
 	direct := func(tool, args string) string {
@@ -181,7 +172,7 @@ func TestAPIErrors(t *testing.T) {
 
 func TestAPIListAndHealth(t *testing.T) {
 	svc, _ := seeded(t)
-	ts, _ := api(t, svc, HandlerOptions{})
+	ts, _ := api(t, svc, apiOptions{})
 	status, _, body := do(t, "GET", ts.URL+"/api", "", nil)
 	var list struct {
 		Tools []struct {
@@ -215,145 +206,9 @@ func TestAPIListAndHealth(t *testing.T) {
 	}
 }
 
-func TestOriginCheck(t *testing.T) {
-	svc, _ := seeded(t)
-	ts, _ := api(t, svc, HandlerOptions{Origins: []string{"http://app.example:3000"}})
-	mcpGet := map[string]string{"Accept": "text/event-stream"}
-	with := func(m map[string]string, k, v string) map[string]string {
-		out := map[string]string{k: v}
-		for kk, vv := range m {
-			out[kk] = vv
-		}
-		return out
-	}
-	tests := []struct {
-		name, method, path, body string
-		header                   map[string]string
-		status                   int
-	}{
-		{"foreign POST", "POST", "/api/list_sessions", "{}", map[string]string{"Origin": "https://evil.example"}, 403},
-		{"foreign GET /mcp", "GET", "/mcp", "", with(mcpGet, "Origin", "https://evil.example"), 403},
-		{"foreign GET healthz", "GET", "/healthz", "", map[string]string{"Origin": "https://evil.example"}, 403},
-		{"foreign POST /mcp", "POST", "/mcp", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, map[string]string{"Origin": "http://localhost:9999", "Content-Type": "application/json", "Accept": "application/json, text/event-stream"}, 403},
-		{"opaque origin", "POST", "/api/list_sessions", "{}", map[string]string{"Origin": "null"}, 403},
-		{"same port, other host", "POST", "/api/list_sessions", "{}", map[string]string{"Origin": strings.Replace(ts.URL, "127.0.0.1", "evil.example", 1)}, 403},
-		{"cross-site fetch without Origin", "GET", "/api", "", map[string]string{"Sec-Fetch-Site": "cross-site"}, 403},
-		{"rebound Host", "GET", "/healthz", "", map[string]string{"Host": "evil.example" + strings.TrimPrefix(ts.URL, "http://127.0.0.1")}, 403},
-		{"no Origin", "POST", "/api/list_sessions", "{}", nil, 200},
-		{"same origin", "POST", "/api/list_sessions", "{}", map[string]string{"Origin": ts.URL, "Sec-Fetch-Site": "same-origin"}, 200},
-		{"allowed origin", "POST", "/api/list_sessions", "{}", map[string]string{"Origin": "http://app.example:3000", "Sec-Fetch-Site": "cross-site"}, 200},
-		{"localhost Host", "GET", "/healthz", "", map[string]string{"Host": "localhost" + strings.TrimPrefix(ts.URL, "http://127.0.0.1")}, 200},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			status, _, body := do(t, tt.method, ts.URL+tt.path, tt.body, tt.header)
-			if status != tt.status {
-				t.Errorf("status %d, want %d: %s", status, tt.status, body)
-			}
-			if tt.status == 403 {
-				errorOf(t, body)
-			}
-		})
-	}
-}
-
-// bearerTransport adds a token to every request of an SDK client.
-type bearerTransport struct{ token string }
-
-func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return http.DefaultTransport.RoundTrip(r)
-}
-
-func TestToken(t *testing.T) {
-	svc, _ := seeded(t)
-	ts, _ := api(t, svc, HandlerOptions{Token: "s3cret-token"})
-	for _, tt := range []struct {
-		name, auth string
-		status     int
-		says       string
-	}{
-		{"missing", "", 401, "needs a bearer token"},
-		{"wrong", "Bearer wrong", 401, "wrong bearer token"},
-		{"prefix of the right one", "Bearer s3cret", 401, "wrong bearer token"},
-		{"not bearer", "Basic czNjcmV0LXRva2Vu", 401, "needs a bearer token"},
-		{"right", "Bearer s3cret-token", 200, ""},
-		{"right, lower-case scheme", "bearer s3cret-token", 200, ""},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			h := map[string]string{}
-			if tt.auth != "" {
-				h["Authorization"] = tt.auth
-			}
-			status, hdr, body := do(t, "POST", ts.URL+"/api/list_sessions", "{}", h)
-			if status != tt.status {
-				t.Fatalf("status %d, want %d: %s", status, tt.status, body)
-			}
-			if tt.status == 401 {
-				if !strings.HasPrefix(hdr.Get("WWW-Authenticate"), "Bearer") {
-					t.Errorf("401 without WWW-Authenticate: Bearer")
-				}
-				if msg := errorOf(t, body); !strings.Contains(msg, tt.says) || strings.Contains(msg, "s3cret-token") {
-					t.Errorf("error %q", msg)
-				}
-			}
-		})
-	}
-	// MCP clients get in with the token, and not without.
-	ctx := context.Background()
-	client := mcp.NewClient(&mcp.Implementation{Name: "token-client"}, nil)
-	if _, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp", MaxRetries: -1}, nil); err == nil {
-		t.Errorf("an MCP client connected without the token")
-	}
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp", HTTPClient: &http.Client{Transport: bearerTransport{"s3cret-token"}}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	callOK(t, cs, "list_sessions", map[string]any{}, nil)
-}
-
-func TestBodyCap(t *testing.T) {
-	svc, sid := seeded(t)
-	ts, _ := api(t, svc, HandlerOptions{})
-	big := `{"messages":[{"role":"user","content":"` + strings.Repeat("x", MaxBodyBytes) + `"}]}`
-	before, _, _ := svc.View(sid)
-
-	// With a length, refused before it is read.
-	status, _, body := do(t, "POST", ts.URL+"/api/append_messages", big, nil)
-	if status != 413 || !strings.Contains(errorOf(t, body), "larger than 8 MB") {
-		t.Errorf("big body: %d %s", status, body)
-	}
-	// Without one (chunked), refused when the cap is reached.
-	req, _ := http.NewRequestWithContext(t.Context(), "POST", ts.URL+"/api/append_messages", io.MultiReader(strings.NewReader(big)))
-	req.ContentLength = -1
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 413 || !strings.Contains(errorOf(t, b), "larger than 8 MB") {
-		t.Errorf("big chunked body: %d %s", resp.StatusCode, b)
-	}
-	status, _, body = do(t, "POST", ts.URL+"/mcp", big, map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
-	if status != 413 {
-		t.Errorf("big MCP body: %d %.200s", status, body)
-	}
-	// A large body under the cap is taken.
-	under := `{"messages":[{"role":"user","content":"` + strings.Repeat("the limiter ", 1<<15) + `"}]}`
-	if status, _, body := do(t, "POST", ts.URL+"/api/append_messages", under, nil); status != 200 {
-		t.Errorf("400 kB body: %d %.300s", status, body)
-	}
-	if after, _, _ := svc.View(sid); after.MessageCount != before.MessageCount+1 {
-		t.Errorf("%d messages after the refused and the accepted append, want %d", after.MessageCount, before.MessageCount+1)
-	}
-}
-
 func TestMCPOverHTTP(t *testing.T) {
 	svc, sid := seeded(t)
-	ts, srv := api(t, svc, HandlerOptions{})
+	ts, srv := api(t, svc, apiOptions{})
 	ctx := context.Background()
 	mcpHeaders := map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 
@@ -405,7 +260,7 @@ func TestMCPOverHTTP(t *testing.T) {
 
 func TestSessionTimeout(t *testing.T) {
 	svc, _ := seeded(t)
-	ts, srv := api(t, svc, HandlerOptions{SessionTimeout: 50 * time.Millisecond})
+	ts, srv := api(t, svc, apiOptions{SessionTimeout: 50 * time.Millisecond})
 	ctx := context.Background()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "idle"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp", DisableStandaloneSSE: true, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: legacyVersion})
 	if err != nil {
@@ -433,9 +288,19 @@ func TestAPISummarySourceFailureIs502(t *testing.T) {
 	}))
 	defer model.Close()
 	svc, _ := seeded(t, ops.WithSummaryEndpoint(summary.Endpoint{URL: model.URL + "/v1"}))
-	ts, _ := api(t, svc, HandlerOptions{})
+	ts, _ := api(t, svc, apiOptions{})
 	status, _, body := do(t, "POST", ts.URL+"/api/summarize_message_range", `{"start_idx":0,"end_idx":5,"source":"endpoint"}`, nil)
 	if status != http.StatusBadGateway || !strings.Contains(errorOf(t, body), "overloaded") {
 		t.Fatalf("%d %s", status, body)
 	}
+}
+
+// relayTo is the MCP server weft mcp runs when another weft holds the
+// file: its tools run there, through ops/relay.
+func relayTo(target, token string) (*Server, error) {
+	r, err := relay.Dial(target, relay.Options{Token: token})
+	if err != nil {
+		return nil, err
+	}
+	return New(r, Options{}), nil
 }

@@ -46,7 +46,7 @@ var malformed = []struct {
 
 func TestMCPMalformedOverHTTP(t *testing.T) {
 	svc, _ := seeded(t)
-	ts, _ := api(t, svc, HandlerOptions{})
+	ts, _ := api(t, svc, apiOptions{})
 	headers := map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 
 	// A session, opened by hand as a client does.

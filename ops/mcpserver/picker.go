@@ -1,10 +1,8 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -16,6 +14,8 @@ import (
 
 	"weft/internal/english"
 	"weft/ops"
+	"weft/ops/httpx"
+	"weft/ops/tools"
 )
 
 // Picking a session in a client:
@@ -42,36 +42,12 @@ const (
 	maxCompletions = 100
 	// sessionsPage is how many sessions one page of resources/list gives.
 	sessionsPage = 100
-
-	sessionsPagePath  = "/sessions/page"
-	sessionsMatchPath = "/sessions/match"
 )
 
-// SessionPage reads a page of session records there.
-func (b *remoteBackend) SessionPage(ctx context.Context, a ops.SessionPageArgs) (ops.SessionPage, error) {
-	var out ops.SessionPage
-	return out, b.ask(ctx, sessionsPagePath, a, &out)
-}
-
-// MatchSessions matches sessions there.
-func (b *remoteBackend) MatchSessions(ctx context.Context, a ops.MatchSessionsArgs) (ops.MatchSessionsResult, error) {
-	var out ops.MatchSessionsResult
-	return out, b.ask(ctx, sessionsMatchPath, a, &out)
-}
-
-// ask posts args as JSON to path on the remote weft and reads its JSON
-// answer into out.
-func (b *remoteBackend) ask(ctx context.Context, path string, args, out any) error {
-	body, err := json.Marshal(args)
-	if err != nil {
-		return err
-	}
-	res, err := b.post(ctx, path, "application/json", bytes.NewReader(body), path)
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(res, out); err != nil {
-		return fmt.Errorf("the weft at %s answered %s with JSON this weft cannot read: %w", b.target(), path, err)
+// service is the Service this server runs on, or nil for a relay.
+func (s *Server) service() *ops.Service {
+	if b, ok := s.backend.(tools.Local); ok {
+		return b.Service
 	}
 	return nil
 }
@@ -82,20 +58,24 @@ func (b *remoteBackend) ask(ctx context.Context, path string, args, out any) err
 // (ops.MatchSessionsArgs, an ops.MatchSessionsResult).
 func serveRead[A, R any](s *Server, read func(*ops.Service, context.Context, A) (R, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		svc := s.fileRequest(w, r)
+		if !httpx.PostOnly(w, r) {
+			return
+		}
+		svc := s.service()
 		if svc == nil {
+			httpx.WriteError(w, http.StatusNotImplemented, r.URL.Path+" is not offered by a relay: ask the weft that holds the file")
 			return
 		}
 		var args A
-		if !readArgs(w, r, &args) {
+		if !httpx.ReadArgs(w, r, &args) {
 			return
 		}
 		res, err := read(svc, r.Context(), args)
 		if err != nil {
-			writeError(w, statusOf(err), err.Error())
+			httpx.WriteError(w, httpx.StatusOf(err), err.Error())
 			return
 		}
-		writeJSONValue(w, http.StatusOK, res)
+		httpx.WriteJSON(w, http.StatusOK, res)
 	}
 }
 

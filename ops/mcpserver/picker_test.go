@@ -15,6 +15,8 @@ import (
 
 	"weft/model"
 	"weft/ops"
+	"weft/ops/internal/facetest"
+	"weft/ops/listen"
 	"weft/ops/tools"
 	"weft/store"
 )
@@ -159,12 +161,12 @@ func TestCompletionOfSessionIDs(t *testing.T) {
 	}
 
 	// Through a relay, the same.
-	l := listen(t, svc, ListenOptions{Addr: "127.0.0.1:0", AddrFile: "-"})
-	relay, err := NewRelay(l.MCPURL(), "", Options{})
+	l := listening(t, svc, listen.Options{Addr: "127.0.0.1:0"})
+	relayed, err := relayTo(l.Addr(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	rcs := connect(t, relay, "relayed", nil)
+	rcs := connect(t, relayed, "relayed", nil)
 	if got := complete(t, rcs, startupRef, "session_id", "auth"); !slices.Equal(got.Values, []string{"auth design", "design of auth"}) {
 		t.Errorf("relayed completion: %+v", got)
 	}
@@ -304,15 +306,15 @@ func TestResourceListAgreesWithListChanged(t *testing.T) {
 	}
 	old := titled(t, svc, titles...)
 	srv := New(tools.Local{Service: svc}, Options{})
-	h := newHearing()
-	cs, _ := connectAt(t, srv, "listener", legacyVersion, h.options())
+	h := facetest.NewHearing()
+	cs, _ := connectAt(t, srv, "listener", legacyVersion, h.Options())
 	ctx := context.Background()
 
 	n := 0
 	relist := func(what string) map[string]*mcp.Resource {
 		t.Helper()
-		h.await(t, what, func() bool { return h.listed > n })
-		n = h.listed
+		h.Await(t, what, func() bool { return h.Listed > n })
+		n = h.Listed
 		all, _ := listAll(t, cs)
 		return sessionURIs(t, all)
 	}

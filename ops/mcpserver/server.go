@@ -1,11 +1,14 @@
-// Package mcpserver is weft's protocol face: the tools of the registry (ops/tools)
-// over MCP (stdio and Streamable HTTP), the plain HTTP API that mirrors
-// them (POST /api/<tool>), and the listener the TUI and weft serve run.
+// Package mcpserver is weft's protocol face: the tools of the registry
+// (ops/tools) over MCP (stdio and Streamable HTTP), the plain HTTP API
+// that mirrors them (POST /api/<tool>), and what the wefts relaying to
+// this one read (/events, /sessions/page, /sessions/match). Its HTTP
+// paths are a Face the listener (ops/listen) serves.
 //
-// Every way in goes through one backend: in-process over an *ops.Service,
-// or, for a weft mcp that finds the file held by a running weft, over that
-// weft's HTTP API. Tools decode their arguments with tools.Tool.Decode, so MCP,
-// HTTP and weft call give the same errors for the same mistakes.
+// Every way in goes through one tools.Backend: in-process over an
+// *ops.Service (tools.Local), or, for a weft mcp that finds the file held
+// by a running weft, over that weft's HTTP API (ops/relay's Remote).
+// Tools decode their arguments with tools.Tool.Decode, so MCP, HTTP and
+// weft call give the same errors for the same mistakes.
 package mcpserver
 
 import (
@@ -16,11 +19,13 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"time"
 	"unicode"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"weft/ops/httpx"
 	"weft/ops/summary"
 	"weft/ops/tools"
 )
@@ -37,9 +42,8 @@ type Server struct {
 	closing   chan struct{}
 	closeOnce sync.Once
 	calls     callsInFlight
-	// background counts the proxy's work after its answers (storing
-	// them), which the listener waits for when it closes.
-	background sync.WaitGroup
+	// sessionTimeout is Options.SessionTimeout.
+	sessionTimeout time.Duration
 }
 
 // Options configure a Server.
@@ -47,6 +51,9 @@ type Options struct {
 	// Logger receives the server's diagnostics; nil discards them. On
 	// stdio, stdout is the protocol: never log there.
 	Logger *slog.Logger
+	// SessionTimeout overrides SessionTimeout for idle MCP sessions over
+	// HTTP; negative means never.
+	SessionTimeout time.Duration
 }
 
 // New returns a server exposing every tool of the registry, the session
@@ -57,7 +64,7 @@ func New(b tools.Backend, opts Options) *Server {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{backend: b, logger: logger, closing: make(chan struct{})}
+	s := &Server{backend: b, logger: logger, closing: make(chan struct{}), sessionTimeout: opts.SessionTimeout}
 	sopts := &mcp.ServerOptions{
 		Instructions:      serverInstructions,
 		Logger:            logger,
@@ -224,29 +231,11 @@ func (s *Server) toolHandler(t *tools.Tool) mcp.ToolHandler {
 // operation log; "mcp" when it gave none.
 func clientName(req *mcp.CallToolRequest) string {
 	if info := req.ClientInfo(); info != nil {
-		if name := cleanAuthor(info.Name); name != "" {
+		if name := httpx.CleanAuthor(info.Name); name != "" {
 			return name
 		}
 	}
 	return "mcp"
-}
-
-// maxAuthor bounds an author name: it is shown in the TUI's feed and kept
-// with every operation.
-const maxAuthor = 64
-
-// cleanAuthor keeps an author name printable and short.
-func cleanAuthor(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return -1
-		}
-		return r
-	}, strings.TrimSpace(s))
-	if r := []rune(s); len(r) > maxAuthor {
-		s = string(r[:maxAuthor])
-	}
-	return strings.TrimSpace(s)
 }
 
 // defaultSampleTokens is the completion budget when a tool asks for none.

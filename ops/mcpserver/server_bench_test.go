@@ -20,6 +20,8 @@ import (
 
 	"weft/model"
 	"weft/ops"
+	"weft/ops/httpx"
+	"weft/ops/listen"
 	"weft/ops/tools"
 	"weft/store"
 )
@@ -208,7 +210,7 @@ func benchConcurrent(b *testing.B, clients int, op func(client int) error) {
 // over loopback from 8 concurrent clients.
 func BenchmarkHTTPMessageRange(b *testing.B) {
 	svc, sid := benchService(b)
-	ts := httptest.NewServer(New(tools.Local{Service: svc}, Options{}).Handler(HandlerOptions{}))
+	ts := httptest.NewServer(listen.Handler(listen.Options{Faces: []httpx.Face{New(tools.Local{Service: svc}, Options{}).Face()}}))
 	defer ts.Close()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
 	body := []byte(fmt.Sprintf(`{"session_id":%q,"start_idx":50000,"end_idx":50019}`, sid))
@@ -239,7 +241,7 @@ func BenchmarkHTTPMessageRange(b *testing.B) {
 func BenchmarkStreamableHTTPToolCalls(b *testing.B) {
 	svc, sid := benchService(b)
 	srv := New(tools.Local{Service: svc}, Options{})
-	ts := httptest.NewServer(srv.Handler(HandlerOptions{}))
+	ts := httptest.NewServer(listen.Handler(listen.Options{Faces: []httpx.Face{srv.Face()}}))
 	defer ts.Close()
 	ctx := context.Background()
 	var sessions []*mcp.ClientSession

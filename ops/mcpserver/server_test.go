@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -17,26 +16,22 @@ import (
 
 	"weft/demo"
 	"weft/ops"
+	"weft/ops/internal/facetest"
 	"weft/ops/reads"
 	"weft/ops/tools"
-	"weft/store"
 )
 
-// seeded returns a service over a fresh file holding the demo thread.
-func seeded(t testing.TB, opts ...ops.Option) (*ops.Service, string) {
-	t.Helper()
-	st, err := store.Open(filepath.Join(t.TempDir(), "weft.db"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	svc := ops.New(st, opts...)
-	sid, err := demo.Seed(context.Background(), svc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return svc, sid
-}
+// The helpers the faces' tests share (ops/internal/facetest), by the
+// names these tests use.
+var (
+	seeded  = facetest.Seeded
+	callOK  = facetest.CallOK
+	callErr = facetest.CallErr
+	text    = facetest.Text
+)
+
+// legacyVersion is the protocol version today's clients negotiate.
+const legacyVersion = facetest.LegacyVersion
 
 // connect joins an SDK client named name to srv over in-memory transports,
 // at the SDK's latest protocol version.
@@ -46,70 +41,11 @@ func connect(t testing.TB, srv *Server, name string, opts *mcp.ClientOptions) *m
 	return cs
 }
 
-// legacyVersion is the protocol version today's clients (Claude Code, the
-// inspector, the TypeScript SDK) negotiate.
-const legacyVersion = "2025-11-25"
-
 // connectAt joins a client at a given protocol version ("" for the
 // latest) and returns the server's side too.
 func connectAt(t testing.TB, srv *Server, name, version string, opts *mcp.ClientOptions) (*mcp.ClientSession, *mcp.ServerSession) {
 	t.Helper()
-	ctx := context.Background()
-	clientT, serverT := mcp.NewInMemoryTransports()
-	ss, err := srv.MCP().Connect(ctx, serverT, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1.0"}, opts).Connect(ctx, clientT, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cs.Close()
-		ss.Wait()
-	})
-	return cs, ss
-}
-
-// callOK calls a tool that must succeed and decodes its structured result.
-func callOK(t testing.TB, cs *mcp.ClientSession, name string, args any, out any) *mcp.CallToolResult {
-	t.Helper()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s: protocol error %v", name, err)
-	}
-	if res.IsError {
-		t.Fatalf("%s(%v): tool error %s", name, args, text(res))
-	}
-	if out != nil {
-		if err := json.Unmarshal([]byte(text(res)), out); err != nil {
-			t.Fatalf("%s: result is not JSON: %v\n%s", name, err, text(res))
-		}
-	}
-	return res
-}
-
-// callErr calls a tool that must be refused and returns the error text.
-func callErr(t testing.TB, cs *mcp.ClientSession, name string, args any) string {
-	t.Helper()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s: protocol error %v, want a tool error", name, err)
-	}
-	if !res.IsError {
-		t.Fatalf("%s(%v) succeeded, want a tool error: %s", name, args, text(res))
-	}
-	return text(res)
-}
-
-func text(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
+	return facetest.Connect(t, srv.MCP(), name, version, opts)
 }
 
 func TestListTools(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 // long it sends no POST; one without a stream still expires.
 func TestSessionLivesWhileItsStreamIsOpen(t *testing.T) {
 	svc, _ := seeded(t)
-	ts, srv := api(t, svc, HandlerOptions{SessionTimeout: 100 * time.Millisecond})
+	ts, srv := api(t, svc, apiOptions{SessionTimeout: 100 * time.Millisecond})
 	ctx := context.Background()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "listening"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp", MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: legacyVersion})
 	if err != nil {
@@ -73,7 +73,7 @@ func initialize(t *testing.T, url string) string {
 // tells a client to start a new one.
 func TestUnknownSessionIsAJSONRPCError(t *testing.T) {
 	svc, _ := seeded(t)
-	ts, _ := api(t, svc, HandlerOptions{SessionTimeout: 50 * time.Millisecond})
+	ts, _ := api(t, svc, apiOptions{SessionTimeout: 50 * time.Millisecond})
 	sid := initialize(t, ts.URL)
 	time.Sleep(300 * time.Millisecond) // no stream: it expires
 	for _, session := range []string{sid, "nosuchsession"} {
@@ -131,7 +131,7 @@ func readEvent(t *testing.T, r *bufio.Reader) sseEvent {
 // time; when it drops, a GET with Last-Event-ID gets what followed.
 func TestDroppedStreamResumes(t *testing.T) {
 	svc, sid := seeded(t)
-	ts, _ := api(t, svc, HandlerOptions{})
+	ts, _ := api(t, svc, apiOptions{})
 	session := initialize(t, ts.URL)
 	resp := mcpPost(t, ts.URL, session, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_message_range","arguments":{"session_id":"`+sid+`","start_idx":0,"end_idx":1}}}`)
 	prime := readEvent(t, bufio.NewReader(resp.Body))

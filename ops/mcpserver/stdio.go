@@ -15,6 +15,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"weft/ops/httpx"
 )
 
 // ServeStdio serves MCP over stdin and stdout until the client hangs up or
@@ -146,11 +148,11 @@ func filterLines(r io.Reader, pw *io.PipeWriter, out *lineWriter) {
 		return err == nil
 	}
 	for {
-		line, tooLong, id, err := readLine(br, MaxBodyBytes)
+		line, tooLong, id, err := readLine(br, httpx.MaxBodyBytes)
 		line = bytes.TrimSpace(line)
 		switch {
 		case tooLong:
-			if !answer(id, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: a line longer than %d MB: send less at once (append_messages takes batches)", MaxBodyBytes>>20)) {
+			if !answer(id, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid request: a line longer than %d MB: send less at once (append_messages takes batches)", httpx.MaxBodyBytes>>20)) {
 				_ = pw.Close()
 				return
 			}

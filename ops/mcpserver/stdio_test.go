@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"weft/ops/httpx"
 	"weft/ops/tools"
 )
 
@@ -134,7 +135,7 @@ func TestStdioSurvivesBadLines(t *testing.T) {
 	p.expectError("batch under 2025-11-25", -32600, "batching is not supported", "null")
 	p.send(`{"jsonrpc":"2.0","id":16,"method":"nosuch"}`)
 	p.expectError("unknown method", -32601, "nosuch", "16")
-	p.send(`{"jsonrpc":"2.0","id":"big","method":"ping","params":{"x":"` + strings.Repeat("x", MaxBodyBytes) + `"}}`)
+	p.send(`{"jsonrpc":"2.0","id":"big","method":"ping","params":{"x":"` + strings.Repeat("x", httpx.MaxBodyBytes) + `"}}`)
 	p.expectError("a line over 8 MB", -32600, "longer than 8 MB", `"big"`)
 	p.listTools(4)
 	p.closeAndWait()
@@ -147,7 +148,7 @@ func TestStdioOversizedLineKeepsItsID(t *testing.T) {
 	svc, _ := seeded(t)
 	p := serveLines(t, New(tools.Local{Service: svc}, Options{}))
 	p.handshake(legacyVersion)
-	huge := strings.Repeat("x", MaxBodyBytes)
+	huge := strings.Repeat("x", httpx.MaxBodyBytes)
 	for _, tt := range []struct{ name, line, id string }{
 		{"id first", `{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"append_messages","arguments":{"messages":[{"role":"user","content":"` + huge + `"}]}}}`, "41"},
 		{"id last, as the TypeScript SDK writes it", `{"method":"tools/call","params":{"name":"append_messages","arguments":{"messages":[{"role":"user","content":"` + huge + `"}]}},"jsonrpc":"2.0","id":"ts-42"}`, `"ts-42"`},
@@ -180,12 +181,12 @@ func TestStdioBatchesUnderOldProtocol(t *testing.T) {
 // weft mcp relaying to the weft that holds the file filters the same way.
 func TestStdioRelaySurvivesBadLines(t *testing.T) {
 	svc, sid := seeded(t)
-	ts, _ := api(t, svc, HandlerOptions{})
-	relay, err := NewRelay(ts.URL+"/mcp", "", Options{})
+	ts, _ := api(t, svc, apiOptions{})
+	relayed, err := relayTo(ts.URL+"/mcp", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := serveLines(t, relay)
+	p := serveLines(t, relayed)
 	p.send(`{bad json`)
 	p.expectError("bad JSON first", -32700, "parse error", "null")
 	p.handshake(legacyVersion)
