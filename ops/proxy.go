@@ -163,7 +163,7 @@ func (s *Service) ProxyRequest(ctx context.Context, r ProxyRequest) (ProxyTurn, 
 	if len(fresh) > maxAppend {
 		return ProxyTurn{}, Invalidf("%d new messages in one request is more than %d; store the older ones first with append_messages", len(fresh), maxAppend)
 	}
-	CountEach(len(fresh), func(i int) *model.NewMessage { return &fresh[i].nm })
+	CountEach(len(fresh), func(i int) *model.NewMessage { return &fresh[i].Message })
 	if !r.Probe && c == nil {
 		now := s.Clock()
 		snap.Info = model.Session{ID: s.ids.next(now), Title: title, CreatedAt: now, Source: ProxySource}
@@ -217,8 +217,8 @@ func (t *ProxyTurn) Wait() (ProxyStored, error) {
 // storeProxied stores a proxied request's new messages: in the session
 // planned (info; made now, unless existing), or, if a write since means
 // the messages no longer continue it, in the one they continue then.
-func (s *Service) storeProxied(ctx context.Context, ref string, msgs []hookMessage, info model.Session, existing bool, turn ProxyTurn) (ProxyStored, error) {
-	var sync syncResult
+func (s *Service) storeProxied(ctx context.Context, ref string, msgs []CallerMessage, info model.Session, existing bool, turn ProxyTurn) (ProxyStored, error) {
+	var sync SyncResult
 	req := &WriteReq{}
 	req.Find = func(l Locked) (*Thread, error) {
 		if existing {
@@ -239,11 +239,11 @@ func (s *Service) storeProxied(ctx context.Context, ref string, msgs []hookMessa
 		}
 		return &Thread{Info: info}, nil
 	}
-	req.Prepare = s.syncPrepare(msgs, &sync, func(c *Thread, next *model.Session, ch *Change) {
+	req.Prepare = s.SyncPrepare(msgs, &sync, func(c *Thread, next *model.Session, ch *Change) {
 		added := next.MessageCount - c.Info.MessageCount
 		sent := c.View().Tokens + next.Tokens - c.Info.Tokens
 		ch.What = fmt.Sprintf("request: %s new, %s → %s tokens sent", english.Count(added, "message"), english.Thousands(next.Tokens), english.Thousands(sent))
-		first, created := msgs[0].id, req.Created
+		first, created := msgs[0].Identity, req.Created
 		stored := ch.Apply
 		ch.Apply = func(c *Thread) {
 			stored(c)
@@ -287,13 +287,13 @@ func proxyContext(ctx context.Context) context.Context {
 // furthest (the most recently updated of equals). It returns nil and
 // the title a new session takes when there is none, or an error when
 // the name is ambiguous.
-func (s *Service) proxyMatchLocked(ref string, msgs []hookMessage) (*Thread, string, error) {
+func (s *Service) proxyMatchLocked(ref string, msgs []CallerMessage) (*Thread, string, error) {
 	if ref != "" {
 		id, err := s.resolveLocked(ref)
 		switch {
 		case errors.Is(err, ErrNotFound):
 			// Named, and not there yet: the request starts it.
-			title, err := validTitle(ref)
+			title, err := ValidTitle(ref)
 			return nil, title, err
 		case err != nil:
 			return nil, "", err
@@ -311,7 +311,7 @@ func (s *Service) proxyMatchLocked(ref string, msgs []hookMessage) (*Thread, str
 	if err := s.loadProxyIndexLocked(); err != nil {
 		return nil, "", err
 	}
-	first := msgs[0].id
+	first := msgs[0].Identity
 	var best *Thread
 	ids := s.proxy.byFirst[first]
 	for k := 0; k < len(ids); k++ {
@@ -345,7 +345,7 @@ func (s *Service) proxyMatchLocked(ref string, msgs []hookMessage) (*Thread, str
 
 // continuesLocked reports whether msgs are c's stored messages, then
 // perhaps more.
-func (s *Service) continuesLocked(c *Thread, msgs []hookMessage) (bool, error) {
+func (s *Service) continuesLocked(c *Thread, msgs []CallerMessage) (bool, error) {
 	n := c.Info.MessageCount
 	if n > len(msgs) {
 		return false, nil
@@ -360,7 +360,7 @@ func (s *Service) continuesLocked(c *Thread, msgs []hookMessage) (bool, error) {
 		return false, err
 	}
 	for i, id := range ids {
-		if msgs[i].id != id {
+		if msgs[i].Identity != id {
 			return false, nil
 		}
 	}
@@ -400,16 +400,16 @@ func (s *Service) loadProxyIndexLocked() error {
 // first wrote, passing over the blocks an agent adds in tags
 // (<system-reminder>, <command-name>) and the context Codex CLI adds
 // (# AGENTS.md instructions).
-func proxyTitle(msgs []hookMessage) string {
+func proxyTitle(msgs []CallerMessage) string {
 	fallback := ""
 	for _, m := range msgs {
-		if m.nm.Role != model.RoleUser {
+		if m.Message.Role != model.RoleUser {
 			continue
 		}
-		texts := []string{m.nm.Content}
-		if len(m.parts) > 0 {
+		texts := []string{m.Message.Content}
+		if len(m.Parts) > 0 {
 			texts = texts[:0]
-			for _, p := range m.parts {
+			for _, p := range m.Parts {
 				if p.Type == model.PartText {
 					texts = append(texts, p.Text)
 				}
@@ -437,12 +437,12 @@ func proxyTitle(msgs []hookMessage) string {
 // proxyThread builds what goes upstream for msgs, a request's thread
 // that continues snap's session (msgs past its stored messages are new,
 // and not stored: a probe).
-func (s *Service) proxyThread(api ProxyAPI, snap Snapshot, msgs []hookMessage, places threadPlaces) (ProxyTurn, error) {
+func (s *Service) proxyThread(api ProxyAPI, snap Snapshot, msgs []CallerMessage, places Places) (ProxyTurn, error) {
 	turn := ProxyTurn{SessionID: snap.Info.ID, Stored: snap.Info.MessageCount, Version: snap.Info.Version, Unchanged: true}
 	v := snap.View
 	extra := msgs[snap.Info.MessageCount:]
 	for _, m := range extra {
-		turn.RawTokens += m.nm.Tokens
+		turn.RawTokens += m.Message.Tokens
 	}
 	turn.SentTokens = turn.RawTokens
 	if v == nil {
@@ -525,13 +525,13 @@ func (s *Service) RecordProxyAnswer(ctx context.Context, a ProxyAnswer) (ProxyAn
 	if len(msgs) == 0 {
 		return ProxyAnswerResult{}, nil
 	}
-	CountEach(len(msgs), func(i int) *model.NewMessage { return &msgs[i].nm })
+	CountEach(len(msgs), func(i int) *model.NewMessage { return &msgs[i].Message })
 	for i, m := range msgs {
-		if m.nm.Role != model.RoleAssistant {
-			return ProxyAnswerResult{}, Invalidf("the answer is a %s message, not the assistant's", m.nm.Role)
+		if m.Message.Role != model.RoleAssistant {
+			return ProxyAnswerResult{}, Invalidf("the answer is a %s message, not the assistant's", m.Message.Role)
 		}
 		if a.Model != "" {
-			msgs[i].nm.Meta = map[string]string{"model": a.Model}
+			msgs[i].Message.Meta = map[string]string{"model": a.Model}
 		}
 	}
 	var res ProxyAnswerResult
@@ -541,7 +541,7 @@ func (s *Service) RecordProxyAnswer(ctx context.Context, a ProxyAnswer) (ProxyAn
 			return nil, Conflictf("session %s has %d messages, not the %d the answer follows: its request is no longer the last, so the answer is not stored", c.Info.ID, n, a.After)
 		}
 		var ch *Change
-		ch, res.IDs = s.appendRead(c, next, msgs, "")
+		ch, res.IDs = s.AppendRead(c, next, msgs, "")
 		ch.What = "the model's answer stored"
 		return ch, nil
 	})

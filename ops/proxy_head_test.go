@@ -224,7 +224,7 @@ func TestThreadPlacesKeyOfMessages(t *testing.T) {
 			t.Fatalf("%s: %d messages, want 5", pass, len(msgs))
 		}
 		for i, r := range []int{0, 1, 2, 2, 3} {
-			if k, ok := places.keyOf(i); !ok || k != places.keys[r] {
+			if k, ok := places.KeyOf(i); !ok || k != places.keys[r] {
 				t.Errorf("%s: message %d has the key of raw message %v, want %d", pass, i, slices.Index(places.keys, k), r)
 			}
 		}

@@ -30,7 +30,7 @@ import (
 // messages, and for each the index of the message of raw it came from;
 // any message it cannot read refuses the whole list, its place counted
 // from offset.
-func readList(api ProxyAPI, raw []json.RawMessage, offset int) ([]hookMessage, []int, error) {
+func readList(api ProxyAPI, raw []json.RawMessage, offset int) ([]CallerMessage, []int, error) {
 	var nms []model.NewMessage
 	var from []int
 	var texts []string
@@ -68,10 +68,10 @@ func readList(api ProxyAPI, raw []json.RawMessage, offset int) ([]hookMessage, [
 	default:
 		return nil, nil, Invalidf("API %q is not %s, %s or %s", api, ProxyAnthropic, ProxyOpenAI, ProxyResponses)
 	}
-	out := make([]hookMessage, len(nms))
+	out := make([]CallerMessage, len(nms))
 	for i, nm := range nms {
 		parts := model.DecodeParts(nm.Parts)
-		out[i] = hookMessage{nm: nm, parts: parts, id: model.Identity(nm.Role, nm.Content, parts)}
+		out[i] = CallerMessage{Message: nm, Parts: parts, Identity: model.Identity(nm.Role, nm.Content, parts)}
 	}
 	return out, from, nil
 }
@@ -80,23 +80,23 @@ func readList(api ProxyAPI, raw []json.RawMessage, offset int) ([]hookMessage, [
 // only the messages past the last one remembered. It also says which of
 // raw carry a cache breakpoint (the Messages API's "cache_control"), so
 // that the proxy looks for them only there.
-func (s *Service) readThread(api ProxyAPI, raw []json.RawMessage) ([]hookMessage, []int, error) {
+func (s *Service) readThread(api ProxyAPI, raw []json.RawMessage) ([]CallerMessage, []int, error) {
 	msgs, marked, _, err := s.readThreadAt(api, raw)
 	return msgs, marked, err
 }
 
-// threadPlaces say where a thread's messages were read from: each raw
+// Places say where a thread's messages were read from: each raw
 // message's key (the hash of every byte up to its end), and the index of
 // the first message read from it.
-type threadPlaces struct {
-	keys   []memoKey
+type Places struct {
+	keys   []PlaceKey
 	starts []int32
 }
 
-// keyOf is the key of the raw message the thread's message i was read
+// KeyOf is the key of the raw message the thread's message i was read
 // from: two threads with the same key there have the same messages up
 // to i.
-func (p threadPlaces) keyOf(i int) (memoKey, bool) {
+func (p Places) KeyOf(i int) (PlaceKey, bool) {
 	r, _ := slices.BinarySearch(p.starts, int32(i)+1) // the first raw message read after i
 	if r == 0 || r > len(p.keys) {
 		return 0, false
@@ -105,10 +105,10 @@ func (p threadPlaces) keyOf(i int) (memoKey, bool) {
 }
 
 // readThreadAt is readThread, saying where the messages were read from.
-func (s *Service) readThreadAt(api ProxyAPI, raw []json.RawMessage) ([]hookMessage, []int, threadPlaces, error) {
+func (s *Service) readThreadAt(api ProxyAPI, raw []json.RawMessage) ([]CallerMessage, []int, Places, error) {
 	m := &s.proxy.memo
 	keys := m.chain(api, raw)
-	out := make([]hookMessage, 0, len(raw)+len(raw)/4)
+	out := make([]CallerMessage, 0, len(raw)+len(raw)/4)
 	starts := make([]int32, len(raw))
 	var marked []int
 	k := 0
@@ -126,17 +126,17 @@ func (s *Service) readThreadAt(api ProxyAPI, raw []json.RawMessage) ([]hookMessa
 	}
 	m.mu.Unlock()
 	if k == len(raw) {
-		return out, marked, threadPlaces{keys, starts}, nil
+		return out, marked, Places{keys, starts}, nil
 	}
 	fresh, from, err := readList(api, raw[k:], k)
 	if err != nil {
-		return nil, nil, threadPlaces{}, err
+		return nil, nil, Places{}, err
 	}
 	// A result's tool is named after its call, which may be among the
 	// messages not read again.
 	for i := range fresh {
-		if fresh[i].nm.Role == model.RoleTool && fresh[i].nm.Name == "" && len(fresh[i].parts) > 0 {
-			fresh[i].nm.Name = calledTool(out, fresh[i].parts[0].ToolCallID)
+		if fresh[i].Message.Role == model.RoleTool && fresh[i].Message.Name == "" && len(fresh[i].Parts) > 0 {
+			fresh[i].Message.Name = calledTool(out, fresh[i].Parts[0].ToolCallID)
 		}
 	}
 	m.mu.Lock()
@@ -146,7 +146,7 @@ func (s *Service) readThreadAt(api ProxyAPI, raw []json.RawMessage) ([]hookMessa
 		starts[k+i] = int32(len(out) + j)
 		first := j
 		for j < len(fresh) && from[j] == i {
-			e.size += len(fresh[j].nm.Content) + 3*len(fresh[j].nm.Parts)
+			e.size += len(fresh[j].Message.Content) + 3*len(fresh[j].Message.Parts)
 			j++
 		}
 		e.read = fresh[first:j:j]
@@ -157,7 +157,7 @@ func (s *Service) readThreadAt(api ProxyAPI, raw []json.RawMessage) ([]hookMessa
 		}
 	}
 	m.mu.Unlock()
-	return append(out, fresh...), marked, threadPlaces{keys, starts}, nil
+	return append(out, fresh...), marked, Places{keys, starts}, nil
 }
 
 // cacheWord marks a block the client wants cached up to.
@@ -165,15 +165,15 @@ var cacheWord = []byte(`"cache_control"`)
 
 // calledTool is the name of the latest call with the given ID in msgs,
 // or "".
-func calledTool(msgs []hookMessage, id string) string {
+func calledTool(msgs []CallerMessage, id string) string {
 	if id == "" {
 		return ""
 	}
 	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].nm.Role != model.RoleAssistant {
+		if msgs[i].Message.Role != model.RoleAssistant {
 			continue
 		}
-		for _, p := range msgs[i].parts {
+		for _, p := range msgs[i].Parts {
 			if p.Type == model.PartToolCall && p.ToolCallID == id {
 				return p.ToolName
 			}
@@ -185,9 +185,9 @@ func calledTool(msgs []hookMessage, id string) string {
 // memoBytes bounds what one generation of the memo holds; two are kept.
 const memoBytes = 32 << 20
 
-// memoKey is a message's place: the hash of every raw byte up to and
+// PlaceKey is a message's place: the hash of every raw byte up to and
 // including it.
-type memoKey uint64
+type PlaceKey uint64
 
 // threadMemo remembers messages read, by their place. It keeps two
 // generations: when the newer fills up, the older is dropped, so what
@@ -196,7 +196,7 @@ type threadMemo struct {
 	mu       sync.Mutex
 	seed     maphash.Seed
 	seeded   bool
-	cur, old map[memoKey]memoEntry
+	cur, old map[PlaceKey]memoEntry
 	curBytes int
 }
 
@@ -204,21 +204,21 @@ type threadMemo struct {
 // empty one), whether it carries a cache breakpoint, its length (which
 // must match, as well as the key) and about how many bytes it holds.
 type memoEntry struct {
-	read   []hookMessage
+	read   []CallerMessage
 	marked bool
 	n      int
 	size   int
 }
 
 // chain is the key of each message of raw.
-func (m *threadMemo) chain(api ProxyAPI, raw []json.RawMessage) []memoKey {
+func (m *threadMemo) chain(api ProxyAPI, raw []json.RawMessage) []PlaceKey {
 	m.mu.Lock()
 	if !m.seeded {
 		m.seed, m.seeded = maphash.MakeSeed(), true
 	}
 	seed := m.seed
 	m.mu.Unlock()
-	keys := make([]memoKey, len(raw))
+	keys := make([]PlaceKey, len(raw))
 	var h maphash.Hash
 	h.SetSeed(seed)
 	h.WriteString(string(api))
@@ -227,12 +227,12 @@ func (m *threadMemo) chain(api ProxyAPI, raw []json.RawMessage) []memoKey {
 		// the bytes before it.
 		h.Write(msg)
 		h.WriteByte(0)
-		keys[i] = memoKey(h.Sum64())
+		keys[i] = PlaceKey(h.Sum64())
 	}
 	return keys
 }
 
-func (m *threadMemo) getLocked(k memoKey, n int) (memoEntry, bool) {
+func (m *threadMemo) getLocked(k PlaceKey, n int) (memoEntry, bool) {
 	if e, ok := m.cur[k]; ok && e.n == n {
 		return e, true
 	}
@@ -244,9 +244,9 @@ func (m *threadMemo) getLocked(k memoKey, n int) (memoEntry, bool) {
 	return e, true
 }
 
-func (m *threadMemo) putLocked(k memoKey, e memoEntry) {
+func (m *threadMemo) putLocked(k PlaceKey, e memoEntry) {
 	if m.cur == nil || m.curBytes > memoBytes {
-		m.old, m.cur, m.curBytes = m.cur, make(map[memoKey]memoEntry), 0
+		m.old, m.cur, m.curBytes = m.cur, make(map[PlaceKey]memoEntry), 0
 	}
 	m.cur[k] = e
 	m.curBytes += e.size
