@@ -8,14 +8,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"weft/internal/viewtest"
 	"weft/model"
-	"weft/ops/assemble"
+	"weft/ops/assemble/assembletest"
 	"weft/store"
 )
 
@@ -445,35 +444,9 @@ func asmToolTurn(id, name, input, output string, tokens int) []model.NewMessage 
 	}
 }
 
-// asmCheckOpenAI checks chat-completions validity: every tool message
-// answers a call of the last assistant message with calls, with only
-// tool messages between, and every call is answered.
-func asmCheckOpenAI(t *testing.T, msgs []assemble.ChatMessage) {
-	t.Helper()
-	var open []string // calls of the last assistant message not yet answered
-	for i, m := range msgs {
-		switch m.Role {
-		case model.RoleTool:
-			k := slices.Index(open, m.ToolCallID)
-			if k < 0 {
-				t.Fatalf("message %d: tool result for %q, which no open call has (open: %v)", i, m.ToolCallID, open)
-			}
-			open = slices.Delete(open, k, k+1)
-			continue
-		}
-		if len(open) > 0 {
-			t.Fatalf("message %d (%s): calls %v were never answered", i, m.Role, open)
-		}
-		if m.Role == model.RoleAssistant {
-			for _, c := range m.ToolCalls {
-				open = append(open, c.ID)
-			}
-		}
-	}
-	if len(open) > 0 {
-		t.Fatalf("calls %v at the end were never answered", open)
-	}
-}
+// asmCheckOpenAI is assembletest.CheckOpenAI, by the name the hook's
+// tests use.
+var asmCheckOpenAI = assembletest.CheckOpenAI
 
 // version is session ref's version, as a read gives it.
 func (f *fixture) version(ref string) uint64 {

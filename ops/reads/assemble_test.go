@@ -8,13 +8,12 @@ import (
 	"strings"
 	"testing"
 
+	"weft/model"
 	"weft/ops"
+	"weft/ops/assemble"
+	"weft/ops/assemble/assembletest"
 	"weft/ops/opstest"
 	"weft/ops/reads"
-
-	"weft/formats/export"
-	"weft/model"
-	"weft/ops/assemble"
 )
 
 // asmToolTurn is an assistant's tool call and the tool's result.
@@ -24,63 +23,6 @@ func asmToolTurn(id, name, input, output string, tokens int) []model.NewMessage 
 	return []model.NewMessage{
 		{Role: model.RoleAssistant, Content: "[tool call " + name + "] " + input, Parts: model.EncodeParts(call), Tokens: tokens},
 		{Role: model.RoleTool, Name: name, Content: "[tool result] " + output, Parts: model.EncodeParts(res), Tokens: tokens},
-	}
-}
-
-// asmCheckOpenAI checks chat-completions validity: every tool message
-// answers a call of the last assistant message with calls, with only
-// tool messages between, and every call is answered.
-func asmCheckOpenAI(t *testing.T, msgs []assemble.ChatMessage) {
-	t.Helper()
-	var open []string // calls of the last assistant message not yet answered
-	for i, m := range msgs {
-		switch m.Role {
-		case model.RoleTool:
-			k := slices.Index(open, m.ToolCallID)
-			if k < 0 {
-				t.Fatalf("message %d: tool result for %q, which no open call has (open: %v)", i, m.ToolCallID, open)
-			}
-			open = slices.Delete(open, k, k+1)
-			continue
-		}
-		if len(open) > 0 {
-			t.Fatalf("message %d (%s): calls %v were never answered", i, m.Role, open)
-		}
-		if m.Role == model.RoleAssistant {
-			for _, c := range m.ToolCalls {
-				open = append(open, c.ID)
-			}
-		}
-	}
-	if len(open) > 0 {
-		t.Fatalf("calls %v at the end were never answered", open)
-	}
-}
-
-// asmCheckAnthropic checks the Messages API's rules: roles alternate
-// starting with the user, and every tool_result answers a tool_use of
-// the message right before.
-func asmCheckAnthropic(t *testing.T, body *export.AnthropicBody) {
-	t.Helper()
-	for i, m := range body.Messages {
-		want := "user"
-		if i%2 == 1 {
-			want = "assistant"
-		}
-		if m.Role != want {
-			t.Fatalf("message %d is %s, want %s (roles alternate from the user)", i, m.Role, want)
-		}
-		if len(m.Content) == 0 {
-			t.Fatalf("message %d has no content", i)
-		}
-		for _, b := range m.Content {
-			if b.Type != "tool_result" {
-				continue
-			}
-			if i == 0 || !slices.ContainsFunc(body.Messages[i-1].Content, func(u export.AnthropicBlock) bool { return u.Type == "tool_use" && u.ID == b.ToolUseID }) {
-				t.Fatalf("message %d: tool_result for %q answers no tool_use of the message before", i, b.ToolUseID)
-			}
-		}
 	}
 }
 
@@ -106,7 +48,7 @@ func TestAssembleFormats(t *testing.T) {
 		check  func(t *testing.T, r reads.AssembleResult)
 	}{
 		{"openai", func(t *testing.T, r reads.AssembleResult) {
-			asmCheckOpenAI(t, r.Messages)
+			assembletest.CheckOpenAI(t, r.Messages)
 			roles := []string{}
 			for _, m := range r.Messages {
 				roles = append(roles, string(m.Role))
@@ -127,7 +69,7 @@ func TestAssembleFormats(t *testing.T) {
 			if r.Anthropic == nil || len(r.Messages) != 0 || r.Text != "" {
 				t.Fatalf("anthropic result %+v", r)
 			}
-			asmCheckAnthropic(t, r.Anthropic)
+			assembletest.CheckAnthropic(t, r.Anthropic)
 			// The leading system messages (the summary among them) are
 			// the system prompt.
 			if r.Anthropic.System != "You are terse.\n\nListed the files: main.go, go.mod." {
@@ -281,9 +223,9 @@ func TestAssembleKeepsToolPairsWhenCutting(t *testing.T) {
 			}
 			adjusted += len(r.Adjustments)
 			if format == "openai" {
-				asmCheckOpenAI(t, r.Messages)
+				assembletest.CheckOpenAI(t, r.Messages)
 			} else {
-				asmCheckAnthropic(t, r.Anthropic)
+				assembletest.CheckAnthropic(t, r.Anthropic)
 			}
 		}
 	}
