@@ -110,7 +110,6 @@ func TestDependenciesPointOneWay(t *testing.T) {
 		"weft/ops/search":       {"weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/ops/mcpserver", "weft/ops/proxy", "weft/ops/relay", "weft/ops/listen", "weft/ops/reads", "weft/ops/tools", "weft/ops/ingest"},
 		"weft/ops/reads":        {"weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/ops/mcpserver", "weft/ops/proxy", "weft/ops/relay", "weft/ops/listen", "weft/ops/tools", "weft/ops/ingest"},
 		"weft/ops/tools":        {"weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/ops/mcpserver", "weft/ops/proxy", "weft/ops/relay", "weft/ops/listen"},
-		"weft/ops/opstest":      {"weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/ops/mcpserver", "weft/ops/proxy", "weft/ops/relay", "weft/ops/listen"},
 		"weft/ops/thread":       {"weft/ops", "weft/store", "weft/formats", "weft/tui", "weft/cmd", "weft/internal"},
 		"weft/ops/assemble":     {"weft/ops", "weft/store", "weft/tui", "weft/cmd"},
 		"weft/ops/summary":      {"weft/ops", "weft/store", "weft/tui", "weft/cmd"},
@@ -121,6 +120,12 @@ func TestDependenciesPointOneWay(t *testing.T) {
 		"weft/internal/tokens":  {"weft"},
 		"weft/internal/fuzzy":   {"weft"},
 		"weft/internal/english": {"weft"},
+		// What the engine's tests share: the fixture, over the core and
+		// store and no room above them, so that every room's own tests
+		// may use it; and the fixture with the registry, for the tests
+		// above it.
+		"weft/ops/opstest":         {"weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/ops/mcpserver", "weft/ops/proxy", "weft/ops/relay", "weft/ops/listen", "weft/ops/ingest", "weft/ops/reads", "weft/ops/search", "weft/ops/tools"},
+		"weft/ops/tools/toolstest": {"weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/ops/mcpserver", "weft/ops/proxy", "weft/ops/relay", "weft/ops/listen"},
 	}
 	// A package may always import itself and model (but model itself
 	// may import nothing of ours), and a package below it unless its

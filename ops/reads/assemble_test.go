@@ -14,30 +14,21 @@ import (
 	"weft/ops/assemble/assembletest"
 	"weft/ops/opstest"
 	"weft/ops/reads"
+	"weft/ops/tools/toolstest"
 )
 
-// asmToolTurn is an assistant's tool call and the tool's result.
-func asmToolTurn(id, name, input, output string, tokens int) []model.NewMessage {
-	call := []model.Part{{Type: model.PartToolCall, ToolCallID: id, ToolName: name, Input: []byte(input)}}
-	res := []model.Part{{Type: model.PartToolResult, ToolCallID: id, Text: output}}
-	return []model.NewMessage{
-		{Role: model.RoleAssistant, Content: "[tool call " + name + "] " + input, Parts: model.EncodeParts(call), Tokens: tokens},
-		{Role: model.RoleTool, Name: name, Content: "[tool result] " + output, Parts: model.EncodeParts(res), Tokens: tokens},
-	}
-}
-
 func TestAssembleFormats(t *testing.T) {
-	f := opstest.New(t)
+	f := toolstest.New(t)
 	msgs := []model.NewMessage{
 		{Role: model.RoleSystem, Content: "You are terse."},
 		{Role: model.RoleUser, Content: "Which files are there?"},
 	}
-	msgs = append(msgs, asmToolTurn("call_1", "ls", `{"path":"."}`, "main.go go.mod", 0)...)
+	msgs = append(msgs, opstest.ToolTurn("call_1", "ls", `{"path":"."}`, "main.go go.mod", 0)...)
 	msgs = append(msgs,
 		model.NewMessage{Role: model.RoleAssistant, Content: "main.go and go.mod."},
 		model.NewMessage{Role: model.RoleUser, Content: "And the tests?"},
 	)
-	msgs = append(msgs, asmToolTurn("call_2", "ls", `{"path":"./..."}`, "main_test.go", 0)...)
+	msgs = append(msgs, opstest.ToolTurn("call_2", "ls", `{"path":"./..."}`, "main_test.go", 0)...)
 	msgs = append(msgs, model.NewMessage{Role: model.RoleAssistant, Content: "One test file."})
 	sid := f.Messages("formats", msgs)
 	// A digest over the first exchange leaves a system message mid-thread.
@@ -129,12 +120,12 @@ func TestAssembleMaxTokens(t *testing.T) {
 			args: `{"max_tokens":350}`, kept: "Be 8 9 10", ranges: []rng{{1, 7, "max_tokens"}}},
 		{name: "max_messages first", msgs: opstest.Even(20, 100), args: `{"max_tokens":1000,"max_messages":4}`, kept: "17 18 19 20",
 			ranges: []rng{{0, 15, "max_messages"}}},
-		{name: "a result without its call goes", msgs: append(append(opstest.Even(2, 100), asmToolTurn("c1", "ls", `{}`, "x", 100)...), opstest.Even(2, 100)...),
+		{name: "a result without its call goes", msgs: append(append(opstest.Even(2, 100), opstest.ToolTurn("c1", "ls", `{}`, "x", 100)...), opstest.Even(2, 100)...),
 			args: `{"max_tokens":350}`, kept: "1 2", ranges: []rng{{0, 3, "max_tokens"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := opstest.New(t)
+			f := toolstest.New(t)
 			sid := f.Messages(tt.name, tt.msgs)
 			if tt.digest != "" {
 				f.MustCall("digest_messages", tt.digest)
@@ -180,7 +171,7 @@ func TestAssembleMaxTokens(t *testing.T) {
 }
 
 func TestAssembleWithPreferencesAndBudget(t *testing.T) {
-	f := opstest.New(t)
+	f := toolstest.New(t)
 	f.Messages("prefs", opstest.Even(30, 100))
 	f.MustCall("request_context_slice", `{"start_message_index":10,"end_message_index":19}`)
 	r := f.MustCall("assemble_context", `{"max_tokens":500,"format":"text"}`).(reads.AssembleResult)
@@ -203,11 +194,11 @@ func TestAssembleWithPreferencesAndBudget(t *testing.T) {
 }
 
 func TestAssembleKeepsToolPairsWhenCutting(t *testing.T) {
-	f := opstest.New(t)
+	f := toolstest.New(t)
 	var msgs []model.NewMessage
 	for k := range 30 {
 		msgs = append(msgs, model.NewMessage{Role: model.RoleUser, Content: fmt.Sprintf("step %d", k), Tokens: 30})
-		msgs = append(msgs, asmToolTurn(fmt.Sprintf("call_%d", k), "run", fmt.Sprintf(`{"k":%d}`, k), "ok", 40+k)...)
+		msgs = append(msgs, opstest.ToolTurn(fmt.Sprintf("call_%d", k), "run", fmt.Sprintf(`{"k":%d}`, k), "ok", 40+k)...)
 		msgs = append(msgs, model.NewMessage{Role: model.RoleAssistant, Content: "done", Tokens: 20})
 	}
 	f.Messages("tools", msgs)
@@ -235,7 +226,7 @@ func TestAssembleKeepsToolPairsWhenCutting(t *testing.T) {
 }
 
 func TestAssembleRefusals(t *testing.T) {
-	f := opstest.New(t)
+	f := toolstest.New(t)
 	sid := f.Messages("refusals", opstest.Even(6, 100))
 	f.MustCall("request_context_slice", `{"start_message_index":1,"end_message_index":3}`)
 	tests := []struct {
@@ -293,7 +284,7 @@ func BenchmarkAssembleBudget1M(b *testing.B) {
 }
 
 func TestAssembleListsAtMostSoManyRuns(t *testing.T) {
-	f := opstest.New(t)
+	f := toolstest.New(t)
 	var msgs []model.NewMessage
 	for k := range 450 {
 		word := "other"
