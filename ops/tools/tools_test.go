@@ -202,8 +202,8 @@ func FuzzRunTools(f *testing.F) {
 
 // TestToolsAreBoundToTheirMethods: each tool runs the Service method its
 // name says (snip_messages: SnipMessages), with that method's argument
-// and result types. ops's own tests reach the service by the same rule,
-// since they cannot import the registry.
+// and result types. The tests inside ops reach the service by the same
+// rule, since they cannot import the registry.
 func TestToolsAreBoundToTheirMethods(t *testing.T) {
 	svc := reflect.TypeFor[*ops.Service]()
 	for _, tool := range tools.All() {
