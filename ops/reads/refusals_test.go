@@ -37,27 +37,7 @@ func TestBadReadInputChangesNothing(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.tool+" "+tt.args, func(t *testing.T) {
-			before := f.FileHash()
-			info, _, _ := f.Svc.View(sid)
-			ops, _ := f.Svc.Operations(sid)
-			_, err := f.Call(tt.tool, tt.args)
-			if err == nil {
-				t.Fatalf("accepted; want an error saying %q", tt.says)
-			}
-			if !errors.Is(err, tt.kind) {
-				t.Errorf("error kind: %v, want %v", err, tt.kind)
-			}
-			if !strings.Contains(err.Error(), tt.says) {
-				t.Errorf("error %q does not say %q", err, tt.says)
-			}
-			if f.FileHash() != before {
-				t.Errorf("the database file changed")
-			}
-			after, _, _ := f.Svc.View(sid)
-			opsAfter, _ := f.Svc.Operations(sid)
-			if after.Version != info.Version || len(opsAfter) != len(ops) {
-				t.Errorf("version %d -> %d, ops %d -> %d", info.Version, after.Version, len(ops), len(opsAfter))
-			}
+			f.CheckRefusal(t, sid, tt.tool, tt.args, tt.kind, tt.says)
 		})
 	}
 }

@@ -7,6 +7,8 @@ package toolstest
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 
 	"weft/ops/opstest"
@@ -48,4 +50,33 @@ func (f *Fixture) MustCall(name string, args string) any {
 		f.T.Fatalf("%s %s: %v", name, args, err)
 	}
 	return res
+}
+
+// CheckRefusal calls tool with JSON arguments args: the call must be
+// refused with an error of kind (errors.Is) that says says, and leave
+// the file as it was, and session sid at its version with its
+// operations.
+func (f *Fixture) CheckRefusal(t *testing.T, sid, tool, args string, kind error, says string) {
+	t.Helper()
+	before := f.FileHash()
+	info, _, _ := f.Svc.View(sid)
+	opsBefore, _ := f.Svc.Operations(sid)
+	_, err := f.Call(tool, args)
+	if err == nil {
+		t.Fatalf("accepted; want an error saying %q", says)
+	}
+	if !errors.Is(err, kind) {
+		t.Errorf("error kind: %v, want %v", err, kind)
+	}
+	if !strings.Contains(err.Error(), says) {
+		t.Errorf("error %q does not say %q", err, says)
+	}
+	if f.FileHash() != before {
+		t.Errorf("the database file changed")
+	}
+	after, _, _ := f.Svc.View(sid)
+	opsAfter, _ := f.Svc.Operations(sid)
+	if after.Version != info.Version || len(opsAfter) != len(opsBefore) {
+		t.Errorf("version %d -> %d, ops %d -> %d", info.Version, after.Version, len(opsBefore), len(opsAfter))
+	}
 }
