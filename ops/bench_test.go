@@ -1,4 +1,4 @@
-package ops
+package ops_test
 
 import (
 	"context"
@@ -8,7 +8,8 @@ import (
 
 	"weft/internal/benchdata"
 	"weft/model"
-	"weft/store"
+	"weft/ops"
+	"weft/ops/opstest"
 )
 
 // Benchmarks over real files. Building a big file takes a while, so each
@@ -21,26 +22,10 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// benchFile builds (once per run) a file with one session of n messages of
-// about size bytes, one a second, and nops operations made as an operator
-// would, and returns its path and the session ID.
-func benchFile(b *testing.B, n, size, nops int) (string, string) {
-	return benchdata.File(b, t0, n, size, nops)
-}
-
-func benchService(b *testing.B, path string) *Service {
-	st, err := store.Open(path, store.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { st.Close() })
-	return New(st)
-}
-
 // BenchmarkAppendOne1M is appending one message to a warm 1M-message
 // session and getting the new view: one bbolt commit, no re-apply.
 func BenchmarkAppendOne1M(b *testing.B) {
-	path, sid := benchFile(b, 1_000_000, 200, 10_000)
+	path, sid := opstest.BenchFile(b, 1_000_000, 200, 10_000)
 	// Work on a copy: appends change the file.
 	cp := filepath.Join(b.TempDir(), "append.db")
 	raw, err := os.ReadFile(path)
@@ -50,7 +35,7 @@ func BenchmarkAppendOne1M(b *testing.B) {
 	if err := os.WriteFile(cp, raw, 0o600); err != nil {
 		b.Fatal(err)
 	}
-	svc := benchService(b, cp)
+	svc := opstest.BenchService(b, cp)
 	ctx := context.Background()
 	if _, _, err := svc.View(sid); err != nil {
 		b.Fatal(err)
@@ -58,7 +43,7 @@ func BenchmarkAppendOne1M(b *testing.B) {
 	msg := []model.NewMessage{{Role: model.RoleUser, Content: "one more", Tokens: 2}}
 	b.ResetTimer()
 	for b.Loop() {
-		if _, err := svc.AppendMessages(ctx, AppendMessagesArgs{SessionID: sid, Messages: msg}); err != nil {
+		if _, err := svc.AppendMessages(ctx, ops.AppendMessagesArgs{SessionID: sid, Messages: msg}); err != nil {
 			b.Fatal(err)
 		}
 		if _, v, _ := svc.View(sid); v.Len() == 0 {

@@ -1,4 +1,4 @@
-package ops
+package ops_test
 
 import (
 	"bytes"
@@ -9,14 +9,16 @@ import (
 	"weft/formats/export"
 	"weft/internal/tokens"
 	"weft/model"
+	"weft/ops"
+	"weft/ops/tools/toolstest"
 )
 
 // toolThread stores a user message, an assistant message that is only a
 // tool call (empty content, the call in its parts), the tool's result and
 // an answer, as importers store them.
-func toolThread(t *testing.T, f *fixture) string {
+func toolThread(t *testing.T, f *toolstest.Fixture) string {
 	t.Helper()
-	sid := f.mustCall("create_session", `{"title":"tools"}`).(CreateSessionResult).SessionID
+	sid := f.MustCall("create_session", `{"title":"tools"}`).(ops.CreateSessionResult).SessionID
 	call := model.Part{Type: model.PartToolCall, ToolCallID: "toolu_01", ToolName: "Bash", Input: json.RawMessage(`{"command": "ls -la",  "timeout":30}`)}
 	result := model.Part{Type: model.PartToolResult, ToolCallID: "toolu_01", Text: "total 0\ndrwxr-xr-x  2 me me 40 ."}
 	msgs := []model.NewMessage{
@@ -25,7 +27,7 @@ func toolThread(t *testing.T, f *fixture) string {
 		{Role: model.RoleTool, Content: result.Text, Parts: model.EncodeParts([]model.Part{result})},
 		{Role: model.RoleAssistant, Content: "It is empty."},
 	}
-	if _, err := f.svc.AppendMessages(context.Background(), AppendMessagesArgs{SessionID: sid, Messages: msgs}); err != nil {
+	if _, err := f.Svc.AppendMessages(context.Background(), ops.AppendMessagesArgs{SessionID: sid, Messages: msgs}); err != nil {
 		t.Fatal(err)
 	}
 	return sid
@@ -34,9 +36,9 @@ func toolThread(t *testing.T, f *fixture) string {
 // A thread that left weft through its own OpenAI export comes back
 // through the pre-request hook recognised, message by message.
 func TestTheHookRecognisesWeftsOwnExport(t *testing.T) {
-	f := newFixture(t)
+	f := toolstest.New(t)
 	sid := toolThread(t, f)
-	_, items, err := f.svc.ExportItems(sid, false)
+	_, items, err := f.Svc.ExportItems(sid, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +52,7 @@ func TestTheHookRecognisesWeftsOwnExport(t *testing.T) {
 	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
-	res, err := f.svc.ApplyContextOperations(context.Background(), ApplyOpsArgs{SessionID: sid, Messages: doc.Messages})
+	res, err := f.Svc.ApplyContextOperations(context.Background(), ops.ApplyOpsArgs{SessionID: sid, Messages: doc.Messages})
 	if err != nil {
 		t.Fatalf("weft's own export refused: %v\n%s", err, buf.Bytes())
 	}
@@ -62,9 +64,13 @@ func TestTheHookRecognisesWeftsOwnExport(t *testing.T) {
 // A message's tokens count its parts: a tool call with no text is not
 // free.
 func TestTokensCountParts(t *testing.T) {
-	f := newFixture(t)
+	f := toolstest.New(t)
 	sid := toolThread(t, f)
-	m := f.stored(sid, f.view(sid).Items[1].Seq, f.view(sid).Items[1].Seq)[0]
+	stored, err := f.Svc.Messages(sid, []uint64{f.View(sid).Items[1].Seq})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := stored[0]
 	if want := tokens.Count("Bash") + tokens.Count(`{"command":"ls -la","timeout":30}`); m.Tokens != want { // parts are stored compact
 		t.Errorf("a tool call of %d tokens counts %d", want, m.Tokens)
 	}

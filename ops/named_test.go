@@ -1,4 +1,4 @@
-package ops
+package ops_test
 
 import (
 	"context"
@@ -9,6 +9,9 @@ import (
 	"testing"
 
 	"weft/model"
+	"weft/ops"
+	"weft/ops/tools"
+	"weft/ops/tools/toolstest"
 )
 
 // TestStaleVersionWithIDs: an edit that names its items by ID, made
@@ -17,97 +20,97 @@ import (
 // changed, when a change touched them. With indices any change still
 // refuses it.
 func TestStaleVersionWithIDs(t *testing.T) {
-	agent := WithAuthor(context.Background(), "claude-code")
+	agent := ops.WithAuthor(context.Background(), "claude-code")
 	ids := []model.ItemID{"m5", "m6", "m7"}
 	idx := func(n int) *int { return &n }
-	type edit func(f *fixture, v uint64) error
-	digest := func(f *fixture, v uint64) error {
-		_, err := f.svc.DigestMessages(context.Background(), DigestArgs{Selection: Selection{IDs: ids}, Summary: "the three", EditOptions: EditOptions{ExpectedVersion: &v}})
+	type edit func(f *toolstest.Fixture, v uint64) error
+	digest := func(f *toolstest.Fixture, v uint64) error {
+		_, err := f.Svc.DigestMessages(context.Background(), ops.DigestArgs{Selection: ops.Selection{IDs: ids}, Summary: "the three", EditOptions: ops.EditOptions{ExpectedVersion: &v}})
 		return err
 	}
 	cases := []struct {
 		name   string
-		change func(f *fixture, sid string) // the agent's change after v0
+		change func(f *toolstest.Fixture, sid string) // the agent's change after v0
 		edit   edit
 		ok     bool
 		says   string
 	}{
-		{"an insert elsewhere", func(f *fixture, sid string) {
-			f.mustInsert(agent, InsertArgs{AfterIdx: idx(0), Messages: []model.NewMessage{{Role: model.RoleUser, Content: "agent's note"}}})
+		{"an insert elsewhere", func(f *toolstest.Fixture, sid string) {
+			mustInsert(f, agent, ops.InsertArgs{AfterIdx: idx(0), Messages: []model.NewMessage{{Role: model.RoleUser, Content: "agent's note"}}})
 		}, digest, true, ""},
-		{"a snip elsewhere and an append", func(f *fixture, sid string) {
-			if _, err := f.svc.SnipMessages(agent, SnipArgs{Selection: Selection{StartIdx: idx(1), EndIdx: idx(2)}}); err != nil {
+		{"a snip elsewhere and an append", func(f *toolstest.Fixture, sid string) {
+			if _, err := f.Svc.SnipMessages(agent, ops.SnipArgs{Selection: ops.Selection{StartIdx: idx(1), EndIdx: idx(2)}}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := f.svc.AppendMessages(agent, AppendMessagesArgs{Messages: []model.NewMessage{{Role: model.RoleUser, Content: "later"}}}); err != nil {
+			if _, err := f.Svc.AppendMessages(agent, ops.AppendMessagesArgs{Messages: []model.NewMessage{{Role: model.RoleUser, Content: "later"}}}); err != nil {
 				t.Fatal(err)
 			}
 		}, digest, true, ""},
-		{"a digest over one of them", func(f *fixture, sid string) {
-			if _, err := f.svc.DigestMessages(agent, DigestArgs{Selection: Selection{IDs: []model.ItemID{"m7", "m8"}}, Summary: "agent's"}); err != nil {
+		{"a digest over one of them", func(f *toolstest.Fixture, sid string) {
+			if _, err := f.Svc.DigestMessages(agent, ops.DigestArgs{Selection: ops.Selection{IDs: []model.ItemID{"m7", "m8"}}, Summary: "agent's"}); err != nil {
 				t.Fatal(err)
 			}
 		}, digest, false, "digest"},
-		{"a tag on one of them", func(f *fixture, sid string) {
-			if _, err := f.svc.TagMessages(agent, TagArgs{Selection: Selection{IDs: []model.ItemID{"m6"}}, Tags: []string{"x"}}); err != nil {
+		{"a tag on one of them", func(f *toolstest.Fixture, sid string) {
+			if _, err := f.Svc.TagMessages(agent, ops.TagArgs{Selection: ops.Selection{IDs: []model.ItemID{"m6"}}, Tags: []string{"x"}}); err != nil {
 				t.Fatal(err)
 			}
 		}, digest, false, "acts on m6"},
-		{"an insert among them", func(f *fixture, sid string) {
-			f.mustInsert(agent, InsertArgs{AfterID: "m5", Messages: []model.NewMessage{{Role: model.RoleUser, Content: "wedged"}}})
+		{"an insert among them", func(f *toolstest.Fixture, sid string) {
+			mustInsert(f, agent, ops.InsertArgs{AfterID: "m5", Messages: []model.NewMessage{{Role: model.RoleUser, Content: "wedged"}}})
 		}, digest, false, "insert"},
-		{"an old snip among them switched off", func(f *fixture, sid string) {
+		{"an old snip among them switched off", func(f *toolstest.Fixture, sid string) {
 			// Made before v0 (see below), so the operator's m5..m7
 			// stood together without m6; switching it off puts m6 back
 			// among them.
-			list, _ := f.svc.Operations(sid)
+			list, _ := f.Svc.Operations(sid)
 			off := false
-			if _, err := f.svc.ToggleOperation(agent, ToggleArgs{OperationArgs: OperationArgs{OperationID: list[0].ID}, Active: &off}); err != nil {
+			if _, err := f.Svc.ToggleOperation(agent, ops.ToggleArgs{OperationArgs: ops.OperationArgs{OperationID: list[0].ID}, Active: &off}); err != nil {
 				t.Fatal(err)
 			}
-		}, func(f *fixture, v uint64) error {
+		}, func(f *toolstest.Fixture, v uint64) error {
 			two := []model.ItemID{"m5", "m7"}
-			_, err := f.svc.SnipMessages(context.Background(), SnipArgs{Selection: Selection{IDs: two}, EditOptions: EditOptions{ExpectedVersion: &v}})
+			_, err := f.Svc.SnipMessages(context.Background(), ops.SnipArgs{Selection: ops.Selection{IDs: two}, EditOptions: ops.EditOptions{ExpectedVersion: &v}})
 			return err
 		}, false, "no longer stand together"},
-		{"indices and any change", func(f *fixture, sid string) {
-			f.mustInsert(agent, InsertArgs{AfterIdx: idx(0), Messages: []model.NewMessage{{Role: model.RoleUser, Content: "agent's note"}}})
-		}, func(f *fixture, v uint64) error {
-			_, err := f.svc.DigestMessages(context.Background(), DigestArgs{Selection: Selection{StartIdx: idx(4), EndIdx: idx(6)}, Summary: "x", EditOptions: EditOptions{ExpectedVersion: &v}})
+		{"indices and any change", func(f *toolstest.Fixture, sid string) {
+			mustInsert(f, agent, ops.InsertArgs{AfterIdx: idx(0), Messages: []model.NewMessage{{Role: model.RoleUser, Content: "agent's note"}}})
+		}, func(f *toolstest.Fixture, v uint64) error {
+			_, err := f.Svc.DigestMessages(context.Background(), ops.DigestArgs{Selection: ops.Selection{StartIdx: idx(4), EndIdx: idx(6)}, Summary: "x", EditOptions: ops.EditOptions{ExpectedVersion: &v}})
 			return err
 		}, false, "insert of 1 message after 0 by claude-code"},
-		{"an insert after a named anchor, elsewhere changed", func(f *fixture, sid string) {
-			f.mustInsert(agent, InsertArgs{AfterIdx: idx(0), Messages: []model.NewMessage{{Role: model.RoleUser, Content: "agent's note"}}})
-		}, func(f *fixture, v uint64) error {
-			_, err := f.svc.InsertMessages(context.Background(), InsertArgs{AfterID: "m6", Messages: []model.NewMessage{{Role: model.RoleUser, Content: "mine"}}, EditOptions: EditOptions{ExpectedVersion: &v}})
+		{"an insert after a named anchor, elsewhere changed", func(f *toolstest.Fixture, sid string) {
+			mustInsert(f, agent, ops.InsertArgs{AfterIdx: idx(0), Messages: []model.NewMessage{{Role: model.RoleUser, Content: "agent's note"}}})
+		}, func(f *toolstest.Fixture, v uint64) error {
+			_, err := f.Svc.InsertMessages(context.Background(), ops.InsertArgs{AfterID: "m6", Messages: []model.NewMessage{{Role: model.RoleUser, Content: "mine"}}, EditOptions: ops.EditOptions{ExpectedVersion: &v}})
 			return err
 		}, true, ""},
-		{"an insert after an anchor digested since", func(f *fixture, sid string) {
-			if _, err := f.svc.DigestMessages(agent, DigestArgs{Selection: Selection{IDs: []model.ItemID{"m6"}}, Summary: "agent's"}); err != nil {
+		{"an insert after an anchor digested since", func(f *toolstest.Fixture, sid string) {
+			if _, err := f.Svc.DigestMessages(agent, ops.DigestArgs{Selection: ops.Selection{IDs: []model.ItemID{"m6"}}, Summary: "agent's"}); err != nil {
 				t.Fatal(err)
 			}
-		}, func(f *fixture, v uint64) error {
-			_, err := f.svc.InsertMessages(context.Background(), InsertArgs{AfterID: "m6", Messages: []model.NewMessage{{Role: model.RoleUser, Content: "mine"}}, EditOptions: EditOptions{ExpectedVersion: &v}})
+		}, func(f *toolstest.Fixture, v uint64) error {
+			_, err := f.Svc.InsertMessages(context.Background(), ops.InsertArgs{AfterID: "m6", Messages: []model.NewMessage{{Role: model.RoleUser, Content: "mine"}}, EditOptions: ops.EditOptions{ExpectedVersion: &v}})
 			return err
 		}, false, "acts on m6"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			f := newFixture(t)
-			sid := f.session("named", 12)
+			f := toolstest.New(t)
+			sid := f.Session("named", 12)
 			if strings.Contains(c.name, "switched off") {
-				if _, err := f.svc.SnipMessages(agent, SnipArgs{Selection: Selection{IDs: []model.ItemID{"m6"}}}); err != nil {
+				if _, err := f.Svc.SnipMessages(agent, ops.SnipArgs{Selection: ops.Selection{IDs: []model.ItemID{"m6"}}}); err != nil {
 					t.Fatal(err)
 				}
 			}
-			info, _, _ := f.svc.View(sid)
+			info, _, _ := f.Svc.View(sid)
 			v0 := info.Version
 			c.change(f, sid)
-			before, _ := f.svc.Operations(sid)
+			before, _ := f.Svc.Operations(sid)
 			err := c.edit(f, v0)
-			after, _ := f.svc.Operations(sid)
+			after, _ := f.Svc.Operations(sid)
 			if !c.ok {
-				if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), c.says) {
+				if !errors.Is(err, ops.ErrConflict) || !strings.Contains(err.Error(), c.says) {
 					t.Fatalf("want a conflict saying %q, got %v", c.says, err)
 				}
 				if !strings.Contains(err.Error(), fmt.Sprintf("not %d", v0)) || len(after) != len(before) {
@@ -129,12 +132,12 @@ func TestStaleVersionWithIDs(t *testing.T) {
 // TestExpectedVersionAheadIsRefusedWithIDs: a version the session has not
 // reached is refused, with ids as with indices.
 func TestExpectedVersionAheadIsRefusedWithIDs(t *testing.T) {
-	f := newFixture(t)
-	sid := f.session("ahead", 4)
-	info, _, _ := f.svc.View(sid)
+	f := toolstest.New(t)
+	sid := f.Session("ahead", 4)
+	info, _, _ := f.Svc.View(sid)
 	v := info.Version + 3
-	_, err := f.svc.SnipMessages(context.Background(), SnipArgs{Selection: Selection{IDs: []model.ItemID{"m2"}}, EditOptions: EditOptions{ExpectedVersion: &v}})
-	if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "ahead") {
+	_, err := f.Svc.SnipMessages(context.Background(), ops.SnipArgs{Selection: ops.Selection{IDs: []model.ItemID{"m2"}}, EditOptions: ops.EditOptions{ExpectedVersion: &v}})
+	if !errors.Is(err, ops.ErrConflict) || !strings.Contains(err.Error(), "ahead") {
 		t.Fatalf("want a conflict saying the version is ahead, got %v", err)
 	}
 }
@@ -143,14 +146,14 @@ func TestExpectedVersionAheadIsRefusedWithIDs(t *testing.T) {
 // MCP and HTTP call), a stale expected_version with indices is refused
 // as before, and with ids it is checked against the named items.
 func TestStaleIndicesAreRefusedOverTheTools(t *testing.T) {
-	f := newFixture(t)
-	f.session("tools", 10)
-	v0 := f.version("")
-	f.mustCall("insert_messages", `{"after_idx":0,"messages":[{"role":"user","content":"agent"}]}`)
-	if _, err := f.call("snip_messages", fmt.Sprintf(`{"start_idx":4,"end_idx":5,"expected_version":%d}`, v0)); !errors.Is(err, ErrConflict) {
+	f := toolstest.New(t)
+	f.Session("tools", 10)
+	v0 := f.Version("")
+	f.MustCall("insert_messages", `{"after_idx":0,"messages":[{"role":"user","content":"agent"}]}`)
+	if _, err := f.Call("snip_messages", fmt.Sprintf(`{"start_idx":4,"end_idx":5,"expected_version":%d}`, v0)); !errors.Is(err, ops.ErrConflict) {
 		t.Fatalf("indices with a stale version: want a conflict, got %v", err)
 	}
-	if _, err := f.call("snip_messages", fmt.Sprintf(`{"ids":["m4","m5"],"expected_version":%d}`, v0)); err != nil {
+	if _, err := f.Call("snip_messages", fmt.Sprintf(`{"ids":["m4","m5"],"expected_version":%d}`, v0)); err != nil {
 		t.Fatalf("ids with a stale version, untouched since: %v", err)
 	}
 	if d := describeTool(t, "snip_messages"); !strings.Contains(d, "With ids (or after_id) only a change to the named items does") {
@@ -158,10 +161,10 @@ func TestStaleIndicesAreRefusedOverTheTools(t *testing.T) {
 	}
 }
 
-func (f *fixture) mustInsert(ctx context.Context, a InsertArgs) {
-	f.t.Helper()
-	if _, err := f.svc.InsertMessages(ctx, a); err != nil {
-		f.t.Fatal(err)
+func mustInsert(f *toolstest.Fixture, ctx context.Context, a ops.InsertArgs) {
+	f.T.Helper()
+	if _, err := f.Svc.InsertMessages(ctx, a); err != nil {
+		f.T.Fatal(err)
 	}
 }
 
@@ -169,7 +172,11 @@ func (f *fixture) mustInsert(ctx context.Context, a InsertArgs) {
 // argument, as its schema (MCP, HTTP) carries it.
 func describeTool(t *testing.T, tool string) string {
 	t.Helper()
-	f, ok := toolArgs(t, tool).FieldByName("ExpectedVersion")
+	tl, ok := tools.Lookup(tool)
+	if !ok {
+		t.Fatalf("no tool %s", tool)
+	}
+	f, ok := tl.ArgsType.FieldByName("ExpectedVersion")
 	if !ok {
 		t.Fatalf("%s takes no expected_version", tool)
 	}

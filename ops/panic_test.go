@@ -1,4 +1,4 @@
-package ops
+package ops_test
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"weft/model"
+	"weft/ops"
+	"weft/ops/tools/toolstest"
 	"weft/store"
 )
 
@@ -15,11 +17,11 @@ import (
 // registry turns it into an internal error, a PanicError: ops/tools
 // tests that), and the next write goes through.
 func TestAPanicInTheWritePathLeavesTheServiceGoing(t *testing.T) {
-	f := newFixture(t)
-	sid := f.session("survives", 3)
+	f := toolstest.New(t)
+	sid := f.Session("survives", 3)
 	boom := func() (v any) {
 		defer func() { v = recover() }()
-		_, _ = f.svc.Write(context.Background(), sid, nil, func(_ *store.Tx, _ *Thread, _ *model.Session) (*Change, error) {
+		_, _ = f.Svc.Write(context.Background(), sid, nil, func(_ *store.Tx, _ *ops.Thread, _ *model.Session) (*ops.Change, error) {
 			panic("boom in the write path")
 		})
 		return nil
@@ -29,7 +31,7 @@ func TestAPanicInTheWritePathLeavesTheServiceGoing(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := f.call("append_messages", `{"messages":[{"role":"user","content":"still here"}]}`)
+		_, err := f.Call("append_messages", `{"messages":[{"role":"user","content":"still here"}]}`)
 		done <- err
 	}()
 	select {

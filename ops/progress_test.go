@@ -1,4 +1,4 @@
-package ops
+package ops_test
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"weft/model"
+	"weft/ops"
+	"weft/ops/tools/toolstest"
 )
 
 // progressLog collects a call's reports and checks what every client of
@@ -34,41 +36,41 @@ func (l *progressLog) finished() bool {
 }
 
 func TestLongCallsReportProgress(t *testing.T) {
-	f := newFixture(t)
-	sid := f.session("long", 1)
-	msgs := make([]model.NewMessage, maxAppend)
+	f := toolstest.New(t)
+	sid := f.Session("long", 1)
+	msgs := make([]model.NewMessage, ops.MaxAppend)
 	for i := range msgs {
 		msgs[i] = model.NewMessage{Role: model.RoleUser, Content: fmt.Sprintf("message %d of a long append", i)}
 	}
 
 	t.Run("append", func(t *testing.T) {
 		log := &progressLog{t: t}
-		ctx := WithProgress(context.Background(), log.progress)
-		if _, err := f.svc.AppendMessages(ctx, AppendMessagesArgs{SessionID: sid, Messages: msgs}); err != nil {
+		ctx := ops.WithProgress(context.Background(), log.progress)
+		if _, err := f.Svc.AppendMessages(ctx, ops.AppendMessagesArgs{SessionID: sid, Messages: msgs}); err != nil {
 			t.Fatal(err)
 		}
-		if len(log.reports) < 5 || len(log.reports) > progressSteps+2 || !log.finished() {
+		if len(log.reports) < 5 || len(log.reports) > ops.ProgressSteps+2 || !log.finished() {
 			t.Fatalf("a %d-message append reported %d times, want a few and the end:\n%v", len(msgs), len(log.reports), log.reports)
 		}
 	})
 
 	t.Run("summary", func(t *testing.T) {
 		log := &progressLog{t: t}
-		ctx := WithProgress(context.Background(), log.progress)
-		start, end := 0, maxAppend
-		res, err := f.svc.SummarizeMessageRange(ctx, SummarizeArgs{Selection: Selection{SessionID: sid, StartIdx: &start, EndIdx: &end}, Source: SourceExtractive})
+		ctx := ops.WithProgress(context.Background(), log.progress)
+		start, end := 0, ops.MaxAppend
+		res, err := f.Svc.SummarizeMessageRange(ctx, ops.SummarizeArgs{Selection: ops.Selection{SessionID: sid, StartIdx: &start, EndIdx: &end}, Source: ops.SourceExtractive})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.MessageCount != maxAppend+1 || len(log.reports) < 2 || !log.finished() {
+		if res.MessageCount != ops.MaxAppend+1 || len(log.reports) < 2 || !log.finished() {
 			t.Fatalf("a summary of %d messages reported %v", res.MessageCount, log.reports)
 		}
 	})
 
 	t.Run("short calls say nothing", func(t *testing.T) {
 		log := &progressLog{t: t}
-		ctx := WithProgress(context.Background(), log.progress)
-		if _, err := f.svc.AppendMessages(ctx, AppendMessagesArgs{SessionID: sid, Messages: msgs[:3]}); err != nil {
+		ctx := ops.WithProgress(context.Background(), log.progress)
+		if _, err := f.Svc.AppendMessages(ctx, ops.AppendMessagesArgs{SessionID: sid, Messages: msgs[:3]}); err != nil {
 			t.Fatal(err)
 		}
 		if len(log.reports) != 0 {

@@ -1,14 +1,16 @@
-package ops
+package ops_test
 
 import (
 	"strings"
 	"testing"
+
+	"weft/ops/tools/toolstest"
 )
 
 func TestMessagesReadsBySeq(t *testing.T) {
-	f := newFixture(t)
-	sid := f.session("reads", 3)
-	got, err := f.svc.Messages(sid, []uint64{3, 1})
+	f := toolstest.New(t)
+	sid := f.Session("reads", 3)
+	got, err := f.Svc.Messages(sid, []uint64{3, 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -16,7 +18,7 @@ func TestMessagesReadsBySeq(t *testing.T) {
 		t.Fatalf("Messages(3, 1) = %+v", got)
 	}
 	for _, seq := range []uint64{0, 4} {
-		if _, err := f.svc.Messages(sid, []uint64{seq}); err == nil || !strings.Contains(err.Error(), "no stored message") {
+		if _, err := f.Svc.Messages(sid, []uint64{seq}); err == nil || !strings.Contains(err.Error(), "no stored message") {
 			t.Errorf("seq %d: %v", seq, err)
 		}
 	}

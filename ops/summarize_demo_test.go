@@ -6,15 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
 	"weft/demo"
 	"weft/formats/claudecode"
-	"weft/formats/export"
 	"weft/model"
 	"weft/ops"
+	"weft/ops/assemble/assembletest"
 	"weft/ops/ingest"
 	"weft/ops/reads"
 	"weft/ops/tools"
@@ -48,42 +47,17 @@ func demoCall[R any](t *testing.T, svc *ops.Service, tool, args string) R {
 	return res.(R)
 }
 
-// demoValid checks both provider shapes of an assembly: chat-completions
-// tool messages answer an open call of the assistant before them, and
-// Messages API roles alternate from the user with each tool_result
-// answering a tool_use of the message before.
+// demoValid checks an assembly against its provider's rules
+// (assembletest): chat-completions tool messages answer an open call of
+// the assistant before them, and Messages API roles alternate from the
+// user with each tool_result answering a tool_use of the message before.
 func demoValid(t *testing.T, r reads.AssembleResult) {
 	t.Helper()
 	if r.Format == "openai" {
-		var open []string
-		for i, m := range r.Messages {
-			if m.Role == model.RoleTool {
-				k := slices.Index(open, m.ToolCallID)
-				if k < 0 {
-					t.Fatalf("openai message %d answers %q, not an open call", i, m.ToolCallID)
-				}
-				open = slices.Delete(open, k, k+1)
-				continue
-			}
-			if len(open) > 0 {
-				t.Fatalf("openai message %d: calls %v unanswered", i, open)
-			}
-			for _, c := range m.ToolCalls {
-				open = append(open, c.ID)
-			}
-		}
+		assembletest.CheckOpenAI(t, r.Messages)
 		return
 	}
-	for i, m := range r.Anthropic.Messages {
-		if want := []string{"user", "assistant"}[i%2]; m.Role != want {
-			t.Fatalf("anthropic message %d is %s, want %s", i, m.Role, want)
-		}
-		for _, b := range m.Content {
-			if b.Type == "tool_result" && !slices.ContainsFunc(r.Anthropic.Messages[i-1].Content, func(u export.AnthropicBlock) bool { return u.ID == b.ToolUseID }) {
-				t.Fatalf("anthropic message %d: tool_result %q answers nothing before it", i, b.ToolUseID)
-			}
-		}
-	}
+	assembletest.CheckAnthropic(t, r.Anthropic)
 }
 
 func TestSummarizeDemoDigression(t *testing.T) {

@@ -1,4 +1,4 @@
-package ops
+package ops_test
 
 import (
 	"context"
@@ -12,28 +12,30 @@ import (
 	"testing"
 
 	"weft/internal/tokens"
-	"weft/ops/assemble"
-	"weft/ops/summary"
-
 	"weft/model"
+	"weft/ops"
+	"weft/ops/assemble"
+	"weft/ops/opstest"
+	"weft/ops/summary"
+	"weft/ops/tools/toolstest"
 )
 
 // sumFixture is a session with prose, a tool call and its result, and a
 // file name, to summarize.
-func sumFixture(t *testing.T) (*fixture, string) {
-	f := newFixture(t)
+func sumFixture(t *testing.T) (*toolstest.Fixture, string) {
+	f := toolstest.New(t)
 	msgs := []model.NewMessage{
 		{Role: model.RoleUser, Content: "The login handler in auth/login.go fails when the session cookie is missing. Can you look?"},
 		{Role: model.RoleAssistant, Content: "Sure. Let me read the handler first."},
 	}
-	msgs = append(msgs, asmToolTurn("call_1", "read_file", `{"path":"auth/login.go"}`, "func Login(w http.ResponseWriter, r *http.Request) { c, _ := r.Cookie(\"sid\"); use(c.Value) }", 0)...)
+	msgs = append(msgs, opstest.ToolTurn("call_1", "read_file", `{"path":"auth/login.go"}`, "func Login(w http.ResponseWriter, r *http.Request) { c, _ := r.Cookie(\"sid\"); use(c.Value) }", 0)...)
 	msgs = append(msgs,
 		model.NewMessage{Role: model.RoleAssistant, Content: "Found it: r.Cookie returns an error when the cookie is missing, and the handler ignores it, so c is nil and c.Value panics. We should return 401 instead."},
 		model.NewMessage{Role: model.RoleUser, Content: "Agreed, fix it and add a test in auth/login_test.go."},
 		model.NewMessage{Role: model.RoleAssistant, Content: "Done: the handler now returns 401 without a cookie, and TestLoginWithoutCookie covers it. All 14 tests pass."},
 		model.NewMessage{Role: model.RoleUser, Content: "Thanks! Now something else: rename the package."},
 	)
-	return f, f.asmSession("login bug", msgs)
+	return f, f.Messages("login bug", msgs)
 }
 
 func TestSummarizeWithSampling(t *testing.T) {
@@ -46,13 +48,13 @@ func TestSummarizeWithSampling(t *testing.T) {
 	}
 	ctx := summary.WithSampler(context.Background(), sampler)
 	// With an endpoint configured too, the client's model comes first.
-	f.svc.endpoint = summary.Endpoint{URL: "http://127.0.0.1:1/v1"}
-	res, err := callTool(ctx, f.svc, "summarize_message_range", json.RawMessage(`{"start_idx":0,"end_idx":6,"max_tokens":120}`))
+	ops.SetSummaryEndpoint(f.Svc, summary.Endpoint{URL: "http://127.0.0.1:1/v1"})
+	res, err := f.CallContext(ctx, "summarize_message_range", `{"start_idx":0,"end_idx":6,"max_tokens":120}`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := res.(SummarizeResult)
-	if r.Source != SourceSampling || r.Model != "claude-test" || r.Summary != "The login handler panicked without a cookie; it now returns 401, with a test." {
+	r := res.(ops.SummarizeResult)
+	if r.Source != ops.SourceSampling || r.Model != "claude-test" || r.Summary != "The login handler panicked without a cookie; it now returns 401, with a test." {
 		t.Fatalf("result %+v", r)
 	}
 	if r.Stored || r.OperationID != "" || r.MessageCount != 7 || r.StartIdx != 0 || r.EndIdx != 6 || r.Tokens != tokens.Count(r.Summary) {
@@ -68,20 +70,20 @@ func TestSummarizeWithSampling(t *testing.T) {
 	}
 
 	// store=true records the same summary as a digest over the range.
-	before, _, _ := f.svc.View(sid)
-	res, err = callTool(ctx, f.svc, "summarize_message_range", json.RawMessage(`{"start_idx":0,"end_idx":6,"store":true}`))
+	before, _, _ := f.Svc.View(sid)
+	res, err = f.CallContext(ctx, "summarize_message_range", `{"start_idx":0,"end_idx":6,"store":true}`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r = res.(SummarizeResult)
-	v := f.view(sid)
+	r = res.(ops.SummarizeResult)
+	v := f.View(sid)
 	if !r.Stored || r.OperationID == "" || r.Version != before.Version+1 || v.Len() != 2 || v.Status[r.OperationID] != model.StatusActive {
 		t.Fatalf("store: %+v; view has %d items", r, v.Len())
 	}
 	if s := v.Synth[v.Items[0].Synth]; s.Content != r.Summary || s.MessageCount != 7 {
 		t.Errorf("digest item %+v", s)
 	}
-	if gotMax != sumDefaultTokens {
+	if gotMax != ops.SumDefaultTokens {
 		t.Errorf("default max tokens %d", gotMax)
 	}
 
@@ -89,16 +91,16 @@ func TestSummarizeWithSampling(t *testing.T) {
 	failing := summary.WithSampler(context.Background(), func(context.Context, string, int) (string, string, error) {
 		return "", "", errors.New("the user declined")
 	})
-	hash := f.fileHash()
-	_, err = callTool(failing, f.svc, "summarize_message_range", json.RawMessage(`{"start_idx":0,"end_idx":1,"store":true}`))
-	if !errors.Is(err, ErrSummarySource) || !strings.Contains(err.Error(), "the user declined") || !strings.Contains(err.Error(), "source=extractive") {
+	hash := f.FileHash()
+	_, err = f.CallContext(failing, "summarize_message_range", `{"start_idx":0,"end_idx":1,"store":true}`)
+	if !errors.Is(err, ops.ErrSummarySource) || !strings.Contains(err.Error(), "the user declined") || !strings.Contains(err.Error(), "source=extractive") {
 		t.Errorf("failing sampler: %v", err)
 	}
 	empty := summary.WithSampler(context.Background(), func(context.Context, string, int) (string, string, error) { return " \n", "m", nil })
-	if _, err = callTool(empty, f.svc, "summarize_message_range", json.RawMessage(`{"start_idx":0,"end_idx":1,"store":true}`)); !errors.Is(err, ErrSummarySource) || !strings.Contains(err.Error(), "empty summary") {
+	if _, err = f.CallContext(empty, "summarize_message_range", `{"start_idx":0,"end_idx":1,"store":true}`); !errors.Is(err, ops.ErrSummarySource) || !strings.Contains(err.Error(), "empty summary") {
 		t.Errorf("empty summary: %v", err)
 	}
-	if f.fileHash() != hash {
+	if f.FileHash() != hash {
 		t.Errorf("a failed summary changed the database")
 	}
 }
@@ -173,20 +175,20 @@ func TestSummarizeWithEndpoint(t *testing.T) {
 			if strings.Contains(tt.name, "full URL") {
 				url = srv.URL + "/v1/chat/completions"
 			}
-			f.svc.endpoint = summary.Endpoint{URL: url, Model: tt.env[summary.SettingModel], APIKey: tt.env[summary.SettingKey], Timeout: tt.env[summary.SettingTimeout]}
-			before := f.fileHash()
-			res, err := f.call("summarize_message_range", fmt.Sprintf(`{"session_id":%q,"start_idx":2,"end_idx":4,"store":true%s}`, sid, tt.args))
+			ops.SetSummaryEndpoint(f.Svc, summary.Endpoint{URL: url, Model: tt.env[summary.SettingModel], APIKey: tt.env[summary.SettingKey], Timeout: tt.env[summary.SettingTimeout]})
+			before := f.FileHash()
+			res, err := f.Call("summarize_message_range", fmt.Sprintf(`{"session_id":%q,"start_idx":2,"end_idx":4,"store":true%s}`, sid, tt.args))
 			if tt.says != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.says) {
 					t.Fatalf("error %v, want one saying %q", err, tt.says)
 				}
-				if errors.Is(err, ErrInvalid) != tt.invalid || errors.Is(err, ErrSummarySource) == tt.invalid {
-					t.Errorf("error kind of %v: invalid %v, want %v", err, errors.Is(err, ErrInvalid), tt.invalid)
+				if errors.Is(err, ops.ErrInvalid) != tt.invalid || errors.Is(err, ops.ErrSummarySource) == tt.invalid {
+					t.Errorf("error kind of %v: invalid %v, want %v", err, errors.Is(err, ops.ErrInvalid), tt.invalid)
 				}
 				if strings.Contains(err.Error(), "k-123") {
 					t.Errorf("the error shows the API key: %v", err)
 				}
-				if f.fileHash() != before {
+				if f.FileHash() != before {
 					t.Errorf("a failed summary changed the database")
 				}
 				return
@@ -194,16 +196,16 @@ func TestSummarizeWithEndpoint(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := res.(SummarizeResult)
-			if r.Source != SourceEndpoint || r.Model != tt.model || !r.Stored || r.Summary == "" {
+			r := res.(ops.SummarizeResult)
+			if r.Source != ops.SourceEndpoint || r.Model != tt.model || !r.Stored || r.Summary == "" {
 				t.Errorf("result %+v", r)
 			}
-			f.mustCall("revert_operation", fmt.Sprintf(`{"operation_id":%q}`, r.OperationID))
+			f.MustCall("revert_operation", fmt.Sprintf(`{"operation_id":%q}`, r.OperationID))
 			if len(got) != 1 {
 				t.Fatalf("%d requests", len(got))
 			}
 			rq := got[0]
-			if rq.path != "/v1/chat/completions" || rq.body.Max != sumDefaultTokens || rq.body.Model != tt.env[summary.SettingModel] {
+			if rq.path != "/v1/chat/completions" || rq.body.Max != ops.SumDefaultTokens || rq.body.Model != tt.env[summary.SettingModel] {
 				t.Errorf("request %+v", rq)
 			}
 			if want := map[bool]string{true: "Bearer k-123", false: ""}[tt.env[summary.SettingKey] != ""]; rq.auth != want {
@@ -218,8 +220,8 @@ func TestSummarizeWithEndpoint(t *testing.T) {
 
 func TestSummarizeExtractive(t *testing.T) {
 	f, sid := sumFixture(t)
-	r := f.mustCall("summarize_message_range", `{"start_idx":0,"end_idx":6}`).(SummarizeResult)
-	if r.Source != SourceExtractive || r.Model != "" || r.Tokens > sumDefaultTokens {
+	r := f.MustCall("summarize_message_range", `{"start_idx":0,"end_idx":6}`).(ops.SummarizeResult)
+	if r.Source != ops.SourceExtractive || r.Model != "" || r.Tokens > ops.SumDefaultTokens {
 		t.Fatalf("result %+v", r)
 	}
 	for _, want := range []string{
@@ -236,24 +238,24 @@ func TestSummarizeExtractive(t *testing.T) {
 		t.Errorf("summary goes past the range or keeps chatter:\n%s", r.Summary)
 	}
 	// Deterministic, and within any budget.
-	again := f.mustCall("summarize_message_range", `{"start_idx":0,"end_idx":6}`).(SummarizeResult)
+	again := f.MustCall("summarize_message_range", `{"start_idx":0,"end_idx":6}`).(ops.SummarizeResult)
 	if again.Summary != r.Summary {
 		t.Errorf("two summaries differ:\n%s\n---\n%s", r.Summary, again.Summary)
 	}
 	for _, budget := range []int{16, 30, 60, 100, 4000} {
-		r := f.mustCall("summarize_message_range", fmt.Sprintf(`{"start_idx":0,"end_idx":6,"max_tokens":%d,"source":"extractive"}`, budget)).(SummarizeResult)
+		r := f.MustCall("summarize_message_range", fmt.Sprintf(`{"start_idx":0,"end_idx":6,"max_tokens":%d,"source":"extractive"}`, budget)).(ops.SummarizeResult)
 		if r.Tokens > budget || r.Summary == "" {
 			t.Errorf("budget %d: %d tokens: %q", budget, r.Tokens, r.Summary)
 		}
 	}
 	// By IDs, not contiguous.
-	r = f.mustCall("summarize_message_range", `{"ids":["m1","m7"]}`).(SummarizeResult)
+	r = f.MustCall("summarize_message_range", `{"ids":["m1","m7"]}`).(ops.SummarizeResult)
 	if !strings.HasPrefix(r.Summary, `2 messages between 0 and 6 of "login bug"`) || r.MessageCount != 2 {
 		t.Errorf("by ids: %+v", r)
 	}
 	// Stored, it is a digest like any other: revertible.
-	r = f.mustCall("summarize_message_range", fmt.Sprintf(`{"session_id":%q,"start_idx":1,"end_idx":5,"store":true,"when_tags":["short"]}`, sid)).(SummarizeResult)
-	ops, _ := f.svc.Operations(sid)
+	r = f.MustCall("summarize_message_range", fmt.Sprintf(`{"session_id":%q,"start_idx":1,"end_idx":5,"store":true,"when_tags":["short"]}`, sid)).(ops.SummarizeResult)
+	ops, _ := f.Svc.Operations(sid)
 	last := ops[len(ops)-1]
 	if !r.Stored || last.ID != r.OperationID || last.Type != model.OpDigest || last.Payload.Summary != r.Summary || len(last.Targets) != 5 || last.WhenTags[0] != "short" {
 		t.Errorf("stored op %+v, result %+v", last, r)
@@ -262,59 +264,59 @@ func TestSummarizeExtractive(t *testing.T) {
 
 func TestSummarizeRefusals(t *testing.T) {
 	f, sid := sumFixture(t)
-	f.mustCall("tag_messages", `{"start_idx":0,"end_idx":0,"tags":["x"]}`)
+	f.MustCall("tag_messages", `{"start_idx":0,"end_idx":0,"tags":["x"]}`)
 	tests := []struct {
 		args string
 		env  string // WEFT_SUMMARY_URL
 		kind error
 		says string
 	}{
-		{`{"start_idx":0,"end_idx":9}`, "", ErrInvalid, "end_idx 9 is past the end of the thread (8 items: 0..7)"},
-		{`{"start_idx":5,"end_idx":2}`, "", ErrInvalid, "start_idx 5 is after end_idx 2"},
-		{`{"start_idx":-1,"end_idx":2}`, "", ErrInvalid, "start_idx -1 is negative"},
-		{`{}`, "", ErrInvalid, "nothing selected"},
-		{`{"ids":["m99"]}`, "", ErrNotFound, `id "m99" is not in the effective thread`},
-		{`{"session_id":"nosuchsession","start_idx":0,"end_idx":1}`, "", ErrNotFound, `session "nosuchsession" not found`},
-		{`{"start_idx":0,"end_idx":1,"store":true,"expected_version":1}`, "", ErrConflict, "is at version 3, not 1: since then v2 8 messages appended by operator; v3 tag x on 0 by operator"},
-		{`{"start_idx":0,"end_idx":1,"max_tokens":5}`, "", ErrInvalid, "max_tokens 5 is outside 16..4000"},
-		{`{"start_idx":0,"end_idx":1,"source":"oracle"}`, "", ErrInvalid, `source "oracle" is not auto, sampling, endpoint or extractive`},
-		{`{"start_idx":0,"end_idx":1,"source":"sampling"}`, "", ErrInvalid, "this caller cannot lend its model"},
-		{`{"start_idx":0,"end_idx":1,"source":"endpoint"}`, "", ErrInvalid, "WEFT_SUMMARY_URL is not set"},
-		{`{"start_idx":0,"end_idx":1}`, "ftp://models.local/v1", ErrInvalid, `WEFT_SUMMARY_URL "ftp://models.local/v1" is not an http(s) URL`},
-		{`{"start_idx":0,"end_idx":1,"store":true,"when_tags":["a b"]}`, "", ErrInvalid, "when_tags"},
+		{`{"start_idx":0,"end_idx":9}`, "", ops.ErrInvalid, "end_idx 9 is past the end of the thread (8 items: 0..7)"},
+		{`{"start_idx":5,"end_idx":2}`, "", ops.ErrInvalid, "start_idx 5 is after end_idx 2"},
+		{`{"start_idx":-1,"end_idx":2}`, "", ops.ErrInvalid, "start_idx -1 is negative"},
+		{`{}`, "", ops.ErrInvalid, "nothing selected"},
+		{`{"ids":["m99"]}`, "", ops.ErrNotFound, `id "m99" is not in the effective thread`},
+		{`{"session_id":"nosuchsession","start_idx":0,"end_idx":1}`, "", ops.ErrNotFound, `session "nosuchsession" not found`},
+		{`{"start_idx":0,"end_idx":1,"store":true,"expected_version":1}`, "", ops.ErrConflict, "is at version 3, not 1: since then v2 8 messages appended by operator; v3 tag x on 0 by operator"},
+		{`{"start_idx":0,"end_idx":1,"max_tokens":5}`, "", ops.ErrInvalid, "max_tokens 5 is outside 16..4000"},
+		{`{"start_idx":0,"end_idx":1,"source":"oracle"}`, "", ops.ErrInvalid, `source "oracle" is not auto, sampling, endpoint or extractive`},
+		{`{"start_idx":0,"end_idx":1,"source":"sampling"}`, "", ops.ErrInvalid, "this caller cannot lend its model"},
+		{`{"start_idx":0,"end_idx":1,"source":"endpoint"}`, "", ops.ErrInvalid, "WEFT_SUMMARY_URL is not set"},
+		{`{"start_idx":0,"end_idx":1}`, "ftp://models.local/v1", ops.ErrInvalid, `WEFT_SUMMARY_URL "ftp://models.local/v1" is not an http(s) URL`},
+		{`{"start_idx":0,"end_idx":1,"store":true,"when_tags":["a b"]}`, "", ops.ErrInvalid, "when_tags"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.args, func(t *testing.T) {
-			f.svc.endpoint = summary.Endpoint{URL: tt.env}
-			before := f.fileHash()
-			_, err := f.call("summarize_message_range", tt.args)
+			ops.SetSummaryEndpoint(f.Svc, summary.Endpoint{URL: tt.env})
+			before := f.FileHash()
+			_, err := f.Call("summarize_message_range", tt.args)
 			if !errors.Is(err, tt.kind) || !strings.Contains(fmt.Sprint(err), tt.says) {
 				t.Fatalf("error %v, want %v saying %q", err, tt.kind, tt.says)
 			}
-			if f.fileHash() != before {
+			if f.FileHash() != before {
 				t.Errorf("the database file changed")
 			}
 		})
 	}
-	if ops, _ := f.svc.Operations(sid); len(ops) != 1 {
+	if ops, _ := f.Svc.Operations(sid); len(ops) != 1 {
 		t.Errorf("%d operations after refusals, want the tag only", len(ops))
 	}
 }
 
 func TestSumTranscriptKeepsBothEnds(t *testing.T) {
-	f := newFixture(t)
+	f := toolstest.New(t)
 	long := strings.Repeat("word ", 1000) // 5000 bytes, over the message cap
 	var msgs []model.NewMessage
 	for i := range 200 {
 		msgs = append(msgs, model.NewMessage{Role: model.RoleUser, Content: fmt.Sprintf("start %d %send %d", i, long, i)})
 	}
-	f.asmSession("long", msgs)
+	f.Messages("long", msgs)
 	var prompt string
 	ctx := summary.WithSampler(context.Background(), func(_ context.Context, p string, _ int) (string, string, error) {
 		prompt = p
 		return "ok", "", nil
 	})
-	r, err := f.svc.SummarizeMessageRange(ctx, SummarizeArgs{Selection: Selection{StartIdx: new(0), EndIdx: new(199)}})
+	r, err := f.Svc.SummarizeMessageRange(ctx, ops.SummarizeArgs{Selection: ops.Selection{StartIdx: new(0), EndIdx: new(199)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,13 +333,13 @@ func TestSumTranscriptKeepsBothEnds(t *testing.T) {
 // BenchmarkSummarizeExtractive2k is the local summary of 2,000 messages
 // (about 1.3 MB) of a 100k-message session.
 func BenchmarkSummarizeExtractive2k(b *testing.B) {
-	path, sid := benchFile(b, 100_000, 650, 0)
-	svc := benchService(b, path)
+	path, sid := opstest.BenchFile(b, 100_000, 650, 0)
+	svc := opstest.BenchService(b, path)
 	ctx := context.Background()
 	start, end := 50_000, 51_999
 	for b.Loop() {
-		r, err := svc.SummarizeMessageRange(ctx, SummarizeArgs{Selection: Selection{SessionID: sid, StartIdx: &start, EndIdx: &end}, Source: SourceExtractive})
-		if err != nil || r.Tokens > sumDefaultTokens {
+		r, err := svc.SummarizeMessageRange(ctx, ops.SummarizeArgs{Selection: ops.Selection{SessionID: sid, StartIdx: &start, EndIdx: &end}, Source: ops.SourceExtractive})
+		if err != nil || r.Tokens > ops.SumDefaultTokens {
 			b.Fatal(err, r.Tokens)
 		}
 	}

@@ -6,17 +6,16 @@ import (
 	"errors"
 	"reflect"
 	"strings"
-	"testing"
 
 	"weft/internal/jsonargs"
 )
 
-// The tool registry lives above ops (ops/tools), which this package's
-// tests cannot import. They reach the service as the faces do all the
-// same: by a tool's name, with JSON arguments decoded as the registry
-// decodes them (internal/jsonargs), into the Service method the tool is
-// bound to. ops/tools tests that each tool is bound to the method named
-// here (toolMethod).
+// The tool registry lives above ops (ops/tools), which the tests inside
+// this package (fixture_test.go's) cannot import. They reach the service
+// as the faces do all the same: by a tool's name, with JSON arguments
+// decoded as the registry decodes them (internal/jsonargs), into the
+// Service method the tool is bound to. ops/tools tests that each tool is
+// bound to the method named here (toolMethod).
 
 // toolMethod is the Service method a tool is bound to: snip_messages is
 // SnipMessages.
@@ -32,16 +31,6 @@ func toolMethod(s *Service, name string) (reflect.Value, bool) {
 		return reflect.Value{}, false
 	}
 	return m, true
-}
-
-// toolArgs is the argument type of the tool name.
-func toolArgs(t *testing.T, name string) reflect.Type {
-	t.Helper()
-	m, ok := toolMethod(&Service{}, name)
-	if !ok {
-		t.Fatalf("no tool %s", name)
-	}
-	return m.Type().In(1)
 }
 
 // callTool runs the tool name on s with JSON arguments; a refusal of the

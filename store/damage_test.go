@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -480,5 +481,41 @@ func TestScanContentStaysInTheFile(t *testing.T) {
 	}
 	if n != 149 {
 		t.Errorf("ScanContent handed out %d contents before the damaged one, want 149", n)
+	}
+}
+
+// TestReadSlicesAreInTheMap: a read transaction's contents are slices of
+// bbolt's memory map, which inMap relies on to keep ScanContent's slices
+// within the file (see inMap). If a bbolt upgrade copied values out,
+// inMap would let everything through; this fails first.
+func TestReadSlicesAreInTheMap(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "weft.db")
+	s := openT(t, path)
+	defer s.Close()
+	putSession(t, s, "s")
+	var ms []model.Message
+	for i := range 50 {
+		ms = append(ms, msg(uint64(i+1), model.RoleUser, fmt.Sprintf("message %d %s", i+1, strings.Repeat("y", 200)), t0))
+	}
+	mustUpdate(t, s, func(tx *Tx) error { return tx.AppendMessages("s", ms) })
+	n := 0
+	err := s.View(func(tx *Tx) error {
+		start := tx.tx.DB().Info().Data
+		end := start + uintptr(tx.tx.Size())
+		return tx.ScanContent("s", func(seq uint64, content []byte) bool {
+			n++
+			p := uintptr(unsafe.Pointer(unsafe.SliceData(content)))
+			if p < start || p+uintptr(len(content)) > end {
+				t.Errorf("message %d's content is at %#x, outside the map [%#x, %#x): bbolt no longer hands out slices of its map, and inMap checks nothing", seq, p, start, end)
+				return false
+			}
+			if !tx.inMap(content) {
+				t.Errorf("message %d's content is in the map, and inMap says it is not", seq)
+			}
+			return true
+		})
+	})
+	if err != nil || n != len(ms) {
+		t.Fatalf("scanned %d of %d: %v", n, len(ms), err)
 	}
 }

@@ -342,6 +342,14 @@ func (t *Tx) ScanContent(sessionID string, fn func(seq uint64, content []byte) b
 // gone wrong, by at most 32 bits' worth) must not point past the file.
 // A slice wholly elsewhere is a copy on the heap (a write transaction's
 // own records; bbolt copies an unaligned inline bucket).
+//
+// It compares addresses with bbolt's memory map (DB.Info().Data and
+// Tx.Size), which rests on how bbolt hands out values: a read
+// transaction's are slices of the map. That holds for the pinned bbolt
+// (v1.5.0); were an upgrade to copy values out instead, every slice
+// would be "elsewhere" and this check would pass everything, silently.
+// TestReadSlicesAreInTheMap holds the assumption against the version
+// go.mod pins, so an upgrade that breaks it fails the tests.
 func (t *Tx) inMap(b []byte) bool {
 	if len(b) == 0 || t.tx == nil {
 		return true

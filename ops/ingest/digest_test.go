@@ -9,6 +9,7 @@ import (
 	"weft/formats"
 	"weft/formats/openai"
 	"weft/model"
+	"weft/ops/opstest"
 	"weft/store"
 )
 
@@ -16,7 +17,7 @@ import (
 // whether its reader hashed the message already (OpenAI's lines, fast
 // path and general way) or the import hashes it (a thread fed without).
 func TestImportStoresContentDigests(t *testing.T) {
-	f := newFixture(t)
+	f := opstest.New(t)
 	ctx := context.Background()
 	lines := strings.Join([]string{
 		`{"role":"system","content":"be brief"}`,
@@ -24,18 +25,18 @@ func TestImportStoresContentDigests(t *testing.T) {
 		`{"content":"hello","role":"assistant","extra":1}`,
 		`{"role":"user","content":[{"type":"text","text":"two"},{"type":"text","text":"parts"}]}`,
 	}, "\n")
-	im := New(ctx, f.svc, Options{})
+	im := New(ctx, f.Svc, Options{})
 	if _, err := openai.Read(strings.NewReader(lines), im); err != nil {
 		t.Fatal(err)
 	}
 	mustClose(t, im)
-	fed := New(ctx, f.svc, Options{})
+	fed := New(ctx, f.Svc, Options{})
 	if err := feed(fed, formats.ThreadInfo{Key: "fed", Source: formats.ClaudeCode}, 3, [2]int{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range append(im.Sessions, fed.Sessions...) {
 		n := 0
-		err := f.st.View(func(tx *store.Tx) error {
+		err := f.St.View(func(tx *store.Tx) error {
 			return tx.Messages(s.SessionID, 1, 1<<20, func(m model.Message) error {
 				n++
 				if want := model.ContentDigest(m.Role, m.Content); m.Digest != want {
@@ -58,7 +59,7 @@ func TestImportStoresContentDigests(t *testing.T) {
 // and then grown: every message once, in the file's order, the second
 // import adding nothing and the third only what is new.
 func TestImportInBatchesIntoItsOwnSession(t *testing.T) {
-	f := newFixture(t)
+	f := opstest.New(t)
 	ctx := context.Background()
 	file := func(n int) string {
 		var b strings.Builder
@@ -68,7 +69,7 @@ func TestImportInBatchesIntoItsOwnSession(t *testing.T) {
 		return b.String()
 	}
 	run := func(n int) ImportedSession {
-		im := New(ctx, f.svc, Options{})
+		im := New(ctx, f.Svc, Options{})
 		im.batchSize = 4
 		if _, err := openai.Read(strings.NewReader(file(n)), im); err != nil {
 			t.Fatal(err)
@@ -90,7 +91,7 @@ func TestImportInBatchesIntoItsOwnSession(t *testing.T) {
 		t.Fatalf("grown: %+v", s)
 	}
 	var got []string
-	err := f.st.View(func(tx *store.Tx) error {
+	err := f.St.View(func(tx *store.Tx) error {
 		return tx.Messages(s.SessionID, 1, 1<<20, func(m model.Message) error {
 			got = append(got, m.Content)
 			return nil

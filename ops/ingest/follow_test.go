@@ -12,6 +12,7 @@ import (
 	"weft/formats/codex"
 	"weft/formats/follow"
 	"weft/ops"
+	"weft/ops/opstest"
 	"weft/store"
 )
 
@@ -35,7 +36,7 @@ func TestFollowingEqualsImportingWhole(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			followed := newFixture(t)
+			followed := opstest.New(t)
 			pending := follow.Pending(file.format)
 			for end := 0; end < len(data); {
 				end += bytes.IndexByte(data[end:], '\n') + 1
@@ -43,26 +44,26 @@ func TestFollowingEqualsImportingWhole(t *testing.T) {
 				if !bytes.Contains(data[:settled], []byte("\n")) {
 					continue
 				}
-				im := New(t.Context(), followed.svc, Options{})
+				im := New(t.Context(), followed.Svc, Options{})
 				file.read(bytes.NewReader(data[:settled]), im)
 				mustClose(t, im)
 			}
-			sid := followed.importData(data, file.read) // the file is finished: nothing held back
+			sid := importData(followed, data, file.read) // the file is finished: nothing held back
 
 			st, err := store.Open(filepath.Join(t.TempDir(), "whole.db"), store.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer st.Close()
-			whole := &fixture{t: t, st: st, svc: ops.New(st)}
-			wid := whole.importData(data, file.read)
+			whole := &opstest.Fixture{T: t, St: st, Svc: ops.New(st)}
+			wid := importData(whole, data, file.read)
 
-			_, got, _ := followed.svc.ExportItems(sid, false)
-			_, want, _ := whole.svc.ExportItems(wid, false)
+			_, got, _ := followed.Svc.ExportItems(sid, false)
+			_, want, _ := whole.Svc.ExportItems(wid, false)
 			if g, w := identities(got), identities(want); !slices.Equal(g, w) {
 				t.Errorf("followed: %d items, whole: %d\n got %q\nwant %q", len(g), len(w), g, w)
 			}
-			if g, w := followed.view(sid), whole.view(wid); len(g.Markers) != len(w.Markers) || g.Len() != w.Len() {
+			if g, w := followed.View(sid), whole.View(wid); len(g.Markers) != len(w.Markers) || g.Len() != w.Len() {
 				t.Errorf("followed: %d items, %d markers; whole: %d, %d", g.Len(), len(g.Markers), w.Len(), len(w.Markers))
 			}
 		})

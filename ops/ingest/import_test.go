@@ -14,6 +14,7 @@ import (
 	"weft/formats/weftjsonl"
 	"weft/model"
 	"weft/ops"
+	"weft/ops/opstest"
 	"weft/store"
 )
 
@@ -24,7 +25,7 @@ func feed(e formats.Emitter, info formats.ThreadInfo, n int, digest [2]int) erro
 	}
 	for i := range n {
 		m := formats.Message{Key: fmt.Sprintf("k%d", i), NewMessage: model.NewMessage{
-			Role: model.RoleUser, Content: fmt.Sprintf("line %d", i), CreatedAt: t0.Add(time.Duration(i) * time.Second), Tokens: 3,
+			Role: model.RoleUser, Content: fmt.Sprintf("line %d", i), CreatedAt: opstest.T0.Add(time.Duration(i) * time.Second), Tokens: 3,
 		}}
 		if err := e.Message(m); err != nil {
 			return err
@@ -45,11 +46,11 @@ func feed(e formats.Emitter, info formats.ThreadInfo, n int, digest [2]int) erro
 }
 
 func TestImportIsIdempotentAndGrows(t *testing.T) {
-	f := newFixture(t)
+	f := opstest.New(t)
 	ctx := context.Background()
 	info := formats.ThreadInfo{Key: "abc", Title: "imported", Source: formats.ClaudeCode}
 
-	im := New(ctx, f.svc, Options{})
+	im := New(ctx, f.Svc, Options{})
 	if err := feed(im, info, 5, [2]int{0, 2}); err != nil {
 		t.Fatal(err)
 	}
@@ -57,12 +58,12 @@ func TestImportIsIdempotentAndGrows(t *testing.T) {
 		t.Fatalf("first import: %+v", im.Sessions)
 	}
 	sid := im.Sessions[0].SessionID
-	v := f.view(sid)
-	if len(v.Items) != 3 || v.Items[0].Synth < 0 || v.Synth[0].Content != "compacted" || v.Synth[0].MessageCount != 3 || render(v)[len(render(v))-5:] != "m4 m5" {
-		t.Fatalf("after import: %s", render(v))
+	v := f.View(sid)
+	if len(v.Items) != 3 || v.Items[0].Synth < 0 || v.Synth[0].Content != "compacted" || v.Synth[0].MessageCount != 3 || opstest.Render(v)[len(opstest.Render(v))-5:] != "m4 m5" {
+		t.Fatalf("after import: %s", opstest.Render(v))
 	}
 
-	again := New(ctx, f.svc, Options{})
+	again := New(ctx, f.Svc, Options{})
 	if err := feed(again, info, 5, [2]int{0, 2}); err != nil {
 		t.Fatal(err)
 	}
@@ -70,27 +71,27 @@ func TestImportIsIdempotentAndGrows(t *testing.T) {
 		t.Fatalf("re-import added something: %+v", s)
 	}
 
-	longer := New(ctx, f.svc, Options{})
+	longer := New(ctx, f.Svc, Options{})
 	if err := feed(longer, info, 8, [2]int{0, 2}); err != nil {
 		t.Fatal(err)
 	}
 	if s := longer.Sessions; s[0].Added != 3 || s[0].Skipped != 5 {
 		t.Fatalf("longer version: %+v", s)
 	}
-	got, _, _ := f.svc.View(sid)
+	got, _, _ := f.Svc.View(sid)
 	if got.MessageCount != 8 || got.Source != "claude-code" || got.Title != "imported" {
 		t.Fatalf("session after growth: %+v", got)
 	}
 
 	// Into a named session instead: created by title, then found again.
-	named := New(ctx, f.svc, Options{Session: "scratch"})
+	named := New(ctx, f.Svc, Options{Session: "scratch"})
 	if err := feed(named, formats.ThreadInfo{Key: "other", Source: formats.OpenAI}, 2, [2]int{}); err != nil {
 		t.Fatal(err)
 	}
 	if s := named.Sessions; len(s) != 1 || !s[0].Created || s[0].Title != "scratch" {
 		t.Fatalf("named: %+v", s)
 	}
-	named2 := New(ctx, f.svc, Options{Session: "scratch"})
+	named2 := New(ctx, f.Svc, Options{Session: "scratch"})
 	if err := feed(named2, formats.ThreadInfo{Key: "third", Source: formats.OpenAI}, 2, [2]int{}); err != nil {
 		t.Fatal(err)
 	}
@@ -116,37 +117,37 @@ func (f *failAfter) Message(m formats.Message) error {
 }
 
 func TestImportResumesAfterAFailure(t *testing.T) {
-	f := newFixture(t)
+	f := opstest.New(t)
 	ctx := context.Background()
 	info := formats.ThreadInfo{Key: "big", Source: formats.OpenAI}
 	n := importBatch*2 + 123
-	im := New(ctx, f.svc, Options{})
+	im := New(ctx, f.Svc, Options{})
 	if err := feed(&failAfter{im, importBatch + 10}, info, n, [2]int{}); !errors.Is(err, errBroken) {
 		t.Fatalf("want the reader's error, got %v", err)
 	}
 	if err := im.Close(); err != nil { // the first batch may still be in flight
 		t.Fatal(err)
 	}
-	sessions, _ := f.st.Sessions()
+	sessions, _ := f.St.Sessions()
 	if len(sessions) != 1 || sessions[0].MessageCount != importBatch {
 		t.Fatalf("after the failure: %+v (want exactly the first batch)", sessions)
 	}
-	again := New(ctx, f.svc, Options{})
+	again := New(ctx, f.Svc, Options{})
 	if err := feed(again, info, n, [2]int{}); err != nil {
 		t.Fatal(err)
 	}
 	if s := again.Sessions[0]; s.Added != n-importBatch || s.Skipped != importBatch {
 		t.Fatalf("resumed: %+v", s)
 	}
-	_, v, _ := f.svc.View(again.Sessions[0].SessionID)
+	_, v, _ := f.Svc.View(again.Sessions[0].SessionID)
 	if v.Len() != n {
 		t.Fatalf("%d items, want %d", v.Len(), n)
 	}
 }
 
 func TestWeftRoundTrip(t *testing.T) {
-	f := newFixture(t)
-	sid := f.session("round trip", 20)
+	f := opstest.New(t)
+	sid := f.Session("round trip", 20)
 	call(f, (*ops.Service).AppendMessages, `{"messages":[{"role":"assistant","content":"with parts","parts":[{"type":"tool_call","tool_call_id":"c1","tool_name":"Bash","input":{"command":"ls"}}],"meta":{"model":"x"}}]}`)
 	call(f, (*ops.Service).DigestMessages, `{"start_idx":2,"end_idx":6,"summary":"early part"}`)
 	rev := call(f, (*ops.Service).ReviseMessages, `{"start_idx":2,"end_idx":3,"replacements":[{"role":"user","content":"r"}]}`)
@@ -157,9 +158,9 @@ func TestWeftRoundTrip(t *testing.T) {
 	call(f, (*ops.Service).SetActiveTags, `{"tags":["brief"]}`)
 	call(f, (*ops.Service).ToggleOperation, fmt.Sprintf(`{"operation_id":%q,"active":false}`, s.OperationID))
 	call(f, (*ops.Service).ToggleOperation, fmt.Sprintf(`{"operation_id":%q,"active":true}`, s.OperationID))
-	want := f.view(sid)
+	want := f.View(sid)
 
-	buf, info, msgs, opsList := exportWeft(t, f.svc, sid)
+	buf, info, msgs, opsList := exportWeft(t, f.Svc, sid)
 
 	// Into another file: the same session, the same effective thread.
 	st, err := store.Open(filepath.Join(t.TempDir(), "other.db"), store.Options{})
@@ -178,8 +179,8 @@ func TestWeftRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if render(got) != render(want) {
-		t.Fatalf("effective thread after the round trip\n got: %s\nwant: %s", render(got), render(want))
+	if opstest.Render(got) != opstest.Render(want) {
+		t.Fatalf("effective thread after the round trip\n got: %s\nwant: %s", opstest.Render(got), opstest.Render(want))
 	}
 	if gotInfo.Title != info.Title || !slices.Equal(gotInfo.ActiveTags, info.ActiveTags) || gotInfo.MessageCount != info.MessageCount || gotInfo.Tokens != info.Tokens {
 		t.Fatalf("session %+v, want %+v", gotInfo, info)
@@ -206,14 +207,14 @@ func TestWeftRoundTrip(t *testing.T) {
 	}
 	// Into the same file as a second copy (named session): operation IDs
 	// are taken, so they are renamed, and the thread is still the same.
-	im3 := New(context.Background(), f.svc, Options{Session: "copy"})
+	im3 := New(context.Background(), f.Svc, Options{Session: "copy"})
 	if _, err := weftjsonl.Read(bytes.NewReader(buf.Bytes()), im3); err != nil {
 		t.Fatal(err)
 	}
 	mustClose(t, im3)
-	_, copyView, _ := f.svc.View(im3.Sessions[0].SessionID)
+	_, copyView, _ := f.Svc.View(im3.Sessions[0].SessionID)
 	if len(copyView.Items) != len(want.Items) || len(copyView.Markers) != len(want.Markers) {
-		t.Fatalf("copy in the same file: %s\nwant shape of %s", render(copyView), render(want))
+		t.Fatalf("copy in the same file: %s\nwant shape of %s", opstest.Render(copyView), opstest.Render(want))
 	}
 }
 

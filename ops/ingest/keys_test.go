@@ -9,6 +9,7 @@ import (
 	"weft/formats"
 	"weft/formats/codex"
 	"weft/formats/sharegpt"
+	"weft/ops/opstest"
 	"weft/store"
 )
 
@@ -26,7 +27,7 @@ func readFile(t *testing.T, path string) []byte {
 // thread, so they are qualified with the thread's key. One session, one
 // entry in the report.
 func TestImportThreadsIntoOneSession(t *testing.T) {
-	f := newFixture(t)
+	f := opstest.New(t)
 	ctx := context.Background()
 	sgData := readFile(t, "../../formats/testdata/sharegpt/fastchat_dummy_conversation.json")
 	cxData := readFile(t, "../../formats/testdata/codex-rollout/rollout_all_record_types.jsonl")
@@ -35,7 +36,7 @@ func TestImportThreadsIntoOneSession(t *testing.T) {
 
 	imp := func(read formats.Reader, data []byte) ImportedSession {
 		t.Helper()
-		im := New(ctx, f.svc, Options{Session: "merged"})
+		im := New(ctx, f.Svc, Options{Session: "merged"})
 		if _, err := read(bytes.NewReader(data), im); err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +62,7 @@ func TestImportThreadsIntoOneSession(t *testing.T) {
 	if s := imp(codex.Read, cxData2); s.Added != 0 || s.Skipped != 9 {
 		t.Fatalf("second rollout again: %+v", s)
 	}
-	info, _, err := f.svc.View(s.SessionID)
+	info, _, err := f.Svc.View(s.SessionID)
 	if err != nil || info.MessageCount != 2018 {
 		t.Fatalf("merged session: %d messages (%v), want 2018", info.MessageCount, err)
 	}
@@ -70,11 +71,11 @@ func TestImportThreadsIntoOneSession(t *testing.T) {
 // A session imported before keys were qualified holds the format's bare
 // keys: importing its file again still finds them.
 func TestImportFindsUnqualifiedKeys(t *testing.T) {
-	f := newFixture(t)
+	f := opstest.New(t)
 	ctx := context.Background()
-	sid := f.session("legacy", 5)
+	sid := f.Session("legacy", 5)
 	info := formats.ThreadInfo{Key: "abc", Title: "legacy", Source: formats.OpenAI}
-	err := f.st.Update(func(tx *store.Tx) error {
+	err := f.St.Update(func(tx *store.Tx) error {
 		for i := range 5 {
 			if err := tx.PutImportKey(sid, "k"+string(rune('0'+i)), uint64(i+1)); err != nil {
 				return err
@@ -85,14 +86,14 @@ func TestImportFindsUnqualifiedKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	im := New(ctx, f.svc, Options{})
+	im := New(ctx, f.Svc, Options{})
 	if err := feed(im, info, 7, [2]int{}); err != nil {
 		t.Fatal(err)
 	}
 	if s := im.Sessions; len(s) != 1 || s[0].SessionID != sid || s[0].Added != 2 || s[0].Skipped != 5 {
 		t.Fatalf("re-import into a session with bare keys: %+v, want 2 added, 5 there", s)
 	}
-	again := New(ctx, f.svc, Options{})
+	again := New(ctx, f.Svc, Options{})
 	if err := feed(again, info, 7, [2]int{}); err != nil {
 		t.Fatal(err)
 	}

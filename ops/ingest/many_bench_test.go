@@ -2,19 +2,15 @@ package ingest
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"weft/formats/sharegpt"
 	"weft/internal/benchdata"
-	"weft/ops"
-	"weft/store"
 )
 
 // BenchmarkImportManySessions imports a generated ShareGPT file of
@@ -34,39 +30,11 @@ func BenchmarkImportManySessions(b *testing.B) {
 			var peak uint64
 			var size int64
 			for b.Loop() {
-				b.StopTimer()
-				db := filepath.Join(b.TempDir(), "many.db")
-				st, err := store.Open(db, store.Options{})
-				if err != nil {
-					b.Fatal(err)
-				}
-				f, err := os.Open(src)
-				if err != nil {
-					b.Fatal(err)
-				}
-				runtime.GC()
-				var ms runtime.MemStats
-				b.StartTimer()
-				im := New(context.Background(), ops.New(st), Options{Progress: func(int) {
-					runtime.ReadMemStats(&ms)
-					peak = max(peak, ms.HeapInuse)
-				}})
-				if _, err := sharegpt.Read(bufio.NewReaderSize(f, 1<<20), im); err != nil {
-					b.Fatal(err)
-				}
-				mustClose(b, im)
-				b.StopTimer()
+				var im *Import
+				im, size = importTimed(b, src, sharegpt.Read, &peak)
 				if len(im.Sessions) != n {
 					b.Fatalf("%d sessions imported, want %d", len(im.Sessions), n)
 				}
-				f.Close()
-				st.Close()
-				fi, err := os.Stat(db)
-				if err != nil {
-					b.Fatal(err)
-				}
-				size = fi.Size()
-				b.StartTimer()
 			}
 			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "sessions/s")
 			b.ReportMetric(float64(size)/float64(in.Size()), "file/input")

@@ -11,21 +11,22 @@ import (
 	"weft/formats/claudecode"
 	"weft/formats/weftjsonl"
 	"weft/ops"
+	"weft/ops/opstest"
 )
 
 // otherFile is a second database file, as a user moving a session has.
-func otherFile(t *testing.T) *fixture {
+func otherFile(t *testing.T) *opstest.Fixture {
 	t.Helper()
-	f := &fixture{t: t, path: filepath.Join(t.TempDir(), "other.db"), now: t0.Add(96 * time.Hour)}
-	f.open()
+	f := &opstest.Fixture{T: t, Path: filepath.Join(t.TempDir(), "other.db"), Now: opstest.T0.Add(96 * time.Hour)}
+	f.Open()
 	return f
 }
 
 // importInto reads data with read into f's file and returns the one
 // session the import reported.
-func importInto(t *testing.T, f *fixture, read formats.Reader, data []byte) ImportedSession {
+func importInto(t *testing.T, f *opstest.Fixture, read formats.Reader, data []byte) ImportedSession {
 	t.Helper()
-	im := New(context.Background(), f.svc, Options{})
+	im := New(context.Background(), f.Svc, Options{})
 	if _, err := read(bytes.NewReader(data), im); err != nil {
 		t.Fatal(err)
 	}
@@ -38,9 +39,9 @@ func importInto(t *testing.T, f *fixture, read formats.Reader, data []byte) Impo
 	return im.Sessions[0]
 }
 
-func sessionCount(t *testing.T, f *fixture) int {
+func sessionCount(t *testing.T, f *opstest.Fixture) int {
 	t.Helper()
-	sessions, err := f.st.Sessions()
+	sessions, err := f.St.Sessions()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,11 +54,11 @@ func sessionCount(t *testing.T, f *fixture) int {
 // there (messages, operations) comes back with the next move, and only
 // that.
 func TestMovedSessionKeepsItsIdentity(t *testing.T) {
-	a := newFixture(t)
+	a := opstest.New(t)
 	cc := readFile(t, "../../formats/testdata/claude-code/spotter_tool_heavy.jsonl")
 	sid := importInto(t, a, claudecode.Read, cc).SessionID
 	call(a, (*ops.Service).TagMessages, `{"ids":["m1","m2"],"tags":["start"]}`)
-	export, _, msgs, _ := exportWeft(t, a.svc, sid)
+	export, _, msgs, _ := exportWeft(t, a.Svc, sid)
 
 	// Back into the file it came from.
 	s := importInto(t, a, weftjsonl.Read, export.Bytes())
@@ -74,13 +75,13 @@ func TestMovedSessionKeepsItsIdentity(t *testing.T) {
 	if s.SessionID != sid || !s.Created || s.Added != len(msgs) || s.Ops != 1 {
 		t.Fatalf("import into another file: %+v, want session %s made", s, sid)
 	}
-	if effective(t, b.svc, sid) != effective(t, a.svc, sid) {
-		t.Fatalf("the moved thread differs:\n%s\nwant\n%s", effective(t, b.svc, sid), effective(t, a.svc, sid))
+	if effective(t, b.Svc, sid) != effective(t, a.Svc, sid) {
+		t.Fatalf("the moved thread differs:\n%s\nwant\n%s", effective(t, b.Svc, sid), effective(t, a.Svc, sid))
 	}
 	// There it grows: two messages and an operation.
 	call(b, (*ops.Service).AppendMessages, `{"session_id":"`+sid+`","messages":[{"role":"user","content":"asked in b"},{"role":"assistant","content":"answered in b"}]}`)
 	call(b, (*ops.Service).TagMessages, `{"session_id":"`+sid+`","ids":["m18"],"tags":["from-b"]}`)
-	back, _, _, _ := exportWeft(t, b.svc, sid)
+	back, _, _, _ := exportWeft(t, b.Svc, sid)
 
 	// Back home: only what is new comes in.
 	s = importInto(t, a, weftjsonl.Read, back.Bytes())
@@ -90,8 +91,8 @@ func TestMovedSessionKeepsItsIdentity(t *testing.T) {
 	if n := sessionCount(t, a); n != 1 {
 		t.Fatalf("%d sessions, want 1", n)
 	}
-	if effective(t, a.svc, sid) != effective(t, b.svc, sid) {
-		t.Fatalf("after the move back:\n%s\nwant\n%s", effective(t, a.svc, sid), effective(t, b.svc, sid))
+	if effective(t, a.Svc, sid) != effective(t, b.Svc, sid) {
+		t.Fatalf("after the move back:\n%s\nwant\n%s", effective(t, a.Svc, sid), effective(t, b.Svc, sid))
 	}
 	// And once more, nothing; nor for the older export.
 	for _, data := range [][]byte{back.Bytes(), export.Bytes()} {
@@ -108,14 +109,14 @@ func TestMovedSessionKeepsItsIdentity(t *testing.T) {
 // imported the Claude Code file itself finds its session when the weft
 // export arrives, under the other ID.
 func TestMovedSessionKnowsItsSource(t *testing.T) {
-	a := newFixture(t)
+	a := opstest.New(t)
 	cc := readFile(t, "../../formats/testdata/claude-code/claude-code-log_dag_compact_after_rewind.jsonl")
 	first := importInto(t, a, claudecode.Read, cc)
 	sid := first.SessionID
 	if first.Ops != 1 {
 		t.Fatalf("first import: %+v, want the compaction's digest", first)
 	}
-	export, _, msgs, _ := exportWeft(t, a.svc, sid)
+	export, _, msgs, _ := exportWeft(t, a.Svc, sid)
 
 	b := otherFile(t)
 	if s := importInto(t, b, weftjsonl.Read, export.Bytes()); s.SessionID != sid || !s.Created {
@@ -151,9 +152,9 @@ func TestMovedSessionKnowsItsSource(t *testing.T) {
 // carried keys and sources imports as it did, and is recognised by its
 // ID.
 func TestMovedSessionWhoseIDIsTaken(t *testing.T) {
-	a := newFixture(t)
-	sid := a.session("here first", 3)
-	export, info, _, _ := exportWeft(t, a.svc, sid)
+	a := opstest.New(t)
+	sid := a.Session("here first", 3)
+	export, info, _, _ := exportWeft(t, a.Svc, sid)
 	other := bytes.Replace(export.Bytes(), []byte(info.CreatedAt.Format(time.RFC3339Nano)), []byte("2020-01-01T00:00:00Z"), 1)
 
 	s := importInto(t, a, weftjsonl.Read, other)
@@ -170,7 +171,7 @@ func TestMovedSessionWhoseIDIsTaken(t *testing.T) {
 
 	// Without keys and sources, as older wefts wrote it.
 	var old bytes.Buffer
-	e, err := a.svc.ExportWeft(sid)
+	e, err := a.Svc.ExportWeft(sid)
 	if err != nil {
 		t.Fatal(err)
 	}

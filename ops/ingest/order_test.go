@@ -7,11 +7,12 @@ import (
 	"testing"
 
 	"weft/formats/claudecode"
+	"weft/ops/opstest"
 )
 
-func importCC(t *testing.T, f *fixture, data []byte) ImportedSession {
+func importCC(t *testing.T, f *opstest.Fixture, data []byte) ImportedSession {
 	t.Helper()
-	im := New(context.Background(), f.svc, Options{})
+	im := New(context.Background(), f.Svc, Options{})
 	if _, err := claudecode.Read(bytes.NewReader(data), im); err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +32,7 @@ func TestImportDoesNotAppendOutOfOrder(t *testing.T) {
 	lines[997] = []byte("{broken") // line 998, a tool result
 	broken := bytes.Join(lines, []byte("\n"))
 
-	f := newFixture(t)
+	f := opstest.New(t)
 	first := importCC(t, f, broken)
 	if first.Added != 291 {
 		t.Fatalf("the broken file: %+v, want 291 of 292 messages", first)
@@ -43,13 +44,13 @@ func TestImportDoesNotAppendOutOfOrder(t *testing.T) {
 	if notes := strings.Join(s.Notes, "\n"); !strings.Contains(notes, "1 message of the file belongs before messages already in the session") {
 		t.Errorf("notes: %s", notes)
 	}
-	info, _, _ := f.svc.View(s.SessionID)
+	info, _, _ := f.Svc.View(s.SessionID)
 	if info.MessageCount != 291 {
 		t.Errorf("%d messages stored, want 291", info.MessageCount)
 	}
 
 	// A file that grew: only the new messages, at the end, nothing to report.
-	g := newFixture(t)
+	g := opstest.New(t)
 	head := bytes.Join(bytes.Split(whole, []byte("\n"))[:1000], []byte("\n"))
 	a := importCC(t, g, head)
 	b := importCC(t, g, whole)
@@ -67,7 +68,7 @@ func TestImportTellsAChangedMessage(t *testing.T) {
 	lines[999] = []byte("{broken") // line 1000, the tool call of a two-record reply
 	broken := bytes.Join(lines, []byte("\n"))
 
-	f := newFixture(t)
+	f := opstest.New(t)
 	if s := importCC(t, f, broken); s.Added != 292 {
 		t.Fatalf("the broken file: %+v", s)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"weft/formats/sharegpt"
 	"weft/ops"
+	"weft/ops/opstest"
 )
 
 // An import reports progress through the context as every long call
@@ -15,7 +16,7 @@ import (
 // one the whole file. (The file's length is not known until its end:
 // the total stays 0.)
 func TestImportReportsProgress(t *testing.T) {
-	f := newFixture(t)
+	f := opstest.New(t)
 	var done []int
 	var reports []string
 	ctx := ops.WithProgress(context.Background(), func(n, total int, message string) {
@@ -28,7 +29,7 @@ func TestImportReportsProgress(t *testing.T) {
 		done = append(done, n)
 		reports = append(reports, fmt.Sprintf("%d/%d %s", n, total, message))
 	})
-	im := New(ctx, f.svc, Options{})
+	im := New(ctx, f.Svc, Options{})
 	if _, err := sharegpt.Read(bytes.NewReader(readFile(t, "../../formats/testdata/sharegpt/fastchat_dummy_conversation.json")), im); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"weft/formats/claudecode"
 	"weft/formats/weftjsonl"
 	"weft/ops"
+	"weft/ops/opstest"
 )
 
 // effective renders a session's effective thread by content, so threads
@@ -31,9 +32,9 @@ func effective(t *testing.T, svc *ops.Service, sid string) string {
 // without the targets that cannot be mapped; one left with nothing to act
 // on is not imported and the report names it; the session is recorded.
 func TestImportWeftWithABrokenMessageLine(t *testing.T) {
-	f := newFixture(t)
+	f := opstest.New(t)
 	ctx := context.Background()
-	im := New(ctx, f.svc, Options{})
+	im := New(ctx, f.Svc, Options{})
 	if _, err := claudecode.Read(bytes.NewReader(readFile(t, "../../formats/testdata/claude-code/spotter_tool_heavy.jsonl")), im); err != nil {
 		t.Fatal(err)
 	}
@@ -43,8 +44,8 @@ func TestImportWeftWithABrokenMessageLine(t *testing.T) {
 	only6 := call(f, (*ops.Service).TagMessages, `{"ids":["m6"],"tags":["six"]}`)
 	call(f, (*ops.Service).InsertMessages, `{"after_id":"m6","messages":[{"role":"user","content":"inserted after m6"}]}`)
 	call(f, (*ops.Service).DigestMessages, `{"ids":["m5","m6","m7"],"summary":"three messages"}`)
-	want := effective(t, f.svc, sid)
-	buf, _, msgs, _ := exportWeft(t, f.svc, sid)
+	want := effective(t, f.Svc, sid)
+	buf, _, msgs, _ := exportWeft(t, f.Svc, sid)
 	// Line 1 is the session, line 1+k message m<k>: break m6.
 	lines := strings.Split(buf.String(), "\n")
 	if !strings.Contains(lines[6], `"seq":6`) {
@@ -53,8 +54,8 @@ func TestImportWeftWithABrokenMessageLine(t *testing.T) {
 	lines[6] = "{broken"
 	broken := []byte(strings.Join(lines, "\n"))
 
-	other := newFixture(t)
-	im2 := New(ctx, other.svc, Options{})
+	other := opstest.New(t)
+	im2 := New(ctx, other.Svc, Options{})
 	problems, err := weftjsonl.Read(bytes.NewReader(broken), im2)
 	mustClose(t, im2)
 	if err != nil || len(problems) != 1 || problems[0].Line != 7 {
@@ -83,17 +84,17 @@ func TestImportWeftWithABrokenMessageLine(t *testing.T) {
 			t.Errorf("notes do not say %q:\n%s", says, notes)
 		}
 	}
-	got, _, _ := other.svc.View(s.SessionID)
+	got, _, _ := other.Svc.View(s.SessionID)
 	if got.OpCount != 3 || got.MessageCount != len(msgs)-1 {
 		t.Errorf("session: %d messages, %d operations", got.MessageCount, got.OpCount)
 	}
 	// m6 was in the digest: the effective thread is the same without it.
-	if e := effective(t, other.svc, s.SessionID); e != want {
+	if e := effective(t, other.Svc, s.SessionID); e != want {
 		t.Errorf("effective thread\n got: %s\nwant: %s", e, want)
 	}
 
 	// Again: nothing added, the same operation still not imported.
-	im3 := New(ctx, other.svc, Options{})
+	im3 := New(ctx, other.Svc, Options{})
 	if _, err := weftjsonl.Read(bytes.NewReader(broken), im3); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"weft/formats"
 	"weft/model"
 	"weft/ops"
+	"weft/ops/opstest"
 )
 
 // published drains the events a subscription holds. Each write of the
@@ -31,16 +32,16 @@ func published(ch <-chan ops.Event) []ops.Event {
 // making the session, and what the cache shows afterwards is what the
 // store holds.
 func TestImportWritesEachBatchThroughTheWritePath(t *testing.T) {
-	f := newFixture(t)
-	ch, done := f.svc.Subscribe()
+	f := opstest.New(t)
+	ch, done := f.Svc.Subscribe()
 	defer done()
-	im := New(context.Background(), f.svc, Options{})
+	im := New(context.Background(), f.Svc, Options{})
 	im.batchSize = 2
 	if err := im.Begin(formats.ThreadInfo{Key: "k", Title: "batched", Source: formats.OpenAI}); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 5 {
-		m := formats.Message{Key: fmt.Sprint(i), NewMessage: model.NewMessage{Role: model.RoleUser, Content: fmt.Sprintf("message %d", i), CreatedAt: t0.Add(time.Duration(i) * time.Minute)}}
+		m := formats.Message{Key: fmt.Sprint(i), NewMessage: model.NewMessage{Role: model.RoleUser, Content: fmt.Sprintf("message %d", i), CreatedAt: opstest.T0.Add(time.Duration(i) * time.Minute)}}
 		if err := im.Message(m); err != nil {
 			t.Fatal(err)
 		}
@@ -63,12 +64,12 @@ func TestImportWritesEachBatchThroughTheWritePath(t *testing.T) {
 			t.Errorf("event %d: %+v, want %s at version %d", i, e, want[i], i+1)
 		}
 	}
-	info, v, err := f.svc.View(sid)
+	info, v, err := f.Svc.View(sid)
 	if err != nil || info.Version != 3 || info.MessageCount != 5 || v.Len() != 5 {
 		t.Fatalf("after the import: %+v, %d items, %v", info, v.Len(), err)
 	}
 	// Importing again writes nothing and announces nothing.
-	again := New(context.Background(), f.svc, Options{})
+	again := New(context.Background(), f.Svc, Options{})
 	again.batchSize = 2
 	if err := again.Begin(formats.ThreadInfo{Key: "k", Title: "batched", Source: formats.OpenAI}); err != nil {
 		t.Fatal(err)
@@ -85,7 +86,7 @@ func TestImportWritesEachBatchThroughTheWritePath(t *testing.T) {
 	if evs := published(ch); len(evs) != 0 {
 		t.Errorf("a re-import announced %+v", evs)
 	}
-	if info, _, _ := f.svc.View(sid); info.Version != 3 {
+	if info, _, _ := f.Svc.View(sid); info.Version != 3 {
 		t.Errorf("a re-import moved the version to %d", info.Version)
 	}
 }

@@ -14,17 +14,18 @@ import (
 	"weft/formats/export"
 	"weft/model"
 	"weft/ops"
+	"weft/ops/opstest"
 )
 
 // importData imports a conversation file's bytes into f and returns
 // the ID of the (last) session it went into.
-func (f *fixture) importData(data []byte, read formats.Reader) string {
-	f.t.Helper()
-	im := New(context.Background(), f.svc, Options{})
+func importData(f *opstest.Fixture, data []byte, read formats.Reader) string {
+	f.T.Helper()
+	im := New(context.Background(), f.Svc, Options{})
 	if _, err := read(bytes.NewReader(data), im); err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
-	mustClose(f.t, im)
+	mustClose(f.T, im)
 	return im.Sessions[len(im.Sessions)-1].SessionID
 }
 
@@ -88,13 +89,13 @@ func TestClaudeCodeWriteBackRoundTrip(t *testing.T) {
 	}
 	for _, path := range files {
 		t.Run(path[strings.LastIndex(path, "/")+1:], func(t *testing.T) {
-			f := newFixture(t)
+			f := opstest.New(t)
 			data, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			sid := f.importData(data, claudecode.Read)
-			_, items, err := f.svc.ExportItems(sid, false)
+			sid := importData(f, data, claudecode.Read)
+			_, items, err := f.Svc.ExportItems(sid, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -110,24 +111,24 @@ func TestClaudeCodeWriteBackRoundTrip(t *testing.T) {
 				call(f, (*ops.Service).SnipMessages, fmt.Sprintf(`{"session_id":%q,"ids":%s}`, sid, ids(items, s1, s2)))
 				call(f, (*ops.Service).InsertMessages, fmt.Sprintf(`{"session_id":%q,"after_id":%q,"messages":[{"role":"user","content":"An inserted note."}]}`, sid, items[d1-1].ID))
 			}
-			info, items, err := f.svc.ExportItems(sid, false)
+			info, items, err := f.Svc.ExportItems(sid, false)
 			if err != nil {
 				t.Fatal(err)
 			}
 
 			var buf bytes.Buffer
-			rep, err := export.WriteClaudeCode(&buf, items, export.ClaudeCodeOptions{Cwd: "/home/ana/project", Title: info.Title, Now: f.now})
+			rep, err := export.WriteClaudeCode(&buf, items, export.ClaudeCodeOptions{Cwd: "/home/ana/project", Title: info.Title, Now: f.Now})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if len(rep.Folded) > 0 {
 				t.Errorf("the export changed the thread: %q", rep.Folded)
 			}
-			back := f.importData(buf.Bytes(), claudecode.Read)
+			back := importData(f, buf.Bytes(), claudecode.Read)
 			if back == sid {
 				t.Fatal("the transcript went into the session it came from; it has a session ID of its own")
 			}
-			backInfo, raw, err := f.svc.ExportItems(back, true)
+			backInfo, raw, err := f.Svc.ExportItems(back, true)
 			if err != nil {
 				t.Fatal(err)
 			}

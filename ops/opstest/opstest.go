@@ -1,12 +1,14 @@
-// Package opstest is what the engine's tests above ops share: a service
-// over a real bbolt file in a temp dir, with a pinned clock, its tools
-// called by name through the registry as every face calls them.
+// Package opstest is what the engine's tests share: a service over a real
+// bbolt file in a temp dir, with a pinned clock, and the threads they
+// make in it. It imports the engine's core (ops) and store, nothing of
+// the rooms above them, so that every room's own tests may use it
+// (ops/ingest's and ops/tools' inside their packages); calling the tools
+// by name, through the registry, is ops/tools/toolstest's.
 package opstest
 
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,7 +19,6 @@ import (
 	"weft/internal/viewtest"
 	"weft/model"
 	"weft/ops"
-	"weft/ops/tools"
 	"weft/store"
 )
 
@@ -73,71 +74,11 @@ const maxAppend = 10000
 // alternating user and assistant, with content "message <seq>".
 func (f *Fixture) Session(title string, n int) string {
 	f.T.Helper()
-	ctx := context.Background()
-	res, err := f.Svc.CreateSession(ctx, ops.CreateSessionArgs{Title: title})
-	if err != nil {
-		f.T.Fatal(err)
-	}
-	var msgs []model.NewMessage
-	for i := range n {
-		role := model.RoleUser
-		if i%2 == 1 {
-			role = model.RoleAssistant
-		}
-		msgs = append(msgs, model.NewMessage{Role: role, Content: fmt.Sprintf("message %d", i+1), CreatedAt: T0.Add(time.Duration(i) * time.Minute)})
-	}
-	for len(msgs) > 0 {
-		k := min(len(msgs), maxAppend)
-		if _, err := f.Svc.AppendMessages(ctx, ops.AppendMessagesArgs{SessionID: res.SessionID, Messages: msgs[:k]}); err != nil {
-			f.T.Fatal(err)
-		}
-		msgs = msgs[k:]
-	}
-	return res.SessionID
-}
-
-// Call runs a tool by name with JSON arguments, as every face does.
-func (f *Fixture) Call(name string, args string) (any, error) {
-	f.T.Helper()
-	tool, ok := tools.Lookup(name)
-	if !ok {
-		f.T.Fatalf("no tool %s", name)
-	}
-	return tool.Call(context.Background(), f.Svc, json.RawMessage(args))
-}
-
-// MustCall is Call that must succeed.
-func (f *Fixture) MustCall(name string, args string) any {
-	f.T.Helper()
-	res, err := f.Call(name, args)
-	if err != nil {
-		f.T.Fatalf("%s %s: %v", name, args, err)
-	}
-	return res
-}
-
-// View is session sid's effective thread.
-func (f *Fixture) View(sid string) *model.View {
-	f.T.Helper()
-	_, v, err := f.Svc.View(sid)
-	if err != nil {
-		f.T.Fatal(err)
-	}
-	return v
-}
-
-// FileHash is the store file's hash: a read leaves it as it was.
-func (f *Fixture) FileHash() [32]byte {
-	f.T.Helper()
-	b, err := os.ReadFile(f.Path)
-	if err != nil {
-		f.T.Fatal(err)
-	}
-	return sha256.Sum256(b)
+	return f.Messages(title, Even(n, 0))
 }
 
 // Messages makes a session of the given messages, one minute apart
-// from T0 where they carry no time.
+// from T0 where they carry no time, appended maxAppend at a time.
 func (f *Fixture) Messages(title string, msgs []model.NewMessage) string {
 	f.T.Helper()
 	ctx := context.Background()
@@ -150,10 +91,55 @@ func (f *Fixture) Messages(title string, msgs []model.NewMessage) string {
 			msgs[i].CreatedAt = T0.Add(time.Duration(i) * time.Minute)
 		}
 	}
-	if _, err := f.Svc.AppendMessages(ctx, ops.AppendMessagesArgs{SessionID: res.SessionID, Messages: msgs}); err != nil {
-		f.T.Fatal(err)
+	for len(msgs) > 0 {
+		k := min(len(msgs), maxAppend)
+		if _, err := f.Svc.AppendMessages(ctx, ops.AppendMessagesArgs{SessionID: res.SessionID, Messages: msgs[:k]}); err != nil {
+			f.T.Fatal(err)
+		}
+		msgs = msgs[k:]
 	}
 	return res.SessionID
+}
+
+// View is session ref's effective thread.
+func (f *Fixture) View(ref string) *model.View {
+	f.T.Helper()
+	_, v, err := f.Svc.View(ref)
+	if err != nil {
+		f.T.Fatal(err)
+	}
+	return v
+}
+
+// Version is session ref's version, as a read gives it.
+func (f *Fixture) Version(ref string) uint64 {
+	f.T.Helper()
+	info, _, err := f.Svc.View(ref)
+	if err != nil {
+		f.T.Fatal(err)
+	}
+	return info.Version
+}
+
+// Sessions are the sessions' records, newest created first, as the
+// faces list them.
+func (f *Fixture) Sessions() []ops.SessionOut {
+	f.T.Helper()
+	page, err := f.Svc.SessionPage(context.Background(), ops.SessionPageArgs{Limit: ops.MaxSessionPage})
+	if err != nil {
+		f.T.Fatal(err)
+	}
+	return page.Sessions
+}
+
+// FileHash is the store file's hash: a read leaves it as it was.
+func (f *Fixture) FileHash() [32]byte {
+	f.T.Helper()
+	b, err := os.ReadFile(f.Path)
+	if err != nil {
+		f.T.Fatal(err)
+	}
+	return sha256.Sum256(b)
 }
 
 // Even is n messages of the given tokens each, alternating user and
@@ -168,6 +154,17 @@ func Even(n, tokens int) []model.NewMessage {
 		out[i] = model.NewMessage{Role: role, Content: fmt.Sprintf("message %d", i+1), Tokens: tokens}
 	}
 	return out
+}
+
+// ToolTurn is an assistant's tool call and the tool's result, of the
+// given tokens each.
+func ToolTurn(id, name, input, output string, tokens int) []model.NewMessage {
+	call := []model.Part{{Type: model.PartToolCall, ToolCallID: id, ToolName: name, Input: []byte(input)}}
+	res := []model.Part{{Type: model.PartToolResult, ToolCallID: id, Text: output}}
+	return []model.NewMessage{
+		{Role: model.RoleAssistant, Content: "[tool call " + name + "] " + input, Parts: model.EncodeParts(call), Tokens: tokens},
+		{Role: model.RoleTool, Name: name, Content: "[tool result] " + output, Parts: model.EncodeParts(res), Tokens: tokens},
+	}
 }
 
 // BenchFile is benchdata.File with the tests' time: a file of one

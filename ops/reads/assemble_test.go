@@ -8,94 +8,27 @@ import (
 	"strings"
 	"testing"
 
+	"weft/model"
 	"weft/ops"
+	"weft/ops/assemble"
+	"weft/ops/assemble/assembletest"
 	"weft/ops/opstest"
 	"weft/ops/reads"
-
-	"weft/formats/export"
-	"weft/model"
-	"weft/ops/assemble"
+	"weft/ops/tools/toolstest"
 )
 
-// asmToolTurn is an assistant's tool call and the tool's result.
-func asmToolTurn(id, name, input, output string, tokens int) []model.NewMessage {
-	call := []model.Part{{Type: model.PartToolCall, ToolCallID: id, ToolName: name, Input: []byte(input)}}
-	res := []model.Part{{Type: model.PartToolResult, ToolCallID: id, Text: output}}
-	return []model.NewMessage{
-		{Role: model.RoleAssistant, Content: "[tool call " + name + "] " + input, Parts: model.EncodeParts(call), Tokens: tokens},
-		{Role: model.RoleTool, Name: name, Content: "[tool result] " + output, Parts: model.EncodeParts(res), Tokens: tokens},
-	}
-}
-
-// asmCheckOpenAI checks chat-completions validity: every tool message
-// answers a call of the last assistant message with calls, with only
-// tool messages between, and every call is answered.
-func asmCheckOpenAI(t *testing.T, msgs []assemble.ChatMessage) {
-	t.Helper()
-	var open []string // calls of the last assistant message not yet answered
-	for i, m := range msgs {
-		switch m.Role {
-		case model.RoleTool:
-			k := slices.Index(open, m.ToolCallID)
-			if k < 0 {
-				t.Fatalf("message %d: tool result for %q, which no open call has (open: %v)", i, m.ToolCallID, open)
-			}
-			open = slices.Delete(open, k, k+1)
-			continue
-		}
-		if len(open) > 0 {
-			t.Fatalf("message %d (%s): calls %v were never answered", i, m.Role, open)
-		}
-		if m.Role == model.RoleAssistant {
-			for _, c := range m.ToolCalls {
-				open = append(open, c.ID)
-			}
-		}
-	}
-	if len(open) > 0 {
-		t.Fatalf("calls %v at the end were never answered", open)
-	}
-}
-
-// asmCheckAnthropic checks the Messages API's rules: roles alternate
-// starting with the user, and every tool_result answers a tool_use of
-// the message right before.
-func asmCheckAnthropic(t *testing.T, body *export.AnthropicBody) {
-	t.Helper()
-	for i, m := range body.Messages {
-		want := "user"
-		if i%2 == 1 {
-			want = "assistant"
-		}
-		if m.Role != want {
-			t.Fatalf("message %d is %s, want %s (roles alternate from the user)", i, m.Role, want)
-		}
-		if len(m.Content) == 0 {
-			t.Fatalf("message %d has no content", i)
-		}
-		for _, b := range m.Content {
-			if b.Type != "tool_result" {
-				continue
-			}
-			if i == 0 || !slices.ContainsFunc(body.Messages[i-1].Content, func(u export.AnthropicBlock) bool { return u.Type == "tool_use" && u.ID == b.ToolUseID }) {
-				t.Fatalf("message %d: tool_result for %q answers no tool_use of the message before", i, b.ToolUseID)
-			}
-		}
-	}
-}
-
 func TestAssembleFormats(t *testing.T) {
-	f := opstest.New(t)
+	f := toolstest.New(t)
 	msgs := []model.NewMessage{
 		{Role: model.RoleSystem, Content: "You are terse."},
 		{Role: model.RoleUser, Content: "Which files are there?"},
 	}
-	msgs = append(msgs, asmToolTurn("call_1", "ls", `{"path":"."}`, "main.go go.mod", 0)...)
+	msgs = append(msgs, opstest.ToolTurn("call_1", "ls", `{"path":"."}`, "main.go go.mod", 0)...)
 	msgs = append(msgs,
 		model.NewMessage{Role: model.RoleAssistant, Content: "main.go and go.mod."},
 		model.NewMessage{Role: model.RoleUser, Content: "And the tests?"},
 	)
-	msgs = append(msgs, asmToolTurn("call_2", "ls", `{"path":"./..."}`, "main_test.go", 0)...)
+	msgs = append(msgs, opstest.ToolTurn("call_2", "ls", `{"path":"./..."}`, "main_test.go", 0)...)
 	msgs = append(msgs, model.NewMessage{Role: model.RoleAssistant, Content: "One test file."})
 	sid := f.Messages("formats", msgs)
 	// A digest over the first exchange leaves a system message mid-thread.
@@ -106,7 +39,7 @@ func TestAssembleFormats(t *testing.T) {
 		check  func(t *testing.T, r reads.AssembleResult)
 	}{
 		{"openai", func(t *testing.T, r reads.AssembleResult) {
-			asmCheckOpenAI(t, r.Messages)
+			assembletest.CheckOpenAI(t, r.Messages)
 			roles := []string{}
 			for _, m := range r.Messages {
 				roles = append(roles, string(m.Role))
@@ -127,7 +60,7 @@ func TestAssembleFormats(t *testing.T) {
 			if r.Anthropic == nil || len(r.Messages) != 0 || r.Text != "" {
 				t.Fatalf("anthropic result %+v", r)
 			}
-			asmCheckAnthropic(t, r.Anthropic)
+			assembletest.CheckAnthropic(t, r.Anthropic)
 			// The leading system messages (the summary among them) are
 			// the system prompt.
 			if r.Anthropic.System != "You are terse.\n\nListed the files: main.go, go.mod." {
@@ -187,12 +120,12 @@ func TestAssembleMaxTokens(t *testing.T) {
 			args: `{"max_tokens":350}`, kept: "Be 8 9 10", ranges: []rng{{1, 7, "max_tokens"}}},
 		{name: "max_messages first", msgs: opstest.Even(20, 100), args: `{"max_tokens":1000,"max_messages":4}`, kept: "17 18 19 20",
 			ranges: []rng{{0, 15, "max_messages"}}},
-		{name: "a result without its call goes", msgs: append(append(opstest.Even(2, 100), asmToolTurn("c1", "ls", `{}`, "x", 100)...), opstest.Even(2, 100)...),
+		{name: "a result without its call goes", msgs: append(append(opstest.Even(2, 100), opstest.ToolTurn("c1", "ls", `{}`, "x", 100)...), opstest.Even(2, 100)...),
 			args: `{"max_tokens":350}`, kept: "1 2", ranges: []rng{{0, 3, "max_tokens"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := opstest.New(t)
+			f := toolstest.New(t)
 			sid := f.Messages(tt.name, tt.msgs)
 			if tt.digest != "" {
 				f.MustCall("digest_messages", tt.digest)
@@ -238,7 +171,7 @@ func TestAssembleMaxTokens(t *testing.T) {
 }
 
 func TestAssembleWithPreferencesAndBudget(t *testing.T) {
-	f := opstest.New(t)
+	f := toolstest.New(t)
 	f.Messages("prefs", opstest.Even(30, 100))
 	f.MustCall("request_context_slice", `{"start_message_index":10,"end_message_index":19}`)
 	r := f.MustCall("assemble_context", `{"max_tokens":500,"format":"text"}`).(reads.AssembleResult)
@@ -261,11 +194,11 @@ func TestAssembleWithPreferencesAndBudget(t *testing.T) {
 }
 
 func TestAssembleKeepsToolPairsWhenCutting(t *testing.T) {
-	f := opstest.New(t)
+	f := toolstest.New(t)
 	var msgs []model.NewMessage
 	for k := range 30 {
 		msgs = append(msgs, model.NewMessage{Role: model.RoleUser, Content: fmt.Sprintf("step %d", k), Tokens: 30})
-		msgs = append(msgs, asmToolTurn(fmt.Sprintf("call_%d", k), "run", fmt.Sprintf(`{"k":%d}`, k), "ok", 40+k)...)
+		msgs = append(msgs, opstest.ToolTurn(fmt.Sprintf("call_%d", k), "run", fmt.Sprintf(`{"k":%d}`, k), "ok", 40+k)...)
 		msgs = append(msgs, model.NewMessage{Role: model.RoleAssistant, Content: "done", Tokens: 20})
 	}
 	f.Messages("tools", msgs)
@@ -281,9 +214,9 @@ func TestAssembleKeepsToolPairsWhenCutting(t *testing.T) {
 			}
 			adjusted += len(r.Adjustments)
 			if format == "openai" {
-				asmCheckOpenAI(t, r.Messages)
+				assembletest.CheckOpenAI(t, r.Messages)
 			} else {
-				asmCheckAnthropic(t, r.Anthropic)
+				assembletest.CheckAnthropic(t, r.Anthropic)
 			}
 		}
 	}
@@ -293,7 +226,7 @@ func TestAssembleKeepsToolPairsWhenCutting(t *testing.T) {
 }
 
 func TestAssembleRefusals(t *testing.T) {
-	f := opstest.New(t)
+	f := toolstest.New(t)
 	sid := f.Messages("refusals", opstest.Even(6, 100))
 	f.MustCall("request_context_slice", `{"start_message_index":1,"end_message_index":3}`)
 	tests := []struct {
@@ -351,7 +284,7 @@ func BenchmarkAssembleBudget1M(b *testing.B) {
 }
 
 func TestAssembleListsAtMostSoManyRuns(t *testing.T) {
-	f := opstest.New(t)
+	f := toolstest.New(t)
 	var msgs []model.NewMessage
 	for k := range 450 {
 		word := "other"

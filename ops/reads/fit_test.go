@@ -8,19 +8,18 @@ import (
 	"strings"
 	"testing"
 
-	"weft/ops"
-	"weft/ops/opstest"
-	"weft/ops/reads"
-
 	"weft/formats"
 	"weft/internal/tokens"
 	"weft/model"
+	"weft/ops"
+	"weft/ops/reads"
+	"weft/ops/tools/toolstest"
 )
 
 // toolRounds makes a session of n rounds of a request, a tool call and
 // a tool's output of about size bytes (code, many lines, tabs and
 // quotes: what JSON escapes), stored as an import stores them.
-func toolRounds(f *opstest.Fixture, n, size int) string {
+func toolRounds(f *toolstest.Fixture, n, size int) string {
 	f.T.Helper()
 	sid := f.Session("tool rounds", 0)
 	var msgs []model.NewMessage
@@ -47,7 +46,7 @@ func toolRounds(f *opstest.Fixture, n, size int) string {
 // no more than max_tokens; and a result that leaves something out is not
 // far under its budget (the estimate is corrected, not trusted).
 func TestReadsHoldAnyBudget(t *testing.T) {
-	f := opstest.New(t)
+	f := toolstest.New(t)
 	sid := toolRounds(f, 30, 6000)
 	readArgs := map[string]string{
 		"get_conversation_context": `"turns":90`,
@@ -85,7 +84,7 @@ func fitOfValue(res any) *reads.Fit {
 // and its part keeps only the structure; a part whose text the content
 // does not show (thinking) keeps it.
 func TestTextAppearsOnce(t *testing.T) {
-	f := opstest.New(t)
+	f := toolstest.New(t)
 	sid := f.Session("parts", 0)
 	output := "line one of the output\nline two"
 	result := []model.Part{{Type: model.PartToolResult, ToolCallID: "c1", Text: output}}
@@ -118,7 +117,7 @@ func TestTextAppearsOnce(t *testing.T) {
 // within its budget runs once; one that must leave things out runs again
 // only to correct its estimate, a few times at most.
 func TestReadFitsInOnePassWhereItCan(t *testing.T) {
-	f := opstest.New(t)
+	f := toolstest.New(t)
 	sid := toolRounds(f, 30, 6000)
 	passes := 0
 	read := reads.FitMessageRange(func(s *ops.Service, ctx context.Context, a reads.MessageRangeArgs) (reads.MessageRangeResult, error) {

@@ -9,19 +9,19 @@ import (
 	"testing"
 	"time"
 
+	"weft/model"
 	"weft/ops/opstest"
 	"weft/ops/reads"
 	"weft/ops/search"
-
-	"weft/model"
 	"weft/ops/timeparse"
+	"weft/ops/tools/toolstest"
 )
 
 // summarized makes a 300-message session whose first 260 messages are
 // digested in five summaries (50, 50, 50, 50 and 60 messages), leaving 40
 // unsummarized turns: seed 000's test situation.
-func summarized(t *testing.T) (*opstest.Fixture, string) {
-	f := opstest.New(t)
+func summarized(t *testing.T) (*toolstest.Fixture, string) {
+	f := toolstest.New(t)
 	sid := f.Session("navigation", 300)
 	for k, size := range []int{50, 50, 50, 50, 60} {
 		f.MustCall("digest_messages", fmt.Sprintf(`{"start_idx":%d,"end_idx":%d,"summary":"part %d"}`, k, k+size-1, k+1))
@@ -103,7 +103,7 @@ func TestGetTurnsSince(t *testing.T) {
 }
 
 func TestGetTurnsAround(t *testing.T) {
-	f := opstest.New(t)
+	f := toolstest.New(t)
 	f.Session("around", 100)
 	tests := []struct {
 		name          string
@@ -135,7 +135,7 @@ func TestGetTurnsAround(t *testing.T) {
 }
 
 func TestGetTurnsAroundADigestedMoment(t *testing.T) {
-	f := opstest.New(t)
+	f := toolstest.New(t)
 	f.Session("around digest", 20)
 	f.MustCall("digest_messages", `{"start_idx":5,"end_idx":14,"summary":"middle"}`)
 	r := f.MustCall("get_turns_around", fmt.Sprintf(`{"timestamp":%q,"count":3}`, at(9))).(reads.TurnsAroundResult)
@@ -163,7 +163,7 @@ func TestGetStartupContext(t *testing.T) {
 }
 
 func TestSearchSessionHistory(t *testing.T) {
-	f := opstest.New(t)
+	f := toolstest.New(t)
 	sid := f.Session("search", 30)
 	f.MustCall("append_messages", `{"messages":[{"role":"user","content":"Should we use PostgreSQL with asyncpg?"},{"role":"assistant","content":"Yes: postgres, pooled."}]}`)
 	f.MustCall("digest_messages", `{"start_idx":0,"end_idx":9,"summary":"Early talk about the DATABASE"}`)
@@ -200,7 +200,7 @@ func TestSearchSessionHistory(t *testing.T) {
 }
 
 func TestContextPreferencesAreUsedOnce(t *testing.T) {
-	f := opstest.New(t)
+	f := toolstest.New(t)
 	f.Session("prefs", 20)
 	f.MustCall("request_context_slice", `{"start_message_index":4,"end_message_index":6,"include_search_results":true,"query":"message 19"}`)
 	// An edit before the assembly does not shift the slice: it is kept by ID.
@@ -223,7 +223,7 @@ func TestContextPreferencesAreUsedOnce(t *testing.T) {
 }
 
 func TestFuzzyLines(t *testing.T) {
-	f := opstest.New(t)
+	f := toolstest.New(t)
 	sid := f.Session("fuzzy", 10)
 	f.MustCall("append_messages", `{"messages":[{"role":"user","content":"first line\nwe should use PostgreSQL here\nlast"},{"role":"assistant","content":"pg sql? maybe"}]}`)
 	hits, state, err := search.FuzzyLines(f.Svc, sid, "pgsql", nil, 10)
@@ -253,7 +253,7 @@ func TestFuzzyLines(t *testing.T) {
 }
 
 func TestTimelineAndItemAt(t *testing.T) {
-	f := opstest.New(t)
+	f := toolstest.New(t)
 	sid := f.Session("timeline", 60) // one a minute from opstest.T0
 	f.MustCall("digest_messages", `{"start_idx":10,"end_idx":19,"summary":"s"}`)
 	tl, err := f.Svc.Timeline(sid, 6)

@@ -8,12 +8,13 @@ import (
 
 	"weft/ops"
 	"weft/ops/opstest"
+	"weft/ops/tools/toolstest"
 )
 
 // TestBadReadInputChangesNothing: a read refused for its arguments says
 // why, with the kind of error, and leaves the file as it was.
 func TestBadReadInputChangesNothing(t *testing.T) {
-	f := opstest.New(t)
+	f := toolstest.New(t)
 	sid := f.Session("bad input", 12)
 	tests := []struct {
 		tool, args string
@@ -36,27 +37,7 @@ func TestBadReadInputChangesNothing(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.tool+" "+tt.args, func(t *testing.T) {
-			before := f.FileHash()
-			info, _, _ := f.Svc.View(sid)
-			ops, _ := f.Svc.Operations(sid)
-			_, err := f.Call(tt.tool, tt.args)
-			if err == nil {
-				t.Fatalf("accepted; want an error saying %q", tt.says)
-			}
-			if !errors.Is(err, tt.kind) {
-				t.Errorf("error kind: %v, want %v", err, tt.kind)
-			}
-			if !strings.Contains(err.Error(), tt.says) {
-				t.Errorf("error %q does not say %q", err, tt.says)
-			}
-			if f.FileHash() != before {
-				t.Errorf("the database file changed")
-			}
-			after, _, _ := f.Svc.View(sid)
-			opsAfter, _ := f.Svc.Operations(sid)
-			if after.Version != info.Version || len(opsAfter) != len(ops) {
-				t.Errorf("version %d -> %d, ops %d -> %d", info.Version, after.Version, len(ops), len(opsAfter))
-			}
+			f.CheckRefusal(t, sid, tt.tool, tt.args, tt.kind, tt.says)
 		})
 	}
 }
@@ -64,7 +45,7 @@ func TestBadReadInputChangesNothing(t *testing.T) {
 // Arguments at the edges of their types are refused with a clear error,
 // never a panic that takes the process down.
 func TestHostileArgumentsAreRefused(t *testing.T) {
-	f := opstest.New(t)
+	f := toolstest.New(t)
 	f.Session("hostile", 30)
 	for _, args := range []string{
 		fmt.Sprintf(`{"timestamp":%q,"count":9223372036854775807,"before_ratio":1}`, at(5)),
@@ -82,7 +63,7 @@ func TestHostileArgumentsAreRefused(t *testing.T) {
 // the write path (an event says so) but are not a change to the thread:
 // the version stays, and an assembly with nothing pending writes nothing.
 func TestContextPreferencesAreWrittenAside(t *testing.T) {
-	f := opstest.New(t)
+	f := toolstest.New(t)
 	sid := f.Session("prefs", 10)
 	before, _, _ := f.Svc.View(sid)
 	ch, done := f.Svc.Subscribe()

@@ -7,13 +7,12 @@ import (
 	"strings"
 	"testing"
 
-	"weft/ops"
-	"weft/ops/opstest"
-	"weft/ops/reads"
-
 	bolt "go.etcd.io/bbolt"
 
 	"weft/model"
+	"weft/ops"
+	"weft/ops/opstest"
+	"weft/ops/reads"
 	"weft/store"
 )
 

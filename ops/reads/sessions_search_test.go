@@ -7,15 +7,15 @@ import (
 	"testing"
 	"time"
 
+	"weft/model"
 	"weft/ops"
 	"weft/ops/opstest"
 	"weft/ops/reads"
-
-	"weft/model"
+	"weft/ops/tools/toolstest"
 )
 
 func TestSearchSessions(t *testing.T) {
-	f := opstest.New(t)
+	f := toolstest.New(t)
 	at := func(i int) time.Time { return opstest.T0.Add(time.Duration(i) * time.Minute) }
 	pg := f.Messages("Postgres migration", []model.NewMessage{
 		{Role: model.RoleUser, Content: "Plan the schema change.", CreatedAt: at(0)},
@@ -83,7 +83,7 @@ func TestSearchSessions(t *testing.T) {
 }
 
 func TestGetSessionHistory(t *testing.T) {
-	f := opstest.New(t)
+	f := toolstest.New(t)
 	sid := f.Messages("history", []model.NewMessage{
 		{Role: model.RoleSystem, Content: "Be brief."},
 		{Role: model.RoleUser, Content: "one"},
@@ -140,7 +140,7 @@ func TestGetSessionHistory(t *testing.T) {
 }
 
 func TestGetSessionHistoryOfALongThread(t *testing.T) {
-	f := opstest.New(t)
+	f := toolstest.New(t)
 	f.Session("long", reads.MaxHistory+7)
 	r := f.MustCall("get_session_history", `{"format":"json","max_tokens":0}`).(reads.SessionHistoryResult)
 	if r.Count != reads.MaxHistory || r.LeftOut != 7 || r.Messages[0].Index != 7 || !strings.Contains(r.Note, "get_message_range") {
@@ -159,7 +159,7 @@ func TestGetSessionHistoryOfALongThread(t *testing.T) {
 }
 
 func TestSessionToolsRefusals(t *testing.T) {
-	f := opstest.New(t)
+	f := toolstest.New(t)
 	f.Session("one", 3)
 	tests := []struct {
 		tool, args string
@@ -194,7 +194,7 @@ func TestSessionToolsRefusals(t *testing.T) {
 // TestListSessionsMostRecentFirst: list_sessions gives every session,
 // the most recently updated first, with its message count.
 func TestListSessionsMostRecentFirst(t *testing.T) {
-	f := opstest.New(t)
+	f := toolstest.New(t)
 	a := f.Session("alpha", 1)
 	f.Now = f.Now.Add(time.Minute)
 	b := f.Session("beta", 2)

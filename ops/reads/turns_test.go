@@ -9,13 +9,14 @@ import (
 	"weft/ops"
 	"weft/ops/opstest"
 	"weft/ops/reads"
+	"weft/ops/tools/toolstest"
 )
 
 // effectiveThread makes 15 messages (m1..m15, one minute apart), inserts
 // one after m13 and revises m11..m12 into one: items 0..9 are m1..m10,
 // then the revision, m13, the insertion, m14, m15.
-func effectiveThread(t *testing.T) (*opstest.Fixture, string) {
-	f := opstest.New(t)
+func effectiveThread(t *testing.T) (*toolstest.Fixture, string) {
+	f := toolstest.New(t)
 	sid := f.Session("turns", 15)
 	f.MustCall("insert_messages", `{"after_idx":12,"messages":[{"role":"assistant","content":"inserted"}]}`)
 	f.MustCall("revise_messages", `{"start_idx":10,"end_idx":11,"replacements":[{"role":"user","content":"revised"}]}`)
@@ -85,7 +86,7 @@ func TestSyntheticItemsCarryTheirSpan(t *testing.T) {
 // A digest's summary that is revised (exactly that one item) is still a
 // summary, covering what the digest covered.
 func TestARevisedSummaryIsStillASummary(t *testing.T) {
-	f := opstest.New(t)
+	f := toolstest.New(t)
 	f.Session("revised summary", 20)
 	f.MustCall("digest_messages", `{"start_idx":0,"end_idx":5,"summary":"first six"}`)
 	f.MustCall("revise_messages", `{"start_idx":0,"end_idx":0,"replacements":[{"role":"system","content":"first six, better put"}]}`)
@@ -105,7 +106,7 @@ func TestARevisedSummaryIsStillASummary(t *testing.T) {
 // after the time, as seed 000's query does, saying which the effective
 // thread hides.
 func TestTurnsSinceWithoutSummariesIsEveryStoredMessage(t *testing.T) {
-	f := opstest.New(t)
+	f := toolstest.New(t)
 	f.Session("since", 10)
 	f.MustCall("digest_messages", `{"start_idx":2,"end_idx":5,"summary":"middle"}`)
 	r := f.MustCall("get_turns_since", fmt.Sprintf(`{"timestamp":%q,"include_summaries":false}`, at(1))).(reads.TurnsSinceResult)
@@ -122,7 +123,7 @@ func TestTurnsSinceWithoutSummariesIsEveryStoredMessage(t *testing.T) {
 
 // A limit that cuts a result says so, and how many more there are.
 func TestALimitThatCutsSaysSo(t *testing.T) {
-	f := opstest.New(t)
+	f := toolstest.New(t)
 	f.Session("limit", 30)
 	r := f.MustCall("get_turns_since", fmt.Sprintf(`{"timestamp":%q,"limit":10}`, at(0))).(reads.TurnsSinceResult)
 	if len(r.Messages) != 10 || !r.Truncated || r.More != 20 {

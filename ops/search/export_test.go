@@ -11,10 +11,7 @@ const MaxHitLine = maxHitLine
 // KeptText is how many messages' text service s keeps for session id's
 // searches; -1 when it keeps none.
 func KeptText(s *ops.Service, id string) int {
-	ts := textsOf(s)
-	ts.mu.Lock()
-	t := ts.bySession[id]
-	ts.mu.Unlock()
+	t := keptFor(s, id)
 	if t == nil {
 		return -1
 	}
@@ -34,12 +31,17 @@ func SetTextBudget(s *ops.Service, n int64) {
 // KeptTextBytes is the bytes of the text service s keeps for session
 // id's searches.
 func KeptTextBytes(s *ops.Service, id string) int {
-	ts := textsOf(s)
-	ts.mu.Lock()
-	t := ts.bySession[id]
-	ts.mu.Unlock()
+	t := keptFor(s, id)
 	if t == nil {
 		return 0
 	}
 	return int(t.size.Load())
+}
+
+// keptFor is the text service s keeps for session id's searches, or nil.
+func keptFor(s *ops.Service, id string) *text {
+	ts := textsOf(s)
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return ts.bySession[id]
 }

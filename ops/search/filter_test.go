@@ -5,15 +5,14 @@ import (
 	"slices"
 	"testing"
 
-	"weft/ops"
-	"weft/ops/opstest"
-	"weft/ops/search"
-
 	"weft/model"
+	"weft/ops"
+	"weft/ops/search"
+	"weft/ops/tools/toolstest"
 )
 
 func TestFilterItems(t *testing.T) {
-	f := opstest.New(t)
+	f := toolstest.New(t)
 	sid := f.Session("filter", 6) // user, assistant, user, …
 	f.MustCall("append_messages", `{"messages":[{"role":"assistant","name":"claude-code","content":"named"}]}`)
 	f.MustCall("tag_messages", `{"start_idx":1,"end_idx":2,"tags":["db"]}`)

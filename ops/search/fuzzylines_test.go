@@ -6,10 +6,9 @@ import (
 	"slices"
 	"testing"
 
-	"weft/ops/opstest"
-	"weft/ops/search"
-
 	"weft/internal/fuzzy"
+	"weft/ops/search"
+	"weft/ops/tools/toolstest"
 	"weft/store"
 )
 
@@ -19,7 +18,7 @@ import (
 // key at a time, exactly what ranking the view's items read from the
 // store finds.
 func TestFuzzyLinesFollowsTheView(t *testing.T) {
-	f := opstest.New(t)
+	f := toolstest.New(t)
 	sid := f.Session("view", 12)
 	var msgs []map[string]string
 	contents := []string{
@@ -71,7 +70,7 @@ func TestFuzzyLinesFollowsTheView(t *testing.T) {
 
 // storedRanking is the ranking FuzzyLines gave before the session's text
 // was kept in memory: every item of the view read from the store.
-func storedRanking(t *testing.T, f *opstest.Fixture, sid, query string, limit int) []search.LineHit {
+func storedRanking(t *testing.T, f *toolstest.Fixture, sid, query string, limit int) []search.LineHit {
 	t.Helper()
 	snap, err := f.Svc.Snapshot(sid)
 	if err != nil {

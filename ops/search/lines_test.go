@@ -5,12 +5,12 @@ import (
 	"strings"
 	"testing"
 
-	"weft/ops/opstest"
 	"weft/ops/search"
+	"weft/ops/tools/toolstest"
 )
 
 func TestSubstringLines(t *testing.T) {
-	f := opstest.New(t)
+	f := toolstest.New(t)
 	sid := f.Session("exact", 10)
 	long := strings.Repeat("x", 900) + " the Needle here"
 	f.MustCall("append_messages", `{"messages":[

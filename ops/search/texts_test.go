@@ -5,9 +5,9 @@ import (
 	"slices"
 	"testing"
 
-	"weft/ops/opstest"
 	"weft/ops/reads"
 	"weft/ops/search"
+	"weft/ops/tools/toolstest"
 )
 
 // TestSubstringFollowsTheThread: the searchable text kept in memory is
@@ -15,7 +15,7 @@ import (
 // appended, a digest that hides messages and adds its summary, the raw
 // view; every answer is the items that hold the query.
 func TestSubstringFollowsTheThread(t *testing.T) {
-	f := opstest.New(t)
+	f := toolstest.New(t)
 	ctx := context.Background()
 	sid := f.Session("kept", 10)
 	f.MustCall("append_messages", `{"messages":[{"role":"user","content":"the Kettle is on"}]}`)
@@ -63,7 +63,7 @@ func TestSubstringFollowsTheThread(t *testing.T) {
 // previous keystrokes (only those searched, a digest's summary among
 // them) finds what the same query typed at once finds.
 func TestFuzzyNarrowedToFew(t *testing.T) {
-	f := opstest.New(t)
+	f := toolstest.New(t)
 	sid := f.Session("few", 200)
 	f.MustCall("append_messages", `{"messages":[{"role":"user","content":"a Zebra crossing"},{"role":"assistant","content":"zebras\nand more"}]}`)
 	f.MustCall("digest_messages", `{"start_idx":98,"end_idx":99,"summary":"zero zebra"}`)
@@ -97,7 +97,7 @@ func TestFuzzyNarrowedToFew(t *testing.T) {
 // first and the one searched last kept whatever its size; a session
 // whose text was let go is searched as well as before, from the store.
 func TestSearchTextIsBounded(t *testing.T) {
-	f := opstest.New(t)
+	f := toolstest.New(t)
 	ids := []string{f.Session("a", 40), f.Session("b", 40), f.Session("c", 40)}
 	kept := func() []bool {
 		var out []bool
@@ -141,7 +141,7 @@ func TestSearchTextIsBounded(t *testing.T) {
 // TestPrepareSearch: preparing a search reads the session's text once,
 // before any query; a session that does not exist is an error.
 func TestPrepareSearch(t *testing.T) {
-	f := opstest.New(t)
+	f := toolstest.New(t)
 	sid := f.Session("ready", 30)
 	if err := search.Prepare(f.Svc, sid); err != nil {
 		t.Fatal(err)

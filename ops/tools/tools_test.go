@@ -1,4 +1,4 @@
-package tools
+package tools_test
 
 import (
 	"bytes"
@@ -15,7 +15,10 @@ import (
 	"time"
 
 	"weft/ops"
+	"weft/ops/opstest"
 	"weft/ops/reads"
+	"weft/ops/tools"
+	"weft/ops/tools/toolstest"
 	"weft/store"
 )
 
@@ -30,7 +33,7 @@ func TestRegistryIsComplete(t *testing.T) {
 		"get_startup_context",
 	}
 	for _, name := range want {
-		tool, ok := Lookup(name)
+		tool, ok := tools.Lookup(name)
 		if !ok {
 			t.Errorf("no tool %s", name)
 			continue
@@ -47,8 +50,8 @@ func TestRegistryIsComplete(t *testing.T) {
 			}
 		}
 	}
-	if len(All()) != len(want) {
-		t.Errorf("%d tools registered, want %d", len(All()), len(want))
+	if len(tools.All()) != len(want) {
+		t.Errorf("%d tools registered, want %d", len(tools.All()), len(want))
 	}
 }
 
@@ -73,7 +76,7 @@ func TestArgsFromPairs(t *testing.T) {
 		{"digest_messages", []string{"start_idx=1", "start_idx=2"}, "", "given twice"},
 	}
 	for _, tt := range tests {
-		tool, _ := Lookup(tt.tool)
+		tool, _ := tools.Lookup(tt.tool)
 		raw, err := tool.ArgsFromPairs(tt.pairs)
 		if tt.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.err) {
@@ -100,13 +103,13 @@ func TestArgsFromPairs(t *testing.T) {
 func FuzzToolArgs(f *testing.F) {
 	for _, s := range []string{`{}`, `{"start_idx":3,"end_idx":8,"summary":"x"}`, `{"new_order":[8,9,5]}`, `{"messages":[{"role":"user","content":"hi","parts":[{"type":"text"}]}]}`,
 		`{"tags":["a"],"when_tags":["b"],"expected_version":3}`, `{"timestamp":"-2h","count":40,"before_ratio":0.5}`, `null`, `[]`, `{"active":true}`, `{"ids":["m1","op/0"]}`} {
-		for i := range All() {
+		for i := range tools.All() {
 			f.Add(i, []byte(s))
 		}
 	}
 	f.Fuzz(func(t *testing.T, which int, raw []byte) {
-		tools := All()
-		tool := tools[(which%len(tools)+len(tools))%len(tools)]
+		all := tools.All()
+		tool := all[(which%len(all)+len(all))%len(all)]
 		args, err := tool.Decode(raw)
 		if err != nil {
 			if !errors.Is(err, ops.ErrInvalid) {
@@ -128,11 +131,11 @@ func FuzzToolArgs(f *testing.F) {
 // its own argument type (or a pointer to one) and gets its result type;
 // anything else is refused, saying what the tool takes.
 func TestInvokeTakesTypedArguments(t *testing.T) {
-	f := newFixture(t)
-	f.session("typed", 3)
-	tool, _ := Lookup("list_sessions")
+	f := toolstest.New(t)
+	f.Session("typed", 3)
+	tool, _ := tools.Lookup("list_sessions")
 	for _, args := range []any{reads.ListSessionsArgs{}, &reads.ListSessionsArgs{}} {
-		res, err := tool.Invoke(context.Background(), f.svc, args)
+		res, err := tool.Invoke(context.Background(), f.Svc, args)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,7 +143,7 @@ func TestInvokeTakesTypedArguments(t *testing.T) {
 			t.Fatalf("Invoke(%T) = %#v", args, res)
 		}
 	}
-	if _, err := tool.Invoke(context.Background(), f.svc, map[string]any{}); err == nil || !strings.Contains(err.Error(), "list_sessions takes reads.ListSessionsArgs") {
+	if _, err := tool.Invoke(context.Background(), f.Svc, map[string]any{}); err == nil || !strings.Contains(err.Error(), "list_sessions takes reads.ListSessionsArgs") {
 		t.Errorf("a map for arguments: %v", err)
 	}
 }
@@ -158,40 +161,40 @@ func FuzzRunTools(f *testing.F) {
 		`{"start_idx":-9223372036854775808,"end_idx":9223372036854775807}`, `{"max_tokens":1,"format":"anthropic"}`,
 		`{"query":"message","mode":"fuzzy","limit":1000}`, `{"operation_id":"nope"}`, `{"after_idx":-1,"messages":[{"role":"tool","content":"x"}]}`}
 	for _, s := range seeds {
-		for i := range All() {
+		for i := range tools.All() {
 			f.Add(i, []byte(s))
 		}
 	}
 	dir := f.TempDir() // not the iteration's: the fixture outlives it
-	var fx *fixture
+	var fx *toolstest.Fixture
 	runs := 0
 	f.Fuzz(func(t *testing.T, which int, raw []byte) {
 		if fx == nil || runs%200 == 0 { // a fresh, small session now and then
 			if fx != nil {
-				fx.st.Close()
+				fx.St.Close()
 			}
 			st, err := store.Open(filepath.Join(dir, fmt.Sprintf("fuzz-%d.db", runs)), store.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			fx = &fixture{t: t, path: st.Path(), st: st, now: t0.Add(48 * time.Hour)}
-			fx.svc = ops.New(st, ops.WithClock(func() time.Time { return fx.now }))
-			fx.session("fuzz", 12)
-			fx.mustCall("digest_messages", `{"start_idx":2,"end_idx":4,"summary":"three"}`)
-			fx.mustCall("revise_messages", `{"start_idx":5,"end_idx":5,"replacements":[{"role":"user","content":"revised"}]}`)
-			fx.mustCall("insert_messages", `{"after_idx":6,"messages":[{"role":"assistant","content":"inserted"}]}`)
+			fx = &toolstest.Fixture{Fixture: &opstest.Fixture{T: t, Path: st.Path(), St: st, Now: opstest.T0.Add(48 * time.Hour)}}
+			fx.Svc = ops.New(st, ops.WithClock(func() time.Time { return fx.Now }))
+			fx.Session("fuzz", 12)
+			fx.MustCall("digest_messages", `{"start_idx":2,"end_idx":4,"summary":"three"}`)
+			fx.MustCall("revise_messages", `{"start_idx":5,"end_idx":5,"replacements":[{"role":"user","content":"revised"}]}`)
+			fx.MustCall("insert_messages", `{"after_idx":6,"messages":[{"role":"assistant","content":"inserted"}]}`)
 		}
 		runs++
-		fx.t = t
-		tools := All()
-		tool := tools[(which%len(tools)+len(tools))%len(tools)]
-		before := fx.fileHash()
-		_, err := tool.Call(context.Background(), fx.svc, raw)
+		fx.T = t
+		all := tools.All()
+		tool := all[(which%len(all)+len(all))%len(all)]
+		before := fx.FileHash()
+		_, err := tool.Call(context.Background(), fx.Svc, raw)
 		var pe *ops.PanicError
 		if errors.As(err, &pe) {
 			t.Fatalf("%s %s panicked: %v\n%s", tool.Name, raw, pe.Value, pe.Stack)
 		}
-		if err != nil && errors.Is(err, ops.ErrInvalid) && fx.fileHash() != before {
+		if err != nil && errors.Is(err, ops.ErrInvalid) && fx.FileHash() != before {
 			t.Fatalf("%s %s was refused (%v) but changed the file", tool.Name, raw, err)
 		}
 	})
@@ -199,11 +202,11 @@ func FuzzRunTools(f *testing.F) {
 
 // TestToolsAreBoundToTheirMethods: each tool runs the Service method its
 // name says (snip_messages: SnipMessages), with that method's argument
-// and result types. ops's own tests reach the service by the same rule,
-// since they cannot import the registry.
+// and result types. The tests inside ops reach the service by the same
+// rule, since they cannot import the registry.
 func TestToolsAreBoundToTheirMethods(t *testing.T) {
 	svc := reflect.TypeFor[*ops.Service]()
-	for _, tool := range All() {
+	for _, tool := range tools.All() {
 		var name strings.Builder
 		for _, w := range strings.Split(tool.Name, "_") {
 			name.WriteString(strings.ToUpper(w[:1]) + w[1:])
@@ -212,7 +215,7 @@ func TestToolsAreBoundToTheirMethods(t *testing.T) {
 		if !ok {
 			// The reads an agent calls live above ops, in ops/reads,
 			// and have the shape of a method expression.
-			if got, want := runtime.FuncForPC(reflect.ValueOf(tool.fn).Pointer()).Name(), "weft/ops/reads."+name.String(); got != want {
+			if got, want := runtime.FuncForPC(reflect.ValueOf(tools.BoundTo(tool)).Pointer()).Name(), "weft/ops/reads."+name.String(); got != want {
 				t.Errorf("%s: ops.Service has no method %s, and the tool is bound to %s, not %s", tool.Name, name.String(), got, want)
 			}
 			continue
@@ -227,14 +230,14 @@ func TestToolsAreBoundToTheirMethods(t *testing.T) {
 // stack in the service's log; the service goes on (ops tests that its
 // lock is let go).
 func TestAPanickingToolIsAnError(t *testing.T) {
-	f := newFixture(t)
+	f := toolstest.New(t)
 	var log bytes.Buffer
-	f.svc = ops.New(f.st, ops.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
-	f.session("survives", 3)
-	boom := def("boom", "panics", readOnly, func(s *ops.Service, ctx context.Context, a reads.ListSessionsArgs) (reads.ListSessionsResult, error) {
+	f.Svc = ops.New(f.St, ops.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+	f.Session("survives", 3)
+	boom := tools.ReadOnlyTool("boom", "panics", func(s *ops.Service, ctx context.Context, a reads.ListSessionsArgs) (reads.ListSessionsResult, error) {
 		panic("boom in the handler")
 	})
-	_, err := boom.Call(context.Background(), f.svc, []byte(`{}`))
+	_, err := boom.Call(context.Background(), f.Svc, []byte(`{}`))
 	var pe *ops.PanicError
 	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "internal error in boom") || !strings.Contains(string(pe.Stack), "tools_test.go") {
 		t.Fatalf("error %v (%T), want a PanicError naming the tool with its stack", err, err)
@@ -242,5 +245,5 @@ func TestAPanickingToolIsAnError(t *testing.T) {
 	if !strings.Contains(log.String(), "tool panicked") || !strings.Contains(log.String(), "tools_test.go") {
 		t.Errorf("the panic is not in the service's log, with its stack:\n%s", log.String())
 	}
-	f.mustCall("append_messages", `{"messages":[{"role":"user","content":"still here"}]}`)
+	f.MustCall("append_messages", `{"messages":[{"role":"user","content":"still here"}]}`)
 }
