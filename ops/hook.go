@@ -49,15 +49,6 @@ type ApplyOpsResult struct {
 	Adjustments []string `json:"adjustments,omitempty"`
 }
 
-// CallerMessage is a caller's message read the way an import reads it
-// (readList), with its parts and the identity that recognises it
-// (model.Identity).
-type CallerMessage struct {
-	Message  model.NewMessage
-	Parts    []model.Part
-	Identity model.Ident
-}
-
 // ApplyContextOperations is the pre-request hook: it syncs the caller's
 // thread into the session, in one write, and returns it with the active
 // operations applied. Sending the same thread again appends nothing.
@@ -65,7 +56,7 @@ func (s *Service) ApplyContextOperations(ctx context.Context, a ApplyOpsArgs) (A
 	if len(a.Messages) == 0 {
 		return ApplyOpsResult{}, Invalidf("messages is empty: send the caller's whole thread, oldest first, as chat-completions messages {role, content}")
 	}
-	msgs, _, err := s.readThread(ProxyOpenAI, a.Messages)
+	msgs, _, _, err := s.ReadThread(ChatMessages, a.Messages)
 	if err != nil {
 		return ApplyOpsResult{}, err
 	}
@@ -126,11 +117,14 @@ type SyncResult struct {
 // SyncPrepare is the write of a caller's whole thread into a session,
 // which the pre-request hook and the context proxy share: the caller's
 // messages must be the stored ones (hookMatch), then new ones, which are
-// appended. describe, when not nil, may reword the change of an append
-// (next is the session as it leaves it). The identities
-// of what it stores are kept, so the next request does not read those
-// messages back to recognise them.
+// appended. out, when not nil, says what it did; describe, when not
+// nil, may reword the change of an append (next is the session as it
+// leaves it). The identities of what it stores are kept, so the next
+// request does not read those messages back to recognise them.
 func (s *Service) SyncPrepare(msgs []CallerMessage, out *SyncResult, describe func(c *Thread, next *model.Session, ch *Change)) Prepare {
+	if out == nil {
+		out = &SyncResult{}
+	}
 	return func(tx *store.Tx, th *Thread, next *model.Session) (*Change, error) {
 		n := th.Info.MessageCount
 		var err error
@@ -145,8 +139,8 @@ func (s *Service) SyncPrepare(msgs []CallerMessage, out *SyncResult, describe fu
 		if len(added) == 0 {
 			return nil, nil // nothing new: nothing to write
 		}
-		if len(added) > maxAppend {
-			return nil, Invalidf("%d new messages in one request is more than %d; store the older ones first with append_messages", len(added), maxAppend)
+		if err := CheckNewMessages(len(added)); err != nil {
+			return nil, err
 		}
 		var ch *Change
 		ch, out.IDs = s.AppendRead(th, next, added, "appended by the pre-request hook")
@@ -155,6 +149,15 @@ func (s *Service) SyncPrepare(msgs []CallerMessage, out *SyncResult, describe fu
 		}
 		return ch, nil
 	}
+}
+
+// CheckNewMessages refuses a caller's thread with more new messages (n)
+// than one append takes.
+func CheckNewMessages(n int) error {
+	if n > maxAppend {
+		return Invalidf("%d new messages in one request is more than %d; store the older ones first with append_messages", n, maxAppend)
+	}
+	return nil
 }
 
 // AppendRead is appendChange for messages read from a caller's thread
@@ -205,6 +208,17 @@ func threadItems(tx *store.Tx, v *model.View, msgs []CallerMessage) ([]formats.I
 		items[i] = read[k]
 	}
 	return items, nil
+}
+
+// ThreadItems are threadItems, read in a read of their own.
+func (s *Service) ThreadItems(v *model.View, msgs []CallerMessage) ([]formats.Item, error) {
+	var items []formats.Item
+	err := s.st.View(func(tx *store.Tx) error {
+		var err error
+		items, err = threadItems(tx, v, msgs)
+		return err
+	})
+	return items, err
 }
 
 // CallerItem is the item of v's stored message it, as the caller's

@@ -1,4 +1,4 @@
-package ops
+package proxy
 
 import (
 	"cmp"
@@ -9,6 +9,7 @@ import (
 	"weft/formats"
 	"weft/formats/codex"
 	"weft/model"
+	"weft/ops"
 )
 
 // The Responses API's side of the context proxy (POST /v1/responses,
@@ -58,6 +59,9 @@ func (api ProxyAPI) ListField() string {
 	return "messages"
 }
 
+// responsesItems reads a Responses API request's items.
+var responsesItems = ops.ListReader{Shape: "responses", Read: readItems}
+
 // readItems reads a Responses API request's items, one message each.
 func readItems(raw []json.RawMessage, offset int) ([]model.NewMessage, []int, error) {
 	nms, errs := codex.ReadItems(raw)
@@ -66,7 +70,7 @@ func readItems(raw []json.RawMessage, offset int) ([]model.NewMessage, []int, er
 		for i, e := range errs {
 			texts[i] = fmt.Sprintf("input[%d]: %s", offset+e.Index, e.Reason)
 		}
-		return nil, nil, Invalidf("input is not all Responses API items ({type: message|reasoning|function_call|function_call_output|...}): %s", strings.Join(texts, "; "))
+		return nil, nil, ops.Invalidf("input is not all Responses API items ({type: message|reasoning|function_call|function_call_output|...}): %s", strings.Join(texts, "; "))
 	}
 	from := make([]int, len(nms))
 	for i := range from {
@@ -75,7 +79,7 @@ func readItems(raw []json.RawMessage, offset int) ([]model.NewMessage, []int, er
 	return nms, from, nil
 }
 
-// answerList is what readList reads of an answer: its message, or for
+// answerList is what is read of an answer: its message, or for
 // the Responses API the items of its Message, the response's "output".
 func answerList(a ProxyAnswer) ([]json.RawMessage, error) {
 	if a.API != ProxyResponses {
@@ -83,7 +87,7 @@ func answerList(a ProxyAnswer) ([]json.RawMessage, error) {
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(a.Message, &items); err != nil {
-		return nil, Invalidf("the answer's output is %s, not a list of items", formats.DescribeJSON(a.Message))
+		return nil, ops.Invalidf("the answer's output is %s, not a list of items", formats.DescribeJSON(a.Message))
 	}
 	return items, nil
 }

@@ -9,64 +9,83 @@ import (
 	"strings"
 	"sync"
 
-	"weft/formats/claudecode"
 	"weft/formats/openai"
 	"weft/model"
 )
 
-// Reading a caller's thread. An agent sends its whole conversation with
-// every request, and all of it but the last message or two was in the
-// request before: reading it all again (parsing every block, hashing
-// every text) would cost far more than the rest of a request. So the
-// messages read are remembered by the chain of the raw messages up to
-// them (a 128-bit hash of every byte before and of the message itself):
+// Reading a caller's thread, which the pre-request hook and the context
+// proxy share. An agent sends its whole conversation with every
+// request, and all of it but the last message or two was in the request
+// before: reading it all again (parsing every block, hashing every
+// text) would cost far more than the rest of a request. So the messages
+// read are remembered by the chain of the raw messages up to them (a
+// hash of every byte before and of the message itself, and its length):
 // a message read in the same place after the same messages reads the
 // same, so only the messages past the last one remembered are read.
 
-// readList reads a list of messages in an API's shape, as that API's
-// importer reads them: the OpenAI reader a file of chat-completions
-// messages, the Claude Code reader a record's Messages API message (a
-// message of tool results becomes a message per result). It returns the
-// messages, and for each the index of the message of raw it came from;
-// any message it cannot read refuses the whole list, its place counted
-// from offset.
-func readList(api ProxyAPI, raw []json.RawMessage, offset int) ([]CallerMessage, []int, error) {
-	var nms []model.NewMessage
-	var from []int
-	var texts []string
-	switch api {
-	case ProxyOpenAI:
-		for i, m := range raw {
-			if m = bytes.TrimSpace(m); len(m) == 0 || m[0] != '{' {
-				return nil, nil, Invalidf("messages[%d] is not a message object ({role, content})", offset+i)
-			}
+// CallerMessage is a caller's message read the way an import reads it
+// (ListReader), with its parts and the identity that recognises it
+// (model.Identity).
+type CallerMessage struct {
+	Message  model.NewMessage
+	Parts    []model.Part
+	Identity model.Ident
+}
+
+// ListReader reads a caller's list of messages in one shape (chat
+// completions, the Messages API's messages, the Responses API's items)
+// as that shape's importer reads them.
+type ListReader struct {
+	// Shape names the shape: what is remembered of a list read in one
+	// shape is never taken for another's.
+	Shape string
+	// Read reads raw, whose first message is the list's offset-th: the
+	// messages, and for each the index of the message of raw it came
+	// from (a Messages API message of tool results is a message per
+	// result). Any message it cannot read refuses the whole list, and
+	// the refusal says its place.
+	Read func(raw []json.RawMessage, offset int) ([]model.NewMessage, []int, error)
+	// Mark, if not empty, is what a raw message carries to be listed
+	// among the marked (ReadThread): the Messages API's cache
+	// breakpoint, "cache_control".
+	Mark []byte
+}
+
+// ChatMessages reads chat-completions messages ({role, content,
+// tool_calls, ...}) as the OpenAI importer reads a file of them: the
+// pre-request hook's thread, and the context proxy's for Chat
+// Completions.
+var ChatMessages = ListReader{Shape: "chat", Read: readChat}
+
+// readChat reads chat-completions messages, one message each.
+func readChat(raw []json.RawMessage, offset int) ([]model.NewMessage, []int, error) {
+	for i, m := range raw {
+		if m = bytes.TrimSpace(m); len(m) == 0 || m[0] != '{' {
+			return nil, nil, Invalidf("messages[%d] is not a message object ({role, content})", offset+i)
 		}
-		var errs []openai.MessageError
-		if nms, errs = openai.ReadMessages(raw); len(errs) > 0 {
-			for _, e := range errs {
-				texts = append(texts, fmt.Sprintf("messages[%d]: %s", offset+e.Index, e.Reason))
-			}
-			return nil, nil, Invalidf("messages are not all chat-completions messages ({role, content}): %s", strings.Join(texts, "; "))
+	}
+	nms, errs := openai.ReadMessages(raw)
+	if len(errs) > 0 {
+		texts := make([]string, len(errs))
+		for i, e := range errs {
+			texts[i] = fmt.Sprintf("messages[%d]: %s", offset+e.Index, e.Reason)
 		}
-		from = make([]int, len(nms))
-		for i := range from {
-			from[i] = i
-		}
-	case ProxyAnthropic:
-		var errs []claudecode.MessageError
-		if nms, from, errs = claudecode.ReadMessages(raw); len(errs) > 0 {
-			for _, e := range errs {
-				texts = append(texts, fmt.Sprintf("messages[%d]: %s", offset+e.Index, e.Reason))
-			}
-			return nil, nil, Invalidf("messages are not all Messages API messages ({role: user|assistant|system, content}): %s", strings.Join(texts, "; "))
-		}
-	case ProxyResponses:
-		var err error
-		if nms, from, err = readItems(raw, offset); err != nil {
-			return nil, nil, err
-		}
-	default:
-		return nil, nil, Invalidf("API %q is not %s, %s or %s", api, ProxyAnthropic, ProxyOpenAI, ProxyResponses)
+		return nil, nil, Invalidf("messages are not all chat-completions messages ({role, content}): %s", strings.Join(texts, "; "))
+	}
+	from := make([]int, len(nms))
+	for i := range from {
+		from[i] = i
+	}
+	return nms, from, nil
+}
+
+// List reads raw whole, remembering nothing (ReadThread remembers): the
+// caller's messages, and for each the index of the message of raw it
+// came from.
+func (r ListReader) List(raw []json.RawMessage, offset int) ([]CallerMessage, []int, error) {
+	nms, from, err := r.Read(raw, offset)
+	if err != nil {
+		return nil, nil, err
 	}
 	out := make([]CallerMessage, len(nms))
 	for i, nm := range nms {
@@ -74,15 +93,6 @@ func readList(api ProxyAPI, raw []json.RawMessage, offset int) ([]CallerMessage,
 		out[i] = CallerMessage{Message: nm, Parts: parts, Identity: model.Identity(nm.Role, nm.Content, parts)}
 	}
 	return out, from, nil
-}
-
-// readThread reads a caller's whole thread (readList), reading again
-// only the messages past the last one remembered. It also says which of
-// raw carry a cache breakpoint (the Messages API's "cache_control"), so
-// that the proxy looks for them only there.
-func (s *Service) readThread(api ProxyAPI, raw []json.RawMessage) ([]CallerMessage, []int, error) {
-	msgs, marked, _, err := s.readThreadAt(api, raw)
-	return msgs, marked, err
 }
 
 // Places say where a thread's messages were read from: each raw
@@ -104,10 +114,13 @@ func (p Places) KeyOf(i int) (PlaceKey, bool) {
 	return p.keys[r-1], true
 }
 
-// readThreadAt is readThread, saying where the messages were read from.
-func (s *Service) readThreadAt(api ProxyAPI, raw []json.RawMessage) ([]CallerMessage, []int, Places, error) {
-	m := &s.proxy.memo
-	keys := m.chain(api, raw)
+// ReadThread reads a caller's whole thread (r.List), reading again only
+// the messages past the last one remembered. It also says which of raw
+// carry r's Mark (so that the Messages API's cache breakpoints are
+// looked for only there), and where the messages were read from.
+func (s *Service) ReadThread(r ListReader, raw []json.RawMessage) ([]CallerMessage, []int, Places, error) {
+	m := &s.memo
+	keys := m.chain(r.Shape, raw)
 	out := make([]CallerMessage, 0, len(raw)+len(raw)/4)
 	starts := make([]int32, len(raw))
 	var marked []int
@@ -128,7 +141,7 @@ func (s *Service) readThreadAt(api ProxyAPI, raw []json.RawMessage) ([]CallerMes
 	if k == len(raw) {
 		return out, marked, Places{keys, starts}, nil
 	}
-	fresh, from, err := readList(api, raw[k:], k)
+	fresh, from, err := r.List(raw[k:], k)
 	if err != nil {
 		return nil, nil, Places{}, err
 	}
@@ -142,7 +155,7 @@ func (s *Service) readThreadAt(api ProxyAPI, raw []json.RawMessage) ([]CallerMes
 	m.mu.Lock()
 	j := 0
 	for i := range raw[k:] {
-		e := memoEntry{n: len(raw[k+i]), marked: bytes.Contains(raw[k+i], cacheWord)}
+		e := memoEntry{n: len(raw[k+i]), marked: len(r.Mark) > 0 && bytes.Contains(raw[k+i], r.Mark)}
 		starts[k+i] = int32(len(out) + j)
 		first := j
 		for j < len(fresh) && from[j] == i {
@@ -159,9 +172,6 @@ func (s *Service) readThreadAt(api ProxyAPI, raw []json.RawMessage) ([]CallerMes
 	m.mu.Unlock()
 	return append(out, fresh...), marked, Places{keys, starts}, nil
 }
-
-// cacheWord marks a block the client wants cached up to.
-var cacheWord = []byte(`"cache_control"`)
 
 // calledTool is the name of the latest call with the given ID in msgs,
 // or "".
@@ -201,7 +211,7 @@ type threadMemo struct {
 }
 
 // memoEntry is what one raw message read as: its messages (none for an
-// empty one), whether it carries a cache breakpoint, its length (which
+// empty one), whether it carries its reader's mark, its length (which
 // must match, as well as the key) and about how many bytes it holds.
 type memoEntry struct {
 	read   []CallerMessage
@@ -211,7 +221,7 @@ type memoEntry struct {
 }
 
 // chain is the key of each message of raw.
-func (m *threadMemo) chain(api ProxyAPI, raw []json.RawMessage) []PlaceKey {
+func (m *threadMemo) chain(shape string, raw []json.RawMessage) []PlaceKey {
 	m.mu.Lock()
 	if !m.seeded {
 		m.seed, m.seeded = maphash.MakeSeed(), true
@@ -221,7 +231,7 @@ func (m *threadMemo) chain(api ProxyAPI, raw []json.RawMessage) []PlaceKey {
 	keys := make([]PlaceKey, len(raw))
 	var h maphash.Hash
 	h.SetSeed(seed)
-	h.WriteString(string(api))
+	h.WriteString(shape)
 	for i, msg := range raw {
 		// The hash goes on over every message: each key covers all
 		// the bytes before it.
