@@ -18,13 +18,13 @@ func TestProxiedRequestsShowLive(t *testing.T) {
 	demoSession := m.sid
 	ctx := context.Background()
 	engine := proxy.EngineOf(svc)
-	send := func(msgs string) proxy.ProxyTurn {
+	send := func(msgs string) proxy.Turn {
 		t.Helper()
 		var raw []json.RawMessage
 		if err := json.Unmarshal([]byte(msgs), &raw); err != nil {
 			t.Fatal(err)
 		}
-		turn, err := engine.ProxyRequest(ctx, proxy.ProxyRequest{API: proxy.ProxyAnthropic, Messages: raw})
+		turn, err := engine.Take(ctx, proxy.Request{API: proxy.Anthropic, Messages: raw})
 		if err != nil {
 			t.Fatal(err)
 		}

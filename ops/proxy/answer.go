@@ -18,12 +18,12 @@ import (
 // (no message_stop, no finish_reason), or one the client did not get
 // whole, stores nothing. A nil recorder records nothing.
 type answerRecorder struct {
-	api    ProxyAPI
+	api    API
 	engine *Engine
 	ctx    context.Context
 	// turn is the request's: the answer follows its messages, once
 	// stored.
-	turn      *ProxyTurn
+	turn      *Turn
 	streaming bool
 
 	// body is the answer (not streaming), or what came of the stream
@@ -52,11 +52,11 @@ type answerStream interface {
 }
 
 // newAnswerStream is the stream of an API's answer.
-func newAnswerStream(api ProxyAPI) answerStream {
+func newAnswerStream(api API) answerStream {
 	switch api {
-	case ProxyAnthropic:
+	case Anthropic:
 		return &anStream{}
-	case ProxyResponses:
+	case Responses:
 		return &rsStream{}
 	}
 	return &oaStream{}
@@ -64,11 +64,11 @@ func newAnswerStream(api ProxyAPI) answerStream {
 
 // readAnswer is the message of an API's answer that is one JSON body,
 // and the model that answered.
-func readAnswer(api ProxyAPI, body []byte) (json.RawMessage, string, error) {
+func readAnswer(api API, body []byte) (json.RawMessage, string, error) {
 	switch api {
-	case ProxyAnthropic:
+	case Anthropic:
 		return anthropicAnswer(body)
-	case ProxyResponses:
+	case Responses:
 		return responsesAnswer(body)
 	}
 	return openAIAnswer(body)
@@ -168,7 +168,7 @@ func (a *answerRecorder) store() error {
 	if err != nil {
 		return err
 	}
-	_, err = a.engine.RecordProxyAnswer(context.WithoutCancel(a.ctx), ProxyAnswer{
+	_, err = a.engine.RecordAnswer(context.WithoutCancel(a.ctx), Answer{
 		API: a.api, SessionID: stored.SessionID, After: stored.Stored, Message: msg, Model: model,
 	})
 	return err

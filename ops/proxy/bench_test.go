@@ -268,12 +268,12 @@ func BenchmarkProxyWork2000(b *testing.B) {
 			// request is what stands between the client's request and
 			// the upstream; after, what weft does once the answer is in.
 			var out []byte // reused, as the handler reuses its buffers
-			request := func(body []byte) ProxyTurn {
-				req, err := parseProxyBody(ProxyAnthropic, body)
+			request := func(body []byte) Turn {
+				req, err := parseProxyBody(Anthropic, body)
 				if err != nil {
 					b.Fatal(err)
 				}
-				turn, err := engine.ProxyRequest(b.Context(), ProxyRequest{API: ProxyAnthropic, Messages: req.messages})
+				turn, err := engine.Take(b.Context(), Request{API: Anthropic, Messages: req.messages})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -284,18 +284,18 @@ func BenchmarkProxyWork2000(b *testing.B) {
 				}
 				return turn
 			}
-			after := func(turn ProxyTurn) {
+			after := func(turn Turn) {
 				stored, err := turn.Wait()
 				if err != nil {
 					b.Fatal(err)
 				}
-				_, err = engine.RecordProxyAnswer(b.Context(), ProxyAnswer{API: ProxyAnthropic, SessionID: stored.SessionID, After: stored.Stored,
+				_, err = engine.RecordAnswer(b.Context(), Answer{API: Anthropic, SessionID: stored.SessionID, After: stored.Stored,
 					Message: []byte(`{"role":"assistant","content":[{"type":"text","text":"Done."}]}`)})
 				if err != nil {
 					b.Fatal(err)
 				}
 			}
-			work := func(body []byte) ProxyTurn {
+			work := func(body []byte) Turn {
 				turn := request(body)
 				after(turn)
 				return turn

@@ -164,7 +164,7 @@ func TestChatFieldsFindTheirMessage(t *testing.T) {
 		`{"role":"assistant","content":"ok"}`,
 		`{"role":"user","content":"continue","x":6}`,
 	)
-	b, err := parseProxyBody(ProxyOpenAI, []byte(body))
+	b, err := parseProxyBody(OpenAI, []byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}

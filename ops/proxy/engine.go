@@ -23,18 +23,18 @@ import (
 // sync), and gives back the effective thread in the request's own shape,
 // to be sent in place of the request's messages (heads.go for the
 // Messages API, items.go for the Responses API). When the answer is
-// complete, it is stored too (RecordProxyAnswer).
+// complete, it is stored too (RecordAnswer).
 
-// ProxyAPI names the provider API a proxied request speaks.
-type ProxyAPI string
+// API names the provider API a proxied request speaks.
+type API string
 
 // The APIs the proxy speaks.
 const (
-	// ProxyAnthropic is the Messages API: {role, content blocks}, the
+	// Anthropic is the Messages API: {role, content blocks}, the
 	// system prompt apart.
-	ProxyAnthropic ProxyAPI = "anthropic"
-	// ProxyOpenAI is Chat Completions: {role, content, tool_calls, ...}.
-	ProxyOpenAI ProxyAPI = "openai"
+	Anthropic API = "anthropic"
+	// OpenAI is Chat Completions: {role, content, tool_calls, ...}.
+	OpenAI API = "openai"
 )
 
 // reader reads the API's list of messages, as that API's importer
@@ -42,16 +42,16 @@ const (
 // the Claude Code reader a record's Messages API message (a message of
 // tool results becomes a message per result), the Codex reader a
 // rollout's response items.
-func (api ProxyAPI) reader() (ops.ListReader, error) {
+func (api API) reader() (ops.ListReader, error) {
 	switch api {
-	case ProxyOpenAI:
+	case OpenAI:
 		return ops.ChatMessages, nil
-	case ProxyAnthropic:
+	case Anthropic:
 		return anthropicMessages, nil
-	case ProxyResponses:
+	case Responses:
 		return responsesItems, nil
 	}
-	return ops.ListReader{}, ops.Invalidf("API %q is not %s, %s or %s", api, ProxyAnthropic, ProxyOpenAI, ProxyResponses)
+	return ops.ListReader{}, ops.Invalidf("API %q is not %s, %s or %s", api, Anthropic, OpenAI, Responses)
 }
 
 // anthropicMessages reads Messages API messages, marking those with a
@@ -72,8 +72,8 @@ func readAnthropic(raw []json.RawMessage, offset int) ([]model.NewMessage, []int
 	return nms, from, nil
 }
 
-// ProxySource is the source of the sessions the proxy starts.
-const ProxySource = "proxy"
+// Source is the source of the sessions the proxy starts.
+const Source = "proxy"
 
 // proxyAuthor is who proxied requests and answers are recorded as made
 // by, unless the context names someone.
@@ -104,10 +104,10 @@ func EngineOf(svc *ops.Service) *Engine {
 	return svc.Keep(engineKey{}, func() any { return &Engine{svc: svc} }).(*Engine)
 }
 
-// ProxyRequest is a provider request's thread, as the proxy hands it to
+// Request is a provider request's thread, as the proxy hands it to
 // the engine.
-type ProxyRequest struct {
-	API ProxyAPI
+type Request struct {
+	API API
 	// Session names the session the client asked for (an ID, a unique ID
 	// prefix or a title); "" recognises it from the messages. A named
 	// session that is not there is made, with that title; one the
@@ -121,9 +121,9 @@ type ProxyRequest struct {
 	Probe bool
 }
 
-// ProxyTurn is what the proxy sends upstream in place of a request's
+// Turn is what the proxy sends upstream in place of a request's
 // messages, and what the request did to the session.
-type ProxyTurn struct {
+type Turn struct {
 	// SessionID is the session the request continues ("" for a probe
 	// that continues none); Created says the request started it.
 	SessionID string
@@ -134,7 +134,7 @@ type ProxyTurn struct {
 	Recognized int
 	Appended   int
 	// Stored is the session's message count once the request is stored:
-	// the answer follows it (ProxyAnswer.After). The write may find the
+	// the answer follows it (Answer.After). The write may find the
 	// session changed meanwhile: Wait says where it went.
 	Stored  int
 	Version uint64
@@ -166,29 +166,28 @@ type ProxyTurn struct {
 	write *proxyWrite
 }
 
-// ProxyRequest takes a provider request's thread: it recognises the
-// session the messages continue (or starts one, titled from the first
-// user message), and returns the effective thread to send upstream in
-// their place: the session's, and the new messages after it. The new
-// messages are stored meanwhile, in one write whose event says the
-// request's raw → sent tokens: the request need not wait for the disk
-// (Wait waits for it). A refused request (messages that are no thread)
-// stores nothing.
-func (e *Engine) ProxyRequest(ctx context.Context, r ProxyRequest) (ProxyTurn, error) {
+// Take takes a provider request's thread: it recognises the session the
+// messages continue (or starts one, titled from the first user
+// message), and returns the effective thread to send upstream in their
+// place: the session's, and the new messages after it. The new messages
+// are stored meanwhile, in one write whose event says the request's raw
+// → sent tokens: the request need not wait for the disk (Wait waits for
+// it). A refused request (messages that are no thread) stores nothing.
+func (e *Engine) Take(ctx context.Context, r Request) (Turn, error) {
 	if len(r.Messages) == 0 {
-		return ProxyTurn{}, ops.Invalidf("%s is empty: a request sends the whole conversation, oldest first", r.API.ListField())
+		return Turn{}, ops.Invalidf("%s is empty: a request sends the whole conversation, oldest first", r.API.ListField())
 	}
 	reader, err := r.API.reader()
 	if err != nil {
-		return ProxyTurn{}, err
+		return Turn{}, err
 	}
 	svc := e.svc
 	msgs, marked, places, err := svc.ReadThread(reader, r.Messages)
 	if err != nil {
-		return ProxyTurn{}, err
+		return Turn{}, err
 	}
 	if len(msgs) == 0 {
-		return ProxyTurn{}, ops.Invalidf("messages hold nothing: every message is empty")
+		return Turn{}, ops.Invalidf("messages hold nothing: every message is empty")
 	}
 	var c *ops.Thread
 	var title string
@@ -201,12 +200,12 @@ func (e *Engine) ProxyRequest(ctx context.Context, r ProxyRequest) (ProxyTurn, e
 		return err
 	})
 	if err != nil {
-		return ProxyTurn{}, err
+		return Turn{}, err
 	}
 	known := snap.Info.MessageCount
 	fresh := msgs[known:]
 	if err := ops.CheckNewMessages(len(fresh)); err != nil {
-		return ProxyTurn{}, err
+		return Turn{}, err
 	}
 	ops.CountEach(len(fresh), func(i int) *model.NewMessage { return &fresh[i].Message })
 	if !r.Probe && c == nil {
@@ -214,7 +213,7 @@ func (e *Engine) ProxyRequest(ctx context.Context, r ProxyRequest) (ProxyTurn, e
 	}
 	turn, err := e.proxyThread(r.API, snap, msgs, places)
 	if err != nil {
-		return ProxyTurn{}, err
+		return Turn{}, err
 	}
 	turn.CacheMarked = marked
 	if r.Probe {
@@ -237,29 +236,29 @@ func (e *Engine) ProxyRequest(ctx context.Context, r ProxyRequest) (ProxyTurn, e
 // newSession is the record of a session the proxy starts now.
 func (e *Engine) newSession(title string) model.Session {
 	now := e.svc.Clock()
-	return model.Session{ID: e.svc.NewID(now), Title: title, CreatedAt: now, Source: ProxySource}
+	return model.Session{ID: e.svc.NewID(now), Title: title, CreatedAt: now, Source: Source}
 }
 
 // proxyWrite is a proxied request's write, under way.
 type proxyWrite struct {
 	done   chan struct{}
-	stored ProxyStored
+	stored Stored
 	err    error
 }
 
-// ProxyStored is where a proxied request's messages were stored.
-type ProxyStored struct {
+// Stored is where a proxied request's messages were stored.
+type Stored struct {
 	SessionID string
 	// Stored is the session's message count once they were: the answer
-	// follows it (ProxyAnswer.After).
+	// follows it (Answer.After).
 	Stored int
 }
 
 // Wait waits until the request's new messages are stored, and says
 // where (or why they were not). A probe has nothing to wait for.
-func (t *ProxyTurn) Wait() (ProxyStored, error) {
+func (t *Turn) Wait() (Stored, error) {
 	if t.write == nil {
-		return ProxyStored{SessionID: t.SessionID, Stored: t.Stored}, nil
+		return Stored{SessionID: t.SessionID, Stored: t.Stored}, nil
 	}
 	<-t.write.done
 	return t.write.stored, t.write.err
@@ -269,7 +268,7 @@ func (t *ProxyTurn) Wait() (ProxyStored, error) {
 // write path: in the session planned (info; made now, unless existing),
 // or, if a write since means the messages no longer continue it, in the
 // one they continue then.
-func (e *Engine) store(ctx context.Context, ref string, msgs []ops.CallerMessage, info model.Session, existing bool, turn ProxyTurn) (ProxyStored, error) {
+func (e *Engine) store(ctx context.Context, ref string, msgs []ops.CallerMessage, info model.Session, existing bool, turn Turn) (Stored, error) {
 	req := &ops.WriteReq{}
 	req.Find = func(l ops.Locked) (*ops.Thread, error) {
 		if existing {
@@ -303,18 +302,18 @@ func (e *Engine) store(ctx context.Context, ref string, msgs []ops.CallerMessage
 		}
 	})
 	if err := e.svc.CommitAll(ctx, []*ops.WriteReq{req}); err != nil {
-		return ProxyStored{}, err
+		return Stored{}, err
 	}
 	turn.SessionID = req.Session().ID
 	e.svc.CountRequest(turn.SessionID, turn.RawTokens, turn.SentTokens)
-	return ProxyStored{SessionID: turn.SessionID, Stored: len(msgs)}, nil
+	return Stored{SessionID: turn.SessionID, Stored: len(msgs)}, nil
 }
 
 // proxyThread builds what goes upstream for msgs, a request's thread
 // that continues snap's session (msgs past its stored messages are new,
 // and not stored: a probe).
-func (e *Engine) proxyThread(api ProxyAPI, snap ops.Snapshot, msgs []ops.CallerMessage, places ops.Places) (ProxyTurn, error) {
-	turn := ProxyTurn{SessionID: snap.Info.ID, Stored: snap.Info.MessageCount, Version: snap.Info.Version, Unchanged: true}
+func (e *Engine) proxyThread(api API, snap ops.Snapshot, msgs []ops.CallerMessage, places ops.Places) (Turn, error) {
+	turn := Turn{SessionID: snap.Info.ID, Stored: snap.Info.MessageCount, Version: snap.Info.Version, Unchanged: true}
 	v := snap.View
 	extra := msgs[snap.Info.MessageCount:]
 	for _, m := range extra {
@@ -339,19 +338,19 @@ func (e *Engine) proxyThread(api ProxyAPI, snap ops.Snapshot, msgs []ops.CallerM
 	if turn.Unchanged {
 		return turn, nil
 	}
-	if api == ProxyAnthropic {
+	if api == Anthropic {
 		if err := e.anthropicTurn(&turn, snap.Info.ID, v, snap.Info.MessageCount, msgs, places); err != nil {
-			return ProxyTurn{}, err
+			return Turn{}, err
 		}
 		return turn, nil
 	}
 	items, err := e.effectiveItems(v, snap.Info.MessageCount, msgs)
 	if err != nil {
-		return ProxyTurn{}, err
+		return Turn{}, err
 	}
 	var rep export.Report
 	switch api {
-	case ProxyResponses:
+	case Responses:
 		turn.Responses, rep.Folded = responsesThread(items, len(msgs))
 	default:
 		turn.OpenAI, rep = export.OpenAI(items)
@@ -360,12 +359,12 @@ func (e *Engine) proxyThread(api ProxyAPI, snap ops.Snapshot, msgs []ops.CallerM
 	return turn, nil
 }
 
-// ProxyAnswer is a model's complete answer to a proxied request.
-type ProxyAnswer struct {
-	API       ProxyAPI
+// Answer is a model's complete answer to a proxied request.
+type Answer struct {
+	API       API
 	SessionID string
 	// After is the session's message count the answer follows
-	// (ProxyTurn.Stored): an answer to a request that is no longer the
+	// (Turn.Stored): an answer to a request that is no longer the
 	// last is not stored.
 	After int
 	// Message is the assistant's message in the API's shape: a Messages
@@ -376,45 +375,45 @@ type ProxyAnswer struct {
 	Model string
 }
 
-// ProxyAnswerResult says what RecordProxyAnswer stored.
-type ProxyAnswerResult struct {
+// AnswerResult says what RecordAnswer stored.
+type AnswerResult struct {
 	IDs     []model.ItemID
 	Version uint64
 }
 
-// RecordProxyAnswer stores a model's complete answer at the end of the
+// RecordAnswer stores a model's complete answer at the end of the
 // session its request went to, in one write, if nothing was stored there
 // since the request (else it is refused as a conflict). An empty answer
 // stores nothing.
-func (e *Engine) RecordProxyAnswer(ctx context.Context, a ProxyAnswer) (ProxyAnswerResult, error) {
+func (e *Engine) RecordAnswer(ctx context.Context, a Answer) (AnswerResult, error) {
 	if a.SessionID == "" {
-		return ProxyAnswerResult{}, ops.Invalidf("the answer names no session")
+		return AnswerResult{}, ops.Invalidf("the answer names no session")
 	}
 	list, err := answerList(a)
 	if err != nil {
-		return ProxyAnswerResult{}, err
+		return AnswerResult{}, err
 	}
 	reader, err := a.API.reader()
 	if err != nil {
-		return ProxyAnswerResult{}, err
+		return AnswerResult{}, err
 	}
 	msgs, _, err := reader.List(list, 0)
 	if err != nil {
-		return ProxyAnswerResult{}, err
+		return AnswerResult{}, err
 	}
 	if len(msgs) == 0 {
-		return ProxyAnswerResult{}, nil
+		return AnswerResult{}, nil
 	}
 	ops.CountEach(len(msgs), func(i int) *model.NewMessage { return &msgs[i].Message })
 	for i, m := range msgs {
 		if m.Message.Role != model.RoleAssistant {
-			return ProxyAnswerResult{}, ops.Invalidf("the answer is a %s message, not the assistant's", m.Message.Role)
+			return AnswerResult{}, ops.Invalidf("the answer is a %s message, not the assistant's", m.Message.Role)
 		}
 		if a.Model != "" {
 			msgs[i].Message.Meta = map[string]string{"model": a.Model}
 		}
 	}
-	var res ProxyAnswerResult
+	var res AnswerResult
 	info, err := e.svc.Write(ops.WithDefaultAuthor(ctx, proxyAuthor), a.SessionID, nil, ops.PrepareCached(func(c *ops.Thread, next *model.Session) (*ops.Change, error) {
 		n := c.Info.MessageCount
 		if n != a.After {
@@ -426,7 +425,7 @@ func (e *Engine) RecordProxyAnswer(ctx context.Context, a ProxyAnswer) (ProxyAns
 		return ch, nil
 	}))
 	if err != nil {
-		return ProxyAnswerResult{}, err
+		return AnswerResult{}, err
 	}
 	res.Version = info.Version
 	return res, nil

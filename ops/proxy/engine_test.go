@@ -25,9 +25,9 @@ func proxyMsgs(t *testing.T, s string) []json.RawMessage {
 
 // proxyTurn takes a request through the fixture's proxy engine, and
 // waits for its messages to be stored.
-func proxyTurn(f *toolstest.Fixture, r ProxyRequest) ProxyTurn {
+func proxyTurn(f *toolstest.Fixture, r Request) Turn {
 	f.T.Helper()
-	turn, err := EngineOf(f.Svc).ProxyRequest(context.Background(), r)
+	turn, err := EngineOf(f.Svc).Take(context.Background(), r)
 	if err != nil {
 		f.T.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestProxyTwoTurnsContinueOneSession(t *testing.T) {
 	events, stop := f.Svc.Subscribe()
 	defer stop()
 
-	first := proxyTurn(f, ProxyRequest{API: ProxyAnthropic, Messages: proxyMsgs(t, "["+anFirst+"]")})
+	first := proxyTurn(f, Request{API: Anthropic, Messages: proxyMsgs(t, "["+anFirst+"]")})
 	if !first.Created || first.Appended != 1 || first.Recognized != 0 || !first.Unchanged || first.Stored != 1 {
 		t.Fatalf("first request: %+v", first)
 	}
@@ -65,7 +65,7 @@ func TestProxyTwoTurnsContinueOneSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Source != ProxySource || info.Title != "Find the TODOs" {
+	if info.Source != Source || info.Title != "Find the TODOs" {
 		t.Errorf("the new session is %q from %q, want \"Find the TODOs\" from proxy", info.Title, info.Source)
 	}
 	ev := <-events
@@ -73,16 +73,16 @@ func TestProxyTwoTurnsContinueOneSession(t *testing.T) {
 		t.Errorf("event %+v", ev)
 	}
 
-	if _, err := EngineOf(f.Svc).RecordProxyAnswer(ctx, ProxyAnswer{API: ProxyAnthropic, SessionID: first.SessionID, After: first.Stored, Message: json.RawMessage(anAnswer), Model: "m1"}); err != nil {
+	if _, err := EngineOf(f.Svc).RecordAnswer(ctx, Answer{API: Anthropic, SessionID: first.SessionID, After: first.Stored, Message: json.RawMessage(anAnswer), Model: "m1"}); err != nil {
 		t.Fatal(err)
 	}
-	second := proxyTurn(f, ProxyRequest{API: ProxyAnthropic, Messages: proxyMsgs(t, "["+anFirst+","+anAnswer+","+anResult+"]")})
+	second := proxyTurn(f, Request{API: Anthropic, Messages: proxyMsgs(t, "["+anFirst+","+anAnswer+","+anResult+"]")})
 	if second.SessionID != first.SessionID || second.Created || second.Recognized != 2 || second.Appended != 1 || !second.Unchanged || second.Stored != 3 {
 		t.Fatalf("second request: %+v", second)
 	}
 	// The same request again (a retry) stores nothing.
 	before := f.FileHash()
-	again := proxyTurn(f, ProxyRequest{API: ProxyAnthropic, Messages: proxyMsgs(t, "["+anFirst+","+anAnswer+","+anResult+"]")})
+	again := proxyTurn(f, Request{API: Anthropic, Messages: proxyMsgs(t, "["+anFirst+","+anAnswer+","+anResult+"]")})
 	if again.SessionID != first.SessionID || again.Appended != 0 || f.FileHash() != before {
 		t.Errorf("a retry: %+v, file changed: %v", again, f.FileHash() != before)
 	}
@@ -105,14 +105,14 @@ func TestProxyTwoTurnsContinueOneSession(t *testing.T) {
 func TestProxySendsTheEffectiveThread(t *testing.T) {
 	f := toolstest.New(t)
 	thread := "[" + anFirst + "," + anAnswer + "," + anResult + "," + anDone + "," + anNext + "]"
-	turn := proxyTurn(f, ProxyRequest{API: ProxyAnthropic, Messages: proxyMsgs(t, thread)})
+	turn := proxyTurn(f, Request{API: Anthropic, Messages: proxyMsgs(t, thread)})
 	sid := turn.SessionID
 	f.Svc.SetDefaultSession(sid)
 
 	// A digest of the first turns: the summary opens the thread, so it
 	// is the system prompt's; what follows is sent as it came.
 	f.MustCall("digest_messages", `{"start_idx":0,"end_idx":3,"summary":"Found one TODO in a.go."}`)
-	turn = proxyTurn(f, ProxyRequest{API: ProxyAnthropic, Messages: proxyMsgs(t, thread)})
+	turn = proxyTurn(f, Request{API: Anthropic, Messages: proxyMsgs(t, thread)})
 	if turn.Unchanged || turn.Anthropic == nil || turn.SessionID != sid || turn.Appended != 0 {
 		t.Fatalf("after a digest: %+v", turn)
 	}
@@ -127,7 +127,7 @@ func TestProxySendsTheEffectiveThread(t *testing.T) {
 	// thread stays valid.
 	f.MustCall("toggle_operation", `{"operation_id":"`+lastOp(f, sid)+`","active":false}`)
 	f.MustCall("snip_messages", `{"ids":["m2"]}`)
-	turn = proxyTurn(f, ProxyRequest{API: ProxyAnthropic, Messages: proxyMsgs(t, thread)})
+	turn = proxyTurn(f, Request{API: Anthropic, Messages: proxyMsgs(t, thread)})
 	body, _ := json.Marshal(turn.Anthropic)
 	if strings.Contains(string(body), "tool_result") || !strings.Contains(string(body), "a.go:3: TODO") {
 		t.Errorf("a result without its call: %s", body)
@@ -138,10 +138,10 @@ func TestProxySendsTheEffectiveThread(t *testing.T) {
 
 	// The same in chat-completions shape.
 	oa := `[{"role":"system","content":"Be brief."},{"role":"user","content":"hi"},{"role":"assistant","content":"hello"},{"role":"user","content":"bye"}]`
-	turn = proxyTurn(f, ProxyRequest{API: ProxyOpenAI, Messages: proxyMsgs(t, oa)})
+	turn = proxyTurn(f, Request{API: OpenAI, Messages: proxyMsgs(t, oa)})
 	f.Svc.SetDefaultSession(turn.SessionID)
 	f.MustCall("snip_messages", `{"start_idx":1,"end_idx":2}`)
-	turn = proxyTurn(f, ProxyRequest{API: ProxyOpenAI, Messages: proxyMsgs(t, oa)})
+	turn = proxyTurn(f, Request{API: OpenAI, Messages: proxyMsgs(t, oa)})
 	if turn.Unchanged || len(turn.OpenAI) != 2 || turn.OpenAI[0].Role != "system" || turn.OpenAI[1].Content != "bye" {
 		t.Errorf("openai: %+v", turn.OpenAI)
 	}
@@ -160,15 +160,15 @@ func lastOp(f *toolstest.Fixture, sid string) string {
 func TestProxyRecognisesEachConversation(t *testing.T) {
 	f := toolstest.New(t)
 	hi := `{"role":"user","content":"hi"}`
-	a := proxyTurn(f, ProxyRequest{API: ProxyOpenAI, Messages: proxyMsgs(t, `[`+hi+`,{"role":"assistant","content":"one"}]`)})
+	a := proxyTurn(f, Request{API: OpenAI, Messages: proxyMsgs(t, `[`+hi+`,{"role":"assistant","content":"one"}]`)})
 	// The same start, another answer: another conversation.
-	b := proxyTurn(f, ProxyRequest{API: ProxyOpenAI, Messages: proxyMsgs(t, `[`+hi+`,{"role":"assistant","content":"two"}]`)})
+	b := proxyTurn(f, Request{API: OpenAI, Messages: proxyMsgs(t, `[`+hi+`,{"role":"assistant","content":"two"}]`)})
 	if a.SessionID == b.SessionID || !b.Created {
 		t.Fatalf("two conversations in one session: %+v %+v", a, b)
 	}
 	// Each goes on in its own.
-	a2 := proxyTurn(f, ProxyRequest{API: ProxyOpenAI, Messages: proxyMsgs(t, `[`+hi+`,{"role":"assistant","content":"one"},{"role":"user","content":"more"}]`)})
-	b2 := proxyTurn(f, ProxyRequest{API: ProxyOpenAI, Messages: proxyMsgs(t, `[`+hi+`,{"role":"assistant","content":"two"},{"role":"user","content":"more"}]`)})
+	a2 := proxyTurn(f, Request{API: OpenAI, Messages: proxyMsgs(t, `[`+hi+`,{"role":"assistant","content":"one"},{"role":"user","content":"more"}]`)})
+	b2 := proxyTurn(f, Request{API: OpenAI, Messages: proxyMsgs(t, `[`+hi+`,{"role":"assistant","content":"two"},{"role":"user","content":"more"}]`)})
 	if a2.SessionID != a.SessionID || b2.SessionID != b.SessionID || a2.Appended != 1 || b2.Appended != 1 {
 		t.Errorf("continued: %+v %+v", a2, b2)
 	}
@@ -176,24 +176,24 @@ func TestProxyRecognisesEachConversation(t *testing.T) {
 	// a name not there yet starts a session of that title.
 	sid := f.Session("imported", 2) // "message 1", "message 2"
 	imported := `[{"role":"user","content":"message 1"},{"role":"assistant","content":"message 2"},{"role":"user","content":"more"}]`
-	if got := proxyTurn(f, ProxyRequest{API: ProxyOpenAI, Messages: proxyMsgs(t, imported)}); got.SessionID == sid {
+	if got := proxyTurn(f, Request{API: OpenAI, Messages: proxyMsgs(t, imported)}); got.SessionID == sid {
 		t.Error("a session the proxy did not start was continued unnamed")
 	}
-	if got := proxyTurn(f, ProxyRequest{API: ProxyOpenAI, Session: "imported", Messages: proxyMsgs(t, imported)}); got.SessionID != sid || got.Appended != 1 {
+	if got := proxyTurn(f, Request{API: OpenAI, Session: "imported", Messages: proxyMsgs(t, imported)}); got.SessionID != sid || got.Appended != 1 {
 		t.Errorf("named: %+v", got)
 	}
-	named := proxyTurn(f, ProxyRequest{API: ProxyOpenAI, Session: "my work", Messages: proxyMsgs(t, `[{"role":"user","content":"start"}]`)})
+	named := proxyTurn(f, Request{API: OpenAI, Session: "my work", Messages: proxyMsgs(t, `[{"role":"user","content":"start"}]`)})
 	if info, _, _ := f.Svc.View(named.SessionID); !named.Created || info.Title != "my work" {
 		t.Errorf("a new named session: %+v %q", named, info.Title)
 	}
 	// Named, but not continued by the messages: recognised as if unnamed.
-	if got := proxyTurn(f, ProxyRequest{API: ProxyOpenAI, Session: "my work", Messages: proxyMsgs(t, `[`+hi+`,{"role":"assistant","content":"one"},{"role":"user","content":"more"}]`)}); got.SessionID != a.SessionID {
+	if got := proxyTurn(f, Request{API: OpenAI, Session: "my work", Messages: proxyMsgs(t, `[`+hi+`,{"role":"assistant","content":"one"},{"role":"user","content":"more"}]`)}); got.SessionID != a.SessionID {
 		t.Errorf("a named session the messages do not continue: %+v", got)
 	}
 
 	// After a restart, the proxy's sessions are found in the file.
 	f.Reopen()
-	a3 := proxyTurn(f, ProxyRequest{API: ProxyOpenAI, Messages: proxyMsgs(t, `[`+hi+`,{"role":"assistant","content":"one"},{"role":"user","content":"more"},{"role":"assistant","content":"ok"}]`)})
+	a3 := proxyTurn(f, Request{API: OpenAI, Messages: proxyMsgs(t, `[`+hi+`,{"role":"assistant","content":"one"},{"role":"user","content":"more"},{"role":"assistant","content":"ok"}]`)})
 	if a3.SessionID != a.SessionID || a3.Appended != 1 {
 		t.Errorf("after a restart: %+v", a3)
 	}
@@ -201,11 +201,11 @@ func TestProxyRecognisesEachConversation(t *testing.T) {
 
 func TestProxyProbeStoresNothing(t *testing.T) {
 	f := toolstest.New(t)
-	turn := proxyTurn(f, ProxyRequest{API: ProxyOpenAI, Messages: proxyMsgs(t, `[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]`)})
+	turn := proxyTurn(f, Request{API: OpenAI, Messages: proxyMsgs(t, `[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]`)})
 	f.Svc.SetDefaultSession(turn.SessionID)
 	f.MustCall("snip_messages", `{"start_idx":0,"end_idx":0}`)
 	before := f.FileHash()
-	probe := proxyTurn(f, ProxyRequest{API: ProxyOpenAI, Probe: true, Messages: proxyMsgs(t, `[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"},{"role":"user","content":"new"}]`)})
+	probe := proxyTurn(f, Request{API: OpenAI, Probe: true, Messages: proxyMsgs(t, `[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"},{"role":"user","content":"new"}]`)})
 	if f.FileHash() != before || probe.Appended != 0 || probe.SessionID != turn.SessionID {
 		t.Fatalf("a probe wrote, or missed its session: %+v", probe)
 	}
@@ -213,7 +213,7 @@ func TestProxyProbeStoresNothing(t *testing.T) {
 		t.Errorf("probe thread %+v", probe.OpenAI)
 	}
 	// A probe of a conversation weft has not seen is sent as it came.
-	if p := proxyTurn(f, ProxyRequest{API: ProxyOpenAI, Probe: true, Messages: proxyMsgs(t, `[{"role":"user","content":"unseen"}]`)}); !p.Unchanged || p.SessionID != "" || f.FileHash() != before {
+	if p := proxyTurn(f, Request{API: OpenAI, Probe: true, Messages: proxyMsgs(t, `[{"role":"user","content":"unseen"}]`)}); !p.Unchanged || p.SessionID != "" || f.FileHash() != before {
 		t.Errorf("unseen probe: %+v", p)
 	}
 }
@@ -221,20 +221,20 @@ func TestProxyProbeStoresNothing(t *testing.T) {
 func TestProxyAnswerFollowsItsRequest(t *testing.T) {
 	f := toolstest.New(t)
 	ctx := context.Background()
-	turn := proxyTurn(f, ProxyRequest{API: ProxyOpenAI, Messages: proxyMsgs(t, `[{"role":"user","content":"hi"}]`)})
-	answer := ProxyAnswer{API: ProxyOpenAI, SessionID: turn.SessionID, After: turn.Stored, Message: json.RawMessage(`{"role":"assistant","content":"hello"}`)}
-	if _, err := EngineOf(f.Svc).RecordProxyAnswer(ctx, answer); err != nil {
+	turn := proxyTurn(f, Request{API: OpenAI, Messages: proxyMsgs(t, `[{"role":"user","content":"hi"}]`)})
+	answer := Answer{API: OpenAI, SessionID: turn.SessionID, After: turn.Stored, Message: json.RawMessage(`{"role":"assistant","content":"hello"}`)}
+	if _, err := EngineOf(f.Svc).RecordAnswer(ctx, answer); err != nil {
 		t.Fatal(err)
 	}
 	// The same answer again follows a request no longer the last.
 	before := f.FileHash()
-	if _, err := EngineOf(f.Svc).RecordProxyAnswer(ctx, answer); !errors.Is(err, ops.ErrConflict) || f.FileHash() != before {
+	if _, err := EngineOf(f.Svc).RecordAnswer(ctx, answer); !errors.Is(err, ops.ErrConflict) || f.FileHash() != before {
 		t.Errorf("a stale answer: %v", err)
 	}
 	// An answer that is not the assistant's is refused.
 	answer.After = 2
 	answer.Message = json.RawMessage(`{"role":"user","content":"me"}`)
-	if _, err := EngineOf(f.Svc).RecordProxyAnswer(ctx, answer); !errors.Is(err, ops.ErrInvalid) {
+	if _, err := EngineOf(f.Svc).RecordAnswer(ctx, answer); !errors.Is(err, ops.ErrInvalid) {
 		t.Errorf("a user's answer: %v", err)
 	}
 }
@@ -243,18 +243,18 @@ func TestProxyRefusesWhatIsNoThread(t *testing.T) {
 	f := toolstest.New(t)
 	before := f.FileHash()
 	for _, c := range []struct {
-		api  ProxyAPI
+		api  API
 		msgs string
 		want string
 	}{
-		{ProxyAnthropic, `[]`, "messages is empty"},
-		{ProxyAnthropic, `[{"role":"tool","content":"x"}]`, `role "tool" is not user, assistant or system`},
-		{ProxyAnthropic, `[{"role":"user","content":{}}]`, "neither text nor a list of blocks"},
-		{ProxyOpenAI, `[{"role":"robot","content":"x"}]`, `role "robot"`},
-		{ProxyOpenAI, `[7]`, "not a message object"},
-		{ProxyAnthropic, `[{"role":"user","content":[]}]`, "every message is empty"},
+		{Anthropic, `[]`, "messages is empty"},
+		{Anthropic, `[{"role":"tool","content":"x"}]`, `role "tool" is not user, assistant or system`},
+		{Anthropic, `[{"role":"user","content":{}}]`, "neither text nor a list of blocks"},
+		{OpenAI, `[{"role":"robot","content":"x"}]`, `role "robot"`},
+		{OpenAI, `[7]`, "not a message object"},
+		{Anthropic, `[{"role":"user","content":[]}]`, "every message is empty"},
 	} {
-		_, err := EngineOf(f.Svc).ProxyRequest(context.Background(), ProxyRequest{API: c.api, Messages: proxyMsgs(t, c.msgs)})
+		_, err := EngineOf(f.Svc).Take(context.Background(), Request{API: c.api, Messages: proxyMsgs(t, c.msgs)})
 		if !errors.Is(err, ops.ErrInvalid) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s %s: %v, want %q", c.api, c.msgs, err, c.want)
 		}
@@ -267,18 +267,18 @@ func TestProxyRefusesWhatIsNoThread(t *testing.T) {
 func TestListSessionsSaysWhichAreProxied(t *testing.T) {
 	f := toolstest.New(t)
 	plain := f.Session("plain", 2)
-	turn := proxyTurn(f, ProxyRequest{API: ProxyOpenAI, Messages: proxyMsgs(t, `[{"role":"user","content":"hi"}]`)})
+	turn := proxyTurn(f, Request{API: OpenAI, Messages: proxyMsgs(t, `[{"role":"user","content":"hi"}]`)})
 	seen := 0
 	for _, x := range listSessions(f) {
 		switch x.SessionID {
 		case plain:
 			seen++
-			if x.Proxy != nil || x.Source == ProxySource {
+			if x.Proxy != nil || x.Source == Source {
 				t.Errorf("a session never proxied: %+v", x)
 			}
 		case turn.SessionID:
 			seen++
-			if x.Source != ProxySource || x.Proxy == nil || x.Proxy.Requests != 1 || x.Proxy.RawTokens != turn.RawTokens || x.Proxy.SentTokens != turn.SentTokens {
+			if x.Source != Source || x.Proxy == nil || x.Proxy.Requests != 1 || x.Proxy.RawTokens != turn.RawTokens || x.Proxy.SentTokens != turn.SentTokens {
 				t.Errorf("the proxied session: %+v %+v", x, x.Proxy)
 			}
 		}
@@ -295,10 +295,10 @@ func TestProxyKeepsSystemTurns(t *testing.T) {
 	f := toolstest.New(t)
 	thread := `[{"role":"user","content":"Find the TODOs"},{"role":"system","content":[{"type":"text","text":"# Environment\nLinux"}]},` +
 		`{"role":"assistant","content":"Looking."},{"role":"user","content":"More detail."},{"role":"assistant","content":"Here."},{"role":"user","content":"Thanks."}]`
-	turn := proxyTurn(f, ProxyRequest{API: ProxyAnthropic, Messages: proxyMsgs(t, thread)})
+	turn := proxyTurn(f, Request{API: Anthropic, Messages: proxyMsgs(t, thread)})
 	f.Svc.SetDefaultSession(turn.SessionID)
 	f.MustCall("digest_messages", `{"start_idx":2,"end_idx":3,"summary":"Looked, and was asked for more."}`)
-	turn = proxyTurn(f, ProxyRequest{API: ProxyAnthropic, Messages: proxyMsgs(t, thread)})
+	turn = proxyTurn(f, Request{API: Anthropic, Messages: proxyMsgs(t, thread)})
 	got, _ := json.Marshal(turn.Anthropic)
 	want := `{"messages":[{"role":"user","content":[{"type":"text","text":"Find the TODOs"}]},` +
 		`{"role":"system","content":[{"type":"text","text":"# Environment\nLinux"},{"type":"text","text":"Looked, and was asked for more."}]},` +

@@ -66,7 +66,7 @@ func TestPlaceFieldsIsOnePass(t *testing.T) {
 			export.OpenAIMessage{Role: "user", Content: fmt.Sprintf("q %d", i)},
 			export.OpenAIMessage{Role: "assistant", Content: fmt.Sprintf("a %d", i)})
 	}
-	b, err := parseProxyBody(ProxyOpenAI, []byte(`{"model":"m","messages":[`+strings.Join(msgs, ",")+`]}`))
+	b, err := parseProxyBody(OpenAI, []byte(`{"model":"m","messages":[`+strings.Join(msgs, ",")+`]}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -166,7 +166,7 @@ func sameSynthetic(a, b *model.Synthetic) bool {
 // API: after the session's head when the thread starts with it, else
 // whole; and keeps the head made for the next request. v is the
 // session's view, stored its message count, msgs the request's.
-func (e *Engine) anthropicTurn(turn *ProxyTurn, sessionID string, v *model.View, stored int, msgs []ops.CallerMessage, places ops.Places) error {
+func (e *Engine) anthropicTurn(turn *Turn, sessionID string, v *model.View, stored int, msgs []ops.CallerMessage, places ops.Places) error {
 	// The Messages API takes system turns in the conversation: an
 	// agent's own stay where they were, and a summary is one.
 	o := export.AnthropicOptions{SystemTurns: true}

@@ -31,7 +31,7 @@ func headThread(n int) []string {
 
 // headSent is the "messages" a turn sends for the Messages API: the
 // head's, encoded when it was made, then the rest, encoded now.
-func headSent(t *testing.T, turn *ProxyTurn) string {
+func headSent(t *testing.T, turn *Turn) string {
 	t.Helper()
 	out := []byte{'['}
 	if turn.AnthropicHead != nil {
@@ -51,7 +51,7 @@ func headSent(t *testing.T, turn *ProxyTurn) string {
 
 // headWhole is the "messages" of the thread of raw exported whole, as
 // before there were heads, and the report of it.
-func headWhole(t *testing.T, f *toolstest.Fixture, turn *ProxyTurn, raw []json.RawMessage) (string, export.Report) {
+func headWhole(t *testing.T, f *toolstest.Fixture, turn *Turn, raw []json.RawMessage) (string, export.Report) {
 	t.Helper()
 	msgs, _, _, err := f.Svc.ReadThread(anthropicMessages, raw)
 	if err != nil {
@@ -95,7 +95,7 @@ func TestProxyHeadIsTheWholeThread(t *testing.T) {
 	var kept *proxyHead
 	// request sends thread; fits says whether the session's kept head
 	// (as it was before the request) fits its thread.
-	request := func(what string, msgs []string, wantFits bool) ProxyTurn {
+	request := func(what string, msgs []string, wantFits bool) Turn {
 		t.Helper()
 		raw := proxyMsgs(t, "["+strings.Join(msgs, ",")+"]")
 		if sid != "" {
@@ -116,7 +116,7 @@ func TestProxyHeadIsTheWholeThread(t *testing.T) {
 				t.Errorf("%s: no head kept", what)
 			}
 		}
-		turn := proxyTurn(f, ProxyRequest{API: ProxyAnthropic, Messages: raw})
+		turn := proxyTurn(f, Request{API: Anthropic, Messages: raw})
 		if turn.Unchanged {
 			return turn
 		}

@@ -22,9 +22,9 @@ import (
 // byte (ids, encrypted reasoning, fields weft does not know), with only
 // the items an operation made written anew.
 
-// ProxyResponses is the Responses API: input items, the instructions
+// Responses is the Responses API: input items, the instructions
 // apart.
-const ProxyResponses ProxyAPI = "responses"
+const Responses API = "responses"
 
 // ResponsesItem is an item of the input sent upstream in place of a
 // Responses API request's: one of the request's own, sent as it came,
@@ -52,8 +52,8 @@ type ResponsesContent struct {
 
 // ListField names the field of the API's request body that holds the
 // thread: "messages", or the Responses API's "input".
-func (api ProxyAPI) ListField() string {
-	if api == ProxyResponses {
+func (api API) ListField() string {
+	if api == Responses {
 		return "input"
 	}
 	return "messages"
@@ -81,8 +81,8 @@ func readItems(raw []json.RawMessage, offset int) ([]model.NewMessage, []int, er
 
 // answerList is what is read of an answer: its message, or for
 // the Responses API the items of its Message, the response's "output".
-func answerList(a ProxyAnswer) ([]json.RawMessage, error) {
-	if a.API != ProxyResponses {
+func answerList(a Answer) ([]json.RawMessage, error) {
+	if a.API != Responses {
 		return []json.RawMessage{a.Message}, nil
 	}
 	var items []json.RawMessage

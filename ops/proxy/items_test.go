@@ -43,17 +43,17 @@ func sentItems(items []ResponsesItem) []string {
 func TestProxyResponsesTurns(t *testing.T) {
 	f := toolstest.New(t)
 	ctx := context.Background()
-	first := proxyTurn(f, ProxyRequest{API: ProxyResponses, Messages: proxyMsgs(t, "["+rsCodex+","+rsUser+"]")})
+	first := proxyTurn(f, Request{API: Responses, Messages: proxyMsgs(t, "["+rsCodex+","+rsUser+"]")})
 	if !first.Created || first.Appended != 2 || !first.Unchanged {
 		t.Fatalf("first request: %+v", first)
 	}
 	// The answer is the response's output, a list of items.
 	output := "[" + rsThink + "," + rsCallA + "," + rsCallB + "]"
-	if _, err := EngineOf(f.Svc).RecordProxyAnswer(ctx, ProxyAnswer{API: ProxyResponses, SessionID: first.SessionID, After: first.Stored, Message: json.RawMessage(output), Model: "m1"}); err != nil {
+	if _, err := EngineOf(f.Svc).RecordAnswer(ctx, Answer{API: Responses, SessionID: first.SessionID, After: first.Stored, Message: json.RawMessage(output), Model: "m1"}); err != nil {
 		t.Fatal(err)
 	}
 	thread := "[" + strings.Join([]string{rsCodex, rsUser, rsThink, rsCallA, rsCallB, rsOutA, rsOutB, rsDone, rsNext, rsWeb}, ",") + "]"
-	turn := proxyTurn(f, ProxyRequest{API: ProxyResponses, Messages: proxyMsgs(t, thread)})
+	turn := proxyTurn(f, Request{API: Responses, Messages: proxyMsgs(t, thread)})
 	if turn.SessionID != first.SessionID || turn.Recognized != 5 || turn.Appended != 5 || !turn.Unchanged {
 		t.Fatalf("second request: %+v", turn)
 	}
@@ -63,7 +63,7 @@ func TestProxyResponsesTurns(t *testing.T) {
 	// made, are written; the rest are the request's own. A hosted tool's
 	// call (a web search) has no output to pair: it goes as it came.
 	f.MustCall("digest_messages", `{"start_idx":1,"end_idx":6,"summary":"Found one TODO, in a.go."}`)
-	turn = proxyTurn(f, ProxyRequest{API: ProxyResponses, Messages: proxyMsgs(t, thread)})
+	turn = proxyTurn(f, Request{API: Responses, Messages: proxyMsgs(t, thread)})
 	if got, want := strings.Join(sentItems(turn.Responses), " | "), "#0 | developer: Found one TODO, in a.go. | #7 | #8 | #9"; got != want {
 		t.Errorf("sent %s\nwant %s", got, want)
 	}
@@ -77,7 +77,7 @@ func TestProxyResponsesTurns(t *testing.T) {
 	// item it led to.
 	f.MustCall("toggle_operation", `{"operation_id":"`+lastOp(f, turn.SessionID)+`","active":false}`)
 	f.MustCall("snip_messages", `{"ids":["m6"]}`)
-	turn = proxyTurn(f, ProxyRequest{API: ProxyResponses, Messages: proxyMsgs(t, thread)})
+	turn = proxyTurn(f, Request{API: Responses, Messages: proxyMsgs(t, thread)})
 	want := `#0 | #1 | assistant: [tool call exec_command] {"cmd":"grep TODO a.go"} | #4 | #6 | #7 | #8 | #9`
 	if got := strings.Join(sentItems(turn.Responses), " | "); got != want {
 		t.Errorf("sent %s\nwant %s", got, want)
@@ -92,7 +92,7 @@ func TestProxyResponsesTitle(t *testing.T) {
 	f := toolstest.New(t)
 	items := `[{"type":"message","role":"user","content":[{"type":"input_text","text":"# AGENTS.md instructions for /work\n\n<INSTRUCTIONS>\nRun go test.\n</INSTRUCTIONS>"}]},` +
 		`{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context>\n  <cwd>/work</cwd>\n</environment_context>"}]},` + rsUser + `]`
-	turn := proxyTurn(f, ProxyRequest{API: ProxyResponses, Messages: proxyMsgs(t, items)})
+	turn := proxyTurn(f, Request{API: Responses, Messages: proxyMsgs(t, items)})
 	if info, _, _ := f.Svc.View(turn.SessionID); info.Title != "Find the TODOs" {
 		t.Errorf("title %q", info.Title)
 	}
@@ -106,12 +106,12 @@ func TestProxyResponsesRefusesWhatIsNoItem(t *testing.T) {
 		{`[` + rsUser + `,7]`, "input[1]: a number"},
 		{`[` + rsUser + `,{"type":"message","role":"robot","content":"x"}]`, `input[1]: message with role "robot"`},
 	} {
-		_, err := EngineOf(f.Svc).ProxyRequest(context.Background(), ProxyRequest{API: ProxyResponses, Messages: proxyMsgs(t, c.items)})
+		_, err := EngineOf(f.Svc).Take(context.Background(), Request{API: Responses, Messages: proxyMsgs(t, c.items)})
 		if !errors.Is(err, ops.ErrInvalid) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.items, err, c.want)
 		}
 	}
-	if _, err := EngineOf(f.Svc).RecordProxyAnswer(context.Background(), ProxyAnswer{API: ProxyResponses, SessionID: "s", Message: json.RawMessage(`{"type":"message"}`)}); !errors.Is(err, ops.ErrInvalid) || !strings.Contains(err.Error(), "not a list of items") {
+	if _, err := EngineOf(f.Svc).RecordAnswer(context.Background(), Answer{API: Responses, SessionID: "s", Message: json.RawMessage(`{"type":"message"}`)}); !errors.Is(err, ops.ErrInvalid) || !strings.Contains(err.Error(), "not a list of items") {
 		t.Errorf("an output that is no list: %v", err)
 	}
 	if f.FileHash() != before {

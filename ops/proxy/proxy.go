@@ -186,7 +186,7 @@ func (p *Handler) Face() httpx.Face {
 
 // proxyEndpoint is what a proxied path asks for.
 type proxyEndpoint struct {
-	api ProxyAPI
+	api API
 	// path is the path below /v1 ("/messages"); upstream is where it
 	// goes, with the query.
 	path     string
@@ -213,11 +213,11 @@ func isPath(path string) bool {
 // apiOf is the API whose error shape a refusal of a request to path
 // takes: Anthropic's for its paths or a request that carries its
 // headers, else OpenAI's.
-func apiOf(r *http.Request) ProxyAPI {
+func apiOf(r *http.Request) API {
 	if strings.Contains(r.URL.Path, "/v1/messages") || r.Header.Get("X-Api-Key") != "" || r.Header.Get("Anthropic-Version") != "" {
-		return ProxyAnthropic
+		return Anthropic
 	}
-	return ProxyOpenAI
+	return OpenAI
 }
 
 // refusal answers a request to the proxy's paths that the listener
@@ -257,18 +257,18 @@ func (p *Handler) route(r *http.Request) (proxyEndpoint, error) {
 	ep.api = apiOf(r)
 	switch sub {
 	case "/messages":
-		ep.api, ep.thread = ProxyAnthropic, true
+		ep.api, ep.thread = Anthropic, true
 	case "/messages/count_tokens":
-		ep.api, ep.thread, ep.probe = ProxyAnthropic, true, true
+		ep.api, ep.thread, ep.probe = Anthropic, true, true
 	case "/chat/completions":
-		ep.api, ep.thread = ProxyOpenAI, true
+		ep.api, ep.thread = OpenAI, true
 	case "/responses":
-		ep.api, ep.thread = ProxyResponses, true
+		ep.api, ep.thread = Responses, true
 	case "/responses/input_tokens":
-		ep.api, ep.thread, ep.probe = ProxyResponses, true, true
+		ep.api, ep.thread, ep.probe = Responses, true, true
 	}
 	base := p.openai + sub // the OpenAI base URL has its /v1
-	if ep.api == ProxyAnthropic {
+	if ep.api == Anthropic {
 		base = p.anthropic + "/v1" + sub
 	}
 	if r.URL.RawQuery != "" {
@@ -316,7 +316,7 @@ func (p *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := ops.WithAuthor(r.Context(), cmp.Or(httpx.CleanAuthor(r.Header.Get(httpx.AuthorHeader)), "proxy"))
-	turn, err := p.engine.ProxyRequest(ctx, ProxyRequest{API: ep.api, Session: ep.session, Messages: req.messages, Probe: ep.probe})
+	turn, err := p.engine.Take(ctx, Request{API: ep.api, Session: ep.session, Messages: req.messages, Probe: ep.probe})
 	if err != nil {
 		status := httpx.StatusOf(err)
 		if status == http.StatusInternalServerError {
@@ -559,7 +559,7 @@ func connectionHeaders(h http.Header) map[string]bool {
 
 // bodyError answers a request whose body could not be read, in the
 // API's error shape.
-func bodyError(w http.ResponseWriter, api ProxyAPI, err error) {
+func bodyError(w http.ResponseWriter, api API, err error) {
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):

@@ -105,7 +105,7 @@ func (e *Engine) startedWith(l ops.Locked, first model.Ident) ([]string, error) 
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if !e.loaded {
-		index, err := l.FirstIdentities(ProxySource)
+		index, err := l.FirstIdentities(Source)
 		if err != nil {
 			return nil, err
 		}

@@ -54,7 +54,7 @@ func (b *proxyBody) checkInput() error {
 // serverSide names the field by which a Responses API request continues
 // a thread the provider keeps, or is "".
 func (b *proxyBody) serverSide() string {
-	if b.api != ProxyResponses {
+	if b.api != Responses {
 		return ""
 	}
 	for _, name := range serverSideFields {

@@ -32,7 +32,7 @@ type anThread struct {
 
 // anthropicThread is the thread turn sends, with the request's cache
 // breakpoints and messages' own fields in their places.
-func (b *proxyBody) anthropicThread(turn *ProxyTurn) *anThread {
+func (b *proxyBody) anthropicThread(turn *Turn) *anThread {
 	t := &anThread{head: turn.AnthropicHead, tail: make([]anMessage, len(turn.Anthropic.Messages))}
 	if t.head != nil {
 		t.hmsgs = t.head.Messages()
