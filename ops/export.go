@@ -54,7 +54,7 @@ func viewItems(tx *store.Tx, v *model.View, indices []int) ([]formats.Item, erro
 			stored++
 			continue
 		}
-		items[k] = synthItem(v, it)
+		items[k] = SynthItem(v, it)
 	}
 	if stored == 0 {
 		return items, nil
@@ -94,8 +94,8 @@ func viewItems(tx *store.Tx, v *model.View, indices []int) ([]formats.Item, erro
 	return items, nil
 }
 
-// synthItem is a synthetic item of a view as exporters take it.
-func synthItem(v *model.View, it model.Item) formats.Item {
+// SynthItem is a synthetic item of a view as exporters take it.
+func SynthItem(v *model.View, it model.Item) formats.Item {
 	sy := &v.Synth[it.Synth]
 	return formats.Item{
 		ID: sy.ID(), Role: sy.Role, Content: sy.Content, Name: sy.Name, Parts: model.DecodeParts(sy.Parts), CreatedAt: sy.CreatedAt,

@@ -49,15 +49,6 @@ type ApplyOpsResult struct {
 	Adjustments []string `json:"adjustments,omitempty"`
 }
 
-// hookMessage is a caller's message read the way an import reads it
-// (readList), with its parts and the identity that recognises it
-// (model.Identity).
-type hookMessage struct {
-	nm    model.NewMessage
-	parts []model.Part
-	id    model.Ident
-}
-
 // ApplyContextOperations is the pre-request hook: it syncs the caller's
 // thread into the session, in one write, and returns it with the active
 // operations applied. Sending the same thread again appends nothing.
@@ -65,7 +56,7 @@ func (s *Service) ApplyContextOperations(ctx context.Context, a ApplyOpsArgs) (A
 	if len(a.Messages) == 0 {
 		return ApplyOpsResult{}, Invalidf("messages is empty: send the caller's whole thread, oldest first, as chat-completions messages {role, content}")
 	}
-	msgs, _, err := s.readThread(ProxyOpenAI, a.Messages)
+	msgs, _, _, err := s.ReadThread(ChatMessages, a.Messages)
 	if err != nil {
 		return ApplyOpsResult{}, err
 	}
@@ -73,10 +64,10 @@ func (s *Service) ApplyContextOperations(ctx context.Context, a ApplyOpsArgs) (A
 	// counted by then is counted when stored).
 	if snap, err := s.Snapshot(a.SessionID); err == nil && snap.Info.MessageCount < len(msgs) {
 		fresh := msgs[snap.Info.MessageCount:]
-		CountEach(len(fresh), func(i int) *model.NewMessage { return &fresh[i].nm })
+		CountEach(len(fresh), func(i int) *model.NewMessage { return &fresh[i].Message })
 	}
-	var sync syncResult
-	info, err := s.Write(ctx, a.SessionID, a.ExpectedVersion, s.syncPrepare(msgs, &sync, nil))
+	var sync SyncResult
+	info, err := s.Write(ctx, a.SessionID, a.ExpectedVersion, s.SyncPrepare(msgs, &sync, nil))
 	if err != nil {
 		return ApplyOpsResult{}, err
 	}
@@ -86,8 +77,8 @@ func (s *Service) ApplyContextOperations(ctx context.Context, a ApplyOpsArgs) (A
 	}
 	v := snap.View
 	res := ApplyOpsResult{
-		SessionID: snap.Info.ID, Version: snap.Info.Version, Recognized: sync.recognized,
-		Appended: len(sync.ids), AppendedIDs: sync.ids, ItemCount: v.Len(), Tokens: v.Tokens,
+		SessionID: snap.Info.ID, Version: snap.Info.Version, Recognized: sync.Recognized,
+		Appended: len(sync.IDs), AppendedIDs: sync.IDs, ItemCount: v.Len(), Tokens: v.Tokens,
 	}
 	if res.AppendedIDs == nil {
 		res.AppendedIDs = []model.ItemID{}
@@ -116,25 +107,28 @@ func (s *Service) ApplyContextOperations(ctx context.Context, a ApplyOpsArgs) (A
 	return res, nil
 }
 
-// syncResult is what syncPrepare did: how many of the caller's messages
+// SyncResult is what SyncPrepare did: how many of the caller's messages
 // were stored already, and the IDs of those it stored now.
-type syncResult struct {
-	recognized int
-	ids        []model.ItemID
+type SyncResult struct {
+	Recognized int
+	IDs        []model.ItemID
 }
 
-// syncPrepare is the write of a caller's whole thread into a session,
+// SyncPrepare is the write of a caller's whole thread into a session,
 // which the pre-request hook and the context proxy share: the caller's
 // messages must be the stored ones (hookMatch), then new ones, which are
-// appended. describe, when not nil, may reword the change of an append
-// (next is the session as it leaves it). The identities
-// of what it stores are kept, so the next request does not read those
-// messages back to recognise them.
-func (s *Service) syncPrepare(msgs []hookMessage, out *syncResult, describe func(c *Thread, next *model.Session, ch *Change)) Prepare {
+// appended. out, when not nil, says what it did; describe, when not
+// nil, may reword the change of an append (next is the session as it
+// leaves it). The identities of what it stores are kept, so the next
+// request does not read those messages back to recognise them.
+func (s *Service) SyncPrepare(msgs []CallerMessage, out *SyncResult, describe func(c *Thread, next *model.Session, ch *Change)) Prepare {
+	if out == nil {
+		out = &SyncResult{}
+	}
 	return func(tx *store.Tx, th *Thread, next *model.Session) (*Change, error) {
 		n := th.Info.MessageCount
 		var err error
-		if out.recognized, err = hookMatch(tx, th, msgs); err != nil {
+		if out.Recognized, err = hookMatch(tx, th, msgs); err != nil {
 			return nil, err
 		}
 		if len(msgs) < n {
@@ -145,11 +139,11 @@ func (s *Service) syncPrepare(msgs []hookMessage, out *syncResult, describe func
 		if len(added) == 0 {
 			return nil, nil // nothing new: nothing to write
 		}
-		if len(added) > maxAppend {
-			return nil, Invalidf("%d new messages in one request is more than %d; store the older ones first with append_messages", len(added), maxAppend)
+		if err := CheckNewMessages(len(added)); err != nil {
+			return nil, err
 		}
 		var ch *Change
-		ch, out.ids = s.appendRead(th, next, added, "appended by the pre-request hook")
+		ch, out.IDs = s.AppendRead(th, next, added, "appended by the pre-request hook")
 		if describe != nil {
 			describe(th, next, ch)
 		}
@@ -157,15 +151,24 @@ func (s *Service) syncPrepare(msgs []hookMessage, out *syncResult, describe func
 	}
 }
 
-// appendRead is appendChange for messages read from a caller's thread
+// CheckNewMessages refuses a caller's thread with more new messages (n)
+// than one append takes.
+func CheckNewMessages(n int) error {
+	if n > maxAppend {
+		return Invalidf("%d new messages in one request is more than %d; store the older ones first with append_messages", n, maxAppend)
+	}
+	return nil
+}
+
+// AppendRead is appendChange for messages read from a caller's thread
 // (or a proxied answer), whose identities are known: they are kept with
 // the session's, so the next request does not read those messages back
 // to recognise them.
-func (s *Service) appendRead(th *Thread, next *model.Session, added []hookMessage, what string) (*Change, []model.ItemID) {
+func (s *Service) AppendRead(th *Thread, next *model.Session, added []CallerMessage, what string) (*Change, []model.ItemID) {
 	n := th.Info.MessageCount
 	nms := make([]model.NewMessage, len(added))
 	for i, hm := range added {
-		nms[i] = hm.nm
+		nms[i] = hm.Message
 	}
 	ch, ids := s.appendChange(th, next, nms, what)
 	appended := ch.Apply
@@ -173,7 +176,7 @@ func (s *Service) appendRead(th *Thread, next *model.Session, added []hookMessag
 		appended(c)
 		if len(c.idents) == n {
 			for _, hm := range added {
-				c.idents = append(c.idents, hm.id)
+				c.idents = append(c.idents, hm.Identity)
 			}
 		}
 	}
@@ -184,7 +187,7 @@ func (s *Service) appendRead(th *Thread, next *model.Session, added []hookMessag
 // are the caller's thread that v's stored messages began: a stored
 // message the caller sent is the caller's message (the same by
 // identity, and as the caller has it now), others are read in tx.
-func threadItems(tx *store.Tx, v *model.View, msgs []hookMessage) ([]formats.Item, error) {
+func threadItems(tx *store.Tx, v *model.View, msgs []CallerMessage) ([]formats.Item, error) {
 	items := make([]formats.Item, v.Len())
 	var rest []int
 	for i, it := range v.Items {
@@ -192,7 +195,7 @@ func threadItems(tx *store.Tx, v *model.View, msgs []hookMessage) ([]formats.Ite
 			rest = append(rest, i)
 			continue
 		}
-		items[i] = callerItem(v, it, &msgs[it.Seq-1])
+		items[i] = CallerItem(v, it, &msgs[it.Seq-1])
 	}
 	if len(rest) == 0 {
 		return items, nil
@@ -207,11 +210,32 @@ func threadItems(tx *store.Tx, v *model.View, msgs []hookMessage) ([]formats.Ite
 	return items, nil
 }
 
+// ThreadItems are threadItems, read in a read of their own.
+func (s *Service) ThreadItems(v *model.View, msgs []CallerMessage) ([]formats.Item, error) {
+	var items []formats.Item
+	err := s.st.View(func(tx *store.Tx) error {
+		var err error
+		items, err = threadItems(tx, v, msgs)
+		return err
+	})
+	return items, err
+}
+
+// CallerItem is the item of v's stored message it, as the caller's
+// message m, the same by identity, has it now.
+func CallerItem(v *model.View, it model.Item, m *CallerMessage) formats.Item {
+	nm := &m.Message
+	return formats.Item{
+		ID: model.MessageID(it.Seq), Role: nm.Role, Content: nm.Content, Name: nm.Name, Parts: m.Parts,
+		CreatedAt: nm.CreatedAt, Tokens: nm.Tokens, Tags: v.Tags(it),
+	}
+}
+
 // hookMatch compares the caller's messages with the stored ones, by
 // identity (whatever shape a message left weft in), position by position, and returns how many match; a caller's
 // message that differs from the stored one in its place is a conflict
 // that says where and how.
-func hookMatch(tx *store.Tx, c *Thread, msgs []hookMessage) (int, error) {
+func hookMatch(tx *store.Tx, c *Thread, msgs []CallerMessage) (int, error) {
 	info := c.Info
 	m := min(len(msgs), info.MessageCount)
 	if m == 0 {
@@ -222,7 +246,7 @@ func hookMatch(tx *store.Tx, c *Thread, msgs []hookMessage) (int, error) {
 		return 0, err
 	}
 	matched := 0
-	for matched < m && ids[matched] == msgs[matched].id {
+	for matched < m && ids[matched] == msgs[matched].Identity {
 		matched++
 	}
 	if matched == m {
@@ -234,7 +258,7 @@ func hookMatch(tx *store.Tx, c *Thread, msgs []hookMessage) (int, error) {
 	}
 	hm := msgs[matched]
 	return matched, Conflictf("messages[%d] is not the message session %s stores there: the caller has %s %s, stored message %s is %s %s. %s; stored messages never change, so only new messages at the end can be appended. Send the thread as stored, edit it with the editing tools (revise_messages, snip_messages, ...), or start a new session with create_session",
-		matched, info.ID, hm.nm.Role, hookSnippet(hm.nm.Content), differs.ID, differs.Role, hookSnippet(differs.Content), hookMatched(matched))
+		matched, info.ID, hm.Message.Role, hookSnippet(hm.Message.Content), differs.ID, differs.Role, hookSnippet(differs.Content), hookMatched(matched))
 }
 
 // hookMatched says how many of the caller's messages matched before one

@@ -33,7 +33,10 @@ type Service struct {
 	threads        map[string]*Thread
 	defaultSession string // for requests that name none (SetDefaultSession)
 	latest         string // most recently updated session, once known
-	proxy          proxyState
+	// memo remembers the callers' messages read (ReadThread).
+	memo threadMemo
+	// requests are the proxied requests of each session (CountRequest).
+	requests map[string]ProxyStats
 
 	// kept is what packages above the service keep with it (Keep).
 	kept sync.Map
@@ -105,6 +108,15 @@ type authorKey struct{}
 // (an MCP client's name); without it writes are the operator's.
 func WithAuthor(ctx context.Context, author string) context.Context {
 	return context.WithValue(ctx, authorKey{}, author)
+}
+
+// WithDefaultAuthor returns a context whose writes are recorded as made
+// by author, unless ctx names one already (WithAuthor).
+func WithDefaultAuthor(ctx context.Context, author string) context.Context {
+	if _, ok := ctx.Value(authorKey{}).(string); ok {
+		return ctx
+	}
+	return WithAuthor(ctx, author)
 }
 
 // AuthorFrom returns the author a context carries.
@@ -424,8 +436,8 @@ type WriteReq struct {
 // was, when there was nothing to write).
 func (r *WriteReq) Session() model.Session { return r.next }
 
-// Locked is what a write's Find may do: it holds the service's lock, and
-// is good only until Find returns.
+// Locked is what a write's Find (or a read under WithLock) may do: it
+// holds the service's lock, and is good only until Find returns.
 type Locked struct{ s *Service }
 
 // Resolve finds a session by ID, unique ID prefix or title, as every
@@ -447,6 +459,59 @@ func (l Locked) Cached(fn func(id string, t *Thread) bool) {
 			return
 		}
 	}
+}
+
+// Identities are the identities of th's first n stored messages
+// (Thread.Identities), read in a read of their own where they are not
+// known yet.
+func (l Locked) Identities(th *Thread, n int) ([]model.Ident, error) {
+	var ids []model.Ident
+	err := l.s.st.View(func(tx *store.Tx) error {
+		var err error
+		ids, err = th.Identities(tx, n)
+		return err
+	})
+	return ids, err
+}
+
+// FirstIdentities are the sessions of a source that have messages, by
+// the identity of their first message, read from the store. A session
+// whose record or first message cannot be read is left out: it cannot
+// be continued either.
+func (l Locked) FirstIdentities(source string) (map[model.Ident][]string, error) {
+	index := map[model.Ident][]string{}
+	err := l.s.st.View(func(tx *store.Tx) error {
+		sessions, _ := tx.AllSessions() // a damaged record is no session to continue
+		for _, x := range sessions {
+			if x.Source != source || x.MessageCount == 0 {
+				continue
+			}
+			m, err := tx.Message(x.ID, 1)
+			if err != nil {
+				continue // unreadable: it cannot be continued either
+			}
+			id := model.Identity(m.Role, m.Content, model.DecodeParts(m.Parts))
+			index[id] = append(index[id], x.ID)
+		}
+		return nil
+	})
+	return index, err
+}
+
+// WithLock runs fn under the service's lock, for a read that must see
+// the sessions kept in memory as one: what fn may do there is what a
+// write's Find may (Locked). fn must not call the service's methods
+// that take the lock themselves.
+func (s *Service) WithLock(fn func(Locked) error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return fn(Locked{s})
+}
+
+// PrepareCached is a write's Prepare that reads nothing of the store: it
+// validates against the session as the service keeps it (th) alone.
+func PrepareCached(prepare func(th *Thread, next *model.Session) (*Change, error)) Prepare {
+	return func(_ *store.Tx, th *Thread, next *model.Session) (*Change, error) { return prepare(th, next) }
 }
 
 // commit runs a write of one session: find (or make) it, prepare, store,

@@ -23,8 +23,8 @@ type SessionChangeResult struct {
 	Version   uint64 `json:"version"`
 }
 
-// validTitle checks a session title as every face must.
-func validTitle(title string) (string, error) {
+// ValidTitle checks a session title as every face must.
+func ValidTitle(title string) (string, error) {
 	title = strings.TrimSpace(title)
 	if title == "" {
 		return "", Invalidf("title is empty: give the session a short title")
@@ -41,7 +41,7 @@ func (s *Service) RenameSession(ctx context.Context, a RenameSessionArgs) (Sessi
 	if strings.TrimSpace(a.SessionID) == "" {
 		return SessionChangeResult{}, Invalidf("session_id is empty: name the session to rename (list_sessions shows them)")
 	}
-	title, err := validTitle(a.Title)
+	title, err := ValidTitle(a.Title)
 	if err != nil {
 		return SessionChangeResult{}, err
 	}

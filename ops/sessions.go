@@ -33,7 +33,7 @@ type CreateSessionResult struct {
 
 // CreateSession makes a new, empty session.
 func (s *Service) CreateSession(ctx context.Context, a CreateSessionArgs) (CreateSessionResult, error) {
-	title, err := validTitle(a.Title)
+	title, err := ValidTitle(a.Title)
 	if err != nil {
 		return CreateSessionResult{}, err
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"weft/ops"
+	"weft/ops/proxy"
 )
 
 // A conversation going through the context proxy shows in the TUI as it
@@ -17,13 +17,14 @@ func TestProxiedRequestsShowLive(t *testing.T) {
 	announced := events(t, svc)
 	demoSession := m.sid
 	ctx := context.Background()
-	proxy := func(msgs string) ops.ProxyTurn {
+	engine := proxy.EngineOf(svc)
+	send := func(msgs string) proxy.Turn {
 		t.Helper()
 		var raw []json.RawMessage
 		if err := json.Unmarshal([]byte(msgs), &raw); err != nil {
 			t.Fatal(err)
 		}
-		turn, err := svc.ProxyRequest(ctx, ops.ProxyRequest{API: ops.ProxyAnthropic, Messages: raw})
+		turn, err := engine.Take(ctx, proxy.Request{API: proxy.Anthropic, Messages: raw})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -36,7 +37,7 @@ func TestProxiedRequestsShowLive(t *testing.T) {
 
 	// A new conversation, while the demo's session is open: a notice
 	// names it.
-	turn := proxy(`[{"role":"user","content":"Why do bursts pass the limiter?"}]`)
+	turn := send(`[{"role":"user","content":"Why do bursts pass the limiter?"}]`)
 	if s := screen(m); !strings.Contains(s, "Why do bursts pass the limiter?") || !strings.Contains(s, "tokens sent by proxy") {
 		t.Errorf("no notice of the proxied session:\n%s", s)
 	}
@@ -46,7 +47,7 @@ func TestProxiedRequestsShowLive(t *testing.T) {
 	if m.sid == demoSession {
 		t.Fatal("the proxied session did not open")
 	}
-	proxy(`[{"role":"user","content":"Why do bursts pass the limiter?"},{"role":"assistant","content":"The refill reads the wall clock."},{"role":"user","content":"Use the monotonic clock then."}]`)
+	send(`[{"role":"user","content":"Why do bursts pass the limiter?"},{"role":"assistant","content":"The refill reads the wall clock."},{"role":"user","content":"Use the monotonic clock then."}]`)
 	s := screen(m)
 	if !strings.Contains(s, "Use the monotonic clock then.") || !strings.Contains(s, "2 messages new") || !strings.Contains(s, "tokens sent") {
 		t.Errorf("the request does not show in the open thread:\n%s", s)

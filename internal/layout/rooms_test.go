@@ -13,16 +13,8 @@ import (
 // that grows past it has a second idea that wants a room of its own.
 const maxPackageLines = 4000
 
-// stillSplitting are the packages that were over maxPackageLines when
-// the cap came, with what they had then: they are being split into
-// rooms, and may shrink but not grow. Each leaves the list once it is
-// under the cap; the list ends empty.
-var stillSplitting = map[string]int{
-	"weft/ops": 4418, // the proxy's engine still to move out
-}
-
 // TestPackagesStaySmall: no package has more than maxPackageLines lines
-// of non-test Go (those still being split no more than they had).
+// of non-test Go.
 func TestPackagesStaySmall(t *testing.T) {
 	pkgs, fset := tree(t)
 	for _, p := range sortedPkgs(pkgs) {
@@ -30,13 +22,7 @@ func TestPackagesStaySmall(t *testing.T) {
 		for _, f := range p.files {
 			n += fset.File(f.Pos()).LineCount()
 		}
-		limit, splitting := stillSplitting[p.path]
-		switch {
-		case splitting && n <= maxPackageLines:
-			t.Errorf("%s has %d lines of non-test Go, under the cap: take it off stillSplitting", p.path, n)
-		case splitting && n > limit:
-			t.Errorf("%s has %d lines of non-test Go, more than its %d while it is being split: move the new idea to a room of its own", p.path, n, limit)
-		case !splitting && n > maxPackageLines:
+		if n > maxPackageLines {
 			t.Errorf("%s has %d lines of non-test Go; give its second idea a package of its own (at most %d)", p.path, n, maxPackageLines)
 		}
 	}

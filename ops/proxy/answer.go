@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"weft/formats"
-	"weft/ops"
 )
 
 // answerRecorder reads a copy of a successful answer as it goes to the
@@ -19,12 +18,12 @@ import (
 // (no message_stop, no finish_reason), or one the client did not get
 // whole, stores nothing. A nil recorder records nothing.
 type answerRecorder struct {
-	api ops.ProxyAPI
-	svc *ops.Service
-	ctx context.Context
+	api    API
+	engine *Engine
+	ctx    context.Context
 	// turn is the request's: the answer follows its messages, once
 	// stored.
-	turn      *ops.ProxyTurn
+	turn      *Turn
 	streaming bool
 
 	// body is the answer (not streaming), or what came of the stream
@@ -53,11 +52,11 @@ type answerStream interface {
 }
 
 // newAnswerStream is the stream of an API's answer.
-func newAnswerStream(api ops.ProxyAPI) answerStream {
+func newAnswerStream(api API) answerStream {
 	switch api {
-	case ops.ProxyAnthropic:
+	case Anthropic:
 		return &anStream{}
-	case ops.ProxyResponses:
+	case Responses:
 		return &rsStream{}
 	}
 	return &oaStream{}
@@ -65,11 +64,11 @@ func newAnswerStream(api ops.ProxyAPI) answerStream {
 
 // readAnswer is the message of an API's answer that is one JSON body,
 // and the model that answered.
-func readAnswer(api ops.ProxyAPI, body []byte) (json.RawMessage, string, error) {
+func readAnswer(api API, body []byte) (json.RawMessage, string, error) {
 	switch api {
-	case ops.ProxyAnthropic:
+	case Anthropic:
 		return anthropicAnswer(body)
-	case ops.ProxyResponses:
+	case Responses:
 		return responsesAnswer(body)
 	}
 	return openAIAnswer(body)
@@ -169,7 +168,7 @@ func (a *answerRecorder) store() error {
 	if err != nil {
 		return err
 	}
-	_, err = a.svc.RecordProxyAnswer(context.WithoutCancel(a.ctx), ops.ProxyAnswer{
+	_, err = a.engine.RecordAnswer(context.WithoutCancel(a.ctx), Answer{
 		API: a.api, SessionID: stored.SessionID, After: stored.Stored, Message: msg, Model: model,
 	})
 	return err

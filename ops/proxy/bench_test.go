@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"weft/ops"
 )
 
 // The proxy's benchmarks: weft's own work per request on a 2,000-message
@@ -265,16 +263,17 @@ func BenchmarkProxyWork2000(b *testing.B) {
 		b.Run(c, func(b *testing.B) {
 			rig := newProxyRig(b, rigOptions{})
 			svc := rig.svc
+			engine := EngineOf(svc)
 			thread := strings.Join(agentThread(2000), ",")
 			// request is what stands between the client's request and
 			// the upstream; after, what weft does once the answer is in.
 			var out []byte // reused, as the handler reuses its buffers
-			request := func(body []byte) ops.ProxyTurn {
-				req, err := parseProxyBody(ops.ProxyAnthropic, body)
+			request := func(body []byte) Turn {
+				req, err := parseProxyBody(Anthropic, body)
 				if err != nil {
 					b.Fatal(err)
 				}
-				turn, err := svc.ProxyRequest(b.Context(), ops.ProxyRequest{API: ops.ProxyAnthropic, Messages: req.messages})
+				turn, err := engine.Take(b.Context(), Request{API: Anthropic, Messages: req.messages})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -285,18 +284,18 @@ func BenchmarkProxyWork2000(b *testing.B) {
 				}
 				return turn
 			}
-			after := func(turn ops.ProxyTurn) {
+			after := func(turn Turn) {
 				stored, err := turn.Wait()
 				if err != nil {
 					b.Fatal(err)
 				}
-				_, err = svc.RecordProxyAnswer(b.Context(), ops.ProxyAnswer{API: ops.ProxyAnthropic, SessionID: stored.SessionID, After: stored.Stored,
+				_, err = engine.RecordAnswer(b.Context(), Answer{API: Anthropic, SessionID: stored.SessionID, After: stored.Stored,
 					Message: []byte(`{"role":"assistant","content":[{"type":"text","text":"Done."}]}`)})
 				if err != nil {
 					b.Fatal(err)
 				}
 			}
-			work := func(body []byte) ops.ProxyTurn {
+			work := func(body []byte) Turn {
 				turn := request(body)
 				after(turn)
 				return turn

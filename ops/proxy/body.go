@@ -10,7 +10,6 @@ import (
 
 	"weft/formats"
 	"weft/formats/export"
-	"weft/ops"
 	"weft/ops/httpx"
 	"weft/ops/tools"
 )
@@ -25,7 +24,7 @@ import (
 
 // proxyBody is a request body read for the proxy.
 type proxyBody struct {
-	api ops.ProxyAPI
+	api API
 	raw []byte
 	// fields are the top-level fields' values, slices of raw, and spans
 	// where they lie.
@@ -40,7 +39,7 @@ type proxyBody struct {
 // parseProxyBody reads a request body: a JSON object whose thread (its
 // "messages"; the Responses API's "input", which may be a string) is a
 // list. It says what is wrong with any other.
-func parseProxyBody(api ops.ProxyAPI, raw []byte) (*proxyBody, error) {
+func parseProxyBody(api API, raw []byte) (*proxyBody, error) {
 	list := api.ListField()
 	b := &proxyBody{api: api, raw: raw, fields: map[string]json.RawMessage{}, spans: map[string][2]int{}}
 	i := skipSpace(raw, 0)
@@ -62,13 +61,13 @@ func parseProxyBody(api ops.ProxyAPI, raw []byte) (*proxyBody, error) {
 		if err != nil {
 			return 0, err
 		}
-		if _, dup := b.fields[name]; dup && (name == list || name == "system" && api != ops.ProxyResponses) {
+		if _, dup := b.fields[name]; dup && (name == list || name == "system" && api != Responses) {
 			return 0, fmt.Errorf("%q is there twice", name)
 		}
 		var end int
 		if name == list && start < len(raw) && raw[start] == '[' {
 			end, err = scan.container(start, '[', ']', func(s int) (int, error) {
-				if api == ops.ProxyResponses {
+				if api == Responses {
 					// An item is the provider's to judge: only its
 					// extent is read.
 					e, err := scan.skipValue(s)
@@ -106,7 +105,7 @@ func parseProxyBody(api ops.ProxyAPI, raw []byte) (*proxyBody, error) {
 	if skipSpace(raw, end) != len(raw) {
 		return nil, fmt.Errorf("there is more after its JSON object")
 	}
-	if api == ops.ProxyResponses {
+	if api == Responses {
 		if err := b.checkInput(); err != nil {
 			return nil, err
 		}
@@ -119,7 +118,7 @@ func parseProxyBody(api ops.ProxyAPI, raw []byte) (*proxyBody, error) {
 	case msgs[0] != '[':
 		return nil, fmt.Errorf("\"messages\" is %s, not a list of messages", formats.DescribeJSON(msgs))
 	}
-	if s, ok := b.fields["system"]; ok && api == ops.ProxyAnthropic && !formats.IsNull(s) && s[0] != '"' && s[0] != '[' {
+	if s, ok := b.fields["system"]; ok && api == Anthropic && !formats.IsNull(s) && s[0] != '"' && s[0] != '[' {
 		return nil, fmt.Errorf("\"system\" is %s, not a string or a list of blocks", formats.DescribeJSON(s))
 	}
 	return b, nil
@@ -143,7 +142,7 @@ func keyName(key []byte) (string, error) {
 // cache_control breakpoints go with the blocks they marked, where those
 // are still sent; a message's own fields go with what it said. The values are written straight into dst, in the
 // order they come in the body.
-func (b *proxyBody) rewrite(dst []byte, turn *ops.ProxyTurn) ([]byte, error) {
+func (b *proxyBody) rewrite(dst []byte, turn *Turn) ([]byte, error) {
 	type splice struct {
 		start, end int
 		name       string
@@ -160,7 +159,7 @@ func (b *proxyBody) rewrite(dst []byte, turn *ops.ProxyTurn) ([]byte, error) {
 		splices = append(splices, splice{open, open, name, value})
 	}
 	switch b.api {
-	case ops.ProxyAnthropic:
+	case Anthropic:
 		put("messages", b.anthropicThread(turn))
 		if turn.Anthropic.System != "" {
 			system, err := b.system(turn.Anthropic.System)
@@ -169,7 +168,7 @@ func (b *proxyBody) rewrite(dst []byte, turn *ops.ProxyTurn) ([]byte, error) {
 			}
 			put("system", system)
 		}
-	case ops.ProxyResponses:
+	case Responses:
 		input, err := b.responsesInput(turn.Responses)
 		if err != nil {
 			return nil, err
@@ -291,7 +290,7 @@ func blockKey(blk *export.AnthropicBlock) string {
 
 // cacheMarks are the blocks of the request's messages that carry a
 // cache_control, latest first; hits are the messages that have them
-// (ProxyTurn.CacheMarked), and only those are read.
+// (Turn.CacheMarked), and only those are read.
 func (b *proxyBody) cacheMarks(hits []int) []marked {
 	var marks []marked
 	for k := len(hits) - 1; k >= 0; k-- {
@@ -322,9 +321,9 @@ func (b *proxyBody) cacheMarks(hits []int) []marked {
 // proxyError answers a proxied request weft refuses, in the shape of
 // the API's own errors, so the client reads it as it reads the
 // provider's.
-func proxyError(w http.ResponseWriter, api ops.ProxyAPI, status int, msg string) {
+func proxyError(w http.ResponseWriter, api API, status int, msg string) {
 	var body any
-	if api == ops.ProxyAnthropic {
+	if api == Anthropic {
 		type anError struct {
 			Type    string `json:"type"`
 			Message string `json:"message"`

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"weft/formats/export"
-	"weft/ops"
 )
 
 // A Chat Completions message's members besides those weft writes (role,
@@ -165,7 +164,7 @@ func TestChatFieldsFindTheirMessage(t *testing.T) {
 		`{"role":"assistant","content":"ok"}`,
 		`{"role":"user","content":"continue","x":6}`,
 	)
-	b, err := parseProxyBody(ops.ProxyOpenAI, []byte(body))
+	b, err := parseProxyBody(OpenAI, []byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"weft/formats"
-	"weft/ops"
 )
 
 // A message may carry fields of its own besides those weft writes for
@@ -21,7 +20,7 @@ import (
 
 // scanMessage is the index past the message at b[i], and whether it is
 // an object with fields besides those weft writes for a message of api.
-func (s *jsonScan) scanMessage(i int, api ops.ProxyAPI) (int, bool, error) {
+func (s *jsonScan) scanMessage(i int, api API) (int, bool, error) {
 	if i >= len(s.b) || s.b[i] != '{' {
 		end, err := s.skipValue(i)
 		return end, false, err
@@ -48,7 +47,7 @@ func (s *jsonScan) scanMessage(i int, api ops.ProxyAPI) (int, bool, error) {
 // it came) is key itself, for a message of api: the exporters' members.
 // A Chat Completions message's legacy function_call is read as a tool
 // call, and written as one.
-func written(api ops.ProxyAPI, key []byte) (bool, error) {
+func written(api API, key []byte) (bool, error) {
 	name := key[1 : len(key)-1]
 	if bytes.IndexByte(name, '\\') >= 0 {
 		n, err := keyName(key)
@@ -61,7 +60,7 @@ func written(api ops.ProxyAPI, key []byte) (bool, error) {
 	case "role", "content":
 		return true, nil
 	case "name", "tool_calls", "tool_call_id", "function_call":
-		return api == ops.ProxyOpenAI, nil
+		return api == OpenAI, nil
 	}
 	return false, nil
 }
@@ -95,7 +94,7 @@ type ownMsg struct {
 // ownFields reads a message of api with fields of its own; false for a
 // message whose fields cannot be placed (it says nothing weft can find
 // again).
-func ownFields(api ops.ProxyAPI, raw []byte) (ownMsg, bool) {
+func ownFields(api API, raw []byte) (ownMsg, bool) {
 	var o ownMsg
 	var c said
 	s := &jsonScan{b: raw}
@@ -137,7 +136,7 @@ func ownFields(api ops.ProxyAPI, raw []byte) (ownMsg, bool) {
 		return ownMsg{}, false
 	}
 	var ok bool
-	if api == ops.ProxyOpenAI {
+	if api == OpenAI {
 		o.role = chatRole(o.role)
 		o.typ, o.key, ok = c.says(o.role)
 	} else {

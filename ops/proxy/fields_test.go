@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"weft/formats/export"
-	"weft/ops"
 )
 
 // A message's fields besides role and content stay on it when weft
@@ -67,7 +66,7 @@ func TestPlaceFieldsIsOnePass(t *testing.T) {
 			export.OpenAIMessage{Role: "user", Content: fmt.Sprintf("q %d", i)},
 			export.OpenAIMessage{Role: "assistant", Content: fmt.Sprintf("a %d", i)})
 	}
-	b, err := parseProxyBody(ops.ProxyOpenAI, []byte(`{"model":"m","messages":[`+strings.Join(msgs, ",")+`]}`))
+	b, err := parseProxyBody(OpenAI, []byte(`{"model":"m","messages":[`+strings.Join(msgs, ",")+`]}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,9 +46,9 @@ func FuzzProxyBody(f *testing.F) {
 	f.Cleanup(func() { st.Close() })
 	svc := ops.New(st)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, api := range []ops.ProxyAPI{ops.ProxyAnthropic, ops.ProxyOpenAI, ops.ProxyResponses} {
+		for _, api := range []API{Anthropic, OpenAI, Responses} {
 			for _, streaming := range []bool{true, false} {
-				rec := &answerRecorder{api: api, svc: svc, ctx: context.Background(), turn: &ops.ProxyTurn{SessionID: "none"}, streaming: streaming}
+				rec := &answerRecorder{api: api, engine: EngineOf(svc), ctx: context.Background(), turn: &Turn{SessionID: "none"}, streaming: streaming}
 				rec.feed(data)
 				rec.store()
 			}
@@ -59,17 +59,17 @@ func FuzzProxyBody(f *testing.F) {
 				}
 				continue
 			}
-			_, err = svc.ProxyRequest(context.Background(), ops.ProxyRequest{API: api, Messages: b.messages, Probe: true})
+			_, err = EngineOf(svc).Take(context.Background(), Request{API: api, Messages: b.messages, Probe: true})
 			if err != nil && !errors.Is(err, ops.ErrInvalid) {
 				t.Fatalf("%s messages %s: %v", api, data, err)
 			}
-			turn := ops.ProxyTurn{
+			turn := Turn{
 				Anthropic: &export.AnthropicBody{System: "summary", Messages: []export.AnthropicMessage{{Role: "user", Content: []export.AnthropicBlock{{Type: "text", Text: "x"}}}}},
 				OpenAI:    []export.OpenAIMessage{{Role: "user", Content: "x"}},
-				Responses: []ops.ResponsesItem{{Request: -1, Message: &ops.ResponsesMessage{Type: "message", Role: "developer", Content: []ops.ResponsesContent{{Type: "input_text", Text: "summary"}}}}},
+				Responses: []ResponsesItem{{Request: -1, Message: &ResponsesMessage{Type: "message", Role: "developer", Content: []ResponsesContent{{Type: "input_text", Text: "summary"}}}}},
 			}
 			if len(b.messages) > 0 {
-				turn.Responses = append(turn.Responses, ops.ResponsesItem{Request: len(b.messages) - 1})
+				turn.Responses = append(turn.Responses, ResponsesItem{Request: len(b.messages) - 1})
 			}
 			out, err := b.rewrite(nil, &turn)
 			if err != nil {
@@ -83,7 +83,7 @@ func FuzzProxyBody(f *testing.F) {
 				t.Fatalf("%s: the rewritten body is not JSON: %v\n%s", api, err, out)
 			}
 			for k, v := range before {
-				if k == "messages" || k == "system" && api == ops.ProxyAnthropic || k == "input" && api == ops.ProxyResponses {
+				if k == "messages" || k == "system" && api == Anthropic || k == "input" && api == Responses {
 					continue
 				}
 				if !bytes.Equal(bytes.TrimSpace(after[k]), bytes.TrimSpace(v)) {

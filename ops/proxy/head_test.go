@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"weft/ops"
 )
 
 // The body sent upstream from a session's kept head (its messages
@@ -24,14 +22,14 @@ func TestProxyHeadSendsTheBodyOfTheWholeThread(t *testing.T) {
 	thread = slices.Insert(thread, 120, env)
 	// send writes a request's body as the proxy sends it, and as it
 	// sends it from the whole thread.
-	send := func(msgs []string) (sent, whole string, turn ops.ProxyTurn) {
+	send := func(msgs []string) (sent, whole string, turn Turn) {
 		t.Helper()
 		body := []byte(anBody(false, msgs...))
-		req, err := parseProxyBody(ops.ProxyAnthropic, body)
+		req, err := parseProxyBody(Anthropic, body)
 		if err != nil {
 			t.Fatal(err)
 		}
-		turn, err = rig.svc.ProxyRequest(t.Context(), ops.ProxyRequest{API: ops.ProxyAnthropic, Messages: req.messages})
+		turn, err = EngineOf(rig.svc).Take(t.Context(), Request{API: Anthropic, Messages: req.messages})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,11 +106,11 @@ func TestProxyHeadSharedByRequestsAtOnce(t *testing.T) {
 	rig := newProxyRig(t, rigOptions{})
 	thread := agentThread(120)
 	body := []byte(anBody(false, thread...))
-	req, err := parseProxyBody(ops.ProxyAnthropic, body)
+	req, err := parseProxyBody(Anthropic, body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	turn, err := rig.svc.ProxyRequest(t.Context(), ops.ProxyRequest{API: ops.ProxyAnthropic, Messages: req.messages})
+	turn, err := EngineOf(rig.svc).Take(t.Context(), Request{API: Anthropic, Messages: req.messages})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,11 +126,11 @@ func TestProxyHeadSharedByRequestsAtOnce(t *testing.T) {
 					// A token count: the thread and a question of its
 					// own, nothing stored.
 					msgs := append(slices.Clip(thread), fmt.Sprintf(`{"role":"user","content":[{"type":"text","text":"question %d.%d","cache_control":{"type":"ephemeral"}}]}`, g, i))
-					req, err := parseProxyBody(ops.ProxyAnthropic, []byte(anBody(false, msgs...)))
+					req, err := parseProxyBody(Anthropic, []byte(anBody(false, msgs...)))
 					if err != nil {
 						return err
 					}
-					turn, err := rig.svc.ProxyRequest(t.Context(), ops.ProxyRequest{API: ops.ProxyAnthropic, Messages: req.messages, Probe: true})
+					turn, err := EngineOf(rig.svc).Take(t.Context(), Request{API: Anthropic, Messages: req.messages, Probe: true})
 					if err != nil {
 						return err
 					}

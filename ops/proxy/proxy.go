@@ -1,8 +1,22 @@
-// Package proxy is the context proxy's HTTP side: weft speaks the model
-// APIs agents already use, in front of the provider, and hands each
-// request's thread to the service (ops.Service's ProxyRequest and the
-// recording of the answer), whose engine side is to join this package.
+// Package proxy is the context proxy: weft speaks the model APIs agents
+// already use, in front of the provider. Its HTTP side (Handler) reads
+// a request's body and hands its thread to the engine (Engine, one kept
+// with each ops.Service), which recognises the session the thread
+// continues, stores what is new through the service's one write path,
+// and gives back the effective thread; the body goes upstream with that
+// thread in place of its own, and the answer comes back to the client
+// as it arrives, to be stored by the engine once it is whole. A proxied
+// request goes handler → engine → ops.Service → store, never back up.
 // The proxy's paths are a Face the listener (ops/listen) serves.
+//
+// What the proxy shares with the pre-request hook (the tool
+// apply_context_operations) stays in the core, ops: reading a caller's
+// whole thread (ops.Service.ReadThread, with what it remembers of the
+// threads read), and syncing it into a session (SyncPrepare: the stored
+// messages matched by identity, the new ones appended). The hook is a
+// Service method that the tool registry (ops/tools) binds, and the
+// registry may import no face: so the proxy builds on the core's sync,
+// rather than the hook on the proxy's.
 package proxy
 
 import (
@@ -25,12 +39,12 @@ import (
 
 // The context proxy: weft speaks the model APIs agents already use, in
 // front of the provider. A request's body is read, its messages handed
-// to the service (which recognises the session, stores what is new, and
-// gives back the effective thread), and the body goes upstream with the
-// effective thread in place of its messages: everything else in it
-// (system, tools, parameters, cache_control, fields weft does not know)
-// goes as it came, and when no operation changes the thread the body
-// goes byte for byte. The answer comes back to the client byte for byte
+// to the engine (engine.go: it recognises the session, stores what is
+// new, and gives back the effective thread), and the body goes upstream
+// with the effective thread in place of its messages: everything else
+// in it (system, tools, parameters, cache_control, fields weft does not
+// know) goes as it came, and when no operation changes the thread the
+// body goes byte for byte. The answer comes back to the client byte for byte
 // as it arrives, flushed chunk by chunk, while a copy is read to store
 // the assistant's message once it is complete.
 //
@@ -104,7 +118,7 @@ func CheckUpstream(raw string) error {
 
 // Handler serves the proxy's paths over a service.
 type Handler struct {
-	svc       *ops.Service
+	engine    *Engine
 	logger    *slog.Logger
 	anthropic string
 	openai    string
@@ -127,7 +141,7 @@ type Options struct {
 func New(svc *ops.Service, o Options) *Handler {
 	u := o.Upstreams
 	p := &Handler{
-		svc:       svc,
+		engine:    EngineOf(svc),
 		logger:    cmp.Or(o.Logger, slog.New(slog.DiscardHandler)),
 		anthropic: strings.TrimRight(cmp.Or(u.Anthropic, DefaultAnthropicUpstream), "/"),
 		openai:    strings.TrimRight(cmp.Or(u.OpenAI, DefaultOpenAIUpstream), "/"),
@@ -172,7 +186,7 @@ func (p *Handler) Face() httpx.Face {
 
 // proxyEndpoint is what a proxied path asks for.
 type proxyEndpoint struct {
-	api ops.ProxyAPI
+	api API
 	// path is the path below /v1 ("/messages"); upstream is where it
 	// goes, with the query.
 	path     string
@@ -199,11 +213,11 @@ func isPath(path string) bool {
 // apiOf is the API whose error shape a refusal of a request to path
 // takes: Anthropic's for its paths or a request that carries its
 // headers, else OpenAI's.
-func apiOf(r *http.Request) ops.ProxyAPI {
+func apiOf(r *http.Request) API {
 	if strings.Contains(r.URL.Path, "/v1/messages") || r.Header.Get("X-Api-Key") != "" || r.Header.Get("Anthropic-Version") != "" {
-		return ops.ProxyAnthropic
+		return Anthropic
 	}
-	return ops.ProxyOpenAI
+	return OpenAI
 }
 
 // refusal answers a request to the proxy's paths that the listener
@@ -243,18 +257,18 @@ func (p *Handler) route(r *http.Request) (proxyEndpoint, error) {
 	ep.api = apiOf(r)
 	switch sub {
 	case "/messages":
-		ep.api, ep.thread = ops.ProxyAnthropic, true
+		ep.api, ep.thread = Anthropic, true
 	case "/messages/count_tokens":
-		ep.api, ep.thread, ep.probe = ops.ProxyAnthropic, true, true
+		ep.api, ep.thread, ep.probe = Anthropic, true, true
 	case "/chat/completions":
-		ep.api, ep.thread = ops.ProxyOpenAI, true
+		ep.api, ep.thread = OpenAI, true
 	case "/responses":
-		ep.api, ep.thread = ops.ProxyResponses, true
+		ep.api, ep.thread = Responses, true
 	case "/responses/input_tokens":
-		ep.api, ep.thread, ep.probe = ops.ProxyResponses, true, true
+		ep.api, ep.thread, ep.probe = Responses, true, true
 	}
 	base := p.openai + sub // the OpenAI base URL has its /v1
-	if ep.api == ops.ProxyAnthropic {
+	if ep.api == Anthropic {
 		base = p.anthropic + "/v1" + sub
 	}
 	if r.URL.RawQuery != "" {
@@ -282,7 +296,6 @@ func (p *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		proxyError(w, ep.api, http.StatusMethodNotAllowed, fmt.Sprintf("%s /v1%s: send the request with POST", r.Method, ep.path))
 		return
 	}
-	svc := p.svc
 	// The body and what goes upstream in its place are read and
 	// written into buffers kept for the next request: zeroing megabytes
 	// for every request costs more than anything weft does with them.
@@ -303,7 +316,7 @@ func (p *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := ops.WithAuthor(r.Context(), cmp.Or(httpx.CleanAuthor(r.Header.Get(httpx.AuthorHeader)), "proxy"))
-	turn, err := svc.ProxyRequest(ctx, ops.ProxyRequest{API: ep.api, Session: ep.session, Messages: req.messages, Probe: ep.probe})
+	turn, err := p.engine.Take(ctx, Request{API: ep.api, Session: ep.session, Messages: req.messages, Probe: ep.probe})
 	if err != nil {
 		status := httpx.StatusOf(err)
 		if status == http.StatusInternalServerError {
@@ -325,7 +338,7 @@ func (p *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var rec *answerRecorder
 	if !ep.probe {
-		rec = &answerRecorder{api: ep.api, svc: svc, ctx: ctx, turn: &turn}
+		rec = &answerRecorder{api: ep.api, engine: p.engine, ctx: ctx, turn: &turn}
 	}
 	sent := &sentBody{Reader: bytes.NewReader(out), closed: make(chan struct{})}
 	whole := p.forward(w, r, ep, sent, int64(len(out)), rec)
@@ -546,7 +559,7 @@ func connectionHeaders(h http.Header) map[string]bool {
 
 // bodyError answers a request whose body could not be read, in the
 // API's error shape.
-func bodyError(w http.ResponseWriter, api ops.ProxyAPI, err error) {
+func bodyError(w http.ResponseWriter, api API, err error) {
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"weft/ops"
 )
 
 // anError reads a Messages API error body.
@@ -272,7 +270,7 @@ func TestProxyTokenAndSessionNames(t *testing.T) {
 // is held of it stays bounded while it streams.
 func TestProxyAnswerTooLongIsNotStored(t *testing.T) {
 	for _, streaming := range []bool{false, true} {
-		rec := &answerRecorder{api: ops.ProxyAnthropic, streaming: streaming}
+		rec := &answerRecorder{api: Anthropic, streaming: streaming}
 		chunk := []byte("data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"" + strings.Repeat("x", 1<<20) + "\"}}\n\n")
 		for range maxAnswerBytes/len(chunk) + 2 {
 			rec.feed(chunk)

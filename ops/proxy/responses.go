@@ -8,7 +8,6 @@ import (
 	"net/http"
 
 	"weft/formats"
-	"weft/ops"
 	"weft/ops/tools"
 )
 
@@ -55,7 +54,7 @@ func (b *proxyBody) checkInput() error {
 // serverSide names the field by which a Responses API request continues
 // a thread the provider keeps, or is "".
 func (b *proxyBody) serverSide() string {
-	if b.api != ops.ProxyResponses {
+	if b.api != Responses {
 		return ""
 	}
 	for _, name := range serverSideFields {
@@ -79,7 +78,7 @@ func (p *Handler) passThrough(w http.ResponseWriter, r *http.Request, ep proxyEn
 
 // responsesInput is the input sent in place of the request's: its own
 // items as they came, and the messages weft wrote, as one JSON list.
-func (b *proxyBody) responsesInput(items []ops.ResponsesItem) (json.RawMessage, error) {
+func (b *proxyBody) responsesInput(items []ResponsesItem) (json.RawMessage, error) {
 	size := 2
 	for _, it := range items {
 		if it.Request >= 0 && it.Request < len(b.messages) {

@@ -5,13 +5,12 @@ import (
 	"slices"
 
 	"weft/formats/export"
-	"weft/ops"
 )
 
 // The Messages API thread a proxied request sends: the exporter's
 // messages, the client's cache breakpoints on the blocks they marked,
 // and its messages' fields of their own on the messages that carry
-// their content. A session's thread starts with the head the service
+// their content. A session's thread starts with the head the engine
 // keeps of it (export.AnthropicHead), whose messages were encoded when
 // it was made: they are copied as they were, and only a message of the
 // head that gets a breakpoint or fields is encoded again. The rest, a
@@ -33,7 +32,7 @@ type anThread struct {
 
 // anthropicThread is the thread turn sends, with the request's cache
 // breakpoints and messages' own fields in their places.
-func (b *proxyBody) anthropicThread(turn *ops.ProxyTurn) *anThread {
+func (b *proxyBody) anthropicThread(turn *Turn) *anThread {
 	t := &anThread{head: turn.AnthropicHead, tail: make([]anMessage, len(turn.Anthropic.Messages))}
 	if t.head != nil {
 		t.hmsgs = t.head.Messages()

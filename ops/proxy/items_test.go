@@ -1,4 +1,4 @@
-package ops
+package proxy
 
 import (
 	"context"
@@ -6,12 +6,15 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"weft/ops"
+	"weft/ops/tools/toolstest"
 )
 
 // A Codex conversation's items: a developer message, the user's turn,
 // reasoning, two calls made at once and their outputs, the answer.
 const (
-	rsDev   = `{"type":"message","role":"developer","content":[{"type":"input_text","text":"You are Codex."}]}`
+	rsCodex = `{"type":"message","role":"developer","content":[{"type":"input_text","text":"You are Codex."}]}`
 	rsUser  = `{"type":"message","id":"msg_u","role":"user","content":[{"type":"input_text","text":"Find the TODOs"}]}`
 	rsThink = `{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"opaque"}`
 	rsCallA = `{"type":"function_call","call_id":"call_a","name":"exec_command","arguments":"{\"cmd\":\"grep TODO a.go\"}"}`
@@ -38,29 +41,29 @@ func sentItems(items []ResponsesItem) []string {
 }
 
 func TestProxyResponsesTurns(t *testing.T) {
-	f := newFixture(t)
+	f := toolstest.New(t)
 	ctx := context.Background()
-	first := f.proxy(ProxyRequest{API: ProxyResponses, Messages: proxyMsgs(t, "["+rsDev+","+rsUser+"]")})
+	first := proxyTurn(f, Request{API: Responses, Messages: proxyMsgs(t, "["+rsCodex+","+rsUser+"]")})
 	if !first.Created || first.Appended != 2 || !first.Unchanged {
 		t.Fatalf("first request: %+v", first)
 	}
 	// The answer is the response's output, a list of items.
 	output := "[" + rsThink + "," + rsCallA + "," + rsCallB + "]"
-	if _, err := f.svc.RecordProxyAnswer(ctx, ProxyAnswer{API: ProxyResponses, SessionID: first.SessionID, After: first.Stored, Message: json.RawMessage(output), Model: "m1"}); err != nil {
+	if _, err := EngineOf(f.Svc).RecordAnswer(ctx, Answer{API: Responses, SessionID: first.SessionID, After: first.Stored, Message: json.RawMessage(output), Model: "m1"}); err != nil {
 		t.Fatal(err)
 	}
-	thread := "[" + strings.Join([]string{rsDev, rsUser, rsThink, rsCallA, rsCallB, rsOutA, rsOutB, rsDone, rsNext, rsWeb}, ",") + "]"
-	turn := f.proxy(ProxyRequest{API: ProxyResponses, Messages: proxyMsgs(t, thread)})
+	thread := "[" + strings.Join([]string{rsCodex, rsUser, rsThink, rsCallA, rsCallB, rsOutA, rsOutB, rsDone, rsNext, rsWeb}, ",") + "]"
+	turn := proxyTurn(f, Request{API: Responses, Messages: proxyMsgs(t, thread)})
 	if turn.SessionID != first.SessionID || turn.Recognized != 5 || turn.Appended != 5 || !turn.Unchanged {
 		t.Fatalf("second request: %+v", turn)
 	}
-	f.svc.SetDefaultSession(turn.SessionID)
+	f.Svc.SetDefaultSession(turn.SessionID)
 
 	// A digest of the call and its output, and the items operations
 	// made, are written; the rest are the request's own. A hosted tool's
 	// call (a web search) has no output to pair: it goes as it came.
-	f.mustCall("digest_messages", `{"start_idx":1,"end_idx":6,"summary":"Found one TODO, in a.go."}`)
-	turn = f.proxy(ProxyRequest{API: ProxyResponses, Messages: proxyMsgs(t, thread)})
+	f.MustCall("digest_messages", `{"start_idx":1,"end_idx":6,"summary":"Found one TODO, in a.go."}`)
+	turn = proxyTurn(f, Request{API: Responses, Messages: proxyMsgs(t, thread)})
 	if got, want := strings.Join(sentItems(turn.Responses), " | "), "#0 | developer: Found one TODO, in a.go. | #7 | #8 | #9"; got != want {
 		t.Errorf("sent %s\nwant %s", got, want)
 	}
@@ -72,9 +75,9 @@ func TestProxyResponsesTurns(t *testing.T) {
 	// snipped output leaves its call as text, and the reasoning before
 	// the calls goes with it, as the API takes no reasoning without the
 	// item it led to.
-	f.mustCall("toggle_operation", `{"operation_id":"`+f.lastOp(turn.SessionID)+`","active":false}`)
-	f.mustCall("snip_messages", `{"ids":["m6"]}`)
-	turn = f.proxy(ProxyRequest{API: ProxyResponses, Messages: proxyMsgs(t, thread)})
+	f.MustCall("toggle_operation", `{"operation_id":"`+lastOp(f, turn.SessionID)+`","active":false}`)
+	f.MustCall("snip_messages", `{"ids":["m6"]}`)
+	turn = proxyTurn(f, Request{API: Responses, Messages: proxyMsgs(t, thread)})
 	want := `#0 | #1 | assistant: [tool call exec_command] {"cmd":"grep TODO a.go"} | #4 | #6 | #7 | #8 | #9`
 	if got := strings.Join(sentItems(turn.Responses), " | "); got != want {
 		t.Errorf("sent %s\nwant %s", got, want)
@@ -86,32 +89,32 @@ func TestProxyResponsesTurns(t *testing.T) {
 
 // A session's title is what the user wrote, not the context Codex adds.
 func TestProxyResponsesTitle(t *testing.T) {
-	f := newFixture(t)
+	f := toolstest.New(t)
 	items := `[{"type":"message","role":"user","content":[{"type":"input_text","text":"# AGENTS.md instructions for /work\n\n<INSTRUCTIONS>\nRun go test.\n</INSTRUCTIONS>"}]},` +
 		`{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context>\n  <cwd>/work</cwd>\n</environment_context>"}]},` + rsUser + `]`
-	turn := f.proxy(ProxyRequest{API: ProxyResponses, Messages: proxyMsgs(t, items)})
-	if info, _, _ := f.svc.View(turn.SessionID); info.Title != "Find the TODOs" {
+	turn := proxyTurn(f, Request{API: Responses, Messages: proxyMsgs(t, items)})
+	if info, _, _ := f.Svc.View(turn.SessionID); info.Title != "Find the TODOs" {
 		t.Errorf("title %q", info.Title)
 	}
 }
 
 func TestProxyResponsesRefusesWhatIsNoItem(t *testing.T) {
-	f := newFixture(t)
-	before := f.fileHash()
+	f := toolstest.New(t)
+	before := f.FileHash()
 	for _, c := range []struct{ items, want string }{
 		{`[]`, "input is empty"},
 		{`[` + rsUser + `,7]`, "input[1]: a number"},
 		{`[` + rsUser + `,{"type":"message","role":"robot","content":"x"}]`, `input[1]: message with role "robot"`},
 	} {
-		_, err := f.svc.ProxyRequest(context.Background(), ProxyRequest{API: ProxyResponses, Messages: proxyMsgs(t, c.items)})
-		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), c.want) {
+		_, err := EngineOf(f.Svc).Take(context.Background(), Request{API: Responses, Messages: proxyMsgs(t, c.items)})
+		if !errors.Is(err, ops.ErrInvalid) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.items, err, c.want)
 		}
 	}
-	if _, err := f.svc.RecordProxyAnswer(context.Background(), ProxyAnswer{API: ProxyResponses, SessionID: "s", Message: json.RawMessage(`{"type":"message"}`)}); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "not a list of items") {
+	if _, err := EngineOf(f.Svc).RecordAnswer(context.Background(), Answer{API: Responses, SessionID: "s", Message: json.RawMessage(`{"type":"message"}`)}); !errors.Is(err, ops.ErrInvalid) || !strings.Contains(err.Error(), "not a list of items") {
 		t.Errorf("an output that is no list: %v", err)
 	}
-	if f.fileHash() != before {
+	if f.FileHash() != before {
 		t.Error("a refused request changed the file")
 	}
 }

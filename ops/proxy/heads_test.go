@@ -1,4 +1,4 @@
-package ops
+package proxy
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 
 	"weft/formats/export"
 	"weft/model"
+	"weft/ops"
+	"weft/ops/tools/toolstest"
 )
 
 // headThread is an agent's conversation of n messages in the Messages
@@ -29,7 +31,7 @@ func headThread(n int) []string {
 
 // headSent is the "messages" a turn sends for the Messages API: the
 // head's, encoded when it was made, then the rest, encoded now.
-func headSent(t *testing.T, turn *ProxyTurn) string {
+func headSent(t *testing.T, turn *Turn) string {
 	t.Helper()
 	out := []byte{'['}
 	if turn.AnthropicHead != nil {
@@ -49,21 +51,21 @@ func headSent(t *testing.T, turn *ProxyTurn) string {
 
 // headWhole is the "messages" of the thread of raw exported whole, as
 // before there were heads, and the report of it.
-func headWhole(t *testing.T, f *fixture, turn *ProxyTurn, raw []json.RawMessage) (string, export.Report) {
+func headWhole(t *testing.T, f *toolstest.Fixture, turn *Turn, raw []json.RawMessage) (string, export.Report) {
 	t.Helper()
-	msgs, _, err := f.svc.readThread(ProxyAnthropic, raw)
+	msgs, _, _, err := f.Svc.ReadThread(anthropicMessages, raw)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The request's new messages are stored now: the view has them.
-	info, v, err := f.svc.View(turn.SessionID)
+	info, v, err := f.Svc.View(turn.SessionID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if info.MessageCount != len(msgs) {
 		t.Fatalf("%d messages stored, the request has %d", info.MessageCount, len(msgs))
 	}
-	items, err := f.svc.effectiveItems(v, len(msgs), msgs)
+	items, err := EngineOf(f.Svc).effectiveItems(v, len(msgs), msgs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,24 +88,24 @@ func headWhole(t *testing.T, f *fixture, turn *ProxyTurn, raw []json.RawMessage)
 // client, or another client's message in the session (the agent's next
 // request then continues no session) is not sent from the head kept.
 func TestProxyHeadIsTheWholeThread(t *testing.T) {
-	f := newFixture(t)
+	f := toolstest.New(t)
 	ctx := context.Background()
 	thread := headThread(60)
 	var sid string
 	var kept *proxyHead
 	// request sends thread; fits says whether the session's kept head
 	// (as it was before the request) fits its thread.
-	request := func(what string, msgs []string, wantFits bool) ProxyTurn {
+	request := func(what string, msgs []string, wantFits bool) Turn {
 		t.Helper()
 		raw := proxyMsgs(t, "["+strings.Join(msgs, ",")+"]")
 		if sid != "" {
-			kept = f.svc.proxy.heads.get(sid)
+			kept = EngineOf(f.Svc).heads.get(sid)
 			if kept != nil {
-				_, v, err := f.svc.View(sid)
+				_, v, err := f.Svc.View(sid)
 				if err != nil {
 					t.Fatal(err)
 				}
-				_, _, places, err := f.svc.readThreadAt(ProxyAnthropic, raw)
+				_, _, places, err := f.Svc.ReadThread(anthropicMessages, raw)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -114,7 +116,7 @@ func TestProxyHeadIsTheWholeThread(t *testing.T) {
 				t.Errorf("%s: no head kept", what)
 			}
 		}
-		turn := f.proxy(ProxyRequest{API: ProxyAnthropic, Messages: raw})
+		turn := proxyTurn(f, Request{API: Anthropic, Messages: raw})
 		if turn.Unchanged {
 			return turn
 		}
@@ -128,8 +130,8 @@ func TestProxyHeadIsTheWholeThread(t *testing.T) {
 		return turn
 	}
 	sid = request("the first request", thread, false).SessionID
-	f.svc.SetDefaultSession(sid)
-	f.mustCall("digest_messages", `{"start_idx":0,"end_idx":19,"summary":"Read the first ten files."}`)
+	f.Svc.SetDefaultSession(sid)
+	f.MustCall("digest_messages", `{"start_idx":0,"end_idx":19,"summary":"Read the first ten files."}`)
 
 	answer := `{"role":"assistant","content":[{"type":"text","text":"Done."}]}`
 	next := func(i int) {
@@ -150,38 +152,38 @@ func TestProxyHeadIsTheWholeThread(t *testing.T) {
 			t.Errorf("request %d: %d messages encoded after the head", i, len(turn.Anthropic.Messages))
 		}
 	}
-	lastOp := func() string { return f.lastOp(sid) }
+	latest := func() string { return lastOp(f, sid) }
 
 	// A new operation in the head's items.
-	f.mustCall("snip_messages", `{"ids":["m30"]}`)
+	f.MustCall("snip_messages", `{"ids":["m30"]}`)
 	next(100)
 	request("after a snip", thread, false)
 	next(101)
 	request("the thread after the snip", thread, true)
 	// A toggle, off and on.
-	snip := lastOp()
-	f.mustCall("toggle_operation", `{"operation_id":"`+snip+`","active":false}`)
+	snip := latest()
+	f.MustCall("toggle_operation", `{"operation_id":"`+snip+`","active":false}`)
 	next(102)
 	request("after a toggle off", thread, false)
-	f.mustCall("toggle_operation", `{"operation_id":"`+snip+`","active":true}`)
+	f.MustCall("toggle_operation", `{"operation_id":"`+snip+`","active":true}`)
 	next(103)
 	request("after a toggle on", thread, false)
 	// A revert of the digest, and the same range digested again with
 	// another summary: the view's items are as they were, the summary
 	// is not.
-	ops, err := f.svc.Operations(sid)
+	list, err := f.Svc.Operations(sid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.mustCall("revert_operation", `{"operation_id":"`+ops[0].ID+`"}`)
+	f.MustCall("revert_operation", `{"operation_id":"`+list[0].ID+`"}`)
 	next(104)
 	request("after a revert", thread, false)
-	f.mustCall("revert_operation", `{"operation_id":"`+snip+`"}`)
-	f.mustCall("digest_messages", `{"start_idx":0,"end_idx":19,"summary":"Read the first ten files."}`)
+	f.MustCall("revert_operation", `{"operation_id":"`+snip+`"}`)
+	f.MustCall("digest_messages", `{"start_idx":0,"end_idx":19,"summary":"Read the first ten files."}`)
 	next(105)
 	request("digested again", thread, false)
-	f.mustCall("revert_operation", `{"operation_id":"`+lastOp()+`"}`)
-	f.mustCall("digest_messages", `{"start_idx":0,"end_idx":19,"summary":"Read ten files, found nothing."}`)
+	f.MustCall("revert_operation", `{"operation_id":"`+latest()+`"}`)
+	f.MustCall("digest_messages", `{"start_idx":0,"end_idx":19,"summary":"Read ten files, found nothing."}`)
 	next(106)
 	request("digested again, another summary", thread, false)
 	next(107)
@@ -196,37 +198,12 @@ func TestProxyHeadIsTheWholeThread(t *testing.T) {
 
 	// Another client's message in the session: the agent's next request
 	// continues no session, and is sent whole.
-	if _, err := f.svc.AppendMessages(ctx, AppendMessagesArgs{SessionID: sid, Messages: []model.NewMessage{{Role: model.RoleUser, Content: "A note from the operator."}}}); err != nil {
+	if _, err := f.Svc.AppendMessages(ctx, ops.AppendMessagesArgs{SessionID: sid, Messages: []model.NewMessage{{Role: model.RoleUser, Content: "A note from the operator."}}}); err != nil {
 		t.Fatal(err)
 	}
 	next(108)
 	turn := request("after another client's message", thread, false)
 	if turn.SessionID == sid {
 		t.Fatal("the agent's request continued a session it does not have all of")
-	}
-}
-
-// A message of a thread is told by the key of the raw message it was
-// read from: a Messages API message of two results is two messages of
-// one raw message.
-func TestThreadPlacesKeyOfMessages(t *testing.T) {
-	f := newFixture(t)
-	raw := proxyMsgs(t, `[{"role":"user","content":"Read both."},`+
-		`{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Read","input":{}},{"type":"tool_use","id":"t2","name":"Read","input":{}}]},`+
-		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"a"},{"type":"tool_result","tool_use_id":"t2","content":"b"}]},`+
-		`{"role":"assistant","content":"Both read."}]`)
-	for _, pass := range []string{"read", "remembered"} {
-		msgs, _, places, err := f.svc.readThreadAt(ProxyAnthropic, raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(msgs) != 5 {
-			t.Fatalf("%s: %d messages, want 5", pass, len(msgs))
-		}
-		for i, r := range []int{0, 1, 2, 2, 3} {
-			if k, ok := places.keyOf(i); !ok || k != places.keys[r] {
-				t.Errorf("%s: message %d has the key of raw message %v, want %d", pass, i, slices.Index(places.keys, k), r)
-			}
-		}
 	}
 }

@@ -1,4 +1,4 @@
-package ops
+package proxy
 
 import (
 	"cmp"
@@ -9,6 +9,7 @@ import (
 	"weft/formats"
 	"weft/formats/codex"
 	"weft/model"
+	"weft/ops"
 )
 
 // The Responses API's side of the context proxy (POST /v1/responses,
@@ -21,9 +22,9 @@ import (
 // byte (ids, encrypted reasoning, fields weft does not know), with only
 // the items an operation made written anew.
 
-// ProxyResponses is the Responses API: input items, the instructions
+// Responses is the Responses API: input items, the instructions
 // apart.
-const ProxyResponses ProxyAPI = "responses"
+const Responses API = "responses"
 
 // ResponsesItem is an item of the input sent upstream in place of a
 // Responses API request's: one of the request's own, sent as it came,
@@ -51,12 +52,15 @@ type ResponsesContent struct {
 
 // ListField names the field of the API's request body that holds the
 // thread: "messages", or the Responses API's "input".
-func (api ProxyAPI) ListField() string {
-	if api == ProxyResponses {
+func (api API) ListField() string {
+	if api == Responses {
 		return "input"
 	}
 	return "messages"
 }
+
+// responsesItems reads a Responses API request's items.
+var responsesItems = ops.ListReader{Shape: "responses", Read: readItems}
 
 // readItems reads a Responses API request's items, one message each.
 func readItems(raw []json.RawMessage, offset int) ([]model.NewMessage, []int, error) {
@@ -66,7 +70,7 @@ func readItems(raw []json.RawMessage, offset int) ([]model.NewMessage, []int, er
 		for i, e := range errs {
 			texts[i] = fmt.Sprintf("input[%d]: %s", offset+e.Index, e.Reason)
 		}
-		return nil, nil, Invalidf("input is not all Responses API items ({type: message|reasoning|function_call|function_call_output|...}): %s", strings.Join(texts, "; "))
+		return nil, nil, ops.Invalidf("input is not all Responses API items ({type: message|reasoning|function_call|function_call_output|...}): %s", strings.Join(texts, "; "))
 	}
 	from := make([]int, len(nms))
 	for i := range from {
@@ -75,15 +79,15 @@ func readItems(raw []json.RawMessage, offset int) ([]model.NewMessage, []int, er
 	return nms, from, nil
 }
 
-// answerList is what readList reads of an answer: its message, or for
+// answerList is what is read of an answer: its message, or for
 // the Responses API the items of its Message, the response's "output".
-func answerList(a ProxyAnswer) ([]json.RawMessage, error) {
-	if a.API != ProxyResponses {
+func answerList(a Answer) ([]json.RawMessage, error) {
+	if a.API != Responses {
 		return []json.RawMessage{a.Message}, nil
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(a.Message, &items); err != nil {
-		return nil, Invalidf("the answer's output is %s, not a list of items", formats.DescribeJSON(a.Message))
+		return nil, ops.Invalidf("the answer's output is %s, not a list of items", formats.DescribeJSON(a.Message))
 	}
 	return items, nil
 }

@@ -1,4 +1,4 @@
-package ops
+package proxy
 
 import (
 	"bytes"
@@ -8,14 +8,14 @@ import (
 	"weft/formats"
 	"weft/formats/export"
 	"weft/model"
-	"weft/store"
+	"weft/ops"
 )
 
 // The effective thread a proxied session sends upstream is the same
 // from one request to the next up to its last messages: an agent sends
 // its whole conversation each time, one turn longer. Exporting and
 // encoding it all again for every request would cost more than the rest
-// of what weft does for it, so the service keeps, for each session, the
+// of what weft does for it, so the engine keeps, for each session, the
 // head of the thread it last sent (export.AnthropicHead: its messages
 // exported and encoded), with what the head was made of: the view's
 // items it covers, the synthetic items among them, and the identity of
@@ -48,9 +48,9 @@ type proxyHead struct {
 	synth []model.Synthetic
 	// reads is how many of the request's messages the stored items
 	// among them were read from (the highest seq), key the identity of
-	// those messages (threadPlaces.keyOf).
+	// those messages (Places.KeyOf).
 	reads int
-	key   memoKey
+	key   ops.PlaceKey
 	size  int
 	used  uint64
 }
@@ -104,7 +104,7 @@ func (hs *proxyHeads) put(sessionID string, e *proxyHead) {
 // newProxyHead records what head was made of: v's first items, their
 // stored messages read as the request's (msgs, from places). It is nil
 // when a stored item was not read from the request.
-func newProxyHead(head *export.AnthropicHead, v *model.View, places threadPlaces, msgs int) *proxyHead {
+func newProxyHead(head *export.AnthropicHead, v *model.View, places ops.Places, msgs int) *proxyHead {
 	n := head.Items()
 	e := &proxyHead{head: head, items: v.Items[:n:n]}
 	for _, it := range e.items {
@@ -119,7 +119,7 @@ func newProxyHead(head *export.AnthropicHead, v *model.View, places threadPlaces
 	}
 	if e.reads > 0 {
 		var ok bool
-		if e.key, ok = places.keyOf(e.reads - 1); !ok {
+		if e.key, ok = places.KeyOf(e.reads - 1); !ok {
 			return nil
 		}
 	}
@@ -132,7 +132,7 @@ func newProxyHead(head *export.AnthropicHead, v *model.View, places threadPlaces
 
 // fits reports whether the thread of v, read from places, starts with
 // the items the head was made of.
-func (e *proxyHead) fits(v *model.View, places threadPlaces) bool {
+func (e *proxyHead) fits(v *model.View, places ops.Places) bool {
 	n := len(e.items)
 	if v.Len() < n || !slices.Equal(v.Items[:n], e.items) {
 		return false
@@ -148,7 +148,7 @@ func (e *proxyHead) fits(v *model.View, places threadPlaces) bool {
 		k++
 	}
 	if e.reads > 0 {
-		if key, ok := places.keyOf(e.reads - 1); !ok || key != e.key {
+		if key, ok := places.KeyOf(e.reads - 1); !ok || key != e.key {
 			return false
 		}
 	}
@@ -166,7 +166,7 @@ func sameSynthetic(a, b *model.Synthetic) bool {
 // API: after the session's head when the thread starts with it, else
 // whole; and keeps the head made for the next request. v is the
 // session's view, stored its message count, msgs the request's.
-func (s *Service) anthropicTurn(turn *ProxyTurn, sessionID string, v *model.View, stored int, msgs []hookMessage, places threadPlaces) error {
+func (e *Engine) anthropicTurn(turn *Turn, sessionID string, v *model.View, stored int, msgs []ops.CallerMessage, places ops.Places) error {
 	// The Messages API takes system turns in the conversation: an
 	// agent's own stay where they were, and a summary is one.
 	o := export.AnthropicOptions{SystemTurns: true}
@@ -176,22 +176,22 @@ func (s *Service) anthropicTurn(turn *ProxyTurn, sessionID string, v *model.View
 	limit := v.Len() - headMargin
 	var part export.AnthropicPart
 	done := false
-	kept := s.proxy.heads.get(sessionID)
+	kept := e.heads.get(sessionID)
 	if kept != nil && kept.fits(v, places) {
 		if items, ok := proxyItems(v, kept.head.Items(), msgs, stored); ok {
 			part, done = export.AnthropicFrom(kept.head, items, o, limit, headStep)
 		}
 	}
 	if !done {
-		items, err := s.effectiveItems(v, stored, msgs)
+		items, err := e.effectiveItems(v, stored, msgs)
 		if err != nil {
 			return err
 		}
 		part, _ = export.AnthropicFrom(nil, items, o, limit, headStep)
 	}
 	if part.Head != nil && (kept == nil || part.Head != kept.head) {
-		if e := newProxyHead(part.Head, v, places, len(msgs)); e != nil {
-			s.proxy.heads.put(sessionID, e)
+		if h := newProxyHead(part.Head, v, places, len(msgs)); h != nil {
+			e.heads.put(sessionID, h)
 		}
 	}
 	turn.Anthropic, turn.AnthropicHead, turn.Adjustments = &part.Body, part.Head, part.Report.Folded
@@ -200,16 +200,11 @@ func (s *Service) anthropicTurn(turn *ProxyTurn, sessionID string, v *model.View
 
 // effectiveItems are the items of the thread sent: v's, and the
 // request's messages past the stored ones.
-func (s *Service) effectiveItems(v *model.View, stored int, msgs []hookMessage) ([]formats.Item, error) {
+func (e *Engine) effectiveItems(v *model.View, stored int, msgs []ops.CallerMessage) ([]formats.Item, error) {
 	if items, ok := proxyItems(v, 0, msgs, stored); ok {
 		return items, nil
 	}
-	var items []formats.Item
-	err := s.st.View(func(tx *store.Tx) error {
-		var err error
-		items, err = threadItems(tx, v, msgs)
-		return err
-	})
+	items, err := e.svc.ThreadItems(v, msgs)
 	if err != nil {
 		return nil, err
 	}
@@ -223,16 +218,16 @@ func (s *Service) effectiveItems(v *model.View, stored int, msgs []hookMessage) 
 // stored items are the request's messages (msgs; they continue the
 // session), and msgs past the stored ones follow. It is false when an
 // item must be read from the store.
-func proxyItems(v *model.View, from int, msgs []hookMessage, stored int) ([]formats.Item, bool) {
+func proxyItems(v *model.View, from int, msgs []ops.CallerMessage, stored int) ([]formats.Item, bool) {
 	items := make([]formats.Item, 0, v.Len()-from+len(msgs)-stored)
 	for _, it := range v.Items[from:] {
 		switch {
 		case it.Synth >= 0:
-			items = append(items, synthItem(v, it))
+			items = append(items, ops.SynthItem(v, it))
 		case it.Seq == 0 || it.Seq > uint64(len(msgs)):
 			return nil, false
 		default:
-			items = append(items, callerItem(v, it, &msgs[it.Seq-1]))
+			items = append(items, ops.CallerItem(v, it, &msgs[it.Seq-1]))
 		}
 	}
 	for k := range msgs[stored:] {
@@ -241,19 +236,9 @@ func proxyItems(v *model.View, from int, msgs []hookMessage, stored int) ([]form
 	return items, true
 }
 
-// callerItem is the item of v's stored message it, as the caller's
-// message m, the same by identity, has it now.
-func callerItem(v *model.View, it model.Item, m *hookMessage) formats.Item {
-	nm := &m.nm
-	return formats.Item{
-		ID: model.MessageID(it.Seq), Role: nm.Role, Content: nm.Content, Name: nm.Name, Parts: m.parts,
-		CreatedAt: nm.CreatedAt, Tokens: nm.Tokens, Tags: v.Tags(it),
-	}
-}
-
 // newItem is the item of a request's message that is not stored yet,
 // the k-th (from 0) of the thread.
-func newItem(k int, m *hookMessage) formats.Item {
-	nm := &m.nm
-	return formats.Item{ID: model.MessageID(uint64(k + 1)), Role: nm.Role, Content: nm.Content, Name: nm.Name, Parts: m.parts, Tokens: nm.Tokens}
+func newItem(k int, m *ops.CallerMessage) formats.Item {
+	nm := &m.Message
+	return formats.Item{ID: model.MessageID(uint64(k + 1)), Role: nm.Role, Content: nm.Content, Name: nm.Name, Parts: m.Parts, Tokens: nm.Tokens}
 }

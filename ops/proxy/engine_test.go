@@ -1,4 +1,4 @@
-package ops
+package proxy
 
 import (
 	"context"
@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	"weft/model"
+	"weft/ops"
+	"weft/ops/reads"
+	"weft/ops/tools/toolstest"
 )
 
 // proxyMsgs reads a JSON list of messages as a request carries them.
@@ -20,16 +23,24 @@ func proxyMsgs(t *testing.T, s string) []json.RawMessage {
 	return list
 }
 
-func (f *fixture) proxy(r ProxyRequest) ProxyTurn {
-	f.t.Helper()
-	turn, err := f.svc.ProxyRequest(context.Background(), r)
+// proxyTurn takes a request through the fixture's proxy engine, and
+// waits for its messages to be stored.
+func proxyTurn(f *toolstest.Fixture, r Request) Turn {
+	f.T.Helper()
+	turn, err := EngineOf(f.Svc).Take(context.Background(), r)
 	if err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
 	if _, err := turn.Wait(); err != nil {
-		f.t.Fatal(err)
+		f.T.Fatal(err)
 	}
 	return turn
+}
+
+// listSessions are the sessions as list_sessions gives them.
+func listSessions(f *toolstest.Fixture) []ops.SessionOut {
+	f.T.Helper()
+	return f.MustCall("list_sessions", `{"max_tokens":0}`).(reads.ListSessionsResult).Sessions
 }
 
 const (
@@ -41,41 +52,41 @@ const (
 )
 
 func TestProxyTwoTurnsContinueOneSession(t *testing.T) {
-	f := newFixture(t)
+	f := toolstest.New(t)
 	ctx := context.Background()
-	events, stop := f.svc.Subscribe()
+	events, stop := f.Svc.Subscribe()
 	defer stop()
 
-	first := f.proxy(ProxyRequest{API: ProxyAnthropic, Messages: proxyMsgs(t, "["+anFirst+"]")})
+	first := proxyTurn(f, Request{API: Anthropic, Messages: proxyMsgs(t, "["+anFirst+"]")})
 	if !first.Created || first.Appended != 1 || first.Recognized != 0 || !first.Unchanged || first.Stored != 1 {
 		t.Fatalf("first request: %+v", first)
 	}
-	info, _, err := f.svc.View(first.SessionID)
+	info, _, err := f.Svc.View(first.SessionID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Source != ProxySource || info.Title != "Find the TODOs" {
+	if info.Source != Source || info.Title != "Find the TODOs" {
 		t.Errorf("the new session is %q from %q, want \"Find the TODOs\" from proxy", info.Title, info.Source)
 	}
 	ev := <-events
-	if ev.Kind != EventSessionCreated || ev.Author != "proxy" || !strings.Contains(ev.What, "1 message new") || !strings.Contains(ev.What, "tokens sent") {
+	if ev.Kind != ops.EventSessionCreated || ev.Author != "proxy" || !strings.Contains(ev.What, "1 message new") || !strings.Contains(ev.What, "tokens sent") {
 		t.Errorf("event %+v", ev)
 	}
 
-	if _, err := f.svc.RecordProxyAnswer(ctx, ProxyAnswer{API: ProxyAnthropic, SessionID: first.SessionID, After: first.Stored, Message: json.RawMessage(anAnswer), Model: "m1"}); err != nil {
+	if _, err := EngineOf(f.Svc).RecordAnswer(ctx, Answer{API: Anthropic, SessionID: first.SessionID, After: first.Stored, Message: json.RawMessage(anAnswer), Model: "m1"}); err != nil {
 		t.Fatal(err)
 	}
-	second := f.proxy(ProxyRequest{API: ProxyAnthropic, Messages: proxyMsgs(t, "["+anFirst+","+anAnswer+","+anResult+"]")})
+	second := proxyTurn(f, Request{API: Anthropic, Messages: proxyMsgs(t, "["+anFirst+","+anAnswer+","+anResult+"]")})
 	if second.SessionID != first.SessionID || second.Created || second.Recognized != 2 || second.Appended != 1 || !second.Unchanged || second.Stored != 3 {
 		t.Fatalf("second request: %+v", second)
 	}
 	// The same request again (a retry) stores nothing.
-	before := f.fileHash()
-	again := f.proxy(ProxyRequest{API: ProxyAnthropic, Messages: proxyMsgs(t, "["+anFirst+","+anAnswer+","+anResult+"]")})
-	if again.SessionID != first.SessionID || again.Appended != 0 || f.fileHash() != before {
-		t.Errorf("a retry: %+v, file changed: %v", again, f.fileHash() != before)
+	before := f.FileHash()
+	again := proxyTurn(f, Request{API: Anthropic, Messages: proxyMsgs(t, "["+anFirst+","+anAnswer+","+anResult+"]")})
+	if again.SessionID != first.SessionID || again.Appended != 0 || f.FileHash() != before {
+		t.Errorf("a retry: %+v, file changed: %v", again, f.FileHash() != before)
 	}
-	_, items, err := f.svc.ExportItems(first.SessionID, true)
+	_, items, err := f.Svc.ExportItems(first.SessionID, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,22 +97,22 @@ func TestProxyTwoTurnsContinueOneSession(t *testing.T) {
 	if len(roles) != 3 || roles[1] != model.RoleAssistant || roles[2] != model.RoleTool {
 		t.Errorf("stored roles %v, want user, assistant, tool", roles)
 	}
-	if st := f.svc.ProxyStatsOf(first.SessionID); st == nil || st.Requests != 3 || st.RawTokens != second.RawTokens {
+	if st := f.Svc.ProxyStatsOf(first.SessionID); st == nil || st.Requests != 3 || st.RawTokens != second.RawTokens {
 		t.Errorf("stats %+v", st)
 	}
 }
 
 func TestProxySendsTheEffectiveThread(t *testing.T) {
-	f := newFixture(t)
+	f := toolstest.New(t)
 	thread := "[" + anFirst + "," + anAnswer + "," + anResult + "," + anDone + "," + anNext + "]"
-	turn := f.proxy(ProxyRequest{API: ProxyAnthropic, Messages: proxyMsgs(t, thread)})
+	turn := proxyTurn(f, Request{API: Anthropic, Messages: proxyMsgs(t, thread)})
 	sid := turn.SessionID
-	f.svc.SetDefaultSession(sid)
+	f.Svc.SetDefaultSession(sid)
 
 	// A digest of the first turns: the summary opens the thread, so it
 	// is the system prompt's; what follows is sent as it came.
-	f.mustCall("digest_messages", `{"start_idx":0,"end_idx":3,"summary":"Found one TODO in a.go."}`)
-	turn = f.proxy(ProxyRequest{API: ProxyAnthropic, Messages: proxyMsgs(t, thread)})
+	f.MustCall("digest_messages", `{"start_idx":0,"end_idx":3,"summary":"Found one TODO in a.go."}`)
+	turn = proxyTurn(f, Request{API: Anthropic, Messages: proxyMsgs(t, thread)})
 	if turn.Unchanged || turn.Anthropic == nil || turn.SessionID != sid || turn.Appended != 0 {
 		t.Fatalf("after a digest: %+v", turn)
 	}
@@ -114,9 +125,9 @@ func TestProxySendsTheEffectiveThread(t *testing.T) {
 
 	// A snip of the call alone: its result is kept as text, so the
 	// thread stays valid.
-	f.mustCall("toggle_operation", `{"operation_id":"`+f.lastOp(sid)+`","active":false}`)
-	f.mustCall("snip_messages", `{"ids":["m2"]}`)
-	turn = f.proxy(ProxyRequest{API: ProxyAnthropic, Messages: proxyMsgs(t, thread)})
+	f.MustCall("toggle_operation", `{"operation_id":"`+lastOp(f, sid)+`","active":false}`)
+	f.MustCall("snip_messages", `{"ids":["m2"]}`)
+	turn = proxyTurn(f, Request{API: Anthropic, Messages: proxyMsgs(t, thread)})
 	body, _ := json.Marshal(turn.Anthropic)
 	if strings.Contains(string(body), "tool_result") || !strings.Contains(string(body), "a.go:3: TODO") {
 		t.Errorf("a result without its call: %s", body)
@@ -127,147 +138,147 @@ func TestProxySendsTheEffectiveThread(t *testing.T) {
 
 	// The same in chat-completions shape.
 	oa := `[{"role":"system","content":"Be brief."},{"role":"user","content":"hi"},{"role":"assistant","content":"hello"},{"role":"user","content":"bye"}]`
-	turn = f.proxy(ProxyRequest{API: ProxyOpenAI, Messages: proxyMsgs(t, oa)})
-	f.svc.SetDefaultSession(turn.SessionID)
-	f.mustCall("snip_messages", `{"start_idx":1,"end_idx":2}`)
-	turn = f.proxy(ProxyRequest{API: ProxyOpenAI, Messages: proxyMsgs(t, oa)})
+	turn = proxyTurn(f, Request{API: OpenAI, Messages: proxyMsgs(t, oa)})
+	f.Svc.SetDefaultSession(turn.SessionID)
+	f.MustCall("snip_messages", `{"start_idx":1,"end_idx":2}`)
+	turn = proxyTurn(f, Request{API: OpenAI, Messages: proxyMsgs(t, oa)})
 	if turn.Unchanged || len(turn.OpenAI) != 2 || turn.OpenAI[0].Role != "system" || turn.OpenAI[1].Content != "bye" {
 		t.Errorf("openai: %+v", turn.OpenAI)
 	}
 }
 
-func (f *fixture) lastOp(sid string) string {
-	f.t.Helper()
-	ops, err := f.svc.Operations(sid)
-	if err != nil || len(ops) == 0 {
-		f.t.Fatal(err, len(ops))
+// lastOp is the ID of session sid's latest operation.
+func lastOp(f *toolstest.Fixture, sid string) string {
+	f.T.Helper()
+	list, err := f.Svc.Operations(sid)
+	if err != nil || len(list) == 0 {
+		f.T.Fatal(err, len(list))
 	}
-	return ops[len(ops)-1].ID
+	return list[len(list)-1].ID
 }
 
 func TestProxyRecognisesEachConversation(t *testing.T) {
-	f := newFixture(t)
+	f := toolstest.New(t)
 	hi := `{"role":"user","content":"hi"}`
-	a := f.proxy(ProxyRequest{API: ProxyOpenAI, Messages: proxyMsgs(t, `[`+hi+`,{"role":"assistant","content":"one"}]`)})
+	a := proxyTurn(f, Request{API: OpenAI, Messages: proxyMsgs(t, `[`+hi+`,{"role":"assistant","content":"one"}]`)})
 	// The same start, another answer: another conversation.
-	b := f.proxy(ProxyRequest{API: ProxyOpenAI, Messages: proxyMsgs(t, `[`+hi+`,{"role":"assistant","content":"two"}]`)})
+	b := proxyTurn(f, Request{API: OpenAI, Messages: proxyMsgs(t, `[`+hi+`,{"role":"assistant","content":"two"}]`)})
 	if a.SessionID == b.SessionID || !b.Created {
 		t.Fatalf("two conversations in one session: %+v %+v", a, b)
 	}
 	// Each goes on in its own.
-	a2 := f.proxy(ProxyRequest{API: ProxyOpenAI, Messages: proxyMsgs(t, `[`+hi+`,{"role":"assistant","content":"one"},{"role":"user","content":"more"}]`)})
-	b2 := f.proxy(ProxyRequest{API: ProxyOpenAI, Messages: proxyMsgs(t, `[`+hi+`,{"role":"assistant","content":"two"},{"role":"user","content":"more"}]`)})
+	a2 := proxyTurn(f, Request{API: OpenAI, Messages: proxyMsgs(t, `[`+hi+`,{"role":"assistant","content":"one"},{"role":"user","content":"more"}]`)})
+	b2 := proxyTurn(f, Request{API: OpenAI, Messages: proxyMsgs(t, `[`+hi+`,{"role":"assistant","content":"two"},{"role":"user","content":"more"}]`)})
 	if a2.SessionID != a.SessionID || b2.SessionID != b.SessionID || a2.Appended != 1 || b2.Appended != 1 {
 		t.Errorf("continued: %+v %+v", a2, b2)
 	}
 	// A session the proxy did not start is continued only when named;
 	// a name not there yet starts a session of that title.
-	sid := f.session("imported", 2) // "message 1", "message 2"
+	sid := f.Session("imported", 2) // "message 1", "message 2"
 	imported := `[{"role":"user","content":"message 1"},{"role":"assistant","content":"message 2"},{"role":"user","content":"more"}]`
-	if got := f.proxy(ProxyRequest{API: ProxyOpenAI, Messages: proxyMsgs(t, imported)}); got.SessionID == sid {
+	if got := proxyTurn(f, Request{API: OpenAI, Messages: proxyMsgs(t, imported)}); got.SessionID == sid {
 		t.Error("a session the proxy did not start was continued unnamed")
 	}
-	if got := f.proxy(ProxyRequest{API: ProxyOpenAI, Session: "imported", Messages: proxyMsgs(t, imported)}); got.SessionID != sid || got.Appended != 1 {
+	if got := proxyTurn(f, Request{API: OpenAI, Session: "imported", Messages: proxyMsgs(t, imported)}); got.SessionID != sid || got.Appended != 1 {
 		t.Errorf("named: %+v", got)
 	}
-	named := f.proxy(ProxyRequest{API: ProxyOpenAI, Session: "my work", Messages: proxyMsgs(t, `[{"role":"user","content":"start"}]`)})
-	if info, _, _ := f.svc.View(named.SessionID); !named.Created || info.Title != "my work" {
+	named := proxyTurn(f, Request{API: OpenAI, Session: "my work", Messages: proxyMsgs(t, `[{"role":"user","content":"start"}]`)})
+	if info, _, _ := f.Svc.View(named.SessionID); !named.Created || info.Title != "my work" {
 		t.Errorf("a new named session: %+v %q", named, info.Title)
 	}
 	// Named, but not continued by the messages: recognised as if unnamed.
-	if got := f.proxy(ProxyRequest{API: ProxyOpenAI, Session: "my work", Messages: proxyMsgs(t, `[`+hi+`,{"role":"assistant","content":"one"},{"role":"user","content":"more"}]`)}); got.SessionID != a.SessionID {
+	if got := proxyTurn(f, Request{API: OpenAI, Session: "my work", Messages: proxyMsgs(t, `[`+hi+`,{"role":"assistant","content":"one"},{"role":"user","content":"more"}]`)}); got.SessionID != a.SessionID {
 		t.Errorf("a named session the messages do not continue: %+v", got)
 	}
 
 	// After a restart, the proxy's sessions are found in the file.
-	f.reopen()
-	a3 := f.proxy(ProxyRequest{API: ProxyOpenAI, Messages: proxyMsgs(t, `[`+hi+`,{"role":"assistant","content":"one"},{"role":"user","content":"more"},{"role":"assistant","content":"ok"}]`)})
+	f.Reopen()
+	a3 := proxyTurn(f, Request{API: OpenAI, Messages: proxyMsgs(t, `[`+hi+`,{"role":"assistant","content":"one"},{"role":"user","content":"more"},{"role":"assistant","content":"ok"}]`)})
 	if a3.SessionID != a.SessionID || a3.Appended != 1 {
 		t.Errorf("after a restart: %+v", a3)
 	}
 }
 
 func TestProxyProbeStoresNothing(t *testing.T) {
-	f := newFixture(t)
-	turn := f.proxy(ProxyRequest{API: ProxyOpenAI, Messages: proxyMsgs(t, `[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]`)})
-	f.svc.SetDefaultSession(turn.SessionID)
-	f.mustCall("snip_messages", `{"start_idx":0,"end_idx":0}`)
-	before := f.fileHash()
-	probe := f.proxy(ProxyRequest{API: ProxyOpenAI, Probe: true, Messages: proxyMsgs(t, `[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"},{"role":"user","content":"new"}]`)})
-	if f.fileHash() != before || probe.Appended != 0 || probe.SessionID != turn.SessionID {
+	f := toolstest.New(t)
+	turn := proxyTurn(f, Request{API: OpenAI, Messages: proxyMsgs(t, `[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]`)})
+	f.Svc.SetDefaultSession(turn.SessionID)
+	f.MustCall("snip_messages", `{"start_idx":0,"end_idx":0}`)
+	before := f.FileHash()
+	probe := proxyTurn(f, Request{API: OpenAI, Probe: true, Messages: proxyMsgs(t, `[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"},{"role":"user","content":"new"}]`)})
+	if f.FileHash() != before || probe.Appended != 0 || probe.SessionID != turn.SessionID {
 		t.Fatalf("a probe wrote, or missed its session: %+v", probe)
 	}
 	if len(probe.OpenAI) != 2 || probe.OpenAI[0].Content != "hello" || probe.OpenAI[1].Content != "new" {
 		t.Errorf("probe thread %+v", probe.OpenAI)
 	}
 	// A probe of a conversation weft has not seen is sent as it came.
-	if p := f.proxy(ProxyRequest{API: ProxyOpenAI, Probe: true, Messages: proxyMsgs(t, `[{"role":"user","content":"unseen"}]`)}); !p.Unchanged || p.SessionID != "" || f.fileHash() != before {
+	if p := proxyTurn(f, Request{API: OpenAI, Probe: true, Messages: proxyMsgs(t, `[{"role":"user","content":"unseen"}]`)}); !p.Unchanged || p.SessionID != "" || f.FileHash() != before {
 		t.Errorf("unseen probe: %+v", p)
 	}
 }
 
 func TestProxyAnswerFollowsItsRequest(t *testing.T) {
-	f := newFixture(t)
+	f := toolstest.New(t)
 	ctx := context.Background()
-	turn := f.proxy(ProxyRequest{API: ProxyOpenAI, Messages: proxyMsgs(t, `[{"role":"user","content":"hi"}]`)})
-	answer := ProxyAnswer{API: ProxyOpenAI, SessionID: turn.SessionID, After: turn.Stored, Message: json.RawMessage(`{"role":"assistant","content":"hello"}`)}
-	if _, err := f.svc.RecordProxyAnswer(ctx, answer); err != nil {
+	turn := proxyTurn(f, Request{API: OpenAI, Messages: proxyMsgs(t, `[{"role":"user","content":"hi"}]`)})
+	answer := Answer{API: OpenAI, SessionID: turn.SessionID, After: turn.Stored, Message: json.RawMessage(`{"role":"assistant","content":"hello"}`)}
+	if _, err := EngineOf(f.Svc).RecordAnswer(ctx, answer); err != nil {
 		t.Fatal(err)
 	}
 	// The same answer again follows a request no longer the last.
-	before := f.fileHash()
-	if _, err := f.svc.RecordProxyAnswer(ctx, answer); !errors.Is(err, ErrConflict) || f.fileHash() != before {
+	before := f.FileHash()
+	if _, err := EngineOf(f.Svc).RecordAnswer(ctx, answer); !errors.Is(err, ops.ErrConflict) || f.FileHash() != before {
 		t.Errorf("a stale answer: %v", err)
 	}
 	// An answer that is not the assistant's is refused.
 	answer.After = 2
 	answer.Message = json.RawMessage(`{"role":"user","content":"me"}`)
-	if _, err := f.svc.RecordProxyAnswer(ctx, answer); !errors.Is(err, ErrInvalid) {
+	if _, err := EngineOf(f.Svc).RecordAnswer(ctx, answer); !errors.Is(err, ops.ErrInvalid) {
 		t.Errorf("a user's answer: %v", err)
 	}
 }
 
 func TestProxyRefusesWhatIsNoThread(t *testing.T) {
-	f := newFixture(t)
-	before := f.fileHash()
+	f := toolstest.New(t)
+	before := f.FileHash()
 	for _, c := range []struct {
-		api  ProxyAPI
+		api  API
 		msgs string
 		want string
 	}{
-		{ProxyAnthropic, `[]`, "messages is empty"},
-		{ProxyAnthropic, `[{"role":"tool","content":"x"}]`, `role "tool" is not user, assistant or system`},
-		{ProxyAnthropic, `[{"role":"user","content":{}}]`, "neither text nor a list of blocks"},
-		{ProxyOpenAI, `[{"role":"robot","content":"x"}]`, `role "robot"`},
-		{ProxyOpenAI, `[7]`, "not a message object"},
-		{ProxyAnthropic, `[{"role":"user","content":[]}]`, "every message is empty"},
+		{Anthropic, `[]`, "messages is empty"},
+		{Anthropic, `[{"role":"tool","content":"x"}]`, `role "tool" is not user, assistant or system`},
+		{Anthropic, `[{"role":"user","content":{}}]`, "neither text nor a list of blocks"},
+		{OpenAI, `[{"role":"robot","content":"x"}]`, `role "robot"`},
+		{OpenAI, `[7]`, "not a message object"},
+		{Anthropic, `[{"role":"user","content":[]}]`, "every message is empty"},
 	} {
-		_, err := f.svc.ProxyRequest(context.Background(), ProxyRequest{API: c.api, Messages: proxyMsgs(t, c.msgs)})
-		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), c.want) {
+		_, err := EngineOf(f.Svc).Take(context.Background(), Request{API: c.api, Messages: proxyMsgs(t, c.msgs)})
+		if !errors.Is(err, ops.ErrInvalid) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s %s: %v, want %q", c.api, c.msgs, err, c.want)
 		}
 	}
-	if f.fileHash() != before {
+	if f.FileHash() != before {
 		t.Error("a refused request changed the file")
 	}
 }
 
 func TestListSessionsSaysWhichAreProxied(t *testing.T) {
-	f := newFixture(t)
-	plain := f.session("plain", 2)
-	turn := f.proxy(ProxyRequest{API: ProxyOpenAI, Messages: proxyMsgs(t, `[{"role":"user","content":"hi"}]`)})
+	f := toolstest.New(t)
+	plain := f.Session("plain", 2)
+	turn := proxyTurn(f, Request{API: OpenAI, Messages: proxyMsgs(t, `[{"role":"user","content":"hi"}]`)})
 	seen := 0
-	for _, x := range f.sessions() {
-		x.Proxy = f.svc.ProxyStatsOf(x.SessionID) // as list_sessions gives it
+	for _, x := range listSessions(f) {
 		switch x.SessionID {
 		case plain:
 			seen++
-			if x.Proxy != nil || x.Source == ProxySource {
+			if x.Proxy != nil || x.Source == Source {
 				t.Errorf("a session never proxied: %+v", x)
 			}
 		case turn.SessionID:
 			seen++
-			if x.Source != ProxySource || x.Proxy == nil || x.Proxy.Requests != 1 || x.Proxy.RawTokens != turn.RawTokens || x.Proxy.SentTokens != turn.SentTokens {
+			if x.Source != Source || x.Proxy == nil || x.Proxy.Requests != 1 || x.Proxy.RawTokens != turn.RawTokens || x.Proxy.SentTokens != turn.SentTokens {
 				t.Errorf("the proxied session: %+v %+v", x, x.Proxy)
 			}
 		}
@@ -281,13 +292,13 @@ func TestListSessionsSaysWhichAreProxied(t *testing.T) {
 // are stored as system messages and stay system turns in the thread
 // sent; a digest in the middle of the thread is one too.
 func TestProxyKeepsSystemTurns(t *testing.T) {
-	f := newFixture(t)
+	f := toolstest.New(t)
 	thread := `[{"role":"user","content":"Find the TODOs"},{"role":"system","content":[{"type":"text","text":"# Environment\nLinux"}]},` +
 		`{"role":"assistant","content":"Looking."},{"role":"user","content":"More detail."},{"role":"assistant","content":"Here."},{"role":"user","content":"Thanks."}]`
-	turn := f.proxy(ProxyRequest{API: ProxyAnthropic, Messages: proxyMsgs(t, thread)})
-	f.svc.SetDefaultSession(turn.SessionID)
-	f.mustCall("digest_messages", `{"start_idx":2,"end_idx":3,"summary":"Looked, and was asked for more."}`)
-	turn = f.proxy(ProxyRequest{API: ProxyAnthropic, Messages: proxyMsgs(t, thread)})
+	turn := proxyTurn(f, Request{API: Anthropic, Messages: proxyMsgs(t, thread)})
+	f.Svc.SetDefaultSession(turn.SessionID)
+	f.MustCall("digest_messages", `{"start_idx":2,"end_idx":3,"summary":"Looked, and was asked for more."}`)
+	turn = proxyTurn(f, Request{API: Anthropic, Messages: proxyMsgs(t, thread)})
 	got, _ := json.Marshal(turn.Anthropic)
 	want := `{"messages":[{"role":"user","content":[{"type":"text","text":"Find the TODOs"}]},` +
 		`{"role":"system","content":[{"type":"text","text":"# Environment\nLinux"},{"type":"text","text":"Looked, and was asked for more."}]},` +

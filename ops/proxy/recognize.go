@@ -1,0 +1,171 @@
+package proxy
+
+import (
+	"errors"
+	"slices"
+	"strings"
+
+	"weft/formats"
+	"weft/formats/codex"
+	"weft/model"
+	"weft/ops"
+)
+
+// Recognising the session a request continues. A request names no
+// session as a rule: its messages are the caller's whole thread, and
+// the session they continue is the one whose stored messages they begin
+// with (by identity, whatever shape they left weft in). The proxy looks
+// among the sessions it started, which it knows by the identity of
+// their first message; a session it did not start is continued only
+// when the request names it. All of it runs under the service's lock
+// (ops.Locked), so that what is recognised is what the write finds.
+
+// match finds the session msgs continue: the one named, if the
+// messages continue it; else the proxy's session they continue
+// furthest (the most recently updated of equals). It returns nil and
+// the title a new session takes when there is none, or an error when
+// the name is ambiguous.
+func (e *Engine) match(l ops.Locked, ref string, msgs []ops.CallerMessage) (*ops.Thread, string, error) {
+	if ref != "" {
+		id, err := l.Resolve(ref)
+		switch {
+		case errors.Is(err, ops.ErrNotFound):
+			// Named, and not there yet: the request starts it.
+			title, err := ops.ValidTitle(ref)
+			return nil, title, err
+		case err != nil:
+			return nil, "", err
+		default:
+			c, err := l.Thread(id)
+			if err != nil {
+				return nil, "", err
+			}
+			ok, err := continues(l, c, msgs)
+			if ok || err != nil {
+				return c, "", err
+			}
+		}
+	}
+	first := msgs[0].Identity
+	ids, err := e.startedWith(l, first)
+	if err != nil {
+		return nil, "", err
+	}
+	var best *ops.Thread
+	for _, id := range ids {
+		c, err := l.Thread(id)
+		if errors.Is(err, ops.ErrNotFound) { // deleted since
+			e.forget(first, id)
+			continue
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		n := c.Info.MessageCount
+		if best != nil && (n < best.Info.MessageCount || n == best.Info.MessageCount && !c.Info.UpdatedAt.After(best.Info.UpdatedAt)) {
+			continue
+		}
+		ok, err := continues(l, c, msgs)
+		if err != nil {
+			return nil, "", err
+		}
+		if ok && n > 0 {
+			best = c
+		}
+	}
+	if best != nil {
+		return best, "", nil
+	}
+	return nil, proxyTitle(msgs), nil
+}
+
+// continues reports whether msgs are c's stored messages, then perhaps
+// more.
+func continues(l ops.Locked, c *ops.Thread, msgs []ops.CallerMessage) (bool, error) {
+	n := c.Info.MessageCount
+	if n > len(msgs) {
+		return false, nil
+	}
+	ids, err := l.Identities(c, n)
+	if err != nil {
+		return false, err
+	}
+	for i, id := range ids {
+		if msgs[i].Identity != id {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// startedWith are the sessions the proxy started whose first message
+// is first. The index is read from the file once, under the service's
+// lock (l), so that no session the proxy starts meanwhile is missed.
+func (e *Engine) startedWith(l ops.Locked, first model.Ident) ([]string, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.loaded {
+		index, err := l.FirstIdentities(Source)
+		if err != nil {
+			return nil, err
+		}
+		e.byFirst, e.loaded = index, true
+	}
+	return slices.Clone(e.byFirst[first]), nil
+}
+
+// started adds a session the proxy started to the index, if it is read
+// already (else it is read with it). It runs under the service's lock,
+// in the write's Apply.
+func (e *Engine) started(first model.Ident, sessionID string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.loaded {
+		e.byFirst[first] = append(e.byFirst[first], sessionID)
+	}
+}
+
+// forget takes a session deleted since out of the index.
+func (e *Engine) forget(first model.Ident, sessionID string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.byFirst[first] = slices.DeleteFunc(e.byFirst[first], func(id string) bool { return id == sessionID })
+}
+
+// proxyTitle is a new session's title: the first line of what the user
+// first wrote, passing over the blocks an agent adds in tags
+// (<system-reminder>, <command-name>) and the context Codex CLI adds
+// (# AGENTS.md instructions).
+func proxyTitle(msgs []ops.CallerMessage) string {
+	fallback := ""
+	for _, m := range msgs {
+		if m.Message.Role != model.RoleUser {
+			continue
+		}
+		texts := []string{m.Message.Content}
+		if len(m.Parts) > 0 {
+			texts = texts[:0]
+			for _, p := range m.Parts {
+				if p.Type == model.PartText {
+					texts = append(texts, p.Text)
+				}
+			}
+		}
+		for _, t := range texts {
+			t = strings.TrimSpace(t)
+			switch {
+			case t == "":
+			case strings.HasPrefix(t, "<") || codex.Injected(t):
+				if fallback == "" {
+					fallback = t
+				}
+			default:
+				return formats.CutTitle(t)
+			}
+		}
+	}
+	if fallback != "" {
+		return formats.CutTitle(fallback)
+	}
+	return "conversation through the proxy"
+}
