@@ -125,7 +125,7 @@ func TestOpenAfterReplaced(t *testing.T) {
 		}
 		done <- s
 	}()
-	time.Sleep(200 * time.Millisecond) // the goroutine waits for the lock
+	waitHeld(t, path, 2) // old's, and the goroutine's waiting for the lock
 	if err := os.Rename(newer, path); err != nil {
 		t.Fatal(err)
 	}
@@ -141,6 +141,36 @@ func TestOpenAfterReplaced(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// waitHeld waits until this process holds path open n times: an Open
+// that holds it is waiting for its lock. It skips the test where /proc
+// cannot tell.
+func waitHeld(t *testing.T, path string, n int) {
+	t.Helper()
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real // what /proc says
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		fds, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Skipf("cannot tell which files this process holds: %v", err)
+		}
+		held := 0
+		for _, fd := range fds {
+			if target, err := os.Readlink("/proc/self/fd/" + fd.Name()); err == nil && target == path {
+				held++
+			}
+		}
+		if held >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s is held open %d times after 10 s, want %d", path, held, n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // TestOpenEmptyFile: a file created but never written reads as an empty
