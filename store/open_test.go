@@ -13,6 +13,7 @@ import (
 // TestOpenNeverWrites: opening and closing a file, read-write or
 // read-only, leaves its bytes as they were.
 func TestOpenNeverWrites(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "weft.db")
 	s := openT(t, path)
 	writeCurrent(t, s, fixture()[2:])
@@ -36,6 +37,7 @@ func TestOpenNeverWrites(t *testing.T) {
 // TestOpenReadOnlyFile: a file the process cannot write (a read-only
 // mount, another user's file) opens read-only.
 func TestOpenReadOnlyFile(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() == 0 {
 		t.Skip("root writes any file")
 	}
@@ -55,6 +57,7 @@ func TestOpenReadOnlyFile(t *testing.T) {
 }
 
 func TestNoCreate(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, opt := range []Options{{NoCreate: true}, {ReadOnly: true}} {
 		path := filepath.Join(dir, "missing", "folders", "weft.db")
@@ -81,6 +84,7 @@ func TestNoCreate(t *testing.T) {
 // (bbolt's own error already does), and a folder is not mistaken for a
 // damaged file.
 func TestOpenErrorsSayItOnce(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, ro := range []bool{false, true} {
 		_, err := Open(dir, Options{ReadOnly: ro})
@@ -108,6 +112,7 @@ func TestOpenErrorsSayItOnce(t *testing.T) {
 // another process then replaces (a migration renames its result over it)
 // opens the new file, not the old one it waited on.
 func TestOpenAfterReplaced(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "weft.db")
 	old := openT(t, path)
@@ -176,6 +181,7 @@ func waitHeld(t *testing.T, path string, n int) {
 // TestOpenEmptyFile: a file created but never written reads as an empty
 // database, and stays empty.
 func TestOpenEmptyFile(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "empty.db")
 	if err := os.WriteFile(path, nil, 0o600); err != nil {
 		t.Fatal(err)
