@@ -38,6 +38,7 @@ func rawUpdate(t *testing.T, path string, fn func(tx *bolt.Tx) error) {
 }
 
 func TestCheckCleanAndSalvageCopiesAll(t *testing.T) {
+	t.Parallel()
 	path, sessions := fixtureFile(t)
 	if f, err := Check(path); err != nil || len(f) > 0 {
 		t.Fatalf("Check of a sound file: %v, %v", f, err)
@@ -84,6 +85,7 @@ func TestCheckCleanAndSalvageCopiesAll(t *testing.T) {
 // names the session and the record, Salvage skips what it must and
 // reports it, and its file checks clean.
 func TestCheckFindsAndSalvageSkips(t *testing.T) {
+	t.Parallel()
 	const long, sorted, small = 1, 2, 3 // session numbers, in fixture order
 	cases := []struct {
 		name    string
@@ -251,7 +253,8 @@ func firstOp(tx *bolt.Tx, num uint32, v []byte) error {
 
 // TestCheckWaitsForNoWriter: Check and Salvage read a file only under
 // bbolt's lock, so a running weft's writes are never read half-done; a
-// file in use is reported as such.
+// file in use is reported as such. It shortens damagedTimeout, which
+// every Check and Salvage reads, so it is not parallel.
 func TestCheckWaitsForNoWriter(t *testing.T) {
 	saved := damagedTimeout
 	damagedTimeout = 100 * time.Millisecond

@@ -258,6 +258,7 @@ func writeSomething(s *Store) error {
 // points, so what a pattern costs may differ between machines; that
 // nothing escapes may not.)
 func TestDamagedFiles(t *testing.T) {
+	t.Parallel()
 	good, err := pristine()
 	if err != nil {
 		t.Fatal(err)
@@ -421,6 +422,7 @@ func (st *damageStats) classify(err error) {
 // ScanContent, which hands its slices to callers that read them on other
 // goroutines, where a fault could not be caught.
 func TestScanContentStaysInTheFile(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "weft.db")
 	s := openT(t, path)
 	putSession(t, s, "s")

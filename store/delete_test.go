@@ -12,6 +12,7 @@ import (
 // Deleting a session leaves nothing of it, and everything of the others:
 // the file then checks clean.
 func TestDeleteSession(t *testing.T) {
+	t.Parallel()
 	s, path := tempDB(t)
 	for _, id := range []string{"keep", "gone", "after"} {
 		putSession(t, s, id)

@@ -13,6 +13,7 @@ import (
 // as AppendMessages stores them: the same messages, heads and time index,
 // and the same checks of seqs.
 func TestAppendEncodedStoresAsAppendMessages(t *testing.T) {
+	t.Parallel()
 	s, _ := tempDB(t)
 	putSession(t, s, "plain")
 	putSession(t, s, "enc")

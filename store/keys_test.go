@@ -9,6 +9,7 @@ import (
 // A session's import keys and sources read back whole: each key with the
 // seq it names, and only the sources recorded for that session.
 func TestImportKeysAndSourcesOfASession(t *testing.T) {
+	t.Parallel()
 	s, _ := tempDB(t)
 	putSession(t, s, "s1")
 	putSession(t, s, "s2")

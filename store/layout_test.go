@@ -312,6 +312,7 @@ func timeOrder(t *testing.T, tx *Tx, id string, msgs []model.Message) {
 func first[T any](s []T) []T { return s[:min(len(s), 3)] }
 
 func TestMigrateSchema1(t *testing.T) {
+	t.Parallel()
 	sessions := fixture()
 	path := filepath.Join(t.TempDir(), "v1.db")
 	writeSchema1(t, path, sessions)
@@ -351,6 +352,7 @@ func TestMigrateSchema1(t *testing.T) {
 }
 
 func TestCurrentLayoutRoundTrip(t *testing.T) {
+	t.Parallel()
 	sessions := fixture()
 	s, _ := tempDB(t)
 	writeCurrent(t, s, sessions)
@@ -362,6 +364,7 @@ func TestCurrentLayoutRoundTrip(t *testing.T) {
 // when an append breaks the order or reaches 1024, and TimeAscend agrees
 // with a sort either way.
 func TestTimeOrderAcrossAppends(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(7, 7))
 	for trial := range 6 {
 		s, _ := tempDB(t)
@@ -415,6 +418,7 @@ func TestTimeOrderAcrossAppends(t *testing.T) {
 // (and of its changes) and reads the record back: a field added to the
 // model that the record format does not keep fails here.
 func TestSessionRecordKeepsEveryField(t *testing.T) {
+	t.Parallel()
 	var s model.Session
 	fill(reflect.ValueOf(&s).Elem(), 1)
 	got, num, err := decodeRecord(s.ID, appendRecord(nil, 42, &s))
@@ -475,6 +479,7 @@ func fill(v reflect.Value, n int) {
 // read is not migrated (the file stays as it was, and the error says how
 // to salvage it); salvage reads it.
 func TestMigrateDamagedSchema1(t *testing.T) {
+	t.Parallel()
 	sessions := fixture()
 	path := filepath.Join(t.TempDir(), "v1.db")
 	writeSchema1(t, path, sessions)

@@ -13,6 +13,7 @@ import (
 // TestOpenNeverWrites: opening and closing a file, read-write or
 // read-only, leaves its bytes as they were.
 func TestOpenNeverWrites(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "weft.db")
 	s := openT(t, path)
 	writeCurrent(t, s, fixture()[2:])
@@ -36,6 +37,7 @@ func TestOpenNeverWrites(t *testing.T) {
 // TestOpenReadOnlyFile: a file the process cannot write (a read-only
 // mount, another user's file) opens read-only.
 func TestOpenReadOnlyFile(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() == 0 {
 		t.Skip("root writes any file")
 	}
@@ -55,6 +57,7 @@ func TestOpenReadOnlyFile(t *testing.T) {
 }
 
 func TestNoCreate(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, opt := range []Options{{NoCreate: true}, {ReadOnly: true}} {
 		path := filepath.Join(dir, "missing", "folders", "weft.db")
@@ -81,6 +84,7 @@ func TestNoCreate(t *testing.T) {
 // (bbolt's own error already does), and a folder is not mistaken for a
 // damaged file.
 func TestOpenErrorsSayItOnce(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, ro := range []bool{false, true} {
 		_, err := Open(dir, Options{ReadOnly: ro})
@@ -108,6 +112,7 @@ func TestOpenErrorsSayItOnce(t *testing.T) {
 // another process then replaces (a migration renames its result over it)
 // opens the new file, not the old one it waited on.
 func TestOpenAfterReplaced(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "weft.db")
 	old := openT(t, path)
@@ -125,7 +130,7 @@ func TestOpenAfterReplaced(t *testing.T) {
 		}
 		done <- s
 	}()
-	time.Sleep(200 * time.Millisecond) // the goroutine waits for the lock
+	waitHeld(t, path, 2) // old's, and the goroutine's waiting for the lock
 	if err := os.Rename(newer, path); err != nil {
 		t.Fatal(err)
 	}
@@ -143,9 +148,40 @@ func TestOpenAfterReplaced(t *testing.T) {
 	})
 }
 
+// waitHeld waits until this process holds path open n times: an Open
+// that holds it is waiting for its lock. It skips the test where /proc
+// cannot tell.
+func waitHeld(t *testing.T, path string, n int) {
+	t.Helper()
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real // what /proc says
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		fds, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Skipf("cannot tell which files this process holds: %v", err)
+		}
+		held := 0
+		for _, fd := range fds {
+			if target, err := os.Readlink("/proc/self/fd/" + fd.Name()); err == nil && target == path {
+				held++
+			}
+		}
+		if held >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s is held open %d times after 10 s, want %d", path, held, n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // TestOpenEmptyFile: a file created but never written reads as an empty
 // database, and stays empty.
 func TestOpenEmptyFile(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "empty.db")
 	if err := os.WriteFile(path, nil, 0o600); err != nil {
 		t.Fatal(err)

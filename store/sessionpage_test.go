@@ -10,6 +10,7 @@ import (
 )
 
 func TestSessionsBeforePagesThroughEveryID(t *testing.T) {
+	t.Parallel()
 	s, _ := tempDB(t)
 	var want []string
 	for i := range 25 {

@@ -84,6 +84,7 @@ func sameMessage(t *testing.T, got, want model.Message) {
 }
 
 func TestMessageRoundTrip(t *testing.T) {
+	t.Parallel()
 	loc := time.FixedZone("UTC+5:30", 5*3600+1800)
 	cases := []struct {
 		name string
@@ -208,6 +209,7 @@ func TestMessageRoundTrip(t *testing.T) {
 }
 
 func TestMessagesRange(t *testing.T) {
+	t.Parallel()
 	s, _ := tempDB(t)
 	putSession(t, s, "s")
 	var ms []model.Message
@@ -254,6 +256,7 @@ func TestMessagesRange(t *testing.T) {
 }
 
 func TestSeqContinuity(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name    string
 		stored  int
@@ -309,6 +312,7 @@ func TestSeqContinuity(t *testing.T) {
 }
 
 func TestAppendRejects(t *testing.T) {
+	t.Parallel()
 	s, _ := tempDB(t)
 	putSession(t, s, "s")
 	bad := func(f func(*model.Message)) []model.Message {
@@ -343,6 +347,7 @@ func TestAppendRejects(t *testing.T) {
 }
 
 func TestSessions(t *testing.T) {
+	t.Parallel()
 	s, _ := tempDB(t)
 	in := []model.Session{
 		{ID: "b", Title: "B", UpdatedAt: t0.Add(time.Hour)},
@@ -404,6 +409,7 @@ func TestSessions(t *testing.T) {
 }
 
 func TestReopenKeepsEverything(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "weft.db")
 	s := openT(t, path)
 	sess := model.Session{ID: "s1", Title: "one", CreatedAt: t0, UpdatedAt: t0, MessageCount: 2}
@@ -461,6 +467,7 @@ func TestReopenKeepsEverything(t *testing.T) {
 }
 
 func TestFileModes(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "new", "dir")
 	path := filepath.Join(dir, "weft.db")
 	openT(t, path)
@@ -481,12 +488,12 @@ func TestFileModes(t *testing.T) {
 }
 
 func TestInUse(t *testing.T) {
-	s, path := tempDB(t)
-	_ = s
+	t.Parallel()
 	for _, ro := range []bool{false, true} {
 		for _, addr := range []string{"", "127.0.0.1:4242"} {
 			t.Run(fmt.Sprintf("readonly=%v addr=%q", ro, addr), func(t *testing.T) {
-				os.Remove(path + ".addr")
+				t.Parallel()
+				_, path := tempDB(t) // held open: the lock the second Open waits for
 				if addr != "" {
 					if err := os.WriteFile(path+".addr", []byte(addr+"\n"), 0o600); err != nil {
 						t.Fatal(err)
@@ -572,6 +579,7 @@ func schemaOf(t *testing.T, path string) uint32 {
 }
 
 func TestNewFileSchema(t *testing.T) {
+	t.Parallel()
 	s, path := tempDB(t)
 	s.Close()
 	if v := schemaOf(t, path); v != currentSchema {
@@ -580,6 +588,7 @@ func TestNewFileSchema(t *testing.T) {
 }
 
 func TestSchemaTooNew(t *testing.T) {
+	t.Parallel()
 	s, path := tempDB(t)
 	s.Close()
 	setSchema(t, path, currentSchema+1, nil)
@@ -600,6 +609,7 @@ func TestSchemaTooNew(t *testing.T) {
 }
 
 func TestMigration(t *testing.T) {
+	t.Parallel()
 	saved := migrations
 	t.Cleanup(func() { migrations = saved })
 	legacy := func(tx *bolt.Tx) error {
@@ -701,6 +711,7 @@ func TestMigration(t *testing.T) {
 }
 
 func TestNotWeft(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "other.db")
 	db, err := bolt.Open(path, 0o600, nil)
 	if err != nil {
@@ -719,6 +730,7 @@ func TestNotWeft(t *testing.T) {
 }
 
 func TestReadOnly(t *testing.T) {
+	t.Parallel()
 	s, path := tempDB(t)
 	putSession(t, s, "s")
 	mustUpdate(t, s, func(tx *Tx) error {
@@ -751,6 +763,7 @@ func TestReadOnly(t *testing.T) {
 }
 
 func TestOps(t *testing.T) {
+	t.Parallel()
 	s, _ := tempDB(t)
 	putSession(t, s, "s")
 	putSession(t, s, "other")
@@ -818,6 +831,7 @@ func TestOps(t *testing.T) {
 }
 
 func TestImportKeys(t *testing.T) {
+	t.Parallel()
 	s, _ := tempDB(t)
 	putSession(t, s, "s")
 	putSession(t, s, "t")
@@ -862,6 +876,7 @@ func TestImportKeys(t *testing.T) {
 }
 
 func TestPrefs(t *testing.T) {
+	t.Parallel()
 	s, _ := tempDB(t)
 	putSession(t, s, "s")
 	mustUpdate(t, s, func(tx *Tx) error {
@@ -902,6 +917,7 @@ func TestPrefs(t *testing.T) {
 }
 
 func TestTimeIndex(t *testing.T) {
+	t.Parallel()
 	s, _ := tempDB(t)
 	putSession(t, s, "s")
 	epoch := time.Unix(0, 0).UTC()
@@ -1000,6 +1016,7 @@ func TestTimeIndex(t *testing.T) {
 }
 
 func TestHeadsAcrossChunks(t *testing.T) {
+	t.Parallel()
 	s, path := tempDB(t)
 	putSession(t, s, "s")
 	putSession(t, s, "empty")
@@ -1061,6 +1078,7 @@ func TestHeadsAcrossChunks(t *testing.T) {
 }
 
 func TestScanContent(t *testing.T) {
+	t.Parallel()
 	s, _ := tempDB(t)
 	putSession(t, s, "s")
 	var ms []model.Message
@@ -1096,6 +1114,7 @@ func TestScanContent(t *testing.T) {
 }
 
 func TestFailingUpdateLeavesNothing(t *testing.T) {
+	t.Parallel()
 	s, _ := tempDB(t)
 	putSession(t, s, "old")
 	mustUpdate(t, s, func(tx *Tx) error {
@@ -1184,6 +1203,7 @@ func TestFailingUpdateLeavesNothing(t *testing.T) {
 }
 
 func TestCorruptValues(t *testing.T) {
+	t.Parallel()
 	s, path := tempDB(t)
 	putSession(t, s, "s")
 	m := msg(1, model.RoleTool, "some content", t0)
@@ -1332,6 +1352,7 @@ func FuzzDecodeMessage(f *testing.F) {
 }
 
 func TestEncodedLen(t *testing.T) {
+	t.Parallel()
 	for _, tokens := range []int{0, 1, -1, 63, 64, -64, -65, 1 << 20, math.MinInt, math.MinInt + 5, math.MaxInt} {
 		m := msg(1, model.RoleUser, strings.Repeat("x", 200), t0)
 		m.Tokens = tokens
@@ -1343,6 +1364,7 @@ func TestEncodedLen(t *testing.T) {
 }
 
 func TestSourceSessions(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "src.db")
 	s, err := Open(path, Options{})
 	if err != nil {

@@ -68,7 +68,6 @@ func anSameAsWhole(t *testing.T, what string, items []formats.Item, o AnthropicO
 // without IDs, system turns, results whose call the head holds), with
 // heads made from heads.
 func TestAnthropicFromIsTheWholeExport(t *testing.T) {
-	t.Parallel()
 	resumed, refused := 0, 0
 	for seed := range uint64(400) {
 		r := rand.New(rand.NewPCG(seed, 7))
@@ -128,7 +127,6 @@ func TestAnthropicFromIsTheWholeExport(t *testing.T) {
 // past the limit; and an export with other options does not go on from
 // one.
 func TestAnthropicHeadCuts(t *testing.T) {
-	t.Parallel()
 	user := exItem("m1", "user", "Find the bug.")
 	asst := exItem("m2", "assistant", "Found it.")
 	more := exItem("m3", "user", "Fix it.")
@@ -154,7 +152,6 @@ func TestAnthropicHeadCuts(t *testing.T) {
 // has, later ones included: a head whose call got one does not go on
 // when a call after it has that ID as its own.
 func TestAnthropicHeadGeneratedIDs(t *testing.T) {
-	t.Parallel()
 	head := []formats.Item{
 		exItem("m1", "user", "List the files."),
 		exItem("m2", "assistant", "", exCall("", "Bash", `{"command":"ls"}`)),

@@ -14,7 +14,6 @@ import (
 )
 
 func TestWriteAnthropicClean(t *testing.T) {
-	t.Parallel()
 	var buf bytes.Buffer
 	rep, err := WriteAnthropic(&buf, exFixtures["clean"])
 	if err != nil {
@@ -35,7 +34,6 @@ func TestWriteAnthropicClean(t *testing.T) {
 }
 
 func TestWriteAnthropicRules(t *testing.T) {
-	t.Parallel()
 	text := func(s string) string { b, _ := json.Marshal(s); return `{"type":"text","text":` + string(b) + `}` }
 	user := func(blocks ...string) string { return `{"role":"user","content":[` + strings.Join(blocks, ",") + `]}` }
 	asst := func(blocks ...string) string {
@@ -179,7 +177,6 @@ func TestWriteAnthropicRules(t *testing.T) {
 }
 
 func TestWriteAnthropicEmpty(t *testing.T) {
-	t.Parallel()
 	var buf bytes.Buffer
 	if _, err := WriteAnthropic(&buf, []formats.Item{exItem("m1", model.RoleSystem, "Only a prompt.")}); err != nil {
 		t.Fatal(err)
@@ -366,7 +363,6 @@ func exAnthropicProblems(doc []byte) []string {
 }
 
 func TestWriteAnthropicRandomThreads(t *testing.T) {
-	t.Parallel()
 	exRandomThreads(t, WriteAnthropic, exAnthropicProblems, append(exRules[:7:7], "(continued)", "not a JSON object", "is not JSON:"))
 }
 

@@ -14,7 +14,6 @@ import (
 // The builders give the values the writers write: the same document,
 // the same report.
 func TestBuildersAreWhatIsWritten(t *testing.T) {
-	t.Parallel()
 	threads := map[string][]formats.Item{}
 	for name, items := range exFixtures {
 		threads[name] = items
@@ -61,7 +60,6 @@ func TestBuildersAreWhatIsWritten(t *testing.T) {
 // A built message's content is one of the types its doc names, and its
 // own (the writers reuse theirs).
 func TestBuildersContentTypes(t *testing.T) {
-	t.Parallel()
 	for seed := range uint64(50) {
 		items := exRandomThread(rand.New(rand.NewPCG(seed, 1)))
 		msgs, _ := OpenAI(items)

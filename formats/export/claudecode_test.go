@@ -54,7 +54,6 @@ func ccRecords(t *testing.T, doc []byte) []map[string]any {
 }
 
 func TestWriteClaudeCodeRecords(t *testing.T) {
-	t.Parallel()
 	var buf bytes.Buffer
 	rep, err := WriteClaudeCode(&buf, ccItems(), ClaudeCodeOptions{SessionID: ccSession, Cwd: "/home/ana/auth", Title: "auth design", Now: exT0})
 	if err != nil {
@@ -215,7 +214,6 @@ func ccSameThread(t testing.TB, items []formats.Item, th *importtest.Thread) {
 }
 
 func TestClaudeCodeReadsBack(t *testing.T) {
-	t.Parallel()
 	items := ccItems()
 	var buf bytes.Buffer
 	if _, err := WriteClaudeCode(&buf, items, ClaudeCodeOptions{SessionID: ccSession, Cwd: "/w", Title: "auth design", Now: exT0}); err != nil {
@@ -240,7 +238,6 @@ func TestClaudeCodeReadsBack(t *testing.T) {
 // (an empty report) in the importer's shape (no user message holding
 // tool results) reads back as itself.
 func TestClaudeCodeRandomThreads(t *testing.T) {
-	t.Parallel()
 	exact := 0
 	for seed := range uint64(1500) {
 		items := exRandomThread(rand.New(rand.NewPCG(seed, 1)))
@@ -284,10 +281,8 @@ func ccLive(items []formats.Item) bool {
 // Real Claude Code sessions, whole and with random messages snipped: the
 // transcript reads back as the thread it was written from.
 func TestClaudeCodeImportedRoundTrip(t *testing.T) {
-	t.Parallel()
 	for _, imp := range exImports[:2] {
 		t.Run(imp.path, func(t *testing.T) {
-			t.Parallel()
 			items := exImported(t, imp.path, imp.read)
 			for seed := range uint64(10) {
 				its := items
@@ -314,7 +309,6 @@ func TestClaudeCodeImportedRoundTrip(t *testing.T) {
 }
 
 func TestClaudeCodeProjectDir(t *testing.T) {
-	t.Parallel()
 	long := "/home/ana/" + strings.Repeat("deep/", 45) + "project"
 	tests := []struct{ cwd, want string }{
 		// What Claude Code 2.1.330 made of its working folder.

@@ -58,7 +58,6 @@ func exMarkdownItems() []formats.Item {
 }
 
 func TestWriteMarkdownGolden(t *testing.T) {
-	t.Parallel()
 	var buf bytes.Buffer
 	if err := WriteMarkdown(&buf, "Fixing the build", exMarkdownItems()); err != nil {
 		t.Fatal(err)
@@ -84,7 +83,6 @@ func TestWriteMarkdownGolden(t *testing.T) {
 }
 
 func TestWriteMarkdownEdges(t *testing.T) {
-	t.Parallel()
 	cases := []struct {
 		name  string
 		title string

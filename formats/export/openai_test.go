@@ -252,7 +252,6 @@ func exReportEqual(t *testing.T, what string, got Report, want []string) {
 }
 
 func TestWriteOpenAIClean(t *testing.T) {
-	t.Parallel()
 	var buf bytes.Buffer
 	rep, err := WriteOpenAI(&buf, exFixtures["clean"])
 	if err != nil {
@@ -274,7 +273,6 @@ func TestWriteOpenAIClean(t *testing.T) {
 }
 
 func TestWriteOpenAIRules(t *testing.T) {
-	t.Parallel()
 	cases := []struct {
 		fixture string
 		want    string // the messages
@@ -413,7 +411,6 @@ func TestWriteOpenAIRules(t *testing.T) {
 }
 
 func TestWriteOpenAIEmpty(t *testing.T) {
-	t.Parallel()
 	var buf bytes.Buffer
 	if _, err := WriteOpenAI(&buf, nil); err != nil {
 		t.Fatal(err)
@@ -780,7 +777,6 @@ func exCheckKept(t testing.TB, items []formats.Item, doc []byte) {
 }
 
 func TestWriteOpenAIRandomThreads(t *testing.T) {
-	t.Parallel()
 	exRandomThreads(t, WriteOpenAI, exOpenAIProblems, append(exRules[:7:7], `: name "`))
 }
 
@@ -851,10 +847,8 @@ var exImports = []struct {
 
 // Real threads export valid, and stay valid with random items snipped.
 func TestWriteProvidersImported(t *testing.T) {
-	t.Parallel()
 	for _, imp := range exImports {
 		t.Run(imp.path, func(t *testing.T) {
-			t.Parallel()
 			items := exImported(t, imp.path, imp.read)
 			for seed := range uint64(20) {
 				its := items
@@ -933,7 +927,6 @@ func BenchmarkWriteOpenAI100k(b *testing.B) {
 
 // The validators catch what they are there to catch.
 func TestExportValidators(t *testing.T) {
-	t.Parallel()
 	openai := []string{
 		`{"messages":[{"role":"tool","tool_call_id":"a","content":"x"}]}`,
 		`{"messages":[{"role":"assistant","content":null,"tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"user","content":"hi"}]}`,

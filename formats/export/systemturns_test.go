@@ -13,7 +13,6 @@ import (
 // role system, as the Messages API now takes them; the leading ones are
 // still the system prompt, and a call is answered across a system turn.
 func TestAnthropicSystemTurns(t *testing.T) {
-	t.Parallel()
 	call := model.Part{Type: model.PartToolCall, ToolCallID: "toolu_1", ToolName: "Grep", Input: json.RawMessage(`{"q":"x"}`)}
 	res := model.Part{Type: model.PartToolResult, ToolCallID: "toolu_1", Text: "a.go:3"}
 	items := []formats.Item{
