@@ -111,16 +111,24 @@ func Compact(raw []byte) json.RawMessage {
 	return b.Bytes()
 }
 
-// Marshal encodes v without HTML escaping (code keeps its < and &) and
-// without a trailing newline; nil if v cannot be encoded.
-func Marshal(v any) json.RawMessage {
+// Encode writes v as weft sends JSON everywhere: compact, without HTML
+// escaping (code and markup keep their <, > and &), without a trailing
+// newline.
+func Encode(v any) (json.RawMessage, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	if enc.Encode(v) != nil {
-		return nil
+	if err := enc.Encode(v); err != nil {
+		return nil, err
 	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// Marshal is Encode for a value that always encodes; nil if v cannot be
+// encoded.
+func Marshal(v any) json.RawMessage {
+	b, _ := Encode(v)
+	return b
 }
 
 // EncodeParts writes parts for model.NewMessage.Parts as

@@ -14,8 +14,8 @@ import (
 	"io"
 	"net/http"
 
+	"weft/formats"
 	"weft/ops"
-	"weft/ops/tools"
 )
 
 // APIError is the body of every refused HTTP request but the proxy's
@@ -35,9 +35,9 @@ func WriteJSONBody(w http.ResponseWriter, status int, body []byte) {
 }
 
 // WriteJSON answers with status and v, encoded as the tools' results
-// are (tools.Encode).
+// are (formats.Encode).
 func WriteJSON(w http.ResponseWriter, status int, v any) {
-	b, err := tools.Encode(v)
+	b, err := formats.Encode(v)
 	if err != nil {
 		WriteError(w, http.StatusInternalServerError, "cannot encode the result: "+err.Error())
 		return
@@ -47,7 +47,7 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 
 // WriteError refuses a request with status and an APIError saying msg.
 func WriteError(w http.ResponseWriter, status int, msg string) {
-	b, _ := tools.Encode(APIError{msg})
+	b, _ := formats.Encode(APIError{msg})
 	WriteJSONBody(w, status, b)
 }
 

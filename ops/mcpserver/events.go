@@ -6,9 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"weft/formats"
 	"weft/ops"
 	"weft/ops/httpx"
-	"weft/ops/tools"
 )
 
 // The holder's events, for the wefts that relay to it: GET /events is a
@@ -42,7 +42,7 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	// A body read as it comes has no read deadline to meet.
 	_ = rc.SetWriteDeadline(time.Time{})
 	s.backend.Watch(ctx, func(ev ops.Event) {
-		b, err := tools.Encode(ev)
+		b, err := formats.Encode(ev)
 		if err != nil {
 			return
 		}

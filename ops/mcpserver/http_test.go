@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"weft/formats"
 	"weft/ops"
 	"weft/ops/httpx"
 	"weft/ops/internal/facetest"
@@ -87,7 +88,7 @@ func TestAPICall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantJSON, _ := tools.Encode(want)
+	wantJSON, _ := formats.Encode(want)
 	if strings.TrimSpace(string(body)) != string(wantJSON) {
 		t.Errorf("HTTP result differs from the in-process one")
 	}

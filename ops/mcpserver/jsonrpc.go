@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"weft/formats"
 
-	"weft/ops/tools"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // The SDK refuses some malformed messages in ways a client cannot read
@@ -225,7 +225,7 @@ func jsonrpcError(id json.RawMessage, code int, msg string) []byte {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
 	}
-	b, _ := tools.Encode(struct {
+	b, _ := formats.Encode(struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
 		Error   rpcError        `json:"error"`

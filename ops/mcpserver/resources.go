@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"weft/formats"
 	"weft/ops"
 	"weft/ops/reads"
 	"weft/ops/tools"
@@ -84,7 +85,7 @@ func (s *Server) callTool(ctx context.Context, name string, args, out any) error
 
 // resourceResult wraps a value as a resource's JSON contents.
 func resourceResult(uri string, v any) (*mcp.ReadResourceResult, error) {
-	b, err := tools.Encode(v)
+	b, err := formats.Encode(v)
 	if err != nil {
 		return nil, err
 	}

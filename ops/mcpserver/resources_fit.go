@@ -7,10 +7,10 @@ import (
 	"strconv"
 	"strings"
 
+	"weft/formats"
 	"weft/internal/tokens"
 	"weft/ops"
 	"weft/ops/reads"
-	"weft/ops/tools"
 )
 
 // Resources are read results too, and fit a budget as the read tools do:
@@ -225,7 +225,7 @@ func (s *Server) readRecentFit(ctx context.Context, r resourceURI) (recentRead, 
 
 // countTokens counts the tokens of v's JSON as a resource sends it.
 func countTokens(v any) int {
-	b, err := tools.Encode(v)
+	b, err := formats.Encode(v)
 	if err != nil {
 		return 0
 	}

@@ -11,7 +11,6 @@ import (
 	"weft/formats"
 	"weft/formats/export"
 	"weft/ops/httpx"
-	"weft/ops/tools"
 )
 
 // A proxied request's body is read once, by a scanner that only finds
@@ -237,7 +236,7 @@ func (b *proxyBody) system(summaries string) (any, error) {
 	if err := json.Unmarshal(s, &blocks); err != nil {
 		return nil, fmt.Errorf("\"system\": %v", err)
 	}
-	text, _ := tools.Encode(export.AnthropicBlock{Type: "text", Text: summaries})
+	text, _ := formats.Encode(export.AnthropicBlock{Type: "text", Text: summaries})
 	return append(blocks, text), nil
 }
 
@@ -347,7 +346,7 @@ func proxyError(w http.ResponseWriter, api API, status int, msg string) {
 			Error oaError `json:"error"`
 		}{oaError{Message: msg, Type: typ}}
 	}
-	b, _ := tools.Encode(body)
+	b, _ := formats.Encode(body)
 	httpx.WriteJSONBody(w, status, b)
 }
 

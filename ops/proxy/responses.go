@@ -8,7 +8,6 @@ import (
 	"net/http"
 
 	"weft/formats"
-	"weft/ops/tools"
 )
 
 // The Responses API through the proxy (POST /v1/responses, what Codex
@@ -95,7 +94,7 @@ func (b *proxyBody) responsesInput(items []ResponsesItem) (json.RawMessage, erro
 		case it.Request >= 0 && it.Request < len(b.messages):
 			out = append(out, b.messages[it.Request]...)
 		case it.Request < 0 && it.Message != nil:
-			m, err := tools.Encode(it.Message)
+			m, err := formats.Encode(it.Message)
 			if err != nil {
 				return nil, err
 			}

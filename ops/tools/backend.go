@@ -1,12 +1,12 @@
 package tools
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"reflect"
 
+	"weft/formats"
 	"weft/ops"
 )
 
@@ -51,7 +51,7 @@ func (l Local) Call(ctx context.Context, tool *Tool, args json.RawMessage) (json
 	if err != nil {
 		return nil, nil, err
 	}
-	out, err := Encode(res)
+	out, err := formats.Encode(res)
 	return out, res, err
 }
 
@@ -91,17 +91,4 @@ func (l Local) SessionPage(ctx context.Context, a ops.SessionPageArgs) (ops.Sess
 // MatchSessions is the service's MatchSessions.
 func (l Local) MatchSessions(ctx context.Context, a ops.MatchSessionsArgs) (ops.MatchSessionsResult, error) {
 	return l.Service.MatchSessions(ctx, a)
-}
-
-// Encode writes a result as every face sends it: compact JSON, without
-// escaping <, > and &, since results carry code and markup that should
-// read as written.
-func Encode(v any) (json.RawMessage, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
