@@ -17,7 +17,7 @@ import (
 // Selection names the items an edit acts on: an inclusive index range in
 // the effective thread, or item IDs.
 type Selection struct {
-	SessionID string         `json:"session_id,omitempty" jsonschema:"the session; default: the one open in the TUI, else the most recently updated"`
+	SessionID string         `json:"session_id,omitempty" jsonschema:"the session; default: the one the operator has open in weft, else the most recently updated"`
 	StartIdx  *int           `json:"start_idx,omitempty" jsonschema:"first index of the range, 0-based in the effective thread"`
 	EndIdx    *int           `json:"end_idx,omitempty" jsonschema:"last index of the range (inclusive)"`
 	IDs       []model.ItemID `json:"ids,omitempty" jsonschema:"item IDs instead of a range (m12 for a stored message, <op-id>/<k> for a synthetic one)"`
@@ -315,7 +315,7 @@ func (s *Service) SnipMessages(ctx context.Context, a SnipArgs) (OpResult, error
 
 // ResequenceArgs are resequence_messages' arguments.
 type ResequenceArgs struct {
-	SessionID string         `json:"session_id,omitempty" jsonschema:"the session; default: the one open in the TUI, else the most recently updated"`
+	SessionID string         `json:"session_id,omitempty" jsonschema:"the session; default: the one the operator has open in weft, else the most recently updated"`
 	NewOrder  []int          `json:"new_order,omitempty" jsonschema:"indices of the items to reorder, in their new order: their positions, sorted, are refilled in this order (e.g. [8,9,5,6,7] moves 8 and 9 before 5)"`
 	IDs       []model.ItemID `json:"ids,omitempty" jsonschema:"item IDs in their new order, instead of new_order"`
 	EditOptions
@@ -363,7 +363,7 @@ func (s *Service) ResequenceMessages(ctx context.Context, a ResequenceArgs) (OpR
 
 // InsertArgs are insert_messages' arguments.
 type InsertArgs struct {
-	SessionID string             `json:"session_id,omitempty" jsonschema:"the session; default: the one open in the TUI, else the most recently updated"`
+	SessionID string             `json:"session_id,omitempty" jsonschema:"the session; default: the one the operator has open in weft, else the most recently updated"`
 	AfterIdx  *int               `json:"after_idx,omitempty" jsonschema:"insert after this index; -1 inserts at the start"`
 	AfterID   model.ItemID       `json:"after_id,omitempty" jsonschema:"insert after this item, instead of after_idx"`
 	Messages  []model.NewMessage `json:"messages" jsonschema:"the messages to insert, each with role and content"`
@@ -525,7 +525,7 @@ func (s *Service) changeOp(ctx context.Context, a OperationArgs, edit func(op *m
 
 // SetActiveTagsArgs are set_active_tags' arguments.
 type SetActiveTagsArgs struct {
-	SessionID       string   `json:"session_id,omitempty" jsonschema:"the session; default: the one open in the TUI, else the most recently updated"`
+	SessionID       string   `json:"session_id,omitempty" jsonschema:"the session; default: the one the operator has open in weft, else the most recently updated"`
 	Tags            []string `json:"tags" jsonschema:"the tags that are active from now on (empty clears them); operations with when_tags apply only while all of theirs are active"`
 	ExpectedVersion *uint64  `json:"expected_version,omitempty" jsonschema:"refuse the change if the session's version is not this one"`
 }

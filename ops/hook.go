@@ -22,7 +22,7 @@ import (
 
 // ApplyOpsArgs are apply_context_operations' arguments.
 type ApplyOpsArgs struct {
-	SessionID       string            `json:"session_id,omitempty" jsonschema:"the session; default: the one open in the TUI, else the most recently updated"`
+	SessionID       string            `json:"session_id,omitempty" jsonschema:"the session; default: the one the operator has open in weft, else the most recently updated"`
 	Messages        []json.RawMessage `json:"messages" jsonschema:"the caller's whole thread, oldest first, as chat-completions messages: {role, content, name?, tool_calls?, tool_call_id?}"`
 	ExpectedVersion *uint64           `json:"expected_version,omitempty" jsonschema:"refuse the request if the session's version is not this one"`
 }

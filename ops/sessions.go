@@ -92,7 +92,7 @@ func SessionOutOf(x model.Session) SessionOut {
 
 // AppendMessagesArgs are append_messages' arguments.
 type AppendMessagesArgs struct {
-	SessionID       string             `json:"session_id,omitempty" jsonschema:"the session; default: the one open in the TUI, else the most recently updated"`
+	SessionID       string             `json:"session_id,omitempty" jsonschema:"the session; default: the one the operator has open in weft, else the most recently updated"`
 	Messages        []model.NewMessage `json:"messages" jsonschema:"messages to store at the end of the thread, each with role (system, user, assistant, tool) and content"`
 	ExpectedVersion *uint64            `json:"expected_version,omitempty" jsonschema:"refuse the write if the session's version is not this one"`
 }
@@ -250,7 +250,7 @@ func StoredMessage(seq uint64, nm model.NewMessage, now time.Time, digest string
 // AddTurnArgs are add_turn's arguments (seed 004): a user's query and,
 // optionally, the assistant's response.
 type AddTurnArgs struct {
-	SessionID       string  `json:"session_id,omitempty" jsonschema:"the session; default: the one open in the TUI, else the most recently updated"`
+	SessionID       string  `json:"session_id,omitempty" jsonschema:"the session; default: the one the operator has open in weft, else the most recently updated"`
 	Query           string  `json:"query" jsonschema:"what the user said"`
 	Response        string  `json:"response,omitempty" jsonschema:"what the assistant answered, if it has"`
 	UserName        string  `json:"user_name,omitempty" jsonschema:"the user's name, kept as the message's name"`

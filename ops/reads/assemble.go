@@ -33,7 +33,7 @@ type Preferences struct {
 
 // ContextSliceArgs are request_context_slice's arguments (seed 001).
 type ContextSliceArgs struct {
-	SessionID            string `json:"session_id,omitempty" jsonschema:"the session; default: the one open in the TUI, else the most recently updated"`
+	SessionID            string `json:"session_id,omitempty" jsonschema:"the session; default: the one the operator has open in weft, else the most recently updated"`
 	StartMessageIndex    *int   `json:"start_message_index" jsonschema:"first index of the slice, 0-based in the effective thread"`
 	EndMessageIndex      *int   `json:"end_message_index" jsonschema:"last index of the slice (inclusive)"`
 	IncludeSearchResults bool   `json:"include_search_results,omitempty" jsonschema:"also include the messages that match query"`
@@ -92,7 +92,7 @@ func RequestContextSlice(s *ops.Service, ctx context.Context, a ContextSliceArgs
 
 // AssembleArgs are assemble_context's arguments.
 type AssembleArgs struct {
-	SessionID   string `json:"session_id,omitempty" jsonschema:"the session; default: the one open in the TUI, else the most recently updated"`
+	SessionID   string `json:"session_id,omitempty" jsonschema:"the session; default: the one the operator has open in weft, else the most recently updated"`
 	Format      string `json:"format,omitempty" jsonschema:"openai (chat-completions messages, the default), anthropic (a Messages API body: system and messages) or text (one transcript)"`
 	MaxTokens   int    `json:"max_tokens,omitempty" jsonschema:"fit the context in this many tokens: the most recent turns raw, then the latest summaries of older parts; the oldest are left out first (0: no limit)"`
 	MaxMessages int    `json:"max_messages,omitempty" jsonschema:"keep at most this many of the latest items (0: all)"`

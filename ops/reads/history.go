@@ -199,7 +199,7 @@ func sessSnippet(content, query string) string {
 
 // SessionHistoryArgs are get_session_history's arguments (seed 004).
 type SessionHistoryArgs struct {
-	SessionID string `json:"session_id,omitempty" jsonschema:"the session; default: the one open in the TUI, else the most recently updated"`
+	SessionID string `json:"session_id,omitempty" jsonschema:"the session; default: the one the operator has open in weft, else the most recently updated"`
 	Format    string `json:"format,omitempty" jsonschema:"text (default: one line of time and role per message, then its content), markdown, or json (the messages with IDs, times, tokens and tags)"`
 	View      string `json:"view,omitempty" jsonschema:"effective (default: with the operations applied) or raw (the stored messages)"`
 	Limit     *int   `json:"limit,omitempty" jsonschema:"only the latest N items (default: all, at most 5000)"`

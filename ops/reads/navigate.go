@@ -209,7 +209,7 @@ func parseTime(s *ops.Service, field, value string) (time.Time, error) {
 
 // ConversationContextArgs are get_conversation_context's arguments.
 type ConversationContextArgs struct {
-	SessionID string `json:"session_id,omitempty" jsonschema:"the session; default: the one open in the TUI, else the most recently updated"`
+	SessionID string `json:"session_id,omitempty" jsonschema:"the session; default: the one the operator has open in weft, else the most recently updated"`
 	Turns     *int   `json:"turns" jsonschema:"how many turns of context: recent raw turns first, then summaries for the rest"`
 	MaxTokens *int   `json:"max_tokens,omitempty" jsonschema:"fit the result in about this many tokens (default 16000; at least 500, or 0 for no limit): the summaries and the latest turns first, long bodies cut with a marker saying how to read on; older turns that do not fit are left out, counted, with a next_cursor"`
 	Cursor    string `json:"cursor,omitempty" jsonschema:"the next_cursor of an earlier result, with the same other arguments: the older turns it left out"`
@@ -272,7 +272,7 @@ func getConversationContext(s *ops.Service, _ context.Context, a ConversationCon
 
 // TurnsSinceArgs are get_turns_since's arguments.
 type TurnsSinceArgs struct {
-	SessionID        string `json:"session_id,omitempty" jsonschema:"the session; default: the one open in the TUI, else the most recently updated"`
+	SessionID        string `json:"session_id,omitempty" jsonschema:"the session; default: the one the operator has open in weft, else the most recently updated"`
 	Timestamp        string `json:"timestamp" jsonschema:"ISO 8601 (2026-01-26T07:30:00, zone optional: local if omitted), a bare date or time, or relative (-2h, 2h ago, yesterday 15:00)"`
 	IncludeSummaries *bool  `json:"include_summaries,omitempty" jsonschema:"also return summaries whose time span ends at or after the timestamp (default true)"`
 	Limit            *int   `json:"limit,omitempty" jsonschema:"at most this many messages, oldest first (default 1000)"`
@@ -374,7 +374,7 @@ func getTurnsSince(s *ops.Service, _ context.Context, a TurnsSinceArgs) (TurnsSi
 
 // TurnsAroundArgs are get_turns_around's arguments.
 type TurnsAroundArgs struct {
-	SessionID   string   `json:"session_id,omitempty" jsonschema:"the session; default: the one open in the TUI, else the most recently updated"`
+	SessionID   string   `json:"session_id,omitempty" jsonschema:"the session; default: the one the operator has open in weft, else the most recently updated"`
 	Timestamp   string   `json:"timestamp" jsonschema:"the centre: ISO 8601 (zone optional: local if omitted), a bare date or time, or relative (-2h, yesterday 15:00)"`
 	Count       *int     `json:"count,omitempty" jsonschema:"how many items in all (default 40)"`
 	BeforeRatio *float64 `json:"before_ratio,omitempty" jsonschema:"share of the items before the centre, 0..1 (default 0.5; clamped)"`
@@ -485,7 +485,7 @@ func span(start, end int) []int {
 
 // MessageRangeArgs are get_message_range's arguments.
 type MessageRangeArgs struct {
-	SessionID     string `json:"session_id,omitempty" jsonschema:"the session; default: the one open in the TUI, else the most recently updated"`
+	SessionID     string `json:"session_id,omitempty" jsonschema:"the session; default: the one the operator has open in weft, else the most recently updated"`
 	StartIdx      *int   `json:"start_idx" jsonschema:"first index, 0-based"`
 	EndIdx        *int   `json:"end_idx" jsonschema:"last index (inclusive)"`
 	View          string `json:"view,omitempty" jsonschema:"effective (default: the thread with operations applied) or raw (the stored messages)"`
@@ -658,7 +658,7 @@ func viewArg(v string) (raw bool, err error) {
 
 // StartupContextArgs are get_startup_context's arguments.
 type StartupContextArgs struct {
-	SessionID string `json:"session_id,omitempty" jsonschema:"the session; default: the one open in the TUI, else the most recently updated"`
+	SessionID string `json:"session_id,omitempty" jsonschema:"the session; default: the one the operator has open in weft, else the most recently updated"`
 	Summaries *int   `json:"summaries,omitempty" jsonschema:"how many of the latest summaries (default 2)"`
 	MaxTokens *int   `json:"max_tokens,omitempty" jsonschema:"fit the result in about this many tokens (default 16000; at least 500, or 0 for no limit): the summaries and the latest turns first, long bodies cut with a marker saying how to read on; older turns that do not fit are left out, counted, with a next_cursor"`
 	Cursor    string `json:"cursor,omitempty" jsonschema:"the next_cursor of an earlier result, with the same other arguments: the older turns it left out"`
