@@ -34,8 +34,9 @@ func TestPackagesStaySmall(t *testing.T) {
 var screenWords = []string{"tui", "screen", "panel", "dialog", "keystroke", "focus"}
 
 // TestNoScreenWordsInOps: no package, file, identifier or field tag (an
-// argument's description, as agents read it) under ops names the screen. Names are read as words ("searchTUIView": search, tui,
-// view), so a screen word inside another ("intuitive") is not one.
+// argument's description, as agents read it) under ops names the
+// screen. Names are read as words ("searchTUIView": search, tui, view),
+// so a screen word inside another ("intuitive") is not one.
 func TestNoScreenWordsInOps(t *testing.T) {
 	pkgs, fset := tree(t)
 	for _, p := range sortedPkgs(pkgs) {
