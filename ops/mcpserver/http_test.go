@@ -70,6 +70,7 @@ var (
 )
 
 func TestAPICall(t *testing.T) {
+	t.Parallel()
 	svc, sid := seeded(t)
 	ts, _ := api(t, svc, apiOptions{})
 	ctx := context.Background()
@@ -121,6 +122,7 @@ func TestAPICall(t *testing.T) {
 }
 
 func TestAPIErrors(t *testing.T) {
+	t.Parallel()
 	svc, sid := seeded(t)
 	ts, _ := api(t, svc, apiOptions{})
 	info, _, _ := svc.View(sid)
@@ -171,6 +173,7 @@ func TestAPIErrors(t *testing.T) {
 }
 
 func TestAPIListAndHealth(t *testing.T) {
+	t.Parallel()
 	svc, _ := seeded(t)
 	ts, _ := api(t, svc, apiOptions{})
 	status, _, body := do(t, "GET", ts.URL+"/api", "", nil)
@@ -207,6 +210,7 @@ func TestAPIListAndHealth(t *testing.T) {
 }
 
 func TestMCPOverHTTP(t *testing.T) {
+	t.Parallel()
 	svc, sid := seeded(t)
 	ts, srv := api(t, svc, apiOptions{})
 	ctx := context.Background()
@@ -259,6 +263,7 @@ func TestMCPOverHTTP(t *testing.T) {
 }
 
 func TestSessionTimeout(t *testing.T) {
+	t.Parallel()
 	svc, _ := seeded(t)
 	ts, srv := api(t, svc, apiOptions{SessionTimeout: 50 * time.Millisecond})
 	ctx := context.Background()
@@ -283,6 +288,7 @@ func TestSessionTimeout(t *testing.T) {
 // A summary model that fails is a bad gateway: weft was fine, the model
 // it asked was not.
 func TestAPISummarySourceFailureIs502(t *testing.T) {
+	t.Parallel()
 	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":{"message":"overloaded"}}`, http.StatusServiceUnavailable)
 	}))
