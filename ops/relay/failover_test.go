@@ -21,6 +21,7 @@ import (
 // across a restart on another port, and serves the file itself once no
 // weft holds it; its subscribers hear edits all along.
 func TestRelaySurvivesARestart(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "weft.db")
 	open := func() (*store.Store, *ops.Service) {
 		st, err := store.Open(path, store.Options{Timeout: 100 * time.Millisecond})
