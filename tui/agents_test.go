@@ -31,7 +31,9 @@ func listenerModel(t *testing.T, l *agentsListener, seed bool) *Model {
 			t.Fatal(err)
 		}
 	}
-	m := New(svc, Options{Theme: "dark", Listener: l})
+	// The count is read every 20 ms rather than every second: the tests
+	// check that a change is shown, not how soon.
+	m := New(svc, Options{Theme: "dark", Listener: l, AgentsPoll: 20 * time.Millisecond})
 	run(t, m, m.loadView(""))
 	m.Update(tea.WindowSizeMsg{Width: 140, Height: 30})
 	return m
