@@ -57,6 +57,7 @@ func awaitMsg(t *testing.T, cmd tea.Cmd, wait time.Duration) tea.Msg {
 // pressed: the TUI watches the listener and draws again only when the
 // count changed.
 func TestAgentCountFollowsTheListener(t *testing.T) {
+	t.Parallel()
 	l := &agentsListener{}
 	m := listenerModel(t, l, true)
 	start, ok := awaitMsg(t, m.Init(), time.Second).(tea.BatchMsg)
@@ -89,6 +90,7 @@ func TestAgentCountFollowsTheListener(t *testing.T) {
 
 // A port fallback is said on a new file's screen too.
 func TestEmptyFileShowsTheListenersNotice(t *testing.T) {
+	t.Parallel()
 	l := &agentsListener{notice: "127.0.0.1:7433 is taken: agents connect at http://127.0.0.1:40001/mcp"}
 	m := listenerModel(t, l, false)
 	if s := screen(m); !strings.Contains(s, "No sessions in this file yet") || !strings.Contains(s, "7433 is taken") {
