@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -8,10 +9,10 @@ import (
 
 // The status bar counts the agents connected to the embedded listener.
 // They come and go while no key is pressed, so the TUI watches the
-// count: a command polls it every second and reports only a change, so
-// the screen is drawn again only then.
+// count: a command polls it every second (Options.AgentsPoll) and
+// reports only a change, so the screen is drawn again only then.
 
-// agentsPoll is how often the count is read.
+// agentsPoll is how often the count is read by default.
 const agentsPoll = time.Second
 
 type (
@@ -35,9 +36,10 @@ func (m *Model) watchAgents() tea.Cmd {
 	if l == nil {
 		return nil
 	}
+	poll := cmp.Or(m.opts.AgentsPoll, agentsPoll)
 	return func() tea.Msg {
 		for {
-			time.Sleep(agentsPoll)
+			time.Sleep(poll)
 			if n := l.Agents(); n != last {
 				return agentsMsg{n}
 			}

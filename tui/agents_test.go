@@ -31,7 +31,9 @@ func listenerModel(t *testing.T, l *agentsListener, seed bool) *Model {
 			t.Fatal(err)
 		}
 	}
-	m := New(svc, Options{Theme: "dark", Listener: l})
+	// The count is read every 20 ms rather than every second: the tests
+	// check that a change is shown, not how soon.
+	m := New(svc, Options{Theme: "dark", Listener: l, AgentsPoll: 20 * time.Millisecond})
 	run(t, m, m.loadView(""))
 	m.Update(tea.WindowSizeMsg{Width: 140, Height: 30})
 	return m
@@ -55,6 +57,7 @@ func awaitMsg(t *testing.T, cmd tea.Cmd, wait time.Duration) tea.Msg {
 // pressed: the TUI watches the listener and draws again only when the
 // count changed.
 func TestAgentCountFollowsTheListener(t *testing.T) {
+	t.Parallel()
 	l := &agentsListener{}
 	m := listenerModel(t, l, true)
 	start, ok := awaitMsg(t, m.Init(), time.Second).(tea.BatchMsg)
@@ -87,6 +90,7 @@ func TestAgentCountFollowsTheListener(t *testing.T) {
 
 // A port fallback is said on a new file's screen too.
 func TestEmptyFileShowsTheListenersNotice(t *testing.T) {
+	t.Parallel()
 	l := &agentsListener{notice: "127.0.0.1:7433 is taken: agents connect at http://127.0.0.1:40001/mcp"}
 	m := listenerModel(t, l, false)
 	if s := screen(m); !strings.Contains(s, "No sessions in this file yet") || !strings.Contains(s, "7433 is taken") {

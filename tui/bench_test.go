@@ -405,6 +405,7 @@ func benchSearchKeystroke(b *testing.B, n int) {
 // only starts the matching: Update returns at once with a command, the
 // results are not there yet, and they arrive as that command's message.
 func TestSearchKeystrokeDoesNotMatchInUpdate(t *testing.T) {
+	t.Parallel()
 	svc := newService(t)
 	if _, err := demo.Seed(context.Background(), svc); err != nil {
 		t.Fatal(err)

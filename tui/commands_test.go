@@ -124,6 +124,7 @@ func keyPress(k string) tea.KeyPressMsg {
 // handles other messages. `go test -race ./tui` fails if a command reads
 // or writes the model.
 func TestCommandsRunBesideUpdate(t *testing.T) {
+	t.Parallel()
 	m, svc := demoModel(t, 110, 36)
 	p := newAsyncProgram(t, m)
 	want := func(typ model.OpType, what string) {

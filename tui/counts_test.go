@@ -15,6 +15,7 @@ import (
 
 // Counts are shown with thousands separators.
 func TestCountsHaveThousandsSeparators(t *testing.T) {
+	t.Parallel()
 	m, _ := demoModel(t, 110, 30)
 	mk := &model.Marker{OpType: model.OpDigest, Author: "claude-code", Hidden: make([]model.Item, 90000)}
 	if got := ansi.Strip(m.paint().Marker(m.view, mk, 100, false)); !strings.Contains(got, "digest of 90,000 messages") {
@@ -25,6 +26,7 @@ func TestCountsHaveThousandsSeparators(t *testing.T) {
 // A long summary folds with a count of what is folded, as every folded
 // message does.
 func TestLongSummaryFoldSaysHowMuchMore(t *testing.T) {
+	t.Parallel()
 	m, svc := demoModel(t, 110, 40)
 	var b strings.Builder
 	for i := range 300 {

@@ -16,6 +16,7 @@ import (
 )
 
 func TestDigestDraft(t *testing.T) {
+	t.Parallel()
 	m, svc := demoModel(t, 110, 36)
 	press(t, m, "g", "j", "j", "v", "j", "j", "j", "d")
 	d, ok := m.dialogs.Front().(*dialog.Text)
@@ -35,6 +36,7 @@ func TestDigestDraft(t *testing.T) {
 }
 
 func TestEditorFailureIsShown(t *testing.T) {
+	t.Parallel()
 	m, svc := demoModel(t, 110, 36)
 	n := len(mustOps(t, svc, m.sid))
 	press(t, m, "d")
@@ -55,6 +57,7 @@ func TestEditorFailureIsShown(t *testing.T) {
 // A tag shows on the tagged items as soon as it is made: rendered rows are
 // kept per session version, not only per item.
 func TestTagShowsAtOnce(t *testing.T) {
+	t.Parallel()
 	m, _ := demoModel(t, 110, 36)
 	press(t, m, "G", "k", "k")
 	_ = screen(m) // the rows are rendered and cached
@@ -69,6 +72,7 @@ func TestTagShowsAtOnce(t *testing.T) {
 // After a digest the cursor stands on its marker, not on whatever item
 // now has the old row number.
 func TestCursorFollowsDigestedItem(t *testing.T) {
+	t.Parallel()
 	m, _ := demoModel(t, 110, 36)
 	press(t, m, "G")
 	for range 20 {
@@ -91,6 +95,7 @@ func TestCursorFollowsDigestedItem(t *testing.T) {
 }
 
 func TestInsertOnAMarkerGoesWhereItStands(t *testing.T) {
+	t.Parallel()
 	m, _ := demoModel(t, 110, 36)
 	press(t, m, "g") // the first row is the setup digest's marker
 	if m.rows.At(m.cursor).Kind != rows.Marker {
@@ -122,6 +127,7 @@ func TestInsertOnAMarkerGoesWhereItStands(t *testing.T) {
 // Each dialog's hint is made from its own keys, and a key that would do
 // nothing now is neither listed nor answered.
 func TestDialogHintsFollowState(t *testing.T) {
+	t.Parallel()
 	m, svc := demoModel(t, 120, 40)
 	lastLines := func(n int) string {
 		lines := strings.Split(screen(m), "\n")
@@ -203,6 +209,7 @@ func TestDialogHintsFollowState(t *testing.T) {
 
 // ctrl+e writes the text for the editor in a command, not in Update.
 func TestEditorFileIsWrittenInACommand(t *testing.T) {
+	t.Parallel()
 	m, _ := demoModel(t, 110, 36)
 	press(t, m, "i")
 	_, cmd := m.Update(tea.KeyPressMsg{Code: 'e', Mod: tea.ModCtrl})

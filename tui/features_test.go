@@ -64,6 +64,7 @@ func clipboard(msgs []tea.Msg) (string, bool) {
 func keyText(s string) tea.KeyPressMsg { return tea.KeyPressMsg{Code: []rune(s)[0], Text: s} }
 
 func TestCopyPutsTheMessagesOnTheClipboard(t *testing.T) {
+	t.Parallel()
 	m, _ := plainThread(t, 12)
 	press(t, m, "g", "j", "j") // m3
 	text, ok := clipboard(pressCollect(t, m, keyText("y")))
@@ -85,6 +86,7 @@ func TestCopyPutsTheMessagesOnTheClipboard(t *testing.T) {
 }
 
 func TestCopySaysItsSizeInKilobytes(t *testing.T) {
+	t.Parallel()
 	if got := byteSize(1234); got != "1.2 kB" {
 		t.Errorf("byteSize(1234) = %q", got)
 	}
@@ -94,6 +96,7 @@ func TestCopySaysItsSizeInKilobytes(t *testing.T) {
 }
 
 func TestCopyOnAMarkerSaysWhy(t *testing.T) {
+	t.Parallel()
 	m, _ := demoModel(t, 100, 30)
 	press(t, m, "g") // the digest's marker
 	if _, ok := clipboard(pressCollect(t, m, keyText("y"))); ok {
@@ -105,6 +108,7 @@ func TestCopyOnAMarkerSaysWhy(t *testing.T) {
 }
 
 func TestPagerGetsTheMessageOnAFileAndCtrlZSuspends(t *testing.T) {
+	t.Parallel()
 	m, _ := plainThread(t, 5)
 	m.opts.Pager = "less -R"
 	press(t, m, "g")
@@ -152,6 +156,7 @@ func screenLineOf(m *Model, text string) int {
 }
 
 func TestClickSelectsAndExpands(t *testing.T) {
+	t.Parallel()
 	m, _ := demoModel(t, 100, 30)
 	press(t, m, "g")
 	if m.rows.At(m.cursor).Kind != rows.Marker {
@@ -182,6 +187,7 @@ func TestClickSelectsAndExpands(t *testing.T) {
 }
 
 func TestClickOnAFoldUnfoldsTheMessage(t *testing.T) {
+	t.Parallel()
 	m, svc := plainThread(t, 3)
 	long := strings.Repeat("a line\n", 30)
 	agentEdit(t, m, svc, func(ctx context.Context) error {
@@ -205,6 +211,7 @@ func TestClickOnAFoldUnfoldsTheMessage(t *testing.T) {
 }
 
 func TestViewAsksForTheMouse(t *testing.T) {
+	t.Parallel()
 	m, _ := plainThread(t, 3)
 	if v := m.View(); v.MouseMode != tea.MouseModeCellMotion {
 		t.Errorf("the view's mouse mode is %v", v.MouseMode)
@@ -212,6 +219,7 @@ func TestViewAsksForTheMouse(t *testing.T) {
 }
 
 func TestExactSearchMarksHitsInTheThreadAndCountsThem(t *testing.T) {
+	t.Parallel()
 	m, _ := plainThread(t, 30)
 	press(t, m, "/")
 	send(t, m, tea.KeyPressMsg{Code: 's', Mod: tea.ModCtrl})
@@ -253,6 +261,7 @@ func TestExactSearchMarksHitsInTheThreadAndCountsThem(t *testing.T) {
 }
 
 func TestFuzzyHitsAreMarkedInTheThread(t *testing.T) {
+	t.Parallel()
 	m, _ := plainThread(t, 30)
 	searchFor(t, m, "mssg 17")
 	send(t, m, keyEnter)
@@ -305,6 +314,7 @@ func roleThread(t *testing.T) (*Model, *ops.Service) {
 }
 
 func TestFilterShowsOnlyWhatItPicks(t *testing.T) {
+	t.Parallel()
 	m, svc := roleThread(t)
 	press(t, m, "F")
 	if m.dialogs.Front() == nil || !strings.Contains(screen(m), "role:user · tag:db · author:claude") {
@@ -352,6 +362,7 @@ func TestFilterShowsOnlyWhatItPicks(t *testing.T) {
 }
 
 func TestFilterByTagAndAuthor(t *testing.T) {
+	t.Parallel()
 	m, svc := roleThread(t)
 	press(t, m, "F")
 	typeText(t, m, "tag:db role:user")
@@ -378,6 +389,7 @@ func TestFilterByTagAndAuthor(t *testing.T) {
 }
 
 func TestFilterRefusesWhatItCannotRead(t *testing.T) {
+	t.Parallel()
 	m, _ := roleThread(t)
 	press(t, m, "F")
 	typeText(t, m, "role:robot")
@@ -412,6 +424,7 @@ func otherSession(t *testing.T) (*Model, *ops.Service, string) {
 }
 
 func TestSessionsListShowsSourceDatesAndSize(t *testing.T) {
+	t.Parallel()
 	m, _, _ := otherSession(t)
 	send(t, m, tea.KeyPressMsg{Code: tea.KeyTab})
 	s := screen(m)
@@ -424,6 +437,7 @@ func TestSessionsListShowsSourceDatesAndSize(t *testing.T) {
 }
 
 func TestSessionsRename(t *testing.T) {
+	t.Parallel()
 	m, svc, other := otherSession(t)
 	send(t, m, tea.KeyPressMsg{Code: tea.KeyTab})
 	p := m.dialogs.Front().(*dialog.Sessions)
@@ -447,6 +461,7 @@ func TestSessionsRename(t *testing.T) {
 }
 
 func TestSessionsDeleteAsksFirst(t *testing.T) {
+	t.Parallel()
 	m, svc, other := otherSession(t)
 	shown := m.sid
 	send(t, m, tea.KeyPressMsg{Code: tea.KeyTab})
@@ -484,6 +499,7 @@ func TestSessionsDeleteAsksFirst(t *testing.T) {
 }
 
 func TestAnotherSessionsChangeIsNoticed(t *testing.T) {
+	t.Parallel()
 	m, svc, other := otherSession(t)
 	view := m.view
 	announced := events(t, svc)
@@ -522,6 +538,7 @@ func TestAnotherSessionsChangeIsNoticed(t *testing.T) {
 }
 
 func TestNewKeysAreInTheHelp(t *testing.T) {
+	t.Parallel()
 	m, _ := plainThread(t, 5)
 	press(t, m, "?")
 	s := screen(m)
@@ -538,6 +555,7 @@ func lastLine(s string) string {
 }
 
 func TestSearchUnderAFilterGoesOnlyToWhatItShows(t *testing.T) {
+	t.Parallel()
 	m, _ := roleThread(t)
 	press(t, m, "F")
 	typeText(t, m, "role:assistant")
@@ -561,6 +579,7 @@ func TestSearchUnderAFilterGoesOnlyToWhatItShows(t *testing.T) {
 // last of a longer pick ends at the screen's foot: the rows are not left
 // a third down with blank lines under them.
 func TestFilterFillsTheScreen(t *testing.T) {
+	t.Parallel()
 	m, _ := roleThread(t)
 	press(t, m, "F")
 	typeText(t, m, "role:assistant")
@@ -581,6 +600,7 @@ func TestFilterFillsTheScreen(t *testing.T) {
 }
 
 func TestSessionsListCountsOneInTheSingular(t *testing.T) {
+	t.Parallel()
 	m, svc, _ := otherSession(t)
 	ctx := context.Background()
 	res, err := svc.CreateSession(ctx, ops.CreateSessionArgs{Title: "Short one"})
@@ -600,6 +620,7 @@ func TestSessionsListCountsOneInTheSingular(t *testing.T) {
 // A refused title keeps the rename line open with the reason, to be
 // corrected rather than typed again.
 func TestSessionsRenameRefusedStaysOpen(t *testing.T) {
+	t.Parallel()
 	m, svc, other := otherSession(t)
 	send(t, m, tea.KeyPressMsg{Code: tea.KeyTab})
 	p := m.dialogs.Front().(*dialog.Sessions)

@@ -43,6 +43,7 @@ func importTranscript(t *testing.T, svc *ops.Service, data string) string {
 // as each batch lands: the follower's import is a write like any other,
 // and the TUI follows the service's events.
 func TestFollowedSessionGrowsLive(t *testing.T) {
+	t.Parallel()
 	svc := newService(t)
 	file := followLine(1, "user", "Follow me") + followLine(2, "assistant", "The first answer")
 	sid := importTranscript(t, svc, file)

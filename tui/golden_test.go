@@ -37,6 +37,7 @@ func fixedModel(t *testing.T, w, h int) *Model {
 }
 
 func TestGoldenScreens(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		keys []string
@@ -74,6 +75,7 @@ func TestGoldenScreens(t *testing.T) {
 }
 
 func TestShortHelpFollowsState(t *testing.T) {
+	t.Parallel()
 	m := fixedModel(t, 160, 30)
 	help := func() string {
 		lines := strings.Split(screen(m), "\n")

@@ -9,6 +9,7 @@ import (
 
 // esc closes the full help, as ? does.
 func TestEscClosesHelp(t *testing.T) {
+	t.Parallel()
 	m, _ := demoModel(t, 100, 40)
 	press(t, m, "?")
 	if !strings.Contains(screen(m), "half page down") {
@@ -23,6 +24,7 @@ func TestEscClosesHelp(t *testing.T) {
 // The full help lays every key out within the width, in as many columns
 // as fit: at 80 columns nothing is cut.
 func TestFullHelpFitsTheWidth(t *testing.T) {
+	t.Parallel()
 	for _, w := range []int{60, 80, 100, 160} {
 		m, _ := demoModel(t, w, 50)
 		press(t, m, "?")
@@ -43,6 +45,7 @@ func TestFullHelpFitsTheWidth(t *testing.T) {
 // The bottom line fits the keys that matter most into the width, and
 // never ends cut with "…".
 func TestBottomLineFitsTheWidth(t *testing.T) {
+	t.Parallel()
 	for _, w := range []int{60, 80, 120, 160, 220} {
 		m, _ := demoModel(t, w, 30)
 		for _, state := range [][]string{nil, {"v"}, {"R"}} {
@@ -66,6 +69,7 @@ func TestBottomLineFitsTheWidth(t *testing.T) {
 // ctrl+r and n/N are in the full help whether or not they can be used
 // now, so they can be learnt; those that cannot are greyed.
 func TestFullHelpGreysWhatCannotBeUsedNow(t *testing.T) {
+	t.Parallel()
 	m, _ := demoModel(t, 120, 50)
 	usable := func(k string) bool {
 		t.Helper()
@@ -101,6 +105,7 @@ func TestFullHelpGreysWhatCannotBeUsedNow(t *testing.T) {
 
 // A key that does nothing in the state it is pressed in says why.
 func TestKeysThatDoNothingSaySo(t *testing.T) {
+	t.Parallel()
 	m, _ := demoModel(t, 120, 40)
 	press(t, m, "n")
 	if s := screen(m); !strings.Contains(s, "no search") {

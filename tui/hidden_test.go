@@ -13,6 +13,7 @@ import (
 // original says "… N more lines (enter)"; enter there unfolds that
 // message and leaves the marker expanded.
 func TestEnterOnAHiddenMessageUnfoldsIt(t *testing.T) {
+	t.Parallel()
 	m, _ := demoModel(t, 100, 40)
 	press(t, m, "g", "enter") // the digest at the top, expanded
 	found := -1

@@ -34,6 +34,7 @@ func searchFor(t *testing.T, m *Model, q string) {
 }
 
 func TestSearchHitsFollowTheirItemsAfterAnEdit(t *testing.T) {
+	t.Parallel()
 	m, svc := plainThread(t, 30)
 	searchFor(t, m, "message 17")
 	if m.search.Hits()[0].Line != "message 17" {
@@ -50,6 +51,7 @@ func TestSearchHitsFollowTheirItemsAfterAnEdit(t *testing.T) {
 }
 
 func TestSearchHitHiddenByADigestIsShownUnderItsMarker(t *testing.T) {
+	t.Parallel()
 	m, svc := plainThread(t, 30)
 	searchFor(t, m, "message 17")
 	send(t, m, keyEsc)
@@ -71,6 +73,7 @@ func TestSearchHitHiddenByADigestIsShownUnderItsMarker(t *testing.T) {
 // thread order, passing over those an operation hides since the search,
 // and never sticks.
 func TestNextHitGoesOnInThreadOrder(t *testing.T) {
+	t.Parallel()
 	m, svc := plainThread(t, 40)
 	searchFor(t, m, "message 1")
 	send(t, m, keyEsc)
@@ -106,6 +109,7 @@ func TestNextHitGoesOnInThreadOrder(t *testing.T) {
 // little before the match, after "…", not its start cut before the
 // match.
 func TestSearchHitFarAlongItsLineIsShown(t *testing.T) {
+	t.Parallel()
 	svc := newService(t)
 	long := strings.Repeat("filler words ", 30) + "the needle here" + strings.Repeat(" tail", 10)
 	sid := newSession(t, svc, "Long", []model.NewMessage{

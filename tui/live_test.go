@@ -46,6 +46,7 @@ func deliver(t *testing.T, m *Model, evs []ops.Event) {
 // the operator) shows in the TUI as it lands, as an agent's edits do:
 // the open thread is read again, and the sessions list too.
 func TestOperatorsCommandLineWritesShowLive(t *testing.T) {
+	t.Parallel()
 	m, svc := demoModel(t, 100, 30)
 	announced := events(t, svc)
 	sid := m.sid

@@ -48,6 +48,9 @@ type Options struct {
 	// Listener is the embedded MCP server, shown in the status bar; nil
 	// when there is none.
 	Listener Listener
+	// AgentsPoll is how often the status bar reads the Listener's count
+	// of agents; 0 is a second.
+	AgentsPoll time.Duration
 	// Notice is what the operator should know when the TUI opens (weft
 	// demo's file), shown at the bottom for a while; empty for none.
 	Notice string

@@ -85,6 +85,7 @@ func press(t testing.TB, m *Model, keys ...string) {
 func screen(m *Model) string { return ansi.Strip(m.render()) }
 
 func TestOpensAtTheLatestMessage(t *testing.T) {
+	t.Parallel()
 	m, _ := demoModel(t, 100, 30)
 	s := screen(m)
 	if !strings.Contains(s, "Rollout is at 100%") && !strings.Contains(s, "The limiter is at 100%") {
@@ -99,6 +100,7 @@ func TestOpensAtTheLatestMessage(t *testing.T) {
 }
 
 func TestNavigateAndExpandMarker(t *testing.T) {
+	t.Parallel()
 	m, _ := demoModel(t, 100, 30)
 	press(t, m, "g")
 	s := screen(m)
@@ -121,6 +123,7 @@ func TestNavigateAndExpandMarker(t *testing.T) {
 }
 
 func TestLiveEditKeepsCursor(t *testing.T) {
+	t.Parallel()
 	m, svc := demoModel(t, 100, 30)
 	press(t, m, "g", "j", "j", "j", "j")
 	before := m.view.ID(m.view.Items[m.rows.At(m.cursor).Item])
@@ -180,6 +183,7 @@ func lastOp(t *testing.T, svc *ops.Service, sid string) model.Op {
 }
 
 func TestEditsByKeyboard(t *testing.T) {
+	t.Parallel()
 	m, svc := demoModel(t, 100, 30)
 	press(t, m, "g", "j") // the first stored message after the digest marker
 	start := m.rows.At(m.cursor).Item
@@ -269,6 +273,7 @@ func mustOps(t *testing.T, svc *ops.Service, sid string) []model.Op {
 }
 
 func TestRefusedEditShowsError(t *testing.T) {
+	t.Parallel()
 	m, svc := demoModel(t, 100, 30)
 	press(t, m, "g") // the marker row: not a message
 	n := len(mustOps(t, svc, m.sid))
@@ -284,6 +289,7 @@ func TestRefusedEditShowsError(t *testing.T) {
 }
 
 func TestOperationsPanel(t *testing.T) {
+	t.Parallel()
 	m, svc := demoModel(t, 110, 36)
 	press(t, m, "o")
 	s := screen(m)
@@ -311,6 +317,7 @@ func TestOperationsPanel(t *testing.T) {
 }
 
 func TestSearchJumpsAndSteps(t *testing.T) {
+	t.Parallel()
 	m, _ := demoModel(t, 110, 36)
 	press(t, m, "/")
 	typeText(t, m, "retryafter")
@@ -338,6 +345,7 @@ func TestSearchJumpsAndSteps(t *testing.T) {
 }
 
 func TestTimelineStripAndJump(t *testing.T) {
+	t.Parallel()
 	m, _ := demoModel(t, 110, 36)
 	strip := ansi.Strip(m.timelineStrip())
 	if !strings.Contains(strip, "Mar 02") || !strings.Contains(strip, "Mar 05") || !strings.Contains(strip, "┃") {
@@ -372,6 +380,7 @@ func TestTimelineStripAndJump(t *testing.T) {
 }
 
 func TestSessionsList(t *testing.T) {
+	t.Parallel()
 	m, svc := demoModel(t, 110, 36)
 	other, err := svc.CreateSession(context.Background(), ops.CreateSessionArgs{Title: "Another thread"})
 	if err != nil {
@@ -393,6 +402,7 @@ func TestSessionsList(t *testing.T) {
 }
 
 func TestOperationsPanelFollowsAgentsEdits(t *testing.T) {
+	t.Parallel()
 	m, svc := demoModel(t, 100, 30)
 	// Before the list arrives the panel claims nothing.
 	m.Update(tea.KeyPressMsg{Code: 'o', Text: "o"})
@@ -422,6 +432,7 @@ func TestOperationsPanelFollowsAgentsEdits(t *testing.T) {
 }
 
 func TestNewFileWaitsForASession(t *testing.T) {
+	t.Parallel()
 	svc := newService(t)
 	m := New(svc, Options{Theme: "dark"})
 	run(t, m, m.loadView(""))
@@ -458,6 +469,7 @@ func TestNewFileWaitsForASession(t *testing.T) {
 // Enter pressed before the hits of what was typed last have come goes to
 // the best of those, not to an older query's list still on screen.
 func TestEnterBeforeTheLatestHitsWaitsForThem(t *testing.T) {
+	t.Parallel()
 	m, _ := demoModel(t, 110, 36)
 	press(t, m, "/")
 	typeText(t, m, "retry")

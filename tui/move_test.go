@@ -32,6 +32,7 @@ func lineOf(s, id string) int {
 // cursor on the moved item; esc puts everything back, enter makes one
 // resequence labelled by what moved.
 func TestMovePreviewsAndLabels(t *testing.T) {
+	t.Parallel()
 	m, svc := demoModel(t, 120, 60)
 	const at = 40
 	m.cursor = m.rows.RowOfItem(at)
@@ -85,6 +86,7 @@ func TestMovePreviewsAndLabels(t *testing.T) {
 // A block of three moved up two places: the preview shows the block in
 // its new place, and the marker counts the messages that moved.
 func TestMoveBlockPreview(t *testing.T) {
+	t.Parallel()
 	m, _ := demoModel(t, 120, 60)
 	m.cursor = m.rows.RowOfItem(50)
 	press(t, m, "v", "j", "j") // items 50–52
@@ -121,6 +123,7 @@ func resequenceMarker(t *testing.T, m *Model) string {
 
 // q and ctrl+c quit while moving: the move is dropped, nothing is made.
 func TestQuitWhileMoving(t *testing.T) {
+	t.Parallel()
 	for _, k := range []tea.KeyPressMsg{{Code: 'q', Text: "q"}, {Code: 'c', Mod: tea.ModCtrl}} {
 		m, svc := demoModel(t, 120, 40)
 		n := len(mustOps(t, svc, m.sid))
@@ -144,6 +147,7 @@ func TestQuitWhileMoving(t *testing.T) {
 // The move's hint fits the width, dropping its least useful keys, never
 // cut in the middle.
 func TestMoveHintFits(t *testing.T) {
+	t.Parallel()
 	m, _ := demoModel(t, 80, 30)
 	press(t, m, "k", "k", "J", "J")
 	lines := strings.Split(screen(m), "\n")

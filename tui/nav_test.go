@@ -9,6 +9,7 @@ import (
 // ctrl+d moves half a screen of lines, not half a screen of rows: rows
 // are messages of any height.
 func TestHalfPageCountsLines(t *testing.T) {
+	t.Parallel()
 	m := fixedModel(t, 100, 30)
 	press(t, m, "g")
 	from := m.cursor
@@ -32,6 +33,7 @@ func TestHalfPageCountsLines(t *testing.T) {
 // A range selects the items from its first item row to its last, markers
 // and originals around them left out, wherever it starts and ends.
 func TestSelectionIsTheItemsOfTheRange(t *testing.T) {
+	t.Parallel()
 	m := fixedModel(t, 100, 30)
 	for _, mk := range m.view.Markers {
 		m.expanded[mk.OpID] = true // originals under every marker, too

@@ -12,6 +12,7 @@ import (
 // do: the status bar and the dialogs name the same item by the same
 // number.
 func TestPositionsCountFromZeroEverywhere(t *testing.T) {
+	t.Parallel()
 	m, _ := demoModel(t, 110, 36)
 	n := m.view.Len()
 	press(t, m, "g", "j") // the first item, after the digest's marker

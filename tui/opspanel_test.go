@@ -40,6 +40,7 @@ func panelTo(t *testing.T, m *Model, typ model.OpType) *dialog.Operations {
 // x asks before it reverts, naming the operation and its author; n keeps
 // the operation, y reverts it.
 func TestOperationsPanelRevertAsksFirst(t *testing.T) {
+	t.Parallel()
 	m, svc := demoModel(t, 110, 36)
 	press(t, m, "o")
 	p := panelTo(t, m, model.OpDigest) // the agent's digest
@@ -82,6 +83,7 @@ func TestOperationsPanelRevertAsksFirst(t *testing.T) {
 
 // Keys that do nothing on the operation under the cursor say why.
 func TestOperationsPanelSaysWhyAKeyDoesNothing(t *testing.T) {
+	t.Parallel()
 	m, svc := demoModel(t, 110, 36)
 	ctx := context.Background()
 	list := mustOps(t, svc, m.sid)

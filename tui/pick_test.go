@@ -48,6 +48,7 @@ func selectM5toM7(t *testing.T, m *Model) {
 }
 
 func TestDigestCoversWhatWasSelectedWhenAnAgentInserts(t *testing.T) {
+	t.Parallel()
 	m, svc := plainThread(t, 12)
 	selectM5toM7(t, m)
 	press(t, m, "d")
@@ -68,6 +69,7 @@ func TestDigestCoversWhatWasSelectedWhenAnAgentInserts(t *testing.T) {
 }
 
 func TestRefusedDigestKeepsTheDialogAndSaysWhatChanged(t *testing.T) {
+	t.Parallel()
 	m, svc := plainThread(t, 12)
 	selectM5toM7(t, m)
 	press(t, m, "d")
@@ -100,6 +102,7 @@ func TestRefusedDigestKeepsTheDialogAndSaysWhatChanged(t *testing.T) {
 // TestRangeKeepsItsItemsWhileSelecting: an agent's insert above a range
 // being selected does not move its start.
 func TestRangeKeepsItsItemsWhileSelecting(t *testing.T) {
+	t.Parallel()
 	m, svc := plainThread(t, 12)
 	press(t, m, "g", "j", "j", "j", "j", "v", "j")
 	after := 0
@@ -117,6 +120,7 @@ func TestRangeKeepsItsItemsWhileSelecting(t *testing.T) {
 // TestTagAndInsertNameTheirItems: the tag and insert dialogs, too, act on
 // what was under the cursor when they opened.
 func TestTagAndInsertNameTheirItems(t *testing.T) {
+	t.Parallel()
 	m, svc := plainThread(t, 12)
 	press(t, m, "g", "j", "j", "t")
 	typeText(t, m, "third")

@@ -13,6 +13,7 @@ import (
 // goes: each request is announced with its raw → sent tokens, in the
 // session open and in others, and its messages land in the thread.
 func TestProxiedRequestsShowLive(t *testing.T) {
+	t.Parallel()
 	m, svc := demoModel(t, 120, 30)
 	announced := events(t, svc)
 	demoSession := m.sid

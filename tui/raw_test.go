@@ -14,6 +14,7 @@ import (
 )
 
 func TestRawViewShowsStoredThreadWithExtents(t *testing.T) {
+	t.Parallel()
 	m, _ := demoModel(t, 120, 40)
 	press(t, m, "g")
 	press(t, m, "R")
@@ -64,6 +65,7 @@ func TestRawViewShowsStoredThreadWithExtents(t *testing.T) {
 }
 
 func TestRawViewFollowsNewMessages(t *testing.T) {
+	t.Parallel()
 	m, svc := demoModel(t, 120, 40)
 	press(t, m, "R")
 	n := m.view.Len()
@@ -78,6 +80,7 @@ func TestRawViewFollowsNewMessages(t *testing.T) {
 }
 
 func TestRawExtentsLanes(t *testing.T) {
+	t.Parallel()
 	m, _ := demoModel(t, 120, 40)
 	press(t, m, "R")
 	exts := m.raw.extents
@@ -97,6 +100,7 @@ func TestRawExtentsLanes(t *testing.T) {
 // R only asks for the raw view: it is laid out in a command (it has an
 // item per stored message), and shows when that command's message comes.
 func TestRawViewIsBuiltInACommand(t *testing.T) {
+	t.Parallel()
 	m, _ := demoModel(t, 120, 40)
 	eff := m.view
 	_, cmd := m.Update(tea.KeyPressMsg{Code: 'R', Text: "R"})
@@ -116,6 +120,7 @@ func TestRawViewIsBuiltInACommand(t *testing.T) {
 // A raw view built from an effective view that a reload replaced is
 // dropped; the reload builds it again from the new one.
 func TestStaleRawViewIsDropped(t *testing.T) {
+	t.Parallel()
 	m, svc := demoModel(t, 120, 40)
 	_, cmd := m.Update(tea.KeyPressMsg{Code: 'R', Text: "R"})
 	stale := cmd()

@@ -37,6 +37,7 @@ func shows(m *Model, i int) bool {
 }
 
 func TestExpandedLongMessageReadsLineByLine(t *testing.T) {
+	t.Parallel()
 	m, _ := longThread(t, 726)
 	press(t, m, "enter")
 	if !shows(m, 1) || !shows(m, 20) || shows(m, 60) {
@@ -96,6 +97,7 @@ func TestExpandedLongMessageReadsLineByLine(t *testing.T) {
 }
 
 func TestSearchHitScrollsToItsLine(t *testing.T) {
+	t.Parallel()
 	m, _ := longThread(t, 726)
 	press(t, m, "G", "/")
 	typeText(t, m, "log line 0299")
@@ -116,6 +118,7 @@ func TestSearchHitScrollsToItsLine(t *testing.T) {
 // wrapped as plain text), so the screen does not freeze; every line can
 // still be reached.
 func TestExpandingAHugeMessageRendersLittleMarkdown(t *testing.T) {
+	t.Parallel()
 	m, _ := longThread(t, 5000)
 	press(t, m, "enter")
 	lines := m.rowLines(m.cursor)
@@ -135,6 +138,7 @@ func TestExpandingAHugeMessageRendersLittleMarkdown(t *testing.T) {
 // to as well (the e2e found it: the line was "shown" since the message
 // was open, and the screen stayed at its start).
 func TestSearchHitInAnOpenMessageScrollsToItsLine(t *testing.T) {
+	t.Parallel()
 	m, _ := longThread(t, 500)
 	send(t, m, keyEnter) // unfold it
 	if !shows(m, 1) {

@@ -54,6 +54,7 @@ func keepsToolCall(t *testing.T, ctx string) {
 }
 
 func TestReviseUnchangedMakesNoOperation(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name  string
 		moves []string
@@ -93,6 +94,7 @@ func TestReviseUnchangedMakesNoOperation(t *testing.T) {
 // that holds a tool call revises that message alone; the tool call stays
 // the stored message it is.
 func TestReviseChangesOnlyWhatWasEdited(t *testing.T) {
+	t.Parallel()
 	m, svc := toolThread(t)
 	press(t, m, "j", "v", "j", "j", "r") // m2..m4: the call, its result, the answer
 	typeText(t, m, " (checked)")         // at the end: the answer's last line
@@ -115,6 +117,7 @@ func TestReviseChangesOnlyWhatWasEdited(t *testing.T) {
 // call and result in it, left as they were, keep their structure in the
 // revision.
 func TestReviseAroundAnUnchangedToolCall(t *testing.T) {
+	t.Parallel()
 	m, svc := toolThread(t)
 	press(t, m, "v", "j", "j", "j", "r") // m1..m4
 	d := m.dialogs.Front().(*dialog.Text)
@@ -140,6 +143,7 @@ func TestReviseAroundAnUnchangedToolCall(t *testing.T) {
 // TestReviseSplitsOnlyAtHeaderLines: a new message needs its own "---
 // role" line; the dialog says so.
 func TestReviseSplitsOnlyAtHeaderLines(t *testing.T) {
+	t.Parallel()
 	m, svc := toolThread(t)
 	press(t, m, "G", "r") // m5
 	if s := boxText(screen(m)); !strings.Contains(s, "a line “--- role” starts a message") || !strings.Contains(s, "an edited tool call or result becomes plain text") {

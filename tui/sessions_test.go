@@ -13,6 +13,7 @@ import (
 // Typing in the sessions panel filters in a command, as the search does:
 // a result for an older filter is dropped.
 func TestSessionsFilterRunsInACommand(t *testing.T) {
+	t.Parallel()
 	m, svc := demoModel(t, 110, 36)
 	if _, err := svc.CreateSession(context.Background(), ops.CreateSessionArgs{Title: "Another thread"}); err != nil {
 		t.Fatal(err)

@@ -34,6 +34,7 @@ func twoSessions(t *testing.T) (m *Model, svc *ops.Service, first, second string
 }
 
 func TestSwitchingSessionsShowsTheOtherSession(t *testing.T) {
+	t.Parallel()
 	m, _, _, second := twoSessions(t)
 	if s := screen(m); !strings.Contains(s, "Alpha says line 7.") {
 		t.Fatalf("the first session is not shown:\n%s", s)
@@ -51,6 +52,7 @@ func TestSwitchingSessionsShowsTheOtherSession(t *testing.T) {
 }
 
 func TestLateBodiesOfThePreviousSessionAreDropped(t *testing.T) {
+	t.Parallel()
 	m, svc, first, second := twoSessions(t)
 	// The first session's bodies, read before the switch, arrive after it.
 	late, err := svc.Messages(first, []uint64{1, 2, 3, 4, 5, 6, 7})
@@ -67,6 +69,7 @@ func TestLateBodiesOfThePreviousSessionAreDropped(t *testing.T) {
 }
 
 func TestLateViewOfThePreviousSessionIsDropped(t *testing.T) {
+	t.Parallel()
 	m, svc, first, second := twoSessions(t)
 	info, v, err := svc.View(first)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 // TestProgramSmoke runs the whole bubbletea program, not just Update: it
 // starts, draws the thread, answers keys, and quits cleanly.
 func TestProgramSmoke(t *testing.T) {
+	t.Parallel()
 	m := fixedModel(t, 100, 30)
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(100, 30))
 	seen := func(want string) {

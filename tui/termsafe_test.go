@@ -76,6 +76,7 @@ func obeyed(frame string) []string {
 // dialogs, the search or the sessions list; what was there shows as
 // pictures (␛ for ESC).
 func TestHostileTextIsShownNotObeyed(t *testing.T) {
+	t.Parallel()
 	m, _ := hostileModel(t)
 	check := func(state string, shows ...string) {
 		t.Helper()

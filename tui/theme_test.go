@@ -9,6 +9,7 @@ import (
 )
 
 func TestThemeFollowsTerminalBackground(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		forced string
 		bg     color.Color
@@ -34,6 +35,7 @@ func TestThemeFollowsTerminalBackground(t *testing.T) {
 }
 
 func TestMouseWheelScrolls(t *testing.T) {
+	t.Parallel()
 	m := fixedModel(t, 100, 30)
 	press(t, m, "g")
 	before := m.cursor
@@ -54,6 +56,7 @@ func (fakeListener) Agents() int      { return 2 }
 func (l fakeListener) Notice() string { return l.notice }
 
 func TestStatusBarShowsListener(t *testing.T) {
+	t.Parallel()
 	m := fixedModel(t, 140, 20)
 	m.opts.Listener = fakeListener{"port 7433 was taken; listening on 127.0.0.1:40001 instead"}
 	run(t, m, m.Init())

@@ -36,6 +36,7 @@ func march(d, h, min int) time.Time { return time.Date(2026, 3, d, h, min, 0, 0,
 // times from the cursor's, so the README's examples work on a thread that
 // is not today's (the demo's is in March 2026).
 func TestTimeJumpCountsFromTheCursor(t *testing.T) {
+	t.Parallel()
 	m, _ := demoModel(t, 110, 40)
 	// The demo's days are short: Mar 2 09:14–10:44, Mar 3 09:43–11:38,
 	// Mar 4 10:07–10:59, Mar 5 08:56–10:01.
@@ -74,6 +75,7 @@ func at(t time.Time) func(time.Time) time.Time { return func(time.Time) time.Tim
 // A time that cannot be read keeps the dialog open with the text and
 // says why; the next good one jumps and leaves no error behind.
 func TestTimeJumpKeepsABadEntry(t *testing.T) {
+	t.Parallel()
 	m, _ := demoModel(t, 80, 40)
 	press(t, m, "g")
 	before := m.cursor
@@ -103,6 +105,7 @@ func TestTimeJumpKeepsABadEntry(t *testing.T) {
 
 // The dialog lists the forms it takes in full, wrapped to its width.
 func TestTimeJumpListsTheFormsInFull(t *testing.T) {
+	t.Parallel()
 	m, _ := demoModel(t, 80, 40)
 	press(t, m, "T")
 	s := screen(m)

@@ -14,6 +14,7 @@ import (
 // follows, not now: the cursor on it stands in March on the timeline, and
 // the strip still spans the thread's four days.
 func TestInsertedMessageKeepsTheTimeline(t *testing.T) {
+	t.Parallel()
 	m, _ := demoModel(t, 120, 40)
 	before := ansi.Strip(m.timelineStrip())
 	m.cursor = m.rows.RowOfItem(30)

@@ -12,6 +12,7 @@ import (
 // u undoes the operator's own latest operation, never an agent's made
 // since; ctrl+r redoes what u undid, and says so when there is nothing.
 func TestUndoIsTheOperatorsOwn(t *testing.T) {
+	t.Parallel()
 	m, svc := demoModel(t, 110, 36)
 	before := mustOps(t, svc, m.sid)
 	var mine model.Op // the demo's latest operation by the operator

@@ -27,6 +27,7 @@ func checkedDB(t *testing.T) string {
 }
 
 func TestCheckAndSalvageCommands(t *testing.T) {
+	t.Parallel()
 	db := checkedDB(t)
 	out, code, err := weft(t, db, "check")
 	if code != 0 || out != db+": no problems found\n" {
@@ -67,6 +68,7 @@ func TestCheckAndSalvageCommands(t *testing.T) {
 		{"both header pages", func(b []byte) []byte { clear(b[:2*ps]); return b }},
 	} {
 		t.Run(d.name, func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			damaged := filepath.Join(dir, "damaged.db")
 			if err := os.WriteFile(damaged, d.do(append([]byte(nil), good...)), 0o600); err != nil {

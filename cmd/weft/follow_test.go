@@ -98,6 +98,7 @@ func messageCount(t *testing.T, db string) int {
 // a file cut short is said, and the follower goes on until it is
 // stopped, which is no error.
 func TestImportFollow(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "f.db")
 	path := filepath.Join(dir, "session.jsonl")
@@ -129,6 +130,7 @@ func TestImportFollow(t *testing.T) {
 // While a weft holds the file, the follower imports through it, batch
 // by batch, and the holder's session grows.
 func TestImportFollowThroughARunningWeft(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "held.db")
 	path := filepath.Join(dir, "session.jsonl")
@@ -146,6 +148,7 @@ func TestImportFollowThroughARunningWeft(t *testing.T) {
 }
 
 func TestImportFollowRefusals(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "f.db")
 	if _, _, code, err := runCLI(db, "import", "--follow", "-"); code != 2 || !strings.Contains(err.Error(), "standard input") {
 		t.Errorf("--follow -: exit %d (%v)", code, err)

@@ -39,6 +39,7 @@ func sessionCount(t *testing.T, db string) string {
 }
 
 func TestImportDirectoryOrMissingFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "d.db")
 	for _, tt := range []struct{ path, says string }{
@@ -58,6 +59,7 @@ func TestImportDirectoryOrMissingFile(t *testing.T) {
 // A Claude Code session whose first line is cut off is told and imported
 // without --format.
 func TestImportDetectsPastABrokenFirstLine(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	src, err := os.ReadFile(filepath.Join(data, "claude-code/spotter_long_session.jsonl"))
 	if err != nil {
@@ -74,6 +76,7 @@ func TestImportDetectsPastABrokenFirstLine(t *testing.T) {
 // weft ls shows the stored (raw) and the effective tokens, as weft show
 // does; ls --json carries both.
 func TestLsShowsRawAndEffectiveTokens(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "ls.db")
 	weft(t, db, "new", "empty")
 	if _, code, err := weft(t, db, "import", filepath.Join(data, "claude-code/spotter_long_session.jsonl")); code != 0 {
@@ -114,6 +117,7 @@ func TestLsShowsRawAndEffectiveTokens(t *testing.T) {
 // is kept, the report counts one session, and importing it again adds
 // nothing.
 func TestImportManyThreadsIntoOneSession(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "s.db")
 	file := filepath.Join(data, "sharegpt/fastchat_dummy_conversation.json")
 	out, _, code := weftErr(t, db, "import", "--session", "merged", file)
@@ -163,6 +167,7 @@ func brokenWeftExport(t *testing.T) string {
 }
 
 func TestImportWeftWithABrokenLineKeepsItsOperations(t *testing.T) {
+	t.Parallel()
 	path := brokenWeftExport(t)
 	db := filepath.Join(t.TempDir(), "dst.db")
 	out, errOut, code := weftErr(t, db, "import", path)
@@ -191,6 +196,7 @@ func TestImportWeftWithABrokenLineKeepsItsOperations(t *testing.T) {
 // weft import exits 1; importing the repaired file then adds nothing out
 // of order and says what it could not do.
 func TestImportClaudeCodeWithABrokenLine(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	whole := filepath.Join(data, "claude-code/spotter_long_session.jsonl")
 	src, err := os.ReadFile(whole)

@@ -12,6 +12,7 @@ import (
 const data = "../../formats/testdata"
 
 func TestImportEveryFormat(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		file     string
 		sessions int
@@ -30,6 +31,7 @@ func TestImportEveryFormat(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(filepath.Base(tt.file), func(t *testing.T) {
+			t.Parallel()
 			db := filepath.Join(t.TempDir(), "import.db")
 			out, code, err := weft(t, db, "import", filepath.Join(data, tt.file))
 			if code != tt.code {
@@ -63,6 +65,7 @@ func TestImportEveryFormat(t *testing.T) {
 }
 
 func TestExportFormats(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "export.db")
 	if _, code, err := weft(t, db, "import", filepath.Join(data, "claude-code/spotter_tool_heavy.jsonl")); code != 0 {
 		t.Fatal(err)
@@ -111,6 +114,7 @@ func TestExportFormats(t *testing.T) {
 }
 
 func TestImportBadInput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write := func(name, content string) string {
 		p := filepath.Join(dir, name)

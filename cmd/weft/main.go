@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 
 	"charm.land/fang/v2"
 	"charm.land/lipgloss/v2"
@@ -68,11 +69,15 @@ func main() {
 // on stderr; the error it returns carries the exit code (see exitCode).
 // Tests call it in-process.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	a := &app{stdout: stdout, stderr: stderr, env: readEnvironment()}
+	return (&app{stdout: stdout, stderr: stderr, env: readEnvironment()}).run(ctx, args)
+}
+
+// run runs the command line args on a, as the function run does.
+func (a *app) run(ctx context.Context, args []string) error {
 	root := a.rootCommand()
 	root.SetArgs(args)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
 	err := fang.Execute(ctx, root,
 		fang.WithVersion(mcpserver.Version()),
 		fang.WithErrorHandler(a.printError),
@@ -100,6 +105,11 @@ type app struct {
 	// upstreams: --upstream-anthropic and --upstream-openai, where the
 	// context proxy sends requests.
 	upstreams proxy.Upstreams
+	// lockWait is how long a command waits for another process to let go
+	// of the database file before it goes through the weft that holds it,
+	// or says the file is held; 0 waits heldWait when the file's address
+	// says a weft is running, else the store's default. Tests shorten it.
+	lockWait time.Duration
 
 	// started is set once cobra accepted the command line and the command
 	// began: an error before that is a usage error.

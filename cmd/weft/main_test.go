@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // weft runs the CLI in-process against a database and returns stdout and
@@ -22,8 +23,14 @@ func weft(t *testing.T, db string, args ...string) (string, int, error) {
 // runCLI runs the CLI in-process: stdout, stderr, the exit code main
 // would use, and the error main would print.
 func runCLI(db string, args ...string) (string, string, int, error) {
+	return runCLIWaiting(0, db, args...)
+}
+
+// runCLIWaiting is runCLI with the lock wait lockWait (app.lockWait).
+func runCLIWaiting(lockWait time.Duration, db string, args ...string) (string, string, int, error) {
 	var out, errOut bytes.Buffer
-	err := run(context.Background(), append([]string{"--db", db}, args...), &out, &errOut)
+	a := &app{stdout: &out, stderr: &errOut, env: readEnvironment(), lockWait: lockWait}
+	err := a.run(context.Background(), append([]string{"--db", db}, args...))
 	code := 0
 	if err != nil {
 		code = 1
@@ -36,6 +43,7 @@ func runCLI(db string, args ...string) (string, string, int, error) {
 }
 
 func TestCLI(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "cli.db")
 	out, code, err := weft(t, db, "new", "auth", "design")
 	if code != 0 {
@@ -102,6 +110,7 @@ func TestCLI(t *testing.T) {
 }
 
 func TestCLIErrors(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "cli.db")
 	weft(t, db, "new", "x")
 	weft(t, db, "call", "add_turn", "query=hi")
@@ -135,6 +144,7 @@ func TestCLIErrors(t *testing.T) {
 }
 
 func TestCLIHelpAndTools(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "cli.db")
 	out, code, _ := weft(t, db, "--help")
 	if code != 0 || !strings.Contains(out, "call TOOL") {
@@ -148,6 +158,7 @@ func TestCLIHelpAndTools(t *testing.T) {
 
 // A refused request on a file that did not exist leaves no file behind.
 func TestRefusedRequestMakesNoFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, args := range [][]string{
 		{"import", filepath.Join(dir, "missing.jsonl")},

@@ -96,7 +96,7 @@ claude mcp add weft -- weft --db ~/threads.db mcp`,
 			return nil
 		}),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return serveMCP(cmd.Context(), a.db, a.listen(), a.stderr)
+			return serveMCP(cmd.Context(), a.db, a.lockTimeout(), a.listen(), a.stderr)
 		},
 	}
 	a.describeFlag(cmd, "mcp-addr", "where weft mcp listens for other wefts to relay to it (default: a free loopback port)")
@@ -112,19 +112,14 @@ claude mcp add weft -- weft --db ~/threads.db mcp`,
 // serveMCP serves MCP over stdin and stdout. When another weft holds the
 // database it relays to that weft's listener instead; otherwise it also
 // listens on a free loopback port (unless lc.off) so that a second weft
-// mcp on the same file can relay to it.
-func serveMCP(ctx context.Context, db string, lc listenConfig, stderr io.Writer) error {
+// mcp on the same file can relay to it. It waits up to timeout (0: the
+// store's default) for another process to let go of the file.
+func serveMCP(ctx context.Context, db string, timeout time.Duration, lc listenConfig, stderr io.Writer) error {
 	// stdout is the protocol: diagnostics go to stderr, warnings only.
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	// A weft that left its address is most likely running: find out
-	// quickly rather than wait the whole lock timeout to relay to it.
-	var timeout time.Duration
-	if listen.ReadAddrFile(db) != "" {
-		timeout = 200 * time.Millisecond
-	}
 	st, err := store.Open(db, store.Options{Timeout: timeout})
 	if errors.Is(err, store.ErrInUse) {
 		url := listen.ReadAddrFile(db)
@@ -147,7 +142,7 @@ func serveMCP(ctx context.Context, db string, lc listenConfig, stderr io.Writer)
 			Token:      lc.token,
 			Rediscover: func() string { return listen.ReadAddrFile(db) },
 			Takeover: func() (*ops.Service, error) {
-				st, err := store.Open(db, store.Options{Timeout: 200 * time.Millisecond})
+				st, err := store.Open(db, store.Options{Timeout: heldWait})
 				if err != nil {
 					return nil, err
 				}

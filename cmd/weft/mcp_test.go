@@ -241,17 +241,14 @@ func TestMCPHeldWithoutListener(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	cmd := weftProcess("--db", db, "mcp")
-	cmd.Stdin = strings.NewReader("")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = cmd.Run()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
-		t.Fatalf("weft mcp on a held file without a listener: %v", err)
+	// In-process, with the lock wait of runHeld: it refuses before it
+	// serves anything.
+	r := runHeld(db, "mcp")
+	if r.code != 1 {
+		t.Fatalf("weft mcp on a held file without a listener: %+v", r)
 	}
-	if !strings.Contains(stderr.String(), "cannot relay") || stdout.Len() != 0 {
-		t.Errorf("stderr %q, stdout %q", stderr.String(), stdout.String())
+	if !strings.Contains(r.errOut, "cannot relay") || r.out != "" {
+		t.Errorf("stderr %q, stdout %q", r.errOut, r.out)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 // A file an older weft wrote (schema 1) is brought up to date by the
 // first command, even one that only reads, and says so once.
 func TestReadingAnOlderFileMigratesItOnce(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "old.db")
 	b, err := bolt.Open(db, 0o600, nil)
 	if err != nil {
@@ -47,6 +48,7 @@ func TestReadingAnOlderFileMigratesItOnce(t *testing.T) {
 // One corrupt record in one session: ls lists every session and says
 // which cannot be read; the others show and export.
 func TestOneDamagedSessionLeavesTheOthersOnTheCommandLine(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "damaged.db")
 	bad, _, _ := weft(t, db, "new", "damaged")
 	good, _, _ := weft(t, db, "new", "sound")

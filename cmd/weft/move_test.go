@@ -12,6 +12,7 @@ import (
 // another file it keeps its ID, and the Claude Code file it was first
 // imported from adds nothing there either.
 func TestMoveASessionBetweenFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	a, b, moved := filepath.Join(dir, "a.db"), filepath.Join(dir, "b.db"), filepath.Join(dir, "s.jsonl")
 	cc := filepath.Join(data, "claude-code/spotter_tool_heavy.jsonl")

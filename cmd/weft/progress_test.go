@@ -40,6 +40,7 @@ func bigThread(t *testing.T, n int) string {
 // A large import draws a progress bar when stderr is a terminal, clears it
 // when done, and writes no bar at all when stderr is not one.
 func TestImportProgressOnATerminalOnly(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("imports 200k messages")
 	}

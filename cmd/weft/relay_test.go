@@ -68,6 +68,15 @@ func runOn(db string, args ...string) cliRun {
 	return cliRun{out, errOut, code}
 }
 
+// runHeld is runOn for a file the test holds itself: the command waits
+// a millisecond for the file's lock, which finds it held as surely as
+// the longer wait of a run (whose own tests are the ones that use
+// runOn on a held file).
+func runHeld(db string, args ...string) cliRun {
+	out, errOut, code, _ := runCLIWaiting(time.Millisecond, db, args...)
+	return cliRun{out, errOut, code}
+}
+
 // Every command works while another weft holds the file, through that
 // weft, and prints what it prints when it opens the file itself: byte
 // for byte for what only reads, and but for the IDs and times a new
@@ -110,12 +119,12 @@ func TestEveryCommandWorksThroughARunningWeft(t *testing.T) {
 	copyFile(t, db, other)
 	holdDB(t, db, "")
 	for i, args := range reading {
-		if got := runOn(db, args...); got != local[i] {
+		if got := runHeld(db, args...); got != local[i] {
 			t.Errorf("weft %v through the running weft:\n%+v\nhere:\n%+v", args, got, local[i])
 		}
 	}
 	relayedFile := filepath.Join(t.TempDir(), "relayed.jsonl")
-	if got := runOn(db, "export", sid, "--format", "jsonl", "-o", relayedFile); got != localJSONL || readFile(t, relayedFile) != readFile(t, exportFile) {
+	if got := runHeld(db, "export", sid, "--format", "jsonl", "-o", relayedFile); got != localJSONL || readFile(t, relayedFile) != readFile(t, exportFile) {
 		t.Errorf("weft export -o through the running weft: %+v, %d bytes, want %d", got, len(readFile(t, relayedFile)), len(readFile(t, exportFile)))
 	}
 
@@ -137,14 +146,14 @@ func TestEveryCommandWorksThroughARunningWeft(t *testing.T) {
 		{"call", "digest_messages", "session_id=" + sid, "start_idx=0", "end_idx=2", "summary=through"},
 		{"call", "tag_messages", "start_idx=0", "end_idx=0", "tags=nosuch-session", "session_id=nosuch"},
 	} {
-		here, there := runOn(other, args...), runOn(db, args...)
+		here, there := runOn(other, args...), runHeld(db, args...)
 		if here.code != there.code || !same(here.out, there.out) || !same(here.errOut, there.errOut) {
 			t.Errorf("weft %v through the running weft:\n%+v\nhere:\n%+v", args, there, here)
 		}
 	}
 	// And the files agree afterwards.
 	mask := regexp.MustCompile(`\b[0-9a-z]{16}\b|\d{4}-\d\d-\d\d \d\d:\d\d`)
-	if here, there := runOn(other, "ls"), runOn(db, "ls"); mask.ReplaceAllString(here.out, "X") != mask.ReplaceAllString(there.out, "X") {
+	if here, there := runOn(other, "ls"), runHeld(db, "ls"); mask.ReplaceAllString(here.out, "X") != mask.ReplaceAllString(there.out, "X") {
 		t.Errorf("after the same writes, here:\n%s\nthrough the running weft:\n%s", here.out, there.out)
 	}
 }
@@ -156,10 +165,10 @@ func TestCommandsThroughARunningWeftNeedItsToken(t *testing.T) {
 	db, _ := seededDB(t)
 	holdDB(t, db, "s3cret")
 	for _, args := range [][]string{{"ls"}, {"show"}, {"export"}, {"new", "x"}, {"import", filepath.Join(data, "claude-code/spotter_tool_heavy.jsonl")}} {
-		if r := runOn(db, append(args, "--token", "s3cret")...); r.code != 0 {
+		if r := runHeld(db, append(args, "--token", "s3cret")...); r.code != 0 {
 			t.Errorf("weft %v --token: %+v", args, r)
 		}
-		if r := runOn(db, args...); r.code != 1 || !strings.Contains(r.errOut, "wants a bearer token") {
+		if r := runHeld(db, args...); r.code != 1 || !strings.Contains(r.errOut, "wants a bearer token") {
 			t.Errorf("weft %v without the token: %+v", args, r)
 		}
 	}
@@ -202,7 +211,7 @@ func TestHeldWithoutListener(t *testing.T) {
 	}
 	defer st.Close()
 	for _, args := range [][]string{{"ls"}, {"new", "x"}} {
-		if r := runOn(db, args...); r.code != 1 || !strings.Contains(r.errOut, "--no-mcp") || !strings.Contains(r.errOut, "run it again once that one is done") {
+		if r := runHeld(db, args...); r.code != 1 || !strings.Contains(r.errOut, "--no-mcp") || !strings.Contains(r.errOut, "run it again once that one is done") {
 			t.Errorf("weft %v on a file held without a listener: %+v", args, r)
 		}
 	}

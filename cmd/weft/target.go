@@ -53,13 +53,7 @@ func (a *app) withTarget(acc access, fn func(target) error) (err error) {
 			return a.noDatabase()
 		}
 	}
-	// A weft that left its address is most likely running: find out
-	// quickly rather than wait the whole lock timeout to go through it.
-	var timeout time.Duration
-	if listen.ReadAddrFile(a.db) != "" {
-		timeout = 200 * time.Millisecond
-	}
-	f, err := a.openDB(timeout, acc == reading)
+	f, err := a.openDB(a.lockTimeout(), acc == reading)
 	if errors.Is(err, store.ErrInUse) {
 		url := listen.ReadAddrFile(a.db)
 		if url == "" {
@@ -76,6 +70,23 @@ func (a *app) withTarget(acc access, fn func(target) error) (err error) {
 	}
 	defer func() { f.close(err) }()
 	return fn(tools.Local{Service: f.svc})
+}
+
+// heldWait is how long a run waits for the file's lock when the file's
+// address says a weft is running.
+const heldWait = 200 * time.Millisecond
+
+// lockTimeout is how long to wait for the file's lock (0: the store's
+// default). A weft that left its address is most likely running: find
+// out quickly rather than wait the whole lock timeout to go through it.
+func (a *app) lockTimeout() time.Duration {
+	if a.lockWait > 0 {
+		return a.lockWait
+	}
+	if listen.ReadAddrFile(a.db) != "" {
+		return heldWait
+	}
+	return 0
 }
 
 // noDatabase says that --db names no file, and how to make one.

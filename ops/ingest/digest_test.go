@@ -17,6 +17,7 @@ import (
 // whether its reader hashed the message already (OpenAI's lines, fast
 // path and general way) or the import hashes it (a thread fed without).
 func TestImportStoresContentDigests(t *testing.T) {
+	t.Parallel()
 	f := opstest.New(t)
 	ctx := context.Background()
 	lines := strings.Join([]string{
@@ -59,6 +60,7 @@ func TestImportStoresContentDigests(t *testing.T) {
 // and then grown: every message once, in the file's order, the second
 // import adding nothing and the third only what is new.
 func TestImportInBatchesIntoItsOwnSession(t *testing.T) {
+	t.Parallel()
 	f := opstest.New(t)
 	ctx := context.Background()
 	file := func(n int) string {

@@ -21,6 +21,7 @@ import (
 // the same session as importing the finished file once: the same
 // messages, and the same operations (a compaction's digest).
 func TestFollowingEqualsImportingWhole(t *testing.T) {
+	t.Parallel()
 	files := []struct {
 		path   string
 		format formats.Format

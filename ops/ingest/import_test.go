@@ -46,6 +46,7 @@ func feed(e formats.Emitter, info formats.ThreadInfo, n int, digest [2]int) erro
 }
 
 func TestImportIsIdempotentAndGrows(t *testing.T) {
+	t.Parallel()
 	f := opstest.New(t)
 	ctx := context.Background()
 	info := formats.ThreadInfo{Key: "abc", Title: "imported", Source: formats.ClaudeCode}
@@ -117,6 +118,7 @@ func (f *failAfter) Message(m formats.Message) error {
 }
 
 func TestImportResumesAfterAFailure(t *testing.T) {
+	t.Parallel()
 	f := opstest.New(t)
 	ctx := context.Background()
 	info := formats.ThreadInfo{Key: "big", Source: formats.OpenAI}
@@ -146,6 +148,7 @@ func TestImportResumesAfterAFailure(t *testing.T) {
 }
 
 func TestWeftRoundTrip(t *testing.T) {
+	t.Parallel()
 	f := opstest.New(t)
 	sid := f.Session("round trip", 20)
 	call(f, (*ops.Service).AppendMessages, `{"messages":[{"role":"assistant","content":"with parts","parts":[{"type":"tool_call","tool_call_id":"c1","tool_name":"Bash","input":{"command":"ls"}}],"meta":{"model":"x"}}]}`)

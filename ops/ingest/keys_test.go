@@ -27,6 +27,7 @@ func readFile(t *testing.T, path string) []byte {
 // thread, so they are qualified with the thread's key. One session, one
 // entry in the report.
 func TestImportThreadsIntoOneSession(t *testing.T) {
+	t.Parallel()
 	f := opstest.New(t)
 	ctx := context.Background()
 	sgData := readFile(t, "../../formats/testdata/sharegpt/fastchat_dummy_conversation.json")
@@ -71,6 +72,7 @@ func TestImportThreadsIntoOneSession(t *testing.T) {
 // A session imported before keys were qualified holds the format's bare
 // keys: importing its file again still finds them.
 func TestImportFindsUnqualifiedKeys(t *testing.T) {
+	t.Parallel()
 	f := opstest.New(t)
 	ctx := context.Background()
 	sid := f.Session("legacy", 5)

@@ -54,6 +54,7 @@ func sessionCount(t *testing.T, f *opstest.Fixture) int {
 // there (messages, operations) comes back with the next move, and only
 // that.
 func TestMovedSessionKeepsItsIdentity(t *testing.T) {
+	t.Parallel()
 	a := opstest.New(t)
 	cc := readFile(t, "../../formats/testdata/claude-code/spotter_tool_heavy.jsonl")
 	sid := importInto(t, a, claudecode.Read, cc).SessionID
@@ -109,6 +110,7 @@ func TestMovedSessionKeepsItsIdentity(t *testing.T) {
 // imported the Claude Code file itself finds its session when the weft
 // export arrives, under the other ID.
 func TestMovedSessionKnowsItsSource(t *testing.T) {
+	t.Parallel()
 	a := opstest.New(t)
 	cc := readFile(t, "../../formats/testdata/claude-code/claude-code-log_dag_compact_after_rewind.jsonl")
 	first := importInto(t, a, claudecode.Read, cc)
@@ -152,6 +154,7 @@ func TestMovedSessionKnowsItsSource(t *testing.T) {
 // carried keys and sources imports as it did, and is recognised by its
 // ID.
 func TestMovedSessionWhoseIDIsTaken(t *testing.T) {
+	t.Parallel()
 	a := opstest.New(t)
 	sid := a.Session("here first", 3)
 	export, info, _, _ := exportWeft(t, a.Svc, sid)

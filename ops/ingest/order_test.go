@@ -27,6 +27,7 @@ func importCC(t *testing.T, f *opstest.Fixture, data []byte) ImportedSession {
 // before messages already imported (a line that was broken at the first
 // import, repaired since) is not appended after later ones, but reported.
 func TestImportDoesNotAppendOutOfOrder(t *testing.T) {
+	t.Parallel()
 	whole := readFile(t, "../../formats/testdata/claude-code/spotter_long_session.jsonl")
 	lines := bytes.Split(whole, []byte("\n"))
 	lines[997] = []byte("{broken") // line 998, a tool result
@@ -63,6 +64,7 @@ func TestImportDoesNotAppendOutOfOrder(t *testing.T) {
 // broken at the first import) keeps its first version, and the report
 // says so.
 func TestImportTellsAChangedMessage(t *testing.T) {
+	t.Parallel()
 	whole := readFile(t, "../../formats/testdata/claude-code/spotter_long_session.jsonl")
 	lines := bytes.Split(whole, []byte("\n"))
 	lines[999] = []byte("{broken") // line 1000, the tool call of a two-record reply

@@ -16,6 +16,7 @@ import (
 // one the whole file. (The file's length is not known until its end:
 // the total stays 0.)
 func TestImportReportsProgress(t *testing.T) {
+	t.Parallel()
 	f := opstest.New(t)
 	var done []int
 	var reports []string

@@ -32,6 +32,7 @@ func effective(t *testing.T, svc *ops.Service, sid string) string {
 // without the targets that cannot be mapped; one left with nothing to act
 // on is not imported and the report names it; the session is recorded.
 func TestImportWeftWithABrokenMessageLine(t *testing.T) {
+	t.Parallel()
 	f := opstest.New(t)
 	ctx := context.Background()
 	im := New(ctx, f.Svc, Options{})

@@ -32,6 +32,7 @@ func published(ch <-chan ops.Event) []ops.Event {
 // making the session, and what the cache shows afterwards is what the
 // store holds.
 func TestImportWritesEachBatchThroughTheWritePath(t *testing.T) {
+	t.Parallel()
 	f := opstest.New(t)
 	ch, done := f.Svc.Subscribe()
 	defer done()

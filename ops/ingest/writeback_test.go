@@ -82,6 +82,7 @@ func identities(items []formats.Item) []string {
 // same messages, roles, texts, tool calls and results, the summary and
 // the inserted message among them.
 func TestClaudeCodeWriteBackRoundTrip(t *testing.T) {
+	t.Parallel()
 	files := []string{
 		"../../formats/testdata/claude-code/spotter_long_session.jsonl",
 		"../../formats/testdata/claude-code/spotter_tool_heavy.jsonl",

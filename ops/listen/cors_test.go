@@ -31,6 +31,7 @@ func listOf(v string) []string {
 }
 
 func TestCORSForAllowedOriginsOnly(t *testing.T) {
+	t.Parallel()
 	svc, _ := seeded(t)
 	ts, _ := api(t, svc, Options{Token: "tok", Origins: []string{appOrigin}})
 	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"browser","version":"1"}}}`
@@ -104,6 +105,7 @@ func TestCORSForAllowedOriginsOnly(t *testing.T) {
 }
 
 func TestListenAllowsOrigins(t *testing.T) {
+	t.Parallel()
 	svc, _ := seeded(t)
 	l := listen(t, svc, Options{Addr: "127.0.0.1:0", Origins: []string{appOrigin + "/"}})
 	status, h, _ := do(t, "OPTIONS", l.Addr(), "", map[string]string{"Origin": appOrigin, "Access-Control-Request-Method": "POST"})

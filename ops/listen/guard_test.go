@@ -13,6 +13,7 @@ import (
 )
 
 func TestOriginCheck(t *testing.T) {
+	t.Parallel()
 	svc, _ := seeded(t)
 	ts, _ := api(t, svc, Options{Origins: []string{"http://app.example:3000"}})
 	mcpGet := map[string]string{"Accept": "text/event-stream"}
@@ -64,6 +65,7 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 func TestToken(t *testing.T) {
+	t.Parallel()
 	svc, _ := seeded(t)
 	ts, _ := api(t, svc, Options{Token: "s3cret-token"})
 	for _, tt := range []struct {
@@ -112,6 +114,7 @@ func TestToken(t *testing.T) {
 }
 
 func TestBodyCap(t *testing.T) {
+	t.Parallel()
 	svc, sid := seeded(t)
 	ts, _ := api(t, svc, Options{})
 	big := `{"messages":[{"role":"user","content":"` + strings.Repeat("x", httpx.MaxBodyBytes) + `"}]}`

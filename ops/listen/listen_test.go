@@ -29,6 +29,7 @@ func freePort(t *testing.T) string {
 }
 
 func TestListenNeedsTokenOffLoopback(t *testing.T) {
+	t.Parallel()
 	svc, _ := seeded(t)
 	addrFile := filepath.Join(t.TempDir(), "x.addr")
 	port := freePort(t)
@@ -62,6 +63,7 @@ func TestListenNeedsTokenOffLoopback(t *testing.T) {
 }
 
 func TestListenBadAddress(t *testing.T) {
+	t.Parallel()
 	svc, _ := seeded(t)
 	for _, addr := range []string{"nonsense", "127.0.0.1:99999", "127.0.0.1:http8"} {
 		if l, err := Listen(faced(svc, Options{Addr: addr})); err == nil {
@@ -74,6 +76,7 @@ func TestListenBadAddress(t *testing.T) {
 }
 
 func TestListenFallsBackWhenPortTaken(t *testing.T) {
+	t.Parallel()
 	svc, _ := seeded(t)
 	taken, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
@@ -101,6 +104,7 @@ func TestListenFallsBackWhenPortTaken(t *testing.T) {
 }
 
 func TestListenAddrFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "weft.db")
 	st, err := store.Open(db, store.Options{})
@@ -142,6 +146,7 @@ func TestListenAddrFile(t *testing.T) {
 }
 
 func TestListenCloseEndsSessions(t *testing.T) {
+	t.Parallel()
 	svc, _ := seeded(t)
 	o, srv := withFaces(svc, Options{Addr: "127.0.0.1:0"})
 	l, err := Listen(o)
@@ -176,6 +181,7 @@ func TestListenCloseEndsSessions(t *testing.T) {
 }
 
 func TestServeStopsWithContext(t *testing.T) {
+	t.Parallel()
 	svc, _ := seeded(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	started := make(chan *Listener, 1)
@@ -200,6 +206,7 @@ func TestServeStopsWithContext(t *testing.T) {
 // could send it (bearer values are trimmed): Listen refuses it, binding
 // nothing, whatever the address.
 func TestListenRefusesBlankToken(t *testing.T) {
+	t.Parallel()
 	svc, _ := seeded(t)
 	addrFile := filepath.Join(t.TempDir(), "x.addr")
 	for _, tok := range []string{" ", "  \t", "\n"} {

@@ -10,6 +10,7 @@ import (
 // mounts say it, and what is not said (the relays' own paths) is not
 // listed.
 func TestNothingThereSaysWhatIsServed(t *testing.T) {
+	t.Parallel()
 	svc, _ := seeded(t)
 	ts, _ := api(t, svc, Options{})
 	status, _, body := do(t, "GET", ts.URL+"/nothing", "", nil)

@@ -11,6 +11,7 @@ import (
 // undone by any tool (so they are destructive), and summarize_message_range may ask a model outside weft
 // (so it is open-world); every other tool stays inside weft.
 func TestAnnotationsOverMCP(t *testing.T) {
+	t.Parallel()
 	svc, _ := seeded(t)
 	cs := connect(t, New(tools.Local{Service: svc}, Options{}), "annotations", nil)
 	res, err := cs.ListTools(context.Background(), nil)

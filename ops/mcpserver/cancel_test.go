@@ -97,6 +97,7 @@ func waitFor(t *testing.T, ch <-chan struct{}, what string) {
 // the sampling request weft sent it for that summary, and the
 // cancellation is not logged as an error.
 func TestCancelledCallCancelsSampling(t *testing.T) {
+	t.Parallel()
 	svc, sid := seeded(t)
 	logs := &logRecorder{}
 	srv := New(tools.Local{Service: svc}, Options{Logger: slog.New(logs)})
@@ -182,6 +183,7 @@ func httptestServer(t *testing.T, srv *Server) *httptest.Server {
 // /api/summarize_message_range stops the request weft made of the summary
 // endpoint for it, and nothing is logged as a failure.
 func TestDroppedAPICallCancelsTheSummary(t *testing.T) {
+	t.Parallel()
 	asked, stopped := make(chan struct{}, 1), make(chan struct{}, 1)
 	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Read whole, the request's context ends when weft hangs up.
@@ -222,6 +224,7 @@ func TestDroppedAPICallCancelsTheSummary(t *testing.T) {
 // TestListenerClosesWithASummaryInFlight: closing the listener does not
 // wait for the model of a client that is asked for a summary.
 func TestListenerClosesWithASummaryInFlight(t *testing.T) {
+	t.Parallel()
 	svc, sid := seeded(t)
 	l := listening(t, svc, listen.Options{Addr: "127.0.0.1:0"})
 	model := newStallingSampler(t)

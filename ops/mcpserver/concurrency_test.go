@@ -429,6 +429,7 @@ func concOpsAt(final []model.Op, events map[string][]concAccepted, version uint6
 }
 
 func TestConcurrentEditsOverHTTP(t *testing.T) {
+	t.Parallel()
 	edits := concEdits
 	if testing.Short() {
 		edits = concEditsShort

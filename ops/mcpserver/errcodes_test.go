@@ -20,6 +20,7 @@ import (
 // No error weft answers carries code 0, which JSON-RPC does not define:
 // each has the code of what went wrong, else -32603 (internal error).
 func TestErrorsNeverCarryCodeZero(t *testing.T) {
+	t.Parallel()
 	t.Run("stdio", func(t *testing.T) {
 		svc, _ := seeded(t)
 		p := serveLines(t, New(tools.Local{Service: svc}, Options{}))
@@ -111,6 +112,7 @@ func errorIn(t *testing.T, body io.Reader) (int, string) {
 // event alike; a message that quotes such an error in a string is left
 // as it is.
 func TestCodedWriterGivesTheSDKsRefusalsACode(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ in, want string }{
 		{`{"jsonrpc":"2.0","id":2,"error":{"code":0,"message":"method \"tools/call\" is invalid during session initialization"}}`,
 			`{"jsonrpc":"2.0","id":2,"error":{"code":-32600,"message":"method \"tools/call\" is invalid during session initialization"}}`},

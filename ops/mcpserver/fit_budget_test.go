@@ -20,6 +20,7 @@ import (
 // text's JSON, so a client feeding either gives the model one copy; and
 // no tool output appears twice.
 func TestToolHeavyReadsFitTheirBudget(t *testing.T) {
+	t.Parallel()
 	sizes := measureHeavy(t)
 	measured := map[string]bool{}
 	for _, m := range sizes {

@@ -129,11 +129,13 @@ func pagingThread(t *testing.T) (*ops.Service, string) {
 // budget, and the pages give together exactly what the read gives
 // without a budget, nothing lost and nothing twice.
 func TestToolHeavyPagesToTheEnd(t *testing.T) {
+	t.Parallel()
 	svc, sid := pagingThread(t)
 	fs, _ := faces(t, svc)
 	for _, f := range fs {
 		for _, r := range pagedReads(sid) {
 			t.Run(f.name+"/"+r.name, func(t *testing.T) {
+				t.Parallel() // reads only, of a thread no subtest changes
 				whole := maps.Clone(r.args)
 				whole["max_tokens"] = 0
 				ref, _, refused := f.call(t, r.tool, whole)
@@ -196,6 +198,7 @@ func TestToolHeavyPagesToTheEnd(t *testing.T) {
 // next_uri to the end: each read within its budget, together what the
 // resource gives without one.
 func TestResourcesPageToTheEnd(t *testing.T) {
+	t.Parallel()
 	svc, sid := pagingThread(t)
 	cs := connect(t, New(tools.Local{Service: svc}, Options{}), "pager", nil)
 	ctx := context.Background()

@@ -15,6 +15,7 @@ var cutMarker = regexp.MustCompile(`\n… \[([\d,]+) more characters: get_messag
 // that names the call reading on; following the markers, over MCP and
 // over POST /api, gives back the whole body, character for character.
 func TestCutBodiesReadOn(t *testing.T) {
+	t.Parallel()
 	svc, sid := toolHeavy(t)
 	fs, _ := faces(t, svc)
 	for _, f := range fs {
@@ -110,6 +111,7 @@ func readOn(t *testing.T, f face, sid, content string, mark []string) string {
 // TestMessageRangeRefusals: get_message_range's budget and content
 // offset are checked like every read's, and a refusal changes nothing.
 func TestMessageRangeRefusals(t *testing.T) {
+	t.Parallel()
 	svc, sid := toolHeavy(t)
 	fs, _ := faces(t, svc)
 	for _, f := range fs {

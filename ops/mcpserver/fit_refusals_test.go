@@ -60,6 +60,7 @@ func recursor(t *testing.T, cursor string, edit func(map[string]any)) string {
 // over MCP, 400 over HTTP) whose message names what was wrong, and
 // changes nothing.
 func TestFitRefusesBadBudgetsAndCursors(t *testing.T) {
+	t.Parallel()
 	svc, sid := pagingThread(t)
 	fs, _ := faces(t, svc)
 	ctx := context.Background()
@@ -155,6 +156,7 @@ func TestFitRefusesBadBudgetsAndCursors(t *testing.T) {
 // whose window they can move (get_turns_around) is told its cursor is
 // stale.
 func TestAppendsKeepACursor(t *testing.T) {
+	t.Parallel()
 	svc, sid := toolHeavy(t)
 	fs, _ := faces(t, svc)
 	f := fs[0]
@@ -190,6 +192,7 @@ func TestAppendsKeepACursor(t *testing.T) {
 // cursor or a query it does not take is refused with -32602 (invalid
 // params) and a message that says what would be right.
 func TestResourcesRefuseBadQueries(t *testing.T) {
+	t.Parallel()
 	svc, sid := toolHeavy(t)
 	cs := connect(t, New(tools.Local{Service: svc}, Options{}), "reader", nil)
 	ctx := context.Background()

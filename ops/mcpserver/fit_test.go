@@ -201,6 +201,7 @@ func heavyArgs(r heavyRead, sid string) map[string]any {
 // weft and gives the table before and after a change;
 // TestToolHeavyReadsFitTheirBudget holds the budget.
 func TestToolHeavyReadSizes(t *testing.T) {
+	t.Parallel()
 	sizes := measureHeavy(t)
 	t.Logf("| %-36s | %10s | %10s | %10s | %10s | %-16s |", "read (defaults)", "HTTP bytes", "HTTP tok", "MCP bytes", "model tok", "left out, cut")
 	for _, m := range sizes {

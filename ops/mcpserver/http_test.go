@@ -71,6 +71,7 @@ var (
 )
 
 func TestAPICall(t *testing.T) {
+	t.Parallel()
 	svc, sid := seeded(t)
 	ts, _ := api(t, svc, apiOptions{})
 	ctx := context.Background()
@@ -122,6 +123,7 @@ func TestAPICall(t *testing.T) {
 }
 
 func TestAPIErrors(t *testing.T) {
+	t.Parallel()
 	svc, sid := seeded(t)
 	ts, _ := api(t, svc, apiOptions{})
 	info, _, _ := svc.View(sid)
@@ -172,6 +174,7 @@ func TestAPIErrors(t *testing.T) {
 }
 
 func TestAPIListAndHealth(t *testing.T) {
+	t.Parallel()
 	svc, _ := seeded(t)
 	ts, _ := api(t, svc, apiOptions{})
 	status, _, body := do(t, "GET", ts.URL+"/api", "", nil)
@@ -208,6 +211,7 @@ func TestAPIListAndHealth(t *testing.T) {
 }
 
 func TestMCPOverHTTP(t *testing.T) {
+	t.Parallel()
 	svc, sid := seeded(t)
 	ts, srv := api(t, svc, apiOptions{})
 	ctx := context.Background()
@@ -260,6 +264,7 @@ func TestMCPOverHTTP(t *testing.T) {
 }
 
 func TestSessionTimeout(t *testing.T) {
+	t.Parallel()
 	svc, _ := seeded(t)
 	ts, srv := api(t, svc, apiOptions{SessionTimeout: 50 * time.Millisecond})
 	ctx := context.Background()
@@ -284,6 +289,7 @@ func TestSessionTimeout(t *testing.T) {
 // A summary model that fails is a bad gateway: weft was fine, the model
 // it asked was not.
 func TestAPISummarySourceFailureIs502(t *testing.T) {
+	t.Parallel()
 	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":{"message":"overloaded"}}`, http.StatusServiceUnavailable)
 	}))

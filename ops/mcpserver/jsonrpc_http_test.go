@@ -45,6 +45,7 @@ var malformed = []struct {
 }
 
 func TestMCPMalformedOverHTTP(t *testing.T) {
+	t.Parallel()
 	svc, _ := seeded(t)
 	ts, _ := api(t, svc, apiOptions{})
 	headers := map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}

@@ -8,6 +8,7 @@ import (
 // The id found as bytes go by is the id decoding finds, fed whole or a
 // byte at a time; lines whose id is not a usable id give none.
 func TestIDFinderAgreesWithDecoding(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ line, want string }{
 		{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, `1`},
 		{` { "id" : "a\"b" , "method":"ping"}`, `"a\"b"`},

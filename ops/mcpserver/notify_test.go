@@ -19,6 +19,7 @@ import (
 // TestSubscribersHearEdits: one client subscribes to a session and its
 // context, another edits; the first is told of every write.
 func TestSubscribersHearEdits(t *testing.T) {
+	t.Parallel()
 	svc, sid := seeded(t)
 	srv := New(tools.Local{Service: svc}, Options{})
 	h := facetest.NewHearing()
@@ -68,6 +69,7 @@ func TestSubscribersHearEdits(t *testing.T) {
 // TestListChangedOnSessionsMadeAndGone: every client hears that the list
 // of sessions changed when one is created, renamed or deleted.
 func TestListChangedOnSessionsMadeAndGone(t *testing.T) {
+	t.Parallel()
 	svc, _ := seeded(t)
 	srv := New(tools.Local{Service: svc}, Options{})
 	h := facetest.NewHearing()
@@ -88,6 +90,7 @@ func TestListChangedOnSessionsMadeAndGone(t *testing.T) {
 // TestLogsTellOfOthersEdits: a client that set a logging level hears of
 // the edits of others (who, what, the new version), not of its own.
 func TestLogsTellOfOthersEdits(t *testing.T) {
+	t.Parallel()
 	svc, sid := seeded(t)
 	srv := New(tools.Local{Service: svc}, Options{})
 	h := facetest.NewHearing()
@@ -142,6 +145,7 @@ func TestLogsTellOfOthersEdits(t *testing.T) {
 // TestProgressOfALongAppend: a call with a progressToken hears how far it
 // has come.
 func TestProgressOfALongAppend(t *testing.T) {
+	t.Parallel()
 	svc, sid := seeded(t)
 	srv := New(tools.Local{Service: svc}, Options{})
 	h := facetest.NewHearing()
@@ -167,6 +171,7 @@ func TestProgressOfALongAppend(t *testing.T) {
 // TestSubscribersHearEditsOverHTTP: the same, with both clients on
 // Streamable HTTP: the news comes on the listener's GET stream.
 func TestSubscribersHearEditsOverHTTP(t *testing.T) {
+	t.Parallel()
 	svc, sid := seeded(t)
 	ts, _ := api(t, svc, apiOptions{})
 	ctx := context.Background()

@@ -52,6 +52,7 @@ var (
 )
 
 func TestCompletionOfSessionIDs(t *testing.T) {
+	t.Parallel()
 	svc, demoID := seeded(t)
 	ids := titled(t, svc, "auth design", "billing", "Rate limiter notes", "design of auth", "twin", "twin")
 	srv := New(tools.Local{Service: svc}, Options{})
@@ -177,6 +178,7 @@ func TestCompletionOfSessionIDs(t *testing.T) {
 }
 
 func TestCompletionIsCapped(t *testing.T) {
+	t.Parallel()
 	svc, _ := seeded(t)
 	var titles []string
 	for i := range 130 {
@@ -233,6 +235,7 @@ func sessionURIs(t *testing.T, list []*mcp.Resource) map[string]*mcp.Resource {
 }
 
 func TestSessionsListedAsResources(t *testing.T) {
+	t.Parallel()
 	svc, demoID := seeded(t)
 	var titles []string
 	for i := range 250 {
@@ -299,6 +302,7 @@ func TestSessionsListedAsResources(t *testing.T) {
 // is what it finds when it lists again; and a walk through the pages
 // while sessions come and go lists every session that stayed, once.
 func TestResourceListAgreesWithListChanged(t *testing.T) {
+	t.Parallel()
 	svc, _ := seeded(t)
 	var titles []string
 	for i := range 150 {
@@ -380,6 +384,7 @@ func TestResourceListAgreesWithListChanged(t *testing.T) {
 // TestResourcePagesOnManySessions: a page of the list on a file of 10,000
 // sessions reads a page of records, not the file.
 func TestResourcePagesOnManySessions(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds a file of 10,000 sessions")
 	}

@@ -71,6 +71,7 @@ func listedSchemas(t *testing.T, cs *mcp.ClientSession) map[string]struct {
 // given, so its schema offers no null (an empty list says "none" where
 // one may be empty).
 func TestRequiredArgumentsAreNotNullable(t *testing.T) {
+	t.Parallel()
 	svc, _ := seeded(t)
 	cs := connect(t, New(tools.Local{Service: svc}, Options{}), "schemas", nil)
 	for name, s := range listedSchemas(t, cs) {
@@ -107,6 +108,7 @@ func choicesIn(list string) []string {
 // exactly that list as the argument's enum, and every value of an enum
 // must get past the handler's check.
 func TestFixedValueArgumentsHaveEnums(t *testing.T) {
+	t.Parallel()
 	svc, sid := seeded(t)
 	cs := connect(t, New(tools.Local{Service: svc}, Options{}), "schemas", nil)
 	ctx := context.Background()

@@ -49,6 +49,7 @@ func connectAt(t testing.TB, srv *Server, name, version string, opts *mcp.Client
 }
 
 func TestListTools(t *testing.T) {
+	t.Parallel()
 	svc, _ := seeded(t)
 	cs := connect(t, New(tools.Local{Service: svc}, Options{}), "lister", nil)
 	res, err := cs.ListTools(context.Background(), nil)
@@ -207,6 +208,7 @@ func validator(t *testing.T, tool *mcp.Tool) *jsonschema.Resolved {
 }
 
 func TestCallEveryTool(t *testing.T) {
+	t.Parallel()
 	svc, sid := seeded(t)
 	cs := connect(t, New(tools.Local{Service: svc}, Options{}), "tester", nil)
 	ctx := context.Background()
@@ -300,6 +302,7 @@ func TestCallEveryTool(t *testing.T) {
 }
 
 func TestToolErrors(t *testing.T) {
+	t.Parallel()
 	svc, sid := seeded(t)
 	cs := connect(t, New(tools.Local{Service: svc}, Options{}), "tester", nil)
 	ctx := context.Background()
@@ -357,6 +360,7 @@ func TestToolErrors(t *testing.T) {
 }
 
 func TestAuthorIsClientName(t *testing.T) {
+	t.Parallel()
 	svc, sid := seeded(t)
 	srv := New(tools.Local{Service: svc}, Options{})
 	for _, tt := range []struct{ client, version, author string }{
@@ -381,6 +385,7 @@ func TestAuthorIsClientName(t *testing.T) {
 }
 
 func TestAgentsCountsSessions(t *testing.T) {
+	t.Parallel()
 	svc, _ := seeded(t)
 	srv := New(tools.Local{Service: svc}, Options{})
 	if n := srv.Agents(); n != 0 {
@@ -400,6 +405,7 @@ func TestAgentsCountsSessions(t *testing.T) {
 }
 
 func TestResources(t *testing.T) {
+	t.Parallel()
 	svc, sid := seeded(t)
 	cs := connect(t, New(tools.Local{Service: svc}, Options{}), "reader", nil)
 	ctx := context.Background()
@@ -528,6 +534,7 @@ func TestResources(t *testing.T) {
 }
 
 func TestStartupPrompt(t *testing.T) {
+	t.Parallel()
 	svc, sid := seeded(t)
 	cs := connect(t, New(tools.Local{Service: svc}, Options{}), "reader", nil)
 	ctx := context.Background()
@@ -601,6 +608,7 @@ func addSampleTool(srv *Server) {
 }
 
 func TestSampling(t *testing.T) {
+	t.Parallel()
 	svc, sid := seeded(t)
 	srv := New(tools.Local{Service: svc}, Options{})
 	addSampleTool(srv)

@@ -17,6 +17,7 @@ import (
 // A session whose client keeps its GET stream open is alive, however
 // long it sends no POST; one without a stream still expires.
 func TestSessionLivesWhileItsStreamIsOpen(t *testing.T) {
+	t.Parallel()
 	svc, _ := seeded(t)
 	ts, srv := api(t, svc, apiOptions{SessionTimeout: 100 * time.Millisecond})
 	ctx := context.Background()
@@ -72,6 +73,7 @@ func initialize(t *testing.T, url string) string {
 // An unknown (or expired) session is a 404 with a JSON-RPC error, which
 // tells a client to start a new one.
 func TestUnknownSessionIsAJSONRPCError(t *testing.T) {
+	t.Parallel()
 	svc, _ := seeded(t)
 	ts, _ := api(t, svc, apiOptions{SessionTimeout: 50 * time.Millisecond})
 	sid := initialize(t, ts.URL)
@@ -130,6 +132,7 @@ func readEvent(t *testing.T, r *bufio.Reader) sseEvent {
 // A call's stream starts with a priming event with an ID and a retry
 // time; when it drops, a GET with Last-Event-ID gets what followed.
 func TestDroppedStreamResumes(t *testing.T) {
+	t.Parallel()
 	svc, sid := seeded(t)
 	ts, _ := api(t, svc, apiOptions{})
 	session := initialize(t, ts.URL)

@@ -119,6 +119,7 @@ func (p *stdioPeer) closeAndWait() {
 // A bad line is answered and the session goes on; the SDK's own transport
 // would stop at it.
 func TestStdioSurvivesBadLines(t *testing.T) {
+	t.Parallel()
 	svc, _ := seeded(t)
 	p := serveLines(t, New(tools.Local{Service: svc}, Options{}))
 
@@ -145,6 +146,7 @@ func TestStdioSurvivesBadLines(t *testing.T) {
 // in it, so the client is not left waiting for an answer; without one it
 // can find (a batch, an id inside a value), the answer's id is null.
 func TestStdioOversizedLineKeepsItsID(t *testing.T) {
+	t.Parallel()
 	svc, _ := seeded(t)
 	p := serveLines(t, New(tools.Local{Service: svc}, Options{}))
 	p.handshake(legacyVersion)
@@ -165,6 +167,7 @@ func TestStdioOversizedLineKeepsItsID(t *testing.T) {
 
 // Under a protocol version that has batches, a batch still reaches the SDK.
 func TestStdioBatchesUnderOldProtocol(t *testing.T) {
+	t.Parallel()
 	svc, _ := seeded(t)
 	p := serveLines(t, New(tools.Local{Service: svc}, Options{}))
 	p.send(`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`)
@@ -180,6 +183,7 @@ func TestStdioBatchesUnderOldProtocol(t *testing.T) {
 
 // weft mcp relaying to the weft that holds the file filters the same way.
 func TestStdioRelaySurvivesBadLines(t *testing.T) {
+	t.Parallel()
 	svc, sid := seeded(t)
 	ts, _ := api(t, svc, apiOptions{})
 	relayed, err := relayTo(ts.URL+"/mcp", "")
@@ -203,6 +207,7 @@ func TestStdioRelaySurvivesBadLines(t *testing.T) {
 // A client that writes its requests and closes its end at once (a shell
 // pipe) still gets every answer before the session ends.
 func TestStdioAnswersRequestsSentBeforeTheInputEnds(t *testing.T) {
+	t.Parallel()
 	svc, _ := seeded(t)
 	srv := New(tools.Local{Service: svc}, Options{})
 	inR, inW := io.Pipe()

@@ -86,6 +86,7 @@ func wrongValue(schema map[string]any) string {
 // every tool is given a value of the wrong type, and every tool that takes
 // a session is given one that does not exist.
 func TestEveryToolRefusesBadArguments(t *testing.T) {
+	t.Parallel()
 	svc, sid := seeded(t)
 	ctx := context.Background()
 	// A second session, the most recent: refusals must leave it alone too.

@@ -36,6 +36,7 @@ func wireJSON(t *testing.T, v any) []byte {
 // reads back the same), and a client decodes the same result from both.
 // Results it must leave alone are passed through as they are.
 func TestToolWireIsTheSDKsResult(t *testing.T) {
+	t.Parallel()
 	structured := json.RawMessage(`{"a":"<b> & \"c\"\n\u2028 é","n":[1,2.5,null,true],"o":{}}`)
 	cases := []struct {
 		name  string
@@ -135,6 +136,7 @@ func TestToolWireIsTheSDKsResult(t *testing.T) {
 // for byte, markup and escapes included, whether the structured content
 // is encoded from the result's value or given as JSON.
 func TestToolTextIsStructuredBytes(t *testing.T) {
+	t.Parallel()
 	svc, sid := seeded(t)
 	srv := New(tools.Local{Service: svc}, Options{})
 	var sent []mcp.Result

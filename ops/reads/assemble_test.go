@@ -18,6 +18,7 @@ import (
 )
 
 func TestAssembleFormats(t *testing.T) {
+	t.Parallel()
 	f := toolstest.New(t)
 	msgs := []model.NewMessage{
 		{Role: model.RoleSystem, Content: "You are terse."},
@@ -96,6 +97,7 @@ func TestAssembleFormats(t *testing.T) {
 }
 
 func TestAssembleMaxTokens(t *testing.T) {
+	t.Parallel()
 	type rng struct {
 		start, end int
 		reason     string
@@ -171,6 +173,7 @@ func TestAssembleMaxTokens(t *testing.T) {
 }
 
 func TestAssembleWithPreferencesAndBudget(t *testing.T) {
+	t.Parallel()
 	f := toolstest.New(t)
 	f.Messages("prefs", opstest.Even(30, 100))
 	f.MustCall("request_context_slice", `{"start_message_index":10,"end_message_index":19}`)
@@ -194,6 +197,7 @@ func TestAssembleWithPreferencesAndBudget(t *testing.T) {
 }
 
 func TestAssembleKeepsToolPairsWhenCutting(t *testing.T) {
+	t.Parallel()
 	f := toolstest.New(t)
 	var msgs []model.NewMessage
 	for k := range 30 {
@@ -226,6 +230,7 @@ func TestAssembleKeepsToolPairsWhenCutting(t *testing.T) {
 }
 
 func TestAssembleRefusals(t *testing.T) {
+	t.Parallel()
 	f := toolstest.New(t)
 	sid := f.Messages("refusals", opstest.Even(6, 100))
 	f.MustCall("request_context_slice", `{"start_message_index":1,"end_message_index":3}`)
@@ -284,6 +289,7 @@ func BenchmarkAssembleBudget1M(b *testing.B) {
 }
 
 func TestAssembleListsAtMostSoManyRuns(t *testing.T) {
+	t.Parallel()
 	f := toolstest.New(t)
 	var msgs []model.NewMessage
 	for k := range 450 {

@@ -46,6 +46,7 @@ func toolRounds(f *toolstest.Fixture, n, size int) string {
 // no more than max_tokens; and a result that leaves something out is not
 // far under its budget (the estimate is corrected, not trusted).
 func TestReadsHoldAnyBudget(t *testing.T) {
+	t.Parallel()
 	f := toolstest.New(t)
 	sid := toolRounds(f, 30, 6000)
 	readArgs := map[string]string{
@@ -84,6 +85,7 @@ func fitOfValue(res any) *reads.Fit {
 // and its part keeps only the structure; a part whose text the content
 // does not show (thinking) keeps it.
 func TestTextAppearsOnce(t *testing.T) {
+	t.Parallel()
 	f := toolstest.New(t)
 	sid := f.Session("parts", 0)
 	output := "line one of the output\nline two"
@@ -117,6 +119,7 @@ func TestTextAppearsOnce(t *testing.T) {
 // within its budget runs once; one that must leave things out runs again
 // only to correct its estimate, a few times at most.
 func TestReadFitsInOnePassWhereItCan(t *testing.T) {
+	t.Parallel()
 	f := toolstest.New(t)
 	sid := toolRounds(f, 30, 6000)
 	passes := 0

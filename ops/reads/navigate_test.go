@@ -34,6 +34,7 @@ func at(minutes int) string {
 }
 
 func TestGetConversationContext(t *testing.T) {
+	t.Parallel()
 	f, _ := summarized(t)
 	tests := []struct {
 		name                        string
@@ -73,6 +74,7 @@ func TestGetConversationContext(t *testing.T) {
 }
 
 func TestGetTurnsSince(t *testing.T) {
+	t.Parallel()
 	f, _ := summarized(t)
 	tests := []struct {
 		name                string
@@ -103,6 +105,7 @@ func TestGetTurnsSince(t *testing.T) {
 }
 
 func TestGetTurnsAround(t *testing.T) {
+	t.Parallel()
 	f := toolstest.New(t)
 	f.Session("around", 100)
 	tests := []struct {
@@ -135,6 +138,7 @@ func TestGetTurnsAround(t *testing.T) {
 }
 
 func TestGetTurnsAroundADigestedMoment(t *testing.T) {
+	t.Parallel()
 	f := toolstest.New(t)
 	f.Session("around digest", 20)
 	f.MustCall("digest_messages", `{"start_idx":5,"end_idx":14,"summary":"middle"}`)
@@ -145,6 +149,7 @@ func TestGetTurnsAroundADigestedMoment(t *testing.T) {
 }
 
 func TestGetStartupContext(t *testing.T) {
+	t.Parallel()
 	f, _ := summarized(t)
 	r := f.MustCall("get_startup_context", `{}`).(reads.StartupContextResult)
 	if len(r.Summaries) != 2 || r.Summaries[0].Content != "part 4" || r.Summaries[1].Content != "part 5" {
@@ -163,6 +168,7 @@ func TestGetStartupContext(t *testing.T) {
 }
 
 func TestSearchSessionHistory(t *testing.T) {
+	t.Parallel()
 	f := toolstest.New(t)
 	sid := f.Session("search", 30)
 	f.MustCall("append_messages", `{"messages":[{"role":"user","content":"Should we use PostgreSQL with asyncpg?"},{"role":"assistant","content":"Yes: postgres, pooled."}]}`)
@@ -200,6 +206,7 @@ func TestSearchSessionHistory(t *testing.T) {
 }
 
 func TestContextPreferencesAreUsedOnce(t *testing.T) {
+	t.Parallel()
 	f := toolstest.New(t)
 	f.Session("prefs", 20)
 	f.MustCall("request_context_slice", `{"start_message_index":4,"end_message_index":6,"include_search_results":true,"query":"message 19"}`)
@@ -223,6 +230,7 @@ func TestContextPreferencesAreUsedOnce(t *testing.T) {
 }
 
 func TestFuzzyLines(t *testing.T) {
+	t.Parallel()
 	f := toolstest.New(t)
 	sid := f.Session("fuzzy", 10)
 	f.MustCall("append_messages", `{"messages":[{"role":"user","content":"first line\nwe should use PostgreSQL here\nlast"},{"role":"assistant","content":"pg sql? maybe"}]}`)
@@ -253,6 +261,7 @@ func TestFuzzyLines(t *testing.T) {
 }
 
 func TestTimelineAndItemAt(t *testing.T) {
+	t.Parallel()
 	f := toolstest.New(t)
 	sid := f.Session("timeline", 60) // one a minute from opstest.T0
 	f.MustCall("digest_messages", `{"start_idx":10,"end_idx":19,"summary":"s"}`)

@@ -14,6 +14,7 @@ import (
 // TestBadReadInputChangesNothing: a read refused for its arguments says
 // why, with the kind of error, and leaves the file as it was.
 func TestBadReadInputChangesNothing(t *testing.T) {
+	t.Parallel()
 	f := toolstest.New(t)
 	sid := f.Session("bad input", 12)
 	tests := []struct {
@@ -45,6 +46,7 @@ func TestBadReadInputChangesNothing(t *testing.T) {
 // Arguments at the edges of their types are refused with a clear error,
 // never a panic that takes the process down.
 func TestHostileArgumentsAreRefused(t *testing.T) {
+	t.Parallel()
 	f := toolstest.New(t)
 	f.Session("hostile", 30)
 	for _, args := range []string{
@@ -63,6 +65,7 @@ func TestHostileArgumentsAreRefused(t *testing.T) {
 // the write path (an event says so) but are not a change to the thread:
 // the version stays, and an assembly with nothing pending writes nothing.
 func TestContextPreferencesAreWrittenAside(t *testing.T) {
+	t.Parallel()
 	f := toolstest.New(t)
 	sid := f.Session("prefs", 10)
 	before, _, _ := f.Svc.View(sid)

@@ -50,6 +50,7 @@ func breakOp(t *testing.T, path, opID string) {
 // marked unreadable, with the reason); the other session reads and
 // exports; the damaged one says what is wrong.
 func TestOneDamagedSessionLeavesTheOthers(t *testing.T) {
+	t.Parallel()
 	f := opstest.New(t)
 	ctx := context.Background()
 	bad := f.Session("damaged", 4)

@@ -15,6 +15,7 @@ import (
 )
 
 func TestSearchSessions(t *testing.T) {
+	t.Parallel()
 	f := toolstest.New(t)
 	at := func(i int) time.Time { return opstest.T0.Add(time.Duration(i) * time.Minute) }
 	pg := f.Messages("Postgres migration", []model.NewMessage{
@@ -83,6 +84,7 @@ func TestSearchSessions(t *testing.T) {
 }
 
 func TestGetSessionHistory(t *testing.T) {
+	t.Parallel()
 	f := toolstest.New(t)
 	sid := f.Messages("history", []model.NewMessage{
 		{Role: model.RoleSystem, Content: "Be brief."},
@@ -140,6 +142,7 @@ func TestGetSessionHistory(t *testing.T) {
 }
 
 func TestGetSessionHistoryOfALongThread(t *testing.T) {
+	t.Parallel()
 	f := toolstest.New(t)
 	f.Session("long", reads.MaxHistory+7)
 	r := f.MustCall("get_session_history", `{"format":"json","max_tokens":0}`).(reads.SessionHistoryResult)
@@ -159,6 +162,7 @@ func TestGetSessionHistoryOfALongThread(t *testing.T) {
 }
 
 func TestSessionToolsRefusals(t *testing.T) {
+	t.Parallel()
 	f := toolstest.New(t)
 	f.Session("one", 3)
 	tests := []struct {
@@ -194,6 +198,7 @@ func TestSessionToolsRefusals(t *testing.T) {
 // TestListSessionsMostRecentFirst: list_sessions gives every session,
 // the most recently updated first, with its message count.
 func TestListSessionsMostRecentFirst(t *testing.T) {
+	t.Parallel()
 	f := toolstest.New(t)
 	a := f.Session("alpha", 1)
 	f.Now = f.Now.Add(time.Minute)

@@ -34,6 +34,7 @@ func indices(ms []reads.MessageOut) []int {
 // Revisions and insertions are turns: the context tools count and return
 // them like stored messages.
 func TestRevisionsAndInsertionsAreTurns(t *testing.T) {
+	t.Parallel()
 	f, _ := effectiveThread(t)
 	ctx := f.MustCall("get_conversation_context", `{"turns":5}`).(reads.ConversationContextResult)
 	if got, want := indices(ctx.RawTurns), []int{10, 11, 12, 13, 14}; !slices.Equal(got, want) {
@@ -57,6 +58,7 @@ func TestRevisionsAndInsertionsAreTurns(t *testing.T) {
 // A synthetic item carries the time span it stands for, and a created_at
 // inside it, never the time it was made.
 func TestSyntheticItemsCarryTheirSpan(t *testing.T) {
+	t.Parallel()
 	f, _ := effectiveThread(t)
 	f.Now = opstest.T0.Add(300 * 24 * time.Hour) // the edits are made long after
 	f.MustCall("digest_messages", `{"start_idx":2,"end_idx":4,"summary":"three"}`)
@@ -86,6 +88,7 @@ func TestSyntheticItemsCarryTheirSpan(t *testing.T) {
 // A digest's summary that is revised (exactly that one item) is still a
 // summary, covering what the digest covered.
 func TestARevisedSummaryIsStillASummary(t *testing.T) {
+	t.Parallel()
 	f := toolstest.New(t)
 	f.Session("revised summary", 20)
 	f.MustCall("digest_messages", `{"start_idx":0,"end_idx":5,"summary":"first six"}`)
@@ -106,6 +109,7 @@ func TestARevisedSummaryIsStillASummary(t *testing.T) {
 // after the time, as seed 000's query does, saying which the effective
 // thread hides.
 func TestTurnsSinceWithoutSummariesIsEveryStoredMessage(t *testing.T) {
+	t.Parallel()
 	f := toolstest.New(t)
 	f.Session("since", 10)
 	f.MustCall("digest_messages", `{"start_idx":2,"end_idx":5,"summary":"middle"}`)
@@ -123,6 +127,7 @@ func TestTurnsSinceWithoutSummariesIsEveryStoredMessage(t *testing.T) {
 
 // A limit that cuts a result says so, and how many more there are.
 func TestALimitThatCutsSaysSo(t *testing.T) {
+	t.Parallel()
 	f := toolstest.New(t)
 	f.Session("limit", 30)
 	r := f.MustCall("get_turns_since", fmt.Sprintf(`{"timestamp":%q,"limit":10}`, at(0))).(reads.TurnsSinceResult)

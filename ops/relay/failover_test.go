@@ -21,6 +21,7 @@ import (
 // across a restart on another port, and serves the file itself once no
 // weft holds it; its subscribers hear edits all along.
 func TestRelaySurvivesARestart(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "weft.db")
 	open := func() (*store.Store, *ops.Service) {
 		st, err := store.Open(path, store.Options{Timeout: 100 * time.Millisecond})
@@ -45,6 +46,9 @@ func TestRelaySurvivesARestart(t *testing.T) {
 	})
 	relay, err := relayServerWith(listen.ReadAddrFile(path), Options{
 		Rediscover: func() string { return listen.ReadAddrFile(path) },
+		// The watch tries the broken stream again soon: how soon is not
+		// what this test checks, only that it follows the second weft.
+		EventsRetry: 50 * time.Millisecond,
 		Takeover: func() (*ops.Service, error) {
 			st, err := store.Open(path, store.Options{Timeout: 100 * time.Millisecond})
 			if err != nil {
@@ -93,7 +97,7 @@ func TestRelaySurvivesARestart(t *testing.T) {
 		t.Fatalf("the second weft listens where the first did (%s)", l2.URL())
 	}
 	appendOne("through the second weft")
-	// The relay's watch finds the second weft within a second or so; what
+	// The relay's watch finds the second weft at its next retry; what
 	// was written meanwhile it announces as an update of everything.
 	h.Await(t, "the update after the break", func() bool { return facetest.Count(h.Updated, uri) >= 3 })
 	for i := 0; ; i++ {

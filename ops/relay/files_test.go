@@ -18,6 +18,7 @@ import (
 // the tools: a foreign Origin is refused, the token is wanted, and an
 // import too large for the listener is refused before it is read.
 func TestFileEndpointsAreGuarded(t *testing.T) {
+	t.Parallel()
 	svc, sid := seeded(t)
 	ts, _ := api(t, svc, apiOptions{Token: "tok"})
 	auth := map[string]string{"Authorization": "Bearer tok"}
@@ -63,6 +64,7 @@ func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
 
 // Remote does through a listener what tools.Local does in-process.
 func TestRemoteFilesMatchLocal(t *testing.T) {
+	t.Parallel()
 	svc, sid := seeded(t)
 	l := listening(t, svc, listen.Options{Addr: "127.0.0.1:0"})
 	r, err := Dial(l.Addr(), Options{})

@@ -16,6 +16,7 @@ import (
 )
 
 func TestRelay(t *testing.T) {
+	t.Parallel()
 	svc, sid := seeded(t)
 	l := listening(t, svc, listen.Options{Addr: "127.0.0.1:0", Token: "relay-token"})
 	relay, err := relayServer(l.Addr(), "relay-token")

@@ -8,6 +8,7 @@
 package relay
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,11 +25,11 @@ import (
 )
 
 // The relay's way on when the weft it calls stops answering: events
-// are read again after eventsRetry, and the writes of others are told
+// are read again after Options.EventsRetry, and the writes of others are told
 // from its own by their origin.
 const (
-	// eventsRetry is how long a relay waits before it opens the stream
-	// of events again after it broke.
+	// eventsRetry is how long a relay waits by default before it opens
+	// the stream of events again after it broke.
 	eventsRetry = time.Second
 	// heldOrigin starts the origin of a write a relay did not send.
 	heldOrigin = "held/"
@@ -48,6 +49,10 @@ type Options struct {
 	Takeover func() (*ops.Service, error)
 	// Logger is told where the relay turns; nil discards it.
 	Logger *slog.Logger
+	// EventsRetry is how long Watch waits before it opens the stream of
+	// events again after it broke and could not be opened at once; 0 is
+	// a second.
+	EventsRetry time.Duration
 }
 
 // Dial returns the Remote of the weft listening at target (its /mcp URL
@@ -62,7 +67,7 @@ func Dial(target string, o Options) (*Remote, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Remote{remote: newClient(base, o.Token), rediscover: o.Rediscover, takeover: o.Takeover, logger: logger}, nil
+	return &Remote{remote: newClient(base, o.Token), rediscover: o.Rediscover, takeover: o.Takeover, logger: logger, eventsRetry: cmp.Or(o.EventsRetry, eventsRetry)}, nil
 }
 
 // Remote runs tools, and the whole-file work, on the weft that holds the
@@ -81,6 +86,8 @@ type Remote struct {
 	rediscover func() string
 	takeover   func() (*ops.Service, error)
 	logger     *slog.Logger
+	// eventsRetry: Options.EventsRetry, or its default.
+	eventsRetry time.Duration
 
 	mu    sync.Mutex
 	local *tools.Local // set once the relay serves the file itself
@@ -220,7 +227,7 @@ func unreachable(err error) bool {
 
 // Watch follows the events of wherever the relay calls: the holder's
 // /events, or the file's own once the relay serves it. A stream that
-// broke is opened again at once, then every eventsRetry; one that opens
+// broke is opened again at once, then every b.eventsRetry; one that opens
 // after a break starts with an eventGap, since writes in the break were
 // missed. Only a call takes the file over: the watch follows a weft
 // started on another port, and otherwise waits, so that the weft
@@ -269,7 +276,7 @@ func (b *Remote) Watch(ctx context.Context, fn func(ops.Event)) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(eventsRetry):
+		case <-time.After(b.eventsRetry):
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 )
 
 func TestFilterItems(t *testing.T) {
+	t.Parallel()
 	f := toolstest.New(t)
 	sid := f.Session("filter", 6) // user, assistant, user, …
 	f.MustCall("append_messages", `{"messages":[{"role":"assistant","name":"claude-code","content":"named"}]}`)

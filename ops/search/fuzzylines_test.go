@@ -18,6 +18,7 @@ import (
 // key at a time, exactly what ranking the view's items read from the
 // store finds.
 func TestFuzzyLinesFollowsTheView(t *testing.T) {
+	t.Parallel()
 	f := toolstest.New(t)
 	sid := f.Session("view", 12)
 	var msgs []map[string]string

@@ -10,6 +10,7 @@ import (
 )
 
 func TestSubstringLines(t *testing.T) {
+	t.Parallel()
 	f := toolstest.New(t)
 	sid := f.Session("exact", 10)
 	long := strings.Repeat("x", 900) + " the Needle here"

@@ -15,6 +15,7 @@ import (
 // appended, a digest that hides messages and adds its summary, the raw
 // view; every answer is the items that hold the query.
 func TestSubstringFollowsTheThread(t *testing.T) {
+	t.Parallel()
 	f := toolstest.New(t)
 	ctx := context.Background()
 	sid := f.Session("kept", 10)
@@ -63,6 +64,7 @@ func TestSubstringFollowsTheThread(t *testing.T) {
 // previous keystrokes (only those searched, a digest's summary among
 // them) finds what the same query typed at once finds.
 func TestFuzzyNarrowedToFew(t *testing.T) {
+	t.Parallel()
 	f := toolstest.New(t)
 	sid := f.Session("few", 200)
 	f.MustCall("append_messages", `{"messages":[{"role":"user","content":"a Zebra crossing"},{"role":"assistant","content":"zebras\nand more"}]}`)
@@ -97,6 +99,7 @@ func TestFuzzyNarrowedToFew(t *testing.T) {
 // first and the one searched last kept whatever its size; a session
 // whose text was let go is searched as well as before, from the store.
 func TestSearchTextIsBounded(t *testing.T) {
+	t.Parallel()
 	f := toolstest.New(t)
 	ids := []string{f.Session("a", 40), f.Session("b", 40), f.Session("c", 40)}
 	kept := func() []bool {
@@ -141,6 +144,7 @@ func TestSearchTextIsBounded(t *testing.T) {
 // TestPrepareSearch: preparing a search reads the session's text once,
 // before any query; a session that does not exist is an error.
 func TestPrepareSearch(t *testing.T) {
+	t.Parallel()
 	f := toolstest.New(t)
 	sid := f.Session("ready", 30)
 	if err := search.Prepare(f.Svc, sid); err != nil {

@@ -23,6 +23,7 @@ import (
 )
 
 func TestRegistryIsComplete(t *testing.T) {
+	t.Parallel()
 	want := []string{
 		"list_sessions", "create_session", "rename_session", "delete_session", "append_messages", "add_turn", "search_sessions", "get_session_history",
 		"tag_messages", "digest_messages", "revise_messages", "snip_messages", "resequence_messages", "insert_messages",
@@ -56,6 +57,7 @@ func TestRegistryIsComplete(t *testing.T) {
 }
 
 func TestArgsFromPairs(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		tool  string
 		pairs []string
@@ -131,6 +133,7 @@ func FuzzToolArgs(f *testing.F) {
 // its own argument type (or a pointer to one) and gets its result type;
 // anything else is refused, saying what the tool takes.
 func TestInvokeTakesTypedArguments(t *testing.T) {
+	t.Parallel()
 	f := toolstest.New(t)
 	f.Session("typed", 3)
 	tool, _ := tools.Lookup("list_sessions")
@@ -205,6 +208,7 @@ func FuzzRunTools(f *testing.F) {
 // and result types. The tests inside ops reach the service by the same
 // rule, since they cannot import the registry.
 func TestToolsAreBoundToTheirMethods(t *testing.T) {
+	t.Parallel()
 	svc := reflect.TypeFor[*ops.Service]()
 	for _, tool := range tools.All() {
 		var name strings.Builder
@@ -230,6 +234,7 @@ func TestToolsAreBoundToTheirMethods(t *testing.T) {
 // stack in the service's log; the service goes on (ops tests that its
 // lock is let go).
 func TestAPanickingToolIsAnError(t *testing.T) {
+	t.Parallel()
 	f := toolstest.New(t)
 	var log bytes.Buffer
 	f.Svc = ops.New(f.St, ops.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
