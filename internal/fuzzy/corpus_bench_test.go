@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
 	"weft/internal/benchdata"
 )
 
