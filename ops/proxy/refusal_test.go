@@ -168,6 +168,9 @@ func TestProxyRefusesHostileBodies(t *testing.T) {
 		{"content of the wrong type", "/v1/chat/completions", `{"messages":[{"role":"user","content":7}]}`, http.StatusBadRequest, "content"},
 		{"system of the wrong type", "/v1/messages", `{"system":7,"messages":[{"role":"user","content":"hi"}]}`, http.StatusBadRequest, `"system" is a number`},
 		{"empty messages", "/v1/messages", `{"messages":[]}`, http.StatusBadRequest, "messages is empty"},
+		{"not UTF-8", "/v1/messages", "{\"messages\":[{\"role\":\"user\",\"content\":\"caf\xe9\"}]}", http.StatusBadRequest, "not valid UTF-8"},
+		{"not UTF-8, openai", "/v1/chat/completions", "{\"messages\":[{\"role\":\"user\",\"content\":\"caf\xe9\"}]}", http.StatusBadRequest, "not valid UTF-8"},
+		{"not UTF-8 outside the messages", "/v1/messages", "{\"model\":\"m\xff\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}", http.StatusBadRequest, "not valid UTF-8"},
 		{"a GET", "/v1/messages", "", http.StatusMethodNotAllowed, "POST"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
