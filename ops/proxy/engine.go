@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"weft/formats/claudecode"
 	"weft/formats/export"
@@ -94,6 +96,83 @@ type Engine struct {
 	mu      sync.Mutex
 	loaded  bool
 	byFirst map[model.Ident][]string
+
+	// awaited are the answers on their way, by session and the message
+	// count they follow (expectAnswer); awaitHook, when not nil, is
+	// called when a request waits for one (the tests order requests
+	// with it).
+	amu       sync.Mutex
+	awaited   map[awaitKey][]chan struct{}
+	awaitHook func(sessionID string)
+}
+
+// awaitKey is where an answer on its way will be stored: the session,
+// and the message count it follows.
+type awaitKey struct {
+	sessionID string
+	after     int
+}
+
+// answerWait bounds how long a request waits for the answer before it
+// to be stored.
+const answerWait = 10 * time.Second
+
+// expectAnswer says that the answer to turn is on its way, until release
+// is called (once it is stored, or will not be). A request that sends
+// that answer back meanwhile (a client on a keep-alive connection sends
+// its next turn as soon as it has the answer, perhaps before weft has
+// stored it) waits for it: the answer is stored as the model gave it,
+// with its meta, not as the client's copy.
+func (e *Engine) expectAnswer(turn *Turn) (release func()) {
+	if turn.SessionID == "" {
+		return func() {}
+	}
+	k, done := awaitKey{turn.SessionID, turn.Stored}, make(chan struct{})
+	e.amu.Lock()
+	if e.awaited == nil {
+		e.awaited = map[awaitKey][]chan struct{}{}
+	}
+	e.awaited[k] = append(e.awaited[k], done)
+	e.amu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			e.amu.Lock()
+			defer e.amu.Unlock()
+			e.awaited[k] = slices.DeleteFunc(e.awaited[k], func(c chan struct{}) bool { return c == done })
+			if len(e.awaited[k]) == 0 {
+				delete(e.awaited, k)
+			}
+			close(done)
+		})
+	}
+}
+
+// awaitAnswer waits (up to answerWait, or while ctx lasts) for the
+// answers on their way to session sid after its stored messages, and
+// reports whether there were any.
+func (e *Engine) awaitAnswer(ctx context.Context, sid string, stored int) bool {
+	e.amu.Lock()
+	waits := slices.Clone(e.awaited[awaitKey{sid, stored}])
+	e.amu.Unlock()
+	if len(waits) == 0 {
+		return false
+	}
+	if e.awaitHook != nil {
+		e.awaitHook(sid)
+	}
+	timer := time.NewTimer(answerWait)
+	defer timer.Stop()
+	for _, done := range waits {
+		select {
+		case <-done:
+		case <-timer.C:
+			return true
+		case <-ctx.Done():
+			return true
+		}
+	}
+	return true
 }
 
 // engineKey keeps the engine with its service (ops.Service.Keep).
@@ -192,15 +271,25 @@ func (e *Engine) Take(ctx context.Context, r Request) (Turn, error) {
 	var c *ops.Thread
 	var title string
 	var snap ops.Snapshot
-	err = svc.WithLock(func(l ops.Locked) error {
-		var err error
-		if c, title, err = e.match(l, r.Session, msgs); c != nil {
-			snap = ops.Snapshot{Info: c.Info, View: c.View()}
+	for waited := false; ; waited = true {
+		err = svc.WithLock(func(l ops.Locked) error {
+			var err error
+			c, title, err = e.match(l, r.Session, msgs)
+			snap = ops.Snapshot{}
+			if c != nil {
+				snap = ops.Snapshot{Info: c.Info, View: c.View()}
+			}
+			return err
+		})
+		if err != nil {
+			return Turn{}, err
 		}
-		return err
-	})
-	if err != nil {
-		return Turn{}, err
+		// The request sends back an answer that is on its way to the
+		// store: it is stored first, as the model gave it.
+		if n := snap.Info.MessageCount; waited || r.Probe || c == nil || n >= len(msgs) || msgs[n].Message.Role != model.RoleAssistant ||
+			!e.awaitAnswer(ctx, c.Info.ID, n) {
+			break
+		}
 	}
 	known := snap.Info.MessageCount
 	fresh := msgs[known:]

@@ -126,6 +126,10 @@ type Handler struct {
 	// background counts the work after the answers (storing them),
 	// which the listener waits for when it closes.
 	background sync.WaitGroup
+	// answerHook, when not nil, is called once a request's messages
+	// are stored, before its answer is (the tests order requests with
+	// it).
+	answerHook func(turn *Turn)
 }
 
 // Options configure a Handler.
@@ -337,8 +341,10 @@ func (p *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(SessionHeader, turn.SessionID)
 	}
 	var rec *answerRecorder
+	release := func() {}
 	if !ep.probe {
 		rec = &answerRecorder{api: ep.api, engine: p.engine, ctx: ctx, turn: &turn}
+		release = p.engine.expectAnswer(&turn)
 	}
 	sent := &sentBody{Reader: bytes.NewReader(out), closed: make(chan struct{})}
 	whole := p.forward(w, r, ep, sent, int64(len(out)), rec)
@@ -349,9 +355,13 @@ func (p *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.background.Add(1)
 	go func() {
 		defer p.background.Done()
+		defer release()
 		if _, err := turn.Wait(); err != nil {
 			p.logger.Error("proxy: the request's messages were not stored", "session", turn.SessionID, "error", err)
 			return
+		}
+		if p.answerHook != nil {
+			p.answerHook(&turn)
 		}
 		if whole {
 			if err := rec.store(); err != nil {
