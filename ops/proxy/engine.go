@@ -217,6 +217,11 @@ type Turn struct {
 	// session changed meanwhile: Wait says where it went.
 	Stored  int
 	Version uint64
+	// Resent says the request sends again the first of the session's
+	// messages (a retry, a regenerate, samples from one prefix): the
+	// session holds more after them, so nothing of the request is
+	// stored, nor its answer.
+	Resent bool
 	// Unchanged says the effective thread is the request's messages
 	// themselves (no operation changes the thread): send them as they
 	// came, byte for byte. Otherwise the thread is Anthropic's (its
@@ -271,13 +276,21 @@ func (e *Engine) Take(ctx context.Context, r Request) (Turn, error) {
 	var c *ops.Thread
 	var title string
 	var snap ops.Snapshot
+	resent := false
 	for waited := false; ; waited = true {
 		err = svc.WithLock(func(l ops.Locked) error {
 			var err error
 			c, title, err = e.match(l, r.Session, msgs)
-			snap = ops.Snapshot{}
+			snap, resent = ops.Snapshot{}, false
 			if c != nil {
 				snap = ops.Snapshot{Info: c.Info, View: c.View()}
+				if n := len(msgs); c.Info.MessageCount > n {
+					// The request sends again the session's first
+					// messages: the thread sent is the session's view
+					// of them, and nothing is new.
+					snap.View, snap.Info.Tokens = c.ViewOf(n)
+					snap.Info.MessageCount, resent = n, true
+				}
 			}
 			return err
 		})
@@ -300,10 +313,11 @@ func (e *Engine) Take(ctx context.Context, r Request) (Turn, error) {
 	if !r.Probe && c == nil {
 		snap.Info = e.newSession(title)
 	}
-	turn, err := e.proxyThread(r.API, snap, msgs, places)
+	turn, err := e.proxyThread(r.API, snap, msgs, places, resent)
 	if err != nil {
 		return Turn{}, err
 	}
+	turn.Resent = resent
 	turn.CacheMarked = marked
 	if r.Probe {
 		return turn, nil
@@ -377,7 +391,7 @@ func (e *Engine) store(ctx context.Context, ref string, msgs []ops.CallerMessage
 		}
 		return &ops.Thread{Info: info}, nil
 	}
-	req.Prepare = e.svc.SyncPrepare(msgs, nil, func(c *ops.Thread, next *model.Session, ch *ops.Change) {
+	sync := e.svc.SyncPrepare(msgs, nil, func(c *ops.Thread, next *model.Session, ch *ops.Change) {
 		added := next.MessageCount - c.Info.MessageCount
 		sent := c.View().Tokens + next.Tokens - c.Info.Tokens
 		ch.What = fmt.Sprintf("request: %s new, %s → %s tokens sent", english.Count(added, "message"), english.Thousands(next.Tokens), english.Thousands(sent))
@@ -390,6 +404,11 @@ func (e *Engine) store(ctx context.Context, ref string, msgs []ops.CallerMessage
 			}
 		}
 	})
+	req.Prepare = sync.Unless(func(c *ops.Thread) bool {
+		// The session holds them and more since (Find saw them): the
+		// same request, sent again at once.
+		return len(msgs) < c.Info.MessageCount
+	})
 	if err := e.svc.CommitAll(ctx, []*ops.WriteReq{req}); err != nil {
 		return Stored{}, err
 	}
@@ -400,8 +419,9 @@ func (e *Engine) store(ctx context.Context, ref string, msgs []ops.CallerMessage
 
 // proxyThread builds what goes upstream for msgs, a request's thread
 // that continues snap's session (msgs past its stored messages are new,
-// and not stored: a probe).
-func (e *Engine) proxyThread(api API, snap ops.Snapshot, msgs []ops.CallerMessage, places ops.Places) (Turn, error) {
+// and not stored: a probe). A request resent is the view of the first
+// of the session's messages: the head the session keeps is not its.
+func (e *Engine) proxyThread(api API, snap ops.Snapshot, msgs []ops.CallerMessage, places ops.Places, resent bool) (Turn, error) {
 	turn := Turn{SessionID: snap.Info.ID, Stored: snap.Info.MessageCount, Version: snap.Info.Version, Unchanged: true}
 	v := snap.View
 	extra := msgs[snap.Info.MessageCount:]
@@ -428,7 +448,11 @@ func (e *Engine) proxyThread(api API, snap ops.Snapshot, msgs []ops.CallerMessag
 		return turn, nil
 	}
 	if api == Anthropic {
-		if err := e.anthropicTurn(&turn, snap.Info.ID, v, snap.Info.MessageCount, msgs, places); err != nil {
+		heads := snap.Info.ID
+		if resent {
+			heads = ""
+		}
+		if err := e.anthropicTurn(&turn, heads, v, snap.Info.MessageCount, msgs, places); err != nil {
 			return Turn{}, err
 		}
 		return turn, nil

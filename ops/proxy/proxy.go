@@ -337,12 +337,25 @@ func (p *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if turn.SessionID != "" {
-		w.Header().Set(SessionHeader, turn.SessionID)
+	sid := turn.SessionID
+	if turn.Created {
+		// A session the request starts may be made by another request
+		// at once (the same one, sent again): the answer says the one
+		// its messages went to.
+		if st, err := turn.Wait(); err == nil {
+			sid = st.SessionID
+		}
+	}
+	if sid != "" {
+		w.Header().Set(SessionHeader, sid)
 	}
 	var rec *answerRecorder
 	release := func() {}
-	if !ep.probe {
+	switch {
+	case ep.probe:
+	case turn.Resent:
+		p.logger.Info("proxy: the request sends again the start of its session, which holds more: its answer is not stored", "session", turn.SessionID)
+	default:
 		rec = &answerRecorder{api: ep.api, engine: p.engine, ctx: ctx, turn: &turn}
 		release = p.engine.expectAnswer(&turn)
 	}
