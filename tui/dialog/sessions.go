@@ -42,6 +42,7 @@ type Sessions struct {
 	seq     int // of the latest filter asked for
 	ranked  int // seq of the filter shown; while behind seq, "no match" is not claimed
 	loaded  bool
+	keep    string // the session the cursor was on when the list was read again, to stay on
 }
 
 // sessionsFilteredMsg carries the sessions matching a filter, ranked.
@@ -93,6 +94,11 @@ func NewSessions(st *themes.Styles, changed map[string]bool) *Sessions {
 // drawn (control characters as pictures); the command ranks them for the
 // filter as it stands.
 func (p *Sessions) SetSessions(list []ops.SessionOut, titles []string) tea.Cmd {
+	if cur, ok := p.Current(); ok && p.keep == "" {
+		// Read again (after a rename, an agent's edit): the cursor
+		// stays on its session, wherever the list now puts it.
+		p.keep = cur.SessionID
+	}
 	p.all, p.titles, p.loaded = list, titles, true
 	return p.refilter()
 }
@@ -175,6 +181,14 @@ func (p *Sessions) HandleMsg(msg tea.Msg) Action {
 		if msg.seq == p.seq {
 			p.shown, p.match, p.ranked = msg.shown, msg.match, msg.seq
 			p.cursor = min(p.cursor, max(len(p.shown)-1, 0))
+			if p.keep != "" {
+				for k, i := range p.shown {
+					if p.all[i].SessionID == p.keep {
+						p.cursor = k
+					}
+				}
+				p.keep = ""
+			}
 			for _, b := range []*key.Binding{&p.keys.Open, &p.keys.Rename, &p.keys.Delete} {
 				b.SetEnabled(len(p.shown) > 0)
 			}
