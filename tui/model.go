@@ -318,7 +318,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.Author == "operator" && msg.Version <= m.info.Version {
 			return m, tea.Batch(cmds...)
 		}
-		cmds = append(cmds, m.loadView(m.sid), m.flash(fmt.Sprintf("%s by %s", msg.What, msg.Author), false))
+		cmds = append(cmds, m.loadView(m.sid), m.flash(fmt.Sprintf("%s by %s", m.eventWhat(ops.Event(msg)), msg.Author), false))
 		if _, ok := dialog.Find[*dialog.Operations](&m.dialogs); ok {
 			cmds = append(cmds, loadOps(m.svc, m.sid)) // the operator watches it land in the list too
 		}
