@@ -645,3 +645,22 @@ func TestSessionsRenameRefusedStaysOpen(t *testing.T) {
 		t.Fatalf("after a good rename:\n%s", s)
 	}
 }
+
+// After a rename the list keeps its highlight on the session renamed,
+// wherever the list now puts it: ctrl+x next offers to delete that one.
+func TestSessionsRenameKeepsTheHighlight(t *testing.T) {
+	t.Parallel()
+	m, svc, _ := otherSession(t)
+	newSession(t, svc, "A third thread", []model.NewMessage{{Role: model.RoleUser, Content: "third"}})
+	send(t, m, tea.KeyPressMsg{Code: tea.KeyTab})
+	p := m.dialogs.Front().(*dialog.Sessions)
+	send(t, m, tea.KeyPressMsg{Code: tea.KeyDown})
+	send(t, m, tea.KeyPressMsg{Code: tea.KeyDown})
+	renamed, _ := p.Current()
+	send(t, m, tea.KeyPressMsg{Code: 'r', Mod: tea.ModCtrl})
+	typeText(t, m, " again")
+	send(t, m, keyEnter)
+	if cur, _ := p.Current(); cur.SessionID != renamed.SessionID || cur.Title != renamed.Title+" again" {
+		t.Fatalf("the highlight is on %q (%s), want the session renamed, %s", cur.Title, cur.SessionID, renamed.SessionID)
+	}
+}

@@ -111,7 +111,8 @@ type Model struct {
 	statusSeq int
 	err       error
 
-	feat features // copying, the pager, the mouse, the filter, other sessions (features.go)
+	feat features  // copying, the pager, the mouse, the filter, other sessions (features.go)
+	held []tea.Msg // keys typed ahead of an answer they depend on (typeahead.go)
 }
 
 // New returns the root model.
@@ -248,8 +249,14 @@ func (m *Model) seqAt(r int) uint64 {
 
 // Update handles a message.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if m.hold(msg) {
+		return m, nil // typed ahead of an answer it depends on (typeahead.go)
+	}
 	_, cmd := m.update(msg)
 	m.syncKeys()
+	if len(m.held) > 0 {
+		cmd = tea.Batch(cmd, m.release())
+	}
 	return m, cmd
 }
 
@@ -311,7 +318,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.Author == "operator" && msg.Version <= m.info.Version {
 			return m, tea.Batch(cmds...)
 		}
-		cmds = append(cmds, m.loadView(m.sid), m.flash(fmt.Sprintf("%s by %s", msg.What, msg.Author), false))
+		cmds = append(cmds, m.loadView(m.sid), m.flash(fmt.Sprintf("%s by %s", m.eventWhat(ops.Event(msg)), msg.Author), false))
 		if _, ok := dialog.Find[*dialog.Operations](&m.dialogs); ok {
 			cmds = append(cmds, loadOps(m.svc, m.sid)) // the operator watches it land in the list too
 		}
