@@ -538,8 +538,12 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			m.anchor = -1
 		} else if _, _, ok := m.selection(); ok {
 			m.anchor = m.cursor
+		} else if r, ok := m.markerItemRow(); ok {
+			// On a marker, the range starts at the item the status bar
+			// says the cursor is at: the one the marker stands before.
+			m.anchor = r
 		} else {
-			return m.flash("a range starts on a message: move off the marker first", true)
+			return m.flash("a range starts on a message, and there is none after this marker", true)
 		}
 	case key.Matches(msg, k.Tag):
 		return m.startTag()
