@@ -188,12 +188,20 @@ func (a *app) openTUI(ctx context.Context, session string) error {
 	defer closeLog()
 	svc := newService(st, logger)
 	opts := a.tuiOptions()
-	if session != "" {
-		if _, _, err := svc.View(session); err != nil {
+	// The TUI's first read is made here, before it takes the screen: a
+	// file whose damage shows only when it is read (store.Open found its
+	// headers sound) is refused with the whole error and what to run,
+	// and let go, rather than drawn as one cut-off line on a screen that
+	// waits for a key.
+	if _, _, err := svc.View(session); err != nil {
+		switch {
+		case errors.Is(err, store.ErrDamaged), errors.Is(err, store.ErrCorrupt):
+			return err
+		case session != "":
 			return fmt.Errorf("%w (and %q is not a command: weft --help lists them)", err, session)
 		}
-		opts.Session = session
 	}
+	opts.Session = session
 	if len(a.follow) > 0 {
 		stop, err := a.followInTUI(ctx, svc, logger, &opts)
 		if err != nil {
