@@ -69,3 +69,34 @@ func TestImportWeftMessagesShape(t *testing.T) {
 		t.Errorf("the tool result: %+v (%s)", m, m.Parts)
 	}
 }
+
+// A transcript given as the database (a Claude Code .jsonl after --db)
+// is called what it is, with the command that imports it, not "damaged"
+// with the advice to salvage it; the file is left as it was.
+func TestTranscriptGivenAsDatabase(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	transcript := filepath.Join(dir, "b7e1c2d4.jsonl")
+	body := `{"type":"user","uuid":"u1","sessionId":"b7e1c2d4","message":{"role":"user","content":"hi"},"timestamp":"2025-01-01T00:00:00Z"}` + "\n" +
+		`{"type":"assistant","uuid":"u2","parentUuid":"u1","sessionId":"b7e1c2d4","message":{"role":"assistant","content":[{"type":"text","text":"hello"}]},"timestamp":"2025-01-01T00:00:01Z"}` + "\n"
+	if err := os.WriteFile(transcript, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"ls"}, {"show"}, {"--no-mcp"}, {"call", "list_sessions"}} {
+		_, errOut, code, _ := runCLI(transcript, args...)
+		if code != 1 {
+			t.Errorf("weft --db %s %v: exit %d", transcript, args, code)
+		}
+		for _, want := range []string{transcript + " is a Claude Code transcript, not a weft database", "weft import " + transcript} {
+			if !strings.Contains(errOut, want) {
+				t.Errorf("weft %v does not say %q:\n%s", args, want, errOut)
+			}
+		}
+		if strings.Contains(errOut, "damaged") || strings.Contains(errOut, "salvage") {
+			t.Errorf("weft %v calls the transcript damaged:\n%s", args, errOut)
+		}
+	}
+	if b, _ := os.ReadFile(transcript); string(b) != body {
+		t.Errorf("the transcript was changed")
+	}
+}
