@@ -120,7 +120,7 @@ func serveMCP(ctx context.Context, db string, timeout time.Duration, lc listenCo
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	st, err := store.Open(db, store.Options{Timeout: timeout})
+	st, err := openStore(db, store.Options{Timeout: timeout})
 	if errors.Is(err, store.ErrInUse) {
 		url := listen.ReadAddrFile(db)
 		if url == "" {

@@ -179,7 +179,7 @@ func (a *app) openTUI(ctx context.Context, session string) error {
 	if _, err := os.Stat(a.db); errors.Is(err, os.ErrNotExist) && a.db != a.env.db && len(a.follow) == 0 {
 		return a.noDatabase()
 	}
-	st, err := store.Open(a.db, store.Options{})
+	st, err := openStore(a.db, store.Options{})
 	if err != nil {
 		return err
 	}
@@ -188,12 +188,20 @@ func (a *app) openTUI(ctx context.Context, session string) error {
 	defer closeLog()
 	svc := newService(st, logger)
 	opts := a.tuiOptions()
-	if session != "" {
-		if _, _, err := svc.View(session); err != nil {
+	// The TUI's first read is made here, before it takes the screen: a
+	// file whose damage shows only when it is read (store.Open found its
+	// headers sound) is refused with the whole error and what to run,
+	// and let go, rather than drawn as one cut-off line on a screen that
+	// waits for a key.
+	if _, _, err := svc.View(session); err != nil {
+		switch {
+		case errors.Is(err, store.ErrDamaged), errors.Is(err, store.ErrCorrupt):
+			return err
+		case session != "":
 			return fmt.Errorf("%w (and %q is not a command: weft --help lists them)", err, session)
 		}
-		opts.Session = session
 	}
+	opts.Session = session
 	if len(a.follow) > 0 {
 		stop, err := a.followInTUI(ctx, svc, logger, &opts)
 		if err != nil {
@@ -246,11 +254,11 @@ type dbFile struct {
 // timeout (0: the store's default) for another process to let go of it.
 func (a *app) openDB(timeout time.Duration, readOnly bool) (*dbFile, error) {
 	_, statErr := os.Stat(a.db)
-	st, err := store.Open(a.db, store.Options{Timeout: timeout, ReadOnly: readOnly})
+	st, err := openStore(a.db, store.Options{Timeout: timeout, ReadOnly: readOnly})
 	if readOnly && errors.Is(err, store.ErrNeedsMigration) {
 		// A file of an older weft: brought up to date once (a write),
 		// then read as any other.
-		if st, err = store.Open(a.db, store.Options{Timeout: timeout}); err == nil {
+		if st, err = openStore(a.db, store.Options{Timeout: timeout}); err == nil {
 			_, _ = fmt.Fprintf(a.stderr, "weft: note: %s was brought up to this weft's file layout (once; older wefts cannot read it now)\n", termsafe.Text(a.db))
 		}
 	}
