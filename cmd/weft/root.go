@@ -26,7 +26,7 @@ import (
 
 // tuiFlags are the root flags that only the TUI (and demo, and mcp's
 // listener) use.
-var tuiFlags = []string{"theme", "mcp-addr", "no-mcp", "token", "allow-origin", "upstream-anthropic", "upstream-openai"}
+var tuiFlags = []string{"theme", "mcp-addr", "no-mcp", "token", "allow-origin", "max-result-tokens", "upstream-anthropic", "upstream-openai"}
 
 // rootCommand builds weft's command tree: weft [SESSION] opens the TUI,
 // and each command is a child.
@@ -70,6 +70,9 @@ weft --follow ~/.claude/projects/-home-ana-app/0f3c2a55-6b1e-4c8e-9d2a-3b4c5d6e7
 					return usageErr("--allow-origin: %v", err)
 				}
 			}
+			if n := a.maxResult; n != 0 && (n < reads.MinMaxTokens || n > reads.MaxMaxTokens) {
+				return usageErr("--max-result-tokens %d: give %d to %d, or 0 for the budget that fits the client", n, reads.MinMaxTokens, reads.MaxMaxTokens)
+			}
 			for _, u := range []string{a.upstreams.Anthropic, a.upstreams.OpenAI} {
 				if err := proxy.CheckUpstream(u); err != nil {
 					return usageErr("%v", err)
@@ -105,6 +108,7 @@ weft --follow ~/.claude/projects/-home-ana-app/0f3c2a55-6b1e-4c8e-9d2a-3b4c5d6e7
 	fs.BoolVar(&a.noMCP, "no-mcp", false, "open the TUI without the MCP listener")
 	fs.StringVar(&a.token, "token", "", "bearer token agents must send to the embedded listener (default $WEFT_TOKEN)")
 	fs.StringArrayVar(&a.origins, "allow-origin", nil, "a browser `ORIGIN` (scheme://host[:port]) allowed to call the embedded listener, with CORS; repeatable")
+	fs.IntVar(&a.maxResult, "max-result-tokens", 0, "the budget, in tokens, of an agent's read that gives no max_tokens (default: one that fits the client, Claude Code, Codex or another)")
 	fs.StringVar(&a.upstreams.Anthropic, "upstream-anthropic", proxy.DefaultAnthropicUpstream, "where the listener's context proxy sends Messages API requests")
 	fs.StringVar(&a.upstreams.OpenAI, "upstream-openai", proxy.DefaultOpenAIUpstream, "where the listener's context proxy sends Chat Completions and Responses requests (with its /v1)")
 	_ = root.RegisterFlagCompletionFunc("theme", completeThemes)
