@@ -94,7 +94,7 @@ func RequestContextSlice(s *ops.Service, ctx context.Context, a ContextSliceArgs
 type AssembleArgs struct {
 	SessionID   string `json:"session_id,omitempty" jsonschema:"the session; default: the one the operator has open in weft, else the most recently updated"`
 	Format      string `json:"format,omitempty" jsonschema:"openai (chat-completions messages, the default), anthropic (a Messages API body: system and messages) or text (one transcript)"`
-	MaxTokens   *int   `json:"max_tokens,omitempty" jsonschema:"fit the context in this many tokens: the most recent turns raw, then the latest summaries of older parts; the oldest are left out first (default: the result fits 16000 tokens; 0: no limit)"`
+	MaxTokens   *int   `json:"max_tokens,omitempty" jsonschema:"fit the context in this many tokens: the most recent turns raw, then the latest summaries of older parts; the oldest are left out first (default: what the calling client keeps whole, 16000 tokens for most; 0: no limit)"`
 	MaxMessages int    `json:"max_messages,omitempty" jsonschema:"keep at most this many of the latest items (0: all)"`
 }
 
