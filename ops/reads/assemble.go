@@ -10,7 +10,9 @@ import (
 	"weft/ops"
 	"weft/ops/search"
 
+	"weft/formats"
 	"weft/formats/export"
+	"weft/internal/tokens"
 	"weft/model"
 	"weft/ops/assemble"
 	"weft/store"
@@ -164,9 +166,13 @@ func AssembleContext(s *ops.Service, ctx context.Context, a AssembleArgs) (Assem
 	// Without max_tokens the result fits a read's default budget: its
 	// JSON, not only the items' own tokens, which a provider's shape and
 	// the escapes add to.
-	given, fitJSON := 0, false
+	// A caller's cap (an MCP client's) sets that budget, and may hold
+	// the JSON's bytes too.
+	given, fitJSON, capBytes := 0, false, 0
 	if a.MaxTokens != nil {
 		given = *a.MaxTokens
+	} else if c, ok := CapFrom(ctx); ok {
+		given, fitJSON, capBytes = c.Tokens, true, c.Bytes
 	} else {
 		given, fitJSON = DefaultMaxTokens, true
 	}
@@ -206,13 +212,16 @@ func AssembleContext(s *ops.Service, ctx context.Context, a AssembleArgs) (Assem
 			if !fitJSON || round == 4 || res.Count <= 1 {
 				break
 			}
-			n := countJSON(res)
+			b := formats.Marshal(res)
+			n := Weigh(tokens.Count(string(b)), len(b), given, capBytes)
 			if n <= given {
 				break
 			}
 			// Pack the items to less, by how far the JSON was over.
 			budget = max(int(int64(budget)*int64(given)*9/10/int64(n)), 1)
 		}
+		// It says the budget asked for, not the one it packed to.
+		res.MaxTokens = given
 		if raw == nil {
 			return nil, nil // nothing pending: nothing to write
 		}
