@@ -44,6 +44,9 @@ type Op struct {
 	CreatedAt  time.Time  `json:"created_at"`
 	RevertedAt *time.Time `json:"reverted_at,omitempty"`
 	Author     string     `json:"author"`
+	// Rule is the rule of the memory policy that made the operation
+	// (model.Rule...), for one authored MemoryAuthor; "" otherwise.
+	Rule string `json:"rule,omitempty"`
 	// Version is the session version this operation's creation produced.
 	Version uint64 `json:"version"`
 }
