@@ -57,7 +57,12 @@ type OpPayload struct {
 	Summary string   `json:"summary,omitempty"` // digest
 	// SummaryTokens is counted when the digest is made, so applying never
 	// runs a tokenizer.
-	SummaryTokens int          `json:"summary_tokens,omitempty"`
+	SummaryTokens int `json:"summary_tokens,omitempty"`
+	// SummarySource says what wrote a digest's summary, when weft had it
+	// written (sampling, endpoint, extractive, upstream), and
+	// SummaryModel the model, when known; "" for a summary given.
+	SummarySource string       `json:"summary_source,omitempty"`
+	SummaryModel  string       `json:"summary_model,omitempty"`
 	Messages      []NewMessage `json:"messages,omitempty"` // revise, insert
 }
 

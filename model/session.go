@@ -30,6 +30,10 @@ type Session struct {
 	// Changes is a short log of the latest writes, newest last, so a
 	// conflicting editor can be told what changed since its version.
 	Changes []Change `json:"changes,omitempty"`
+
+	// Memory is the session's memory policy; nil: weft changes nothing
+	// by itself.
+	Memory *MemoryPolicy `json:"memory,omitempty"`
 }
 
 // Change is one entry of a session's recent-writes log.

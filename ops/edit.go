@@ -204,7 +204,7 @@ func (s *Service) newOp(ctx context.Context, typ model.OpType, sel Selection, na
 		now := s.Clock()
 		op = model.Op{
 			ID: s.ids.next(now), Type: typ, Targets: r.targets, WhenTags: when,
-			Active: true, CreatedAt: now, Author: AuthorFrom(ctx),
+			Active: true, CreatedAt: now, Author: AuthorFrom(ctx), Rule: RuleFrom(ctx),
 		}
 		what, err := fill(v, r, &op)
 		if err != nil {
@@ -270,6 +270,12 @@ type DigestArgs struct {
 
 // DigestMessages collapses items into one summary.
 func (s *Service) DigestMessages(ctx context.Context, a DigestArgs) (OpResult, error) {
+	return s.digest(ctx, a, "", "")
+}
+
+// digest is DigestMessages recording what wrote the summary (a source
+// of summarize_message_range and its model; "" for a summary given).
+func (s *Service) digest(ctx context.Context, a DigestArgs, source, byModel string) (OpResult, error) {
 	summary := strings.TrimSpace(a.Summary)
 	if summary == "" {
 		return OpResult{}, Invalidf("summary is empty: a digest replaces the range with its summary, so write one")
@@ -277,6 +283,7 @@ func (s *Service) DigestMessages(ctx context.Context, a DigestArgs) (OpResult, e
 	n := tokens.Count(summary)
 	return s.newOp(ctx, model.OpDigest, a.Selection, a.IDs, a.EditOptions, func(_ *model.View, r resolved, op *model.Op) (string, error) {
 		op.Payload.Summary, op.Payload.SummaryTokens = summary, n
+		op.Payload.SummarySource, op.Payload.SummaryModel = source, byModel
 		return "digest of " + r.describe(), nil
 	})
 }

@@ -127,6 +127,21 @@ func AuthorFrom(ctx context.Context) string {
 	return "operator"
 }
 
+type ruleKey struct{}
+
+// WithRule returns a context whose operations record the rule of a
+// memory policy that made them (model.Op.Rule). Only the memory room
+// sets it: no face or argument reaches it.
+func WithRule(ctx context.Context, rule string) context.Context {
+	return context.WithValue(ctx, ruleKey{}, rule)
+}
+
+// RuleFrom is the rule WithRule set, or "".
+func RuleFrom(ctx context.Context) string {
+	r, _ := ctx.Value(ruleKey{}).(string)
+	return r
+}
+
 // Clock is the service's time now, in UTC (WithClock pins it in tests).
 func (s *Service) Clock() time.Time { return s.now().UTC() }
 
@@ -446,6 +461,9 @@ type WriteReq struct {
 	// Prepare validates against the session found and describes the
 	// change, inside the write's transaction.
 	Prepare Prepare
+	// Proxied: a session made for a conversation the context proxy
+	// carries, which gets the file's policy for those.
+	Proxied bool
 
 	c    *Thread
 	next model.Session
@@ -594,6 +612,11 @@ func (s *Service) CommitAll(ctx context.Context, reqs []*WriteReq) error {
 			ch := r.ch
 			if ch == nil {
 				continue
+			}
+			if r.Created && r.next.Memory == nil {
+				// A new session gets the file's memory policy for its
+				// kind, if it has one.
+				r.next.Memory = defaultPolicy(tx, r.Proxied)
 			}
 			writes++
 			if !ch.Aside {

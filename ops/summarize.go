@@ -170,11 +170,11 @@ func (s *Service) SummarizeMessageRange(ctx context.Context, a SummarizeArgs) (S
 	if !a.Store {
 		return res, nil
 	}
-	op, err := s.DigestMessages(ctx, DigestArgs{
+	op, err := s.digest(ctx, DigestArgs{
 		Selection:   Selection{SessionID: snap.Info.ID, IDs: r.targets},
 		Summary:     res.Summary,
 		EditOptions: a.EditOptions,
-	})
+	}, source, res.Model)
 	if err != nil {
 		return SummarizeResult{}, fmt.Errorf("the summary was written but could not be stored: %w", err)
 	}

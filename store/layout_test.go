@@ -462,6 +462,9 @@ func fill(v reflect.Value, n int) {
 			fill(s.Index(i), n*10+i)
 		}
 		v.Set(s)
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		fill(v.Elem(), n)
 	case reflect.Struct:
 		if v.Type() == reflect.TypeFor[time.Time]() {
 			v.Set(reflect.ValueOf(t0.Add(time.Duration(n) * time.Millisecond)))

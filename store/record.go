@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -28,6 +29,10 @@ import (
 //	uvarint n, then n changes: uvarint version, delta at (from updated_at),
 //	           field author, field what
 //
+// Format 2 is format 1 and then a field: the session's memory policy, as
+// JSON. A session without a policy keeps format 1, which older wefts
+// read.
+//
 // A field is a uvarint length and that many bytes; a time is the Unix
 // seconds (varint) and nanoseconds (uvarint), read back in UTC; a delta is
 // a time as the difference of its seconds and of its nanoseconds from
@@ -38,12 +43,17 @@ import (
 // this format does not keep.
 const (
 	recFormat1   = 1
+	recFormat2   = 2
 	recHeaderLen = 5
 )
 
 // appendRecord appends the record of session s, numbered num.
 func appendRecord(dst []byte, num uint32, s *model.Session) []byte {
-	dst = append(dst, recFormat1)
+	format := byte(recFormat1)
+	if s.Memory != nil {
+		format = recFormat2
+	}
+	dst = append(dst, format)
 	dst = binary.BigEndian.AppendUint32(dst, num)
 	dst = appendField(dst, s.Title)
 	dst = appendTime(dst, s.CreatedAt)
@@ -65,6 +75,10 @@ func appendRecord(dst []byte, num uint32, s *model.Session) []byte {
 		dst = appendDelta(dst, c.At, s.UpdatedAt)
 		dst = appendField(dst, c.Author)
 		dst = appendField(dst, c.What)
+	}
+	if s.Memory != nil {
+		policy, _ := json.Marshal(s.Memory) // plain data: it cannot fail
+		dst = appendField(dst, string(policy))
 	}
 	return dst
 }
@@ -122,7 +136,7 @@ func recordNum(v []byte) (uint32, error) {
 	if len(v) < recHeaderLen {
 		return 0, errShort
 	}
-	if v[0] != recFormat1 {
+	if v[0] != recFormat1 && v[0] != recFormat2 {
 		return 0, fmt.Errorf("unknown format %d", v[0])
 	}
 	n := binary.BigEndian.Uint32(v[1:])
@@ -165,6 +179,13 @@ func decodeRecord(id string, v []byte) (model.Session, uint32, error) {
 			c.Author = string(r.field())
 			c.What = string(r.field())
 		}
+	}
+	if v[0] == recFormat2 && r.err == nil {
+		var p model.MemoryPolicy
+		if err := json.Unmarshal(r.field(), &p); err != nil && r.err == nil {
+			r.err = fmt.Errorf("memory policy: %w", err)
+		}
+		s.Memory = &p
 	}
 	if r.err != nil {
 		return model.Session{}, 0, r.err

@@ -177,7 +177,8 @@ func Plan(items []Item, p model.MemoryPolicy, ops []model.Op) []Action {
 	// Tool outputs: old and large ones become stubs.
 	if t := p.ToolOutput; t != nil {
 		for ui, u := range us {
-			if u.kind != unitTurn || turnsBefore[len(us)]-turnsBefore[ui] <= t.OlderThanTurns {
+			// Older than M turns: more than M turns came after it.
+			if u.kind != unitTurn || turnsBefore[len(us)]-turnsBefore[ui+1] <= t.OlderThanTurns {
 				continue
 			}
 			for i := u.first; i <= u.last; i++ {

@@ -172,7 +172,7 @@ func TestPlanStubsOldLargeToolOutputs(t *testing.T) {
 	th := newThread(8, 3000)
 	th.items[turnStart(1)+2].Tokens = 100 // small: stays
 	p := seed()
-	p.ToolOutput = &model.ToolOutputRule{MinTokens: 500, OlderThanTurns: 5}
+	p.ToolOutput = &model.ToolOutputRule{MinTokens: 500, OlderThanTurns: 4}
 	got := Plan(th.items, p, nil)
 	var stubbed []int
 	for _, a := range got {
@@ -181,7 +181,7 @@ func TestPlanStubsOldLargeToolOutputs(t *testing.T) {
 		}
 		stubbed = append(stubbed, a.First)
 	}
-	// Turns 0..2 are older than 5 of 8 turns; turn 1's is small.
+	// Turns 0..2 have more than 4 of 8 turns after them; turn 1's output is small.
 	if want := []int{turnStart(0) + 2, turnStart(2) + 2}; !slices.Equal(stubbed, want) {
 		t.Errorf("stubbed %v, want %v", stubbed, want)
 	}
