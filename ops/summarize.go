@@ -103,7 +103,14 @@ func (s *Service) SummarizeMessageRange(ctx context.Context, a SummarizeArgs) (S
 	if err != nil {
 		return SummarizeResult{}, err
 	}
-	if err := checkVersion(&snap.Info, a.ExpectedVersion); err != nil {
+	// As for every edit: with a range, any change since expected_version
+	// refuses it; with ids, only a change to those items.
+	if len(a.IDs) > 0 && a.StartIdx == nil && a.EndIdx == nil {
+		err = checkNamed(&snap.Info, snap.Ops, snap.View, a.ExpectedVersion, a.IDs)
+	} else {
+		err = checkVersion(&snap.Info, a.ExpectedVersion)
+	}
+	if err != nil {
 		return SummarizeResult{}, err
 	}
 	v := snap.View

@@ -344,3 +344,26 @@ func BenchmarkSummarizeExtractive2k(b *testing.B) {
 		}
 	}
 }
+
+// summarize_message_range's expected_version holds as every edit's does:
+// with ids, a change since to other items lets it through, a change to
+// the named ones refuses it (it refused both before).
+func TestSummarizeByIDsExpectedVersion(t *testing.T) {
+	f, sid := sumFixture(t)
+	v := f.Version(sid)
+	f.MustCall("tag_messages", fmt.Sprintf(`{"session_id":%q,"ids":["m8"],"tags":["later"]}`, sid))
+	r := f.MustCall("summarize_message_range", fmt.Sprintf(`{"session_id":%q,"ids":["m1","m2"],"store":true,"source":"extractive","expected_version":%d}`, sid, v)).(ops.SummarizeResult)
+	if !r.Stored {
+		t.Fatalf("a change to another item refused it: %+v", r)
+	}
+	v = f.Version(sid)
+	f.MustCall("tag_messages", fmt.Sprintf(`{"session_id":%q,"ids":["m4"],"tags":["touched"]}`, sid))
+	before := f.FileHash()
+	_, err := f.Svc.SummarizeMessageRange(context.Background(), ops.SummarizeArgs{Selection: ops.Selection{SessionID: sid, IDs: []model.ItemID{"m3", "m4"}}, Store: true, Source: ops.SourceExtractive, EditOptions: ops.EditOptions{ExpectedVersion: &v}})
+	if !errors.Is(err, ops.ErrConflict) {
+		t.Errorf("a change to a named item: %v, want a conflict", err)
+	}
+	if f.FileHash() != before {
+		t.Error("the refused summary changed the file")
+	}
+}
