@@ -47,6 +47,9 @@ type Op struct {
 	// Rule is the rule of the memory policy that made the operation
 	// (model.Rule...), for one authored MemoryAuthor; "" otherwise.
 	Rule string `json:"rule,omitempty"`
+	// Turns is how many turns a digest of the policy covers (it stands
+	// for them in the summary tier).
+	Turns int `json:"turns,omitempty"`
 	// Version is the session version this operation's creation produced.
 	Version uint64 `json:"version"`
 }

@@ -202,9 +202,10 @@ func (s *Service) newOp(ctx context.Context, typ model.OpType, sel Selection, na
 			}
 		}
 		now := s.Clock()
+		rule := RuleFrom(ctx)
 		op = model.Op{
 			ID: s.ids.next(now), Type: typ, Targets: r.targets, WhenTags: when,
-			Active: true, CreatedAt: now, Author: AuthorFrom(ctx), Rule: RuleFrom(ctx),
+			Active: true, CreatedAt: now, Author: AuthorFrom(ctx), Rule: rule.Name, Turns: rule.Turns,
 		}
 		what, err := fill(v, r, &op)
 		if err != nil {

@@ -129,16 +129,23 @@ func AuthorFrom(ctx context.Context) string {
 
 type ruleKey struct{}
 
-// WithRule returns a context whose operations record the rule of a
-// memory policy that made them (model.Op.Rule). Only the memory room
-// sets it: no face or argument reaches it.
-func WithRule(ctx context.Context, rule string) context.Context {
-	return context.WithValue(ctx, ruleKey{}, rule)
+// Rule is what a memory policy's operation records of the rule that made
+// it (model.Op's Rule and Turns).
+type Rule struct {
+	Name  string
+	Turns int
 }
 
-// RuleFrom is the rule WithRule set, or "".
-func RuleFrom(ctx context.Context) string {
-	r, _ := ctx.Value(ruleKey{}).(string)
+// WithRule returns a context whose operations record the rule of a
+// memory policy that made them. Only the memory room sets it: no face or
+// argument reaches it.
+func WithRule(ctx context.Context, r Rule) context.Context {
+	return context.WithValue(ctx, ruleKey{}, r)
+}
+
+// RuleFrom is the rule WithRule set, if any.
+func RuleFrom(ctx context.Context) Rule {
+	r, _ := ctx.Value(ruleKey{}).(Rule)
 	return r
 }
 

@@ -153,6 +153,9 @@ func items(s *ops.Service, snap ops.Snapshot) ([]Item, error) {
 		o.Prompt, o.ToolResult = k == kindPrompt && !sy.Summary, k == kindToolResult
 		if op := authors[sy.OpID]; op != nil {
 			o.Author, o.Rule = op.Author, op.Rule
+			if sy.Summary {
+				o.Turns = op.Turns
+			}
 		}
 	}
 	return out, nil
@@ -185,7 +188,7 @@ func Check(ctx context.Context, s *ops.Service, ref string) (CheckResult, error)
 	ctx = ops.WithAuthor(ctx, model.MemoryAuthor)
 	version := snap.Info.Version
 	for _, a := range acts {
-		made, err := make1(ops.WithRule(ctx, a.Rule), s, snap, a, its, version)
+		made, err := make1(ops.WithRule(ctx, ops.Rule{Name: a.Rule, Turns: a.Turns}), s, snap, a, its, version)
 		if errors.Is(err, ops.ErrConflict) {
 			continue
 		}

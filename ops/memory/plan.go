@@ -34,6 +34,8 @@ type Item struct {
 	// Op is the operation that made a synthetic item ("" for a stored
 	// message); Author and Rule are that operation's.
 	Op, Author, Rule string
+	// Turns is, for a summary of the policy's, the turns it stands for.
+	Turns int
 }
 
 // Action is an operation Plan decides to make.
@@ -237,8 +239,12 @@ func Plan(items []Item, p model.MemoryPolicy, ops []model.Op) []Action {
 			acts = dropWithin(acts, first, last, taken)
 			turns := 0
 			for _, u := range us {
-				if u.first >= first && u.last <= last && u.kind == unitTurn {
+				switch {
+				case u.first < first || u.last > last:
+				case u.kind == unitTurn:
 					turns++
+				case u.kind == unitSummary:
+					turns += items[u.first].Turns
 				}
 			}
 			take(Action{Type: model.OpDigest, Rule: model.RuleArchive, First: first, Last: last, Turns: turns})
