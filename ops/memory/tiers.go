@@ -29,11 +29,11 @@ type Tier struct {
 
 // SummaryOut is one summary of the summary tier, or the archive.
 type SummaryOut struct {
-	ID      model.ItemID `json:"id"`
-	Index   int          `json:"index"`
-	Author  string       `json:"author"`
-	Rule    string       `json:"rule,omitempty"`
-	Source  string       `json:"summary_source,omitempty"`
+	ID     model.ItemID `json:"id"`
+	Index  int          `json:"index"`
+	Author string       `json:"author"`
+	Rule   string       `json:"rule,omitempty"`
+	Source string       `json:"summary_source,omitempty"`
 	Tier
 }
 
