@@ -41,3 +41,33 @@ func DefaultPolicy(tx *store.Tx, name string) *model.MemoryPolicy {
 	}
 	return &p
 }
+
+// DefaultPolicies are the file's memory policies for new sessions, and
+// for those the context proxy starts; nil where none is set.
+func (s *Service) DefaultPolicies() (file, proxied *model.MemoryPolicy, err error) {
+	err = s.st.View(func(tx *store.Tx) error {
+		file, proxied = DefaultPolicy(tx, SettingMemoryFile), DefaultPolicy(tx, SettingMemoryProxied)
+		return nil
+	})
+	return file, proxied, err
+}
+
+// SetDefaultPolicy sets the file's default policy of setting name
+// (SettingMemoryFile or SettingMemoryProxied); nil removes it. A policy
+// that does not hold is refused.
+func (s *Service) SetDefaultPolicy(name string, p *model.MemoryPolicy) error {
+	if name != SettingMemoryFile && name != SettingMemoryProxied {
+		return Invalidf("no default policy %q", name)
+	}
+	var raw []byte
+	if p != nil {
+		if err := p.Check(); err != nil {
+			return Invalidf("memory policy: %v", err)
+		}
+		var err error
+		if raw, err = json.Marshal(p); err != nil {
+			return err
+		}
+	}
+	return s.st.Update(func(tx *store.Tx) error { return tx.PutSetting(name, raw) })
+}

@@ -106,15 +106,16 @@ func TestDependenciesPointOneWay(t *testing.T) {
 		"weft/formats":       {"weft/ops", "weft/store", "weft/tui", "weft/cmd", "weft/themes", "weft/demo"},
 		"weft/internal":      {"weft/ops", "weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/formats"},
 		"weft/themes":        {"weft/ops", "weft/store", "weft/tui", "weft/cmd", "weft/formats", "weft/demo"},
-		"weft/ops":           {"weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/ops/mcpserver", "weft/ops/proxy", "weft/ops/relay", "weft/ops/listen", "weft/ops/httpx", "weft/ops/ingest", "weft/ops/reads", "weft/ops/search", "weft/ops/tools", "weft/ops/opstest"},
+		"weft/ops":           {"weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/ops/mcpserver", "weft/ops/proxy", "weft/ops/relay", "weft/ops/listen", "weft/ops/httpx", "weft/ops/ingest", "weft/ops/reads", "weft/ops/search", "weft/ops/tools", "weft/ops/opstest", "weft/ops/memory"},
 		"weft/ops/thread":    {"weft/ops", "weft/store", "weft/formats", "weft/tui", "weft/cmd", "weft/internal"},
 		"weft/ops/assemble":  {"weft/ops", "weft/store", "weft/tui", "weft/cmd"},
 		"weft/ops/summary":   {"weft/ops", "weft/store", "weft/tui", "weft/cmd"},
 		"weft/ops/timeparse": {"weft"},
 		// The engine's rooms: below the registry, each below the next.
-		"weft/ops/search": {"weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/ops/mcpserver", "weft/ops/proxy", "weft/ops/relay", "weft/ops/listen", "weft/ops/httpx", "weft/ops/reads", "weft/ops/tools", "weft/ops/ingest"},
-		"weft/ops/ingest": {"weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/ops/mcpserver", "weft/ops/proxy", "weft/ops/relay", "weft/ops/listen", "weft/ops/httpx", "weft/ops/reads", "weft/ops/search", "weft/ops/tools"},
-		"weft/ops/reads":  {"weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/ops/mcpserver", "weft/ops/proxy", "weft/ops/relay", "weft/ops/listen", "weft/ops/httpx", "weft/ops/tools", "weft/ops/ingest"},
+		"weft/ops/search": {"weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/ops/mcpserver", "weft/ops/proxy", "weft/ops/relay", "weft/ops/listen", "weft/ops/httpx", "weft/ops/reads", "weft/ops/tools", "weft/ops/ingest", "weft/ops/memory"},
+		"weft/ops/ingest": {"weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/ops/mcpserver", "weft/ops/proxy", "weft/ops/relay", "weft/ops/listen", "weft/ops/httpx", "weft/ops/reads", "weft/ops/search", "weft/ops/tools", "weft/ops/memory"},
+		"weft/ops/memory": {"weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/ops/mcpserver", "weft/ops/proxy", "weft/ops/relay", "weft/ops/listen", "weft/ops/httpx", "weft/ops/tools", "weft/ops/ingest"},
+		"weft/ops/reads":  {"weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/ops/mcpserver", "weft/ops/proxy", "weft/ops/relay", "weft/ops/listen", "weft/ops/httpx", "weft/ops/tools", "weft/ops/ingest", "weft/ops/memory"},
 		// The registry, and the one way to reach it here or there, sit
 		// below every face and the command line.
 		"weft/ops/tools": {"weft/store", "weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/ops/mcpserver", "weft/ops/proxy", "weft/ops/relay", "weft/ops/listen", "weft/ops/httpx"},
@@ -239,7 +240,7 @@ func sortedPkgs(pkgs map[string]*pkg) []*pkg {
 func TestOnlyOpsOpensTransactions(t *testing.T) {
 	pkgs, fset := tree(t)
 	// The engine's rooms read in transactions; only ops writes.
-	readers := map[string]bool{"weft/ops/ingest": true, "weft/ops/reads": true, "weft/ops/search": true, "weft/ops/tools": true}
+	readers := map[string]bool{"weft/ops/ingest": true, "weft/ops/reads": true, "weft/ops/search": true, "weft/ops/tools": true, "weft/ops/memory": true}
 	for _, p := range sortedPkgs(pkgs) {
 		if p.path == "weft/store" || p.path == "weft/ops" || p.path == "weft/internal/benchdata" {
 			continue // benchdata writes the benchmarks' files directly, for speed

@@ -104,6 +104,11 @@ type heavyRead struct {
 	tool string
 	args map[string]any
 	uri  string
+	// bounded: a read small by construction (a policy, counts of
+	// tiers), or with a budget of its own (format_history_for_prompt's
+	// max_tokens is the history's): it says no result_tokens, but its
+	// size is held to the clients' caps all the same.
+	bounded bool
 }
 
 func heavyReads(sid string) []heavyRead {
@@ -125,6 +130,9 @@ func heavyReads(sid string) []heavyRead {
 		{name: "get_session_history json", tool: "get_session_history", args: map[string]any{"format": "json"}},
 		{name: "list_sessions", tool: "list_sessions", args: map[string]any{}},
 		{name: "list_operations", tool: "list_operations", args: map[string]any{}},
+		{name: "get_memory_policy", tool: "get_memory_policy", args: map[string]any{}, bounded: true},
+		{name: "get_tiered_history", tool: "get_tiered_history", args: map[string]any{}, bounded: true},
+		{name: "format_history_for_prompt", tool: "format_history_for_prompt", args: map[string]any{}, bounded: true},
 		{name: "weft://sessions", uri: URISessions},
 		{name: "weft://sessions/recent", uri: URIRecent},
 		{name: "weft://sessions/{id}", uri: URISessions + "/" + sid},

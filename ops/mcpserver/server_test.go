@@ -179,6 +179,11 @@ var sampleArgs = []struct {
 		// The hook sends a whole thread: a fresh session's.
 		return map[string]any{"session_id": st.hookSession, "messages": []map[string]any{{"role": "user", "content": "A thread from a hook."}}}
 	}},
+	{"get_memory_policy", func(*toolState) map[string]any { return map[string]any{} }},
+	{"get_tiered_history", func(*toolState) map[string]any { return map[string]any{} }},
+	{"format_history_for_prompt", func(*toolState) map[string]any { return map[string]any{"max_tokens": 500} }},
+	{"summarize_conversation", func(*toolState) map[string]any { return map[string]any{} }},
+	{"set_memory_policy", func(*toolState) map[string]any { return map[string]any{"max_active_turns": 400} }},
 	{"search_sessions", func(*toolState) map[string]any { return map[string]any{"query": "limiter"} }},
 	{"get_session_history", func(*toolState) map[string]any { return map[string]any{"limit": 5, "format": "markdown"} }},
 	{"create_session", func(*toolState) map[string]any { return map[string]any{"title": "scratch"} }},

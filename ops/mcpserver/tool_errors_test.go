@@ -50,11 +50,16 @@ var badCalls = map[string][]badCall{
 	"search_session_history":   {{`{"query":"x","mode":"psychic"}`, []string{`mode "psychic"`}}},
 	"get_message_range":        {{`{"start_idx":0,"end_idx":99999}`, []string{"end_idx 99999 is past the end"}}},
 	// The message names end_idx, not end_message_index: see the report.
-	"request_context_slice":    {{`{"start_message_index":0,"end_message_index":99999}`, []string{"end_message_index 99999 is past the end"}}},
-	"summarize_message_range":  {{`{"start_idx":0,"end_idx":99999,"store":true}`, []string{"end_idx 99999 is past the end"}}},
-	"assemble_context":         {{`{"format":"xml"}`, []string{`format "xml"`}}},
-	"apply_context_operations": {{`{"messages":[{"role":"robot","content":"x"}]}`, []string{`role "robot"`}}},
-	"get_startup_context":      {{`{"summaries":-1}`, []string{"summaries -1 is negative"}}},
+	"request_context_slice":     {{`{"start_message_index":0,"end_message_index":99999}`, []string{"end_message_index 99999 is past the end"}}},
+	"summarize_message_range":   {{`{"start_idx":0,"end_idx":99999,"store":true}`, []string{"end_idx 99999 is past the end"}}},
+	"assemble_context":          {{`{"format":"xml"}`, []string{`format "xml"`}}},
+	"apply_context_operations":  {{`{"messages":[{"role":"robot","content":"x"}]}`, []string{`role "robot"`}}},
+	"get_startup_context":       {{`{"summaries":-1}`, []string{"summaries -1 is negative"}}},
+	"get_memory_policy":         {{`{"session_id":"nosuch"}`, []string{`session "nosuch" not found`}}},
+	"set_memory_policy":         {{`{"max_active_turns":0}`, []string{"max_active_turns 0 must be 1 or more"}}, {`{"scope":"galaxy"}`, []string{`scope "galaxy"`}}},
+	"summarize_conversation":    {{`{"session_id":"nosuch"}`, []string{`session "nosuch" not found`}}},
+	"get_tiered_history":        {{`{"session_id":"nosuch"}`, []string{`session "nosuch" not found`}}},
+	"format_history_for_prompt": {{`{"max_tokens":5}`, []string{"max_tokens 5 is outside 100..100000"}}},
 }
 
 // wrongValue is a JSON value of another type than a schema asks for, or

@@ -23,9 +23,9 @@ func turns(from, n int) []model.NewMessage {
 	return out
 }
 
-func setSeed(t *testing.T, f *opstest.Fixture, sid string) memory.PolicyResult {
+func setSeed(t *testing.T, f *opstest.Fixture, sid string) memory.MemoryPolicyResult {
 	t.Helper()
-	res, err := memory.SetPolicy(f.Svc, context.Background(), memory.SetPolicyArgs{SessionID: sid})
+	res, err := memory.SetMemoryPolicy(f.Svc, context.Background(), memory.SetMemoryPolicyArgs{SessionID: sid})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestPolicyStubsOldToolOutputs(t *testing.T) {
 	}
 	sid := f.Messages("tests", msgs)
 	min, older := 500, 2
-	res, err := memory.SetPolicy(f.Svc, ctx, memory.SetPolicyArgs{SessionID: sid, ToolOutputMinTokens: &min, ToolOutputOlderThanTurns: &older})
+	res, err := memory.SetMemoryPolicy(f.Svc, ctx, memory.SetMemoryPolicyArgs{SessionID: sid, ToolOutputMinTokens: &min, ToolOutputOlderThanTurns: &older})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,13 +146,13 @@ func TestSetPolicyRefusesABadPolicy(t *testing.T) {
 	sid := f.Messages("limiter", turns(0, 3))
 	before := f.FileHash()
 	zero, budget := 0, 500
-	for _, a := range []memory.SetPolicyArgs{
+	for _, a := range []memory.SetMemoryPolicyArgs{
 		{SessionID: sid, MaxActiveTurns: &zero},
 		{SessionID: sid, BudgetTokens: &budget},
 		{SessionID: sid, Summarizer: new("a-friend")},
 		{SessionID: sid, Scope: "everywhere"},
 	} {
-		if _, err := memory.SetPolicy(f.Svc, context.Background(), a); err == nil {
+		if _, err := memory.SetMemoryPolicy(f.Svc, context.Background(), a); err == nil {
 			t.Errorf("%+v was taken", a)
 		}
 	}
@@ -167,12 +167,12 @@ func TestDefaultPolicyGoesToNewSessions(t *testing.T) {
 	f := opstest.New(t)
 	old := f.Messages("before", turns(0, 2))
 	active := 4
-	if _, err := memory.SetPolicy(f.Svc, context.Background(), memory.SetPolicyArgs{Scope: memory.ScopeFile, MaxActiveTurns: &active}); err != nil {
+	if _, err := memory.SetMemoryPolicy(f.Svc, context.Background(), memory.SetMemoryPolicyArgs{Scope: memory.ScopeFile, MaxActiveTurns: &active}); err != nil {
 		t.Fatal(err)
 	}
 	newer := f.Messages("after", turns(0, 2))
 	for sid, want := range map[string]bool{old: false, newer: true} {
-		res, err := memory.GetPolicy(f.Svc, context.Background(), memory.PolicyArgs{SessionID: sid})
+		res, err := memory.GetMemoryPolicy(f.Svc, context.Background(), memory.MemoryPolicyArgs{SessionID: sid})
 		if err != nil {
 			t.Fatal(err)
 		}

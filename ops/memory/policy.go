@@ -2,8 +2,8 @@ package memory
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"weft/internal/english"
@@ -21,13 +21,16 @@ const (
 
 var scopes = []string{ScopeSession, ScopeFile, ScopeProxied}
 
-// PolicyArgs are get_memory_policy's arguments.
-type PolicyArgs struct {
+// Scopes lists the scopes set_memory_policy takes, the default first.
+func Scopes() []string { return slices.Clone(scopes) }
+
+// MemoryPolicyArgs are get_memory_policy's arguments.
+type MemoryPolicyArgs struct {
 	SessionID string `json:"session_id,omitempty" jsonschema:"the session; default: the one the operator has open in weft, else the most recently updated"`
 }
 
-// PolicyResult is get_memory_policy's result, and set_memory_policy's.
-type PolicyResult struct {
+// MemoryPolicyResult is get_memory_policy's result, and set_memory_policy's.
+type MemoryPolicyResult struct {
 	SessionID string `json:"session_id,omitempty"`
 	Version   uint64 `json:"version,omitempty"`
 	// Policy is the session's; nil: weft changes nothing by itself.
@@ -39,25 +42,22 @@ type PolicyResult struct {
 	Check *CheckResult `json:"check,omitempty"`
 }
 
-// GetPolicy returns a session's memory policy and the file's defaults
+// GetMemoryPolicy returns a session's memory policy and the file's defaults
 // (get_memory_policy).
-func GetPolicy(s *ops.Service, ctx context.Context, a PolicyArgs) (PolicyResult, error) {
+func GetMemoryPolicy(s *ops.Service, ctx context.Context, a MemoryPolicyArgs) (MemoryPolicyResult, error) {
 	snap, err := s.Snapshot(a.SessionID)
 	if err != nil {
-		return PolicyResult{}, err
+		return MemoryPolicyResult{}, err
 	}
-	res := PolicyResult{SessionID: snap.Info.ID, Version: snap.Info.Version, Policy: snap.Info.Memory}
-	err = s.Store().View(func(tx *store.Tx) error {
-		res.File, res.Proxied = ops.DefaultPolicy(tx, ops.SettingMemoryFile), ops.DefaultPolicy(tx, ops.SettingMemoryProxied)
-		return nil
-	})
+	res := MemoryPolicyResult{SessionID: snap.Info.ID, Version: snap.Info.Version, Policy: snap.Info.Memory}
+	res.File, res.Proxied, err = s.DefaultPolicies()
 	return res, err
 }
 
-// SetPolicyArgs are set_memory_policy's arguments: the fields given
+// SetMemoryPolicyArgs are set_memory_policy's arguments: the fields given
 // change, the others stay (on a session without a policy, the seed's
 // defaults).
-type SetPolicyArgs struct {
+type SetMemoryPolicyArgs struct {
 	SessionID string `json:"session_id,omitempty" jsonschema:"the session (scope session); default: the one the operator has open in weft, else the most recently updated"`
 	Scope     string `json:"scope,omitempty" jsonschema:"session (default: this session's policy), file (what every session made from now on gets) or proxied (what sessions the context proxy starts get)"`
 	// Off removes the policy: weft changes nothing more by itself (what
@@ -80,7 +80,7 @@ type SetPolicyArgs struct {
 }
 
 // apply sets the fields a gives on p.
-func (a SetPolicyArgs) apply(p model.MemoryPolicy) model.MemoryPolicy {
+func (a SetMemoryPolicyArgs) apply(p model.MemoryPolicy) model.MemoryPolicy {
 	set := func(dst *int, v *int) {
 		if v != nil {
 			*dst = *v
@@ -114,17 +114,17 @@ func (a SetPolicyArgs) apply(p model.MemoryPolicy) model.MemoryPolicy {
 	return p
 }
 
-// SetPolicy sets a session's memory policy, or the file's defaults
+// SetMemoryPolicy sets a session's memory policy, or the file's defaults
 // (set_memory_policy). A session's new policy is checked at once: the
 // result says what it made.
-func SetPolicy(s *ops.Service, ctx context.Context, a SetPolicyArgs) (PolicyResult, error) {
+func SetMemoryPolicy(s *ops.Service, ctx context.Context, a SetMemoryPolicyArgs) (MemoryPolicyResult, error) {
 	scope, err := ops.ChoiceArg("scope", a.Scope, scopes)
 	if err != nil {
-		return PolicyResult{}, err
+		return MemoryPolicyResult{}, err
 	}
 	if scope != ScopeSession {
 		if a.ExpectedVersion != nil {
-			return PolicyResult{}, ops.Invalidf("expected_version is a session's: scope %s sets the file's default", scope)
+			return MemoryPolicyResult{}, ops.Invalidf("expected_version is a session's: scope %s sets the file's default", scope)
 		}
 		return setDefault(s, ctx, a, scope)
 	}
@@ -154,9 +154,9 @@ func SetPolicy(s *ops.Service, ctx context.Context, a SetPolicyArgs) (PolicyResu
 		return &ops.Change{What: "memory policy: " + Describe(p), Event: ops.Event{Kind: ops.EventSessionChanged}}, nil
 	})
 	if err != nil {
-		return PolicyResult{}, err
+		return MemoryPolicyResult{}, err
 	}
-	res, err := GetPolicy(s, ctx, PolicyArgs{SessionID: a.SessionID})
+	res, err := GetMemoryPolicy(s, ctx, MemoryPolicyArgs{SessionID: a.SessionID})
 	if err != nil || res.Policy == nil {
 		return res, err
 	}
@@ -176,39 +176,36 @@ func samePolicy(a, b model.MemoryPolicy) bool {
 }
 
 // setDefault sets the file's default policy of scope.
-func setDefault(s *ops.Service, ctx context.Context, a SetPolicyArgs, scope string) (PolicyResult, error) {
+func setDefault(s *ops.Service, ctx context.Context, a SetMemoryPolicyArgs, scope string) (MemoryPolicyResult, error) {
 	name := ops.SettingMemoryFile
 	if scope == ScopeProxied {
 		name = ops.SettingMemoryProxied
 	}
-	err := s.Store().Update(func(tx *store.Tx) error {
-		if a.Off {
-			return tx.PutSetting(name, nil)
-		}
-		base := model.DefaultMemoryPolicy()
-		if p := ops.DefaultPolicy(tx, name); p != nil {
-			base = *p
-		}
-		p := a.apply(base)
-		if err := p.Check(); err != nil {
-			return ops.Invalidf("memory policy: %v", err)
-		}
-		raw, err := json.Marshal(p)
-		if err != nil {
-			return err
-		}
-		return tx.PutSetting(name, raw)
-	})
+	file, proxied, err := s.DefaultPolicies()
 	if err != nil {
-		return PolicyResult{}, err
+		return MemoryPolicyResult{}, err
 	}
-	res, err := GetPolicy(s, ctx, PolicyArgs{SessionID: a.SessionID})
+	current := file
+	if scope == ScopeProxied {
+		current = proxied
+	}
+	var p *model.MemoryPolicy
+	if !a.Off {
+		base := model.DefaultMemoryPolicy()
+		if current != nil {
+			base = *current
+		}
+		next := a.apply(base)
+		p = &next
+	}
+	if err := s.SetDefaultPolicy(name, p); err != nil {
+		return MemoryPolicyResult{}, err
+	}
+	res, err := GetMemoryPolicy(s, ctx, MemoryPolicyArgs{SessionID: a.SessionID})
 	if err != nil {
 		// The defaults hold without a session to show.
-		err = s.Store().View(func(tx *store.Tx) error {
-			res = PolicyResult{File: ops.DefaultPolicy(tx, ops.SettingMemoryFile), Proxied: ops.DefaultPolicy(tx, ops.SettingMemoryProxied)}
-			return nil
-		})
+		res = MemoryPolicyResult{}
+		res.File, res.Proxied, err = s.DefaultPolicies()
 	}
 	return res, err
 }

@@ -11,6 +11,7 @@ import (
 	"weft/internal/tokens"
 	"weft/model"
 	"weft/ops"
+	"weft/ops/reads"
 	"weft/store"
 )
 
@@ -37,8 +38,8 @@ type SummaryOut struct {
 	Tier
 }
 
-// TieredArgs are get_tiered_history's arguments.
-type TieredArgs struct {
+// TieredHistoryArgs are get_tiered_history's arguments.
+type TieredHistoryArgs struct {
 	SessionID string `json:"session_id,omitempty" jsonschema:"the session; default: the one the operator has open in weft, else the most recently updated"`
 }
 
@@ -68,13 +69,14 @@ type TieredResult struct {
 	RawTokens int `json:"raw_tokens"`
 }
 
-// maxSummariesOut bounds the summaries a tiered history lists: a thread
-// summarized by hand may hold hundreds.
-const maxSummariesOut = 50
+// maxSummariesOut bounds the summaries a tiered history lists (about
+// 250 bytes each): a thread summarized by hand may hold hundreds, and the
+// result stays within what every client keeps whole.
+const maxSummariesOut = 20
 
 // GetTieredHistory returns a session's memory by tier
 // (get_tiered_history).
-func GetTieredHistory(s *ops.Service, ctx context.Context, a TieredArgs) (TieredResult, error) {
+func GetTieredHistory(s *ops.Service, ctx context.Context, a TieredHistoryArgs) (TieredResult, error) {
 	snap, err := s.Snapshot(a.SessionID)
 	if err != nil {
 		return TieredResult{}, err
@@ -172,8 +174,8 @@ func turnsCovered(op *model.Op) int {
 	return op.Turns
 }
 
-// SummarizeArgs are summarize_conversation's arguments.
-type SummarizeArgs struct {
+// SummarizeConversationArgs are summarize_conversation's arguments.
+type SummarizeConversationArgs struct {
 	SessionID string `json:"session_id,omitempty" jsonschema:"the session; default: the one the operator has open in weft, else the most recently updated"`
 }
 
@@ -181,7 +183,7 @@ type SummarizeArgs struct {
 // the thresholds (the seed's forceSummarize): summary_turn_count of
 // them (of the session's policy, or the seed's 5), the latest turn
 // always kept raw. The digest is the policy's, reversible like any.
-func SummarizeConversation(s *ops.Service, ctx context.Context, a SummarizeArgs) (CheckResult, error) {
+func SummarizeConversation(s *ops.Service, ctx context.Context, a SummarizeConversationArgs) (CheckResult, error) {
 	snap, err := s.Snapshot(a.SessionID)
 	if err != nil {
 		return CheckResult{}, err
@@ -241,14 +243,14 @@ func forced(its []Item, p model.MemoryPolicy, opsMade []model.Op) (Action, bool)
 	return a, true
 }
 
-// FormatArgs are format_history_for_prompt's arguments.
-type FormatArgs struct {
+// FormatHistoryArgs are format_history_for_prompt's arguments.
+type FormatHistoryArgs struct {
 	SessionID string `json:"session_id,omitempty" jsonschema:"the session; default: the one the operator has open in weft, else the most recently updated"`
 	MaxTokens *int   `json:"max_tokens,omitempty" jsonschema:"the most the history may count (default: the policy's max_tokens, else 2000; 100..100000)"`
 }
 
-// FormatResult is format_history_for_prompt's result.
-type FormatResult struct {
+// FormatHistoryResult is format_history_for_prompt's result.
+type FormatHistoryResult struct {
 	SessionID string `json:"session_id"`
 	Version   uint64 `json:"version"`
 	// History is the text to put in a prompt: the archive, the
@@ -268,10 +270,10 @@ type FormatResult struct {
 // summaries, oldest first, and the latest turns that fit after them.
 // What does not fit goes, the oldest turns first, then the oldest
 // summaries.
-func FormatHistoryForPrompt(s *ops.Service, ctx context.Context, a FormatArgs) (FormatResult, error) {
+func FormatHistoryForPrompt(s *ops.Service, ctx context.Context, a FormatHistoryArgs) (FormatHistoryResult, error) {
 	snap, err := s.Snapshot(a.SessionID)
 	if err != nil {
-		return FormatResult{}, err
+		return FormatHistoryResult{}, err
 	}
 	budget := model.DefaultMemoryPolicy().MaxTokens
 	if p := snap.Info.Memory; p != nil {
@@ -280,15 +282,22 @@ func FormatHistoryForPrompt(s *ops.Service, ctx context.Context, a FormatArgs) (
 	if a.MaxTokens != nil {
 		budget = *a.MaxTokens
 		if budget < 100 || budget > 100_000 {
-			return FormatResult{}, ops.Invalidf("max_tokens %d is outside 100..100000", budget)
+			return FormatHistoryResult{}, ops.Invalidf("max_tokens %d is outside 100..100000", budget)
+		}
+	} else if c, ok := reads.CapFrom(ctx); ok {
+		// Within what the calling client keeps whole, with room for the
+		// result's other fields and the text's escapes.
+		budget = min(budget, c.Tokens*8/10)
+		if c.Bytes > 0 {
+			budget = min(budget, c.Bytes/5)
 		}
 	}
 	its, err := items(s, snap)
 	if err != nil {
-		return FormatResult{}, err
+		return FormatHistoryResult{}, err
 	}
 	v := snap.View
-	res := FormatResult{SessionID: snap.Info.ID, Version: snap.Info.Version, MaxTokens: budget}
+	res := FormatHistoryResult{SessionID: snap.Info.ID, Version: snap.Info.Version, MaxTokens: budget}
 	// The summaries first, then turns from the latest back, while they
 	// fit; a turn whole or not at all.
 	var sums, turns []unit

@@ -26,7 +26,7 @@ func TestTieredHistory(t *testing.T) {
 	if res.Check == nil || len(res.Check.Made) == 0 {
 		t.Fatalf("set_memory_policy made nothing: %+v", res)
 	}
-	tiers, err := memory.GetTieredHistory(f.Svc, ctx, memory.TieredArgs{SessionID: sid})
+	tiers, err := memory.GetTieredHistory(f.Svc, ctx, memory.TieredHistoryArgs{SessionID: sid})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,13 +55,13 @@ func TestSummarizeConversation(t *testing.T) {
 	f := opstest.New(t)
 	ctx := context.Background()
 	sid := f.Messages("limiter", turns(0, 3))
-	res, err := memory.SummarizeConversation(f.Svc, ctx, memory.SummarizeArgs{SessionID: sid})
+	res, err := memory.SummarizeConversation(f.Svc, ctx, memory.SummarizeConversationArgs{SessionID: sid})
 	if err != nil || len(res.Made) != 1 || res.Made[0].Items != 4 {
 		t.Fatalf("made %+v, %v: want turns 0 and 1 digested", res.Made, err)
 	}
 	one := f.Messages("short", turns(0, 1))
 	before := f.FileHash()
-	if _, err := memory.SummarizeConversation(f.Svc, ctx, memory.SummarizeArgs{SessionID: one}); err == nil {
+	if _, err := memory.SummarizeConversation(f.Svc, ctx, memory.SummarizeConversationArgs{SessionID: one}); err == nil {
 		t.Error("a session of one turn was summarized")
 	}
 	if f.FileHash() != before {
@@ -78,7 +78,7 @@ func TestFormatHistoryForPrompt(t *testing.T) {
 	sid := f.Messages("limiter", turns(0, 40))
 	setSeed(t, f, sid)
 	for _, budget := range []int{100, 400, 2000} {
-		res, err := memory.FormatHistoryForPrompt(f.Svc, ctx, memory.FormatArgs{SessionID: sid, MaxTokens: &budget})
+		res, err := memory.FormatHistoryForPrompt(f.Svc, ctx, memory.FormatHistoryArgs{SessionID: sid, MaxTokens: &budget})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,7 +95,7 @@ func TestFormatHistoryForPrompt(t *testing.T) {
 			t.Errorf("budget %d: not oldest first", budget)
 		}
 	}
-	if _, err := memory.FormatHistoryForPrompt(f.Svc, ctx, memory.FormatArgs{SessionID: sid, MaxTokens: new(5)}); err == nil {
+	if _, err := memory.FormatHistoryForPrompt(f.Svc, ctx, memory.FormatHistoryArgs{SessionID: sid, MaxTokens: new(5)}); err == nil {
 		t.Error("max_tokens 5 was taken")
 	}
 }

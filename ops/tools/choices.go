@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"weft/ops"
+	"weft/ops/memory"
 )
 
 // argChoices names, for each tool, its fixed-value arguments and their
@@ -16,6 +17,7 @@ var argChoices = map[string]map[string][]string{
 	"get_message_range":       {"view": ops.Views()},
 	"assemble_context":        {"format": ops.AssembleFormats()},
 	"summarize_message_range": {"source": ops.SummarySources()},
+	"set_memory_policy":       {"scope": memory.Scopes()},
 }
 
 // ArgChoices returns the values the tool's argument arg takes when it

@@ -16,6 +16,7 @@ import (
 
 	"weft/internal/jsonargs"
 	"weft/ops"
+	"weft/ops/memory"
 	"weft/ops/reads"
 )
 
@@ -110,6 +111,14 @@ var registry = []*Tool{
 	def("summarize_message_range", "Summarize start_idx..end_idx (or ids) in at most max_tokens, with the client's model (sampling), the WEFT_SUMMARY_URL endpoint or locally (extractive), saying which; read-only unless store=true records it as a digest.", openEdit, (*ops.Service).SummarizeMessageRange),
 	def("assemble_context", "The effective thread ready to send as openai messages, an anthropic body or text (format), using pending context preferences once; max_tokens fits a budget (recent turns raw, then summaries, the oldest left out first), max_messages keeps the latest.", edit, reads.AssembleContext),
 	def("apply_context_operations", "The pre-request hook: send the whole thread (messages, chat-completions shape); messages already stored are recognised by digest, new ones appended, and the thread comes back with the active operations applied.", setter, (*ops.Service).ApplyContextOperations),
+
+	// Memory (seed 004): the policy that keeps a thread in budget by
+	// itself, with ordinary operations, and the seed's tiers.
+	def("get_memory_policy", "A session's memory policy (nil: weft changes nothing by itself) and the file's defaults for new sessions and for those the context proxy starts.", readOnly, memory.GetMemoryPolicy),
+	def("set_memory_policy", "Set a session's memory policy (or, with scope, the file's defaults): the latest max_active_turns stay raw, older turns are digested summary_turn_count at a time, past max_summaries the oldest go into one archive summary; budget_tokens compacts down to target_tokens; old tool outputs over tool_output_min_tokens become stubs. The fields given change, the rest stay. Every change it makes is an operation by memory, to switch off or revert; what is reverted is not made again. A session's new policy applies at once.", setter, memory.SetMemoryPolicy),
+	def("summarize_conversation", "Digest the oldest active turns now (summary_turn_count of them, never the latest), whatever the thresholds: the seed's forceSummarize, as a reversible digest by memory.", edit, memory.SummarizeConversation),
+	def("get_tiered_history", "A session's memory in tiers: the preamble, the active turns (raw, after the last summary), the summaries and the archive, each with its turns, items, tokens and time span.", readOnly, memory.GetTieredHistory),
+	def("format_history_for_prompt", "The session's memory as text for a prompt within max_tokens (default the policy's, 2000): the summaries, then the latest turns, oldest first.", readOnly, memory.FormatHistoryForPrompt),
 
 	// Startup (seed 003).
 	def("get_startup_context", "The startup package by recency, not search: the latest summaries and ALL unsummarized turns.", readOnly, reads.GetStartupContext),
