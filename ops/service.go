@@ -32,6 +32,7 @@ type Service struct {
 	mu             sync.Mutex
 	threads        map[string]*Thread
 	defaultSession string // for requests that name none (SetDefaultSession)
+	afterAppend    func(ctx context.Context, s *Service, sessionID string)
 	latest         string // most recently updated session, once known
 	// memo remembers the callers' messages read (ReadThread).
 	memo threadMemo
@@ -473,6 +474,7 @@ type WriteReq struct {
 	Proxied bool
 
 	c    *Thread
+	had  int // the messages the session held before
 	next model.Session
 	ch   *Change // nil: nothing to write for this session
 }
@@ -604,7 +606,7 @@ func (s *Service) CommitAll(ctx context.Context, reqs []*WriteReq) error {
 			unlock()
 			return err
 		}
-		r.c, r.next = c, c.Info
+		r.c, r.next, r.had = c, c.Info, c.Info.MessageCount
 		r.next.ActiveTags = slices.Clone(c.Info.ActiveTags)
 		r.next.Changes = slices.Clone(c.Info.Changes)
 	}
@@ -725,5 +727,23 @@ func (s *Service) CommitAll(ctx context.Context, reqs []*WriteReq) error {
 		}
 		s.bus.publish(ev)
 	}
+	// What follows a write that added messages (a memory policy's check)
+	// runs before the write returns, so its caller sees the thread as the
+	// policy leaves it.
+	if s.afterAppend != nil {
+		for _, r := range reqs {
+			if r.ch != nil && !r.ch.Deleted && r.next.MessageCount > r.had {
+				s.afterAppend(ctx, s, r.next.ID)
+			}
+		}
+	}
 	return nil
+}
+
+// WithAfterAppend runs fn after every write that adds messages to a
+// session (an append, a turn, an import batch, a proxied request), once
+// the write is committed and outside the service's lock, before the
+// write returns: the memory policy's check (ops/memory) is one.
+func WithAfterAppend(fn func(ctx context.Context, s *Service, sessionID string)) Option {
+	return func(s *Service) { s.afterAppend = fn }
 }

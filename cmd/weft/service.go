@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"weft/ops"
+	"weft/ops/memory"
 	"weft/ops/summary"
 	"weft/store"
 )
@@ -18,7 +19,7 @@ import (
 // WEFT_SUMMARY_MODEL, WEFT_SUMMARY_API_KEY and WEFT_SUMMARY_TIMEOUT. It
 // logs to logger (what a bug in a tool left behind).
 func newService(st *store.Store, logger *slog.Logger) *ops.Service {
-	return ops.New(st, ops.WithSummaryEndpoint(summaryEndpoint()), ops.WithLogger(logger))
+	return ops.New(st, ops.WithSummaryEndpoint(summaryEndpoint()), ops.WithLogger(logger), memory.Keep())
 }
 
 // warnings is a logger of warnings and errors to w (stderr, for commands

@@ -261,3 +261,15 @@ func stubOf(s *ops.Service, snap ops.Snapshot, it Item) (model.NewMessage, error
 	}
 	return model.NewMessage{Role: m.Role, Name: m.Name, Content: text, Parts: model.EncodeParts(parts), CreatedAt: m.CreatedAt, Tokens: tokens.Count(text)}, nil
 }
+
+// Keep is the service option that keeps every session within its
+// memory policy by itself: after each write that adds messages, the
+// session is checked (Check) before the write returns. A check that
+// fails is logged; the write stands.
+func Keep() ops.Option {
+	return ops.WithAfterAppend(func(ctx context.Context, s *ops.Service, sid string) {
+		if _, err := Check(ctx, s, sid); err != nil {
+			s.Logger().Warn("memory policy check failed", "session", sid, "err", err)
+		}
+	})
+}

@@ -181,3 +181,36 @@ func TestDefaultPolicyGoesToNewSessions(t *testing.T) {
 		}
 	}
 }
+
+// With memory.Keep, every append is followed by a check before it
+// returns: a thread fed a turn at a time never has more active turns
+// than the policy keeps, and changes once every summary_turn_count
+// turns, not on every one.
+func TestKeepChecksAfterEveryAppend(t *testing.T) {
+	t.Parallel()
+	f := opstest.New(t)
+	f.Svc = ops.New(f.St, memory.Keep())
+	ctx := context.Background()
+	sid := f.Messages("limiter", turns(0, 1))
+	setSeed(t, f, sid)
+	changes := 0
+	for k := 1; k < 40; k++ {
+		before := len(memoryOps(t, f, sid))
+		if _, err := f.Svc.AppendMessages(ctx, ops.AppendMessagesArgs{SessionID: sid, Messages: turns(k, 1)}); err != nil {
+			t.Fatal(err)
+		}
+		tiers, err := memory.GetTieredHistory(f.Svc, ctx, memory.TieredHistoryArgs{SessionID: sid})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tiers.Active.Turns > 10 || len(tiers.Summaries) > 3 {
+			t.Fatalf("after turn %d: %d active turns, %d summaries", k, tiers.Active.Turns, len(tiers.Summaries))
+		}
+		if len(memoryOps(t, f, sid)) != before {
+			changes++
+		}
+	}
+	if changes == 0 || changes > 8 {
+		t.Errorf("the thread changed after %d of 39 appends, want about one in five", changes)
+	}
+}

@@ -42,7 +42,15 @@ type OperationOut struct {
 	CreatedAt  string `json:"created_at"`
 	RevertedAt string `json:"reverted_at,omitempty"`
 	Author     string `json:"author"`
-	Version    uint64 `json:"version"`
+	// Rule is the memory policy's rule that made it (an operation by
+	// memory), and Turns the turns a digest of it stands for.
+	Rule  string `json:"rule,omitempty"`
+	Turns int    `json:"turns,omitempty"`
+	// SummarySource says what wrote a digest's summary when weft had it
+	// written (sampling, endpoint, extractive), SummaryModel the model.
+	SummarySource string `json:"summary_source,omitempty"`
+	SummaryModel  string `json:"summary_model,omitempty"`
+	Version       uint64 `json:"version"`
 }
 
 // ListOperationsResult is list_operations' result.
@@ -83,6 +91,7 @@ func listOperations(s *ops.Service, _ context.Context, a ListOperationsArgs) (Li
 			Targets: op.Targets, Anchor: op.Anchor, Tags: op.Payload.Tags, WhenTags: op.WhenTags,
 			Summary: op.Payload.Summary, Messages: op.Payload.Messages,
 			CreatedAt: ops.FormatTime(op.CreatedAt), Author: op.Author, Version: op.Version,
+			Rule: op.Rule, Turns: op.Turns, SummarySource: op.Payload.SummarySource, SummaryModel: op.Payload.SummaryModel,
 		}
 		if out.Targets == nil {
 			out.Targets = []model.ItemID{}
