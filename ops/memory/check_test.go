@@ -120,8 +120,9 @@ func TestPolicyStubsOldToolOutputs(t *testing.T) {
 		msgs = append(msgs, model.NewMessage{Role: model.RoleAssistant, Content: "All green."})
 	}
 	sid := f.Messages("tests", msgs)
-	min, older := 500, 2
-	res, err := memory.SetMemoryPolicy(f.Svc, ctx, memory.SetMemoryPolicyArgs{SessionID: sid, ToolOutputMinTokens: &min, ToolOutputOlderThanTurns: &older})
+	// Past the budget, the stubs come first (they lose least).
+	min, older, budget := 500, 2, 20_000
+	res, err := memory.SetMemoryPolicy(f.Svc, ctx, memory.SetMemoryPolicyArgs{SessionID: sid, ToolOutputMinTokens: &min, ToolOutputOlderThanTurns: &older, BudgetTokens: &budget})
 	if err != nil {
 		t.Fatal(err)
 	}

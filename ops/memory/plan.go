@@ -176,21 +176,29 @@ func Plan(items []Item, p model.MemoryPolicy, ops []model.Op) []Action {
 
 	turnsBefore := turnCounts(us)
 
-	// Tool outputs: old and large ones become stubs.
-	if t := p.ToolOutput; t != nil {
+	// Tool outputs: old and large ones become stubs. A stub changes the
+	// thread where the provider's prompt cache would otherwise hold, so
+	// stubs are made with the other changes of a compaction (or under
+	// the budget's pressure), not one a turn.
+	stubs := func() {
+		t := p.ToolOutput
+		if t == nil {
+			return
+		}
 		for ui, u := range us {
 			// Older than M turns: more than M turns came after it.
-			if u.kind != unitTurn || turnsBefore[len(us)]-turnsBefore[ui+1] <= t.OlderThanTurns {
+			if u.kind != unitTurn || turnsBefore[len(us)]-turnsBefore[ui+1] <= t.OlderThanTurns || !free(u.first, u.last) {
 				continue
 			}
 			for i := u.first; i <= u.last; i++ {
 				it := items[i]
-				if it.ToolResult && it.Op == "" && it.Tokens >= t.MinTokens && !b.any(model.RuleToolOutput, items, i, i) {
+				if it.ToolResult && it.Op == "" && it.Tokens >= t.MinTokens && !taken[i] && !b.any(model.RuleToolOutput, items, i, i) {
 					take(Action{Type: model.OpRevise, Rule: model.RuleToolOutput, First: i, Last: i})
 				}
 			}
 		}
 	}
+	stubbed := false
 
 	// The active tier: the turns after the last summary. Past
 	// max_active_turns, the oldest are digested summary_turn_count at a
@@ -251,16 +259,31 @@ func Plan(items []Item, p model.MemoryPolicy, ops []model.Op) []Action {
 		}
 	}
 
-	// The budget: past it, the oldest turns that are still raw are
-	// digested until the thread would count its target.
+	if len(acts) > 0 {
+		stubs()
+		stubbed = true
+	}
+
+	// The budget: past it, old tool outputs are stubbed, then the
+	// oldest turns that are still raw digested, until the thread would
+	// count its target.
 	if p.BudgetTokens > 0 {
 		total := 0
 		for _, it := range items {
 			total += it.Tokens
 		}
-		est := total
-		for _, a := range acts {
-			est += estimate(a) - a.Tokens
+		estimated := func() int {
+			est := total
+			for _, a := range acts {
+				est += estimate(a) - a.Tokens
+			}
+			return est
+		}
+		est := estimated()
+		if est > p.BudgetTokens && !stubbed {
+			stubs()
+			stubbed = true
+			est = estimated()
 		}
 		if est > p.BudgetTokens {
 			// Keep the latest turn raw: it is what the model answers.

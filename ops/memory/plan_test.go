@@ -169,21 +169,39 @@ func TestPlanNestsOthersOperationsWhole(t *testing.T) {
 
 func TestPlanStubsOldLargeToolOutputs(t *testing.T) {
 	t.Parallel()
-	th := newThread(8, 3000)
-	th.items[turnStart(1)+2].Tokens = 100 // small: stays
 	p := seed()
 	p.ToolOutput = &model.ToolOutputRule{MinTokens: 500, OlderThanTurns: 4}
-	got := Plan(th.items, p, nil)
-	var stubbed []int
-	for _, a := range got {
-		if a.Rule != model.RuleToolOutput || a.Type != model.OpRevise {
-			t.Errorf("unexpected action %q", describe([]Action{a}))
+	stubbedIn := func(acts []Action) (stubbed []int, digests []string) {
+		for _, a := range acts {
+			if a.Rule == model.RuleToolOutput && a.Type == model.OpRevise {
+				stubbed = append(stubbed, a.First)
+			} else {
+				digests = append(digests, describe([]Action{a})...)
+			}
 		}
-		stubbed = append(stubbed, a.First)
+		return stubbed, digests
 	}
-	// Turns 0..2 have more than 4 of 8 turns after them; turn 1's output is small.
-	if want := []int{turnStart(0) + 2, turnStart(2) + 2}; !slices.Equal(stubbed, want) {
-		t.Errorf("stubbed %v, want %v", stubbed, want)
+	// Eight turns, nothing else to change: a stub alone would break the
+	// prompt cache on every turn, so none is made.
+	th := newThread(8, 3000)
+	if acts := Plan(th.items, p, nil); len(acts) != 0 {
+		t.Errorf("8 turns under every threshold: %q", describe(acts))
+	}
+	// Eleven: turns 0..4 go into a summary, and the stubs ride along
+	// on the turns left raw that have more than 4 after them (5 and 6;
+	// 6's output is small).
+	th = newThread(11, 3000)
+	th.items[turnStart(6)+2].Tokens = 100
+	stubbed, digests := stubbedIn(Plan(th.items, p, nil))
+	if want := []int{turnStart(5) + 2}; !slices.Equal(stubbed, want) || len(digests) != 1 {
+		t.Errorf("stubbed %v with %q, want %v with the digest of turns 0..4", stubbed, digests, want)
+	}
+	// Under a budget's pressure the stubs come first, and are enough.
+	th = newThread(8, 3000)
+	p.BudgetTokens, p.TargetTokens = 20_000, 16_000
+	stubbed, digests = stubbedIn(Plan(th.items, p, nil))
+	if want := []int{turnStart(0) + 2, turnStart(1) + 2, turnStart(2) + 2}; !slices.Equal(stubbed, want) || len(digests) != 0 {
+		t.Errorf("under the budget's pressure: stubbed %v and %q, want %v alone", stubbed, digests, want)
 	}
 }
 
