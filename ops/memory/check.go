@@ -273,3 +273,26 @@ func Keep() ops.Option {
 		}
 	})
 }
+
+// WouldAct reports whether the session snap shows, with the messages
+// fresh added after it, is past its policy: a check would change it.
+// The context proxy asks before it sends a request upstream, and waits
+// for the check only then, so that the request that crosses a threshold
+// already goes within it and every other goes at once.
+func WouldAct(s *ops.Service, snap ops.Snapshot, fresh []ops.CallerMessage) (bool, error) {
+	p := snap.Info.Memory
+	if p == nil {
+		return false, nil
+	}
+	its, err := items(s, snap)
+	if err != nil {
+		return false, err
+	}
+	seq := uint64(snap.Info.MessageCount)
+	for _, m := range fresh {
+		seq++
+		k := kindOf(m.Message.Role, m.Parts)
+		its = append(its, Item{ID: model.MessageID(seq), Role: m.Message.Role, Tokens: m.Message.Tokens, Prompt: k == kindPrompt, ToolResult: k == kindToolResult})
+	}
+	return len(Plan(its, *p, snap.Ops)) > 0, nil
+}

@@ -215,3 +215,43 @@ func TestKeepChecksAfterEveryAppend(t *testing.T) {
 		t.Errorf("the thread changed after %d of 39 appends, want about one in five", changes)
 	}
 }
+
+// WouldAct tells, before the messages are stored, whether the request
+// that brings them crosses the policy: the proxy waits only then.
+func TestWouldAct(t *testing.T) {
+	t.Parallel()
+	f := opstest.New(t)
+	sid := f.Messages("limiter", turns(0, 10))
+	setSeed(t, f, sid)
+	snap, err := f.Svc.Snapshot(sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := func(msgs []model.NewMessage) []ops.CallerMessage {
+		var out []ops.CallerMessage
+		for _, m := range msgs {
+			m.Tokens = 10
+			out = append(out, ops.CallerMessage{Message: m})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		fresh []ops.CallerMessage
+		want  bool
+	}{
+		{nil, false},
+		{fresh(turns(10, 1)[:1]), true}, // the eleventh turn's prompt
+		{fresh([]model.NewMessage{{Role: model.RoleAssistant, Content: "More."}}), false},
+	} {
+		got, err := memory.WouldAct(f.Svc, snap, tc.fresh)
+		if err != nil || got != tc.want {
+			t.Errorf("%d fresh messages: %v, %v; want %v", len(tc.fresh), got, err, tc.want)
+		}
+	}
+	// A session without a policy never would.
+	other := f.Messages("plain", turns(0, 30))
+	snap, _ = f.Svc.Snapshot(other)
+	if got, _ := memory.WouldAct(f.Svc, snap, nil); got {
+		t.Error("a session without a policy would act")
+	}
+}
