@@ -211,6 +211,9 @@ func (s *Service) newOp(ctx context.Context, typ model.OpType, sel Selection, na
 		if err != nil {
 			return nil, err
 		}
+		if rule.Source != "" {
+			op.Payload.SummarySource, op.Payload.SummaryModel = rule.Source, rule.Model
+		}
 		next.OpCount++
 		return &Change{
 			What: what,

@@ -131,10 +131,12 @@ func AuthorFrom(ctx context.Context) string {
 type ruleKey struct{}
 
 // Rule is what a memory policy's operation records of the rule that made
-// it (model.Op's Rule and Turns).
+// it (model.Op's Rule and Turns), and what wrote the summary it puts in
+// (its payload's SummarySource and SummaryModel).
 type Rule struct {
-	Name  string
-	Turns int
+	Name          string
+	Turns         int
+	Source, Model string
 }
 
 // WithRule returns a context whose operations record the rule of a
@@ -156,6 +158,10 @@ func (s *Service) Clock() time.Time { return s.now().UTC() }
 // NewID returns a new ID for a session or an operation made at now:
 // unique in this process, in creation order.
 func (s *Service) NewID(now time.Time) string { return s.ids.next(now) }
+
+// SummaryEndpoint is the endpoint summaries may be asked of
+// (WithSummaryEndpoint).
+func (s *Service) SummaryEndpoint() summary.Endpoint { return s.endpoint }
 
 // Logger is where the service logs what an operator should see later.
 func (s *Service) Logger() *slog.Logger { return s.logger }

@@ -23,6 +23,9 @@ type Made struct {
 	// in their place.
 	TokensBefore int `json:"tokens_before"`
 	TokensAfter  int `json:"tokens_after"`
+	// Source says what wrote a digest's summary (extractive, endpoint,
+	// upstream).
+	Source string `json:"summary_source,omitempty"`
 }
 
 // CheckResult is what a check did to a session.
@@ -181,14 +184,18 @@ func Check(ctx context.Context, s *ops.Service, ref string) (CheckResult, error)
 	if err != nil {
 		return res, err
 	}
+	w := writerFor(ctx, s, p)
 	acts := Plan(its, *p, snap.Ops)
 	if len(acts) == 0 {
+		if w != nil {
+			prepare(ctx, s, w, snap, its)
+		}
 		return res, nil
 	}
-	ctx = ops.WithAuthor(ctx, model.MemoryAuthor)
+	mctx := ops.WithAuthor(ctx, model.MemoryAuthor)
 	version := snap.Info.Version
 	for _, a := range acts {
-		made, err := make1(ops.WithRule(ctx, ops.Rule{Name: a.Rule, Turns: a.Turns}), s, snap, a, its, version)
+		made, err := make1(ops.WithRule(mctx, ops.Rule{Name: a.Rule, Turns: a.Turns}), s, snap, a, its, version)
 		if errors.Is(err, ops.ErrConflict) {
 			continue
 		}
@@ -196,12 +203,22 @@ func Check(ctx context.Context, s *ops.Service, ref string) (CheckResult, error)
 			return res, err
 		}
 		res.Made = append(res.Made, made)
+		if w != nil && made.Source == ops.SourceExtractive {
+			// The extractive summary stands in until the model's is
+			// written.
+			replace(ctx, s, w, snap, a, made)
+		}
 	}
 	after, err := s.Snapshot(snap.Info.ID)
 	if err != nil {
 		return res, err
 	}
 	res.Version, res.TokensAfter = after.Info.Version, after.View.Tokens
+	if w != nil {
+		if its, err := items(s, after); err == nil {
+			prepare(ctx, s, w, after, its)
+		}
+	}
 	return res, nil
 }
 
@@ -212,12 +229,23 @@ func make1(ctx context.Context, s *ops.Service, snap ops.Snapshot, a Action, its
 	made := Made{OpType: a.Type, Rule: a.Rule, Items: len(a.Targets), TokensBefore: a.Tokens}
 	switch a.Type {
 	case model.OpDigest:
+		if ps, ok := writingOf(s).take(snap.Info.ID, a.Targets); ok {
+			// A model's summary written ahead: no one waited for it.
+			rule := ops.RuleFrom(ctx)
+			rule.Source, rule.Model = ps.source, ps.model
+			r, err := s.DigestMessages(ops.WithRule(ctx, rule), ops.DigestArgs{Selection: sel, Summary: ps.text, EditOptions: opts})
+			if err != nil {
+				return made, err
+			}
+			made.OperationID, made.Source, made.TokensAfter = r.OperationID, ps.source, tokens.Count(ps.text)
+			return made, nil
+		}
 		n := summaryEstimate(a.Turns)
 		r, err := s.SummarizeMessageRange(ctx, ops.SummarizeArgs{Selection: sel, Store: true, MaxTokens: &n, Source: ops.SourceExtractive, EditOptions: opts})
 		if err != nil {
 			return made, err
 		}
-		made.OperationID, made.TokensAfter = r.OperationID, r.Tokens
+		made.OperationID, made.TokensAfter, made.Source = r.OperationID, r.Tokens, r.Source
 	case model.OpRevise:
 		stub, err := stubOf(s, snap, its[a.First])
 		if err != nil {
