@@ -106,6 +106,11 @@ type Model struct {
 	lines   map[lineKey][]string // rendered rows
 
 	agents    int // connected to the listener, as last seen (agents.go)
+	// summaries counts the summaries of a view (summaryCount).
+	summaries struct {
+		of *model.View
+		n  int
+	}
 	status    string
 	statusErr bool
 	statusSeq int

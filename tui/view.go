@@ -11,6 +11,7 @@ import (
 	"weft/internal/english"
 	"weft/internal/termsafe"
 	"weft/model"
+	"weft/ops/thread"
 	"weft/themes"
 	"weft/tui/raw"
 	"weft/tui/rows"
@@ -246,6 +247,9 @@ func (m *Model) statusBar() string {
 	}
 	if m.raw.on {
 		parts[2] = st.Key.Render("tokens ") + st.Value.Render(english.Thousands(m.raw.eff.RawTokens))
+	} else if m.info.Memory != nil {
+		// A policy keeps the thread: what it holds against what is sent.
+		parts[2] = st.Key.Render("memory ") + st.Value.Render(fmt.Sprintf("%s → %s tokens, %s", english.Thousands(m.view.RawTokens), english.Thousands(m.view.Tokens), english.Count(m.summaryCount(), "summary")))
 	}
 	if hit := m.hitStatus(); hit != "" {
 		parts[1] += st.Key.Render(" · match ") + st.Value.Render(hit)
@@ -265,6 +269,15 @@ func (m *Model) statusBar() string {
 	}
 	bar := " " + strings.Join(parts, st.Key.Render("  ·  "))
 	return st.Bar.Width(m.width).Render(ansi.Truncate(bar, m.width, "…"))
+}
+
+// summaryCount is how many summaries the view shows, counted once a
+// view.
+func (m *Model) summaryCount() int {
+	if m.summaries.of != m.view {
+		m.summaries.of, m.summaries.n = m.view, len(thread.Summaries(m.view))
+	}
+	return m.summaries.n
 }
 
 // bottomLine shows a transient message while there is one, else the keys
