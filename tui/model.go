@@ -105,7 +105,7 @@ type Model struct {
 	loading bool
 	lines   map[lineKey][]string // rendered rows
 
-	agents    int // connected to the listener, as last seen (agents.go)
+	agents int // connected to the listener, as last seen (agents.go)
 	// summaries counts the summaries of a view (summaryCount).
 	summaries struct {
 		of *model.View
