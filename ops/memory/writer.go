@@ -30,6 +30,15 @@ type writer struct {
 
 type upstreamKey struct{}
 
+type modelKey struct{}
+
+// PolicyModel is the model the policy names for its summaries, for an
+// upstream Writer to ask; "" leaves it to the Writer (the request's).
+func PolicyModel(ctx context.Context) string {
+	m, _ := ctx.Value(modelKey{}).(string)
+	return m
+}
+
 // WithUpstream is ctx for a check made while the context proxy carries a
 // request: w asks the proxy's provider with the credentials of that
 // request, held for that call only.
@@ -54,6 +63,12 @@ func writerFor(ctx context.Context, s *ops.Service, p *model.MemoryPolicy) *writ
 			ep.Model = p.Model
 		}
 		return &writer{write: ep.Ask, source: summary.SourceEndpoint}
+	}
+	if up != nil && p.Model != "" {
+		named, inner := p.Model, up
+		up = func(ctx context.Context, instructions, transcript string, maxTokens int) (string, string, error) {
+			return inner(context.WithValue(ctx, modelKey{}, named), instructions, transcript, maxTokens)
+		}
 	}
 	switch p.Summarizer {
 	case model.SummarizerExtractive, model.SummarizerSampling:
