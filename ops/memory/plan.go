@@ -282,7 +282,6 @@ func Plan(items []Item, p model.MemoryPolicy, ops []model.Op) []Action {
 		est := estimated()
 		if est > p.BudgetTokens && !stubbed {
 			stubs()
-			stubbed = true
 			est = estimated()
 		}
 		if est > p.BudgetTokens {
