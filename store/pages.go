@@ -2,10 +2,12 @@ package store
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
 	"math"
+	"os"
 )
 
 // bbolt's page format, read here without bbolt so that a damaged file's
@@ -203,34 +205,63 @@ func readFreelist(f io.ReaderAt, ps int, m metaPage) (string, []uint64) {
 // maxPageProblems bounds what walk reports.
 const maxPageProblems = 50
 
+// pageWalk is what walk found.
+type pageWalk struct {
+	problems []string
+	// cuts are the file offsets of the page numbers (in a branch
+	// element, a bucket's value or the header page's root) that point
+	// at a page walk could not follow: out of range, on the freelist,
+	// reached before, of the wrong type or with elements outside it.
+	cuts []int64
+	// rootCut is set when the root bucket's own page is such a page.
+	rootCut bool
+}
+
 // walk follows every page reachable from the root bucket, reading them
 // with bounds checks, and reports pages out of range or referenced twice
 // (a cycle among them), of the wrong type, whose header names another
-// page, or whose elements reach outside them. It never follows a page
-// twice, so a cycle cannot trap it. Check runs bbolt's own checks only
-// when this finds nothing: bbolt follows page numbers blindly, in a
-// goroutine of its own where a fault would end the process.
-func walk(f io.ReaderAt, rep fileReport) []string {
+// page, or whose elements reach outside them, naming the bucket they
+// belong to. It never follows a page twice, and reads each page at most
+// once, so a cycle cannot trap it. Check runs bbolt's own checks only
+// when this finds nothing: bbolt follows page numbers blindly (a branch
+// page pointing at itself recurses until the stack overflows, which no
+// recover catches), in a goroutine of its own where a fault would end
+// the process.
+func walk(f io.ReaderAt, rep fileReport) pageWalk {
+	var w pageWalk
+	if rep.fatal != "" {
+		return w // the header pages cannot be trusted to start from
+	}
 	ps, hwm := uint64(rep.pageSize), rep.meta.hwm
-	var problems []string
+	type ref struct {
+		page, from uint64
+		at         int64  // where the page number is in the file; -1 for the root
+		bucket     string // the bucket the page belongs to, "" for the root
+	}
+	var r ref
 	report := func(format string, args ...any) {
-		if len(problems) < maxPageProblems {
-			problems = append(problems, fmt.Sprintf(format, args...))
-		} else if len(problems) == maxPageProblems {
-			problems = append(problems, "more damaged pages: only the first are listed")
+		if r.at < 0 {
+			w.rootCut = true
+		} else {
+			w.cuts = append(w.cuts, r.at)
+		}
+		msg := fmt.Sprintf(format, args...)
+		if r.bucket != "" {
+			msg = fmt.Sprintf("bucket %q: %s", r.bucket, msg)
+		}
+		if len(w.problems) < maxPageProblems {
+			w.problems = append(w.problems, msg)
+		} else if len(w.problems) == maxPageProblems {
+			w.problems = append(w.problems, "more damaged pages: only the first are listed")
 		}
 	}
-	if rep.fatal != "" {
-		return nil // the header pages cannot be trusted to start from
-	}
-	type ref struct{ page, from uint64 }
 	seen := map[uint64]uint64{} // page -> the page that referenced it
 	for _, p := range rep.free {
 		seen[p] = 0
 	}
-	stack := []ref{{rep.meta.root, 0}}
+	stack := []ref{{rep.meta.root, 0, -1, ""}}
 	for len(stack) > 0 {
-		r := stack[len(stack)-1]
+		r = stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
 		if r.page < 2 || r.page >= hwm {
 			report("page %d (referenced by page %d) is outside the file's pages 2..%d", r.page, r.from, hwm-1)
@@ -253,10 +284,10 @@ func walk(f io.ReaderAt, rep fileReport) []string {
 		id, flags, count, overflow := ne.Uint64(buf), ne.Uint16(buf[8:]), int(ne.Uint16(buf[10:])), uint64(ne.Uint32(buf[12:]))
 		switch {
 		case id != r.page:
-			report("page %d says it is page %d", r.page, id)
+			report("page %d (referenced by page %d) says it is page %d", r.page, r.from, id)
 			continue
 		case flags != branchPageFlag && flags != leafPageFlag:
-			report("page %d is neither a branch nor a leaf (flags %#x)", r.page, flags)
+			report("page %d (referenced by page %d) is neither a branch nor a leaf (flags %#x)", r.page, r.from, flags)
 			continue
 		case r.page+overflow >= hwm:
 			report("page %d runs %d pages past the file's end", r.page, r.page+overflow-hwm+1)
@@ -277,21 +308,35 @@ func walk(f io.ReaderAt, rep fileReport) []string {
 			report("page %d: %s", r.page, problem)
 			continue
 		}
-		for _, c := range children {
-			stack = append(stack, ref{c, r.page})
+		// Followed in order, so that of two references to one page the
+		// first keeps it.
+		for i := len(children) - 1; i >= 0; i-- {
+			c := children[i]
+			bucket := r.bucket
+			if c.name != nil {
+				bucket = c.name(r.bucket)
+			}
+			stack = append(stack, ref{c.page, r.page, int64(r.page*ps) + int64(c.at), bucket})
 		}
 	}
-	return problems
+	return w
+}
+
+// child is a page a branch or leaf page points to.
+type child struct {
+	page uint64
+	at   int                 // where its number is in the parent page
+	name func(string) string // a bucket's name under its parent's; nil for a branch's child
 }
 
 // pageElements checks a branch or leaf page's elements lie inside it and
 // returns the pages it points to: a branch's children, the roots of the
 // buckets a leaf holds (inline buckets are checked in place).
-func pageElements(buf []byte, flags uint16, count int) ([]uint64, string) {
+func pageElements(buf []byte, flags uint16, count int) ([]child, string) {
 	if pageHeaderLen+count*16 > len(buf) {
 		return nil, fmt.Sprintf("%d elements do not fit in it", count)
 	}
-	var children []uint64
+	var children []child
 	for i := range count {
 		e := pageHeaderLen + i*16
 		if flags == branchPageFlag {
@@ -299,7 +344,7 @@ func pageElements(buf []byte, flags uint16, count int) ([]uint64, string) {
 			if e+pos+ksize > len(buf) || pos < 0 {
 				return nil, fmt.Sprintf("element %d's key lies outside it", i)
 			}
-			children = append(children, ne.Uint64(buf[e+8:]))
+			children = append(children, child{page: ne.Uint64(buf[e+8:]), at: e + 8})
 			continue
 		}
 		eflags, pos, ksize, vsize := ne.Uint32(buf[e:]), int(ne.Uint32(buf[e+4:])), int(ne.Uint32(buf[e+8:])), int(ne.Uint32(buf[e+12:]))
@@ -314,7 +359,13 @@ func pageElements(buf []byte, flags uint16, count int) ([]uint64, string) {
 			return nil, fmt.Sprintf("element %d is a bucket of %d bytes", i, len(v))
 		}
 		if root := ne.Uint64(v); root != 0 {
-			children = append(children, root)
+			name := string(buf[e+pos : e+pos+ksize])
+			children = append(children, child{page: root, at: e + pos + ksize, name: func(parent string) string {
+				if parent == "" {
+					return name
+				}
+				return parent + "/" + name
+			}})
 			continue
 		}
 		// An inline bucket: a leaf page inside the value.
@@ -334,4 +385,74 @@ func pageElements(buf []byte, flags uint16, count int) ([]uint64, string) {
 		}
 	}
 	return children, ""
+}
+
+// readCopy writes the pages of a file walk found damaged pages in (f, as
+// inspect saw it) to a new file in dir (the system's temporary folder
+// when ""), in which every page number walk could not follow points
+// instead at an empty leaf page added after the others, and whose header
+// pages say so. Reading the copy, bbolt meets only a tree: the records
+// the damaged pages held are missing from it, and the rest read as they
+// are. It returns the copy's path; the caller removes it.
+func readCopy(f io.ReaderAt, rep fileReport, w pageWalk, dir string) (string, error) {
+	ps, hwm := int64(rep.pageSize), int64(rep.meta.hwm)
+	// The header page in use, to keep its fields but the root and the
+	// number of pages.
+	var body []byte
+	for _, p := range []int64{0, 1} {
+		b := make([]byte, pageHeaderLen+metaBodyLen)
+		if n, _ := f.ReadAt(b, p*ps); n == len(b) {
+			if m := readMeta(b); m.err == "" && m.txid == rep.meta.txid {
+				body = b[pageHeaderLen:]
+				break
+			}
+		}
+	}
+	if body == nil {
+		return "", errors.New("its header page cannot be read again")
+	}
+	out, err := os.CreateTemp(dir, "weft-damaged-*.db")
+	if err != nil {
+		return "", err
+	}
+	path := out.Name()
+	fail := func(err error) (string, error) {
+		_ = out.Close()
+		_ = os.Remove(path)
+		return "", err
+	}
+	if _, err := io.Copy(out, io.NewSectionReader(f, 0, hwm*ps)); err != nil {
+		return fail(err)
+	}
+	empty := make([]byte, ps)
+	ne.PutUint64(empty, uint64(hwm))
+	ne.PutUint16(empty[8:], leafPageFlag)
+	if _, err := out.WriteAt(empty, hwm*ps); err != nil {
+		return fail(err)
+	}
+	for _, at := range w.cuts {
+		if _, err := out.WriteAt(ne.AppendUint64(nil, uint64(hwm)), at); err != nil {
+			return fail(err)
+		}
+	}
+	if w.rootCut {
+		ne.PutUint64(body[16:], uint64(hwm))
+	}
+	ne.PutUint64(body[40:], uint64(hwm)+1)
+	h := fnv.New64a()
+	h.Write(body[:56])
+	ne.PutUint64(body[56:], h.Sum64())
+	for _, p := range []int64{0, 1} {
+		hdr := make([]byte, pageHeaderLen)
+		ne.PutUint64(hdr, uint64(p))
+		ne.PutUint16(hdr[8:], metaPageFlag)
+		if _, err := out.WriteAt(append(hdr, body...), p*ps); err != nil {
+			return fail(err)
+		}
+	}
+	if err := out.Close(); err != nil {
+		_ = os.Remove(path)
+		return "", err
+	}
+	return path, nil
 }

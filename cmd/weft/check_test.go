@@ -66,6 +66,23 @@ func TestCheckAndSalvageCommands(t *testing.T) {
 			return b
 		}},
 		{"both header pages", func(b []byte) []byte { clear(b[:2*ps]); return b }},
+		// Every branch page (flags 0x01: bbolt leaves old copies on free
+		// pages, so the live ones are among them) has its second element
+		// point at itself: bbolt's reads would go round it for ever.
+		{"a branch page pointing at itself", func(b []byte) []byte {
+			n := 0
+			for p := 2; (p+1)*ps <= len(b); p++ {
+				page := b[p*ps : (p+1)*ps]
+				if page[8] == 0x01 && page[9] == 0 && page[10] >= 2 && int(page[0])|int(page[1])<<8 == p {
+					copy(page[16+16+8:], page[:8])
+					n++
+				}
+			}
+			if n == 0 {
+				t.Fatal("the file has no branch page")
+			}
+			return b
+		}},
 	} {
 		t.Run(d.name, func(t *testing.T) {
 			t.Parallel()
