@@ -731,3 +731,28 @@ func TestReadSlicesAreInTheMap(t *testing.T) {
 		t.Fatalf("scanned %d of %d: %v", n, len(ms), err)
 	}
 }
+
+// TestSalvageDamagedBranchPageIntoNewFolder: the copy Salvage reads a
+// file with damaged pages from is made next to its output, and in the
+// system's temporary folder when that folder is yet to be made.
+func TestSalvageDamagedBranchPageIntoNewFolder(t *testing.T) {
+	t.Parallel()
+	good, err := pristine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "damaged.db")
+	if err := os.WriteFile(path, branchDamages(good)[0].do(append([]byte(nil), good...)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "new", "folder", "salvaged.db")
+	rep, err := Salvage(path, out)
+	if err != nil || rep.Sessions != 4 {
+		t.Fatalf("Salvage into a new folder: %+v, %v", rep, err)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(out))
+	if len(entries) != 1 {
+		t.Errorf("the output's folder holds %d files, want the output alone", len(entries))
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 )
@@ -412,6 +413,9 @@ func readCopy(f io.ReaderAt, rep fileReport, w pageWalk, dir string) (string, er
 		return "", errors.New("its header page cannot be read again")
 	}
 	out, err := os.CreateTemp(dir, "weft-damaged-*.db")
+	if errors.Is(err, fs.ErrNotExist) && dir != "" {
+		out, err = os.CreateTemp("", "weft-damaged-*.db") // dir is yet to be made
+	}
 	if err != nil {
 		return "", err
 	}
