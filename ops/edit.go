@@ -45,9 +45,9 @@ type resolved struct {
 func (r resolved) describe() string {
 	if r.contiguous {
 		if r.first == r.end {
-			return fmt.Sprintf("%d", r.first)
+			return english.Thousands(r.first)
 		}
-		return fmt.Sprintf("%d–%d", r.first, r.end)
+		return english.Thousands(r.first) + "–" + english.Thousands(r.end)
 	}
 	return english.Count(len(r.targets), "item")
 }
@@ -357,8 +357,39 @@ func (s *Service) ResequenceMessages(ctx context.Context, a ResequenceArgs) (OpR
 		for k, i := range order {
 			op.Targets[k] = v.ID(v.Items[i])
 		}
-		return fmt.Sprintf("resequence of %s", english.Count(len(order), "item")), nil
+		return resequenceWhat(order), nil
 	})
+}
+
+// resequenceWhat says what a new order does: a move, when it takes one
+// item elsewhere and leaves the others in their order, else a
+// resequence. The items it names are by index before the change.
+func resequenceWhat(order []int) string {
+	pos := slices.Sorted(slices.Values(order)) // the places the items fill
+	i, j := 0, len(order)-1
+	for i < len(order) && order[i] == pos[i] {
+		i++
+	}
+	for j > i && order[j] == pos[j] {
+		j--
+	}
+	if i < j {
+		moved, to := -1, 0
+		switch {
+		case order[i] == pos[j] && slices.Equal(order[i+1:j+1], pos[i:j]): // pos[j] moved up to i
+			moved, to = pos[j], pos[i]
+		case order[j] == pos[i] && slices.Equal(order[i:j], pos[i+1:j+1]): // pos[i] moved down to j
+			moved, to = pos[i], pos[j]
+		}
+		if moved >= 0 {
+			dir, n := "down", to-moved
+			if n < 0 {
+				dir, n = "up", -n
+			}
+			return fmt.Sprintf("move of item %s %s %s", english.Thousands(moved), dir, english.Count(n, "place"))
+		}
+	}
+	return fmt.Sprintf("resequence of %s", english.Count(len(order), "item"))
 }
 
 // InsertArgs are insert_messages' arguments.

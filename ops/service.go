@@ -287,6 +287,26 @@ func (th *Thread) View() *model.View {
 	return th.view
 }
 
+// ViewOf is the view of the thread's first n stored messages, with the
+// operations applied to them as to the whole thread (one whose targets
+// are partly past them applies to those present), and their tokens:
+// what a caller that sends again the start of the thread (a retry, a
+// regenerate) sees of it.
+func (th *Thread) ViewOf(n int) (*model.View, int) {
+	n = min(max(n, 0), len(th.Heads))
+	if n == len(th.Heads) {
+		return th.View(), th.Info.Tokens
+	}
+	heads := th.Heads[:n:n]
+	v := thread.Apply(heads, th.Ops, th.Info.ActiveTags)
+	v.SessionID, v.Version = th.Info.ID, th.Info.Version
+	tokens := 0
+	for _, h := range heads {
+		tokens += int(h.Tokens)
+	}
+	return v, tokens
+}
+
 // InvalidateView drops the thread's view, to be applied again on next
 // use: for a change that is not an append (operations added).
 func (th *Thread) InvalidateView() { th.view = nil }
@@ -512,6 +532,16 @@ func (s *Service) WithLock(fn func(Locked) error) error {
 // validates against the session as the service keeps it (th) alone.
 func PrepareCached(prepare func(th *Thread, next *model.Session) (*Change, error)) Prepare {
 	return func(_ *store.Tx, th *Thread, next *model.Session) (*Change, error) { return prepare(th, next) }
+}
+
+// Unless is p, but writing nothing to a thread that skip holds of.
+func (p Prepare) Unless(skip func(th *Thread) bool) Prepare {
+	return func(tx *store.Tx, th *Thread, next *model.Session) (*Change, error) {
+		if skip(th) {
+			return nil, nil
+		}
+		return p(tx, th, next)
+	}
 }
 
 // commit runs a write of one session: find (or make) it, prepare, store,

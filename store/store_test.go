@@ -97,6 +97,13 @@ func TestMessageRoundTrip(t *testing.T) {
 			m.Name = "名前-🤖"
 			return m
 		}()},
+		// What reorders or hides text is shown on a terminal, never
+		// changed in the file.
+		{name: "reordering and zero-width", in: func() model.Message {
+			m := msg(0, model.RoleUser, "invoice \u202efdp.exe \u2066a\u2069 \u200e\u200f\u061c \u200b\u200c\u200d\u2060\ufeff", t0)
+			m.Name = "\u202ename"
+			return m
+		}()},
 		{name: "parts", in: func() model.Message {
 			m := msg(0, model.RoleAssistant, "", t0)
 			m.Parts = json.RawMessage(`[{"type":"tool_use","id":"x","input":{"a": 1,  "b":[true,null]}}]`)
@@ -412,7 +419,7 @@ func TestReopenKeepsEverything(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "weft.db")
 	s := openT(t, path)
-	sess := model.Session{ID: "s1", Title: "one", CreatedAt: t0, UpdatedAt: t0, MessageCount: 2}
+	sess := model.Session{ID: "s1", Title: "one: invoice \u202efdp.exe\u200b", CreatedAt: t0, UpdatedAt: t0, MessageCount: 2}
 	ms := []model.Message{msg(1, model.RoleUser, "q", t0), msg(2, model.RoleAssistant, "a", t0.Add(time.Second))}
 	op := model.Op{ID: "op1", Type: model.OpTag, Targets: []model.ItemID{"m1"}, Payload: model.OpPayload{Tags: []string{"t"}}, Active: true, CreatedAt: t0, Author: "me", Version: 3}
 	mustUpdate(t, s, func(tx *Tx) error {

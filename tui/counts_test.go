@@ -56,3 +56,25 @@ func TestLongSummaryFoldSaysHowMuchMore(t *testing.T) {
 		t.Errorf("the fold counts %d more lines of a 300-line summary", n)
 	}
 }
+
+// A huge message of one line folds with the count of the lines it wraps
+// to, not of the line breaks in it.
+func TestHugeOneLineMessageFoldCountsWrappedLines(t *testing.T) {
+	t.Parallel()
+	m, svc := demoModel(t, 110, 40)
+	huge := strings.Repeat("lorem ipsum dolor sit amet ", 5<<20/27)
+	if _, err := svc.AppendMessages(context.Background(), ops.AppendMessagesArgs{SessionID: m.sid, Messages: []model.NewMessage{{Role: model.RoleUser, Content: huge}}}); err != nil {
+		t.Fatal(err)
+	}
+	run(t, m, m.loadView(m.sid))
+	press(t, m, "G")
+	s := screen(m)
+	sub := regexp.MustCompile(`… about ([\d,]+) more lines \(enter\)`).FindStringSubmatch(s)
+	if sub == nil {
+		t.Fatalf("no counted fold:\n%s", s)
+	}
+	// Wrapped at about 106 cells: some 49,000 lines.
+	if n, _ := strconv.Atoi(strings.ReplaceAll(sub[1], ",", "")); n < 45_000 || n > 55_000 {
+		t.Errorf("the fold counts %s more lines of a %d-byte line", sub[1], len(huge))
+	}
+}

@@ -117,10 +117,13 @@ func TestInsertOnAMarkerGoesWhereItStands(t *testing.T) {
 		t.Fatalf("insert on marker %d (at %d): %q", k, m.view.Markers[k].At, d.Title())
 	}
 	send(t, m, keyEsc)
-	m.cursor = 0
+	// v on a marker starts a range at the item the status bar says the
+	// cursor is at: the one the marker stands before.
+	m.cursor = m.rows.RowOfMarker(k)
 	press(t, m, "v")
-	if m.anchor >= 0 || !strings.Contains(screen(m), "a range starts on a message") {
-		t.Fatalf("v on a marker: anchor %d\n%s", m.anchor, screen(m))
+	at := m.view.Markers[k].At
+	if first, last, ok := m.selection(); m.anchor < 0 || !ok || first != at || last != at || !strings.Contains(screen(m), fmt.Sprintf("at %d/", at)) {
+		t.Fatalf("v on a marker at %d: anchor %d, selection %d–%d (%v)\n%s", at, m.anchor, first, last, ok, screen(m))
 	}
 }
 

@@ -23,6 +23,8 @@ type features struct {
 	// operator last opened them (other than the one shown), for the
 	// sessions list.
 	changed map[string]bool
+	// writes is the run of appends the notice showing counts (eventWhat).
+	writes writeRun
 }
 
 // featureMsg is an answer of one of these features' commands: Update

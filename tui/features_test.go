@@ -380,7 +380,7 @@ func TestFilterByTagAndAuthor(t *testing.T) {
 		return err
 	})
 	press(t, m, "F")
-	send(t, m, tea.KeyPressMsg{Code: 'u', Mod: tea.ModCtrl}) // the last filter is offered again: clear it
+	// the last filter is offered dimmed: typing starts a new one
 	typeText(t, m, "author:claude")
 	send(t, m, keyEnter)
 	if m.rows.Len() != 1 || !strings.Contains(screen(m), "the agent's note") {
@@ -643,5 +643,59 @@ func TestSessionsRenameRefusedStaysOpen(t *testing.T) {
 	}
 	if s := screen(m); strings.Contains(s, "Rename the session") || strings.Contains(s, "title is empty") {
 		t.Fatalf("after a good rename:\n%s", s)
+	}
+}
+
+// After a rename the list keeps its highlight on the session renamed,
+// wherever the list now puts it: ctrl+x next offers to delete that one.
+func TestSessionsRenameKeepsTheHighlight(t *testing.T) {
+	t.Parallel()
+	m, svc, _ := otherSession(t)
+	newSession(t, svc, "A third thread", []model.NewMessage{{Role: model.RoleUser, Content: "third"}})
+	send(t, m, tea.KeyPressMsg{Code: tea.KeyTab})
+	p := m.dialogs.Front().(*dialog.Sessions)
+	send(t, m, tea.KeyPressMsg{Code: tea.KeyDown})
+	send(t, m, tea.KeyPressMsg{Code: tea.KeyDown})
+	renamed, _ := p.Current()
+	send(t, m, tea.KeyPressMsg{Code: 'r', Mod: tea.ModCtrl})
+	typeText(t, m, " again")
+	send(t, m, keyEnter)
+	if cur, _ := p.Current(); cur.SessionID != renamed.SessionID || cur.Title != renamed.Title+" again" {
+		t.Fatalf("the highlight is on %q (%s), want the session renamed, %s", cur.Title, cur.SessionID, renamed.SessionID)
+	}
+}
+
+// TestFilterOffersTheLastWithoutAppending: F offers the last filter
+// without putting it in the way: typing starts a new one, enter on
+// nothing applies the one offered, and tab takes it in to edit.
+func TestFilterOffersTheLastWithoutAppending(t *testing.T) {
+	t.Parallel()
+	m, _ := roleThread(t)
+	press(t, m, "F")
+	typeText(t, m, "tag:db role:user")
+	send(t, m, keyEnter)
+	press(t, m, "F") // clears it
+	press(t, m, "F")
+	if !strings.Contains(screen(m), "tag:db role:user") {
+		t.Fatalf("the last filter is not offered:\n%s", screen(m))
+	}
+	typeText(t, m, "role:user")
+	send(t, m, keyEnter)
+	if m.dialogs.Front() != nil || m.feat.filter.expr != "role:user" {
+		t.Fatalf("typing after F: filter %q, dialog open %v:\n%s", m.feat.filter.expr, m.dialogs.Front() != nil, screen(m))
+	}
+	press(t, m, "F") // clears it
+	press(t, m, "F")
+	send(t, m, keyEnter) // nothing typed: the filter offered
+	if m.feat.filter.expr != "role:user" {
+		t.Fatalf("enter on the offered filter: %q", m.feat.filter.expr)
+	}
+	press(t, m, "F")
+	press(t, m, "F")
+	send(t, m, tea.KeyPressMsg{Code: tea.KeyTab})
+	typeText(t, m, " tag:db")
+	send(t, m, keyEnter)
+	if m.feat.filter.expr != "role:user tag:db" {
+		t.Fatalf("tab, then more: %q", m.feat.filter.expr)
 	}
 }

@@ -80,3 +80,24 @@ func TestOperatorsCommandLineWritesShowLive(t *testing.T) {
 		t.Errorf("the new session is not listed:\n%s", s)
 	}
 }
+
+// A long import comes as one write a batch; its notice follows it to the
+// end, counting what all the batches brought, not the last one's.
+func TestImportNoticeFollowsTheImport(t *testing.T) {
+	t.Parallel()
+	m, _, other := otherSession(t)
+	for range 3 {
+		_, cmd := m.Update(eventMsg(ops.Event{SessionID: other, Title: "Other work", Kind: ops.EventAppended, Author: "operator", What: "10,000 messages imported"}))
+		run(t, m, cmd)
+	}
+	if s := screen(m); !strings.Contains(s, "30,000 messages imported by operator") {
+		t.Errorf("the notice after three batches of 10,000:\n%s", s)
+	}
+	for range 2 {
+		_, cmd := m.Update(eventMsg(ops.Event{SessionID: m.sid, Kind: ops.EventAppended, Version: m.info.Version + 1, Author: "claude-code", What: "2 messages appended"}))
+		run(t, m, cmd)
+	}
+	if s := screen(m); !strings.Contains(s, "4 messages appended by claude-code") {
+		t.Errorf("the notice after two appends of 2:\n%s", s)
+	}
+}

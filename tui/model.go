@@ -111,7 +111,8 @@ type Model struct {
 	statusSeq int
 	err       error
 
-	feat features // copying, the pager, the mouse, the filter, other sessions (features.go)
+	feat features  // copying, the pager, the mouse, the filter, other sessions (features.go)
+	held []tea.Msg // keys typed ahead of an answer they depend on (typeahead.go)
 }
 
 // New returns the root model.
@@ -248,8 +249,14 @@ func (m *Model) seqAt(r int) uint64 {
 
 // Update handles a message.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if m.hold(msg) {
+		return m, nil // typed ahead of an answer it depends on (typeahead.go)
+	}
 	_, cmd := m.update(msg)
 	m.syncKeys()
+	if len(m.held) > 0 {
+		cmd = tea.Batch(cmd, m.release())
+	}
 	return m, cmd
 }
 
@@ -311,7 +318,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.Author == "operator" && msg.Version <= m.info.Version {
 			return m, tea.Batch(cmds...)
 		}
-		cmds = append(cmds, m.loadView(m.sid), m.flash(fmt.Sprintf("%s by %s", msg.What, msg.Author), false))
+		cmds = append(cmds, m.loadView(m.sid), m.flash(fmt.Sprintf("%s by %s", m.eventWhat(ops.Event(msg)), msg.Author), false))
 		if _, ok := dialog.Find[*dialog.Operations](&m.dialogs); ok {
 			cmds = append(cmds, loadOps(m.svc, m.sid)) // the operator watches it land in the list too
 		}
@@ -531,8 +538,12 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			m.anchor = -1
 		} else if _, _, ok := m.selection(); ok {
 			m.anchor = m.cursor
+		} else if r, ok := m.markerItemRow(); ok {
+			// On a marker, the range starts at the item the status bar
+			// says the cursor is at: the one the marker stands before.
+			m.anchor = r
 		} else {
-			return m.flash("a range starts on a message: move off the marker first", true)
+			return m.flash("a range starts on a message, and there is none after this marker", true)
 		}
 	case key.Matches(msg, k.Tag):
 		return m.startTag()

@@ -27,3 +27,21 @@ func (m *Model) position() string {
 	}
 	return english.Thousands(pos) + "/" + english.Thousands(n)
 }
+
+// markerItemRow is the row of the item the marker under the cursor
+// stands before, the one position names; false when the cursor is not
+// on a marker or the marker ends the thread.
+func (m *Model) markerItemRow() (int, bool) {
+	if m.rows.Len() == 0 {
+		return 0, false
+	}
+	rw := m.rows.At(m.cursor)
+	if rw.Kind == rows.Item {
+		return 0, false
+	}
+	at := m.view.Markers[rw.Marker].At
+	if at >= m.view.Len() {
+		return 0, false
+	}
+	return m.rows.RowOfItem(at), true
+}

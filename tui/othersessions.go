@@ -2,9 +2,13 @@ package tui
 
 import (
 	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
+	"weft/internal/english"
 	"weft/internal/termsafe"
 	"weft/ops"
 )
@@ -33,7 +37,40 @@ func (m *Model) sessionEvent(ev ops.Event) tea.Cmd {
 		m.feat.changed = map[string]bool{}
 	}
 	m.feat.changed[ev.SessionID] = true
+	ev.What = m.eventWhat(ev)
 	return m.flash(otherSessionNotice(ev.Title, ev), false)
+}
+
+// writeRun is a run of appends to one session by one author (the
+// batches of an import, an agent's turns), counted while its notice
+// shows.
+type writeRun struct {
+	sid, author, verb string
+	n                 int
+	seq               int // the status message that says it
+}
+
+// appended reads an append's words: "10,000 messages imported".
+var appended = regexp.MustCompile(`^([0-9,]+) messages? (imported|appended)$`)
+
+// eventWhat is what to say of event ev: an append that follows one of
+// the same session and author whose notice still shows says how much
+// they brought together, so a long import's notice follows it to the
+// end rather than repeating the size of a batch. The caller flashes it
+// next.
+func (m *Model) eventWhat(ev ops.Event) string {
+	sub := appended.FindStringSubmatch(ev.What)
+	if sub == nil {
+		m.feat.writes = writeRun{}
+		return ev.What
+	}
+	n, _ := strconv.Atoi(strings.ReplaceAll(sub[1], ",", ""))
+	w := &m.feat.writes
+	if w.sid == ev.SessionID && w.author == ev.Author && w.verb == sub[2] && w.seq == m.statusSeq && m.status != "" {
+		n += w.n
+	}
+	*w = writeRun{sid: ev.SessionID, author: ev.Author, verb: sub[2], n: n, seq: m.statusSeq + 1}
+	return english.Count(n, "message") + " " + sub[2]
 }
 
 // otherSessionNotice says what happened to another session, and where to

@@ -52,8 +52,12 @@ func loadSessions(svc *ops.Service) tea.Cmd {
 // reads the sessions' dates.
 func (m *Model) sessionsLoaded(msg sessionsLoadedMsg) tea.Cmd {
 	p, ok := dialog.Find[*dialog.Sessions](&m.dialogs)
-	if !ok || msg.err != nil {
+	if !ok {
 		return nil
+	}
+	if msg.err != nil {
+		p.Refused(msg.err.Error())
+		return p.SetSessions(nil, nil) // keys typed ahead wait for no list
 	}
 	return tea.Batch(p.SetSessions(msg.list, msg.titles), loadSessionDates(m.svc, msg.list))
 }

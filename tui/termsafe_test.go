@@ -118,3 +118,38 @@ func TestHostileTextIsShownNotObeyed(t *testing.T) {
 	m.flash("said "+hostile, true)
 	check("status")
 }
+
+// The TUI shows the characters that reorder or hide text as marks
+// (\u202e) in the rows, the status bar and the window title: a title
+// "invoice \u202efdp.exe" would read "invoice exe.pdf" otherwise.
+func TestReorderingTextIsShown(t *testing.T) {
+	t.Parallel()
+	svc := newService(t)
+	ctx := context.Background()
+	const body = "pay\u200bpal \u2066isolated\u2069 \u202aembedded\u202c \u200emark\u200f \u061carabic \u200c\u200d\u2060 \ufeffbom"
+	s, err := svc.CreateSession(ctx, ops.CreateSessionArgs{Title: "invoice \u202efdp.exe"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.AppendMessages(ctx, ops.AppendMessagesArgs{SessionID: s.SessionID, Messages: []model.NewMessage{{Role: model.RoleUser, Content: body}}}); err != nil {
+		t.Fatal(err)
+	}
+	m := openModel(t, svc, Options{Theme: "dark"}, "", 120, 40)
+	press(t, m, "g", "enter")
+	m.flash("renamed “invoice \u202efdp.exe”", false)
+	v := m.View()
+	for _, r := range v.Content + v.WindowTitle {
+		if (r >= 0x200b && r <= 0x200f) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x061c || r == 0x2060 || r == 0xfeff {
+			t.Errorf("the screen carries %U raw", r)
+		}
+	}
+	if want := `weft · invoice \u202efdp.exe`; v.WindowTitle != want {
+		t.Errorf("window title %q, want %q", v.WindowTitle, want)
+	}
+	plain := ansi.Strip(v.Content)
+	for _, want := range []string{`invoice \u202efdp.exe`, `renamed “invoice \u202efdp.exe”`, `pay\u200bpal \u2066isolated\u2069`, `\ufeffbom`} {
+		if !strings.Contains(plain, want) {
+			t.Errorf("the screen does not show %q:\n%s", want, plain)
+		}
+	}
+}

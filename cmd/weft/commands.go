@@ -318,7 +318,7 @@ weft call assemble_context format=anthropic max_tokens=8000`,
 		},
 	}
 	a.describeFlag(cmd, "token", "bearer token for a running weft that holds the file (default $WEFT_TOKEN)")
-	a.hideFlags(cmd, "theme", "mcp-addr", "no-mcp", "allow-origin")
+	a.hideFlags(cmd, "theme", "mcp-addr", "no-mcp", "allow-origin", "max-result-tokens")
 	return cmd
 }
 
@@ -414,6 +414,6 @@ weft call get_turns_since timestamp=-2h`,
 			return nil
 		},
 	}
-	a.hideFlags(cmd, "db", "theme", "mcp-addr", "no-mcp", "token", "allow-origin")
+	a.hideFlags(cmd, "db", "theme", "mcp-addr", "no-mcp", "token", "allow-origin", "max-result-tokens")
 	return cmd
 }

@@ -102,6 +102,9 @@ type app struct {
 	origins []string       // --allow-origin, each an origin browsers may call from
 	follow  []string       // the TUI's --follow files
 	globals *pflag.FlagSet // the root's flags, which every command inherits
+	// maxResult is --max-result-tokens: a read's budget over MCP when
+	// its call gives none (0: fitted to the client that called).
+	maxResult int
 	// upstreams: --upstream-anthropic and --upstream-openai, where the
 	// context proxy sends requests.
 	upstreams proxy.Upstreams
@@ -149,7 +152,7 @@ func (a *app) bearer() string { return cmp.Or(a.token, a.env.token) }
 
 // listen is what the root flags say about an embedded listener.
 func (a *app) listen() listenConfig {
-	return listenConfig{addr: a.mcpAddr, off: a.noMCP, token: a.bearer(), origins: a.origins, upstreams: a.upstreams}
+	return listenConfig{addr: a.mcpAddr, off: a.noMCP, token: a.bearer(), origins: a.origins, upstreams: a.upstreams, maxResult: a.maxResult}
 }
 
 // tuiOptions are the TUI's options from the flags and the environment.

@@ -32,6 +32,8 @@ type listenConfig struct {
 	// origins are the browser origins allowed to call, with CORS
 	// (--allow-origin).
 	origins []string
+	// maxResult is --max-result-tokens (mcpserver.Options.MaxResultTokens).
+	maxResult int
 	// upstreams are where the listener's context proxy sends requests.
 	upstreams proxy.Upstreams
 	// logger is the TUI's log file; nil logs nothing.
@@ -43,7 +45,7 @@ type listenConfig struct {
 // whichever command starts it. The MCP server is given back too, for
 // the TUI to count its agents.
 func (lc listenConfig) options(svc *ops.Service) (listen.Options, *mcpserver.Server) {
-	srv := mcpserver.New(tools.Local{Service: svc}, mcpserver.Options{Logger: lc.logger})
+	srv := mcpserver.New(tools.Local{Service: svc}, mcpserver.Options{Logger: lc.logger, MaxResultTokens: lc.maxResult})
 	px := proxy.New(svc, proxy.Options{Upstreams: lc.upstreams, Logger: lc.logger})
 	return listen.Options{
 		Addr: lc.addr, Token: lc.token, Origins: lc.origins, Logger: lc.logger,
@@ -120,7 +122,7 @@ func serveMCP(ctx context.Context, db string, timeout time.Duration, lc listenCo
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	st, err := store.Open(db, store.Options{Timeout: timeout})
+	st, err := openStore(db, store.Options{Timeout: timeout})
 	if errors.Is(err, store.ErrInUse) {
 		url := listen.ReadAddrFile(db)
 		if url == "" {
@@ -157,7 +159,7 @@ func serveMCP(ctx context.Context, db string, timeout time.Duration, lc listenCo
 		if err != nil {
 			return fmt.Errorf("%s.addr: %w", db, err)
 		}
-		return mcpserver.New(remote, mcpserver.Options{Logger: logger}).ServeStdio(ctx)
+		return mcpserver.New(remote, mcpserver.Options{Logger: logger, MaxResultTokens: lc.maxResult}).ServeStdio(ctx)
 	}
 	if err != nil {
 		return err
@@ -166,7 +168,7 @@ func serveMCP(ctx context.Context, db string, timeout time.Duration, lc listenCo
 	defer held.close()
 	svc := newService(st, logger)
 	held.l = listenForOthers(svc, lc, logger)
-	return mcpserver.New(tools.Local{Service: svc}, mcpserver.Options{Logger: logger}).ServeStdio(ctx)
+	return mcpserver.New(tools.Local{Service: svc}, mcpserver.Options{Logger: logger, MaxResultTokens: lc.maxResult}).ServeStdio(ctx)
 }
 
 // heldFile is the file weft mcp opened, with its listener for other

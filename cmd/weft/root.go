@@ -26,7 +26,7 @@ import (
 
 // tuiFlags are the root flags that only the TUI (and demo, and mcp's
 // listener) use.
-var tuiFlags = []string{"theme", "mcp-addr", "no-mcp", "token", "allow-origin", "upstream-anthropic", "upstream-openai"}
+var tuiFlags = []string{"theme", "mcp-addr", "no-mcp", "token", "allow-origin", "max-result-tokens", "upstream-anthropic", "upstream-openai"}
 
 // rootCommand builds weft's command tree: weft [SESSION] opens the TUI,
 // and each command is a child.
@@ -70,6 +70,9 @@ weft --follow ~/.claude/projects/-home-ana-app/0f3c2a55-6b1e-4c8e-9d2a-3b4c5d6e7
 					return usageErr("--allow-origin: %v", err)
 				}
 			}
+			if n := a.maxResult; n != 0 && (n < reads.MinMaxTokens || n > reads.MaxMaxTokens) {
+				return usageErr("--max-result-tokens %d: give %d to %d, or 0 for the budget that fits the client", n, reads.MinMaxTokens, reads.MaxMaxTokens)
+			}
 			for _, u := range []string{a.upstreams.Anthropic, a.upstreams.OpenAI} {
 				if err := proxy.CheckUpstream(u); err != nil {
 					return usageErr("%v", err)
@@ -105,6 +108,7 @@ weft --follow ~/.claude/projects/-home-ana-app/0f3c2a55-6b1e-4c8e-9d2a-3b4c5d6e7
 	fs.BoolVar(&a.noMCP, "no-mcp", false, "open the TUI without the MCP listener")
 	fs.StringVar(&a.token, "token", "", "bearer token agents must send to the embedded listener (default $WEFT_TOKEN)")
 	fs.StringArrayVar(&a.origins, "allow-origin", nil, "a browser `ORIGIN` (scheme://host[:port]) allowed to call the embedded listener, with CORS; repeatable")
+	fs.IntVar(&a.maxResult, "max-result-tokens", 0, "the budget, in tokens, of an agent's read that gives no max_tokens (default: one that fits the client, Claude Code, Codex or another)")
 	fs.StringVar(&a.upstreams.Anthropic, "upstream-anthropic", proxy.DefaultAnthropicUpstream, "where the listener's context proxy sends Messages API requests")
 	fs.StringVar(&a.upstreams.OpenAI, "upstream-openai", proxy.DefaultOpenAIUpstream, "where the listener's context proxy sends Chat Completions and Responses requests (with its /v1)")
 	_ = root.RegisterFlagCompletionFunc("theme", completeThemes)
@@ -179,7 +183,7 @@ func (a *app) openTUI(ctx context.Context, session string) error {
 	if _, err := os.Stat(a.db); errors.Is(err, os.ErrNotExist) && a.db != a.env.db && len(a.follow) == 0 {
 		return a.noDatabase()
 	}
-	st, err := store.Open(a.db, store.Options{})
+	st, err := openStore(a.db, store.Options{})
 	if err != nil {
 		return err
 	}
@@ -188,12 +192,20 @@ func (a *app) openTUI(ctx context.Context, session string) error {
 	defer closeLog()
 	svc := newService(st, logger)
 	opts := a.tuiOptions()
-	if session != "" {
-		if _, _, err := svc.View(session); err != nil {
+	// The TUI's first read is made here, before it takes the screen: a
+	// file whose damage shows only when it is read (store.Open found its
+	// headers sound) is refused with the whole error and what to run,
+	// and let go, rather than drawn as one cut-off line on a screen that
+	// waits for a key.
+	if _, _, err := svc.View(session); err != nil {
+		switch {
+		case errors.Is(err, store.ErrDamaged), errors.Is(err, store.ErrCorrupt):
+			return err
+		case session != "":
 			return fmt.Errorf("%w (and %q is not a command: weft --help lists them)", err, session)
 		}
-		opts.Session = session
 	}
+	opts.Session = session
 	if len(a.follow) > 0 {
 		stop, err := a.followInTUI(ctx, svc, logger, &opts)
 		if err != nil {
@@ -246,11 +258,11 @@ type dbFile struct {
 // timeout (0: the store's default) for another process to let go of it.
 func (a *app) openDB(timeout time.Duration, readOnly bool) (*dbFile, error) {
 	_, statErr := os.Stat(a.db)
-	st, err := store.Open(a.db, store.Options{Timeout: timeout, ReadOnly: readOnly})
+	st, err := openStore(a.db, store.Options{Timeout: timeout, ReadOnly: readOnly})
 	if readOnly && errors.Is(err, store.ErrNeedsMigration) {
 		// A file of an older weft: brought up to date once (a write),
 		// then read as any other.
-		if st, err = store.Open(a.db, store.Options{Timeout: timeout}); err == nil {
+		if st, err = openStore(a.db, store.Options{Timeout: timeout}); err == nil {
 			_, _ = fmt.Fprintf(a.stderr, "weft: note: %s was brought up to this weft's file layout (once; older wefts cannot read it now)\n", termsafe.Text(a.db))
 		}
 	}

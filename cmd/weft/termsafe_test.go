@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -181,4 +182,78 @@ func runOnPTY(t *testing.T, args []string, wire func(tty io.Writer) (stdout, std
 		t.Fatal("the terminal's output did not end")
 	}
 	return nil, err
+}
+
+// reordering is a title and a body with the characters that reorder a
+// line or hide between letters: printed raw, the title reads
+// "invoice exe.pdf".
+const (
+	reorderingTitle = "invoice \u202efdp.exe"
+	reorderingBody  = "pay\u200bpal \u2066isolated\u2069 \u202aembedded\u202c \u200emark\u200f \u061carabic \u200c\u200d\u2060 \ufeffbom \u202dforced\u202c"
+)
+
+// hidesText lists the characters of s that reorder or hide text.
+func hidesText(s string) []rune {
+	var found []rune
+	for _, r := range s {
+		if (r >= 0x200b && r <= 0x200f) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) || r == 0x061c || r == 0x2060 || r == 0xfeff {
+			found = append(found, r)
+		}
+	}
+	return found
+}
+
+// weft ls and weft show show the characters that reorder or hide text
+// as marks (\u202e), in the text and the JSON forms alike; the file
+// keeps them as they came.
+func TestReorderingTextIsShown(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "bidi.db")
+	if _, errOut, code, err := runCLI(db, "new", reorderingTitle); code != 0 {
+		t.Fatalf("new: %v\n%s", err, errOut)
+	}
+	msgs, _ := json.Marshal(map[string]any{"messages": []map[string]string{{"role": "user", "content": reorderingBody}}})
+	if _, errOut, code, err := runCLI(db, "call", "append_messages", string(msgs)); code != 0 {
+		t.Fatalf("append_messages: %v\n%s", err, errOut)
+	}
+	for _, args := range [][]string{{"ls"}, {"show"}, {"show", "--raw"}, {"ls", "--json"}, {"show", "--json"}} {
+		out, errOut, code, err := runCLI(db, args...)
+		if code != 0 {
+			t.Fatalf("weft %v: %v\n%s", args, err, errOut)
+		}
+		if raw := hidesText(out + errOut); len(raw) > 0 {
+			t.Errorf("weft %v printed %U raw:\n%s", args, raw, out)
+		}
+		if !slices.Equal(args, []string{"show", "--json"}) && !strings.Contains(out, `invoice \u202efdp.exe`) {
+			t.Errorf("weft %v does not show the title as invoice \\u202efdp.exe:\n%s", args, out)
+		}
+		if args[0] == "show" && !strings.Contains(out, `pay\u200bpal \u2066isolated\u2069`) {
+			t.Errorf("weft %v does not show the body's marks:\n%s", args, out)
+		}
+	}
+	// Read back, the JSON holds the text as it was stored: verbatim.
+	out, _, _, _ := runCLI(db, "show", "--json")
+	var got struct {
+		Messages []struct {
+			Content string `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Messages) != 1 || got.Messages[0].Content != reorderingBody {
+		t.Errorf("the stored text changed: %+q", got)
+	}
+	out, _, _, _ = runCLI(db, "ls", "--json")
+	if !strings.Contains(out, `"title": "invoice \u202efdp.exe"`) {
+		t.Errorf("ls --json: %s", out)
+	}
+	var ls struct {
+		Sessions []struct {
+			Title string `json:"title"`
+		} `json:"sessions"`
+	}
+	if err := json.Unmarshal([]byte(out), &ls); err != nil || len(ls.Sessions) != 1 || ls.Sessions[0].Title != reorderingTitle {
+		t.Errorf("the stored title changed: %+q (%v)", ls, err)
+	}
 }

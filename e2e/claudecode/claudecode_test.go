@@ -105,7 +105,9 @@ func prepare(t *testing.T) fixture {
 	sid := strings.TrimSpace(string(weftRun(t, "--db", db, "new", "claude code thread")))
 	args, _ := json.Marshal(map[string]any{"session_id": sid, "messages": thread.Messages})
 	weftRun(t, "--db", db, "call", "append_messages", string(args))
-	firstFour := weftRun(t, "--db", db, "call", "get_message_range", fmt.Sprintf(`{"session_id":%q,"start_idx":0,"end_idx":3}`, sid))
+	// Claude Code's call gives no max_tokens, and weft fits the read to
+	// it: 10,000 tokens (ops/mcpserver/clientcap.go).
+	firstFour := weftRun(t, "--db", db, "call", "get_message_range", fmt.Sprintf(`{"session_id":%q,"start_idx":0,"end_idx":3,"max_tokens":10000}`, sid))
 	return fixture{db: db, session: sid, messages: thread.Messages, firstFour: firstFour}
 }
 

@@ -383,7 +383,7 @@ func testWriteBack(t *testing.T, dir, db, sid string, tap *clientTap, s *standIn
 			Messages []json.RawMessage `json:"messages"`
 		} `json:"anthropic"`
 	}
-	if err := json.Unmarshal(weftRun(t, "--db", db, "call", "assemble_context", "session_id="+sid, "format=anthropic"), &assembled); err != nil {
+	if err := json.Unmarshal(weftRun(t, "--db", db, "call", "assemble_context", "session_id="+sid, "format=anthropic", "max_tokens=0"), &assembled); err != nil {
 		t.Fatal(err)
 	}
 	before := len(tap.requests("/v1/messages"))

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"weft/formats"
 	"weft/formats/internal/records"
@@ -23,6 +24,9 @@ type message struct {
 	FunctionCall     json.RawMessage `json:"function_call"`
 	Refusal          string          `json:"refusal"`
 	ReasoningContent string          `json:"reasoning_content"`
+	// weft's own shape, as append_messages takes it
+	Parts     json.RawMessage `json:"parts"`
+	CreatedAt json.RawMessage `json:"created_at"`
 
 	// a record
 	Messages json.RawMessage `json:"messages"`
@@ -135,7 +139,11 @@ func convert(m *message, raw []byte, calls *records.Calls, media *records.Media)
 	if sourceRole != "" {
 		nm.Meta = map[string]string{"source_role": sourceRole}
 	}
+	nm.CreatedAt = createdAt(m.CreatedAt)
 	content := bytes.TrimSpace(m.Content)
+	if !formats.IsNull(m.Parts) {
+		return weftParts(nm, m.Parts, content, calls)
+	}
 
 	// The common case: plain text, nothing else.
 	if len(content) > 0 && content[0] == '"' && role != model.RoleTool &&
@@ -214,6 +222,55 @@ func convert(m *message, raw []byte, calls *records.Calls, media *records.Media)
 		parts = append(parts, legacy...)
 	}
 	nm.Content = formats.RenderContent(parts)
+	nm.Parts = formats.EncodeParts(parts)
+	if strings.TrimSpace(nm.Content) == "" && len(parts) == 0 {
+		return model.NewMessage{}, records.Empty
+	}
+	return nm, ""
+}
+
+// createdAt reads a message's "created_at" (RFC 3339, as weft writes
+// it); anything else gives no time, and the message is imported as of
+// now.
+func createdAt(raw json.RawMessage) time.Time {
+	s, ok := formats.DecodeString(bytes.TrimSpace(raw))
+	if !ok {
+		return time.Time{}
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t.UTC()
+}
+
+// weftParts reads a message of weft's own shape (as append_messages
+// takes it): its parts as weft writes them, kept as they are, and its
+// content as given or, when that is empty (a message of tool calls
+// alone), drawn from the parts.
+func weftParts(nm model.NewMessage, raw json.RawMessage, content []byte, calls *records.Calls) (model.NewMessage, string) {
+	var parts []model.Part
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return model.NewMessage{}, "its parts: " + formats.DescribeError(err)
+	}
+	if len(content) > 0 && !formats.IsNull(content) {
+		s, ok := formats.DecodeString(content)
+		if !ok {
+			return model.NewMessage{}, `its content is not a string (beside "parts", the content is the message's text)`
+		}
+		nm.Content = s
+	}
+	for _, p := range parts {
+		switch p.Type {
+		case model.PartToolCall:
+			calls.Called(p.ToolCallID, p.ToolName)
+		case model.PartToolResult:
+			calls.Answered(p.ToolCallID)
+		}
+	}
+	if strings.TrimSpace(nm.Content) == "" {
+		nm.Content = formats.RenderContent(parts)
+	}
 	nm.Parts = formats.EncodeParts(parts)
 	if strings.TrimSpace(nm.Content) == "" && len(parts) == 0 {
 		return model.NewMessage{}, records.Empty

@@ -1,48 +1,53 @@
 package termsafe
 
-import "bytes"
+import (
+	"fmt"
+	"unicode/utf8"
+)
 
-// JSON returns a JSON text with DEL and the C1 controls inside its
-// strings written as \u escapes: the same JSON to any reader, and safe
-// on a terminal (encoding/json escapes the C0 controls itself, but
-// passes DEL and U+0080…U+009F through, and some terminals act on C1
-// controls). These bytes can only occur inside strings of valid JSON, so
-// no parsing is needed; b is returned as it is when it has none.
+// JSON returns a JSON text with DEL, the C1 controls and the characters
+// that reorder or hide text (see hides) inside its strings written as \u
+// escapes: the same JSON to any reader, and safe on a terminal
+// (encoding/json escapes the C0 controls itself, but passes the others
+// through; some terminals act on C1 controls, and a bidi override turns
+// the rest of its line around). These characters can only occur inside
+// strings of valid JSON, so no parsing is needed; b is returned as it is
+// when it has none.
 func JSON(b []byte) []byte {
-	if !hasJSONControl(b) {
+	first := jsonEscapeAt(b)
+	if first < 0 {
 		return b
 	}
 	out := make([]byte, 0, len(b)+32)
-	for i := 0; i < len(b); i++ {
-		switch c := b[i]; {
-		case c == 0x7f:
-			out = append(out, `\u007f`...)
-		case c == 0xc2 && i+1 < len(b) && b[i+1] >= 0x80 && b[i+1] < 0xa0:
-			out = append(out, `\u00`...)
-			out = append(out, hex[b[i+1]>>4], hex[b[i+1]&0xf])
-			i++
-		default:
-			out = append(out, c)
+	out = append(out, b[:first]...)
+	for i := first; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if jsonEscaped(r) {
+			out = fmt.Appendf(out, `\u%04x`, r)
+		} else {
+			out = append(out, b[i:i+size]...)
 		}
+		i += size
 	}
 	return out
 }
 
-const hex = "0123456789abcdef"
+// jsonEscaped reports whether JSON writes r as a \u escape.
+func jsonEscaped(r rune) bool { return r == 0x7f || (r >= 0x80 && r < 0xa0) || hides(r) }
 
-func hasJSONControl(b []byte) bool {
-	if bytes.IndexByte(b, 0x7f) >= 0 {
-		return true
-	}
-	for i := bytes.IndexByte(b, 0xc2); i >= 0 && i+1 < len(b); {
-		if c := b[i+1]; c >= 0x80 && c < 0xa0 {
-			return true
+// jsonEscapeAt is the offset of the first character of b JSON escapes,
+// or -1.
+func jsonEscapeAt(b []byte) int {
+	for i := 0; i < len(b); {
+		if b[i] < 0x7f {
+			i++
+			continue
 		}
-		j := bytes.IndexByte(b[i+1:], 0xc2)
-		if j < 0 {
-			break
+		r, size := utf8.DecodeRune(b[i:])
+		if jsonEscaped(r) {
+			return i
 		}
-		i += 1 + j
+		i += size
 	}
-	return false
+	return -1
 }

@@ -5,9 +5,12 @@ import (
 	"unicode/utf8"
 )
 
+const hex = "0123456789abcdef"
+
 // Styled returns a styled text (lines with SGR colour and attribute
-// sequences, as lipgloss draws them) with every other escape sequence
-// and control character shown as pictures, as Line shows them; newlines
+// sequences, as lipgloss draws them) with every other escape sequence,
+// control character and character that reorders or hides text shown as
+// pictures, as Line shows them; newlines
 // stay. It is the last guard on a frame a screen draws: text that
 // reached it unshown (a text area's contents) still cannot act on the
 // terminal. A text with nothing to show is returned as it is.
@@ -33,7 +36,7 @@ func Styled(s string) string {
 			b.WriteByte(hex[s[i]&0xf])
 		case r == '\n':
 			b.WriteByte('\n')
-		case isControl(r):
+		case shown(s, i, r, size):
 			b.WriteString(Picture(r))
 		default:
 			b.WriteString(s[i : i+size])
@@ -44,7 +47,7 @@ func Styled(s string) string {
 }
 
 // styledSafe reports whether s has no control but newlines and SGR
-// sequences, and is UTF-8.
+// sequences, nothing that reorders or hides text, and is UTF-8.
 func styledSafe(s string) bool {
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -61,7 +64,7 @@ func styledSafe(s string) bool {
 			return false
 		default:
 			r, size := utf8.DecodeRuneInString(s[i:])
-			if (r == utf8.RuneError && size == 1) || isControl(r) {
+			if (r == utf8.RuneError && size == 1) || shown(s, i, r, size) {
 				return false
 			}
 			i += size

@@ -7,12 +7,18 @@
 // terminal instead of being read. Text and Line show each such character
 // as a visible picture instead (ESC as ␛, BEL as ␇, CR as ␍), so what was
 // there stays readable and nothing reaches the terminal's control
-// channel. Data (JSON, exports to a file or a pipe) is left as it is.
+// channel. Characters that reorder the text around them (the bidi
+// overrides, embeddings, isolates and marks) or take no cell (the
+// zero-width spaces, joiners and the byte order mark) are shown too, as
+// \u202e and the like: printed raw, "invoice \u202efdp.exe" reads
+// "invoice exe.pdf". Data (JSON, exports to a file or a pipe) is left as
+// it is.
 package termsafe
 
 import (
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -41,7 +47,7 @@ func Safe(s string) bool {
 func safeFrom(s string, i int) bool {
 	for i < len(s) {
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if isControl(r) || (r == utf8.RuneError && size == 1) {
+		if shown(s, i, r, size) || (r == utf8.RuneError && size == 1) {
 			return false
 		}
 		i += size
@@ -52,10 +58,47 @@ func safeFrom(s string, i int) bool {
 // isControl reports whether r is a C0 control, DEL or a C1 control.
 func isControl(r rune) bool { return r < 0x20 || (r >= 0x7f && r < 0xa0) }
 
+// hides reports whether r reorders the text around it or takes no cell:
+// the bidi embeddings and overrides (U+202A…U+202E), isolates
+// (U+2066…U+2069) and marks (U+200E, U+200F, U+061C), the zero-width
+// space, non-joiner and joiner (U+200B…U+200D), the word joiner
+// (U+2060) and the byte order mark (U+FEFF).
+func hides(r rune) bool {
+	switch {
+	case r >= 0x200b && r <= 0x200f, r >= 0x202a && r <= 0x202e,
+		r >= 0x2066 && r <= 0x2069, r == 0x061c, r == 0x2060, r == 0xfeff:
+		return true
+	}
+	return false
+}
+
+// shown reports whether the character r, at s[i:i+size], is shown as a
+// picture rather than printed: a control character, or one that hides
+// (see hides), but for a joiner that makes one emoji of two pictographs.
+func shown(s string, i int, r rune, size int) bool {
+	if isControl(r) {
+		return true
+	}
+	return hides(r) && (r != 0x200d || !joinsEmoji(s, i, size))
+}
+
+// joinsEmoji reports whether the zero-width joiner at s[i:i+size] stands
+// between two pictographs (👨‍👩, 👩🏽‍💻, 🏳️‍🌈): there it draws one emoji,
+// and hides nothing that a reader would miss.
+func joinsEmoji(s string, i, size int) bool {
+	prev, _ := utf8.DecodeLastRuneInString(s[:i])
+	next, _ := utf8.DecodeRuneInString(s[i+size:])
+	// Not U+FFFD: a byte that is not UTF-8 decodes as it, and is shown.
+	pictograph := func(r rune) bool { return r >= 0x2000 && r != utf8.RuneError && unicode.Is(unicode.So, r) }
+	skinOrPresentation := prev == 0xfe0f || (prev >= 0x1f3fb && prev <= 0x1f3ff)
+	return (pictograph(prev) || skinOrPresentation) && pictograph(next)
+}
+
 // Picture is how a control character is shown: C0 controls and DEL as
 // the Unicode control pictures (␛ for ESC, ␇ BEL, ␍ CR, ␊ LF, ␉ TAB, ␡
-// DEL), one cell wide like the character they stand for; C1 controls as
-// \u0080…\u009f.
+// DEL), one cell wide like the character they stand for; C1 controls
+// and the characters that reorder or hide text as \u0080…\u009f,
+// \u202e and the like.
 func Picture(r rune) string {
 	switch {
 	case r < 0x20:
@@ -81,7 +124,7 @@ func clean(s string, lines bool) string {
 			b.WriteRune(r)
 		case lines && r == '\r' && i+1 < len(s) && s[i+1] == '\n':
 			// CRLF: the line end of a file written on Windows.
-		case isControl(r):
+		case shown(s, i, r, size):
 			b.WriteString(Picture(r))
 		default:
 			b.WriteString(s[i : i+size])

@@ -2,6 +2,7 @@ package termsafe
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -17,6 +18,19 @@ var hostile = []struct{ name, in, text, line string }{
 	{"not utf-8", "a\x9bb", `a\x9bb`, `a\x9bb`},
 	{"lines", "one\ntwo\tthree\r\nfour", "one\ntwo\tthree\nfour", "one␊two␉three␍␊four"},
 	{"plain", "héllo → wörld 🙂", "héllo → wörld 🙂", "héllo → wörld 🙂"},
+	// Characters that reorder what follows them or hide between letters:
+	// a title "invoice \u202efdp.exe" would read "invoice exe.pdf".
+	{"bidi override", "invoice \u202efdp.exe", `invoice \u202efdp.exe`, `invoice \u202efdp.exe`},
+	{"bidi embeddings", "\u202aa\u202bb\u202cc\u202dd", `\u202aa\u202bb\u202cc\u202dd`, `\u202aa\u202bb\u202cc\u202dd`},
+	{"bidi isolates", "\u2066a\u2067b\u2068c\u2069", `\u2066a\u2067b\u2068c\u2069`, `\u2066a\u2067b\u2068c\u2069`},
+	{"bidi marks", "a\u200eb\u200fc\u061cd", `a\u200eb\u200fc\u061cd`, `a\u200eb\u200fc\u061cd`},
+	{"zero width", "pay\u200bpal\u200c\u200d\u2060x\ufeff", `pay\u200bpal\u200c\u200d\u2060x\ufeff`, `pay\u200bpal\u200c\u200d\u2060x\ufeff`},
+	// A joiner between two pictographs draws one emoji (a family, a
+	// coder): it stays, as it hides nothing.
+	{"emoji sequences", "👨\u200d👩\u200d👧 👩🏽\u200d💻 🏳\ufe0f\u200d🌈", "👨\u200d👩\u200d👧 👩🏽\u200d💻 🏳\ufe0f\u200d🌈", "👨\u200d👩\u200d👧 👩🏽\u200d💻 🏳\ufe0f\u200d🌈"},
+	{"joiner beside one pictograph", "👨\u200dx", `👨\u200dx`, `👨\u200dx`},
+	{"joiner beside bytes not utf-8", "\xf0\u200d\xb1", `\xf0\u200d\xb1`, `\xf0\u200d\xb1`},
+	{"arabic and hebrew", "مرحبا שלום", "مرحبا שלום", "مرحبا שלום"},
 }
 
 func TestTextAndLine(t *testing.T) {
@@ -38,6 +52,47 @@ func TestTextAndLine(t *testing.T) {
 				t.Errorf("%s: Text left %U in %q", tt.name, c, Text(tt.in))
 			}
 		}
+		if got := Styled(tt.in); got != strings.ReplaceAll(tt.line, "␊", "\n") && !strings.ContainsAny(tt.in, "\t\r") {
+			t.Errorf("%s: Styled(%q) = %q", tt.name, tt.in, got)
+		}
+	}
+}
+
+// Every character that reorders or hides is shown, whichever way the
+// text reaches the terminal.
+func TestReorderingAndHidden(t *testing.T) {
+	var all []rune
+	for r := rune(0x202a); r <= 0x202e; r++ {
+		all = append(all, r)
+	}
+	for r := rune(0x2066); r <= 0x2069; r++ {
+		all = append(all, r)
+	}
+	all = append(all, 0x200e, 0x200f, 0x061c, 0x200b, 0x200c, 0x200d, 0x2060, 0xfeff)
+	for _, r := range all {
+		in := "a" + string(r) + "b"
+		want := fmt.Sprintf(`a\u%04xb`, r)
+		for name, f := range map[string]func(string) string{"Text": Text, "Line": Line, "Styled": Styled} {
+			if got := f(in); got != want {
+				t.Errorf("%s(%q) = %q, want %q", name, in, got, want)
+			}
+		}
+		if Safe(in) {
+			t.Errorf("Safe(%q) = true", in)
+		}
+		b, _ := json.Marshal(in)
+		if got := JSON(b); strings.ContainsRune(string(got), r) {
+			t.Errorf("JSON(%s) left %U: %s", b, r, got)
+		} else {
+			var back string
+			if err := json.Unmarshal(got, &back); err != nil || back != in {
+				t.Errorf("JSON(%s) = %s changed the meaning (%v)", b, got, err)
+			}
+		}
+	}
+	// A styled frame keeps its colours around a shown mark.
+	if got, want := Styled("\x1b[31mab\u202ecd\x1b[0m"), "\x1b[31mab\\u202ecd\x1b[0m"; got != want {
+		t.Errorf("Styled = %q, want %q", got, want)
 	}
 }
 

@@ -540,8 +540,9 @@ func TestConcurrentEditsOverHTTP(t *testing.T) {
 		t.Errorf("list_operations has %d operations; the clients made %d", len(list.Operations), made)
 	}
 	for _, o := range list.Operations {
-		if want, ok := lastToggle[o.OperationID]; ok && o.Active != want {
-			t.Errorf("operation %s: active %v, but the last accepted toggle set %v", o.OperationID, o.Active, want)
+		// A reverted operation is not active, whatever its last toggle.
+		if want, ok := lastToggle[o.OperationID]; ok && o.Active != (want && !reverted[o.OperationID]) {
+			t.Errorf("operation %s: active %v, but the last accepted toggle set %v (reverted: %v)", o.OperationID, o.Active, want, reverted[o.OperationID])
 		}
 		if (o.RevertedAt != "") != reverted[o.OperationID] || (o.Status == model.StatusReverted) != reverted[o.OperationID] {
 			t.Errorf("operation %s: status %s, reverted_at %q; reverted by an accepted edit: %v", o.OperationID, o.Status, o.RevertedAt, reverted[o.OperationID])

@@ -143,6 +143,15 @@ func TestToolHeavyPagesToTheEnd(t *testing.T) {
 					t.Fatalf("without a budget: %s", refused)
 				}
 				want := itemIDs(t, ref)
+				// A search's limit is a page even without a budget: the
+				// whole is every page of it.
+				for cursor, _ := ref["next_cursor"].(string); cursor != ""; cursor, _ = ref["next_cursor"].(string) {
+					whole["cursor"] = cursor
+					if ref, _, refused = f.call(t, r.tool, whole); refused != "" {
+						t.Fatalf("without a budget: %s", refused)
+					}
+					want = append(want, itemIDs(t, ref)...)
+				}
 				budget := reads.DefaultMaxTokens
 				if b, ok := r.args["max_tokens"].(int); ok {
 					budget = b

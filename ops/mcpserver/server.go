@@ -13,6 +13,7 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -44,6 +45,8 @@ type Server struct {
 	calls     callsInFlight
 	// sessionTimeout is Options.SessionTimeout.
 	sessionTimeout time.Duration
+	// maxResultTokens is Options.MaxResultTokens.
+	maxResultTokens int
 }
 
 // Options configure a Server.
@@ -54,6 +57,10 @@ type Options struct {
 	// SessionTimeout overrides SessionTimeout for idle MCP sessions over
 	// HTTP; negative means never.
 	SessionTimeout time.Duration
+	// MaxResultTokens is a read's budget when its call gives no
+	// max_tokens, for every client; 0: the budget that fits the client
+	// that called (resultCapFor).
+	MaxResultTokens int
 }
 
 // New returns a server exposing every tool of the registry, the session
@@ -64,7 +71,7 @@ func New(b tools.Backend, opts Options) *Server {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{backend: b, logger: logger, closing: make(chan struct{}), sessionTimeout: opts.SessionTimeout}
+	s := &Server{backend: b, logger: logger, closing: make(chan struct{}), sessionTimeout: opts.SessionTimeout, maxResultTokens: opts.MaxResultTokens}
 	sopts := &mcp.ServerOptions{
 		Instructions:      serverInstructions,
 		Logger:            logger,
@@ -189,7 +196,9 @@ func (s *Server) toolHandler(t *tools.Tool) mcp.ToolHandler {
 		if sp != nil {
 			ctx = summary.WithSampler(ctx, sp.sample)
 		}
-		out, value, err := s.backend.Call(ctx, t, req.Params.Arguments)
+		out, value, err := s.callFitted(func(args json.RawMessage) (json.RawMessage, any, error) {
+			return s.backend.Call(ctx, t, args)
+		}, t, req)
 		if sp != nil && len(sp.pending) > 0 {
 			// The tool asked the client's model for something it has not
 			// answered yet: ask, and the client calls again with the

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 
 	"weft/formats"
@@ -36,13 +37,18 @@ type answerRecorder struct {
 	event  string
 	data   []byte
 	stream answerStream
+	// events counts the stream's events; broken says why one of them
+	// could not be read (nil while all could): the answer is broken, and
+	// nothing of it is stored.
+	events int
+	broken error
 }
 
 // answerStream puts a streamed answer's events together, in its API's
 // shape.
 type answerStream interface {
-	// event reads one event's data.
-	event(data []byte)
+	// event reads one event's data; an error says it does not parse.
+	event(data []byte) error
 	// ended reports whether the stream's end event came (message_stop,
 	// a choice's finish_reason, response.completed).
 	ended() bool
@@ -109,7 +115,10 @@ func (a *answerRecorder) line(l []byte) {
 			if a.stream == nil {
 				a.stream = newAnswerStream(a.api)
 			}
-			a.stream.event(a.data)
+			a.events++
+			if err := a.stream.event(a.data); err != nil && a.broken == nil {
+				a.broken = fmt.Errorf("event %d of the stream does not parse (%v): the answer is broken, and nothing of it is stored", a.events, err)
+			}
 		}
 		a.event, a.data = "", a.data[:0]
 	case l[0] == ':': // a comment
@@ -158,6 +167,8 @@ func (a *answerRecorder) store() error {
 		msg, model, err = readAnswer(a.api, a.body)
 	case a.stream == nil:
 		err = errIncomplete // no event came
+	case a.broken != nil:
+		err = a.broken
 	default:
 		msg, model, err = a.stream.message()
 	}
@@ -217,7 +228,7 @@ type anStreamBlock struct {
 	citations           []json.RawMessage
 }
 
-func (s *anStream) event(data []byte) {
+func (s *anStream) event(data []byte) error {
 	var ev struct {
 		Type         string          `json:"type"`
 		Index        int             `json:"index"`
@@ -234,12 +245,12 @@ func (s *anStream) event(data []byte) {
 			Model string `json:"model"`
 		} `json:"message"`
 	}
-	if json.Unmarshal(data, &ev) != nil {
-		return
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return err
 	}
 	if ev.Index < 0 || ev.Index > 4096 {
 		s.failed = true
-		return
+		return nil
 	}
 	switch ev.Type {
 	case "message_start":
@@ -251,7 +262,7 @@ func (s *anStream) event(data []byte) {
 		b := &anStreamBlock{}
 		if json.Unmarshal(ev.ContentBlock, &b.fields) != nil {
 			s.failed = true
-			return
+			return nil
 		}
 		var start struct {
 			Text     string `json:"text"`
@@ -264,7 +275,7 @@ func (s *anStream) event(data []byte) {
 	case "content_block_delta":
 		if ev.Index >= len(s.blocks) || s.blocks[ev.Index] == nil {
 			s.failed = true
-			return
+			return nil
 		}
 		b := s.blocks[ev.Index]
 		switch ev.Delta.Type {
@@ -284,6 +295,7 @@ func (s *anStream) event(data []byte) {
 	case "error":
 		s.failed = true
 	}
+	return nil
 }
 
 func (s *anStream) ended() bool { return s.done }
@@ -348,9 +360,9 @@ type oaStreamCall struct {
 	args          strings.Builder
 }
 
-func (s *oaStream) event(data []byte) {
+func (s *oaStream) event(data []byte) error {
 	if string(bytes.TrimSpace(data)) == "[DONE]" {
-		return
+		return nil
 	}
 	var ch struct {
 		Model   string `json:"model"`
@@ -374,12 +386,12 @@ func (s *oaStream) event(data []byte) {
 		} `json:"choices"`
 		Error json.RawMessage `json:"error"`
 	}
-	if json.Unmarshal(data, &ch) != nil {
-		return
+	if err := json.Unmarshal(data, &ch); err != nil {
+		return err
 	}
 	if len(ch.Error) > 0 && !formats.IsNull(ch.Error) {
 		s.failed = true
-		return
+		return nil
 	}
 	if ch.Model != "" {
 		s.model = ch.Model
@@ -402,7 +414,7 @@ func (s *oaStream) event(data []byte) {
 		for _, tc := range d.ToolCalls {
 			if tc.Index < 0 || tc.Index > 4096 {
 				s.failed = true
-				return
+				return nil
 			}
 			for len(s.calls) <= tc.Index {
 				s.calls = append(s.calls, &oaStreamCall{})
@@ -421,6 +433,7 @@ func (s *oaStream) event(data []byte) {
 			s.finished = true
 		}
 	}
+	return nil
 }
 
 func (s *oaStream) ended() bool { return s.finished }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"unicode/utf8"
 
 	"weft/formats"
 	"weft/formats/export"
@@ -20,6 +21,19 @@ import (
 // place, every other byte untouched. What weft reads of a message is
 // read (and checked) by the importers; the rest is the upstream's to
 // judge.
+
+// invalidUTF8 is the offset of the first byte of b that is not valid
+// UTF-8.
+func invalidUTF8(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return len(b)
+}
 
 // proxyBody is a request body read for the proxy.
 type proxyBody struct {
@@ -47,6 +61,12 @@ func parseProxyBody(api API, raw []byte) (*proxyBody, error) {
 	}
 	if raw[i] != '{' {
 		return nil, fmt.Errorf("it is %s, not a JSON object", formats.DescribeJSON(raw[i:]))
+	}
+	// JSON is UTF-8: a body that is not would be stored with
+	// replacement characters and sent on as it came, two threads that
+	// differ.
+	if !utf8.Valid(raw) {
+		return nil, fmt.Errorf("it is not valid UTF-8 (byte %d): JSON is sent as UTF-8", invalidUTF8(raw))
 	}
 	// The top level's members, and the elements of the thread's list
 	// as they go by: every other value is skipped whole.

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"weft/formats/claudecode"
 	"weft/formats/export"
@@ -94,6 +96,83 @@ type Engine struct {
 	mu      sync.Mutex
 	loaded  bool
 	byFirst map[model.Ident][]string
+
+	// awaited are the answers on their way, by session and the message
+	// count they follow (expectAnswer); awaitHook, when not nil, is
+	// called when a request waits for one (the tests order requests
+	// with it).
+	amu       sync.Mutex
+	awaited   map[awaitKey][]chan struct{}
+	awaitHook func(sessionID string)
+}
+
+// awaitKey is where an answer on its way will be stored: the session,
+// and the message count it follows.
+type awaitKey struct {
+	sessionID string
+	after     int
+}
+
+// answerWait bounds how long a request waits for the answer before it
+// to be stored.
+const answerWait = 10 * time.Second
+
+// expectAnswer says that the answer to turn is on its way, until release
+// is called (once it is stored, or will not be). A request that sends
+// that answer back meanwhile (a client on a keep-alive connection sends
+// its next turn as soon as it has the answer, perhaps before weft has
+// stored it) waits for it: the answer is stored as the model gave it,
+// with its meta, not as the client's copy.
+func (e *Engine) expectAnswer(turn *Turn) (release func()) {
+	if turn.SessionID == "" {
+		return func() {}
+	}
+	k, done := awaitKey{turn.SessionID, turn.Stored}, make(chan struct{})
+	e.amu.Lock()
+	if e.awaited == nil {
+		e.awaited = map[awaitKey][]chan struct{}{}
+	}
+	e.awaited[k] = append(e.awaited[k], done)
+	e.amu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			e.amu.Lock()
+			defer e.amu.Unlock()
+			e.awaited[k] = slices.DeleteFunc(e.awaited[k], func(c chan struct{}) bool { return c == done })
+			if len(e.awaited[k]) == 0 {
+				delete(e.awaited, k)
+			}
+			close(done)
+		})
+	}
+}
+
+// awaitAnswer waits (up to answerWait, or while ctx lasts) for the
+// answers on their way to session sid after its stored messages, and
+// reports whether there were any.
+func (e *Engine) awaitAnswer(ctx context.Context, sid string, stored int) bool {
+	e.amu.Lock()
+	waits := slices.Clone(e.awaited[awaitKey{sid, stored}])
+	e.amu.Unlock()
+	if len(waits) == 0 {
+		return false
+	}
+	if e.awaitHook != nil {
+		e.awaitHook(sid)
+	}
+	timer := time.NewTimer(answerWait)
+	defer timer.Stop()
+	for _, done := range waits {
+		select {
+		case <-done:
+		case <-timer.C:
+			return true
+		case <-ctx.Done():
+			return true
+		}
+	}
+	return true
 }
 
 // engineKey keeps the engine with its service (ops.Service.Keep).
@@ -138,6 +217,11 @@ type Turn struct {
 	// session changed meanwhile: Wait says where it went.
 	Stored  int
 	Version uint64
+	// Resent says the request sends again the first of the session's
+	// messages (a retry, a regenerate, samples from one prefix): the
+	// session holds more after them, so nothing of the request is
+	// stored, nor its answer.
+	Resent bool
 	// Unchanged says the effective thread is the request's messages
 	// themselves (no operation changes the thread): send them as they
 	// came, byte for byte. Otherwise the thread is Anthropic's (its
@@ -192,15 +276,33 @@ func (e *Engine) Take(ctx context.Context, r Request) (Turn, error) {
 	var c *ops.Thread
 	var title string
 	var snap ops.Snapshot
-	err = svc.WithLock(func(l ops.Locked) error {
-		var err error
-		if c, title, err = e.match(l, r.Session, msgs); c != nil {
-			snap = ops.Snapshot{Info: c.Info, View: c.View()}
+	resent := false
+	for waited := false; ; waited = true {
+		err = svc.WithLock(func(l ops.Locked) error {
+			var err error
+			c, title, err = e.match(l, r.Session, msgs)
+			snap, resent = ops.Snapshot{}, false
+			if c != nil {
+				snap = ops.Snapshot{Info: c.Info, View: c.View()}
+				if n := len(msgs); c.Info.MessageCount > n {
+					// The request sends again the session's first
+					// messages: the thread sent is the session's view
+					// of them, and nothing is new.
+					snap.View, snap.Info.Tokens = c.ViewOf(n)
+					snap.Info.MessageCount, resent = n, true
+				}
+			}
+			return err
+		})
+		if err != nil {
+			return Turn{}, err
 		}
-		return err
-	})
-	if err != nil {
-		return Turn{}, err
+		// The request sends back an answer that is on its way to the
+		// store: it is stored first, as the model gave it.
+		if n := snap.Info.MessageCount; waited || r.Probe || c == nil || n >= len(msgs) || msgs[n].Message.Role != model.RoleAssistant ||
+			!e.awaitAnswer(ctx, c.Info.ID, n) {
+			break
+		}
 	}
 	known := snap.Info.MessageCount
 	fresh := msgs[known:]
@@ -211,10 +313,11 @@ func (e *Engine) Take(ctx context.Context, r Request) (Turn, error) {
 	if !r.Probe && c == nil {
 		snap.Info = e.newSession(title)
 	}
-	turn, err := e.proxyThread(r.API, snap, msgs, places)
+	turn, err := e.proxyThread(r.API, snap, msgs, places, resent)
 	if err != nil {
 		return Turn{}, err
 	}
+	turn.Resent = resent
 	turn.CacheMarked = marked
 	if r.Probe {
 		return turn, nil
@@ -288,7 +391,7 @@ func (e *Engine) store(ctx context.Context, ref string, msgs []ops.CallerMessage
 		}
 		return &ops.Thread{Info: info}, nil
 	}
-	req.Prepare = e.svc.SyncPrepare(msgs, nil, func(c *ops.Thread, next *model.Session, ch *ops.Change) {
+	sync := e.svc.SyncPrepare(msgs, nil, func(c *ops.Thread, next *model.Session, ch *ops.Change) {
 		added := next.MessageCount - c.Info.MessageCount
 		sent := c.View().Tokens + next.Tokens - c.Info.Tokens
 		ch.What = fmt.Sprintf("request: %s new, %s → %s tokens sent", english.Count(added, "message"), english.Thousands(next.Tokens), english.Thousands(sent))
@@ -301,6 +404,11 @@ func (e *Engine) store(ctx context.Context, ref string, msgs []ops.CallerMessage
 			}
 		}
 	})
+	req.Prepare = sync.Unless(func(c *ops.Thread) bool {
+		// The session holds them and more since (Find saw them): the
+		// same request, sent again at once.
+		return len(msgs) < c.Info.MessageCount
+	})
 	if err := e.svc.CommitAll(ctx, []*ops.WriteReq{req}); err != nil {
 		return Stored{}, err
 	}
@@ -311,8 +419,9 @@ func (e *Engine) store(ctx context.Context, ref string, msgs []ops.CallerMessage
 
 // proxyThread builds what goes upstream for msgs, a request's thread
 // that continues snap's session (msgs past its stored messages are new,
-// and not stored: a probe).
-func (e *Engine) proxyThread(api API, snap ops.Snapshot, msgs []ops.CallerMessage, places ops.Places) (Turn, error) {
+// and not stored: a probe). A request resent is the view of the first
+// of the session's messages: the head the session keeps is not its.
+func (e *Engine) proxyThread(api API, snap ops.Snapshot, msgs []ops.CallerMessage, places ops.Places, resent bool) (Turn, error) {
 	turn := Turn{SessionID: snap.Info.ID, Stored: snap.Info.MessageCount, Version: snap.Info.Version, Unchanged: true}
 	v := snap.View
 	extra := msgs[snap.Info.MessageCount:]
@@ -339,7 +448,11 @@ func (e *Engine) proxyThread(api API, snap ops.Snapshot, msgs []ops.CallerMessag
 		return turn, nil
 	}
 	if api == Anthropic {
-		if err := e.anthropicTurn(&turn, snap.Info.ID, v, snap.Info.MessageCount, msgs, places); err != nil {
+		heads := snap.Info.ID
+		if resent {
+			heads = ""
+		}
+		if err := e.anthropicTurn(&turn, heads, v, snap.Info.MessageCount, msgs, places); err != nil {
 			return Turn{}, err
 		}
 		return turn, nil

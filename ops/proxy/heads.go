@@ -165,7 +165,8 @@ func sameSynthetic(a, b *model.Synthetic) bool {
 // anthropicTurn writes into turn the effective thread for the Messages
 // API: after the session's head when the thread starts with it, else
 // whole; and keeps the head made for the next request. v is the
-// session's view, stored its message count, msgs the request's.
+// session's view, stored its message count, msgs the request's; a
+// sessionID "" keeps no head.
 func (e *Engine) anthropicTurn(turn *Turn, sessionID string, v *model.View, stored int, msgs []ops.CallerMessage, places ops.Places) error {
 	// The Messages API takes system turns in the conversation: an
 	// agent's own stay where they were, and a summary is one.
@@ -176,7 +177,10 @@ func (e *Engine) anthropicTurn(turn *Turn, sessionID string, v *model.View, stor
 	limit := v.Len() - headMargin
 	var part export.AnthropicPart
 	done := false
-	kept := e.heads.get(sessionID)
+	var kept *proxyHead
+	if sessionID != "" {
+		kept = e.heads.get(sessionID)
+	}
 	if kept != nil && kept.fits(v, places) {
 		if items, ok := proxyItems(v, kept.head.Items(), msgs, stored); ok {
 			part, done = export.AnthropicFrom(kept.head, items, o, limit, headStep)
@@ -189,7 +193,7 @@ func (e *Engine) anthropicTurn(turn *Turn, sessionID string, v *model.View, stor
 		}
 		part, _ = export.AnthropicFrom(nil, items, o, limit, headStep)
 	}
-	if part.Head != nil && (kept == nil || part.Head != kept.head) {
+	if part.Head != nil && sessionID != "" && (kept == nil || part.Head != kept.head) {
 		if h := newProxyHead(part.Head, v, places, len(msgs)); h != nil {
 			e.heads.put(sessionID, h)
 		}

@@ -126,6 +126,10 @@ type Handler struct {
 	// background counts the work after the answers (storing them),
 	// which the listener waits for when it closes.
 	background sync.WaitGroup
+	// answerHook, when not nil, is called once a request's messages
+	// are stored, before its answer is (the tests order requests with
+	// it).
+	answerHook func(turn *Turn)
 }
 
 // Options configure a Handler.
@@ -333,12 +337,27 @@ func (p *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if turn.SessionID != "" {
-		w.Header().Set(SessionHeader, turn.SessionID)
+	sid := turn.SessionID
+	if turn.Created {
+		// A session the request starts may be made by another request
+		// at once (the same one, sent again): the answer says the one
+		// its messages went to.
+		if st, err := turn.Wait(); err == nil {
+			sid = st.SessionID
+		}
+	}
+	if sid != "" {
+		w.Header().Set(SessionHeader, sid)
 	}
 	var rec *answerRecorder
-	if !ep.probe {
+	release := func() {}
+	switch {
+	case ep.probe:
+	case turn.Resent:
+		p.logger.Info("proxy: the request sends again the start of its session, which holds more: its answer is not stored", "session", turn.SessionID)
+	default:
 		rec = &answerRecorder{api: ep.api, engine: p.engine, ctx: ctx, turn: &turn}
+		release = p.engine.expectAnswer(&turn)
 	}
 	sent := &sentBody{Reader: bytes.NewReader(out), closed: make(chan struct{})}
 	whole := p.forward(w, r, ep, sent, int64(len(out)), rec)
@@ -349,9 +368,13 @@ func (p *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.background.Add(1)
 	go func() {
 		defer p.background.Done()
+		defer release()
 		if _, err := turn.Wait(); err != nil {
 			p.logger.Error("proxy: the request's messages were not stored", "session", turn.SessionID, "error", err)
 			return
+		}
+		if p.answerHook != nil {
+			p.answerHook(&turn)
 		}
 		if whole {
 			if err := rec.store(); err != nil {

@@ -14,7 +14,8 @@ import (
 // Recognising the session a request continues. A request names no
 // session as a rule: its messages are the caller's whole thread, and
 // the session they continue is the one whose stored messages they begin
-// with (by identity, whatever shape they left weft in). The proxy looks
+// with (by identity, whatever shape they left weft in), or the one that
+// holds them all already (the request is sent again). The proxy looks
 // among the sessions it started, which it knows by the identity of
 // their first message; a session it did not start is continued only
 // when the request names it. All of it runs under the service's lock
@@ -52,6 +53,7 @@ func (e *Engine) match(l ops.Locked, ref string, msgs []ops.CallerMessage) (*ops
 		return nil, "", err
 	}
 	var best *ops.Thread
+	bestCover := 0
 	for _, id := range ids {
 		c, err := l.Thread(id)
 		if errors.Is(err, ops.ErrNotFound) { // deleted since
@@ -61,16 +63,22 @@ func (e *Engine) match(l ops.Locked, ref string, msgs []ops.CallerMessage) (*ops
 		if err != nil {
 			return nil, "", err
 		}
-		n := c.Info.MessageCount
-		if best != nil && (n < best.Info.MessageCount || n == best.Info.MessageCount && !c.Info.UpdatedAt.After(best.Info.UpdatedAt)) {
-			continue
+		// The session that covers most of the request; of equals, the
+		// one closest to it (a request it continues rather than one that
+		// sends again the start of it), then the latest.
+		n, cover := c.Info.MessageCount, min(c.Info.MessageCount, len(msgs))
+		if best != nil {
+			bn := best.Info.MessageCount
+			if cover < bestCover || cover == bestCover && (n > bn || n == bn && !c.Info.UpdatedAt.After(best.Info.UpdatedAt)) {
+				continue
+			}
 		}
 		ok, err := continues(l, c, msgs)
 		if err != nil {
 			return nil, "", err
 		}
 		if ok && n > 0 {
-			best = c
+			best, bestCover = c, cover
 		}
 	}
 	if best != nil {
@@ -80,12 +88,11 @@ func (e *Engine) match(l ops.Locked, ref string, msgs []ops.CallerMessage) (*ops
 }
 
 // continues reports whether msgs are c's stored messages, then perhaps
-// more.
+// more, or the first of them: a request sent again (a retry, a
+// regenerate, samples from one prefix) continues the session it was
+// stored in.
 func continues(l ops.Locked, c *ops.Thread, msgs []ops.CallerMessage) (bool, error) {
-	n := c.Info.MessageCount
-	if n > len(msgs) {
-		return false, nil
-	}
+	n := min(c.Info.MessageCount, len(msgs))
 	ids, err := l.Identities(c, n)
 	if err != nil {
 		return false, err

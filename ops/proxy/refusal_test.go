@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -168,6 +169,9 @@ func TestProxyRefusesHostileBodies(t *testing.T) {
 		{"content of the wrong type", "/v1/chat/completions", `{"messages":[{"role":"user","content":7}]}`, http.StatusBadRequest, "content"},
 		{"system of the wrong type", "/v1/messages", `{"system":7,"messages":[{"role":"user","content":"hi"}]}`, http.StatusBadRequest, `"system" is a number`},
 		{"empty messages", "/v1/messages", `{"messages":[]}`, http.StatusBadRequest, "messages is empty"},
+		{"not UTF-8", "/v1/messages", "{\"messages\":[{\"role\":\"user\",\"content\":\"caf\xe9\"}]}", http.StatusBadRequest, "not valid UTF-8"},
+		{"not UTF-8, openai", "/v1/chat/completions", "{\"messages\":[{\"role\":\"user\",\"content\":\"caf\xe9\"}]}", http.StatusBadRequest, "not valid UTF-8"},
+		{"not UTF-8 outside the messages", "/v1/messages", "{\"model\":\"m\xff\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}", http.StatusBadRequest, "not valid UTF-8"},
 		{"a GET", "/v1/messages", "", http.StatusMethodNotAllowed, "POST"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -281,5 +285,69 @@ func TestProxyAnswerTooLongIsNotStored(t *testing.T) {
 		if err := rec.store(); err == nil || !strings.Contains(err.Error(), "too long") {
 			t.Errorf("streaming %v: %v", streaming, err)
 		}
+	}
+}
+
+// cutWriter cuts in half the JSON of the first event written whole
+// whose data holds marker, as a broken upstream might send it.
+type cutWriter struct {
+	http.ResponseWriter
+	marker string
+	done   bool
+}
+
+func (c *cutWriter) Write(p []byte) (int, error) {
+	at := bytes.Index(p, []byte("data: "))
+	if c.done || at < 0 || !bytes.Contains(p, []byte(c.marker)) {
+		return c.ResponseWriter.Write(p)
+	}
+	c.done = true
+	data := bytes.TrimRight(p[at+len("data: "):], "\n")
+	cut := append(append([]byte{}, p[:at+len("data: ")]...), data[:len(data)/2]...)
+	if _, err := c.ResponseWriter.Write(append(cut, "\n\n"...)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func (c *cutWriter) Flush() { http.NewResponseController(c.ResponseWriter).Flush() }
+
+// An answer one of whose stream's events is not JSON is broken: the
+// client gets what came, as it came, and nothing of the answer is
+// stored, with a word in the log.
+func TestProxyStreamWithABrokenEventStoresNothing(t *testing.T) {
+	for _, c := range []struct {
+		name, path, body, marker string
+		answer                   func(w http.ResponseWriter, r *http.Request, body []byte)
+	}{
+		{"anthropic", "/v1/messages", anBody(true, `{"role":"user","content":"count"}`), `"text_delta"`, answerText("one two three four five six")},
+		{"openai", "/v1/chat/completions", `{"model":"m","stream":true,"messages":[{"role":"user","content":"count"}]}`, `"content":"one`, answerText("one two three four five six")},
+		{"responses", "/v1/responses", rsBody(true, rsU1), `"response.output_text.delta"`, rsAnswer("", "one two three four five six", nil)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rig := newProxyRig(t, rigOptions{})
+			var sent bytes.Buffer
+			rig.up.setAnswer(func(w http.ResponseWriter, r *http.Request, body []byte) {
+				rec := httptest.NewRecorder()
+				c.answer(&cutWriter{ResponseWriter: rec, marker: c.marker}, r, body)
+				sent.Write(rec.Body.Bytes())
+				for k, v := range rec.Header() {
+					w.Header()[k] = v
+				}
+				w.Write(rec.Body.Bytes())
+			})
+			resp, got := rig.post(c.path, c.body, nil)
+			if resp.StatusCode != http.StatusOK || string(got) != sent.String() {
+				t.Fatalf("the client got %d\n%s\nnot what the upstream sent\n%s", resp.StatusCode, got, sent.String())
+			}
+			sid := resp.Header.Get(SessionHeader)
+			for deadline := time.Now().Add(5 * time.Second); !strings.Contains(rig.logs.String(), "does not parse"); {
+				if time.Now().After(deadline) {
+					t.Fatalf("the log does not say the answer was broken: %s", rig.logs.String())
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			rig.messages(sid, 1) // the question, and nothing of the answer
+		})
 	}
 }

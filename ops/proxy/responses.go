@@ -135,7 +135,7 @@ type rsStream struct {
 	failed bool // response.failed, response.incomplete or an error came
 }
 
-func (s *rsStream) event(data []byte) {
+func (s *rsStream) event(data []byte) error {
 	var ev struct {
 		Type        string          `json:"type"`
 		OutputIndex int             `json:"output_index"`
@@ -145,14 +145,14 @@ func (s *rsStream) event(data []byte) {
 			Output json.RawMessage `json:"output"`
 		} `json:"response"`
 	}
-	if json.Unmarshal(data, &ev) != nil {
-		return
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return err
 	}
 	switch ev.Type {
 	case "response.output_item.done":
 		if ev.OutputIndex < 0 || ev.OutputIndex > 4096 || len(ev.Item) == 0 {
 			s.failed = true
-			return
+			return nil
 		}
 		for len(s.items) <= ev.OutputIndex {
 			s.items = append(s.items, nil)
@@ -163,6 +163,7 @@ func (s *rsStream) event(data []byte) {
 	case "response.failed", "response.incomplete", "error":
 		s.failed = true
 	}
+	return nil
 }
 
 func (s *rsStream) ended() bool { return s.done }

@@ -278,6 +278,8 @@ func TestProxyResponsesRefusesHostileBodies(t *testing.T) {
 		{"content of the wrong type", `{"input":[{"role":"user","content":7}]}`, http.StatusBadRequest, "content"},
 		{"a call without a name", `{"input":[{"type":"function_call","call_id":"c","arguments":"{}"}]}`, http.StatusBadRequest, "without a tool name"},
 		{"empty input", `{"input":[]}`, http.StatusBadRequest, "input is empty"},
+		{"not UTF-8", "{\"input\":[{\"role\":\"user\",\"content\":\"caf\xe9\"}]}", http.StatusBadRequest, "not valid UTF-8"},
+		{"not UTF-8, a string input", "{\"input\":\"caf\xe9\"}", http.StatusBadRequest, "not valid UTF-8"},
 		{"a GET", "", http.StatusMethodNotAllowed, "POST"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

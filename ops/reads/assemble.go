@@ -94,7 +94,7 @@ func RequestContextSlice(s *ops.Service, ctx context.Context, a ContextSliceArgs
 type AssembleArgs struct {
 	SessionID   string `json:"session_id,omitempty" jsonschema:"the session; default: the one the operator has open in weft, else the most recently updated"`
 	Format      string `json:"format,omitempty" jsonschema:"openai (chat-completions messages, the default), anthropic (a Messages API body: system and messages) or text (one transcript)"`
-	MaxTokens   int    `json:"max_tokens,omitempty" jsonschema:"fit the context in this many tokens: the most recent turns raw, then the latest summaries of older parts; the oldest are left out first (0: no limit)"`
+	MaxTokens   *int   `json:"max_tokens,omitempty" jsonschema:"fit the context in this many tokens: the most recent turns raw, then the latest summaries of older parts; the oldest are left out first (default: the result fits 16000 tokens; 0: no limit)"`
 	MaxMessages int    `json:"max_messages,omitempty" jsonschema:"keep at most this many of the latest items (0: all)"`
 }
 
@@ -123,6 +123,10 @@ type AssembleResult struct {
 	LeftOutTokens    int                     `json:"left_out_tokens"`
 	Omitted          []assemble.OmittedRange `json:"omitted"`
 	OmittedNotListed int                     `json:"omitted_not_listed,omitempty"`
+	// Complete is true when no item was left out; Next says how to get
+	// those that were.
+	Complete bool   `json:"complete"`
+	Next     string `json:"next,omitempty"`
 	// Adjustments say what the provider's shape required: a tool call
 	// whose result was left out, folded into text; images as
 	// placeholders.
@@ -154,25 +158,34 @@ func AssembleContext(s *ops.Service, ctx context.Context, a AssembleArgs) (Assem
 	if a.MaxMessages < 0 {
 		return AssembleResult{}, ops.Invalidf("max_messages %d is negative; use 0 for all", a.MaxMessages)
 	}
-	if a.MaxTokens < 0 {
-		return AssembleResult{}, ops.Invalidf("max_tokens %d is negative; use 0 for no limit", a.MaxTokens)
+	if a.MaxTokens != nil && *a.MaxTokens < 0 {
+		return AssembleResult{}, ops.Invalidf("max_tokens %d is negative; use 0 for no limit", *a.MaxTokens)
+	}
+	// Without max_tokens the result fits a read's default budget: its
+	// JSON, not only the items' own tokens, which a provider's shape and
+	// the escapes add to.
+	given, fitJSON := 0, false
+	if a.MaxTokens != nil {
+		given = *a.MaxTokens
+	} else {
+		given, fitJSON = DefaultMaxTokens, true
 	}
 	var res AssembleResult
 	_, err = s.Write(ctx, a.SessionID, nil, func(tx *store.Tx, c *ops.Thread, _ *model.Session) (*ops.Change, error) {
 		v, heads := c.View(), c.Heads
-		res = AssembleResult{SessionID: c.Info.ID, Version: c.Info.Version, Format: format, MaxTokens: a.MaxTokens}
 		raw, err := tx.Prefs(c.Info.ID)
 		if err != nil {
 			return nil, err
 		}
 		picked := span(0, v.Len())
 		limit := a.MaxMessages
+		var prefs *Preferences
 		if raw != nil {
 			var p Preferences
 			if err := json.Unmarshal(raw, &p); err != nil {
 				return nil, fmt.Errorf("pending preferences of session %s are unreadable: %w", c.Info.ID, err)
 			}
-			res.Preferences = &p
+			prefs = &p
 			if picked, err = preferred(s, tx, v, &p); err != nil {
 				return nil, err
 			}
@@ -184,40 +197,22 @@ func AssembleContext(s *ops.Service, ctx context.Context, a AssembleArgs) (Assem
 		if limit > 0 && len(limited) > limit {
 			limited = limited[len(limited)-limit:]
 		}
-		kept := limited
-		if a.MaxTokens > 0 {
-			kept = assemble.Fit(v, heads, limited, a.MaxTokens)
-			if len(kept) == 0 && len(limited) > 0 {
-				newest := limited[len(limited)-1]
-				return nil, ops.Invalidf("max_tokens %d is too small: nothing fits, and the newest item (%d, %s) alone has %d tokens; give at least that",
-					a.MaxTokens, newest, v.ID(v.Items[newest]), assemble.Tokens(v, heads, newest))
+		budget := given
+		for round := 0; ; round++ {
+			res = AssembleResult{SessionID: c.Info.ID, Version: c.Info.Version, Format: format, MaxTokens: budget, Preferences: prefs}
+			if err := assembleInto(&res, tx, v, heads, picked, limited, budget, format); err != nil {
+				return nil, err
 			}
-		}
-		for _, i := range kept {
-			res.Tokens += assemble.Tokens(v, heads, i)
-			if v.IsSummary(i) {
-				res.SummariesIncluded++
+			if !fitJSON || round == 4 || res.Count <= 1 {
+				break
 			}
+			n := countJSON(res)
+			if n <= given {
+				break
+			}
+			// Pack the items to less, by how far the JSON was over.
+			budget = max(int(int64(budget)*int64(given)*9/10/int64(n)), 1)
 		}
-		res.Count = len(kept)
-		res.Omitted, res.OmittedNotListed, res.LeftOut, res.LeftOutTokens = assemble.Omitted(v, heads, picked, limited, kept)
-		items, images, err := ops.TextItems(tx, v, kept)
-		if err != nil {
-			return nil, err
-		}
-		if images > 0 {
-			res.Adjustments = append(res.Adjustments, ops.ImagesNote(images))
-		}
-		var folded []string
-		switch format {
-		case "openai":
-			res.Messages, folded = assemble.OpenAI(items)
-		case "anthropic":
-			res.Anthropic, folded = assemble.Anthropic(items)
-		default:
-			res.Text = assemble.Text(items)
-		}
-		res.Adjustments = append(res.Adjustments, folded...)
 		if raw == nil {
 			return nil, nil // nothing pending: nothing to write
 		}
@@ -233,6 +228,50 @@ func AssembleContext(s *ops.Service, ctx context.Context, a AssembleArgs) (Assem
 		return AssembleResult{}, err
 	}
 	return res, nil
+}
+
+// assembleInto fills res with the items of limited that fit budget
+// (0: all) in format, and says what was left out of picked.
+func assembleInto(res *AssembleResult, tx *store.Tx, v *model.View, heads []model.Head, picked, limited []int, budget int, format string) error {
+	kept := limited
+	if budget > 0 {
+		kept = assemble.Fit(v, heads, limited, budget)
+		if len(kept) == 0 && len(limited) > 0 {
+			newest := limited[len(limited)-1]
+			return ops.Invalidf("max_tokens %d is too small: nothing fits, and the newest item (%d, %s) alone has %d tokens; give at least that",
+				budget, newest, v.ID(v.Items[newest]), assemble.Tokens(v, heads, newest))
+		}
+	}
+	for _, i := range kept {
+		res.Tokens += assemble.Tokens(v, heads, i)
+		if v.IsSummary(i) {
+			res.SummariesIncluded++
+		}
+	}
+	res.Count = len(kept)
+	res.Omitted, res.OmittedNotListed, res.LeftOut, res.LeftOutTokens = assemble.Omitted(v, heads, picked, limited, kept)
+	res.Complete = res.LeftOut == 0
+	if !res.Complete {
+		res.Next = fmt.Sprintf("%d items (%d tokens) were left out, the oldest first (omitted lists them): read them with get_message_range, or call assemble_context again with a larger max_tokens (0 for all)", res.LeftOut, res.LeftOutTokens)
+	}
+	items, images, err := ops.TextItems(tx, v, kept)
+	if err != nil {
+		return err
+	}
+	if images > 0 {
+		res.Adjustments = append(res.Adjustments, ops.ImagesNote(images))
+	}
+	var folded []string
+	switch format {
+	case "openai":
+		res.Messages, folded = assemble.OpenAI(items)
+	case "anthropic":
+		res.Anthropic, folded = assemble.Anthropic(items)
+	default:
+		res.Text = assemble.Text(items)
+	}
+	res.Adjustments = append(res.Adjustments, folded...)
+	return nil
 }
 
 // preferred returns the indices pending preferences select: the slice

@@ -279,7 +279,7 @@ func BenchmarkAssembleBudget1M(b *testing.B) {
 	for _, format := range []string{"openai", "anthropic"} {
 		b.Run(format, func(b *testing.B) {
 			for b.Loop() {
-				r, err := reads.AssembleContext(svc, ctx, reads.AssembleArgs{SessionID: sid, Format: format, MaxTokens: 8000})
+				r, err := reads.AssembleContext(svc, ctx, reads.AssembleArgs{SessionID: sid, Format: format, MaxTokens: new(8000)})
 				if err != nil || r.Count == 0 || r.Tokens > 8000 {
 					b.Fatal(err, r.Count, r.Tokens)
 				}

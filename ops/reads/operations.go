@@ -24,8 +24,10 @@ type OperationOut struct {
 	OperationID string         `json:"operation_id"`
 	OpType      model.OpType   `json:"op_type"`
 	Status      model.OpStatus `json:"status"`
-	Active      bool           `json:"active"`
-	Targets     []model.ItemID `json:"targets"`
+	// Active says the operation is switched on; a reverted one is not,
+	// whatever its switch said when it was reverted.
+	Active  bool           `json:"active"`
+	Targets []model.ItemID `json:"targets"`
 	// TargetsOmitted counts the targets left out of a long list to fit
 	// a budget: Targets then holds the first and last ten.
 	TargetsOmitted int                `json:"targets_omitted,omitempty"`
@@ -77,7 +79,7 @@ func listOperations(s *ops.Service, _ context.Context, a ListOperationsArgs) (Li
 			continue
 		}
 		out := OperationOut{
-			OperationID: op.ID, OpType: op.Type, Status: st, Active: op.Active,
+			OperationID: op.ID, OpType: op.Type, Status: st, Active: op.Active && op.RevertedAt == nil,
 			Targets: op.Targets, Anchor: op.Anchor, Tags: op.Payload.Tags, WhenTags: op.WhenTags,
 			Summary: op.Payload.Summary, Messages: op.Payload.Messages,
 			CreatedAt: ops.FormatTime(op.CreatedAt), Author: op.Author, Version: op.Version,

@@ -20,7 +20,7 @@ type SearchArgs struct {
 	Query     string `json:"query" jsonschema:"text to look for"`
 	Mode      string `json:"mode,omitempty" jsonschema:"substring (default: case-insensitive, in thread order) or fuzzy (characters in order, best first)"`
 	View      string `json:"view,omitempty" jsonschema:"effective (default) or raw (the stored messages; indices are stored positions)"`
-	Limit     *int   `json:"limit,omitempty" jsonschema:"at most this many matches (default 50, at most 1000); total_matches counts them all"`
+	Limit     *int   `json:"limit,omitempty" jsonschema:"at most this many matches a page (default 50, at most 1000); total_matches counts them all, and next_cursor gives those after"`
 	Whole     bool   `json:"whole,omitempty" jsonschema:"give each matching message whole (long bodies still cut to fit max_tokens) instead of a snippet around the hit"`
 	MaxTokens *int   `json:"max_tokens,omitempty" jsonschema:"fit the result in about this many tokens (default 16000; at least 500, or 0 for no limit); matches that do not fit are left out, counted, with a next_cursor"`
 	Cursor    string `json:"cursor,omitempty" jsonschema:"the next_cursor of an earlier result, with the same other arguments: the matches it left out"`
@@ -97,18 +97,19 @@ func searchSessionHistory(s *ops.Service, _ context.Context, a SearchArgs) (Sear
 		}
 	}
 	err = s.Store().View(func(tx *store.Tx) error {
-		var hits []int
+		// Every match is found, and limit cuts a page of them: a cursor
+		// reaches those after it, however many there are.
+		var all []int
 		if inMemory {
-			hits, res.TotalMatches = search.FirstHits(found, limit)
+			all, res.TotalMatches = found, len(found)
 		} else if raw {
-			hits, res.TotalMatches, err = search.Raw(tx, v.SessionID, a.Query, fuzzyMode, limit)
+			all, res.TotalMatches, err = search.Raw(tx, v.SessionID, a.Query, fuzzyMode, 0)
 		} else {
-			hits, res.TotalMatches, err = search.View(tx, v, a.Query, fuzzyMode, limit)
+			all, res.TotalMatches, err = search.View(tx, v, a.Query, fuzzyMode, 0)
 		}
 		if err != nil {
 			return err
 		}
-		all := hits
 		id := func(k int) string {
 			if raw {
 				return string(model.MessageID(uint64(all[k] + 1)))
@@ -122,7 +123,11 @@ func searchSessionHistory(s *ops.Service, _ context.Context, a SearchArgs) (Sear
 		if err != nil {
 			return err
 		}
-		hits = all[start:]
+		end := len(all)
+		if limit > 0 {
+			end = min(end, start+limit)
+		}
+		hits := all[start:end]
 		var bodies, metas []int
 		if a.Whole {
 			bodies, metas = make([]int, len(hits)), make([]int, len(hits))
@@ -174,11 +179,20 @@ func searchSessionHistory(s *ops.Service, _ context.Context, a SearchArgs) (Sear
 			m.Message = &o
 			res.Matches = append(res.Matches, m)
 		}
+		// The matches after the page are left out as those that did not
+		// fit are: counted, and the cursor reads on.
+		why := "did not fit"
+		if pk.omitted == 0 && end < len(all) {
+			why = fmt.Sprintf("are past limit=%d", limit)
+		} else if end < len(all) {
+			why = fmt.Sprintf("did not fit or are past limit=%d", limit)
+		}
+		pk.skip(len(all) - end)
 		var next *readCursor
 		if given := start + pk.taken; pk.omitted > 0 && given > 0 {
 			next = place.cursor(id(given - 1))
 		}
-		res.Fit = pk.fit(next, fmt.Sprintf("%d matches did not fit: call %s again with the same arguments and cursor=next_cursor", pk.omitted, tool))
+		res.Fit = pk.fit(next, fmt.Sprintf("%d matches %s: call %s again with the same arguments and cursor=next_cursor", pk.omitted, why, tool))
 		return nil
 	})
 	return res, err

@@ -25,6 +25,13 @@ type Dialog interface {
 	View(width int, st *themes.Styles) string
 }
 
+// Waiter is a dialog some of whose keys mean something only once an
+// answer on its way has come (enter on a list still being ranked): the
+// root holds such a key, and the keys after it, until Waits says no more.
+type Waiter interface {
+	Waits(k tea.KeyPressMsg) bool
+}
+
 // Msg is the answer of a dialog's own command (the sessions list's
 // ranking): the root hands it to Overlay.Deliver, which gives it to the
 // dialog it is for, wherever that stands.

@@ -48,12 +48,13 @@ func parseFilter(expr string) (search.ItemFilter, error) {
 	return f, nil
 }
 
-// NewFilter opens F's dialog on the last filter set ("" for none).
-// Enter on a filter it can read asks for it (ActionFilter); on nothing,
-// it closes.
+// NewFilter opens F's dialog, offering the last filter set ("" for
+// none) dimmed in the empty input: typing starts a new one, tab takes
+// the last in to edit, enter on nothing applies it. Enter on a filter it
+// can read asks for it (ActionFilter); on nothing at all, it closes.
 func NewFilter(st *themes.Styles, last string) *Input {
 	var d *Input
-	d = newInput(st, "Filter the thread", filterSyntax, "to filter", last, nil, func(v string) Action {
+	d = newInput(st, "Filter the thread", filterSyntax, "to filter", "", nil, func(v string) Action {
 		if v == "" {
 			return ActionClose{}
 		}
@@ -64,5 +65,6 @@ func NewFilter(st *themes.Styles, last string) *Input {
 		}
 		return ActionFilter{Expr: v, By: by}
 	})
+	d.offer(last)
 	return d
 }

@@ -27,6 +27,16 @@ type Input struct {
 	input       textinput.Model
 	submit      func(value string) Action
 	failed      string // why the last submit was refused
+	// offered is a value shown dimmed in the empty input (the last
+	// filter): enter on nothing takes it, tab takes it in to edit, and
+	// typing starts afresh.
+	offered string
+}
+
+// offer shows value in the empty input, to take with enter or tab.
+func (d *Input) offer(value string) {
+	d.offered = value
+	d.input.Placeholder = value
 }
 
 // NewInput opens a one-line dialog on value, offering suggestions;
@@ -59,7 +69,15 @@ func (d *Input) HandleMsg(msg tea.Msg) Action {
 		case key.Matches(k, d.keys.Cancel):
 			return ActionClose{}
 		case key.Matches(k, d.keys.Submit):
-			return d.submit(strings.TrimSpace(d.input.Value()))
+			v := strings.TrimSpace(d.input.Value())
+			if v == "" {
+				v = d.offered
+			}
+			return d.submit(v)
+		case k.String() == "tab" && d.input.Value() == "" && d.offered != "":
+			d.input.SetValue(d.offered)
+			d.input.CursorEnd()
+			return nil
 		}
 	}
 	var cmd tea.Cmd

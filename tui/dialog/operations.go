@@ -266,10 +266,15 @@ func (p *Operations) View(width int, st *themes.Styles) string {
 	case len(p.list) == 0:
 		lines = append(lines, st.Thread.Empty.Render("no operations yet"))
 	}
-	// Show a window of the list around the cursor.
+	// Show a window of the list around the cursor, saying what is above
+	// and below it.
 	const shown = 12
 	from := min(max(p.cursor-shown/2, 0), max(len(p.list)-shown, 0))
-	for i := from; i < min(from+shown, len(p.list)); i++ {
+	to := min(from+shown, len(p.list))
+	if from > 0 {
+		lines = append(lines, st.Thread.Empty.Render("  ↑ "+english.Thousands(from)+" more"))
+	}
+	for i := from; i < to; i++ {
 		op := p.list[i]
 		at, _ := time.Parse(time.RFC3339Nano, op.CreatedAt)
 		// Authors, tags and summaries come from agents and imports: shown,
@@ -284,6 +289,9 @@ func (p *Operations) View(width int, st *themes.Styles) string {
 			style = style.Faint(true)
 		}
 		lines = append(lines, prefix+style.Render(ansi.Truncate(line, w-6, "…")))
+	}
+	if to < len(p.list) {
+		lines = append(lines, st.Thread.Empty.Render("  ↓ "+english.Thousands(len(p.list)-to)+" more"))
 	}
 	title := "Operations"
 	if p.loaded {

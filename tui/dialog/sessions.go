@@ -2,6 +2,7 @@ package dialog
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,6 +41,8 @@ type Sessions struct {
 	cursor  int
 	seq     int // of the latest filter asked for
 	ranked  int // seq of the filter shown; while behind seq, "no match" is not claimed
+	loaded  bool
+	keep    string // the session the cursor was on when the list was read again, to stay on
 }
 
 // sessionsFilteredMsg carries the sessions matching a filter, ranked.
@@ -91,8 +94,29 @@ func NewSessions(st *themes.Styles, changed map[string]bool) *Sessions {
 // drawn (control characters as pictures); the command ranks them for the
 // filter as it stands.
 func (p *Sessions) SetSessions(list []ops.SessionOut, titles []string) tea.Cmd {
-	p.all, p.titles = list, titles
+	if cur, ok := p.Current(); ok && p.keep == "" {
+		// Read again (after a rename, an agent's edit): the cursor
+		// stays on its session, wherever the list now puts it.
+		p.keep = cur.SessionID
+	}
+	p.all, p.titles, p.loaded = list, titles, true
 	return p.refilter()
+}
+
+// Waits reports whether key k acts on the sessions listed while the
+// list, or its ranking for the filter as typed, is still on its way:
+// enter would open, and ctrl+x delete, another session than the one the
+// filter picks.
+func (p *Sessions) Waits(k tea.KeyPressMsg) bool {
+	if p.loaded && p.ranked == p.seq {
+		return false
+	}
+	for _, b := range []key.Binding{p.keys.Open, p.keys.Up, p.keys.Down, p.keys.Rename, p.keys.Delete} {
+		if slices.Contains(b.Keys(), k.String()) {
+			return true
+		}
+	}
+	return false
 }
 
 // SetDates gives the dates of the sessions' first and last messages.
@@ -157,6 +181,14 @@ func (p *Sessions) HandleMsg(msg tea.Msg) Action {
 		if msg.seq == p.seq {
 			p.shown, p.match, p.ranked = msg.shown, msg.match, msg.seq
 			p.cursor = min(p.cursor, max(len(p.shown)-1, 0))
+			if p.keep != "" {
+				for k, i := range p.shown {
+					if p.all[i].SessionID == p.keep {
+						p.cursor = k
+					}
+				}
+				p.keep = ""
+			}
 			for _, b := range []*key.Binding{&p.keys.Open, &p.keys.Rename, &p.keys.Delete} {
 				b.SetEnabled(len(p.shown) > 0)
 			}

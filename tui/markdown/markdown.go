@@ -107,16 +107,29 @@ func trimBlank(lines []string) []string {
 }
 
 // LinesPastCut is how many lines of a long text a folded render left
-// out: the render reads only the start (cutSource cuts at the last line
-// break before FoldSource), so the fold's count adds the source lines
-// past the cut, about as many as they make rendered.
-func LinesPastCut(s string) int {
+// out at width: the render reads only the start (cutSource cuts at the
+// last line break before FoldSource), so the fold's count adds the lines
+// the source past the cut wraps to, each line of it a line per width
+// characters (about: wide characters and word wrapping take a little
+// more). Counting runes, not cells, keeps it fast on a huge message.
+func LinesPastCut(s string, width int) int {
 	if len(s) <= FoldSource {
 		return 0
 	}
-	i := strings.LastIndexByte(s[:FoldSource], '\n')
-	if i <= 0 {
-		i = FoldSource
+	rest := s[FoldSource:] // as cutSource cuts: at the last break before FoldSource, else at it
+	if i := strings.LastIndexByte(s[:FoldSource], '\n'); i > 0 {
+		rest = s[i+1:]
 	}
-	return strings.Count(s[i:], "\n")
+	width = max(width, 1)
+	n := 0
+	for rest != "" {
+		line := rest
+		if i := strings.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = ""
+		}
+		n += max((utf8.RuneCountInString(line)+width-1)/width, 1)
+	}
+	return n
 }

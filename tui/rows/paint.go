@@ -125,7 +125,7 @@ func (p Painter) Item(x Entry, tags []string, width int, open, dimmed bool) []st
 	}
 	switch {
 	case cut:
-		out = append(out, "  "+st.Folded.Render(fmt.Sprintf("… about %s (enter)", english.Count(folded+markdown.LinesPastCut(body), "more line"))))
+		out = append(out, "  "+st.Folded.Render(fmt.Sprintf("… about %s (enter)", english.Count(folded+markdown.LinesPastCut(body, width-2), "more line"))))
 	case folded > 0:
 		out = append(out, "  "+st.Folded.Render(fmt.Sprintf("… %s (enter)", english.Count(folded, "more line"))))
 	}

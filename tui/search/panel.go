@@ -223,6 +223,10 @@ func (p *Panel) HandleKey(msg tea.KeyPressMsg) (goTo int, cmd tea.Cmd) {
 	return -1, cmd
 }
 
+// Jumping reports whether enter asked for the best hit of a query whose
+// hits are still on their way.
+func (p *Panel) Jumping() bool { return p.jumpTo != 0 }
+
 // Hits are the hits listed, the best first (an exact search's in thread
 // order); each Index is where its item is in the view shown, -1 where an
 // operation hides it.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"weft/internal/english"
 	"weft/ops"
 	"weft/themes"
 )
@@ -27,7 +28,15 @@ func Strip(tl ops.Timeline, at time.Time, hasAt bool, width int, styles *themes.
 		return ""
 	}
 	left, right := tl.Start.Local().Format("Jan 02 15:04"), tl.End.Local().Format("Jan 02 15:04")
-	w := width - len(left) - len(right) - 4
+	// Messages set aside far before or after the rest are counted at
+	// the ends: 2◂ Mar 02 09:00 … Mar 02 13:00 ▸1.
+	if tl.Before > 0 {
+		left = english.Thousands(tl.Before) + "◂ " + left
+	}
+	if tl.After > 0 {
+		right += " ▸" + english.Thousands(tl.After)
+	}
+	w := width - ansi.StringWidth(left) - ansi.StringWidth(right) - 4
 	if w < 10 {
 		return ""
 	}

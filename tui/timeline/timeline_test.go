@@ -36,3 +36,18 @@ func TestStripMarksTheCursorInItsSpan(t *testing.T) {
 		t.Error("a strip with no room or nothing to count is drawn")
 	}
 }
+
+// TestStripSaysWhatLiesOutside: messages the timeline set aside, far
+// before or after the rest, are counted at its ends.
+func TestStripSaysWhatLiesOutside(t *testing.T) {
+	start := time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
+	tl := ops.Timeline{Start: start, End: start.Add(4 * time.Hour), Counts: make([]int, Buckets), Before: 2, After: 1}
+	for i := range tl.Counts {
+		tl.Counts[i] = 1
+	}
+	st := themes.New(themes.Default(true), true)
+	strip := ansi.Strip(Strip(tl, time.Time{}, false, 100, st))
+	if !strings.Contains(strip, "2◂") || !strings.Contains(strip, "▸1") || ansi.StringWidth(strip) > 100 {
+		t.Errorf("strip %q does not say 2 before and 1 after", strip)
+	}
+}
