@@ -50,7 +50,8 @@ type PanicError struct {
 	Stack []byte
 }
 
-// Error says what happened, without the stack.
+// Error says what happened in words. The panic's value and stack are
+// Go's own text, for the log, not for whoever made the request.
 func (e *PanicError) Error() string {
-	return fmt.Sprintf("internal error in %s: %v (a bug in weft: the log has the details)", e.Tool, e.Value)
+	return fmt.Sprintf("internal error in %s: a bug in weft stopped it (the log has the details)", e.Tool)
 }

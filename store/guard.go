@@ -131,12 +131,37 @@ func fromFile(r any) (string, bool) {
 			// The frame that panicked.
 			inBolt := strings.HasPrefix(f.Function, "go.etcd.io/bbolt")
 			inStore := strings.HasPrefix(f.Function, "weft/store.") && !strings.HasSuffix(f.File, "_test.go")
-			return fmt.Sprintf("reading it failed: %v", r), inBolt || inStore
+			return panicDetail(r, inBolt), inBolt || inStore
 		}
 		if !more {
 			return "", false
 		}
 	}
+}
+
+// panicDetail says in words what a panic raised while reading the file
+// found. The Go runtime's own text ("slice bounds out of range
+// [::3031742324]") names a length read from the damaged bytes, which
+// tells the user nothing; bbolt's own panics name what it found
+// inconsistent ("page 12 already freed"), so those are kept.
+func panicDetail(r any, inBolt bool) string {
+	var re runtime.Error
+	switch {
+	case errors.As(asError(r), &re) && inBolt:
+		return "a page's lengths or offsets reach outside it"
+	case errors.As(asError(r), &re):
+		return "a record's lengths reach outside it"
+	case inBolt:
+		return fmt.Sprintf("bbolt found it inconsistent: %v", r)
+	default:
+		return fmt.Sprintf("a record cannot be read: %v", r)
+	}
+}
+
+// asError is r as an error, or nil when it is not one.
+func asError(r any) error {
+	err, _ := r.(error)
+	return err
 }
 
 // allocStep is how much a file grows by when it needs room.

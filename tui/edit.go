@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -148,10 +149,12 @@ func (m *Model) editFrom(d dialog.Dialog, t *editTarget, what string, fn func(ct
 	tc := *t
 	return func() (msg tea.Msg) {
 		// A bug behind an edit is an error on the status bar, not the
-		// end of the operator's session.
+		// end of the operator's session; what Go said of it goes to the
+		// log.
 		defer func() {
 			if r := recover(); r != nil {
-				msg = editDoneMsg{what: what, from: d, err: fmt.Errorf("internal error while the edit was made: %v (a bug in weft)", r)}
+				tc.svc.Logger().Error("edit panicked", "edit", what, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				msg = editDoneMsg{what: what, from: d, err: errors.New("internal error while the edit was made: a bug in weft stopped it (the log has the details)")}
 			}
 		}()
 		err := fn(context.Background(), tc)

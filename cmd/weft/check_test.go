@@ -51,20 +51,8 @@ func TestCheckAndSalvageCommands(t *testing.T) {
 		{"truncated", func(b []byte) []byte { return b[:len(b)/2] }},
 		// Every page holding a copy of a message (bbolt leaves old
 		// copies on free pages), so the live one is among them.
-		{"a zeroed page", func(b []byte) []byte {
-			for _, at := range indexAll(b, "question 17 ") {
-				clear(b[at/ps*ps : (at/ps+1)*ps])
-			}
-			return b
-		}},
-		{"overwritten bytes", func(b []byte) []byte {
-			for _, at := range indexAll(b, "question 23 ") {
-				for i := at - 16; i < at; i++ {
-					b[i] ^= 0x5a
-				}
-			}
-			return b
-		}},
+		{"a zeroed page", zeroPagesHolding("question 17 ")},
+		{"overwritten bytes", scrambleBefore("question 23 ")},
 		{"both header pages", func(b []byte) []byte { clear(b[:2*ps]); return b }},
 		// Every branch page (flags 0x01: bbolt leaves old copies on free
 		// pages, so the live ones are among them) has its second element
@@ -169,5 +157,31 @@ func TestCheckAndSalvageHelp(t *testing.T) {
 				t.Errorf("weft %s --help does not say %q", cmd, s)
 			}
 		}
+	}
+}
+
+// zeroPagesHolding damages a file by zeroing every page that holds
+// needle: bbolt leaves old copies of a record on free pages, so the live
+// one is among them.
+func zeroPagesHolding(needle string) func(b []byte) []byte {
+	const ps = 4096
+	return func(b []byte) []byte {
+		for _, at := range indexAll(b, needle) {
+			clear(b[at/ps*ps : (at/ps+1)*ps])
+		}
+		return b
+	}
+}
+
+// scrambleBefore damages a file by flipping bits in the 16 bytes before
+// every copy of needle: the lengths and fields of the record holding it.
+func scrambleBefore(needle string) func(b []byte) []byte {
+	return func(b []byte) []byte {
+		for _, at := range indexAll(b, needle) {
+			for i := at - 16; i < at; i++ {
+				b[i] ^= 0x5a
+			}
+		}
+		return b
 	}
 }

@@ -30,25 +30,12 @@ func TestTUIRefusesADamagedFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps := 4096
 	for _, d := range []struct {
 		name string
 		do   func(b []byte) []byte
 	}{
-		{"the latest session's page", func(b []byte) []byte {
-			for _, at := range indexAll(b, "question 39 ") {
-				clear(b[at/ps*ps : (at/ps+1)*ps])
-			}
-			return b
-		}},
-		{"the latest session's record overwritten", func(b []byte) []byte {
-			for _, at := range indexAll(b, "question 39 ") {
-				for i := at - 16; i < at; i++ {
-					b[i] ^= 0x5a
-				}
-			}
-			return b
-		}},
+		{"the latest session's page", zeroPagesHolding("question 39 ")},
+		{"the latest session's record overwritten", scrambleBefore("question 39 ")},
 	} {
 		t.Run(d.name, func(t *testing.T) {
 			damaged := filepath.Join(t.TempDir(), "damaged.db")

@@ -248,10 +248,11 @@ var runTUI = tui.Run
 // dbFile is the database file opened for a command, and the service
 // over it.
 type dbFile struct {
-	st      *store.Store
-	svc     *ops.Service
-	path    string
-	created bool // this run made the file
+	st       *store.Store
+	svc      *ops.Service
+	closeLog func()
+	path     string
+	created  bool // this run made the file
 }
 
 // openDB opens the database file, read-only when readOnly, waiting up to
@@ -269,13 +270,15 @@ func (a *app) openDB(timeout time.Duration, readOnly bool) (*dbFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &dbFile{st: st, svc: newService(st, warnings(a.stderr)), path: a.db, created: errors.Is(statErr, os.ErrNotExist)}, nil
+	logger, closeLog := commandLog(a.stderr, a.db+".log")
+	return &dbFile{st: st, svc: newService(st, logger), closeLog: closeLog, path: a.db, created: errors.Is(statErr, os.ErrNotExist)}, nil
 }
 
 // close closes the file. A refused request leaves the disk as it was: a
 // file this run made and left without a session goes again when failed
 // is not nil.
 func (f *dbFile) close(failed error) {
+	defer f.closeLog()
 	if f.created && failed != nil {
 		if list, err := reads.ListSessions(f.svc, context.Background(), reads.ListSessionsArgs{}); err == nil && list.Total == 0 {
 			_ = f.st.Close()

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"os"
@@ -23,6 +25,58 @@ func newService(st *store.Store, logger *slog.Logger) *ops.Service {
 // that own no screen).
 func warnings(w io.Writer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+// commandLog is the log of a command that owns no screen: warnings and
+// errors to stderr, but a record that carries a stack (a recovered
+// panic) goes whole to the file at path, stderr saying what stopped and
+// where the details are. The function returned closes the file.
+func commandLog(stderr io.Writer, path string) (*slog.Logger, func()) {
+	lf := &lazyFile{path: path}
+	h := &splitLog{term: warnings(stderr).Handler(), file: warnings(lf).Handler(), path: path}
+	return slog.New(h), lf.close
+}
+
+// splitLog sends records with a stack to file, the others to term.
+type splitLog struct {
+	term, file slog.Handler
+	path       string
+}
+
+// Go's own text: kept off the terminal.
+const (
+	logPanic = "panic"
+	logStack = "stack"
+)
+
+func (h *splitLog) Enabled(ctx context.Context, l slog.Level) bool { return h.term.Enabled(ctx, l) }
+
+func (h *splitLog) Handle(ctx context.Context, r slog.Record) error {
+	internal := false
+	r.Attrs(func(a slog.Attr) bool {
+		internal = a.Key == logStack
+		return !internal
+	})
+	if !internal {
+		return h.term.Handle(ctx, r)
+	}
+	short := slog.NewRecord(r.Time, r.Level, r.Message, r.PC)
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key != logPanic && a.Key != logStack {
+			short.AddAttrs(a)
+		}
+		return true
+	})
+	short.AddAttrs(slog.String("details", h.path))
+	return errors.Join(h.file.Handle(ctx, r), h.term.Handle(ctx, short))
+}
+
+func (h *splitLog) WithAttrs(as []slog.Attr) slog.Handler {
+	return &splitLog{term: h.term.WithAttrs(as), file: h.file.WithAttrs(as), path: h.path}
+}
+
+func (h *splitLog) WithGroup(name string) slog.Handler {
+	return &splitLog{term: h.term.WithGroup(name), file: h.file.WithGroup(name), path: h.path}
 }
 
 // fileLog is the log of a TUI, which owns the screen: warnings and errors

@@ -40,3 +40,30 @@ func TestFileLogIsMadeOnFirstWrite(t *testing.T) {
 		t.Fatalf("log %q, %v", b, err)
 	}
 }
+
+// A command's log keeps the Go runtime's text off the terminal: a
+// recovered panic, with its stack, goes whole to the file's log, and
+// stderr says where it is; other warnings stay on stderr.
+func TestCommandLogKeepsPanicsInTheFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "weft.db.log")
+	var stderr strings.Builder
+	logger, closeLog := commandLog(&stderr, path)
+	logger.Warn("the summary endpoint is slow")
+	logger.Error("tool panicked", "tool", "get_message_range", "panic", "runtime error: slice bounds out of range [::3031742324]", "stack", "goroutine 7 [running]:\nweft/ops.(*Service).View(...)")
+	closeLog()
+	for _, internal := range []string{"runtime error", "goroutine", "out of range"} {
+		if strings.Contains(stderr.String(), internal) {
+			t.Errorf("stderr shows %q:\n%s", internal, stderr.String())
+		}
+	}
+	if !strings.Contains(stderr.String(), "the summary endpoint is slow") || !strings.Contains(stderr.String(), "get_message_range") || !strings.Contains(stderr.String(), path) {
+		t.Errorf("stderr does not keep the warning, name the tool and say where the details are:\n%s", stderr.String())
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || !strings.Contains(string(b), "out of range [::3031742324]") || !strings.Contains(string(b), "goroutine 7") {
+		t.Fatalf("the log file does not hold the panic and its stack: %q, %v", b, err)
+	}
+	if strings.Contains(string(b), "the summary endpoint is slow") {
+		t.Errorf("the log file holds what stderr showed:\n%s", b)
+	}
+}

@@ -31,6 +31,10 @@ const (
 	// ops.WithOrigin), so the events it reads back tell its clients'
 	// edits from those of others.
 	OriginHeader = "X-Weft-Origin"
+	// ResultCapHeader carries the cap (reads.Cap, as its String writes
+	// it) that a tool's reads called without max_tokens fit: a relay
+	// passes on its MCP client's.
+	ResultCapHeader = "X-Weft-Result-Cap"
 	// APIOrigin starts the origin of a write that came through the API
 	// with an OriginHeader.
 	APIOrigin = "api/"

@@ -9,6 +9,7 @@ import (
 	"weft/formats"
 	"weft/ops"
 	"weft/ops/httpx"
+	"weft/ops/reads"
 )
 
 // The holder's events, for the wefts that relay to it: GET /events is a
@@ -54,12 +55,20 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// apiContext is the context of a tool called through /api: the author
-// and origin its headers name.
-func apiContext(r *http.Request) context.Context {
+// apiContext is the context of a tool called through /api: the author,
+// origin and result cap its headers name. A cap that does not read is
+// refused.
+func apiContext(r *http.Request) (context.Context, error) {
 	ctx := ops.WithAuthor(r.Context(), httpx.Author(r))
 	if o := strings.TrimSpace(r.Header.Get(httpx.OriginHeader)); o != "" {
 		ctx = ops.WithOrigin(ctx, httpx.APIOrigin+o)
 	}
-	return ctx
+	if h := r.Header.Get(httpx.ResultCapHeader); h != "" {
+		c, err := reads.ParseCap(h)
+		if err != nil {
+			return nil, ops.Invalidf("%s: %v", httpx.ResultCapHeader, err)
+		}
+		ctx = reads.WithCap(ctx, c)
+	}
+	return ctx, nil
 }

@@ -22,6 +22,7 @@ import (
 func TestToolHeavyReadsFitTheirBudget(t *testing.T) {
 	t.Parallel()
 	sizes := measureHeavy(t)
+	logSizes(t, sizes)
 	measured := map[string]bool{}
 	for _, m := range sizes {
 		name := m.read.name

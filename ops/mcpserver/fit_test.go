@@ -194,15 +194,11 @@ func heavyArgs(r heavyRead, sid string) map[string]any {
 	return args
 }
 
-// TestToolHeavyReadSizes logs the size of every read of the measure
-// with its defaults (run with -v): bytes and o200k tokens over HTTP,
-// bytes of the JSON-RPC result over MCP, and the tokens of the text a
-// model is fed. It asserts nothing, so that it runs on any version of
-// weft and gives the table before and after a change;
-// TestToolHeavyReadsFitTheirBudget holds the budget.
-func TestToolHeavyReadSizes(t *testing.T) {
-	t.Parallel()
-	sizes := measureHeavy(t)
+// logSizes logs the size of every read of the measure with its
+// defaults (seen with -v): bytes and o200k tokens over HTTP, bytes of
+// the JSON-RPC result over MCP, the tokens of the text a model is fed,
+// and what each result says it left out and cut.
+func logSizes(t *testing.T, sizes []heavySize) {
 	t.Logf("| %-36s | %10s | %10s | %10s | %10s | %-16s |", "read (defaults)", "HTTP bytes", "HTTP tok", "MCP bytes", "model tok", "left out, cut")
 	for _, m := range sizes {
 		// What a fitted result says it left out and cut ("-" where

@@ -95,7 +95,11 @@ func (s *Server) serveTool(w http.ResponseWriter, r *http.Request) {
 		httpx.BodyReadError(w, err)
 		return
 	}
-	ctx := apiContext(r)
+	ctx, err := apiContext(r)
+	if err != nil {
+		httpx.WriteError(w, httpx.StatusOf(err), err.Error())
+		return
+	}
 	out, _, err := s.backend.Call(ctx, tool, body)
 	if err != nil {
 		status := httpx.StatusOf(err)

@@ -13,7 +13,6 @@ package mcpserver
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -196,9 +195,7 @@ func (s *Server) toolHandler(t *tools.Tool) mcp.ToolHandler {
 		if sp != nil {
 			ctx = summary.WithSampler(ctx, sp.sample)
 		}
-		out, value, err := s.callFitted(func(args json.RawMessage) (json.RawMessage, any, error) {
-			return s.backend.Call(ctx, t, args)
-		}, t, req)
+		out, value, err := s.backend.Call(s.withClientCap(ctx, req), t, req.Params.Arguments)
 		if sp != nil && len(sp.pending) > 0 {
 			// The tool asked the client's model for something it has not
 			// answered yet: ask, and the client calls again with the

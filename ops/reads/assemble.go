@@ -10,7 +10,9 @@ import (
 	"weft/ops"
 	"weft/ops/search"
 
+	"weft/formats"
 	"weft/formats/export"
+	"weft/internal/tokens"
 	"weft/model"
 	"weft/ops/assemble"
 	"weft/store"
@@ -94,7 +96,7 @@ func RequestContextSlice(s *ops.Service, ctx context.Context, a ContextSliceArgs
 type AssembleArgs struct {
 	SessionID   string `json:"session_id,omitempty" jsonschema:"the session; default: the one the operator has open in weft, else the most recently updated"`
 	Format      string `json:"format,omitempty" jsonschema:"openai (chat-completions messages, the default), anthropic (a Messages API body: system and messages) or text (one transcript)"`
-	MaxTokens   *int   `json:"max_tokens,omitempty" jsonschema:"fit the context in this many tokens: the most recent turns raw, then the latest summaries of older parts; the oldest are left out first (default: the result fits 16000 tokens; 0: no limit)"`
+	MaxTokens   *int   `json:"max_tokens,omitempty" jsonschema:"fit the context in this many tokens: the most recent turns raw, then the latest summaries of older parts; the oldest are left out first (default: what the calling client keeps whole, 16000 tokens for most; 0: no limit)"`
 	MaxMessages int    `json:"max_messages,omitempty" jsonschema:"keep at most this many of the latest items (0: all)"`
 }
 
@@ -164,9 +166,13 @@ func AssembleContext(s *ops.Service, ctx context.Context, a AssembleArgs) (Assem
 	// Without max_tokens the result fits a read's default budget: its
 	// JSON, not only the items' own tokens, which a provider's shape and
 	// the escapes add to.
-	given, fitJSON := 0, false
+	// A caller's cap (an MCP client's) sets that budget, and may hold
+	// the JSON's bytes too.
+	given, fitJSON, capBytes := 0, false, 0
 	if a.MaxTokens != nil {
 		given = *a.MaxTokens
+	} else if c, ok := CapFrom(ctx); ok {
+		given, fitJSON, capBytes = c.Tokens, true, c.Bytes
 	} else {
 		given, fitJSON = DefaultMaxTokens, true
 	}
@@ -206,13 +212,16 @@ func AssembleContext(s *ops.Service, ctx context.Context, a AssembleArgs) (Assem
 			if !fitJSON || round == 4 || res.Count <= 1 {
 				break
 			}
-			n := countJSON(res)
+			b := formats.Marshal(res)
+			n := Weigh(tokens.Count(string(b)), len(b), given, capBytes)
 			if n <= given {
 				break
 			}
 			// Pack the items to less, by how far the JSON was over.
 			budget = max(int(int64(budget)*int64(given)*9/10/int64(n)), 1)
 		}
+		// It says the budget asked for, not the one it packed to.
+		res.MaxTokens = given
 		if raw == nil {
 			return nil, nil // nothing pending: nothing to write
 		}

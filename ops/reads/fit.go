@@ -2,6 +2,7 @@ package reads
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -62,6 +63,54 @@ type Fit struct {
 	NextCursor string `json:"next_cursor,omitempty"`
 	// Next says in words how to get what was left out.
 	Next string `json:"next,omitempty"`
+}
+
+// Cap is what a read called without max_tokens fits in, for the caller
+// that called it: Tokens is the budget it is given, Bytes (0: none) a
+// cap on its JSON's size, which some clients hold results to.
+type Cap struct {
+	Tokens, Bytes int
+}
+
+type capKey struct{}
+
+// WithCap is ctx for a caller whose reads, called without max_tokens,
+// fit c.
+func WithCap(ctx context.Context, c Cap) context.Context {
+	return context.WithValue(ctx, capKey{}, c)
+}
+
+// CapFrom is the cap of ctx's caller, if it has one.
+func CapFrom(ctx context.Context) (Cap, bool) {
+	c, ok := ctx.Value(capKey{}).(Cap)
+	return c, ok
+}
+
+// String writes c as ParseCap reads it: "tokens=N bytes=M".
+func (c Cap) String() string { return fmt.Sprintf("tokens=%d bytes=%d", c.Tokens, c.Bytes) }
+
+// ParseCap reads a Cap as String writes it; tokens must be a budget a
+// read takes.
+func ParseCap(s string) (Cap, error) {
+	var c Cap
+	if _, err := fmt.Sscanf(s, "tokens=%d bytes=%d", &c.Tokens, &c.Bytes); err != nil {
+		return Cap{}, fmt.Errorf("a result cap is tokens=N bytes=M: %w", err)
+	}
+	if c.Tokens < MinMaxTokens || c.Tokens > MaxMaxTokens || c.Bytes < 0 {
+		return Cap{}, fmt.Errorf("a result cap of %d tokens and %d bytes: tokens must be %d to %d, bytes 0 or more", c.Tokens, c.Bytes, MinMaxTokens, MaxMaxTokens)
+	}
+	return c, nil
+}
+
+// Weigh is what a result of count tokens and size bytes of JSON weighs
+// against a budget of tokens when its bytes are held to capBytes (0:
+// not held): its tokens, or its bytes in the budget's units if that is
+// more. It is over the budget exactly when either is over its cap.
+func Weigh(count, size, budget, capBytes int) int {
+	if capBytes <= 0 {
+		return count
+	}
+	return max(count, int((int64(size)*int64(budget)+int64(capBytes)-1)/int64(capBytes)))
 }
 
 // NoLimit, as a read's max_tokens, asks for everything: for callers in
@@ -305,14 +354,30 @@ func fitTo[A any, PA interface {
 	fitted
 }](fn func(*ops.Service, context.Context, A) (R, error)) func(*ops.Service, context.Context, A) (R, error) {
 	return func(s *ops.Service, ctx context.Context, a A) (R, error) {
+		field := PA(&a).budget()
+		// A read called without max_tokens fits its caller's cap: its
+		// tokens are the budget asked for, its bytes, if any, held too.
+		capBytes := 0
+		if *field == nil {
+			if c, ok := CapFrom(ctx); ok {
+				*field = &c.Tokens
+				capBytes = c.Bytes
+			}
+		}
 		best, err := fn(s, ctx, a)
 		if err != nil {
 			return best, err
 		}
 		fitOf := func(r *R) *Fit { return PR(r).fitPart() }
-		bestN := settle(&best, fitOf(&best))
 		budget := fitOf(&best).MaxTokens
-		field := PA(&a).budget()
+		// weigh settles a result's result_tokens and says what it
+		// weighs against the budget: its tokens, or, when its bytes are
+		// held to a cap, its bytes in the budget's units if that is more.
+		weigh := func(r *R) (weight, count int) {
+			count, size := settleSized(r, fitOf(r))
+			return Weigh(count, size, budget, capBytes), count
+		}
+		bestN, bestTokens := weigh(&best)
 		if budget == NoLimit {
 			return best, nil
 		}
@@ -348,16 +413,16 @@ func fitTo[A any, PA interface {
 			if err != nil {
 				return again, err
 			}
-			n := settle(&again, fitOf(&again))
+			n, count := weigh(&again)
 			if n <= budget {
 				lo, loN = ask, n
 				if !fits || n >= bestN {
-					best, bestN, fits = again, n, true
+					best, bestN, bestTokens, fits = again, n, count, true
 				}
 			} else {
 				hi, hiN = ask, n
 				if !fits {
-					best, bestN = again, n
+					best, bestN, bestTokens = again, n, count
 				}
 			}
 		}
@@ -365,17 +430,13 @@ func fitTo[A any, PA interface {
 		// JSON then differs only in max_tokens' digits, pieces of their
 		// own as result_tokens' are (see settle): it is not counted again.
 		if f := fitOf(&best); f.MaxTokens != budget {
-			rest := bestN - digitTokens(f.ResultTokens) - digitTokens(f.MaxTokens) + digitTokens(budget)
+			rest := bestTokens - digitTokens(f.ResultTokens) - digitTokens(f.MaxTokens) + digitTokens(budget)
 			f.MaxTokens = budget
 			settleDigits(&f.ResultTokens, rest)
 		}
 		return best, nil
 	}
 }
-
-// settle sets a result's result_tokens to the exact count of its JSON
-// and returns it (SettleTokens).
-func settle(res any, f *Fit) int { return SettleTokens(res, &f.ResultTokens) }
 
 // SettleTokens sets *n, the result_tokens field of v (a pointer to a
 // result, a resource's included), to the exact count of v's JSON as the
@@ -387,8 +448,20 @@ func settle(res any, f *Fit) int { return SettleTokens(res, &f.ResultTokens) }
 // those digits' tokens: result_tokens settles on its own digits without
 // counting the whole result again.
 func SettleTokens(v any, n *int) int {
+	tokens, _ := settleTokens(v, n)
+	return tokens
+}
+
+// settleSized sets a result's result_tokens to the exact count of its
+// JSON (SettleTokens) and returns it, with the JSON's size in bytes (as
+// it was counted: result_tokens' digits may since differ by a few).
+func settleSized(res any, f *Fit) (count, size int) { return settleTokens(res, &f.ResultTokens) }
+
+// settleTokens is SettleTokens, also giving the size of v's JSON.
+func settleTokens(v any, n *int) (count, size int) {
 	*n = max(*n, 0) // a sign would join the ":" before it
-	return settleDigits(n, countJSON(v)-digitTokens(*n))
+	b := formats.Marshal(v)
+	return settleDigits(n, tokens.Count(string(b))-digitTokens(*n)), len(b)
 }
 
 // settleDigits sets *n, a result_tokens, to rest, what the result's JSON

@@ -146,3 +146,62 @@ func TestReadFitsInOnePassWhereItCan(t *testing.T) {
 		t.Logf("0..%d in %d tokens: %d passes, %d tokens, complete %v", tc.end, tc.budget, passes, res.ResultTokens, res.Complete)
 	}
 }
+
+// TestReadFitsItsCallersCap: a read called without max_tokens by a
+// caller with a cap (an MCP client that keeps only so many bytes whole)
+// fits both the cap's tokens and its bytes, in the passes fitTo makes
+// for tokens alone (at most five), and says the cap's tokens as its
+// budget; an explicit max_tokens is the caller's own choice and is not
+// held to the bytes.
+func TestReadFitsItsCallersCap(t *testing.T) {
+	t.Parallel()
+	f := toolstest.New(t)
+	sid := toolRounds(f, 30, 6000)
+	passes := 0
+	read := reads.FitMessageRange(func(s *ops.Service, ctx context.Context, a reads.MessageRangeArgs) (reads.MessageRangeResult, error) {
+		passes++
+		return reads.MessageRangeUnfitted(s, ctx, a)
+	})
+	n := func(n int) *int { return &n }
+	for _, c := range []reads.Cap{{Tokens: 2500, Bytes: 9000}, {Tokens: 10_000, Bytes: 40_000}, {Tokens: 3000}} {
+		passes = 0
+		ctx := reads.WithCap(context.Background(), c)
+		res, err := read(f.Svc, ctx, reads.MessageRangeArgs{SessionID: sid, StartIdx: n(0), EndIdx: n(89)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		size := len(formats.Marshal(res))
+		if res.MaxTokens != c.Tokens || res.ResultTokens > c.Tokens || (c.Bytes > 0 && size > c.Bytes) {
+			t.Errorf("cap %v: max_tokens %d, %d tokens, %d bytes", c, res.MaxTokens, res.ResultTokens, size)
+		}
+		if passes > 5 {
+			t.Errorf("cap %v: %d passes, want at most 5", c, passes)
+		}
+		if c.Bytes > 0 && size < c.Bytes*6/10 {
+			t.Errorf("cap %v: %d bytes, less than six tenths of what the caller keeps", c, size)
+		}
+		t.Logf("cap %v: %d passes, %d tokens, %d bytes, %d messages", c, passes, res.ResultTokens, size, len(res.Messages))
+	}
+	ctx := reads.WithCap(context.Background(), reads.Cap{Tokens: 2500, Bytes: 9000})
+	res, err := read(f.Svc, ctx, reads.MessageRangeArgs{SessionID: sid, StartIdx: n(0), EndIdx: n(89), MaxTokens: n(8000)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.MaxTokens != 8000 || len(formats.Marshal(res)) <= 9000 {
+		t.Errorf("max_tokens 8000 given: max_tokens %d, %d bytes: held to the cap's bytes", res.MaxTokens, len(formats.Marshal(res)))
+	}
+}
+
+// A cap reads back as it is written; one that no read takes is refused.
+func TestParseCap(t *testing.T) {
+	t.Parallel()
+	c := reads.Cap{Tokens: 2500, Bytes: 9000}
+	if got, err := reads.ParseCap(c.String()); err != nil || got != c {
+		t.Errorf("ParseCap(%q) = %v, %v", c.String(), got, err)
+	}
+	for _, bad := range []string{"", "tokens=10 bytes=0", "tokens=2500 bytes=-1", "bytes=9000", "tokens=x bytes=1"} {
+		if _, err := reads.ParseCap(bad); err == nil {
+			t.Errorf("ParseCap(%q) took it", bad)
+		}
+	}
+}

@@ -23,7 +23,7 @@ import (
 type SearchSessionsArgs struct {
 	Query     string `json:"query" jsonschema:"text to look for, case-insensitive, in every session's title and effective thread"`
 	Limit     *int   `json:"limit,omitempty" jsonschema:"at most this many sessions (default 20, at most 200); total_sessions counts them all"`
-	MaxTokens *int   `json:"max_tokens,omitempty" jsonschema:"fit the result in about this many tokens (default 16000; at least 500, or 0 for no limit); sessions that do not fit are left out, counted, with a next_cursor"`
+	MaxTokens *int   `json:"max_tokens,omitempty" jsonschema:"fit the result in about this many tokens (default: what the calling client keeps whole, 16000 for most; at least 500, or 0 for no limit); sessions that do not fit are left out, counted, with a next_cursor"`
 	Cursor    string `json:"cursor,omitempty" jsonschema:"the next_cursor of an earlier result, with the same other arguments: the sessions it left out"`
 }
 
@@ -203,7 +203,7 @@ type SessionHistoryArgs struct {
 	Format    string `json:"format,omitempty" jsonschema:"text (default: one line of time and role per message, then its content), markdown, or json (the messages with IDs, times, tokens and tags)"`
 	View      string `json:"view,omitempty" jsonschema:"effective (default: with the operations applied) or raw (the stored messages)"`
 	Limit     *int   `json:"limit,omitempty" jsonschema:"only the latest N items (default: all, at most 5000)"`
-	MaxTokens *int   `json:"max_tokens,omitempty" jsonschema:"fit the result in about this many tokens (default 16000; at least 500, or 0 for no limit): the latest items first, long bodies cut with a marker saying how to read on; earlier items that do not fit are left out, counted, with a next_cursor"`
+	MaxTokens *int   `json:"max_tokens,omitempty" jsonschema:"fit the result in about this many tokens (default: what the calling client keeps whole, 16000 for most; at least 500, or 0 for no limit): the latest items first, long bodies cut with a marker saying how to read on; earlier items that do not fit are left out, counted, with a next_cursor"`
 	Cursor    string `json:"cursor,omitempty" jsonschema:"the next_cursor of an earlier result, with the same other arguments: the earlier items it left out"`
 }
 

@@ -211,7 +211,7 @@ func parseTime(s *ops.Service, field, value string) (time.Time, error) {
 type ConversationContextArgs struct {
 	SessionID string `json:"session_id,omitempty" jsonschema:"the session; default: the one the operator has open in weft, else the most recently updated"`
 	Turns     *int   `json:"turns" jsonschema:"how many turns of context: recent raw turns first, then summaries for the rest"`
-	MaxTokens *int   `json:"max_tokens,omitempty" jsonschema:"fit the result in about this many tokens (default 16000; at least 500, or 0 for no limit): the summaries and the latest turns first, long bodies cut with a marker saying how to read on; older turns that do not fit are left out, counted, with a next_cursor"`
+	MaxTokens *int   `json:"max_tokens,omitempty" jsonschema:"fit the result in about this many tokens (default: what the calling client keeps whole, 16000 for most; at least 500, or 0 for no limit): the summaries and the latest turns first, long bodies cut with a marker saying how to read on; older turns that do not fit are left out, counted, with a next_cursor"`
 	Cursor    string `json:"cursor,omitempty" jsonschema:"the next_cursor of an earlier result, with the same other arguments: the older turns it left out"`
 }
 
@@ -276,7 +276,7 @@ type TurnsSinceArgs struct {
 	Timestamp        string `json:"timestamp" jsonschema:"ISO 8601 (2026-01-26T07:30:00, zone optional: local if omitted), a bare date or time, or relative (-2h, 2h ago, yesterday 15:00)"`
 	IncludeSummaries *bool  `json:"include_summaries,omitempty" jsonschema:"also return summaries whose time span ends at or after the timestamp (default true)"`
 	Limit            *int   `json:"limit,omitempty" jsonschema:"at most this many messages, oldest first (default 1000)"`
-	MaxTokens        *int   `json:"max_tokens,omitempty" jsonschema:"fit the result in about this many tokens (default 16000; at least 500, or 0 for no limit): the summaries and the oldest messages first, long bodies cut with a marker saying how to read on; later messages that do not fit are left out, counted, with a next_cursor"`
+	MaxTokens        *int   `json:"max_tokens,omitempty" jsonschema:"fit the result in about this many tokens (default: what the calling client keeps whole, 16000 for most; at least 500, or 0 for no limit): the summaries and the oldest messages first, long bodies cut with a marker saying how to read on; later messages that do not fit are left out, counted, with a next_cursor"`
 	Cursor           string `json:"cursor,omitempty" jsonschema:"the next_cursor of an earlier result, with the same other arguments: the messages it left out"`
 }
 
@@ -378,7 +378,7 @@ type TurnsAroundArgs struct {
 	Timestamp   string   `json:"timestamp" jsonschema:"the centre: ISO 8601 (zone optional: local if omitted), a bare date or time, or relative (-2h, yesterday 15:00)"`
 	Count       *int     `json:"count,omitempty" jsonschema:"how many items in all (default 40)"`
 	BeforeRatio *float64 `json:"before_ratio,omitempty" jsonschema:"share of the items before the centre, 0..1 (default 0.5; clamped)"`
-	MaxTokens   *int     `json:"max_tokens,omitempty" jsonschema:"fit the result in about this many tokens (default 16000; at least 500, or 0 for no limit): the items nearest the centre first, long bodies cut with a marker saying how to read on; the farthest that do not fit are left out, counted, with a next_cursor"`
+	MaxTokens   *int     `json:"max_tokens,omitempty" jsonschema:"fit the result in about this many tokens (default: what the calling client keeps whole, 16000 for most; at least 500, or 0 for no limit): the items nearest the centre first, long bodies cut with a marker saying how to read on; the farthest that do not fit are left out, counted, with a next_cursor"`
 	Cursor      string   `json:"cursor,omitempty" jsonschema:"the next_cursor of an earlier result, with the same other arguments: the items it left out"`
 }
 
@@ -489,7 +489,7 @@ type MessageRangeArgs struct {
 	StartIdx      *int   `json:"start_idx" jsonschema:"first index, 0-based"`
 	EndIdx        *int   `json:"end_idx" jsonschema:"last index (inclusive)"`
 	View          string `json:"view,omitempty" jsonschema:"effective (default: the thread with operations applied) or raw (the stored messages)"`
-	MaxTokens     *int   `json:"max_tokens,omitempty" jsonschema:"fit the result in about this many tokens (default 16000; at least 500, or 0 for no limit): long bodies are cut with a marker saying how to read on, and the messages that do not fit are left out, with next_start_idx to continue from"`
+	MaxTokens     *int   `json:"max_tokens,omitempty" jsonschema:"fit the result in about this many tokens (default: what the calling client keeps whole, 16000 for most; at least 500, or 0 for no limit): long bodies are cut with a marker saying how to read on, and the messages that do not fit are left out, with next_start_idx to continue from"`
 	ContentOffset int    `json:"content_offset,omitempty" jsonschema:"with start_idx equal to end_idx: give that message's content from this character on (a cut body's marker names it)"`
 }
 
@@ -660,7 +660,7 @@ func viewArg(v string) (raw bool, err error) {
 type StartupContextArgs struct {
 	SessionID string `json:"session_id,omitempty" jsonschema:"the session; default: the one the operator has open in weft, else the most recently updated"`
 	Summaries *int   `json:"summaries,omitempty" jsonschema:"how many of the latest summaries (default 2)"`
-	MaxTokens *int   `json:"max_tokens,omitempty" jsonschema:"fit the result in about this many tokens (default 16000; at least 500, or 0 for no limit): the summaries and the latest turns first, long bodies cut with a marker saying how to read on; older turns that do not fit are left out, counted, with a next_cursor"`
+	MaxTokens *int   `json:"max_tokens,omitempty" jsonschema:"fit the result in about this many tokens (default: what the calling client keeps whole, 16000 for most; at least 500, or 0 for no limit): the summaries and the latest turns first, long bodies cut with a marker saying how to read on; older turns that do not fit are left out, counted, with a next_cursor"`
 	Cursor    string `json:"cursor,omitempty" jsonschema:"the next_cursor of an earlier result, with the same other arguments: the older turns it left out"`
 }
 

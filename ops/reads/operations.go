@@ -15,7 +15,7 @@ import (
 type ListOperationsArgs struct {
 	SessionID  string `json:"session_id,omitempty" jsonschema:"the session; default: the one the operator has open in weft, else the most recently updated"`
 	ActiveOnly bool   `json:"active_only,omitempty" jsonschema:"only the operations now in effect (active or partial)"`
-	MaxTokens  *int   `json:"max_tokens,omitempty" jsonschema:"fit the result in about this many tokens (default 16000; at least 500, or 0 for no limit): the latest operations first, long summaries and messages cut with a marker, long target lists shortened (targets_omitted); earlier operations that do not fit are left out, counted, with a next_cursor"`
+	MaxTokens  *int   `json:"max_tokens,omitempty" jsonschema:"fit the result in about this many tokens (default: what the calling client keeps whole, 16000 for most; at least 500, or 0 for no limit): the latest operations first, long summaries and messages cut with a marker, long target lists shortened (targets_omitted); earlier operations that do not fit are left out, counted, with a next_cursor"`
 	Cursor     string `json:"cursor,omitempty" jsonschema:"the next_cursor of an earlier result, with the same other arguments: the earlier operations it left out"`
 }
 

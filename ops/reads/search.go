@@ -22,7 +22,7 @@ type SearchArgs struct {
 	View      string `json:"view,omitempty" jsonschema:"effective (default) or raw (the stored messages; indices are stored positions)"`
 	Limit     *int   `json:"limit,omitempty" jsonschema:"at most this many matches a page (default 50, at most 1000); total_matches counts them all, and next_cursor gives those after"`
 	Whole     bool   `json:"whole,omitempty" jsonschema:"give each matching message whole (long bodies still cut to fit max_tokens) instead of a snippet around the hit"`
-	MaxTokens *int   `json:"max_tokens,omitempty" jsonschema:"fit the result in about this many tokens (default 16000; at least 500, or 0 for no limit); matches that do not fit are left out, counted, with a next_cursor"`
+	MaxTokens *int   `json:"max_tokens,omitempty" jsonschema:"fit the result in about this many tokens (default: what the calling client keeps whole, 16000 for most; at least 500, or 0 for no limit); matches that do not fit are left out, counted, with a next_cursor"`
 	Cursor    string `json:"cursor,omitempty" jsonschema:"the next_cursor of an earlier result, with the same other arguments: the matches it left out"`
 }
 

@@ -13,7 +13,7 @@ import (
 // ListSessionsArgs are list_sessions' arguments.
 type ListSessionsArgs struct {
 	Limit     int    `json:"limit,omitempty" jsonschema:"at most this many sessions, most recently updated first; 0 means all"`
-	MaxTokens *int   `json:"max_tokens,omitempty" jsonschema:"fit the result in about this many tokens (default 16000; at least 500, or 0 for no limit); sessions that do not fit are left out, counted, with a next_cursor"`
+	MaxTokens *int   `json:"max_tokens,omitempty" jsonschema:"fit the result in about this many tokens (default: what the calling client keeps whole, 16000 for most; at least 500, or 0 for no limit); sessions that do not fit are left out, counted, with a next_cursor"`
 	Cursor    string `json:"cursor,omitempty" jsonschema:"the next_cursor of an earlier result, with the same other arguments: the sessions it left out"`
 }
 

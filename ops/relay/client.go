@@ -16,6 +16,7 @@ import (
 
 	"weft/ops"
 	"weft/ops/httpx"
+	"weft/ops/reads"
 	"weft/ops/tools"
 )
 
@@ -124,6 +125,9 @@ func (b *client) send(ctx context.Context, path, contentType string, body io.Rea
 	req.Header.Set(httpx.AuthorHeader, ops.AuthorFrom(ctx))
 	if o := ops.OriginFrom(ctx); o != "" {
 		req.Header.Set(httpx.OriginHeader, b.id+"/"+o)
+	}
+	if c, ok := reads.CapFrom(ctx); ok {
+		req.Header.Set(httpx.ResultCapHeader, c.String())
 	}
 	if b.token != "" {
 		req.Header.Set("Authorization", "Bearer "+b.token)

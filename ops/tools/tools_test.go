@@ -247,6 +247,9 @@ func TestAPanickingToolIsAnError(t *testing.T) {
 	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "internal error in boom") || !strings.Contains(string(pe.Stack), "tools_test.go") {
 		t.Fatalf("error %v (%T), want a PanicError naming the tool with its stack", err, err)
 	}
+	if strings.Contains(err.Error(), "boom in the handler") {
+		t.Errorf("the error shows the panic's own text: %v", err)
+	}
 	if !strings.Contains(log.String(), "tool panicked") || !strings.Contains(log.String(), "tools_test.go") {
 		t.Errorf("the panic is not in the service's log, with its stack:\n%s", log.String())
 	}
