@@ -11,6 +11,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"weft/model"
+	"weft/store/boltfile"
 )
 
 // Finding is one thing Check found wrong with a file.
@@ -81,30 +82,30 @@ func Check(path string) ([]Finding, error) {
 	}
 	defer func() { _ = f.Close() }()
 	c := &checker{path: path}
-	rep := inspect(f, fi.Size())
-	for _, n := range rep.notes {
+	rep := boltfile.Inspect(f, fi.Size())
+	for _, n := range rep.Notes {
 		c.file("", n)
 	}
-	if rep.fatal != "" {
-		c.file("", rep.fatal)
+	if rep.Fatal != "" {
+		c.file("", rep.Fatal)
 	}
-	if rep.writeFatal != "" {
-		c.file("freelist", rep.writeFatal)
+	if rep.WriteFatal != "" {
+		c.file("freelist", rep.WriteFatal)
 	}
-	if rep.pageSize == 0 {
+	if rep.PageSize == 0 {
 		return c.out, nil // no header page to start from
 	}
-	w := walk(f, rep)
-	for _, p := range w.problems {
+	w := boltfile.WalkTree(f, rep)
+	for _, p := range w.Problems {
 		c.file("", p)
 	}
 	if db == nil {
-		if rep.fatal == "" {
+		if rep.Fatal == "" {
 			c.file("", d.Detail)
 		}
 		return c.out, nil
 	}
-	if rep.fatal == "" && rep.writeFatal == "" && len(w.problems) == 0 {
+	if rep.Fatal == "" && rep.WriteFatal == "" && len(w.Problems) == 0 {
 		// bbolt checks in a goroutine of its own, where a fault would
 		// end the process: only a file whose pages all lie inside it and
 		// form a tree gets there.
@@ -126,7 +127,7 @@ func Check(path string) ([]Finding, error) {
 			c.file("", err.Error())
 		}
 	}
-	if len(w.cuts) > 0 || w.rootCut {
+	if w.Cut() {
 		// bbolt would follow the damaged pages' numbers round and round:
 		// the records are read from a copy in which they are cut off,
 		// so what they held shows as missing.

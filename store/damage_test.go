@@ -17,6 +17,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"weft/model"
+	"weft/store/boltfile"
 )
 
 // damage is one way of damaging a file: it changes b (the file's bytes)
@@ -102,9 +103,9 @@ var pristine = sync.OnceValues(func() ([]byte, error) {
 // flips and overwritten bytes in the header pages, the freelist, the root
 // page and data pages. The seed is fixed, so every run tries the same.
 func damages(b []byte) []damage {
-	rep := inspect(bytesReader(b), int64(len(b)))
-	ps := rep.pageSize
-	hwm := int(rep.meta.hwm)
+	rep := boltfile.Inspect(bytesReader(b), int64(len(b)))
+	ps := rep.PageSize
+	hwm := int(rep.Meta.Pages)
 	r := rand.New(rand.NewPCG(10, 10))
 	var out []damage
 	for _, n := range []int{0, 100, ps, 2 * ps, 3*ps + 17, len(b) / 3, len(b) / 2, len(b) - ps, len(b) - 1} {
@@ -118,7 +119,7 @@ func damages(b []byte) []damage {
 			return b
 		}}
 	}
-	out = append(out, zero(0), zero(1), zero(0, 1), zero(int(rep.meta.freelist)), zero(int(rep.meta.root)))
+	out = append(out, zero(0), zero(1), zero(0, 1), zero(int(rep.Meta.Freelist)), zero(int(rep.Meta.Root)))
 	for range 6 {
 		out = append(out, zero(2+r.IntN(hwm-2)))
 	}
@@ -132,13 +133,13 @@ func damages(b []byte) []damage {
 	// mark, txid, checksum; the active one and the other.
 	for _, page := range []int{0, 1} {
 		for _, field := range []int{0, 8, 16, 32, 40, 48, 56} {
-			out = append(out, flip(fmt.Sprintf("header page %d", page), page*ps+pageHeaderLen+field, r.IntN(8)))
+			out = append(out, flip(fmt.Sprintf("header page %d", page), page*ps+boltfile.PageHeaderLen+field, r.IntN(8)))
 		}
 	}
-	fl := int(rep.meta.freelist) * ps
-	out = append(out, flip("freelist flags", fl+8, 0), flip("freelist count", fl+10, 3), flip("freelist entry", fl+pageHeaderLen+1, 2))
-	root := int(rep.meta.root) * ps
-	out = append(out, flip("root page flags", root+8, 1), flip("root page count", root+10, 4), flip("root page element", root+pageHeaderLen+4, 1))
+	fl := int(rep.Meta.Freelist) * ps
+	out = append(out, flip("freelist flags", fl+8, 0), flip("freelist count", fl+10, 3), flip("freelist entry", fl+boltfile.PageHeaderLen+1, 2))
+	root := int(rep.Meta.Root) * ps
+	out = append(out, flip("root page flags", root+8, 1), flip("root page count", root+10, 4), flip("root page element", root+boltfile.PageHeaderLen+4, 1))
 	for range 40 {
 		off := 2*ps + r.IntN(len(b)-2*ps)
 		out = append(out, flip("data", off, r.IntN(8)))
@@ -167,18 +168,18 @@ type branchPage struct {
 // branchPages lists the file's branch pages, in the order a walk from
 // the top bucket meets them.
 func branchPages(b []byte) []branchPage {
-	rep := inspect(bytesReader(b), int64(len(b)))
-	ps := rep.pageSize
+	rep := boltfile.Inspect(bytesReader(b), int64(len(b)))
+	ps := rep.PageSize
 	var out []branchPage
 	var visit func(bucket string, p, parent int)
 	visit = func(bucket string, p, parent int) {
 		pg := b[p*ps:]
 		flags, count := ne.Uint16(pg[8:]), int(ne.Uint16(pg[10:]))
 		switch {
-		case flags == branchPageFlag:
+		case flags == boltfile.BranchPageFlag:
 			bp := branchPage{bucket, p, parent, nil}
 			for i := range count {
-				bp.kids = append(bp.kids, int(ne.Uint64(pg[pageHeaderLen+i*16+8:])))
+				bp.kids = append(bp.kids, int(ne.Uint64(pg[boltfile.PageHeaderLen+i*16+8:])))
 			}
 			out = append(out, bp)
 			for _, k := range bp.kids {
@@ -186,7 +187,7 @@ func branchPages(b []byte) []branchPage {
 			}
 		case bucket == "": // the top bucket's leaf: the buckets' roots
 			for i := range count {
-				e := pageHeaderLen + i*16
+				e := boltfile.PageHeaderLen + i*16
 				pos, ks := int(ne.Uint32(pg[e+4:])), int(ne.Uint32(pg[e+8:]))
 				if root := int(ne.Uint64(pg[e+pos+ks:])); root != 0 {
 					visit(string(pg[e+pos:e+pos+ks]), root, p)
@@ -194,7 +195,7 @@ func branchPages(b []byte) []branchPage {
 			}
 		}
 	}
-	visit("", int(rep.meta.root), 0)
+	visit("", int(rep.Meta.Root), 0)
 	return out
 }
 
@@ -207,8 +208,8 @@ func branchPages(b []byte) []branchPage {
 // pattern costs that session messages; the others are left whole,
 // except by the cycle.
 func branchDamages(b []byte) []damage {
-	rep := inspect(bytesReader(b), int64(len(b)))
-	ps := rep.pageSize
+	rep := boltfile.Inspect(bytesReader(b), int64(len(b)))
+	ps := rep.PageSize
 	var msgs, left, right, bytime branchPage
 	for _, bp := range branchPages(b) {
 		switch {
@@ -227,7 +228,7 @@ func branchDamages(b []byte) []damage {
 	}
 	point := func(name string, at branchPage, i, to int) damage {
 		return damage{name: fmt.Sprintf("%s: bucket %s's branch page %d element %d points at page %d", name, at.bucket, at.page, i, to), tree: true, do: func(b []byte) []byte {
-			ne.PutUint64(b[at.page*ps+pageHeaderLen+i*16+8:], uint64(to))
+			ne.PutUint64(b[at.page*ps+boltfile.PageHeaderLen+i*16+8:], uint64(to))
 			return b
 		}}
 	}
@@ -236,13 +237,13 @@ func branchDamages(b []byte) []damage {
 		point("itself, first element", left, 0, left.page),
 		point("its parent", left, 30, msgs.page),
 		point("a page already in the tree", left, 30, left.kids[3]),
-		point("a free page", left, 30, int(rep.free[0])),
-		point("past the end", left, 30, int(rep.meta.hwm)+1000),
+		point("a free page", left, 30, int(rep.Free[0])),
+		point("past the end", left, 30, int(rep.Meta.Pages)+1000),
 		point("the time index's root", left, 30, bytime.page),
 		point("itself", bytime, 5, bytime.page),
 		{name: fmt.Sprintf("a cycle: bucket msgs's branch pages %d and %d point at each other", left.page, right.page), tree: true, do: func(b []byte) []byte {
-			ne.PutUint64(b[left.page*ps+pageHeaderLen+30*16+8:], uint64(right.page))
-			ne.PutUint64(b[right.page*ps+pageHeaderLen+8:], uint64(left.page))
+			ne.PutUint64(b[left.page*ps+boltfile.PageHeaderLen+30*16+8:], uint64(right.page))
+			ne.PutUint64(b[right.page*ps+boltfile.PageHeaderLen+8:], uint64(left.page))
 			return b
 		}},
 	}
@@ -355,6 +356,9 @@ func TestDamagedBranchPages(t *testing.T) {
 		})
 	}
 }
+
+// ne is the byte order bbolt writes its pages in.
+var ne = binary.NativeEndian
 
 type bytesReader []byte
 
@@ -651,11 +655,11 @@ func TestScanContentStaysInTheFile(t *testing.T) {
 	found := false
 	for p := 2; p*4096 < len(b) && !found; p++ {
 		page := b[p*4096 : (p+1)*4096]
-		if ne.Uint16(page[8:]) != leafPageFlag {
+		if ne.Uint16(page[8:]) != boltfile.LeafPageFlag {
 			continue
 		}
 		for i := range int(ne.Uint16(page[10:])) {
-			e := pageHeaderLen + i*16
+			e := boltfile.PageHeaderLen + i*16
 			pos, ksize, vsize := int(ne.Uint32(page[e+4:])), int(ne.Uint32(page[e+8:])), int(ne.Uint32(page[e+12:]))
 			if e+pos+ksize+vsize > len(page) {
 				continue

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"weft/store/boltfile"
 )
 
 var (
@@ -170,7 +172,7 @@ const allocStep = 1 << 20
 // openBolt opens the file with bbolt, under guard: bbolt reads the
 // freelist while opening a file for writing, and a damaged one panics.
 // Then, holding the lock, it looks at the file's header pages and
-// freelist (pages.go) so that a damaged file is refused before anything
+// freelist (boltfile.Inspect) so that a damaged file is refused before anything
 // reads or writes it. It returns bbolt's database and the file under it
 // (which bbolt closes).
 func openBolt(path string, readOnly bool, timeout time.Duration) (*bolt.DB, *os.File, error) {
@@ -197,11 +199,11 @@ func openBolt(path string, readOnly bool, timeout time.Duration) (*bolt.DB, *os.
 			// pages and freelist tell, and let go of the file and its
 			// lock.
 			if info, err := f.Stat(); err == nil {
-				rep := inspect(f, info.Size())
-				if rep.fatal != "" {
-					d.Detail = rep.fatal
-				} else if rep.writeFatal != "" {
-					d.Detail = rep.writeFatal
+				rep := boltfile.Inspect(f, info.Size())
+				if rep.Fatal != "" {
+					d.Detail = rep.Fatal
+				} else if rep.WriteFatal != "" {
+					d.Detail = rep.WriteFatal
 				}
 			}
 			_ = f.Close()
@@ -216,10 +218,10 @@ func openBolt(path string, readOnly bool, timeout time.Duration) (*bolt.DB, *os.
 	// of a truncate and an fsync per megabyte of growth.
 	db.AllocSize = allocStep
 	if info, err := f.Stat(); err == nil && info.Size() > 0 {
-		rep := inspect(f, info.Size())
-		fatal := rep.fatal
+		rep := boltfile.Inspect(f, info.Size())
+		fatal := rep.Fatal
 		if fatal == "" && !readOnly {
-			fatal = rep.writeFatal
+			fatal = rep.WriteFatal
 		}
 		if fatal != "" {
 			_ = db.Close()

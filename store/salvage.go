@@ -13,6 +13,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"weft/model"
+	"weft/store/boltfile"
 )
 
 // SalvageReport says what Salvage copied and what it could not read.
@@ -161,7 +162,7 @@ func fileSchema(db *bolt.DB, path string) uint32 {
 // damagedPages walks the pages of the file at path (held open, and
 // locked, as db) and, when some cannot be followed, returns what was
 // found and a database over a copy of the file in which they are cut off
-// (readCopy, made in dir), to read instead of db: bbolt follows a page
+// (boltfile.CopyCut, made in dir), to read instead of db: bbolt follows a page
 // number wherever it points, round a cycle for ever, or until the stack
 // overflows. done closes and removes the copy. A file whose header pages
 // cannot be trusted is not walked (its reads are guarded).
@@ -179,23 +180,23 @@ func damagedPages(path, dir string) (problems []string, copied *bolt.DB, done fu
 	if fi.Size() == 0 {
 		return nil, nil, done, nil
 	}
-	rep := inspect(f, fi.Size())
-	w := walk(f, rep)
-	if len(w.cuts) == 0 && !w.rootCut {
-		return w.problems, nil, done, nil
+	rep := boltfile.Inspect(f, fi.Size())
+	w := boltfile.WalkTree(f, rep)
+	if !w.Cut() {
+		return w.Problems, nil, done, nil
 	}
 	copied, done, err = openCopy(path, f, rep, w, dir)
 	if err != nil {
-		return w.problems, nil, func() {}, err
+		return w.Problems, nil, func() {}, err
 	}
-	return w.problems, copied, done, nil
+	return w.Problems, copied, done, nil
 }
 
 // openCopy opens, read-only, a copy of the file at path (f) in which the
-// page numbers walk could not follow are cut off (readCopy, made in dir).
-// done closes and removes it.
-func openCopy(path string, f io.ReaderAt, rep fileReport, w pageWalk, dir string) (db *bolt.DB, done func(), err error) {
-	cp, err := readCopy(f, rep, w, dir)
+// page numbers the walk could not follow are cut off (boltfile.CopyCut,
+// made in dir). done closes and removes it.
+func openCopy(path string, f io.ReaderAt, rep boltfile.Report, w boltfile.Tree, dir string) (db *bolt.DB, done func(), err error) {
+	cp, err := boltfile.CopyCut(f, rep, w, dir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("its records cannot be read past the damaged pages: copying them: %w", err)
 	}
