@@ -166,15 +166,30 @@ func asError(r any) error {
 	return err
 }
 
+// cutOff says what a walk found that bbolt's reads must not follow, or
+// "".
+func cutOff(t boltfile.Tree) string {
+	switch {
+	case !t.Cut():
+		return ""
+	case len(t.Problems) == 1:
+		return t.Problems[0]
+	}
+	return t.Problems[0] + "; and other damaged pages"
+}
+
 // allocStep is how much a file grows by when it needs room.
 const allocStep = 1 << 20
 
 // openBolt opens the file with bbolt, under guard: bbolt reads the
 // freelist while opening a file for writing, and a damaged one panics.
 // Then, holding the lock, it looks at the file's header pages and
-// freelist (boltfile.Inspect) so that a damaged file is refused before anything
-// reads or writes it. It returns bbolt's database and the file under it
-// (which bbolt closes).
+// freelist (boltfile.Inspect), and at the branch pages bbolt's reads
+// descend through (boltfile.WalkBranches), so that a damaged file is
+// refused before anything reads or writes it: bbolt would follow a
+// branch page pointing round a cycle for ever, or until the stack
+// overflows, which no guard catches. It returns bbolt's database and the
+// file under it (which bbolt closes).
 func openBolt(path string, readOnly bool, timeout time.Duration) (*bolt.DB, *os.File, error) {
 	var f *os.File
 	opts := &bolt.Options{
@@ -222,6 +237,9 @@ func openBolt(path string, readOnly bool, timeout time.Duration) (*bolt.DB, *os.
 		fatal := rep.Fatal
 		if fatal == "" && !readOnly {
 			fatal = rep.WriteFatal
+		}
+		if fatal == "" {
+			fatal = cutOff(boltfile.WalkBranches(f, rep))
 		}
 		if fatal != "" {
 			_ = db.Close()

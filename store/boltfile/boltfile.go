@@ -36,6 +36,8 @@ const (
 	metaPageFlag     = 0x04
 	freelistPageFlag = 0x10
 
+	bucketLeafFlag = 0x01 // a leaf element that is a bucket
+
 	metaBodyLen = 64 // see readMeta
 
 	boltMagic   = 0xED0CDAED

@@ -36,7 +36,26 @@ func (t Tree) Cut() bool { return len(t.cuts) > 0 || t.rootCut }
 // whose elements reach outside them, naming the bucket they belong to. It
 // never follows a page twice, and reads each page at most once, so a
 // cycle cannot trap it.
-func WalkTree(f io.ReaderAt, rep Report) Tree {
+func WalkTree(f io.ReaderAt, rep Report) Tree { return walk(f, rep, false) }
+
+// WalkBranches is WalkTree over the pages bbolt descends through, cheap
+// enough to run on every open: it reads the branch pages, the leaves
+// that hold buckets, and under each branch page its first leaf, which
+// says that its siblings are leaves of records too. Their numbers are
+// checked without reading them: in range, not free, and neither a page
+// met before nor met again. So whatever would send bbolt round a cycle
+// of pages (a branch page pointing at itself, at a page above it or
+// already in the tree, at a free page) or past the file's end is found,
+// and a damaged leaf of records is left to the reads that meet it. A
+// file whose freelist cannot be read (or that has none) is walked whole:
+// a free page's old contents could be a branch.
+func WalkBranches(f io.ReaderAt, rep Report) Tree {
+	full := rep.WriteFatal != "" || rep.Meta.Freelist == noFreelist
+	return walk(f, rep, !full)
+}
+
+// walk is WalkTree, or WalkBranches when branches.
+func walk(f io.ReaderAt, rep Report, branches bool) Tree {
 	var w Tree
 	if rep.Fatal != "" {
 		return w // the header pages cannot be trusted to start from
@@ -46,6 +65,7 @@ func WalkTree(f io.ReaderAt, rep Report) Tree {
 		page, from uint64
 		at         int64  // where the page number is in the file; -1 for the root
 		bucket     string // the bucket the page belongs to, "" for the root
+		unread     bool   // a leaf of records, checked without reading it
 	}
 	var r ref
 	report := func(format string, args ...any) {
@@ -68,7 +88,7 @@ func WalkTree(f io.ReaderAt, rep Report) Tree {
 	for _, p := range rep.Free {
 		seen[p] = 0
 	}
-	stack := []ref{{rep.Meta.Root, 0, -1, ""}}
+	stack := []ref{{rep.Meta.Root, 0, -1, "", false}}
 	for len(stack) > 0 {
 		r = stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
@@ -85,6 +105,9 @@ func WalkTree(f io.ReaderAt, rep Report) Tree {
 			continue
 		}
 		seen[r.page] = max(r.from, 1)
+		if r.unread {
+			continue
+		}
 		buf := make([]byte, ps)
 		if _, err := f.ReadAt(buf, int64(r.page*ps)); err != nil {
 			report("page %d cannot be read: %v", r.page, err)
@@ -117,6 +140,9 @@ func WalkTree(f io.ReaderAt, rep Report) Tree {
 			report("page %d: %s", r.page, problem)
 			continue
 		}
+		// A branch's children are all on one level: leaves of records
+		// when the first that reads as a page is one.
+		unread := branches && flags == BranchPageFlag && leavesOfRecords(f, rep, children)
 		// Followed in order, so that of two references to one page the
 		// first keeps it.
 		for i := len(children) - 1; i >= 0; i-- {
@@ -125,10 +151,48 @@ func WalkTree(f io.ReaderAt, rep Report) Tree {
 			if c.name != nil {
 				bucket = c.name(r.bucket)
 			}
-			stack = append(stack, ref{c.page, r.page, int64(r.page*ps) + int64(c.at), bucket})
+			stack = append(stack, ref{c.page, r.page, int64(r.page*ps) + int64(c.at), bucket, unread})
 		}
 	}
 	return w
+}
+
+// leavesOfRecords reports whether the first of a branch page's children
+// that reads as a page (in range, naming itself, a branch or a leaf) is
+// a leaf holding no buckets. Looking further than the first is for a
+// damaged first child; when none of the first few reads as a page, they
+// are all read.
+func leavesOfRecords(f io.ReaderAt, rep Report, children []child) bool {
+	ps := uint64(rep.PageSize)
+	buf := make([]byte, ps)
+	for _, c := range children[:min(len(children), 4)] {
+		if c.page < 2 || c.page >= rep.Meta.Pages {
+			continue
+		}
+		if _, err := f.ReadAt(buf, int64(c.page*ps)); err != nil {
+			continue
+		}
+		id, flags, count := ne.Uint64(buf), ne.Uint16(buf[8:]), int(ne.Uint16(buf[10:]))
+		switch {
+		case id != c.page:
+		case flags == BranchPageFlag:
+			return false
+		case flags == LeafPageFlag:
+			// A leaf holding buckets (or with more elements than its
+			// first page holds) is read, and so are its siblings, for
+			// the buckets' roots.
+			if PageHeaderLen+count*16 > len(buf) {
+				return false
+			}
+			for i := range count {
+				if ne.Uint32(buf[PageHeaderLen+i*16:])&bucketLeafFlag != 0 {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	return false
 }
 
 // child is a page a branch or leaf page points to.
@@ -160,7 +224,7 @@ func pageElements(buf []byte, flags uint16, count int) ([]child, string) {
 		if e+pos+ksize+vsize > len(buf) || pos < 0 {
 			return nil, fmt.Sprintf("element %d lies outside it", i)
 		}
-		if eflags&1 == 0 {
+		if eflags&bucketLeafFlag == 0 {
 			continue // a key and value
 		}
 		v := buf[e+pos+ksize : e+pos+ksize+vsize]
