@@ -11,6 +11,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"weft/model"
+	"weft/store/boltfile"
 )
 
 // Finding is one thing Check found wrong with a file.
@@ -47,9 +48,12 @@ const maxPerSession = 20
 // messages, every operation decodes and its opindex entry points back
 // (and every opindex entry to an operation), the record's operation count
 // matches, import keys point at stored seqs, no records belong to no
-// session, and source mappings name sessions. Nothing a damaged file does
-// makes it panic. An error means the file could not be looked at at all
-// (it does not exist, or cannot be read).
+// session, and source mappings name sessions. In a file with damaged
+// pages those are checked over a copy in which the pages are cut off:
+// the walk's findings name the pages and their bucket, the rest the
+// records they held, as missing. Nothing a damaged file does makes it
+// panic or go round a cycle of pages. An error means the file could not
+// be looked at at all (it does not exist, or cannot be read).
 func Check(path string) ([]Finding, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -78,30 +82,30 @@ func Check(path string) ([]Finding, error) {
 	}
 	defer func() { _ = f.Close() }()
 	c := &checker{path: path}
-	rep := inspect(f, fi.Size())
-	for _, n := range rep.notes {
+	rep := boltfile.Inspect(f, fi.Size())
+	for _, n := range rep.Notes {
 		c.file("", n)
 	}
-	if rep.fatal != "" {
-		c.file("", rep.fatal)
+	if rep.Fatal != "" {
+		c.file("", rep.Fatal)
 	}
-	if rep.writeFatal != "" {
-		c.file("freelist", rep.writeFatal)
+	if rep.WriteFatal != "" {
+		c.file("freelist", rep.WriteFatal)
 	}
-	if rep.pageSize == 0 {
+	if rep.PageSize == 0 {
 		return c.out, nil // no header page to start from
 	}
-	pageProblems := walk(f, rep)
-	for _, p := range pageProblems {
+	w := boltfile.WalkTree(f, rep)
+	for _, p := range w.Problems {
 		c.file("", p)
 	}
 	if db == nil {
-		if rep.fatal == "" {
+		if rep.Fatal == "" {
 			c.file("", d.Detail)
 		}
 		return c.out, nil
 	}
-	if rep.fatal == "" && rep.writeFatal == "" && len(pageProblems) == 0 {
+	if rep.Fatal == "" && rep.WriteFatal == "" && len(w.Problems) == 0 {
 		// bbolt checks in a goroutine of its own, where a fault would
 		// end the process: only a file whose pages all lie inside it and
 		// form a tree gets there.
@@ -121,6 +125,22 @@ func Check(path string) ([]Finding, error) {
 		})
 		if err != nil {
 			c.file("", err.Error())
+		}
+	}
+	if w.Cut() {
+		// bbolt would follow the damaged pages' numbers round and round:
+		// the records are read from a copy in which they are cut off,
+		// so what they held shows as missing.
+		copied, done, err := openCopy(path, f, rep, w, "")
+		if err != nil {
+			c.file("", err.Error())
+			return c.out, nil
+		}
+		defer done()
+		db = copied
+		if schema = fileSchema(db, path); schema > currentSchema {
+			c.file("meta", tooNew(path, schema).Error())
+			return c.out, nil
 		}
 	}
 	if schema != currentSchema {
@@ -411,13 +431,18 @@ func (c *checker) opIndex(tx *bolt.Tx, nums map[uint32]string) {
 	})
 }
 
-// orphans reports records of session numbers no session has.
+// orphans reports records of session numbers no session has. It skips
+// from one session's records to the next by seeking; keys out of order
+// (a damaged page) could send a seek back to where it came from, so
+// once one is met the rest are stepped through one by one.
 func (c *checker) orphans(b *bolt.Bucket, name []byte, nums map[uint32]string) {
 	if b == nil {
 		return
 	}
 	cur := b.Cursor()
 	k, _ := cur.First()
+	var prev uint32
+	ordered, started := true, false
 	for k != nil {
 		if len(k) < numLen {
 			c.add("", string(name), "a key %x too short for a session number", k)
@@ -425,11 +450,21 @@ func (c *checker) orphans(b *bolt.Bucket, name []byte, nums map[uint32]string) {
 			continue
 		}
 		num := binary.BigEndian.Uint32(k)
-		if _, ok := nums[num]; !ok {
-			c.add("", string(name), "records of session number %d, which no session has", num)
+		switch {
+		case started && num < prev:
+			if ordered {
+				c.add("", string(name), "key %x is out of order (after session number %d's)", k, prev)
+			}
+			ordered = false
+		case !started || num > prev:
+			if _, ok := nums[num]; !ok {
+				c.add("", string(name), "records of session number %d, which no session has", num)
+			}
 		}
-		if num == ^uint32(0) {
-			return
+		started, prev = true, max(prev, num)
+		if !ordered || num == ^uint32(0) {
+			k, _ = cur.Next()
+			continue
 		}
 		k, _ = cur.Seek(key(num + 1))
 	}

@@ -17,6 +17,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"weft/model"
+	"weft/store/boltfile"
 )
 
 // damage is one way of damaging a file: it changes b (the file's bytes)
@@ -24,6 +25,11 @@ import (
 type damage struct {
 	name string
 	do   func(b []byte) []byte
+	// tree marks damage to the B+tree's branch pages that bbolt's reads
+	// would follow for ever (or until the stack overflows, which ends
+	// the process): Open must refuse such a file, and Check and Salvage,
+	// which walk the pages first, read past it.
+	tree bool
 }
 
 // pristine builds, once, a real weft file: sessions of every shape (one
@@ -97,28 +103,28 @@ var pristine = sync.OnceValues(func() ([]byte, error) {
 // flips and overwritten bytes in the header pages, the freelist, the root
 // page and data pages. The seed is fixed, so every run tries the same.
 func damages(b []byte) []damage {
-	rep := inspect(bytesReader(b), int64(len(b)))
-	ps := rep.pageSize
-	hwm := int(rep.meta.hwm)
+	rep := boltfile.Inspect(bytesReader(b), int64(len(b)))
+	ps := rep.PageSize
+	hwm := int(rep.Meta.Pages)
 	r := rand.New(rand.NewPCG(10, 10))
 	var out []damage
 	for _, n := range []int{0, 100, ps, 2 * ps, 3*ps + 17, len(b) / 3, len(b) / 2, len(b) - ps, len(b) - 1} {
-		out = append(out, damage{fmt.Sprintf("truncate to %d bytes", n), func(b []byte) []byte { return b[:n] }})
+		out = append(out, damage{name: fmt.Sprintf("truncate to %d bytes", n), do: func(b []byte) []byte { return b[:n] }})
 	}
 	zero := func(pages ...int) damage {
-		return damage{fmt.Sprintf("zero page %v", pages), func(b []byte) []byte {
+		return damage{name: fmt.Sprintf("zero page %v", pages), do: func(b []byte) []byte {
 			for _, p := range pages {
 				clear(b[p*ps : (p+1)*ps])
 			}
 			return b
 		}}
 	}
-	out = append(out, zero(0), zero(1), zero(0, 1), zero(int(rep.meta.freelist)), zero(int(rep.meta.root)))
+	out = append(out, zero(0), zero(1), zero(0, 1), zero(int(rep.Meta.Freelist)), zero(int(rep.Meta.Root)))
 	for range 6 {
 		out = append(out, zero(2+r.IntN(hwm-2)))
 	}
 	flip := func(what string, off, bit int) damage {
-		return damage{fmt.Sprintf("flip bit %d at byte %d (%s)", bit, off, what), func(b []byte) []byte {
+		return damage{name: fmt.Sprintf("flip bit %d at byte %d (%s)", bit, off, what), do: func(b []byte) []byte {
 			b[off] ^= 1 << bit
 			return b
 		}}
@@ -127,20 +133,21 @@ func damages(b []byte) []damage {
 	// mark, txid, checksum; the active one and the other.
 	for _, page := range []int{0, 1} {
 		for _, field := range []int{0, 8, 16, 32, 40, 48, 56} {
-			out = append(out, flip(fmt.Sprintf("header page %d", page), page*ps+pageHeaderLen+field, r.IntN(8)))
+			out = append(out, flip(fmt.Sprintf("header page %d", page), page*ps+boltfile.PageHeaderLen+field, r.IntN(8)))
 		}
 	}
-	fl := int(rep.meta.freelist) * ps
-	out = append(out, flip("freelist flags", fl+8, 0), flip("freelist count", fl+10, 3), flip("freelist entry", fl+pageHeaderLen+1, 2))
-	root := int(rep.meta.root) * ps
-	out = append(out, flip("root page flags", root+8, 1), flip("root page count", root+10, 4), flip("root page element", root+pageHeaderLen+4, 1))
+	fl := int(rep.Meta.Freelist) * ps
+	out = append(out, flip("freelist flags", fl+8, 0), flip("freelist count", fl+10, 3), flip("freelist entry", fl+boltfile.PageHeaderLen+1, 2))
+	root := int(rep.Meta.Root) * ps
+	out = append(out, flip("root page flags", root+8, 1), flip("root page count", root+10, 4), flip("root page element", root+boltfile.PageHeaderLen+4, 1))
 	for range 40 {
 		off := 2*ps + r.IntN(len(b)-2*ps)
 		out = append(out, flip("data", off, r.IntN(8)))
 	}
+	out = append(out, branchDamages(b)...)
 	for range 12 {
 		off := 2*ps + r.IntN(len(b)-2*ps-64)
-		out = append(out, damage{fmt.Sprintf("overwrite 64 bytes at %d", off), func(b []byte) []byte {
+		out = append(out, damage{name: fmt.Sprintf("overwrite 64 bytes at %d", off), do: func(b []byte) []byte {
 			for i := range 64 {
 				b[off+i] = byte(r.Uint32())
 			}
@@ -148,6 +155,252 @@ func damages(b []byte) []damage {
 		}})
 	}
 	return out
+}
+
+// branchPage is a branch page of a bucket's B+tree.
+type branchPage struct {
+	bucket string
+	page   int
+	parent int // the bucket's root leaf (the top bucket's page) for a bucket's root
+	kids   []int
+}
+
+// branchPages lists the file's branch pages, in the order a walk from
+// the top bucket meets them.
+func branchPages(b []byte) []branchPage {
+	rep := boltfile.Inspect(bytesReader(b), int64(len(b)))
+	ps := rep.PageSize
+	var out []branchPage
+	var visit func(bucket string, p, parent int)
+	visit = func(bucket string, p, parent int) {
+		pg := b[p*ps:]
+		flags, count := ne.Uint16(pg[8:]), int(ne.Uint16(pg[10:]))
+		switch {
+		case flags == boltfile.BranchPageFlag:
+			bp := branchPage{bucket, p, parent, nil}
+			for i := range count {
+				bp.kids = append(bp.kids, int(ne.Uint64(pg[boltfile.PageHeaderLen+i*16+8:])))
+			}
+			out = append(out, bp)
+			for _, k := range bp.kids {
+				visit(bucket, k, p)
+			}
+		case bucket == "": // the top bucket's leaf: the buckets' roots
+			for i := range count {
+				e := boltfile.PageHeaderLen + i*16
+				pos, ks := int(ne.Uint32(pg[e+4:])), int(ne.Uint32(pg[e+8:]))
+				if root := int(ne.Uint64(pg[e+pos+ks:])); root != 0 {
+					visit(string(pg[e+pos:e+pos+ks]), root, p)
+				}
+			}
+		}
+	}
+	visit("", int(rep.Meta.Root), 0)
+	return out
+}
+
+// branchDamages are damage to branch pages of the messages' B+tree (two
+// levels of branch pages: a root over two) and of the time index's (one):
+// an element pointing at its own page, at the page above it, at another
+// page already in the tree, at a free page, past the file's end, and two
+// branch pages pointing at each other. The messages' first branch page
+// below the root holds the first of session "long"'s messages, so every
+// pattern costs that session messages; the others are left whole,
+// except by the cycle.
+func branchDamages(b []byte) []damage {
+	rep := boltfile.Inspect(bytesReader(b), int64(len(b)))
+	ps := rep.PageSize
+	var msgs, left, right, bytime branchPage
+	for _, bp := range branchPages(b) {
+		switch {
+		case bp.bucket == "msgs" && msgs.page == 0:
+			msgs = bp
+		case bp.bucket == "msgs" && left.page == 0:
+			left = bp
+		case bp.bucket == "msgs" && right.page == 0:
+			right = bp
+		case bp.bucket == "bytime" && bytime.page == 0:
+			bytime = bp
+		}
+	}
+	if right.page == 0 || bytime.page == 0 || len(left.kids) < 40 {
+		panic("the fixture's messages no longer fill two levels of branch pages")
+	}
+	point := func(name string, at branchPage, i, to int) damage {
+		return damage{name: fmt.Sprintf("%s: bucket %s's branch page %d element %d points at page %d", name, at.bucket, at.page, i, to), tree: true, do: func(b []byte) []byte {
+			ne.PutUint64(b[at.page*ps+boltfile.PageHeaderLen+i*16+8:], uint64(to))
+			return b
+		}}
+	}
+	return []damage{
+		point("itself", left, 30, left.page),
+		point("itself, first element", left, 0, left.page),
+		point("its parent", left, 30, msgs.page),
+		point("a page already in the tree", left, 30, left.kids[3]),
+		point("a free page", left, 30, int(rep.Free[0])),
+		point("past the end", left, 30, int(rep.Meta.Pages)+1000),
+		point("the time index's root", left, 30, bytime.page),
+		point("itself", bytime, 5, bytime.page),
+		{name: fmt.Sprintf("a cycle: bucket msgs's branch pages %d and %d point at each other", left.page, right.page), tree: true, do: func(b []byte) []byte {
+			ne.PutUint64(b[left.page*ps+boltfile.PageHeaderLen+30*16+8:], uint64(right.page))
+			ne.PutUint64(b[right.page*ps+boltfile.PageHeaderLen+8:], uint64(left.page))
+			return b
+		}},
+	}
+}
+
+// returns runs fn and fails the test if it does not return within d: a
+// read that loops over damaged pages must not hang the suite.
+func returns[T any](t *testing.T, d time.Duration, what string, fn func() T) (T, bool) {
+	t.Helper()
+	done := make(chan T, 1)
+	go func() { done <- fn() }()
+	select {
+	case v := <-done:
+		return v, true
+	case <-time.After(d):
+		t.Errorf("%s did not return within %v", what, d)
+		var zero T
+		return zero, false
+	}
+}
+
+// TestDamagedBranchPages: Check and Salvage of a file whose B+tree's
+// branch pages point where they must not (round a cycle, at a free page,
+// past the end) return, name the damaged page and its bucket and the
+// session whose records it held, and copy every session that can be
+// read, whole.
+func TestDamagedBranchPages(t *testing.T) {
+	t.Parallel()
+	good, err := pristine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	pristinePath := filepath.Join(dir, "pristine.db")
+	if err := os.WriteFile(pristinePath, good, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(pristinePath, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, whole := readEverything(s)
+	s.Close()
+	for i, d := range branchDamages(good) {
+		t.Run(fmt.Sprintf("%02d", i), func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(dir, fmt.Sprintf("damaged-%02d.db", i))
+			if err := os.WriteFile(path, d.do(append([]byte(nil), good...)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			type result struct {
+				findings []Finding
+				err      error
+			}
+			res, ok := returns(t, 20*time.Second, d.name+": Check", func() result {
+				f, err := Check(path)
+				return result{f, err}
+			})
+			if !ok {
+				return
+			}
+			if res.err != nil {
+				t.Fatalf("%s: Check: %v", d.name, res.err)
+			}
+			bucket := strings.Fields(strings.SplitN(d.name, "bucket ", 2)[1])[0]
+			bucket = strings.TrimSuffix(bucket, "'s")
+			var page, session bool
+			for _, f := range res.findings {
+				page = page || strings.Contains(f.Problem, fmt.Sprintf("bucket %q: page ", bucket))
+				session = session || f.Session == "long"
+			}
+			if !page || !session {
+				t.Errorf("%s: Check names the damaged page and bucket %v, session \"long\" %v: %q", d.name, page, session, res.findings)
+			}
+			out := filepath.Join(dir, fmt.Sprintf("salvaged-%02d.db", i))
+			type salvaged struct {
+				rep SalvageReport
+				err error
+			}
+			sv, ok := returns(t, 20*time.Second, d.name+": Salvage", func() salvaged {
+				rep, err := Salvage(path, out)
+				return salvaged{rep, err}
+			})
+			if !ok {
+				return
+			}
+			if sv.err != nil {
+				t.Fatalf("%s: Salvage: %v", d.name, sv.err)
+			}
+			if sv.rep.Sessions != 4 || len(sv.rep.Skipped) == 0 || !strings.Contains(sv.rep.Skipped[0], fmt.Sprintf("bucket %q: page ", bucket)) {
+				t.Errorf("%s: Salvage: %d sessions, skipped %q", d.name, sv.rep.Sessions, sv.rep.Skipped)
+			}
+			if f, err := Check(out); err != nil || len(f) > 0 {
+				t.Errorf("%s: the salvaged file does not check clean: %v, %v", d.name, f, err)
+			}
+			s, err := Open(out, Options{ReadOnly: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			_, after := readEverything(s)
+			for _, id := range []string{"sorted", "small", "empty"} {
+				if bucket == "msgs" && strings.HasPrefix(d.name, "a cycle") && id != "empty" {
+					continue // the second branch page's first records are lost too
+				}
+				if !slices.Equal(after[id], whole[id]) {
+					t.Errorf("%s: session %s holds %d records in the damaged file's salvage, %d in the file", d.name, id, len(after[id]), len(whole[id]))
+				}
+			}
+		})
+	}
+}
+
+// ne is the byte order bbolt writes its pages in.
+var ne = binary.NativeEndian
+
+// TestOpenRefusesDamagedBranchPages: a file whose branch pages point
+// where bbolt's reads would follow them for ever (round a cycle, at a
+// free page, at a page already in the tree) or fault (past the end) is
+// refused by Open, read-only and read-write, with an error that names
+// the damaged page and its bucket and says to run weft check and weft
+// salvage; none is opened to be read.
+func TestOpenRefusesDamagedBranchPages(t *testing.T) {
+	t.Parallel()
+	good, err := pristine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for i, d := range branchDamages(good) {
+		path := filepath.Join(dir, fmt.Sprintf("damaged-%02d.db", i))
+		if err := os.WriteFile(path, d.do(append([]byte(nil), good...)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, ro := range []bool{true, false} {
+			err, ok := returns(t, 20*time.Second, d.name+": Open", func() error {
+				s, err := Open(path, Options{ReadOnly: ro, Timeout: time.Second})
+				if err == nil {
+					s.Close()
+				}
+				return err
+			})
+			if !ok {
+				continue
+			}
+			var de *DamagedError
+			if !errors.As(err, &de) {
+				t.Errorf("%s (read-only %v): Open: %v, want the file refused as damaged", d.name, ro, err)
+				continue
+			}
+			for _, want := range []string{path + " is damaged", `bucket "`, ": page ", "weft check --db " + path, "weft salvage --db " + path} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("%s (read-only %v): Open's error does not say %q: %v", d.name, ro, want, err)
+				}
+			}
+		}
+	}
 }
 
 type bytesReader []byte
@@ -274,7 +527,7 @@ func TestDamagedFiles(t *testing.T) {
 			}
 			t.Run(fmt.Sprintf("%02d", i), func(t *testing.T) {
 				t.Parallel()
-				st.pattern(t, d.name, path, filepath.Join(dir, fmt.Sprintf("salvaged-%02d.db", i)))
+				st.pattern(t, d.name, d.tree, path, filepath.Join(dir, fmt.Sprintf("salvaged-%02d.db", i)))
 			})
 		}
 	})
@@ -294,8 +547,9 @@ type damageStats struct {
 	salvagedSessions, placeholders              int
 }
 
-// pattern runs one damaged file through Check, Salvage and Open.
-func (st *damageStats) pattern(t *testing.T, name, path, out string) {
+// pattern runs one damaged file through Check, Salvage and Open, which
+// refuses damage to the tree (see damage.tree).
+func (st *damageStats) pattern(t *testing.T, name string, tree bool, path, out string) {
 	t.Helper()
 	defer func() {
 		if r := recover(); r != nil {
@@ -339,6 +593,13 @@ func (st *damageStats) pattern(t *testing.T, name, path, out string) {
 	var before map[string][]string
 	for _, ro := range []bool{true, false} {
 		s, err := Open(path, Options{ReadOnly: ro, Timeout: time.Second})
+		if err == nil && tree {
+			// Reading it could overflow the stack, which ends the
+			// process.
+			s.Close()
+			t.Errorf("%s (read-only %v): Open took a file whose branch pages bbolt would follow for ever", name, ro)
+			continue
+		}
 		if err != nil {
 			if testing.Verbose() {
 				t.Logf("%s (read-only %v): Open: %.200v", name, ro, err)
@@ -441,11 +702,11 @@ func TestScanContentStaysInTheFile(t *testing.T) {
 	found := false
 	for p := 2; p*4096 < len(b) && !found; p++ {
 		page := b[p*4096 : (p+1)*4096]
-		if ne.Uint16(page[8:]) != leafPageFlag {
+		if ne.Uint16(page[8:]) != boltfile.LeafPageFlag {
 			continue
 		}
 		for i := range int(ne.Uint16(page[10:])) {
-			e := pageHeaderLen + i*16
+			e := boltfile.PageHeaderLen + i*16
 			pos, ksize, vsize := int(ne.Uint32(page[e+4:])), int(ne.Uint32(page[e+8:])), int(ne.Uint32(page[e+12:]))
 			if e+pos+ksize+vsize > len(page) {
 				continue
@@ -519,5 +780,30 @@ func TestReadSlicesAreInTheMap(t *testing.T) {
 	})
 	if err != nil || n != len(ms) {
 		t.Fatalf("scanned %d of %d: %v", n, len(ms), err)
+	}
+}
+
+// TestSalvageDamagedBranchPageIntoNewFolder: the copy Salvage reads a
+// file with damaged pages from is made next to its output, and in the
+// system's temporary folder when that folder is yet to be made.
+func TestSalvageDamagedBranchPageIntoNewFolder(t *testing.T) {
+	t.Parallel()
+	good, err := pristine()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "damaged.db")
+	if err := os.WriteFile(path, branchDamages(good)[0].do(append([]byte(nil), good...)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "new", "folder", "salvaged.db")
+	rep, err := Salvage(path, out)
+	if err != nil || rep.Sessions != 4 {
+		t.Fatalf("Salvage into a new folder: %+v, %v", rep, err)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(out))
+	if len(entries) != 1 {
+		t.Errorf("the output's folder holds %d files, want the output alone", len(entries))
 	}
 }

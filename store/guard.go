@@ -10,6 +10,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"weft/store/boltfile"
 )
 
 var (
@@ -164,15 +166,30 @@ func asError(r any) error {
 	return err
 }
 
+// cutOff says what a walk found that bbolt's reads must not follow, or
+// "".
+func cutOff(t boltfile.Tree) string {
+	switch {
+	case !t.Cut():
+		return ""
+	case len(t.Problems) == 1:
+		return t.Problems[0]
+	}
+	return t.Problems[0] + "; and other damaged pages"
+}
+
 // allocStep is how much a file grows by when it needs room.
 const allocStep = 1 << 20
 
 // openBolt opens the file with bbolt, under guard: bbolt reads the
 // freelist while opening a file for writing, and a damaged one panics.
 // Then, holding the lock, it looks at the file's header pages and
-// freelist (pages.go) so that a damaged file is refused before anything
-// reads or writes it. It returns bbolt's database and the file under it
-// (which bbolt closes).
+// freelist (boltfile.Inspect), and at the branch pages bbolt's reads
+// descend through (boltfile.WalkBranches), so that a damaged file is
+// refused before anything reads or writes it: bbolt would follow a
+// branch page pointing round a cycle for ever, or until the stack
+// overflows, which no guard catches. It returns bbolt's database and the
+// file under it (which bbolt closes).
 func openBolt(path string, readOnly bool, timeout time.Duration) (*bolt.DB, *os.File, error) {
 	var f *os.File
 	opts := &bolt.Options{
@@ -197,11 +214,11 @@ func openBolt(path string, readOnly bool, timeout time.Duration) (*bolt.DB, *os.
 			// pages and freelist tell, and let go of the file and its
 			// lock.
 			if info, err := f.Stat(); err == nil {
-				rep := inspect(f, info.Size())
-				if rep.fatal != "" {
-					d.Detail = rep.fatal
-				} else if rep.writeFatal != "" {
-					d.Detail = rep.writeFatal
+				rep := boltfile.Inspect(f, info.Size())
+				if rep.Fatal != "" {
+					d.Detail = rep.Fatal
+				} else if rep.WriteFatal != "" {
+					d.Detail = rep.WriteFatal
 				}
 			}
 			_ = f.Close()
@@ -216,10 +233,13 @@ func openBolt(path string, readOnly bool, timeout time.Duration) (*bolt.DB, *os.
 	// of a truncate and an fsync per megabyte of growth.
 	db.AllocSize = allocStep
 	if info, err := f.Stat(); err == nil && info.Size() > 0 {
-		rep := inspect(f, info.Size())
-		fatal := rep.fatal
+		rep := boltfile.Inspect(f, info.Size())
+		fatal := rep.Fatal
 		if fatal == "" && !readOnly {
-			fatal = rep.writeFatal
+			fatal = rep.WriteFatal
+		}
+		if fatal == "" {
+			fatal = cutOff(boltfile.WalkBranches(f, rep))
 		}
 		if fatal != "" {
 			_ = db.Close()

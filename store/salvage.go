@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 
 	"weft/model"
+	"weft/store/boltfile"
 )
 
 // SalvageReport says what Salvage copied and what it could not read.
@@ -35,7 +38,9 @@ type SalvageReport struct {
 // (schema 1 or 2, damaged or not; opened read-only) into a new file at dst,
 // created with the current schema. dst must not exist. What cannot be
 // read is skipped and listed in the report: nothing src does makes it
-// panic. A session whose record cannot be read is copied under a new
+// panic, nor keeps it going round a cycle of pages (a file with damaged
+// pages is read from a copy in which they are cut off, made next to dst
+// and removed after). A session whose record cannot be read is copied under a new
 // record (times and counts from its messages); its record's message count
 // and tokens always match what was copied, so the new file passes Check.
 func Salvage(src, dst string) (SalvageReport, error) {
@@ -50,6 +55,19 @@ func Salvage(src, dst string) (SalvageReport, error) {
 		return rep, err
 	}
 	defer func() { _ = db.Close() }()
+	// Damaged pages are read past in a copy made next to dst, which has
+	// room for the file's records.
+	pages, copied, done, err := damagedPages(src, filepath.Dir(dst))
+	if err != nil {
+		return rep, fmt.Errorf("salvaging %s: %w", src, err)
+	}
+	defer done()
+	if copied != nil {
+		db = copied
+		if schema = fileSchema(db, src); schema > currentSchema {
+			return rep, tooNew(src, schema)
+		}
+	}
 	var lay layout = layout2{}
 	if schema == 1 {
 		lay = layout1{}
@@ -76,6 +94,13 @@ func Salvage(src, dst string) (SalvageReport, error) {
 	rep = SalvageReport{
 		Sessions: r.sessions, Messages: r.messages, Placeholders: r.placeholders,
 		Ops: r.ops, ImportKeys: r.keys, Sources: r.sources, Skipped: r.skipped,
+	}
+	if len(pages) > 0 {
+		skipped := make([]string, 0, len(pages)+len(r.skipped))
+		for _, p := range pages {
+			skipped = append(skipped, p+": what it holds is not read")
+		}
+		rep.Skipped = append(skipped, r.skipped...)
 	}
 	if rep.Skipped == nil {
 		rep.Skipped = []string{}
@@ -109,7 +134,17 @@ func openDamaged(path string) (*bolt.DB, uint32, error) {
 		}
 		return nil, 0, openError(path, err)
 	}
-	// A schema that cannot be read is taken to be the current one.
+	schema := fileSchema(db, path)
+	if schema > currentSchema {
+		_ = db.Close()
+		return nil, 0, tooNew(path, schema)
+	}
+	return db, schema, nil
+}
+
+// fileSchema says which schema an open file looks like; one that cannot be
+// read is taken to be the current one.
+func fileSchema(db *bolt.DB, path string) uint32 {
 	schema := currentSchema
 	_ = guard(path, func() error {
 		return db.View(func(tx *bolt.Tx) error {
@@ -121,11 +156,60 @@ func openDamaged(path string) (*bolt.DB, uint32, error) {
 			return nil
 		})
 	})
-	if schema > currentSchema {
-		_ = db.Close()
-		return nil, 0, tooNew(path, schema)
+	return schema
+}
+
+// damagedPages walks the pages of the file at path (held open, and
+// locked, as db) and, when some cannot be followed, returns what was
+// found and a database over a copy of the file in which they are cut off
+// (boltfile.CopyCut, made in dir), to read instead of db: bbolt follows a page
+// number wherever it points, round a cycle for ever, or until the stack
+// overflows. done closes and removes the copy. A file whose header pages
+// cannot be trusted is not walked (its reads are guarded).
+func damagedPages(path, dir string) (problems []string, copied *bolt.DB, done func(), err error) {
+	done = func() {}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, done, err
 	}
-	return db, schema, nil
+	defer func() { _ = f.Close() }()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, done, err
+	}
+	if fi.Size() == 0 {
+		return nil, nil, done, nil
+	}
+	rep := boltfile.Inspect(f, fi.Size())
+	w := boltfile.WalkTree(f, rep)
+	if !w.Cut() {
+		return w.Problems, nil, done, nil
+	}
+	copied, done, err = openCopy(path, f, rep, w, dir)
+	if err != nil {
+		return w.Problems, nil, func() {}, err
+	}
+	return w.Problems, copied, done, nil
+}
+
+// openCopy opens, read-only, a copy of the file at path (f) in which the
+// page numbers the walk could not follow are cut off (boltfile.CopyCut,
+// made in dir). done closes and removes it.
+func openCopy(path string, f io.ReaderAt, rep boltfile.Report, w boltfile.Tree, dir string) (db *bolt.DB, done func(), err error) {
+	cp, err := boltfile.CopyCut(f, rep, w, dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("its records cannot be read past the damaged pages: copying them: %w", err)
+	}
+	err = guard(path, func() error {
+		var err error
+		db, err = bolt.Open(cp, 0o600, &bolt.Options{ReadOnly: true, Timeout: damagedTimeout})
+		return err
+	})
+	if err != nil {
+		_ = os.Remove(cp)
+		return nil, nil, fmt.Errorf("its records cannot be read past the damaged pages: opening their copy: %w", err)
+	}
+	return db, func() { _ = db.Close(); _ = os.Remove(cp) }, nil
 }
 
 // msgCopier copies one session's messages.

@@ -36,7 +36,10 @@
 // store's boundary (guard.go) and return an error wrapping ErrDamaged that
 // names the file and says how to check and salvage it; a record that
 // cannot be decoded is an error wrapping ErrCorrupt that names the session
-// and the record.
+// and the record. A branch page pointing round a cycle would send bbolt's
+// reads round it for ever, or overflow the stack, which nothing catches:
+// Open refuses such a file, and Check and Salvage read past its damaged
+// pages (store/boltfile reads the pages without bbolt).
 package store
 
 import (

@@ -2,12 +2,18 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"weft/ops"
+	"weft/store"
+	"weft/tui"
 )
 
 // checkedDB makes a file with a few sessions through the CLI.
@@ -54,6 +60,7 @@ func TestCheckAndSalvageCommands(t *testing.T) {
 		{"a zeroed page", zeroPagesHolding("question 17 ")},
 		{"overwritten bytes", scrambleBefore("question 23 ")},
 		{"both header pages", func(b []byte) []byte { clear(b[:2*ps]); return b }},
+		{"a branch page pointing at itself", branchesPointingAtThemselves(t)},
 	} {
 		t.Run(d.name, func(t *testing.T) {
 			t.Parallel()
@@ -140,6 +147,80 @@ func TestCheckAndSalvageHelp(t *testing.T) {
 				t.Errorf("weft %s --help does not say %q", cmd, s)
 			}
 		}
+	}
+}
+
+// branchesPointingAtThemselves damages a file by making every branch
+// page (flags 0x01: bbolt leaves old copies on free pages, so the live
+// ones are among them) have its second element point at itself: bbolt's
+// reads would go round it for ever.
+func branchesPointingAtThemselves(t *testing.T) func(b []byte) []byte {
+	const ps = 4096
+	return func(b []byte) []byte {
+		n := 0
+		for p := 2; (p+1)*ps <= len(b); p++ {
+			page := b[p*ps : (p+1)*ps]
+			if page[8] == 0x01 && page[9] == 0 && page[10] >= 2 && int(page[0])|int(page[1])<<8 == p {
+				copy(page[16+16+8:], page[:8])
+				n++
+			}
+		}
+		if n == 0 {
+			t.Fatal("the file has no branch page")
+		}
+		return b
+	}
+}
+
+// TestReadsRefuseADamagedBranchPage: on a file whose branch pages point
+// at themselves, where bbolt's reads would go round for ever (or until
+// the stack overflows, which ends weft), every command that reads the
+// file, and the TUI before it takes the screen, ends at once with an
+// error that names the damage and says to run weft check and weft
+// salvage; weft check and weft salvage themselves read past it.
+func TestReadsRefuseADamagedBranchPage(t *testing.T) {
+	saved := runTUI
+	t.Cleanup(func() { runTUI = saved })
+	started := false
+	runTUI = func(context.Context, *ops.Service, tui.Options) error {
+		started = true
+		return nil
+	}
+	good, err := os.ReadFile(checkedDB(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	damaged := filepath.Join(dir, "damaged.db")
+	if err := os.WriteFile(damaged, branchesPointingAtThemselves(t)(good), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	commands := [][]string{{"ls"}, {"show"}, {"--no-mcp"}}
+	for i := range 40 {
+		commands = append(commands, []string{"show", fmt.Sprintf("session %d", i)}, []string{"--no-mcp", fmt.Sprintf("session %d", i)})
+	}
+	for _, args := range commands {
+		started = false
+		_, errOut, code, err := runCLI(damaged, args...)
+		if started {
+			t.Errorf("weft %q started the TUI on a damaged file", args)
+		}
+		if code != 1 || !errors.Is(err, store.ErrDamaged) {
+			t.Fatalf("weft %q: exit %d, %v, want the file refused as damaged", args, code, err)
+		}
+		for _, want := range []string{damaged + " is damaged", `bucket "`, "weft check --db " + damaged, "weft salvage --db " + damaged + " OUT"} {
+			if !strings.Contains(errOut, want) {
+				t.Errorf("weft %q: stderr does not say %q:\n%s", args, want, errOut)
+			}
+		}
+	}
+	out, _, code, _ := runCLI(damaged, "check")
+	if code != 1 || !strings.Contains(out, `bucket "msgs": page `) {
+		t.Errorf("weft check: exit %d, %s", code, out)
+	}
+	rescued := filepath.Join(dir, "rescued.db")
+	if out, _, code, err := runCLI(damaged, "salvage", rescued); code != 0 || !strings.Contains(out, "40 sessions") {
+		t.Errorf("weft salvage: exit %d, %s, %v", code, out, err)
 	}
 }
 
