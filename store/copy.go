@@ -218,7 +218,43 @@ func (c *copier) copyAll() error {
 	if err := c.copySources(); err != nil {
 		return err
 	}
+	if err := c.copySettings(); err != nil {
+		return err
+	}
 	return c.flush()
+}
+
+// copySettings copies the file's settings (the memory policies new
+// sessions get).
+func (c *copier) copySettings() error {
+	type entry struct {
+		name  string
+		value []byte
+	}
+	var all []entry
+	err := c.view(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bktMeta)
+		if b == nil {
+			return nil
+		}
+		cur := b.Cursor()
+		prefix := []byte(settingPrefix)
+		for k, v := cur.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = cur.Next() {
+			all = append(all, entry{string(k[len(prefix):]), bytes.Clone(v)})
+		}
+		return nil
+	})
+	if err != nil {
+		if err := c.problem("the file's settings cannot be read: %s", reason(err)); err != nil {
+			return err
+		}
+	}
+	for _, e := range all {
+		if err := c.write(len(e.name)+len(e.value), func(tx *Tx) error { return tx.PutSetting(e.name, e.value) }); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // copyOrphans copies the messages of session numbers no readable record
