@@ -19,6 +19,7 @@ import (
 	"weft/ops/listen"
 	"weft/ops/proxy"
 	"weft/ops/reads"
+	"weft/ops/tools"
 	"weft/store"
 	"weft/themes"
 	"weft/tui"
@@ -235,7 +236,7 @@ func runWithListener(ctx context.Context, svc *ops.Service, opts tui.Options, lc
 		defer func() { _ = l.Close() }()
 		opts.Listener = l
 	}
-	err = runTUI(ctx, svc, opts)
+	err = runTUI(ctx, tools.Local{Service: svc}, opts)
 	if ctx.Err() != nil && errors.Is(err, tea.ErrProgramKilled) {
 		return nil // stopped by a signal: cleaned up, nothing to report
 	}
