@@ -71,10 +71,16 @@ type Desk interface {
 	// SetDefaultSession names the session that requests naming none go
 	// to: the one the operator has open. It never waits on the network.
 	SetDefaultSession(id string)
-	// Watch is Backend's: every write's event until ctx ends, and
-	// EventGap after a break in which writes were missed.
+	// Watch is Backend's: every write's event until ctx ends, EventGap
+	// after a break in which writes were missed, and EventLost when the
+	// weft that holds the file stopped answering.
 	Watch(ctx context.Context, fn func(ops.Event))
 }
+
+// EventLost is no write: a Watch passes it on when the weft it follows
+// stopped answering and could not be reached again at once. Writes are
+// not heard until an EventGap says the stream is open again.
+const EventLost ops.EventKind = "lost"
 
 var _ Desk = Local{}
 
