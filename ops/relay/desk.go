@@ -3,7 +3,9 @@ package relay
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"slices"
@@ -30,8 +32,13 @@ import (
 // time, a session's span, searches by line, the filter, restoring an
 // operation and naming the default session.
 
-// deskPath is where the holder answers the Desk's calls.
-const deskPath = "/desk/"
+// deskPath is where the holder answers the Desk's calls; deskHeader
+// marks its every answer, so that a client can tell a holder that has
+// no Desk (a weft older than it) from a session that is not there.
+const (
+	deskPath   = "/desk/"
+	deskHeader = "X-Weft-Desk"
+)
 
 // The Desk's calls, by the names the wire gives them.
 const (
@@ -162,6 +169,7 @@ func deskMount(desk tools.Local) httpx.Mount {
 		}),
 	}
 	return httpx.Mount{Pattern: deskPath, Serves: "POST /desk/CALL", Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set(deskHeader, "1")
 		call, ok := calls[strings.TrimPrefix(r.URL.Path, deskPath)]
 		if !ok {
 			httpx.WriteError(w, http.StatusNotFound, fmt.Sprintf("no call %s: this weft answers POST /desk/ with %s", r.URL.Path, strings.Join(slices.Sorted(maps.Keys(calls)), ", ")))
@@ -203,7 +211,29 @@ func deskCall[A, R any](fn func(context.Context, A) (R, error)) http.HandlerFunc
 
 // deskAsk makes call on the holder.
 func (b *client) deskAsk(ctx context.Context, call string, args, out any) error {
-	return b.ask(ctx, deskPath+call, args, out)
+	body, err := json.Marshal(args)
+	if err != nil {
+		return err
+	}
+	resp, err := b.send(ctx, deskPath+call, "application/json", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	res, err := io.ReadAll(io.LimitReader(resp.Body, 1<<30))
+	if err != nil {
+		return fmt.Errorf("reading the answer to %s from the weft at %s: %w", call, b.target(), err)
+	}
+	switch {
+	case resp.StatusCode == http.StatusNotFound && resp.Header.Get(deskHeader) == "":
+		return fmt.Errorf("the weft at %s that holds the database does not answer %s%s (%s): it is older than this weft; run this weft's serve in its place, or close it to open the file here", b.target(), deskPath, call, resp.Status)
+	case resp.StatusCode != http.StatusOK:
+		return b.refusal(resp, res)
+	}
+	if err := json.Unmarshal(res, out); err != nil {
+		return fmt.Errorf("the weft at %s answered %s with JSON this weft cannot read: %w", b.target(), call, err)
+	}
+	return nil
 }
 
 // viaTool runs the tool name on the holder, its result as R.
@@ -387,8 +417,15 @@ func (b *client) DeleteSession(ctx context.Context, a ops.DeleteSessionArgs) (op
 	return viaTool[ops.SessionChangeResult](ctx, b, "delete_session", a)
 }
 
+// defaultWait bounds how long naming the default session waits for the
+// holder: a holder that hangs must not hold a client's closing.
+const defaultWait = 2 * time.Second
+
 // SetDefaultSession names the holder's default session, and waits for
-// it to be named: Remote sends it from a goroutine of its own.
+// it to be named (at most defaultWait): Remote sends it from a goroutine
+// of its own.
 func (b *client) SetDefaultSession(id string) {
-	_ = b.deskAsk(context.Background(), deskDefault, deskSessionArgs{id}, &deskNone{})
+	ctx, cancel := context.WithTimeout(context.Background(), defaultWait)
+	defer cancel()
+	_ = b.deskAsk(ctx, deskDefault, deskSessionArgs{id}, &deskNone{})
 }

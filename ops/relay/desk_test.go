@@ -3,15 +3,19 @@ package relay
 import (
 	"context"
 	"errors"
+	"net/http/httptest"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	"weft/formats"
 	"weft/model"
 	"weft/ops"
+	"weft/ops/httpx"
 	"weft/ops/listen"
+	"weft/ops/mcpserver"
 	"weft/ops/reads"
 	"weft/ops/search"
 	"weft/ops/timeparse"
@@ -266,5 +270,29 @@ func TestDeskWatchSaysTheHolderWentAndCameBack(t *testing.T) {
 	waitKind(tools.EventGap, nil)
 	if _, _, err := r.View(""); err != nil {
 		t.Errorf("a read after the holder came back: %v", err)
+	}
+}
+
+// A holder that has no Desk (a weft older than this one) is told apart
+// from a session that is not there, and a wrong token is said as such.
+func TestDeskOfAnOlderHolderOrAWrongToken(t *testing.T) {
+	t.Parallel()
+	svc, _ := seeded(t)
+	older := httptest.NewServer(listen.Handler(listen.Options{Faces: []httpx.Face{mcpserver.New(tools.Local{Service: svc}, mcpserver.Options{}).Face()}}))
+	t.Cleanup(older.Close)
+	r, err := Dial(older.URL, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := r.View(""); err == nil || errors.Is(err, ops.ErrNotFound) || !strings.Contains(err.Error(), "older than this weft") {
+		t.Errorf("a view from a holder without the Desk: %v", err)
+	}
+	l := listening(t, svc, listen.Options{Addr: "127.0.0.1:0", Token: "right"})
+	wrong, err := Dial(l.Addr(), Options{Token: "wrong"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := wrong.View(""); err == nil || !strings.Contains(err.Error(), "refused the token") {
+		t.Errorf("a view with a wrong token: %v", err)
 	}
 }

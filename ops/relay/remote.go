@@ -17,6 +17,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -344,6 +345,19 @@ func (b *Remote) follow(before string) bool {
 		}
 	}
 	return false
+}
+
+// Addr is where the weft the relay calls now listens (host:port), or ""
+// once the relay serves the file itself.
+func (b *Remote) Addr() string {
+	if b.inProcess() != nil {
+		return ""
+	}
+	base := b.remote.target()
+	if u, err := url.Parse(base); err == nil && u.Host != "" {
+		return u.Host
+	}
+	return base
 }
 
 // through runs a call of the Desk where the relay calls now (either).
