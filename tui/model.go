@@ -57,6 +57,15 @@ type Options struct {
 	// Notice is what the operator should know when the TUI opens (weft
 	// demo's file), shown at the bottom for a while; empty for none.
 	Notice string
+	// Holder is the weft that holds the file, when the TUI works through
+	// it (ops/relay's Remote): the status bar names where it listens now.
+	// Nil in this process.
+	Holder Holder
+}
+
+// Holder is what the status bar shows of the weft the TUI works through.
+type Holder interface {
+	Addr() string // where it listens now, e.g. 127.0.0.1:7433
 }
 
 // Listener is what the status bar shows of the embedded MCP server.
@@ -108,11 +117,12 @@ type Model struct {
 	loading bool
 	lines   map[lineKey][]string // rendered rows
 
-	agents    int // connected to the listener, as last seen (agents.go)
-	status    string
-	statusErr bool
-	statusSeq int
-	err       error
+	agents     int  // connected to the listener, as last seen (agents.go)
+	holderLost bool // the weft the TUI works through stopped answering (held.go)
+	status     string
+	statusErr  bool
+	statusSeq  int
+	err        error
 
 	feat features  // copying, the pager, the mouse, the filter, other sessions (features.go)
 	held []tea.Msg // keys typed ahead of an answer they depend on (typeahead.go)
@@ -304,6 +314,9 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.showHit()
 		return m, m.loadBodies()
 	case eventMsg:
+		if cmd, ok := m.holderEvent(ops.Event(msg)); ok {
+			return m, cmd
+		}
 		if m.empty {
 			// The first session of a new file, made by an agent or
 			// another face: open it.
