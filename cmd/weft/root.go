@@ -175,7 +175,8 @@ func completeThemes(*cobra.Command, []string, string) ([]string, cobra.ShellComp
 }
 
 // openTUI opens the TUI on session ("" for the latest), with the
-// embedded listener unless --no-mcp.
+// embedded listener unless --no-mcp; on a file another weft holds, it
+// opens it through that weft (held.go).
 //
 // A file that is not there is made only when it is the default database
 // (weft's first run) or --follow imports into it; one named with --db is
@@ -184,7 +185,10 @@ func (a *app) openTUI(ctx context.Context, session string) error {
 	if _, err := os.Stat(a.db); errors.Is(err, os.ErrNotExist) && a.db != a.env.db && len(a.follow) == 0 {
 		return a.noDatabase()
 	}
-	st, err := openStore(a.db, store.Options{})
+	st, err := openStore(a.db, store.Options{Timeout: a.lockTimeout()})
+	if errors.Is(err, store.ErrInUse) {
+		return a.openThroughHolder(ctx, session, err) // held.go
+	}
 	if err != nil {
 		return err
 	}
@@ -208,7 +212,7 @@ func (a *app) openTUI(ctx context.Context, session string) error {
 	}
 	opts.Session = session
 	if len(a.follow) > 0 {
-		stop, err := a.followInTUI(ctx, svc, logger, &opts)
+		stop, err := a.followInTUI(ctx, tools.Local{Service: svc}, logger, &opts)
 		if err != nil {
 			return err
 		}
