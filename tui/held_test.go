@@ -16,6 +16,7 @@ import (
 	"weft/ops/mcpserver"
 	"weft/ops/relay"
 	"weft/ops/tools"
+	"weft/tui/dialog"
 )
 
 // The TUI through the weft that holds the file: a listener over the
@@ -92,16 +93,6 @@ func (ht *heldTUI) hear(t *testing.T, do func(), until func(ops.Event) bool) {
 	}
 }
 
-// lastOp is the latest operation in the holder's file.
-func (ht *heldTUI) lastOp(t *testing.T) model.Op {
-	t.Helper()
-	list, err := ht.holder.Operations(ht.m.sid)
-	if err != nil || len(list) == 0 {
-		t.Fatalf("the holder's operations: %d, %v", len(list), err)
-	}
-	return list[len(list)-1]
-}
-
 // Keys that edit, through the holder, land in the holder's file as the
 // operator's, and u undoes them there; the status bar says the TUI works
 // through that weft.
@@ -115,23 +106,23 @@ func TestTheTUIEditsThroughTheHolder(t *testing.T) {
 	press(t, m, "t")
 	typeText(t, m, "through")
 	send(t, m, keyEnter)
-	if op := ht.lastOp(t); op.Type != model.OpTag || op.Author != "operator" || op.Payload.Tags[0] != "through" {
+	if op := lastOp(t, ht.holder, m.sid); op.Type != model.OpTag || op.Author != "operator" || op.Payload.Tags[0] != "through" {
 		t.Fatalf("the tag in the holder's file: %+v", op)
 	}
 	if s := screen(m); !strings.Contains(s, "#through") || !strings.Contains(s, "tagged") {
 		t.Fatalf("the tag does not show:\n%s", s)
 	}
 	press(t, m, "k", "v", "k", "s")
-	snip := ht.lastOp(t)
+	snip := lastOp(t, ht.holder, m.sid)
 	if snip.Type != model.OpSnip || snip.Author != "operator" || len(snip.Targets) != 2 {
 		t.Fatalf("the snip in the holder's file: %+v", snip)
 	}
 	press(t, m, "u")
-	if op := ht.lastOp(t); op.ID != snip.ID || !op.Reverted() {
+	if op := lastOp(t, ht.holder, m.sid); op.ID != snip.ID || !op.Reverted() {
 		t.Fatalf("u did not undo the snip in the holder's file: %+v", op)
 	}
 	send(t, m, keyRedo)
-	if op := ht.lastOp(t); op.ID != snip.ID || op.Reverted() {
+	if op := lastOp(t, ht.holder, m.sid); op.ID != snip.ID || op.Reverted() {
 		t.Fatalf("ctrl+r did not restore the snip in the holder's file: %+v", op)
 	}
 }
@@ -155,7 +146,7 @@ func TestTheTUIThroughTheHolderShowsAgentsLive(t *testing.T) {
 		t.Fatalf("the agent's snip does not show (%d items, were %d):\n%s", m.view.Len(), v.Len(), s)
 	}
 	press(t, m, "u")
-	if op := ht.lastOp(t); op.Author != "agent-7" || op.Reverted() {
+	if op := lastOp(t, ht.holder, m.sid); op.Author != "agent-7" || op.Reverted() {
 		t.Fatalf("u touched the agent's snip: %+v", op)
 	}
 }
@@ -206,4 +197,130 @@ func TestTheTUISaysTheHolderWentAndCameBack(t *testing.T) {
 	if s := screen(m); strings.Contains(s, "gone") || !strings.Contains(s, "Renamed meanwhile") || !strings.Contains(s, "holds the file again") {
 		t.Fatalf("the thread is not read again when the holder is back:\n%s", s)
 	}
+}
+
+// Every key that reads or writes works through the holder as it does
+// in-process: search (fuzzy and exact) and n, the time jump, the
+// sessions list (with its dates) and a rename there, the operations
+// list and a switch there, the raw view, the filter, y, the digest with
+// its draft, revise (the originals read through the holder), insert and
+// a move; each edit lands in the holder's file as the operator's.
+func TestEveryKeyWorksThroughTheHolder(t *testing.T) {
+	t.Parallel()
+	ht := openHeld(t, 110, 36)
+	m, svc := ht.m, ht.holder
+	noError := func(what string) {
+		t.Helper()
+		if m.statusErr || m.err != nil {
+			t.Fatalf("%s through the holder: %q %v\n%s", what, m.status, m.err, screen(m))
+		}
+	}
+	ops0 := len(mustOps(t, svc, m.sid))
+	operator := func(what string, typ model.OpType) {
+		t.Helper()
+		list := mustOps(t, svc, m.sid)
+		if len(list) != ops0+1 {
+			t.Fatalf("%s: %d operations in the holder's file, want %d", what, len(list), ops0+1)
+		}
+		ops0++
+		if op := list[len(list)-1]; op.Type != typ || op.Author != "operator" {
+			t.Fatalf("%s made %+v in the holder's file", what, op)
+		}
+		noError(what)
+	}
+
+	press(t, m, "/")
+	typeText(t, m, "limiter")
+	if len(m.search.Hits()) == 0 {
+		t.Fatalf("a fuzzy search through the holder found nothing:\n%s", screen(m))
+	}
+	send(t, m, tea.KeyPressMsg{Code: 's', Mod: tea.ModCtrl})
+	if !m.search.Exact() || len(m.search.Hits()) == 0 {
+		t.Fatalf("an exact search through the holder found nothing:\n%s", screen(m))
+	}
+	send(t, m, keyEsc)
+	press(t, m, "g", "n")
+	if s := lineWith(screen(m), "tokens"); !strings.Contains(s, "match ") {
+		t.Fatalf("n through the holder:\n%s", s)
+	}
+
+	press(t, m, "T")
+	typeText(t, m, "-1h")
+	send(t, m, keyEnter)
+	if m.dialogs.Front() != nil {
+		t.Fatalf("the time jump through the holder:\n%s", screen(m))
+	}
+	noError("T")
+
+	send(t, m, tea.KeyPressMsg{Code: tea.KeyTab})
+	if _, ok := dialog.Find[*dialog.Sessions](&m.dialogs); !ok || !strings.Contains(screen(m), demo.Title) || !strings.Contains(screen(m), demo.Start.Local().Format("Jan 02")+" – ") {
+		t.Fatalf("the sessions list through the holder:\n%s", screen(m))
+	}
+	send(t, m, tea.KeyPressMsg{Code: 'r', Mod: tea.ModCtrl})
+	for range len(demo.Title) {
+		send(t, m, tea.KeyPressMsg{Code: tea.KeyBackspace})
+	}
+	typeText(t, m, "Renamed here")
+	send(t, m, keyEnter)
+	if info, _, _ := svc.View(m.sid); info.Title != "Renamed here" {
+		t.Fatalf("the rename through the holder: %q\n%s", info.Title, screen(m))
+	}
+	send(t, m, keyEsc)
+
+	press(t, m, "o")
+	p := panelTo(t, m, model.OpDigest)
+	op, _ := p.Current()
+	send(t, m, keySpace)
+	if got := opByID(t, svc, m.sid, op.OperationID); got.Active {
+		t.Fatalf("space in the operations list through the holder left the digest on\n%s", screen(m))
+	}
+	send(t, m, keySpace)
+	send(t, m, keyEsc)
+	noError("o")
+
+	press(t, m, "R")
+	if !strings.Contains(screen(m), "raw: stored") {
+		t.Fatalf("R through the holder:\n%s", screen(m))
+	}
+	press(t, m, "R")
+
+	press(t, m, "F")
+	typeText(t, m, "role:assistant")
+	send(t, m, keyEnter)
+	if !m.feat.filter.on() || m.rows.Len() == 0 {
+		t.Fatalf("the filter through the holder:\n%s", screen(m))
+	}
+	press(t, m, "F")
+	noError("F")
+
+	press(t, m, "G")
+	if text, ok := clipboard(pressCollect(t, m, keyText("y"))); !ok || !strings.HasPrefix(text, "--- ") {
+		t.Fatalf("y through the holder put %q (%v)", text, ok)
+	}
+
+	press(t, m, "k", "k", "v", "k", "d")
+	send(t, m, tea.KeyPressMsg{Code: 'g', Mod: tea.ModCtrl})
+	if !strings.Contains(screen(m), "drafted locally (extractive)") {
+		t.Fatalf("the draft through the holder:\n%s", screen(m))
+	}
+	send(t, m, tea.KeyPressMsg{Code: 's', Mod: tea.ModCtrl})
+	operator("the digest", model.OpDigest)
+
+	press(t, m, "G", "r")
+	d, ok := m.dialogs.Front().(*dialog.Text)
+	if !ok || !strings.Contains(d.Value(), "--- ") {
+		t.Fatalf("revise through the holder did not read the originals:\n%s", screen(m))
+	}
+	typeText(t, m, " (revised)")
+	send(t, m, tea.KeyPressMsg{Code: 's', Mod: tea.ModCtrl})
+	operator("the revise", model.OpRevise)
+
+	press(t, m, "i")
+	typeText(t, m, "an aside, inserted")
+	send(t, m, tea.KeyPressMsg{Code: 's', Mod: tea.ModCtrl})
+	operator("the insert", model.OpInsert)
+
+	press(t, m, "k", "k", "J")
+	send(t, m, keyEnter)
+	operator("the move", model.OpResequence)
 }
