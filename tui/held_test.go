@@ -324,3 +324,32 @@ func TestEveryKeyWorksThroughTheHolder(t *testing.T) {
 	send(t, m, keyEnter)
 	operator("the move", model.OpResequence)
 }
+
+// An agent's edit that lands through the holder while the operator types
+// in a dialog shows at once, and the operator's edit then lands on the
+// items picked, where they stand now.
+func TestAnAgentEditsWhileTheOperatorTypesThroughTheHolder(t *testing.T) {
+	t.Parallel()
+	ht := openHeld(t, 110, 36)
+	m, svc := ht.m, ht.holder
+	picked := cursorID(m)
+	press(t, m, "t")
+	typeText(t, m, "mid")
+	_, v, _ := svc.View(m.sid)
+	first := v.ID(v.Items[v.Len()-5])
+	agent := ops.WithAuthor(context.Background(), "agent-7")
+	ht.hear(t, func() {
+		if _, err := svc.SnipMessages(agent, ops.SnipArgs{Selection: ops.Selection{SessionID: m.sid, IDs: []model.ItemID{first}}}); err != nil {
+			t.Fatal(err)
+		}
+	}, func(ev ops.Event) bool { return ev.Kind == ops.EventOpCreated })
+	if s := screen(m); !strings.Contains(s, "by agent-7") || m.dialogs.Front() == nil {
+		t.Fatalf("the agent's snip while the dialog is open:\n%s", s)
+	}
+	typeText(t, m, "way")
+	send(t, m, keyEnter)
+	op := lastOp(t, svc, m.sid)
+	if op.Type != model.OpTag || op.Author != "operator" || op.Payload.Tags[0] != "midway" || len(op.Targets) != 1 || op.Targets[0] != picked {
+		t.Fatalf("the operator's tag after the agent's snip: %+v (picked %s)\n%s", op, picked, screen(m))
+	}
+}
