@@ -11,10 +11,10 @@ import (
 
 // The TUI may work through the weft that holds the file (Options.Holder,
 // ops/relay's Remote as its Desk): the status bar says through which,
-// where it listens now. When that weft
-// stops answering, the bar says it is gone and every read or edit says
-// why it fails, until a weft holds the file again: then the thread, and
-// what a dialog lists, are read again, since writes were missed.
+// where it listens now. When that weft stops answering, the bar says it
+// is gone and every read or edit says why it fails, until a weft holds
+// the file again: then the thread, and what a dialog lists, are read
+// again, since writes were missed.
 
 // holderEvent answers the events of the watch through the holder: its
 // loss, and the gap once it answers again. ok is false for any other

@@ -37,7 +37,7 @@ func (a *app) rootCommand() *cobra.Command {
 		Short: "View and edit LLM conversation threads",
 		Long: `weft views and edits LLM conversation threads stored in a bbolt file: tag, digest, revise, snip, resequence and insert, each a reversible operation over immutable stored messages.
 
-With no command, weft opens the TUI on SESSION. Agents connect to it over MCP at http://127.0.0.1:7433/mcp (or a free port; --mcp-addr moves it, --no-mcp turns it off), with the bearer token --token or $WEFT_TOKEN if one is given (required off loopback).
+With no command, weft opens the TUI on SESSION. Agents connect to it over MCP at http://127.0.0.1:7433/mcp (or a free port; --mcp-addr moves it, --no-mcp turns it off), with the bearer token --token or $WEFT_TOKEN if one is given (required off loopback). On a file another weft holds (weft serve), the TUI works through that weft, whose agents stay connected to it; q leaves it running.
 
 SESSION is an ID, a unique ID prefix or a title; default: the most recently updated session. The database is --db, else $WEFT_DB, else ` + dataDB() + `.`,
 		Example: `
