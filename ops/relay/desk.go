@@ -168,7 +168,9 @@ func deskMount(desk tools.Local) httpx.Mount {
 			return deskNone{}, nil
 		}),
 	}
-	return httpx.Mount{Pattern: deskPath, Serves: "POST /desk/CALL", Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	// Unsaid at a path nothing serves, as the relays' other paths are
+	// (/events, /sessions/...): it is a wire between wefts.
+	return httpx.Mount{Pattern: deskPath, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(deskHeader, "1")
 		call, ok := calls[strings.TrimPrefix(r.URL.Path, deskPath)]
 		if !ok {
