@@ -12,6 +12,7 @@ import (
 
 	"weft/model"
 	"weft/ops"
+	"weft/ops/tools"
 	"weft/tui/dialog"
 	"weft/tui/rows"
 )
@@ -81,7 +82,7 @@ func rangeText(first, last int) string {
 // Update when the edit is asked for: commands run on their own
 // goroutines, so they read copies, never the model.
 type editTarget struct {
-	svc     *ops.Service
+	svc     tools.Desk
 	sid     string
 	version uint64 // the session's version the operator saw
 	// view and first..last are the items the operator selected, in the
