@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -61,6 +62,10 @@ type Options struct {
 	// it (ops/relay's Remote): the status bar names where it listens now.
 	// Nil in this process.
 	Holder Holder
+	// Logger is the TUI's log (the CLI's is a file next to the database):
+	// what went wrong that the screen says only in a sentence. Nil
+	// discards it.
+	Logger *slog.Logger
 }
 
 // Holder is what the status bar shows of the weft the TUI works through.

@@ -61,6 +61,7 @@ func (a *app) openThroughHolder(ctx context.Context, session string, inUse error
 	opts := a.tuiOptions()
 	opts.Session = session
 	opts.Holder = r
+	opts.Logger = logger
 	opts.Notice = "the weft at " + termsafe.Line(r.Addr()) + " holds this file: this TUI works through it, and q leaves it running"
 	if len(a.follow) > 0 {
 		stop, err := a.followInTUI(ctx, r, logger, &opts)

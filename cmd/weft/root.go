@@ -197,6 +197,7 @@ func (a *app) openTUI(ctx context.Context, session string) error {
 	defer closeLog()
 	svc := newService(st, logger)
 	opts := a.tuiOptions()
+	opts.Logger = logger
 	// The TUI's first read is made here, before it takes the screen: a
 	// file whose damage shows only when it is read (store.Open found its
 	// headers sound) is refused with the whole error and what to run,
