@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"weft/demo"
+	"weft/ops/tools"
 )
 
 // agentsListener is an embedded listener whose agents come and go as a
@@ -33,7 +34,7 @@ func listenerModel(t *testing.T, l *agentsListener, seed bool) *Model {
 	}
 	// The count is read every 20 ms rather than every second: the tests
 	// check that a change is shown, not how soon.
-	m := New(svc, Options{Theme: "dark", Listener: l, AgentsPoll: 20 * time.Millisecond})
+	m := New(tools.Local{Service: svc}, Options{Theme: "dark", Listener: l, AgentsPoll: 20 * time.Millisecond})
 	run(t, m, m.loadView(""))
 	m.Update(tea.WindowSizeMsg{Width: 140, Height: 30})
 	return m

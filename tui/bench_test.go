@@ -16,6 +16,7 @@ import (
 
 	"weft/internal/benchdata"
 	"weft/internal/english"
+	"weft/ops/tools"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -45,7 +46,7 @@ func benchModel(b *testing.B, n int) *Model {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { st.Close() })
-	m := New(ops.New(st), Options{Theme: "dark"})
+	m := New(tools.Local{Service: ops.New(st)}, Options{Theme: "dark"})
 	benchDrain(m, m.loadView(""))
 	if m.err != nil || m.view == nil {
 		b.Fatalf("loading the %d-message session: %v", n, m.err)
@@ -131,7 +132,7 @@ func BenchmarkFirstLoad(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				m := New(ops.New(st), Options{Theme: "dark"})
+				m := New(tools.Local{Service: ops.New(st)}, Options{Theme: "dark"})
 				benchDrain(m, m.loadView(""))
 				_, cmd := m.Update(tea.WindowSizeMsg{Width: benchWidth, Height: benchHeight})
 				benchDrain(m, cmd)
@@ -278,7 +279,7 @@ func benchSearchLines(b *testing.B, m *Model, n int) (string, int) {
 	}
 	v := m.view
 	texts := make([][]byte, v.Len())
-	err = m.svc.Store().View(func(tx *store.Tx) error {
+	err = m.svc.(tools.Local).Service.Store().View(func(tx *store.Tx) error {
 		return tx.ScanContent(v.SessionID, func(seq uint64, content []byte) bool {
 			if i := v.IndexOfSeq(seq); i >= 0 {
 				texts[i] = bytes.Clone(content)
@@ -410,7 +411,7 @@ func TestSearchKeystrokeDoesNotMatchInUpdate(t *testing.T) {
 	if _, err := demo.Seed(context.Background(), svc); err != nil {
 		t.Fatal(err)
 	}
-	m := New(svc, Options{Theme: "dark"})
+	m := New(tools.Local{Service: svc}, Options{Theme: "dark"})
 	benchDrain(m, m.loadView(""))
 	_, cmd := m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
 	benchDrain(m, cmd)

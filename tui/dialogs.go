@@ -7,6 +7,7 @@ import (
 
 	"weft/ops"
 	"weft/ops/reads"
+	"weft/ops/tools"
 	"weft/tui/dialog"
 	"weft/tui/handoff"
 )
@@ -75,9 +76,9 @@ type opsLoadedMsg struct {
 	err  error
 }
 
-func loadOps(svc *ops.Service, sid string) tea.Cmd {
+func loadOps(svc tools.Desk, sid string) tea.Cmd {
 	return func() tea.Msg {
-		res, err := reads.ListOperations(svc, context.Background(), reads.ListOperationsArgs{SessionID: sid, MaxTokens: new(reads.NoLimit)})
+		res, err := svc.ListOperations(context.Background(), reads.ListOperationsArgs{SessionID: sid, MaxTokens: new(reads.NoLimit)})
 		return opsLoadedMsg{res.Operations, err}
 	}
 }

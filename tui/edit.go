@@ -12,6 +12,7 @@ import (
 
 	"weft/model"
 	"weft/ops"
+	"weft/ops/tools"
 	"weft/tui/dialog"
 	"weft/tui/rows"
 )
@@ -81,7 +82,7 @@ func rangeText(first, last int) string {
 // Update when the edit is asked for: commands run on their own
 // goroutines, so they read copies, never the model.
 type editTarget struct {
-	svc     *ops.Service
+	svc     tools.Desk
 	sid     string
 	version uint64 // the session's version the operator saw
 	// view and first..last are the items the operator selected, in the
@@ -147,13 +148,16 @@ func (m *Model) editFrom(d dialog.Dialog, t *editTarget, what string, fn func(ct
 		m.saving = d
 	}
 	tc := *t
+	logger := m.opts.Logger
 	return func() (msg tea.Msg) {
 		// A bug behind an edit is an error on the status bar, not the
 		// end of the operator's session; what Go said of it goes to the
 		// log.
 		defer func() {
 			if r := recover(); r != nil {
-				tc.svc.Logger().Error("edit panicked", "edit", what, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				if logger != nil {
+					logger.Error("edit panicked", "edit", what, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				}
 				msg = editDoneMsg{what: what, from: d, err: errors.New("internal error while the edit was made: a bug in weft stopped it (the log has the details)")}
 			}
 		}()

@@ -53,7 +53,7 @@ type filterReadyMsg struct {
 func (m *Model) runFilter(expr string, by textsearch.ItemFilter) tea.Cmd {
 	svc, sid, v := m.svc, m.sid, m.view
 	return func() tea.Msg {
-		idx, err := textsearch.FilterItems(svc, v, by)
+		idx, err := svc.FilterItems(v, by)
 		return filterReadyMsg{sid: sid, view: v, expr: expr, by: by, idx: idx, err: err}
 	}
 }
@@ -142,7 +142,7 @@ func (m *Model) filterFirst(msg viewLoadedMsg) tea.Cmd {
 	}
 	svc, by := m.svc, f.by
 	return func() tea.Msg {
-		idx, err := textsearch.FilterItems(svc, msg.view, by)
+		idx, err := svc.FilterItems(msg.view, by)
 		return filteredViewMsg{loaded: msg, idx: idx, err: err}
 	}
 }

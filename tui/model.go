@@ -1,7 +1,9 @@
 // Package tui is weft's terminal interface: one root bubbletea model over
-// the same ops.Service every other face uses. Children are plain structs;
-// I/O happens in commands, never in Update. The root owns the session
-// shown, the cursor and the screen; its children have rooms of their
+// the same ops.Service every other face uses, through tools.Desk (the
+// Service in this process, or the weft that holds the file through its
+// listener). Children are plain structs; I/O happens in commands, never
+// in Update. The root owns the session shown, the cursor and the
+// screen; its children have rooms of their
 // own: dialog (the modals, which answer with actions the root carries
 // out), search (the search panel and its hits), rows (which row shows
 // what, and how it looks), raw (the raw view's extents), timeline (the
@@ -14,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -24,6 +27,7 @@ import (
 	"weft/internal/termsafe"
 	"weft/model"
 	"weft/ops"
+	"weft/ops/tools"
 	"weft/themes"
 	"weft/tui/dialog"
 	"weft/tui/handoff"
@@ -54,6 +58,19 @@ type Options struct {
 	// Notice is what the operator should know when the TUI opens (weft
 	// demo's file), shown at the bottom for a while; empty for none.
 	Notice string
+	// Holder is the weft that holds the file, when the TUI works through
+	// it (ops/relay's Remote): the status bar names where it listens now.
+	// Nil in this process.
+	Holder Holder
+	// Logger is the TUI's log (the CLI's is a file next to the database):
+	// what went wrong that the screen says only in a sentence. Nil
+	// discards it.
+	Logger *slog.Logger
+}
+
+// Holder is what the status bar shows of the weft the TUI works through.
+type Holder interface {
+	Addr() string // where it listens now, e.g. 127.0.0.1:7433
 }
 
 // Listener is what the status bar shows of the embedded MCP server.
@@ -65,7 +82,7 @@ type Listener interface {
 
 // Model is the root model.
 type Model struct {
-	svc    *ops.Service
+	svc    tools.Desk // the engine: in this process, or through the weft that holds the file
 	opts   Options
 	styles *themes.Styles
 	md     *markdown.Renderer // message bodies, rendered in the theme's colours
@@ -105,7 +122,8 @@ type Model struct {
 	loading bool
 	lines   map[lineKey][]string // rendered rows
 
-	agents int // connected to the listener, as last seen (agents.go)
+	agents     int  // connected to the listener, as last seen (agents.go)
+	holderLost bool // the weft the TUI works through stopped answering (held.go)
 	// summaries counts the summaries of a view (summaryCount).
 	summaries struct {
 		of *model.View
@@ -120,8 +138,10 @@ type Model struct {
 	held []tea.Msg // keys typed ahead of an answer they depend on (typeahead.go)
 }
 
-// New returns the root model.
-func New(svc *ops.Service, opts Options) *Model {
+// New returns the root model over svc: tools.Local over a Service in
+// this process, or ops/relay's Remote through the weft that holds the
+// file.
+func New(svc tools.Desk, opts Options) *Model {
 	m := &Model{
 		svc: svc, opts: opts, keys: DefaultKeyMap(), help: help.New(),
 		expanded: map[string]bool{}, open: map[model.ItemID]bool{}, anchor: -1, placed: -1,
@@ -304,6 +324,9 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.showHit()
 		return m, m.loadBodies()
 	case eventMsg:
+		if cmd, ok := m.holderEvent(ops.Event(msg)); ok {
+			return m, cmd
+		}
 		if m.empty {
 			// The first session of a new file, made by an agent or
 			// another face: open it.
@@ -750,17 +773,13 @@ func (m *Model) flashFor(s string, isErr bool, ttl time.Duration) tea.Cmd {
 	return func() tea.Msg { return statusTimerMsg{seq, ttl} }
 }
 
-// Run opens the TUI until the operator quits.
-func Run(ctx context.Context, svc *ops.Service, opts Options) error {
+// Run opens the TUI over svc until the operator quits.
+func Run(ctx context.Context, svc tools.Desk, opts Options) error {
 	m := New(svc, opts)
 	p := tea.NewProgram(m, tea.WithContext(ctx))
-	events, stop := svc.Subscribe()
+	watching, stop := context.WithCancel(ctx)
 	defer stop()
-	go func() {
-		for ev := range events {
-			p.Send(eventMsg(ev))
-		}
-	}()
+	go svc.Watch(watching, func(ev ops.Event) { p.Send(eventMsg(ev)) })
 	_, err := p.Run()
 	if m.err != nil {
 		return m.err

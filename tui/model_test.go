@@ -13,6 +13,7 @@ import (
 	"weft/demo"
 	"weft/model"
 	"weft/ops"
+	"weft/ops/tools"
 	"weft/tui/dialog"
 	"weft/tui/rows"
 )
@@ -434,7 +435,7 @@ func TestOperationsPanelFollowsAgentsEdits(t *testing.T) {
 func TestNewFileWaitsForASession(t *testing.T) {
 	t.Parallel()
 	svc := newService(t)
-	m := New(svc, Options{Theme: "dark"})
+	m := New(tools.Local{Service: svc}, Options{Theme: "dark"})
 	run(t, m, m.loadView(""))
 	send(t, m, tea.KeyPressMsg{Code: tea.KeyTab}) // nothing to list yet, and no panic
 	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})

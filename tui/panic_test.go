@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"weft/model"
-	"weft/ops"
 )
 
 // A bug behind an edit is a sentence on the status bar, not the Go
@@ -17,9 +16,9 @@ import (
 func TestAnEditThatPanicsIsSaidInWords(t *testing.T) {
 	t.Parallel()
 	var log bytes.Buffer
-	svc := newService(t, ops.WithLogger(slog.New(slog.NewTextHandler(&log, nil))))
+	svc := newService(t)
 	sid := newSession(t, svc, "s", []model.NewMessage{{Role: model.RoleUser, Content: "one"}, {Role: model.RoleAssistant, Content: "two"}})
-	m := openModel(t, svc, Options{}, sid, 80, 24)
+	m := openModel(t, svc, Options{Logger: slog.New(slog.NewTextHandler(&log, nil))}, sid, 80, 24)
 	cmd := m.editFrom(nil, m.pick(0, 0), "tag", func(context.Context, editTarget) error {
 		var b []byte
 		n := 3031742324

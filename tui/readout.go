@@ -7,7 +7,7 @@ import (
 
 	"weft/internal/english"
 	"weft/model"
-	"weft/ops"
+	"weft/ops/tools"
 	"weft/tui/dialog"
 	"weft/tui/handoff"
 )
@@ -59,7 +59,7 @@ func (m *Model) readMessages(items []model.Item, pager bool) tea.Cmd {
 // messagesText writes items of view v as the revise dialog writes
 // messages: synthetic ones from the view, stored ones read through the
 // service.
-func messagesText(svc *ops.Service, v *model.View, items []model.Item) (string, error) {
+func messagesText(svc tools.Desk, v *model.View, items []model.Item) (string, error) {
 	var seqs []uint64
 	for _, it := range items {
 		if it.Seq > 0 {

@@ -10,6 +10,7 @@ import (
 	"weft/internal/english"
 	"weft/model"
 	"weft/ops"
+	"weft/ops/tools"
 	"weft/tui/dialog"
 )
 
@@ -45,7 +46,7 @@ func (m *Model) startRevise() tea.Cmd {
 // synthetic ones from the view, stored ones through the service, each
 // whole (name, parts and time included), so what is saved unchanged can
 // be put back as it was.
-func reviseOriginals(svc *ops.Service, v *model.View, first, last int) ([]model.NewMessage, error) {
+func reviseOriginals(svc tools.Desk, v *model.View, first, last int) ([]model.NewMessage, error) {
 	var seqs []uint64
 	for _, it := range v.Items[first : last+1] {
 		if it.Seq > 0 {

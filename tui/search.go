@@ -6,7 +6,6 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"weft/model"
-	textsearch "weft/ops/search"
 	"weft/tui/rows"
 	"weft/tui/search"
 )
@@ -27,7 +26,7 @@ func (m *Model) openSearch() tea.Cmd {
 	// error shows with the search's own answer.
 	svc, sid := m.svc, m.sid
 	prepare := func() tea.Msg {
-		_ = textsearch.Prepare(svc, sid)
+		_ = svc.PrepareSearch(sid)
 		return nil
 	}
 	return tea.Batch(m.search.Open(m.styles), prepare)
@@ -43,16 +42,12 @@ func (m *Model) runSearch() tea.Cmd {
 	svc, sid := m.svc, m.sid
 	if q.Exact {
 		return func() tea.Msg {
-			hits, ids, total, err := textsearch.SubstringLines(svc, sid, q.Text, search.ExactLimit)
+			hits, ids, total, err := svc.SubstringLines(sid, q.Text, search.ExactLimit)
 			return searchResultMsg{sid, search.Result{Seq: q.Seq, Query: q.Text, Hits: hits, IDs: ids, Err: err, Exact: true, Total: total}}
 		}
 	}
 	return func() tea.Msg {
-		hits, state, err := textsearch.FuzzyLines(svc, sid, q.Text, q.State, search.Limit)
-		ids := make([]model.ItemID, len(hits))
-		for k, h := range hits {
-			ids[k] = state.ItemID(h.Index)
-		}
+		hits, ids, state, err := svc.FuzzyLines(sid, q.Text, q.State, search.Limit)
 		return searchResultMsg{sid, search.Result{Seq: q.Seq, Query: q.Text, Hits: hits, IDs: ids, State: state, Err: err, Total: len(hits)}}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"weft/internal/termsafe"
 	"weft/ops"
 	"weft/ops/reads"
+	"weft/ops/tools"
 	"weft/tui/dialog"
 )
 
@@ -35,9 +36,9 @@ func (m *Model) openSessions() tea.Cmd {
 	return loadSessions(m.svc)
 }
 
-func loadSessions(svc *ops.Service) tea.Cmd {
+func loadSessions(svc tools.Desk) tea.Cmd {
 	return func() tea.Msg {
-		res, err := reads.ListSessions(svc, context.Background(), reads.ListSessionsArgs{MaxTokens: new(reads.NoLimit)})
+		res, err := svc.ListSessions(context.Background(), reads.ListSessionsArgs{MaxTokens: new(reads.NoLimit)})
 		// The titles are filtered and shown as they are drawn: control
 		// characters as pictures (termsafe).
 		titles := make([]string, len(res.Sessions))
@@ -68,7 +69,7 @@ type sessionDatesMsg struct{ dates map[string][2]time.Time }
 // loadSessionDates reads when each session's messages start and end, in
 // a command after the list: the list shows at once, the dates a moment
 // later.
-func loadSessionDates(svc *ops.Service, list []ops.SessionOut) tea.Cmd {
+func loadSessionDates(svc tools.Desk, list []ops.SessionOut) tea.Cmd {
 	if svc == nil {
 		return nil
 	}
@@ -105,7 +106,7 @@ type sessionAdminMsg struct {
 }
 
 // renameSession renames session id through the Service.
-func renameSession(svc *ops.Service, id, title string) tea.Cmd {
+func renameSession(svc tools.Desk, id, title string) tea.Cmd {
 	return func() tea.Msg {
 		res, err := svc.RenameSession(context.Background(), ops.RenameSessionArgs{SessionID: id, Title: title})
 		return sessionAdminMsg{what: fmt.Sprintf("renamed “%s”", termsafe.Line(res.Title)), renamed: id, err: err}
@@ -114,7 +115,7 @@ func renameSession(svc *ops.Service, id, title string) tea.Cmd {
 
 // deleteSession deletes s through the Service, refused if it changed
 // since the list showed it: the operator said yes to what they saw.
-func deleteSession(svc *ops.Service, s ops.SessionOut) tea.Cmd {
+func deleteSession(svc tools.Desk, s ops.SessionOut) tea.Cmd {
 	v := s.Version
 	return func() tea.Msg {
 		_, err := svc.DeleteSession(context.Background(), ops.DeleteSessionArgs{SessionID: s.SessionID, ExpectedVersion: &v})

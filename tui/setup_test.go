@@ -9,6 +9,7 @@ import (
 
 	"weft/model"
 	"weft/ops"
+	"weft/ops/tools"
 	"weft/store"
 )
 
@@ -45,7 +46,7 @@ func newSession(t testing.TB, svc *ops.Service, title string, msgs []model.NewMe
 // and sizes it w×h, as the program does at its start.
 func openModel(t testing.TB, svc *ops.Service, opts Options, sid string, w, h int) *Model {
 	t.Helper()
-	m := New(svc, opts)
+	m := New(tools.Local{Service: svc}, opts)
 	run(t, m, m.loadView(sid))
 	_, cmd := m.Update(tea.WindowSizeMsg{Width: w, Height: h})
 	run(t, m, cmd)

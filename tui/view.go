@@ -260,6 +260,9 @@ func (m *Model) statusBar() string {
 	if len(m.info.ActiveTags) > 0 {
 		parts = append(parts, st.Key.Render("tags ")+st.Value.Render(termsafe.Line(strings.Join(m.info.ActiveTags, ","))))
 	}
+	if m.opts.Holder != nil {
+		parts = append(parts, m.holderPart())
+	}
 	if l := m.opts.Listener; l != nil {
 		mcp := st.Key.Render("mcp ") + st.Value.Render(l.Addr())
 		if n := m.agents; n > 0 {

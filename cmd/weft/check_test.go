@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"weft/ops"
+	"weft/ops/tools"
 	"weft/store"
 	"weft/tui"
 )
@@ -182,7 +182,7 @@ func TestReadsRefuseADamagedBranchPage(t *testing.T) {
 	saved := runTUI
 	t.Cleanup(func() { runTUI = saved })
 	started := false
-	runTUI = func(context.Context, *ops.Service, tui.Options) error {
+	runTUI = func(context.Context, tools.Desk, tui.Options) error {
 		started = true
 		return nil
 	}

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"weft/ops"
 	"weft/ops/mcpserver"
+	"weft/ops/tools"
 	"weft/tui"
 )
 
@@ -175,7 +175,7 @@ func tuiRun(t *testing.T) *tui.Options {
 	saved := runTUI
 	t.Cleanup(func() { runTUI = saved })
 	got := new(tui.Options)
-	runTUI = func(_ context.Context, _ *ops.Service, opts tui.Options) error {
+	runTUI = func(_ context.Context, _ tools.Desk, opts tui.Options) error {
 		*got = opts
 		return nil
 	}

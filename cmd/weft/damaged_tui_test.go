@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"weft/ops"
+	"weft/ops/tools"
 	"weft/store"
 	"weft/tui"
 )
@@ -22,7 +22,7 @@ func TestTUIRefusesADamagedFile(t *testing.T) {
 	saved := runTUI
 	t.Cleanup(func() { runTUI = saved })
 	started := false
-	runTUI = func(context.Context, *ops.Service, tui.Options) error {
+	runTUI = func(context.Context, tools.Desk, tui.Options) error {
 		started = true
 		return nil
 	}

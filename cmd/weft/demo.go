@@ -68,6 +68,7 @@ func runDemo(ctx context.Context, opts tui.Options, lc listenConfig, keep bool, 
 	defer closeLog()
 	svc := newService(st, logger)
 	lc.logger = logger
+	opts.Logger = logger
 	sid, err := demo.Seed(ctx, svc)
 	if err != nil {
 		return err

@@ -12,7 +12,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"weft/ops"
+	"weft/ops/tools"
 	"weft/tui"
 )
 
@@ -69,7 +69,7 @@ func TestDemoCleansUpOnASignal(t *testing.T) {
 	t.Setenv("TMPDIR", tmp)
 	saved := runTUI
 	t.Cleanup(func() { runTUI = saved })
-	runTUI = func(ctx context.Context, _ *ops.Service, opts tui.Options) error {
+	runTUI = func(ctx context.Context, _ tools.Desk, opts tui.Options) error {
 		if _, err := os.Stat(filepath.Join(filepath.Dir(strings.Fields(opts.Notice)[2]), "demo.db.addr")); err != nil {
 			t.Errorf("no .addr while the TUI runs: %v", err)
 		}

@@ -18,7 +18,6 @@ import (
 	"weft/formats/follow"
 	"weft/internal/english"
 	"weft/internal/termsafe"
-	"weft/ops"
 	"weft/ops/ingest"
 	"weft/ops/tools"
 	"weft/tui"
@@ -180,12 +179,12 @@ func (b *followBatches) report(sessions []ingest.ImportedSession) {
 	}
 }
 
-// followInTUI follows a.follow while the TUI runs, importing through its
-// service, so the TUI shows what the files gain as it lands (it hears of
-// every write). The TUI opens on the session the first file went into,
+// followInTUI follows a.follow while the TUI runs, importing through t,
+// its service (or the weft it works through), so the TUI shows what the
+// files gain as it lands (it hears of every write). The TUI opens on the session the first file went into,
 // unless one was named; what the followers have to say goes to the log.
 // The function returned stops them, once their batch in hand is done.
-func (a *app) followInTUI(ctx context.Context, svc *ops.Service, logger *slog.Logger, opts *tui.Options) (func(), error) {
+func (a *app) followInTUI(ctx context.Context, t target, logger *slog.Logger, opts *tui.Options) (func(), error) {
 	if err := checkFollowed(a.follow); err != nil {
 		return nil, err
 	}
@@ -195,7 +194,7 @@ func (a *app) followInTUI(ctx context.Context, svc *ops.Service, logger *slog.Lo
 	go func() {
 		defer close(done)
 		runFollowers(ctx, a.follow, followConfig{
-			batch: func(fn func(target) error) error { return fn(tools.Local{Service: svc}) },
+			batch: func(fn func(target) error) error { return fn(t) },
 			print: func(string) {}, // the TUI shows each batch as it lands
 			note:  func(s string) { logger.Warn("follow", "note", s) },
 			imported: func(sessions []ingest.ImportedSession) {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"weft/ops"
+	"weft/ops/tools"
 	"weft/tui"
 )
 
@@ -167,7 +167,7 @@ func TestTUIFollow(t *testing.T) {
 	t.Cleanup(func() { runTUI = saved })
 	var got tui.Options
 	grew := false
-	runTUI = func(_ context.Context, svc *ops.Service, opts tui.Options) error {
+	runTUI = func(_ context.Context, svc tools.Desk, opts tui.Options) error {
 		got = opts
 		writeFile(t, path, ccLine(3, "user", "written while the TUI is open"), os.O_APPEND)
 		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && !grew; time.Sleep(20 * time.Millisecond) {

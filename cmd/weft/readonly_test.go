@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"weft/ops"
+	"weft/ops/tools"
 	"weft/tui"
 )
 
@@ -81,7 +81,7 @@ func TestTUIOnAMissingFile(t *testing.T) {
 	saved := runTUI
 	t.Cleanup(func() { runTUI = saved })
 	ran := false
-	runTUI = func(context.Context, *ops.Service, tui.Options) error { ran = true; return nil }
+	runTUI = func(context.Context, tools.Desk, tui.Options) error { ran = true; return nil }
 
 	db := filepath.Join(t.TempDir(), "typo", "weft.db")
 	r := runOn(db, "--no-mcp")

@@ -19,6 +19,7 @@ import (
 	"weft/ops/listen"
 	"weft/ops/proxy"
 	"weft/ops/reads"
+	"weft/ops/tools"
 	"weft/store"
 	"weft/themes"
 	"weft/tui"
@@ -36,7 +37,7 @@ func (a *app) rootCommand() *cobra.Command {
 		Short: "View and edit LLM conversation threads",
 		Long: `weft views and edits LLM conversation threads stored in a bbolt file: tag, digest, revise, snip, resequence and insert, each a reversible operation over immutable stored messages.
 
-With no command, weft opens the TUI on SESSION. Agents connect to it over MCP at http://127.0.0.1:7433/mcp (or a free port; --mcp-addr moves it, --no-mcp turns it off), with the bearer token --token or $WEFT_TOKEN if one is given (required off loopback).
+With no command, weft opens the TUI on SESSION. Agents connect to it over MCP at http://127.0.0.1:7433/mcp (or a free port; --mcp-addr moves it, --no-mcp turns it off), with the bearer token --token or $WEFT_TOKEN if one is given (required off loopback). On a file another weft holds (weft serve), the TUI works through that weft, whose agents stay connected to it; q leaves it running.
 
 SESSION is an ID, a unique ID prefix or a title; default: the most recently updated session. The database is --db, else $WEFT_DB, else ` + dataDB() + `.`,
 		Example: `
@@ -175,7 +176,8 @@ func completeThemes(*cobra.Command, []string, string) ([]string, cobra.ShellComp
 }
 
 // openTUI opens the TUI on session ("" for the latest), with the
-// embedded listener unless --no-mcp.
+// embedded listener unless --no-mcp; on a file another weft holds, it
+// opens it through that weft (held.go).
 //
 // A file that is not there is made only when it is the default database
 // (weft's first run) or --follow imports into it; one named with --db is
@@ -184,7 +186,10 @@ func (a *app) openTUI(ctx context.Context, session string) error {
 	if _, err := os.Stat(a.db); errors.Is(err, os.ErrNotExist) && a.db != a.env.db && len(a.follow) == 0 {
 		return a.noDatabase()
 	}
-	st, err := openStore(a.db, store.Options{})
+	st, err := openStore(a.db, store.Options{Timeout: a.lockTimeout()})
+	if errors.Is(err, store.ErrInUse) {
+		return a.openThroughHolder(ctx, session, err) // held.go
+	}
 	if err != nil {
 		return err
 	}
@@ -193,6 +198,7 @@ func (a *app) openTUI(ctx context.Context, session string) error {
 	defer closeLog()
 	svc := newService(st, logger)
 	opts := a.tuiOptions()
+	opts.Logger = logger
 	// The TUI's first read is made here, before it takes the screen: a
 	// file whose damage shows only when it is read (store.Open found its
 	// headers sound) is refused with the whole error and what to run,
@@ -208,7 +214,7 @@ func (a *app) openTUI(ctx context.Context, session string) error {
 	}
 	opts.Session = session
 	if len(a.follow) > 0 {
-		stop, err := a.followInTUI(ctx, svc, logger, &opts)
+		stop, err := a.followInTUI(ctx, tools.Local{Service: svc}, logger, &opts)
 		if err != nil {
 			return err
 		}
@@ -236,7 +242,7 @@ func runWithListener(ctx context.Context, svc *ops.Service, opts tui.Options, lc
 		defer func() { _ = l.Close() }()
 		opts.Listener = l
 	}
-	err = runTUI(ctx, svc, opts)
+	err = runTUI(ctx, tools.Local{Service: svc}, opts)
 	if ctx.Err() != nil && errors.Is(err, tea.ErrProgramKilled) {
 		return nil // stopped by a signal: cleaned up, nothing to report
 	}

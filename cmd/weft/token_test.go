@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"weft/ops"
+	"weft/ops/tools"
 	"weft/tui"
 )
 
@@ -24,7 +24,7 @@ func TestTUITokenFlag(t *testing.T) {
 	t.Cleanup(func() { runTUI = saved })
 
 	var statuses []int
-	runTUI = func(_ context.Context, _ *ops.Service, opts tui.Options) error {
+	runTUI = func(_ context.Context, _ tools.Desk, opts tui.Options) error {
 		l, ok := opts.Listener.(*embedded)
 		if !ok {
 			t.Fatalf("the TUI was given no listener: %v", opts.Listener)
@@ -117,7 +117,7 @@ func TestBlankTokenRefused(t *testing.T) {
 	saved := runTUI
 	t.Cleanup(func() { runTUI = saved })
 	ran := false
-	runTUI = func(context.Context, *ops.Service, tui.Options) error { ran = true; return nil }
+	runTUI = func(context.Context, tools.Desk, tui.Options) error { ran = true; return nil }
 	for _, tt := range []struct {
 		env  string
 		args []string

@@ -18,7 +18,7 @@ func TestNothingThereSaysWhatIsServed(t *testing.T) {
 	if got := errorOf(t, body); status != http.StatusNotFound || got != want {
 		t.Errorf("%d %q\nwant %q", status, got, want)
 	}
-	if strings.Contains(string(body), "/events") || strings.Contains(string(body), "/sessions/") {
+	if strings.Contains(string(body), "/events") || strings.Contains(string(body), "/sessions/") || strings.Contains(string(body), "/desk/") {
 		t.Errorf("the relays' own paths are listed: %s", body)
 	}
 }

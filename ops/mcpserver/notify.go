@@ -163,8 +163,8 @@ func (s *Server) watch() func() {
 
 // announce tells the clients of one write.
 func (s *Server) announce(ev ops.Event) {
-	if ev.Kind == ops.EventPreferences {
-		return // the thread and its version are as they were
+	if ev.Kind == ops.EventPreferences || ev.Kind == tools.EventLost {
+		return // the thread and its version are as they were; a break is told by the gap after it
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

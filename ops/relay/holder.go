@@ -45,12 +45,14 @@ type holder struct {
 }
 
 // HolderFace is what the weft that holds the file serves on its listener
-// for the command line of the wefts that go through it (Remote's
-// tools.Files), with the same results as in-process:
+// for the command line and the operator's client of the wefts that go through it
+// (Remote's tools.Files and tools.Desk), with the same results as
+// in-process:
 //
 //	POST /outline    {"session_id"}: what weft show prints around the messages (tools.Outline)
 //	POST /export     tools.ExportArgs as JSON: the export, streamed; notes as trailers
 //	POST /import     ?format=F&session=S, the file as the body: a tools.ImportReport
+//	POST /desk/CALL  what tools.Desk reads and does that no tool does (desk.go)
 //
 // An imported file may be far larger than any other body: it is read as
 // it comes, up to MaxImportBytes.
@@ -66,6 +68,7 @@ func HolderFace(svc *ops.Service, logger *slog.Logger) httpx.Face {
 			Pattern: importPath, Handler: http.HandlerFunc(h.serveImport),
 			MaxBody: MaxImportBytes, TooLarge: func(w http.ResponseWriter, _ *http.Request) { writeImportTooLarge(w) },
 		},
+		deskMount(h.files),
 	}}
 }
 

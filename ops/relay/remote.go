@@ -1,8 +1,10 @@
 // Package relay is a second weft process's way to the weft that holds
-// the file: Remote runs the tools (tools.Backend) and the command line's
-// whole-file work (tools.Files) there, through its listener, and follows
-// the file when that weft stops; HolderFace is the holder's side of the
-// whole-file endpoints, so that both ends of their wire are here. The
+// the file: Remote runs the tools (tools.Backend), the command line's
+// whole-file work (tools.Files) and what the operator's own client reads
+// and does (tools.Desk) there, through its listener, and follows the
+// file when that weft stops; HolderFace is the holder's side of the
+// whole-file and Desk endpoints, so that both ends of their wire are
+// here. The
 // tools' own endpoints (/api, /events, /sessions/...) are the MCP face's
 // (ops/mcpserver), under the names both sides share (ops/httpx).
 package relay
@@ -15,12 +17,16 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
 
+	"weft/model"
 	"weft/ops"
 	"weft/ops/httpx"
+	"weft/ops/reads"
+	"weft/ops/search"
 	"weft/ops/tools"
 )
 
@@ -67,13 +73,15 @@ func Dial(target string, o Options) (*Remote, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Remote{remote: newClient(base, o.Token), rediscover: o.Rediscover, takeover: o.Takeover, logger: logger, eventsRetry: cmp.Or(o.EventsRetry, eventsRetry)}, nil
+	r := &Remote{remote: newClient(base, o.Token), rediscover: o.Rediscover, takeover: o.Takeover, logger: logger, eventsRetry: cmp.Or(o.EventsRetry, eventsRetry)}
+	r.defaults.idle = sync.NewCond(&r.defaults.mu)
+	return r, nil
 }
 
-// Remote runs tools, and the whole-file work, on the weft that holds the
-// file, through its listener's HTTP API: how a second weft process uses
-// a database the first one holds, the remote tools.Backend and
-// tools.Files. Errors are *ops.Error of the same kind as in-process.
+// Remote runs tools, the whole-file work and the Desk's calls on the
+// weft that holds the file, through its listener's HTTP API: how a
+// second weft process uses a database the first one holds, the remote
+// tools.Backend, tools.Files and tools.Desk. Errors are *ops.Error of the same kind as in-process.
 // With Options' ways on, it follows the file when that weft stops: to
 // the weft that holds it now, or the file itself.
 //
@@ -91,7 +99,11 @@ type Remote struct {
 
 	mu    sync.Mutex
 	local *tools.Local // set once the relay serves the file itself
+
+	defaults defaultSession // what SetDefaultSession sends
 }
+
+var _ tools.Desk = (*Remote)(nil)
 
 func (b *Remote) inProcess() *tools.Local {
 	b.mu.Lock()
@@ -107,6 +119,36 @@ type direct interface {
 	SessionPage(ctx context.Context, a ops.SessionPageArgs) (ops.SessionPage, error)
 	MatchSessions(ctx context.Context, a ops.MatchSessionsArgs) (ops.MatchSessionsResult, error)
 	tools.Files
+	deskCalls
+}
+
+// deskCalls are tools.Desk's calls but Watch, which Remote makes itself.
+type deskCalls interface {
+	View(ref string) (model.Session, *model.View, error)
+	Messages(ref string, seqs []uint64) ([]model.Message, error)
+	Operations(ref string) ([]model.Op, error)
+	Timeline(ref string, n int) (ops.Timeline, error)
+	ItemAt(ref, when string, base time.Time) (int, time.Time, error)
+	SessionSpan(id string) (first, latest time.Time, err error)
+	ListSessions(ctx context.Context, a reads.ListSessionsArgs) (reads.ListSessionsResult, error)
+	ListOperations(ctx context.Context, a reads.ListOperationsArgs) (reads.ListOperationsResult, error)
+	PrepareSearch(ref string) error
+	SubstringLines(ref, query string, limit int) (hits []search.LineHit, ids []model.ItemID, total int, err error)
+	FuzzyLines(ref, query string, prev *search.FuzzyState, limit int) (hits []search.LineHit, ids []model.ItemID, next *search.FuzzyState, err error)
+	FilterItems(v *model.View, f search.ItemFilter) ([]int, error)
+	TagMessages(ctx context.Context, a ops.TagArgs) (ops.TagResult, error)
+	DigestMessages(ctx context.Context, a ops.DigestArgs) (ops.OpResult, error)
+	ReviseMessages(ctx context.Context, a ops.ReviseArgs) (ops.OpResult, error)
+	SnipMessages(ctx context.Context, a ops.SnipArgs) (ops.OpResult, error)
+	ResequenceMessages(ctx context.Context, a ops.ResequenceArgs) (ops.OpResult, error)
+	InsertMessages(ctx context.Context, a ops.InsertArgs) (ops.OpResult, error)
+	ToggleOperation(ctx context.Context, a ops.ToggleArgs) (ops.SuccessResult, error)
+	RevertOperation(ctx context.Context, a ops.OperationArgs) (ops.SuccessResult, error)
+	RestoreOperation(ctx context.Context, a ops.OperationArgs) (ops.SuccessResult, error)
+	SummarizeMessageRange(ctx context.Context, a ops.SummarizeArgs) (ops.SummarizeResult, error)
+	RenameSession(ctx context.Context, a ops.RenameSessionArgs) (ops.SessionChangeResult, error)
+	DeleteSession(ctx context.Context, a ops.DeleteSessionArgs) (ops.SessionChangeResult, error)
+	SetDefaultSession(id string)
 }
 
 // either runs a request where the relay calls now and, when that weft did
@@ -227,9 +269,10 @@ func unreachable(err error) bool {
 
 // Watch follows the events of wherever the relay calls: the holder's
 // /events, or the file's own once the relay serves it. A stream that
-// broke is opened again at once, then every b.eventsRetry; one that opens
-// after a break starts with an eventGap, since writes in the break were
-// missed. Only a call takes the file over: the watch follows a weft
+// broke is opened again at once, then every b.eventsRetry; when that
+// first try fails, an EventLost says the holder is not answering, and
+// one that opens after a break starts with an EventGap, since writes in
+// the break were missed. Only a call takes the file over: the watch follows a weft
 // started on another port, and otherwise waits, so that the weft
 // restarting gets its file back.
 func (b *Remote) Watch(ctx context.Context, fn func(ops.Event)) {
@@ -273,6 +316,9 @@ func (b *Remote) Watch(ctx context.Context, fn func(ops.Event)) {
 		if failures == 0 {
 			continue // it was open: try again at once
 		}
+		if failures == 1 {
+			fn(ops.Event{Kind: tools.EventLost}) // once a break, until it opens again
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -299,4 +345,220 @@ func (b *Remote) follow(before string) bool {
 		}
 	}
 	return false
+}
+
+// Addr is where the weft the relay calls now listens (host:port), or ""
+// once the relay serves the file itself.
+func (b *Remote) Addr() string {
+	if b.inProcess() != nil {
+		return ""
+	}
+	base := b.remote.target()
+	if u, err := url.Parse(base); err == nil && u.Host != "" {
+		return u.Host
+	}
+	return base
+}
+
+// through runs a call of the Desk where the relay calls now (either).
+func through[R any](b *Remote, do func(direct) (R, error)) (out R, err error) {
+	err = b.either(func(d direct) error {
+		out, err = do(d)
+		return err
+	})
+	return out, err
+}
+
+// View is the view of session ref, where the relay calls now.
+func (b *Remote) View(ref string) (info model.Session, v *model.View, err error) {
+	err = b.either(func(d direct) error {
+		info, v, err = d.View(ref)
+		return err
+	})
+	return info, v, err
+}
+
+// Messages are stored messages, where the relay calls now.
+func (b *Remote) Messages(ref string, seqs []uint64) ([]model.Message, error) {
+	return through(b, func(d direct) ([]model.Message, error) { return d.Messages(ref, seqs) })
+}
+
+// Operations are a session's operations, where the relay calls now.
+func (b *Remote) Operations(ref string) ([]model.Op, error) {
+	return through(b, func(d direct) ([]model.Op, error) { return d.Operations(ref) })
+}
+
+// Timeline is a session's timeline, where the relay calls now.
+func (b *Remote) Timeline(ref string, n int) (ops.Timeline, error) {
+	return through(b, func(d direct) (ops.Timeline, error) { return d.Timeline(ref, n) })
+}
+
+// ItemAt is the item at a time, where the relay calls now.
+func (b *Remote) ItemAt(ref, when string, base time.Time) (i int, at time.Time, err error) {
+	err = b.either(func(d direct) error {
+		i, at, err = d.ItemAt(ref, when, base)
+		return err
+	})
+	return i, at, err
+}
+
+// SessionSpan is a session's span, where the relay calls now.
+func (b *Remote) SessionSpan(id string) (first, latest time.Time, err error) {
+	err = b.either(func(d direct) error {
+		first, latest, err = d.SessionSpan(id)
+		return err
+	})
+	return first, latest, err
+}
+
+// ListSessions is list_sessions, where the relay calls now.
+func (b *Remote) ListSessions(ctx context.Context, a reads.ListSessionsArgs) (reads.ListSessionsResult, error) {
+	return through(b, func(d direct) (reads.ListSessionsResult, error) { return d.ListSessions(ctx, a) })
+}
+
+// ListOperations is list_operations, where the relay calls now.
+func (b *Remote) ListOperations(ctx context.Context, a reads.ListOperationsArgs) (reads.ListOperationsResult, error) {
+	return through(b, func(d direct) (reads.ListOperationsResult, error) { return d.ListOperations(ctx, a) })
+}
+
+// PrepareSearch readies a session's text for searches, where the relay
+// calls now.
+func (b *Remote) PrepareSearch(ref string) error {
+	return b.either(func(d direct) error { return d.PrepareSearch(ref) })
+}
+
+// SubstringLines searches where the relay calls now.
+func (b *Remote) SubstringLines(ref, query string, limit int) (hits []search.LineHit, ids []model.ItemID, total int, err error) {
+	err = b.either(func(d direct) error {
+		hits, ids, total, err = d.SubstringLines(ref, query, limit)
+		return err
+	})
+	return hits, ids, total, err
+}
+
+// FuzzyLines searches where the relay calls now.
+func (b *Remote) FuzzyLines(ref, query string, prev *search.FuzzyState, limit int) (hits []search.LineHit, ids []model.ItemID, next *search.FuzzyState, err error) {
+	err = b.either(func(d direct) error {
+		hits, ids, next, err = d.FuzzyLines(ref, query, prev, limit)
+		return err
+	})
+	return hits, ids, next, err
+}
+
+// FilterItems picks items where the relay calls now.
+func (b *Remote) FilterItems(v *model.View, f search.ItemFilter) ([]int, error) {
+	return through(b, func(d direct) ([]int, error) { return d.FilterItems(v, f) })
+}
+
+// TagMessages tags, where the relay calls now.
+func (b *Remote) TagMessages(ctx context.Context, a ops.TagArgs) (ops.TagResult, error) {
+	return through(b, func(d direct) (ops.TagResult, error) { return d.TagMessages(ctx, a) })
+}
+
+// DigestMessages digests, where the relay calls now.
+func (b *Remote) DigestMessages(ctx context.Context, a ops.DigestArgs) (ops.OpResult, error) {
+	return through(b, func(d direct) (ops.OpResult, error) { return d.DigestMessages(ctx, a) })
+}
+
+// ReviseMessages revises, where the relay calls now.
+func (b *Remote) ReviseMessages(ctx context.Context, a ops.ReviseArgs) (ops.OpResult, error) {
+	return through(b, func(d direct) (ops.OpResult, error) { return d.ReviseMessages(ctx, a) })
+}
+
+// SnipMessages snips, where the relay calls now.
+func (b *Remote) SnipMessages(ctx context.Context, a ops.SnipArgs) (ops.OpResult, error) {
+	return through(b, func(d direct) (ops.OpResult, error) { return d.SnipMessages(ctx, a) })
+}
+
+// ResequenceMessages reorders, where the relay calls now.
+func (b *Remote) ResequenceMessages(ctx context.Context, a ops.ResequenceArgs) (ops.OpResult, error) {
+	return through(b, func(d direct) (ops.OpResult, error) { return d.ResequenceMessages(ctx, a) })
+}
+
+// InsertMessages inserts, where the relay calls now.
+func (b *Remote) InsertMessages(ctx context.Context, a ops.InsertArgs) (ops.OpResult, error) {
+	return through(b, func(d direct) (ops.OpResult, error) { return d.InsertMessages(ctx, a) })
+}
+
+// ToggleOperation switches an operation, where the relay calls now.
+func (b *Remote) ToggleOperation(ctx context.Context, a ops.ToggleArgs) (ops.SuccessResult, error) {
+	return through(b, func(d direct) (ops.SuccessResult, error) { return d.ToggleOperation(ctx, a) })
+}
+
+// RevertOperation reverts an operation, where the relay calls now.
+func (b *Remote) RevertOperation(ctx context.Context, a ops.OperationArgs) (ops.SuccessResult, error) {
+	return through(b, func(d direct) (ops.SuccessResult, error) { return d.RevertOperation(ctx, a) })
+}
+
+// RestoreOperation restores a reverted operation, where the relay calls
+// now.
+func (b *Remote) RestoreOperation(ctx context.Context, a ops.OperationArgs) (ops.SuccessResult, error) {
+	return through(b, func(d direct) (ops.SuccessResult, error) { return d.RestoreOperation(ctx, a) })
+}
+
+// SummarizeMessageRange summarizes, where the relay calls now.
+func (b *Remote) SummarizeMessageRange(ctx context.Context, a ops.SummarizeArgs) (ops.SummarizeResult, error) {
+	return through(b, func(d direct) (ops.SummarizeResult, error) { return d.SummarizeMessageRange(ctx, a) })
+}
+
+// RenameSession renames a session, where the relay calls now.
+func (b *Remote) RenameSession(ctx context.Context, a ops.RenameSessionArgs) (ops.SessionChangeResult, error) {
+	return through(b, func(d direct) (ops.SessionChangeResult, error) { return d.RenameSession(ctx, a) })
+}
+
+// DeleteSession deletes a session, where the relay calls now.
+func (b *Remote) DeleteSession(ctx context.Context, a ops.DeleteSessionArgs) (ops.SessionChangeResult, error) {
+	return through(b, func(d direct) (ops.SessionChangeResult, error) { return d.DeleteSession(ctx, a) })
+}
+
+// SetDefaultSession names the default session where the relay calls
+// now, from a goroutine of its own, so that it never waits on the
+// network: names given while one is on its way are sent after it, the
+// latest only. Settle waits for them.
+func (b *Remote) SetDefaultSession(id string) {
+	d := &b.defaults
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.next, d.pending = id, true
+	if d.sending {
+		return
+	}
+	d.sending = true
+	go func() {
+		for {
+			d.mu.Lock()
+			if !d.pending {
+				d.sending = false
+				d.idle.Broadcast()
+				d.mu.Unlock()
+				return
+			}
+			id := d.next
+			d.pending = false
+			d.mu.Unlock()
+			_ = b.either(func(to direct) error {
+				to.SetDefaultSession(id)
+				return nil
+			})
+		}
+	}()
+}
+
+// Settle waits until the default session named last has been sent.
+func (b *Remote) Settle() {
+	d := &b.defaults
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for d.sending {
+		d.idle.Wait()
+	}
+}
+
+// defaultSession is what SetDefaultSession has still to send.
+type defaultSession struct {
+	mu      sync.Mutex
+	idle    *sync.Cond // signalled when nothing is on its way
+	next    string
+	pending bool // next is still to be sent
+	sending bool // a goroutine sends
 }
