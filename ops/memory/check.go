@@ -129,8 +129,12 @@ func (k *kinds) storedKinds(s *ops.Service, snap ops.Snapshot) ([]kind, error) {
 	return out, nil
 }
 
-// items describes the snapshot's effective thread for Plan.
+// items describes the snapshot's effective thread for Plan (none for a
+// session not made yet).
 func items(s *ops.Service, snap ops.Snapshot) ([]Item, error) {
+	if snap.View == nil {
+		return nil, nil
+	}
 	stored, err := kindsOf(s).storedKinds(s, snap)
 	if err != nil {
 		return nil, err

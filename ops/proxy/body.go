@@ -391,3 +391,12 @@ func anthropicErrorType(status int) string {
 	}
 	return "invalid_request_error"
 }
+
+// model is the request's "model", or "".
+func (b *proxyBody) model() string {
+	var m string
+	if raw, ok := b.fields["model"]; ok {
+		_ = json.Unmarshal(raw, &m)
+	}
+	return m
+}

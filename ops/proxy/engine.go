@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"weft/internal/english"
 	"weft/model"
 	"weft/ops"
+	"weft/ops/memory"
 )
 
 // The proxy's engine: a model provider's request passes through weft on
@@ -248,6 +250,9 @@ type Turn struct {
 	CacheMarked []int
 
 	write *proxyWrite
+	// compacts: storing the request takes its session past its memory
+	// policy (Take waits for the check, and sends the thread after it).
+	compacts bool
 }
 
 // Take takes a provider request's thread: it recognises the session the
@@ -258,6 +263,30 @@ type Turn struct {
 // → sent tokens: the request need not wait for the disk (Wait waits for
 // it). A refused request (messages that are no thread) stores nothing.
 func (e *Engine) Take(ctx context.Context, r Request) (Turn, error) {
+	turn, err := e.take(ctx, r)
+	if err != nil || !turn.compacts {
+		return turn, err
+	}
+	// The request takes its session past its memory policy: it waits
+	// for its messages to be stored and the policy's check made (the
+	// service's after-append), then goes upstream as the thread is now,
+	// within the policy. Only such a request waits; the model's
+	// summaries never: where one is not written yet, the extractive one
+	// stands in.
+	st, err := turn.Wait()
+	if err != nil {
+		return turn, nil // the handler says why it was not stored
+	}
+	again, err := e.take(ctx, Request{API: r.API, Session: st.SessionID, Messages: r.Messages})
+	if err != nil || again.Resent {
+		return turn, nil
+	}
+	again.Created, again.Recognized, again.Appended, again.write = turn.Created, turn.Recognized, turn.Appended, turn.write
+	return again, nil
+}
+
+// take is Take without the wait of a request that crosses its policy.
+func (e *Engine) take(ctx context.Context, r Request) (Turn, error) {
 	if len(r.Messages) == 0 {
 		return Turn{}, ops.Invalidf("%s is empty: a request sends the whole conversation, oldest first", r.API.ListField())
 	}
@@ -283,7 +312,7 @@ func (e *Engine) Take(ctx context.Context, r Request) (Turn, error) {
 			c, title, err = e.match(l, r.Session, msgs)
 			snap, resent = ops.Snapshot{}, false
 			if c != nil {
-				snap = ops.Snapshot{Info: c.Info, View: c.View()}
+				snap = ops.Snapshot{Info: c.Info, View: c.View(), Heads: c.Heads, Ops: c.Ops}
 				if n := len(msgs); c.Info.MessageCount > n {
 					// The request sends again the session's first
 					// messages: the thread sent is the session's view
@@ -327,6 +356,9 @@ func (e *Engine) Take(ctx context.Context, r Request) (Turn, error) {
 		svc.CountRequest(turn.SessionID, turn.RawTokens, turn.SentTokens)
 		return turn, nil // nothing new: nothing to write
 	}
+	if turn.compacts, err = e.compacts(snap, c == nil, fresh); err != nil {
+		return Turn{}, err
+	}
 	turn.write = &proxyWrite{done: make(chan struct{})}
 	go func() {
 		defer close(turn.write.done)
@@ -334,6 +366,23 @@ func (e *Engine) Take(ctx context.Context, r Request) (Turn, error) {
 		turn.write.stored, turn.write.err = e.store(ctx, r.Session, msgs, snap.Info, c != nil, turn)
 	}()
 	return turn, nil
+}
+
+// compacts reports whether storing fresh takes the session snap shows
+// (a new one, if created) past its memory policy (one the file gives the
+// sessions the proxy starts, for a new one).
+func (e *Engine) compacts(snap ops.Snapshot, created bool, fresh []ops.CallerMessage) (bool, error) {
+	if created {
+		file, proxied, err := e.svc.DefaultPolicies()
+		if err != nil {
+			return false, err
+		}
+		snap.Info.Memory = cmp.Or(proxied, file)
+	}
+	if snap.Info.Memory == nil {
+		return false, nil
+	}
+	return memory.WouldAct(e.svc, snap, fresh)
 }
 
 // newSession is the record of a session the proxy starts now.
@@ -372,7 +421,7 @@ func (t *Turn) Wait() (Stored, error) {
 // or, if a write since means the messages no longer continue it, in the
 // one they continue then.
 func (e *Engine) store(ctx context.Context, ref string, msgs []ops.CallerMessage, info model.Session, existing bool, turn Turn) (Stored, error) {
-	req := &ops.WriteReq{}
+	req := &ops.WriteReq{Proxied: true}
 	req.Find = func(l ops.Locked) (*ops.Thread, error) {
 		if existing {
 			if c, err := l.Thread(info.ID); err == nil {
@@ -413,7 +462,10 @@ func (e *Engine) store(ctx context.Context, ref string, msgs []ops.CallerMessage
 		return Stored{}, err
 	}
 	turn.SessionID = req.Session().ID
-	e.svc.CountRequest(turn.SessionID, turn.RawTokens, turn.SentTokens)
+	if !turn.compacts {
+		// A request that compacts is counted as it is sent, after.
+		e.svc.CountRequest(turn.SessionID, turn.RawTokens, turn.SentTokens)
+	}
 	return Stored{SessionID: turn.SessionID, Stored: len(msgs)}, nil
 }
 

@@ -35,6 +35,7 @@ import (
 
 	"weft/ops"
 	"weft/ops/httpx"
+	"weft/ops/memory"
 )
 
 // The context proxy: weft speaks the model APIs agents already use, in
@@ -320,6 +321,9 @@ func (p *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := ops.WithAuthor(r.Context(), cmp.Or(httpx.CleanAuthor(r.Header.Get(httpx.AuthorHeader)), "proxy"))
+	// A memory policy that names the upstream as its summarizer asks
+	// this request's provider, with its credentials.
+	ctx = memory.WithUpstream(ctx, p.upstreamWriter(r, ep.api, req.model()))
 	turn, err := p.engine.Take(ctx, Request{API: ep.api, Session: ep.session, Messages: req.messages, Probe: ep.probe})
 	if err != nil {
 		status := httpx.StatusOf(err)

@@ -20,6 +20,7 @@ import (
 	"weft/ops"
 	"weft/ops/httpx"
 	"weft/ops/listen"
+	"weft/ops/memory"
 	"weft/ops/reads"
 	"weft/store"
 )
@@ -248,6 +249,9 @@ func (b *syncBuffer) String() string {
 type rigOptions struct {
 	Token     string
 	Upstreams Upstreams
+	// Memory: the service keeps every session within its memory policy
+	// (memory.Keep), as weft's do.
+	Memory bool
 }
 
 func newProxyRig(t testing.TB, o rigOptions) *proxyRig {
@@ -259,7 +263,11 @@ func newProxyRig(t testing.TB, o rigOptions) *proxyRig {
 	}
 	t.Cleanup(func() { st.Close() })
 	logger := slog.New(slog.NewTextHandler(rig.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	rig.svc = ops.New(st, ops.WithLogger(logger))
+	opts := []ops.Option{ops.WithLogger(logger)}
+	if o.Memory {
+		opts = append(opts, memory.Keep())
+	}
+	rig.svc = ops.New(st, opts...)
 	if o.Upstreams.Anthropic == "" {
 		o.Upstreams.Anthropic = rig.up.server.URL
 	}

@@ -1,0 +1,81 @@
+package proxy
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"weft/model"
+	"weft/ops"
+	"weft/ops/memory"
+)
+
+// A session the proxy keeps under a memory policy (the file's default
+// for proxied sessions) is brought within it by the very request that
+// crosses it: that request waits for its messages and the policy's
+// check, and goes upstream with the summary in place of the oldest
+// turns. The requests between go as they are, at once.
+func TestProxyKeepsTheSessionWithinItsPolicy(t *testing.T) {
+	t.Parallel()
+	rig := newProxyRig(t, rigOptions{Memory: true})
+	seed := model.DefaultMemoryPolicy()
+	if err := rig.svc.SetDefaultPolicy(ops.SettingMemoryProxied, &seed); err != nil {
+		t.Fatal(err)
+	}
+	// The stand-in writes the summaries too, asked with the client's
+	// credentials (the policy names no summarizer: the upstream is the
+	// first at hand).
+	var summaryAsked []upstreamRequest
+	var mu sync.Mutex
+	rig.up.setAnswer(func(w http.ResponseWriter, r *http.Request, body []byte) {
+		if bytes.Contains(body, []byte("Summarize this part of a conversation")) {
+			mu.Lock()
+			summaryAsked = append(summaryAsked, upstreamRequest{Header: r.Header.Clone(), Body: body})
+			mu.Unlock()
+			answerText("Five questions on bursts: the limiter refills at a fixed rate.")(w, r, body)
+			return
+		}
+		answerText("Done.")(w, r, body)
+	})
+	var msgs []string
+	for k := range 14 {
+		msgs = append(msgs, fmt.Sprintf(`{"role":"user","content":"Question %d: how should the limiter treat bursts?"}`, k))
+		rig.post("/v1/messages", anBody(false, msgs...), anHeaders)
+		up := string(rig.up.last().Body)
+		prompts := strings.Count(up, "Question ")
+		sid := rig.onlySession()
+		rig.messages(sid, 2*(k+1))
+		switch {
+		case k+1 <= 10 && prompts != k+1:
+			t.Errorf("request %d (%d turns): %d prompts went upstream, want all", k, k+1, prompts)
+		case k+1 > 10 && (prompts > 11 || !strings.Contains(up, "Five questions on bursts")):
+			t.Errorf("request %d (%d turns): %d prompts went upstream, want the summary of the first five in their place:\n%.400s", k, k+1, prompts, up)
+		}
+		msgs = append(msgs, `{"role":"assistant","content":[{"type":"text","text":"Done."}]}`)
+		// The agent reads its answer and types: the summaries asked
+		// for ahead are written meanwhile.
+		memory.Settle(rig.svc)
+	}
+	ops, err := rig.svc.Operations(rig.onlySession())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ops) != 1 || ops[0].Author != model.MemoryAuthor || ops[0].Rule != model.RuleTurns || ops[0].Payload.SummarySource != model.SummarizerUpstream {
+		t.Errorf("operations %+v, want memory's one digest, its summary by the upstream", ops)
+	}
+	// Written ahead (the first five turns', then the next five's, ready
+	// for the next compaction), with the client's key and model.
+	mu.Lock()
+	defer mu.Unlock()
+	if len(summaryAsked) != 2 || !bytes.Contains(summaryAsked[0].Body, []byte(`Question 0:`)) || !bytes.Contains(summaryAsked[1].Body, []byte(`Question 5:`)) {
+		t.Errorf("the upstream was asked for %d summaries, want the first five turns' and the next five's", len(summaryAsked))
+	}
+	for _, a := range summaryAsked {
+		if a.Header.Get("X-Api-Key") != anHeaders["X-Api-Key"] || !bytes.Contains(a.Body, []byte(`"model":"claude-test"`)) {
+			t.Errorf("a summary was asked without the client's key or model: %v\n%s", a.Header, a.Body)
+		}
+	}
+}
