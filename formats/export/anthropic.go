@@ -77,6 +77,11 @@ type AnthropicOptions struct {
 	// than user text "[system] ..."; a tool call is answered across
 	// such turns.
 	SystemTurns bool
+	// PromptApart: the request's system prompt is its own, apart from
+	// the items (the context proxy's): a system message that opens the
+	// thread (a digest's summary) is a system turn too, not part of the
+	// prompt. With SystemTurns only.
+	PromptApart bool
 }
 
 // AnthropicWith is Anthropic with options.
@@ -140,7 +145,7 @@ type anPlan struct {
 }
 
 func planAnthropic(items []formats.Item, o AnthropicOptions) *anPlan {
-	return planMessages(items, true, o.SystemTurns)
+	return planMessages(items, !(o.PromptApart && o.SystemTurns), o.SystemTurns)
 }
 
 // planMessages reads items as Messages API messages. With systemPrompt,

@@ -136,7 +136,7 @@ func AnthropicFrom(head *AnthropicHead, items []formats.Item, o AnthropicOptions
 	} else {
 		x = xpRead(items, xpAnthropic)
 	}
-	an := x.planMessages(true, o.SystemTurns)
+	an := x.planMessages(!(o.PromptApart && o.SystemTurns), o.SystemTurns)
 	if head != nil && len(an.msgs) > 0 && an.msgs[0].role != model.RoleAssistant {
 		return AnthropicPart{}, false // it would merge with the head's last message
 	}

@@ -179,14 +179,9 @@ func (b *proxyBody) rewrite(dst []byte, turn *Turn) ([]byte, error) {
 	}
 	switch b.api {
 	case Anthropic:
+		// The client's system prompt goes as it came: a summary that
+		// opens the thread is a system turn of its own.
 		put("messages", b.anthropicThread(turn))
-		if turn.Anthropic.System != "" {
-			system, err := b.system(turn.Anthropic.System)
-			if err != nil {
-				return nil, err
-			}
-			put("system", system)
-		}
 	case Responses:
 		input, err := b.responsesInput(turn.Responses)
 		if err != nil {
@@ -231,33 +226,6 @@ func (b *proxyBody) rewrite(dst []byte, turn *Turn) ([]byte, error) {
 // would drop.
 type threadWriter interface {
 	appendJSON(out []byte) ([]byte, error)
-}
-
-// system is the request's system prompt with the summaries that open
-// the thread after it: a string gets them as another paragraph, a list
-// of blocks as another text block (after the client's cache breakpoints,
-// which keep their prefix).
-func (b *proxyBody) system(summaries string) (any, error) {
-	s, ok := b.fields["system"]
-	if !ok || formats.IsNull(s) {
-		return summaries, nil
-	}
-	if s[0] == '"' {
-		var text string
-		if err := json.Unmarshal(s, &text); err != nil {
-			return nil, fmt.Errorf("\"system\": %v", err)
-		}
-		if text == "" {
-			return summaries, nil
-		}
-		return text + "\n\n" + summaries, nil
-	}
-	var blocks []json.RawMessage
-	if err := json.Unmarshal(s, &blocks); err != nil {
-		return nil, fmt.Errorf("\"system\": %v", err)
-	}
-	text, _ := formats.Encode(export.AnthropicBlock{Type: "text", Text: summaries})
-	return append(blocks, text), nil
 }
 
 // anMessage is a Messages API message as the proxy sends it: the

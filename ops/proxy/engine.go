@@ -226,10 +226,10 @@ type Turn struct {
 	Resent bool
 	// Unchanged says the effective thread is the request's messages
 	// themselves (no operation changes the thread): send them as they
-	// came, byte for byte. Otherwise the thread is Anthropic's (its
-	// System holds the summaries that open the thread, if any),
-	// OpenAI's, or the Responses API's input items, as the request's
-	// API.
+	// came, byte for byte. Otherwise the thread is Anthropic's (a
+	// summary, also one that opens the thread, a system turn: the
+	// request's system prompt goes as it came), OpenAI's, or the
+	// Responses API's input items, as the request's API.
 	Unchanged bool
 	Anthropic *export.AnthropicBody
 	OpenAI    []export.OpenAIMessage

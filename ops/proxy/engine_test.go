@@ -109,14 +109,15 @@ func TestProxySendsTheEffectiveThread(t *testing.T) {
 	sid := turn.SessionID
 	f.Svc.SetDefaultSession(sid)
 
-	// A digest of the first turns: the summary opens the thread, so it
-	// is the system prompt's; what follows is sent as it came.
+	// A digest of the first turns: the summary opens the thread as a
+	// system turn of its own (the client's system prompt is its own);
+	// what follows is sent as it came.
 	f.MustCall("digest_messages", `{"start_idx":0,"end_idx":3,"summary":"Found one TODO in a.go."}`)
 	turn = proxyTurn(f, Request{API: Anthropic, Messages: proxyMsgs(t, thread)})
 	if turn.Unchanged || turn.Anthropic == nil || turn.SessionID != sid || turn.Appended != 0 {
 		t.Fatalf("after a digest: %+v", turn)
 	}
-	if turn.Anthropic.System != "Found one TODO in a.go." || len(turn.Anthropic.Messages) != 1 || turn.Anthropic.Messages[0].Content[0].Text != "Fix it." {
+	if m := turn.Anthropic.Messages; turn.Anthropic.System != "" || len(m) != 2 || m[0].Role != "system" || m[0].Content[0].Text != "Found one TODO in a.go." || m[1].Content[0].Text != "Fix it." {
 		t.Errorf("sent %+v", turn.Anthropic)
 	}
 	if turn.SentTokens >= turn.RawTokens {

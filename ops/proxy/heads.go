@@ -169,8 +169,9 @@ func sameSynthetic(a, b *model.Synthetic) bool {
 // sessionID "" keeps no head.
 func (e *Engine) anthropicTurn(turn *Turn, sessionID string, v *model.View, stored int, msgs []ops.CallerMessage, places ops.Places) error {
 	// The Messages API takes system turns in the conversation: an
-	// agent's own stay where they were, and a summary is one.
-	o := export.AnthropicOptions{SystemTurns: true}
+	// agent's own stay where they were, and a summary is one, also one
+	// that opens the thread (the client's system prompt is its own).
+	o := export.AnthropicOptions{SystemTurns: true, PromptApart: true}
 	// The items the next request may not have as they are: the new
 	// messages (the next one's are stored, perhaps elsewhere) and the
 	// latest few.

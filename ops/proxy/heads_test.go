@@ -69,7 +69,7 @@ func headWhole(t *testing.T, f *toolstest.Fixture, turn *Turn, raw []json.RawMes
 	if err != nil {
 		t.Fatal(err)
 	}
-	whole, rep := export.AnthropicWith(items, export.AnthropicOptions{SystemTurns: true})
+	whole, rep := export.AnthropicWith(items, export.AnthropicOptions{SystemTurns: true, PromptApart: true})
 	if whole.System != turn.Anthropic.System {
 		t.Errorf("system %q, whole %q", turn.Anthropic.System, whole.System)
 	}

@@ -48,8 +48,8 @@ func TestProxyResendContinuesTheSession(t *testing.T) {
 		t.Fatalf("the regenerate: %d %s, session %s (want %s)", resp.StatusCode, got, resp.Header.Get(SessionHeader), sid)
 	}
 	sent := rig.up.last().Body
-	if sys := field(t, sent, "system"); !strings.Contains(sys, "Looked for TODOs.") {
-		t.Errorf("system sent %s: no summary", sys)
+	if msgs := field(t, sent, "messages"); !strings.HasPrefix(msgs, `[{"content":[{"text":"Looked for TODOs.","type":"text"}],"role":"system"}`) {
+		t.Errorf("messages sent %s: the summary does not open them", msgs)
 	}
 	if msgs := field(t, sent, "messages"); strings.Contains(msgs, "Find the TODOs") || strings.Contains(msgs, "a.go, b.go.") || !strings.Contains(msgs, "Which files?") {
 		t.Errorf("messages sent %s, want the question after the summary and nothing after it", msgs)
