@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"weft/ops/memory"
 )
 
 // The proxy's benchmarks: weft's own work per request on a 2,000-message
@@ -82,13 +84,14 @@ func postTo(b *testing.B, client *http.Client, url, body string, want int) http.
 // with one new message each time: straight to the stand-in, through weft
 // with no operation (the body goes as it came), and through weft with a
 // digest over the first 1,500 messages (the effective thread written in
-// the request's shape). Answers are not streamed; each is stored. The
+// the request's shape), and through weft with a memory policy whose
+// budget the thread passes (compacted, and checked on every request). Answers are not streamed; each is stored. The
 // difference between direct and weft is weft's work and the second hop
 // of the body over loopback.
 func BenchmarkProxyRequest2000(b *testing.B) {
-	for _, c := range []string{"direct", "unchanged", "digest"} {
+	for _, c := range []string{"direct", "unchanged", "digest", "policy"} {
 		b.Run(c, func(b *testing.B) {
-			rig := newProxyRig(b, rigOptions{})
+			rig := newProxyRig(b, rigOptions{Memory: c == "policy"})
 			// Each request carries the answer to the one before and a new
 			// question: the conversation goes on, as an agent's does.
 			answer := `{"role":"assistant","content":[{"type":"text","text":"Done."}]}`
@@ -110,10 +113,21 @@ func growing(b *testing.B, rig *proxyRig, c, path string, thread []string, from 
 		url = rig.up.server.URL + path
 	}
 	postTo(b, client, url, body(thread...), http.StatusOK)
-	if c == "digest" {
+	switch c {
+	case "digest":
 		sid := rig.onlySession()
 		rig.messages(sid, len(thread)+1)
 		digest(b, rig.svc, sid, from, 1499, "The limiter's bucket refill reads the wall clock; bursts pass when it jumps.")
+	case "policy":
+		// A memory policy with a budget under the thread's size: it is
+		// compacted once now, and each request is checked against it
+		// (and compacts when it crosses it again).
+		sid := rig.onlySession()
+		rig.messages(sid, len(thread)+1)
+		budget, active := 150_000, 4
+		if _, err := memory.SetMemoryPolicy(rig.svc, b.Context(), memory.SetMemoryPolicyArgs{SessionID: sid, BudgetTokens: &budget, MaxActiveTurns: &active}); err != nil {
+			b.Fatal(err)
+		}
 	}
 	timed(b, func(i int) {
 		thread = append(thread, next(i)...)
