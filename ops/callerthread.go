@@ -103,6 +103,18 @@ type Places struct {
 	starts []int32
 }
 
+// Raw is how many raw messages the thread was read from.
+func (p Places) Raw() int { return len(p.starts) }
+
+// Range is the thread's messages read from raw message r: from..to-1.
+func (p Places) Range(r int) (from, to int) {
+	from = int(p.starts[r])
+	if r+1 < len(p.starts) {
+		return from, int(p.starts[r+1])
+	}
+	return from, -1 // to the end of the thread
+}
+
 // KeyOf is the key of the raw message the thread's message i was read
 // from: two threads with the same key there have the same messages up
 // to i.

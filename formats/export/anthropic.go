@@ -82,6 +82,10 @@ type AnthropicOptions struct {
 	// thread (a digest's summary) is a system turn too, not part of the
 	// prompt. With SystemTurns only.
 	PromptApart bool
+	// Within: the items are a stretch inside a thread, between messages
+	// the caller sends as they came (the context proxy's): no
+	// "(continued)" before an assistant message that opens them.
+	Within bool
 }
 
 // AnthropicWith is Anthropic with options.
@@ -145,7 +149,12 @@ type anPlan struct {
 }
 
 func planAnthropic(items []formats.Item, o AnthropicOptions) *anPlan {
-	return planMessages(items, !(o.PromptApart && o.SystemTurns), o.SystemTurns)
+	an := planMessages(items, !(o.PromptApart && o.SystemTurns), o.SystemTurns)
+	if o.Within && an.continued {
+		an.continued = false
+		an.x.dropNote(int(an.x.bl[an.msgs[0].lo].item))
+	}
+	return an
 }
 
 // planMessages reads items as Messages API messages. With systemPrompt,
@@ -157,13 +166,11 @@ func planMessages(items []formats.Item, systemPrompt, systemTurns bool) *anPlan 
 	return xpRead(items, xpAnthropic).planMessages(systemPrompt, systemTurns)
 }
 
-// planMessages plans the items read as Messages API messages. Items read
-// after a head (x.before) have no system prompt of their own: it was
-// the head's.
+// planMessages plans the items read as Messages API messages.
 func (x *xpThread) planMessages(systemPrompt, systemTurns bool) *anPlan {
 	var system strings.Builder
 	start := 0
-	for ; systemPrompt && x.before == nil && start < len(x.xi); start++ {
+	for ; systemPrompt && start < len(x.xi); start++ {
 		xi := &x.xi[start]
 		if !xi.live() {
 			continue
@@ -200,7 +207,7 @@ func (x *xpThread) planMessages(systemPrompt, systemTurns bool) *anPlan {
 	x.pairAnthropic(msgs)
 	x.noteCalls()
 	an := &anPlan{x: x, system: system.String(), msgs: msgs}
-	if len(msgs) > 0 && msgs[0].role == model.RoleAssistant && x.before == nil {
+	if len(msgs) > 0 && msgs[0].role == model.RoleAssistant {
 		i := int(x.bl[msgs[0].lo].item)
 		x.note(i, "%s: the thread starts with an assistant message: added a user message \"(continued)\" before it", x.itemRef(i))
 		an.continued = true

@@ -119,26 +119,26 @@ type xpThread struct {
 	used map[string]struct{}
 	// renamed: tool names that had to change, reported once each.
 	renamed map[string]string
-	// probes are the IDs a generated call ID was checked against the
-	// thread's calls for (taken), by item.
-	probes []xpProbe
-	// before is what the items take from the items before them, when
-	// they are read after a head (AnthropicFrom); nil when they are the
-	// whole thread.
-	before *xpBefore
 }
 
 func (x *xpThread) note(item int, format string, args ...any) {
 	x.notes = append(x.notes, xpNote{item, fmt.Sprintf(format, args...)})
 }
 
+// dropNote takes back the latest note on item.
+func (x *xpThread) dropNote(item int) {
+	for k := len(x.notes) - 1; k >= 0; k-- {
+		if x.notes[k].item == item {
+			x.notes = append(x.notes[:k], x.notes[k+1:]...)
+			return
+		}
+	}
+}
+
 // itemRef names an item in a note.
 func (x *xpThread) itemRef(i int) string {
 	if id := x.items[i].ID; id != "" {
 		return "item " + string(id)
-	}
-	if x.before != nil {
-		i += x.before.items // numbered in the whole thread
 	}
 	return "item #" + strconv.Itoa(i)
 }
@@ -178,12 +178,6 @@ func xpStructural(parts []model.Part) bool {
 }
 
 func xpRead(items []formats.Item, target xpTarget) *xpThread {
-	return xpReadAfter(nil, items, target)
-}
-
-// xpReadAfter reads items that go on from the items before (nil: items
-// are the whole thread).
-func xpReadAfter(before *xpBefore, items []formats.Item, target xpTarget) *xpThread {
 	x := &xpThread{
 		target:  target,
 		items:   items,
@@ -192,7 +186,6 @@ func xpReadAfter(before *xpBefore, items []formats.Item, target xpTarget) *xpThr
 		calls:   map[string]string{},
 		results: map[string]struct{}{},
 		used:    map[string]struct{}{},
-		before:  before,
 	}
 	for i := range items {
 		for k := range items[i].Parts {
@@ -468,7 +461,6 @@ func (x *xpThread) taken(i int, id, orig string) bool {
 	if id == orig {
 		return false
 	}
-	x.probes = append(x.probes, xpProbe{int32(i), id})
 	_, ok := x.callName(id)
 	return ok
 }
@@ -510,7 +502,7 @@ func (x *xpThread) noteCalls() {
 			continue
 		}
 		i := int(b.item)
-		if b.name != b.shown && !told[b.shown] && (x.before == nil || !x.before.told[b.shown]) {
+		if b.name != b.shown && !told[b.shown] {
 			if told == nil {
 				told = map[string]bool{}
 			}
@@ -736,3 +728,22 @@ func xpReadImage(p *model.Part, target xpTarget) *xpImageSource {
 
 // compactString is raw JSON compacted, as a string.
 func compactString(raw []byte) string { return string(formats.Compact(raw)) }
+
+// callName is the tool name of the thread's first call with the given
+// ID, and whether there is one.
+func (x *xpThread) callName(id string) (string, bool) {
+	name, ok := x.calls[id]
+	return name, ok
+}
+
+// hasResult reports whether a result in the thread answers the call ID.
+func (x *xpThread) hasResult(id string) bool {
+	_, ok := x.results[id]
+	return ok
+}
+
+// isUsed reports whether a call was given the ID already.
+func (x *xpThread) isUsed(id string) bool {
+	_, ok := x.used[id]
+	return ok
+}

@@ -181,7 +181,7 @@ func (b *proxyBody) rewrite(dst []byte, turn *Turn) ([]byte, error) {
 	case Anthropic:
 		// The client's system prompt goes as it came: a summary that
 		// opens the thread is a system turn of its own.
-		put("messages", b.anthropicThread(turn))
+		put("messages", b.segmentThread(turn))
 	case Responses:
 		input, err := b.responsesInput(turn.Responses)
 		if err != nil {

@@ -26,7 +26,7 @@ func (b *proxyBody) chatThread(msgs []export.OpenAIMessage) any {
 	if len(b.own) == 0 {
 		return msgs
 	}
-	own := b.placeFields(len(msgs), func(m int) string { return msgs[m].Role }, func(m int, o *ownMsg) bool { return chatMessageSays(&msgs[m], o) })
+	own := b.placeFields(len(msgs), func(m int) string { return msgs[m].Role }, func(m int, o *ownMsg) bool { return chatMessageSays(&msgs[m], o) }, func(int) bool { return false })
 	if own == nil {
 		return msgs
 	}

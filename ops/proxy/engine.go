@@ -25,8 +25,9 @@ import (
 // messages, then new ones, by identity: recognize.go), stores the new
 // ones through the service's one write path (SyncPrepare, the hook's
 // sync), and gives back the effective thread in the request's own shape,
-// to be sent in place of the request's messages (heads.go for the
-// Messages API, items.go for the Responses API). When the answer is
+// to be sent in place of the request's messages (verbatim.go for the
+// Messages API: what no operation changed goes as it came; items.go for
+// the Responses API). When the answer is
 // complete, it is stored too (RecordAnswer).
 
 // API names the provider API a proxied request speaks.
@@ -84,12 +85,11 @@ const Source = "proxy"
 const proxyAuthor = "proxy"
 
 // Engine is the proxy's engine over one service. What it keeps (the
-// sessions it started, by the identity of their first message, and the
-// heads of the threads it sent) is the service's, whoever sends the
-// requests: one engine is kept with each service (EngineOf).
+// sessions it started, by the identity of their first message) is the
+// service's, whoever sends the requests: one engine is kept with each
+// service (EngineOf).
 type Engine struct {
 	svc   *ops.Service
-	heads proxyHeads
 
 	// mu guards the index of the sessions the proxy started (byFirst,
 	// loaded from the file on first use). It is only taken under the
@@ -234,10 +234,6 @@ type Turn struct {
 	Anthropic *export.AnthropicBody
 	OpenAI    []export.OpenAIMessage
 	Responses []ResponsesItem
-	// AnthropicHead, when not nil, is the start of the Messages API
-	// thread, exported and encoded once for the session's requests that
-	// share it: the thread is its messages, then Anthropic.Messages.
-	AnthropicHead *export.AnthropicHead
 	// Adjustments say what the provider's shape required (a call whose
 	// result an operation removed, folded into text).
 	Adjustments []string
@@ -248,6 +244,12 @@ type Turn struct {
 	// CacheMarked are the request's messages (indices of its list) that
 	// carry the Messages API's cache breakpoints (cache_control).
 	CacheMarked []int
+
+	// anSegs, when not nil, is the Messages API thread in stretches:
+	// the request's messages that go as they came (asIs, by index), and
+	// those of Anthropic.Messages written anew (verbatim.go).
+	anSegs []anSeg
+	asIs   []bool
 
 	write *proxyWrite
 	// compacts: storing the request takes its session past its memory
@@ -500,14 +502,10 @@ func (e *Engine) proxyThread(api API, snap ops.Snapshot, msgs []ops.CallerMessag
 		return turn, nil
 	}
 	if api == Anthropic {
-		heads := snap.Info.ID
-		if resent {
-			heads = ""
+		if p, ok := planVerbatim(v, snap.Info.MessageCount, msgs, places); ok {
+			verbatimTurn(&turn, p)
+			return turn, nil
 		}
-		if err := e.anthropicTurn(&turn, heads, v, snap.Info.MessageCount, msgs, places); err != nil {
-			return Turn{}, err
-		}
-		return turn, nil
 	}
 	items, err := e.effectiveItems(v, snap.Info.MessageCount, msgs)
 	if err != nil {
@@ -515,6 +513,11 @@ func (e *Engine) proxyThread(api API, snap ops.Snapshot, msgs []ops.CallerMessag
 	}
 	var rep export.Report
 	switch api {
+	case Anthropic:
+		// The session holds messages the request does not send: the
+		// thread is written anew whole.
+		body, r := export.AnthropicWith(items, export.AnthropicOptions{SystemTurns: true, PromptApart: true})
+		turn.Anthropic, rep, turn.anSegs = &body, r, []anSeg{{raw: -1, n: len(body.Messages)}}
 	case Responses:
 		turn.Responses, rep.Folded = responsesThread(items, len(msgs))
 	default:

@@ -172,7 +172,7 @@ func anSays(content []byte) (typ, key string, ok bool) {
 // of its role (role) that says what its own said (says) and has none
 // yet, the latest request's message first. A message an operation
 // removed takes its fields with it. Nil when none is placed.
-func (b *proxyBody) placeFields(n int, role func(m int) string, says func(m int, o *ownMsg) bool) map[int][]byte {
+func (b *proxyBody) placeFields(n int, role func(m int) string, says func(m int, o *ownMsg) bool, skip func(raw int) bool) map[int][]byte {
 	var placed map[int][]byte
 	// The thread's messages of each role looked for, latest first, from
 	// the latest without fields: where the thread kept the request's
@@ -180,6 +180,9 @@ func (b *proxyBody) placeFields(n int, role func(m int) string, says func(m int,
 	// thread of thousands is placed in one pass.
 	var byRole map[string][]int
 	for k := len(b.own) - 1; k >= 0; k-- {
+		if skip(b.own[k]) {
+			continue // it goes as it came, with them
+		}
 		o, ok := ownFields(b.api, b.messages[b.own[k]])
 		if !ok {
 			continue

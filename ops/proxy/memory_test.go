@@ -44,7 +44,7 @@ func TestProxyKeepsTheSessionWithinItsPolicy(t *testing.T) {
 	for k := range 14 {
 		msgs = append(msgs, fmt.Sprintf(`{"role":"user","content":"Question %d: how should the limiter treat bursts?"}`, k))
 		rig.post("/v1/messages", anBody(false, msgs...), anHeaders)
-		up := string(rig.up.last().Body)
+		up := lastAgentRequest(rig)
 		prompts := strings.Count(up, "Question ")
 		sid := rig.onlySession()
 		rig.messages(sid, 2*(k+1))
@@ -55,8 +55,10 @@ func TestProxyKeepsTheSessionWithinItsPolicy(t *testing.T) {
 			t.Errorf("request %d (%d turns): %d prompts went upstream, want the summary of the first five in their place:\n%.400s", k, k+1, prompts, up)
 		}
 		msgs = append(msgs, `{"role":"assistant","content":[{"type":"text","text":"Done."}]}`)
-		// The agent reads its answer and types: the summaries asked
-		// for ahead are written meanwhile.
+		// The agent reads its answer and types: the request and its
+		// answer are stored, the policy's check made, and the summaries
+		// it asked for ahead written meanwhile.
+		rig.proxy.background.Wait()
 		memory.Settle(rig.svc)
 	}
 	ops, err := rig.svc.Operations(rig.onlySession())
@@ -78,4 +80,18 @@ func TestProxyKeepsTheSessionWithinItsPolicy(t *testing.T) {
 			t.Errorf("a summary was asked without the client's key or model: %v\n%s", a.Header, a.Body)
 		}
 	}
+}
+
+// lastAgentRequest is the body of the latest request the stand-in got
+// that is not a summary's (those are asked in the background).
+func lastAgentRequest(rig *proxyRig) string {
+	rig.up.mu.Lock()
+	defer rig.up.mu.Unlock()
+	for i := len(rig.up.got) - 1; i >= 0; i-- {
+		if b := rig.up.got[i].Body; !bytes.Contains(b, []byte("Summarize this part of a conversation")) {
+			return string(b)
+		}
+	}
+	rig.t.Fatal("the stand-in got no agent's request")
+	return ""
 }

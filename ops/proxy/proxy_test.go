@@ -34,6 +34,21 @@ var anHeaders = map[string]string{
 	"User-Agent":        "claude-cli/test",
 }
 
+// rawField is a top-level field of a JSON body, byte for byte as it is
+// there.
+func rawField(t *testing.T, body []byte, name string) string {
+	t.Helper()
+	b, err := parseProxyBody(Anthropic, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, ok := b.spans[name]
+	if !ok {
+		t.Fatalf("no %q in %s", name, body)
+	}
+	return string(body[sp[0]:sp[1]])
+}
+
 // field is a top-level field of a JSON body, compacted.
 func field(t *testing.T, body []byte, name string) string {
 	t.Helper()
