@@ -189,7 +189,7 @@ func (b *proxyBody) rewrite(dst []byte, turn *Turn) ([]byte, error) {
 		}
 		put("input", input)
 	default:
-		put("messages", b.chatThread(turn.OpenAI))
+		put("messages", b.chatThread(turn))
 	}
 	slices.SortFunc(splices, func(x, y splice) int { return x.start - y.start })
 	out := dst

@@ -18,34 +18,52 @@ import (
 type chatThread struct {
 	msgs []export.OpenAIMessage
 	own  map[int][]byte
+	// segs are the thread's stretches: raw's messages that go as they
+	// came, and msgs between them (verbatim.go).
+	segs []anSeg
+	raw  []json.RawMessage
 }
 
-// chatThread is what rewrite writes for msgs: the list itself when no
-// message of the request has fields of its own, or none of them is sent.
-func (b *proxyBody) chatThread(msgs []export.OpenAIMessage) any {
-	if len(b.own) == 0 {
-		return msgs
+// chatThread is what rewrite writes for turn: the request's messages
+// that no operation changed as they came, the exporter's messages between
+// them with the own fields of the request's messages they stand for.
+func (b *proxyBody) chatThread(turn *Turn) *chatThread {
+	msgs := turn.OpenAI
+	t := &chatThread{msgs: msgs, segs: turn.anSegs, raw: b.messages}
+	if len(b.own) > 0 {
+		asIs := func(r int) bool { return r >= 0 && r < len(turn.asIs) && turn.asIs[r] }
+		t.own = b.placeFields(len(msgs), func(m int) string { return msgs[m].Role }, func(m int, o *ownMsg) bool { return chatMessageSays(&msgs[m], o) }, asIs)
 	}
-	own := b.placeFields(len(msgs), func(m int) string { return msgs[m].Role }, func(m int, o *ownMsg) bool { return chatMessageSays(&msgs[m], o) }, func(int) bool { return false })
-	if own == nil {
-		return msgs
-	}
-	return &chatThread{msgs: msgs, own: own}
+	return t
 }
 
-// appendJSON appends the thread as a JSON list, each message as the
-// exporter encodes it with its own fields after.
+// appendJSON appends the thread as a JSON list: the request's messages
+// that go as they came, and between them the exporter's, each with its
+// own fields after.
 func (t *chatThread) appendJSON(out []byte) ([]byte, error) {
 	out = append(out, '[')
-	for m := range t.msgs {
-		if m > 0 {
-			out = append(out, ',')
+	m, first := 0, true
+	for _, sg := range t.segs {
+		if sg.raw >= 0 {
+			if !first {
+				out = append(out, ',')
+			}
+			out = append(out, t.raw[sg.raw]...)
+			first = false
+			continue
 		}
-		var err error
-		if out, err = export.AppendJSON(out, &t.msgs[m]); err != nil {
-			return nil, err
+		for range sg.n {
+			if !first {
+				out = append(out, ',')
+			}
+			var err error
+			if out, err = export.AppendJSON(out, &t.msgs[m]); err != nil {
+				return nil, err
+			}
+			out = appendFields(out, t.own[m])
+			m++
+			first = false
 		}
-		out = appendFields(out, t.own[m])
 	}
 	return append(out, ']'), nil
 }

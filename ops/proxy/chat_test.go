@@ -180,10 +180,7 @@ func TestChatFieldsFindTheirMessage(t *testing.T) {
 		{Role: "assistant", Content: "ok"},
 		{Role: "user", Content: "continue"},
 	}
-	th, ok := b.chatThread(msgs).(*chatThread)
-	if !ok {
-		t.Fatal("no field placed")
-	}
+	th := b.chatThread(&Turn{OpenAI: msgs, anSegs: []anSeg{{raw: -1, n: len(msgs)}}})
 	want := map[int]string{0: `"x":1`, 1: `"x":2`, 2: `"refusal":"I can't.","x":3`, 4: `"x":5`, 6: `"x":6`}
 	for m := range msgs {
 		if got := string(th.own[m]); got != want[m] {

@@ -89,7 +89,7 @@ const proxyAuthor = "proxy"
 // service's, whoever sends the requests: one engine is kept with each
 // service (EngineOf).
 type Engine struct {
-	svc   *ops.Service
+	svc *ops.Service
 
 	// mu guards the index of the sessions the proxy started (byFirst,
 	// loaded from the file on first use). It is only taken under the
@@ -501,9 +501,13 @@ func (e *Engine) proxyThread(api API, snap ops.Snapshot, msgs []ops.CallerMessag
 	if turn.Unchanged {
 		return turn, nil
 	}
-	if api == Anthropic {
+	if api == Anthropic || api == OpenAI {
 		if p, ok := planVerbatim(v, snap.Info.MessageCount, msgs, places); ok {
-			verbatimTurn(&turn, p)
+			if api == Anthropic {
+				verbatimTurn(&turn, p)
+			} else {
+				verbatimChatTurn(&turn, p)
+			}
 			return turn, nil
 		}
 	}
@@ -522,6 +526,7 @@ func (e *Engine) proxyThread(api API, snap ops.Snapshot, msgs []ops.CallerMessag
 		turn.Responses, rep.Folded = responsesThread(items, len(msgs))
 	default:
 		turn.OpenAI, rep = export.OpenAI(items)
+		turn.anSegs = []anSeg{{raw: -1, n: len(turn.OpenAI)}}
 	}
 	turn.Adjustments = rep.Folded
 	return turn, nil

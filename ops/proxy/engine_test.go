@@ -27,7 +27,13 @@ func proxyMsgs(t *testing.T, s string) []json.RawMessage {
 // upstream with, after turn.
 func sentMessages(t *testing.T, thread string, turn *Turn) string {
 	t.Helper()
-	b, err := parseProxyBody(Anthropic, []byte(`{"messages":`+thread+`}`))
+	return sentAs(t, Anthropic, thread, turn)
+}
+
+// sentAs is sentMessages for a request of api.
+func sentAs(t *testing.T, api API, thread string, turn *Turn) string {
+	t.Helper()
+	b, err := parseProxyBody(api, []byte(`{"messages":`+thread+`}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,8 +164,8 @@ func TestProxySendsTheEffectiveThread(t *testing.T) {
 	f.Svc.SetDefaultSession(turn.SessionID)
 	f.MustCall("snip_messages", `{"start_idx":1,"end_idx":2}`)
 	turn = proxyTurn(f, Request{API: OpenAI, Messages: proxyMsgs(t, oa)})
-	if turn.Unchanged || len(turn.OpenAI) != 2 || turn.OpenAI[0].Role != "system" || turn.OpenAI[1].Content != "bye" {
-		t.Errorf("openai: %+v", turn.OpenAI)
+	if got, want := sentAs(t, OpenAI, oa, &turn), `[{"role":"system","content":"Be brief."},{"role":"user","content":"bye"}]`; turn.Unchanged || got != want {
+		t.Errorf("openai: sent %s, want %s", got, want)
 	}
 }
 
@@ -225,8 +231,8 @@ func TestProxyProbeStoresNothing(t *testing.T) {
 	if f.FileHash() != before || probe.Appended != 0 || probe.SessionID != turn.SessionID {
 		t.Fatalf("a probe wrote, or missed its session: %+v", probe)
 	}
-	if len(probe.OpenAI) != 2 || probe.OpenAI[0].Content != "hello" || probe.OpenAI[1].Content != "new" {
-		t.Errorf("probe thread %+v", probe.OpenAI)
+	if got, want := sentAs(t, OpenAI, `[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"},{"role":"user","content":"new"}]`, &probe), `[{"role":"assistant","content":"hello"},{"role":"user","content":"new"}]`; got != want {
+		t.Errorf("probe thread %s, want %s", got, want)
 	}
 	// A probe of a conversation weft has not seen is sent as it came.
 	if p := proxyTurn(f, Request{API: OpenAI, Probe: true, Messages: proxyMsgs(t, `[{"role":"user","content":"unseen"}]`)}); !p.Unchanged || p.SessionID != "" || f.FileHash() != before {

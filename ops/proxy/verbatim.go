@@ -76,19 +76,19 @@ func planVerbatim(v *model.View, stored int, msgs []ops.CallerMessage, places op
 		return from, to
 	}
 	asIs := make([]bool, raws)
-	calls := make([]bool, raws)
-	results := make([]bool, raws)
+	calls := make([][]string, raws)   // the call IDs a raw message makes
+	results := make([][]string, raws) // those it answers
 	for r := range raws {
 		from, to := span(r)
 		ok := to > from && pos[from] >= 0
-		for k := from; ok && k < to; k++ {
-			ok = pos[k] == pos[from]+k-from
+		for k := from; k < to; k++ {
+			ok = ok && pos[k] == pos[from]+k-from
 			for _, p := range msgs[k].Parts {
 				switch p.Type {
 				case model.PartToolCall:
-					calls[r] = true
+					calls[r] = append(calls[r], p.ToolCallID)
 				case model.PartToolResult:
-					results[r] = true
+					results[r] = append(results[r], p.ToolCallID)
 				}
 			}
 		}
@@ -104,13 +104,46 @@ func planVerbatim(v *model.View, stored int, msgs []ops.CallerMessage, places op
 		from, _ := span(r + 1)
 		return to > 0 && from < len(msgs) && pos[to-1] >= 0 && pos[from] == pos[to-1]+1
 	}
+	// paired reports whether the calls of raw message r are answered by
+	// the messages of results that follow it as they came (one for the
+	// Messages API, one a result for Chat Completions), and whether the
+	// results of r answer calls of the message of calls before them.
+	paired := func(r int) bool {
+		if len(calls[r]) > 0 {
+			answered := map[string]bool{}
+			for q := r; next(q) && asIs[q+1] && len(results[q+1]) > 0 && len(calls[q+1]) == 0; q++ {
+				for _, id := range results[q+1] {
+					answered[id] = true
+				}
+			}
+			for _, id := range calls[r] {
+				if !answered[id] {
+					return false
+				}
+			}
+		}
+		if len(results[r]) > 0 {
+			// Back over the results before it (Chat Completions: one a
+			// result) to the message of calls they answer.
+			q := r - 1
+			for q >= 0 && len(calls[q]) == 0 && len(results[q]) > 0 {
+				q--
+			}
+			if q < 0 || len(calls[q]) == 0 {
+				return false
+			}
+			for p := q; p < r; p++ {
+				if !asIs[p] || !next(p) {
+					return false
+				}
+			}
+		}
+		return true
+	}
 	for changed := true; changed; {
 		changed = false
 		for r := range raws {
-			if !asIs[r] {
-				continue
-			}
-			if (calls[r] && !(next(r) && asIs[r+1])) || (results[r] && !(r > 0 && next(r-1) && asIs[r-1])) {
+			if asIs[r] && !paired(r) {
 				asIs[r] = false
 				changed = true
 			}
@@ -175,4 +208,23 @@ func verbatimTurn(turn *Turn, p verbatimPlan) {
 		segs = append(segs, anSeg{raw: -1, n: len(b.Messages)})
 	}
 	turn.Anthropic, turn.anSegs, turn.asIs = body, segs, p.asIs
+}
+
+// verbatimChatTurn is verbatimTurn for Chat Completions: the stretches
+// between the request's messages that go as they came are the OpenAI
+// exporter's.
+func verbatimChatTurn(turn *Turn, p verbatimPlan) {
+	var msgs []export.OpenAIMessage
+	segs := make([]anSeg, 0, len(p.order))
+	for _, part := range p.order {
+		if part.raw >= 0 {
+			segs = append(segs, anSeg{raw: part.raw})
+			continue
+		}
+		m, rep := export.OpenAI(part.items)
+		msgs = append(msgs, m...)
+		turn.Adjustments = append(turn.Adjustments, rep.Folded...)
+		segs = append(segs, anSeg{raw: -1, n: len(m)})
+	}
+	turn.OpenAI, turn.anSegs, turn.asIs = msgs, segs, p.asIs
 }

@@ -61,3 +61,35 @@ func TestProxySendsUntouchedMessagesAsTheyCame(t *testing.T) {
 		}
 	})
 }
+
+// The same for Chat Completions, where each result is a message of its
+// own: the messages no operation reached go as they came, and a call
+// whose results do not all follow it as they came is written anew with
+// every one of its results.
+func TestProxySendsUntouchedChatMessagesAsTheyCame(t *testing.T) {
+	t.Parallel()
+	sys := `{"role":"system","content":"Be brief.","x_vendor":1}`
+	u1 := `{"role":"user","content":[{"type":"text","text":"Read a.go and b.go."}]}`
+	a1 := `{"role":"assistant","content":null,"tool_calls":[{"id":"call_a","type":"function","function":{"name":"read","arguments":"{\"path\":\"a.go\"}"}},{"id":"call_b","type":"function","function":{"name":"read","arguments":"{\"path\":\"b.go\"}"}}]}`
+	ra := `{"role":"tool","tool_call_id":"call_a","content":"package a"}`
+	rb := `{"role":"tool","tool_call_id":"call_b","content":"package b"}`
+	a2 := `{"role":"assistant","content":"Both are tiny."}`
+	u2 := `{"content":"Thanks.","role":"user"}`
+	rig := newProxyRig(t, rigOptions{})
+	resp, _ := rig.post("/v1/chat/completions", oaTestBody(sys, u1, a1, ra, rb, a2, u2), nil)
+	sid := resp.Header.Get(SessionHeader)
+	rig.messages(sid, 8)
+
+	// A snip of one result: the call and the other result are written
+	// anew (the call of the snipped one folded), the rest go as they came.
+	snip(t, rig.svc, sid, "m5")
+	answer := `{"role":"assistant","content":"Done."}`
+	rig.post("/v1/chat/completions", oaTestBody(sys, u1, a1, ra, rb, a2, u2, answer, `{"role":"user","content":"Bye."}`), nil)
+	msgs := rawField(t, rig.up.last().Body, "messages")
+	if !strings.HasPrefix(msgs, "["+sys+","+u1+",") || !strings.HasSuffix(msgs, ","+a2+","+u2+","+answer+`,{"role":"user","content":"Bye."}]`) {
+		t.Errorf("messages sent %s: want the untouched ones as they came", msgs)
+	}
+	if strings.Contains(msgs, a1) || strings.Contains(msgs, "package b") || !strings.Contains(msgs, "package a") {
+		t.Errorf("messages sent %s: the call whose result was snipped goes as it came", msgs)
+	}
+}
