@@ -331,7 +331,7 @@ func (e *Engine) take(ctx context.Context, r Request) (Turn, error) {
 		// The request sends back an answer that is on its way to the
 		// store: it is stored first, as the model gave it.
 		if n := snap.Info.MessageCount; waited || r.Probe || c == nil || n >= len(msgs) || msgs[n].Message.Role != model.RoleAssistant ||
-			!e.awaitAnswer(ctx, c.Info.ID, n) {
+			!e.awaitAnswer(ctx, snap.Info.ID, n) {
 			break
 		}
 	}
