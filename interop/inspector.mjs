@@ -415,6 +415,28 @@ async function main() {
   check(!hook.messages.some((m) => m.content.includes("price:v2")), "the snip applies to the caller's thread");
   check(hook.messages.some((m) => m.content === "Side discussion: mutex, semaphore and read-write lock."), "the digest applies to the caller's thread");
 
+  // The memory policy, on a session of its own (deleted after): set,
+  // it digests the oldest turns at once, by memory; the tiers and the
+  // history for a prompt say so.
+  step = "memory";
+  const mem = await call("create_session", { title: "memory policy" });
+  const M = mem.session_id;
+  const turns = [];
+  for (let k = 0; k < 12; k++) turns.push({ role: "user", content: `Question ${k}: what does the cache key on?` }, { role: "assistant", content: `Answer ${k}: on the prefix, byte for byte.` });
+  await call("append_messages", { session_id: M, messages: turns });
+  const p0 = await call("get_memory_policy", { session_id: M });
+  eq(p0.policy, null, "no policy yet");
+  const p1 = await call("set_memory_policy", { session_id: M, max_active_turns: 10 });
+  eq([p1.policy.max_active_turns, p1.policy.summary_turn_count, p1.check.made.length, p1.check.made[0].rule], [10, 5, 1, "turns"], "set_memory_policy digests the oldest five turns at once");
+  const tiers = await call("get_tiered_history", { session_id: M });
+  eq([tiers.active.turns, tiers.summaries.length, tiers.summaries[0].author, tiers.summaries[0].turns], [7, 1, "memory", 5], "get_tiered_history");
+  const hist = await call("format_history_for_prompt", { session_id: M, max_tokens: 500 });
+  check(hist.tokens <= 500 && hist.history.startsWith("[summary]") && hist.history.includes("Answer 11"), "format_history_for_prompt", JSON.stringify(hist).slice(0, 400));
+  const forced = await call("summarize_conversation", { session_id: M });
+  eq(forced.made.length, 1, "summarize_conversation makes one digest now");
+  await callError("set_memory_policy", { session_id: M, max_active_turns: 0 }, /max_active_turns 0 must be 1 or more/);
+  await call("delete_session", { session_id: M });
+
   // Sessions.
   step = "sessions";
   const created = await call("create_session", { title: "inspector scratch", source: "interop" });
