@@ -430,8 +430,8 @@ async function main() {
   eq([p1.policy.max_active_turns, p1.policy.summary_turn_count, p1.check.made.length, p1.check.made[0].rule], [10, 5, 1, "turns"], "set_memory_policy digests the oldest five turns at once");
   const tiers = await call("get_tiered_history", { session_id: M });
   eq([tiers.active.turns, tiers.summaries.length, tiers.summaries[0].author, tiers.summaries[0].turns], [7, 1, "memory", 5], "get_tiered_history");
-  const hist = await call("format_history_for_prompt", { session_id: M, max_tokens: 500 });
-  check(hist.tokens <= 500 && hist.history.startsWith("[summary]") && hist.history.includes("Answer 11"), "format_history_for_prompt", JSON.stringify(hist).slice(0, 400));
+  const memHist = await call("format_history_for_prompt", { session_id: M, max_tokens: 500 });
+  check(memHist.tokens <= 500 && memHist.history.startsWith("[summary]") && memHist.history.includes("Answer 11"), "format_history_for_prompt", JSON.stringify(memHist).slice(0, 400));
   const forced = await call("summarize_conversation", { session_id: M });
   eq(forced.made.length, 1, "summarize_conversation makes one digest now");
   await callError("set_memory_policy", { session_id: M, max_active_turns: 0 }, /max_active_turns 0 must be 1 or more/);
