@@ -18,7 +18,7 @@ type KeyMap struct {
 	Undo, Redo               key.Binding
 	Operations               key.Binding
 	Search, Next, Prev       key.Binding
-	Time                     key.Binding
+	Time, Memory             key.Binding
 	Sessions                 key.Binding
 	Raw                      key.Binding
 	Copy, Pager, Filter      key.Binding // see features.go
@@ -53,6 +53,7 @@ func DefaultKeyMap() KeyMap {
 		Operations: key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "operations")),
 		Search:     key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "search")),
 		Time:       key.NewBinding(key.WithKeys("T"), key.WithHelp("T", "jump to a time")),
+		Memory:     key.NewBinding(key.WithKeys("M"), key.WithHelp("M", "memory policy")),
 		Sessions:   key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "sessions")),
 		Raw:        key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "raw/effective thread")),
 		Next:       key.NewBinding(key.WithKeys("n"), key.WithHelp("n/N", "next/previous match")),
@@ -78,7 +79,7 @@ func (k KeyMap) ShortHelp() []key.Binding {
 func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.HalfUp, k.HalfDown, k.Top, k.Bottom},
-		{k.Toggle, k.Select, k.Cancel, k.Search, k.Next, k.Time, k.Filter, k.Copy, k.Pager},
+		{k.Toggle, k.Select, k.Cancel, k.Search, k.Next, k.Time, k.Memory, k.Filter, k.Copy, k.Pager},
 		{k.Tag, k.Digest, k.Snip, k.Revise, k.Insert, k.MoveDown, k.Commit},
 		{k.Undo, k.Redo, k.Operations, k.Sessions, k.Raw, k.Suspend, k.Help, k.Quit},
 	}

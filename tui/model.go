@@ -591,6 +591,8 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.openSessions()
 	case key.Matches(msg, k.Time):
 		return m.startTimeJump()
+	case key.Matches(msg, k.Memory):
+		return m.openMemory()
 	case key.Matches(msg, k.Search):
 		return m.openSearch()
 	case key.Matches(msg, k.Next):

@@ -1,10 +1,15 @@
 package tui
 
 import (
+	"context"
+	"encoding/json"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 
+	"weft/internal/termsafe"
+	"weft/ops/memory"
+	"weft/ops/tools"
 	"weft/tui/dialog"
 	"weft/tui/rows"
 )
@@ -81,4 +86,29 @@ func (m *Model) timeJumped(msg timeJumpMsg) tea.Cmd {
 		return tea.Batch(m.loadBodies(), m.flash("nothing at or after "+msg.at.Local().Format("Jan 02 15:04")+": at the end", false))
 	}
 	return m.loadBodies()
+}
+
+// openMemory opens M's dialog on the session's memory policy; ctrl+s
+// sets what it says (set_memory_policy), which applies at once.
+func (m *Model) openMemory() tea.Cmd {
+	t := m.target()
+	var d *dialog.Text
+	d = dialog.NewMemory(m.styles, termsafe.Line(m.info.Title), m.info.Memory, func(pairs []string, off bool) tea.Cmd {
+		return m.editFrom(d, &t, "memory policy set", func(ctx context.Context, t editTarget) error {
+			tool, _ := tools.Lookup("set_memory_policy")
+			raw, err := tool.ArgsFromPairs(pairs)
+			var a memory.SetMemoryPolicyArgs
+			if err == nil {
+				err = json.Unmarshal(raw, &a)
+			}
+			if err != nil {
+				return err
+			}
+			a.SessionID, a.Off = t.sid, off
+			_, err = t.svc.SetMemoryPolicy(ctx, a)
+			return err
+		})
+	})
+	m.dialogs.Open(d)
+	return nil
 }

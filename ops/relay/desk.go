@@ -15,6 +15,7 @@ import (
 	"weft/model"
 	"weft/ops"
 	"weft/ops/httpx"
+	"weft/ops/memory"
 	"weft/ops/reads"
 	"weft/ops/search"
 	"weft/ops/timeparse"
@@ -412,6 +413,16 @@ func (b *client) SummarizeMessageRange(ctx context.Context, a ops.SummarizeArgs)
 // RenameSession is rename_session there.
 func (b *client) RenameSession(ctx context.Context, a ops.RenameSessionArgs) (ops.SessionChangeResult, error) {
 	return viaTool[ops.SessionChangeResult](ctx, b, "rename_session", a)
+}
+
+// GetMemoryPolicy is get_memory_policy there.
+func (b *client) GetMemoryPolicy(ctx context.Context, a memory.MemoryPolicyArgs) (memory.MemoryPolicyResult, error) {
+	return viaTool[memory.MemoryPolicyResult](ctx, b, "get_memory_policy", a)
+}
+
+// SetMemoryPolicy is set_memory_policy there.
+func (b *client) SetMemoryPolicy(ctx context.Context, a memory.SetMemoryPolicyArgs) (memory.MemoryPolicyResult, error) {
+	return viaTool[memory.MemoryPolicyResult](ctx, b, "set_memory_policy", a)
 }
 
 // DeleteSession is delete_session there.

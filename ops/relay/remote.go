@@ -25,6 +25,7 @@ import (
 	"weft/model"
 	"weft/ops"
 	"weft/ops/httpx"
+	"weft/ops/memory"
 	"weft/ops/reads"
 	"weft/ops/search"
 	"weft/ops/tools"
@@ -148,6 +149,8 @@ type deskCalls interface {
 	SummarizeMessageRange(ctx context.Context, a ops.SummarizeArgs) (ops.SummarizeResult, error)
 	RenameSession(ctx context.Context, a ops.RenameSessionArgs) (ops.SessionChangeResult, error)
 	DeleteSession(ctx context.Context, a ops.DeleteSessionArgs) (ops.SessionChangeResult, error)
+	GetMemoryPolicy(ctx context.Context, a memory.MemoryPolicyArgs) (memory.MemoryPolicyResult, error)
+	SetMemoryPolicy(ctx context.Context, a memory.SetMemoryPolicyArgs) (memory.MemoryPolicyResult, error)
 	SetDefaultSession(id string)
 }
 
@@ -504,6 +507,17 @@ func (b *Remote) SummarizeMessageRange(ctx context.Context, a ops.SummarizeArgs)
 // RenameSession renames a session, where the relay calls now.
 func (b *Remote) RenameSession(ctx context.Context, a ops.RenameSessionArgs) (ops.SessionChangeResult, error) {
 	return through(b, func(d direct) (ops.SessionChangeResult, error) { return d.RenameSession(ctx, a) })
+}
+
+// GetMemoryPolicy reads a session's memory policy, where the relay
+// calls now.
+func (b *Remote) GetMemoryPolicy(ctx context.Context, a memory.MemoryPolicyArgs) (memory.MemoryPolicyResult, error) {
+	return through(b, func(d direct) (memory.MemoryPolicyResult, error) { return d.GetMemoryPolicy(ctx, a) })
+}
+
+// SetMemoryPolicy sets a memory policy, where the relay calls now.
+func (b *Remote) SetMemoryPolicy(ctx context.Context, a memory.SetMemoryPolicyArgs) (memory.MemoryPolicyResult, error) {
+	return through(b, func(d direct) (memory.MemoryPolicyResult, error) { return d.SetMemoryPolicy(ctx, a) })
 }
 
 // DeleteSession deletes a session, where the relay calls now.

@@ -6,6 +6,7 @@ import (
 
 	"weft/model"
 	"weft/ops"
+	"weft/ops/memory"
 	"weft/ops/reads"
 	"weft/ops/search"
 )
@@ -67,6 +68,9 @@ type Desk interface {
 	SummarizeMessageRange(ctx context.Context, a ops.SummarizeArgs) (ops.SummarizeResult, error)
 	RenameSession(ctx context.Context, a ops.RenameSessionArgs) (ops.SessionChangeResult, error)
 	DeleteSession(ctx context.Context, a ops.DeleteSessionArgs) (ops.SessionChangeResult, error)
+	// GetMemoryPolicy and SetMemoryPolicy are the tools of those names.
+	GetMemoryPolicy(ctx context.Context, a memory.MemoryPolicyArgs) (memory.MemoryPolicyResult, error)
+	SetMemoryPolicy(ctx context.Context, a memory.SetMemoryPolicyArgs) (memory.MemoryPolicyResult, error)
 
 	// SetDefaultSession names the session that requests naming none go
 	// to: the one the operator has open. It never waits on the network.
@@ -195,6 +199,16 @@ func (l Local) SummarizeMessageRange(ctx context.Context, a ops.SummarizeArgs) (
 // RenameSession is the service's RenameSession.
 func (l Local) RenameSession(ctx context.Context, a ops.RenameSessionArgs) (ops.SessionChangeResult, error) {
 	return l.Service.RenameSession(ctx, a)
+}
+
+// GetMemoryPolicy is get_memory_policy.
+func (l Local) GetMemoryPolicy(ctx context.Context, a memory.MemoryPolicyArgs) (memory.MemoryPolicyResult, error) {
+	return memory.GetMemoryPolicy(l.Service, ctx, a)
+}
+
+// SetMemoryPolicy is set_memory_policy.
+func (l Local) SetMemoryPolicy(ctx context.Context, a memory.SetMemoryPolicyArgs) (memory.MemoryPolicyResult, error) {
+	return memory.SetMemoryPolicy(l.Service, ctx, a)
 }
 
 // DeleteSession is the service's DeleteSession.
