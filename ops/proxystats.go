@@ -13,6 +13,53 @@ type ProxyStats struct {
 	RawTokens  int    `json:"raw_tokens"`
 	SentTokens int    `json:"sent_tokens"`
 	LastAt     string `json:"last_at"`
+	// Usage is what the provider said the last whole answer cost, and
+	// CacheReadTotal and InputTotal the cached and all input tokens of
+	// every answer it said that of.
+	Usage          *Usage `json:"usage,omitempty"`
+	CacheReadTotal int    `json:"cache_read_total,omitempty"`
+	InputTotal     int    `json:"input_total,omitempty"`
+	// PrefixBreaks counts the requests whose thread sent was not the
+	// previous one's and more: each makes a provider's prompt cache
+	// miss from there on (an edit, a compaction, a client's own change).
+	PrefixBreaks int `json:"prefix_breaks"`
+}
+
+// Usage is what a provider said an answer cost, in tokens: the input
+// read from its cache, written to it, neither, and the output.
+type Usage struct {
+	Input      int `json:"input"`
+	CacheRead  int `json:"cache_read"`
+	CacheWrite int `json:"cache_write"`
+	Output     int `json:"output"`
+}
+
+// CountUsage records what the provider said a session's latest answer
+// cost.
+func (s *Service) CountUsage(sessionID string, u Usage) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.requests == nil {
+		s.requests = map[string]ProxyStats{}
+	}
+	st := s.requests[sessionID]
+	st.Usage = &u
+	st.CacheReadTotal += u.CacheRead
+	st.InputTotal += u.Input + u.CacheRead + u.CacheWrite
+	s.requests[sessionID] = st
+}
+
+// CountPrefixBreak counts a request of a session whose thread sent broke
+// the previous one's prefix.
+func (s *Service) CountPrefixBreak(sessionID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.requests == nil {
+		s.requests = map[string]ProxyStats{}
+	}
+	st := s.requests[sessionID]
+	st.PrefixBreaks++
+	s.requests[sessionID] = st
 }
 
 // CountRequest counts a proxied request in its session's stats: its

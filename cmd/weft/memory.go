@@ -155,6 +155,13 @@ func printTiers(w io.Writer, r memory.TieredResult) {
 	}
 	tier("older", r.Older, true)
 	tier("active", r.Active, true)
+	if st := r.Proxy; st != nil {
+		line := fmt.Sprintf("%s through the proxy, %s of the prompt cache's prefix", english.Count(st.Requests, "request"), english.Count(st.PrefixBreaks, "break"))
+		if u := st.Usage; u != nil {
+			line += fmt.Sprintf("; the last answer: %s input tokens read from the cache, %s written to it, %s neither", english.Thousands(u.CacheRead), english.Thousands(u.CacheWrite), english.Thousands(u.Input))
+		}
+		p("%s\n", line)
+	}
 }
 
 // span writes a tier's time span, " (Jan 02 15:04 – Jan 03 09:00)", in

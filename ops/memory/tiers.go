@@ -67,6 +67,10 @@ type TieredResult struct {
 	// Tokens is the effective thread's, RawTokens the stored thread's.
 	Tokens    int `json:"tokens"`
 	RawTokens int `json:"raw_tokens"`
+	// Proxy is the session's requests through the context proxy since
+	// this weft started: what the provider said they cost, and how often
+	// the prompt cache's prefix broke.
+	Proxy *ops.ProxyStats `json:"proxy,omitempty"`
 }
 
 // maxSummariesOut bounds the summaries a tiered history lists (about
@@ -86,7 +90,7 @@ func GetTieredHistory(s *ops.Service, ctx context.Context, a TieredHistoryArgs) 
 		return TieredResult{}, err
 	}
 	v := snap.View
-	res := TieredResult{SessionID: snap.Info.ID, Version: snap.Info.Version, Policy: snap.Info.Memory, Tokens: v.Tokens, RawTokens: v.RawTokens, Summaries: []SummaryOut{}}
+	res := TieredResult{SessionID: snap.Info.ID, Version: snap.Info.Version, Policy: snap.Info.Memory, Tokens: v.Tokens, RawTokens: v.RawTokens, Summaries: []SummaryOut{}, Proxy: s.ProxyStatsOf(snap.Info.ID)}
 	us := units(its)
 	last := -1
 	for ui, u := range us {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"weft/formats"
+	"weft/ops"
 )
 
 // answerRecorder reads a copy of a successful answer as it goes to the
@@ -42,6 +43,8 @@ type answerRecorder struct {
 	// nothing of it is stored.
 	events int
 	broken error
+	// usage is what the provider says the answer cost.
+	usage ops.Usage
 }
 
 // answerStream puts a streamed answer's events together, in its API's
@@ -116,6 +119,7 @@ func (a *answerRecorder) line(l []byte) {
 				a.stream = newAnswerStream(a.api)
 			}
 			a.events++
+			addUsage(&a.usage, a.data)
 			if err := a.stream.event(a.data); err != nil && a.broken == nil {
 				a.broken = fmt.Errorf("event %d of the stream does not parse (%v): the answer is broken, and nothing of it is stored", a.events, err)
 			}
@@ -164,6 +168,7 @@ func (a *answerRecorder) store() error {
 	var err error
 	switch {
 	case !a.streaming:
+		addUsage(&a.usage, a.body)
 		msg, model, err = readAnswer(a.api, a.body)
 	case a.stream == nil:
 		err = errIncomplete // no event came
@@ -178,6 +183,9 @@ func (a *answerRecorder) store() error {
 	stored, err := a.turn.Wait()
 	if err != nil {
 		return err
+	}
+	if a.usage != (ops.Usage{}) {
+		a.engine.svc.CountUsage(stored.SessionID, a.usage)
 	}
 	_, err = a.engine.RecordAnswer(context.WithoutCancel(a.ctx), Answer{
 		API: a.api, SessionID: stored.SessionID, After: stored.Stored, Message: msg, Model: model,

@@ -47,6 +47,8 @@ type proxyBody struct {
 	// those with fields besides those weft writes (fields.go).
 	messages []json.RawMessage
 	own      []int
+	// sentList is where the thread list lies in the body rewrite wrote.
+	sentList [2]int
 }
 
 // parseProxyBody reads a request body: a JSON object whose thread (its
@@ -205,6 +207,7 @@ func (b *proxyBody) rewrite(dst []byte, turn *Turn) ([]byte, error) {
 		// Raw values in it (tool inputs, cache_control, the system's
 		// blocks) were read by decoders: valid.
 		var err error
+		from := len(out)
 		if t, ok := sp.value.(threadWriter); ok {
 			out, err = t.appendJSON(out)
 		} else {
@@ -212,6 +215,9 @@ func (b *proxyBody) rewrite(dst []byte, turn *Turn) ([]byte, error) {
 		}
 		if err != nil {
 			return nil, err
+		}
+		if sp.name == b.api.ListField() {
+			b.sentList = [2]int{from, len(out)}
 		}
 		if isNew {
 			out = append(out, ',')
@@ -367,4 +373,17 @@ func (b *proxyBody) model() string {
 		_ = json.Unmarshal(raw, &m)
 	}
 	return m
+}
+
+// list is the thread list of the body sent: out, as rewrite wrote it
+// (or the request's own body, unchanged).
+func (b *proxyBody) list(out []byte, unchanged bool) []byte {
+	if unchanged {
+		sp, ok := b.spans[b.api.ListField()]
+		if !ok {
+			return nil
+		}
+		return out[sp[0]:sp[1]]
+	}
+	return out[b.sentList[0]:b.sentList[1]]
 }

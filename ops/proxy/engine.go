@@ -90,6 +90,9 @@ const proxyAuthor = "proxy"
 // service (EngineOf).
 type Engine struct {
 	svc *ops.Service
+	// sentLists are what each session's last request sent, to tell a
+	// request that breaks the prompt cache's prefix.
+	sentLists prefixes
 
 	// mu guards the index of the sessions the proxy started (byFirst,
 	// loaded from the file on first use). It is only taken under the

@@ -61,6 +61,11 @@ func TestProxyKeepsTheSessionWithinItsPolicy(t *testing.T) {
 		rig.proxy.background.Wait()
 		memory.Settle(rig.svc)
 	}
+	// The thread changed once, at the compaction: the prompt cache's
+	// prefix broke there only.
+	if st := rig.svc.ProxyStatsOf(rig.onlySession()); st == nil || st.PrefixBreaks != 1 {
+		t.Errorf("proxy stats %+v, want one prefix break in 14 requests", st)
+	}
 	ops, err := rig.svc.Operations(rig.onlySession())
 	if err != nil {
 		t.Fatal(err)

@@ -353,6 +353,9 @@ func (p *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if sid != "" {
 		w.Header().Set(SessionHeader, sid)
 	}
+	if !ep.probe && !turn.Resent && p.engine.sentLists.sent(sid, req.list(out, turn.Unchanged)) {
+		p.engine.svc.CountPrefixBreak(sid)
+	}
 	var rec *answerRecorder
 	release := func() {}
 	switch {
