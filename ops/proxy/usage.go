@@ -39,7 +39,7 @@ func addUsage(u *ops.Usage, data []byte) {
 		return
 	}
 	var ev struct {
-		Usage    *usageOf `json:"usage"`
+		Usage    *usageOf                 `json:"usage"`
 		Message  struct{ Usage *usageOf } `json:"message"`
 		Response struct{ Usage *usageOf } `json:"response"`
 	}
