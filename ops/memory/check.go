@@ -261,6 +261,12 @@ func make1(ctx context.Context, s *ops.Service, snap ops.Snapshot, a Action, its
 		}
 		made.OperationID = r.OperationID
 		made.TokensAfter = stub.Tokens
+	case model.OpSnip:
+		r, err := s.SnipMessages(ctx, ops.SnipArgs{Selection: sel, EditOptions: opts})
+		if err != nil {
+			return made, err
+		}
+		made.OperationID = r.OperationID
 	default:
 		return made, fmt.Errorf("memory: no way to make a %s", a.Type)
 	}

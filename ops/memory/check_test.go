@@ -255,3 +255,40 @@ func TestWouldAct(t *testing.T) {
 		t.Error("a session without a policy would act")
 	}
 }
+
+// A thread fed a turn at a time under a small max_archived_turns: the
+// archive never stands for more than the cap and the summaries after it,
+// and what it let go is snipped by memory, still stored.
+func TestArchiveCapOverManyTurns(t *testing.T) {
+	t.Parallel()
+	f := opstest.New(t)
+	f.Svc = ops.New(f.St, memory.Keep())
+	ctx := context.Background()
+	sid := f.Messages("limiter", turns(0, 1))
+	capTurns := 10
+	if _, err := memory.SetMemoryPolicy(f.Svc, ctx, memory.SetMemoryPolicyArgs{SessionID: sid, MaxArchivedTurns: &capTurns}); err != nil {
+		t.Fatal(err)
+	}
+	for k := 1; k < 80; k++ {
+		if _, err := f.Svc.AppendMessages(ctx, ops.AppendMessagesArgs{SessionID: sid, Messages: turns(k, 1)}); err != nil {
+			t.Fatal(err)
+		}
+		tiers, err := memory.GetTieredHistory(f.Svc, ctx, memory.TieredHistoryArgs{SessionID: sid})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := tiers.Archive; a != nil && a.Turns > capTurns+3*5 {
+			t.Fatalf("after turn %d the archive stands for %d turns, over the cap of %d and three summaries", k, a.Turns, capTurns)
+		}
+	}
+	snipped := 0
+	for _, op := range memoryOps(t, f, sid) {
+		if op.Rule == model.RuleArchiveCap && op.Type == model.OpSnip {
+			snipped++
+		}
+	}
+	info, _, _ := f.Svc.View(sid)
+	if snipped == 0 || info.MessageCount != 160 {
+		t.Errorf("%d archive snips, %d messages stored: want the archive to let some go, every message kept", snipped, info.MessageCount)
+	}
+}

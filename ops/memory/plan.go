@@ -245,17 +245,31 @@ func Plan(items []Item, p model.MemoryPolicy, ops []model.Op) []Action {
 			// The span may hold digests Plan just decided on: the archive
 			// takes their turns in their place.
 			acts = dropWithin(acts, first, last, taken)
-			turns := 0
-			for _, u := range us {
+			turns, oldArchive := 0, -1
+			for ui, u := range us {
 				switch {
 				case u.first < first || u.last > last:
 				case u.kind == unitTurn:
 					turns++
 				case u.kind == unitSummary:
 					turns += items[u.first].Turns
+					if u.archive && u.first == first {
+						oldArchive = ui
+					}
 				}
 			}
-			take(Action{Type: model.OpDigest, Rule: model.RuleArchive, First: first, Last: last, Turns: turns})
+			// Past max_archived_turns, the archive lets its oldest go:
+			// the archive there is snipped (its turns stay stored,
+			// readable by ID), and the rest make the new one.
+			if oldArchive >= 0 && turns > p.MaxArchivedTurns && !b.any(model.RuleArchiveCap, items, first, us[oldArchive].last) {
+				old := us[oldArchive]
+				take(Action{Type: model.OpSnip, Rule: model.RuleArchiveCap, First: old.first, Last: old.last, Turns: items[old.first].Turns})
+				turns -= items[old.first].Turns
+				first = old.last + 1
+			}
+			if first <= last {
+				take(Action{Type: model.OpDigest, Rule: model.RuleArchive, First: first, Last: last, Turns: turns})
+			}
 		}
 	}
 

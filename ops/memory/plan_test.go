@@ -259,3 +259,32 @@ func TestPlanActionsAreDisjoint(t *testing.T) {
 		}
 	}
 }
+
+// Past max_archived_turns the archive lets its oldest go: the old
+// archive is snipped (its turns stay stored), the summaries after it make
+// the new one.
+func TestPlanArchiveKeepsItsCap(t *testing.T) {
+	t.Parallel()
+	th := &thread{}
+	th.add(model.RoleSystem, 300, false, false)
+	th.summary("arch", model.MemoryAuthor, model.RuleArchive)
+	th.items[1].Turns = 45
+	for k := range 4 {
+		th.summary(fmt.Sprintf("op%d", k), model.MemoryAuthor, model.RuleTurns)
+		th.items[len(th.items)-1].Turns = 5
+	}
+	for range 6 {
+		th.turn(30)
+	}
+	got := describe(Plan(th.items, seed(), nil))
+	want := []string{"snip/archive-cap 1..1 (45 turns)", "digest/archive 2..4 (15 turns)"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	// Under the cap, the old archive is nested whole in the new one.
+	th.items[1].Turns = 20
+	got = describe(Plan(th.items, seed(), nil))
+	if want := []string{"digest/archive 1..4 (35 turns)"}; !slices.Equal(got, want) {
+		t.Errorf("under the cap: got %q, want %q", got, want)
+	}
+}
