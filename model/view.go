@@ -93,7 +93,10 @@ type Marker struct {
 	OpID   string
 	OpType OpType
 	Author string
-	At     int
+	// Rule is the memory policy's rule that made the operation, if one
+	// did (Op.Rule).
+	Rule string
+	At   int
 	// Hidden are the items the operation collapsed, removed, replaced or
 	// moved (for a resequence: the items in their previous order).
 	Hidden []Item

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"weft/model"
 	"weft/tui/dialog"
 )
@@ -47,6 +49,11 @@ func TestMemoryDialog(t *testing.T) {
 	}
 	if info, v, _ := svc.View(sid); info.Memory == nil || !v.IsSummary(0) || !strings.Contains(m.statusBar(), "memory") {
 		t.Errorf("policy %+v, summary first %v, status bar %q", info.Memory, v.IsSummary(0), m.statusBar())
+	}
+	// The policy's digest is marked as the policy's in the thread.
+	press(t, m, "g")
+	if screen := ansi.Strip(m.View().Content); !strings.Contains(screen, "digest of 10 messages by memory (policy: turns)") {
+		t.Errorf("no marker of the policy's digest on the screen:\n%s", screen)
 	}
 	// off removes it; what it made stays.
 	press(t, m, "M")

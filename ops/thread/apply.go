@@ -569,7 +569,7 @@ func (a *applier) timeNear(s int32, op *model.Op) int64 {
 
 func (a *applier) newMarker(op *model.Op) int32 {
 	a.markers = append(a.markers, markerBuild{m: model.Marker{
-		OpID: op.ID, OpType: op.Type, Author: op.Author, Summary: op.Payload.Summary,
+		OpID: op.ID, OpType: op.Type, Author: op.Author, Rule: op.Rule, Summary: op.Payload.Summary,
 	}})
 	return int32(len(a.markers) - 1)
 }

@@ -154,6 +154,11 @@ func (p Painter) Marker(v *model.View, mk *model.Marker, width int, open bool) s
 		what = fmt.Sprintf("inserted %s", english.Count(mk.Added, "message"))
 	}
 	line := fmt.Sprintf("%s %s by %s", sign, what, termsafe.Line(mk.Author))
+	if mk.Rule != "" {
+		// The memory policy's: which of its rules, so the operator sees
+		// what keeps the thread and can switch it off in o.
+		line += " (policy: " + mk.Rule + ")"
+	}
 	if len(mk.Nested) > 0 {
 		line += fmt.Sprintf(" (over %s)", english.Count(len(mk.Nested), "earlier operation"))
 	}
