@@ -96,7 +96,7 @@ func BenchmarkProxyReplay(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				sent, requests, breaks := 0, 0, 0
+				sent, requests, breaks, over := 0, 0, 0, 0
 				var durs []time.Duration
 				var sid string
 				for i := 1; i < len(thread); i++ {
@@ -126,6 +126,9 @@ func BenchmarkProxyReplay(b *testing.B) {
 					if st := rig.svc.ProxyStatsOf(sid); st != nil {
 						sent += st.SentTokens
 						breaks = st.PrefixBreaks
+						if st.SentTokens > 20_000 {
+							over++
+						}
 					}
 					requests++
 				}
@@ -133,6 +136,7 @@ func BenchmarkProxyReplay(b *testing.B) {
 				b.ReportMetric(float64(sent), "tokens-sent")
 				b.ReportMetric(float64(breaks), "prefix-breaks")
 				b.ReportMetric(float64(requests), "requests")
+				b.ReportMetric(float64(over), "over-20k")
 				b.ReportMetric(float64(durs[len(durs)/2].Microseconds())/1000, "ms-median")
 				b.ReportMetric(float64(durs[len(durs)*9/10].Microseconds())/1000, "ms-p90")
 				if n := rig.sessions(); n != 1 {
