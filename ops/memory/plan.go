@@ -342,6 +342,16 @@ func Plan(items []Item, p model.MemoryPolicy, ops []model.Op) []Action {
 				}
 			}
 			flush()
+			// Still past the target: an agent's latest turn may hold
+			// dozens of tool rounds. Its earlier rounds are digested too,
+			// the prompt that opens it and its latest rounds kept raw; a
+			// round is cut only after its results, so no call loses its
+			// result.
+			if est > p.Target() && lastTurn >= 0 {
+				if a, ok := withinTurn(items, us[lastTurn], est, p.Target(), free, b); ok {
+					take(a)
+				}
+			}
 		}
 	}
 	// Targets were filled before a later action could drop an earlier
@@ -427,3 +437,40 @@ func estimate(a Action) int {
 }
 
 func summaryEstimate(turns int) int { return min(summaryPerTurn*max(turns, 1), summaryCap) }
+
+// keptRounds is how many of the latest turn's last items a digest
+// within it leaves raw, at the least.
+const keptRounds = 4
+
+// withinTurn is the digest of the earlier part of turn u that brings a
+// thread counting est to target (or as near as it may): from the item
+// after the turn's prompt to the end of a round (a message of results
+// followed by one that is not), leaving at least its last keptRounds
+// items raw; false when there is no such cut.
+func withinTurn(items []Item, u unit, est, target int, free func(first, last int) bool, b blocked) (Action, bool) {
+	start := u.first
+	if items[start].Prompt {
+		start++
+	}
+	best, saved := -1, 0
+	for j := start; j < u.last-keptRounds; j++ {
+		saved += items[j].Tokens
+		if !items[j].ToolResult || items[j+1].ToolResult {
+			continue // not the end of a round
+		}
+		if items[j].Op != "" && items[j+1].Op == items[j].Op {
+			continue // inside another's operation
+		}
+		if !free(start, j) || b.any(model.RuleBudget, items, start, j) {
+			break
+		}
+		best = j
+		if est-saved+summaryCap <= target {
+			break
+		}
+	}
+	if best < 0 {
+		return Action{}, false
+	}
+	return Action{Type: model.OpDigest, Rule: model.RuleBudget, First: start, Last: best}, true
+}

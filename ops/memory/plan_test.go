@@ -288,3 +288,34 @@ func TestPlanArchiveKeepsItsCap(t *testing.T) {
 		t.Errorf("under the cap: got %q, want %q", got, want)
 	}
 }
+
+// An agent's one long turn past the budget: its earlier rounds are
+// digested, its prompt and its latest rounds kept raw, the cut after a
+// round's result.
+func TestPlanCompactsWithinTheLatestTurn(t *testing.T) {
+	t.Parallel()
+	th := &thread{}
+	th.add(model.RoleSystem, 300, false, false)
+	th.add(model.RoleUser, 50, true, false) // the task
+	for range 30 {
+		th.add(model.RoleAssistant, 40, false, false)
+		th.add(model.RoleUser, 1500, false, true)
+	}
+	p := seed()
+	p.BudgetTokens, p.TargetTokens = 30_000, 20_000
+	acts := Plan(th.items, p, nil)
+	if len(acts) != 1 {
+		t.Fatalf("plan %q", describe(acts))
+	}
+	a := acts[0]
+	if a.First != 2 || !th.items[a.Last].ToolResult || th.items[a.Last+1].ToolResult || a.Last > len(th.items)-1-keptRounds {
+		t.Errorf("digest %d..%d: want it to start after the prompt, end after a result, and keep the last rounds", a.First, a.Last)
+	}
+	total := 0
+	for _, it := range th.items {
+		total += it.Tokens
+	}
+	if after := total - a.Tokens + estimate(a); after > p.TargetTokens {
+		t.Errorf("%d tokens after the digest, want at most %d", after, p.TargetTokens)
+	}
+}
