@@ -23,6 +23,31 @@ type ProxyStats struct {
 	// previous one's and more: each makes a provider's prompt cache
 	// miss from there on (an edit, a compaction, a client's own change).
 	PrefixBreaks int `json:"prefix_breaks"`
+	// LastSent is what the last request sent upstream, by part.
+	LastSent *SentParts `json:"last_sent,omitempty"`
+}
+
+// SentParts is a request sent upstream by part, in tokens: its system
+// prompt and tool definitions, and its thread's summaries, turns and
+// tool outputs.
+type SentParts struct {
+	System      int `json:"system"`
+	Tools       int `json:"tools"`
+	Summaries   int `json:"summaries"`
+	Turns       int `json:"turns"`
+	ToolOutputs int `json:"tool_outputs"`
+}
+
+// CountSent records what a session's latest request sent, by part.
+func (s *Service) CountSent(sessionID string, p SentParts) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.requests == nil {
+		s.requests = map[string]ProxyStats{}
+	}
+	st := s.requests[sessionID]
+	st.LastSent = &p
+	s.requests[sessionID] = st
 }
 
 // Usage is what a provider said an answer cost, in tokens: the input

@@ -161,6 +161,10 @@ func printTiers(w io.Writer, r memory.TieredResult) {
 			line += fmt.Sprintf("; the last answer: %s input tokens read from the cache, %s written to it, %s neither", english.Thousands(u.CacheRead), english.Thousands(u.CacheWrite), english.Thousands(u.Input))
 		}
 		p("%s\n", line)
+		if l := st.LastSent; l != nil {
+			p("the last request sent: system %s, tools %s, summaries %s, turns %s, tool outputs %s tokens\n",
+				english.Thousands(l.System), english.Thousands(l.Tools), english.Thousands(l.Summaries), english.Thousands(l.Turns), english.Thousands(l.ToolOutputs))
+		}
 	}
 }
 

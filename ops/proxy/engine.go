@@ -93,6 +93,8 @@ type Engine struct {
 	// sentLists are what each session's last request sent, to tell a
 	// request that breaks the prompt cache's prefix.
 	sentLists prefixes
+	// fields counts the tokens of the system prompts and tools sent.
+	fields fieldTokens
 
 	// mu guards the index of the sessions the proxy started (byFirst,
 	// loaded from the file on first use). It is only taken under the
@@ -258,6 +260,9 @@ type Turn struct {
 	// compacts: storing the request takes its session past its memory
 	// policy (Take waits for the check, and sends the thread after it).
 	compacts bool
+	// Parts is the thread sent, by part (its summaries, turns and tool
+	// outputs; the handler adds the system prompt and the tools).
+	Parts ops.SentParts
 }
 
 // Take takes a provider request's thread: it recognises the session the
@@ -353,6 +358,7 @@ func (e *Engine) take(ctx context.Context, r Request) (Turn, error) {
 	}
 	turn.Resent = resent
 	turn.CacheMarked = marked
+	turn.Parts = threadParts(snap, msgs)
 	if r.Probe {
 		return turn, nil
 	}

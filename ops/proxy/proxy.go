@@ -356,6 +356,14 @@ func (p *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ep.probe && !turn.Resent && p.engine.sentLists.sent(sid, req.list(out, turn.Unchanged)) {
 		p.engine.svc.CountPrefixBreak(sid)
 	}
+	if !ep.probe && sid != "" {
+		parts := turn.Parts
+		parts.System, parts.Tools = p.engine.fields.count(req.fields["system"]), p.engine.fields.count(req.fields["tools"])
+		if ep.api == Responses {
+			parts.System = p.engine.fields.count(req.fields["instructions"])
+		}
+		p.engine.svc.CountSent(sid, parts)
+	}
 	var rec *answerRecorder
 	release := func() {}
 	switch {

@@ -6,6 +6,8 @@ import (
 	"hash/maphash"
 	"sync"
 
+	"weft/internal/tokens"
+	"weft/model"
 	"weft/ops"
 )
 
@@ -95,4 +97,70 @@ func (p *prefixes) sent(sid string, list []byte) (broke bool) {
 	}
 	p.last[sid] = sentPrefix{n: len(body), hash: maphash.Bytes(p.seed, body)}
 	return broke
+}
+
+// threadParts is the thread a request sends by part: the summaries and
+// other items of snap's view (the stored messages' tokens from its
+// heads) and the request's messages past the stored ones (msgs), as
+// turns or tool outputs.
+func threadParts(snap ops.Snapshot, msgs []ops.CallerMessage) ops.SentParts {
+	var p ops.SentParts
+	add := func(m *ops.CallerMessage, n int) {
+		for _, part := range m.Parts {
+			if part.Type == model.PartToolResult {
+				p.ToolOutputs += n
+				return
+			}
+		}
+		p.Turns += n
+	}
+	if v := snap.View; v != nil {
+		for _, it := range v.Items {
+			switch {
+			case it.Synth >= 0 && v.Synth[it.Synth].Summary:
+				p.Summaries += v.Synth[it.Synth].Tokens
+			case it.Synth >= 0:
+				p.Turns += v.Synth[it.Synth].Tokens
+			case it.Seq > 0 && int(it.Seq) <= len(msgs) && int(it.Seq) <= len(snap.Heads):
+				add(&msgs[it.Seq-1], int(snap.Heads[it.Seq-1].Tokens))
+			}
+		}
+	}
+	for k := snap.Info.MessageCount; k < len(msgs); k++ {
+		add(&msgs[k], msgs[k].Message.Tokens)
+	}
+	return p
+}
+
+// fieldTokens counts the tokens of a body's field (its system prompt,
+// its tools), once for each value: a client sends the same ones with
+// every request.
+type fieldTokens struct {
+	mu     sync.Mutex
+	seed   maphash.Seed
+	counts map[uint64]int
+}
+
+func (f *fieldTokens) count(raw []byte) int {
+	if len(raw) == 0 {
+		return 0
+	}
+	f.mu.Lock()
+	if f.counts == nil {
+		f.seed, f.counts = maphash.MakeSeed(), map[uint64]int{}
+	}
+	h := maphash.Bytes(f.seed, raw)
+	n, ok := f.counts[h]
+	f.mu.Unlock()
+	if ok {
+		return n
+	}
+	n = tokens.Count(string(raw))
+	f.mu.Lock()
+	if len(f.counts) > 4096 {
+		clear(f.counts)
+	}
+	f.counts[h] = n
+	f.mu.Unlock()
+	return n
 }

@@ -86,3 +86,27 @@ func TestProxyCountsPrefixBreaks(t *testing.T) {
 		t.Errorf("after a digest and two requests more: %d breaks in %d requests, want 1", st.PrefixBreaks, st.Requests)
 	}
 }
+
+// What each request sent is kept by part: the system prompt and tools
+// (counted once for each value), the summaries, turns and tool outputs.
+func TestProxyKeepsWhatItSentByPart(t *testing.T) {
+	t.Parallel()
+	rig := newProxyRig(t, rigOptions{})
+	msgs := []string{`{"role":"user","content":"Grep for TODO."}`,
+		`{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"Grep","input":{"q":"TODO"}}]}`,
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"a.go:3: TODO fix the limiter's refill"}]}`}
+	resp, _ := rig.post("/v1/messages", anBody(false, msgs...), anHeaders)
+	sid := resp.Header.Get(SessionHeader)
+	rig.messages(sid, 4)
+	digest(t, rig.svc, sid, 0, 1, "Asked for TODOs; grepped.")
+	msgs = append(msgs, `{"role":"assistant","content":[{"type":"text","text":"Done."}]}`, `{"role":"user","content":"Fix it."}`)
+	rig.post("/v1/messages", anBody(false, msgs...), anHeaders)
+	st := rig.svc.ProxyStatsOf(sid)
+	if st == nil || st.LastSent == nil {
+		t.Fatalf("stats %+v", st)
+	}
+	p := *st.LastSent
+	if p.System == 0 || p.Tools == 0 || p.Summaries == 0 || p.ToolOutputs == 0 || p.Turns == 0 || p.Summaries+p.Turns+p.ToolOutputs != st.SentTokens {
+		t.Errorf("sent by part %+v, %d tokens in all", p, st.SentTokens)
+	}
+}
