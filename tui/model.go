@@ -416,6 +416,8 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.rawOpsLoaded(msg)
 	case timeJumpMsg:
 		return m, m.timeJumped(msg)
+	case memoryMsg:
+		return m, m.memoryLoaded(msg)
 	case searchResultMsg:
 		return m, m.searchResult(msg)
 	case tea.KeyPressMsg:

@@ -2,14 +2,12 @@ package tui
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 
 	"weft/internal/termsafe"
 	"weft/ops/memory"
-	"weft/ops/tools"
 	"weft/tui/dialog"
 	"weft/tui/rows"
 )
@@ -88,24 +86,37 @@ func (m *Model) timeJumped(msg timeJumpMsg) tea.Cmd {
 	return m.loadBodies()
 }
 
-// openMemory opens M's dialog on the session's memory policy; ctrl+s
-// sets what it says (set_memory_policy), which applies at once.
+// openMemory reads the session's memory policy for M's dialog (and
+// what its requests through the proxy sent); memoryLoaded opens it.
 func (m *Model) openMemory() tea.Cmd {
+	svc, sid := m.svc, m.sid
+	return func() tea.Msg {
+		res, err := svc.GetMemoryPolicy(context.Background(), memory.MemoryPolicyArgs{SessionID: sid})
+		return memoryMsg{res, err}
+	}
+}
+
+// memoryMsg is the session's memory policy, read for M's dialog.
+type memoryMsg struct {
+	res memory.MemoryPolicyResult
+	err error
+}
+
+// memoryLoaded opens M's dialog: ctrl+s sets what it says
+// (set_memory_policy), which applies at once.
+func (m *Model) memoryLoaded(msg memoryMsg) tea.Cmd {
+	if msg.err != nil {
+		return m.flash(msg.err.Error(), true)
+	}
 	t := m.target()
 	var d *dialog.Text
-	d = dialog.NewMemory(m.styles, termsafe.Line(m.info.Title), m.info.Memory, func(pairs []string, off bool) tea.Cmd {
+	d = dialog.NewMemory(m.styles, termsafe.Line(m.info.Title), msg.res.Policy, msg.res.Proxy, func(text string) tea.Cmd {
 		return m.editFrom(d, &t, "memory policy set", func(ctx context.Context, t editTarget) error {
-			tool, _ := tools.Lookup("set_memory_policy")
-			raw, err := tool.ArgsFromPairs(pairs)
-			var a memory.SetMemoryPolicyArgs
+			a, err := dialog.MemoryArgs(text)
 			if err == nil {
-				err = json.Unmarshal(raw, &a)
+				a.SessionID = t.sid
+				_, err = t.svc.SetMemoryPolicy(ctx, a)
 			}
-			if err != nil {
-				return err
-			}
-			a.SessionID, a.Off = t.sid, off
-			_, err = t.svc.SetMemoryPolicy(ctx, a)
 			return err
 		})
 	})

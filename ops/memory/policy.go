@@ -40,6 +40,9 @@ type MemoryPolicyResult struct {
 	Proxied *model.MemoryPolicy `json:"proxied_default"`
 	// Check is what set_memory_policy made at once under the new policy.
 	Check *CheckResult `json:"check,omitempty"`
+	// Proxy is the session's requests through the context proxy since
+	// this weft started (what they sent, what they cost).
+	Proxy *ops.ProxyStats `json:"proxy,omitempty"`
 }
 
 // GetMemoryPolicy returns a session's memory policy and the file's defaults
@@ -49,7 +52,7 @@ func GetMemoryPolicy(s *ops.Service, ctx context.Context, a MemoryPolicyArgs) (M
 	if err != nil {
 		return MemoryPolicyResult{}, err
 	}
-	res := MemoryPolicyResult{SessionID: snap.Info.ID, Version: snap.Info.Version, Policy: snap.Info.Memory}
+	res := MemoryPolicyResult{SessionID: snap.Info.ID, Version: snap.Info.Version, Policy: snap.Info.Memory, Proxy: s.ProxyStatsOf(snap.Info.ID)}
 	res.File, res.Proxied, err = s.DefaultPolicies()
 	return res, err
 }

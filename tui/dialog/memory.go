@@ -1,12 +1,17 @@
 package dialog
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
+	"weft/internal/english"
 	"weft/model"
+	"weft/ops"
+	"weft/ops/memory"
+	"weft/ops/tools"
 	"weft/themes"
 )
 
@@ -15,18 +20,38 @@ import (
 // seed's defaults for a session without one); the line "off" alone
 // removes the policy.
 
-// NewMemory opens M's dialog on policy p (nil: none yet); submit sets
-// what the text says (the dialog waits, open, until it is set, and says
-// why when it is refused).
-func NewMemory(st *themes.Styles, title string, p *model.MemoryPolicy, submit func(pairs []string, off bool) tea.Cmd) *Text {
+// NewMemory opens M's dialog on policy p (nil: none yet), saying what
+// the session's last request through the proxy sent (st, nil: none
+// since weft started); submit sets what the text says (the dialog waits,
+// open, until it is set, and says why when it is refused).
+func NewMemory(st *themes.Styles, title string, p *model.MemoryPolicy, stats *ops.ProxyStats, submit func(text string) tea.Cmd) *Text {
 	note := "weft keeps this thread within it by itself, with operations by memory you can switch off or revert; \"off\" alone removes it"
 	if p == nil {
 		note = "no policy yet: weft changes nothing by itself. ctrl+s sets this one; " + note
 	}
-	return NewText(st, "Memory policy of "+title, note, "to set it", MemoryText(p), func(v string) tea.Cmd {
-		pairs, off := MemoryPairs(v)
-		return submit(pairs, off)
-	})
+	if stats != nil && stats.LastSent != nil {
+		l := stats.LastSent
+		note += fmt.Sprintf(". The last request sent: system %s · tools %s · summaries %s · turns %s · tool outputs %s tokens; %s of the prompt cache's prefix in %s",
+			english.Thousands(l.System), english.Thousands(l.Tools), english.Thousands(l.Summaries), english.Thousands(l.Turns), english.Thousands(l.ToolOutputs),
+			english.Count(stats.PrefixBreaks, "break"), english.Count(stats.Requests, "request"))
+		if u := stats.Usage; u != nil {
+			note += fmt.Sprintf("; the provider read %s input tokens from its cache, wrote %s, and %s neither", english.Thousands(u.CacheRead), english.Thousands(u.CacheWrite), english.Thousands(u.Input))
+		}
+	}
+	return NewText(st, "Memory policy of "+title, note, "to set it", MemoryText(p), submit)
+}
+
+// MemoryArgs reads M's text as set_memory_policy's arguments.
+func MemoryArgs(text string) (memory.SetMemoryPolicyArgs, error) {
+	var a memory.SetMemoryPolicyArgs
+	pairs, off := MemoryPairs(text)
+	tool, _ := tools.Lookup("set_memory_policy")
+	raw, err := tool.ArgsFromPairs(pairs)
+	if err == nil {
+		err = json.Unmarshal(raw, &a)
+	}
+	a.Off = off
+	return a, err
 }
 
 // MemoryText is policy p as M's dialog shows it.
