@@ -1,24 +1,17 @@
 package tui
 
 import (
-	"strings"
+	"weft/tui/helpview"
 
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
-	"github.com/charmbracelet/x/ansi"
 )
 
 // Help is generated from the key map, in two forms: the full help (?)
 // lists every key, greying those that do nothing now, so a key can be
 // learnt before it is needed; the bottom line lists the keys that work
 // now, as many as fit, the most useful first, and always ? for the rest.
-
-// helpEntry is one key of the full help.
-type helpEntry struct {
-	key, desc string
-	usable    bool
-}
 
 // whyNot says why a binding does nothing now, or "" when it acts: keys
 // that stay on with nothing to do (redo, the next match) and keys
@@ -60,73 +53,22 @@ func (m *Model) canRedo() bool {
 
 // helpEntries is the full help's keys, in the key map's groups, each
 // marked usable or not.
-func (m *Model) helpEntries() []helpEntry {
-	var out []helpEntry
+func (m *Model) helpEntries() []helpview.Entry {
+	var out []helpview.Entry
 	for _, group := range m.keys.FullHelp() {
 		for _, b := range group {
 			h := b.Help()
-			out = append(out, helpEntry{key: h.Key, desc: h.Desc, usable: m.whyNot(b) == ""})
+			out = append(out, helpview.Entry{Key: h.Key, Desc: h.Desc, Usable: m.whyNot(b) == ""})
 		}
 	}
 	return out
 }
 
-// fullHelpView lays the full help out in as many columns as fit the
-// width (fewer columns, more rows on a narrow screen), keys that do
-// nothing now greyed, and a line saying what grey means.
+// fullHelpView is the full help, laid out by helpview.
 func (m *Model) fullHelpView() []string {
 	entries := m.helpEntries()
-	const gap = 4
-	keyW := func(col []helpEntry) (kw, dw int) {
-		for _, e := range col {
-			kw, dw = max(kw, ansi.StringWidth(e.key)), max(dw, ansi.StringWidth(e.desc))
-		}
-		return kw, dw
-	}
-	var cols [][]helpEntry
-	for c := len(entries); c >= 1; c-- {
-		rows := (len(entries) + c - 1) / c
-		cols = cols[:0]
-		total := 0
-		for i := 0; i < len(entries); i += rows {
-			col := entries[i:min(i+rows, len(entries))]
-			kw, dw := keyW(col)
-			total += kw + 1 + dw + gap
-			cols = append(cols, col)
-		}
-		if total-gap <= m.width || c == 1 {
-			break
-		}
-	}
-	st := m.styles
-	grey := st.Thread.Dimmed.Faint(true)
-	var lines []string
-	for r := 0; r < len(cols[0]); r++ {
-		var b strings.Builder
-		for ci, col := range cols {
-			if r >= len(col) {
-				continue
-			}
-			kw, dw := keyW(col)
-			e := col[r]
-			ks, ds := st.Help.Key, st.Help.Desc
-			if !e.usable {
-				ks, ds = grey, grey
-			}
-			cell := ks.Render(padRight(e.key, kw)) + " " + ds.Render(e.desc)
-			if ci < len(cols)-1 {
-				cell += strings.Repeat(" ", dw-ansi.StringWidth(e.desc)+gap)
-			}
-			b.WriteString(cell)
-		}
-		lines = append(lines, ansi.Truncate(b.String(), m.width, ""))
-	}
 	note := "grey: does nothing now · " + m.keys.Help.Help().Key + " or " + m.keys.Cancel.Help().Key + " closes this"
-	return append(lines, grey.Render(ansi.Truncate(note, m.width, "…")))
-}
-
-func padRight(s string, w int) string {
-	return s + strings.Repeat(" ", max(w-ansi.StringWidth(s), 0))
+	return helpview.Lines(entries, m.width, m.styles, note)
 }
 
 // shortLine is the bottom line's keys: those of shortHelp that work now,

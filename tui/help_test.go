@@ -74,8 +74,8 @@ func TestFullHelpGreysWhatCannotBeUsedNow(t *testing.T) {
 	usable := func(k string) bool {
 		t.Helper()
 		for _, e := range m.helpEntries() {
-			if e.key == k {
-				return e.usable
+			if e.Key == k {
+				return e.Usable
 			}
 		}
 		t.Fatalf("the full help does not list %s", k)
