@@ -18,9 +18,9 @@ func TestColumnsFitTheWidth(t *testing.T) {
 	for _, k := range strings.Fields("a b c d e f g h i j k l") {
 		entries = append(entries, Entry{Key: k, Desc: "does " + k, Usable: k != "c"})
 	}
-	wide, narrow := Lines(entries, 120, st, "grey: nothing now"), Lines(entries, 20, st, "grey: nothing now")
+	wide, narrow := Lines(entries, 120, st, "grey: nothing now"), Lines(entries, 10, st, "grey: nothing now")
 	if len(wide) >= len(narrow) || len(narrow) != len(entries)+1 {
-		t.Errorf("%d lines at 120 columns, %d at 20: want fewer wide, one a key narrow", len(wide), len(narrow))
+		t.Errorf("%d lines at 120 columns, %d at 10: want fewer wide, one a key narrow", len(wide), len(narrow))
 	}
 	for _, l := range append(wide, narrow...) {
 		if w := ansi.StringWidth(l); w > 120 {
