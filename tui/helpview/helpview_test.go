@@ -27,7 +27,7 @@ func TestColumnsFitTheWidth(t *testing.T) {
 			t.Errorf("a line %d wide: %q", w, l)
 		}
 	}
-	if last := ansi.Strip(narrow[len(narrow)-1]); last != "grey: nothing now" {
+	if last := ansi.Strip(wide[len(wide)-1]); last != "grey: nothing now" {
 		t.Errorf("the last line is %q", last)
 	}
 }
