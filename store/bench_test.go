@@ -131,7 +131,7 @@ func BenchmarkScanContent100k(b *testing.B) {
 func BenchmarkMessageDecode(b *testing.B) {
 	m := benchMessage(12345)
 	m.Meta = map[string]string{"model": "x", "source": "y"}
-	v := encodeMessage(nil, &m, m.CreatedAt.UnixNano())
+	v := encodeMessage(nil, &m, m.CreatedAt.UnixNano(), packParts(&m))
 	for b.Loop() {
 		if _, err := decodeMessage(v, 12345); err != nil {
 			b.Fatal(err)

@@ -143,7 +143,7 @@ func Check(path string) ([]Finding, error) {
 			return c.out, nil
 		}
 	}
-	if schema != currentSchema {
+	if !sameLayout(schema) {
 		// An older file: every record it has is read, as its migration
 		// will.
 		cp := newCopier(db, path, layout1{}, nil, false)

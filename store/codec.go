@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"weft/model"
+	"weft/store/jsonpack"
 )
 
 // Message record, format 1 (the value in the msgs bucket):
@@ -18,22 +19,32 @@ import (
 //	byte 0     format (1)
 //	byte 1     role code (model.Role.Code, 1..4)
 //	byte 2     flags: bit 0 = digest stored as 32 raw bytes (it was 64 lowercase hex digits)
+//	                  bit 1 = parts packed over the content (schema 3)
 //	bytes 3-10 created_at, Unix nanoseconds, int64 big-endian
 //	varint     tokens (signed, zig-zag)
 //	uvarint n, n bytes   content
 //	uvarint n, n bytes   name
 //	uvarint n, n bytes   digest
-//	uvarint n, n bytes   parts, verbatim JSON (n = 0: none)
+//	uvarint n, n bytes   parts (n = 0: none): verbatim JSON, or with bit 1
+//	                     packed over the content (store/jsonpack)
 //	uvarint n, n bytes   meta (n = 0: none): uvarint count, then count pairs of
 //	                     uvarint-length-prefixed key and value, keys sorted
 //
 // The ID and seq are not stored: the seq is the key and the ID is
 // model.MessageID(seq). Content comes first among the variable fields so
 // ScanContent finds it after two varints without decoding the rest.
+//
+// A message's parts say its text again (each part's text, and the
+// source block it was read from as the client wrote it): packed, the
+// text is stored once, in the content, and the parts are given back byte
+// for byte when the message is read. Parts that packing does not make
+// shorter are stored as they are.
 const (
-	msgFormat1    = 1
-	msgHeaderLen  = 11
-	flagDigestRaw = 1 << 0
+	msgFormat1      = 1
+	msgHeaderLen    = 11
+	flagDigestRaw   = 1 << 0
+	flagPartsPacked = 1 << 1
+	knownFlags      = flagDigestRaw | flagPartsPacked
 )
 
 // Head records: 16 bytes, 1024 to a chunk.
@@ -139,8 +150,21 @@ func metaLen(m map[string]string) int {
 	return n
 }
 
-// encodedLen is the exact length encodeMessage writes for m.
-func encodedLen(m *model.Message) int {
+// packParts plans how m's parts are stored: packed over its content,
+// when that makes them shorter.
+func packParts(m *model.Message) jsonpack.Plan { return jsonpack.Make(m.Content, m.Parts) }
+
+// partsLen is the length of the parts field's body.
+func partsLen(m *model.Message, pack jsonpack.Plan) int {
+	if pack.Packs() {
+		return pack.Len()
+	}
+	return len(m.Parts)
+}
+
+// encodedLen is the exact length encodeMessage writes for m, its parts
+// packed as pack says (packParts).
+func encodedLen(m *model.Message, pack jsonpack.Plan) int {
 	n := msgHeaderLen + varintLen(int64(m.Tokens))
 	n += fieldLen(len(m.Content)) + fieldLen(len(m.Name))
 	if rawDigest(m.Digest) {
@@ -148,17 +172,21 @@ func encodedLen(m *model.Message) int {
 	} else {
 		n += fieldLen(len(m.Digest))
 	}
-	n += fieldLen(len(m.Parts)) + fieldLen(metaLen(m.Meta))
+	n += fieldLen(partsLen(m, pack)) + fieldLen(metaLen(m.Meta))
 	return n
 }
 
 // encodeMessage appends m's record to dst (which should have room for
-// encodedLen(m) bytes). at is m.CreatedAt in nanos, already checked.
-func encodeMessage(dst []byte, m *model.Message, at int64) []byte {
+// encodedLen(m, pack) bytes), its parts packed as pack says (packParts
+// of m). at is m.CreatedAt in nanos, already checked.
+func encodeMessage(dst []byte, m *model.Message, at int64, pack jsonpack.Plan) []byte {
 	var flags byte
 	raw := rawDigest(m.Digest)
 	if raw {
 		flags |= flagDigestRaw
+	}
+	if pack.Packs() {
+		flags |= flagPartsPacked
 	}
 	dst = append(dst, msgFormat1, m.Role.Code(), flags)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(at))
@@ -171,8 +199,12 @@ func encodeMessage(dst []byte, m *model.Message, at int64) []byte {
 	} else {
 		dst = appendField(dst, m.Digest)
 	}
-	dst = binary.AppendUvarint(dst, uint64(len(m.Parts)))
-	dst = append(dst, m.Parts...)
+	dst = binary.AppendUvarint(dst, uint64(partsLen(m, pack)))
+	if pack.Packs() {
+		dst = pack.Append(dst, m.Parts)
+	} else {
+		dst = append(dst, m.Parts...)
+	}
 	dst = binary.AppendUvarint(dst, uint64(metaLen(m.Meta)))
 	if len(m.Meta) > 0 {
 		dst = binary.AppendUvarint(dst, uint64(len(m.Meta)))
@@ -250,6 +282,9 @@ func header(v []byte) (role model.Role, flags byte, at int64, tokens int64, r re
 		return "", 0, 0, 0, r, fmt.Errorf("unknown role code %d", v[1])
 	}
 	flags = v[2]
+	if flags&^knownFlags != 0 {
+		return "", 0, 0, 0, r, fmt.Errorf("unknown flags %#x", flags)
+	}
 	at = int64(be64(v[3:]))
 	r = reader{b: v[msgHeaderLen:]}
 	tokens = r.varint()
@@ -308,7 +343,11 @@ func decodeMessage(v []byte, seq uint64) (model.Message, error) {
 		m.Digest = string(d)
 	}
 	if p := r.field(); len(p) > 0 {
-		m.Parts = append([]byte(nil), p...)
+		if flags&flagPartsPacked == 0 {
+			m.Parts = append([]byte(nil), p...)
+		} else if m.Parts, err = jsonpack.Unpack(p, m.Content); err != nil {
+			return model.Message{}, fmt.Errorf("parts: %w", err)
+		}
 	}
 	if mb := r.field(); len(mb) > 0 {
 		mr := reader{b: mb}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"weft/model"
+	"weft/store/jsonpack"
 )
 
 // Encoded holds the records of messages made before the transaction that
@@ -21,6 +22,7 @@ type Encoded struct {
 // stores them ends, so each call has an arena of its own.
 func EncodeMessages(msgs []model.Message) (Encoded, error) {
 	e := Encoded{vals: make([][]byte, len(msgs)), ats: make([]int64, len(msgs))}
+	packs := make([]jsonpack.Plan, len(msgs))
 	total := 0
 	for i := range msgs {
 		m := &msgs[i]
@@ -32,12 +34,13 @@ func EncodeMessages(msgs []model.Message) (Encoded, error) {
 			return Encoded{}, fmt.Errorf("message %d of %d: created_at %s is outside the storable range (years 1678-2262)", i+1, len(msgs), m.CreatedAt)
 		}
 		e.ats[i] = at
-		total += encodedLen(m)
+		packs[i] = packParts(m)
+		total += encodedLen(m, packs[i])
 	}
 	arena := make([]byte, 0, total)
 	for i := range msgs {
 		start := len(arena)
-		arena = encodeMessage(arena, &msgs[i], e.ats[i])
+		arena = encodeMessage(arena, &msgs[i], e.ats[i], packs[i])
 		e.vals[i] = arena[start:len(arena):len(arena)]
 	}
 	return e, nil

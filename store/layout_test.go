@@ -17,6 +17,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"weft/model"
+	"weft/store/jsonpack"
 )
 
 // fixtureSession is one session of a test file: what it holds.
@@ -116,7 +117,8 @@ func writeSchema1(t testing.TB, path string, sessions []fixtureSession) {
 			}
 			for _, m := range fs.msgs {
 				at := m.CreatedAt.UnixNano()
-				if err := sub["msgs"].Put(put64(m.Seq), encodeMessage(nil, &m, at)); err != nil {
+				// A file of schema 1 has its parts as they are.
+				if err := sub["msgs"].Put(put64(m.Seq), encodeMessage(nil, &m, at, jsonpack.Plan{})); err != nil {
 					return err
 				}
 				if err := sub["bytime"].Put(timeKey(at, m.Seq), []byte{}); err != nil {

@@ -11,6 +11,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"weft/model"
+	"weft/store/jsonpack"
 )
 
 // lastSeq is the highest seq of session num in a msgs bucket (0 when it
@@ -71,6 +72,10 @@ func (t *Tx) appendMessages(sessionID string, msgs []model.Message, enc *Encoded
 		return fmt.Errorf("session %q: %d messages with %d records", sessionID, len(msgs), len(enc.vals))
 	}
 	ats := make([]int64, len(msgs))
+	var packs []jsonpack.Plan
+	if enc == nil {
+		packs = make([]jsonpack.Plan, len(msgs))
+	}
 	total := 0
 	for i := range msgs {
 		m := &msgs[i]
@@ -93,7 +98,8 @@ func (t *Tx) appendMessages(sessionID string, msgs []model.Message, enc *Encoded
 			return fmt.Errorf("session %q: message seq %d: created_at %s is outside the storable range (years 1678-2262)", sessionID, m.Seq, m.CreatedAt)
 		}
 		ats[i] = at
-		total += encodedLen(m)
+		packs[i] = packParts(m)
+		total += encodedLen(m, packs[i])
 	}
 	// A small session whose messages are in time order has no time
 	// index: TimeAscend reads its few messages instead. An append that
@@ -158,7 +164,7 @@ func (t *Tx) appendMessages(sessionID string, msgs []model.Message, enc *Encoded
 			val = enc.vals[i]
 		} else {
 			start := len(arena)
-			arena = encodeMessage(arena, m, ats[i])
+			arena = encodeMessage(arena, m, ats[i], packs[i])
 			val = arena[start:len(arena):len(arena)]
 		}
 		k := keys[i*keyLen : i*keyLen+numLen+8 : i*keyLen+numLen+8]

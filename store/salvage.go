@@ -14,6 +14,7 @@ import (
 
 	"weft/model"
 	"weft/store/boltfile"
+	"weft/store/jsonpack"
 )
 
 // SalvageReport says what Salvage copied and what it could not read.
@@ -350,7 +351,7 @@ func placeholder(seq uint64, at time.Time, path string) model.Message {
 
 func (mc *msgCopier) append(m model.Message) error {
 	mc.batch = append(mc.batch, m)
-	mc.batchSize += encodedLen(&m)
+	mc.batchSize += encodedLen(&m, jsonpack.Plan{}) // at most: parts as they are
 	mc.copied = m.Seq
 	mc.tokens += m.Tokens
 	if mc.first.IsZero() {

@@ -1,7 +1,7 @@
 // Package store keeps weft's sessions, messages and operations in one bbolt
 // file.
 //
-// Layout (schema 2): top-level buckets only. A session's records are keyed
+// Layout (schema 3; schema 2 without packed parts): top-level buckets only. A session's records are keyed
 // by its number (4 bytes big-endian, given when the session is first
 // stored), so one session's records sit together in key order and a small
 // session costs what its records cost, not a page of its own.
@@ -73,7 +73,19 @@ var (
 )
 
 // currentSchema is the schema version this code reads and writes.
-const currentSchema uint32 = 2
+// Schema 3 is schema 2 with messages' parts packed over their content
+// (codec.go): a file of schema 2 reads as it is, and opening it for
+// writing only says it is schema 3 now (an older weft, which would not
+// read the packed parts, then refuses it as newer).
+const currentSchema uint32 = 3
+
+// packedSince is the schema from which messages' parts may be packed;
+// a file of the schema before it has the same layout.
+const packedSince uint32 = 3
+
+// sameLayout reports whether a file of schema v is laid out as the
+// current schema is (its records read as they are).
+func sameLayout(v uint32) bool { return v == currentSchema || v == packedSince-1 }
 
 // SchemaVersion is the schema this weft reads and writes, for faces that
 // report it (the HTTP listener's /healthz).
@@ -262,7 +274,7 @@ func (s *Store) prepare() error {
 	err := s.viewRaw(func(tx *bolt.Tx) error {
 		var err error
 		v, fresh, err = readSchema(tx, s.path)
-		if err == nil && !fresh && v == currentSchema {
+		if err == nil && !fresh && sameLayout(v) {
 			err = checkBuckets(tx, s.path)
 		}
 		return err
@@ -278,6 +290,12 @@ func (s *Store) prepare() error {
 		return s.updateRaw(createBuckets)
 	case v == currentSchema:
 		return nil
+	case sameLayout(v) && s.readOnly:
+		return nil // read as it is
+	case sameLayout(v):
+		// Its records read as they are; from now on it may hold
+		// packed parts.
+		return s.updateRaw(func(tx *bolt.Tx) error { return tx.Bucket(bktMeta).Put(keySchema, put32(currentSchema)) })
 	case s.readOnly:
 		return fmt.Errorf("%s has schema %d, older than this weft's %d: it is migrated the first time weft opens it for writing (weft import, weft new, an edit): %w", s.path, v, currentSchema, ErrNeedsMigration)
 	}

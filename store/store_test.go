@@ -1218,7 +1218,7 @@ func TestCorruptValues(t *testing.T) {
 	m.Parts = json.RawMessage(`[1,2]`)
 	m.Meta = map[string]string{"a": "b", "c": "d"}
 	mustUpdate(t, s, func(tx *Tx) error { return tx.AppendMessages("s", []model.Message{m}) })
-	good := encodeMessage(nil, &m, m.CreatedAt.UnixNano())
+	good := encodeMessage(nil, &m, m.CreatedAt.UnixNano(), packParts(&m))
 	partsEnd := len(good) - fieldLen(metaLen(m.Meta))
 	const num = 1 // the first session's number
 
@@ -1350,7 +1350,7 @@ func FuzzDecodeMessage(f *testing.F) {
 	m := msg(1, model.RoleUser, "hello", t0)
 	m.Meta = map[string]string{"k": "v"}
 	m.Parts = json.RawMessage(`{}`)
-	f.Add(encodeMessage(nil, &m, m.CreatedAt.UnixNano()))
+	f.Add(encodeMessage(nil, &m, m.CreatedAt.UnixNano(), packParts(&m)))
 	f.Add([]byte{1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0xff})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		decodeMessage(b, 1)
@@ -1364,7 +1364,7 @@ func TestEncodedLen(t *testing.T) {
 		m := msg(1, model.RoleUser, strings.Repeat("x", 200), t0)
 		m.Tokens = tokens
 		m.Meta = map[string]string{strings.Repeat("k", 130): strings.Repeat("v", 20000)}
-		if got, want := len(encodeMessage(nil, &m, 0)), encodedLen(&m); got != want {
+		if got, want := len(encodeMessage(nil, &m, 0, packParts(&m))), encodedLen(&m, packParts(&m)); got != want {
 			t.Errorf("tokens %d: encoded %d bytes, encodedLen says %d", tokens, got, want)
 		}
 	}
