@@ -11,7 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 
 	"weft/model"
 )
@@ -72,10 +74,8 @@ func ScanString(b []byte, i int) (string, int, bool) {
 			if !escaped && utf8.Valid(body) {
 				return string(body), j + 1, true
 			}
-			// s is declared here, so that only this way pays for it
-			// escaping to the heap
-			var s string
-			if json.Unmarshal(b[i:j+1], &s) != nil {
+			s, ok := unquote(body)
+			if !ok {
 				return "", i, false
 			}
 			return s, j + 1, true
@@ -87,6 +87,97 @@ func ScanString(b []byte, i int) (string, int, bool) {
 		}
 	}
 	return "", i, false
+}
+
+// unquote decodes a JSON string's body (between its quotes, its control
+// characters refused already) as encoding/json does, into one buffer of
+// the size it takes: a string may be megabytes. Invalid UTF-8 and lone
+// surrogates become U+FFFD; an escape JSON does not have refuses it.
+func unquote(body []byte) (string, bool) {
+	out := make([]byte, 0, len(body))
+	for i := 0; i < len(body); {
+		c := body[i]
+		switch {
+		case c == '\\':
+			if i+1 >= len(body) {
+				return "", false
+			}
+			switch e := body[i+1]; e {
+			case '"', '\\', '/':
+				out = append(out, e)
+			case 'b':
+				out = append(out, '\b')
+			case 'f':
+				out = append(out, '\f')
+			case 'n':
+				out = append(out, '\n')
+			case 'r':
+				out = append(out, '\r')
+			case 't':
+				out = append(out, '\t')
+			case 'u':
+				r, ok := hex4(body[i+2:])
+				if !ok {
+					return "", false
+				}
+				i += 6
+				if utf16.IsSurrogate(r) {
+					lo, ok := rune(-1), false
+					if i+1 < len(body) && body[i] == '\\' && body[i+1] == 'u' {
+						lo, ok = hex4(body[i+2:])
+					}
+					if dec := utf16.DecodeRune(r, lo); ok && dec != unicode.ReplacementChar {
+						i += 6
+						r = dec
+					} else {
+						r = unicode.ReplacementChar
+					}
+				}
+				out = utf8.AppendRune(out, r)
+				continue
+			default:
+				return "", false
+			}
+			i += 2
+		case c < utf8.RuneSelf:
+			k := i + 1
+			for k < len(body) && body[k] < utf8.RuneSelf && body[k] != '\\' {
+				k++
+			}
+			out = append(out, body[i:k]...)
+			i = k
+		default:
+			r, size := utf8.DecodeRune(body[i:])
+			if r == utf8.RuneError && size == 1 {
+				out = utf8.AppendRune(out, r)
+			} else {
+				out = append(out, body[i:i+size]...)
+			}
+			i += size
+		}
+	}
+	return unsafe.String(unsafe.SliceData(out), len(out)), true
+}
+
+// hex4 reads the four hex digits b starts with.
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case 'a' <= c && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case 'A' <= c && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
 }
 
 // IsNull reports an absent or null JSON value.
@@ -111,6 +202,28 @@ func Compact(raw []byte) json.RawMessage {
 	return b.Bytes()
 }
 
+// CompactOwned is Compact for raw its caller owns (it is not written to
+// later): raw itself when it is compact already, as a block a client
+// sent most often is, rather than a copy of what may be megabytes.
+func CompactOwned(raw []byte) json.RawMessage {
+	raw = trimSpace(raw)
+	if len(raw) == 0 {
+		return nil
+	}
+	in := false
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case in && c == '\\':
+			i++
+		case c == '"':
+			in = !in
+		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return Compact(raw)
+		}
+	}
+	return raw
+}
+
 // Encode writes v as weft sends JSON everywhere: compact, without HTML
 // escaping (code and markup keep their <, > and &), without a trailing
 // newline.
@@ -133,12 +246,13 @@ func Marshal(v any) json.RawMessage {
 
 // EncodeParts writes parts for model.NewMessage.Parts as
 // model.EncodeParts does, but without HTML escaping, so the source
-// blocks in Raw keep their characters as written. No parts give nil.
+// blocks in Raw keep their characters as written (appendParts: one
+// buffer of the size they take). No parts give nil.
 func EncodeParts(parts []model.Part) json.RawMessage {
 	if len(parts) == 0 {
 		return nil
 	}
-	if raw := Marshal(parts); raw != nil {
+	if raw, ok := appendParts(nil, parts); ok {
 		return raw
 	}
 	return model.EncodeParts(parts)

@@ -3,6 +3,7 @@ package formats_test
 import (
 	"bytes"
 	"encoding/json"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -134,6 +135,29 @@ func TestMediaType(t *testing.T) {
 	} {
 		if got := formats.MediaType(tt.in); got != tt.want {
 			t.Errorf("MediaType(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// DecodeString decodes what encoding/json decodes, to the same string,
+// and refuses what it refuses: escapes of every kind, surrogate pairs
+// and lone halves, invalid UTF-8.
+func TestDecodeStringIsEncodingJSON(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	pieces := []string{"a", " ", "é", "日", "😀", `\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`, `\u0041`, `\u00e9`, `\uD83D\uDE00`, `\ud83d`, `\ude00`, `\uD800\u0041`, `\u12`, `\x`, `\`, "\xff", "\xe2\x80", "\u2028", "<>&"}
+	for i := range 20000 {
+		var b strings.Builder
+		b.WriteByte('"')
+		for range rng.IntN(8) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		b.WriteByte('"')
+		lit := b.String()
+		var want string
+		werr := json.Unmarshal([]byte(lit), &want)
+		got, ok := formats.DecodeString([]byte(lit))
+		if ok != (werr == nil) || ok && got != want {
+			t.Fatalf("literal %d %q: got %q (%v), encoding/json %q (%v)", i, lit, got, ok, want, werr)
 		}
 	}
 }

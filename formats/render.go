@@ -12,6 +12,11 @@ import (
 // "[tool error]"). Thinking stays in the parts only: it is not part of
 // what the conversation said.
 func RenderContent(parts []model.Part) string {
+	// A message of one text (what most are) is that text, not a copy
+	// of it: it may be megabytes.
+	if text, ok := onlyText(parts); ok {
+		return text
+	}
 	var b strings.Builder
 	sep := func() {
 		if b.Len() > 0 {
@@ -53,6 +58,27 @@ func RenderContent(parts []model.Part) string {
 		}
 	}
 	return b.String()
+}
+
+// onlyText is the text of parts that render as one text part alone
+// (thinking, blank text and other parts render as nothing).
+func onlyText(parts []model.Part) (string, bool) {
+	text, found := "", false
+	for i := range parts {
+		switch p := &parts[i]; p.Type {
+		case model.PartToolCall, model.PartToolResult, model.PartImage:
+			return "", false
+		case model.PartText:
+			if strings.TrimSpace(p.Text) == "" {
+				continue
+			}
+			if found {
+				return "", false
+			}
+			text, found = p.Text, true
+		}
+	}
+	return text, found
 }
 
 // Blank reports whether parts hold nothing to show: no parts, or only
