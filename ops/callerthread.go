@@ -40,11 +40,13 @@ type ListReader struct {
 	// shape is never taken for another's.
 	Shape string
 	// Read reads raw, whose first message is the list's offset-th: the
-	// messages, and for each the index of the message of raw it came
-	// from (a Messages API message of tool results is a message per
-	// result). Any message it cannot read refuses the whole list, and
-	// the refusal says its place.
-	Read func(raw []json.RawMessage, offset int) ([]model.NewMessage, []int, error)
+	// messages, the parts each was made of (those encoded in its Parts,
+	// so that they need not be decoded again; nil, or a nil entry: they
+	// are), and for each the index of the message of raw it came from (a
+	// Messages API message of tool results is a message per result).
+	// Any message it cannot read refuses the whole list, and the refusal
+	// says its place.
+	Read func(raw []json.RawMessage, offset int) ([]model.NewMessage, [][]model.Part, []int, error)
 	// Mark, if not empty, is what a raw message carries to be listed
 	// among the marked (ReadThread): the Messages API's cache
 	// breakpoint, "cache_control".
@@ -58,38 +60,45 @@ type ListReader struct {
 var ChatMessages = ListReader{Shape: "chat", Read: readChat}
 
 // readChat reads chat-completions messages, one message each.
-func readChat(raw []json.RawMessage, offset int) ([]model.NewMessage, []int, error) {
+func readChat(raw []json.RawMessage, offset int) ([]model.NewMessage, [][]model.Part, []int, error) {
 	for i, m := range raw {
 		if m = bytes.TrimSpace(m); len(m) == 0 || m[0] != '{' {
-			return nil, nil, Invalidf("messages[%d] is not a message object ({role, content})", offset+i)
+			return nil, nil, nil, Invalidf("messages[%d] is not a message object ({role, content})", offset+i)
 		}
 	}
-	nms, errs := openai.ReadMessages(raw)
+	nms, parts, errs := openai.ReadMessages(raw)
 	if len(errs) > 0 {
 		texts := make([]string, len(errs))
 		for i, e := range errs {
 			texts[i] = fmt.Sprintf("messages[%d]: %s", offset+e.Index, e.Reason)
 		}
-		return nil, nil, Invalidf("messages are not all chat-completions messages ({role, content}): %s", strings.Join(texts, "; "))
+		return nil, nil, nil, Invalidf("messages are not all chat-completions messages ({role, content}): %s", strings.Join(texts, "; "))
 	}
 	from := make([]int, len(nms))
 	for i := range from {
 		from[i] = i
 	}
-	return nms, from, nil
+	return nms, parts, from, nil
 }
 
 // List reads raw whole, remembering nothing (ReadThread remembers): the
 // caller's messages, and for each the index of the message of raw it
 // came from.
 func (r ListReader) List(raw []json.RawMessage, offset int) ([]CallerMessage, []int, error) {
-	nms, from, err := r.Read(raw, offset)
+	nms, read, from, err := r.Read(raw, offset)
 	if err != nil {
 		return nil, nil, err
 	}
 	out := make([]CallerMessage, len(nms))
 	for i, nm := range nms {
-		parts := model.DecodeParts(nm.Parts)
+		var parts []model.Part
+		switch {
+		case len(nm.Parts) == 0:
+		case i < len(read) && read[i] != nil:
+			parts = read[i] // as read: a message may be megabytes
+		default:
+			parts = model.DecodeParts(nm.Parts)
+		}
 		out[i] = CallerMessage{Message: nm, Parts: parts, Identity: model.Identity(nm.Role, nm.Content, parts)}
 	}
 	return out, from, nil

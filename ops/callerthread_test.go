@@ -14,12 +14,12 @@ import (
 
 // messagesAPI reads Messages API messages as the context proxy does: a
 // message of tool results is a message per result.
-var messagesAPI = ops.ListReader{Shape: "anthropic", Read: func(raw []json.RawMessage, _ int) ([]model.NewMessage, []int, error) {
-	nms, from, errs := claudecode.ReadMessages(raw)
+var messagesAPI = ops.ListReader{Shape: "anthropic", Read: func(raw []json.RawMessage, _ int) ([]model.NewMessage, [][]model.Part, []int, error) {
+	nms, parts, from, errs := claudecode.ReadMessages(raw)
 	if len(errs) > 0 {
-		return nil, nil, fmt.Errorf("%v", errs)
+		return nil, nil, nil, fmt.Errorf("%v", errs)
 	}
-	return nms, from, nil
+	return nms, parts, from, nil
 }}
 
 // A message of a thread is told by the key of the raw message it was

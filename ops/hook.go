@@ -64,7 +64,7 @@ func (s *Service) ApplyContextOperations(ctx context.Context, a ApplyOpsArgs) (A
 	// counted by then is counted when stored).
 	if snap, err := s.Snapshot(a.SessionID); err == nil && snap.Info.MessageCount < len(msgs) {
 		fresh := msgs[snap.Info.MessageCount:]
-		CountEach(len(fresh), func(i int) *model.NewMessage { return &fresh[i].Message })
+		CountCallerMessages(fresh)
 	}
 	var sync SyncResult
 	info, err := s.Write(ctx, a.SessionID, a.ExpectedVersion, s.SyncPrepare(msgs, &sync, nil))

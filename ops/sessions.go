@@ -128,7 +128,7 @@ func (s *Service) AppendMessages(ctx context.Context, a AppendMessagesArgs) (App
 	// Counting the tokens is most of a long append; the write is the
 	// last step.
 	pm := newMeter(ctx, len(msgs)+1, fmt.Sprintf("counting the tokens of %d messages", len(msgs)))
-	countEachMetered(len(msgs), func(i int) *model.NewMessage { return &msgs[i] }, pm)
+	countEachMetered(len(msgs), func(i int) (*model.NewMessage, []model.Part) { return &msgs[i], nil }, pm)
 	pm.stage(fmt.Sprintf("%d messages appended", len(msgs)))
 	var ids []model.ItemID
 	info, err := s.Write(ctx, a.SessionID, a.ExpectedVersion, func(_ *store.Tx, th *Thread, next *model.Session) (*Change, error) {
@@ -178,7 +178,11 @@ func (s *Service) appendChange(th *Thread, next *model.Session, nms []model.NewM
 // its content. Importers render a content from the parts, which would
 // count twice.
 func MessageTokens(content string, rawParts json.RawMessage) int {
-	parts := model.DecodeParts(rawParts)
+	return partsTokens(content, model.DecodeParts(rawParts))
+}
+
+// partsTokens is MessageTokens of a message's parts decoded.
+func partsTokens(content string, parts []model.Part) int {
 	if len(parts) == 0 {
 		return tokens.Count(content)
 	}
@@ -197,18 +201,36 @@ func MessageTokens(content string, rawParts json.RawMessage) int {
 // CountEach counts the tokens of the n messages at(i) gives that have no
 // count yet, on every core. Writes count before they take the service's
 // lock: a long message must not hold up every other request.
-func CountEach(n int, at func(i int) *model.NewMessage) { countEachMetered(n, at, nil) }
+func CountEach(n int, at func(i int) *model.NewMessage) {
+	countEachMetered(n, func(i int) (*model.NewMessage, []model.Part) { return at(i), nil }, nil)
+}
+
+// CountCallerMessages is CountEach for a caller's messages, counted from
+// the parts they were read with (not decoded again: a message may be
+// megabytes).
+func CountCallerMessages(msgs []CallerMessage) {
+	countEachMetered(len(msgs), func(i int) (*model.NewMessage, []model.Part) {
+		m := &msgs[i]
+		if len(m.Parts) == 0 {
+			return &m.Message, nil
+		}
+		return &m.Message, m.Parts
+	}, nil)
+}
 
 // countEachMetered is CountEach, telling pm (which may be nil) how many
-// messages were counted as it goes.
-func countEachMetered(n int, at func(i int) *model.NewMessage, pm *meter) {
+// messages were counted as it goes; at gives a message and, when it
+// has them at hand, its parts decoded (nil: decoded from the message).
+func countEachMetered(n int, at func(i int) (*model.NewMessage, []model.Part), pm *meter) {
 	workers := min(runtime.GOMAXPROCS(0), max(n/256, 1))
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
 			counted := 0
 			for i := w; i < n; i += workers {
-				if m := at(i); m.Tokens <= 0 {
+				if m, parts := at(i); m.Tokens <= 0 && parts != nil {
+					m.Tokens = partsTokens(m.Content, parts)
+				} else if m.Tokens <= 0 {
 					m.Tokens = MessageTokens(m.Content, m.Parts)
 				}
 				// Counted in chunks: a report per message would make

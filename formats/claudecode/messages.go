@@ -31,12 +31,14 @@ func (e MessageError) Error() string {
 // each tool_result block of a user message becomes a message of role
 // tool, named after the call it answers, before the user's own text when
 // it comes first. A message with nothing in it gives no message. It
-// returns the messages, with, for each, the index of the message of msgs
-// it came from; or, when any message cannot be read, an error for each
-// of those.
-func ReadMessages(msgs []json.RawMessage) ([]model.NewMessage, []int, []MessageError) {
+// returns the messages, with, for each, the parts it was made of (those
+// encoded in its Parts) and the index of the message of msgs it came
+// from; or, when any message cannot be read, an error for each of
+// those.
+func ReadMessages(msgs []json.RawMessage) ([]model.NewMessage, [][]model.Part, []int, []MessageError) {
 	rd := &ccReader{strs: map[string]string{}}
 	out := make([]model.NewMessage, 0, len(msgs))
+	read := make([][]model.Part, 0, len(msgs))
 	from := make([]int, 0, len(msgs))
 	var errs []MessageError
 	toolNames := map[string]string{}
@@ -76,6 +78,7 @@ func ReadMessages(msgs []json.RawMessage) ([]model.NewMessage, []int, []MessageE
 		}
 		add := func(role model.Role, name string, parts []model.Part) {
 			out = append(out, model.NewMessage{Role: role, Name: name, Content: formats.RenderContent(parts), Parts: formats.EncodeParts(parts)})
+			read = append(read, parts)
 			from = append(from, i)
 		}
 		if role == "system" {
@@ -115,7 +118,7 @@ func ReadMessages(msgs []json.RawMessage) ([]model.NewMessage, []int, []MessageE
 		}
 	}
 	if len(errs) > 0 {
-		return nil, nil, errs
+		return nil, nil, nil, errs
 	}
-	return out, from, nil
+	return out, read, from, nil
 }

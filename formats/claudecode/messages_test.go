@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"weft/formats"
 	"weft/model"
 )
 
@@ -34,9 +35,15 @@ func TestReadMessagesReadsAMessagesAPIThread(t *testing.T) {
 		{"role":"user","content":[{"type":"text","text":"first"},{"type":"tool_result","tool_use_id":"toolu_1","content":"again"}]},
 		{"role":"system","content":[{"type":"text","text":"# Environment"}]}
 	]`)
-	got, from, errs := ReadMessages(msgs)
+	got, parts, from, errs := ReadMessages(msgs)
 	if errs != nil {
 		t.Fatalf("errors: %v", errs)
+	}
+	// The parts each message was made of are those its Parts encode.
+	for i := range got {
+		if enc := formats.EncodeParts(parts[i]); string(enc) != string(got[i].Parts) {
+			t.Errorf("message %d: parts read %s, encoded %s", i, enc, got[i].Parts)
+		}
 	}
 	want := []struct {
 		role model.Role
@@ -64,16 +71,16 @@ func TestReadMessagesReadsAMessagesAPIThread(t *testing.T) {
 			t.Errorf("message %d: %s %q from %d %q, want %s %q from %d %q", k, got[k].Role, got[k].Name, from[k], got[k].Content, w.role, w.name, w.from, w.text)
 		}
 	}
-	parts := model.DecodeParts(got[1].Parts)
-	if len(parts) != 4 || parts[0].Type != model.PartThinking || !strings.Contains(string(parts[0].Raw), `"signature":"sig"`) {
-		t.Errorf("the thinking block is not kept verbatim: %+v", parts)
+	thinking := model.DecodeParts(got[1].Parts)
+	if len(thinking) != 4 || thinking[0].Type != model.PartThinking || !strings.Contains(string(thinking[0].Raw), `"signature":"sig"`) {
+		t.Errorf("the thinking block is not kept verbatim: %+v", thinking)
 	}
 	if p := model.DecodeParts(got[4].Parts); len(p) != 1 || !strings.Contains(string(p[0].Raw), "cache_control") {
 		t.Errorf("a block's Raw is not the block as sent: %+v", p)
 	}
 
 	// An answer read alone is the message it is in a later request.
-	alone, _, errs := ReadMessages(msgs[1:2])
+	alone, _, _, errs := ReadMessages(msgs[1:2])
 	if errs != nil || len(alone) != 1 {
 		t.Fatalf("answer: %v %v", alone, errs)
 	}
@@ -101,7 +108,7 @@ func TestReadMessagesRefusesWhatIsNotAMessage(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			msgs := rawList(t, `[{"role":"user","content":"fine"},`+strings.TrimPrefix(c.msgs, "["))
-			got, from, errs := ReadMessages(msgs)
+			got, _, from, errs := ReadMessages(msgs)
 			if got != nil || from != nil || len(errs) != 1 || errs[0].Index != 1 || !strings.Contains(errs[0].Reason, c.reason) {
 				t.Fatalf("got %v %v %v, want one error at 1 saying %q", got, from, errs, c.reason)
 			}

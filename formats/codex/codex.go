@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	sjson "github.com/segmentio/encoding/json"
+
 	"weft/formats"
 	"weft/model"
 )
@@ -101,11 +103,23 @@ type cxPayload struct {
 	ID        string          `json:"id"`
 }
 
+// cxBlock is a content block's fields; its text and refusal are
+// decoded only when they are read (a block may hold megabytes), and
+// point into the block meanwhile.
 type cxBlock struct {
-	Type     string          `json:"type"`
-	Text     string          `json:"text"`
-	Refusal  string          `json:"refusal"`
+	Type     json.RawMessage `json:"type"`
+	Text     json.RawMessage `json:"text"`
+	Refusal  json.RawMessage `json:"refusal"`
 	ImageURL json.RawMessage `json:"image_url"`
+}
+
+// str is a block's string field: "" when absent or null, false when it
+// is not a string (the block is then not read as one).
+func (b *cxBlock) str(v json.RawMessage) (string, bool) {
+	if formats.IsNull(v) {
+		return "", true
+	}
+	return formats.DecodeString(v)
 }
 
 type cxKind uint8
@@ -134,7 +148,10 @@ type cxReader struct {
 	// items: reading a request's items (ReadItems), where an output
 	// keeps its call_id even when its call is not among them (it was in
 	// an earlier request).
-	items    bool
+	items bool
+	// built are the parts each message build made was made of, when
+	// reading items.
+	built    [][]model.Part
 	problems formats.Problems
 	entries  []cxEntry
 	lines    int
@@ -312,8 +329,13 @@ func (cx *cxReader) add(e cxEntry) {
 	cx.entries = append(cx.entries, e)
 }
 
-func (cx *cxReader) responseItem(n int, at time.Time, p *cxPayload, raw json.RawMessage) {
-	raw = formats.Compact(raw)
+func (cx *cxReader) responseItem(n int, at time.Time, p *cxPayload, item json.RawMessage) {
+	// The item as a part's Raw, copied and compacted only for the
+	// kinds kept so (a message keeps its blocks).
+	var raw json.RawMessage
+	if p.Type != "message" {
+		raw = formats.Compact(item)
+	}
 	meta := map[string]string{}
 	if p.ID != "" {
 		meta["source_id"] = p.ID
@@ -340,7 +362,10 @@ func (cx *cxReader) responseItem(n int, at time.Time, p *cxPayload, raw json.Raw
 			return
 		}
 		e.parts = parts
-		e.match = string(e.role) + "\x00" + cxMatchText(parts)
+		if !cx.items {
+			// Events that repeat it come only in a rollout.
+			e.match = string(e.role) + "\x00" + cxMatchText(parts)
+		}
 	case "reasoning":
 		text := cxSummary(p.Summary)
 		if text == "" {
@@ -417,35 +442,56 @@ func (cx *cxReader) event(n int, at time.Time, typ, message, text string, raw js
 
 // cxContent reads a message's content: a list of input_text, output_text,
 // input_image (or refusal) blocks, or a string.
+//
+// raw is the caller's own (decoded from a line or a request, never
+// written to after): the parts' Raw point into it, rather than copy what
+// may be megabytes.
 func cxContent(raw json.RawMessage) ([]model.Part, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
 	if raw[0] == '"' {
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, errors.New(formats.ShortError(err))
+		s, ok := formats.DecodeString(raw)
+		if !ok {
+			var v string
+			return nil, errors.New(formats.ShortError(json.Unmarshal(raw, &v)))
 		}
-		return []model.Part{{Type: model.PartText, Text: s, Raw: formats.Compact(raw)}}, nil
+		return []model.Part{{Type: model.PartText, Text: s, Raw: formats.CompactOwned(raw)}}, nil
 	}
 	var blocks []json.RawMessage
-	if err := json.Unmarshal(raw, &blocks); err != nil {
+	if rest, err := sjson.Parse(raw, &blocks, sjson.DontCopyRawMessage); err != nil || len(bytes.TrimSpace(rest)) > 0 || raw[0] != '[' {
 		return nil, fmt.Errorf("%s, not a list of blocks", formats.DescribeJSON(raw))
 	}
 	parts := make([]model.Part, 0, len(blocks))
 	for _, b := range blocks {
-		b = formats.Compact(b)
+		b = formats.CompactOwned(b)
 		var blk cxBlock
-		if len(b) == 0 || b[0] != '{' || json.Unmarshal(b, &blk) != nil {
+		typ, text, refusal := "", "", ""
+		ok := len(b) > 0 && b[0] == '{'
+		if ok {
+			rest, err := sjson.Parse(b, &blk, sjson.DontCopyRawMessage)
+			ok = err == nil && len(rest) == 0
+		}
+		if ok {
+			typ, ok = blk.str(blk.Type)
+		}
+		switch {
+		case !ok:
+		case typ == "refusal":
+			refusal, ok = blk.str(blk.Refusal)
+		case typ == "input_text" || typ == "output_text" || typ == "text" || typ == "summary_text":
+			text, ok = blk.str(blk.Text)
+		}
+		if !ok {
 			parts = append(parts, model.Part{Type: model.PartOther, Raw: b})
 			continue
 		}
-		switch blk.Type {
+		switch typ {
 		case "input_text", "output_text", "text", "summary_text":
-			parts = append(parts, model.Part{Type: model.PartText, Text: blk.Text, Raw: b})
+			parts = append(parts, model.Part{Type: model.PartText, Text: text, Raw: b})
 		case "refusal":
-			parts = append(parts, model.Part{Type: model.PartText, Text: blk.Refusal, Raw: b})
+			parts = append(parts, model.Part{Type: model.PartText, Text: refusal, Raw: b})
 		case "input_image":
 			var url string
 			_ = json.Unmarshal(blk.ImageURL, &url)
@@ -495,8 +541,8 @@ func cxOutput(raw json.RawMessage) (text string, isErr bool, images []model.Part
 	}
 	switch raw[0] {
 	case '"':
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
+		s, ok := formats.DecodeString(raw)
+		if !ok {
 			return "", false, nil
 		}
 		if t := strings.TrimSpace(s); strings.HasPrefix(t, "{") {
@@ -626,6 +672,9 @@ func (cx *cxReader) build() ([]formats.Message, []cxDigest) {
 			}
 		}
 		msgs = append(msgs, formats.Message{Key: "L" + strconv.Itoa(e.line), NewMessage: nm})
+		if cx.items {
+			cx.built = append(cx.built, e.parts)
+		}
 		if e.kind == cxCompaction {
 			since = len(msgs)
 		}

@@ -37,9 +37,10 @@ func (e ItemError) Error() string {
 // item's type. A message may leave out its "type" (the API's short form
 // {role, content}). Each function_call_output is linked to its call
 // among the items before it, and keeps its call_id when its call is not
-// among them. It returns a message for each item, or, when any cannot be
-// read, an error for each of those.
-func ReadItems(items []json.RawMessage) ([]model.NewMessage, []ItemError) {
+// among them. It returns a message for each item, and the parts each was
+// made of (those encoded in its Parts), or, when any cannot be read, an
+// error for each of those.
+func ReadItems(items []json.RawMessage) ([]model.NewMessage, [][]model.Part, []ItemError) {
 	cx := &cxReader{items: true}
 	var errs []ItemError
 	passed := map[int]string{} // items passed over, by index: their type
@@ -75,7 +76,7 @@ func ReadItems(items []json.RawMessage) ([]model.NewMessage, []ItemError) {
 		}
 	}
 	if len(errs) > 0 {
-		return nil, errs
+		return nil, nil, errs
 	}
 	msgs, _ := cx.build()
 	if len(msgs) != len(items) {
@@ -86,7 +87,7 @@ func ReadItems(items []json.RawMessage) ([]model.NewMessage, []ItemError) {
 		if len(errs) == 0 {
 			errs = append(errs, ItemError{Index: len(msgs), Reason: "it could not be read"})
 		}
-		return nil, errs
+		return nil, nil, errs
 	}
 	out := make([]model.NewMessage, len(msgs))
 	for i := range msgs {
@@ -95,7 +96,7 @@ func ReadItems(items []json.RawMessage) ([]model.NewMessage, []ItemError) {
 			out[i].Content = "[" + typ + "]"
 		}
 	}
-	return out, nil
+	return out, cx.built, nil
 }
 
 // passedOver is the entry of an item Read would pass over.

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"weft/formats"
 	"weft/model"
 )
 
@@ -31,12 +32,18 @@ func TestReadItemsOneMessageAnItem(t *testing.T) {
 		{"type":"item_reference","id":"msg_9"},
 		{"type":"message","role":"assistant","content":[]}
 	]`)
-	msgs, errs := ReadItems(items)
+	msgs, parts, errs := ReadItems(items)
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	if len(msgs) != len(items) {
-		t.Fatalf("%d messages for %d items", len(msgs), len(items))
+	if len(msgs) != len(items) || len(parts) != len(msgs) {
+		t.Fatalf("%d messages and %d parts for %d items", len(msgs), len(parts), len(items))
+	}
+	// The parts each message was made of are those its Parts encode.
+	for i := range msgs {
+		if enc := formats.EncodeParts(parts[i]); string(enc) != string(msgs[i].Parts) {
+			t.Errorf("item %d: parts read %s, encoded %s", i, enc, msgs[i].Parts)
+		}
 	}
 	want := []struct {
 		role    model.Role
@@ -80,7 +87,7 @@ func TestReadItemsRefusesWhatIsNoItem(t *testing.T) {
 		{`[{"role":"user","content":7}]`, "content"},
 		{`[{"type":"function_call","call_id":"c","arguments":"{}"}]`, "without a tool name"},
 	} {
-		msgs, errs := ReadItems(rawItems(t, c.items))
+		msgs, _, errs := ReadItems(rawItems(t, c.items))
 		if msgs != nil || len(errs) != 1 || errs[0].Index != 0 || !strings.Contains(errs[0].Reason, c.want) {
 			t.Errorf("%s: %v %v, want an error saying %q", c.items, msgs, errs, c.want)
 		}

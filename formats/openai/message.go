@@ -35,6 +35,10 @@ type message struct {
 	Mapping       json.RawMessage `json:"mapping"`
 	CurrentNode   json.RawMessage `json:"current_node"`
 	Conversations json.RawMessage `json:"conversations"`
+
+	// read are the parts the message read was made of (nil for one of
+	// text alone), for ReadMessages to hand on.
+	read []model.Part `json:"-"`
 }
 
 // isMessage reports whether m has what a message has.
@@ -142,7 +146,7 @@ func convert(m *message, raw []byte, calls *records.Calls, media *records.Media)
 	nm.CreatedAt = createdAt(m.CreatedAt)
 	content := bytes.TrimSpace(m.Content)
 	if !formats.IsNull(m.Parts) {
-		return weftParts(nm, m.Parts, content, calls)
+		return weftParts(nm, m, content, calls)
 	}
 
 	// The common case: plain text, nothing else.
@@ -226,6 +230,7 @@ func convert(m *message, raw []byte, calls *records.Calls, media *records.Media)
 	if strings.TrimSpace(nm.Content) == "" && len(parts) == 0 {
 		return model.NewMessage{}, records.Empty
 	}
+	m.read = parts
 	return nm, ""
 }
 
@@ -248,7 +253,8 @@ func createdAt(raw json.RawMessage) time.Time {
 // takes it): its parts as weft writes them, kept as they are, and its
 // content as given or, when that is empty (a message of tool calls
 // alone), drawn from the parts.
-func weftParts(nm model.NewMessage, raw json.RawMessage, content []byte, calls *records.Calls) (model.NewMessage, string) {
+func weftParts(nm model.NewMessage, m *message, content []byte, calls *records.Calls) (model.NewMessage, string) {
+	raw := m.Parts
 	var parts []model.Part
 	if err := json.Unmarshal(raw, &parts); err != nil {
 		return model.NewMessage{}, "its parts: " + formats.DescribeError(err)
@@ -275,6 +281,7 @@ func weftParts(nm model.NewMessage, raw json.RawMessage, content []byte, calls *
 	if strings.TrimSpace(nm.Content) == "" && len(parts) == 0 {
 		return model.NewMessage{}, records.Empty
 	}
+	m.read = parts
 	return nm, ""
 }
 

@@ -28,10 +28,13 @@ func (e MessageError) Error() string {
 // oldest first, exactly as Read reads a file of them: the same
 // conversion (tool calls and results as parts, a developer message a
 // system one), each tool result linked to a call before it. It returns a
-// message for each of msgs, or, when any cannot be read (one with
-// nothing in it among them), an error for each of those.
-func ReadMessages(msgs []json.RawMessage) ([]model.NewMessage, []MessageError) {
+// message for each of msgs, and the parts each was made of (those
+// encoded in its Parts, nil for a message of text alone), or, when any
+// cannot be read (one with nothing in it among them), an error for
+// each of those.
+func ReadMessages(msgs []json.RawMessage) ([]model.NewMessage, [][]model.Part, []MessageError) {
 	out := make([]model.NewMessage, 0, len(msgs))
+	parts := make([][]model.Part, 0, len(msgs))
 	var errs []MessageError
 	var m message
 	var calls records.Calls
@@ -41,6 +44,7 @@ func ReadMessages(msgs []json.RawMessage) ([]model.NewMessage, []MessageError) {
 			errs = append(errs, MessageError{Index: i, Reason: formats.DescribeJSON(raw) + ", not a message"})
 			continue
 		}
+		m.read = nil
 		nm, reason := readMessage(raw, &m, &calls, nil)
 		if reason == notRecord {
 			reason += ", not a message"
@@ -50,9 +54,10 @@ func ReadMessages(msgs []json.RawMessage) ([]model.NewMessage, []MessageError) {
 			continue
 		}
 		out = append(out, nm)
+		parts = append(parts, m.read)
 	}
 	if len(errs) > 0 {
-		return nil, errs
+		return nil, nil, errs
 	}
-	return out, nil
+	return out, parts, nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"weft/formats"
 	"weft/formats/internal/importtest"
 )
 
@@ -20,9 +21,16 @@ func TestReadMessagesAsRead(t *testing.T) {
 		if err := json.Unmarshal([]byte(list), &raw); err != nil {
 			t.Fatal(err)
 		}
-		got, errs := ReadMessages(raw)
+		got, parts, errs := ReadMessages(raw)
 		if errs != nil {
 			t.Fatalf("errors %v", errs)
+		}
+		// The parts each message was made of are those its Parts
+		// encode (none for text alone).
+		for i := range got {
+			if enc := formats.EncodeParts(parts[i]); string(enc) != string(got[i].Parts) {
+				t.Errorf("message %d: parts read %s, encoded %s", i, enc, got[i].Parts)
+			}
 		}
 		rec, problems := importtest.RunOK(t, Read, list)
 		if len(problems) > 0 || len(rec.Threads) != 1 || len(rec.Threads[0].Messages) != len(got) {
@@ -46,7 +54,7 @@ func TestReadMessagesErrors(t *testing.T) {
 		json.RawMessage(`{"messages":[]}`),
 		json.RawMessage(`{"role":5,"content":"x"}`),
 	}
-	msgs, errs := ReadMessages(raw)
+	msgs, _, errs := ReadMessages(raw)
 	if msgs != nil || len(errs) != 5 {
 		t.Fatalf("messages %v, errors %v", msgs, errs)
 	}

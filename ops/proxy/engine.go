@@ -65,16 +65,16 @@ var anthropicMessages = ops.ListReader{Shape: "anthropic", Read: readAnthropic, 
 
 // readAnthropic reads Messages API messages: a message of tool results
 // is a message per result.
-func readAnthropic(raw []json.RawMessage, offset int) ([]model.NewMessage, []int, error) {
-	nms, from, errs := claudecode.ReadMessages(raw)
+func readAnthropic(raw []json.RawMessage, offset int) ([]model.NewMessage, [][]model.Part, []int, error) {
+	nms, parts, from, errs := claudecode.ReadMessages(raw)
 	if len(errs) > 0 {
 		texts := make([]string, len(errs))
 		for i, e := range errs {
 			texts[i] = fmt.Sprintf("messages[%d]: %s", offset+e.Index, e.Reason)
 		}
-		return nil, nil, ops.Invalidf("messages are not all Messages API messages ({role: user|assistant|system, content}): %s", strings.Join(texts, "; "))
+		return nil, nil, nil, ops.Invalidf("messages are not all Messages API messages ({role: user|assistant|system, content}): %s", strings.Join(texts, "; "))
 	}
-	return nms, from, nil
+	return nms, parts, from, nil
 }
 
 // Source is the source of the sessions the proxy starts.
@@ -348,7 +348,7 @@ func (e *Engine) take(ctx context.Context, r Request) (Turn, error) {
 	if err := ops.CheckNewMessages(len(fresh)); err != nil {
 		return Turn{}, err
 	}
-	ops.CountEach(len(fresh), func(i int) *model.NewMessage { return &fresh[i].Message })
+	ops.CountCallerMessages(fresh)
 	if !r.Probe && c == nil {
 		snap.Info = e.newSession(title)
 	}
@@ -586,7 +586,7 @@ func (e *Engine) RecordAnswer(ctx context.Context, a Answer) (AnswerResult, erro
 	if len(msgs) == 0 {
 		return AnswerResult{}, nil
 	}
-	ops.CountEach(len(msgs), func(i int) *model.NewMessage { return &msgs[i].Message })
+	ops.CountCallerMessages(msgs)
 	for i, m := range msgs {
 		if m.Message.Role != model.RoleAssistant {
 			return AnswerResult{}, ops.Invalidf("the answer is a %s message, not the assistant's", m.Message.Role)

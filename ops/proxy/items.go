@@ -63,20 +63,20 @@ func (api API) ListField() string {
 var responsesItems = ops.ListReader{Shape: "responses", Read: readItems}
 
 // readItems reads a Responses API request's items, one message each.
-func readItems(raw []json.RawMessage, offset int) ([]model.NewMessage, []int, error) {
-	nms, errs := codex.ReadItems(raw)
+func readItems(raw []json.RawMessage, offset int) ([]model.NewMessage, [][]model.Part, []int, error) {
+	nms, parts, errs := codex.ReadItems(raw)
 	if len(errs) > 0 {
 		texts := make([]string, len(errs))
 		for i, e := range errs {
 			texts[i] = fmt.Sprintf("input[%d]: %s", offset+e.Index, e.Reason)
 		}
-		return nil, nil, ops.Invalidf("input is not all Responses API items ({type: message|reasoning|function_call|function_call_output|...}): %s", strings.Join(texts, "; "))
+		return nil, nil, nil, ops.Invalidf("input is not all Responses API items ({type: message|reasoning|function_call|function_call_output|...}): %s", strings.Join(texts, "; "))
 	}
 	from := make([]int, len(nms))
 	for i := range from {
 		from[i] = i
 	}
-	return nms, from, nil
+	return nms, parts, from, nil
 }
 
 // answerList is what is read of an answer: its message, or for

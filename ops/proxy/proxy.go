@@ -304,8 +304,14 @@ func (p *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The body and what goes upstream in its place are read and
 	// written into buffers kept for the next request: zeroing megabytes
 	// for every request costs more than anything weft does with them.
-	bodyBuf, outBuf := getBuffer(r.ContentLength), getBuffer(r.ContentLength)
-	defer func() { putBuffer(bodyBuf); putBuffer(outBuf) }()
+	// The second is taken only when the body is written anew.
+	bodyBuf, outBuf := getBuffer(r.ContentLength), (*[]byte)(nil)
+	defer func() {
+		putBuffer(bodyBuf)
+		if outBuf != nil {
+			putBuffer(outBuf)
+		}
+	}()
 	body, err := readInto(bodyBuf, r.Body)
 	if err != nil {
 		bodyError(w, ep.api, err)
@@ -335,6 +341,7 @@ func (p *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	out := body
 	if !turn.Unchanged {
+		outBuf = getBuffer(int64(len(body)))
 		if out, err = req.rewrite((*outBuf)[:0], &turn); err != nil {
 			p.logger.Error("proxy: the effective thread could not be written", "error", err)
 			proxyError(w, ep.api, http.StatusInternalServerError, "weft could not write the effective thread: "+err.Error())
@@ -406,7 +413,7 @@ func (p *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	select {
 	case <-sent.closed:
 	case <-time.After(5 * time.Second):
-		bodyBuf, outBuf = &[]byte{}, &[]byte{}
+		bodyBuf, outBuf = &[]byte{}, nil
 	}
 }
 
