@@ -417,7 +417,9 @@ func MediaType(ref string) string {
 const TitleLimit = 80
 
 // CutTitle is a title made of s: its first non-blank line, at most
-// TitleLimit characters (a longer one is cut and ends in "…").
+// TitleLimit characters (a longer one is cut and ends in "…"). It is a
+// string of its own: a session keeps its title as long as it lives, and
+// a part of s would keep all of s, a message that may be megabytes.
 func CutTitle(s string) string {
 	for line := range strings.Lines(s) {
 		if line = strings.TrimSpace(line); line != "" {
@@ -427,7 +429,7 @@ func CutTitle(s string) string {
 	}
 	s = strings.TrimSpace(s)
 	if utf8.RuneCountInString(s) <= TitleLimit {
-		return s
+		return strings.Clone(s)
 	}
 	cut, n := 0, 0
 	for i := range s {

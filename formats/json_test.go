@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"weft/formats"
 	"weft/model"
@@ -158,6 +159,20 @@ func TestDecodeStringIsEncodingJSON(t *testing.T) {
 		got, ok := formats.DecodeString([]byte(lit))
 		if ok != (werr == nil) || ok && got != want {
 			t.Fatalf("literal %d %q: got %q (%v), encoding/json %q (%v)", i, lit, got, ok, want, werr)
+		}
+	}
+}
+
+// A title is a string of its own: the session keeps it for as long as it
+// lives, and a part of the message it was cut from would keep the whole
+// message (megabytes, perhaps) alive with it.
+func TestCutTitleKeepsNothingOfTheText(t *testing.T) {
+	long := strings.Repeat("x", 1<<20)
+	for _, s := range []string{"Fix the limiter.\n" + long, "  Fix the limiter.  ", long} {
+		title := formats.CutTitle(s)
+		start, end := uintptr(unsafe.Pointer(unsafe.StringData(s))), uintptr(unsafe.Pointer(unsafe.StringData(s)))+uintptr(len(s))
+		if p := uintptr(unsafe.Pointer(unsafe.StringData(title))); p >= start && p < end {
+			t.Errorf("the title %.20q points into the text it was cut from", title)
 		}
 	}
 }
