@@ -119,13 +119,19 @@ func proxyLarge(tb testing.TB, engine *Engine, api API, body []byte) largeUsage 
 // Allocations are counted, not the heap's peak, which depends on when
 // the collector runs.
 func TestProxyLargeMessageAllocations(t *testing.T) {
+	if testing.Short() {
+		// 15 MB through the engine, its allocations counted (more of
+		// them under the race detector): the full run holds it.
+		t.Skip("a size measure: not with -short")
+	}
 	const (
 		size = 4 << 20
 		// maxAllocated bounds the bytes weft allocates per byte of the
 		// message: 10.3 measured for the Messages and Responses APIs,
 		// 7.1 for Chat Completions (of which bbolt's copies of the
-		// record, about 4); 33.5 and 45.1 before (8.2).
-		maxAllocated = 14
+		// record, about 4; 12.5 and 7.2 under the race detector); 33.5
+		// and 45.1 before (8.2).
+		maxAllocated = 16
 	)
 	for _, api := range []API{Anthropic, OpenAI, Responses} {
 		t.Run(string(api), func(t *testing.T) {
