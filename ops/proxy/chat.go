@@ -31,8 +31,7 @@ func (b *proxyBody) chatThread(turn *Turn) *chatThread {
 	msgs := turn.OpenAI
 	t := &chatThread{msgs: msgs, segs: turn.anSegs, raw: b.messages}
 	if len(b.own) > 0 {
-		asIs := func(r int) bool { return r >= 0 && r < len(turn.asIs) && turn.asIs[r] }
-		t.own = b.placeFields(len(msgs), func(m int) string { return msgs[m].Role }, func(m int, o *ownMsg) bool { return chatMessageSays(&msgs[m], o) }, asIs)
+		t.own = b.placeFields(len(msgs), func(m int) string { return msgs[m].Role }, func(m int, o *ownMsg) bool { return chatMessageSays(&msgs[m], o) }, turn.goesAsIs)
 	}
 	return t
 }
@@ -41,31 +40,10 @@ func (b *proxyBody) chatThread(turn *Turn) *chatThread {
 // that go as they came, and between them the exporter's, each with its
 // own fields after.
 func (t *chatThread) appendJSON(out []byte) ([]byte, error) {
-	out = append(out, '[')
-	m, first := 0, true
-	for _, sg := range t.segs {
-		if sg.raw >= 0 {
-			if !first {
-				out = append(out, ',')
-			}
-			out = append(out, t.raw[sg.raw]...)
-			first = false
-			continue
-		}
-		for range sg.n {
-			if !first {
-				out = append(out, ',')
-			}
-			var err error
-			if out, err = export.AppendJSON(out, &t.msgs[m]); err != nil {
-				return nil, err
-			}
-			out = appendFields(out, t.own[m])
-			m++
-			first = false
-		}
-	}
-	return append(out, ']'), nil
+	return appendSegments(out, t.segs, t.raw, func(out []byte, m int) ([]byte, error) {
+		out, err := export.AppendJSON(out, &t.msgs[m])
+		return appendFields(out, t.own[m]), err
+	})
 }
 
 // said is what a request's message says, as ownFields reads it: its

@@ -32,35 +32,11 @@ type segThread struct {
 // and own fields of the messages written anew are placed on them; those
 // that go as they came carry their own.
 func (b *proxyBody) segmentThread(turn *Turn) *segThread {
-	asIs := func(r int) bool { return r >= 0 && r < len(turn.asIs) && turn.asIs[r] }
-	return &segThread{t: b.anthropicThread(turn, asIs), segs: turn.anSegs, raw: b.messages}
+	return &segThread{t: b.anthropicThread(turn, turn.goesAsIs), segs: turn.anSegs, raw: b.messages}
 }
 
 func (st *segThread) appendJSON(out []byte) ([]byte, error) {
-	out = append(out, '[')
-	m, first := 0, true
-	var err error
-	for _, sg := range st.segs {
-		if sg.raw >= 0 {
-			if !first {
-				out = append(out, ',')
-			}
-			out = append(out, st.raw[sg.raw]...)
-			first = false
-			continue
-		}
-		for range sg.n {
-			if !first {
-				out = append(out, ',')
-			}
-			if out, err = st.t.appendMessage(out, m); err != nil {
-				return nil, err
-			}
-			m++
-			first = false
-		}
-	}
-	return append(out, ']'), nil
+	return appendSegments(out, st.segs, st.raw, st.t.appendMessage)
 }
 
 // anthropicThread is the messages turn writes anew, with the request's

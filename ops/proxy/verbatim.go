@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"encoding/json"
 	"weft/formats"
 	"weft/formats/export"
 	"weft/model"
@@ -227,4 +228,35 @@ func verbatimChatTurn(turn *Turn, p verbatimPlan) {
 		segs = append(segs, anSeg{raw: -1, n: len(m)})
 	}
 	turn.OpenAI, turn.anSegs, turn.asIs = msgs, segs, p.asIs
+}
+
+// goesAsIs reports whether the request's raw message r goes as it came.
+func (t *Turn) goesAsIs(r int) bool { return r >= 0 && r < len(t.asIs) && t.asIs[r] }
+
+// appendSegments appends a thread in stretches as a JSON list: raw's
+// messages that go as they came, and between them the messages written
+// anew, each appended by written (the m-th of them, from 0).
+func appendSegments(out []byte, segs []anSeg, raw []json.RawMessage, written func(out []byte, m int) ([]byte, error)) ([]byte, error) {
+	out = append(out, '[')
+	m := 0
+	var err error
+	for _, sg := range segs {
+		if sg.raw >= 0 {
+			if out[len(out)-1] != '[' {
+				out = append(out, ',')
+			}
+			out = append(out, raw[sg.raw]...)
+			continue
+		}
+		for range sg.n {
+			if out[len(out)-1] != '[' {
+				out = append(out, ',')
+			}
+			if out, err = written(out, m); err != nil {
+				return nil, err
+			}
+			m++
+		}
+	}
+	return append(out, ']'), nil
 }
