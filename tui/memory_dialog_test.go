@@ -1,13 +1,11 @@
 package tui
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/charmbracelet/x/ansi"
 
-	"weft/model"
 	"weft/tui/dialog"
 )
 
@@ -19,12 +17,7 @@ import (
 func TestMemoryDialog(t *testing.T) {
 	t.Parallel()
 	svc := newService(t)
-	var msgs []model.NewMessage
-	for k := range 12 {
-		msgs = append(msgs, model.NewMessage{Role: model.RoleUser, Content: fmt.Sprintf("Question %d about the limiter?", k)},
-			model.NewMessage{Role: model.RoleAssistant, Content: fmt.Sprintf("Answer %d: the bucket refills.", k)})
-	}
-	sid := newSession(t, svc, "limiter", msgs)
+	sid := newSession(t, svc, "limiter", limiterTurns(12))
 	m := openModel(t, svc, Options{}, sid, 160, 40)
 
 	press(t, m, "M")

@@ -17,12 +17,7 @@ import (
 func TestStatusBarShowsTheMemoryPolicy(t *testing.T) {
 	t.Parallel()
 	svc := newService(t)
-	var msgs []model.NewMessage
-	for k := range 12 {
-		msgs = append(msgs, model.NewMessage{Role: model.RoleUser, Content: fmt.Sprintf("Question %d about the limiter?", k)},
-			model.NewMessage{Role: model.RoleAssistant, Content: fmt.Sprintf("Answer %d: the bucket refills.", k)})
-	}
-	sid := newSession(t, svc, "limiter", msgs)
+	sid := newSession(t, svc, "limiter", limiterTurns(12))
 	m := openModel(t, svc, Options{}, sid, 160, 30)
 	if bar := ansi.Strip(m.statusBar()); strings.Contains(bar, "memory") {
 		t.Fatalf("no policy, yet the bar says memory: %q", bar)
@@ -36,4 +31,14 @@ func TestStatusBarShowsTheMemoryPolicy(t *testing.T) {
 	if !strings.Contains(bar, want) || m.view.Tokens >= m.view.RawTokens {
 		t.Errorf("status bar %q, want %q", bar, want)
 	}
+}
+
+// limiterTurns is n turns of a question and its answer.
+func limiterTurns(n int) []model.NewMessage {
+	var msgs []model.NewMessage
+	for k := range n {
+		msgs = append(msgs, model.NewMessage{Role: model.RoleUser, Content: fmt.Sprintf("Question %d about the limiter?", k)},
+			model.NewMessage{Role: model.RoleAssistant, Content: fmt.Sprintf("Answer %d: the bucket refills.", k)})
+	}
+	return msgs
 }
