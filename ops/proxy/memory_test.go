@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -99,4 +100,86 @@ func lastAgentRequest(rig *proxyRig) string {
 	}
 	rig.t.Fatal("the stand-in got no agent's request")
 	return ""
+}
+
+// The operator reverts the policy's digest while the agent runs: the
+// agent's next request carries the originals, and the policy never
+// digests those turns again (it may digest others, later ones).
+func TestProxySendsWhatTheOperatorTookBackFromThePolicy(t *testing.T) {
+	t.Parallel()
+	rig := newProxyRig(t, rigOptions{Memory: true})
+	seed := model.DefaultMemoryPolicy()
+	if err := rig.svc.SetDefaultPolicy(ops.SettingMemoryProxied, &seed); err != nil {
+		t.Fatal(err)
+	}
+	rig.up.setAnswer(func(w http.ResponseWriter, r *http.Request, body []byte) {
+		if bytes.Contains(body, []byte("Summarize this part of a conversation")) {
+			answerText("Questions on bursts.")(w, r, body)
+			return
+		}
+		answerText("Done.")(w, r, body)
+	})
+	var msgs []string
+	turn := func(k int) string {
+		msgs = append(msgs, fmt.Sprintf(`{"role":"user","content":"Question %d: how should the limiter treat bursts?"}`, k))
+		rig.post("/v1/messages", anBody(false, msgs...), anHeaders)
+		up := lastAgentRequest(rig)
+		rig.messages(rig.onlySession(), 2*(k+1))
+		msgs = append(msgs, `{"role":"assistant","content":[{"type":"text","text":"Done."}]}`)
+		rig.proxy.background.Wait()
+		memory.Settle(rig.svc)
+		return up
+	}
+	for k := range 11 {
+		turn(k)
+	}
+	sid := rig.onlySession()
+	list, err := rig.svc.Operations(sid)
+	if err != nil || len(list) != 1 || list[0].Author != model.MemoryAuthor {
+		t.Fatalf("after 11 turns: operations %+v (%v), want memory's digest", list, err)
+	}
+	digest := list[0]
+	// The operator, in the TUI, takes the digest back.
+	op := ops.WithAuthor(t.Context(), "operator")
+	if _, err := rig.svc.RevertOperation(op, ops.OperationArgs{OperationID: digest.ID, SessionID: sid}); err != nil {
+		t.Fatal(err)
+	}
+	up := turn(11)
+	for k := range 12 {
+		if !strings.Contains(up, fmt.Sprintf("Question %d:", k)) {
+			t.Errorf("the request after the revert lacks question %d: the originals must go upstream again", k)
+		}
+	}
+	if strings.Contains(up, "Questions on bursts.") {
+		t.Errorf("the reverted summary still went upstream")
+	}
+	for k := 12; k < 16; k++ {
+		turn(k)
+	}
+	list, err = rig.svc.Operations(sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := 0
+	for _, o := range list {
+		if o.ID != digest.ID && o.Author == model.MemoryAuthor {
+			later++
+		}
+		t.Logf("%s %s by %s over %d items (%s..%s), reverted %v", o.ID, o.Type, o.Author, len(o.Targets), o.Targets[0], o.Targets[len(o.Targets)-1], o.Reverted())
+		if o.ID == digest.ID {
+			if !o.Reverted() {
+				t.Errorf("the operator's revert of %s was undone", o.ID)
+			}
+			continue
+		}
+		for _, id := range o.Targets {
+			if o.Author == model.MemoryAuthor && slices.Contains(digest.Targets, id) {
+				t.Errorf("the policy made %s over item %s again, which the operator took back from %s", o.ID, id, digest.ID)
+				break
+			}
+		}
+	}
+	if later == 0 {
+		t.Errorf("16 turns and no digest of the policy after the revert: it must go on with the turns the operator left it")
+	}
 }
