@@ -63,6 +63,7 @@ const (
 	RuleArchive    = "archive"     // the oldest summaries digested into the archive
 	RuleArchiveCap = "archive-cap" // turns past max_archived_turns snipped
 	RuleBudget     = "budget"      // turns digested to bring the thread under its budget
+	RuleRounds     = "rounds"      // the latest turn's earlier tool rounds digested, for the budget
 	RuleToolOutput = "tool-output" // a large, old tool output stubbed
 )
 

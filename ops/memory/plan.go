@@ -92,6 +92,8 @@ func units(items []Item) []unit {
 		cont := len(out) > 0 && it.Op != "" && items[i-1].Op == it.Op
 		switch {
 		case cont:
+		case it.Summary && it.Author == model.MemoryAuthor && it.Rule == model.RuleRounds && len(out) > 0 && out[len(out)-1].kind == unitTurn:
+			// The earlier rounds of a turn, digested: still that turn.
 		case it.Summary:
 			start(unitSummary, i)
 			out[len(out)-1].archive = it.Author == model.MemoryAuthor && it.Rule == model.RuleArchive
@@ -348,7 +350,7 @@ func Plan(items []Item, p model.MemoryPolicy, ops []model.Op) []Action {
 			// round is cut only after its results, so no call loses its
 			// result.
 			if est > p.Target() && lastTurn >= 0 {
-				if a, ok := withinTurn(items, us[lastTurn], est, p.Target(), free, b); ok {
+				if a, ok := withinTurn(items, us[lastTurn], est, p.Target(), p.BudgetTokens, free, b); ok {
 					take(a)
 				}
 			}
@@ -439,30 +441,55 @@ func estimate(a Action) int {
 func summaryEstimate(turns int) int { return min(summaryPerTurn*max(turns, 1), summaryCap) }
 
 // keptRounds is how many of the latest turn's last items a digest
-// within it leaves raw, at the least.
+// within it leaves raw while the thread is within its budget: the
+// latest two rounds (a call and its results each). Past the budget only
+// the latest round is kept: the results the model is to answer.
 const keptRounds = 4
 
 // withinTurn is the digest of the earlier part of turn u that brings a
 // thread counting est to target (or as near as it may): from the item
 // after the turn's prompt to the end of a round (a message of results
-// followed by one that is not), leaving at least its last keptRounds
-// items raw; false when there is no such cut.
-func withinTurn(items []Item, u unit, est, target int, free func(first, last int) bool, b blocked) (Action, bool) {
+// followed by one that is not), never the latest round, and leaving the
+// last keptRounds items raw unless the thread would stay past budget;
+// false when there is no such cut.
+func withinTurn(items []Item, u unit, est, target, budget int, free func(first, last int) bool, b blocked) (Action, bool) {
 	start := u.first
 	if items[start].Prompt {
 		start++
 	}
-	best, saved := -1, 0
-	for j := start; j < u.last-keptRounds; j++ {
-		saved += items[j].Tokens
-		if !items[j].ToolResult || items[j+1].ToolResult {
+	// What the client put after the prompt for the model to read first
+	// (Claude Code's environment) stays.
+	for start < u.last && items[start].Role == model.RoleSystem && !items[start].Summary {
+		start++
+	}
+	// The ends of the turn's rounds, but for the latest round's.
+	var ends []int
+	for j := start; j <= u.last; j++ {
+		if !items[j].ToolResult || (j < u.last && items[j+1].ToolResult) {
 			continue // not the end of a round
 		}
-		if items[j].Op != "" && items[j+1].Op == items[j].Op {
+		if j < u.last && items[j].Op != "" && items[j+1].Op == items[j].Op {
 			continue // inside another's operation
 		}
-		if !free(start, j) || b.any(model.RuleBudget, items, start, j) {
+		ends = append(ends, j)
+	}
+	if len(ends) > 0 {
+		ends = ends[:len(ends)-1]
+	}
+	best, saved, at := -1, 0, start
+	for _, j := range ends {
+		if !free(start, j) || b.any(model.RuleRounds, items, start, j) {
 			break
+		}
+		cur := est
+		if best >= 0 {
+			cur = est - saved + summaryCap
+		}
+		if j > u.last-keptRounds && cur <= budget {
+			break // within the budget already: the latest two rounds stay
+		}
+		for ; at <= j; at++ {
+			saved += items[at].Tokens
 		}
 		best = j
 		if est-saved+summaryCap <= target {
@@ -472,5 +499,5 @@ func withinTurn(items []Item, u unit, est, target int, free func(first, last int
 	if best < 0 {
 		return Action{}, false
 	}
-	return Action{Type: model.OpDigest, Rule: model.RuleBudget, First: start, Last: best}, true
+	return Action{Type: model.OpDigest, Rule: model.RuleRounds, First: start, Last: best}, true
 }

@@ -319,3 +319,84 @@ func TestPlanCompactsWithinTheLatestTurn(t *testing.T) {
 		t.Errorf("%d tokens after the digest, want at most %d", after, p.TargetTokens)
 	}
 }
+
+// Claude Code's own shape of an agent's turn: the prompt, its
+// environment as a system message, then rounds of a call and its result,
+// a reminder of its own at the end at times. A turn past the budget with
+// few rounds digests into the latest two rounds if it must; the latest
+// round (what the model is to answer) stays raw whatever it counts.
+func TestPlanKeepsOnlyTheLatestRoundWhenItMust(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		results  []int // the rounds' result tokens
+		reminder bool  // a system message after the last result
+		budget   int
+		// want is the last round digested (0 the first), -1 none.
+		want int
+	}{
+		{"within the budget", []int{3000, 2000, 2000}, false, 20_000, -1},
+		{"the oldest round of three", []int{11_000, 2500, 5000}, false, 20_000, 0},
+		{"two of four", []int{2000, 9000, 6000, 8000}, false, 20_000, 1},
+		{"a reminder last", []int{11_000, 2500, 5000}, true, 20_000, 0},
+		{"never the latest round", []int{9000, 16_000}, false, 20_000, 0},
+		{"one round: nothing to digest", []int{30_000}, false, 20_000, -1},
+		{"the latest two stay once within budget", []int{6000, 5000, 5000}, false, 16_000, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			th := &thread{}
+			th.add(model.RoleUser, 200, true, false)
+			th.add(model.RoleSystem, 2200, false, false)
+			ends := []int{}
+			for _, n := range tc.results {
+				th.add(model.RoleAssistant, 40, false, false)
+				th.add(model.RoleUser, n, false, true)
+				ends = append(ends, len(th.items)-1)
+			}
+			if tc.reminder {
+				th.add(model.RoleSystem, 30, false, false)
+			}
+			p := seed()
+			p.BudgetTokens = tc.budget
+			acts := Plan(th.items, p, nil)
+			if tc.want < 0 {
+				if len(acts) != 0 {
+					t.Fatalf("plan %q, want nothing", describe(acts))
+				}
+				return
+			}
+			if len(acts) != 1 || acts[0].First != 2 || acts[0].Last != ends[tc.want] {
+				t.Fatalf("plan %q, want a digest of items 2..%d (the environment after the prompt kept)", describe(acts), ends[tc.want])
+			}
+			total := 0
+			for _, it := range th.items {
+				total += it.Tokens
+			}
+			if after := total - acts[0].Tokens + summaryCap; after > tc.budget {
+				t.Errorf("%d tokens after the digest, past the budget of %d", after, tc.budget)
+			}
+		})
+	}
+}
+
+// A turn whose earlier rounds the policy digested is still one turn: its
+// prompt and the environment after it are never taken for an older turn
+// to digest, and the next digest of its rounds takes the earlier one's
+// summary in whole.
+func TestPlanDigestsRoundsOfATurnAgain(t *testing.T) {
+	t.Parallel()
+	th := &thread{}
+	th.add(model.RoleUser, 200, true, false)
+	th.add(model.RoleSystem, 2200, false, false)
+	th.summary("r1", model.MemoryAuthor, model.RuleRounds)
+	for _, n := range []int{6000, 5000, 7000} {
+		th.add(model.RoleAssistant, 40, false, false)
+		th.add(model.RoleUser, n, false, true)
+	}
+	p := seed()
+	p.BudgetTokens = 20_000
+	acts := Plan(th.items, p, nil)
+	if got, want := describe(acts), []string{"digest/rounds 2..4 (0 turns)"}; !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q: the earlier summary and the next round, the prompt and environment kept", got, want)
+	}
+}

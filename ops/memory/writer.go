@@ -170,6 +170,8 @@ func covers(a Action) string {
 		return "the oldest summaries and turns"
 	case model.RuleBudget:
 		return fmt.Sprintf("%d older turns", a.Turns)
+	case model.RuleRounds:
+		return "the earlier tool rounds of the latest turn (the agent is still at work on it)"
 	}
 	return fmt.Sprintf("%d turns", a.Turns)
 }
