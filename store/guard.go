@@ -178,9 +178,6 @@ func cutOff(t boltfile.Tree) string {
 	return t.Problems[0] + "; and other damaged pages"
 }
 
-// initialMap is the size of the memory map bbolt starts with.
-const initialMap = 1 << 30
-
 // allocStep is how much a file grows by when it needs room.
 const allocStep = 1 << 20
 
@@ -198,12 +195,6 @@ func openBolt(path string, readOnly bool, timeout time.Duration) (*bolt.DB, *os.
 	opts := &bolt.Options{
 		Timeout:  timeout,
 		ReadOnly: readOnly,
-		// A map larger than the file from the start: bbolt remaps as
-		// the file outgrows its map, copying every record the writing
-		// transaction holds to the heap first (a large message twice
-		// over). Address space, not memory: pages count only as they
-		// are read.
-		InitialMmapSize: initialMap,
 		OpenFile: func(name string, flag int, mode os.FileMode) (*os.File, error) {
 			var err error
 			f, err = os.OpenFile(name, flag, mode)
