@@ -112,6 +112,9 @@ func TestDependenciesPointOneWay(t *testing.T) {
 		"weft/ops/assemble":  {"weft/ops", "weft/store", "weft/tui", "weft/cmd"},
 		"weft/ops/summary":   {"weft/ops", "weft/store", "weft/tui", "weft/cmd"},
 		"weft/ops/timeparse": {"weft"},
+		// The diff of a stored thread against its effective one is pure:
+		// it reads a view, operations and heads, nothing of the engine.
+		"weft/ops/diff": {"weft/ops", "weft/store", "weft/formats", "weft/tui", "weft/cmd", "weft/themes", "weft/demo"},
 		// The engine's rooms: below the registry, each below the next.
 		"weft/ops/search": {"weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/ops/mcpserver", "weft/ops/proxy", "weft/ops/relay", "weft/ops/listen", "weft/ops/httpx", "weft/ops/reads", "weft/ops/tools", "weft/ops/ingest", "weft/ops/memory"},
 		"weft/ops/ingest": {"weft/tui", "weft/cmd", "weft/themes", "weft/demo", "weft/ops/mcpserver", "weft/ops/proxy", "weft/ops/relay", "weft/ops/listen", "weft/ops/httpx", "weft/ops/reads", "weft/ops/search", "weft/ops/tools", "weft/ops/memory"},
