@@ -100,8 +100,13 @@ type Hunk struct {
 	Added    int `json:"added"`
 	// StoredTokens count the stored messages on its "-" side,
 	// EffectiveTokens the items on its "+" side.
-	StoredTokens    int     `json:"stored_tokens"`
-	EffectiveTokens int     `json:"effective_tokens"`
+	StoredTokens    int `json:"stored_tokens"`
+	EffectiveTokens int `json:"effective_tokens"`
+	// Synthetic and SyntheticTokens count the items on its "-" side
+	// that an operation outside it made (never said, and no longer
+	// given to the model either).
+	Synthetic       int     `json:"synthetic,omitempty"`
+	SyntheticTokens int     `json:"synthetic_tokens,omitempty"`
 	Lines           []Line  `json:"lines"`
 	Within          []Inner `json:"within,omitempty"`
 	// LinesOmitted counts lines left out of a long hunk to fit a budget:
@@ -437,9 +442,13 @@ func (c *computer) finish(h *Hunk) {
 		seq, stored := l.ID.Seq()
 		switch l.Sign {
 		case "-":
-			if stored {
+			switch {
+			case stored:
 				h.Messages++
 				h.StoredTokens += l.Tokens
+			case l.Change != Moved:
+				h.Synthetic++
+				h.SyntheticTokens += l.Tokens
 			}
 		case "+":
 			h.Added++

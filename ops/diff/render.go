@@ -93,7 +93,7 @@ func (h *Hunk) Header() string {
 	default:
 		where = span(h.First, h.Last)
 		taken := english.Count(h.Messages, "message")
-		if n := h.synthTaken(); n > 0 {
+		if n := h.Synthetic; n > 0 {
 			taken += " and " + english.Count(n, "synthetic item")
 		}
 		if h.Op.Type == model.OpRevise || h.Added != 1 && h.Op.Type != model.OpSnip {
@@ -109,27 +109,8 @@ func (h *Hunk) Header() string {
 }
 
 // before counts every item on the hunk's "-" side, synthetic ones
-// included.
-func (h *Hunk) before() int {
-	n := 0
-	for _, l := range h.Lines {
-		if l.Sign == "-" && l.Change != Moved {
-			n += l.Tokens
-		}
-	}
-	return n
-}
-
-// synthTaken counts the synthetic items on the hunk's "-" side.
-func (h *Hunk) synthTaken() int {
-	n := 0
-	for _, l := range h.Lines {
-		if l.Sign == "-" && l.Change != Moved && !l.Stored() {
-			n++
-		}
-	}
-	return n
-}
+// included (a reordering's are on its "+" side too).
+func (h *Hunk) before() int { return h.StoredTokens + h.SyntheticTokens }
 
 // header is an inner operation's @@ line, indented by its depth.
 func (in Inner) header() string {

@@ -130,6 +130,7 @@ func heavyReads(sid string) []heavyRead {
 		{name: "get_session_history json", tool: "get_session_history", args: map[string]any{"format": "json"}},
 		{name: "list_sessions", tool: "list_sessions", args: map[string]any{}},
 		{name: "list_operations", tool: "list_operations", args: map[string]any{}},
+		{name: "diff_session", tool: "diff_session", args: map[string]any{}},
 		{name: "get_memory_policy", tool: "get_memory_policy", args: map[string]any{}, bounded: true},
 		{name: "get_tiered_history", tool: "get_tiered_history", args: map[string]any{}, bounded: true},
 		{name: "format_history_for_prompt", tool: "format_history_for_prompt", args: map[string]any{}, bounded: true},

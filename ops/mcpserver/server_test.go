@@ -163,6 +163,7 @@ var sampleArgs = []struct {
 		return map[string]any{"after_idx": -1, "messages": []map[string]any{{"role": "system", "content": "Be brief."}}}
 	}},
 	{"list_operations", func(*toolState) map[string]any { return map[string]any{} }},
+	{"diff_session", func(*toolState) map[string]any { return map[string]any{"max_tokens": 2000} }},
 	{"toggle_operation", func(st *toolState) map[string]any {
 		return map[string]any{"operation_id": st.insertOp, "active": false}
 	}},

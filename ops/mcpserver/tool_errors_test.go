@@ -41,6 +41,7 @@ var badCalls = map[string][]badCall{
 	"resequence_messages":      {{`{"new_order":[0,999]}`, []string{"new_order", "999", "outside the thread"}}},
 	"insert_messages":          {{`{"after_idx":999,"messages":[{"role":"user","content":"x"}]}`, []string{"after_idx 999 is outside the thread"}}},
 	"list_operations":          {{`{"session_id":"nosuch"}`, []string{`session "nosuch" not found`}}},
+	"diff_session":             {{`{"max_tokens":20}`, []string{"max_tokens 20 is too small"}}},
 	"revert_operation":         {{`{"operation_id":"op-nosuch"}`, []string{`operation "op-nosuch" not found`}}},
 	"toggle_operation":         {{`{"operation_id":"op-nosuch","active":false}`, []string{`operation "op-nosuch" not found`}}, {`{"operation_id":"op-nosuch"}`, []string{"active is missing"}}},
 	"set_active_tags":          {{`{"session_id":"nosuch","tags":["a"]}`, []string{`session "nosuch" not found`}}},

@@ -95,6 +95,7 @@ var registry = []*Tool{
 	def("resequence_messages", "Reorder items: new_order lists indices in their new order; their positions, sorted, are refilled in that order.", edit, (*ops.Service).ResequenceMessages),
 	def("insert_messages", "Insert synthetic messages after an index (-1: at the start) or after an item ID.", edit, (*ops.Service).InsertMessages),
 	def("list_operations", "List a session's operations with type, status (active, inactive, reverted, partial, orphaned), targets, author and time.", readOnly, reads.ListOperations),
+	def("diff_session", "What the model gets now against what was said: the stored thread set against the effective one, message by message. Per operation a hunk (op id, type, author, rule) of the stored messages it removed or replaced, the items it moved and the synthetic items it added, with stored and effective tokens per hunk and in total; the operations that change nothing; and the same as a unified diff (text: - what was said, + what the model gets).", readOnly, reads.DiffSession),
 	def("revert_operation", "Revert an operation: the thread is as if it had never been made. It stays in the record.", final, (*ops.Service).RevertOperation),
 	def("toggle_operation", "Switch an operation on or off.", setter, (*ops.Service).ToggleOperation),
 	def("set_active_tags", "Set the session's active tags; operations with when_tags apply only while all of theirs are active.", setter, (*ops.Service).SetActiveTags),

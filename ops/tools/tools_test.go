@@ -27,7 +27,7 @@ func TestRegistryIsComplete(t *testing.T) {
 	want := []string{
 		"list_sessions", "create_session", "rename_session", "delete_session", "append_messages", "add_turn", "search_sessions", "get_session_history",
 		"tag_messages", "digest_messages", "revise_messages", "snip_messages", "resequence_messages", "insert_messages",
-		"list_operations", "revert_operation", "toggle_operation", "set_active_tags",
+		"list_operations", "diff_session", "revert_operation", "toggle_operation", "set_active_tags",
 		"get_conversation_context", "get_turns_since", "get_turns_around",
 		"search_session_history", "get_message_range", "request_context_slice", "summarize_message_range", "assemble_context",
 		"apply_context_operations",
@@ -43,7 +43,7 @@ func TestRegistryIsComplete(t *testing.T) {
 		if tool.Description == "" || tool.ArgsType.Kind() != reflect.Struct {
 			t.Errorf("%s: incomplete declaration", name)
 		}
-		if tool.ReadOnly && !strings.HasPrefix(name, "get_") && !strings.HasPrefix(name, "list_") && !strings.HasPrefix(name, "search_") && !strings.HasPrefix(name, "format_") {
+		if tool.ReadOnly && !strings.HasPrefix(name, "get_") && !strings.HasPrefix(name, "list_") && !strings.HasPrefix(name, "search_") && !strings.HasPrefix(name, "format_") && !strings.HasPrefix(name, "diff_") {
 			t.Errorf("%s is marked read-only", name)
 		}
 		for _, arg := range tool.ArgNames() {
