@@ -26,6 +26,7 @@ func TestEveryCommandHasHelp(t *testing.T) {
 		{[]string{"ls"}, []string{"weft ls", "--json", "raw tokens"}},
 		{[]string{"new"}, []string{"weft new TITLE", `weft new "auth design"`}},
 		{[]string{"show"}, []string{"weft show [SESSION]", "--raw", "--json"}},
+		{[]string{"diff"}, []string{"weft diff [SESSION]", "--json", "what the model gets"}},
 		{[]string{"call"}, []string{"weft call TOOL [JSON | key=value ...]", "weft call digest_messages start_idx=0", "--token"}},
 		{[]string{"import"}, []string{"weft import FILE...", "--format", "--session", "claude-code, chatgpt"}},
 		{[]string{"export"}, []string{"weft export [SESSION]", "--format", "-o --output", "--raw"}},

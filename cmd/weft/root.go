@@ -117,7 +117,7 @@ weft --follow ~/.claude/projects/-home-ana-app/0f3c2a55-6b1e-4c8e-9d2a-3b4c5d6e7
 	root.Flags().StringArrayVar(&a.follow, "follow", nil, "import this file (a Claude Code session, a Codex rollout) and keep importing what it gains while the TUI is open; repeat for more files")
 
 	root.AddCommand(
-		a.lsCommand(), a.newCommand(), a.showCommand(), a.callCommand(),
+		a.lsCommand(), a.newCommand(), a.showCommand(), a.diffCommand(), a.callCommand(),
 		a.importCommand(), a.exportCommand(), a.toolsCommand(),
 		a.demoCommand(), a.serveCommand(), a.mcpCommand(), a.checkCommand(), a.salvageCommand(),
 		a.memoryCommand(),
