@@ -321,6 +321,11 @@ func (b *client) ListOperations(ctx context.Context, a reads.ListOperationsArgs)
 	return viaTool[reads.ListOperationsResult](ctx, b, "list_operations", a)
 }
 
+// DiffSession is diff_session there.
+func (b *client) DiffSession(ctx context.Context, a reads.DiffSessionArgs) (reads.DiffSessionResult, error) {
+	return viaTool[reads.DiffSessionResult](ctx, b, "diff_session", a)
+}
+
 // PrepareSearch has the holder read session ref's text for searches.
 func (b *client) PrepareSearch(ref string) error {
 	return b.deskAsk(context.Background(), deskPrepare, deskRef{ref}, &deskNone{})

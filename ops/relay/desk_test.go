@@ -99,6 +99,9 @@ func TestDeskReadsThroughTheHolderAreTheReadsHere(t *testing.T) {
 	hops, herr := here.ListOperations(ctx, reads.ListOperationsArgs{SessionID: sid, MaxTokens: new(reads.NoLimit)})
 	tops, terr := there.ListOperations(ctx, reads.ListOperationsArgs{SessionID: sid, MaxTokens: new(reads.NoLimit)})
 	same(t, "list_operations", formats.Marshal(hops), herr, formats.Marshal(tops), terr)
+	hd, herr := here.DiffSession(ctx, reads.DiffSessionArgs{SessionID: sid, MaxTokens: new(reads.NoLimit)})
+	td, terr := there.DiffSession(ctx, reads.DiffSessionArgs{SessionID: sid, MaxTokens: new(reads.NoLimit)})
+	same(t, "diff_session", formats.Marshal(hd), herr, formats.Marshal(td), terr)
 
 	if err := there.PrepareSearch(sid); err != nil {
 		t.Fatal(err)

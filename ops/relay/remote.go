@@ -133,6 +133,7 @@ type deskCalls interface {
 	SessionSpan(id string) (first, latest time.Time, err error)
 	ListSessions(ctx context.Context, a reads.ListSessionsArgs) (reads.ListSessionsResult, error)
 	ListOperations(ctx context.Context, a reads.ListOperationsArgs) (reads.ListOperationsResult, error)
+	DiffSession(ctx context.Context, a reads.DiffSessionArgs) (reads.DiffSessionResult, error)
 	PrepareSearch(ref string) error
 	SubstringLines(ref, query string, limit int) (hits []search.LineHit, ids []model.ItemID, total int, err error)
 	FuzzyLines(ref, query string, prev *search.FuzzyState, limit int) (hits []search.LineHit, ids []model.ItemID, next *search.FuzzyState, err error)
@@ -422,6 +423,11 @@ func (b *Remote) ListSessions(ctx context.Context, a reads.ListSessionsArgs) (re
 // ListOperations is list_operations, where the relay calls now.
 func (b *Remote) ListOperations(ctx context.Context, a reads.ListOperationsArgs) (reads.ListOperationsResult, error) {
 	return through(b, func(d direct) (reads.ListOperationsResult, error) { return d.ListOperations(ctx, a) })
+}
+
+// DiffSession is diff_session, where the relay calls now.
+func (b *Remote) DiffSession(ctx context.Context, a reads.DiffSessionArgs) (reads.DiffSessionResult, error) {
+	return through(b, func(d direct) (reads.DiffSessionResult, error) { return d.DiffSession(ctx, a) })
 }
 
 // PrepareSearch readies a session's text for searches, where the relay

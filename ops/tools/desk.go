@@ -43,6 +43,9 @@ type Desk interface {
 	// those names.
 	ListSessions(ctx context.Context, a reads.ListSessionsArgs) (reads.ListSessionsResult, error)
 	ListOperations(ctx context.Context, a reads.ListOperationsArgs) (reads.ListOperationsResult, error)
+	// DiffSession is diff_session's read: the stored thread against the
+	// effective one.
+	DiffSession(ctx context.Context, a reads.DiffSessionArgs) (reads.DiffSessionResult, error)
 
 	// PrepareSearch reads session ref's text for searches, so that the
 	// first search does not wait for it (search.Prepare).
@@ -115,6 +118,11 @@ func (l Local) SessionSpan(id string) (first, latest time.Time, err error) {
 // ListSessions is list_sessions' read.
 func (l Local) ListSessions(ctx context.Context, a reads.ListSessionsArgs) (reads.ListSessionsResult, error) {
 	return reads.ListSessions(l.Service, ctx, a)
+}
+
+// DiffSession is diff_session's read.
+func (l Local) DiffSession(ctx context.Context, a reads.DiffSessionArgs) (reads.DiffSessionResult, error) {
+	return reads.DiffSession(l.Service, ctx, a)
 }
 
 // ListOperations is list_operations' read.
