@@ -5,10 +5,12 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"weft/internal/termsafe"
 	"weft/ops"
 	"weft/ops/reads"
 	"weft/ops/tools"
 	"weft/tui/dialog"
+	"weft/tui/diffview"
 	"weft/tui/handoff"
 )
 
@@ -69,6 +71,25 @@ func (m *Model) act(d dialog.Dialog, a dialog.Action) tea.Cmd {
 		return deleteSession(m.svc, a.Session)
 	}
 	return nil
+}
+
+// diffLoaded opens D's view (tui/diffview) on the diff read for it,
+// unless the session or a dialog changed meanwhile.
+func (m *Model) diffLoaded(msg diffview.Loaded) tea.Cmd {
+	if msg.Err != nil {
+		return m.flash(msg.Err.Error(), true)
+	}
+	if msg.Result.SessionID == m.sid && m.dialogs.Front() == nil && !m.search.IsOpen() {
+		m.dialogs.Open(diffview.New(termsafe.Line(m.info.Title), msg.Result, m.threadHeight()-1))
+	}
+	return nil
+}
+
+// fitDiff keeps D's view within the thread's height.
+func (m *Model) fitDiff() {
+	if d, ok := dialog.Find[*diffview.View](&m.dialogs); ok {
+		d.SetHeight(m.threadHeight() - 1)
+	}
 }
 
 type opsLoadedMsg struct {

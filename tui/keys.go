@@ -20,7 +20,7 @@ type KeyMap struct {
 	Search, Next, Prev       key.Binding
 	Time, Memory             key.Binding
 	Sessions                 key.Binding
-	Raw                      key.Binding
+	Raw, Diff                key.Binding
 	Copy, Pager, Filter      key.Binding // see features.go
 	Suspend                  key.Binding
 
@@ -56,6 +56,7 @@ func DefaultKeyMap() KeyMap {
 		Memory:     key.NewBinding(key.WithKeys("M"), key.WithHelp("M", "memory policy")),
 		Sessions:   key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "sessions")),
 		Raw:        key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "raw/effective thread")),
+		Diff:       key.NewBinding(key.WithKeys("D"), key.WithHelp("D", "diff: stored → effective")),
 		Next:       key.NewBinding(key.WithKeys("n"), key.WithHelp("n/N", "next/previous match")),
 		Prev:       key.NewBinding(key.WithKeys("N"), key.WithHelp("N", "previous match")),
 		Copy:       key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy")),
@@ -81,7 +82,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 		{k.Up, k.Down, k.HalfUp, k.HalfDown, k.Top, k.Bottom},
 		{k.Toggle, k.Select, k.Cancel, k.Search, k.Next, k.Time, k.Memory, k.Filter, k.Copy, k.Pager},
 		{k.Tag, k.Digest, k.Snip, k.Revise, k.Insert, k.MoveDown, k.Commit},
-		{k.Undo, k.Redo, k.Operations, k.Sessions, k.Raw, k.Suspend, k.Help, k.Quit},
+		{k.Undo, k.Redo, k.Operations, k.Sessions, k.Raw, k.Diff, k.Suspend, k.Help, k.Quit},
 	}
 }
 
@@ -103,6 +104,7 @@ func (m *Model) syncKeys() {
 	k.MoveUp.SetEnabled(hasRows && !m.raw.on)
 	k.Insert.SetEnabled(plain)
 	k.Operations.SetEnabled(plain)
+	k.Diff.SetEnabled(plain)
 	k.Sessions.SetEnabled(plain)
 	// Undo and redo stay on with nothing to do, so the key says why.
 	k.Undo.SetEnabled(plain)
@@ -134,5 +136,5 @@ func (m *Model) shortHelp() []key.Binding {
 		return []key.Binding{k.Insert, k.Sessions, k.Help, k.Quit}
 	}
 	return []key.Binding{k.Down, k.Up, k.Toggle, k.Search, k.Select, k.Digest, k.Snip, k.Tag, k.Undo, k.Operations, k.Time,
-		k.Revise, k.Insert, k.MoveDown, k.Next, k.Redo, k.Sessions, k.Copy, k.Filter, k.Pager, k.Raw, k.HalfDown, k.Top, k.Bottom, k.Help, k.Quit}
+		k.Revise, k.Insert, k.MoveDown, k.Next, k.Redo, k.Sessions, k.Copy, k.Filter, k.Pager, k.Raw, k.Diff, k.HalfDown, k.Top, k.Bottom, k.Help, k.Quit}
 }

@@ -30,6 +30,7 @@ import (
 	"weft/ops/tools"
 	"weft/themes"
 	"weft/tui/dialog"
+	"weft/tui/diffview"
 	"weft/tui/handoff"
 	"weft/tui/markdown"
 	"weft/tui/rows"
@@ -290,6 +291,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		m.help.SetWidth(msg.Width)
+		m.fitDiff()
 		m.scrollToCursor()
 		return m, m.loadBodies()
 	case tea.BackgroundColorMsg:
@@ -418,6 +420,8 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.timeJumped(msg)
 	case memoryMsg:
 		return m, m.memoryLoaded(msg)
+	case diffview.Loaded:
+		return m, m.diffLoaded(msg)
 	case searchResultMsg:
 		return m, m.searchResult(msg)
 	case tea.KeyPressMsg:
@@ -595,6 +599,8 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.startTimeJump()
 	case key.Matches(msg, k.Memory):
 		return m.openMemory()
+	case key.Matches(msg, k.Diff):
+		return diffview.Load(m.svc, m.sid)
 	case key.Matches(msg, k.Search):
 		return m.openSearch()
 	case key.Matches(msg, k.Next):

@@ -1,0 +1,120 @@
+package diffview
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"weft/model"
+	"weft/ops/diff"
+	"weft/ops/reads"
+	"weft/ops/thread"
+	"weft/themes"
+	"weft/tui/dialog"
+)
+
+// sample is the diff of a 40-message thread with two digests and a
+// snip, as diff_session gives it.
+func sample() reads.DiffSessionResult {
+	t0 := time.Date(2026, 1, 26, 9, 0, 0, 0, time.UTC)
+	heads := make([]model.Head, 40)
+	for i := range heads {
+		heads[i] = model.Head{At: t0.Add(time.Duration(i) * time.Minute).UnixNano(), Tokens: 10, Role: model.RoleUser.Code()}
+	}
+	ids := func(lo, hi int) []model.ItemID {
+		var out []model.ItemID
+		for s := lo; s <= hi; s++ {
+			out = append(out, model.MessageID(uint64(s)))
+		}
+		return out
+	}
+	ops := []model.Op{
+		{ID: "d1", Type: model.OpDigest, Targets: ids(2, 9), Active: true, Author: "operator", Payload: model.OpPayload{Summary: "Early.", SummaryTokens: 2}},
+		{ID: "s1", Type: model.OpSnip, Targets: ids(20, 21), Active: true, Author: "claude"},
+		{ID: "d2", Type: model.OpDigest, Targets: ids(30, 35), Active: true, Author: "memory", Rule: "turns", Payload: model.OpPayload{Summary: "Later.", SummaryTokens: 2}},
+	}
+	v := thread.Apply(heads, ops, nil)
+	d := diff.Compute(v, ops, heads)
+	return reads.DiffSessionResult{
+		StoredMessages: d.StoredMessages, StoredTokens: d.StoredTokens, EffectiveItems: d.EffectiveItems, EffectiveTokens: d.EffectiveTokens,
+		KeptMessages: d.KeptMessages, KeptTokens: d.KeptTokens, Hunks: d.Hunks, Unchanged: d.Unchanged,
+		Text: d.Render(func(id model.ItemID) string { return fmt.Sprintf("text of %s", id) }),
+	}
+}
+
+func press(v *View, keys ...string) dialog.Action {
+	var a dialog.Action
+	for _, k := range keys {
+		msg := tea.KeyPressMsg{Code: []rune(k)[0], Text: k}
+		if k == "esc" {
+			msg = tea.KeyPressMsg{Code: tea.KeyEscape}
+		}
+		a = v.HandleMsg(msg)
+	}
+	return a
+}
+
+func TestScrollsAndCloses(t *testing.T) {
+	t.Parallel()
+	st := themes.New(themes.Default(true), false)
+	v := New("auth design", sample(), 12)
+	screen := v.View(100, st)
+	plain := ansi.Strip(screen)
+	if n := strings.Count(screen, "\n") + 1; n != 12 {
+		t.Errorf("the box is %d lines, want 12:\n%s", n, plain)
+	}
+	for _, want := range []string{"Diff of auth design: stored → effective", "400 → 244 tokens · 24 of 40 messages kept · 3 operations", " ⋯ m1 kept (1 message, 10 tokens)",
+		"@@ digest d1 by operator: m2..m9 (8 messages, 80 → 2 tokens) @@", "-m2", "text of m2", "lines 1–7 of"} {
+		if !strings.Contains(plain, want) {
+			t.Errorf("the view does not show %q:\n%s", want, plain)
+		}
+	}
+	// The operations' headers are styled apart from the lines under them.
+	header := Paint("@@ digest d1 by operator: m2..m9 (8 messages, 80 → 2 tokens) @@", st)
+	if !strings.Contains(screen, header) || header == Paint("-m2", st) || header == Paint("+d1/0", st) {
+		t.Errorf("the header is not styled as one: %q", header)
+	}
+
+	if press(v, "j", "j"); v.Top() != 2 {
+		t.Errorf("j j: top %d", v.Top())
+	}
+	press(v, "n")
+	if l := v.lines[v.Top()]; !strings.HasPrefix(l, "@@ snip s1 by claude") {
+		t.Errorf("n: the top line is %q", l)
+	}
+	press(v, "n")
+	if l := v.lines[v.Top()]; !strings.HasPrefix(l, "@@ digest d2 by memory (rule turns)") {
+		t.Errorf("n n: the top line is %q", l)
+	}
+	press(v, "N")
+	if l := v.lines[v.Top()]; !strings.HasPrefix(l, "@@ snip s1") {
+		t.Errorf("N: the top line is %q", l)
+	}
+	press(v, "G")
+	last := len(v.lines) - v.rows()
+	if v.Top() != last || !strings.Contains(ansi.Strip(v.View(100, st)), "d2/0") {
+		t.Errorf("G: top %d, want %d", v.Top(), last)
+	}
+	press(v, "j")
+	if v.Top() != last {
+		t.Errorf("j past the end: top %d", v.Top())
+	}
+	press(v, "g")
+	if v.Top() != 0 {
+		t.Errorf("g: top %d", v.Top())
+	}
+	// A smaller screen: the box is smaller, and still scrolls to the end.
+	v.SetHeight(8)
+	if n := strings.Count(v.View(100, st), "\n") + 1; n != 8 {
+		t.Errorf("after SetHeight(8) the box is %d lines", n)
+	}
+	for _, k := range []string{"esc", "q"} {
+		if _, ok := press(v, k).(dialog.ActionClose); !ok {
+			t.Errorf("%s does not close the view", k)
+		}
+	}
+}

@@ -1,0 +1,55 @@
+package tui
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+
+	"weft/ops"
+	"weft/tui/diffview"
+)
+
+// D opens the diff of the open session in front of the thread: what
+// the digest took out and put in, under its header; it scrolls, keeps
+// to the screen when resized, and esc closes it. Help lists D.
+func TestDiffView(t *testing.T) {
+	t.Parallel()
+	svc := newService(t)
+	sid := newSession(t, svc, "limiter", limiterTurns(12))
+	start, end := 2, 5
+	res, err := svc.DigestMessages(context.Background(), ops.DigestArgs{Selection: ops.Selection{SessionID: sid, StartIdx: &start, EndIdx: &end}, Summary: "The limiter, settled."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := openModel(t, svc, Options{}, sid, 120, 30)
+
+	press(t, m, "D")
+	if _, ok := m.dialogs.Front().(*diffview.View); !ok {
+		t.Fatalf("D opened %T", m.dialogs.Front())
+	}
+	s := screen(m)
+	for _, want := range []string{"Diff of limiter", "@@ digest " + res.OperationID + " by ", ": m3..m6 (4 messages, ", "-m3", "Question 1 about the limiter?", "+" + res.OperationID + "/0", "The limiter, settled."} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the diff view does not show %q:\n%s", want, s)
+		}
+	}
+	// The view stays within the screen when it shrinks.
+	_, cmd := m.Update(tea.WindowSizeMsg{Width: 100, Height: 16})
+	run(t, m, cmd)
+	if s := screen(m); !strings.Contains(s, "Diff of limiter") || strings.Count(s, "\n")+1 > 16 {
+		t.Errorf("after a resize:\n%s", s)
+	}
+	press(t, m, "esc")
+	if m.dialogs.Front() != nil {
+		t.Fatalf("esc left %T open", m.dialogs.Front())
+	}
+	if s := screen(m); strings.Contains(s, "Diff of limiter") {
+		t.Errorf("the diff view still shows:\n%s", s)
+	}
+	press(t, m, "?")
+	if s := screen(m); !strings.Contains(s, "diff: stored → effective") {
+		t.Errorf("help does not list D:\n%s", s)
+	}
+}
