@@ -117,10 +117,11 @@ type Hunk struct {
 // Run is a stretch of stored messages the effective thread keeps as
 // they were, one after another.
 type Run struct {
-	At          int    `json:"at"` // index of the first in the effective thread
-	First, Last uint64 `json:"-"`
-	Messages    int    `json:"messages"`
-	Tokens      int    `json:"tokens"`
+	At       int    `json:"at"` // index of the first in the effective thread
+	First    uint64 `json:"first"`
+	Last     uint64 `json:"last"`
+	Messages int    `json:"messages"`
+	Tokens   int    `json:"tokens"`
 }
 
 // Diff is a session's stored thread set against its effective one.
@@ -134,7 +135,7 @@ type Diff struct {
 	// Hunks are the changes, in the order of the effective thread.
 	Hunks []Hunk `json:"hunks"`
 	// Kept are the runs of kept stored messages between them.
-	Kept []Run `json:"-"`
+	Kept []Run `json:"kept"`
 	// Unchanged are the operations that change nothing the model gets:
 	// switched off, reverted, orphaned, tags, a reordering that left
 	// every item in its place.

@@ -148,6 +148,10 @@ func TestDiffByOperation(t *testing.T) {
 	memory.Author, memory.Rule = "memory", "turns"
 	tag := op("t1", model.OpTag, ids("m2"), 0)
 	tag.Payload.Tags = []string{"db"}
+	revertedDigest := digest("d1", ids("m2", "m3", "m4"), "Setup.", 5)
+	revertedDigest.RevertedAt = new(t0.Add(time.Hour))
+	waiting := op("s1", model.OpSnip, ids("m2"), 0)
+	waiting.WhenTags = []string{"short"}
 	cases := []struct {
 		name string
 		n    int
@@ -206,6 +210,17 @@ func TestDiffByOperation(t *testing.T) {
 			insert("i1", "m1", msg(model.RoleUser, "Also.", 2)),
 			digest("d2", ids("m1", "i1/0", "m2"), "Start.", 4),
 		}, "digest d2 m1..m2 30>4: -m1 -m2 +d2/0 {insert i1 1: m0..m0} | =m3..m4"},
+		{"a digest over a reverted digest takes its messages", 6, []model.Op{
+			revertedDigest,
+			digest("d2", ids("d1/0", "m5"), "All of it.", 4),
+		}, "=m1..m1 | digest d2 m2..m5 140>4: -m2 -m3 -m4 -m5 +d2/0 | =m6..m6 | ~digest d1"},
+		{"a digest inside a snip", 5, []model.Op{
+			digest("d1", ids("m2", "m3"), "Setup.", 5),
+			op("s1", model.OpSnip, ids("d1/0", "m4"), 0),
+		}, "=m1..m1 | snip s1 m2..m4 90>0: -m2 -m3 -m4 {digest d1 1: m2..m3} | =m5..m5"},
+		{"a partial snip", 4, []model.Op{op("s1", model.OpSnip, ids("m2", "m9"), 0)},
+			"=m1..m1 | snip s1 m2..m2 20>0: -m2 | =m3..m4"},
+		{"a snip waiting for its tags changes nothing", 3, []model.Op{waiting}, "=m1..m3 | ~snip s1"},
 		{"a policy's digest", 4, []model.Op{memory}, "digest d1 m1..m3 60>7: -m1 -m2 -m3 +d1/0 | =m4..m4"},
 	}
 	for _, c := range cases {
@@ -299,5 +314,21 @@ func TestCut(t *testing.T) {
 	lines := strings.Split(d.Render(nil), "\n")
 	if !strings.HasPrefix(lines[6], " ⋯ 25 lines left out") || !strings.HasPrefix(lines[5], "-m3") || !strings.HasPrefix(lines[7], "-m29") {
 		t.Errorf("rendered:\n%s", strings.Join(lines, "\n"))
+	}
+}
+
+// A hunk says when its operation found only some of its targets, and a
+// tag is named as changing nothing the model gets.
+func TestRenderSaysPartialAndTags(t *testing.T) {
+	t.Parallel()
+	hs := heads(4)
+	tag := op("t1", model.OpTag, ids("m1"), 0)
+	tag.Payload.Tags = []string{"db"}
+	ops := []model.Op{op("s1", model.OpSnip, ids("m2", "m9"), 0), tag}
+	text := diff.Compute(thread.Apply(hs, ops, nil), ops, hs).Render(nil)
+	for _, want := range []string{"@@ snip s1 by operator: m2 (1 message, 20 → 0 tokens, partial) @@", "#   tag t1 by operator (tags only)"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("no %q in\n%s", want, text)
+		}
 	}
 }

@@ -45,7 +45,11 @@ func (d *Diff) Render(text func(model.ItemID) string) string {
 		}
 		fmt.Fprintf(&b, "# %s %s nothing the model gets:\n", english.Count(len(d.Unchanged), "operation"), verb)
 		for _, op := range d.Unchanged {
-			fmt.Fprintf(&b, "#   %s (%s)\n", op.label(), op.Status)
+			why := string(op.Status)
+			if op.Type == model.OpTag && (op.Status == model.StatusActive || op.Status == model.StatusPartial) {
+				why = "tags only"
+			}
+			fmt.Fprintf(&b, "#   %s (%s)\n", op.label(), why)
 		}
 	}
 	return b.String()

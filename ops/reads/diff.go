@@ -22,17 +22,20 @@ type DiffSessionArgs struct {
 // the messages' text), the operations that change nothing, and the same
 // diff as text (a line per message, with the start of its text).
 type DiffSessionResult struct {
-	SessionID       string       `json:"session_id"`
-	Version         uint64       `json:"version"`
-	StoredMessages  int          `json:"stored_messages"`
-	StoredTokens    int          `json:"stored_tokens"`
-	EffectiveItems  int          `json:"effective_items"`
-	EffectiveTokens int          `json:"effective_tokens"`
-	KeptMessages    int          `json:"kept_messages"`
-	KeptTokens      int          `json:"kept_tokens"`
-	Hunks           []diff.Hunk  `json:"hunks"`
-	Unchanged       []diff.OpRef `json:"unchanged"`
-	Text            string       `json:"text"`
+	SessionID       string      `json:"session_id"`
+	Version         uint64      `json:"version"`
+	StoredMessages  int         `json:"stored_messages"`
+	StoredTokens    int         `json:"stored_tokens"`
+	EffectiveItems  int         `json:"effective_items"`
+	EffectiveTokens int         `json:"effective_tokens"`
+	KeptMessages    int         `json:"kept_messages"`
+	KeptTokens      int         `json:"kept_tokens"`
+	Hunks           []diff.Hunk `json:"hunks"`
+	// Kept are the runs of stored messages kept as they were, among the
+	// hunks given.
+	Kept      []diff.Run   `json:"kept"`
+	Unchanged []diff.OpRef `json:"unchanged"`
+	Text      string       `json:"text"`
 	Fit
 }
 
@@ -90,11 +93,12 @@ func diffSession(s *ops.Service, _ context.Context, a DiffSessionArgs) (DiffSess
 			}
 		}
 	}
-	// The frame: the totals, the unchanged operations, the text's
-	// header and the kept runs' lines.
+	// The frame: the totals, the unchanged operations and the kept
+	// runs, and their lines in the text (about twenty tokens each, and
+	// the text's header).
 	frame := res
-	frame.Text = strings.Repeat("x", 80+40*len(d.Kept)+60*len(d.Unchanged))
-	pk := newPacker(budget, countJSON(frame), bodies, metas)
+	frame.Kept = d.Kept
+	pk := newPacker(budget, countJSON(frame)+20*(len(d.Kept)+len(d.Unchanged))+40, bodies, metas)
 	for k := range rest {
 		var h diff.Hunk
 		ok := pk.takeShaped(func(capBody int) (int, bool) {
@@ -124,7 +128,8 @@ func diffSession(s *ops.Service, _ context.Context, a DiffSessionArgs) (DiffSess
 		}
 		res.Hunks = append(res.Hunks, h)
 	}
-	text, err := diffText(s, snap, d, start, res.Hunks)
+	res.Kept = keptAmong(d, start, start+len(res.Hunks))
+	text, err := diffText(s, snap, d, start, res.Hunks, res.Kept)
 	if err != nil {
 		return DiffSessionResult{}, err
 	}
@@ -138,20 +143,25 @@ func diffSession(s *ops.Service, _ context.Context, a DiffSessionArgs) (DiffSess
 	return res, nil
 }
 
-// diffText renders the hunks given (d.Hunks[start:start+len(hunks)])
-// as text, with the runs of kept messages among them (those before the
-// first given on an earlier page, those after the last given on a
-// later one), and the start of each item's text.
-func diffText(s *ops.Service, snap ops.Snapshot, d *diff.Diff, start int, hunks []diff.Hunk) (string, error) {
-	part := *d
-	part.Hunks = hunks
-	part.Kept = nil
-	end := start + len(hunks)
+// keptAmong are the runs of kept messages that go with d.Hunks[start:end]:
+// those before the first hunk go with an earlier page, those after the
+// last with a later one.
+func keptAmong(d *diff.Diff, start, end int) []diff.Run {
+	out := []diff.Run{}
 	for _, r := range d.Kept {
 		if (start == 0 || r.At >= d.Hunks[start].At) && (end == len(d.Hunks) || r.At < d.Hunks[end].At) {
-			part.Kept = append(part.Kept, r)
+			out = append(out, r)
 		}
 	}
+	return out
+}
+
+// diffText renders the hunks given (d.Hunks[start:], as many as given)
+// as text, with the runs of kept messages among them and the start of
+// each item's text.
+func diffText(s *ops.Service, snap ops.Snapshot, d *diff.Diff, start int, hunks []diff.Hunk, kept []diff.Run) (string, error) {
+	part := *d
+	part.Hunks, part.Kept = hunks, kept
 	if start > 0 {
 		part.Unchanged = nil // the first page said them
 	}

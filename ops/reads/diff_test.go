@@ -66,6 +66,13 @@ func TestDiffSessionShowsEachOperation(t *testing.T) {
 	if h := res.Hunks[1]; h.Op.ID != sn || h.StoredTokens == 0 || h.EffectiveTokens != 0 || h.Messages != 1 {
 		t.Errorf("the snip's hunk %+v", h)
 	}
+	var runs []string
+	for _, r := range res.Kept {
+		runs = append(runs, fmt.Sprintf("m%d..m%d", r.First, r.Last))
+	}
+	if strings.Join(runs, " ") != "m1..m2 m6..m6 m8..m9 m10..m12" || res.KeptMessages != 8 {
+		t.Errorf("kept runs %v, %d messages kept", runs, res.KeptMessages)
+	}
 	unchanged := map[string]model.OpStatus{}
 	for _, o := range res.Unchanged {
 		unchanged[o.ID] = o.Status
