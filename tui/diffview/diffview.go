@@ -109,18 +109,9 @@ func (v *View) scroll(d int) {
 	v.top = max(min(v.top+d, len(v.lines)-v.rows()), 0)
 }
 
-// HandleMsg scrolls on the view's keys and the mouse wheel; esc and q
-// close it.
+// HandleMsg scrolls on the view's keys; esc and q close it.
 func (v *View) HandleMsg(msg tea.Msg) dialog.Action {
-	switch msg := msg.(type) {
-	case tea.MouseWheelMsg:
-		switch msg.Mouse().Button {
-		case tea.MouseWheelUp:
-			v.scroll(-3)
-		case tea.MouseWheelDown:
-			v.scroll(3)
-		}
-	case tea.KeyPressMsg:
+	if msg, ok := msg.(tea.KeyPressMsg); ok {
 		k := v.keys
 		switch {
 		case key.Matches(msg, k.Close):
