@@ -33,6 +33,11 @@ const (
 // side (what was said, or an item an earlier operation made that this
 // one took out), "+" for the effective side, " " for both (an item a
 // reordering left in its place).
+//
+// Every stored message is kept, or on the "-" side of one hunk, or
+// moved; every item of the effective thread is kept, or added by one
+// hunk, or moved. A moved item shows in each reordering that moved it,
+// and a synthetic one also as added by the operation that made it.
 type Line struct {
 	Sign   string       `json:"sign"`
 	Change Change       `json:"change"`

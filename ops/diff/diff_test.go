@@ -2,6 +2,7 @@ package diff_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -92,13 +93,15 @@ func brief(d *diff.Diff) string {
 }
 
 // checkAccounts: every stored message is kept, or on the "-" side of
-// one hunk, or moved (on a hunk's "+" or " " side); every item of the
-// effective thread is kept, or on the "+" or " " side of a hunk; and
-// the totals add up.
+// one hunk, or moved; every item of the effective thread is kept, or on
+// the "+" side of one hunk as added, or moved; and the totals add up.
+// A moved item shows in each reordering that moved it (a synthetic one
+// also under the operation that made it), and is on no other side.
 func checkAccounts(t *testing.T, d *diff.Diff, v *model.View, n int) {
 	t.Helper()
-	stored := map[model.ItemID]int{}
-	eff := map[int]int{}
+	stored := map[model.ItemID]int{} // kept or taken out
+	eff := map[int]int{}             // kept or added
+	moved := map[int]int{}           // shown by reorderings
 	kept := 0
 	for _, r := range d.Kept {
 		for s := r.First; s <= r.Last; s++ {
@@ -111,26 +114,41 @@ func checkAccounts(t *testing.T, d *diff.Diff, v *model.View, n int) {
 		t.Errorf("kept runs count %d tokens, the diff says %d", kept, d.KeptTokens)
 	}
 	for _, h := range d.Hunks {
+		reorders := 0
 		for _, l := range h.Lines {
 			switch {
 			case l.Sign == "-" && l.Change != diff.Moved && l.Stored():
 				stored[l.ID]++
-			case l.Sign == "+" || l.Sign == " ":
+			case l.Change == diff.Added:
 				eff[*l.Index]++
-				if l.Change == diff.Moved || l.Change == diff.Kept {
-					stored[l.ID]++
+			case l.Sign == "+" || l.Sign == " ":
+				moved[*l.Index]++
+				reorders++
+				if v.ID(v.Items[*l.Index]) != l.ID {
+					t.Errorf("line %s says index %d, where %s is", l.ID, *l.Index, v.ID(v.Items[*l.Index]))
 				}
 			}
 		}
+		if reorders > 0 && h.Op.Type != model.OpResequence && !slices.ContainsFunc(h.Within, func(in diff.Inner) bool { return in.Op.Type == model.OpResequence }) {
+			t.Errorf("hunk %s shows moves, and has no reordering", h.Op.ID)
+		}
 	}
 	for s := 1; s <= n; s++ {
-		if c := stored[model.MessageID(uint64(s))]; c != 1 {
+		id := model.MessageID(uint64(s))
+		idx := v.IndexOfSeq(uint64(s))
+		switch c := stored[id]; {
+		case idx >= 0 && moved[idx] > 0 && c != 0:
+			t.Errorf("m%d is moved, and kept or taken out too (%d)", s, c)
+		case !(idx >= 0 && moved[idx] > 0) && c != 1:
 			t.Errorf("m%d is accounted for %d times", s, c)
 		}
 	}
-	for i := range v.Items {
-		if eff[i] != 1 {
-			t.Errorf("effective item %d (%s) is accounted for %d times", i, v.ID(v.Items[i]), eff[i])
+	for i, it := range v.Items {
+		switch {
+		case it.Seq > 0 && moved[i] > 0 && eff[i] != 0:
+			t.Errorf("effective item %d (%s) is moved, and kept too", i, v.ID(it))
+		case !(it.Seq > 0 && moved[i] > 0) && eff[i] != 1:
+			t.Errorf("effective item %d (%s) is accounted for %d times", i, v.ID(it), eff[i])
 		}
 	}
 	if d.StoredTokens != v.RawTokens || d.EffectiveTokens != v.Tokens || d.EffectiveItems != len(v.Items) || d.StoredMessages != n {
