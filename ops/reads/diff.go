@@ -49,7 +49,7 @@ func (a *DiffSessionArgs) budget() **int { return &a.MaxTokens }
 
 // lineEstimate is about what a line of a hunk counts, in its JSON and
 // its line of text, without the preview of its text.
-const lineEstimate = 40
+const lineEstimate = 32
 
 // diffSession gives the diff's hunks in thread order, the first that
 // fit, a long one cut to its first and last lines.
@@ -87,7 +87,7 @@ func diffSession(s *ops.Service, _ context.Context, a DiffSessionArgs) (DiffSess
 	bodies, metas := make([]int, len(rest)), make([]int, len(rest))
 	if budget != NoLimit {
 		for k, h := range rest {
-			metas[k] = 60 + 40*len(h.Within)
+			metas[k] = 80 + 40*len(h.Within)
 			for _, l := range h.Lines {
 				bodies[k] += lineCost(l)
 			}
