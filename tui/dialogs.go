@@ -74,15 +74,29 @@ func (m *Model) act(d dialog.Dialog, a dialog.Action) tea.Cmd {
 }
 
 // diffLoaded opens D's view (tui/diffview) on the diff read for it,
-// unless the session or a dialog changed meanwhile.
+// unless the session or a dialog changed meanwhile; a diff read again
+// after a write goes to the view open, if it still is.
 func (m *Model) diffLoaded(msg diffview.Loaded) tea.Cmd {
-	if msg.Err != nil {
+	d, open := dialog.Find[*diffview.View](&m.dialogs)
+	switch {
+	case msg.Err != nil:
 		return m.flash(msg.Err.Error(), true)
-	}
-	if msg.Result.SessionID == m.sid && m.dialogs.Front() == nil && !m.search.IsOpen() {
+	case msg.Result.SessionID != m.sid:
+	case msg.Again && open:
+		d.SetResult(msg.Result)
+	case !msg.Again && m.dialogs.Front() == nil && !m.search.IsOpen():
 		m.dialogs.Open(diffview.New(termsafe.Line(m.info.Title), msg.Result, m.threadHeight()-1))
 	}
 	return nil
+}
+
+// reloadDiff reads the diff again for D's view, when it is open: the
+// session was written to.
+func (m *Model) reloadDiff() tea.Cmd {
+	if _, ok := dialog.Find[*diffview.View](&m.dialogs); !ok {
+		return nil
+	}
+	return diffview.Reload(m.svc, m.sid)
 }
 
 // fitDiff keeps D's view within the thread's height.

@@ -35,6 +35,20 @@ func TestDiffView(t *testing.T) {
 			t.Errorf("the diff view does not show %q:\n%s", want, s)
 		}
 	}
+	// An agent's snip while the view is open: the view shows it.
+	at := 8
+	if _, err := svc.SnipMessages(ops.WithAuthor(context.Background(), "claude"), ops.SnipArgs{Selection: ops.Selection{SessionID: sid, StartIdx: &at, EndIdx: &at}}); err != nil {
+		t.Fatal(err)
+	}
+	run(t, m, m.loadView(sid))
+	if _, ok := m.dialogs.Front().(*diffview.View); !ok {
+		t.Fatalf("after a write the front dialog is %T", m.dialogs.Front())
+	}
+	press(t, m, "G")
+	if s := screen(m); !strings.Contains(s, "@@ snip ") || !strings.Contains(s, " by claude: m12 (1 message") {
+		t.Errorf("the view does not show the agent's snip:\n%s", s)
+	}
+	press(t, m, "g")
 	// The view stays within the screen when it shrinks.
 	_, cmd := m.Update(tea.WindowSizeMsg{Width: 100, Height: 16})
 	run(t, m, cmd)
@@ -47,6 +61,11 @@ func TestDiffView(t *testing.T) {
 	}
 	if s := screen(m); strings.Contains(s, "Diff of limiter") {
 		t.Errorf("the diff view still shows:\n%s", s)
+	}
+	// A write after it closed does not open it again.
+	run(t, m, m.loadView(sid))
+	if m.dialogs.Front() != nil {
+		t.Errorf("a reload opened %T", m.dialogs.Front())
 	}
 	press(t, m, "?")
 	if s := screen(m); !strings.Contains(s, "diff: stored → effective") {

@@ -519,7 +519,7 @@ func (m *Model) viewLoaded(msg viewLoadedMsg) tea.Cmd {
 	if pending {
 		raw = buildRaw(m.info.MessageCount, m.view)
 	}
-	return tea.Batch(m.loadBodies(), m.loadTimeline(), raw)
+	return tea.Batch(m.loadBodies(), m.loadTimeline(), raw, m.reloadDiff())
 }
 
 // hiddenPlace is the index of the item that now hides a stored message

@@ -26,17 +26,25 @@ type Differ interface {
 	DiffSession(ctx context.Context, a reads.DiffSessionArgs) (reads.DiffSessionResult, error)
 }
 
-// Loaded is the diff Load read, for the root to open the view on.
+// Loaded is the diff Load read, for the root to open the view on, or
+// the one Reload read (Again), for the view open to show.
 type Loaded struct {
 	Result reads.DiffSessionResult
 	Err    error
+	Again  bool
 }
 
 // Load reads session sid's diff whole, in a command.
-func Load(d Differ, sid string) tea.Cmd {
+func Load(d Differ, sid string) tea.Cmd { return load(d, sid, false) }
+
+// Reload reads session sid's diff again (it was written to), for the
+// view open.
+func Reload(d Differ, sid string) tea.Cmd { return load(d, sid, true) }
+
+func load(d Differ, sid string, again bool) tea.Cmd {
 	return func() tea.Msg {
 		res, err := d.DiffSession(context.Background(), reads.DiffSessionArgs{SessionID: sid, MaxTokens: new(reads.NoLimit)})
-		return Loaded{res, err}
+		return Loaded{res, err, again}
 	}
 }
 
@@ -80,6 +88,13 @@ const frame = 5
 // a box height lines high.
 func New(title string, res reads.DiffSessionResult, height int) *View {
 	v := &View{title: title, keys: defaultKeys(), height: height}
+	v.SetResult(res)
+	return v
+}
+
+// SetResult shows res, the diff read again, keeping the lines shown
+// where it can.
+func (v *View) SetResult(res reads.DiffSessionResult) {
 	v.sum = fmt.Sprintf("%s → %s tokens · %s of %s kept · %s", english.Thousands(res.StoredTokens), english.Thousands(res.EffectiveTokens),
 		english.Thousands(res.KeptMessages), english.Count(res.StoredMessages, "message"), english.Count(len(res.Hunks), "operation")+" changing them")
 	// The text's first two lines (--- stored, +++ effective) say what
@@ -89,7 +104,7 @@ func New(title string, res reads.DiffSessionResult, height int) *View {
 		lines = lines[1:]
 	}
 	v.lines = lines
-	return v
+	v.scroll(0)
 }
 
 // SetHeight makes the box height lines high (the screen was resized).
