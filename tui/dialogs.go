@@ -5,12 +5,10 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"weft/internal/termsafe"
 	"weft/ops"
 	"weft/ops/reads"
 	"weft/ops/tools"
 	"weft/tui/dialog"
-	"weft/tui/diffview"
 	"weft/tui/handoff"
 )
 
@@ -71,39 +69,6 @@ func (m *Model) act(d dialog.Dialog, a dialog.Action) tea.Cmd {
 		return deleteSession(m.svc, a.Session)
 	}
 	return nil
-}
-
-// diffLoaded opens D's view (tui/diffview) on the diff read for it,
-// unless the session or a dialog changed meanwhile; a diff read again
-// after a write goes to the view open, if it still is.
-func (m *Model) diffLoaded(msg diffview.Loaded) tea.Cmd {
-	d, open := dialog.Find[*diffview.View](&m.dialogs)
-	switch {
-	case msg.Err != nil:
-		return m.flash(msg.Err.Error(), true)
-	case msg.Result.SessionID != m.sid:
-	case msg.Again && open:
-		d.SetResult(msg.Result)
-	case !msg.Again && m.dialogs.Front() == nil && !m.search.IsOpen():
-		m.dialogs.Open(diffview.New(termsafe.Line(m.info.Title), msg.Result, m.threadHeight()-1))
-	}
-	return nil
-}
-
-// reloadDiff reads the diff again for D's view, when it is open: the
-// session was written to.
-func (m *Model) reloadDiff() tea.Cmd {
-	if _, ok := dialog.Find[*diffview.View](&m.dialogs); !ok {
-		return nil
-	}
-	return diffview.Reload(m.svc, m.sid)
-}
-
-// fitDiff keeps D's view within the thread's height.
-func (m *Model) fitDiff() {
-	if d, ok := dialog.Find[*diffview.View](&m.dialogs); ok {
-		d.SetHeight(m.threadHeight() - 1)
-	}
 }
 
 type opsLoadedMsg struct {

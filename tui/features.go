@@ -5,6 +5,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"weft/model"
+	"weft/tui/diffview"
 	"weft/tui/rows"
 )
 
@@ -65,6 +66,8 @@ func (m *Model) featureKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 		return m.startFilter(), true
 	case key.Matches(msg, k.Suspend):
 		return tea.Suspend, true
+	case key.Matches(msg, k.Diff): // D: the diff view, stored → effective
+		return diffview.Open(&m.dialogs, m.svc, m.sid, m.info.Title, m.threadHeight), true
 	case key.Matches(msg, k.Cancel) && m.feat.filter.on() && m.anchor < 0 && !m.full:
 		return m.clearFilter(), true
 	}

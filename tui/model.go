@@ -291,7 +291,6 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 		m.help.SetWidth(msg.Width)
-		m.fitDiff()
 		m.scrollToCursor()
 		return m, m.loadBodies()
 	case tea.BackgroundColorMsg:
@@ -420,8 +419,6 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.timeJumped(msg)
 	case memoryMsg:
 		return m, m.memoryLoaded(msg)
-	case diffview.Loaded:
-		return m, m.diffLoaded(msg)
 	case searchResultMsg:
 		return m, m.searchResult(msg)
 	case tea.KeyPressMsg:
@@ -519,7 +516,7 @@ func (m *Model) viewLoaded(msg viewLoadedMsg) tea.Cmd {
 	if pending {
 		raw = buildRaw(m.info.MessageCount, m.view)
 	}
-	return tea.Batch(m.loadBodies(), m.loadTimeline(), raw, m.reloadDiff())
+	return tea.Batch(m.loadBodies(), m.loadTimeline(), raw, diffview.Reload(&m.dialogs))
 }
 
 // hiddenPlace is the index of the item that now hides a stored message
@@ -599,8 +596,6 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.startTimeJump()
 	case key.Matches(msg, k.Memory):
 		return m.openMemory()
-	case key.Matches(msg, k.Diff):
-		return diffview.Load(m.svc, m.sid)
 	case key.Matches(msg, k.Search):
 		return m.openSearch()
 	case key.Matches(msg, k.Next):

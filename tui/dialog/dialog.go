@@ -39,6 +39,16 @@ type Msg interface {
 	dialog() Dialog
 }
 
+// For is the answer of a command of a dialog kept in a package of its
+// own (tui/diffview), as a Msg: Deliver hands Dialog the For itself, and
+// the dialog reads its Msg out of it.
+type For struct {
+	Dialog Dialog
+	Msg    tea.Msg
+}
+
+func (f For) dialog() Dialog { return f.Dialog }
+
 // Overlay is the stack of dialogs in front of the thread, the front one
 // last: it gets the keys and is the one drawn. A rename or a question
 // stands in front of the sessions list, which waits under it. The zero

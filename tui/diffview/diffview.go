@@ -16,6 +16,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"weft/internal/english"
+	"weft/internal/termsafe"
 	"weft/ops/reads"
 	"weft/themes"
 	"weft/tui/dialog"
@@ -26,25 +27,36 @@ type Differ interface {
 	DiffSession(ctx context.Context, a reads.DiffSessionArgs) (reads.DiffSessionResult, error)
 }
 
-// Loaded is the diff Load read, for the root to open the view on, or
-// the one Reload read (Again), for the view open to show.
-type Loaded struct {
-	Result reads.DiffSessionResult
-	Err    error
-	Again  bool
+// loaded is a diff read for the view, or why it could not be.
+type loaded struct {
+	res reads.DiffSessionResult
+	err error
 }
 
-// Load reads session sid's diff whole, in a command.
-func Load(d Differ, sid string) tea.Cmd { return load(d, sid, false) }
+// Open puts the diff view of session sid (titled title) in front of the
+// thread, in a box as high as height says the thread is, and reads the
+// diff in the command it returns.
+func Open(o *dialog.Overlay, d Differ, sid, title string, height func() int) tea.Cmd {
+	v := &View{sid: sid, title: termsafe.Line(title), height: height, differ: d, keys: defaultKeys()}
+	o.Open(v)
+	return v.load()
+}
 
-// Reload reads session sid's diff again (it was written to), for the
-// view open.
-func Reload(d Differ, sid string) tea.Cmd { return load(d, sid, true) }
+// Reload reads the diff again for the view open in o, if one is (the
+// session was written to); nil when none is.
+func Reload(o *dialog.Overlay) tea.Cmd {
+	if v, ok := dialog.Find[*View](o); ok {
+		return v.load()
+	}
+	return nil
+}
 
-func load(d Differ, sid string, again bool) tea.Cmd {
+// load reads the diff whole, in a command, its answer delivered to v.
+func (v *View) load() tea.Cmd {
+	d, sid := v.differ, v.sid
 	return func() tea.Msg {
 		res, err := d.DiffSession(context.Background(), reads.DiffSessionArgs{SessionID: sid, MaxTokens: new(reads.NoLimit)})
-		return Loaded{res, err, again}
+		return dialog.For{Dialog: v, Msg: loaded{res, err}}
 	}
 }
 
@@ -72,29 +84,25 @@ func defaultKeys() keyMap {
 
 // View is the diff view of one session.
 type View struct {
-	title  string
-	sum    string   // the totals, under the title
-	lines  []string // the diff's text, a line each
-	top    int      // the first line shown
-	height int      // the box's lines, its border included
-	keys   keyMap
+	sid, title string
+	differ     Differ
+	height     func() int // the thread's lines: the box is one less
+	sum        string     // the totals, under the title
+	lines      []string   // the diff's text, a line each
+	failed     string     // why the diff could not be read
+	read       bool       // a diff came
+	top        int        // the first line shown
+	keys       keyMap
 }
 
 // frame is the lines of the box that are not the diff's: the border,
 // the title, the totals and the hint.
 const frame = 5
 
-// New opens the view on res, the diff of the session titled title, in
-// a box height lines high.
-func New(title string, res reads.DiffSessionResult, height int) *View {
-	v := &View{title: title, keys: defaultKeys(), height: height}
-	v.SetResult(res)
-	return v
-}
-
-// SetResult shows res, the diff read again, keeping the lines shown
+// setResult shows res, the diff read (again), keeping the lines shown
 // where it can.
-func (v *View) SetResult(res reads.DiffSessionResult) {
+func (v *View) setResult(res reads.DiffSessionResult) {
+	v.read, v.failed = true, ""
 	v.sum = fmt.Sprintf("%s → %s tokens · %s of %s kept · %s", english.Thousands(res.StoredTokens), english.Thousands(res.EffectiveTokens),
 		english.Thousands(res.KeptMessages), english.Count(res.StoredMessages, "message"), english.Count(len(res.Hunks), "operation")+" changing them")
 	// The text's first two lines (--- stored, +++ effective) say what
@@ -107,25 +115,26 @@ func (v *View) SetResult(res reads.DiffSessionResult) {
 	v.scroll(0)
 }
 
-// SetHeight makes the box height lines high (the screen was resized).
-func (v *View) SetHeight(height int) {
-	v.height = height
-	v.scroll(0)
-}
-
-// rows is how many of the diff's lines the box shows.
-func (v *View) rows() int { return max(v.height-frame, 1) }
-
-// Top is the first line of the diff shown.
-func (v *View) Top() int { return v.top }
+// rows is how many of the diff's lines the box shows: the box is a
+// line less high than the thread, so the thread's last line shows.
+func (v *View) rows() int { return max(v.height()-1-frame, 1) }
 
 // scroll moves the first line shown by d, within the diff.
 func (v *View) scroll(d int) {
 	v.top = max(min(v.top+d, len(v.lines)-v.rows()), 0)
 }
 
-// HandleMsg scrolls on the view's keys; esc and q close it.
+// HandleMsg takes the diff read for it, and scrolls on the view's
+// keys; esc and q close it.
 func (v *View) HandleMsg(msg tea.Msg) dialog.Action {
+	if f, ok := msg.(dialog.For); ok {
+		if l, ok := f.Msg.(loaded); ok && l.err != nil {
+			v.failed = l.err.Error()
+		} else if ok && (l.res.SessionID == v.sid || v.sid == "") {
+			v.setResult(l.res)
+		}
+		return nil
+	}
 	if msg, ok := msg.(tea.KeyPressMsg); ok {
 		k := v.keys
 		switch {
@@ -166,24 +175,31 @@ func (v *View) toHeader(dir int) {
 
 func isHunkHeader(line string) bool { return strings.HasPrefix(line, "@@ ") }
 
-// View draws the box for a screen width wide: the title and totals, the
-// diff's lines shown, each styled by what it is, and the keys.
+// View draws the box for a screen width wide: the title and totals (or
+// why the diff could not be read), the diff's lines shown, each styled
+// by what it is, and the keys.
 func (v *View) View(width int, st *themes.Styles) string {
 	w := max(width-4, 20) // the border and the padding
-	out := []string{
-		st.Dialog.Title.Render(ansi.Truncate("Diff of "+v.title+": stored → effective", w, "…")),
-		st.Dialog.Hint.Render(ansi.Truncate(v.sum, w, "…")),
+	second := st.Dialog.Hint.Render(ansi.Truncate(v.sum, w, "…"))
+	switch {
+	case v.failed != "":
+		second = st.Status.Error.Render(ansi.Truncate("the diff could not be read: "+termsafe.Line(v.failed), w, "…"))
+	case !v.read:
+		second = st.Thread.Empty.Render("reading the diff…")
 	}
-	end := min(v.top+v.rows(), len(v.lines))
-	for _, l := range v.lines[v.top:end] {
+	out := []string{st.Dialog.Title.Render(ansi.Truncate("Diff of "+v.title+": stored → effective", w, "…")), second}
+	// The screen may have shrunk since the view last scrolled.
+	top := max(min(v.top, len(v.lines)-v.rows()), 0)
+	end := min(top+v.rows(), len(v.lines))
+	for _, l := range v.lines[top:end] {
 		out = append(out, Paint(ansi.Truncate(l, w, "…"), st))
 	}
-	for range v.rows() - (end - v.top) {
+	for range v.rows() - (end - top) {
 		out = append(out, "")
 	}
 	where := "all"
 	if len(v.lines) > v.rows() {
-		where = fmt.Sprintf("lines %d–%d of %s", v.top+1, end, english.Thousands(len(v.lines)))
+		where = fmt.Sprintf("lines %d–%d of %s", top+1, end, english.Thousands(len(v.lines)))
 	}
 	hint := dialog.Hint(st, where, []key.Binding{v.keys.Close, v.keys.Down, v.keys.PageDown, v.keys.NextHunk, v.keys.Top})
 	out = append(out, ansi.Truncate(hint, w, "…"))

@@ -1,6 +1,8 @@
 package diffview
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -46,6 +48,39 @@ func sample() reads.DiffSessionResult {
 	}
 }
 
+// fixed is a Differ that reads one diff, or fails.
+type fixed struct {
+	res reads.DiffSessionResult
+	err error
+}
+
+func (f fixed) DiffSession(context.Context, reads.DiffSessionArgs) (reads.DiffSessionResult, error) {
+	return f.res, f.err
+}
+
+// open opens the view over d in an overlay, h lines high, and delivers
+// what it read.
+func open(t *testing.T, d Differ, h *int) *View {
+	t.Helper()
+	var o dialog.Overlay
+	cmd := Open(&o, d, "s1", "auth design", func() int { return *h })
+	v, ok := o.Front().(*View)
+	if !ok {
+		t.Fatalf("Open put %T in front", o.Front())
+	}
+	if s := ansi.Strip(v.View(100, themes.New(themes.Default(true), false))); !strings.Contains(s, "reading the diff…") {
+		t.Errorf("before the diff comes:\n%s", s)
+	}
+	msg, ok := cmd().(dialog.Msg)
+	if !ok {
+		t.Fatalf("the command's answer is no dialog.Msg")
+	}
+	if d, a := o.Deliver(msg); d != v || a != nil {
+		t.Fatalf("delivered to %T, asking %v", d, a)
+	}
+	return v
+}
+
 func press(v *View, keys ...string) dialog.Action {
 	var a dialog.Action
 	for _, k := range keys {
@@ -61,14 +96,17 @@ func press(v *View, keys ...string) dialog.Action {
 func TestScrollsAndCloses(t *testing.T) {
 	t.Parallel()
 	st := themes.New(themes.Default(true), false)
-	v := New("auth design", sample(), 12)
+	res := sample()
+	res.SessionID = "s1"
+	h := 13
+	v := open(t, fixed{res: res}, &h)
 	screen := v.View(100, st)
 	plain := ansi.Strip(screen)
 	if n := strings.Count(screen, "\n") + 1; n != 12 {
-		t.Errorf("the box is %d lines, want 12:\n%s", n, plain)
+		t.Errorf("the box is %d lines, want 12 (one less than the thread's 13):\n%s", n, plain)
 	}
 	for _, want := range []string{"Diff of auth design: stored → effective", "400 → 244 tokens · 24 of 40 messages kept · 3 operations", " ⋯ m1 kept (1 message, 10 tokens)",
-		"@@ digest d1 by operator: m2..m9 (8 messages, 80 → 2 tokens) @@", "-m2", "text of m2", "lines 1–7 of"} {
+		"@@ digest d1 by operator: m2..m9 (8 messages, 80 → 2 tokens) @@", "-m2", "text of m2", "lines 1–7 of", "esc/q close"} {
 		if !strings.Contains(plain, want) {
 			t.Errorf("the view does not show %q:\n%s", want, plain)
 		}
@@ -79,42 +117,57 @@ func TestScrollsAndCloses(t *testing.T) {
 		t.Errorf("the header is not styled as one: %q", header)
 	}
 
-	if press(v, "j", "j"); v.Top() != 2 {
-		t.Errorf("j j: top %d", v.Top())
+	if press(v, "j", "j"); v.top != 2 {
+		t.Errorf("j j: top %d", v.top)
 	}
 	press(v, "n")
-	if l := v.lines[v.Top()]; !strings.HasPrefix(l, "@@ snip s1 by claude") {
+	if l := v.lines[v.top]; !strings.HasPrefix(l, "@@ snip s1 by claude") {
 		t.Errorf("n: the top line is %q", l)
 	}
 	press(v, "n")
-	if l := v.lines[v.Top()]; !strings.HasPrefix(l, "@@ digest d2 by memory (rule turns)") {
+	if l := v.lines[v.top]; !strings.HasPrefix(l, "@@ digest d2 by memory (rule turns)") {
 		t.Errorf("n n: the top line is %q", l)
 	}
 	press(v, "N")
-	if l := v.lines[v.Top()]; !strings.HasPrefix(l, "@@ snip s1") {
+	if l := v.lines[v.top]; !strings.HasPrefix(l, "@@ snip s1") {
 		t.Errorf("N: the top line is %q", l)
 	}
 	press(v, "G")
 	last := len(v.lines) - v.rows()
-	if v.Top() != last || !strings.Contains(ansi.Strip(v.View(100, st)), "d2/0") {
-		t.Errorf("G: top %d, want %d", v.Top(), last)
+	if v.top != last || !strings.Contains(ansi.Strip(v.View(100, st)), "d2/0") {
+		t.Errorf("G: top %d, want %d", v.top, last)
 	}
 	press(v, "j")
-	if v.Top() != last {
-		t.Errorf("j past the end: top %d", v.Top())
+	if v.top != last {
+		t.Errorf("j past the end: top %d", v.top)
+	}
+	// A smaller screen: the box is smaller, from the same line; G goes
+	// to the end of it.
+	h = 9
+	if s := v.View(100, st); strings.Count(s, "\n")+1 != 8 || !strings.Contains(ansi.Strip(s), "lines 19–21 of 25") {
+		t.Errorf("on a smaller screen:\n%s", ansi.Strip(s))
+	}
+	press(v, "G")
+	if s := ansi.Strip(v.View(100, st)); !strings.Contains(s, "d2/0") || !strings.Contains(s, "lines 23–25 of 25") {
+		t.Errorf("G on a smaller screen:\n%s", s)
 	}
 	press(v, "g")
-	if v.Top() != 0 {
-		t.Errorf("g: top %d", v.Top())
-	}
-	// A smaller screen: the box is smaller, and still scrolls to the end.
-	v.SetHeight(8)
-	if n := strings.Count(v.View(100, st), "\n") + 1; n != 8 {
-		t.Errorf("after SetHeight(8) the box is %d lines", n)
+	if v.top != 0 {
+		t.Errorf("g: top %d", v.top)
 	}
 	for _, k := range []string{"esc", "q"} {
 		if _, ok := press(v, k).(dialog.ActionClose); !ok {
 			t.Errorf("%s does not close the view", k)
 		}
+	}
+}
+
+// A diff that cannot be read says why, in the view.
+func TestSaysWhyItCannotRead(t *testing.T) {
+	t.Parallel()
+	h := 20
+	v := open(t, fixed{err: errors.New(`session "x" not found`)}, &h)
+	if s := ansi.Strip(v.View(100, themes.New(themes.Default(true), false))); !strings.Contains(s, `the diff could not be read: session "x" not found`) {
+		t.Errorf("the view:\n%s", s)
 	}
 }
