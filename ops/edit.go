@@ -472,10 +472,38 @@ type SuccessResult struct {
 	Success bool           `json:"success"`
 	Version uint64         `json:"version"`
 	Status  model.OpStatus `json:"status"`
+	// StillStanding are the later operations made over what this one
+	// made (a revise of its summary): with this one off or reverted they
+	// stand over the items it had replaced.
+	StillStanding []StandingOp `json:"still_standing,omitempty"`
+}
+
+// StandingOp is a later operation that stays when an earlier one it was
+// made over goes: it now stands over Over, the earlier one's targets.
+type StandingOp struct {
+	OperationID string         `json:"operation_id"`
+	OpType      model.OpType   `json:"op_type"`
+	Author      string         `json:"author"`
+	Over        []model.ItemID `json:"over"`
+}
+
+// standing lists the active operations after ops[i] made over what it
+// made.
+func standing(ops []model.Op, i int) []StandingOp {
+	var out []StandingOp
+	for _, later := range ops[i+1:] {
+		if later.Active && !later.Reverted() && model.Over(later.Targets, ops[i].ID) {
+			out = append(out, StandingOp{OperationID: later.ID, OpType: later.Type, Author: later.Author, Over: slices.Clone(ops[i].Targets)})
+		}
+	}
+	return out
 }
 
 // RevertOperation reverts an operation for good: it stops applying, and
-// the thread is as if it had never been made. It stays in the record.
+// stays in the record. Later operations made over what it made stay
+// (DESIGN: a target that is a synthetic item stands for what its
+// operation replaced): a revise of its summary then stands over the
+// items the summary had replaced. The result names them.
 func (s *Service) RevertOperation(ctx context.Context, a OperationArgs) (SuccessResult, error) {
 	return s.changeOp(ctx, a, func(op *model.Op) (string, error) {
 		if op.Reverted() {
@@ -535,6 +563,7 @@ func (s *Service) changeOp(ctx context.Context, a OperationArgs, edit func(op *m
 		}
 	}
 	var status model.OpStatus
+	var still []StandingOp
 	info, err := s.Write(ctx, ref, a.ExpectedVersion, func(_ *store.Tx, th *Thread, next *model.Session) (*Change, error) {
 		i := slices.IndexFunc(th.Ops, func(o model.Op) bool { return o.ID == a.OperationID })
 		if i < 0 {
@@ -545,7 +574,13 @@ func (s *Service) changeOp(ctx context.Context, a OperationArgs, edit func(op *m
 		what, err := edit(&op)
 		if err != nil || what == "" {
 			status = th.View().Status[op.ID]
+			if err == nil && (!op.Active || op.Reverted()) {
+				still = standing(th.Ops, i)
+			}
 			return nil, err
+		}
+		if !op.Active || op.Reverted() {
+			still = standing(th.Ops, i)
 		}
 		return &Change{
 			What: what,
@@ -562,7 +597,7 @@ func (s *Service) changeOp(ctx context.Context, a OperationArgs, edit func(op *m
 	if err != nil {
 		return SuccessResult{}, err
 	}
-	return SuccessResult{Success: true, Version: info.Version, Status: status}, nil
+	return SuccessResult{Success: true, Version: info.Version, Status: status, StillStanding: still}, nil
 }
 
 // SetActiveTagsArgs are set_active_tags' arguments.

@@ -95,8 +95,8 @@ var registry = []*Tool{
 	def("resequence_messages", "Reorder items: new_order lists indices in their new order; their positions, sorted, are refilled in that order.", edit, (*ops.Service).ResequenceMessages),
 	def("insert_messages", "Insert synthetic messages after an index (-1: at the start) or after an item ID.", edit, (*ops.Service).InsertMessages),
 	def("list_operations", "List a session's operations with type, status (active, inactive, reverted, partial, orphaned), targets, author and time.", readOnly, reads.ListOperations),
-	def("revert_operation", "Revert an operation: the thread is as if it had never been made. It stays in the record.", final, (*ops.Service).RevertOperation),
-	def("toggle_operation", "Switch an operation on or off.", setter, (*ops.Service).ToggleOperation),
+	def("revert_operation", "Revert an operation for good: it stops applying, and stays in the record. Later operations made over what it made stay: a revise of its summary then stands over the items the summary had replaced (still_standing names them; revert or switch them off too to see the originals).", final, (*ops.Service).RevertOperation),
+	def("toggle_operation", "Switch an operation on or off. While it is off, later operations made over what it made (a revise of its summary) stand over the items it had replaced (still_standing names them).", setter, (*ops.Service).ToggleOperation),
 	def("set_active_tags", "Set the session's active tags; operations with when_tags apply only while all of theirs are active.", setter, (*ops.Service).SetActiveTags),
 
 	// Navigation (seed 000).
