@@ -65,8 +65,10 @@ type SessionOut struct {
 	Source          string   `json:"source,omitempty"`
 	Interface       string   `json:"interface,omitempty"`
 	Room            string   `json:"room,omitempty"`
-	CreatedAt       string   `json:"created_at"`
-	UpdatedAt       string   `json:"updated_at"`
+	// ForkOf is, for a fork, its source and the item it ends at.
+	ForkOf    *model.Fork `json:"fork_of,omitempty"`
+	CreatedAt string      `json:"created_at"`
+	UpdatedAt string      `json:"updated_at"`
 	// Unreadable says why the session's thread (or its record) cannot be
 	// read from a damaged file; empty for a session that reads. weft
 	// check lists what is damaged, weft salvage copies what is not.
@@ -85,7 +87,7 @@ func SessionOutOf(x model.Session) SessionOut {
 	return SessionOut{
 		SessionID: x.ID, Title: x.Title, MessageCount: x.MessageCount, Tokens: x.Tokens,
 		OpCount: x.OpCount, Version: x.Version, ActiveTags: tags,
-		Source: x.Source, Interface: x.Interface, Room: x.Room,
+		Source: x.Source, Interface: x.Interface, Room: x.Room, ForkOf: x.ForkOf,
 		CreatedAt: FormatTime(x.CreatedAt), UpdatedAt: FormatTime(x.UpdatedAt),
 	}
 }

@@ -430,6 +430,13 @@ func TestSessionRecordKeepsEveryField(t *testing.T) {
 	if !reflect.DeepEqual(got, s) {
 		t.Errorf("the session record does not keep every field of model.Session (store/record.go):\n got %+v\nwant %+v", got, s)
 	}
+	// A fork without a memory policy, and a policy without a fork.
+	for _, x := range []model.Session{{ID: "f", ForkOf: s.ForkOf}, {ID: "m", Memory: s.Memory}} {
+		got, _, err := decodeRecord(x.ID, appendRecord(nil, 1, &x))
+		if err != nil || !reflect.DeepEqual(got, x) {
+			t.Errorf("fork %v, policy %v:\n got %+v, %v\nwant %+v", x.ForkOf != nil, x.Memory != nil, got, err, x)
+		}
+	}
 	// Zero and far times, negative counts.
 	for _, at := range []time.Time{{}, time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC), time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC)} {
 		s := model.Session{ID: "x", CreatedAt: at, UpdatedAt: t0, Tokens: -5, Changes: []model.Change{{At: at}, {At: t0.Add(-time.Nanosecond)}}}

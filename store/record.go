@@ -31,7 +31,9 @@ import (
 //
 // Format 2 is format 1 and then a field: the session's memory policy, as
 // JSON. A session without a policy keeps format 1, which older wefts
-// read.
+// read. Format 3, a fork's, is format 2 (the policy's field empty for
+// none) and then where it was forked from: field source session, field
+// item, uvarint index.
 //
 // A field is a uvarint length and that many bytes; a time is the Unix
 // seconds (varint) and nanoseconds (uvarint), read back in UTC; a delta is
@@ -44,13 +46,17 @@ import (
 const (
 	recFormat1   = 1
 	recFormat2   = 2
+	recFormat3   = 3
 	recHeaderLen = 5
 )
 
 // appendRecord appends the record of session s, numbered num.
 func appendRecord(dst []byte, num uint32, s *model.Session) []byte {
 	format := byte(recFormat1)
-	if s.Memory != nil {
+	switch {
+	case s.ForkOf != nil:
+		format = recFormat3
+	case s.Memory != nil:
 		format = recFormat2
 	}
 	dst = append(dst, format)
@@ -79,6 +85,13 @@ func appendRecord(dst []byte, num uint32, s *model.Session) []byte {
 	if s.Memory != nil {
 		policy, _ := json.Marshal(s.Memory) // plain data: it cannot fail
 		dst = appendField(dst, string(policy))
+	} else if format == recFormat3 {
+		dst = appendField(dst, "")
+	}
+	if format == recFormat3 {
+		dst = appendField(dst, s.ForkOf.SessionID)
+		dst = appendField(dst, string(s.ForkOf.At))
+		dst = binary.AppendUvarint(dst, uint64(s.ForkOf.Index))
 	}
 	return dst
 }
@@ -136,7 +149,7 @@ func recordNum(v []byte) (uint32, error) {
 	if len(v) < recHeaderLen {
 		return 0, errShort
 	}
-	if v[0] != recFormat1 && v[0] != recFormat2 {
+	if v[0] != recFormat1 && v[0] != recFormat2 && v[0] != recFormat3 {
 		return 0, fmt.Errorf("unknown format %d", v[0])
 	}
 	n := binary.BigEndian.Uint32(v[1:])
@@ -180,12 +193,18 @@ func decodeRecord(id string, v []byte) (model.Session, uint32, error) {
 			c.What = string(r.field())
 		}
 	}
-	if v[0] == recFormat2 && r.err == nil {
-		var p model.MemoryPolicy
-		if err := json.Unmarshal(r.field(), &p); err != nil && r.err == nil {
-			r.err = fmt.Errorf("memory policy: %w", err)
+	if (v[0] == recFormat2 || v[0] == recFormat3) && r.err == nil {
+		if policy := r.field(); len(policy) > 0 || v[0] == recFormat2 {
+			var p model.MemoryPolicy
+			if err := json.Unmarshal(policy, &p); err != nil && r.err == nil {
+				r.err = fmt.Errorf("memory policy: %w", err)
+			}
+			s.Memory = &p
 		}
-		s.Memory = &p
+	}
+	if v[0] == recFormat3 && r.err == nil {
+		s.ForkOf = &model.Fork{SessionID: string(r.field()), At: model.ItemID(r.field())}
+		s.ForkOf.Index = int(r.uvarint())
 	}
 	if r.err != nil {
 		return model.Session{}, 0, r.err
