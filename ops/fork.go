@@ -242,3 +242,44 @@ func carryOps(ops []model.Op, last int, newID func() string) (carried []model.Op
 	}
 	return carried, renamed
 }
+
+// CarryOps are the operations of source carried to a fork resting on
+// its stored messages 1..last, under new IDs (as fork_session carries
+// them).
+func (s *Service) CarryOps(source []model.Op, last int) []model.Op {
+	now := s.Clock()
+	carried, _ := carryOps(source, last, func() string { return s.ids.next(now) })
+	return carried
+}
+
+// CarryInto makes ch, the change that creates a fork (next its record),
+// store the operations carried to it too, and the cached session show
+// them.
+func CarryInto(ch *Change, next *model.Session, carried []model.Op) {
+	if len(carried) == 0 {
+		return
+	}
+	next.OpCount += len(carried)
+	stored, applied := ch.Store, ch.Apply
+	ch.Store = func(tx *store.Tx) error {
+		if stored != nil {
+			if err := stored(tx); err != nil {
+				return err
+			}
+		}
+		for _, op := range carried {
+			op.Version = next.Version
+			if err := tx.PutOp(next.ID, op); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	ch.Apply = func(t *Thread) {
+		if applied != nil {
+			applied(t)
+		}
+		t.Ops = append(slices.Clone(t.Ops), carried...)
+		t.view = nil
+	}
+}
