@@ -16,7 +16,7 @@ func (a *app) forkCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "fork [SESSION] [--at IDX]",
 		Short: "Fork a session: a new one with its thread up to an item",
-		Long: `fork makes a new session whose thread is SESSION's effective thread up to the item at index IDX (0-based; default the last), with SESSION's operations carried as far as they apply there, and prints the new session's ID. SESSION is unchanged, and the fork says where it came from (weft ls, the TUI's session picker). Try another path without losing this one.`,
+		Long:  `fork makes a new session whose thread is SESSION's effective thread up to the item at index IDX (0-based; default the last), with SESSION's operations carried as far as they apply there, and prints the new session's ID. SESSION is unchanged, and the fork says where it came from (weft ls, the TUI's session picker). Try another path without losing this one.`,
 		Example: `
 weft fork --at 41
 weft fork "auth design" --at 12 --title "auth design: sessions instead of JWT"`,
