@@ -19,7 +19,7 @@ type KeyMap struct {
 	Operations               key.Binding
 	Search, Next, Prev       key.Binding
 	Time, Memory             key.Binding
-	Sessions                 key.Binding
+	Sessions, Fork           key.Binding
 	Raw                      key.Binding
 	Copy, Pager, Filter      key.Binding // see features.go
 	Suspend                  key.Binding
@@ -55,6 +55,7 @@ func DefaultKeyMap() KeyMap {
 		Time:       key.NewBinding(key.WithKeys("T"), key.WithHelp("T", "jump to a time")),
 		Memory:     key.NewBinding(key.WithKeys("M"), key.WithHelp("M", "memory policy")),
 		Sessions:   key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "sessions")),
+		Fork:       key.NewBinding(key.WithKeys("b"), key.WithHelp("b", "fork here")),
 		Raw:        key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "raw/effective thread")),
 		Next:       key.NewBinding(key.WithKeys("n"), key.WithHelp("n/N", "next/previous match")),
 		Prev:       key.NewBinding(key.WithKeys("N"), key.WithHelp("N", "previous match")),
@@ -81,7 +82,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 		{k.Up, k.Down, k.HalfUp, k.HalfDown, k.Top, k.Bottom},
 		{k.Toggle, k.Select, k.Cancel, k.Search, k.Next, k.Time, k.Memory, k.Filter, k.Copy, k.Pager},
 		{k.Tag, k.Digest, k.Snip, k.Revise, k.Insert, k.MoveDown, k.Commit},
-		{k.Undo, k.Redo, k.Operations, k.Sessions, k.Raw, k.Suspend, k.Help, k.Quit},
+		{k.Undo, k.Redo, k.Operations, k.Sessions, k.Fork, k.Raw, k.Suspend, k.Help, k.Quit},
 	}
 }
 
@@ -96,7 +97,7 @@ func (m *Model) syncKeys() {
 	for _, b := range []*key.Binding{&k.Up, &k.Down, &k.HalfUp, &k.HalfDown, &k.Top, &k.Bottom, &k.Toggle} {
 		b.SetEnabled(hasRows && !moving)
 	}
-	for _, b := range []*key.Binding{&k.Select, &k.Tag, &k.Digest, &k.Snip, &k.Revise, &k.MoveDown, &k.MoveUp, &k.Search, &k.Time} {
+	for _, b := range []*key.Binding{&k.Select, &k.Tag, &k.Digest, &k.Snip, &k.Revise, &k.MoveDown, &k.MoveUp, &k.Search, &k.Time, &k.Fork} {
 		b.SetEnabled(plain && hasRows)
 	}
 	k.MoveDown.SetEnabled(hasRows && !m.raw.on)
@@ -134,5 +135,5 @@ func (m *Model) shortHelp() []key.Binding {
 		return []key.Binding{k.Insert, k.Sessions, k.Help, k.Quit}
 	}
 	return []key.Binding{k.Down, k.Up, k.Toggle, k.Search, k.Select, k.Digest, k.Snip, k.Tag, k.Undo, k.Operations, k.Time,
-		k.Revise, k.Insert, k.MoveDown, k.Next, k.Redo, k.Sessions, k.Copy, k.Filter, k.Pager, k.Raw, k.HalfDown, k.Top, k.Bottom, k.Help, k.Quit}
+		k.Revise, k.Insert, k.MoveDown, k.Next, k.Redo, k.Sessions, k.Fork, k.Copy, k.Filter, k.Pager, k.Raw, k.HalfDown, k.Top, k.Bottom, k.Help, k.Quit}
 }

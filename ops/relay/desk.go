@@ -410,6 +410,11 @@ func (b *client) SummarizeMessageRange(ctx context.Context, a ops.SummarizeArgs)
 	return viaTool[ops.SummarizeResult](ctx, b, "summarize_message_range", a)
 }
 
+// ForkSession is fork_session there.
+func (b *client) ForkSession(ctx context.Context, a ops.ForkArgs) (ops.ForkResult, error) {
+	return viaTool[ops.ForkResult](ctx, b, "fork_session", a)
+}
+
 // RenameSession is rename_session there.
 func (b *client) RenameSession(ctx context.Context, a ops.RenameSessionArgs) (ops.SessionChangeResult, error) {
 	return viaTool[ops.SessionChangeResult](ctx, b, "rename_session", a)

@@ -67,6 +67,7 @@ type Desk interface {
 	RestoreOperation(ctx context.Context, a ops.OperationArgs) (ops.SuccessResult, error)
 	SummarizeMessageRange(ctx context.Context, a ops.SummarizeArgs) (ops.SummarizeResult, error)
 	RenameSession(ctx context.Context, a ops.RenameSessionArgs) (ops.SessionChangeResult, error)
+	ForkSession(ctx context.Context, a ops.ForkArgs) (ops.ForkResult, error)
 	DeleteSession(ctx context.Context, a ops.DeleteSessionArgs) (ops.SessionChangeResult, error)
 	// GetMemoryPolicy and SetMemoryPolicy are the tools of those names.
 	GetMemoryPolicy(ctx context.Context, a memory.MemoryPolicyArgs) (memory.MemoryPolicyResult, error)
@@ -194,6 +195,11 @@ func (l Local) RestoreOperation(ctx context.Context, a ops.OperationArgs) (ops.S
 // SummarizeMessageRange is the service's SummarizeMessageRange.
 func (l Local) SummarizeMessageRange(ctx context.Context, a ops.SummarizeArgs) (ops.SummarizeResult, error) {
 	return l.Service.SummarizeMessageRange(ctx, a)
+}
+
+// ForkSession is the service's ForkSession.
+func (l Local) ForkSession(ctx context.Context, a ops.ForkArgs) (ops.ForkResult, error) {
+	return l.Service.ForkSession(ctx, a)
 }
 
 // RenameSession is the service's RenameSession.
