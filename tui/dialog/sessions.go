@@ -42,7 +42,7 @@ type Sessions struct {
 	seq     int // of the latest filter asked for
 	ranked  int // seq of the filter shown; while behind seq, "no match" is not claimed
 	loaded  bool
-	keep    string // the session the cursor was on when the list was read again, to stay on
+	keep    string         // the session the cursor was on when the list was read again, to stay on
 	depth   []int          // of all: how deep a fork is under its source
 	forks   map[string]int // the forks listed of each session
 }
