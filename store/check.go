@@ -205,10 +205,11 @@ func (c *checker) weft(db *bolt.DB) {
 	var sessions []entry
 	nums := map[uint32]string{}
 	c.view(db, "", func(tx *bolt.Tx) error {
-		if _, _, err := readSchema(tx, c.path); err != nil {
+		schema, _, err := readSchema(tx, c.path)
+		if err != nil {
 			c.file("meta", err.Error())
 		}
-		if err := checkBuckets(tx, c.path); err != nil {
+		if err := checkBuckets(tx, c.path, schema); err != nil {
 			var d *DamagedError
 			if errors.As(err, &d) {
 				c.file("", d.Detail)
@@ -244,7 +245,7 @@ func (c *checker) weft(db *bolt.DB) {
 	}
 	c.view(db, "", func(tx *bolt.Tx) error {
 		c.opIndex(tx, nums)
-		for _, name := range [][]byte{bktMsgs, bktByTime, bktHeads, bktOps, bktKeys, bktPrefs} {
+		for _, name := range [][]byte{bktMsgs, bktByTime, bktHeads, bktOps, bktKeys, bktPrefs, bktBig} {
 			c.orphans(tx.Bucket(name), name, nums)
 		}
 		ids := map[string]bool{}
@@ -279,7 +280,11 @@ func (c *checker) session(tx *bolt.Tx, info model.Session, num uint32) {
 			c.add(id, fmt.Sprintf("message %d", want), "missing (the next stored is %d)", seq)
 			return false, nil
 		}
-		if _, err := decodeMessage(v, seq); err != nil {
+		full, err := whole(tx, num, seq, v)
+		if err == nil {
+			_, err = decodeMessage(full, seq)
+		}
+		if err != nil {
 			c.add(id, fmt.Sprintf("message %d", seq), "corrupt: %v", err)
 		}
 		h, _ := headOf(v)

@@ -20,6 +20,7 @@ import (
 //	byte 1     role code (model.Role.Code, 1..4)
 //	byte 2     flags: bit 0 = digest stored as 32 raw bytes (it was 64 lowercase hex digits)
 //	                  bit 1 = parts packed over the content (schema 3)
+//	                  bit 2 = a stub: the record is kept in chunks (bigrecord.go, schema 4)
 //	bytes 3-10 created_at, Unix nanoseconds, int64 big-endian
 //	varint     tokens (signed, zig-zag)
 //	uvarint n, n bytes   content
@@ -44,7 +45,7 @@ const (
 	msgHeaderLen    = 11
 	flagDigestRaw   = 1 << 0
 	flagPartsPacked = 1 << 1
-	knownFlags      = flagDigestRaw | flagPartsPacked
+	knownFlags      = flagDigestRaw | flagPartsPacked | flagElsewhere
 )
 
 // Head records: 16 bytes, 1024 to a chunk.
@@ -293,9 +294,12 @@ func header(v []byte) (role model.Role, flags byte, at int64, tokens int64, r re
 
 // contentOf returns the content field of a record without copying it.
 func contentOf(v []byte) ([]byte, error) {
-	_, _, _, _, r, err := header(v)
+	_, flags, _, _, r, err := header(v)
 	if err != nil {
 		return nil, err
+	}
+	if flags&flagElsewhere != 0 {
+		return nil, errors.New("a large record's stub read as its record")
 	}
 	c := r.field()
 	return c, r.err
@@ -304,11 +308,15 @@ func contentOf(v []byte) ([]byte, error) {
 // headOf reads a message's head from its record: the header, and whether
 // it has parts, without copying any field.
 func headOf(v []byte) (model.Head, error) {
-	_, _, at, tokens, r, err := header(v)
+	_, flags, at, tokens, r, err := header(v)
 	if err != nil {
 		return model.Head{}, err
 	}
 	h := model.Head{At: at, Role: v[1], Tokens: uint32(min(max(tokens, 0), math.MaxUint32))}
+	if flags&flagElsewhere != 0 {
+		_, h.Flags, err = stubInfo(v)
+		return h, err
+	}
 	r.field() // content
 	r.field() // name
 	r.field() // digest
@@ -323,6 +331,9 @@ func decodeMessage(v []byte, seq uint64) (model.Message, error) {
 	role, flags, at, tokens, r, err := header(v)
 	if err != nil {
 		return model.Message{}, err
+	}
+	if flags&flagElsewhere != 0 {
+		return model.Message{}, errors.New("a large record's stub read as its record")
 	}
 	m := model.Message{
 		ID:        model.MessageID(seq),
