@@ -3,16 +3,15 @@ package tui
 import (
 	"context"
 	"fmt"
+	"weft/ops/fork"
 
 	tea "charm.land/bubbletea/v2"
-
-	"weft/ops"
 )
 
 // forkedMsg is the fork b made.
 type forkedMsg struct {
 	from string
-	res  ops.ForkResult
+	res  fork.Result
 	err  error
 }
 
@@ -27,7 +26,7 @@ func (m *Model) fork() tea.Cmd {
 	}
 	svc, sid := m.svc, m.sid
 	return func() tea.Msg {
-		res, err := svc.ForkSession(context.Background(), ops.ForkArgs{SessionID: sid, AtIdx: &idx})
+		res, err := svc.ForkSession(context.Background(), fork.Args{SessionID: sid, AtIdx: &idx})
 		return forkedMsg{from: sid, res: res, err: err}
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"weft/internal/termsafe"
-	"weft/ops"
+	"weft/ops/fork"
 )
 
 // forkCommand is weft fork.
@@ -27,7 +27,7 @@ weft fork "auth design" --at 12 --title "auth design: sessions instead of JWT"`,
 			return nil
 		}),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			fa := ops.ForkArgs{Title: title}
+			fa := fork.Args{Title: title}
 			if len(args) == 1 {
 				fa.SessionID = args[0]
 			}
@@ -35,7 +35,7 @@ weft fork "auth design" --at 12 --title "auth design: sessions instead of JWT"`,
 				fa.AtIdx = &at
 			}
 			return a.withTarget(writing, func(t target) error {
-				res, err := invoke[ops.ForkResult](cmd.Context(), t, "fork_session", fa)
+				res, err := invoke[fork.Result](cmd.Context(), t, "fork_session", fa)
 				if err != nil {
 					return err
 				}

@@ -15,6 +15,7 @@ import (
 	"weft/internal/english"
 	"weft/model"
 	"weft/ops"
+	"weft/ops/fork"
 	"weft/ops/memory"
 )
 
@@ -460,7 +461,7 @@ func (e *Engine) store(ctx context.Context, ref string, msgs []ops.CallerMessage
 		if src != nil {
 			info.ForkOf = forkOf(src, shared)
 			info.ActiveTags, info.Memory = slices.Clone(src.Info.ActiveTags), src.Info.Memory
-			carried = e.svc.CarryOps(src.Ops, shared)
+			carried = fork.CarryOps(e.svc, src.Ops, shared)
 		}
 		return &ops.Thread{Info: info}, nil
 	}
@@ -477,7 +478,7 @@ func (e *Engine) store(ctx context.Context, ref string, msgs []ops.CallerMessage
 			}
 		}
 		if created {
-			ops.CarryInto(ch, next, carried)
+			fork.CarryInto(ch, next, carried)
 		}
 	})
 	req.Prepare = sync.Unless(func(c *ops.Thread) bool {

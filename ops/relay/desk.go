@@ -14,6 +14,7 @@ import (
 
 	"weft/model"
 	"weft/ops"
+	"weft/ops/fork"
 	"weft/ops/httpx"
 	"weft/ops/memory"
 	"weft/ops/reads"
@@ -411,8 +412,8 @@ func (b *client) SummarizeMessageRange(ctx context.Context, a ops.SummarizeArgs)
 }
 
 // ForkSession is fork_session there.
-func (b *client) ForkSession(ctx context.Context, a ops.ForkArgs) (ops.ForkResult, error) {
-	return viaTool[ops.ForkResult](ctx, b, "fork_session", a)
+func (b *client) ForkSession(ctx context.Context, a fork.Args) (fork.Result, error) {
+	return viaTool[fork.Result](ctx, b, "fork_session", a)
 }
 
 // RenameSession is rename_session there.

@@ -16,6 +16,7 @@ import (
 
 	"weft/internal/jsonargs"
 	"weft/ops"
+	"weft/ops/fork"
 	"weft/ops/memory"
 	"weft/ops/reads"
 )
@@ -81,7 +82,7 @@ var registry = []*Tool{
 	def("list_sessions", "List sessions, most recently updated first, with message counts, tokens and versions.", readOnly, reads.ListSessions),
 	def("create_session", "Create an empty session and return its ID.", edit, (*ops.Service).CreateSession),
 	def("rename_session", "Give a session a new title. Its thread is untouched.", setter, (*ops.Service).RenameSession),
-	def("fork_session", "Fork a session: a new session whose thread is this one's effective thread up to an item (at_idx or at; default the whole), its operations carried as far as they apply, the source unchanged. Try another path without losing this one.", edit, (*ops.Service).ForkSession),
+	def("fork_session", "Fork a session: a new session whose thread is this one's effective thread up to an item (at_idx or at; default the whole), its operations carried as far as they apply, the source unchanged. Try another path without losing this one.", edit, fork.Session),
 	def("delete_session", "Delete a session and everything in it from the file: messages, operations, import keys. It cannot be undone; it takes the session's full ID only.", final, (*ops.Service).DeleteSession),
 	def("append_messages", "Store messages at the end of a session's thread. Stored messages never change; edits are operations over them.", edit, (*ops.Service).AppendMessages),
 	def("add_turn", "Append a turn: the user's query and, if given, the assistant's response.", edit, (*ops.Service).AddTurn),

@@ -1,4 +1,8 @@
-package ops
+// Package fork makes forks: a new session whose thread is another's
+// effective thread up to an item, with the operations there carried
+// (fork_session), and the fork the context proxy makes of a session a
+// request departs from in the middle (CarryOps, CarryInto).
+package fork
 
 import (
 	"context"
@@ -6,12 +10,13 @@ import (
 	"slices"
 
 	"weft/model"
+	"weft/ops"
 	"weft/ops/thread"
 	"weft/store"
 )
 
-// ForkArgs are fork_session's arguments.
-type ForkArgs struct {
+// Args are fork_session's arguments.
+type Args struct {
 	SessionID string `json:"session_id,omitempty" jsonschema:"the session to fork; default: the one the operator has open in weft, else the most recently updated"`
 	// AtIdx or At is the last item the fork keeps; neither: the whole
 	// thread.
@@ -20,8 +25,8 @@ type ForkArgs struct {
 	Title string       `json:"title,omitempty" jsonschema:"the fork's title; default: the source's, marked as a fork"`
 }
 
-// ForkResult is fork_session's result.
-type ForkResult struct {
+// Result is fork_session's result.
+type Result struct {
 	SessionID string `json:"session_id"`
 	Title     string `json:"title"`
 	// ForkOf is the source and the item the fork ends at.
@@ -35,7 +40,7 @@ type ForkResult struct {
 	Operations int `json:"operations"`
 }
 
-// ForkSession makes a new session whose effective thread is the source's
+// Session makes a new session whose effective thread is the source's
 // up to an item (fork_session): the stored messages it rests on, and the
 // operations over them as far as they apply there (an operation's
 // targets past the fork are left out of it; one with none left is not
@@ -43,35 +48,35 @@ type ForkResult struct {
 // item the source did not show up to there, a snip by the caller cuts
 // it, so the fork's thread is the source's, item for item. The source is
 // unchanged; the fork records where it came from (Session.ForkOf).
-func (s *Service) ForkSession(ctx context.Context, a ForkArgs) (ForkResult, error) {
+func Session(s *ops.Service, ctx context.Context, a Args) (Result, error) {
 	snap, err := s.Snapshot(a.SessionID)
 	if err != nil {
-		return ForkResult{}, err
+		return Result{}, err
 	}
 	v := snap.View
 	if len(v.Items) == 0 {
-		return ForkResult{}, Invalidf("session %s has an empty thread: there is nothing to fork", snap.Info.ID)
+		return Result{}, ops.Invalidf("session %s has an empty thread: there is nothing to fork", snap.Info.ID)
 	}
 	at := len(v.Items) - 1
 	switch {
 	case a.AtIdx != nil && a.At != "":
-		return ForkResult{}, Invalidf("give at_idx or at, not both")
+		return Result{}, ops.Invalidf("give at_idx or at, not both")
 	case a.AtIdx != nil:
 		if *a.AtIdx < 0 || *a.AtIdx >= len(v.Items) {
-			return ForkResult{}, Invalidf("at_idx %d is outside the thread: its items are 0..%d", *a.AtIdx, len(v.Items)-1)
+			return Result{}, ops.Invalidf("at_idx %d is outside the thread: its items are 0..%d", *a.AtIdx, len(v.Items)-1)
 		}
 		at = *a.AtIdx
 	case a.At != "":
 		if at = v.IndexOf(a.At); at < 0 {
-			return ForkResult{}, Invalidf("item %s is not in session %s's effective thread", a.At, snap.Info.ID)
+			return Result{}, ops.Invalidf("item %s is not in session %s's effective thread", a.At, snap.Info.ID)
 		}
 	}
 	title := a.Title
 	if title == "" {
 		title = "fork of " + snap.Info.Title
 	}
-	if title, err = ValidTitle(title); err != nil {
-		return ForkResult{}, err
+	if title, err = ops.ValidTitle(title); err != nil {
+		return Result{}, err
 	}
 	want := make([]model.ItemID, at+1)
 	for i := range want {
@@ -79,8 +84,8 @@ func (s *Service) ForkSession(ctx context.Context, a ForkArgs) (ForkResult, erro
 	}
 	last := lastSeqUnder(snap.Ops, want)
 	now := s.Clock()
-	id := s.ids.next(now)
-	carried, renamed := carryOps(snap.Ops, last, func() string { return s.ids.next(now) })
+	id := s.NewID(now)
+	carried, renamed := carryOps(snap.Ops, last, func() string { return s.NewID(now) })
 
 	// The fork's thread with what is carried; what it shows past the
 	// source's items is cut.
@@ -97,15 +102,15 @@ func (s *Service) ForkSession(ctx context.Context, a ForkArgs) (ForkResult, erro
 		}
 	}
 	if len(extra) > 0 {
-		carried = append(carried, model.Op{ID: s.ids.next(now), Type: model.OpSnip, Targets: extra, Active: true, CreatedAt: now, Author: AuthorFrom(ctx)})
+		carried = append(carried, model.Op{ID: s.NewID(now), Type: model.OpSnip, Targets: extra, Active: true, CreatedAt: now, Author: ops.AuthorFrom(ctx)})
 		got = thread.Apply(heads, carried, snap.Info.ActiveTags)
 	}
 	if len(got.Items) != len(want) {
-		return ForkResult{}, fmt.Errorf("the fork of %s at %d would show %d items, not %d", snap.Info.ID, at, len(got.Items), len(want))
+		return Result{}, fmt.Errorf("the fork of %s at %d would show %d items, not %d", snap.Info.ID, at, len(got.Items), len(want))
 	}
 	for i, it := range got.Items {
 		if got.ID(it) != renamed(want[i]) {
-			return ForkResult{}, Invalidf("session %s cannot be forked at %d: its operations order the items up to there differently without those after it (item %d is %s, not %s)", snap.Info.ID, at, i, got.ID(it), renamed(want[i]))
+			return Result{}, ops.Invalidf("session %s cannot be forked at %d: its operations order the items up to there differently without those after it (item %d is %s, not %s)", snap.Info.ID, at, i, got.ID(it), renamed(want[i]))
 		}
 	}
 
@@ -117,9 +122,9 @@ func (s *Service) ForkSession(ctx context.Context, a ForkArgs) (ForkResult, erro
 	info, err := s.Create(ctx, model.Session{
 		ID: id, Title: title, CreatedAt: now,
 		ActiveTags: slices.Clone(snap.Info.ActiveTags), Memory: snap.Info.Memory, ForkOf: fork,
-	}, func(_ *store.Tx, _ *Thread, next *model.Session) (*Change, error) {
+	}, func(_ *store.Tx, _ *ops.Thread, next *model.Session) (*ops.Change, error) {
 		next.MessageCount, next.Tokens, next.OpCount = int(last), tokens, len(carried)
-		return &Change{
+		return &ops.Change{
 			What: fmt.Sprintf("forked from %s at %s", snap.Info.ID, want[at]),
 			Store: func(tx *store.Tx) error {
 				if last > 0 {
@@ -146,13 +151,13 @@ func (s *Service) ForkSession(ctx context.Context, a ForkArgs) (ForkResult, erro
 				return nil
 			},
 			Reload: true,
-			Event:  Event{What: "forked from " + snap.Info.Title},
+			Event:  ops.Event{What: "forked from " + snap.Info.Title},
 		}, nil
 	})
 	if err != nil {
-		return ForkResult{}, err
+		return Result{}, err
 	}
-	return ForkResult{SessionID: info.ID, Title: info.Title, ForkOf: *fork, Items: len(want), Messages: last, Operations: len(carried)}, nil
+	return Result{SessionID: info.ID, Title: info.Title, ForkOf: *fork, Items: len(want), Messages: last, Operations: len(carried)}, nil
 }
 
 // lastSeqUnder is the highest seq of a stored message the items show or
@@ -246,16 +251,16 @@ func carryOps(ops []model.Op, last int, newID func() string) (carried []model.Op
 // CarryOps are the operations of source carried to a fork resting on
 // its stored messages 1..last, under new IDs (as fork_session carries
 // them).
-func (s *Service) CarryOps(source []model.Op, last int) []model.Op {
+func CarryOps(s *ops.Service, source []model.Op, last int) []model.Op {
 	now := s.Clock()
-	carried, _ := carryOps(source, last, func() string { return s.ids.next(now) })
+	carried, _ := carryOps(source, last, func() string { return s.NewID(now) })
 	return carried
 }
 
 // CarryInto makes ch, the change that creates a fork (next its record),
 // store the operations carried to it too, and the cached session show
 // them.
-func CarryInto(ch *Change, next *model.Session, carried []model.Op) {
+func CarryInto(ch *ops.Change, next *model.Session, carried []model.Op) {
 	if len(carried) == 0 {
 		return
 	}
@@ -275,11 +280,10 @@ func CarryInto(ch *Change, next *model.Session, carried []model.Op) {
 		}
 		return nil
 	}
-	ch.Apply = func(t *Thread) {
+	ch.Apply = func(t *ops.Thread) {
 		if applied != nil {
 			applied(t)
 		}
-		t.Ops = append(slices.Clone(t.Ops), carried...)
-		t.view = nil
+		t.AddOps(carried...)
 	}
 }

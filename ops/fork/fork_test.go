@@ -1,4 +1,4 @@
-package ops_test
+package fork_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"weft/ops"
+	"weft/ops/fork"
 	"weft/ops/opstest"
 	"weft/ops/reads"
 	"weft/ops/tools/toolstest"
@@ -47,7 +48,7 @@ func TestForkSession(t *testing.T) {
 			} else {
 				at = len(before.Items) - 1
 			}
-			res := f.MustCall("fork_session", args).(ops.ForkResult)
+			res := f.MustCall("fork_session", args).(fork.Result)
 			fv := f.View(res.SessionID)
 			if len(fv.Items) != at+1 || res.Items != at+1 {
 				t.Fatalf("the fork shows %d items (says %d), want %d: %s", len(fv.Items), res.Items, at+1, opstest.Render(fv))
