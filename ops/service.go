@@ -56,14 +56,6 @@ type Thread struct {
 	view  *model.View // nil when it must be applied again
 }
 
-// AddOps adds operations to a cached session, for a change's Apply
-// that stores operations of its own (a fork's carried ones): the view
-// is applied again when next asked for.
-func (t *Thread) AddOps(ops ...model.Op) {
-	t.Ops = append(slices.Clone(t.Ops), ops...)
-	t.view = nil
-}
-
 // Option configures a Service.
 type Option func(*Service)
 

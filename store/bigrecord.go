@@ -76,11 +76,11 @@ func stubInfo(v []byte) (length uint64, headFlags byte, err error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	length = r.uvarint()
-	if r.err != nil || len(r.b) != 1 {
+	length = r.Uvarint()
+	if r.Err != nil || len(r.B) != 1 {
 		return 0, 0, errors.New("a large record's stub is damaged")
 	}
-	return length, r.b[0], nil
+	return length, r.B[0], nil
 }
 
 // maxRecord bounds what a stub may claim, so a damaged one cannot ask

@@ -12,6 +12,7 @@ import (
 
 	"weft/model"
 	"weft/store/boltfile"
+	"weft/store/record"
 )
 
 // Finding is one thing Check found wrong with a file.
@@ -221,10 +222,10 @@ func (c *checker) weft(db *bolt.DB) {
 		}
 		return b.ForEach(func(k, v []byte) error {
 			id := string(k)
-			s, num, err := decodeRecord(id, v)
+			s, num, err := record.Decode(id, v)
 			if err != nil {
 				c.add(id, "session record", "corrupt: %v", err)
-				if n, err := recordNum(v); err == nil {
+				if n, err := record.Num(v); err == nil {
 					nums[n] = id
 				}
 				return nil
@@ -424,7 +425,7 @@ func (c *checker) opIndex(tx *bolt.Tx, nums map[uint32]string) {
 			c.add("", fmt.Sprintf("op index entry %q", k), "corrupt (%d bytes)", len(v))
 			return nil
 		}
-		num, err := recordNum(sessions.Get([]byte(sid)))
+		num, err := record.Num(sessions.Get([]byte(sid)))
 		if err != nil {
 			c.add(sid, fmt.Sprintf("op index entry %q", k), "names a session that is not in the file")
 			return nil

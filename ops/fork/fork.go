@@ -12,7 +12,6 @@ import (
 	"weft/model"
 	"weft/ops"
 	"weft/ops/thread"
-	"weft/store"
 )
 
 // Args are fork_session's arguments.
@@ -115,45 +114,21 @@ func Session(s *ops.Service, ctx context.Context, a Args) (Result, error) {
 	}
 
 	fork := &model.Fork{SessionID: snap.Info.ID, At: want[at], Index: at}
-	tokens := 0
-	for _, h := range heads {
-		tokens += int(h.Tokens)
+	seqs := make([]uint64, last)
+	for i := range seqs {
+		seqs[i] = uint64(i + 1)
 	}
-	info, err := s.Create(ctx, model.Session{
+	msgs, err := s.Messages(snap.Info.ID, seqs)
+	if err == nil && len(msgs) != last {
+		err = fmt.Errorf("session %s holds %d of the %d messages the fork rests on", snap.Info.ID, len(msgs), last)
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	info, err := s.CreateWith(ctx, model.Session{
 		ID: id, Title: title, CreatedAt: now,
 		ActiveTags: slices.Clone(snap.Info.ActiveTags), Memory: snap.Info.Memory, ForkOf: fork,
-	}, func(_ *store.Tx, _ *ops.Thread, next *model.Session) (*ops.Change, error) {
-		next.MessageCount, next.Tokens, next.OpCount = int(last), tokens, len(carried)
-		return &ops.Change{
-			What: fmt.Sprintf("forked from %s at %s", snap.Info.ID, want[at]),
-			Store: func(tx *store.Tx) error {
-				if last > 0 {
-					msgs := make([]model.Message, 0, last)
-					if err := tx.Messages(snap.Info.ID, 1, uint64(last), func(m model.Message) error {
-						msgs = append(msgs, m)
-						return nil
-					}); err != nil {
-						return err
-					}
-					if len(msgs) != last {
-						return fmt.Errorf("session %s holds %d of the %d messages the fork rests on", snap.Info.ID, len(msgs), last)
-					}
-					if err := tx.AppendMessages(id, msgs); err != nil {
-						return err
-					}
-				}
-				for _, op := range carried {
-					op.Version = next.Version // the fork's first
-					if err := tx.PutOp(id, op); err != nil {
-						return err
-					}
-				}
-				return nil
-			},
-			Reload: true,
-			Event:  ops.Event{What: "forked from " + snap.Info.Title},
-		}, nil
-	})
+	}, msgs, carried, fmt.Sprintf("forked from %s at %s", snap.Info.ID, want[at]))
 	if err != nil {
 		return Result{}, err
 	}
@@ -255,35 +230,4 @@ func CarryOps(s *ops.Service, source []model.Op, last int) []model.Op {
 	now := s.Clock()
 	carried, _ := carryOps(source, last, func() string { return s.NewID(now) })
 	return carried
-}
-
-// CarryInto makes ch, the change that creates a fork (next its record),
-// store the operations carried to it too, and the cached session show
-// them.
-func CarryInto(ch *ops.Change, next *model.Session, carried []model.Op) {
-	if len(carried) == 0 {
-		return
-	}
-	next.OpCount += len(carried)
-	stored, applied := ch.Store, ch.Apply
-	ch.Store = func(tx *store.Tx) error {
-		if stored != nil {
-			if err := stored(tx); err != nil {
-				return err
-			}
-		}
-		for _, op := range carried {
-			op.Version = next.Version
-			if err := tx.PutOp(next.ID, op); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	ch.Apply = func(t *ops.Thread) {
-		if applied != nil {
-			applied(t)
-		}
-		t.AddOps(carried...)
-	}
 }

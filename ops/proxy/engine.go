@@ -478,7 +478,7 @@ func (e *Engine) store(ctx context.Context, ref string, msgs []ops.CallerMessage
 			}
 		}
 		if created {
-			fork.CarryInto(ch, next, carried)
+			ch.CarryOps(next, carried)
 		}
 	})
 	req.Prepare = sync.Unless(func(c *ops.Thread) bool {
