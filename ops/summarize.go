@@ -9,6 +9,7 @@ import (
 
 	"weft/internal/english"
 	"weft/internal/tokens"
+	"weft/ops/progress"
 	"weft/ops/summary"
 
 	"weft/formats"
@@ -124,7 +125,7 @@ func (s *Service) SummarizeMessageRange(ctx context.Context, a SummarizeArgs) (S
 	}
 	// A long range reports two halves: reading the messages, then
 	// summarizing them (locally, or by the model asked).
-	pm := newMeter(ctx, 2*len(indices), fmt.Sprintf("read %d messages", len(indices)))
+	pm := progress.New(ctx, 2*len(indices), fmt.Sprintf("read %d messages", len(indices)))
 	var items []formats.Item
 	err = s.st.View(func(tx *store.Tx) error {
 		items, _, err = TextItems(tx, v, indices)
@@ -133,8 +134,8 @@ func (s *Service) SummarizeMessageRange(ctx context.Context, a SummarizeArgs) (S
 	if err != nil {
 		return SummarizeResult{}, err
 	}
-	pm.add(len(indices))
-	pm.stage(fmt.Sprintf("summarized %d messages (%s)", len(indices), source))
+	pm.Add(len(indices))
+	pm.Stage(fmt.Sprintf("summarized %d messages (%s)", len(indices), source))
 	res := SummarizeResult{
 		SessionID: snap.Info.ID, Version: snap.Info.Version, Source: source,
 		StartIdx: r.first, EndIdx: r.end, MessageCount: len(items),
@@ -173,7 +174,7 @@ func (s *Service) SummarizeMessageRange(ctx context.Context, a SummarizeArgs) (S
 		}
 	}
 	res.Tokens = tokens.Count(res.Summary)
-	pm.add(len(indices))
+	pm.Add(len(indices))
 	if !a.Store {
 		return res, nil
 	}
