@@ -37,22 +37,29 @@ func tagOf(id model.ItemID) (tag string, ok bool, err error) {
 }
 
 // SelectTagged returns the indices, in thread order, of the items of v
-// that carry any of tags (case ignored). A tag that no item of the
-// effective thread carries is refused, naming the tags there are: it is
-// a misspelling far more often than a wish for nothing. field names the
-// argument in the refusal (ids, tags).
+// that carry any of tags (case ignored), after CheckTags.
 func SelectTagged(v *model.View, field string, tags []string) ([]int, error) {
+	if err := CheckTags(v, field, tags); err != nil {
+		return nil, err
+	}
+	return v.Tagged(tags), nil
+}
+
+// CheckTags refuses a tag that no item of the effective thread carries,
+// naming the tags there are: it is a misspelling far more often than a
+// wish for nothing. field names the argument in the refusal (ids, tags).
+func CheckTags(v *model.View, field string, tags []string) error {
 	have := v.TagNames()
 	for _, t := range tags {
 		if slices.ContainsFunc(have, func(h string) bool { return strings.EqualFold(h, t) }) {
 			continue
 		}
 		if len(have) == 0 {
-			return nil, Invalidf("%s: no item of the effective thread carries tag %q; the session has no tags (tag_messages attaches them)", field, t)
+			return Invalidf("%s: no item of the effective thread carries tag %q; the session has no tags (tag_messages attaches them)", field, t)
 		}
-		return nil, Invalidf("%s: no item of the effective thread carries tag %q; the session's tags: %s", field, t, strings.Join(firstN(have, 40), ", "))
+		return Invalidf("%s: no item of the effective thread carries tag %q; the session's tags: %s", field, t, strings.Join(firstN(have, 40), ", "))
 	}
-	return v.Tagged(tags), nil
+	return nil
 }
 
 // expandIDs resolves ids, with tag:NAME entries, to indices of v in the
