@@ -522,7 +522,7 @@ func getMessageRange(s *ops.Service, _ context.Context, a MessageRangeArgs) (Mes
 	}
 	byTag := len(a.Tags) > 0
 	if byTag && raw {
-		return MessageRangeResult{}, ops.Invalidf("tags pick items of the effective thread: leave view=raw out (the stored messages carry no tags of their own)")
+		return MessageRangeResult{}, errTagsRaw()
 	}
 	if !byTag && (a.StartIdx == nil || a.EndIdx == nil) {
 		return MessageRangeResult{}, ops.Invalidf("give start_idx and end_idx (inclusive, 0-based)")

@@ -217,11 +217,16 @@ func tagPass(v *model.View, raw bool, tags []string) (func(i int) bool, error) {
 		return nil, nil
 	}
 	if raw {
-		return nil, ops.Invalidf("tags pick items of the effective thread: leave view=raw out (the stored messages carry no tags of their own)")
+		return nil, errTagsRaw()
 	}
 	if err := ops.CheckTags(v, "tags", tags); err != nil {
 		return nil, err
 	}
 	m := v.MatchTags(tags)
 	return func(i int) bool { return i >= 0 && i < len(v.Items) && m.Carries(v.Items[i]) }, nil
+}
+
+// errTagsRaw refuses tags with view=raw.
+func errTagsRaw() error {
+	return ops.Invalidf("tags pick items of the effective thread: leave view=raw out (the stored messages carry no tags of their own)")
 }
