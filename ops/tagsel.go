@@ -7,13 +7,9 @@ import (
 	"weft/model"
 )
 
-// Selecting by tag: an entry tag:NAME in an edit's ids stands for the
-// items of the effective thread that carry the tag, and the reads' tags
-// keep only such items. Which items carry a tag is model.View's answer
-// (MatchTags), the one the TUI's filter gives too.
-
-// TagSelector begins an entry of ids that selects the items carrying a
-// tag (tag:db).
+// TagSelector begins an entry of an edit's ids that stands for the items
+// of the effective thread that carry a tag (tag:db). Which items carry
+// one is model.View's answer (MatchTags), the reads' and the filter's.
 const TagSelector = "tag:"
 
 // selectsByTag reports whether any of ids is a tag:NAME entry.
@@ -21,28 +17,6 @@ func selectsByTag(ids []model.ItemID) bool {
 	return slices.ContainsFunc(ids, func(id model.ItemID) bool {
 		return strings.HasPrefix(string(id), TagSelector)
 	})
-}
-
-// tagOf returns the tag a tag:NAME entry names, checked, or ok false for
-// an item ID.
-func tagOf(id model.ItemID) (tag string, ok bool, err error) {
-	name, ok := strings.CutPrefix(string(id), TagSelector)
-	if !ok {
-		return "", false, nil
-	}
-	if err := validTag(name); err != nil {
-		return "", true, Invalidf("ids: %q: %v; tag:NAME selects the items carrying the tag NAME", id, err)
-	}
-	return name, true, nil
-}
-
-// SelectTagged returns the indices, in thread order, of the items of v
-// that carry any of tags (case ignored), after CheckTags.
-func SelectTagged(v *model.View, field string, tags []string) ([]int, error) {
-	if err := CheckTags(v, field, tags); err != nil {
-		return nil, err
-	}
-	return v.Tagged(tags), nil
 }
 
 // CheckTags refuses a tag that no item of the effective thread carries,
@@ -71,34 +45,29 @@ func expandIDs(v *model.View, ids []model.ItemID) ([]int, error) {
 	have := make(map[int]bool, len(ids))
 	seen := make(map[model.ItemID]bool, len(ids))
 	for _, id := range ids {
-		tag, isTag, err := tagOf(id)
-		if err != nil {
-			return nil, err
-		}
-		if isTag {
-			tagged, err := SelectTagged(v, "ids", []string{tag})
-			if err != nil {
+		var idx []int
+		if tag, ok := strings.CutPrefix(string(id), TagSelector); ok {
+			if err := validTag(tag); err != nil {
+				return nil, Invalidf("ids: %q: %v; tag:NAME selects the items carrying the tag NAME", id, err)
+			}
+			if err := CheckTags(v, "ids", []string{tag}); err != nil {
 				return nil, err
 			}
-			for _, j := range tagged {
-				if !have[j] {
-					have[j] = true
-					out = append(out, j)
-				}
+			idx = v.Tagged([]string{tag})
+		} else {
+			if seen[id] {
+				return nil, Invalidf("id %q is given twice", id)
 			}
-			continue
+			seen[id] = true
+			if idx = []int{v.IndexOf(id)}; idx[0] < 0 {
+				return nil, NotFoundf("id %q is not in the effective thread: it does not exist or an operation hides it (get_message_range shows the current items)", id)
+			}
 		}
-		if seen[id] {
-			return nil, Invalidf("id %q is given twice", id)
-		}
-		seen[id] = true
-		j := v.IndexOf(id)
-		if j < 0 {
-			return nil, NotFoundf("id %q is not in the effective thread: it does not exist or an operation hides it (get_message_range shows the current items)", id)
-		}
-		if !have[j] {
-			have[j] = true
-			out = append(out, j)
+		for _, j := range idx {
+			if !have[j] {
+				have[j] = true
+				out = append(out, j)
+			}
 		}
 	}
 	return out, nil

@@ -656,10 +656,10 @@ func rangeIndices(v *model.View, tags []string, start, end int) ([]int, error) {
 		}
 		return span(start, end+1), nil
 	}
-	tagged, err := ops.SelectTagged(v, "tags", tags)
-	if err != nil {
+	if err := ops.CheckTags(v, "tags", tags); err != nil {
 		return nil, err
 	}
+	tagged := v.Tagged(tags)
 	lo, _ := slices.BinarySearch(tagged, start)
 	hi, _ := slices.BinarySearch(tagged, end+1)
 	in := tagged[lo:hi]
