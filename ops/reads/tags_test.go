@@ -111,6 +111,7 @@ func TestReadByUnknownTagIsRefused(t *testing.T) {
 		{"get_message_range", `{"start_idx":0,"end_idx":3,"tags":["db","nope"]}`, `carries tag "nope"`},
 		{"get_message_range", `{"start_idx":0,"end_idx":3,"tags":["db"],"view":"raw"}`, "leave view=raw out"},
 		{"get_message_range", `{"tags":["db"],"start_idx":0,"end_idx":40}`, "end_idx 40 is past the end"},
+		{"get_message_range", `{"start_idx":0}`, "give start_idx and end_idx"},
 		{"search_session_history", `{"query":"message","tags":["nope"]}`, `carries tag "nope"; the session's tags: auth, db`},
 		{"search_session_history", `{"query":"message","tags":["db"],"view":"raw"}`, "leave view=raw out"},
 		{"get_session_history", `{"tags":["nope"]}`, `carries tag "nope"`},
