@@ -205,7 +205,7 @@ type SessionHistoryArgs struct {
 	Limit     *int     `json:"limit,omitempty" jsonschema:"only the latest N items (default: all, at most 5000)"`
 	MaxTokens *int     `json:"max_tokens,omitempty" jsonschema:"fit the result in about this many tokens (default: what the calling client keeps whole, 16000 for most; at least 500, or 0 for no limit): the latest items first, long bodies cut with a marker saying how to read on; earlier items that do not fit are left out, counted, with a next_cursor"`
 	Cursor    string   `json:"cursor,omitempty" jsonschema:"the next_cursor of an earlier result, with the same other arguments: the earlier items it left out"`
-	Tags      []string `json:"tags,omitempty" jsonschema:"only the items that carry any of these tags (an item passes if it carries one of them; case ignored), each with its index in the effective thread; limit counts those. Not with view=raw. A tag no item carries is refused"`
+	Tags      []string `json:"tags,omitempty" jsonschema:"only the items that carry any of these tags (an item passes if it carries one of them; case ignored); text and json give each its index in the effective thread, for edits; limit counts those items. Not with view=raw. A tag no item carries is refused"`
 }
 
 // SessionHistoryResult is get_session_history's result.

@@ -486,8 +486,8 @@ func span(start, end int) []int {
 // MessageRangeArgs are get_message_range's arguments.
 type MessageRangeArgs struct {
 	SessionID     string   `json:"session_id,omitempty" jsonschema:"the session; default: the one the operator has open in weft, else the most recently updated"`
-	StartIdx      *int     `json:"start_idx,omitempty" jsonschema:"first index, 0-based (needed but with tags: then 0 by default)"`
-	EndIdx        *int     `json:"end_idx,omitempty" jsonschema:"last index (inclusive; needed but with tags: then the last item by default)"`
+	StartIdx      *int     `json:"start_idx,omitempty" jsonschema:"first index, 0-based; with tags it may be left out (0)"`
+	EndIdx        *int     `json:"end_idx,omitempty" jsonschema:"last index (inclusive); with tags it may be left out (the last item)"`
 	View          string   `json:"view,omitempty" jsonschema:"effective (default: the thread with operations applied) or raw (the stored messages)"`
 	MaxTokens     *int     `json:"max_tokens,omitempty" jsonschema:"fit the result in about this many tokens (default: what the calling client keeps whole, 16000 for most; at least 500, or 0 for no limit): long bodies are cut with a marker saying how to read on, and the messages that do not fit are left out, with next_start_idx to continue from"`
 	ContentOffset int      `json:"content_offset,omitempty" jsonschema:"with start_idx equal to end_idx: give that message's content from this character on (a cut body's marker names it)"`
