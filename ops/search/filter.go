@@ -80,8 +80,8 @@ func FilterItems(s *ops.Service, v *model.View, f ItemFilter) ([]int, error) {
 	return out, nil
 }
 
-// picks reports whether an item of this role and author passes, and
-// carrying the filter's tags (or any item, when it names none).
+// picks reports whether an item of this role and author passes; carries
+// is whether it carries one of the filter's tags (true when it names none).
 func (f ItemFilter) picks(role model.Role, carries bool, author string) bool {
 	anyOf := func(n int, ok func(int) bool) bool {
 		if n == 0 {
