@@ -104,9 +104,10 @@ func (s *Service) SummarizeMessageRange(ctx context.Context, a SummarizeArgs) (S
 	if err != nil {
 		return SummarizeResult{}, err
 	}
-	// As for every edit: with a range, any change since expected_version
-	// refuses it; with ids, only a change to those items.
-	if len(a.IDs) > 0 && a.StartIdx == nil && a.EndIdx == nil {
+	// As for every edit: with a range (or a tag:NAME among the ids), any
+	// change since expected_version refuses it; with ids, only a change
+	// to those items.
+	if len(a.IDs) > 0 && a.StartIdx == nil && a.EndIdx == nil && !selectsByTag(a.IDs) {
 		err = checkNamed(&snap.Info, snap.Ops, snap.View, a.ExpectedVersion, a.IDs)
 	} else {
 		err = checkVersion(&snap.Info, a.ExpectedVersion)
