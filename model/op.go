@@ -101,3 +101,15 @@ const (
 	StatusPartial  OpStatus = "partial"  // applied to the targets still present
 	StatusOrphaned OpStatus = "orphaned" // none of its targets is present: did nothing
 )
+
+// Over reports whether targets hold an item operation id made (its
+// summary, its replacements, what it inserted): an operation over such
+// an item stands over what id had replaced while id is off or reverted.
+func Over(targets []ItemID, id string) bool {
+	for _, t := range targets {
+		if o, _, ok := t.Synthetic(); ok && o == id {
+			return true
+		}
+	}
+	return false
+}

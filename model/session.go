@@ -34,6 +34,18 @@ type Session struct {
 	// Memory is the session's memory policy; nil: weft changes nothing
 	// by itself.
 	Memory *MemoryPolicy `json:"memory,omitempty"`
+
+	// ForkOf is, for a fork, the session it was forked from and where;
+	// nil for a session that is no fork.
+	ForkOf *Fork `json:"fork_of,omitempty"`
+}
+
+// Fork is where a fork came from: its source session, and the item of
+// the source's effective thread it ends at (its index then).
+type Fork struct {
+	SessionID string `json:"session_id"`
+	At        ItemID `json:"at"`
+	Index     int    `json:"index"`
 }
 
 // Change is one entry of a session's recent-writes log.

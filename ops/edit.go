@@ -20,13 +20,13 @@ type Selection struct {
 	SessionID string         `json:"session_id,omitempty" jsonschema:"the session; default: the one the operator has open in weft, else the most recently updated"`
 	StartIdx  *int           `json:"start_idx,omitempty" jsonschema:"first index of the range, 0-based in the effective thread"`
 	EndIdx    *int           `json:"end_idx,omitempty" jsonschema:"last index of the range (inclusive)"`
-	IDs       []model.ItemID `json:"ids,omitempty" jsonschema:"item IDs instead of a range (m12 for a stored message, <op-id>/<k> for a synthetic one)"`
+	IDs       []model.ItemID `json:"ids,omitempty" jsonschema:"item IDs instead of a range (m12 for a stored message, <op-id>/<k> for a synthetic one), or tag:NAME for every item of the effective thread that carries the tag NAME (case ignored); a list that mixes them selects the union, in thread order. A tag no item carries is refused"`
 }
 
 // EditOptions are accepted by every editing tool.
 type EditOptions struct {
 	WhenTags        []string `json:"when_tags,omitempty" jsonschema:"apply the operation only while all these tags are active in the session"`
-	ExpectedVersion *uint64  `json:"expected_version,omitempty" jsonschema:"the session's version when the items were chosen (it changes on every write). With start_idx/end_idx (or new_order, after_idx) any change since refuses the edit. With ids (or after_id) only a change to the named items does: they must all still be in the effective thread, standing together, and no operation made since may act on them (a digest, snip, revise, tag or move of one of them, or an insert among them); other changes let the edit go through on exactly those items. A refusal says what changed"`
+	ExpectedVersion *uint64  `json:"expected_version,omitempty" jsonschema:"the session's version when the items were chosen (it changes on every write). With start_idx/end_idx (or new_order, after_idx) any change since refuses the edit. With ids (or after_id) only a change to the named items does: they must all still be in the effective thread, standing together, and no operation made since may act on them (a digest, snip, revise, tag or move of one of them, or an insert among them); other changes let the edit go through on exactly those items. With a tag:NAME among the ids, any change since refuses the edit, as with a range (what carries a tag may have changed). A refusal says what changed"`
 }
 
 // OpResult is the result of an editing tool.
@@ -104,18 +104,9 @@ func CheckRangeAs(startName, endName string, start, end, n int) error {
 }
 
 func resolveIDs(v *model.View, ids []model.ItemID) (resolved, error) {
-	idx := make([]int, len(ids))
-	seen := make(map[model.ItemID]bool, len(ids))
-	for i, id := range ids {
-		if seen[id] {
-			return resolved{}, Invalidf("id %q is given twice", id)
-		}
-		seen[id] = true
-		j := v.IndexOf(id)
-		if j < 0 {
-			return resolved{}, NotFoundf("id %q is not in the effective thread: it does not exist or an operation hides it (get_message_range shows the current items)", id)
-		}
-		idx[i] = j
+	idx, err := expandIDs(v, ids)
+	if err != nil {
+		return resolved{}, err
 	}
 	slices.Sort(idx)
 	r := resolved{first: idx[0], end: idx[len(idx)-1], contiguous: idx[len(idx)-1]-idx[0] == len(idx)-1}
@@ -180,8 +171,11 @@ func (s *Service) newOp(ctx context.Context, typ model.OpType, sel Selection, na
 	if err != nil {
 		return OpResult{}, err
 	}
-	if sel.StartIdx != nil || sel.EndIdx != nil {
-		named = nil // a range as well: resolve refuses the request
+	if sel.StartIdx != nil || sel.EndIdx != nil || selectsByTag(named) {
+		// A range as well: resolve refuses the request. A tag: the
+		// items it selects are the thread's now, so any change since
+		// the version given refuses the edit.
+		named = nil
 	}
 	strict := o.ExpectedVersion
 	if len(named) > 0 {
@@ -328,7 +322,7 @@ func (s *Service) SnipMessages(ctx context.Context, a SnipArgs) (OpResult, error
 type ResequenceArgs struct {
 	SessionID string         `json:"session_id,omitempty" jsonschema:"the session; default: the one the operator has open in weft, else the most recently updated"`
 	NewOrder  []int          `json:"new_order,omitempty" jsonschema:"indices of the items to reorder, in their new order: their positions, sorted, are refilled in this order (e.g. [8,9,5,6,7] moves 8 and 9 before 5)"`
-	IDs       []model.ItemID `json:"ids,omitempty" jsonschema:"item IDs in their new order, instead of new_order"`
+	IDs       []model.ItemID `json:"ids,omitempty" jsonschema:"item IDs in their new order, instead of new_order; tag:NAME stands for the items carrying the tag NAME (case ignored), in thread order, at its place in the list (an item named already keeps its first place)"`
 	EditOptions
 }
 
@@ -341,11 +335,9 @@ func (s *Service) ResequenceMessages(ctx context.Context, a ResequenceArgs) (OpR
 	return s.newOp(ctx, model.OpResequence, Selection{SessionID: a.SessionID}, nil, a.EditOptions, func(v *model.View, _ resolved, op *model.Op) (string, error) {
 		order := a.NewOrder
 		if len(a.IDs) > 0 {
-			order = make([]int, len(a.IDs))
-			for i, id := range a.IDs {
-				if order[i] = v.IndexOf(id); order[i] < 0 {
-					return "", NotFoundf("id %q is not in the effective thread: it does not exist or an operation hides it", id)
-				}
+			var err error
+			if order, err = expandIDs(v, a.IDs); err != nil {
+				return "", err
 			}
 		}
 		if len(order) < 2 {
@@ -472,10 +464,38 @@ type SuccessResult struct {
 	Success bool           `json:"success"`
 	Version uint64         `json:"version"`
 	Status  model.OpStatus `json:"status"`
+	// StillStanding are the later operations made over what this one
+	// made (a revise of its summary): with this one off or reverted they
+	// stand over the items it had replaced.
+	StillStanding []StandingOp `json:"still_standing,omitempty"`
+}
+
+// StandingOp is a later operation that stays when an earlier one it was
+// made over goes: it now stands over Over, the earlier one's targets.
+type StandingOp struct {
+	OperationID string         `json:"operation_id"`
+	OpType      model.OpType   `json:"op_type"`
+	Author      string         `json:"author"`
+	Over        []model.ItemID `json:"over"`
+}
+
+// standing lists the active operations after ops[i] made over what it
+// made.
+func standing(ops []model.Op, i int) []StandingOp {
+	var out []StandingOp
+	for _, later := range ops[i+1:] {
+		if later.Active && !later.Reverted() && model.Over(later.Targets, ops[i].ID) {
+			out = append(out, StandingOp{OperationID: later.ID, OpType: later.Type, Author: later.Author, Over: slices.Clone(ops[i].Targets)})
+		}
+	}
+	return out
 }
 
 // RevertOperation reverts an operation for good: it stops applying, and
-// the thread is as if it had never been made. It stays in the record.
+// stays in the record. Later operations made over what it made stay
+// (DESIGN: a target that is a synthetic item stands for what its
+// operation replaced): a revise of its summary then stands over the
+// items the summary had replaced. The result names them.
 func (s *Service) RevertOperation(ctx context.Context, a OperationArgs) (SuccessResult, error) {
 	return s.changeOp(ctx, a, func(op *model.Op) (string, error) {
 		if op.Reverted() {
@@ -535,6 +555,7 @@ func (s *Service) changeOp(ctx context.Context, a OperationArgs, edit func(op *m
 		}
 	}
 	var status model.OpStatus
+	var still []StandingOp
 	info, err := s.Write(ctx, ref, a.ExpectedVersion, func(_ *store.Tx, th *Thread, next *model.Session) (*Change, error) {
 		i := slices.IndexFunc(th.Ops, func(o model.Op) bool { return o.ID == a.OperationID })
 		if i < 0 {
@@ -545,7 +566,13 @@ func (s *Service) changeOp(ctx context.Context, a OperationArgs, edit func(op *m
 		what, err := edit(&op)
 		if err != nil || what == "" {
 			status = th.View().Status[op.ID]
+			if err == nil && (!op.Active || op.Reverted()) {
+				still = standing(th.Ops, i)
+			}
 			return nil, err
+		}
+		if !op.Active || op.Reverted() {
+			still = standing(th.Ops, i)
 		}
 		return &Change{
 			What: what,
@@ -562,7 +589,7 @@ func (s *Service) changeOp(ctx context.Context, a OperationArgs, edit func(op *m
 	if err != nil {
 		return SuccessResult{}, err
 	}
-	return SuccessResult{Success: true, Version: info.Version, Status: status}, nil
+	return SuccessResult{Success: true, Version: info.Version, Status: status, StillStanding: still}, nil
 }
 
 // SetActiveTagsArgs are set_active_tags' arguments.

@@ -6,7 +6,6 @@ import "weft/ops/summary"
 
 const (
 	MaxAppend        = maxAppend
-	ProgressSteps    = progressSteps
 	SumDefaultTokens = sumDefaultTokens
 )
 

@@ -7,6 +7,7 @@ import (
 
 	"weft/model"
 	"weft/ops"
+	"weft/ops/progress"
 	"weft/ops/tools/toolstest"
 )
 
@@ -45,18 +46,18 @@ func TestLongCallsReportProgress(t *testing.T) {
 
 	t.Run("append", func(t *testing.T) {
 		log := &progressLog{t: t}
-		ctx := ops.WithProgress(context.Background(), log.progress)
+		ctx := progress.With(context.Background(), log.progress)
 		if _, err := f.Svc.AppendMessages(ctx, ops.AppendMessagesArgs{SessionID: sid, Messages: msgs}); err != nil {
 			t.Fatal(err)
 		}
-		if len(log.reports) < 5 || len(log.reports) > ops.ProgressSteps+2 || !log.finished() {
+		if len(log.reports) < 5 || len(log.reports) > progress.Steps+2 || !log.finished() {
 			t.Fatalf("a %d-message append reported %d times, want a few and the end:\n%v", len(msgs), len(log.reports), log.reports)
 		}
 	})
 
 	t.Run("summary", func(t *testing.T) {
 		log := &progressLog{t: t}
-		ctx := ops.WithProgress(context.Background(), log.progress)
+		ctx := progress.With(context.Background(), log.progress)
 		start, end := 0, ops.MaxAppend
 		res, err := f.Svc.SummarizeMessageRange(ctx, ops.SummarizeArgs{Selection: ops.Selection{SessionID: sid, StartIdx: &start, EndIdx: &end}, Source: ops.SourceExtractive})
 		if err != nil {
@@ -69,7 +70,7 @@ func TestLongCallsReportProgress(t *testing.T) {
 
 	t.Run("short calls say nothing", func(t *testing.T) {
 		log := &progressLog{t: t}
-		ctx := ops.WithProgress(context.Background(), log.progress)
+		ctx := progress.With(context.Background(), log.progress)
 		if _, err := f.Svc.AppendMessages(ctx, ops.AppendMessagesArgs{SessionID: sid, Messages: msgs[:3]}); err != nil {
 			t.Fatal(err)
 		}

@@ -40,13 +40,18 @@ type SentParts struct {
 
 // CountSent records what a session's latest request sent, by part.
 func (s *Service) CountSent(sessionID string, p SentParts) {
+	s.countFor(sessionID, func(st *ProxyStats) { st.LastSent = &p })
+}
+
+// countFor changes a session's proxy stats under the service's lock.
+func (s *Service) countFor(sessionID string, change func(*ProxyStats)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.requests == nil {
 		s.requests = map[string]ProxyStats{}
 	}
 	st := s.requests[sessionID]
-	st.LastSent = &p
+	change(&st)
 	s.requests[sessionID] = st
 }
 
@@ -62,43 +67,27 @@ type Usage struct {
 // CountUsage records what the provider said a session's latest answer
 // cost.
 func (s *Service) CountUsage(sessionID string, u Usage) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.requests == nil {
-		s.requests = map[string]ProxyStats{}
-	}
-	st := s.requests[sessionID]
-	st.Usage = &u
-	st.CacheReadTotal += u.CacheRead
-	st.InputTotal += u.Input + u.CacheRead + u.CacheWrite
-	s.requests[sessionID] = st
+	s.countFor(sessionID, func(st *ProxyStats) {
+		st.Usage = &u
+		st.CacheReadTotal += u.CacheRead
+		st.InputTotal += u.Input + u.CacheRead + u.CacheWrite
+	})
 }
 
 // CountPrefixBreak counts a request of a session whose thread sent broke
 // the previous one's prefix.
 func (s *Service) CountPrefixBreak(sessionID string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.requests == nil {
-		s.requests = map[string]ProxyStats{}
-	}
-	st := s.requests[sessionID]
-	st.PrefixBreaks++
-	s.requests[sessionID] = st
+	s.countFor(sessionID, func(st *ProxyStats) { st.PrefixBreaks++ })
 }
 
 // CountRequest counts a proxied request in its session's stats: its
 // messages' tokens (raw) and those of the thread sent in their place.
 func (s *Service) CountRequest(sessionID string, raw, sent int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.requests == nil {
-		s.requests = map[string]ProxyStats{}
-	}
-	st := s.requests[sessionID]
-	st.Requests++
-	st.RawTokens, st.SentTokens, st.LastAt = raw, sent, FormatTime(s.Clock())
-	s.requests[sessionID] = st
+	at := FormatTime(s.Clock())
+	s.countFor(sessionID, func(st *ProxyStats) {
+		st.Requests++
+		st.RawTokens, st.SentTokens, st.LastAt = raw, sent, at
+	})
 }
 
 // ProxyStatsOf returns a session's proxied requests since this weft

@@ -284,3 +284,37 @@ func TestSessionResolution(t *testing.T) {
 		t.Errorf("default with focus: %s, want %s", info.ID, a)
 	}
 }
+
+// Reverting (or switching off) a digest whose summary was later revised
+// leaves the revise standing over the digest's originals, as DESIGN's
+// nesting rule has it; the result says so, naming the revise and what
+// it stands over, and the thread shows the revise's replacement where
+// the originals were.
+func TestRevertSaysWhatStaysStanding(t *testing.T) {
+	for _, how := range []string{"revert_operation", "toggle_operation"} {
+		t.Run(how, func(t *testing.T) {
+			f := toolstest.New(t)
+			sid := f.Session("nested", 6)
+			d := f.MustCall("digest_messages", `{"start_idx":1,"end_idx":3,"summary":"s"}`).(ops.OpResult)
+			r := f.MustCall("revise_messages", fmt.Sprintf(`{"ids":[%q],"replacements":[{"role":"system","content":"better summary"}]}`, model.SyntheticID(d.OperationID, 0))).(ops.OpResult)
+			args := fmt.Sprintf(`{"operation_id":%q}`, d.OperationID)
+			if how == "toggle_operation" {
+				args = fmt.Sprintf(`{"operation_id":%q,"active":false}`, d.OperationID)
+			}
+			res := f.MustCall(how, args).(ops.SuccessResult)
+			want := fmt.Sprintf("m1 [revise:%s] %s/0 m5 m6", r.OperationID, r.OperationID)
+			if got := opstest.Render(f.View(sid)); got != want {
+				t.Errorf("view %s, want %s: the revise stands over the digest's originals", got, want)
+			}
+			if len(res.StillStanding) != 1 || res.StillStanding[0].OperationID != r.OperationID || res.StillStanding[0].OpType != model.OpRevise ||
+				fmt.Sprint(res.StillStanding[0].Over) != "[m2 m3 m4]" {
+				t.Errorf("still_standing %+v, want the revise over m2 m3 m4", res.StillStanding)
+			}
+			// With the revise gone too, the originals come back.
+			f.MustCall("revert_operation", fmt.Sprintf(`{"operation_id":%q}`, r.OperationID))
+			if got := opstest.Render(f.View(sid)); got != "m1 m2 m3 m4 m5 m6" {
+				t.Errorf("both gone: %s", got)
+			}
+		})
+	}
+}

@@ -12,6 +12,7 @@ import (
 
 	"weft/internal/english"
 	"weft/internal/tokens"
+	"weft/ops/progress"
 	"weft/ops/thread"
 
 	"weft/model"
@@ -65,8 +66,10 @@ type SessionOut struct {
 	Source          string   `json:"source,omitempty"`
 	Interface       string   `json:"interface,omitempty"`
 	Room            string   `json:"room,omitempty"`
-	CreatedAt       string   `json:"created_at"`
-	UpdatedAt       string   `json:"updated_at"`
+	// ForkOf is, for a fork, its source and the item it ends at.
+	ForkOf    *model.Fork `json:"fork_of,omitempty"`
+	CreatedAt string      `json:"created_at"`
+	UpdatedAt string      `json:"updated_at"`
 	// Unreadable says why the session's thread (or its record) cannot be
 	// read from a damaged file; empty for a session that reads. weft
 	// check lists what is damaged, weft salvage copies what is not.
@@ -85,7 +88,7 @@ func SessionOutOf(x model.Session) SessionOut {
 	return SessionOut{
 		SessionID: x.ID, Title: x.Title, MessageCount: x.MessageCount, Tokens: x.Tokens,
 		OpCount: x.OpCount, Version: x.Version, ActiveTags: tags,
-		Source: x.Source, Interface: x.Interface, Room: x.Room,
+		Source: x.Source, Interface: x.Interface, Room: x.Room, ForkOf: x.ForkOf,
 		CreatedAt: FormatTime(x.CreatedAt), UpdatedAt: FormatTime(x.UpdatedAt),
 	}
 }
@@ -127,9 +130,9 @@ func (s *Service) AppendMessages(ctx context.Context, a AppendMessagesArgs) (App
 	msgs := slices.Clone(a.Messages)
 	// Counting the tokens is most of a long append; the write is the
 	// last step.
-	pm := newMeter(ctx, len(msgs)+1, fmt.Sprintf("counting the tokens of %d messages", len(msgs)))
+	pm := progress.New(ctx, len(msgs)+1, fmt.Sprintf("counting the tokens of %d messages", len(msgs)))
 	countEachMetered(len(msgs), func(i int) (*model.NewMessage, []model.Part) { return &msgs[i], nil }, pm)
-	pm.stage(fmt.Sprintf("%d messages appended", len(msgs)))
+	pm.Stage(fmt.Sprintf("%d messages appended", len(msgs)))
 	var ids []model.ItemID
 	info, err := s.Write(ctx, a.SessionID, a.ExpectedVersion, func(_ *store.Tx, th *Thread, next *model.Session) (*Change, error) {
 		var ch *Change
@@ -139,7 +142,7 @@ func (s *Service) AppendMessages(ctx context.Context, a AppendMessagesArgs) (App
 	if err != nil {
 		return AppendResult{}, err
 	}
-	pm.add(1)
+	pm.Add(1)
 	return AppendResult{SessionID: info.ID, Appended: len(ids), IDs: ids, Version: info.Version}, nil
 }
 
@@ -221,7 +224,7 @@ func CountCallerMessages(msgs []CallerMessage) {
 // countEachMetered is CountEach, telling pm (which may be nil) how many
 // messages were counted as it goes; at gives a message and, when it
 // has them at hand, its parts decoded (nil: decoded from the message).
-func countEachMetered(n int, at func(i int) (*model.NewMessage, []model.Part), pm *meter) {
+func countEachMetered(n int, at func(i int) (*model.NewMessage, []model.Part), pm *progress.Meter) {
 	workers := min(runtime.GOMAXPROCS(0), max(n/256, 1))
 	var wg sync.WaitGroup
 	for w := range workers {
@@ -236,11 +239,11 @@ func countEachMetered(n int, at func(i int) (*model.NewMessage, []model.Part), p
 				// Counted in chunks: a report per message would make
 				// the workers queue on the meter's lock.
 				if counted++; counted == 64 {
-					pm.add(counted)
+					pm.Add(counted)
 					counted = 0
 				}
 			}
-			pm.add(counted)
+			pm.Add(counted)
 		})
 	}
 	wg.Wait()

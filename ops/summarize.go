@@ -9,6 +9,7 @@ import (
 
 	"weft/internal/english"
 	"weft/internal/tokens"
+	"weft/ops/progress"
 	"weft/ops/summary"
 
 	"weft/formats"
@@ -103,9 +104,10 @@ func (s *Service) SummarizeMessageRange(ctx context.Context, a SummarizeArgs) (S
 	if err != nil {
 		return SummarizeResult{}, err
 	}
-	// As for every edit: with a range, any change since expected_version
-	// refuses it; with ids, only a change to those items.
-	if len(a.IDs) > 0 && a.StartIdx == nil && a.EndIdx == nil {
+	// As for every edit: with a range (or a tag:NAME among the ids), any
+	// change since expected_version refuses it; with ids, only a change
+	// to those items.
+	if len(a.IDs) > 0 && a.StartIdx == nil && a.EndIdx == nil && !selectsByTag(a.IDs) {
 		err = checkNamed(&snap.Info, snap.Ops, snap.View, a.ExpectedVersion, a.IDs)
 	} else {
 		err = checkVersion(&snap.Info, a.ExpectedVersion)
@@ -124,7 +126,7 @@ func (s *Service) SummarizeMessageRange(ctx context.Context, a SummarizeArgs) (S
 	}
 	// A long range reports two halves: reading the messages, then
 	// summarizing them (locally, or by the model asked).
-	pm := newMeter(ctx, 2*len(indices), fmt.Sprintf("read %d messages", len(indices)))
+	pm := progress.New(ctx, 2*len(indices), fmt.Sprintf("read %d messages", len(indices)))
 	var items []formats.Item
 	err = s.st.View(func(tx *store.Tx) error {
 		items, _, err = TextItems(tx, v, indices)
@@ -133,8 +135,8 @@ func (s *Service) SummarizeMessageRange(ctx context.Context, a SummarizeArgs) (S
 	if err != nil {
 		return SummarizeResult{}, err
 	}
-	pm.add(len(indices))
-	pm.stage(fmt.Sprintf("summarized %d messages (%s)", len(indices), source))
+	pm.Add(len(indices))
+	pm.Stage(fmt.Sprintf("summarized %d messages (%s)", len(indices), source))
 	res := SummarizeResult{
 		SessionID: snap.Info.ID, Version: snap.Info.Version, Source: source,
 		StartIdx: r.first, EndIdx: r.end, MessageCount: len(items),
@@ -173,7 +175,7 @@ func (s *Service) SummarizeMessageRange(ctx context.Context, a SummarizeArgs) (S
 		}
 	}
 	res.Tokens = tokens.Count(res.Summary)
-	pm.add(len(indices))
+	pm.Add(len(indices))
 	if !a.Store {
 		return res, nil
 	}

@@ -12,6 +12,7 @@ import (
 
 	"weft/model"
 	"weft/store/boltfile"
+	"weft/store/record"
 )
 
 // Finding is one thing Check found wrong with a file.
@@ -205,10 +206,11 @@ func (c *checker) weft(db *bolt.DB) {
 	var sessions []entry
 	nums := map[uint32]string{}
 	c.view(db, "", func(tx *bolt.Tx) error {
-		if _, _, err := readSchema(tx, c.path); err != nil {
+		schema, _, err := readSchema(tx, c.path)
+		if err != nil {
 			c.file("meta", err.Error())
 		}
-		if err := checkBuckets(tx, c.path); err != nil {
+		if err := checkBuckets(tx, c.path, schema); err != nil {
 			var d *DamagedError
 			if errors.As(err, &d) {
 				c.file("", d.Detail)
@@ -220,10 +222,10 @@ func (c *checker) weft(db *bolt.DB) {
 		}
 		return b.ForEach(func(k, v []byte) error {
 			id := string(k)
-			s, num, err := decodeRecord(id, v)
+			s, num, err := record.Decode(id, v)
 			if err != nil {
 				c.add(id, "session record", "corrupt: %v", err)
-				if n, err := recordNum(v); err == nil {
+				if n, err := record.Num(v); err == nil {
 					nums[n] = id
 				}
 				return nil
@@ -244,7 +246,7 @@ func (c *checker) weft(db *bolt.DB) {
 	}
 	c.view(db, "", func(tx *bolt.Tx) error {
 		c.opIndex(tx, nums)
-		for _, name := range [][]byte{bktMsgs, bktByTime, bktHeads, bktOps, bktKeys, bktPrefs} {
+		for _, name := range [][]byte{bktMsgs, bktByTime, bktHeads, bktOps, bktKeys, bktPrefs, bktBig} {
 			c.orphans(tx.Bucket(name), name, nums)
 		}
 		ids := map[string]bool{}
@@ -279,7 +281,11 @@ func (c *checker) session(tx *bolt.Tx, info model.Session, num uint32) {
 			c.add(id, fmt.Sprintf("message %d", want), "missing (the next stored is %d)", seq)
 			return false, nil
 		}
-		if _, err := decodeMessage(v, seq); err != nil {
+		full, err := whole(tx, num, seq, v)
+		if err == nil {
+			_, err = decodeMessage(full, seq)
+		}
+		if err != nil {
 			c.add(id, fmt.Sprintf("message %d", seq), "corrupt: %v", err)
 		}
 		h, _ := headOf(v)
@@ -419,7 +425,7 @@ func (c *checker) opIndex(tx *bolt.Tx, nums map[uint32]string) {
 			c.add("", fmt.Sprintf("op index entry %q", k), "corrupt (%d bytes)", len(v))
 			return nil
 		}
-		num, err := recordNum(sessions.Get([]byte(sid)))
+		num, err := record.Num(sessions.Get([]byte(sid)))
 		if err != nil {
 			c.add(sid, fmt.Sprintf("op index entry %q", k), "names a session that is not in the file")
 			return nil

@@ -11,6 +11,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"weft/model"
+	"weft/store/record"
 )
 
 // fixtureFile writes the fixture into a new current-schema file.
@@ -152,7 +153,7 @@ func TestCheckFindsAndSalvageSkips(t *testing.T) {
 		{
 			name: "a session record",
 			damage: func(tx *bolt.Tx) error {
-				return tx.Bucket(bktSessions).Put([]byte("small"), []byte{recFormat1, 0, 0, 0, small, 0xff})
+				return tx.Bucket(bktSessions).Put([]byte("small"), []byte{record.Format1, 0, 0, 0, small, 0xff})
 			},
 			finding: `session "small": session record: corrupt`,
 			skipped: `session "small": its record cannot be read`,

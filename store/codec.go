@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"weft/model"
+	"weft/store/internal/wire"
 	"weft/store/jsonpack"
 )
 
@@ -20,6 +21,7 @@ import (
 //	byte 1     role code (model.Role.Code, 1..4)
 //	byte 2     flags: bit 0 = digest stored as 32 raw bytes (it was 64 lowercase hex digits)
 //	                  bit 1 = parts packed over the content (schema 3)
+//	                  bit 2 = a stub: the record is kept in chunks (bigrecord.go, schema 4)
 //	bytes 3-10 created_at, Unix nanoseconds, int64 big-endian
 //	varint     tokens (signed, zig-zag)
 //	uvarint n, n bytes   content
@@ -44,7 +46,7 @@ const (
 	msgHeaderLen    = 11
 	flagDigestRaw   = 1 << 0
 	flagPartsPacked = 1 << 1
-	knownFlags      = flagDigestRaw | flagPartsPacked
+	knownFlags      = flagDigestRaw | flagPartsPacked | flagElsewhere
 )
 
 // Head records: 16 bytes, 1024 to a chunk.
@@ -53,8 +55,6 @@ const (
 	headsPerChunk = 1024
 	chunkLen      = headLen * headsPerChunk
 )
-
-var errShort = errors.New("truncated")
 
 var (
 	minTime = time.Unix(0, math.MinInt64)
@@ -191,13 +191,13 @@ func encodeMessage(dst []byte, m *model.Message, at int64, pack jsonpack.Plan) [
 	dst = append(dst, msgFormat1, m.Role.Code(), flags)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(at))
 	dst = binary.AppendVarint(dst, int64(m.Tokens))
-	dst = appendField(dst, m.Content)
-	dst = appendField(dst, m.Name)
+	dst = wire.AppendField(dst, m.Content)
+	dst = wire.AppendField(dst, m.Name)
 	if raw {
 		dst = binary.AppendUvarint(dst, 32)
 		dst, _ = hex.AppendDecode(dst, []byte(m.Digest))
 	} else {
-		dst = appendField(dst, m.Digest)
+		dst = wire.AppendField(dst, m.Digest)
 	}
 	dst = binary.AppendUvarint(dst, uint64(partsLen(m, pack)))
 	if pack.Packs() {
@@ -209,70 +209,18 @@ func encodeMessage(dst []byte, m *model.Message, at int64, pack jsonpack.Plan) [
 	if len(m.Meta) > 0 {
 		dst = binary.AppendUvarint(dst, uint64(len(m.Meta)))
 		for _, k := range slices.Sorted(maps.Keys(m.Meta)) {
-			dst = appendField(dst, k)
-			dst = appendField(dst, m.Meta[k])
+			dst = wire.AppendField(dst, k)
+			dst = wire.AppendField(dst, m.Meta[k])
 		}
 	}
 	return dst
 }
 
-func appendField(dst []byte, s string) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(s)))
-	return append(dst, s...)
-}
-
-// reader walks a record; the first error sticks.
-type reader struct {
-	b   []byte
-	err error
-}
-
-func (r *reader) uvarint() uint64 {
-	if r.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.err = errShort
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *reader) varint() int64 {
-	if r.err != nil {
-		return 0
-	}
-	v, n := binary.Varint(r.b)
-	if n <= 0 {
-		r.err = errShort
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-// field returns the next length-prefixed field, pointing into the record.
-func (r *reader) field() []byte {
-	n := r.uvarint()
-	if r.err != nil {
-		return nil
-	}
-	if n > uint64(len(r.b)) {
-		r.err = errShort
-		return nil
-	}
-	f := r.b[:n:n]
-	r.b = r.b[n:]
-	return f
-}
-
 // header checks the fixed part of a record and returns a reader positioned
 // after the tokens.
-func header(v []byte) (role model.Role, flags byte, at int64, tokens int64, r reader, err error) {
+func header(v []byte) (role model.Role, flags byte, at int64, tokens int64, r wire.Reader, err error) {
 	if len(v) < msgHeaderLen {
-		return "", 0, 0, 0, r, errShort
+		return "", 0, 0, 0, r, wire.ErrShort
 	}
 	if v[0] != msgFormat1 {
 		return "", 0, 0, 0, r, fmt.Errorf("unknown format %d", v[0])
@@ -286,36 +234,43 @@ func header(v []byte) (role model.Role, flags byte, at int64, tokens int64, r re
 		return "", 0, 0, 0, r, fmt.Errorf("unknown flags %#x", flags)
 	}
 	at = int64(be64(v[3:]))
-	r = reader{b: v[msgHeaderLen:]}
-	tokens = r.varint()
-	return role, flags, at, tokens, r, r.err
+	r = wire.Reader{B: v[msgHeaderLen:]}
+	tokens = r.Varint()
+	return role, flags, at, tokens, r, r.Err
 }
 
 // contentOf returns the content field of a record without copying it.
 func contentOf(v []byte) ([]byte, error) {
-	_, _, _, _, r, err := header(v)
+	_, flags, _, _, r, err := header(v)
 	if err != nil {
 		return nil, err
 	}
-	c := r.field()
-	return c, r.err
+	if flags&flagElsewhere != 0 {
+		return nil, errors.New("a large record's stub read as its record")
+	}
+	c := r.Field()
+	return c, r.Err
 }
 
 // headOf reads a message's head from its record: the header, and whether
 // it has parts, without copying any field.
 func headOf(v []byte) (model.Head, error) {
-	_, _, at, tokens, r, err := header(v)
+	_, flags, at, tokens, r, err := header(v)
 	if err != nil {
 		return model.Head{}, err
 	}
 	h := model.Head{At: at, Role: v[1], Tokens: uint32(min(max(tokens, 0), math.MaxUint32))}
-	r.field() // content
-	r.field() // name
-	r.field() // digest
-	if len(r.field()) > 0 {
+	if flags&flagElsewhere != 0 {
+		_, h.Flags, err = stubInfo(v)
+		return h, err
+	}
+	r.Field() // content
+	r.Field() // name
+	r.Field() // digest
+	if len(r.Field()) > 0 {
 		h.Flags |= model.HeadHasParts
 	}
-	return h, r.err
+	return h, r.Err
 }
 
 // decodeMessage decodes a record into a message that owns all its bytes.
@@ -324,6 +279,9 @@ func decodeMessage(v []byte, seq uint64) (model.Message, error) {
 	if err != nil {
 		return model.Message{}, err
 	}
+	if flags&flagElsewhere != 0 {
+		return model.Message{}, errors.New("a large record's stub read as its record")
+	}
 	m := model.Message{
 		ID:        model.MessageID(seq),
 		Seq:       seq,
@@ -331,51 +289,51 @@ func decodeMessage(v []byte, seq uint64) (model.Message, error) {
 		CreatedAt: time.Unix(0, at).UTC(),
 		Tokens:    int(tokens),
 	}
-	m.Content = string(r.field())
-	m.Name = string(r.field())
-	d := r.field()
+	m.Content = string(r.Field())
+	m.Name = string(r.Field())
+	d := r.Field()
 	if flags&flagDigestRaw != 0 {
-		if r.err == nil && len(d) != 32 {
+		if r.Err == nil && len(d) != 32 {
 			return model.Message{}, fmt.Errorf("raw digest of %d bytes", len(d))
 		}
 		m.Digest = hex.EncodeToString(d)
 	} else {
 		m.Digest = string(d)
 	}
-	if p := r.field(); len(p) > 0 {
+	if p := r.Field(); len(p) > 0 {
 		if flags&flagPartsPacked == 0 {
 			m.Parts = append([]byte(nil), p...)
 		} else if m.Parts, err = jsonpack.Unpack(p, m.Content); err != nil {
 			return model.Message{}, fmt.Errorf("parts: %w", err)
 		}
 	}
-	if mb := r.field(); len(mb) > 0 {
-		mr := reader{b: mb}
-		n := mr.uvarint()
+	if mb := r.Field(); len(mb) > 0 {
+		mr := wire.Reader{B: mb}
+		n := mr.Uvarint()
 		if n > uint64(len(mb))/2 {
 			return model.Message{}, fmt.Errorf("meta claims %d entries in %d bytes", n, len(mb))
 		}
 		m.Meta = make(map[string]string, n)
 		for range n {
-			k := mr.field()
-			val := mr.field()
-			if mr.err != nil {
+			k := mr.Field()
+			val := mr.Field()
+			if mr.Err != nil {
 				break
 			}
 			m.Meta[string(k)] = string(val)
 		}
-		if mr.err == nil && len(mr.b) != 0 {
-			mr.err = fmt.Errorf("%d stray bytes after meta", len(mr.b))
+		if mr.Err == nil && len(mr.B) != 0 {
+			mr.Err = fmt.Errorf("%d stray bytes after meta", len(mr.B))
 		}
-		if mr.err != nil {
-			return model.Message{}, fmt.Errorf("meta: %w", mr.err)
+		if mr.Err != nil {
+			return model.Message{}, fmt.Errorf("meta: %w", mr.Err)
 		}
 	}
-	if r.err != nil {
-		return model.Message{}, r.err
+	if r.Err != nil {
+		return model.Message{}, r.Err
 	}
-	if len(r.b) != 0 {
-		return model.Message{}, fmt.Errorf("%d stray bytes at the end", len(r.b))
+	if len(r.B) != 0 {
+		return model.Message{}, fmt.Errorf("%d stray bytes at the end", len(r.B))
 	}
 	return m, nil
 }

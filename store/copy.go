@@ -11,6 +11,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"weft/model"
+	"weft/store/record"
 )
 
 // One copier serves the migration from schema 1 (every record must be
@@ -48,9 +49,9 @@ type place struct {
 type layout2 struct{}
 
 func (layout2) session(id string, v []byte) (model.Session, place, bool, error) {
-	s, num, err := decodeRecord(id, v)
+	s, num, err := record.Decode(id, v)
 	if err != nil {
-		n, nerr := recordNum(v)
+		n, nerr := record.Num(v)
 		return model.Session{}, place{id: id, num: n}, nerr == nil, err
 	}
 	return s, place{id: id, num: num}, true, nil

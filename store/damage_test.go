@@ -18,6 +18,7 @@ import (
 
 	"weft/model"
 	"weft/store/boltfile"
+	"weft/store/record"
 )
 
 // damage is one way of damaging a file: it changes b (the file's bytes)
@@ -82,12 +83,12 @@ var pristine = sync.OnceValues(func() ([]byte, error) {
 	for i := 0; err == nil && i < 20; i++ {
 		err = dst.Update(func(tx *bolt.Tx) error {
 			b := tx.Bucket(bktSessions)
-			info, _, err := decodeRecord("small", b.Get([]byte("small")))
+			info, _, err := record.Decode("small", b.Get([]byte("small")))
 			if err != nil {
 				return err
 			}
 			info.Record(t0.Add(time.Duration(i)*time.Minute), "operator", "touched")
-			return b.Put([]byte("small"), appendRecord(nil, 3, &info))
+			return b.Put([]byte("small"), record.Append(nil, 3, &info))
 		})
 	}
 	if cerr := dst.Close(); err == nil {

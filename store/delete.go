@@ -41,7 +41,7 @@ func (t *Tx) DeleteSession(id string) error {
 			return fmt.Errorf("session %q: deleting its operations' index: %w", id, err)
 		}
 	}
-	for _, name := range [][]byte{bktMsgs, bktByTime, bktHeads, bktOps, bktKeys, bktPrefs} {
+	for _, name := range [][]byte{bktMsgs, bktByTime, bktHeads, bktOps, bktKeys, bktPrefs, bktBig} {
 		b := t.bucket(name)
 		if b == nil {
 			continue

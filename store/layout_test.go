@@ -18,6 +18,7 @@ import (
 
 	"weft/model"
 	"weft/store/jsonpack"
+	"weft/store/record"
 )
 
 // fixtureSession is one session of a test file: what it holds.
@@ -423,25 +424,32 @@ func TestSessionRecordKeepsEveryField(t *testing.T) {
 	t.Parallel()
 	var s model.Session
 	fill(reflect.ValueOf(&s).Elem(), 1)
-	got, num, err := decodeRecord(s.ID, appendRecord(nil, 42, &s))
+	got, num, err := record.Decode(s.ID, record.Append(nil, 42, &s))
 	if err != nil || num != 42 {
 		t.Fatalf("decode: %v, num %d", err, num)
 	}
 	if !reflect.DeepEqual(got, s) {
 		t.Errorf("the session record does not keep every field of model.Session (store/record.go):\n got %+v\nwant %+v", got, s)
 	}
+	// A fork without a memory policy, and a policy without a fork.
+	for _, x := range []model.Session{{ID: "f", ForkOf: s.ForkOf}, {ID: "m", Memory: s.Memory}} {
+		got, _, err := record.Decode(x.ID, record.Append(nil, 1, &x))
+		if err != nil || !reflect.DeepEqual(got, x) {
+			t.Errorf("fork %v, policy %v:\n got %+v, %v\nwant %+v", x.ForkOf != nil, x.Memory != nil, got, err, x)
+		}
+	}
 	// Zero and far times, negative counts.
 	for _, at := range []time.Time{{}, time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC), time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC)} {
 		s := model.Session{ID: "x", CreatedAt: at, UpdatedAt: t0, Tokens: -5, Changes: []model.Change{{At: at}, {At: t0.Add(-time.Nanosecond)}}}
-		got, _, err := decodeRecord("x", appendRecord(nil, 1, &s))
+		got, _, err := record.Decode("x", record.Append(nil, 1, &s))
 		if err != nil || !reflect.DeepEqual(got, s) {
 			t.Errorf("time %v:\n got %+v, %v\nwant %+v", at, got, err, s)
 		}
 	}
 	// Every truncation is an error, never a panic.
-	rec := appendRecord(nil, 42, &s)
+	rec := record.Append(nil, 42, &s)
 	for n := range len(rec) {
-		if _, _, err := decodeRecord("x", rec[:n]); err == nil {
+		if _, _, err := record.Decode("x", rec[:n]); err == nil {
 			t.Errorf("a record cut to %d bytes decoded", n)
 		}
 	}

@@ -52,13 +52,13 @@ func (t *Tx) appendMessages(sessionID string, msgs []model.Message, enc *Encoded
 	if err != nil {
 		return err
 	}
-	var bs [3]*bolt.Bucket
-	for i, name := range [][]byte{bktMsgs, bktByTime, bktHeads} {
+	var bs [4]*bolt.Bucket
+	for i, name := range [][]byte{bktMsgs, bktByTime, bktHeads, bktBig} {
 		if bs[i], err = t.wbucket(name); err != nil {
 			return err
 		}
 	}
-	mb, tb, hb := bs[0], bs[1], bs[2]
+	mb, tb, hb, big := bs[0], bs[1], bs[2], bs[3]
 	stored, err := t.lastSeq(sessionID, num, mb)
 	if err != nil {
 		return err
@@ -170,6 +170,12 @@ func (t *Tx) appendMessages(sessionID string, msgs []model.Message, enc *Encoded
 		k := keys[i*keyLen : i*keyLen+numLen+8 : i*keyLen+numLen+8]
 		binary.BigEndian.PutUint32(k, num)
 		binary.BigEndian.PutUint64(k[numLen:], m.Seq)
+		if len(val) >= bigRecord {
+			var err error
+			if val, err = putBig(big, num, m.Seq, val, headFlagsOf(val)); err != nil {
+				return fmt.Errorf("session %q: message seq %d: %w", sessionID, m.Seq, err)
+			}
+		}
 		if err := mb.Put(k, val); err != nil {
 			return fmt.Errorf("session %q: message seq %d: %w", sessionID, m.Seq, err)
 		}
@@ -276,6 +282,10 @@ func (t *Tx) Message(sessionID string, seq uint64) (model.Message, error) {
 	if v == nil {
 		return model.Message{}, fmt.Errorf("session %q: message %d %w", sessionID, seq, ErrNotFound)
 	}
+	v, err = whole(t.tx, num, seq, v)
+	if err != nil {
+		return model.Message{}, t.corruptf(sessionID, fmt.Sprintf("message %d", seq), "%v", err)
+	}
 	m, err := decodeMessage(v, seq)
 	if err != nil {
 		return model.Message{}, t.corruptf(sessionID, fmt.Sprintf("message %d", seq), "%v", err)
@@ -292,6 +302,10 @@ func (t *Tx) Messages(sessionID string, from, to uint64, fn func(model.Message) 
 		return err
 	}
 	return t.scanMsgs(sessionID, num, from, to, func(seq uint64, v []byte) error {
+		v, err := whole(t.tx, num, seq, v)
+		if err != nil {
+			return t.corruptf(sessionID, fmt.Sprintf("message %d", seq), "%v", err)
+		}
 		m, err := decodeMessage(v, seq)
 		if err != nil {
 			return t.corruptf(sessionID, fmt.Sprintf("message %d", seq), "%v", err)
@@ -326,8 +340,13 @@ func (t *Tx) ScanContent(sessionID string, fn func(seq uint64, content []byte) b
 		if seq := binary.BigEndian.Uint64(k[numLen:]); seq != want {
 			return t.corruptf(sessionID, fmt.Sprintf("message %d", want), "missing (the next stored is %d)", seq)
 		}
-		content, err := contentOf(v)
-		if err == nil && !t.inMap(content) {
+		var content []byte
+		if elsewhere(v) {
+			// Joined from its chunks: a copy, not in the map.
+			if v, err = whole(t.tx, num, want, v); err == nil {
+				content, err = contentOf(v)
+			}
+		} else if content, err = contentOf(v); err == nil && !t.inMap(content) {
 			err = errors.New("its content lies outside the file")
 		}
 		if err != nil {

@@ -274,7 +274,15 @@ func (mc *msgCopier) run() error {
 					continue
 				}
 				seq := be64(rest)
-				m, err := decodeMessage(v, seq)
+				full := v
+				var err error
+				if len(prefix) == numLen { // an older layout has no stubs
+					full, err = whole(tx, be32(prefix), seq, v)
+				}
+				m := model.Message{}
+				if err == nil {
+					m, err = decodeMessage(full, seq)
+				}
 				if err != nil {
 					mc.why = err.Error()
 					if c.strict {

@@ -1,6 +1,9 @@
 package store
 
-import "weft/model"
+import (
+	"weft/model"
+	"weft/store/record"
+)
 
 // SessionsBefore returns up to n sessions whose IDs sort before before
 // ("": from the last ID), in descending ID order, and whether more
@@ -31,7 +34,7 @@ func (t *Tx) SessionsBefore(before string, n int) (page []SessionEntry, more boo
 		if len(page) == n {
 			return page, true
 		}
-		s, _, err := decodeRecord(string(k), v)
+		s, _, err := record.Decode(string(k), v)
 		if err != nil {
 			page = append(page, SessionEntry{ID: string(k), Err: t.corruptf(string(k), "session record", "%v", err)})
 			continue

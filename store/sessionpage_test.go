@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"weft/store/record"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -21,7 +22,7 @@ func TestSessionsBeforePagesThroughEveryID(t *testing.T) {
 	slices.Reverse(want)
 	// A record that cannot be read keeps its place, with why.
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket(bktSessions).Put([]byte("id07"), []byte{recFormat1, 0, 0, 0, 8, 0xff})
+		return tx.Bucket(bktSessions).Put([]byte("id07"), []byte{record.Format1, 0, 0, 0, 8, 0xff})
 	})
 	if err != nil {
 		t.Fatal(err)

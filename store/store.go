@@ -1,7 +1,7 @@
 // Package store keeps weft's sessions, messages and operations in one bbolt
 // file.
 //
-// Layout (schema 3; schema 2 without packed parts): top-level buckets only. A session's records are keyed
+// Layout (schema 4; schema 3 without the big bucket, schema 2 without packed parts either): top-level buckets only. A session's records are keyed
 // by its number (4 bytes big-endian, given when the session is first
 // stored), so one session's records sit together in key order and a small
 // session costs what its records cost, not a page of its own.
@@ -22,6 +22,8 @@
 //	keys      num + import key -> seq (uvarint)
 //	prefs     num -> opaque bytes
 //	sources   source thread key -> session id
+//	big       num + seq (8) + chunk (4) -> a chunk of a large message's
+//	          record, whose stub msgs holds (bigrecord.go)
 //
 // Schema 1 kept a nested bucket per session with six buckets inside; a
 // bucket holding buckets is never inlined, so every session cost at least
@@ -77,15 +79,22 @@ var (
 // (codec.go): a file of schema 2 reads as it is, and opening it for
 // writing only says it is schema 3 now (an older weft, which would not
 // read the packed parts, then refuses it as newer).
-const currentSchema uint32 = 3
+// Schema 4 keeps large records in chunks (the big bucket,
+// bigrecord.go): a file of schema 2 or 3 reads as it is, and opening it
+// for writing adds the bucket and says it is schema 4.
+const currentSchema uint32 = 4
 
 // packedSince is the schema from which messages' parts may be packed;
 // a file of the schema before it has the same layout.
 const packedSince uint32 = 3
 
+// bigSince is the schema from which large records may be kept in
+// chunks, in the big bucket.
+const bigSince uint32 = 4
+
 // sameLayout reports whether a file of schema v is laid out as the
 // current schema is (its records read as they are).
-func sameLayout(v uint32) bool { return v == currentSchema || v == packedSince-1 }
+func sameLayout(v uint32) bool { return v >= packedSince-1 && v <= currentSchema }
 
 // SchemaVersion is the schema this weft reads and writes, for faces that
 // report it (the HTTP listener's /healthz).
@@ -112,7 +121,7 @@ var (
 )
 
 // topBuckets are the buckets of the current schema, all at the top level.
-var topBuckets = [][]byte{bktMeta, bktSessions, bktMsgs, bktByTime, bktHeads, bktOps, bktOpIndex, bktKeys, bktPrefs, bktSources}
+var topBuckets = [][]byte{bktMeta, bktSessions, bktMsgs, bktByTime, bktHeads, bktOps, bktOpIndex, bktKeys, bktPrefs, bktSources, bktBig}
 
 // Options configure Open.
 type Options struct {
@@ -275,7 +284,7 @@ func (s *Store) prepare() error {
 		var err error
 		v, fresh, err = readSchema(tx, s.path)
 		if err == nil && !fresh && sameLayout(v) {
-			err = checkBuckets(tx, s.path)
+			err = checkBuckets(tx, s.path, v)
 		}
 		return err
 	})
@@ -295,7 +304,12 @@ func (s *Store) prepare() error {
 	case sameLayout(v):
 		// Its records read as they are; from now on it may hold
 		// packed parts.
-		return s.updateRaw(func(tx *bolt.Tx) error { return tx.Bucket(bktMeta).Put(keySchema, put32(currentSchema)) })
+		return s.updateRaw(func(tx *bolt.Tx) error {
+			if _, err := tx.CreateBucketIfNotExists(bktBig); err != nil {
+				return err
+			}
+			return tx.Bucket(bktMeta).Put(keySchema, put32(currentSchema))
+		})
 	case s.readOnly:
 		return fmt.Errorf("%s has schema %d, older than this weft's %d: it is migrated the first time weft opens it for writing (weft import, weft new, an edit): %w", s.path, v, currentSchema, ErrNeedsMigration)
 	}
@@ -304,9 +318,12 @@ func (s *Store) prepare() error {
 
 // checkBuckets makes sure a current file has every bucket, so Tx methods
 // can rely on them.
-func checkBuckets(tx *bolt.Tx, path string) error {
+func checkBuckets(tx *bolt.Tx, path string, schema uint32) error {
 	var missing []string
 	for _, name := range topBuckets {
+		if string(name) == string(bktBig) && schema < bigSince {
+			continue // added when the file is first written to
+		}
 		if tx.Bucket(name) == nil {
 			missing = append(missing, string(name))
 		}

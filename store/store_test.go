@@ -18,6 +18,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"weft/model"
+	"weft/store/record"
 )
 
 var t0 = time.Date(2024, 3, 1, 12, 0, 0, 123456789, time.UTC)
@@ -1327,7 +1328,7 @@ func TestCorruptValues(t *testing.T) {
 		}
 		return nil
 	})
-	raw(bktSessions, []byte("s"), []byte{recFormat1, 0, 0, 0, num, 0xff})
+	raw(bktSessions, []byte("s"), []byte{record.Format1, 0, 0, 0, num, 0xff})
 	mustView(t, s, func(tx *Tx) error {
 		if _, err := tx.Session("s"); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("Session error = %v", err)

@@ -13,6 +13,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"weft/model"
+	"weft/store/record"
 )
 
 // Tx is a transaction as given to View and Update. Its methods run inside
@@ -73,7 +74,7 @@ func (t *Tx) num(id string) (uint32, error) {
 	if v == nil {
 		return 0, sessionNotFound(id)
 	}
-	n, err := recordNum(v)
+	n, err := record.Num(v)
 	if err != nil {
 		return 0, t.corruptf(id, "session record", "%v", err)
 	}
@@ -155,7 +156,7 @@ func (t *Tx) AllSessions() ([]model.Session, []error) {
 	var out []model.Session
 	var bad []error
 	_ = b.ForEach(func(k, v []byte) error {
-		s, _, err := decodeRecord(string(k), v)
+		s, _, err := record.Decode(string(k), v)
 		if err != nil {
 			bad = append(bad, t.corruptf(string(k), "session record", "%v", err))
 			return nil
@@ -182,7 +183,7 @@ func (t *Tx) Session(id string) (model.Session, error) {
 	if v == nil {
 		return model.Session{}, sessionNotFound(id)
 	}
-	s, _, err := decodeRecord(id, v)
+	s, _, err := record.Decode(id, v)
 	if err != nil {
 		return model.Session{}, t.corruptf(id, "session record", "%v", err)
 	}
@@ -212,7 +213,7 @@ func (t *Tx) PutSession(s model.Session) error {
 	} else if err != nil {
 		return err
 	}
-	if err := b.Put([]byte(s.ID), appendRecord(nil, num, &s)); err != nil {
+	if err := b.Put([]byte(s.ID), record.Append(nil, num, &s)); err != nil {
 		return fmt.Errorf("session %q: %w", s.ID, err)
 	}
 	t.lastID, t.lastNum = s.ID, num

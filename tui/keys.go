@@ -19,7 +19,7 @@ type KeyMap struct {
 	Operations               key.Binding
 	Search, Next, Prev       key.Binding
 	Time, Memory             key.Binding
-	Sessions                 key.Binding
+	Sessions, Fork           key.Binding
 	Raw, Diff                key.Binding
 	Copy, Pager, Filter      key.Binding // see features.go
 	Suspend                  key.Binding
@@ -55,6 +55,7 @@ func DefaultKeyMap() KeyMap {
 		Time:       key.NewBinding(key.WithKeys("T"), key.WithHelp("T", "jump to a time")),
 		Memory:     key.NewBinding(key.WithKeys("M"), key.WithHelp("M", "memory policy")),
 		Sessions:   key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "sessions")),
+		Fork:       key.NewBinding(key.WithKeys("b"), key.WithHelp("b", "fork here")),
 		Raw:        key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "raw/effective thread")),
 		Diff:       key.NewBinding(key.WithKeys("D"), key.WithHelp("D", "diff: stored → effective")),
 		Next:       key.NewBinding(key.WithKeys("n"), key.WithHelp("n/N", "next/previous match")),
@@ -82,7 +83,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 		{k.Up, k.Down, k.HalfUp, k.HalfDown, k.Top, k.Bottom},
 		{k.Toggle, k.Select, k.Cancel, k.Search, k.Next, k.Time, k.Memory, k.Filter, k.Copy, k.Pager},
 		{k.Tag, k.Digest, k.Snip, k.Revise, k.Insert, k.MoveDown, k.Commit},
-		{k.Undo, k.Redo, k.Operations, k.Sessions, k.Raw, k.Diff, k.Suspend, k.Help, k.Quit},
+		{k.Undo, k.Redo, k.Operations, k.Sessions, k.Fork, k.Raw, k.Diff, k.Suspend, k.Help, k.Quit},
 	}
 }
 
@@ -97,7 +98,7 @@ func (m *Model) syncKeys() {
 	for _, b := range []*key.Binding{&k.Up, &k.Down, &k.HalfUp, &k.HalfDown, &k.Top, &k.Bottom, &k.Toggle} {
 		b.SetEnabled(hasRows && !moving)
 	}
-	for _, b := range []*key.Binding{&k.Select, &k.Tag, &k.Digest, &k.Snip, &k.Revise, &k.MoveDown, &k.MoveUp, &k.Search, &k.Time} {
+	for _, b := range []*key.Binding{&k.Select, &k.Tag, &k.Digest, &k.Snip, &k.Revise, &k.MoveDown, &k.MoveUp, &k.Search, &k.Time, &k.Fork} {
 		b.SetEnabled(plain && hasRows)
 	}
 	k.MoveDown.SetEnabled(hasRows && !m.raw.on)
@@ -136,5 +137,5 @@ func (m *Model) shortHelp() []key.Binding {
 		return []key.Binding{k.Insert, k.Sessions, k.Help, k.Quit}
 	}
 	return []key.Binding{k.Down, k.Up, k.Toggle, k.Search, k.Select, k.Digest, k.Snip, k.Tag, k.Undo, k.Operations, k.Time,
-		k.Revise, k.Insert, k.MoveDown, k.Next, k.Redo, k.Sessions, k.Copy, k.Filter, k.Pager, k.Raw, k.Diff, k.HalfDown, k.Top, k.Bottom, k.Help, k.Quit}
+		k.Revise, k.Insert, k.MoveDown, k.Next, k.Redo, k.Sessions, k.Fork, k.Copy, k.Filter, k.Pager, k.Raw, k.Diff, k.HalfDown, k.Top, k.Bottom, k.Help, k.Quit}
 }

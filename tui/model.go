@@ -419,6 +419,8 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.timeJumped(msg)
 	case memoryMsg:
 		return m, m.memoryLoaded(msg)
+	case forkedMsg:
+		return m, m.forked(msg)
 	case searchResultMsg:
 		return m, m.searchResult(msg)
 	case tea.KeyPressMsg:
@@ -592,6 +594,8 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.startMove(-1)
 	case key.Matches(msg, k.Sessions):
 		return m.openSessions()
+	case key.Matches(msg, k.Fork):
+		return m.fork()
 	case key.Matches(msg, k.Time):
 		return m.startTimeJump()
 	case key.Matches(msg, k.Memory):

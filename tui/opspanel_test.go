@@ -122,3 +122,27 @@ func TestOperationsPanelSaysWhyAKeyDoesNothing(t *testing.T) {
 		t.Fatalf("x on a reverted operation says nothing:\n%s", s)
 	}
 }
+
+// Reverting a digest whose summary an agent revised since: the question
+// says the revise stays, standing over the digest's items, as the
+// engine does it.
+func TestOperationsPanelRevertSaysWhatStays(t *testing.T) {
+	t.Parallel()
+	m, svc := demoModel(t, 140, 40)
+	press(t, m, "o")
+	op, _ := panelTo(t, m, model.OpDigest).Current()
+	ctx := ops.WithAuthor(context.Background(), "claude-code")
+	r, err := svc.ReviseMessages(ctx, ops.ReviseArgs{Selection: ops.Selection{SessionID: m.sid, IDs: []model.ItemID{model.SyntheticID(op.OperationID, 0)}},
+		Replacements: []model.NewMessage{{Role: model.RoleSystem, Content: "A better summary."}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	send(t, m, keyEsc)
+	press(t, m, "o")
+	panelTo(t, m, model.OpDigest)
+	press(t, m, "x")
+	s := strings.Join(strings.Fields(strings.ReplaceAll(screen(m), "│", " ")), " ")
+	if want := "claude-code's revise " + r.OperationID + ", made over it, stays: it will stand over the 10 items the digest replaced."; !strings.Contains(s, want) {
+		t.Fatalf("the question does not say the revise stays (%q):\n%s", want, screen(m))
+	}
+}

@@ -386,6 +386,28 @@ func dropKey(v any, key string) any {
 	return v
 }
 
+// lastMarked reports whether a request's newest block (the last block
+// of its last message) carries a cache_control mark.
+func lastMarked(t *testing.T, ex exchange) bool {
+	t.Helper()
+	msgs := bodyMessages(t, body(t, ex))
+	if len(msgs) == 0 {
+		return false
+	}
+	var m struct {
+		Content json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal(msgs[len(msgs)-1], &m) != nil || len(m.Content) == 0 || m.Content[0] != '[' {
+		return false
+	}
+	var bl []map[string]json.RawMessage
+	if json.Unmarshal(m.Content, &bl) != nil || len(bl) == 0 {
+		return false
+	}
+	_, ok := bl[len(bl)-1]["cache_control"]
+	return ok
+}
+
 // extends reports whether thread b is thread a and more.
 func extends(a, b []string) bool {
 	return len(b) >= len(a) && slices.Equal(a, b[:len(a)])
@@ -509,6 +531,9 @@ func TestLoopClaudeCodeInBudget(t *testing.T) {
 		if n := bytes.Count(got[i].Request, []byte(`"cache_control"`)); n > 4 {
 			t.Errorf("request %d: %d cache_control marks reached the stand-in, at most 4 are allowed", i+1, n)
 		}
+		if lastMarked(t, sent[i]) && !lastMarked(t, got[i]) {
+			t.Errorf("request %d: Claude Code marked its newest block for the cache, and the stand-in got it unmarked", i+1)
+		}
 	}
 	if rawMax <= budgetTokens {
 		t.Fatalf("Claude Code's thread never passed the budget (at most %d tokens): the session tests nothing", rawMax)
@@ -582,5 +607,5 @@ func TestLoopClaudeCodeInBudget(t *testing.T) {
 	rep.add("  as they reached the stand-in: at most %d, %d in all (%.0f%% fewer)", sentMax, sentTotal, 100*(1-float64(sentTotal)/float64(rawTotal)))
 	rep.add("  the policy's operations: %d %v; summaries asked of the stand-in (model %s): %d", len(memOps), rules, budgetModel, len(asked))
 	rep.add("  prefix breaks: %d, each where the policy made an operation; Claude Code changed its own thread %d times", breaks, clientBreaks)
-	rep.add("  every request's tool_use/tool_result pairs whole; at most 4 cache_control marks; Claude Code's transcript holds all %d tool outputs", budgetBatches*budgetCalls)
+	rep.add("  every request's tool_use/tool_result pairs whole; at most 4 cache_control marks, the newest block's kept; Claude Code's transcript holds all %d tool outputs", budgetBatches*budgetCalls)
 }

@@ -14,6 +14,7 @@ import (
 
 	"weft/internal/english"
 	"weft/internal/tokens"
+	"weft/ops/progress"
 
 	"weft/formats"
 	"weft/formats/weftjsonl"
@@ -169,7 +170,7 @@ const groupThreads = 1000
 
 // New starts an import into svc's sessions; pass it to a formats reader.
 func New(ctx context.Context, svc *ops.Service, opts Options) *Import {
-	if p := ops.ProgressFrom(ctx); p != nil {
+	if p := progress.From(ctx); p != nil {
 		// The file's length in messages is not known until its end: the
 		// reports count what was read.
 		own := opts.Progress

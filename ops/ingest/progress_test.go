@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"weft/formats/sharegpt"
-	"weft/ops"
 	"weft/ops/opstest"
+	"weft/ops/progress"
 )
 
 // An import reports progress through the context as every long call
@@ -20,7 +20,7 @@ func TestImportReportsProgress(t *testing.T) {
 	f := opstest.New(t)
 	var done []int
 	var reports []string
-	ctx := ops.WithProgress(context.Background(), func(n, total int, message string) {
+	ctx := progress.With(context.Background(), func(n, total int, message string) {
 		if k := len(done); k > 0 && n <= done[k-1] {
 			t.Errorf("progress went from %d to %d (%q)", done[k-1], n, message)
 		}

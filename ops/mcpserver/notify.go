@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"weft/ops"
+	"weft/ops/progress"
 	"weft/ops/tools"
 )
 
@@ -284,14 +285,14 @@ func (s *Server) callContext(ctx context.Context, req *mcp.CallToolRequest) cont
 	}
 	ctx = ops.WithOrigin(ctx, s.originOf(req.Session))
 	if token := req.Params.GetProgressToken(); token != nil {
-		ctx = ops.WithProgress(ctx, progressTo(ctx, req.Session, token))
+		ctx = progress.With(ctx, progressTo(ctx, req.Session, token))
 	}
 	return ctx
 }
 
 // progressTo sends a call's progress to its client, each report greater
 // than the last as MCP asks.
-func progressTo(ctx context.Context, ss *mcp.ServerSession, token any) ops.Progress {
+func progressTo(ctx context.Context, ss *mcp.ServerSession, token any) progress.Func {
 	last := -1
 	return func(done, total int, message string) {
 		if done <= last {

@@ -187,6 +187,7 @@ var sampleArgs = []struct {
 	{"set_memory_policy", func(*toolState) map[string]any { return map[string]any{"max_active_turns": 400} }},
 	{"search_sessions", func(*toolState) map[string]any { return map[string]any{"query": "limiter"} }},
 	{"get_session_history", func(*toolState) map[string]any { return map[string]any{"limit": 5, "format": "markdown"} }},
+	{"fork_session", func(*toolState) map[string]any { return map[string]any{"at_idx": 3} }},
 	{"create_session", func(*toolState) map[string]any { return map[string]any{"title": "scratch"} }},
 	{"rename_session", func(st *toolState) map[string]any {
 		return map[string]any{"session_id": st.scratch, "title": "scratch, renamed"}

@@ -29,6 +29,7 @@ var badCalls = map[string][]badCall{
 	"list_sessions":            {{`{"limit":-1}`, []string{"limit -1 is negative"}}},
 	"create_session":           {{`{"title":""}`, []string{"title is empty"}}},
 	"rename_session":           {{`{"title":"  "}`, []string{"title is empty"}}},
+	"fork_session":             {{`{"at_idx":100000}`, []string{"outside the thread"}}, {`{"at":"m0"}`, []string{"not in session"}}},
 	"delete_session":           {{`{"session_id":""}`, []string{"session_id is empty"}}},
 	"append_messages":          {{`{"messages":[{"role":"robot","content":"x"}]}`, []string{`messages[0]`, `role "robot"`}}},
 	"add_turn":                 {{`{"query":""}`, []string{"query is empty"}}},

@@ -11,6 +11,7 @@ import (
 
 	"weft/formats"
 	"weft/formats/export"
+	"weft/internal/jsonscan"
 	"weft/ops/httpx"
 )
 
@@ -57,7 +58,7 @@ type proxyBody struct {
 func parseProxyBody(api API, raw []byte) (*proxyBody, error) {
 	list := api.ListField()
 	b := &proxyBody{api: api, raw: raw, fields: map[string]json.RawMessage{}, spans: map[string][2]int{}}
-	i := skipSpace(raw, 0)
+	i := jsonscan.SkipSpace(raw, 0)
 	if i == len(raw) {
 		return nil, fmt.Errorf("it is empty: send a JSON object with %q", list)
 	}
@@ -72,9 +73,9 @@ func parseProxyBody(api API, raw []byte) (*proxyBody, error) {
 	}
 	// The top level's members, and the elements of the thread's list
 	// as they go by: every other value is skipped whole.
-	scan := &jsonScan{b: raw}
-	end, err := scan.container(i, '{', '}', func(j int) (int, error) {
-		k, start, err := scan.member(j)
+	scan := &jsonscan.Scanner{B: raw}
+	end, err := scan.Container(i, '{', '}', func(j int) (int, error) {
+		k, start, err := member(scan, j)
 		if err != nil {
 			return 0, err
 		}
@@ -87,17 +88,17 @@ func parseProxyBody(api API, raw []byte) (*proxyBody, error) {
 		}
 		var end int
 		if name == list && start < len(raw) && raw[start] == '[' {
-			end, err = scan.container(start, '[', ']', func(s int) (int, error) {
+			end, err = scan.Container(start, '[', ']', func(s int) (int, error) {
 				if api == Responses {
 					// An item is the provider's to judge: only its
 					// extent is read.
-					e, err := scan.skipValue(s)
+					e, err := scan.SkipValue(s)
 					if err == nil {
 						b.messages = append(b.messages, raw[s:e:e])
 					}
 					return e, err
 				}
-				e, own, err := scan.scanMessage(s, api)
+				e, own, err := scanMessage(scan, s, api)
 				if err != nil {
 					return 0, err
 				}
@@ -108,7 +109,7 @@ func parseProxyBody(api API, raw []byte) (*proxyBody, error) {
 				return e, nil
 			})
 		} else {
-			end, err = scan.skipValue(start)
+			end, err = scan.SkipValue(start)
 		}
 		if err != nil {
 			if name == list {
@@ -123,7 +124,7 @@ func parseProxyBody(api API, raw []byte) (*proxyBody, error) {
 	if err != nil {
 		return nil, fmt.Errorf("it is not valid JSON: %v", err)
 	}
-	if skipSpace(raw, end) != len(raw) {
+	if jsonscan.SkipSpace(raw, end) != len(raw) {
 		return nil, fmt.Errorf("there is more after its JSON object")
 	}
 	if api == Responses {

@@ -15,6 +15,7 @@ import (
 	"weft/internal/english"
 	"weft/model"
 	"weft/ops"
+	"weft/ops/fork"
 	"weft/ops/memory"
 )
 
@@ -433,6 +434,7 @@ func (t *Turn) Wait() (Stored, error) {
 // one they continue then.
 func (e *Engine) store(ctx context.Context, ref string, msgs []ops.CallerMessage, info model.Session, existing bool, turn Turn) (Stored, error) {
 	req := &ops.WriteReq{Proxied: true}
+	var carried []model.Op // a fork's, from the session it departs from
 	req.Find = func(l ops.Locked) (*ops.Thread, error) {
 		if existing {
 			if c, err := l.Thread(info.ID); err == nil {
@@ -449,6 +451,18 @@ func (e *Engine) store(ctx context.Context, ref string, msgs []ops.CallerMessage
 		if existing {
 			info = e.newSession(title)
 		}
+		// Departing from a session of the proxy's in the middle (the
+		// agent rewound): the new path is a fork of the old one.
+		src, shared, err := e.departure(l, msgs)
+		if err != nil {
+			return nil, err
+		}
+		carried = nil
+		if src != nil {
+			info.ForkOf = forkOf(src, shared)
+			info.ActiveTags, info.Memory = slices.Clone(src.Info.ActiveTags), src.Info.Memory
+			carried = fork.CarryOps(e.svc, src.Ops, shared)
+		}
 		return &ops.Thread{Info: info}, nil
 	}
 	sync := e.svc.SyncPrepare(msgs, nil, func(c *ops.Thread, next *model.Session, ch *ops.Change) {
@@ -462,6 +476,9 @@ func (e *Engine) store(ctx context.Context, ref string, msgs []ops.CallerMessage
 			if created {
 				e.started(first, c.Info.ID)
 			}
+		}
+		if created {
+			ch.CarryOps(next, carried)
 		}
 	})
 	req.Prepare = sync.Unless(func(c *ops.Thread) bool {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"weft/formats"
+	"weft/internal/jsonscan"
 )
 
 // A message may carry fields of its own besides those weft writes for
@@ -20,25 +21,25 @@ import (
 
 // scanMessage is the index past the message at b[i], and whether it is
 // an object with fields besides those weft writes for a message of api.
-func (s *jsonScan) scanMessage(i int, api API) (int, bool, error) {
-	if i >= len(s.b) || s.b[i] != '{' {
-		end, err := s.skipValue(i)
+func scanMessage(s *jsonscan.Scanner, i int, api API) (int, bool, error) {
+	if i >= len(s.B) || s.B[i] != '{' {
+		end, err := s.SkipValue(i)
 		return end, false, err
 	}
 	own := false
-	end, err := s.container(i, '{', '}', func(j int) (int, error) {
-		k, v, err := s.member(j)
+	end, err := s.Container(i, '{', '}', func(j int) (int, error) {
+		k, v, err := member(s, j)
 		if err != nil {
 			return 0, err
 		}
 		if !own {
-			w, err := written(api, s.b[j:k])
+			w, err := written(api, s.B[j:k])
 			if err != nil {
 				return 0, err
 			}
 			own = !w
 		}
-		return s.skipValue(v)
+		return s.SkipValue(v)
 	})
 	return end, own, err
 }
@@ -67,19 +68,19 @@ func written(api API, key []byte) (bool, error) {
 
 // member reads the key of the object member at b[j] and its colon: it
 // returns the index past the key and where the value starts.
-func (s *jsonScan) member(j int) (int, int, error) {
-	if s.b[j] != '"' {
+func member(s *jsonscan.Scanner, j int) (int, int, error) {
+	if s.B[j] != '"' {
 		return 0, 0, fmt.Errorf("a key must be a string, at byte %d", j)
 	}
-	k, err := s.skipString(j)
+	k, err := s.SkipString(j)
 	if err != nil {
 		return 0, 0, err
 	}
-	c := skipSpace(s.b, k)
-	if c >= len(s.b) || s.b[c] != ':' {
+	c := jsonscan.SkipSpace(s.B, k)
+	if c >= len(s.B) || s.B[c] != ':' {
 		return 0, 0, fmt.Errorf("a colon is missing at byte %d", c)
 	}
-	return k, skipSpace(s.b, c+1), nil
+	return k, jsonscan.SkipSpace(s.B, c+1), nil
 }
 
 // ownMsg is a request's message with fields of its own: its role, what
@@ -97,13 +98,13 @@ type ownMsg struct {
 func ownFields(api API, raw []byte) (ownMsg, bool) {
 	var o ownMsg
 	var c said
-	s := &jsonScan{b: raw}
-	_, err := s.container(skipSpace(raw, 0), '{', '}', func(j int) (int, error) {
-		k, v, err := s.member(j)
+	s := &jsonscan.Scanner{B: raw}
+	_, err := s.Container(jsonscan.SkipSpace(raw, 0), '{', '}', func(j int) (int, error) {
+		k, v, err := member(s, j)
 		if err != nil {
 			return 0, err
 		}
-		end, err := s.skipValue(v)
+		end, err := s.SkipValue(v)
 		if err != nil {
 			return 0, err
 		}

@@ -87,6 +87,64 @@ func (e *Engine) match(l ops.Locked, ref string, msgs []ops.CallerMessage) (*ops
 	return nil, proxyTitle(msgs), nil
 }
 
+// departure finds the proxy's session msgs depart from in the middle:
+// the one whose stored messages they share the longest start with, that
+// start shorter than both (the agent rewound, or edited an earlier
+// message). It returns nil when msgs share no start with a session, or
+// continue one.
+func (e *Engine) departure(l ops.Locked, msgs []ops.CallerMessage) (*ops.Thread, int, error) {
+	ids, err := e.startedWith(l, msgs[0].Identity)
+	if err != nil {
+		return nil, 0, err
+	}
+	var best *ops.Thread
+	bestShared := 0
+	for _, id := range ids {
+		c, err := l.Thread(id)
+		if errors.Is(err, ops.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		n := min(c.Info.MessageCount, len(msgs))
+		known, err := l.Identities(c, n)
+		if err != nil {
+			return nil, 0, err
+		}
+		shared := 0
+		for shared < n && msgs[shared].Identity == known[shared] {
+			shared++
+		}
+		if shared == n {
+			return nil, 0, nil // continued, or sent again: no departure
+		}
+		if shared > bestShared || shared == bestShared && best != nil && c.Info.UpdatedAt.After(best.Info.UpdatedAt) {
+			best, bestShared = c, shared
+		}
+	}
+	if bestShared == 0 {
+		return nil, 0, nil
+	}
+	return best, bestShared, nil
+}
+
+// forkOf is the link of a fork of c resting on its stored messages
+// 1..shared: it ends at the item of c's thread that shows message
+// shared (or the summary that stands for it).
+func forkOf(c *ops.Thread, shared int) *model.Fork {
+	v := c.View()
+	idx, _ := v.PlaceOfSeq(uint64(shared))
+	if idx < 0 || idx >= len(v.Items) {
+		idx = len(v.Items) - 1
+	}
+	at := model.MessageID(uint64(shared))
+	if idx >= 0 {
+		at = v.ID(v.Items[idx])
+	}
+	return &model.Fork{SessionID: c.Info.ID, At: at, Index: idx}
+}
+
 // continues reports whether msgs are c's stored messages, then perhaps
 // more, or the first of them: a request sent again (a retry, a
 // regenerate, samples from one prefix) continues the session it was

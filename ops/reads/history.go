@@ -199,12 +199,13 @@ func sessSnippet(content, query string) string {
 
 // SessionHistoryArgs are get_session_history's arguments (seed 004).
 type SessionHistoryArgs struct {
-	SessionID string `json:"session_id,omitempty" jsonschema:"the session; default: the one the operator has open in weft, else the most recently updated"`
-	Format    string `json:"format,omitempty" jsonschema:"text (default: one line of time and role per message, then its content), markdown, or json (the messages with IDs, times, tokens and tags)"`
-	View      string `json:"view,omitempty" jsonschema:"effective (default: with the operations applied) or raw (the stored messages)"`
-	Limit     *int   `json:"limit,omitempty" jsonschema:"only the latest N items (default: all, at most 5000)"`
-	MaxTokens *int   `json:"max_tokens,omitempty" jsonschema:"fit the result in about this many tokens (default: what the calling client keeps whole, 16000 for most; at least 500, or 0 for no limit): the latest items first, long bodies cut with a marker saying how to read on; earlier items that do not fit are left out, counted, with a next_cursor"`
-	Cursor    string `json:"cursor,omitempty" jsonschema:"the next_cursor of an earlier result, with the same other arguments: the earlier items it left out"`
+	SessionID string   `json:"session_id,omitempty" jsonschema:"the session; default: the one the operator has open in weft, else the most recently updated"`
+	Format    string   `json:"format,omitempty" jsonschema:"text (default: one line of time and role per message, then its content), markdown, or json (the messages with IDs, times, tokens and tags)"`
+	View      string   `json:"view,omitempty" jsonschema:"effective (default: with the operations applied) or raw (the stored messages)"`
+	Limit     *int     `json:"limit,omitempty" jsonschema:"only the latest N items (default: all, at most 5000)"`
+	MaxTokens *int     `json:"max_tokens,omitempty" jsonschema:"fit the result in about this many tokens (default: what the calling client keeps whole, 16000 for most; at least 500, or 0 for no limit): the latest items first, long bodies cut with a marker saying how to read on; earlier items that do not fit are left out, counted, with a next_cursor"`
+	Cursor    string   `json:"cursor,omitempty" jsonschema:"the next_cursor of an earlier result, with the same other arguments: the earlier items it left out"`
+	Tags      []string `json:"tags,omitempty" jsonschema:"only the items that carry any of these tags (an item passes if it carries one of them; case ignored); text and json give each its index in the effective thread, for edits; limit counts those items. Not with view=raw. A tag no item carries is refused"`
 }
 
 // SessionHistoryResult is get_session_history's result.
@@ -213,11 +214,14 @@ type SessionHistoryResult struct {
 	Format  string         `json:"format"`
 	View    string         `json:"view"`
 	// Total items in the view; Count of them given, from index
-	// FirstIndex on; LeftOut the earlier ones not given.
-	Total      int `json:"total"`
-	Count      int `json:"count"`
-	FirstIndex int `json:"first_index"`
-	LeftOut    int `json:"left_out"`
+	// FirstIndex on; LeftOut the earlier ones not given. With tags,
+	// Tagged counts the items that carry them, and Count and LeftOut
+	// count only those.
+	Total      int  `json:"total"`
+	Tagged     *int `json:"tagged,omitempty"`
+	Count      int  `json:"count"`
+	FirstIndex int  `json:"first_index"`
+	LeftOut    int  `json:"left_out"`
 	// Text for text and markdown; Messages for json.
 	Text     string       `json:"text,omitempty"`
 	Messages []MessageOut `json:"messages,omitempty"`
@@ -268,17 +272,30 @@ func getSessionHistory(s *ops.Service, _ context.Context, a SessionHistoryArgs) 
 	if raw {
 		res.View, total = "raw", snap.Info.MessageCount
 	}
-	count := total
+	// The pool is the items to give from: every one, or with tags those
+	// that carry them.
+	pool := span(0, total)
+	if pass, err := tagPass(v, raw, a.Tags); err != nil {
+		return SessionHistoryResult{}, err
+	} else if pass != nil {
+		pool = slices.DeleteFunc(pool, func(i int) bool { return !pass(i) })
+		n := len(pool)
+		res.Tagged = &n
+	}
+	count := len(pool)
 	switch {
 	case limit > 0:
-		count = min(total, limit)
-	case total > maxHistory:
+		count = min(count, limit)
+	case count > maxHistory && res.Tagged != nil:
+		res.Note = fmt.Sprintf("%d items carry those tags; these are the latest %d: page through the rest with get_message_range and the same tags", count, maxHistory)
+		count = maxHistory
+	case count > maxHistory:
 		count = maxHistory
 		res.Note = fmt.Sprintf("the thread has %d items; these are the latest %d: page through the rest with get_message_range", total, maxHistory)
 	}
 	// The order is newest first: what fits is the latest items, and a
 	// cursor's place is how many of them were given.
-	order := reversed(span(total-count, total))
+	order := reversed(pool[len(pool)-count:])
 	id := func(k int) string {
 		if raw {
 			return string(model.MessageID(uint64(order[k] + 1)))
@@ -315,11 +332,10 @@ func getSessionHistory(s *ops.Service, _ context.Context, a SessionHistoryArgs) 
 			res.Messages, err = packHistory(tx, v, snap.Heads, rest, raw, pk)
 			return err
 		}
-		items, err := packHistoryItems(tx, v, snap.Heads, rest, raw, pk)
+		items, given, err := packHistoryItems(tx, v, snap.Heads, rest, raw, pk)
 		if err != nil {
 			return err
 		}
-		first := total - start - len(items)
 		if format == "markdown" {
 			var b strings.Builder
 			if err := export.WriteMarkdown(&b, snap.Info.Title, items); err != nil {
@@ -327,7 +343,7 @@ func getSessionHistory(s *ops.Service, _ context.Context, a SessionHistoryArgs) 
 			}
 			res.Text = b.String()
 		} else {
-			res.Text = sessText(v, items, first, raw)
+			res.Text = sessText(v, items, given, raw)
 		}
 		return nil
 	})
@@ -335,8 +351,13 @@ func getSessionHistory(s *ops.Service, _ context.Context, a SessionHistoryArgs) 
 		return SessionHistoryResult{}, err
 	}
 	res.Count = pk.taken
-	res.Total, res.FirstIndex = total, total-start-pk.taken
-	res.LeftOut = res.FirstIndex
+	// The earliest item given is at this place of the pool; those before
+	// it are left out.
+	at := len(pool) - start - pk.taken
+	res.Total, res.FirstIndex, res.LeftOut = total, total, at
+	if at < len(pool) {
+		res.FirstIndex = pool[at]
+	}
 	var next *readCursor
 	if given := start + pk.taken; pk.omitted > 0 && given > 0 {
 		next = place.cursor(id(given - 1))
@@ -372,11 +393,12 @@ func packHistory(tx *store.Tx, v *model.View, heads []model.Head, order []int, r
 }
 
 // packHistoryItems gives items (newest first) for a transcript, as the
-// packer lets, in thread order: a body over the packer's cap is cut,
-// with its marker, and its parts dropped (the cut content stands for
-// them).
-func packHistoryItems(tx *store.Tx, v *model.View, heads []model.Head, order []int, raw bool, pk *packer) ([]formats.Item, error) {
+// packer lets, in thread order, with their indices: a body over the
+// packer's cap is cut, with its marker, and its parts dropped (the cut
+// content stands for them).
+func packHistoryItems(tx *store.Tx, v *model.View, heads []model.Head, order []int, raw bool, pk *packer) ([]formats.Item, []int, error) {
 	var out []formats.Item
+	var at []int
 	for k, i := range order {
 		if pk.full {
 			pk.skip(len(order) - k)
@@ -387,7 +409,7 @@ func packHistoryItems(tx *store.Tx, v *model.View, heads []model.Head, order []i
 		if raw {
 			m, err := tx.Message(v.SessionID, uint64(i+1))
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			it, n = ops.StoredItem(&m), m.Tokens
 			if j := v.IndexOfSeq(m.Seq); j >= 0 {
@@ -396,7 +418,7 @@ func packHistoryItems(tx *store.Tx, v *model.View, heads []model.Head, order []i
 		} else {
 			items, _, err := ops.TextItems(tx, v, []int{i})
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			it, n = items[0], assemble.Tokens(v, heads, i)
 		}
@@ -415,22 +437,24 @@ func packHistoryItems(tx *store.Tx, v *model.View, heads []model.Head, order []i
 			return 30 + strTokens(it.Content, m), cut
 		})
 		if ok {
-			out = append(out, it)
+			out, at = append(out, it), append(at, i)
 		}
 	}
 	slices.Reverse(out)
-	return out, nil
+	slices.Reverse(at)
+	return out, at, nil
 }
 
-// sessText is a plain transcript: for each item a line with its index,
-// time and role (and, for a summary, what it covers), then its content.
-func sessText(v *model.View, items []formats.Item, first int, raw bool) string {
+// sessText is a plain transcript: for each item a line with its index
+// (at, in the same order), time and role (and, for a summary, what it
+// covers), then its content.
+func sessText(v *model.View, items []formats.Item, at []int, raw bool) string {
 	var b strings.Builder
 	for k, it := range items {
 		if k > 0 {
 			b.WriteString("\n")
 		}
-		fmt.Fprintf(&b, "[%d]", first+k)
+		fmt.Fprintf(&b, "[%d]", at[k])
 		if !it.CreatedAt.IsZero() {
 			b.WriteString(" " + it.CreatedAt.UTC().Format("2006-01-02 15:04"))
 		}

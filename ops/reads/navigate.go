@@ -485,12 +485,13 @@ func span(start, end int) []int {
 
 // MessageRangeArgs are get_message_range's arguments.
 type MessageRangeArgs struct {
-	SessionID     string `json:"session_id,omitempty" jsonschema:"the session; default: the one the operator has open in weft, else the most recently updated"`
-	StartIdx      *int   `json:"start_idx" jsonschema:"first index, 0-based"`
-	EndIdx        *int   `json:"end_idx" jsonschema:"last index (inclusive)"`
-	View          string `json:"view,omitempty" jsonschema:"effective (default: the thread with operations applied) or raw (the stored messages)"`
-	MaxTokens     *int   `json:"max_tokens,omitempty" jsonschema:"fit the result in about this many tokens (default: what the calling client keeps whole, 16000 for most; at least 500, or 0 for no limit): long bodies are cut with a marker saying how to read on, and the messages that do not fit are left out, with next_start_idx to continue from"`
-	ContentOffset int    `json:"content_offset,omitempty" jsonschema:"with start_idx equal to end_idx: give that message's content from this character on (a cut body's marker names it)"`
+	SessionID     string   `json:"session_id,omitempty" jsonschema:"the session; default: the one the operator has open in weft, else the most recently updated"`
+	StartIdx      *int     `json:"start_idx,omitempty" jsonschema:"first index, 0-based; with tags it may be left out (0)"`
+	EndIdx        *int     `json:"end_idx,omitempty" jsonschema:"last index (inclusive); with tags it may be left out (the last item)"`
+	View          string   `json:"view,omitempty" jsonschema:"effective (default: the thread with operations applied) or raw (the stored messages)"`
+	MaxTokens     *int     `json:"max_tokens,omitempty" jsonschema:"fit the result in about this many tokens (default: what the calling client keeps whole, 16000 for most; at least 500, or 0 for no limit): long bodies are cut with a marker saying how to read on, and the messages that do not fit are left out, with next_start_idx to continue from"`
+	ContentOffset int      `json:"content_offset,omitempty" jsonschema:"with start_idx equal to end_idx: give that message's content from this character on (a cut body's marker names it)"`
+	Tags          []string `json:"tags,omitempty" jsonschema:"only the items of the range that carry any of these tags (an item passes if it carries one of them; case ignored); indices stay those of the effective thread, for edits. start_idx and end_idx may then be left out for the whole thread. A tag no item carries is refused"`
 }
 
 // MessageRangeResult is get_message_range's result.
@@ -499,6 +500,8 @@ type MessageRangeResult struct {
 	Version   uint64       `json:"version"`
 	Total     int          `json:"total"`
 	Messages  []MessageOut `json:"messages"`
+	// Tagged counts, with tags, the items of the range that carry them.
+	Tagged *int `json:"tagged,omitempty"`
 	// NextStartIdx is where to continue when messages did not fit.
 	NextStartIdx *int `json:"next_start_idx,omitempty"`
 	Fit
@@ -517,19 +520,19 @@ func getMessageRange(s *ops.Service, _ context.Context, a MessageRangeArgs) (Mes
 	if err != nil {
 		return MessageRangeResult{}, err
 	}
-	if a.StartIdx == nil || a.EndIdx == nil {
+	byTag := len(a.Tags) > 0
+	if byTag && raw {
+		return MessageRangeResult{}, errTagsRaw()
+	}
+	if !byTag && (a.StartIdx == nil || a.EndIdx == nil) {
 		return MessageRangeResult{}, ops.Invalidf("give start_idx and end_idx (inclusive, 0-based)")
 	}
 	budget, err := budgetArg(a.MaxTokens)
 	if err != nil {
 		return MessageRangeResult{}, err
 	}
-	start, end := *a.StartIdx, *a.EndIdx
 	if a.ContentOffset < 0 {
 		return MessageRangeResult{}, ops.Invalidf("content_offset %d is negative: give the character to start at (0 is the start)", a.ContentOffset)
-	}
-	if a.ContentOffset > 0 && start != end {
-		return MessageRangeResult{}, ops.Invalidf("content_offset reads on in one message: give start_idx equal to end_idx (a cut body's marker names both)")
 	}
 	snap, err := s.Snapshot(a.SessionID)
 	if err != nil {
@@ -540,16 +543,30 @@ func getMessageRange(s *ops.Service, _ context.Context, a MessageRangeArgs) (Mes
 	if raw {
 		total = snap.Info.MessageCount
 	}
+	start, end := 0, total-1
+	if a.StartIdx != nil {
+		start = *a.StartIdx
+	}
+	if a.EndIdx != nil {
+		end = *a.EndIdx
+	}
+	if a.ContentOffset > 0 && start != end {
+		return MessageRangeResult{}, ops.Invalidf("content_offset reads on in one message: give start_idx equal to end_idx (a cut body's marker names both)")
+	}
 	if err := ops.CheckRange(start, end, total); err != nil {
 		return MessageRangeResult{}, err
 	}
-	if end-start+1 > maxRange {
-		return MessageRangeResult{}, ops.Invalidf("%d items is more than %d in one call: ask for %d..%d, then continue from %d", end-start+1, maxRange, start, start+maxRange-1, start+maxRange)
+	indices, err := rangeIndices(v, a.Tags, start, end)
+	if err != nil {
+		return MessageRangeResult{}, err
 	}
 	res := MessageRangeResult{SessionID: snap.Info.ID, Version: snap.Info.Version, Total: total, Messages: []MessageOut{}}
+	if byTag {
+		n := len(indices)
+		res.Tagged = &n
+	}
 	var pk *packer
 	err = s.Store().View(func(tx *store.Tx) error {
-		indices := span(start, end+1)
 		if raw {
 			bodies, metas := make([]int, len(indices)), make([]int, len(indices))
 			for k, i := range indices {
@@ -608,18 +625,49 @@ func getMessageRange(s *ops.Service, _ context.Context, a MessageRangeArgs) (Mes
 	}
 	given := start + len(res.Messages)
 	if a.ContentOffset == 0 {
-		pk.omitted = end + 1 - given
+		pk.omitted = len(indices) - len(res.Messages)
+		if pk.omitted > 0 {
+			given = indices[len(res.Messages)]
+		}
 	}
 	next := ""
 	if pk.omitted > 0 {
 		res.NextStartIdx = &given
 		next = fmt.Sprintf("messages %d..%d did not fit: call get_message_range again with start_idx=%d (next_start_idx) end_idx=%d", given, end, given, end)
+		if byTag {
+			next = fmt.Sprintf("%d items with those tags in %d..%d did not fit: call get_message_range again with the same tags, start_idx=%d (next_start_idx) end_idx=%d", pk.omitted, given, end, given, end)
+		}
 	}
 	res.Fit = pk.fit(nil, next)
 	if res.NextStartIdx != nil {
 		res.ResultTokens += 6
 	}
 	return res, nil
+}
+
+// rangeIndices are the indices get_message_range gives of start..end
+// (checked): all of them, or with tags those of the items that carry
+// any of them. More than maxRange in one call are refused, saying
+// where to stop.
+func rangeIndices(v *model.View, tags []string, start, end int) ([]int, error) {
+	if len(tags) == 0 {
+		if end-start+1 > maxRange {
+			return nil, ops.Invalidf("%d items is more than %d in one call: ask for %d..%d, then continue from %d", end-start+1, maxRange, start, start+maxRange-1, start+maxRange)
+		}
+		return span(start, end+1), nil
+	}
+	if err := ops.CheckTags(v, "tags", tags); err != nil {
+		return nil, err
+	}
+	tagged := v.Tagged(tags)
+	lo, _ := slices.BinarySearch(tagged, start)
+	hi, _ := slices.BinarySearch(tagged, end+1)
+	in := tagged[lo:hi]
+	if len(in) > maxRange {
+		last := in[maxRange-1]
+		return nil, ops.Invalidf("%d items of %d..%d carry those tags, more than %d in one call: ask for %d..%d, then continue from %d", len(in), start, end, maxRange, start, last, last+1)
+	}
+	return in, nil
 }
 
 // rangeItem reads one item for get_message_range: of the effective

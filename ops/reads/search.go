@@ -3,6 +3,7 @@ package reads
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"weft/ops"
@@ -16,14 +17,15 @@ import (
 
 // SearchArgs are search_session_history's arguments.
 type SearchArgs struct {
-	SessionID string `json:"session_id,omitempty" jsonschema:"the session; default: the one the operator has open in weft, else the most recently updated"`
-	Query     string `json:"query" jsonschema:"text to look for"`
-	Mode      string `json:"mode,omitempty" jsonschema:"substring (default: case-insensitive, in thread order) or fuzzy (characters in order, best first)"`
-	View      string `json:"view,omitempty" jsonschema:"effective (default) or raw (the stored messages; indices are stored positions)"`
-	Limit     *int   `json:"limit,omitempty" jsonschema:"at most this many matches a page (default 50, at most 1000); total_matches counts them all, and next_cursor gives those after"`
-	Whole     bool   `json:"whole,omitempty" jsonschema:"give each matching message whole (long bodies still cut to fit max_tokens) instead of a snippet around the hit"`
-	MaxTokens *int   `json:"max_tokens,omitempty" jsonschema:"fit the result in about this many tokens (default: what the calling client keeps whole, 16000 for most; at least 500, or 0 for no limit); matches that do not fit are left out, counted, with a next_cursor"`
-	Cursor    string `json:"cursor,omitempty" jsonschema:"the next_cursor of an earlier result, with the same other arguments: the matches it left out"`
+	SessionID string   `json:"session_id,omitempty" jsonschema:"the session; default: the one the operator has open in weft, else the most recently updated"`
+	Query     string   `json:"query" jsonschema:"text to look for"`
+	Mode      string   `json:"mode,omitempty" jsonschema:"substring (default: case-insensitive, in thread order) or fuzzy (characters in order, best first)"`
+	View      string   `json:"view,omitempty" jsonschema:"effective (default) or raw (the stored messages; indices are stored positions)"`
+	Limit     *int     `json:"limit,omitempty" jsonschema:"at most this many matches a page (default 50, at most 1000); total_matches counts them all, and next_cursor gives those after"`
+	Whole     bool     `json:"whole,omitempty" jsonschema:"give each matching message whole (long bodies still cut to fit max_tokens) instead of a snippet around the hit"`
+	MaxTokens *int     `json:"max_tokens,omitempty" jsonschema:"fit the result in about this many tokens (default: what the calling client keeps whole, 16000 for most; at least 500, or 0 for no limit); matches that do not fit are left out, counted, with a next_cursor"`
+	Cursor    string   `json:"cursor,omitempty" jsonschema:"the next_cursor of an earlier result, with the same other arguments: the matches it left out"`
+	Tags      []string `json:"tags,omitempty" jsonschema:"only matches in items that carry any of these tags (an item passes if it carries one of them; case ignored); total_matches counts those. Not with view=raw. A tag no item carries is refused"`
 }
 
 // SearchMatch is one search hit: where it is and a few lines around it,
@@ -86,6 +88,10 @@ func searchSessionHistory(s *ops.Service, _ context.Context, a SearchArgs) (Sear
 		return SearchResult{}, err
 	}
 	v := snap.View
+	pass, err := tagPass(v, raw, a.Tags)
+	if err != nil {
+		return SearchResult{}, err
+	}
 	res := SearchResult{Query: a.Query, Matches: []SearchMatch{}}
 	// An ASCII substring is looked for in the session's text kept in
 	// memory, lower-cased once; other searches read the store.
@@ -109,6 +115,10 @@ func searchSessionHistory(s *ops.Service, _ context.Context, a SearchArgs) (Sear
 		}
 		if err != nil {
 			return err
+		}
+		if pass != nil {
+			all = slices.DeleteFunc(slices.Clone(all), func(i int) bool { return !pass(i) })
+			res.TotalMatches = len(all)
 		}
 		id := func(k int) string {
 			if raw {
@@ -196,4 +206,27 @@ func searchSessionHistory(s *ops.Service, _ context.Context, a SearchArgs) (Sear
 		return nil
 	})
 	return res, err
+}
+
+// tagPass is the reads' tags argument: nil without tags, else whether
+// the item at an index of v carries any of them. Tags belong to the
+// items of the effective thread, so they do not go with view=raw; a tag
+// no item carries is refused (ops.CheckTags).
+func tagPass(v *model.View, raw bool, tags []string) (func(i int) bool, error) {
+	if len(tags) == 0 {
+		return nil, nil
+	}
+	if raw {
+		return nil, errTagsRaw()
+	}
+	if err := ops.CheckTags(v, "tags", tags); err != nil {
+		return nil, err
+	}
+	m := v.MatchTags(tags)
+	return func(i int) bool { return i >= 0 && i < len(v.Items) && m.Carries(v.Items[i]) }, nil
+}
+
+// errTagsRaw refuses tags with view=raw.
+func errTagsRaw() error {
+	return ops.Invalidf("tags pick items of the effective thread: leave view=raw out (the stored messages carry no tags of their own)")
 }

@@ -14,6 +14,7 @@ import (
 
 	"weft/model"
 	"weft/ops"
+	"weft/ops/fork"
 	"weft/ops/httpx"
 	"weft/ops/memory"
 	"weft/ops/reads"
@@ -413,6 +414,11 @@ func (b *client) RestoreOperation(ctx context.Context, a ops.OperationArgs) (out
 // holder's summarizer, as the client's own model cannot be lent.
 func (b *client) SummarizeMessageRange(ctx context.Context, a ops.SummarizeArgs) (ops.SummarizeResult, error) {
 	return viaTool[ops.SummarizeResult](ctx, b, "summarize_message_range", a)
+}
+
+// ForkSession is fork_session there.
+func (b *client) ForkSession(ctx context.Context, a fork.Args) (fork.Result, error) {
+	return viaTool[fork.Result](ctx, b, "fork_session", a)
 }
 
 // RenameSession is rename_session there.

@@ -24,6 +24,7 @@ import (
 
 	"weft/model"
 	"weft/ops"
+	"weft/ops/fork"
 	"weft/ops/httpx"
 	"weft/ops/memory"
 	"weft/ops/reads"
@@ -149,6 +150,7 @@ type deskCalls interface {
 	RestoreOperation(ctx context.Context, a ops.OperationArgs) (ops.SuccessResult, error)
 	SummarizeMessageRange(ctx context.Context, a ops.SummarizeArgs) (ops.SummarizeResult, error)
 	RenameSession(ctx context.Context, a ops.RenameSessionArgs) (ops.SessionChangeResult, error)
+	ForkSession(ctx context.Context, a fork.Args) (fork.Result, error)
 	DeleteSession(ctx context.Context, a ops.DeleteSessionArgs) (ops.SessionChangeResult, error)
 	GetMemoryPolicy(ctx context.Context, a memory.MemoryPolicyArgs) (memory.MemoryPolicyResult, error)
 	SetMemoryPolicy(ctx context.Context, a memory.SetMemoryPolicyArgs) (memory.MemoryPolicyResult, error)
@@ -508,6 +510,11 @@ func (b *Remote) RestoreOperation(ctx context.Context, a ops.OperationArgs) (ops
 // SummarizeMessageRange summarizes, where the relay calls now.
 func (b *Remote) SummarizeMessageRange(ctx context.Context, a ops.SummarizeArgs) (ops.SummarizeResult, error) {
 	return through(b, func(d direct) (ops.SummarizeResult, error) { return d.SummarizeMessageRange(ctx, a) })
+}
+
+// ForkSession forks a session, where the relay calls now.
+func (b *Remote) ForkSession(ctx context.Context, a fork.Args) (fork.Result, error) {
+	return through(b, func(d direct) (fork.Result, error) { return d.ForkSession(ctx, a) })
 }
 
 // RenameSession renames a session, where the relay calls now.

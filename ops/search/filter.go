@@ -16,7 +16,7 @@ import (
 // given, and, within a field, any of its values.
 type ItemFilter struct {
 	Roles []model.Role
-	Tags  []string // an item carries the tag (case ignored)
+	Tags  []string // an item carries the tag (model.View.MatchTags: case ignored)
 	// Authors match, case ignored and as a part ("claude" finds
 	// "claude-code"), a stored message's name or the author of the
 	// operation that made a synthetic item.
@@ -55,6 +55,9 @@ func FilterItems(s *ops.Service, v *model.View, f ItemFilter) ([]int, error) {
 			return nil, err
 		}
 	}
+	// Which items carry a tag is the view's one answer, the one the
+	// reads' tags and an edit's tag:NAME give too.
+	tagged := v.MatchTags(f.Tags)
 	var out []int
 	for i, it := range v.Items {
 		var role model.Role
@@ -70,15 +73,16 @@ func FilterItems(s *ops.Service, v *model.View, f ItemFilter) ([]int, error) {
 			syn := &v.Synth[it.Synth]
 			role, author = syn.Role, opAuthor[syn.OpID]
 		}
-		if f.picks(role, v.Tags(it), author) {
+		if f.picks(role, len(f.Tags) == 0 || tagged.Carries(it), author) {
 			out = append(out, i)
 		}
 	}
 	return out, nil
 }
 
-// picks reports whether an item of this role, tags and author passes.
-func (f ItemFilter) picks(role model.Role, tags []string, author string) bool {
+// picks reports whether an item of this role and author passes; carries
+// is whether it carries one of the filter's tags (true when it names none).
+func (f ItemFilter) picks(role model.Role, carries bool, author string) bool {
 	anyOf := func(n int, ok func(int) bool) bool {
 		if n == 0 {
 			return true
@@ -91,14 +95,7 @@ func (f ItemFilter) picks(role model.Role, tags []string, author string) bool {
 		return false
 	}
 	return anyOf(len(f.Roles), func(k int) bool { return f.Roles[k] == role }) &&
-		anyOf(len(f.Tags), func(k int) bool {
-			for _, t := range tags {
-				if strings.EqualFold(t, f.Tags[k]) {
-					return true
-				}
-			}
-			return false
-		}) &&
+		carries &&
 		anyOf(len(f.Authors), func(k int) bool {
 			return author != "" && strings.Contains(strings.ToLower(author), strings.ToLower(f.Authors[k]))
 		})

@@ -6,6 +6,7 @@ import (
 
 	"weft/model"
 	"weft/ops"
+	"weft/ops/fork"
 	"weft/ops/memory"
 	"weft/ops/reads"
 	"weft/ops/search"
@@ -70,6 +71,7 @@ type Desk interface {
 	RestoreOperation(ctx context.Context, a ops.OperationArgs) (ops.SuccessResult, error)
 	SummarizeMessageRange(ctx context.Context, a ops.SummarizeArgs) (ops.SummarizeResult, error)
 	RenameSession(ctx context.Context, a ops.RenameSessionArgs) (ops.SessionChangeResult, error)
+	ForkSession(ctx context.Context, a fork.Args) (fork.Result, error)
 	DeleteSession(ctx context.Context, a ops.DeleteSessionArgs) (ops.SessionChangeResult, error)
 	// GetMemoryPolicy and SetMemoryPolicy are the tools of those names.
 	GetMemoryPolicy(ctx context.Context, a memory.MemoryPolicyArgs) (memory.MemoryPolicyResult, error)
@@ -202,6 +204,11 @@ func (l Local) RestoreOperation(ctx context.Context, a ops.OperationArgs) (ops.S
 // SummarizeMessageRange is the service's SummarizeMessageRange.
 func (l Local) SummarizeMessageRange(ctx context.Context, a ops.SummarizeArgs) (ops.SummarizeResult, error) {
 	return l.Service.SummarizeMessageRange(ctx, a)
+}
+
+// ForkSession is the service's ForkSession.
+func (l Local) ForkSession(ctx context.Context, a fork.Args) (fork.Result, error) {
+	return fork.Session(l.Service, ctx, a)
 }
 
 // RenameSession is the service's RenameSession.

@@ -16,6 +16,7 @@ import (
 
 	"weft/internal/jsonargs"
 	"weft/ops"
+	"weft/ops/fork"
 	"weft/ops/memory"
 	"weft/ops/reads"
 )
@@ -81,6 +82,7 @@ var registry = []*Tool{
 	def("list_sessions", "List sessions, most recently updated first, with message counts, tokens and versions.", readOnly, reads.ListSessions),
 	def("create_session", "Create an empty session and return its ID.", edit, (*ops.Service).CreateSession),
 	def("rename_session", "Give a session a new title. Its thread is untouched.", setter, (*ops.Service).RenameSession),
+	def("fork_session", "Fork a session: a new session whose thread is this one's effective thread up to an item (at_idx or at; default the whole), its operations carried as far as they apply, the source unchanged. Try another path without losing this one.", edit, fork.Session),
 	def("delete_session", "Delete a session and everything in it from the file: messages, operations, import keys. It cannot be undone; it takes the session's full ID only.", final, (*ops.Service).DeleteSession),
 	def("append_messages", "Store messages at the end of a session's thread. Stored messages never change; edits are operations over them.", edit, (*ops.Service).AppendMessages),
 	def("add_turn", "Append a turn: the user's query and, if given, the assistant's response.", edit, (*ops.Service).AddTurn),
@@ -96,8 +98,8 @@ var registry = []*Tool{
 	def("insert_messages", "Insert synthetic messages after an index (-1: at the start) or after an item ID.", edit, (*ops.Service).InsertMessages),
 	def("list_operations", "List a session's operations with type, status (active, inactive, reverted, partial, orphaned), targets, author and time.", readOnly, reads.ListOperations),
 	def("diff_session", "What the model gets now against what was said: the stored thread set against the effective one, message by message. Per operation a hunk (op id, type, author, rule) of the stored messages it removed or replaced, the items it moved and the synthetic items it added, with stored and effective tokens per hunk and in total; the operations that change nothing; and the same as a unified diff (text: - what was said, + what the model gets).", readOnly, reads.DiffSession),
-	def("revert_operation", "Revert an operation: the thread is as if it had never been made. It stays in the record.", final, (*ops.Service).RevertOperation),
-	def("toggle_operation", "Switch an operation on or off.", setter, (*ops.Service).ToggleOperation),
+	def("revert_operation", "Revert an operation for good: it stops applying, and stays in the record. Later operations made over what it made stay: a revise of its summary then stands over the items the summary had replaced (still_standing names them; revert or switch them off too to see the originals).", final, (*ops.Service).RevertOperation),
+	def("toggle_operation", "Switch an operation on or off. While it is off, later operations made over what it made (a revise of its summary) stand over the items it had replaced (still_standing names them).", setter, (*ops.Service).ToggleOperation),
 	def("set_active_tags", "Set the session's active tags; operations with when_tags apply only while all of theirs are active.", setter, (*ops.Service).SetActiveTags),
 
 	// Navigation (seed 000).

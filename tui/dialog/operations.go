@@ -305,12 +305,32 @@ func (p *Operations) View(width int, st *themes.Styles) string {
 		// it is, so an agent's work is not reverted unawares.
 		op := p.asking
 		q := fmt.Sprintf("Revert %s %s? A reverted operation cannot be switched on again.", whose(op.Author), describeUndoOut(*op))
+		if later := p.standing(op.OperationID); len(later) > 0 {
+			verb := "stay"
+			if len(later) == 1 {
+				verb = "stays"
+			}
+			q += fmt.Sprintf(" %s, made over it, %s: it will stand over the %s the %s replaced.", strings.Join(later, " and "), verb, english.Count(len(op.Targets), "item"), op.OpType)
+		}
 		tail = append(tail, st.Status.Error.Render(ansi.Wrap(q, w-4, "")))
 	case p.said != "":
 		tail = append(tail, st.Status.Error.Render(ansi.Wrap(p.said, w-4, "")))
 	}
 	tail = append(tail, Hint(st, "", p.usable().ShortHelp()))
 	return st.Dialog.Box.Width(w).Render(lipgloss.JoinVertical(lipgloss.Left, append(append([]string{title}, lines...), tail...)...))
+}
+
+// standing names the active operations made over what operation id made
+// (a revise of its summary): they stay when it is reverted, standing
+// over what it had replaced.
+func (p *Operations) standing(id string) []string {
+	var out []string
+	for _, op := range p.list {
+		if op.Active && op.Status != model.StatusReverted && model.Over(op.Targets, id) {
+			out = append(out, fmt.Sprintf("%s %s %s", whose(op.Author), op.OpType, op.OperationID))
+		}
+	}
+	return out
 }
 
 func describeOp(op reads.OperationOut) string {

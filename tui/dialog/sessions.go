@@ -42,7 +42,9 @@ type Sessions struct {
 	seq     int // of the latest filter asked for
 	ranked  int // seq of the filter shown; while behind seq, "no match" is not claimed
 	loaded  bool
-	keep    string // the session the cursor was on when the list was read again, to stay on
+	keep    string         // the session the cursor was on when the list was read again, to stay on
+	depth   []int          // of all: how deep a fork is under its source
+	forks   map[string]int // the forks listed of each session
 }
 
 // sessionsFilteredMsg carries the sessions matching a filter, ranked.
@@ -99,8 +101,54 @@ func (p *Sessions) SetSessions(list []ops.SessionOut, titles []string) tea.Cmd {
 		// stays on its session, wherever the list now puts it.
 		p.keep = cur.SessionID
 	}
-	p.all, p.titles, p.loaded = list, titles, true
+	p.all, p.titles, p.depth = branches(list, titles)
+	p.forks = map[string]int{}
+	for _, x := range p.all {
+		if x.ForkOf != nil {
+			p.forks[x.ForkOf.SessionID]++
+		}
+	}
+	p.loaded = true
 	return p.refilter()
+}
+
+// branches orders the list (and titles with it) as a tree: each fork
+// right after its source, when its source is listed, else where it was;
+// depth is how deep each is under its source.
+func branches(list []ops.SessionOut, titles []string) ([]ops.SessionOut, []string, []int) {
+	listed := make(map[string]bool, len(list))
+	for _, x := range list {
+		listed[x.SessionID] = true
+	}
+	kids := map[string][]int{}
+	var roots []int
+	for i, x := range list {
+		if x.ForkOf != nil && listed[x.ForkOf.SessionID] && x.ForkOf.SessionID != x.SessionID {
+			kids[x.ForkOf.SessionID] = append(kids[x.ForkOf.SessionID], i)
+		} else {
+			roots = append(roots, i)
+		}
+	}
+	all, names, depth := make([]ops.SessionOut, 0, len(list)), make([]string, 0, len(list)), make([]int, 0, len(list))
+	seen := make([]bool, len(list))
+	var walk func(i, d int)
+	walk = func(i, d int) {
+		if seen[i] {
+			return
+		}
+		seen[i] = true
+		all, names, depth = append(all, list[i]), append(names, titles[i]), append(depth, d)
+		for _, k := range kids[list[i].SessionID] {
+			walk(k, d+1)
+		}
+	}
+	for _, i := range roots {
+		walk(i, 0)
+	}
+	for i := range list { // forks of forks in a cycle: listed all the same
+		walk(i, 0)
+	}
+	return all, names, depth
 }
 
 // Waits reports whether key k acts on the sessions listed while the
@@ -247,6 +295,10 @@ func (p *Sessions) View(width int, st *themes.Styles) string {
 		}
 		// Titles take what the columns leave, all cut to the same width.
 		titleW := max(w-4-ansi.StringWidth(prefix)-2-ansi.StringWidth(meta), 8)
+		if d := p.depth[i]; d > 0 {
+			prefix += strings.Repeat("  ", d-1) + "└ "
+			titleW = max(titleW-2*d, 8)
+		}
 		cut := ansi.Truncate(p.titles[i], titleW, "…")
 		title := Highlight(cut, p.match[i], style, st.Search.Match) + strings.Repeat(" ", titleW-ansi.StringWidth(cut))
 		lines = append(lines, prefix+title+"  "+st.List.Meta.Render(meta))
@@ -286,6 +338,12 @@ func (p *Sessions) meta(s ops.SessionOut, w int) string {
 	source := s.Source
 	if source == "" {
 		source = "weft"
+	}
+	switch n := p.forks[s.SessionID]; {
+	case s.ForkOf != nil:
+		source = fmt.Sprintf("fork at %d", s.ForkOf.Index)
+	case n > 0:
+		source += fmt.Sprintf(", %d fork", n) + map[bool]string{true: "s"}[n > 1]
 	}
 	cols := []string{ // the most useful first
 		fmt.Sprintf("%7s %s", english.Thousands(s.MessageCount), unit(s.MessageCount, "msg")),

@@ -110,7 +110,13 @@ type Session struct {
 	EffectiveTokens int    `json:"effective_tokens"`
 	OpCount         int    `json:"op_count"`
 	Source          string `json:"source"`
-	Proxy           *struct {
+	// ForkOf is, for a fork, the session it came from and where.
+	ForkOf *struct {
+		SessionID string `json:"session_id"`
+		At        string `json:"at"`
+		Index     int    `json:"index"`
+	} `json:"fork_of"`
+	Proxy *struct {
 		Requests   int `json:"requests"`
 		RawTokens  int `json:"raw_tokens"`
 		SentTokens int `json:"sent_tokens"`

@@ -1,4 +1,10 @@
-package proxy
+// Package jsonscan scans JSON's structure: it finds where values begin
+// and end, jumping through strings with IndexByte, so a body of
+// megabytes is crossed in a fraction of the time a full decoder takes.
+// It checks the structure (brackets, colons, commas, closed strings,
+// the literals and the characters of numbers), not what is inside
+// strings (escapes, UTF-8), which is for whoever reads them.
+package jsonscan
 
 import (
 	"bytes"
@@ -6,39 +12,33 @@ import (
 	"fmt"
 )
 
-// A scanner of JSON's structure, for the proxy's request bodies: it
-// finds where values begin and end, jumping through strings with
-// IndexByte, so a body of megabytes is crossed in a fraction of the
-// time a full decoder takes. It checks the structure (brackets, colons,
-// commas, closed strings, the literals and the characters of numbers),
-// not what is inside strings (escapes, UTF-8), which is for whoever
-// reads them.
+// MaxDepth bounds the nesting of a body.
+const MaxDepth = 512
 
-// maxDepth bounds the nesting of a body.
-const maxDepth = 512
+// ErrEnd is JSON that ends too soon.
+var ErrEnd = errors.New("the JSON ends too soon")
 
-var errEnd = errors.New("the JSON ends too soon")
+// IsSpace reports whether c is JSON's white space.
+func IsSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-
-// skipSpace is the index of the first byte at or after i that is not
+// SkipSpace is the index of the first byte at or after i that is not
 // white space.
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && isSpace(b[i]) {
+func SkipSpace(b []byte, i int) int {
+	for i < len(b) && IsSpace(b[i]) {
 		i++
 	}
 	return i
 }
 
-// jsonScan scans one body; depth is the nesting it is at.
-type jsonScan struct {
-	b     []byte
+// Scanner scans one body, B; depth is the nesting it is at.
+type Scanner struct {
+	B     []byte
 	depth int
 }
 
-// skipString is the index past the string that starts at b[i] (a quote).
-func (s *jsonScan) skipString(i int) (int, error) {
-	b := s.b
+// SkipString is the index past the string that starts at b[i] (a quote).
+func (s *Scanner) SkipString(i int) (int, error) {
+	b := s.B
 	j := i + 1
 	for {
 		k := bytes.IndexByte(b[j:], '"')
@@ -58,12 +58,12 @@ func (s *jsonScan) skipString(i int) (int, error) {
 }
 
 // skipScalar is the index past the number or literal at b[i].
-func (s *jsonScan) skipScalar(i int) (int, error) {
-	b := s.b
+func (s *Scanner) skipScalar(i int) (int, error) {
+	b := s.B
 	j := i
 	for j < len(b) {
 		c := b[j]
-		if c == ',' || c == '}' || c == ']' || c == ':' || isSpace(c) {
+		if c == ',' || c == '}' || c == ']' || c == ':' || IsSpace(c) {
 			break
 		}
 		j++
@@ -93,16 +93,16 @@ func firstRune(b []byte) string {
 	return string(b)
 }
 
-// skipValue is the index past the value that starts at b[i] (after any
+// SkipValue is the index past the value that starts at b[i] (after any
 // white space).
-func (s *jsonScan) skipValue(i int) (int, error) {
-	i = skipSpace(s.b, i)
-	if i >= len(s.b) {
-		return 0, errEnd
+func (s *Scanner) SkipValue(i int) (int, error) {
+	i = SkipSpace(s.B, i)
+	if i >= len(s.B) {
+		return 0, ErrEnd
 	}
-	switch s.b[i] {
+	switch s.B[i] {
 	case '"':
-		return s.skipString(i)
+		return s.SkipString(i)
 	case '{', '[':
 		return s.skipContainer(i)
 	}
@@ -112,21 +112,21 @@ func (s *jsonScan) skipValue(i int) (int, error) {
 // skipContainer is the index past the object or list at b[i], checking
 // only that its brackets match and its strings close: what is inside is
 // for whoever reads it.
-func (s *jsonScan) skipContainer(i int) (int, error) {
-	b := s.b
+func (s *Scanner) skipContainer(i int) (int, error) {
+	b := s.B
 	var closers []byte
 	for j := i; j < len(b); {
 		switch c := b[j]; c {
 		case '"':
-			k, err := s.skipString(j)
+			k, err := s.SkipString(j)
 			if err != nil {
 				return 0, err
 			}
 			j = k
 			continue
 		case '{', '[':
-			if s.depth+len(closers) >= maxDepth {
-				return 0, fmt.Errorf("it nests deeper than %d", maxDepth)
+			if s.depth+len(closers) >= MaxDepth {
+				return 0, fmt.Errorf("it nests deeper than %d", MaxDepth)
 			}
 			closers = append(closers, c+2) // '}' and ']' follow their openers by 2
 		case '}', ']':
@@ -139,40 +139,40 @@ func (s *jsonScan) skipContainer(i int) (int, error) {
 		}
 		j++
 	}
-	return 0, errEnd
+	return 0, ErrEnd
 }
 
-// container reads the object or list at b[i], item reading one member
+// Container reads the object or list at b[i], item reading one member
 // or element from its index and returning the index past it. A
-// container nested deeper than maxDepth is refused.
-func (s *jsonScan) container(i int, open, close byte, item func(j int) (int, error)) (int, error) {
-	b := s.b
+// Container nested deeper than MaxDepth is refused.
+func (s *Scanner) Container(i int, open, close byte, item func(j int) (int, error)) (int, error) {
+	b := s.B
 	if i >= len(b) || b[i] != open {
 		return 0, fmt.Errorf("%q expected at byte %d", open, i)
 	}
-	if s.depth++; s.depth > maxDepth {
-		return 0, fmt.Errorf("it nests deeper than %d", maxDepth)
+	if s.depth++; s.depth > MaxDepth {
+		return 0, fmt.Errorf("it nests deeper than %d", MaxDepth)
 	}
 	defer func() { s.depth-- }()
-	j := skipSpace(b, i+1)
+	j := SkipSpace(b, i+1)
 	if j < len(b) && b[j] == close {
 		return j + 1, nil
 	}
 	for {
 		if j >= len(b) {
-			return 0, errEnd
+			return 0, ErrEnd
 		}
 		end, err := item(j)
 		if err != nil {
 			return 0, err
 		}
-		j = skipSpace(b, end)
+		j = SkipSpace(b, end)
 		if j >= len(b) {
-			return 0, errEnd
+			return 0, ErrEnd
 		}
 		switch b[j] {
 		case ',':
-			j = skipSpace(b, j+1)
+			j = SkipSpace(b, j+1)
 		case close:
 			return j + 1, nil
 		default:
