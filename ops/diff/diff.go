@@ -228,9 +228,7 @@ func (c *computer) marker(m model.Marker, claimed map[uint64]bool) {
 			inTree[n.OpID] = true
 			c.treeOf[n.OpID] = hi
 			in := Inner{Op: c.ref(n.OpID), Depth: depth}
-			seqs := map[uint64]bool{}
-			c.hiddenSeqs(n, seqs)
-			for s := range seqs {
+			for _, s := range c.hiddenSeqs(n, nil) {
 				in.Messages++
 				in.StoredTokens += int(c.heads[s-1].Tokens)
 				if in.First == 0 || s < in.First {
@@ -245,13 +243,10 @@ func (c *computer) marker(m model.Marker, claimed map[uint64]bool) {
 	}
 	walk(m.Nested, 1)
 
-	seqs := map[uint64]bool{}
-	c.hiddenSeqs(m, seqs)
-	sorted := make([]uint64, 0, len(seqs))
-	for s := range seqs {
-		sorted = append(sorted, s)
-	}
+	sorted := c.hiddenSeqs(m, nil)
 	slices.Sort(sorted)
+	sorted = slices.Compact(sorted)
+	h.Lines = make([]Line, 0, len(sorted))
 	change := Replaced
 	if m.OpType == model.OpSnip {
 		change = Removed
@@ -297,20 +292,23 @@ func (c *computer) marker(m model.Marker, claimed map[uint64]bool) {
 	c.d.Hunks = append(c.d.Hunks, h)
 }
 
-// hiddenSeqs adds the stored messages that marker n's operation, and
-// those inside it, took out of the thread. A reordering takes nothing
-// out: the items it lists are where it put them.
-func (c *computer) hiddenSeqs(n model.Marker, seqs map[uint64]bool) {
+// hiddenSeqs appends to seqs the stored messages that marker n's
+// operation, and those inside it, took out of the thread (each once: a
+// message taken out is in the view no more, for a later operation to
+// take). A reordering takes nothing out: the items it lists are where it
+// put them.
+func (c *computer) hiddenSeqs(n model.Marker, seqs []uint64) []uint64 {
 	if n.OpType != model.OpResequence {
 		for _, it := range n.Hidden {
 			if it.Seq > 0 && int(it.Seq) <= len(c.heads) && c.v.IndexOfSeq(it.Seq) < 0 {
-				seqs[it.Seq] = true
+				seqs = append(seqs, it.Seq)
 			}
 		}
 	}
 	for _, k := range n.Nested {
-		c.hiddenSeqs(k, seqs)
+		seqs = c.hiddenSeqs(k, seqs)
 	}
+	return seqs
 }
 
 // madeTokens counts the items an operation made.
