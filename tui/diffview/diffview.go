@@ -194,7 +194,8 @@ func (v *View) View(width int, st *themes.Styles) string {
 	for _, l := range v.lines[top:end] {
 		out = append(out, Paint(ansi.Truncate(l, w, "…"), st))
 	}
-	for range v.rows() - (end - top) {
+	// A short diff gets a short box.
+	for range min(v.rows(), max(len(v.lines), 1)) - (end - top) {
 		out = append(out, "")
 	}
 	where := "all"

@@ -162,6 +162,17 @@ func TestScrollsAndCloses(t *testing.T) {
 	}
 }
 
+// A short diff gets a short box: its lines, no more.
+func TestShortDiffShortBox(t *testing.T) {
+	t.Parallel()
+	h := 30
+	res := reads.DiffSessionResult{SessionID: "s1", StoredMessages: 2, Text: "--- stored     2 messages, 20 tokens\n+++ effective  2 items, 20 tokens\n ⋯ m1..m2 kept (2 messages, 20 tokens)\n"}
+	v := open(t, fixed{res: res}, &h)
+	if s := v.View(80, themes.New(themes.Default(true), false)); strings.Count(s, "\n")+1 != frame+1 || !strings.Contains(ansi.Strip(s), "m1..m2 kept") {
+		t.Errorf("a one-line diff in a box of %d lines:\n%s", strings.Count(s, "\n")+1, ansi.Strip(s))
+	}
+}
+
 // A diff that cannot be read says why, in the view.
 func TestSaysWhyItCannotRead(t *testing.T) {
 	t.Parallel()
