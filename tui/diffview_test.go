@@ -9,6 +9,7 @@ import (
 
 	"weft/ops"
 	"weft/tui/diffview"
+	"weft/tui/rows"
 )
 
 // D opens the diff of the open session in front of the thread: what
@@ -55,7 +56,15 @@ func TestDiffView(t *testing.T) {
 	if s := screen(m); !strings.Contains(s, "Diff of limiter") || strings.Count(s, "\n")+1 > 16 {
 		t.Errorf("after a resize:\n%s", s)
 	}
-	press(t, m, "esc")
+	// enter goes to the operation in the thread, and closes the view.
+	press(t, m, "n", "enter")
+	if m.dialogs.Front() != nil {
+		t.Fatalf("enter left %T open", m.dialogs.Front())
+	}
+	if rw := m.rows.At(m.cursor); rw.Kind != rows.Marker || m.view.Markers[rw.Marker].OpType != "snip" {
+		t.Errorf("enter on the snip's lines put the cursor on %+v", rw)
+	}
+	press(t, m, "D", "esc")
 	if m.dialogs.Front() != nil {
 		t.Fatalf("esc left %T open", m.dialogs.Front())
 	}

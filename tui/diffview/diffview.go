@@ -37,7 +37,7 @@ type loaded struct {
 // thread, in a box as high as height says the thread is, and reads the
 // diff in the command it returns.
 func Open(o *dialog.Overlay, d Differ, sid, title string, height func() int) tea.Cmd {
-	v := &View{sid: sid, title: termsafe.Line(title), height: height, differ: d, keys: defaultKeys()}
+	v := &View{sid: sid, title: termsafe.Line(title), height: height, differ: d, keys: defaultKeys(), cur: -1}
 	o.Open(v)
 	return v.load()
 }
@@ -65,6 +65,7 @@ type keyMap struct {
 	Down, Up, PageDown, PageUp key.Binding
 	Top, Bottom                key.Binding
 	NextHunk, PrevHunk         key.Binding
+	Jump                       key.Binding
 	Close                      key.Binding
 }
 
@@ -78,6 +79,7 @@ func defaultKeys() keyMap {
 		Bottom:   key.NewBinding(key.WithKeys("G", "end"), key.WithHelp("G", "last")),
 		NextHunk: key.NewBinding(key.WithKeys("n"), key.WithHelp("n/N", "next/previous operation")),
 		PrevHunk: key.NewBinding(key.WithKeys("N"), key.WithHelp("N", "previous operation")),
+		Jump:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "go to it in the thread")),
 		Close:    key.NewBinding(key.WithKeys("esc", "q"), key.WithHelp("esc/q", "close")),
 	}
 }
@@ -86,12 +88,14 @@ func defaultKeys() keyMap {
 type View struct {
 	sid, title string
 	differ     Differ
-	height     func() int // the thread's lines: the box is one less
-	sum        string     // the totals, under the title
-	lines      []string   // the diff's text, a line each
-	failed     string     // why the diff could not be read
-	read       bool       // a diff came
-	top        int        // the first line shown
+	height     func() int  // the thread's lines: the box is one less
+	sum        string      // the totals, under the title
+	lines      []string    // the diff's text, a line each
+	at         map[int]int // an operation's header line -> where it stands in the thread
+	cur        int         // the current operation's header line (enter goes to it), -1 for none
+	failed     string      // why the diff could not be read
+	read       bool        // a diff came
+	top        int         // the first line shown
 	keys       keyMap
 }
 
@@ -112,7 +116,34 @@ func (v *View) setResult(res reads.DiffSessionResult) {
 		lines = lines[1:]
 	}
 	v.lines = lines
+	// The operations' headers (not those inside them) come in the order
+	// of the hunks.
+	v.at = map[int]int{}
+	k := 0
+	for i, l := range lines {
+		if isHunkHeader(l) && !strings.HasPrefix(l, "@@ ↳") && !strings.HasPrefix(l, "@@   ") && k < len(res.Hunks) {
+			v.at[i] = res.Hunks[k].At
+			k++
+		}
+	}
 	v.scroll(0)
+	v.follow()
+}
+
+// follow makes the operation at the top of the view the current one:
+// the one whose lines the top line is among, else the first shown.
+func (v *View) follow() {
+	v.cur = -1
+	for i := min(v.top, len(v.lines)-1); i >= 0 && v.cur < 0; i-- {
+		if _, ok := v.at[i]; ok {
+			v.cur = i
+		}
+	}
+	for i := v.top; i < min(v.top+v.rows(), len(v.lines)) && v.cur < 0; i++ {
+		if _, ok := v.at[i]; ok {
+			v.cur = i
+		}
+	}
 }
 
 // rows is how many of the diff's lines the box shows: the box is a
@@ -140,33 +171,43 @@ func (v *View) HandleMsg(msg tea.Msg) dialog.Action {
 		switch {
 		case key.Matches(msg, k.Close):
 			return dialog.ActionClose{}
-		case key.Matches(msg, k.Down):
-			v.scroll(1)
-		case key.Matches(msg, k.Up):
-			v.scroll(-1)
-		case key.Matches(msg, k.PageDown):
-			v.scroll(max(v.rows()/2, 1))
-		case key.Matches(msg, k.PageUp):
-			v.scroll(-max(v.rows()/2, 1))
-		case key.Matches(msg, k.Top):
-			v.top = 0
-		case key.Matches(msg, k.Bottom):
-			v.scroll(len(v.lines))
+		case key.Matches(msg, k.Jump):
+			if at, ok := v.at[v.cur]; ok {
+				return dialog.ActionJump{Index: at}
+			}
 		case key.Matches(msg, k.NextHunk):
 			v.toHeader(1)
 		case key.Matches(msg, k.PrevHunk):
 			v.toHeader(-1)
+		case key.Matches(msg, k.Down):
+			v.scroll(1)
+			v.follow()
+		case key.Matches(msg, k.Up):
+			v.scroll(-1)
+			v.follow()
+		case key.Matches(msg, k.PageDown):
+			v.scroll(max(v.rows()/2, 1))
+			v.follow()
+		case key.Matches(msg, k.PageUp):
+			v.scroll(-max(v.rows()/2, 1))
+			v.follow()
+		case key.Matches(msg, k.Top):
+			v.top = 0
+			v.follow()
+		case key.Matches(msg, k.Bottom):
+			v.scroll(len(v.lines))
+			v.follow()
 		}
 	}
 	return nil
 }
 
-// toHeader puts the next (dir 1) or previous (-1) operation's header
-// at the top.
+// toHeader makes the next (dir 1) or previous (-1) operation the
+// current one, its header at the top where the diff goes on far enough.
 func (v *View) toHeader(dir int) {
-	for i := v.top + dir; i >= 0 && i < len(v.lines); i += dir {
-		if isHunkHeader(v.lines[i]) && (i == 0 || !isHunkHeader(v.lines[i-1])) {
-			v.top = i
+	for i := v.cur + dir; i >= 0 && i < len(v.lines); i += dir {
+		if _, ok := v.at[i]; ok {
+			v.cur, v.top = i, i
 			v.scroll(0)
 			return
 		}
@@ -191,8 +232,13 @@ func (v *View) View(width int, st *themes.Styles) string {
 	// The screen may have shrunk since the view last scrolled.
 	top := max(min(v.top, len(v.lines)-v.rows()), 0)
 	end := min(top+v.rows(), len(v.lines))
-	for _, l := range v.lines[top:end] {
-		out = append(out, Paint(ansi.Truncate(l, w, "…"), st))
+	for i, l := range v.lines[top:end] {
+		l = ansi.Truncate(l, w, "…")
+		if top+i == v.cur {
+			out = append(out, lineStyle(l, st).Reverse(true).Render(l)) // the operation enter goes to
+			continue
+		}
+		out = append(out, Paint(l, st))
 	}
 	// A short diff gets a short box.
 	for range min(v.rows(), max(len(v.lines), 1)) - (end - top) {
@@ -202,7 +248,7 @@ func (v *View) View(width int, st *themes.Styles) string {
 	if len(v.lines) > v.rows() {
 		where = fmt.Sprintf("lines %d–%d of %s", top+1, end, english.Thousands(len(v.lines)))
 	}
-	hint := dialog.Hint(st, where, []key.Binding{v.keys.Close, v.keys.Down, v.keys.PageDown, v.keys.NextHunk, v.keys.Top})
+	hint := dialog.Hint(st, where, []key.Binding{v.keys.Close, v.keys.Jump, v.keys.NextHunk, v.keys.Down, v.keys.PageDown, v.keys.Top})
 	out = append(out, ansi.Truncate(hint, w, "…"))
 	return st.Dialog.Box.Width(width).Render(lipgloss.JoinVertical(lipgloss.Left, out...))
 }
@@ -210,16 +256,18 @@ func (v *View) View(width int, st *themes.Styles) string {
 // Paint styles a line of a diff by what it is: an operation's header,
 // a line of what was said ("-") or of what the model gets ("+"), a run
 // of kept messages or a note.
-func Paint(line string, st *themes.Styles) string {
+func Paint(line string, st *themes.Styles) string { return lineStyle(line, st).Render(line) }
+
+func lineStyle(line string, st *themes.Styles) lipgloss.Style {
 	switch {
 	case isHunkHeader(line):
-		return st.Thread.Marker.Bold(true).Render(line)
+		return st.Thread.Marker.Bold(true)
 	case strings.HasPrefix(line, "-"):
-		return st.Dialog.Error.Render(line)
+		return st.Dialog.Error
 	case strings.HasPrefix(line, "+"):
-		return st.Status.Success.Render(line)
+		return st.Status.Success
 	case strings.HasPrefix(line, " ⋯"), strings.HasPrefix(line, "#"):
-		return st.Thread.Dimmed.Render(line)
+		return st.Thread.Dimmed
 	}
-	return st.Thread.Body.Render(line)
+	return st.Thread.Body
 }

@@ -111,12 +111,23 @@ func TestScrollsAndCloses(t *testing.T) {
 			t.Errorf("the view does not show %q:\n%s", want, plain)
 		}
 	}
-	// The operations' headers are styled apart from the lines under them.
+	// The operations' headers are styled apart from the lines under them,
+	// the current one (enter goes to it) apart from the others.
 	header := Paint("@@ digest d1 by operator: m2..m9 (8 messages, 80 → 2 tokens) @@", st)
-	if !strings.Contains(screen, header) || header == Paint("-m2", st) || header == Paint("+d1/0", st) {
-		t.Errorf("the header is not styled as one: %q", header)
+	if strings.Contains(screen, header) || !strings.Contains(screen, "@@ digest d1") || header == Paint("-m2", st) || header == Paint("+d1/0", st) {
+		t.Errorf("the current header is not styled apart: %q", header)
 	}
+	press(v, "n")
+	other := Paint("@@ digest d2 by memory (rule turns): m30..m35 (6 messages, 60 → 2 tokens) @@", st)
+	if screen := v.View(100, st); !strings.Contains(screen, other) || strings.Contains(screen, Paint("@@ snip s1 by claude: m20..m21 (2 messages, 20 → 0 tokens) @@", st)) {
+		t.Errorf("after n, the snip is current and the digest below it a header as any:\n%s", ansi.Strip(screen))
+	}
+	press(v, "g")
 
+	// enter above the first operation goes to it in the thread.
+	if a, ok := v.HandleMsg(tea.KeyPressMsg{Code: tea.KeyEnter}).(dialog.ActionJump); !ok || a.Index != res.Hunks[0].At {
+		t.Errorf("enter at the top: %#v, want a jump to %d", a, res.Hunks[0].At)
+	}
 	if press(v, "j", "j"); v.top != 2 {
 		t.Errorf("j j: top %d", v.top)
 	}
@@ -124,6 +135,11 @@ func TestScrollsAndCloses(t *testing.T) {
 	if l := v.lines[v.top]; !strings.HasPrefix(l, "@@ snip s1 by claude") {
 		t.Errorf("n: the top line is %q", l)
 	}
+	press(v, "j")
+	if a, ok := v.HandleMsg(tea.KeyPressMsg{Code: tea.KeyEnter}).(dialog.ActionJump); !ok || a.Index != res.Hunks[1].At {
+		t.Errorf("enter among the snip's lines: %#v, want a jump to %d", a, res.Hunks[1].At)
+	}
+	press(v, "k")
 	press(v, "n")
 	if l := v.lines[v.top]; !strings.HasPrefix(l, "@@ digest d2 by memory (rule turns)") {
 		t.Errorf("n n: the top line is %q", l)
