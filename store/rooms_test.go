@@ -17,7 +17,7 @@ func TestRoomSessions(t *testing.T) {
 	in := []model.Session{
 		{ID: "a", Title: "A", UpdatedAt: t0, Interface: "cli", Room: "general"},
 		{ID: "b", Title: "B", UpdatedAt: t0.Add(time.Hour), Interface: "matrix", Room: "general"},
-		{ID: "c", Title: "general", UpdatedAt: t0.Add(2 * time.Hour)},                          // the name in its title only
+		{ID: "c", Title: "general", UpdatedAt: t0.Add(2 * time.Hour)},                                // the name in its title only
 		{ID: "d", Title: "D", UpdatedAt: t0.Add(3 * time.Hour), Interface: "cli", Room: "general-2"}, // a room whose name holds it
 		{ID: "e", Title: "E", UpdatedAt: t0.Add(4 * time.Hour), Room: "general"},                     // a room without an interface
 	}
