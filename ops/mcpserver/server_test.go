@@ -186,7 +186,10 @@ var sampleArgs = []struct {
 	{"set_memory_policy", func(*toolState) map[string]any { return map[string]any{"max_active_turns": 400} }},
 	{"search_sessions", func(*toolState) map[string]any { return map[string]any{"query": "limiter"} }},
 	{"get_session_history", func(*toolState) map[string]any { return map[string]any{"limit": 5, "format": "markdown"} }},
-	{"create_session", func(*toolState) map[string]any { return map[string]any{"title": "scratch"} }},
+	{"create_session", func(*toolState) map[string]any {
+		return map[string]any{"title": "scratch", "room": "sample room", "interface": "cli"}
+	}},
+	{"get_session_by_room", func(*toolState) map[string]any { return map[string]any{"room": "sample room", "interface": "cli"} }},
 	{"rename_session", func(st *toolState) map[string]any {
 		return map[string]any{"session_id": st.scratch, "title": "scratch, renamed"}
 	}},
