@@ -138,6 +138,8 @@ func heavyReads(sid string) []heavyRead {
 		{name: "weft://sessions/recent", uri: URIRecent},
 		{name: "weft://sessions/{id}", uri: URISessions + "/" + sid},
 		{name: "weft://sessions/{id}/context", uri: URISessions + "/" + sid + "/context"},
+		{name: "weft://rooms/{room}", uri: uriRooms + "review"},
+		{name: "weft://search/{query}", uri: uriSearch + "return"},
 	}
 }
 

@@ -442,7 +442,7 @@ func TestResources(t *testing.T) {
 		tmpls = append(tmpls, r.URITemplate)
 	}
 	slices.Sort(tmpls)
-	if !slices.Equal(tmpls, []string{uriRecentQuery, URIContextTemplate, URISessionTemplate, uriSessionsQuery}) {
+	if !slices.Equal(tmpls, []string{URIRoomTemplate, URISearchTemplate, uriRecentQuery, URIContextTemplate, URISessionTemplate, uriSessionsQuery}) {
 		t.Errorf("templates %v", tmpls)
 	}
 
