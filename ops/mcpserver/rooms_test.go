@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"weft/ops"
+	"weft/ops/internal/facetest"
 	"weft/ops/reads"
 	"weft/ops/tools"
 )
@@ -177,5 +178,32 @@ func TestRoomAndSearchResourcesPage(t *testing.T) {
 		if pages < 2 || !slices.Equal(paged, want) {
 			t.Errorf("%s: %d pages gave %d sessions, want the %d of one read in order", tt.first, pages, len(paged), len(want))
 		}
+	}
+}
+
+// TestRoomSubscribersHearWrites: a client subscribed to a room hears of
+// a session made in it and of writes to its sessions, as one
+// subscribed to the list of sessions does.
+func TestRoomSubscribersHearWrites(t *testing.T) {
+	t.Parallel()
+	svc, _ := seeded(t)
+	srv := New(tools.Local{Service: svc}, Options{})
+	h := facetest.NewHearing()
+	listener, _ := connectAt(t, srv, "listener", legacyVersion, h.Options())
+	editor, _ := connectAt(t, srv, "editor", legacyVersion, nil)
+	ctx := context.Background()
+	room, search := "weft://rooms/lobby", "weft://search/deploy"
+	for _, uri := range []string{room, search} {
+		if err := listener.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+			t.Fatalf("subscribe %s: %v", uri, err)
+		}
+	}
+	var made ops.CreateSessionResult
+	callOK(t, editor, "create_session", map[string]any{"room": "lobby", "interface": "cli"}, &made)
+	h.Await(t, "the room's new session", func() bool { return facetest.Count(h.Updated, room) == 1 && facetest.Count(h.Updated, search) == 1 })
+	callOK(t, editor, "add_turn", map[string]any{"session_id": made.SessionID, "query": "deploy it"}, nil)
+	h.Await(t, "the turn", func() bool { return facetest.Count(h.Updated, room) == 2 && facetest.Count(h.Updated, search) == 2 })
+	if err := listener.Subscribe(ctx, &mcp.SubscribeParams{URI: "weft://rooms/%20"}); err == nil || !strings.Contains(err.Error(), "does not name a room") {
+		t.Errorf("subscribe to a blank room: %v", err)
 	}
 }
