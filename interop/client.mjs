@@ -149,7 +149,7 @@ async function exercise(name, client, names) {
   check(/^A weft session: \d+ messages, \d+ operations?;/.test(mine.description) && /created \d{4}-\d\d-\d\d/.test(mine.description), `the session's description: ${mine.description}`);
   st.sessions_listed = listed.length;
   const { resourceTemplates } = await client.listResourceTemplates();
-  eq(resourceTemplates.map((r) => r.uriTemplate).sort(), ["weft://sessions/recent{?max_tokens}", "weft://sessions/{id}/context{?max_tokens,cursor}", "weft://sessions/{id}{?max_tokens,cursor}", "weft://sessions{?max_tokens,cursor}"], "templates");
+  eq(resourceTemplates.map((r) => r.uriTemplate).sort(), ["weft://rooms/{room}{?max_tokens,cursor}", "weft://search/{query}{?max_tokens,cursor}", "weft://sessions/recent{?max_tokens}", "weft://sessions/{id}/context{?max_tokens,cursor}", "weft://sessions/{id}{?max_tokens,cursor}", "weft://sessions{?max_tokens,cursor}"], "templates");
   const read = async (uri) => {
     step = `${name} read ${uri}`;
     const res = await client.readResource({ uri });

@@ -488,7 +488,7 @@ async function main() {
   check(!rl.nextCursor && asResources.length === 3, "three sessions listed as resources", JSON.stringify(rl).slice(0, 600));
   const ours = asResources.find((r) => r.uri === `weft://sessions/${S}`);
   check(ours && ours.title === "interop thread" && ours.mimeType === "application/json" && /\d+ messages/.test(ours.description), "the session's resource", JSON.stringify(ours));
-  eq(tl.resourceTemplates.map((r) => r.uriTemplate).sort(), ["weft://sessions/recent{?max_tokens}", "weft://sessions/{id}/context{?max_tokens,cursor}", "weft://sessions/{id}{?max_tokens,cursor}", "weft://sessions{?max_tokens,cursor}"], "resource templates");
+  eq(tl.resourceTemplates.map((r) => r.uriTemplate).sort(), ["weft://rooms/{room}{?max_tokens,cursor}", "weft://search/{query}{?max_tokens,cursor}", "weft://sessions/recent{?max_tokens}", "weft://sessions/{id}/context{?max_tokens,cursor}", "weft://sessions/{id}{?max_tokens,cursor}", "weft://sessions{?max_tokens,cursor}"], "resource templates");
   stats.templates = tl.resourceTemplates.length;
   const read = async (uri) => {
     const res = await method(["--method", "resources/read", "--uri", uri]);

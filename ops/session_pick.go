@@ -5,10 +5,9 @@ import (
 	"context"
 	"slices"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"weft/model"
+	"weft/ops/sessionmatch"
 	"weft/store"
 )
 
@@ -94,17 +93,6 @@ type MatchSessionsResult struct {
 	Total      int                `json:"total"`
 }
 
-// How well a session matches a query, best first.
-const (
-	matchExact       = iota // the ID, or the whole title (case aside)
-	matchIDPrefix           // the start of the ID
-	matchTitlePrefix        // the start of the title
-	matchWordPrefix         // the start of a word of the title
-	matchInTitle            // somewhere in the title
-	matchInOrder            // the query's characters in order in the title
-	noMatch
-)
-
 // MatchSessions returns the sessions a query may name, best first: an
 // exact ID or title, then IDs and titles that begin with it, titles with a
 // word that begins with it, titles that hold it, titles that hold its
@@ -125,7 +113,7 @@ func (s *Service) MatchSessions(_ context.Context, a MatchSessionsArgs) (MatchSe
 	}
 	var found []ranked
 	for i := range sessions {
-		if r := matchRank(&sessions[i], q); r != noMatch {
+		if r := sessionmatch.Rank(&sessions[i], q); r != sessionmatch.NoMatch {
 			found = append(found, ranked{&sessions[i], r})
 		}
 	}
@@ -136,10 +124,10 @@ func (s *Service) MatchSessions(_ context.Context, a MatchSessionsArgs) (MatchSe
 	if len(found) == 0 {
 		return res, nil
 	}
-	names := newSessionNames(sessions)
+	names := sessionmatch.NewNames(sessions)
 	for _, f := range found[:min(len(found), a.Limit)] {
-		m := SessionCandidate{SessionOut: SessionOutOf(*f.x), Ref: f.x.ID, ByID: f.rank == matchIDPrefix || (f.rank == matchExact && strings.EqualFold(f.x.ID, q))}
-		if names.namesOnly(f.x.Title, f.x.ID) {
+		m := SessionCandidate{SessionOut: SessionOutOf(*f.x), Ref: f.x.ID, ByID: f.rank == sessionmatch.IDPrefix || (f.rank == sessionmatch.Exact && strings.EqualFold(f.x.ID, q))}
+		if names.Only(f.x.Title, f.x.ID) {
 			m.Ref = f.x.Title
 		}
 		res.Candidates = append(res.Candidates, m)
@@ -159,83 +147,4 @@ func (s *Service) allRecords() ([]model.Session, []error) {
 		return nil, []error{err}
 	}
 	return sessions, bad
-}
-
-func matchRank(x *model.Session, q string) int {
-	if q == "" {
-		return matchExact
-	}
-	id, title := strings.ToLower(x.ID), strings.ToLower(x.Title)
-	switch {
-	case id == q || title == q:
-		return matchExact
-	case strings.HasPrefix(id, q):
-		return matchIDPrefix
-	case strings.HasPrefix(title, q):
-		return matchTitlePrefix
-	}
-	// Any occurrence may start a word, not only the first.
-	for j := 0; ; j++ {
-		k := strings.Index(title[j:], q)
-		if k < 0 {
-			break
-		}
-		j += k
-		if r, _ := utf8.DecodeLastRuneInString(title[:j]); !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-			return matchWordPrefix
-		}
-	}
-	if strings.Contains(title, q) {
-		return matchInTitle
-	}
-	if inOrder(title, q) {
-		return matchInOrder
-	}
-	return noMatch
-}
-
-// inOrder reports whether the runes of q appear in s in order.
-func inOrder(s, q string) bool {
-	rest := []rune(q)
-	for _, r := range s {
-		if len(rest) == 0 {
-			break
-		}
-		if r == rest[0] {
-			rest = rest[1:]
-		}
-	}
-	return len(rest) == 0
-}
-
-// sessionNames knows which titles name one session, as session_id reads
-// them (resolveLocked: an exact ID, a unique ID prefix of four characters
-// or more, then an exact title).
-type sessionNames struct {
-	ids    []string // sorted
-	titles map[string]int
-}
-
-func newSessionNames(sessions []model.Session) sessionNames {
-	n := sessionNames{ids: make([]string, len(sessions)), titles: make(map[string]int, len(sessions))}
-	for i, x := range sessions {
-		n.ids[i] = x.ID
-		n.titles[x.Title]++
-	}
-	slices.Sort(n.ids)
-	return n
-}
-
-// namesOnly reports whether title, given as a session_id, names the
-// session id and no other.
-func (n sessionNames) namesOnly(title, id string) bool {
-	if strings.TrimSpace(title) != title || title == "" || n.titles[title] != 1 {
-		return false
-	}
-	// An ID, or the start of one, is read as an ID first.
-	i, _ := slices.BinarySearch(n.ids, title)
-	if i < len(n.ids) && (n.ids[i] == title || (len(title) >= 4 && strings.HasPrefix(n.ids[i], title))) {
-		return false
-	}
-	return true
 }

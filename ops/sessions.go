@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"weft/internal/english"
 	"weft/internal/tokens"
@@ -21,34 +22,106 @@ import (
 
 // CreateSessionArgs are create_session's arguments.
 type CreateSessionArgs struct {
-	Title     string `json:"title" jsonschema:"a short title for the session"`
+	Title     string `json:"title,omitempty" jsonschema:"a short title for the session; may be left out with a room, which then names it (room (interface))"`
 	Source    string `json:"source,omitempty" jsonschema:"where the thread comes from, e.g. claude-code"`
-	Interface string `json:"interface,omitempty" jsonschema:"the interface the conversation happens in (cli, matrix, ...)"`
-	Room      string `json:"room,omitempty" jsonschema:"the room or channel, for interfaces that have them"`
+	Interface string `json:"interface,omitempty" jsonschema:"the interface the conversation happens in (cli, matrix, ...); with room, the session is that room's one conversation on this interface"`
+	Room      string `json:"room,omitempty" jsonschema:"the room or channel; with interface, a pair that has a session already gets that session back (existing: true), never a second one"`
 }
 
 // CreateSessionResult is create_session's result.
 type CreateSessionResult struct {
 	SessionID string `json:"session_id"`
+	Title     string `json:"title"`
+	Interface string `json:"interface,omitempty"`
+	Room      string `json:"room,omitempty"`
+	// Existing: the (room, interface) pair had this session already, and
+	// it is returned as it is (the title given is not applied to it);
+	// nothing was made.
+	Existing bool `json:"existing"`
 }
 
-// CreateSession makes a new, empty session.
+// Bounds on a room's and an interface's names, so that the title made
+// of them stays a title.
+const (
+	maxRoom      = 120
+	maxInterface = 40
+)
+
+// ValidRoom checks a room or an interface name (field says which) as
+// every face must: trimmed, at most max bytes, one line. Empty is
+// allowed: no room, or no interface.
+func ValidRoom(field, name string, max int) (string, error) {
+	name = strings.TrimSpace(name)
+	if len(name) > max {
+		return "", Invalidf("%s is %d bytes long; keep it to %d", field, len(name), max)
+	}
+	if strings.ContainsFunc(name, unicode.IsControl) {
+		return "", Invalidf("%s %q holds a control character (a line break, a tab): give it on one line", field, name)
+	}
+	return name, nil
+}
+
+// RoomArgs reads a room and an interface argument (ValidRoom).
+func RoomArgs(room, iface string) (string, string, error) {
+	room, err := ValidRoom("room", room, maxRoom)
+	if err != nil {
+		return "", "", err
+	}
+	iface, err = ValidRoom("interface", iface, maxInterface)
+	return room, iface, err
+}
+
+// CreateSession makes a new, empty session. A session of a room and an
+// interface both given is the pair's one conversation (seed 004): when
+// the pair has a session, that session is returned (Existing) and none
+// is made. The lookup and the create are one write, under the service's
+// lock and in one store transaction, so two clients creating the same
+// pair at once get the same session. A room without an interface, or an
+// interface without a room, is a label only: every call makes a new
+// session, as without them. Were a pair to have several sessions (made
+// by a weft before this rule), the most recently updated is returned.
 func (s *Service) CreateSession(ctx context.Context, a CreateSessionArgs) (CreateSessionResult, error) {
-	title, err := ValidTitle(a.Title)
+	room, iface, err := RoomArgs(a.Room, a.Interface)
+	if err != nil {
+		return CreateSessionResult{}, err
+	}
+	title := a.Title
+	if strings.TrimSpace(title) == "" && room != "" {
+		title = room
+		if iface != "" {
+			title += " (" + iface + ")"
+		}
+	}
+	title, err = ValidTitle(title)
 	if err != nil {
 		return CreateSessionResult{}, err
 	}
 	now := s.Clock()
+	var had *model.Session
 	info, err := s.Create(ctx, model.Session{
 		ID: s.ids.next(now), Title: title, CreatedAt: now,
-		Source: a.Source, Interface: a.Interface, Room: a.Room,
-	}, func(*store.Tx, *Thread, *model.Session) (*Change, error) {
+		Source: a.Source, Interface: iface, Room: room,
+	}, func(tx *store.Tx, _ *Thread, _ *model.Session) (*Change, error) {
+		if room != "" && iface != "" {
+			in, err := tx.RoomSessions(room)
+			if err != nil {
+				return nil, err
+			}
+			if i := slices.IndexFunc(in, func(x model.Session) bool { return x.Interface == iface }); i >= 0 {
+				had = &in[i]
+				return nil, nil // the pair's session: nothing to write
+			}
+		}
 		return &Change{What: "created", Event: Event{What: "created " + title}}, nil
 	})
 	if err != nil {
 		return CreateSessionResult{}, err
 	}
-	return CreateSessionResult{SessionID: info.ID}, nil
+	res := CreateSessionResult{SessionID: info.ID, Title: info.Title, Interface: info.Interface, Room: info.Room}
+	if had != nil {
+		res = CreateSessionResult{SessionID: had.ID, Title: had.Title, Interface: had.Interface, Room: had.Room, Existing: true}
+	}
+	return res, nil
 }
 
 // SessionOut describes a session in results.

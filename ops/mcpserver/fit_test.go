@@ -61,7 +61,7 @@ func toolHeavy(t testing.TB) (*ops.Service, string) {
 	t.Cleanup(func() { st.Close() })
 	svc := ops.New(st)
 	ctx := context.Background()
-	created, err := svc.CreateSession(ctx, ops.CreateSessionArgs{Title: "tool-heavy thread", Source: "claude-code"})
+	created, err := svc.CreateSession(ctx, ops.CreateSessionArgs{Title: "tool-heavy thread", Source: "claude-code", Room: "review", Interface: "cli"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,6 +129,7 @@ func heavyReads(sid string) []heavyRead {
 		{name: "get_session_history markdown", tool: "get_session_history", args: map[string]any{"format": "markdown"}},
 		{name: "get_session_history json", tool: "get_session_history", args: map[string]any{"format": "json"}},
 		{name: "list_sessions", tool: "list_sessions", args: map[string]any{}},
+		{name: "get_session_by_room", tool: "get_session_by_room", args: map[string]any{"room": "review"}},
 		{name: "list_operations", tool: "list_operations", args: map[string]any{}},
 		{name: "diff_session", tool: "diff_session", args: map[string]any{}},
 		{name: "get_memory_policy", tool: "get_memory_policy", args: map[string]any{}, bounded: true},
@@ -138,6 +139,8 @@ func heavyReads(sid string) []heavyRead {
 		{name: "weft://sessions/recent", uri: URIRecent},
 		{name: "weft://sessions/{id}", uri: URISessions + "/" + sid},
 		{name: "weft://sessions/{id}/context", uri: URISessions + "/" + sid + "/context"},
+		{name: "weft://rooms/{room}", uri: uriRooms + "review"},
+		{name: "weft://search/{query}", uri: uriSearch + "return"},
 	}
 }
 
@@ -194,7 +197,7 @@ func measureHeavy(t *testing.T) []heavySize {
 // heavyArgs are a read's arguments, with the session.
 func heavyArgs(r heavyRead, sid string) map[string]any {
 	args := map[string]any{"session_id": sid}
-	if r.tool == "list_sessions" || r.tool == "search_sessions" {
+	if r.tool == "list_sessions" || r.tool == "search_sessions" || r.tool == "get_session_by_room" {
 		args = map[string]any{}
 	}
 	for k, v := range r.args {

@@ -22,8 +22,8 @@ import (
 //
 //   - A client subscribed to weft://sessions/{id} or its /context hears
 //     notifications/resources/updated on every write to that session (and
-//     one subscribed to weft://sessions or weft://sessions/recent on every
-//     write to any).
+//     one subscribed to weft://sessions, weft://sessions/recent, a room or
+//     a search on every write to any: any may change what they list).
 //   - Every client hears notifications/resources/list_changed when a
 //     session is created, renamed or deleted.
 //   - A client that set a logging level hears notifications/message (at

@@ -101,16 +101,25 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.C
 			return none, nil // a budget or a cursor: nothing to offer
 		}
 		ids = true
-	case p.Ref.Type == "ref/resource" && slices.Contains([]string{URISessions, URIRecent}, templatePath(p.Ref.URI)):
-		return none, nil // nothing in them to fill in but a budget or a cursor
+	case p.Ref.Type == "ref/resource" && slices.Contains([]string{URISessions, URIRecent, templatePath(URISearchTemplate)}, templatePath(p.Ref.URI)):
+		return none, nil // nothing in them to fill in but a budget or a cursor, or a query
+	case p.Ref.Type == "ref/resource" && templatePath(p.Ref.URI) == templatePath(URIRoomTemplate):
+		if p.Argument.Name != "room" {
+			return none, nil
+		}
+		values, total, err := s.roomValues(ctx, p.Argument.Value)
+		if err != nil {
+			return nil, err
+		}
+		return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: values, Total: total, HasMore: total > len(values)}}, nil
 	default:
 		what := p.Ref.Name
 		if p.Ref.Type == "ref/resource" {
 			what = p.Ref.URI
 		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(
-			"invalid params: weft has no %s %q to complete: it completes the prompt startup's session_id and the {id} of %s and %s",
-			strings.TrimPrefix(p.Ref.Type, "ref/"), what, URISessionTemplate, URIContextTemplate)}
+			"invalid params: weft has no %s %q to complete: it completes the prompt startup's session_id, the {id} of %s and %s, and the {room} of %s",
+			strings.TrimPrefix(p.Ref.Type, "ref/"), what, URISessionTemplate, URIContextTemplate, URIRoomTemplate)}
 	}
 	res, err := s.backend.MatchSessions(ctx, ops.MatchSessionsArgs{Query: p.Argument.Value, Limit: maxCompletions})
 	if err != nil {

@@ -71,6 +71,7 @@ func (s *Server) addResources() {
 		URITemplate: URIContextTemplate, Name: "session-context", Title: "Session startup context", MIMEType: resMIME,
 		Description: "A session's startup package, by recency: the 2 latest summaries and the unsummarized turns, the latest first." + fits,
 	}, s.readContext)
+	s.addRoomResources(fits)
 }
 
 // callTool runs a registry tool through the backend, its result into

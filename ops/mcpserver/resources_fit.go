@@ -38,13 +38,15 @@ const (
 	resRecent   = "recent"
 	resSession  = "session"
 	resContext  = "context"
+	resRoom     = "room"   // weft://rooms/{room} (rooms.go)
+	resSearch   = "search" // weft://search/{query}
 )
 
 // resourceURI is a resource URI, read: which resource, the session it
 // names, and the query's max_tokens and cursor.
 type resourceURI struct {
 	kind      string
-	ref       string // the session reference, for session and context
+	ref       string // the session reference, for session and context; the room, the query
 	maxTokens *int
 	cursor    string
 }
@@ -54,11 +56,25 @@ type resourceURI struct {
 func parseResourceURI(uri string) (resourceURI, error) {
 	path, query, _ := strings.Cut(uri, "?")
 	var r resourceURI
-	switch path {
-	case URISessions:
+	switch {
+	case path == URISessions:
 		r.kind = resSessions
-	case URIRecent:
+	case path == URIRecent:
 		r.kind = resRecent
+	case strings.HasPrefix(path, uriRooms):
+		r.kind = resRoom
+		ref, err := pathRef(path, uriRooms, "room", uriRooms+"%21general%3Aexample.org")
+		if err != nil {
+			return r, err
+		}
+		r.ref = ref
+	case strings.HasPrefix(path, uriSearch):
+		r.kind = resSearch
+		ref, err := pathRef(path, uriSearch, "query", uriSearch+"rate%20limiter")
+		if err != nil {
+			return r, err
+		}
+		r.ref = ref
 	default:
 		r.kind = resSession
 		suffix := ""

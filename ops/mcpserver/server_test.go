@@ -188,7 +188,10 @@ var sampleArgs = []struct {
 	{"search_sessions", func(*toolState) map[string]any { return map[string]any{"query": "limiter"} }},
 	{"get_session_history", func(*toolState) map[string]any { return map[string]any{"limit": 5, "format": "markdown"} }},
 	{"fork_session", func(*toolState) map[string]any { return map[string]any{"at_idx": 3} }},
-	{"create_session", func(*toolState) map[string]any { return map[string]any{"title": "scratch"} }},
+	{"create_session", func(*toolState) map[string]any {
+		return map[string]any{"title": "scratch", "room": "sample room", "interface": "cli"}
+	}},
+	{"get_session_by_room", func(*toolState) map[string]any { return map[string]any{"room": "sample room", "interface": "cli"} }},
 	{"rename_session", func(st *toolState) map[string]any {
 		return map[string]any{"session_id": st.scratch, "title": "scratch, renamed"}
 	}},
@@ -441,7 +444,7 @@ func TestResources(t *testing.T) {
 		tmpls = append(tmpls, r.URITemplate)
 	}
 	slices.Sort(tmpls)
-	if !slices.Equal(tmpls, []string{uriRecentQuery, URIContextTemplate, URISessionTemplate, uriSessionsQuery}) {
+	if !slices.Equal(tmpls, []string{URIRoomTemplate, URISearchTemplate, uriRecentQuery, URIContextTemplate, URISessionTemplate, uriSessionsQuery}) {
 		t.Errorf("templates %v", tmpls)
 	}
 

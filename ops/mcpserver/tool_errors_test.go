@@ -26,14 +26,15 @@ type badCall struct {
 // operation) on the demo thread. A tool added to the registry without an
 // entry here fails TestEveryToolRefusesBadArguments.
 var badCalls = map[string][]badCall{
-	"list_sessions":            {{`{"limit":-1}`, []string{"limit -1 is negative"}}},
-	"create_session":           {{`{"title":""}`, []string{"title is empty"}}},
+	"list_sessions":            {{`{"limit":-1}`, []string{"limit -1 is negative"}}, {`{"since":"whenever"}`, []string{`since: cannot read "whenever" as a time`}}},
+	"create_session":           {{`{"title":""}`, []string{"title is empty"}}, {`{"room":"r","interface":"a\nb"}`, []string{"interface", "control character"}}},
+	"get_session_by_room":      {{`{"room":""}`, []string{"room is empty"}}, {`{"room":"nosuchroom"}`, []string{`room "nosuchroom" has no session`}}},
 	"rename_session":           {{`{"title":"  "}`, []string{"title is empty"}}},
 	"fork_session":             {{`{"at_idx":100000}`, []string{"outside the thread"}}, {`{"at":"m0"}`, []string{"not in session"}}},
 	"delete_session":           {{`{"session_id":""}`, []string{"session_id is empty"}}},
 	"append_messages":          {{`{"messages":[{"role":"robot","content":"x"}]}`, []string{`messages[0]`, `role "robot"`}}},
 	"add_turn":                 {{`{"query":""}`, []string{"query is empty"}}},
-	"search_sessions":          {{`{"query":""}`, []string{"query is empty"}}},
+	"search_sessions":          {{`{"query":""}`, []string{"query is empty"}}, {`{"query":"x","until":"soonish"}`, []string{`until: cannot read "soonish" as a time`}}},
 	"get_session_history":      {{`{"format":"pdf"}`, []string{`format "pdf"`}}},
 	"tag_messages":             {{`{"start_idx":0,"end_idx":999,"tags":["a"]}`, []string{"end_idx 999 is past the end"}}},
 	"digest_messages":          {{`{"start_idx":0,"end_idx":999,"summary":"s"}`, []string{"end_idx 999 is past the end"}}},

@@ -23,6 +23,9 @@ import (
 type SearchSessionsArgs struct {
 	Query     string `json:"query" jsonschema:"text to look for, case-insensitive, in every session's title and effective thread"`
 	Limit     *int   `json:"limit,omitempty" jsonschema:"at most this many sessions (default 20, at most 200); total_sessions counts them all"`
+	Interface string `json:"interface,omitempty" jsonschema:"search only the sessions of this interface (cli, matrix, ...), exactly as create_session was given it"`
+	Since     string `json:"since,omitempty" jsonschema:"search only the sessions last updated at or after this time: ISO 8601 (2026-01-26T07:30:00, zone optional: local if omitted), a bare date (its midnight) or time, or relative (-2h, 3 days ago, yesterday 15:00)"`
+	Until     string `json:"until,omitempty" jsonschema:"search only the sessions last updated at or before this time, in the forms since takes"`
 	MaxTokens *int   `json:"max_tokens,omitempty" jsonschema:"fit the result in about this many tokens (default: what the calling client keeps whole, 16000 for most; at least 500, or 0 for no limit); sessions that do not fit are left out, counted, with a next_cursor"`
 	Cursor    string `json:"cursor,omitempty" jsonschema:"the next_cursor of an earlier result, with the same other arguments: the sessions it left out"`
 }
@@ -74,6 +77,10 @@ func searchSessions(s *ops.Service, _ context.Context, a SearchSessionsArgs) (Se
 		}
 		limit = *a.Limit
 	}
+	filter, err := filterArgs(s, a.Interface, a.Since, a.Until)
+	if err != nil {
+		return SearchSessionsResult{}, err
+	}
 	budget, err := budgetArg(a.MaxTokens)
 	if err != nil {
 		return SearchSessionsResult{}, err
@@ -85,6 +92,9 @@ func searchSessions(s *ops.Service, _ context.Context, a SearchSessionsArgs) (Se
 	sessions, err := s.Store().Sessions()
 	if err != nil {
 		return SearchSessionsResult{}, err
+	}
+	if filter.active() {
+		sessions = filter.pick(sessions)
 	}
 	res := SearchSessionsResult{Query: query, Searched: len(sessions), Sessions: []SessionMatch{}}
 	title := fuzzy.NewMatcher(query)

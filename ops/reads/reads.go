@@ -22,6 +22,12 @@ func SearchSessions(s *ops.Service, ctx context.Context, a SearchSessionsArgs) (
 	return fitTo(searchSessions)(s, ctx, a)
 }
 
+// GetSessionByRoom finds the sessions of a room, or its one session on
+// an interface, within a budget (get_session_by_room).
+func GetSessionByRoom(s *ops.Service, ctx context.Context, a SessionByRoomArgs) (SessionByRoomResult, error) {
+	return fitTo(getSessionByRoom)(s, ctx, a)
+}
+
 // GetSessionHistory returns a session's thread, formatted, the latest
 // items that fit a budget (get_session_history).
 func GetSessionHistory(s *ops.Service, ctx context.Context, a SessionHistoryArgs) (SessionHistoryResult, error) {
@@ -74,6 +80,7 @@ func GetStartupContext(s *ops.Service, ctx context.Context, a StartupContextArgs
 
 func (a *ListSessionsArgs) budget() **int        { return &a.MaxTokens }
 func (a *SearchSessionsArgs) budget() **int      { return &a.MaxTokens }
+func (a *SessionByRoomArgs) budget() **int       { return &a.MaxTokens }
 func (a *SessionHistoryArgs) budget() **int      { return &a.MaxTokens }
 func (a *ListOperationsArgs) budget() **int      { return &a.MaxTokens }
 func (a *ConversationContextArgs) budget() **int { return &a.MaxTokens }

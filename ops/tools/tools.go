@@ -79,14 +79,15 @@ func def[A, R any](name, desc string, h hints, fn func(*ops.Service, context.Con
 // registry lists every tool, in the order help shows them.
 var registry = []*Tool{
 	// Sessions (seed 004).
-	def("list_sessions", "List sessions, most recently updated first, with message counts, tokens and versions.", readOnly, reads.ListSessions),
-	def("create_session", "Create an empty session and return its ID.", edit, (*ops.Service).CreateSession),
+	def("list_sessions", "List sessions, most recently updated first, with message counts, tokens, versions, and the room and interface of those that have them. interface keeps one interface's sessions; since and until keep those last updated in that range (the time of a session's latest write, not of its messages).", readOnly, reads.ListSessions),
+	def("create_session", "Create an empty session and return its ID. With room and interface both given, the session is that room's one conversation on the interface: if the pair has a session already, it is returned with existing: true and nothing is made (call it freely to get a room's session). A room without an interface, or an interface without a room, is a label only: every call makes a new session.", edit, (*ops.Service).CreateSession),
+	def("get_session_by_room", "Find a room's session: with interface, the room's one session on that interface (session_id); without, every session of the room, each with its interface. A room with no session (on the interface) is a not-found error that says how create_session makes one.", readOnly, reads.GetSessionByRoom),
 	def("rename_session", "Give a session a new title. Its thread is untouched.", setter, (*ops.Service).RenameSession),
 	def("fork_session", "Fork a session: a new session whose thread is this one's effective thread up to an item (at_idx or at; default the whole), its operations carried as far as they apply, the source unchanged. Try another path without losing this one.", edit, fork.Session),
 	def("delete_session", "Delete a session and everything in it from the file: messages, operations, import keys. It cannot be undone; it takes the session's full ID only.", final, (*ops.Service).DeleteSession),
 	def("append_messages", "Store messages at the end of a session's thread. Stored messages never change; edits are operations over them.", edit, (*ops.Service).AppendMessages),
 	def("add_turn", "Append a turn: the user's query and, if given, the assistant's response.", edit, (*ops.Service).AddTurn),
-	def("search_sessions", "Search every session's title and effective thread for text (query, case-insensitive; limit sessions), saying what matched, with snippets.", readOnly, reads.SearchSessions),
+	def("search_sessions", "Search every session's title and effective thread for text (query, case-insensitive; limit sessions), saying what matched, with snippets. interface, since and until search only the sessions of that interface, last updated in that range (the time of a session's latest write).", readOnly, reads.SearchSessions),
 	def("get_session_history", "A session's thread as text, markdown or json (format), effective or stored (view), the latest limit items.", readOnly, reads.GetSessionHistory),
 
 	// Editing (seed 002). Every edit is a reversible operation.

@@ -25,7 +25,7 @@ import (
 func TestRegistryIsComplete(t *testing.T) {
 	t.Parallel()
 	want := []string{
-		"list_sessions", "create_session", "rename_session", "fork_session", "delete_session", "append_messages", "add_turn", "search_sessions", "get_session_history",
+		"list_sessions", "create_session", "get_session_by_room", "rename_session", "fork_session", "delete_session", "append_messages", "add_turn", "search_sessions", "get_session_history",
 		"tag_messages", "digest_messages", "revise_messages", "snip_messages", "resequence_messages", "insert_messages",
 		"list_operations", "diff_session", "revert_operation", "toggle_operation", "set_active_tags",
 		"get_conversation_context", "get_turns_since", "get_turns_around",

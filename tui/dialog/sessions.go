@@ -25,8 +25,9 @@ import (
 // reads the list (SetSessions) and each session's dates (SetDates); the
 // filter ranks the titles in a command, as the search does: there may
 // be many sessions. Each shows where it came from, the dates of its
-// first and last messages, its size, and a mark when it was written to
-// since the operator last opened it.
+// first and last messages, its size, its room and interface when it has
+// them, and a mark when it was written to since the operator last opened
+// it.
 type Sessions struct {
 	styles  *themes.Styles
 	changed map[string]bool         // the root's: written to since last opened
@@ -45,6 +46,7 @@ type Sessions struct {
 	keep    string         // the session the cursor was on when the list was read again, to stay on
 	depth   []int          // of all: how deep a fork is under its source
 	forks   map[string]int // the forks listed of each session
+	placeW  int            // the width of the room column; 0: no session listed has a room or an interface
 }
 
 // sessionsFilteredMsg carries the sessions matching a filter, ranked.
@@ -102,11 +104,12 @@ func (p *Sessions) SetSessions(list []ops.SessionOut, titles []string) tea.Cmd {
 		p.keep = cur.SessionID
 	}
 	p.all, p.titles, p.depth = branches(list, titles)
-	p.forks = map[string]int{}
+	p.forks, p.placeW = map[string]int{}, 0
 	for _, x := range p.all {
 		if x.ForkOf != nil {
 			p.forks[x.ForkOf.SessionID]++
 		}
+		p.placeW = max(p.placeW, min(ansi.StringWidth(place(x)), maxPlace))
 	}
 	p.loaded = true
 	return p.refilter()
@@ -326,9 +329,36 @@ func unit(n int, one string) string {
 	return one + "s"
 }
 
-// meta is a session's columns beside its title: where it came from, the
-// dates of its first and last messages, how many messages and tokens.
-// On a narrow screen the least useful go first, so the title keeps room.
+// maxPlace is the widest the room column gets; a longer room and
+// interface are cut.
+const maxPlace = 24
+
+// place is where a session's conversation happens, as the room column
+// shows it: "room (interface)", the room alone, or "(interface)"; ""
+// for a session with neither (create_session's room and interface).
+func place(s ops.SessionOut) string {
+	room, iface := termsafe.Line(s.Room), termsafe.Line(s.Interface)
+	switch {
+	case room != "" && iface != "":
+		return room + " (" + iface + ")"
+	case room != "":
+		return room
+	case iface != "":
+		return "(" + iface + ")"
+	}
+	return ""
+}
+
+// metaCol is one of a session's columns and where it goes in the line.
+type metaCol struct {
+	text  string
+	order int // left to right
+}
+
+// meta is a session's columns beside its title: where it came from, its
+// room and interface (when any session listed has them), the dates of
+// its first and last messages, how many messages and tokens. On a narrow
+// screen the least useful go first, so the title keeps room.
 func (p *Sessions) meta(s ops.SessionOut, w int) string {
 	tokens, effective := english.Thousands(s.Tokens), s.Tokens
 	if s.EffectiveTokens != nil && *s.EffectiveTokens != s.Tokens {
@@ -345,14 +375,20 @@ func (p *Sessions) meta(s ops.SessionOut, w int) string {
 	case n > 0:
 		source += fmt.Sprintf(", %d fork", n) + map[bool]string{true: "s"}[n > 1]
 	}
-	cols := []string{ // the most useful first
-		fmt.Sprintf("%7s %s", english.Thousands(s.MessageCount), unit(s.MessageCount, "msg")),
-		fmt.Sprintf("%-15s", spanText(p.dates[s.SessionID])),
-		fmt.Sprintf("%13s %s", tokens, unit(effective, "token")),
-		fmt.Sprintf("%-11s", ansi.Truncate(termsafe.Line(source), 11, "…")),
+	cols := []metaCol{ // the most useful first
+		{fmt.Sprintf("%7s %s", english.Thousands(s.MessageCount), unit(s.MessageCount, "msg")), 3},
+		{fmt.Sprintf("%-15s", spanText(p.dates[s.SessionID])), 2},
 	}
+	if p.placeW > 0 {
+		cut := ansi.Truncate(place(s), p.placeW, "…")
+		cols = append(cols, metaCol{cut + strings.Repeat(" ", p.placeW-ansi.StringWidth(cut)), 1})
+	}
+	cols = append(cols,
+		metaCol{fmt.Sprintf("%13s %s", tokens, unit(effective, "token")), 4},
+		metaCol{fmt.Sprintf("%-11s", ansi.Truncate(termsafe.Line(source), 11, "…")), 0},
+	)
 	for n := len(cols); n > 0; n-- {
-		meta := strings.Join(reorder(cols[:n]), "  ")
+		meta := joinCols(cols[:n])
 		if w-4-2-2-ansi.StringWidth(meta) >= 24 || n == 1 {
 			return meta
 		}
@@ -360,17 +396,16 @@ func (p *Sessions) meta(s ops.SessionOut, w int) string {
 	return ""
 }
 
-// reorder lays the columns kept out as they read best: source, dates,
-// messages, tokens.
-func reorder(cols []string) []string {
-	order := []int{3, 1, 0, 2}
-	out := make([]string, 0, len(cols))
-	for _, i := range order {
-		if i < len(cols) {
-			out = append(out, cols[i])
-		}
+// joinCols lays the columns kept out as they read best: source, room,
+// dates, messages, tokens.
+func joinCols(cols []metaCol) string {
+	cols = slices.Clone(cols)
+	slices.SortFunc(cols, func(a, b metaCol) int { return a.order - b.order })
+	texts := make([]string, len(cols))
+	for i, c := range cols {
+		texts[i] = c.text
 	}
-	return out
+	return strings.Join(texts, "  ")
 }
 
 // spanText says when a session's messages were written: "Mar 03 14:05"
