@@ -192,7 +192,7 @@ async function par(fns) {
 }
 
 const readOnlyTools = new Set([
-  "list_sessions", "search_sessions", "get_session_history", "list_operations", "diff_session",
+  "list_sessions", "search_sessions", "get_session_history", "list_operations", "diff_session", "get_session_by_room",
   "get_conversation_context", "get_turns_since", "get_turns_around",
   "search_session_history", "get_message_range", "get_startup_context",
   "get_memory_policy", "get_tiered_history", "format_history_for_prompt",
