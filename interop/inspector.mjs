@@ -464,6 +464,19 @@ async function main() {
   const del = await call("delete_session", { session_id: tmp.session_id });
   eq([del.session_id, del.title], [tmp.session_id, "renamed, then deleted"], "delete_session");
   await callError("delete_session", { session_id: tmp.session_id }, /not found/);
+  // A fork of the new session, the diff of the edited one, a room's one
+  // session: each made and then deleted, so the file is as it was.
+  const fork = await call("fork_session", { session_id: N, at_idx: 1, title: "inspector fork" });
+  eq([fork.items, fork.fork_of.session_id], [2, N], "fork_session: the first two items of the session");
+  const diffed = await call("diff_session", { session_id: S });
+  check(typeof diffed.text === "string" && Array.isArray(diffed.hunks), "diff_session gives hunks and a unified diff", JSON.stringify(diffed).slice(0, 300));
+  await call("delete_session", { session_id: fork.session_id });
+  const room = await call("create_session", { room: "!inspector:room", interface: "inspector" });
+  const again = await call("create_session", { room: "!inspector:room", interface: "inspector" });
+  eq([again.session_id, again.existing], [room.session_id, true], "create_session: one session per room and interface");
+  const byRoom = await call("get_session_by_room", { room: "!inspector:room", interface: "inspector" });
+  eq(byRoom.session_id, room.session_id, "get_session_by_room");
+  await call("delete_session", { session_id: room.session_id });
 
   // Refused requests: exit 5, isError and a reason that says what is right.
   step = "errors";
