@@ -9,12 +9,12 @@ import (
 	"weft/model"
 	"weft/ops"
 	"weft/ops/reads"
-	"weft/store"
+	"weft/store/boltstore"
 )
 
 func seeded(t *testing.T) (*ops.Service, string) {
 	t.Helper()
-	st, err := store.Open(filepath.Join(t.TempDir(), "demo.db"), store.Options{})
+	st, err := boltstore.Open(filepath.Join(t.TempDir(), "demo.db"), boltstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 	"weft/model"
 	"weft/ops"
 	"weft/ops/reads"
-	"weft/store"
+	"weft/store/boltstore"
 )
 
 // editsThread is the effective thread as `weft show --json` prints it.
@@ -29,7 +29,7 @@ type editsThread struct {
 // seeds its scratch file, and returns the session's ID.
 func editsSeed(t *testing.T, path string) string {
 	t.Helper()
-	st, err := store.Open(path, store.Options{})
+	st, err := boltstore.Open(path, boltstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,12 +12,12 @@ import (
 // session's stored messages 1..n, as a fork copies them) and ops made
 // elsewhere (CarryOps).
 func (s *Service) CreateWith(ctx context.Context, info model.Session, msgs []model.Message, ops []model.Op, what string) (model.Session, error) {
-	return s.Create(ctx, info, func(_ *store.Tx, _ *Thread, next *model.Session) (*Change, error) {
+	return s.Create(ctx, info, func(_ store.Tx, _ *Thread, next *model.Session) (*Change, error) {
 		for _, m := range msgs {
 			next.Tokens += m.Tokens
 		}
 		next.MessageCount = len(msgs)
-		ch := &Change{What: what, Store: func(tx *store.Tx) error { return tx.AppendMessages(next.ID, msgs) }, Reload: true, Event: Event{What: what}}
+		ch := &Change{What: what, Store: func(tx store.Tx) error { return tx.AppendMessages(next.ID, msgs) }, Reload: true, Event: Event{What: what}}
 		ch.CarryOps(next, ops)
 		return ch, nil
 	})
@@ -32,7 +32,7 @@ func (ch *Change) CarryOps(next *model.Session, ops []model.Op) {
 	}
 	next.OpCount += len(ops)
 	stored, applied := ch.Store, ch.Apply
-	ch.Store = func(tx *store.Tx) error {
+	ch.Store = func(tx store.Tx) error {
 		if stored != nil {
 			if err := stored(tx); err != nil {
 				return err

@@ -182,7 +182,7 @@ func (s *Service) newOp(ctx context.Context, typ model.OpType, sel Selection, na
 		strict = nil
 	}
 	var op model.Op
-	info, err := s.Write(ctx, sel.SessionID, strict, func(_ *store.Tx, th *Thread, next *model.Session) (*Change, error) {
+	info, err := s.Write(ctx, sel.SessionID, strict, func(_ store.Tx, th *Thread, next *model.Session) (*Change, error) {
 		v := th.View()
 		if len(named) > 0 {
 			if err := checkNamed(&th.Info, th.Ops, v, o.ExpectedVersion, named); err != nil {
@@ -545,7 +545,7 @@ func (s *Service) changeOp(ctx context.Context, a OperationArgs, edit func(op *m
 	}
 	ref := a.SessionID
 	if ref == "" {
-		err := s.st.View(func(tx *store.Tx) error {
+		err := s.st.View(func(tx store.Tx) error {
 			var err error
 			ref, err = tx.OpSession(a.OperationID)
 			return err
@@ -556,7 +556,7 @@ func (s *Service) changeOp(ctx context.Context, a OperationArgs, edit func(op *m
 	}
 	var status model.OpStatus
 	var still []StandingOp
-	info, err := s.Write(ctx, ref, a.ExpectedVersion, func(_ *store.Tx, th *Thread, next *model.Session) (*Change, error) {
+	info, err := s.Write(ctx, ref, a.ExpectedVersion, func(_ store.Tx, th *Thread, next *model.Session) (*Change, error) {
 		i := slices.IndexFunc(th.Ops, func(o model.Op) bool { return o.ID == a.OperationID })
 		if i < 0 {
 			return nil, NotFoundf("operation %q not found in session %s", a.OperationID, th.Info.ID)
@@ -612,7 +612,7 @@ func (s *Service) SetActiveTags(ctx context.Context, a SetActiveTagsArgs) (SetAc
 		return SetActiveTagsResult{}, err
 	}
 	slices.Sort(tags)
-	info, err := s.Write(ctx, a.SessionID, a.ExpectedVersion, func(_ *store.Tx, th *Thread, next *model.Session) (*Change, error) {
+	info, err := s.Write(ctx, a.SessionID, a.ExpectedVersion, func(_ store.Tx, th *Thread, next *model.Session) (*Change, error) {
 		next.ActiveTags = tags
 		what := "active tags cleared"
 		if len(tags) > 0 {

@@ -20,7 +20,7 @@ func (s *Service) ExportItems(ref string, raw bool) (model.Session, []formats.It
 	}
 	v := snap.View
 	var items []formats.Item
-	err = s.st.View(func(tx *store.Tx) error {
+	err = s.st.View(func(tx store.Tx) error {
 		if raw {
 			items = make([]formats.Item, 0, snap.Info.MessageCount)
 			return tx.Messages(snap.Info.ID, 1, uint64(snap.Info.MessageCount), func(m model.Message) error {
@@ -41,7 +41,7 @@ func (s *Service) ExportItems(ref string, raw bool) (model.Session, []formats.It
 // viewItems reads view items as exporters take them. Stored bodies are
 // read in one pass over their seqs when they lie close together, else
 // one by one.
-func viewItems(tx *store.Tx, v *model.View, indices []int) ([]formats.Item, error) {
+func viewItems(tx store.Tx, v *model.View, indices []int) ([]formats.Item, error) {
 	items := make([]formats.Item, len(indices))
 	lo, hi, stored := uint64(0), uint64(0), 0
 	for k, i := range indices {
@@ -107,7 +107,7 @@ func SynthItem(v *model.View, it model.Item) formats.Item {
 // TextItems are viewItems with image data dropped (a context or a
 // transcript is text; the exporters write a placeholder instead), and
 // how many images that was.
-func TextItems(tx *store.Tx, v *model.View, indices []int) ([]formats.Item, int, error) {
+func TextItems(tx store.Tx, v *model.View, indices []int) ([]formats.Item, int, error) {
 	items, err := viewItems(tx, v, indices)
 	if err != nil {
 		return nil, 0, err
@@ -156,7 +156,7 @@ func (s *Service) ExportWeft(ref string) (weftjsonl.Export, error) {
 	}
 	e := weftjsonl.Export{Session: snap.Info, Ops: snap.Ops}
 	e.Messages = make([]model.Message, 0, snap.Info.MessageCount)
-	err = s.st.View(func(tx *store.Tx) error {
+	err = s.st.View(func(tx store.Tx) error {
 		if snap.Info.MessageCount > 0 {
 			err := tx.Messages(snap.Info.ID, 1, uint64(snap.Info.MessageCount), func(m model.Message) error {
 				e.Messages = append(e.Messages, m)

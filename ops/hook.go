@@ -88,7 +88,7 @@ func (s *Service) ApplyContextOperations(ctx context.Context, a ApplyOpsArgs) (A
 			res.OperationsApplied++
 		}
 	}
-	err = s.st.View(func(tx *store.Tx) error {
+	err = s.st.View(func(tx store.Tx) error {
 		items, err := threadItems(tx, v, msgs)
 		if err != nil {
 			return err
@@ -125,7 +125,7 @@ func (s *Service) SyncPrepare(msgs []CallerMessage, out *SyncResult, describe fu
 	if out == nil {
 		out = &SyncResult{}
 	}
-	return func(tx *store.Tx, th *Thread, next *model.Session) (*Change, error) {
+	return func(tx store.Tx, th *Thread, next *model.Session) (*Change, error) {
 		n := th.Info.MessageCount
 		var err error
 		if out.Recognized, err = hookMatch(tx, th, msgs); err != nil {
@@ -187,7 +187,7 @@ func (s *Service) AppendRead(th *Thread, next *model.Session, added []CallerMess
 // are the caller's thread that v's stored messages began: a stored
 // message the caller sent is the caller's message (the same by
 // identity, and as the caller has it now), others are read in tx.
-func threadItems(tx *store.Tx, v *model.View, msgs []CallerMessage) ([]formats.Item, error) {
+func threadItems(tx store.Tx, v *model.View, msgs []CallerMessage) ([]formats.Item, error) {
 	items := make([]formats.Item, v.Len())
 	var rest []int
 	for i, it := range v.Items {
@@ -213,7 +213,7 @@ func threadItems(tx *store.Tx, v *model.View, msgs []CallerMessage) ([]formats.I
 // ThreadItems are threadItems, read in a read of their own.
 func (s *Service) ThreadItems(v *model.View, msgs []CallerMessage) ([]formats.Item, error) {
 	var items []formats.Item
-	err := s.st.View(func(tx *store.Tx) error {
+	err := s.st.View(func(tx store.Tx) error {
 		var err error
 		items, err = threadItems(tx, v, msgs)
 		return err
@@ -235,7 +235,7 @@ func CallerItem(v *model.View, it model.Item, m *CallerMessage) formats.Item {
 // identity (whatever shape a message left weft in), position by position, and returns how many match; a caller's
 // message that differs from the stored one in its place is a conflict
 // that says where and how.
-func hookMatch(tx *store.Tx, c *Thread, msgs []CallerMessage) (int, error) {
+func hookMatch(tx store.Tx, c *Thread, msgs []CallerMessage) (int, error) {
 	info := c.Info
 	m := min(len(msgs), info.MessageCount)
 	if m == 0 {

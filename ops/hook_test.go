@@ -35,7 +35,7 @@ func hookThread(n int) []map[string]any {
 func storedMessages(t *testing.T, f *toolstest.Fixture, sid string, from, to uint64) []model.Message {
 	t.Helper()
 	var out []model.Message
-	err := f.St.View(func(tx *store.Tx) error {
+	err := f.St.View(func(tx store.Tx) error {
 		return tx.Messages(sid, from, to, func(m model.Message) error {
 			out = append(out, m)
 			return nil
@@ -205,7 +205,7 @@ func BenchmarkApplyContextOperations10k(b *testing.B) {
 	ctx := context.Background()
 	var msgs []json.RawMessage
 	st := svc.Store()
-	err := st.View(func(tx *store.Tx) error {
+	err := st.View(func(tx store.Tx) error {
 		return tx.Messages(sid, 1, 10_000, func(m model.Message) error {
 			raw, err := json.Marshal(map[string]any{"role": string(m.Role), "content": m.Content})
 			msgs = append(msgs, raw)

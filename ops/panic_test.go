@@ -21,7 +21,7 @@ func TestAPanicInTheWritePathLeavesTheServiceGoing(t *testing.T) {
 	sid := f.Session("survives", 3)
 	boom := func() (v any) {
 		defer func() { v = recover() }()
-		_, _ = f.Svc.Write(context.Background(), sid, nil, func(_ *store.Tx, _ *ops.Thread, _ *model.Session) (*ops.Change, error) {
+		_, _ = f.Svc.Write(context.Background(), sid, nil, func(_ store.Tx, _ *ops.Thread, _ *model.Session) (*ops.Change, error) {
 			panic("boom in the write path")
 		})
 		return nil

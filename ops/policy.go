@@ -18,7 +18,7 @@ const (
 
 // defaultPolicy is the policy a new session gets: the file's for
 // proxied sessions, if proxied, else the file's; nil when none is set.
-func defaultPolicy(tx *store.Tx, proxied bool) *model.MemoryPolicy {
+func defaultPolicy(tx store.Tx, proxied bool) *model.MemoryPolicy {
 	if proxied {
 		if p := DefaultPolicy(tx, SettingMemoryProxied); p != nil {
 			return p
@@ -30,7 +30,7 @@ func defaultPolicy(tx *store.Tx, proxied bool) *model.MemoryPolicy {
 // DefaultPolicy reads the file's default policy of setting name; nil
 // when it is not set or does not read (a policy that does not read
 // makes no change).
-func DefaultPolicy(tx *store.Tx, name string) *model.MemoryPolicy {
+func DefaultPolicy(tx store.Tx, name string) *model.MemoryPolicy {
 	raw := tx.Setting(name)
 	if raw == nil {
 		return nil
@@ -45,7 +45,7 @@ func DefaultPolicy(tx *store.Tx, name string) *model.MemoryPolicy {
 // DefaultPolicies are the file's memory policies for new sessions, and
 // for those the context proxy starts; nil where none is set.
 func (s *Service) DefaultPolicies() (file, proxied *model.MemoryPolicy, err error) {
-	err = s.st.View(func(tx *store.Tx) error {
+	err = s.st.View(func(tx store.Tx) error {
 		file, proxied = DefaultPolicy(tx, SettingMemoryFile), DefaultPolicy(tx, SettingMemoryProxied)
 		return nil
 	})
@@ -69,5 +69,5 @@ func (s *Service) SetDefaultPolicy(name string, p *model.MemoryPolicy) error {
 			return err
 		}
 	}
-	return s.st.Update(func(tx *store.Tx) error { return tx.PutSetting(name, raw) })
+	return s.st.Update(func(tx store.Tx) error { return tx.PutSetting(name, raw) })
 }

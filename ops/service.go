@@ -21,7 +21,7 @@ import (
 // current view before writing, makes each write one store transaction,
 // and publishes an event after it.
 type Service struct {
-	st  *store.Store
+	st  store.Store
 	now func() time.Time
 	ids idGen
 	bus bus
@@ -67,7 +67,7 @@ func WithLogger(l *slog.Logger) Option { return func(s *Service) { s.logger = l 
 func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = now } }
 
 // New returns a service over an open store.
-func New(st *store.Store, opts ...Option) *Service {
+func New(st store.Store, opts ...Option) *Service {
 	s := &Service{st: st, now: time.Now, threads: make(map[string]*Thread), logger: slog.New(slog.DiscardHandler)}
 	for _, o := range opts {
 		o(s)
@@ -76,7 +76,7 @@ func New(st *store.Store, opts ...Option) *Service {
 }
 
 // Store returns the store the service writes through.
-func (s *Service) Store() *store.Store { return s.st }
+func (s *Service) Store() store.Store { return s.st }
 
 // Keep returns what a package above the service keeps with it under
 // key (a value of that package's own unexported type), made by fresh on
@@ -190,7 +190,7 @@ func (s *Service) resolveLocked(ref string) (string, error) {
 		if _, ok := s.threads[ref]; ok {
 			return ref, nil
 		}
-		err := s.st.View(func(tx *store.Tx) error { _, err := tx.Session(ref); return err })
+		err := s.st.View(func(tx store.Tx) error { _, err := tx.Session(ref); return err })
 		if err == nil {
 			return ref, nil
 		}
@@ -245,7 +245,7 @@ func (s *Service) threadLocked(id string) (*Thread, error) {
 		return th, nil
 	}
 	th := &Thread{}
-	err := s.st.View(func(tx *store.Tx) error {
+	err := s.st.View(func(tx store.Tx) error {
 		var err error
 		if th.Info, err = tx.Session(id); err != nil {
 			return err
@@ -275,7 +275,7 @@ func (s *Service) recordLocked(id string) (*Thread, error) {
 		return c, nil
 	}
 	c := &Thread{}
-	err := s.st.View(func(tx *store.Tx) error {
+	err := s.st.View(func(tx store.Tx) error {
 		var err error
 		c.Info, err = tx.Session(id)
 		return err
@@ -288,7 +288,7 @@ func (s *Service) recordLocked(id string) (*Thread, error) {
 
 // Identities returns the Identities of the first n stored messages,
 // reading in tx only those not known yet.
-func (c *Thread) Identities(tx *store.Tx, n int) ([]model.Ident, error) {
+func (c *Thread) Identities(tx store.Tx, n int) ([]model.Ident, error) {
 	if have := len(c.idents); have < n {
 		err := tx.Messages(c.Info.ID, uint64(have+1), uint64(n), func(m model.Message) error {
 			c.idents = append(c.idents, model.Identity(m.Role, m.Content, model.DecodeParts(m.Parts)))
@@ -414,15 +414,15 @@ func ChangesSince(info *model.Session, v uint64) string {
 // the write's transaction, which it may read (writes go in change.store).
 // next is the session's record as the change will leave it. A nil change
 // means there is nothing to write; an error refuses the request.
-type Prepare func(tx *store.Tx, c *Thread, next *model.Session) (*Change, error)
+type Prepare func(tx store.Tx, c *Thread, next *model.Session) (*Change, error)
 
 // Change is what a prepared write will do.
 type Change struct {
 	What  string
-	Op    *model.Op             // an operation to store (new or updated)
-	Store func(*store.Tx) error // further writes in the same transaction
-	Apply func(*Thread)         // how the cached session changes once committed
-	Event Event                 // its Kind (and What, if not what) at least
+	Op    *model.Op            // an operation to store (new or updated)
+	Store func(store.Tx) error // further writes in the same transaction
+	Apply func(*Thread)        // how the cached session changes once committed
+	Event Event                // its Kind (and What, if not what) at least
 	// Reload drops the cached session instead of applying the change to
 	// it: an import's batches, which would otherwise keep the heads of a
 	// whole file in memory.
@@ -519,7 +519,7 @@ func (l Locked) Cached(fn func(id string, t *Thread) bool) {
 // known yet.
 func (l Locked) Identities(th *Thread, n int) ([]model.Ident, error) {
 	var ids []model.Ident
-	err := l.s.st.View(func(tx *store.Tx) error {
+	err := l.s.st.View(func(tx store.Tx) error {
 		var err error
 		ids, err = th.Identities(tx, n)
 		return err
@@ -533,7 +533,7 @@ func (l Locked) Identities(th *Thread, n int) ([]model.Ident, error) {
 // be continued either.
 func (l Locked) FirstIdentities(source string) (map[model.Ident][]string, error) {
 	index := map[model.Ident][]string{}
-	err := l.s.st.View(func(tx *store.Tx) error {
+	err := l.s.st.View(func(tx store.Tx) error {
 		sessions, _ := tx.AllSessions() // a damaged record is no session to continue
 		for _, x := range sessions {
 			if x.Source != source || x.MessageCount == 0 {
@@ -564,12 +564,12 @@ func (s *Service) WithLock(fn func(Locked) error) error {
 // PrepareCached is a write's Prepare that reads nothing of the store: it
 // validates against the session as the service keeps it (th) alone.
 func PrepareCached(prepare func(th *Thread, next *model.Session) (*Change, error)) Prepare {
-	return func(_ *store.Tx, th *Thread, next *model.Session) (*Change, error) { return prepare(th, next) }
+	return func(_ store.Tx, th *Thread, next *model.Session) (*Change, error) { return prepare(th, next) }
 }
 
 // Unless is p, but writing nothing to a thread that skip holds of.
 func (p Prepare) Unless(skip func(th *Thread) bool) Prepare {
-	return func(tx *store.Tx, th *Thread, next *model.Session) (*Change, error) {
+	return func(tx store.Tx, th *Thread, next *model.Session) (*Change, error) {
 		if skip(th) {
 			return nil, nil
 		}
@@ -618,7 +618,7 @@ func (s *Service) CommitAll(ctx context.Context, reqs []*WriteReq) error {
 	}
 	author, origin := AuthorFrom(ctx), OriginFrom(ctx)
 	var refused error
-	err := s.st.Update(func(tx *store.Tx) error {
+	err := s.st.Update(func(tx store.Tx) error {
 		writes := 0
 		for _, r := range reqs {
 			if r.ch, refused = r.Prepare(tx, r.c, &r.next); refused != nil {

@@ -45,7 +45,7 @@ func (s *Service) RenameSession(ctx context.Context, a RenameSessionArgs) (Sessi
 	if err != nil {
 		return SessionChangeResult{}, err
 	}
-	info, err := s.Write(ctx, a.SessionID, a.ExpectedVersion, func(_ *store.Tx, c *Thread, next *model.Session) (*Change, error) {
+	info, err := s.Write(ctx, a.SessionID, a.ExpectedVersion, func(_ store.Tx, c *Thread, next *model.Session) (*Change, error) {
 		if c.Info.Title == title {
 			return nil, nil // already so: nothing to write
 		}
@@ -72,7 +72,7 @@ func (s *Service) DeleteSession(ctx context.Context, a DeleteSessionArgs) (Sessi
 		return SessionChangeResult{}, Invalidf("session_id is empty: delete_session takes the full ID of the session to delete (list_sessions shows them)")
 	}
 	var gone model.Session
-	info, err := s.Write(ctx, a.SessionID, a.ExpectedVersion, func(_ *store.Tx, c *Thread, next *model.Session) (*Change, error) {
+	info, err := s.Write(ctx, a.SessionID, a.ExpectedVersion, func(_ store.Tx, c *Thread, next *model.Session) (*Change, error) {
 		if c.Info.ID != a.SessionID {
 			return nil, Invalidf("session_id %q names session %s (%q) by prefix or title: delete_session takes the full ID, as it cannot be undone", a.SessionID, c.Info.ID, c.Info.Title)
 		}
@@ -82,7 +82,7 @@ func (s *Service) DeleteSession(ctx context.Context, a DeleteSessionArgs) (Sessi
 			What:    fmt.Sprintf("deleted %q", c.Info.Title),
 			Aside:   true,
 			Deleted: true,
-			Store:   func(tx *store.Tx) error { return tx.DeleteSession(id) },
+			Store:   func(tx store.Tx) error { return tx.DeleteSession(id) },
 			Event:   Event{Kind: EventSessionDeleted},
 		}, nil
 	})

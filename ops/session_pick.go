@@ -47,7 +47,7 @@ func (s *Service) SessionPage(_ context.Context, a SessionPageArgs) (SessionPage
 	}
 	var page []store.SessionEntry
 	var more bool
-	err := s.st.View(func(tx *store.Tx) error {
+	err := s.st.View(func(tx store.Tx) error {
 		page, more = tx.SessionsBefore(a.After, a.Limit)
 		return nil
 	})
@@ -139,7 +139,7 @@ func (s *Service) MatchSessions(_ context.Context, a MatchSessionsArgs) (MatchSe
 func (s *Service) allRecords() ([]model.Session, []error) {
 	var sessions []model.Session
 	var bad []error
-	err := s.st.View(func(tx *store.Tx) error {
+	err := s.st.View(func(tx store.Tx) error {
 		sessions, bad = tx.AllSessions()
 		return nil
 	})

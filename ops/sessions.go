@@ -101,7 +101,7 @@ func (s *Service) CreateSession(ctx context.Context, a CreateSessionArgs) (Creat
 	info, err := s.Create(ctx, model.Session{
 		ID: s.ids.next(now), Title: title, CreatedAt: now,
 		Source: a.Source, Interface: iface, Room: room,
-	}, func(tx *store.Tx, _ *Thread, _ *model.Session) (*Change, error) {
+	}, func(tx store.Tx, _ *Thread, _ *model.Session) (*Change, error) {
 		if room != "" && iface != "" {
 			in, err := tx.RoomSessions(room)
 			if err != nil {
@@ -207,7 +207,7 @@ func (s *Service) AppendMessages(ctx context.Context, a AppendMessagesArgs) (App
 	countEachMetered(len(msgs), func(i int) (*model.NewMessage, []model.Part) { return &msgs[i], nil }, pm)
 	pm.Stage(fmt.Sprintf("%d messages appended", len(msgs)))
 	var ids []model.ItemID
-	info, err := s.Write(ctx, a.SessionID, a.ExpectedVersion, func(_ *store.Tx, th *Thread, next *model.Session) (*Change, error) {
+	info, err := s.Write(ctx, a.SessionID, a.ExpectedVersion, func(_ store.Tx, th *Thread, next *model.Session) (*Change, error) {
 		var ch *Change
 		ch, ids = s.appendChange(th, next, msgs, "appended")
 		return ch, nil
@@ -238,7 +238,7 @@ func (s *Service) appendChange(th *Thread, next *model.Session, nms []model.NewM
 	next.Tokens += tokens
 	return &Change{
 		What:  english.Count(len(msgs), "message") + " " + what,
-		Store: func(tx *store.Tx) error { return tx.AppendMessages(th.Info.ID, msgs) },
+		Store: func(tx store.Tx) error { return tx.AppendMessages(th.Info.ID, msgs) },
 		Apply: func(th *Thread) {
 			th.Heads = append(th.Heads, heads...)
 			if th.view != nil {

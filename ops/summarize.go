@@ -128,7 +128,7 @@ func (s *Service) SummarizeMessageRange(ctx context.Context, a SummarizeArgs) (S
 	// summarizing them (locally, or by the model asked).
 	pm := progress.New(ctx, 2*len(indices), fmt.Sprintf("read %d messages", len(indices)))
 	var items []formats.Item
-	err = s.st.View(func(tx *store.Tx) error {
+	err = s.st.View(func(tx store.Tx) error {
 		items, _, err = TextItems(tx, v, indices)
 		return err
 	})

@@ -17,7 +17,7 @@ import (
 	"weft/ops/ingest"
 	"weft/ops/reads"
 	"weft/ops/tools"
-	"weft/store"
+	"weft/store/boltstore"
 )
 
 // These tests run the summary and assembly tools on the demo thread and
@@ -26,7 +26,7 @@ import (
 
 func demoService(t *testing.T) *ops.Service {
 	t.Helper()
-	st, err := store.Open(filepath.Join(t.TempDir(), "weft.db"), store.Options{})
+	st, err := boltstore.Open(filepath.Join(t.TempDir(), "weft.db"), boltstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -161,7 +161,7 @@ func (s *Service) ItemAt(ref, when string, base time.Time) (int, time.Time, erro
 		return 0, t, err
 	}
 	idx := snap.View.Len()
-	err = s.st.View(func(tx *store.Tx) error {
+	err = s.st.View(func(tx store.Tx) error {
 		return tx.TimeAscend(snap.Info.ID, t, func(seq uint64, _ int64) bool {
 			if p, _ := snap.View.PlaceOfSeq(seq); p >= 0 {
 				idx = p
@@ -177,7 +177,7 @@ func (s *Service) ItemAt(ref, when string, base time.Time) (int, time.Time, erro
 // thread loaded: the sessions list dates every session of a file with it.
 // Both are zero for a session without messages.
 func (s *Service) SessionSpan(id string) (first, latest time.Time, err error) {
-	err = s.st.View(func(tx *store.Tx) error {
+	err = s.st.View(func(tx store.Tx) error {
 		lo, hi, ok, err := tx.TimeSpan(id)
 		if ok {
 			first, latest = time.Unix(0, lo).UTC(), time.Unix(0, hi).UTC()

@@ -17,6 +17,7 @@ import (
 	"weft/internal/benchdata"
 	"weft/internal/english"
 	"weft/ops/tools"
+	"weft/store/boltstore"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -41,7 +42,7 @@ const (
 // load, sized like the terminal in the first-frame benchmark.
 func benchModel(b *testing.B, n int) *Model {
 	b.Helper()
-	st, err := store.Open(benchdata.DB(b, n), store.Options{ReadOnly: true})
+	st, err := boltstore.Open(benchdata.DB(b, n), boltstore.Options{ReadOnly: true})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -128,7 +129,7 @@ func BenchmarkFirstLoad(b *testing.B) {
 			path := benchdata.DB(b, n)
 			b.ReportAllocs()
 			for b.Loop() {
-				st, err := store.Open(path, store.Options{ReadOnly: true})
+				st, err := boltstore.Open(path, boltstore.Options{ReadOnly: true})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -279,7 +280,7 @@ func benchSearchLines(b *testing.B, m *Model, n int) (string, int) {
 	}
 	v := m.view
 	texts := make([][]byte, v.Len())
-	err = m.svc.(tools.Local).Service.Store().View(func(tx *store.Tx) error {
+	err = m.svc.(tools.Local).Service.Store().View(func(tx store.Tx) error {
 		return tx.ScanContent(v.SessionID, func(seq uint64, content []byte) bool {
 			if i := v.IndexOfSeq(seq); i >= 0 {
 				texts[i] = bytes.Clone(content)

@@ -10,7 +10,7 @@ import (
 	"weft/model"
 	"weft/ops"
 	"weft/ops/tools"
-	"weft/store"
+	"weft/store/boltstore"
 )
 
 // The tests' fixtures share their setup: a new file, a session with the
@@ -20,7 +20,7 @@ import (
 // service on it; the file is closed when the test ends.
 func newService(t testing.TB, opts ...ops.Option) *ops.Service {
 	t.Helper()
-	st, err := store.Open(filepath.Join(t.TempDir(), "test.db"), store.Options{})
+	st, err := boltstore.Open(filepath.Join(t.TempDir(), "test.db"), boltstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

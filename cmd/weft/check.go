@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"weft/internal/english"
-	"weft/store"
+	"weft/store/boltstore"
 )
 
 // checkCommand is weft check.
@@ -29,7 +29,7 @@ weft --db ~/threads.db check --json`,
 			return nil
 		}),
 		RunE: func(*cobra.Command, []string) error {
-			findings, err := store.Check(a.db)
+			findings, err := boltstore.Check(a.db)
 			if err != nil {
 				return err
 			}
@@ -50,16 +50,16 @@ weft --db ~/threads.db check --json`,
 
 // checkResult is weft check --json's output.
 type checkResult struct {
-	File     string          `json:"file"`
-	Sound    bool            `json:"sound"`
-	Findings []store.Finding `json:"findings"`
+	File     string              `json:"file"`
+	Sound    bool                `json:"sound"`
+	Findings []boltstore.Finding `json:"findings"`
 }
 
 // printFindings prints what check found: one line each, or JSON.
-func printFindings(w io.Writer, file string, findings []store.Finding, asJSON bool) error {
+func printFindings(w io.Writer, file string, findings []boltstore.Finding, asJSON bool) error {
 	if asJSON {
 		if findings == nil {
-			findings = []store.Finding{}
+			findings = []boltstore.Finding{}
 		}
 		return writeJSON(w, checkResult{File: file, Sound: len(findings) == 0, Findings: findings})
 	}
@@ -95,7 +95,7 @@ weft --db ~/threads-rescued.db ls`,
 			return nil
 		}),
 		RunE: func(_ *cobra.Command, args []string) error {
-			rep, err := store.Salvage(a.db, args[0])
+			rep, err := boltstore.Salvage(a.db, args[0])
 			if err != nil {
 				return err
 			}
@@ -111,7 +111,7 @@ weft --db ~/threads-rescued.db ls`,
 }
 
 // printSalvage prints what salvage copied and what it skipped.
-func printSalvage(w io.Writer, from, to string, rep store.SalvageReport) error {
+func printSalvage(w io.Writer, from, to string, rep boltstore.SalvageReport) error {
 	_, _ = fmt.Fprintf(w, "copied from %s into %s: %s, %s", from, to,
 		english.Count(rep.Sessions, "session"), english.Count(rep.Messages, "message"))
 	if rep.Placeholders > 0 {

@@ -11,6 +11,7 @@ import (
 
 	"weft/ops/tools"
 	"weft/store"
+	"weft/store/boltstore"
 	"weft/tui"
 )
 
@@ -62,7 +63,7 @@ func TestTUIRefusesADamagedFile(t *testing.T) {
 				}
 			}
 			// Let go: another weft can take the file at once.
-			st, err := store.Open(damaged, store.Options{Timeout: 200 * time.Millisecond})
+			st, err := boltstore.Open(damaged, boltstore.Options{Timeout: 200 * time.Millisecond})
 			if errors.Is(err, store.ErrInUse) {
 				t.Errorf("the file is still held: %v", err)
 			}

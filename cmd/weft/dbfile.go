@@ -8,14 +8,15 @@ import (
 
 	"weft/formats"
 	"weft/store"
+	"weft/store/boltstore"
 )
 
 // openStore opens the database file path as store.Open does, but calls
 // a file that is a thread to import (a Claude Code .jsonl given as
 // --db) what it is, with the command that imports it: to the store it
 // is only a file whose header pages are not a database's, "damaged".
-func openStore(path string, opt store.Options) (*store.Store, error) {
-	st, err := store.Open(path, opt)
+func openStore(path string, opt boltstore.Options) (store.Store, error) {
+	st, err := boltstore.Open(path, opt)
 	if err != nil && errors.Is(err, store.ErrDamaged) {
 		if kind := importable(path); kind != "" {
 			return nil, fmt.Errorf("%s is %s, not a weft database: import it with weft import %s (into the default database, or add --db FILE for another)", path, kind, shellQuote(path))

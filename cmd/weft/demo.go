@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"weft/demo"
-	"weft/store"
+	"weft/store/boltstore"
 	"weft/tui"
 )
 
@@ -59,7 +59,7 @@ func runDemo(ctx context.Context, opts tui.Options, lc listenConfig, keep bool, 
 		}
 		_ = os.RemoveAll(dir) // the demo is a scratch file: gone when the TUI closes
 	}()
-	st, err := store.Open(path, store.Options{})
+	st, err := boltstore.Open(path, boltstore.Options{})
 	if err != nil {
 		return err
 	}

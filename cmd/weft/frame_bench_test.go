@@ -15,11 +15,11 @@ import (
 	"unicode/utf8"
 
 	"weft/internal/benchdata"
+	"weft/store/boltstore"
 
 	"github.com/creack/pty"
 
 	"weft/ops"
-	"weft/store"
 )
 
 // BenchmarkFirstFrame starts the real weft binary on a generated file in a
@@ -150,7 +150,7 @@ func benchLaunch(b *testing.B, bin, db, status, loaded string) benchRun {
 // benchViewLen is the length of the file's effective thread, which the
 // status bar shows once the thread is loaded.
 func benchViewLen(b *testing.B, db string) int {
-	st, err := store.Open(db, store.Options{ReadOnly: true})
+	st, err := boltstore.Open(db, boltstore.Options{ReadOnly: true})
 	if err != nil {
 		b.Fatal(err)
 	}

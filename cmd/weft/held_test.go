@@ -11,6 +11,7 @@ import (
 	"weft/ops/relay"
 	"weft/ops/tools"
 	"weft/store"
+	"weft/store/boltstore"
 	"weft/tui"
 )
 
@@ -104,7 +105,7 @@ func TestTheTUIOnAHeldFileRefusesBeforeTheScreen(t *testing.T) {
 
 	// A file held by a weft that does not listen (the TUI with --no-mcp).
 	db2, _ := seededDB(t)
-	st, err := store.Open(db2, store.Options{})
+	st, err := boltstore.Open(db2, boltstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"weft/ops/relay"
 	"weft/ops/tools"
 	"weft/store"
+	"weft/store/boltstore"
 )
 
 // listenConfig is what the root flags say about the embedded listener.
@@ -122,7 +123,7 @@ func serveMCP(ctx context.Context, db string, timeout time.Duration, lc listenCo
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	st, err := openStore(db, store.Options{Timeout: timeout})
+	st, err := openStore(db, boltstore.Options{Timeout: timeout})
 	if errors.Is(err, store.ErrInUse) {
 		url := listen.ReadAddrFile(db)
 		if url == "" {
@@ -144,7 +145,7 @@ func serveMCP(ctx context.Context, db string, timeout time.Duration, lc listenCo
 			Token:      lc.token,
 			Rediscover: func() string { return listen.ReadAddrFile(db) },
 			Takeover: func() (*ops.Service, error) {
-				st, err := store.Open(db, store.Options{Timeout: heldWait})
+				st, err := boltstore.Open(db, boltstore.Options{Timeout: heldWait})
 				if err != nil {
 					return nil, err
 				}
@@ -174,7 +175,7 @@ func serveMCP(ctx context.Context, db string, timeout time.Duration, lc listenCo
 // heldFile is the file weft mcp opened, with its listener for other
 // wefts (nil when it has none).
 type heldFile struct {
-	st *store.Store
+	st store.Store
 	l  *listen.Listener
 }
 

@@ -24,7 +24,7 @@ import (
 	"weft/ops"
 	"weft/ops/reads"
 	"weft/ops/tools"
-	"weft/store"
+	"weft/store/boltstore"
 )
 
 // TestMain lets tests run the real weft: the test binary started with
@@ -58,7 +58,7 @@ func weftProcess(args ...string) *exec.Cmd {
 func seededDB(t *testing.T) (string, string) {
 	t.Helper()
 	db := filepath.Join(t.TempDir(), "weft.db")
-	st, err := store.Open(db, store.Options{})
+	st, err := boltstore.Open(db, boltstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +236,7 @@ func TestMCPRelaysToRunningWeft(t *testing.T) {
 func TestMCPHeldWithoutListener(t *testing.T) {
 	t.Parallel()
 	db, _ := seededDB(t)
-	st, err := store.Open(db, store.Options{})
+	st, err := boltstore.Open(db, boltstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +254,7 @@ func TestMCPHeldWithoutListener(t *testing.T) {
 
 func TestListenConfig(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "weft.db")
-	st, err := store.Open(db, store.Options{})
+	st, err := boltstore.Open(db, boltstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"weft/ops"
-	"weft/store"
+	"weft/store/boltstore"
 )
 
 // preflight sends a browser's CORS preflight for a POST from origin.
@@ -63,7 +63,7 @@ func TestListenersAllowOrigin(t *testing.T) {
 			t.Errorf("help %d does not describe --allow-origin:\n%s", i, help)
 		}
 	}
-	st, err := store.Open(db, store.Options{})
+	st, err := boltstore.Open(db, boltstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"weft/ops"
 	"weft/ops/listen"
 	"weft/store"
+	"weft/store/boltstore"
 )
 
 // holdDB opens db as a running weft does (the TUI, weft serve): the file
@@ -19,7 +20,7 @@ import (
 // the file. It lets go when the test ends.
 func holdDB(t *testing.T, db, token string) *ops.Service {
 	t.Helper()
-	st, err := store.Open(db, store.Options{})
+	st, err := boltstore.Open(db, boltstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +36,7 @@ func holdDB(t *testing.T, db, token string) *ops.Service {
 		st.Close()
 	})
 	// Nothing but the listener can reach the file now.
-	if ro, err := store.Open(db, store.Options{ReadOnly: true, Timeout: 50 * time.Millisecond}); !errors.Is(err, store.ErrInUse) {
+	if ro, err := boltstore.Open(db, boltstore.Options{ReadOnly: true, Timeout: 50 * time.Millisecond}); !errors.Is(err, store.ErrInUse) {
 		if ro != nil {
 			ro.Close()
 		}
@@ -205,7 +206,7 @@ func TestImportThroughARunningWeftIsAnnounced(t *testing.T) {
 func TestHeldWithoutListener(t *testing.T) {
 	t.Parallel()
 	db, _ := seededDB(t)
-	st, err := store.Open(db, store.Options{})
+	st, err := boltstore.Open(db, boltstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"weft/ops/reads"
 	"weft/ops/tools"
 	"weft/store"
+	"weft/store/boltstore"
 	"weft/themes"
 	"weft/tui"
 )
@@ -186,7 +187,7 @@ func (a *app) openTUI(ctx context.Context, session string) error {
 	if _, err := os.Stat(a.db); errors.Is(err, os.ErrNotExist) && a.db != a.env.db && len(a.follow) == 0 {
 		return a.noDatabase()
 	}
-	st, err := openStore(a.db, store.Options{Timeout: a.lockTimeout()})
+	st, err := openStore(a.db, boltstore.Options{Timeout: a.lockTimeout()})
 	if errors.Is(err, store.ErrInUse) {
 		return a.openThroughHolder(ctx, session, err) // held.go
 	}
@@ -255,7 +256,7 @@ var runTUI = tui.Run
 // dbFile is the database file opened for a command, and the service
 // over it.
 type dbFile struct {
-	st       *store.Store
+	st       store.Store
 	svc      *ops.Service
 	closeLog func()
 	path     string
@@ -266,11 +267,11 @@ type dbFile struct {
 // timeout (0: the store's default) for another process to let go of it.
 func (a *app) openDB(timeout time.Duration, readOnly bool) (*dbFile, error) {
 	_, statErr := os.Stat(a.db)
-	st, err := openStore(a.db, store.Options{Timeout: timeout, ReadOnly: readOnly})
+	st, err := openStore(a.db, boltstore.Options{Timeout: timeout, ReadOnly: readOnly})
 	if readOnly && errors.Is(err, store.ErrNeedsMigration) {
 		// A file of an older weft: brought up to date once (a write),
 		// then read as any other.
-		if st, err = openStore(a.db, store.Options{Timeout: timeout}); err == nil {
+		if st, err = openStore(a.db, boltstore.Options{Timeout: timeout}); err == nil {
 			_, _ = fmt.Fprintf(a.stderr, "weft: note: %s was brought up to this weft's file layout (once; older wefts cannot read it now)\n", termsafe.Text(a.db))
 		}
 	}

@@ -18,7 +18,7 @@ import (
 // environment: the summary endpoint from WEFT_SUMMARY_URL,
 // WEFT_SUMMARY_MODEL, WEFT_SUMMARY_API_KEY and WEFT_SUMMARY_TIMEOUT. It
 // logs to logger (what a bug in a tool left behind).
-func newService(st *store.Store, logger *slog.Logger) *ops.Service {
+func newService(st store.Store, logger *slog.Logger) *ops.Service {
 	return ops.New(st, ops.WithSummaryEndpoint(summaryEndpoint()), ops.WithLogger(logger), memory.Keep())
 }
 

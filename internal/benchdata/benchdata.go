@@ -18,6 +18,7 @@ import (
 
 	"weft/model"
 	"weft/store"
+	"weft/store/boltstore"
 )
 
 // Version names the generator: change it whenever what the
@@ -339,7 +340,7 @@ func DB(tb testing.TB, n int) string {
 	_ = tmp.Close()
 	_ = os.Remove(tmp.Name()) // bbolt creates it
 	defer func() { _ = os.Remove(tmp.Name()) }()
-	st, err := store.Open(tmp.Name(), store.Options{})
+	st, err := boltstore.Open(tmp.Name(), boltstore.Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -357,7 +358,7 @@ func DB(tb testing.TB, n int) string {
 		}
 		done += len(msgs)
 		info.MessageCount, info.UpdatedAt = done, msgs[len(msgs)-1].CreatedAt
-		err := st.Update(func(tx *store.Tx) error {
+		err := st.Update(func(tx store.Tx) error {
 			if err := tx.PutSession(info); err != nil {
 				return err
 			}
@@ -369,7 +370,7 @@ func DB(tb testing.TB, n int) string {
 		}
 	}
 	ops := benchOpsFor(n)
-	err = st.Update(func(tx *store.Tx) error {
+	err = st.Update(func(tx store.Tx) error {
 		for _, o := range ops {
 			if err := tx.PutOp(info.ID, o); err != nil {
 				return err

@@ -11,6 +11,7 @@ import (
 
 	"weft/model"
 	"weft/store"
+	"weft/store/boltstore"
 )
 
 // The engine's benchmarks run over plain files of one session of
@@ -48,7 +49,7 @@ func File(tb testing.TB, t0 time.Time, n, size, nops int) (string, string) {
 	}
 	tb.Logf("building a %d-message file (once per run)", n)
 	path := filepath.Join(TempDir(), name+".db")
-	st, err := store.Open(path, store.Options{})
+	st, err := boltstore.Open(path, boltstore.Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func File(tb testing.TB, t0 time.Time, n, size, nops int) (string, string) {
 		}
 		info.MessageCount += len(batch)
 		info.Tokens += len(batch) * size / 4
-		err := st.Update(func(tx *store.Tx) error {
+		err := st.Update(func(tx store.Tx) error {
 			if err := tx.PutSession(info); err != nil {
 				return err
 			}
@@ -82,7 +83,7 @@ func File(tb testing.TB, t0 time.Time, n, size, nops int) (string, string) {
 	}
 	if nops > 0 {
 		ops := Ops(n, nops)
-		err := st.Update(func(tx *store.Tx) error {
+		err := st.Update(func(tx store.Tx) error {
 			for _, o := range ops {
 				if err := tx.PutOp(info.ID, o); err != nil {
 					return err

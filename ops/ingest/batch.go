@@ -102,7 +102,7 @@ func (im *Import) batchWrite(th *importThread, batch []formats.Message, pre *pre
 	var changed []string  // keys of stored messages the file has otherwise
 	lastOld := false      // the batch holds a message already stored
 	created := th.sid == ""
-	prepare := func(tx *store.Tx, c *ops.Thread, next *model.Session) (*ops.Change, error) {
+	prepare := func(tx store.Tx, c *ops.Thread, next *model.Session) (*ops.Change, error) {
 		// A message new to the session that comes before one already
 		// there belongs between stored messages, which are only ever
 		// appended to: it is not added out of order, but reported.
@@ -188,7 +188,7 @@ func (im *Import) batchWrite(th *importThread, batch []formats.Message, pre *pre
 		if added == 0 && len(keys) == 0 && len(sources) == 0 {
 			return nil, nil
 		}
-		record := func(tx *store.Tx) error {
+		record := func(tx store.Tx) error {
 			for _, src := range sources {
 				if err := tx.PutSourceSession(src, id); err != nil {
 					return err
@@ -209,7 +209,7 @@ func (im *Import) batchWrite(th *importThread, batch []formats.Message, pre *pre
 			What:   fmt.Sprintf("%s imported", english.Count(added, "message")),
 			Reload: true,
 			Event:  ops.Event{Kind: ops.EventAppended},
-			Store: func(tx *store.Tx) error {
+			Store: func(tx store.Tx) error {
 				var err error
 				switch {
 				case pre == nil:

@@ -15,7 +15,7 @@ import (
 	"weft/formats/openai"
 	"weft/internal/benchdata"
 	"weft/ops"
-	"weft/store"
+	"weft/store/boltstore"
 )
 
 // BenchmarkImportClaudeCodeLongSession is the whole import of a real
@@ -72,7 +72,7 @@ func importTimed(b *testing.B, src string, read formats.Reader, peak *uint64) (*
 	b.Helper()
 	b.StopTimer()
 	db := filepath.Join(b.TempDir(), "import.db")
-	st, err := store.Open(db, store.Options{})
+	st, err := boltstore.Open(db, boltstore.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

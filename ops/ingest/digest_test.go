@@ -37,7 +37,7 @@ func TestImportStoresContentDigests(t *testing.T) {
 	}
 	for _, s := range append(im.Sessions, fed.Sessions...) {
 		n := 0
-		err := f.St.View(func(tx *store.Tx) error {
+		err := f.St.View(func(tx store.Tx) error {
 			return tx.Messages(s.SessionID, 1, 1<<20, func(m model.Message) error {
 				n++
 				if want := model.ContentDigest(m.Role, m.Content); m.Digest != want {
@@ -93,7 +93,7 @@ func TestImportInBatchesIntoItsOwnSession(t *testing.T) {
 		t.Fatalf("grown: %+v", s)
 	}
 	var got []string
-	err := f.St.View(func(tx *store.Tx) error {
+	err := f.St.View(func(tx store.Tx) error {
 		return tx.Messages(s.SessionID, 1, 1<<20, func(m model.Message) error {
 			got = append(got, m.Content)
 			return nil

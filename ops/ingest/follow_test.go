@@ -13,7 +13,7 @@ import (
 	"weft/formats/follow"
 	"weft/ops"
 	"weft/ops/opstest"
-	"weft/store"
+	"weft/store/boltstore"
 )
 
 // Following a file as it is written, a line at a time, each batch the
@@ -51,7 +51,7 @@ func TestFollowingEqualsImportingWhole(t *testing.T) {
 			}
 			sid := importData(followed, data, file.read) // the file is finished: nothing held back
 
-			st, err := store.Open(filepath.Join(t.TempDir(), "whole.db"), store.Options{})
+			st, err := boltstore.Open(filepath.Join(t.TempDir(), "whole.db"), boltstore.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

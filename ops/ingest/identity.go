@@ -59,7 +59,7 @@ func validSessionID(id string) bool {
 // identify finds the session the thread was imported into before, if
 // any, and the source keys to record as leading to it (see above). It
 // runs for a thread imported without Options.Session.
-func (th *importThread) identify(tx *store.Tx) error {
+func (th *importThread) identify(tx store.Tx) error {
 	t := th.info
 	if t.Source == formats.Weft && validSessionID(t.Key) {
 		s, err := tx.Session(t.Key)
@@ -101,7 +101,7 @@ func (th *importThread) identify(tx *store.Tx) error {
 // selfCheck makes the thread's session the file's own when it is (weft's
 // format, the same ID and creation time): for a thread imported into a
 // session named by Options.Session.
-func (th *importThread) selfCheck(tx *store.Tx) error {
+func (th *importThread) selfCheck(tx store.Tx) error {
 	if th.info.Source != formats.Weft || th.sid != th.info.Key {
 		return nil
 	}
@@ -141,7 +141,7 @@ func (th *importThread) ownSeq(k string) (uint64, bool) {
 
 // lookup finds the seq of a message of the thread imported before, by
 // its key as the format gives it.
-func (th *importThread) lookup(tx *store.Tx, sid, k string) (uint64, bool, error) {
+func (th *importThread) lookup(tx store.Tx, sid, k string) (uint64, bool, error) {
 	seq, ok, err := tx.ImportKey(sid, th.key(k))
 	if err == nil && !ok && th.legacy {
 		seq, ok, err = tx.ImportKey(sid, k)
@@ -157,7 +157,7 @@ func (th *importThread) lookup(tx *store.Tx, sid, k string) (uint64, bool, error
 // file's own session, the seq a key names there (the keys it brought
 // first: they name it where it was first stored). via is the index (see
 // keyOf) of the recorded key it was found by, else -1.
-func (th *importThread) find(tx *store.Tx, sid string, m *formats.Message) (seq uint64, via int, ok bool, err error) {
+func (th *importThread) find(tx store.Tx, sid string, m *formats.Message) (seq uint64, via int, ok bool, err error) {
 	for i := range len(m.Aliases) + 1 {
 		if seq, ok, err := tx.ImportKey(sid, th.keyOf(m, i)); err != nil || ok {
 			return seq, i, ok, err
@@ -187,7 +187,7 @@ type importKey struct {
 // that the session has not recorded, so that each of them finds it from
 // now on. Keys of the session's own messages are never recorded for
 // them: they name them already.
-func (th *importThread) missingKeys(tx *store.Tx, sid string, m *formats.Message, seq uint64, via int) ([]importKey, error) {
+func (th *importThread) missingKeys(tx store.Tx, sid string, m *formats.Message, seq uint64, via int) ([]importKey, error) {
 	if len(m.Aliases) == 0 {
 		return nil, nil // found by its only key
 	}
@@ -212,7 +212,7 @@ func (th *importThread) missingKeys(tx *store.Tx, sid string, m *formats.Message
 // pendingSources are the thread's source keys that lead nowhere here
 // yet, to record as leading to session sid. A source that leads to
 // another session of this file is left to it.
-func (th *importThread) pendingSources(tx *store.Tx, sid string) []string {
+func (th *importThread) pendingSources(tx store.Tx, sid string) []string {
 	var out []string
 	for _, src := range th.sources {
 		if id, ok := tx.SourceSession(src); ok {
@@ -230,7 +230,7 @@ func (th *importThread) pendingSources(tx *store.Tx, sid string) []string {
 
 // putKeys records import keys, in key order: bbolt then fills its leaves
 // in order instead of scattering a batch across the tree.
-func putKeys(tx *store.Tx, sid string, keys []importKey) error {
+func putKeys(tx store.Tx, sid string, keys []importKey) error {
 	slices.SortFunc(keys, func(a, b importKey) int { return strings.Compare(a.key, b.key) })
 	for _, k := range keys {
 		if err := tx.PutImportKey(sid, k.key, k.seq); err != nil {
@@ -264,7 +264,7 @@ func sameOp(a, b *model.Op) bool {
 // <id>/m<n> names one message wherever the session is. A file with
 // unreadable message lines would number them otherwise. A session that
 // does not keep it is found again by the file's source key.
-func (th *importThread) checkKeepID(tx *store.Tx, batch []formats.Message) error {
+func (th *importThread) checkKeepID(tx store.Tx, batch []formats.Message) error {
 	if _, err := tx.Session(th.info.Key); err == nil {
 		th.keepID, th.taken, th.raced = false, th.info.Key, true
 	} else if !errors.Is(err, store.ErrNotFound) {

@@ -395,7 +395,7 @@ func (im *Import) writeOps(th *importThread) error {
 		author = "import"
 	}
 	var made []model.Op
-	_, err := s.Write(im.ctx, th.sid, nil, func(tx *store.Tx, t *ops.Thread, next *model.Session) (*ops.Change, error) {
+	_, err := s.Write(im.ctx, th.sid, nil, func(tx store.Tx, t *ops.Thread, next *model.Session) (*ops.Change, error) {
 		var add []model.Op
 		err := func() error {
 			seqOf := func(key string) (uint64, error) {
@@ -446,7 +446,7 @@ func (im *Import) writeOps(th *importThread) error {
 		what := fmt.Sprintf("%s imported", english.Count(len(add), "operation"))
 		return &ops.Change{
 			What: what,
-			Store: func(tx *store.Tx) error {
+			Store: func(tx store.Tx) error {
 				for i := range add {
 					add[i].Version = next.Version
 					if err := tx.PutOp(t.Info.ID, add[i]); err != nil {
@@ -473,7 +473,7 @@ var errNoKey = errors.New("no imported message has key")
 // applies to the rest, as an operation does whose targets are partly
 // gone; one left with no target is not imported. The thread's notes say
 // which.
-func (im *Import) remapOps(tx *store.Tx, t *ops.Thread, th *importThread, out *[]model.Op) error {
+func (im *Import) remapOps(tx store.Tx, t *ops.Thread, th *importThread, out *[]model.Op) error {
 	renamed := map[string]string{}
 	dropped := map[string]bool{} // operations of the file not imported
 	// mapID maps an item ID of the file to this session's; false when
@@ -571,7 +571,7 @@ func (im *Import) remapOps(tx *store.Tx, t *ops.Thread, th *importThread, out *[
 // anchorBefore stands in for an insert's anchor that was not imported:
 // the nearest earlier stored message of the file that was, or the start
 // (""). A synthetic anchor has no such stand-in (false).
-func (im *Import) anchorBefore(tx *store.Tx, t *ops.Thread, th *importThread, anchor model.ItemID) (model.ItemID, bool, error) {
+func (im *Import) anchorBefore(tx store.Tx, t *ops.Thread, th *importThread, anchor model.ItemID) (model.ItemID, bool, error) {
 	seq, ok := anchor.Seq()
 	if !ok {
 		return "", false, nil

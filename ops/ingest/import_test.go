@@ -15,7 +15,7 @@ import (
 	"weft/model"
 	"weft/ops"
 	"weft/ops/opstest"
-	"weft/store"
+	"weft/store/boltstore"
 )
 
 // feed plays a thread into an emitter, as an importer would.
@@ -166,7 +166,7 @@ func TestWeftRoundTrip(t *testing.T) {
 	buf, info, msgs, opsList := exportWeft(t, f.Svc, sid)
 
 	// Into another file: the same session, the same effective thread.
-	st, err := store.Open(filepath.Join(t.TempDir(), "other.db"), store.Options{})
+	st, err := boltstore.Open(filepath.Join(t.TempDir(), "other.db"), boltstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,7 +77,7 @@ func TestImportFindsUnqualifiedKeys(t *testing.T) {
 	ctx := context.Background()
 	sid := f.Session("legacy", 5)
 	info := formats.ThreadInfo{Key: "abc", Title: "legacy", Source: formats.OpenAI}
-	err := f.St.Update(func(tx *store.Tx) error {
+	err := f.St.Update(func(tx store.Tx) error {
 		for i := range 5 {
 			if err := tx.PutImportKey(sid, "k"+string(rune('0'+i)), uint64(i+1)); err != nil {
 				return err

@@ -50,12 +50,12 @@ func (im *Import) prepare(batch []formats.Message) *preparedBatch {
 					}
 					msgs = append(msgs, ops.StoredMessage(0, m.NewMessage, im.now, m.Digest))
 				}
-				enc, err := store.EncodeMessages(msgs)
+				enc, err := im.s.Store().Encode(msgs)
 				if err != nil {
 					errs[w] = err
 					return
 				}
-				parts[w] = parts[w].Join(enc)
+				parts[w] = join(parts[w], enc)
 			}
 		})
 	}
@@ -65,7 +65,15 @@ func (im *Import) prepare(batch []formats.Message) *preparedBatch {
 		if errs[w] != nil {
 			return nil
 		}
-		p.enc = p.enc.Join(parts[w])
+		p.enc = join(p.enc, parts[w])
 	}
 	return p
+}
+
+// join is a's records then b's; a may be nil.
+func join(a, b store.Encoded) store.Encoded {
+	if a == nil {
+		return b
+	}
+	return a.Join(b)
 }

@@ -9,7 +9,7 @@ import (
 
 	"weft/formats/claudecode"
 	"weft/ops"
-	"weft/store"
+	"weft/store/boltstore"
 )
 
 // A batch of weft import --follow imports the whole file again, its
@@ -19,7 +19,7 @@ func BenchmarkReimportNothingNew(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	st, err := store.Open(filepath.Join(b.TempDir(), "reimport.db"), store.Options{})
+	st, err := boltstore.Open(filepath.Join(b.TempDir(), "reimport.db"), boltstore.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

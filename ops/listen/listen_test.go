@@ -14,6 +14,7 @@ import (
 
 	"weft/ops"
 	"weft/store"
+	"weft/store/boltstore"
 )
 
 // freePort returns a port nothing listens on now.
@@ -107,7 +108,7 @@ func TestListenAddrFile(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "weft.db")
-	st, err := store.Open(db, store.Options{})
+	st, err := boltstore.Open(db, boltstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +129,7 @@ func TestListenAddrFile(t *testing.T) {
 		t.Errorf("address file says %q, listener %q", got, l.Addr())
 	}
 	// A second opener is told where the running weft listens.
-	if _, err := store.Open(db, store.Options{Timeout: 50 * time.Millisecond}); !errors.Is(err, store.ErrInUse) || !strings.Contains(err.Error(), l.Addr()) {
+	if _, err := boltstore.Open(db, boltstore.Options{Timeout: 50 * time.Millisecond}); !errors.Is(err, store.ErrInUse) || !strings.Contains(err.Error(), l.Addr()) {
 		t.Errorf("second open: %v", err)
 	}
 	if err := l.Close(); err != nil {

@@ -24,6 +24,7 @@ import (
 	"weft/ops/thread"
 	"weft/ops/tools"
 	"weft/store"
+	"weft/store/boltstore"
 )
 
 // Many editors at one table: clients that edit one session over loopback
@@ -434,7 +435,7 @@ func TestConcurrentEditsOverHTTP(t *testing.T) {
 	if testing.Short() {
 		edits = concEditsShort
 	}
-	st, err := store.Open(filepath.Join(t.TempDir(), "weft.db"), store.Options{})
+	st, err := boltstore.Open(filepath.Join(t.TempDir(), "weft.db"), boltstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -552,7 +553,7 @@ func TestConcurrentEditsOverHTTP(t *testing.T) {
 	// Replaying the log over the stored messages gives the live view; so
 	// does a fresh service reading the same file.
 	var heads []model.Head
-	if err := st.View(func(tx *store.Tx) error {
+	if err := st.View(func(tx store.Tx) error {
 		var err error
 		heads, err = tx.Heads(sid)
 		return err

@@ -18,7 +18,7 @@ import (
 	"weft/model"
 	"weft/ops"
 	"weft/ops/tools"
-	"weft/store"
+	"weft/store/boltstore"
 )
 
 // The measure: a 300-message thread in which 100 messages are
@@ -54,7 +54,7 @@ func toolOutput(k int) string {
 // result's text both in the content and in a part).
 func toolHeavy(t testing.TB) (*ops.Service, string) {
 	t.Helper()
-	st, err := store.Open(filepath.Join(t.TempDir(), "weft.db"), store.Options{})
+	st, err := boltstore.Open(filepath.Join(t.TempDir(), "weft.db"), boltstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

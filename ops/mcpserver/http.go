@@ -159,6 +159,15 @@ type health struct {
 	Agents   int    `json:"agents"`
 }
 
+// schema is the layout version of the store the backend holds (0 for a
+// backend that holds none).
+func (s *Server) schema() uint32 {
+	if sc, ok := s.backend.(interface{ Schema() uint32 }); ok {
+		return sc.Schema()
+	}
+	return 0
+}
+
 func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
@@ -170,10 +179,10 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 		httpx.WriteJSON(w, http.StatusServiceUnavailable, struct {
 			health
 			Error string `json:"error"`
-		}{health{Version: Version(), Schema: ops.SchemaVersion, Tools: len(tools.All())}, err.Error()})
+		}{health{Version: Version(), Schema: s.schema(), Tools: len(tools.All())}, err.Error()})
 		return
 	}
-	httpx.WriteJSON(w, http.StatusOK, health{OK: true, Version: Version(), Schema: ops.SchemaVersion, Tools: len(tools.All()), Sessions: list.Total, Agents: s.Agents()})
+	httpx.WriteJSON(w, http.StatusOK, health{OK: true, Version: Version(), Schema: s.schema(), Tools: len(tools.All()), Sessions: list.Total, Agents: s.Agents()})
 }
 
 // checkJSONRPC answers a POST to /mcp whose body is not a JSON-RPC message

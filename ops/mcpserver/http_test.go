@@ -23,7 +23,7 @@ import (
 	"weft/ops/relay"
 	"weft/ops/summary"
 	"weft/ops/tools"
-	"weft/store"
+	"weft/store/boltstore"
 )
 
 // apiOptions are what a test asks of the listener (Token, Origins) and
@@ -202,7 +202,7 @@ func TestAPIListAndHealth(t *testing.T) {
 
 	status, _, body = do(t, "GET", ts.URL+"/healthz", "", nil)
 	var h health
-	if err := json.Unmarshal(body, &h); status != 200 || err != nil || !h.OK || h.Sessions != 1 || h.Tools != len(tools.All()) || h.Version == "" || h.Schema != store.SchemaVersion {
+	if err := json.Unmarshal(body, &h); status != 200 || err != nil || !h.OK || h.Sessions != 1 || h.Tools != len(tools.All()) || h.Version == "" || h.Schema != boltstore.SchemaVersion {
 		t.Errorf("healthz: %d %s", status, body)
 	}
 	if status, _, _ := do(t, "POST", ts.URL+"/healthz", "", nil); status != 405 {

@@ -19,6 +19,7 @@ import (
 	"weft/ops/listen"
 	"weft/ops/tools"
 	"weft/store"
+	"weft/store/boltstore"
 )
 
 // titled creates sessions with these titles, in order, and returns their
@@ -388,13 +389,13 @@ func TestResourcePagesOnManySessions(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a file of 10,000 sessions")
 	}
-	st, err := store.Open(filepath.Join(t.TempDir(), "many.db"), store.Options{})
+	st, err := boltstore.Open(filepath.Join(t.TempDir(), "many.db"), boltstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
 	at := time.Date(2026, 1, 6, 9, 0, 0, 0, time.UTC)
-	err = st.Update(func(tx *store.Tx) error {
+	err = st.Update(func(tx store.Tx) error {
 		for i := range 10_000 {
 			s := model.Session{ID: fmt.Sprintf("0000p4wp%08x", i), Title: fmt.Sprintf("conversation %d about something", i),
 				CreatedAt: at.Add(time.Duration(i) * time.Minute), UpdatedAt: at.Add(time.Duration(i) * time.Minute), MessageCount: 2, Tokens: 40, Version: 1}

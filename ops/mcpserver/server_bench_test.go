@@ -24,6 +24,7 @@ import (
 	"weft/ops/listen"
 	"weft/ops/tools"
 	"weft/store"
+	"weft/store/boltstore"
 )
 
 // The protocol faces' overhead, measured over a big session: in-process
@@ -57,7 +58,7 @@ var benchFile = sync.OnceValues(func() (string, error) {
 		return "", err
 	}
 	path := filepath.Join(dir, "bench.db")
-	st, err := store.Open(path, store.Options{})
+	st, err := boltstore.Open(path, boltstore.Options{})
 	if err != nil {
 		return "", err
 	}
@@ -86,7 +87,7 @@ var benchFile = sync.OnceValues(func() (string, error) {
 		}
 		info.MessageCount += len(batch)
 		info.Tokens += len(batch) * 160
-		if err := st.Update(func(tx *store.Tx) error {
+		if err := st.Update(func(tx store.Tx) error {
 			if err := tx.PutSession(info); err != nil {
 				return err
 			}
@@ -105,7 +106,7 @@ func benchService(b *testing.B) (*ops.Service, string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	st, err := store.Open(path, store.Options{})
+	st, err := boltstore.Open(path, boltstore.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

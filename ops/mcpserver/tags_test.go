@@ -12,7 +12,7 @@ import (
 
 	"weft/model"
 	"weft/ops"
-	"weft/store"
+	"weft/store/boltstore"
 )
 
 // TestTagsOverTheFaces: over MCP and POST /api, get_message_range takes
@@ -20,7 +20,7 @@ import (
 // it, requires none), and an edit's ids take tag:NAME.
 func TestTagsOverTheFaces(t *testing.T) {
 	t.Parallel()
-	st, err := store.Open(filepath.Join(t.TempDir(), "weft.db"), store.Options{})
+	st, err := boltstore.Open(filepath.Join(t.TempDir(), "weft.db"), boltstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

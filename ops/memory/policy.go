@@ -132,7 +132,7 @@ func SetMemoryPolicy(s *ops.Service, ctx context.Context, a SetMemoryPolicyArgs)
 		return setDefault(s, ctx, a, scope)
 	}
 	var policy *model.MemoryPolicy
-	_, err = s.Write(ctx, a.SessionID, a.ExpectedVersion, func(_ *store.Tx, th *ops.Thread, next *model.Session) (*ops.Change, error) {
+	_, err = s.Write(ctx, a.SessionID, a.ExpectedVersion, func(_ store.Tx, th *ops.Thread, next *model.Session) (*ops.Change, error) {
 		if a.Off {
 			if th.Info.Memory == nil {
 				return nil, nil

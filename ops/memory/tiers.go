@@ -344,7 +344,7 @@ func FormatHistoryForPrompt(s *ops.Service, ctx context.Context, a FormatHistory
 	}
 	res.Summaries, res.Turns = len(keptSums), len(turns)-k
 	var text []formats.Item
-	err = s.Store().View(func(tx *store.Tx) error {
+	err = s.Store().View(func(tx store.Tx) error {
 		text, _, err = ops.TextItems(tx, v, indices)
 		return err
 	})

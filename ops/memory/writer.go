@@ -147,7 +147,7 @@ func transcriptOf(s *ops.Service, snap ops.Snapshot, a Action) (string, error) {
 		indices = append(indices, i)
 	}
 	var items []formats.Item
-	err := s.Store().View(func(tx *store.Tx) error {
+	err := s.Store().View(func(tx store.Tx) error {
 		var err error
 		items, _, err = ops.TextItems(tx, snap.View, indices)
 		return err

@@ -20,6 +20,7 @@ import (
 	"weft/model"
 	"weft/ops"
 	"weft/store"
+	"weft/store/boltstore"
 )
 
 // T0 is the start of the test threads' time.
@@ -33,7 +34,7 @@ var Render = viewtest.Render
 type Fixture struct {
 	T    *testing.T
 	Path string
-	St   *store.Store
+	St   store.Store
 	Svc  *ops.Service
 	Now  time.Time
 }
@@ -49,7 +50,7 @@ func New(t *testing.T) *Fixture {
 // Open opens the store at Path with a new service (after St was closed).
 func (f *Fixture) Open() {
 	f.T.Helper()
-	st, err := store.Open(f.Path, store.Options{})
+	st, err := boltstore.Open(f.Path, boltstore.Options{})
 	if err != nil {
 		f.T.Fatal(err)
 	}
@@ -175,7 +176,7 @@ func BenchFile(b *testing.B, n, size, nops int) (string, string) {
 
 // BenchService opens a service over the file at path.
 func BenchService(b *testing.B, path string) *ops.Service {
-	st, err := store.Open(path, store.Options{})
+	st, err := boltstore.Open(path, boltstore.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 
 	"weft/formats/export"
 	"weft/ops"
-	"weft/store"
+	"weft/store/boltstore"
 )
 
 // FuzzProxyBody feeds the proxy's request parsing (of each API's
@@ -39,7 +39,7 @@ func FuzzProxyBody(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	st, err := store.Open(filepath.Join(f.TempDir(), "fuzz.db"), store.Options{})
+	st, err := boltstore.Open(filepath.Join(f.TempDir(), "fuzz.db"), boltstore.Options{})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -22,7 +22,7 @@ import (
 	"weft/ops/listen"
 	"weft/ops/memory"
 	"weft/ops/reads"
-	"weft/store"
+	"weft/store/boltstore"
 )
 
 // A stand-in for the providers' APIs: it records every request it gets
@@ -257,7 +257,7 @@ type rigOptions struct {
 func newProxyRig(t testing.TB, o rigOptions) *proxyRig {
 	t.Helper()
 	rig := &proxyRig{t: t, up: newStandIn(t), path: filepath.Join(t.TempDir(), "weft.db"), logs: &syncBuffer{}}
-	st, err := store.Open(rig.path, store.Options{})
+	st, err := boltstore.Open(rig.path, boltstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

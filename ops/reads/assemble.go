@@ -63,7 +63,7 @@ func RequestContextSlice(s *ops.Service, ctx context.Context, a ContextSliceArgs
 		return ContextSliceResult{}, ops.Invalidf("include_search_results needs a query to search for")
 	}
 	var p Preferences
-	_, err := s.Write(ctx, a.SessionID, nil, func(_ *store.Tx, c *ops.Thread, _ *model.Session) (*ops.Change, error) {
+	_, err := s.Write(ctx, a.SessionID, nil, func(_ store.Tx, c *ops.Thread, _ *model.Session) (*ops.Change, error) {
 		v := c.View()
 		start, end := *a.StartMessageIndex, *a.EndMessageIndex
 		if err := ops.CheckRangeAs("start_message_index", "end_message_index", start, end, v.Len()); err != nil {
@@ -82,7 +82,7 @@ func RequestContextSlice(s *ops.Service, ctx context.Context, a ContextSliceArgs
 		return &ops.Change{
 			What:  fmt.Sprintf("context slice %d..%d requested", start, end),
 			Aside: true,
-			Store: func(tx *store.Tx) error { return tx.PutPrefs(id, raw) },
+			Store: func(tx store.Tx) error { return tx.PutPrefs(id, raw) },
 			Event: ops.Event{Kind: ops.EventPreferences},
 		}, nil
 	})
@@ -177,7 +177,7 @@ func AssembleContext(s *ops.Service, ctx context.Context, a AssembleArgs) (Assem
 		given, fitJSON = DefaultMaxTokens, true
 	}
 	var res AssembleResult
-	_, err = s.Write(ctx, a.SessionID, nil, func(tx *store.Tx, c *ops.Thread, _ *model.Session) (*ops.Change, error) {
+	_, err = s.Write(ctx, a.SessionID, nil, func(tx store.Tx, c *ops.Thread, _ *model.Session) (*ops.Change, error) {
 		v, heads := c.View(), c.Heads
 		raw, err := tx.Prefs(c.Info.ID)
 		if err != nil {
@@ -229,7 +229,7 @@ func AssembleContext(s *ops.Service, ctx context.Context, a AssembleArgs) (Assem
 		return &ops.Change{
 			What:  "pending context preferences used",
 			Aside: true,
-			Store: func(tx *store.Tx) error { return tx.PutPrefs(id, nil) },
+			Store: func(tx store.Tx) error { return tx.PutPrefs(id, nil) },
 			Event: ops.Event{Kind: ops.EventPreferences},
 		}, nil
 	})
@@ -241,7 +241,7 @@ func AssembleContext(s *ops.Service, ctx context.Context, a AssembleArgs) (Assem
 
 // assembleInto fills res with the items of limited that fit budget
 // (0: all) in format, and says what was left out of picked.
-func assembleInto(res *AssembleResult, tx *store.Tx, v *model.View, heads []model.Head, picked, limited []int, budget int, format string) error {
+func assembleInto(res *AssembleResult, tx store.Tx, v *model.View, heads []model.Head, picked, limited []int, budget int, format string) error {
 	kept := limited
 	if budget > 0 {
 		kept = assemble.Fit(v, heads, limited, budget)
@@ -286,7 +286,7 @@ func assembleInto(res *AssembleResult, tx *store.Tx, v *model.View, heads []mode
 // preferred returns the indices pending preferences select: the slice
 // (found again by ID; by its recorded indices if an edit removed an end)
 // and, if asked, the search matches, in thread order.
-func preferred(s *ops.Service, tx *store.Tx, v *model.View, p *Preferences) ([]int, error) {
+func preferred(s *ops.Service, tx store.Tx, v *model.View, p *Preferences) ([]int, error) {
 	n := v.Len()
 	start, end := v.IndexOf(p.FirstID), v.IndexOf(p.LastID)
 	if start < 0 {

@@ -10,7 +10,7 @@ import (
 	"weft/ops"
 	"weft/ops/opstest"
 	"weft/ops/reads"
-	"weft/store"
+	"weft/store/boltstore"
 )
 
 // Benchmarks of the read tools over real files (opstest.BenchFile).
@@ -22,7 +22,7 @@ func BenchmarkOpenLastScreen1M(b *testing.B) {
 	ctx := context.Background()
 	b.ResetTimer()
 	for b.Loop() {
-		st, err := store.Open(path, store.Options{})
+		st, err := boltstore.Open(path, boltstore.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

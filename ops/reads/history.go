@@ -108,7 +108,7 @@ func searchSessions(s *ops.Service, _ context.Context, a SearchSessionsArgs) (Se
 		if title.Match([]byte(snap.Info.Title)) {
 			m.Matched = append(m.Matched, "title")
 		}
-		err = s.Store().View(func(tx *store.Tx) error {
+		err = s.Store().View(func(tx store.Tx) error {
 			hits, total, err := search.View(tx, snap.View, query, false, searchSnippets)
 			if err != nil || total == 0 {
 				return err
@@ -337,7 +337,7 @@ func getSessionHistory(s *ops.Service, _ context.Context, a SessionHistoryArgs) 
 		frame.Messages = []MessageOut{}
 	}
 	pk := newPacker(budget, countJSON(frame), bodies, metas)
-	err = s.Store().View(func(tx *store.Tx) error {
+	err = s.Store().View(func(tx store.Tx) error {
 		if format == "json" {
 			res.Messages, err = packHistory(tx, v, snap.Heads, rest, raw, pk)
 			return err
@@ -378,7 +378,7 @@ func getSessionHistory(s *ops.Service, _ context.Context, a SessionHistoryArgs) 
 
 // packHistory gives items (newest first) as messages, as the packer
 // lets, in thread order.
-func packHistory(tx *store.Tx, v *model.View, heads []model.Head, order []int, raw bool, pk *packer) ([]MessageOut, error) {
+func packHistory(tx store.Tx, v *model.View, heads []model.Head, order []int, raw bool, pk *packer) ([]MessageOut, error) {
 	if !raw {
 		out, err := packMessages(tx, v, heads, order, pk)
 		byIndex(out)
@@ -406,7 +406,7 @@ func packHistory(tx *store.Tx, v *model.View, heads []model.Head, order []int, r
 // packer lets, in thread order, with their indices: a body over the
 // packer's cap is cut, with its marker, and its parts dropped (the cut
 // content stands for them).
-func packHistoryItems(tx *store.Tx, v *model.View, heads []model.Head, order []int, raw bool, pk *packer) ([]formats.Item, []int, error) {
+func packHistoryItems(tx store.Tx, v *model.View, heads []model.Head, order []int, raw bool, pk *packer) ([]formats.Item, []int, error) {
 	var out []formats.Item
 	var at []int
 	for k, i := range order {

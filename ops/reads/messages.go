@@ -184,7 +184,7 @@ func planItems(v *model.View, heads []model.Head, indices []int) (bodies, metas 
 // most) as the packer lets: read, shaped and cut to its cap, until one
 // does not fit; the rest are counted as left out. The first is given
 // cut to what room there is rather than not at all.
-func packMessages(tx *store.Tx, v *model.View, heads []model.Head, indices []int, p *packer) ([]MessageOut, error) {
+func packMessages(tx store.Tx, v *model.View, heads []model.Head, indices []int, p *packer) ([]MessageOut, error) {
 	out := make([]MessageOut, 0, min(len(indices), 256))
 	for k, i := range indices {
 		if p.full {
@@ -217,7 +217,7 @@ func packOne(p *packer, o *MessageOut, n int, at bodyAt, from int) bool {
 }
 
 // itemOut renders one item of the view, reading a stored body in tx.
-func itemOut(tx *store.Tx, v *model.View, i int) (MessageOut, error) {
+func itemOut(tx store.Tx, v *model.View, i int) (MessageOut, error) {
 	it := v.Items[i]
 	tags := v.Tags(it)
 	if tags == nil {

@@ -59,7 +59,7 @@ type SummaryOut struct {
 
 // storeIndex is the store's bytime index as a thread.TimeIndex.
 type storeIndex struct {
-	tx  *store.Tx
+	tx  store.Tx
 	sid string
 }
 
@@ -71,7 +71,7 @@ func (x storeIndex) TimeAscend(from time.Time, fn func(uint64, int64) bool) erro
 // to them, as the packer lets, each saying whether the effective thread
 // hides it (and where: Index is the place of the item or marker that
 // hides it).
-func packStored(tx *store.Tx, v *model.View, seqs []uint64, p *packer) ([]MessageOut, error) {
+func packStored(tx store.Tx, v *model.View, seqs []uint64, p *packer) ([]MessageOut, error) {
 	out := make([]MessageOut, 0, min(len(seqs), 256))
 	for k, seq := range seqs {
 		if p.full {
@@ -160,7 +160,7 @@ func (o itemOrder) from(k int) itemOrder {
 }
 
 // pack gives the order's summaries and messages as the packer lets.
-func (o itemOrder) pack(tx *store.Tx, heads []model.Head, p *packer) ([]SummaryOut, []MessageOut, error) {
+func (o itemOrder) pack(tx store.Tx, heads []model.Head, p *packer) ([]SummaryOut, []MessageOut, error) {
 	sums := packSummaries(o.v, o.summaries, p)
 	msgs, err := packMessages(tx, o.v, heads, o.messages, p)
 	summariesByIndex(sums)
@@ -178,7 +178,7 @@ func (o itemOrder) plan(heads []model.Head) (bodies, metas []int) {
 // (envelope, counted with its lists empty) and returns what was given,
 // the packer, and the cursor to continue (nil when everything was
 // given).
-func readPage(tx *store.Tx, place readPlace, order itemOrder, heads []model.Head, cur *readCursor, maxTokens int, envelope any) ([]SummaryOut, []MessageOut, *packer, *readCursor, error) {
+func readPage(tx store.Tx, place readPlace, order itemOrder, heads []model.Head, cur *readCursor, maxTokens int, envelope any) ([]SummaryOut, []MessageOut, *packer, *readCursor, error) {
 	start, err := cur.resume(place, order.len(), order.id)
 	if err != nil {
 		return nil, nil, nil, nil, err
@@ -258,7 +258,7 @@ func getConversationContext(s *ops.Service, _ context.Context, a ConversationCon
 	}
 	order := itemOrder{v: snap.View, summaries: reversed(p.Summaries), messages: reversed(p.RawTurns)}
 	place := place(snap, tool, a, false)
-	err = s.Store().View(func(tx *store.Tx) error {
+	err = s.Store().View(func(tx store.Tx) error {
 		sums, msgs, pk, next, err := readPage(tx, place, order, snap.Heads, cur, budget, res)
 		if err != nil {
 			return err
@@ -326,7 +326,7 @@ func getTurnsSince(s *ops.Service, _ context.Context, a TurnsSinceArgs) (TurnsSi
 	res := TurnsSinceResult{TimestampStart: ops.FormatTime(t), Messages: []MessageOut{}, Summaries: []SummaryOut{}}
 	next := fmt.Sprintf("later messages did not fit: call %s again with the same arguments and cursor=next_cursor", tool)
 	place := place(snap, tool, a, false)
-	err = s.Store().View(func(tx *store.Tx) error {
+	err = s.Store().View(func(tx store.Tx) error {
 		p, err := thread.PlanSince(v, storeIndex{tx, snap.Info.ID}, t, include, limit)
 		if err != nil {
 			return err
@@ -433,7 +433,7 @@ func getTurnsAround(s *ops.Service, _ context.Context, a TurnsAroundArgs) (Turns
 	// Appended items can widen the window between pages: any write
 	// makes a cursor stale.
 	place := place(snap, tool, a, true)
-	err = s.Store().View(func(tx *store.Tx) error {
+	err = s.Store().View(func(tx store.Tx) error {
 		p, err := thread.PlanAround(snap.View, storeIndex{tx, snap.Info.ID}, t, count, ratio)
 		if err != nil {
 			return err
@@ -566,7 +566,7 @@ func getMessageRange(s *ops.Service, _ context.Context, a MessageRangeArgs) (Mes
 		res.Tagged = &n
 	}
 	var pk *packer
-	err = s.Store().View(func(tx *store.Tx) error {
+	err = s.Store().View(func(tx store.Tx) error {
 		if raw {
 			bodies, metas := make([]int, len(indices)), make([]int, len(indices))
 			for k, i := range indices {
@@ -672,7 +672,7 @@ func rangeIndices(v *model.View, tags []string, start, end int) ([]int, error) {
 
 // rangeItem reads one item for get_message_range: of the effective
 // thread, or with raw the stored message at that position.
-func rangeItem(tx *store.Tx, v *model.View, i int, raw bool) (MessageOut, error) {
+func rangeItem(tx store.Tx, v *model.View, i int, raw bool) (MessageOut, error) {
 	if !raw {
 		return itemOut(tx, v, i)
 	}
@@ -750,7 +750,7 @@ func getStartupContext(s *ops.Service, _ context.Context, a StartupContextArgs) 
 	res := StartupContextResult{Summaries: []SummaryOut{}, Unsummarized: []MessageOut{}, UnsummarizedCount: len(p.Unsummarized)}
 	order := itemOrder{v: snap.View, summaries: reversed(p.Summaries), messages: reversed(p.Unsummarized)}
 	place := place(snap, tool, a, false)
-	err = s.Store().View(func(tx *store.Tx) error {
+	err = s.Store().View(func(tx store.Tx) error {
 		sums, msgs, pk, next, err := readPage(tx, place, order, snap.Heads, cur, budget, res)
 		if err != nil {
 			return err

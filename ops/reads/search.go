@@ -102,7 +102,7 @@ func searchSessionHistory(s *ops.Service, _ context.Context, a SearchArgs) (Sear
 			return SearchResult{}, err
 		}
 	}
-	err = s.Store().View(func(tx *store.Tx) error {
+	err = s.Store().View(func(tx store.Tx) error {
 		// Every match is found, and limit cuts a page of them: a cursor
 		// reaches those after it, however many there are.
 		var all []int

@@ -57,7 +57,7 @@ func listSessions(s *ops.Service, _ context.Context, a ListSessionsArgs) (ListSe
 	}
 	var sessions []model.Session
 	var bad []error
-	err = s.Store().View(func(tx *store.Tx) error {
+	err = s.Store().View(func(tx store.Tx) error {
 		sessions, bad = tx.AllSessions()
 		return nil
 	})
@@ -83,9 +83,9 @@ func packSessions(s *ops.Service, tool string, args any, cur *readCursor, budget
 		ids = append(ids, x.ID)
 	}
 	for _, err := range bad {
-		var ce *store.CorruptError
+		var ce store.Corrupt
 		if errors.As(err, &ce) {
-			ids, why = append(ids, ce.Session), append(why, err.Error())
+			ids, why = append(ids, ce.CorruptSession()), append(why, err.Error())
 		}
 	}
 	// A write to any session moves it to the top of the list: the cursor
@@ -219,7 +219,7 @@ func getSessionByRoom(s *ops.Service, _ context.Context, a SessionByRoomArgs) (S
 		return SessionByRoomResult{}, err
 	}
 	var sessions []model.Session
-	if err := s.Store().View(func(tx *store.Tx) (err error) {
+	if err := s.Store().View(func(tx store.Tx) (err error) {
 		sessions, err = tx.RoomSessions(room)
 		return err
 	}); err != nil {

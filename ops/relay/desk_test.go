@@ -20,7 +20,7 @@ import (
 	"weft/ops/search"
 	"weft/ops/timeparse"
 	"weft/ops/tools"
-	"weft/store"
+	"weft/store/boltstore"
 )
 
 // deskPair is the Desk of a seeded file here (tools.Local) and through
@@ -223,7 +223,7 @@ func TestDeskNamesTheHoldersDefaultSession(t *testing.T) {
 func TestDeskWatchSaysTheHolderWentAndCameBack(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "weft.db")
-	st, err := store.Open(path, store.Options{Timeout: 100 * time.Millisecond})
+	st, err := boltstore.Open(path, boltstore.Options{Timeout: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +264,7 @@ func TestDeskWatchSaysTheHolderWentAndCameBack(t *testing.T) {
 	st.Close()
 	waitKind(tools.EventLost, nil)
 
-	st2, err := store.Open(path, store.Options{Timeout: time.Second})
+	st2, err := boltstore.Open(path, boltstore.Options{Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

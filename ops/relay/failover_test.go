@@ -15,6 +15,7 @@ import (
 	"weft/ops/mcpserver"
 	"weft/ops/reads"
 	"weft/store"
+	"weft/store/boltstore"
 )
 
 // TestRelaySurvivesARestart: a relay follows the weft that holds the file
@@ -23,8 +24,8 @@ import (
 func TestRelaySurvivesARestart(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "weft.db")
-	open := func() (*store.Store, *ops.Service) {
-		st, err := store.Open(path, store.Options{Timeout: 100 * time.Millisecond})
+	open := func() (store.Store, *ops.Service) {
+		st, err := boltstore.Open(path, boltstore.Options{Timeout: 100 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,7 +39,7 @@ func TestRelaySurvivesARestart(t *testing.T) {
 	sid := created.SessionID
 	l1 := listening(t, svc1, listen.Options{Addr: "127.0.0.1:0", AddrFile: listen.AddrFileOf(path)})
 
-	var taken *store.Store
+	var taken store.Store
 	t.Cleanup(func() {
 		if taken != nil {
 			taken.Close()
@@ -50,7 +51,7 @@ func TestRelaySurvivesARestart(t *testing.T) {
 		// what this test checks, only that it follows the second weft.
 		EventsRetry: 50 * time.Millisecond,
 		Takeover: func() (*ops.Service, error) {
-			st, err := store.Open(path, store.Options{Timeout: 100 * time.Millisecond})
+			st, err := boltstore.Open(path, boltstore.Options{Timeout: 100 * time.Millisecond})
 			if err != nil {
 				return nil, err
 			}

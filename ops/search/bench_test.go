@@ -8,7 +8,7 @@ import (
 	"weft/ops"
 	"weft/ops/reads"
 	"weft/ops/search"
-	"weft/store"
+	"weft/store/boltstore"
 )
 
 // BenchmarkSearchFirst is the first search of a session, which reads its
@@ -18,7 +18,7 @@ import (
 func BenchmarkSearchFirst(b *testing.B) {
 	for _, n := range []int{100_000, 1_000_000} {
 		b.Run(benchdata.Label(n), func(b *testing.B) {
-			st, err := store.Open(benchdata.DB(b, n), store.Options{})
+			st, err := boltstore.Open(benchdata.DB(b, n), boltstore.Options{})
 			if err != nil {
 				b.Fatal(err)
 			}

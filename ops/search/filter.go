@@ -43,7 +43,7 @@ func FilterItems(s *ops.Service, v *model.View, f ItemFilter) ([]int, error) {
 			opAuthor[op.ID] = op.Author
 		}
 		names = make([]string, len(v.Where))
-		err = s.Store().View(func(tx *store.Tx) error {
+		err = s.Store().View(func(tx store.Tx) error {
 			return tx.Messages(v.SessionID, 1, uint64(len(v.Where)), func(m model.Message) error {
 				if m.Seq >= 1 && m.Seq <= uint64(len(names)) {
 					names[m.Seq-1] = m.Name

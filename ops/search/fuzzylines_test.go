@@ -78,7 +78,7 @@ func storedRanking(t *testing.T, f *toolstest.Fixture, sid, query string, limit 
 		t.Fatal(err)
 	}
 	var hits []search.LineHit
-	err = f.Svc.Store().View(func(tx *store.Tx) error {
+	err = f.Svc.Store().View(func(tx store.Tx) error {
 		docs, err := search.ViewDocs(tx, snap.View)
 		if err != nil {
 			return err

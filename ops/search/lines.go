@@ -48,7 +48,7 @@ func SubstringLines(s *ops.Service, ref, query string, limit int) (hits []LineHi
 // foldLines is SubstringLines's hits for any query: every item's text
 // matched on every core, then only the hits kept read for their line.
 func foldLines(s *ops.Service, v *model.View, query string, limit int) (hits []LineHit, total int, err error) {
-	err = s.Store().View(func(tx *store.Tx) error {
+	err = s.Store().View(func(tx store.Tx) error {
 		docs, err := viewDocs(tx, v)
 		if err != nil {
 			return err

@@ -15,7 +15,7 @@ import (
 // View searches the effective thread: visible stored messages read
 // in place from the store, and visible synthetic items. It returns the
 // first limit hits (limit 0: all) and how many there are in all.
-func View(tx *store.Tx, v *model.View, query string, fuzzyMode bool, limit int) ([]int, int, error) {
+func View(tx store.Tx, v *model.View, query string, fuzzyMode bool, limit int) ([]int, int, error) {
 	docs, err := viewDocs(tx, v)
 	if err != nil {
 		return nil, 0, err
@@ -27,7 +27,7 @@ func View(tx *store.Tx, v *model.View, query string, fuzzyMode bool, limit int) 
 // viewDocs are the texts of the effective thread's items, by index:
 // stored bodies in place in the store (valid while tx is), then the
 // synthetic items.
-func viewDocs(tx *store.Tx, v *model.View) ([]fuzzy.Doc, error) {
+func viewDocs(tx store.Tx, v *model.View) ([]fuzzy.Doc, error) {
 	docs := make([]fuzzy.Doc, 0, v.Len())
 	err := tx.ScanContent(v.SessionID, func(seq uint64, content []byte) bool {
 		if i := v.IndexOfSeq(seq); i >= 0 {
@@ -47,7 +47,7 @@ func viewDocs(tx *store.Tx, v *model.View) ([]fuzzy.Doc, error) {
 }
 
 // Raw searches the stored messages; indices are seq-1.
-func Raw(tx *store.Tx, sessionID, query string, fuzzyMode bool, limit int) ([]int, int, error) {
+func Raw(tx store.Tx, sessionID, query string, fuzzyMode bool, limit int) ([]int, int, error) {
 	var docs []fuzzy.Doc
 	err := tx.ScanContent(sessionID, func(seq uint64, content []byte) bool {
 		docs = append(docs, fuzzy.Doc{Index: int(seq - 1), Text: content})

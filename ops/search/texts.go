@@ -100,7 +100,7 @@ func corpus(s *ops.Service, snap ops.Snapshot) (fuzzy.Corpus, error) {
 		}
 		c = c.Grow(n, tokens*9/2)
 	}
-	err := s.Store().View(func(tx *store.Tx) error {
+	err := s.Store().View(func(tx store.Tx) error {
 		if c.Len() > 0 {
 			return tx.Messages(id, uint64(c.Len()+1), uint64(n), func(m model.Message) error {
 				c = c.Append([]byte(m.Content))
@@ -213,7 +213,7 @@ func substringLines(s *ops.Service, snap ops.Snapshot, query string, limit int) 
 		}
 	}
 	if last > 0 {
-		err = s.Store().View(func(tx *store.Tx) error {
+		err = s.Store().View(func(tx store.Tx) error {
 			return tx.ScanContent(v.SessionID, func(seq uint64, content []byte) bool {
 				if i := v.IndexOfSeq(seq); i >= 0 {
 					if k, ok := at[i]; ok {

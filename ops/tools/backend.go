@@ -45,6 +45,9 @@ const EventGap ops.EventKind = "gap"
 // over Service.
 type Local struct{ Service *ops.Service }
 
+// Schema is the layout version of the service's store.
+func (l Local) Schema() uint32 { return l.Service.Schema() }
+
 // Call runs the tool here and encodes its result.
 func (l Local) Call(ctx context.Context, tool *Tool, args json.RawMessage) (json.RawMessage, any, error) {
 	res, err := tool.Call(ctx, l.Service, args)

@@ -19,7 +19,7 @@ import (
 	"weft/ops/reads"
 	"weft/ops/tools"
 	"weft/ops/tools/toolstest"
-	"weft/store"
+	"weft/store/boltstore"
 )
 
 func TestRegistryIsComplete(t *testing.T) {
@@ -177,7 +177,7 @@ func FuzzRunTools(f *testing.F) {
 			if fx != nil {
 				fx.St.Close()
 			}
-			st, err := store.Open(filepath.Join(dir, fmt.Sprintf("fuzz-%d.db", runs)), store.Options{})
+			st, err := boltstore.Open(filepath.Join(dir, fmt.Sprintf("fuzz-%d.db", runs)), boltstore.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

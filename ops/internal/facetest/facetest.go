@@ -17,7 +17,7 @@ import (
 
 	"weft/demo"
 	"weft/ops"
-	"weft/store"
+	"weft/store/boltstore"
 )
 
 // LegacyVersion is the protocol version today's clients (Claude Code,
@@ -28,7 +28,7 @@ const LegacyVersion = "2025-11-25"
 // and the thread's session.
 func Seeded(t testing.TB, opts ...ops.Option) (*ops.Service, string) {
 	t.Helper()
-	st, err := store.Open(filepath.Join(t.TempDir(), "weft.db"), store.Options{})
+	st, err := boltstore.Open(filepath.Join(t.TempDir(), "weft.db"), boltstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,135 @@
+package boltstore
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Large message records (schema 4).
+//
+// bbolt writes a leaf page whole whenever a key on it changes, and a
+// leaf holds two to four records however large they are: a message
+// appended after a few large ones rewrote them all (three 1 MB tool
+// outputs made each of the next small appends write 3 MB), and a large
+// one appended after others rewrote them too. So a record of bigRecord
+// bytes or more is kept in chunks in the big bucket, written once, and
+// the msgs bucket holds a stub in its place: the record's header and
+// tokens (so headOf reads it as it reads any record), with
+// flagElsewhere set, then the whole record's length and its head flags.
+//
+//	big   num + seq (8) + chunk (4) -> up to bigChunk bytes of the record
+//
+// Appends touch the last leaf of each bucket only, and that leaf holds
+// at most a few chunks. A record is read whole by joining its chunks
+// (whole), a copy.
+const (
+	bigRecord     = 16 << 10
+	bigChunk      = 16 << 10
+	flagElsewhere = 1 << 2
+)
+
+// bktBig holds the chunks of large records.
+var bktBig = []byte("big")
+
+// stubOf is the stub of record val, whose head flags are headFlags.
+func stubOf(val []byte, headFlags byte) []byte {
+	_, n := binary.Varint(val[msgHeaderLen:]) // tokens: val was just encoded
+	stub := make([]byte, 0, msgHeaderLen+n+binary.MaxVarintLen64+1)
+	stub = append(stub, val[:msgHeaderLen+n]...)
+	stub[2] |= flagElsewhere
+	stub = binary.AppendUvarint(stub, uint64(len(val)))
+	return append(stub, headFlags)
+}
+
+// putBig stores record val of message seq of session num in chunks in
+// big, and returns the stub msgs keeps for it. bbolt keeps references
+// to keys and values until commit: the chunks are slices of val, and
+// the keys fresh.
+func putBig(big *bolt.Bucket, num uint32, seq uint64, val []byte, headFlags byte) ([]byte, error) {
+	n := (len(val) + bigChunk - 1) / bigChunk
+	keys := make([]byte, n*(numLen+12))
+	for i := range n {
+		k := keys[i*(numLen+12) : (i+1)*(numLen+12) : (i+1)*(numLen+12)]
+		binary.BigEndian.PutUint32(k, num)
+		binary.BigEndian.PutUint64(k[numLen:], seq)
+		binary.BigEndian.PutUint32(k[numLen+8:], uint32(i))
+		end := min((i+1)*bigChunk, len(val))
+		if err := big.Put(k, val[i*bigChunk:end:end]); err != nil {
+			return nil, err
+		}
+	}
+	return stubOf(val, headFlags), nil
+}
+
+// elsewhere reports whether record v is a stub of one kept in chunks.
+func elsewhere(v []byte) bool {
+	return len(v) >= msgHeaderLen && v[0] == msgFormat1 && v[2]&flagElsewhere != 0
+}
+
+// stubInfo reads a stub: the whole record's length and its head flags.
+func stubInfo(v []byte) (length uint64, headFlags byte, err error) {
+	_, _, _, _, r, err := header(v)
+	if err != nil {
+		return 0, 0, err
+	}
+	length = r.Uvarint()
+	if r.Err != nil || len(r.B) != 1 {
+		return 0, 0, errors.New("a large record's stub is damaged")
+	}
+	return length, r.B[0], nil
+}
+
+// maxRecord bounds what a stub may claim, so a damaged one cannot ask
+// for an absurd allocation.
+const maxRecord = 1 << 34
+
+// whole is record v of message seq of session num in full: v itself, or,
+// for a stub, its chunks from the big bucket joined (a copy, on the
+// heap).
+func whole(tx *bolt.Tx, num uint32, seq uint64, v []byte) ([]byte, error) {
+	if !elsewhere(v) {
+		return v, nil
+	}
+	length, _, err := stubInfo(v)
+	if err != nil {
+		return nil, err
+	}
+	if length > maxRecord {
+		return nil, fmt.Errorf("a large record's stub says %d bytes", length)
+	}
+	var big *bolt.Bucket
+	if tx != nil {
+		big = tx.Bucket(bktBig)
+	}
+	if big == nil {
+		return nil, errors.New("its record is kept in the big bucket, which the file does not have")
+	}
+	prefix := key(num, put64(seq))
+	out := make([]byte, 0, length)
+	want := uint32(0)
+	c := big.Cursor()
+	for k, chunk := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, chunk = c.Next() {
+		if len(k) != len(prefix)+4 || binary.BigEndian.Uint32(k[len(prefix):]) != want {
+			return nil, fmt.Errorf("chunk %d of its record is missing", want)
+		}
+		if uint64(len(out)+len(chunk)) > length {
+			return nil, fmt.Errorf("its record's chunks hold more than the %d bytes its stub says", length)
+		}
+		out = append(out, chunk...)
+		want++
+	}
+	if uint64(len(out)) != length {
+		return nil, fmt.Errorf("its record's chunks hold %d of the %d bytes its stub says", len(out), length)
+	}
+	return out, nil
+}
+
+// headFlagsOf are the head flags of a full record (headOf's).
+func headFlagsOf(v []byte) byte {
+	h, _ := headOf(v)
+	return h.Flags
+}
