@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -21,10 +22,13 @@ import (
 // current view before writing, makes each write one store transaction,
 // and publishes an event after it.
 type Service struct {
-	st  store.Store
-	now func() time.Time
-	ids idGen
-	bus bus
+	st store.Store
+	// shared: other processes write the store too (store.Shared), so a
+	// write checks the cached session is the stored one first.
+	shared bool
+	now    func() time.Time
+	ids    idGen
+	bus    bus
 	// endpoint is where summaries may be asked for (WithSummaryEndpoint).
 	endpoint summary.Endpoint
 	logger   *slog.Logger
@@ -69,6 +73,9 @@ func WithClock(now func() time.Time) Option { return func(s *Service) { s.now = 
 // New returns a service over an open store.
 func New(st store.Store, opts ...Option) *Service {
 	s := &Service{st: st, now: time.Now, threads: make(map[string]*Thread), logger: slog.New(slog.DiscardHandler)}
+	if sh, ok := st.(store.Shared); ok && sh.Shared() {
+		s.shared = true
+	}
 	for _, o := range opts {
 		o(s)
 	}
@@ -242,18 +249,15 @@ func firstN(xs []string, n int) []string {
 // first use.
 func (s *Service) threadLocked(id string) (*Thread, error) {
 	if th, ok := s.threads[id]; ok {
-		return th, nil
+		if !s.shared || s.current(th) {
+			return th, nil
+		}
+		delete(s.threads, id) // another weft on the store wrote it since
 	}
-	th := &Thread{}
+	var th *Thread
 	err := s.st.View(func(tx store.Tx) error {
 		var err error
-		if th.Info, err = tx.Session(id); err != nil {
-			return err
-		}
-		if th.Heads, err = tx.Heads(id); err != nil {
-			return err
-		}
-		th.Ops, err = tx.Ops(id)
+		th, err = loadThread(tx, id)
 		return err
 	})
 	if errors.Is(err, store.ErrNotFound) {
@@ -606,61 +610,38 @@ func (s *Service) CommitAll(ctx context.Context, reqs []*WriteReq) error {
 			unlock()
 		}
 	}()
-	for _, r := range reqs {
-		c, err := r.Find(Locked{s})
-		if err != nil {
-			unlock()
-			return err
-		}
-		r.c, r.next, r.had = c, c.Info, c.Info.MessageCount
-		r.next.ActiveTags = slices.Clone(c.Info.ActiveTags)
-		r.next.Changes = slices.Clone(c.Info.Changes)
-	}
 	author, origin := AuthorFrom(ctx), OriginFrom(ctx)
 	var refused error
-	err := s.st.Update(func(tx store.Tx) error {
-		writes := 0
+	var err error
+	for attempt := 0; ; attempt++ {
 		for _, r := range reqs {
-			if r.ch, refused = r.Prepare(tx, r.c, &r.next); refused != nil {
-				return refused
+			c, err := r.Find(Locked{s})
+			if err != nil {
+				unlock()
+				return err
 			}
-			ch := r.ch
-			if ch == nil {
-				continue
-			}
-			if r.Created && r.next.Memory == nil {
-				// A new session gets the file's memory policy for its
-				// kind, if it has one.
-				r.next.Memory = defaultPolicy(tx, r.Proxied)
-			}
-			writes++
-			if !ch.Aside {
-				r.next.Record(s.Clock(), author, ch.What)
-			}
-			if ch.Op != nil && ch.Op.Version == 0 {
-				ch.Op.Version = r.next.Version // a new operation records its version
-			}
-			if !ch.Aside || r.Created {
-				if err := tx.PutSession(r.next); err != nil {
-					return err
-				}
-			}
-			if ch.Store != nil {
-				if err := ch.Store(tx); err != nil {
-					return err
-				}
-			}
-			if ch.Op != nil {
-				if err := tx.PutOp(r.next.ID, *ch.Op); err != nil {
-					return err
-				}
-			}
+			r.c, r.next, r.had = c, c.Info, c.Info.MessageCount
+			r.next.ActiveTags = slices.Clone(c.Info.ActiveTags)
+			r.next.Changes = slices.Clone(c.Info.Changes)
 		}
-		if writes == 0 {
-			return errNothing
+		err = s.st.Update(func(tx store.Tx) error {
+			if err := s.refresh(tx, reqs); err != nil {
+				return err
+			}
+			return s.prepareAll(tx, reqs, author, &refused)
+		})
+		if !errors.Is(err, errStale) && !errors.Is(err, store.ErrConflict) || attempt == maxStale {
+			break
 		}
-		return nil
-	})
+		// Another weft on the same store wrote these sessions meanwhile:
+		// read them again, and prepare the write anew, after a pause that
+		// grows and differs from the other's.
+		for _, r := range reqs {
+			delete(s.threads, r.c.Info.ID)
+		}
+		refused = nil
+		time.Sleep(time.Duration(rand.IntN(1+attempt)) * time.Millisecond)
+	}
 	if errors.Is(err, errNothing) {
 		for _, r := range reqs {
 			r.next, r.ch = r.c.Info, nil // read under the lock: another write may change it

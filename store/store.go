@@ -30,6 +30,9 @@ var (
 	// ErrNeedsMigration: an older store opened read-only; it is migrated
 	// the first time it is opened for writing.
 	ErrNeedsMigration = errors.New("database needs migrating")
+	// ErrConflict: an Update met another process's write to the same
+	// records and was rolled back; it may be run again from the start.
+	ErrConflict = errors.New("a concurrent write conflicted")
 )
 
 // Corrupt is an error about one record that cannot be decoded, saying
@@ -56,6 +59,13 @@ type Store interface {
 	// Schema is the version of the layout the store is written in.
 	Schema() uint32
 	Close() error
+}
+
+// Shared is a store other processes write too (several weft serve on
+// one database): the Service then checks, in each write, that what it
+// cached of a session is what the store holds.
+type Shared interface {
+	Shared() bool
 }
 
 // Encoded are messages' records made ahead of their append.

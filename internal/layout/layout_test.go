@@ -269,7 +269,7 @@ func sortedPkgs(pkgs map[string]*pkg) []*pkg {
 func TestOnlyOpsOpensTransactions(t *testing.T) {
 	pkgs, fset := tree(t)
 	// The engine's rooms read in transactions; only ops writes.
-	readers := map[string]bool{"weft/ops/ingest": true, "weft/ops/reads": true, "weft/ops/search": true, "weft/ops/tools": true, "weft/ops/memory": true}
+	readers := map[string]bool{"weft/ops/ingest": true, "weft/ops/reads": true, "weft/ops/search": true, "weft/ops/tools": true, "weft/ops/memory": true, "weft/ops/sessionmatch": true}
 	for _, p := range sortedPkgs(pkgs) {
 		if under(p.path, "weft/store") || p.path == "weft/ops" || p.path == "weft/internal/benchdata" {
 			continue // benchdata writes the benchmarks' files directly, for speed

@@ -12,9 +12,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"weft/ops"
 	"weft/ops/httpx"
 	"weft/ops/reads"
+	"weft/ops/sessionmatch"
 	"weft/ops/tools"
 )
 
@@ -58,8 +58,8 @@ func (s *Server) Face() httpx.Face {
 			{Pattern: "/api", Handler: http.HandlerFunc(s.serveToolList), Serves: "GET /api"},
 			{Pattern: "/healthz", Handler: http.HandlerFunc(s.serveHealth), Serves: "GET /healthz"},
 			{Pattern: httpx.EventsPath, Handler: http.HandlerFunc(s.serveEvents)},
-			{Pattern: httpx.SessionsPagePath, Handler: serveRead(s, (*ops.Service).SessionPage)},
-			{Pattern: httpx.SessionsMatchPath, Handler: serveRead(s, (*ops.Service).MatchSessions)},
+			{Pattern: httpx.SessionsPagePath, Handler: serveRead(s, sessionmatch.PageOf)},
+			{Pattern: httpx.SessionsMatchPath, Handler: serveRead(s, sessionmatch.Match)},
 		},
 		Closing: s.endStreams,
 	}

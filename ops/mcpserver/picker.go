@@ -15,6 +15,7 @@ import (
 	"weft/internal/english"
 	"weft/ops"
 	"weft/ops/httpx"
+	"weft/ops/sessionmatch"
 	"weft/ops/tools"
 )
 
@@ -54,8 +55,8 @@ func (s *Server) service() *ops.Service {
 
 // serveRead answers a POST of read's arguments (JSON) with its result
 // (JSON), read from the file this server holds: /sessions/page
-// (ops.SessionPageArgs, an ops.SessionPage) and /sessions/match
-// (ops.MatchSessionsArgs, an ops.MatchSessionsResult).
+// (sessionmatch.PageArgs, an sessionmatch.Page) and /sessions/match
+// (sessionmatch.Args, an sessionmatch.Result).
 func serveRead[A, R any](s *Server, read func(*ops.Service, context.Context, A) (R, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if !httpx.PostOnly(w, r) {
@@ -121,7 +122,7 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.C
 			"invalid params: weft has no %s %q to complete: it completes the prompt startup's session_id, the {id} of %s and %s, and the {room} of %s",
 			strings.TrimPrefix(p.Ref.Type, "ref/"), what, URISessionTemplate, URIContextTemplate, URIRoomTemplate)}
 	}
-	res, err := s.backend.MatchSessions(ctx, ops.MatchSessionsArgs{Query: p.Argument.Value, Limit: maxCompletions})
+	res, err := s.backend.MatchSessions(ctx, sessionmatch.Args{Query: p.Argument.Value, Limit: maxCompletions})
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +168,7 @@ func (s *Server) sessionResources(next mcp.MethodHandler) mcp.MethodHandler {
 		if !first {
 			list.Resources = []*mcp.Resource{}
 		}
-		page, err := s.backend.SessionPage(ctx, ops.SessionPageArgs{After: after, Limit: sessionsPage})
+		page, err := s.backend.SessionPage(ctx, sessionmatch.PageArgs{After: after, Limit: sessionsPage})
 		if err != nil {
 			return nil, err
 		}

@@ -19,6 +19,7 @@ import (
 	"weft/internal/viewtest"
 	"weft/model"
 	"weft/ops"
+	"weft/ops/sessionmatch"
 	"weft/store"
 	"weft/store/boltstore"
 )
@@ -126,7 +127,7 @@ func (f *Fixture) Version(ref string) uint64 {
 // faces list them.
 func (f *Fixture) Sessions() []ops.SessionOut {
 	f.T.Helper()
-	page, err := f.Svc.SessionPage(context.Background(), ops.SessionPageArgs{Limit: ops.MaxSessionPage})
+	page, err := sessionmatch.PageOf(f.Svc, context.Background(), sessionmatch.PageArgs{Limit: sessionmatch.MaxPage})
 	if err != nil {
 		f.T.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"weft/ops"
 	"weft/ops/httpx"
 	"weft/ops/reads"
+	"weft/ops/sessionmatch"
 	"weft/ops/tools"
 )
 
@@ -239,14 +240,14 @@ func (b *client) Import(ctx context.Context, f io.Reader, args tools.ImportArgs,
 }
 
 // SessionPage reads a page of session records there.
-func (b *client) SessionPage(ctx context.Context, a ops.SessionPageArgs) (ops.SessionPage, error) {
-	var out ops.SessionPage
+func (b *client) SessionPage(ctx context.Context, a sessionmatch.PageArgs) (sessionmatch.Page, error) {
+	var out sessionmatch.Page
 	return out, b.ask(ctx, httpx.SessionsPagePath, a, &out)
 }
 
 // MatchSessions matches sessions there.
-func (b *client) MatchSessions(ctx context.Context, a ops.MatchSessionsArgs) (ops.MatchSessionsResult, error) {
-	var out ops.MatchSessionsResult
+func (b *client) MatchSessions(ctx context.Context, a sessionmatch.Args) (sessionmatch.Result, error) {
+	var out sessionmatch.Result
 	return out, b.ask(ctx, httpx.SessionsMatchPath, a, &out)
 }
 

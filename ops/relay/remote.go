@@ -29,6 +29,7 @@ import (
 	"weft/ops/memory"
 	"weft/ops/reads"
 	"weft/ops/search"
+	"weft/ops/sessionmatch"
 	"weft/ops/tools"
 )
 
@@ -118,8 +119,8 @@ func (b *Remote) inProcess() *tools.Local {
 type direct interface {
 	Call(ctx context.Context, tool *tools.Tool, args json.RawMessage) (json.RawMessage, any, error)
 	Invoke(ctx context.Context, tool *tools.Tool, args, out any) error
-	SessionPage(ctx context.Context, a ops.SessionPageArgs) (ops.SessionPage, error)
-	MatchSessions(ctx context.Context, a ops.MatchSessionsArgs) (ops.MatchSessionsResult, error)
+	SessionPage(ctx context.Context, a sessionmatch.PageArgs) (sessionmatch.Page, error)
+	MatchSessions(ctx context.Context, a sessionmatch.Args) (sessionmatch.Result, error)
 	tools.Files
 	deskCalls
 }
@@ -191,7 +192,7 @@ func (b *Remote) Invoke(ctx context.Context, tool *tools.Tool, args, out any) er
 }
 
 // SessionPage reads a page of session records where the relay calls now.
-func (b *Remote) SessionPage(ctx context.Context, a ops.SessionPageArgs) (out ops.SessionPage, err error) {
+func (b *Remote) SessionPage(ctx context.Context, a sessionmatch.PageArgs) (out sessionmatch.Page, err error) {
 	err = b.either(func(d direct) error {
 		out, err = d.SessionPage(ctx, a)
 		return err
@@ -200,7 +201,7 @@ func (b *Remote) SessionPage(ctx context.Context, a ops.SessionPageArgs) (out op
 }
 
 // MatchSessions matches sessions where the relay calls now.
-func (b *Remote) MatchSessions(ctx context.Context, a ops.MatchSessionsArgs) (out ops.MatchSessionsResult, err error) {
+func (b *Remote) MatchSessions(ctx context.Context, a sessionmatch.Args) (out sessionmatch.Result, err error) {
 	err = b.either(func(d direct) error {
 		out, err = d.MatchSessions(ctx, a)
 		return err

@@ -8,6 +8,7 @@ import (
 
 	"weft/formats"
 	"weft/ops"
+	"weft/ops/sessionmatch"
 )
 
 // Backend is where a face or a command runs the tools: in this process
@@ -33,8 +34,8 @@ type Backend interface {
 	Watch(ctx context.Context, fn func(ops.Event))
 	// SessionPage and MatchSessions read session records, for the
 	// pickers of the faces (ops.Service's methods of the same names).
-	SessionPage(ctx context.Context, a ops.SessionPageArgs) (ops.SessionPage, error)
-	MatchSessions(ctx context.Context, a ops.MatchSessionsArgs) (ops.MatchSessionsResult, error)
+	SessionPage(ctx context.Context, a sessionmatch.PageArgs) (sessionmatch.Page, error)
+	MatchSessions(ctx context.Context, a sessionmatch.Args) (sessionmatch.Result, error)
 }
 
 // EventGap is no write: a Watch passes it on when its stream of events
@@ -87,11 +88,11 @@ func (l Local) Watch(ctx context.Context, fn func(ops.Event)) {
 }
 
 // SessionPage is the service's SessionPage.
-func (l Local) SessionPage(ctx context.Context, a ops.SessionPageArgs) (ops.SessionPage, error) {
-	return l.Service.SessionPage(ctx, a)
+func (l Local) SessionPage(ctx context.Context, a sessionmatch.PageArgs) (sessionmatch.Page, error) {
+	return sessionmatch.PageOf(l.Service, ctx, a)
 }
 
 // MatchSessions is the service's MatchSessions.
-func (l Local) MatchSessions(ctx context.Context, a ops.MatchSessionsArgs) (ops.MatchSessionsResult, error) {
-	return l.Service.MatchSessions(ctx, a)
+func (l Local) MatchSessions(ctx context.Context, a sessionmatch.Args) (sessionmatch.Result, error) {
+	return sessionmatch.Match(l.Service, ctx, a)
 }

@@ -24,7 +24,10 @@ var made atomic.Int64
 // freshDB makes an empty database for one test on the server, dropped
 // after it, and returns its URL. Without a server the test is skipped,
 // saying so.
-func freshDB(t *testing.T) string {
+func freshDB(t *testing.T) string { return FreshDB(t) }
+
+// FreshDB is freshDB for the package's external tests.
+func FreshDB(t *testing.T) string {
 	t.Helper()
 	server := os.Getenv(serverEnv)
 	if server == "" {

@@ -1,4 +1,4 @@
-package ops
+package sessionmatch
 
 import (
 	"cmp"
@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"weft/model"
-	"weft/ops/sessionmatch"
+	"weft/ops"
 	"weft/store"
 )
 
@@ -16,51 +16,51 @@ import (
 // resources for @-mentions and attach menus). Both read session records
 // only, never a thread.
 
-// MaxSessionPage bounds a page of SessionPage.
-const MaxSessionPage = 1000
+// MaxPage bounds a page of SessionPage.
+const MaxPage = 1000
 
-// SessionPageArgs ask for a page of sessions.
-type SessionPageArgs struct {
+// PageArgs ask for a page of sessions.
+type PageArgs struct {
 	// After is the Next of the page before; empty starts at the newest.
 	After string `json:"after,omitempty"`
-	// Limit is how many sessions (1..MaxSessionPage).
+	// Limit is how many sessions (1..MaxPage).
 	Limit int `json:"limit"`
 }
 
-// SessionPage is a page of sessions, newest created first (by ID, which
+// Page is a page of sessions, newest created first (by ID, which
 // never changes: pages read one after the other list every session that
 // was there throughout exactly once, whatever is written meanwhile).
-type SessionPage struct {
-	Sessions []SessionOut `json:"sessions"`
+type Page struct {
+	Sessions []ops.SessionOut `json:"sessions"`
 	// Next is where the next page starts (its After); empty after the
 	// last page.
 	Next string `json:"next,omitempty"`
 }
 
-// SessionPage returns a page of sessions from their records: no thread is
+// PageOf returns a page of sessions from their records: no thread is
 // read, so a page costs the same on a file of ten thousand sessions as on
 // one of ten. A session whose record cannot be read is listed by its ID,
 // with Unreadable saying why.
-func (s *Service) SessionPage(_ context.Context, a SessionPageArgs) (SessionPage, error) {
-	if a.Limit < 1 || a.Limit > MaxSessionPage {
-		return SessionPage{}, Invalidf("limit %d is outside 1..%d", a.Limit, MaxSessionPage)
+func PageOf(s *ops.Service, _ context.Context, a PageArgs) (Page, error) {
+	if a.Limit < 1 || a.Limit > MaxPage {
+		return Page{}, ops.Invalidf("limit %d is outside 1..%d", a.Limit, MaxPage)
 	}
 	var page []store.SessionEntry
 	var more bool
-	err := s.st.View(func(tx store.Tx) error {
+	err := s.Store().View(func(tx store.Tx) error {
 		page, more = tx.SessionsBefore(a.After, a.Limit)
 		return nil
 	})
 	if err != nil {
-		return SessionPage{}, err
+		return Page{}, err
 	}
-	res := SessionPage{Sessions: make([]SessionOut, 0, len(page))}
+	res := Page{Sessions: make([]ops.SessionOut, 0, len(page))}
 	for _, e := range page {
 		if e.Err != nil {
-			res.Sessions = append(res.Sessions, SessionOut{SessionID: e.ID, ActiveTags: []string{}, Unreadable: e.Err.Error()})
+			res.Sessions = append(res.Sessions, ops.SessionOut{SessionID: e.ID, ActiveTags: []string{}, Unreadable: e.Err.Error()})
 			continue
 		}
-		res.Sessions = append(res.Sessions, SessionOutOf(e.Session))
+		res.Sessions = append(res.Sessions, ops.SessionOutOf(e.Session))
 	}
 	if more && len(page) > 0 {
 		res.Next = page[len(page)-1].ID
@@ -68,17 +68,17 @@ func (s *Service) SessionPage(_ context.Context, a SessionPageArgs) (SessionPage
 	return res, nil
 }
 
-// MatchSessionsArgs ask for the sessions that what a user typed may name.
-type MatchSessionsArgs struct {
+// Args ask for the sessions that what a user typed may name.
+type Args struct {
 	// Query is what was typed so far: part of a title or of an ID.
 	Query string `json:"query"`
-	// Limit is how many matches to give, best first (1..MaxSessionPage).
+	// Limit is how many matches to give, best first (1..MaxPage).
 	Limit int `json:"limit"`
 }
 
-// SessionCandidate is a session a query may name.
-type SessionCandidate struct {
-	SessionOut
+// Candidate is a session a query may name.
+type Candidate struct {
+	ops.SessionOut
 	// Ref is the session_id to give for it: its title when that names it
 	// and no other session, else its ID.
 	Ref string `json:"ref"`
@@ -87,24 +87,24 @@ type SessionCandidate struct {
 	ByID bool `json:"by_id,omitempty"`
 }
 
-// MatchSessionsResult is the best matches, and how many there are in all.
-type MatchSessionsResult struct {
-	Candidates []SessionCandidate `json:"candidates"`
-	Total      int                `json:"total"`
+// Result is the best matches, and how many there are in all.
+type Result struct {
+	Candidates []Candidate `json:"candidates"`
+	Total      int         `json:"total"`
 }
 
-// MatchSessions returns the sessions a query may name, best first: an
+// Match returns the sessions a query may name, best first: an
 // exact ID or title, then IDs and titles that begin with it, titles with a
 // word that begins with it, titles that hold it, titles that hold its
 // characters in order; among equals, the most recently updated first. An
 // empty query matches every session. Case is ignored.
-func (s *Service) MatchSessions(_ context.Context, a MatchSessionsArgs) (MatchSessionsResult, error) {
-	if a.Limit < 1 || a.Limit > MaxSessionPage {
-		return MatchSessionsResult{}, Invalidf("limit %d is outside 1..%d", a.Limit, MaxSessionPage)
+func Match(s *ops.Service, _ context.Context, a Args) (Result, error) {
+	if a.Limit < 1 || a.Limit > MaxPage {
+		return Result{}, ops.Invalidf("limit %d is outside 1..%d", a.Limit, MaxPage)
 	}
-	sessions, bad := s.allRecords()
+	sessions, bad := allRecords(s)
 	if len(sessions) == 0 && len(bad) > 0 {
-		return MatchSessionsResult{}, bad[0]
+		return Result{}, bad[0]
 	}
 	q := strings.ToLower(strings.TrimSpace(a.Query))
 	type ranked struct {
@@ -113,20 +113,20 @@ func (s *Service) MatchSessions(_ context.Context, a MatchSessionsArgs) (MatchSe
 	}
 	var found []ranked
 	for i := range sessions {
-		if r := sessionmatch.Rank(&sessions[i], q); r != sessionmatch.NoMatch {
+		if r := Rank(&sessions[i], q); r != NoMatch {
 			found = append(found, ranked{&sessions[i], r})
 		}
 	}
 	// sessions are most recently updated first: a stable sort by rank
 	// keeps that order among equals.
 	slices.SortStableFunc(found, func(a, b ranked) int { return cmp.Compare(a.rank, b.rank) })
-	res := MatchSessionsResult{Candidates: []SessionCandidate{}, Total: len(found)}
+	res := Result{Candidates: []Candidate{}, Total: len(found)}
 	if len(found) == 0 {
 		return res, nil
 	}
-	names := sessionmatch.NewNames(sessions)
+	names := NewNames(sessions)
 	for _, f := range found[:min(len(found), a.Limit)] {
-		m := SessionCandidate{SessionOut: SessionOutOf(*f.x), Ref: f.x.ID, ByID: f.rank == sessionmatch.IDPrefix || (f.rank == sessionmatch.Exact && strings.EqualFold(f.x.ID, q))}
+		m := Candidate{SessionOut: ops.SessionOutOf(*f.x), Ref: f.x.ID, ByID: f.rank == IDPrefix || (f.rank == Exact && strings.EqualFold(f.x.ID, q))}
 		if names.Only(f.x.Title, f.x.ID) {
 			m.Ref = f.x.Title
 		}
@@ -136,10 +136,10 @@ func (s *Service) MatchSessions(_ context.Context, a MatchSessionsArgs) (MatchSe
 }
 
 // allRecords reads every session's record, most recently updated first.
-func (s *Service) allRecords() ([]model.Session, []error) {
+func allRecords(s *ops.Service) ([]model.Session, []error) {
 	var sessions []model.Session
 	var bad []error
-	err := s.st.View(func(tx store.Tx) error {
+	err := s.Store().View(func(tx store.Tx) error {
 		sessions, bad = tx.AllSessions()
 		return nil
 	})

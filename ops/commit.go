@@ -1,0 +1,119 @@
+package ops
+
+import (
+	"errors"
+	"slices"
+
+	"weft/store"
+)
+
+// errStale refuses a write prepared over a cached session another weft
+// on the same store has written since.
+var errStale = errors.New("the session changed in the store since it was read")
+
+// maxStale bounds how often a write is prepared again over sessions
+// another weft keeps writing.
+const maxStale = 50
+
+// refresh reads again, in tx, the sessions of reqs that the store holds
+// at another version than the cache (another weft on a shared store
+// wrote them since), so the write is prepared over what tx sees. A
+// conflicting write committed meanwhile makes tx fail with
+// store.ErrConflict, and the write is run again.
+func (s *Service) refresh(tx store.Tx, reqs []*WriteReq) error {
+	if !s.shared {
+		return nil
+	}
+	for _, r := range reqs {
+		if r.Created {
+			continue
+		}
+		cur, err := tx.Session(r.c.Info.ID)
+		if err != nil {
+			return errStale // deleted since: found again, or not, from the start
+		}
+		if cur.Version == r.c.Info.Version {
+			continue
+		}
+		fresh, err := loadThread(tx, r.c.Info.ID)
+		if err != nil {
+			return err
+		}
+		r.c, r.next, r.had = fresh, fresh.Info, fresh.Info.MessageCount
+		r.next.ActiveTags = slices.Clone(fresh.Info.ActiveTags)
+		r.next.Changes = slices.Clone(fresh.Info.Changes)
+	}
+	return nil
+}
+
+// loadThread reads session id's record, heads and operations in tx.
+func loadThread(tx store.Tx, id string) (*Thread, error) {
+	th := &Thread{}
+	var err error
+	if th.Info, err = tx.Session(id); err != nil {
+		return nil, err
+	}
+	if th.Heads, err = tx.Heads(id); err != nil {
+		return nil, err
+	}
+	th.Ops, err = tx.Ops(id)
+	return th, err
+}
+
+// current reports whether the store holds session th at the version
+// cached (a shared store, where other wefts write).
+func (s *Service) current(th *Thread) bool {
+	var v uint64
+	err := s.st.View(func(tx store.Tx) error {
+		info, err := tx.Session(th.Info.ID)
+		v = info.Version
+		return err
+	})
+	return err == nil && v == th.Info.Version
+}
+
+// prepareAll prepares each session's change in tx and writes it; a
+// refusal goes to refused.
+func (s *Service) prepareAll(tx store.Tx, reqs []*WriteReq, author string, refused *error) error {
+	writes := 0
+	for _, r := range reqs {
+		if r.ch, *refused = r.Prepare(tx, r.c, &r.next); *refused != nil {
+			return *refused
+		}
+		ch := r.ch
+		if ch == nil {
+			continue
+		}
+		if r.Created && r.next.Memory == nil {
+			// A new session gets the file's memory policy for its
+			// kind, if it has one.
+			r.next.Memory = defaultPolicy(tx, r.Proxied)
+		}
+		writes++
+		if !ch.Aside {
+			r.next.Record(s.Clock(), author, ch.What)
+		}
+		if ch.Op != nil && ch.Op.Version == 0 {
+			ch.Op.Version = r.next.Version // a new operation records its version
+		}
+		if !ch.Aside || r.Created {
+			if err := tx.PutSession(r.next); err != nil {
+				return err
+			}
+		}
+		if ch.Store != nil {
+			if err := ch.Store(tx); err != nil {
+				return err
+			}
+		}
+		if ch.Op != nil {
+			if err := tx.PutOp(r.next.ID, *ch.Op); err != nil {
+				return err
+			}
+		}
+	}
+	if writes == 0 {
+		return errNothing
+	}
+	return nil
+}

@@ -1,0 +1,237 @@
+package pgstore
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"weft/model"
+	"weft/store"
+)
+
+// storable is t's Unix nanoseconds, as the bbolt file stores them (years
+// 1678-2262).
+func storable(t time.Time) (int64, bool) {
+	if t.Before(time.Unix(0, math.MinInt64)) || t.After(time.Unix(0, math.MaxInt64)) {
+		return 0, false
+	}
+	return t.UnixNano(), true
+}
+
+// LastSeq is the seq of a session's last stored message, 0 if none.
+func (t *Tx) LastSeq(sessionID string) (uint64, error) {
+	if err := t.exists(sessionID); err != nil {
+		return 0, err
+	}
+	var n int64
+	err := t.tx.QueryRow(t.ctx, `SELECT COALESCE(max(seq), 0) FROM weft_messages WHERE session_id = $1`, sessionID).Scan(&n)
+	return uint64(n), t.fail(err)
+}
+
+// AppendMessages stores messages whose Seq, ID, Digest and Tokens the
+// caller has set; their seqs must continue the stored ones exactly. On
+// error nothing has been written.
+func (t *Tx) AppendMessages(sessionID string, msgs []model.Message) error {
+	last, err := t.LastSeq(sessionID)
+	if err != nil || len(msgs) == 0 {
+		return err
+	}
+	rows := make([][]any, len(msgs))
+	for i := range msgs {
+		m := &msgs[i]
+		if want := last + uint64(i) + 1; m.Seq != want {
+			return fmt.Errorf("session %q: message seq %d does not continue the stored messages: expected seq %d", sessionID, m.Seq, want)
+		}
+		if m.ID != "" && m.ID != model.MessageID(m.Seq) {
+			return fmt.Errorf("session %q: message seq %d has ID %q, want %q", sessionID, m.Seq, m.ID, model.MessageID(m.Seq))
+		}
+		if !m.Role.Valid() {
+			return fmt.Errorf("session %q: message seq %d: role %q is not one of system, user, assistant, tool", sessionID, m.Seq, m.Role)
+		}
+		at, ok := storable(m.CreatedAt)
+		if !ok {
+			return fmt.Errorf("session %q: message seq %d: created_at %s is outside the storable range (years 1678-2262)", sessionID, m.Seq, m.CreatedAt)
+		}
+		var meta []byte
+		if len(m.Meta) > 0 {
+			meta, _ = json.Marshal(m.Meta)
+		}
+		var parts []byte
+		if len(m.Parts) > 0 {
+			parts = m.Parts
+		}
+		rows[i] = []any{sessionID, int64(m.Seq), at, int16(m.Role.Code()), int32(m.Tokens), len(m.Parts) > 0, m.Content, m.Name, m.Digest, parts, meta}
+	}
+	_, err = t.tx.CopyFrom(t.ctx, pgx.Identifier{"weft_messages"},
+		[]string{"session_id", "seq", "created_at", "role", "tokens", "has_parts", "content", "name", "digest", "parts", "meta"},
+		pgx.CopyFromRows(rows))
+	return t.fail(err)
+}
+
+// AppendEncoded is AppendMessages: the rows are made here.
+func (t *Tx) AppendEncoded(sessionID string, msgs []model.Message, _ store.Encoded) error {
+	return t.AppendMessages(sessionID, msgs)
+}
+
+const messageColumns = `seq, created_at, role, tokens, content, name, digest, parts, meta`
+
+func scanMessage(rows pgx.Row) (model.Message, error) {
+	var seq, at int64
+	var role int16
+	var tokens int32
+	var m model.Message
+	var parts, meta []byte
+	if err := rows.Scan(&seq, &at, &role, &tokens, &m.Content, &m.Name, &m.Digest, &parts, &meta); err != nil {
+		return model.Message{}, err
+	}
+	m.Seq, m.ID = uint64(seq), model.MessageID(uint64(seq))
+	m.CreatedAt = time.Unix(0, at).UTC()
+	m.Role, m.Tokens = model.RoleFromCode(uint8(role)), int(tokens)
+	if len(parts) > 0 {
+		m.Parts = parts
+	}
+	if len(meta) > 0 {
+		if err := json.Unmarshal(meta, &m.Meta); err != nil {
+			return model.Message{}, fmt.Errorf("meta: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// Message is one stored message.
+func (t *Tx) Message(sessionID string, seq uint64) (model.Message, error) {
+	if err := t.exists(sessionID); err != nil {
+		return model.Message{}, err
+	}
+	m, err := scanMessage(t.tx.QueryRow(t.ctx, `SELECT `+messageColumns+` FROM weft_messages WHERE session_id = $1 AND seq = $2`, sessionID, int64(seq)))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return model.Message{}, notFound(fmt.Sprintf("session %q: message %d", sessionID, seq))
+	}
+	return m, t.fail(err)
+}
+
+// Messages calls fn with the messages seq from..to, in seq order,
+// stopping at fn's first error, which it returns.
+func (t *Tx) Messages(sessionID string, from, to uint64, fn func(model.Message) error) error {
+	if err := t.exists(sessionID); err != nil {
+		return err
+	}
+	rows, err := t.tx.Query(t.ctx, `SELECT `+messageColumns+` FROM weft_messages WHERE session_id = $1 AND seq BETWEEN $2 AND $3 ORDER BY seq`,
+		sessionID, int64(min(from, math.MaxInt64)), int64(min(to, math.MaxInt64)))
+	if err != nil {
+		return t.fail(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		m, err := scanMessage(rows)
+		if err != nil {
+			return t.fail(err)
+		}
+		if err := fn(m); err != nil {
+			return err
+		}
+	}
+	return t.fail(rows.Err())
+}
+
+// ScanContent calls fn with every message's content in seq order; fn
+// returns false to stop.
+func (t *Tx) ScanContent(sessionID string, fn func(seq uint64, content []byte) bool) error {
+	if err := t.exists(sessionID); err != nil {
+		return err
+	}
+	rows, err := t.tx.Query(t.ctx, `SELECT seq, content FROM weft_messages WHERE session_id = $1 ORDER BY seq`, sessionID)
+	if err != nil {
+		return t.fail(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var seq int64
+		var content []byte
+		if err := rows.Scan(&seq, &content); err != nil {
+			return t.fail(err)
+		}
+		if !fn(uint64(seq), content) {
+			return nil
+		}
+	}
+	return t.fail(rows.Err())
+}
+
+// Heads are every message's head: index seq-1.
+func (t *Tx) Heads(sessionID string) ([]model.Head, error) {
+	if err := t.exists(sessionID); err != nil {
+		return nil, err
+	}
+	rows, err := t.tx.Query(t.ctx, `SELECT created_at, role, tokens, has_parts FROM weft_messages WHERE session_id = $1 ORDER BY seq`, sessionID)
+	if err != nil {
+		return nil, t.fail(err)
+	}
+	defer rows.Close()
+	var out []model.Head
+	for rows.Next() {
+		var at int64
+		var role int16
+		var tokens int32
+		var parts bool
+		if err := rows.Scan(&at, &role, &tokens, &parts); err != nil {
+			return nil, t.fail(err)
+		}
+		h := model.Head{At: at, Role: uint8(role), Tokens: uint32(max(tokens, 0))}
+		if parts {
+			h.Flags |= model.HeadHasParts
+		}
+		out = append(out, h)
+	}
+	return out, t.fail(rows.Err())
+}
+
+// TimeAscend calls fn with the messages created at or after from, in
+// (created_at, seq) order; fn returns false to stop.
+func (t *Tx) TimeAscend(sessionID string, from time.Time, fn func(seq uint64, at int64) bool) error {
+	if err := t.exists(sessionID); err != nil {
+		return err
+	}
+	lo, ok := storable(from)
+	if !ok {
+		lo = math.MinInt64
+		if from.After(time.Unix(0, 0)) {
+			return nil
+		}
+	}
+	rows, err := t.tx.Query(t.ctx, `SELECT seq, created_at FROM weft_messages WHERE session_id = $1 AND created_at >= $2 ORDER BY created_at, seq`, sessionID, lo)
+	if err != nil {
+		return t.fail(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var seq, at int64
+		if err := rows.Scan(&seq, &at); err != nil {
+			return t.fail(err)
+		}
+		if !fn(uint64(seq), at) {
+			return nil
+		}
+	}
+	return t.fail(rows.Err())
+}
+
+// TimeSpan is when a session's earliest and latest messages were
+// created (Unix ns); ok is false when it has none.
+func (t *Tx) TimeSpan(sessionID string) (first, latest int64, ok bool, err error) {
+	if err := t.exists(sessionID); err != nil {
+		return 0, 0, false, err
+	}
+	var lo, hi *int64
+	if err := t.tx.QueryRow(t.ctx, `SELECT min(created_at), max(created_at) FROM weft_messages WHERE session_id = $1`, sessionID).Scan(&lo, &hi); err != nil {
+		return 0, 0, false, t.fail(err)
+	}
+	if lo == nil || hi == nil {
+		return 0, 0, false, nil
+	}
+	return *lo, *hi, true, nil
+}
