@@ -16,6 +16,9 @@ import (
 // --db) what it is, with the command that imports it: to the store it
 // is only a file whose header pages are not a database's, "damaged".
 func openStore(path string, opt boltstore.Options) (store.Store, error) {
+	if isStoreURL(path) {
+		return openServer(path)
+	}
 	st, err := boltstore.Open(path, opt)
 	if err != nil && errors.Is(err, store.ErrDamaged) {
 		if kind := importable(path); kind != "" {

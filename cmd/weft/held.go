@@ -35,7 +35,7 @@ func (a *app) openThroughHolder(ctx context.Context, session string, inUse error
 	if addr == "" {
 		return fmt.Errorf("%w; nothing that listens for other wefts holds it (a TUI started with --no-mcp, or a command at work), so the TUI cannot go through it: open it again once that one is done", inUse)
 	}
-	logger, closeLog := fileLog(a.db + ".log")
+	logger, closeLog := fileLog(sidePath(a.db, ".log"))
 	defer closeLog()
 	r, err := relay.Dial(addr, relay.Options{
 		Token:      a.bearer(),

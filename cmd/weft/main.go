@@ -95,6 +95,7 @@ type app struct {
 	env            environment
 
 	db      string         // --db
+	store   string         // --store
 	theme   string         // --theme
 	mcpAddr string         // --mcp-addr
 	noMCP   bool           // --no-mcp
@@ -125,7 +126,7 @@ type app struct {
 // environment is what weft reads from its environment, once, when it
 // starts.
 type environment struct {
-	db      string // the default database: $WEFT_DB, else in the user data directory
+	db      string // the default database: $WEFT_STORE, else $WEFT_DB, else in the user data directory
 	token   string // $WEFT_TOKEN
 	noColor bool   // $NO_COLOR is set and not empty (no-color.org)
 	editor  string // $VISUAL, else $EDITOR
@@ -218,8 +219,12 @@ func editorCommand() string {
 	return os.Getenv("EDITOR")
 }
 
-// defaultDB is $WEFT_DB, else weft.db in the user's data directory.
+// defaultDB is $WEFT_STORE (a PostgreSQL database), else $WEFT_DB, else
+// weft.db in the user's data directory.
 func defaultDB() string {
+	if u := os.Getenv("WEFT_STORE"); u != "" {
+		return u
+	}
 	if p := os.Getenv("WEFT_DB"); p != "" {
 		return p
 	}

@@ -50,7 +50,7 @@ func (lc listenConfig) options(svc *ops.Service) (listen.Options, *mcpserver.Ser
 	px := proxy.New(svc, proxy.Options{Upstreams: lc.upstreams, Logger: lc.logger})
 	return listen.Options{
 		Addr: lc.addr, Token: lc.token, Origins: lc.origins, Logger: lc.logger,
-		AddrFile: listen.AddrFileOf(svc.Store().Path()), Entry: httpx.MCPPath,
+		AddrFile: addrFileOf(svc.Store().Path()), Entry: httpx.MCPPath,
 		Faces: []httpx.Face{srv.Face(), relay.HolderFace(svc, lc.logger), px.Face()},
 	}, srv
 }

@@ -61,7 +61,10 @@ weft --follow ~/.claude/projects/-home-ana-app/0f3c2a55-6b1e-4c8e-9d2a-3b4c5d6e7
 		// for.
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			a.cmd = cmd
-			if a.db == "" {
+			switch {
+			case a.store != "":
+				a.db = a.store
+			case a.db == "":
 				a.db = a.env.db
 			}
 			if err := a.checkToken(cmd); err != nil {
@@ -104,7 +107,8 @@ weft --follow ~/.claude/projects/-home-ana-app/0f3c2a55-6b1e-4c8e-9d2a-3b4c5d6e7
 		return usageErr("%v (weft --help shows the commands)", err)
 	})
 	fs := root.PersistentFlags()
-	fs.StringVar(&a.db, "db", "", "the database file (default $WEFT_DB, else "+dataDB()+")")
+	fs.StringVar(&a.db, "db", "", "the database file (default $WEFT_STORE, else $WEFT_DB, else "+dataDB()+")")
+	fs.StringVar(&a.store, "store", "", "where sessions are kept, for a team: a PostgreSQL database, postgres://USER@HOST/DB (default $WEFT_STORE); in place of --db")
 	fs.StringVar(&a.theme, "theme", "", "a built-in theme (dark, light, high-contrast); default: from the terminal background")
 	fs.StringVar(&a.mcpAddr, "mcp-addr", "", "where the TUI's MCP listener listens (default 127.0.0.1:7433)")
 	fs.BoolVar(&a.noMCP, "no-mcp", false, "open the TUI without the MCP listener")
@@ -184,7 +188,7 @@ func completeThemes(*cobra.Command, []string, string) ([]string, cobra.ShellComp
 // (weft's first run) or --follow imports into it; one named with --db is
 // otherwise more likely mistyped.
 func (a *app) openTUI(ctx context.Context, session string) error {
-	if _, err := os.Stat(a.db); errors.Is(err, os.ErrNotExist) && a.db != a.env.db && len(a.follow) == 0 {
+	if _, err := os.Stat(a.db); !isStoreURL(a.db) && errors.Is(err, os.ErrNotExist) && a.db != a.env.db && len(a.follow) == 0 {
 		return a.noDatabase()
 	}
 	st, err := openStore(a.db, boltstore.Options{Timeout: a.lockTimeout()})
@@ -195,7 +199,7 @@ func (a *app) openTUI(ctx context.Context, session string) error {
 		return err
 	}
 	defer func() { _ = st.Close() }()
-	logger, closeLog := fileLog(a.db + ".log")
+	logger, closeLog := fileLog(sidePath(a.db, ".log"))
 	defer closeLog()
 	svc := newService(st, logger)
 	opts := a.tuiOptions()
@@ -278,8 +282,8 @@ func (a *app) openDB(timeout time.Duration, readOnly bool) (*dbFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	logger, closeLog := commandLog(a.stderr, a.db+".log")
-	return &dbFile{st: st, svc: newService(st, logger), closeLog: closeLog, path: a.db, created: errors.Is(statErr, os.ErrNotExist)}, nil
+	logger, closeLog := commandLog(a.stderr, sidePath(a.db, ".log"))
+	return &dbFile{st: st, svc: newService(st, logger), closeLog: closeLog, path: a.db, created: !isStoreURL(a.db) && errors.Is(statErr, os.ErrNotExist)}, nil
 }
 
 // close closes the file. A refused request leaves the disk as it was: a

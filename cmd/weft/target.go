@@ -49,7 +49,7 @@ func invoke[R any](ctx context.Context, t target, name string, args any) (R, err
 // reading command on a file that is not there says so and makes none.
 func (a *app) withTarget(acc access, fn func(target) error) (err error) {
 	if acc == reading {
-		if _, err := os.Stat(a.db); errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Stat(a.db); !isStoreURL(a.db) && errors.Is(err, os.ErrNotExist) {
 			return a.noDatabase()
 		}
 	}

@@ -10,13 +10,14 @@ import (
 	"weft/model"
 	"weft/ops"
 	"weft/store/pgstore"
+	"weft/store/pgstore/pgtest"
 )
 
 // twoWefts opens two services over one fresh database, as two weft
 // processes on one PostgreSQL share it.
 func twoWefts(t *testing.T) (*ops.Service, *ops.Service) {
 	t.Helper()
-	url := pgstore.FreshDB(t)
+	url := pgtest.FreshDB(t)
 	var svcs [2]*ops.Service
 	for i := range svcs {
 		st, err := pgstore.Open(context.Background(), url)
