@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -13,7 +14,7 @@ import (
 // $WEFT_STORE) as on a file: a session made, messages appended, a
 // digest, the effective thread shown, listed, forked.
 func TestPostgresCommands(t *testing.T) {
-	url := pgtest.FreshDB(t)
+	url := pgtest.FreshDB(t, os.Getenv(pgtest.ServerEnv))
 	run := func(args ...string) string {
 		t.Helper()
 		out, errOut, code, err := runCLI("", append([]string{"--store", url}, args...)...)

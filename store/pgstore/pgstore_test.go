@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"os"
 	"testing"
 
 	"weft/store"
@@ -12,7 +13,7 @@ import (
 // PostgreSQL passes the store's conformance suite.
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store {
-		s, err := Open(context.Background(), pgtest.FreshDB(t))
+		s, err := Open(context.Background(), pgtest.FreshDB(t, os.Getenv(pgtest.ServerEnv)))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,6 +3,7 @@ package pgstore_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -17,7 +18,7 @@ import (
 // processes on one PostgreSQL share it.
 func twoWefts(t *testing.T) (*ops.Service, *ops.Service) {
 	t.Helper()
-	url := pgtest.FreshDB(t)
+	url := pgtest.FreshDB(t, os.Getenv(pgtest.ServerEnv))
 	var svcs [2]*ops.Service
 	for i := range svcs {
 		st, err := pgstore.Open(context.Background(), url)

@@ -1,5 +1,6 @@
 // Package pgtest gives tests an empty PostgreSQL database of their own on
-// the server WEFT_TEST_POSTGRES names, or skips them, saying so.
+// the server $WEFT_TEST_POSTGRES names (read by the test), or skips
+// them, saying so.
 package pgtest
 
 import (
@@ -20,12 +21,11 @@ const ServerEnv = "WEFT_TEST_POSTGRES"
 
 var made atomic.Int64
 
-// FreshDB makes an empty database for one test on the server, dropped
-// after it, and returns its URL. Without a server the test is skipped,
-// saying so.
-func FreshDB(t testing.TB) string {
+// FreshDB makes an empty database for one test on server (the test reads
+// $WEFT_TEST_POSTGRES), dropped after it, and returns its URL. Without a
+// server the test is skipped, saying so.
+func FreshDB(t testing.TB, server string) string {
 	t.Helper()
-	server := os.Getenv(ServerEnv)
 	if server == "" {
 		t.Skipf("no PostgreSQL server: set %s=postgres://… (.ci/postgres starts a throwaway cluster and runs these tests)", ServerEnv)
 	}
