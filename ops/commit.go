@@ -1,6 +1,8 @@
 package ops
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 
@@ -74,7 +76,7 @@ func (s *Service) current(th *Thread) bool {
 
 // prepareAll prepares each session's change in tx and writes it; a
 // refusal goes to refused.
-func (s *Service) prepareAll(tx store.Tx, reqs []*WriteReq, author string, refused *error) error {
+func (s *Service) prepareAll(tx store.Tx, reqs []*WriteReq, author, origin string, refused *error) error {
 	writes := 0
 	for _, r := range reqs {
 		if r.ch, *refused = r.Prepare(tx, r.c, &r.next); *refused != nil {
@@ -111,9 +113,75 @@ func (s *Service) prepareAll(tx store.Tx, reqs []*WriteReq, author string, refus
 				return err
 			}
 		}
+		r.event = s.eventOf(r, author, origin)
+		if a, ok := tx.(store.Announcer); ok {
+			// The other wefts on a shared store hear of it at the commit.
+			payload, _ := json.Marshal(announced{From: s.instance, Event: r.event}) // plain data
+			if err := a.Announce(payload); err != nil {
+				return err
+			}
+		}
 	}
 	if writes == 0 {
 		return errNothing
 	}
 	return nil
+}
+
+// eventOf is what the write of r announces.
+func (s *Service) eventOf(r *WriteReq, author, origin string) Event {
+	ch := r.ch
+	ev := ch.Event
+	if r.Created {
+		ev.Kind = EventSessionCreated
+	}
+	if ev.What == "" {
+		ev.What = ch.What
+	}
+	ev.SessionID, ev.Title, ev.Version, ev.Author, ev.At, ev.Origin = r.next.ID, r.next.Title, r.next.Version, author, r.next.UpdatedAt, origin
+	if ch.Aside {
+		ev.At = s.Clock()
+	}
+	if ch.Op != nil {
+		ev.OpID, ev.OpType = ch.Op.ID, ch.Op.Type
+	}
+	return ev
+}
+
+// announced is what the other wefts on a shared store hear of a write:
+// its event, and which weft made it (its own hears it already).
+type announced struct {
+	From  string `json:"from"`
+	Event Event  `json:"event"`
+}
+
+// FollowStore makes the writes of the other wefts on a shared store
+// (store.Listener) known here until ctx ends or the store closes: the
+// session they wrote is read again when next used, and its event goes to
+// this service's subscribers (a TUI, an MCP client, a relay) as a write
+// here does. A store that has no other writers returns at once.
+func (s *Service) FollowStore(ctx context.Context) {
+	l, ok := s.st.(store.Listener)
+	if !ok {
+		return
+	}
+	_ = l.Listen(ctx, func(payload []byte) {
+		if payload == nil {
+			// A break: whatever was cached may be behind.
+			s.mu.Lock()
+			clear(s.threads)
+			s.mu.Unlock()
+			return
+		}
+		var a announced
+		if json.Unmarshal(payload, &a) != nil || a.From == s.instance {
+			return
+		}
+		s.mu.Lock()
+		if th, ok := s.threads[a.Event.SessionID]; ok && (th.Info.Version != a.Event.Version || a.Event.Kind == EventSessionDeleted) {
+			delete(s.threads, a.Event.SessionID)
+		}
+		s.mu.Unlock()
+		s.bus.publish(a.Event)
+	})
 }

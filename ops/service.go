@@ -26,9 +26,11 @@ type Service struct {
 	// shared: other processes write the store too (store.Shared), so a
 	// write checks the cached session is the stored one first.
 	shared bool
-	now    func() time.Time
-	ids    idGen
-	bus    bus
+	// instance names this service among the wefts on a shared store.
+	instance string
+	now      func() time.Time
+	ids      idGen
+	bus      bus
 	// endpoint is where summaries may be asked for (WithSummaryEndpoint).
 	endpoint summary.Endpoint
 	logger   *slog.Logger
@@ -79,6 +81,7 @@ func New(st store.Store, opts ...Option) *Service {
 	for _, o := range opts {
 		o(s)
 	}
+	s.instance = s.ids.next(s.now())
 	return s
 }
 
@@ -483,10 +486,11 @@ type WriteReq struct {
 	// carries, which gets the file's policy for those.
 	Proxied bool
 
-	c    *Thread
-	had  int // the messages the session held before
-	next model.Session
-	ch   *Change // nil: nothing to write for this session
+	c     *Thread
+	had   int // the messages the session held before
+	event Event
+	next  model.Session
+	ch    *Change // nil: nothing to write for this session
 }
 
 // Session is the session's record as the committed write left it (as it
@@ -628,7 +632,7 @@ func (s *Service) CommitAll(ctx context.Context, reqs []*WriteReq) error {
 			if err := s.refresh(tx, reqs); err != nil {
 				return err
 			}
-			return s.prepareAll(tx, reqs, author, &refused)
+			return s.prepareAll(tx, reqs, author, origin, &refused)
 		})
 		if !errors.Is(err, errStale) && !errors.Is(err, store.ErrConflict) || attempt == maxStale {
 			break
@@ -694,25 +698,9 @@ func (s *Service) CommitAll(ctx context.Context, reqs []*WriteReq) error {
 	unlock()
 
 	for _, r := range reqs {
-		ch := r.ch
-		if ch == nil {
-			continue
+		if r.ch != nil {
+			s.bus.publish(r.event)
 		}
-		ev := ch.Event
-		if r.Created {
-			ev.Kind = EventSessionCreated
-		}
-		if ev.What == "" {
-			ev.What = ch.What
-		}
-		ev.SessionID, ev.Title, ev.Version, ev.Author, ev.At, ev.Origin = r.next.ID, r.next.Title, r.next.Version, author, r.next.UpdatedAt, origin
-		if ch.Aside {
-			ev.At = s.Clock()
-		}
-		if ch.Op != nil {
-			ev.OpID, ev.OpType = ch.Op.ID, ch.Op.Type
-		}
-		s.bus.publish(ev)
 	}
 	// What follows a write that added messages (a memory policy's check)
 	// runs before the write returns, so its caller sees the thread as the

@@ -8,6 +8,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"time"
 
@@ -66,6 +67,20 @@ type Store interface {
 // cached of a session is what the store holds.
 type Shared interface {
 	Shared() bool
+}
+
+// Announcer is a transaction that tells the other processes on the store
+// of the write it makes, when (and only if) it commits.
+type Announcer interface {
+	Announce(payload []byte) error
+}
+
+// Listener is a store whose processes hear each other's announcements.
+// Listen calls fn with each payload as it comes, and with nil after a
+// break in which announcements may have been missed; it returns when ctx
+// ends or the store closes.
+type Listener interface {
+	Listen(ctx context.Context, fn func(payload []byte)) error
 }
 
 // Encoded are messages' records made ahead of their append.

@@ -19,7 +19,11 @@ import (
 // WEFT_SUMMARY_MODEL, WEFT_SUMMARY_API_KEY and WEFT_SUMMARY_TIMEOUT. It
 // logs to logger (what a bug in a tool left behind).
 func newService(st store.Store, logger *slog.Logger) *ops.Service {
-	return ops.New(st, ops.WithSummaryEndpoint(summaryEndpoint()), ops.WithLogger(logger), memory.Keep())
+	svc := ops.New(st, ops.WithSummaryEndpoint(summaryEndpoint()), ops.WithLogger(logger), memory.Keep())
+	// The writes of the other wefts on a shared store, heard here until
+	// the store closes (none on a file).
+	go svc.FollowStore(context.Background())
+	return svc
 }
 
 // warnings is a logger of warnings and errors to w (stderr, for commands

@@ -94,6 +94,9 @@ CREATE TABLE IF NOT EXISTS weft_prefs (
 type Store struct {
 	pool *pgxpool.Pool
 	name string // the URL, its password left out
+	// closed ends the listeners (Listen) when the store closes.
+	closed context.Context
+	close  context.CancelFunc
 }
 
 var (
@@ -114,6 +117,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		return nil, fmt.Errorf("%s: %w", redact(url), err)
 	}
 	s := &Store{pool: pool, name: redact(url)}
+	s.closed, s.close = context.WithCancel(context.Background())
 	if err := s.prepare(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -177,6 +181,7 @@ func (s *Store) Schema() uint32 { return schema }
 
 // Close closes the connections.
 func (s *Store) Close() error {
+	s.close()
 	s.pool.Close()
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"weft/model"
 	"weft/ops"
@@ -154,4 +155,57 @@ func seqs(n int) []uint64 {
 		out[i] = uint64(i + 1)
 	}
 	return slices.Clip(out)
+}
+
+// TestPostgresEveryWeftHearsEveryWrite: a subscriber of either weft (a
+// TUI, an MCP client, a relay) hears every write of both, once.
+func TestPostgresEveryWeftHearsEveryWrite(t *testing.T) {
+	a, b := twoWefts(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	for _, svc := range []*ops.Service{a, b} {
+		go svc.FollowStore(ctx)
+	}
+	created, err := a.CreateSession(ctx, ops.CreateSessionArgs{Title: "heard"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := created.SessionID
+	evA, stopA := a.Subscribe()
+	defer stopA()
+	evB, stopB := b.Subscribe()
+	defer stopB()
+	// Let both listeners start: a write before LISTEN is not heard
+	// (reads still see it, by version).
+	time.Sleep(300 * time.Millisecond)
+	const n = 40
+	var wg sync.WaitGroup
+	for i, svc := range []*ops.Service{a, b} {
+		wg.Go(func() {
+			for k := range n {
+				if _, err := svc.AppendMessages(ctx, ops.AppendMessagesArgs{SessionID: sid, Messages: []model.NewMessage{{Role: model.RoleUser, Content: fmt.Sprintf("weft %d, write %d", i, k)}}}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for name, ch := range map[string]<-chan ops.Event{"a": evA, "b": evB} {
+		versions := map[uint64]bool{}
+		deadline := time.After(10 * time.Second)
+		for len(versions) < 2*n {
+			select {
+			case e := <-ch:
+				if e.SessionID == sid && e.Kind == ops.EventAppended {
+					if versions[e.Version] {
+						t.Errorf("weft %s heard version %d twice", name, e.Version)
+					}
+					versions[e.Version] = true
+				}
+			case <-deadline:
+				t.Fatalf("weft %s heard %d of the %d writes", name, len(versions), 2*n)
+			}
+		}
+	}
 }
