@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"slices"
 
 	"weft/store"
 )
@@ -15,13 +14,15 @@ var errStale = errors.New("the session changed in the store since it was read")
 
 // maxStale bounds how often a write is prepared again over sessions
 // another weft keeps writing.
-const maxStale = 50
+const maxStale = 200
 
-// refresh reads again, in tx, the sessions of reqs that the store holds
+// refresh refuses, with errStale, a write whose sessions the store holds
 // at another version than the cache (another weft on a shared store
-// wrote them since), so the write is prepared over what tx sees. A
-// conflicting write committed meanwhile makes tx fail with
-// store.ErrConflict, and the write is run again.
+// wrote them since): the write is found and prepared again from the
+// start, so every check its Find makes (the expected version, what the
+// messages continue) holds against what the store holds. A conflicting
+// write committed meanwhile makes tx fail with store.ErrConflict, and
+// the write is run again too.
 func (s *Service) refresh(tx store.Tx, reqs []*WriteReq) error {
 	if !s.shared {
 		return nil
@@ -30,20 +31,9 @@ func (s *Service) refresh(tx store.Tx, reqs []*WriteReq) error {
 		if r.Created {
 			continue
 		}
-		cur, err := tx.Session(r.c.Info.ID)
-		if err != nil {
-			return errStale // deleted since: found again, or not, from the start
+		if cur, err := tx.Session(r.c.Info.ID); err != nil || cur.Version != r.c.Info.Version {
+			return errStale
 		}
-		if cur.Version == r.c.Info.Version {
-			continue
-		}
-		fresh, err := loadThread(tx, r.c.Info.ID)
-		if err != nil {
-			return err
-		}
-		r.c, r.next, r.had = fresh, fresh.Info, fresh.Info.MessageCount
-		r.next.ActiveTags = slices.Clone(fresh.Info.ActiveTags)
-		r.next.Changes = slices.Clone(fresh.Info.Changes)
 	}
 	return nil
 }

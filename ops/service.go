@@ -644,7 +644,7 @@ func (s *Service) CommitAll(ctx context.Context, reqs []*WriteReq) error {
 			delete(s.threads, r.c.Info.ID)
 		}
 		refused = nil
-		time.Sleep(time.Duration(rand.IntN(1+attempt)) * time.Millisecond)
+		time.Sleep(time.Duration(rand.IntN(1+min(attempt, 20))) * time.Millisecond)
 	}
 	if errors.Is(err, errNothing) {
 		for _, r := range reqs {

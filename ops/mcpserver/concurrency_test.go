@@ -401,6 +401,29 @@ func concSameView(t *testing.T, what string, got, want *model.View) {
 	t.Errorf("%s: the views differ (%d and %d lines)", what, len(g), len(w))
 }
 
+// concHeard is what a service's subscriber heard of the session: how
+// often each version.
+type concHeard struct {
+	mu       sync.Mutex
+	versions map[uint64]int
+}
+
+// check counts the accepted edits not heard, and those heard twice.
+func (h *concHeard) check(accepted []concAccepted) (missing, twice int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, a := range accepted {
+		switch h.versions[a.version] {
+		case 0:
+			missing++
+		case 1:
+		default:
+			twice++
+		}
+	}
+	return missing, twice
+}
+
 // concOpsAt rebuilds the operations as they stood at a version from the
 // final log and the accepted toggles and reverts: an operation exists
 // from the version that made it, starts active, and each toggle or
@@ -440,7 +463,16 @@ func TestConcurrentEditsOverHTTP(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	svc := ops.New(st)
+	runConcurrentEdits(t, st, []*ops.Service{ops.New(st)}, edits)
+}
+
+// runConcurrentEdits runs concClients clients making edits each over
+// HTTP, spread over one weft per service (all on the store st), with a
+// reader polling meanwhile, and checks that every edit was accepted or
+// refused as a conflict, none lost, none misapplied, and that each
+// service's subscribers heard every accepted edit.
+func runConcurrentEdits(t *testing.T, st store.Store, svcs []*ops.Service, edits int) {
+	svc := svcs[0]
 	sid := concSeed(t, svc, concMessages)
 	info, _, err := svc.View(sid)
 	if err != nil {
@@ -448,12 +480,33 @@ func TestConcurrentEditsOverHTTP(t *testing.T) {
 	}
 	v0 := info.Version
 
-	srv := New(tools.Local{Service: svc}, Options{})
-	ts := httptest.NewServer(listen.Handler(listen.Options{Faces: []httpx.Face{srv.Face()}}))
-	t.Cleanup(ts.Close)
-	// Enough idle connections that every client keeps its own.
-	api := concAPI{url: ts.URL, client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * concClients}}}
-	t.Cleanup(api.client.CloseIdleConnections)
+	// Every service's subscribers, drained as they hear.
+	heard := make([]*concHeard, len(svcs))
+	for i, sv := range svcs {
+		ch, stop := sv.Subscribe()
+		t.Cleanup(stop)
+		h := &concHeard{versions: map[uint64]int{}}
+		heard[i] = h
+		go func() {
+			for e := range ch {
+				if e.SessionID == sid {
+					h.mu.Lock()
+					h.versions[e.Version]++
+					h.mu.Unlock()
+				}
+			}
+		}()
+	}
+	apis := make([]concAPI, len(svcs))
+	for i, sv := range svcs {
+		srv := New(tools.Local{Service: sv}, Options{})
+		ts := httptest.NewServer(listen.Handler(listen.Options{Faces: []httpx.Face{srv.Face()}}))
+		t.Cleanup(ts.Close)
+		// Enough idle connections that every client keeps its own.
+		apis[i] = concAPI{url: ts.URL, client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * concClients}}}
+		t.Cleanup(apis[i].client.CloseIdleConnections)
+	}
+	api := apis[0]
 
 	started := time.Now()
 	stop := make(chan struct{})
@@ -466,7 +519,7 @@ func TestConcurrentEditsOverHTTP(t *testing.T) {
 	editors := make([]*concEditor, concClients)
 	var wg sync.WaitGroup
 	for i := range editors {
-		e := &concEditor{t: t, api: api, sid: sid, id: i, author: fmt.Sprintf("agent-%d", i), r: rand.New(rand.NewPCG(uint64(i), 0x7e47))}
+		e := &concEditor{t: t, api: apis[i%len(apis)], sid: sid, id: i, author: fmt.Sprintf("agent-%d", i), r: rand.New(rand.NewPCG(uint64(i), 0x7e47))}
 		editors[i] = e
 		wg.Go(func() { e.run(edits) })
 	}
@@ -616,6 +669,22 @@ func TestConcurrentEditsOverHTTP(t *testing.T) {
 		t.Errorf("the reader saw %d versions in %d polls: it did not read while the clients wrote", len(seen), len(polls))
 	}
 
-	t.Logf("%d clients × %d edits in %v: %d accepted, %d refused as conflicts; %d operations, %d items; the reader assembled %d times across %d versions",
-		concClients, edits, elapsed.Round(time.Millisecond), len(accepted), refused, len(list.Operations), live.Len(), len(polls), len(seen))
+	// Each weft's subscribers heard every accepted edit, once (the
+	// others' through the store's announcements).
+	deadline := time.Now().Add(15 * time.Second)
+	for i, h := range heard {
+		for {
+			missing, twice := h.check(accepted)
+			if missing == 0 || time.Now().After(deadline) {
+				if missing > 0 || twice > 0 {
+					t.Errorf("weft %d's subscriber missed %d of the %d accepted edits, and heard %d twice", i, missing, len(accepted), twice)
+				}
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+
+	t.Logf("%d clients × %d edits over %d weft(s) in %v: %d accepted, %d refused as conflicts; %d operations, %d items; the reader assembled %d times across %d versions",
+		concClients, edits, len(svcs), elapsed.Round(time.Millisecond), len(accepted), refused, len(list.Operations), live.Len(), len(polls), len(seen))
 }
