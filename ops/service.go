@@ -559,6 +559,10 @@ func (l Locked) FirstIdentities(source string) (map[model.Ident][]string, error)
 	return index, err
 }
 
+// Shared reports whether other wefts write the store too (a shared
+// store): what is kept in memory of the store may be behind it.
+func (l Locked) Shared() bool { return l.s.shared }
+
 // WithLock runs fn under the service's lock, for a read that must see
 // the sessions kept in memory as one: what fn may do there is what a
 // write's Find may (Locked). fn must not call the service's methods

@@ -48,9 +48,25 @@ func (e *Engine) match(l ops.Locked, ref string, msgs []ops.CallerMessage) (*ops
 		}
 	}
 	first := msgs[0].Identity
+	best, err := e.continued(l, first, msgs)
+	if err == nil && best == nil && l.Shared() {
+		// Another weft on the store may have started it: the index
+		// this one keeps is read again.
+		e.forgetAll()
+		best, err = e.continued(l, first, msgs)
+	}
+	if err != nil || best != nil {
+		return best, "", err
+	}
+	return nil, proxyTitle(msgs), nil
+}
+
+// continued is the proxy's session msgs continue furthest (the most
+// recently updated of equals), or nil.
+func (e *Engine) continued(l ops.Locked, first model.Ident, msgs []ops.CallerMessage) (*ops.Thread, error) {
 	ids, err := e.startedWith(l, first)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	var best *ops.Thread
 	bestCover := 0
@@ -61,7 +77,7 @@ func (e *Engine) match(l ops.Locked, ref string, msgs []ops.CallerMessage) (*ops
 			continue
 		}
 		if err != nil {
-			return nil, "", err
+			return nil, err
 		}
 		// The session that covers most of the request; of equals, the
 		// one closest to it (a request it continues rather than one that
@@ -75,16 +91,13 @@ func (e *Engine) match(l ops.Locked, ref string, msgs []ops.CallerMessage) (*ops
 		}
 		ok, err := continues(l, c, msgs)
 		if err != nil {
-			return nil, "", err
+			return nil, err
 		}
 		if ok && n > 0 {
 			best, bestCover = c, cover
 		}
 	}
-	if best != nil {
-		return best, "", nil
-	}
-	return nil, proxyTitle(msgs), nil
+	return best, nil
 }
 
 // departure finds the proxy's session msgs depart from in the middle:
@@ -188,6 +201,13 @@ func (e *Engine) started(first model.Ident, sessionID string) {
 	if e.loaded {
 		e.byFirst[first] = append(e.byFirst[first], sessionID)
 	}
+}
+
+// forgetAll drops the index, to be read from the store again.
+func (e *Engine) forgetAll() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.byFirst, e.loaded = nil, false
 }
 
 // forget takes a session deleted since out of the index.

@@ -22,6 +22,7 @@ import (
 	"weft/ops/listen"
 	"weft/ops/memory"
 	"weft/ops/reads"
+	"weft/store"
 	"weft/store/boltstore"
 )
 
@@ -252,16 +253,23 @@ type rigOptions struct {
 	// Memory: the service keeps every session within its memory policy
 	// (memory.Keep), as weft's do.
 	Memory bool
+	// Store, when set, is the store the service keeps its sessions in (a
+	// PostgreSQL database); otherwise a bbolt file of the test's own.
+	Store store.Store
 }
 
 func newProxyRig(t testing.TB, o rigOptions) *proxyRig {
 	t.Helper()
 	rig := &proxyRig{t: t, up: newStandIn(t), path: filepath.Join(t.TempDir(), "weft.db"), logs: &syncBuffer{}}
-	st, err := boltstore.Open(rig.path, boltstore.Options{})
-	if err != nil {
-		t.Fatal(err)
+	st := o.Store
+	if st == nil {
+		bst, err := boltstore.Open(rig.path, boltstore.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { bst.Close() })
+		st = bst
 	}
-	t.Cleanup(func() { st.Close() })
 	logger := slog.New(slog.NewTextHandler(rig.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	opts := []ops.Option{ops.WithLogger(logger)}
 	if o.Memory {
