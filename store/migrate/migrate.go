@@ -93,7 +93,7 @@ type Progress struct {
 
 // Result is what Copy did.
 type Result struct {
-	Sessions int // in the source
+	Sessions                          int // in the source
 	Copied, Resumed, Updated, Skipped int
 	// Messages and Ops are what this run wrote; Settings the settings
 	// it put.
