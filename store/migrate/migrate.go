@@ -204,10 +204,16 @@ func preflight(ctx context.Context, from, to store.Store, ids []string) error {
 		if err != nil {
 			return err
 		}
-		if !found {
-			continue
+		why := ""
+		if found {
+			why = earlier(src, dst)
 		}
-		if why := earlier(src, dst); why != "" {
+		if why == "" {
+			if why, err = elsewhere(to, id, src); err != nil {
+				return err
+			}
+		}
+		if why != "" {
 			refused = append(refused, fmt.Sprintf("session %s: %s", id, why))
 		}
 	}
@@ -215,6 +221,34 @@ func preflight(ctx context.Context, from, to store.Store, ids []string) error {
 		return nil
 	}
 	return fmt.Errorf("%s: %w, which migrate does not overwrite:\n  %s", to.Path(), ErrDiffers, joinCapped(refused, 10))
+}
+
+// elsewhere says which of session id's operations or sources the
+// destination holds in another session ("" for none): operation IDs and
+// sources are unique in a store.
+func elsewhere(to store.Store, id string, src state) (string, error) {
+	why := ""
+	err := to.View(func(tx store.Tx) error {
+		for _, op := range src.ops {
+			sid, err := tx.OpSession(op.ID)
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+			case err != nil:
+				return err
+			case sid != id:
+				why = fmt.Sprintf("its operation %s is session %s's there", op.ID, sid)
+				return nil
+			}
+		}
+		for _, s := range src.sources {
+			if sid, ok := tx.SourceSession(s); ok && sid != id {
+				why = fmt.Sprintf("its source %q leads to session %s there", s, sid)
+				return nil
+			}
+		}
+		return nil
+	})
+	return why, err
 }
 
 // copySettings puts the source's settings the destination lacks; one

@@ -273,6 +273,18 @@ func TestMigrateRefusesADestinationThatDiffers(t *testing.T) {
 			}
 			return tx.PutOp("s2-fork", model.Op{ID: "mine", Type: model.OpSnip, Targets: []model.ItemID{"m1"}, Active: true, CreatedAt: t0, Author: "operator"})
 		}, "operation 1 is mine there"},
+		{"an operation's ID", func(tx store.Tx) error {
+			if err := tx.PutSession(model.Session{ID: "mine", CreatedAt: t0, UpdatedAt: t0}); err != nil {
+				return err
+			}
+			return tx.PutOp("mine", model.Op{ID: "op03", Type: model.OpSnip, Targets: []model.ItemID{"m1"}, Active: true, CreatedAt: t0, Author: "operator"})
+		}, "its operation op03 is session mine's there"},
+		{"a source", func(tx store.Tx) error {
+			if err := tx.PutSession(model.Session{ID: "mine", CreatedAt: t0, UpdatedAt: t0}); err != nil {
+				return err
+			}
+			return tx.PutSourceSession("claude-code:0f3c2a55", "mine")
+		}, `its source "claude-code:0f3c2a55" leads to session mine there`},
 		{"a setting", func(tx store.Tx) error {
 			return tx.PutSetting("memory/file", []byte(`{"budget_tokens":1}`))
 		}, `setting "memory/file"`},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"weft/model"
 	"weft/store"
@@ -160,7 +161,7 @@ func (c *copier) session(ctx context.Context, id string) (Progress, error) {
 		}
 	} else {
 		if err := update(c.to, func(tx store.Tx) error { return tx.PutSession(src.rec) }); err != nil {
-			return p, fmt.Errorf("%s: session %s: %w", c.to.Path(), id, err)
+			return p, storeErr(c.to, id, "", err)
 		}
 	}
 	if p.Messages, err = c.messages(ctx, id, dst.last, src.last); err != nil {
@@ -196,7 +197,7 @@ func (c *copier) session(ctx context.Context, id string) (Progress, error) {
 		return tx.PutSession(src.rec)
 	})
 	if err != nil {
-		return p, fmt.Errorf("%s: session %s: %w", c.to.Path(), id, err)
+		return p, storeErr(c.to, id, "", err)
 	}
 	return p, nil
 }
@@ -238,7 +239,7 @@ func (c *copier) messages(ctx context.Context, id string, have, last uint64) (in
 			return wrote, fmt.Errorf("%s: session %s: message %d is not there though %d is the last", c.from.Path(), id, next, last)
 		}
 		if err := update(c.to, func(tx store.Tx) error { return tx.AppendMessages(id, batch) }); err != nil {
-			return wrote, fmt.Errorf("%s: session %s: messages %d-%d: %w", c.to.Path(), id, next, batch[len(batch)-1].Seq, err)
+			return wrote, storeErr(c.to, id, fmt.Sprintf("messages %d-%d", next, batch[len(batch)-1].Seq), err)
 		}
 		wrote += len(batch)
 		next += uint64(len(batch))
@@ -270,7 +271,7 @@ func readBatch(s store.Store, id string, from, to uint64, most, bytes int) ([]mo
 		err = nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: session %s: messages from %d: %w", s.Path(), id, from, err)
+		return nil, storeErr(s, id, fmt.Sprintf("messages from %d", from), err)
 	}
 	return out, nil
 }
@@ -297,7 +298,7 @@ func (c *copier) keys(ctx context.Context, id string, src, dst map[string]uint64
 			}
 			return nil
 		}); err != nil {
-			return fmt.Errorf("%s: session %s: import keys: %w", c.to.Path(), id, err)
+			return storeErr(c.to, id, "import keys", err)
 		}
 	}
 	return nil
@@ -305,4 +306,17 @@ func (c *copier) keys(ctx context.Context, id string, src, dst map[string]uint64
 
 func sortedKeys[V any](m map[string]V) []string {
 	return slices.Sorted(maps.Keys(m))
+}
+
+// storeErr is err about what of session id in s, named with s unless
+// err names it already (PostgreSQL's errors do).
+func storeErr(s store.Store, id, what string, err error) error {
+	prefix := "session " + id + ": "
+	if what != "" {
+		prefix += what + ": "
+	}
+	if !strings.Contains(err.Error(), s.Path()) {
+		prefix = s.Path() + ": " + prefix
+	}
+	return fmt.Errorf("%s%w", prefix, err)
 }
