@@ -171,8 +171,11 @@ func seed(t *testing.T, s store.Store) seeded {
 				return err
 			}
 		}
-		if err := tx.PutSourceSession("claude-code:0f3c2a55", main.ID); err != nil {
-			return err
+		// Sources that sort apart bytewise and in a locale's collation.
+		for _, src := range []string{"claude-code:0f3c2a55", "Codex:B-1", "codex:a_2"} {
+			if err := tx.PutSourceSession(src, main.ID); err != nil {
+				return err
+			}
 		}
 		if err := tx.PutPrefs(main.ID, []byte(`{"slice":[1,2]}`)); err != nil {
 			return err

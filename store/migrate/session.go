@@ -49,6 +49,8 @@ func readState(tx store.Tx, id string) (st state, found bool, err error) {
 	if st.sources, err = tx.SessionSources(id); err != nil {
 		return st, true, err
 	}
+	// In one order whatever the backend's collation.
+	slices.Sort(st.sources)
 	p, err := tx.Prefs(id)
 	st.prefs = slices.Clone(p)
 	return st, true, err
