@@ -57,7 +57,7 @@ weft --store postgres://weft@db.example.org/weft migrate --to ~/threads.db`,
 // migrate runs weft migrate --to.
 func (a *app) migrate(ctx context.Context, to string) error {
 	if sameStore(a.db, to) {
-		return usageErr("--to names the store migrate copies from (%s): give another", termsafe.Line(to))
+		return usageErr("--to names the store migrate copies from: give another")
 	}
 	if !isStoreURL(a.db) {
 		if _, err := os.Stat(a.db); err != nil {
@@ -81,7 +81,7 @@ func (a *app) migrate(ctx context.Context, to string) error {
 	res, err := migrate.Copy(ctx, src, dst, migrate.Options{Thread: effectiveThread, Report: a.migrateProgress})
 	switch {
 	case ctx.Err() != nil:
-		return fmt.Errorf("interrupted after %s: what was copied stays; run weft migrate --to %s again to finish", english.Count(res.Copied+res.Resumed+res.Updated+res.Skipped, "session"), termsafe.Line(to))
+		return fmt.Errorf("interrupted after %s: what was copied stays; run weft migrate --to %s again to finish", english.Count(res.Copied+res.Resumed+res.Updated+res.Skipped, "session"), termsafe.Line(dst.Path()))
 	case err != nil:
 		return err
 	}
