@@ -78,7 +78,7 @@ func (a *app) migrate(ctx context.Context, to string) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	_, _ = fmt.Fprintf(a.stderr, "migrating %s into %s\n", termsafe.Line(src.Path()), termsafe.Line(dst.Path()))
-	res, err := migrate.Copy(ctx, src, dst, migrate.Options{Thread: effectiveThread, Report: a.migrateProgress})
+	res, err := migrate.Copy(ctx, src, dst, migrate.Options{Thread: effectiveThread, Report: a.migrateProgress()})
 	switch {
 	case ctx.Err() != nil:
 		return fmt.Errorf("interrupted after %s: what was copied stays; run weft migrate --to %s again to finish", english.Count(res.Copied+res.Resumed+res.Updated+res.Skipped, "session"), termsafe.Line(dst.Path()))
@@ -126,23 +126,39 @@ func sameStore(a, b string) bool {
 	return errA == nil && errB == nil && pa == pb
 }
 
-// migrateProgress prints a line for each session copied (or skipped).
-func (a *app) migrateProgress(p migrate.Progress) {
-	if p.Action == migrate.Verified {
-		return
+// progressEvery is how many messages of a long session go between the
+// lines that say how far its copy is.
+const progressEvery = 50000
+
+// migrateProgress prints a line for each session copied (or skipped),
+// and one every progressEvery messages of a long one.
+func (a *app) migrateProgress() func(migrate.Progress) {
+	shown := 0
+	return func(p migrate.Progress) {
+		switch p.Action {
+		case migrate.Verified:
+			return
+		case migrate.Copying:
+			if p.Messages/progressEvery > shown/progressEvery {
+				_, _ = fmt.Fprintf(a.stderr, "[%d/%d] %s: %d of %d messages\n", p.N, p.Of, termsafe.Line(p.Session), p.Messages, p.Last)
+				shown = p.Messages
+			}
+			return
+		}
+		shown = 0
+		what := string(p.Action)
+		switch p.Action {
+		case migrate.Resumed:
+			what = fmt.Sprintf("resumed after message %d", p.From)
+		case migrate.Skipped:
+			what = "already there"
+		}
+		_, _ = fmt.Fprintf(a.stderr, "[%d/%d] %s %q: %s", p.N, p.Of, termsafe.Line(p.Session), termsafe.Line(p.Title), what)
+		if p.Action != migrate.Skipped {
+			_, _ = fmt.Fprintf(a.stderr, ", %s, %s", english.Count(p.Messages, "message"), english.Count(p.Ops, "operation"))
+		}
+		_, _ = fmt.Fprintln(a.stderr)
 	}
-	what := string(p.Action)
-	switch p.Action {
-	case migrate.Resumed:
-		what = fmt.Sprintf("resumed after message %d", p.From)
-	case migrate.Skipped:
-		what = "already there"
-	}
-	_, _ = fmt.Fprintf(a.stderr, "[%d/%d] %s %q: %s", p.N, p.Of, termsafe.Line(p.Session), termsafe.Line(p.Title), what)
-	if p.Action != migrate.Skipped {
-		_, _ = fmt.Fprintf(a.stderr, ", %s, %s", english.Count(p.Messages, "message"), english.Count(p.Ops, "operation"))
-	}
-	_, _ = fmt.Fprintln(a.stderr)
 }
 
 // effectiveThread is a session's effective thread as migrate compares

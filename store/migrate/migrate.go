@@ -77,6 +77,10 @@ const (
 	Updated  Action = "updated"  // the destination held an earlier version of it
 	Skipped  Action = "skipped"  // the destination held it whole
 	Verified Action = "verified" // read back and found equal
+	// Copying is a session under way: Messages of Last are in the
+	// destination, reported after each batch of a session that takes
+	// more than one.
+	Copying Action = "copying"
 )
 
 // Progress is one session done.
@@ -89,6 +93,8 @@ type Progress struct {
 	From uint64
 	// Messages and Ops are what this run wrote of the session.
 	Messages, Ops int
+	// Last is the session's last message's seq (Copying).
+	Last uint64
 }
 
 // Result is what Copy did.
@@ -128,6 +134,7 @@ func Copy(ctx context.Context, from, to store.Store, opt Options) (Result, error
 		if err := ctx.Err(); err != nil {
 			return res, err
 		}
+		c.n, c.of = i+1, len(list)
 		p, err := c.session(ctx, id)
 		if err != nil {
 			return res, err

@@ -40,13 +40,23 @@ func copyAndCheck(t *testing.T, from, to opener) {
 		t.Errorf("result %+v, want 4 sessions copied, %d messages, %d operations, 1 setting, 4 verified", res, seeded.messages, seeded.ops)
 	}
 	var copied, verified []string
+	var under []uint64
 	for _, p := range reported {
 		switch p.Action {
+		case migrate.Copying:
+			if p.Session != "s3-long" || p.Last != 300 || p.N != 3 || p.Of != 4 {
+				t.Errorf("a report under way: %+v", p)
+			}
+			under = append(under, uint64(p.Messages))
 		case migrate.Copied:
 			copied = append(copied, p.Session)
 		case migrate.Verified:
 			verified = append(verified, p.Session)
 		}
+	}
+	// The long session's 300 messages go in batches of 64.
+	if !slices.Equal(under, []uint64{64, 128, 192, 256}) {
+		t.Errorf("reports under way at %v messages, want 64 128 192 256", under)
 	}
 	if !slices.Equal(copied, seeded.ids) || !slices.Equal(verified, seeded.ids) {
 		t.Errorf("reported copied %v, verified %v; want %v (oldest first) each", copied, verified, seeded.ids)
@@ -226,7 +236,7 @@ func TestMigrateResumesAPartialSession(t *testing.T) {
 	var actions []string
 	o := opts()
 	o.Report = func(p migrate.Progress) {
-		if p.Action != migrate.Verified {
+		if p.Action != migrate.Verified && p.Action != migrate.Copying {
 			actions = append(actions, p.Session+" "+string(p.Action))
 		}
 	}
@@ -337,5 +347,40 @@ func TestMigrateVerifyFindsADifference(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Verify's error does not say %q:\n%v", want, err)
 		}
+	}
+}
+
+// asking is a store whose reads note the widest span of messages asked
+// for at once.
+type asking struct {
+	store.Store
+	widest uint64
+}
+
+func (a *asking) View(fn func(store.Tx) error) error {
+	return a.Store.View(func(tx store.Tx) error { return fn(askingTx{tx, a}) })
+}
+
+type askingTx struct {
+	store.Tx
+	a *asking
+}
+
+func (t askingTx) Messages(id string, from, to uint64, fn func(model.Message) error) error {
+	t.a.widest = max(t.a.widest, to-from+1)
+	return t.Tx.Messages(id, from, to, fn)
+}
+
+// A batch asks its source for no more messages than it holds: a backend
+// that streams rows reads every row it was asked for.
+func TestMigrateReadsABatchAtATime(t *testing.T) {
+	t.Parallel()
+	src := &asking{Store: file.open(t)}
+	seed(t, src)
+	if _, err := migrate.Copy(context.Background(), src, file.open(t), opts()); err != nil {
+		t.Fatal(err)
+	}
+	if src.widest != 64 {
+		t.Errorf("the widest read asked for %d messages, want the batch, 64", src.widest)
 	}
 }

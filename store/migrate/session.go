@@ -133,6 +133,7 @@ const timeFormat = "2006-01-02 15:04:05.999999999Z"
 type copier struct {
 	from, to store.Store
 	opt      Options
+	n, of    int // the session's place, for Copying reports
 }
 
 // session copies session id: its record first (so the session is there
@@ -245,6 +246,9 @@ func (c *copier) messages(ctx context.Context, id string, have, last uint64) (in
 		}
 		wrote += len(batch)
 		next += uint64(len(batch))
+		if c.opt.Report != nil && next <= last {
+			c.opt.Report(Progress{N: c.n, Of: c.of, Session: id, Action: Copying, Messages: int(next - 1), Last: last})
+		}
 	}
 	return wrote, nil
 }
@@ -257,6 +261,10 @@ var errFull = errors.New("batch full")
 func readBatch(s store.Store, id string, from, to uint64, most, bytes int) ([]model.Message, error) {
 	var out []model.Message
 	size := 0
+	// Ask for no more than the batch: a backend that streams rows
+	// (PostgreSQL) would otherwise read the rest of the session to end
+	// the query.
+	to = min(to, from+uint64(most)-1)
 	err := s.View(func(tx store.Tx) error {
 		out, size = out[:0], 0
 		return tx.Messages(id, from, to, func(m model.Message) error {
