@@ -149,7 +149,9 @@ func (a *app) migrateProgress() func(migrate.Progress) {
 		what := string(p.Action)
 		switch p.Action {
 		case migrate.Resumed:
-			what = fmt.Sprintf("resumed after message %d", p.From)
+			if p.From > 0 {
+				what = fmt.Sprintf("resumed after message %d", p.From)
+			}
 		case migrate.Skipped:
 			what = "already there"
 		}
