@@ -158,7 +158,22 @@ func (c *cancelling) Update(fn func(store.Tx) error) error {
 // runs again to the end, with no message or operation twice.
 func TestMigrateResumesAnInterruptedCopy(t *testing.T) {
 	t.Parallel()
-	src := file.open(t)
+	interruptAndResume(t, file, file)
+}
+
+// The same from a file into PostgreSQL and back.
+func TestMigratePostgresResumesAnInterruptedCopy(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ from, to opener }{{file, postgres}, {postgres, file}} {
+		t.Run(c.from.name+"-to-"+c.to.name, func(t *testing.T) {
+			t.Parallel()
+			interruptAndResume(t, c.from, c.to)
+		})
+	}
+}
+
+func interruptAndResume(t *testing.T, from, to opener) {
+	src := from.open(t)
 	seeded := seed(t, src)
 	want := counts(t, src, seeded.ids)
 	// The whole copy takes 17 write transactions: the settings; the
@@ -166,7 +181,7 @@ func TestMigrateResumesAnInterruptedCopy(t *testing.T) {
 	// fork's (6-8); the long one's record, 5 batches and last one
 	// (9-15); the empty one's (16-17). Interrupt it after each kind.
 	for _, after := range []int64{1, 3, 4, 7, 9, 11, 16} {
-		dst := file.open(t)
+		dst := to.open(t)
 		ctx, cancel := context.WithCancel(context.Background())
 		_, err := migrate.Copy(ctx, src, &cancelling{Store: dst, after: after, cancel: cancel}, opts())
 		cancel()
