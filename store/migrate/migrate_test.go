@@ -399,3 +399,67 @@ func TestMigrateReadsABatchAtATime(t *testing.T) {
 		t.Errorf("the widest read asked for %d messages, want the batch, 64", src.widest)
 	}
 }
+
+// A source written to after a copy (an operation reverted, a message
+// appended) is copied again over its earlier state: the operation put in
+// its place, the message after the others.
+func TestMigrateBringsACopyUpToDate(t *testing.T) {
+	t.Parallel()
+	src, dst := file.open(t), file.open(t)
+	seeded := seed(t, src)
+	if _, err := migrate.Copy(context.Background(), src, dst, opts()); err != nil {
+		t.Fatal(err)
+	}
+	at := t0.Add(2 * time.Hour)
+	must(t, src.Update(func(tx store.Tx) error {
+		ops, err := tx.Ops("s1-auth")
+		if err != nil {
+			return err
+		}
+		ops[2].RevertedAt = &at
+		if err := tx.PutOp("s1-auth", ops[2]); err != nil {
+			return err
+		}
+		rec, err := tx.Session("s1-auth")
+		if err != nil {
+			return err
+		}
+		rec.Record(at, "operator", "revert")
+		if err := tx.PutSession(rec); err != nil {
+			return err
+		}
+		if err := tx.AppendMessages("s2-fork", messages("s2-fork", 6, 2)); err != nil {
+			return err
+		}
+		fork, err := tx.Session("s2-fork")
+		if err != nil {
+			return err
+		}
+		fork.MessageCount += 2
+		fork.Record(at, "operator", "append")
+		return tx.PutSession(fork)
+	}))
+	var actions []string
+	o := opts()
+	o.Report = func(p migrate.Progress) {
+		if p.Action != migrate.Verified && p.Action != migrate.Copying {
+			actions = append(actions, p.Session+" "+string(p.Action))
+		}
+	}
+	res, err := migrate.Copy(context.Background(), src, dst, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"s1-auth updated", "s2-fork resumed", "s3-long skipped", "s4-empty skipped"}; !slices.Equal(actions, want) {
+		t.Errorf("actions %v, want %v", actions, want)
+	}
+	if res.Messages != 2 || res.Ops != 1 || res.Verified != 4 {
+		t.Errorf("result %+v, want 2 messages and 1 operation written, 4 verified", res)
+	}
+	if got, want := effective(t, dst, seeded.ids), effective(t, src, seeded.ids); !maps.EqualFunc(got, want, slices.Equal) {
+		t.Errorf("effective threads differ:\nsource %v\ncopy   %v", want, got)
+	}
+	if got := effective(t, dst, seeded.ids)["s1-auth"]; !slices.Contains(got, "m5") {
+		t.Errorf("the reverted snip still applies in the copy: %v", got)
+	}
+}
