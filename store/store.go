@@ -3,8 +3,9 @@
 // and settings, read and written in transactions that make one edit
 // atomic (Store, Tx), and the errors every backend gives alike. The
 // backends are packages of their own: store/boltstore, the bbolt file
-// (the default). store/storetest is the conformance suite every backend
-// passes.
+// (the default), and store/pgstore, PostgreSQL. store/storetest is the
+// conformance suite every backend passes; store/migrate copies every
+// session from one store into another and verifies the copy.
 package store
 
 import (

@@ -125,7 +125,7 @@ weft --follow ~/.claude/projects/-home-ana-app/0f3c2a55-6b1e-4c8e-9d2a-3b4c5d6e7
 		a.lsCommand(), a.newCommand(), a.showCommand(), a.diffCommand(), a.callCommand(),
 		a.importCommand(), a.exportCommand(), a.toolsCommand(),
 		a.demoCommand(), a.serveCommand(), a.mcpCommand(), a.checkCommand(), a.salvageCommand(),
-		a.memoryCommand(), a.forkCommand(),
+		a.memoryCommand(), a.forkCommand(), a.migrateCommand(),
 	)
 	return root
 }
