@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -181,29 +182,52 @@ func (t *Tx) ScanContent(sessionID string, fn func(seq uint64, content []byte) b
 	return t.scanned(sessionID, rows, some)
 }
 
-// Heads are every message's head: index seq-1.
+// Heads are every message's head: index seq-1. They come from the
+// covering index weft_messages_heads (an index-only scan where vacuum
+// has marked the pages all-visible), and each row's four numbers are
+// read straight from PostgreSQL's binary format: a 100,000-message
+// session's heads are that many rows.
 func (t *Tx) Heads(sessionID string) ([]model.Head, error) {
 	rows, err := t.tx.Query(t.ctx, `SELECT created_at, role, tokens, has_parts FROM weft_messages WHERE session_id = $1 ORDER BY seq`, sessionID)
 	if err != nil {
 		return nil, t.fail(err)
 	}
 	defer rows.Close()
+	raw := true
+	for _, fd := range rows.FieldDescriptions() {
+		raw = raw && fd.Format == pgx.BinaryFormatCode
+	}
 	var out []model.Head
 	for rows.Next() {
-		var at int64
-		var role int16
-		var tokens int32
-		var parts bool
-		if err := rows.Scan(&at, &role, &tokens, &parts); err != nil {
+		h, err := scanHead(rows, raw)
+		if err != nil {
 			return nil, t.fail(err)
-		}
-		h := model.Head{At: at, Role: uint8(role), Tokens: uint32(max(tokens, 0))}
-		if parts {
-			h.Flags |= model.HeadHasParts
 		}
 		out = append(out, h)
 	}
 	return out, t.scanned(sessionID, rows, len(out) > 0)
+}
+
+// scanHead reads a head's row: created_at (int8), role (int2), tokens
+// (int4), has_parts (bool), from their binary encodings when raw.
+func scanHead(rows pgx.Rows, raw bool) (model.Head, error) {
+	var at int64
+	var role int16
+	var tokens int32
+	var parts bool
+	if v := rows.RawValues(); raw && len(v) == 4 && len(v[0]) == 8 && len(v[1]) == 2 && len(v[2]) == 4 && len(v[3]) == 1 {
+		at = int64(binary.BigEndian.Uint64(v[0]))
+		role = int16(binary.BigEndian.Uint16(v[1]))
+		tokens = int32(binary.BigEndian.Uint32(v[2]))
+		parts = v[3][0] != 0
+	} else if err := rows.Scan(&at, &role, &tokens, &parts); err != nil {
+		return model.Head{}, err
+	}
+	h := model.Head{At: at, Role: uint8(role), Tokens: uint32(max(tokens, 0))}
+	if parts {
+		h.Flags |= model.HeadHasParts
+	}
+	return h, nil
 }
 
 // TimeAscend calls fn with the messages created at or after from, in

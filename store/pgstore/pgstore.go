@@ -7,7 +7,9 @@
 //	weft_meta       key -> value: "schema", and "setting/NAME" for settings
 //	weft_sessions   id, created order (num), updated_at, room, the record as JSON
 //	weft_messages   (session_id, seq): created_at (Unix ns), role, tokens,
-//	                has_parts, content, name, digest, parts, meta
+//	                has_parts, content, name, digest, parts, meta; the
+//	                heads (the first four) also in an index of their own,
+//	                read without the rows
 //	weft_ops        id, session_id, creation order (num), the operation as JSON
 //	weft_keys       (session_id, key) -> seq: what an import stored
 //	weft_sources    source -> session_id
@@ -66,6 +68,7 @@ CREATE TABLE IF NOT EXISTS weft_messages (
 	PRIMARY KEY (session_id, seq)
 );
 CREATE INDEX IF NOT EXISTS weft_messages_time ON weft_messages (session_id, created_at, seq);
+CREATE INDEX IF NOT EXISTS weft_messages_heads ON weft_messages (session_id, seq) INCLUDE (created_at, role, tokens, has_parts);
 CREATE TABLE IF NOT EXISTS weft_ops (
 	id         text PRIMARY KEY,
 	session_id text NOT NULL REFERENCES weft_sessions (id) ON DELETE CASCADE,
