@@ -109,8 +109,8 @@ func scanMessage(rows pgx.Row) (model.Message, error) {
 	return m, nil
 }
 
-// Message is one stored message.
-func (t *Tx) Message(sessionID string, seq uint64) (model.Message, error) {
+// message is one stored message, read on its own.
+func (t *Tx) message(sessionID string, seq uint64) (model.Message, error) {
 	m, err := scanMessage(t.tx.QueryRow(t.ctx, `SELECT `+messageColumns+` FROM weft_messages WHERE session_id = $1 AND seq = $2`, sessionID, int64(min(seq, math.MaxInt64))))
 	if errors.Is(err, pgx.ErrNoRows) {
 		if err := t.exists(sessionID); err != nil {

@@ -188,7 +188,7 @@ func (s *Store) Close() error {
 func (s *Store) View(fn func(store.Tx) error) error {
 	ctx := context.Background()
 	return pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		return fn(&Tx{ctx: ctx, tx: tx, s: s})
+		return fn(&Tx{ctx: ctx, tx: tx, s: s, readOnly: true})
 	})
 }
 
@@ -248,9 +248,11 @@ func (e encoded) Join(f store.Encoded) store.Encoded {
 
 // Tx is a transaction of the database.
 type Tx struct {
-	ctx context.Context
-	tx  pgx.Tx
-	s   *Store
+	ctx      context.Context
+	tx       pgx.Tx
+	s        *Store
+	readOnly bool
+	ahead    ahead // messages read ahead of a reader (readOnly only)
 }
 
 func (t *Tx) fail(err error) error { return t.s.fail(err) }

@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -74,5 +75,59 @@ func TestMissingSession(t *testing.T) {
 	err = s.Update(func(tx store.Tx) error { return tx.PutOp("other", model.Op{ID: "op-empty", Type: model.OpSnip}) })
 	if err == nil || errors.Is(err, store.ErrNotFound) {
 		t.Errorf("storing another session's operation: %v, want a refusal", err)
+	}
+}
+
+// TestReadAhead: in a read transaction, messages asked for one by one
+// (in order, out of order, again, past the end) are what a write
+// transaction, which reads none ahead, gives.
+func TestReadAhead(t *testing.T) {
+	s, err := Open(context.Background(), pgtest.FreshDB(t, os.Getenv(pgtest.ServerEnv)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const n = 150
+	msgs := make([]model.Message, n)
+	for i := range msgs {
+		seq := uint64(i + 1)
+		msgs[i] = model.Message{ID: model.MessageID(seq), Seq: seq, Role: model.RoleUser, Content: fmt.Sprintf("message %d", seq),
+			CreatedAt: time.Unix(int64(seq), 0).UTC(), Tokens: 3, Meta: map[string]string{"k": fmt.Sprint(seq)}}
+	}
+	err = s.Update(func(tx store.Tx) error {
+		if err := tx.PutSession(model.Session{ID: "a", MessageCount: n}); err != nil {
+			return err
+		}
+		return tx.AppendMessages("a", msgs)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var order []uint64
+	for seq := uint64(1); seq <= n+2; seq++ { // on past the end
+		order = append(order, seq)
+	}
+	order = append(order, 5, 6, 6, 9, 8, 9, 10, 11, 12, 149, 150, 151, 1, 2, 3)
+	read := func(view func(func(store.Tx) error) error) []string {
+		var out []string
+		err := view(func(tx store.Tx) error {
+			for _, seq := range order {
+				m, err := tx.Message("a", seq)
+				out = append(out, fmt.Sprintf("%d: %+v %v", seq, m, errors.Is(err, store.ErrNotFound)))
+			}
+			_, err := tx.Message("b", 1)
+			out = append(out, fmt.Sprintf("another session: %v", errors.Is(err, store.ErrNotFound)))
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	ahead, alone := read(s.View), read(s.Update)
+	for i := range alone {
+		if ahead[i] != alone[i] {
+			t.Errorf("read ahead: %s\nalone:      %s", ahead[i], alone[i])
+		}
 	}
 }
