@@ -53,10 +53,25 @@ func File(tb testing.TB, t0 time.Time, n, size, nops int) (string, string) {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	id := Seed(tb, st, "bench", t0, n, size, nops)
+	if err := st.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	files.Store(name, [2]string{path, id})
+	return path, id
+}
+
+// Seed writes into st, whatever its backend, a session of ID id with n
+// messages of about size bytes, one a second from t0, and nops
+// operations made as an operator would (their IDs are the same in every
+// seeded session: one such session per store), 50,000 messages a
+// transaction, and returns its ID.
+func Seed(tb testing.TB, st store.Store, id string, t0 time.Time, n, size, nops int) string {
+	tb.Helper()
 	r := rand.New(rand.NewPCG(uint64(n), uint64(size)))
-	info := model.Session{ID: "bench", Title: "bench", CreatedAt: t0, UpdatedAt: t0}
+	info := model.Session{ID: id, Title: "bench", CreatedAt: t0, UpdatedAt: t0}
 	for seq := 1; seq <= n; {
-		batch := make([]model.Message, 0, 50_000)
+		batch := make([]model.Message, 0, min(50_000, n))
 		for ; seq <= n && len(batch) < cap(batch); seq++ {
 			role := model.RoleUser
 			if seq%2 == 0 {
@@ -97,9 +112,5 @@ func File(tb testing.TB, t0 time.Time, n, size, nops int) (string, string) {
 			tb.Fatal(err)
 		}
 	}
-	if err := st.Close(); err != nil {
-		tb.Fatal(err)
-	}
-	files.Store(name, [2]string{path, info.ID})
-	return path, info.ID
+	return info.ID
 }

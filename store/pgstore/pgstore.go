@@ -7,7 +7,9 @@
 //	weft_meta       key -> value: "schema", and "setting/NAME" for settings
 //	weft_sessions   id, created order (num), updated_at, room, the record as JSON
 //	weft_messages   (session_id, seq): created_at (Unix ns), role, tokens,
-//	                has_parts, content, name, digest, parts, meta
+//	                has_parts, content, name, digest, parts, meta; the
+//	                heads (the first four) also in an index of their own,
+//	                read without the rows
 //	weft_ops        id, session_id, creation order (num), the operation as JSON
 //	weft_keys       (session_id, key) -> seq: what an import stored
 //	weft_sources    source -> session_id
@@ -66,6 +68,7 @@ CREATE TABLE IF NOT EXISTS weft_messages (
 	PRIMARY KEY (session_id, seq)
 );
 CREATE INDEX IF NOT EXISTS weft_messages_time ON weft_messages (session_id, created_at, seq);
+CREATE INDEX IF NOT EXISTS weft_messages_heads ON weft_messages (session_id, seq) INCLUDE (created_at, role, tokens, has_parts);
 CREATE TABLE IF NOT EXISTS weft_ops (
 	id         text PRIMARY KEY,
 	session_id text NOT NULL REFERENCES weft_sessions (id) ON DELETE CASCADE,
@@ -190,7 +193,7 @@ func (s *Store) Close() error {
 func (s *Store) View(fn func(store.Tx) error) error {
 	ctx := context.Background()
 	return pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		return fn(&Tx{ctx: ctx, tx: tx, s: s})
+		return fn(&Tx{ctx: ctx, tx: tx, s: s, readOnly: true})
 	})
 }
 
@@ -250,9 +253,11 @@ func (e encoded) Join(f store.Encoded) store.Encoded {
 
 // Tx is a transaction of the database.
 type Tx struct {
-	ctx context.Context
-	tx  pgx.Tx
-	s   *Store
+	ctx      context.Context
+	tx       pgx.Tx
+	s        *Store
+	readOnly bool
+	ahead    ahead // messages read ahead of a reader (readOnly only)
 }
 
 func (t *Tx) fail(err error) error { return t.s.fail(err) }

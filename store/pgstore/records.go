@@ -12,9 +12,6 @@ import (
 
 // Ops are a session's operations, in the order they were first stored.
 func (t *Tx) Ops(sessionID string) ([]model.Op, error) {
-	if err := t.exists(sessionID); err != nil {
-		return nil, err
-	}
 	rows, err := t.tx.Query(t.ctx, `SELECT id, body FROM weft_ops WHERE session_id = $1 ORDER BY num`, sessionID)
 	if err != nil {
 		return nil, t.fail(err)
@@ -33,24 +30,27 @@ func (t *Tx) Ops(sessionID string) ([]model.Op, error) {
 		}
 		out = append(out, op)
 	}
-	return out, t.fail(rows.Err())
+	return out, t.scanned(sessionID, rows, len(out) > 0)
 }
 
-// PutOp stores an operation, new or changed (it keeps its place).
+// PutOp stores an operation, new or changed (it keeps its place), in
+// one round trip: the insert finds the session itself, and only when it
+// stores nothing is it asked why.
 func (t *Tx) PutOp(sessionID string, op model.Op) error {
-	if err := t.exists(sessionID); err != nil {
-		return err
-	}
 	body, err := json.Marshal(op)
 	if err != nil {
 		return err
 	}
-	tag, err := t.tx.Exec(t.ctx, `INSERT INTO weft_ops (id, session_id, body) VALUES ($1, $2, $3)
+	tag, err := t.tx.Exec(t.ctx, `INSERT INTO weft_ops (id, session_id, body)
+		SELECT $1::text, $2::text, $3::jsonb WHERE EXISTS (SELECT 1 FROM weft_sessions WHERE id = $2)
 		ON CONFLICT (id) DO UPDATE SET body = EXCLUDED.body WHERE weft_ops.session_id = EXCLUDED.session_id`, op.ID, sessionID, body)
 	if err != nil {
 		return t.fail(err)
 	}
 	if tag.RowsAffected() == 0 {
+		if err := t.exists(sessionID); err != nil {
+			return err
+		}
 		return fmt.Errorf("operation %s belongs to another session than %q", op.ID, sessionID)
 	}
 	return nil
@@ -147,13 +147,10 @@ func (t *Tx) SessionSources(sessionID string) ([]string, error) {
 
 // Prefs are a session's pending context preferences (nil: none).
 func (t *Tx) Prefs(sessionID string) ([]byte, error) {
-	if err := t.exists(sessionID); err != nil {
-		return nil, err
-	}
 	var p []byte
 	err := t.tx.QueryRow(t.ctx, `SELECT prefs FROM weft_prefs WHERE session_id = $1`, sessionID).Scan(&p)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil
+		return nil, t.exists(sessionID)
 	}
 	return p, t.fail(err)
 }
