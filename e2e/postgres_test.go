@@ -36,7 +36,13 @@ func TestPostgresTwoServeProcesses(t *testing.T) {
 	call := func(base, tool string, args map[string]any, out any) {
 		t.Helper()
 		b, _ := json.Marshal(args)
-		resp, err := http.Post(base+"/api/"+tool, "application/json", bytes.NewReader(b))
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, base+"/api/"+tool, bytes.NewReader(b))
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Error(err)
 			return
