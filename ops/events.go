@@ -69,7 +69,11 @@ type bus struct {
 	subs map[chan Event]struct{}
 }
 
-const subscriberBuffer = 256
+// subscriberBuffer is how far a subscriber may fall behind before it
+// misses events: a burst of writes (thousands of appends through two
+// wefts at once, the other weft's arriving in a rush after a long write
+// here) is held whole; an event costs about 160 bytes.
+const subscriberBuffer = 8192
 
 func (b *bus) subscribe() (<-chan Event, func()) {
 	ch := make(chan Event, subscriberBuffer)

@@ -42,18 +42,44 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	_ = rc.Flush()
 	// A body read as it comes has no read deadline to meet.
 	_ = rc.SetWriteDeadline(time.Time{})
-	s.backend.Watch(ctx, func(ev ops.Event) {
-		b, err := formats.Encode(ev)
-		if err != nil {
-			return
+	// The events are taken off the service as they come and written by
+	// this handler, as many as are waiting before each flush: a client
+	// on a slow connection, or a burst of writes, does not hold up the
+	// service's subscriber (which would drop events when it fell
+	// behind).
+	queue := make(chan ops.Event, eventQueue)
+	go s.backend.Watch(ctx, func(ev ops.Event) {
+		select {
+		case queue <- ev:
+		default: // further behind than the queue: the client sees the version jump
 		}
-		if _, err := w.Write(append(b, '\n')); err != nil {
-			cancel()
-			return
-		}
-		_ = rc.Flush()
 	})
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev := <-queue:
+			for more := true; more; {
+				b, err := formats.Encode(ev)
+				if err == nil {
+					if _, err := w.Write(append(b, '\n')); err != nil {
+						return
+					}
+				}
+				select {
+				case ev = <-queue:
+				default:
+					more = false
+				}
+			}
+			_ = rc.Flush()
+		}
+	}
 }
+
+// eventQueue is how many events /events holds for a client that has not
+// taken them yet.
+const eventQueue = 16384
 
 // apiContext is the context of a tool called through /api: the author,
 // origin and result cap its headers name. A cap that does not read is
