@@ -34,6 +34,41 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 		case <-ctx.Done():
 		}
 	}()
+	// The events are taken off the service as they come and written by
+	// this handler, as many as are waiting before each flush: a client
+	// on a slow connection, or a burst of writes, does not hold up the
+	// service's subscriber (which would drop events when it fell
+	// behind).
+	queue := make(chan ops.Event, eventQueue)
+	take := func(ev ops.Event) {
+		select {
+		case queue <- ev:
+		default: // further behind than the queue: the client sees the version jump
+		}
+	}
+	if sub, ok := s.backend.(interface {
+		Subscribe() (<-chan ops.Event, func())
+	}); ok {
+		// Subscribed before the stream answers: a write the client makes
+		// once it is open is heard.
+		events, stop := sub.Subscribe()
+		defer stop()
+		go func() {
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case ev, ok := <-events:
+					if !ok {
+						return
+					}
+					take(ev)
+				}
+			}
+		}()
+	} else {
+		go s.backend.Watch(ctx, take)
+	}
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
@@ -42,18 +77,6 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 	_ = rc.Flush()
 	// A body read as it comes has no read deadline to meet.
 	_ = rc.SetWriteDeadline(time.Time{})
-	// The events are taken off the service as they come and written by
-	// this handler, as many as are waiting before each flush: a client
-	// on a slow connection, or a burst of writes, does not hold up the
-	// service's subscriber (which would drop events when it fell
-	// behind).
-	queue := make(chan ops.Event, eventQueue)
-	go s.backend.Watch(ctx, func(ev ops.Event) {
-		select {
-		case queue <- ev:
-		default: // further behind than the queue: the client sees the version jump
-		}
-	})
 	for {
 		select {
 		case <-ctx.Done():

@@ -149,13 +149,33 @@ func (s *Server) originOf(ss *mcp.ServerSession) string {
 
 // watch follows the backend's events until the returned function is
 // called.
+// A backend in this process is subscribed to before watch returns, so
+// a write made once a client is tracked is never missed.
 func (s *Server) watch() func() {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		s.backend.Watch(ctx, func(ev ops.Event) { s.announce(ev) })
-	}()
+	if sub, ok := s.backend.(interface {
+		Subscribe() (<-chan ops.Event, func())
+	}); ok {
+		events, stop := sub.Subscribe()
+		go func() {
+			defer close(done)
+			defer stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case ev := <-events:
+					s.announce(ev)
+				}
+			}
+		}()
+	} else {
+		go func() {
+			defer close(done)
+			s.backend.Watch(ctx, func(ev ops.Event) { s.announce(ev) })
+		}()
+	}
 	return func() {
 		cancel()
 		<-done

@@ -73,6 +73,10 @@ func (l Local) Invoke(ctx context.Context, tool *Tool, args, out any) error {
 	return nil
 }
 
+// Subscribe is the service's Subscribe: the events of every write from
+// now on, until the function returned is called.
+func (l Local) Subscribe() (<-chan ops.Event, func()) { return l.Service.Subscribe() }
+
 // Watch follows the service's events.
 func (l Local) Watch(ctx context.Context, fn func(ops.Event)) {
 	events, stop := l.Service.Subscribe()
