@@ -46,29 +46,9 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 		default: // further behind than the queue: the client sees the version jump
 		}
 	}
-	if sub, ok := s.backend.(interface {
-		Subscribe() (<-chan ops.Event, func())
-	}); ok {
-		// Subscribed before the stream answers: a write the client makes
-		// once it is open is heard.
-		events, stop := sub.Subscribe()
-		defer stop()
-		go func() {
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case ev, ok := <-events:
-					if !ok {
-						return
-					}
-					take(ev)
-				}
-			}
-		}()
-	} else {
-		go s.backend.Watch(ctx, take)
-	}
+	// Subscribed before the stream answers: a write the client makes
+	// once it is open is heard.
+	s.follow(ctx, take)
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("X-Content-Type-Options", "nosniff")

@@ -149,37 +149,49 @@ func (s *Server) originOf(ss *mcp.ServerSession) string {
 
 // watch follows the backend's events until the returned function is
 // called.
-// A backend in this process is subscribed to before watch returns, so
-// a write made once a client is tracked is never missed.
 func (s *Server) watch() func() {
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	if sub, ok := s.backend.(interface {
-		Subscribe() (<-chan ops.Event, func())
-	}); ok {
-		events, stop := sub.Subscribe()
-		go func() {
-			defer close(done)
-			defer stop()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case ev := <-events:
-					s.announce(ev)
-				}
-			}
-		}()
-	} else {
-		go func() {
-			defer close(done)
-			s.backend.Watch(ctx, func(ev ops.Event) { s.announce(ev) })
-		}()
-	}
+	done := s.follow(ctx, s.announce)
 	return func() {
 		cancel()
 		<-done
 	}
+}
+
+// follow calls fn with the backend's events until ctx ends; done closes
+// then. A backend in this process is subscribed to before follow
+// returns, so a write made once it has returned is never missed (a
+// remote one's stream opens on its goroutine, and says a gap if it
+// missed writes).
+func (s *Server) follow(ctx context.Context, fn func(ops.Event)) (done <-chan struct{}) {
+	closed := make(chan struct{})
+	sub, ok := s.backend.(interface {
+		Subscribe() (<-chan ops.Event, func())
+	})
+	if !ok {
+		go func() {
+			defer close(closed)
+			s.backend.Watch(ctx, fn)
+		}()
+		return closed
+	}
+	events, stop := sub.Subscribe()
+	go func() {
+		defer close(closed)
+		defer stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev, ok := <-events:
+				if !ok {
+					return
+				}
+				fn(ev)
+			}
+		}
+	}()
+	return closed
 }
 
 // announce tells the clients of one write.
