@@ -107,7 +107,22 @@ func resourceError(uri string, err error) error {
 }
 
 func (s *Server) readSessions(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	uri := req.Params.URI
+	return s.readListing(ctx, req.Params.URI, "list_sessions", &sessionsRead{}, func(r resourceURI, max *int) (any, string) {
+		return reads.ListSessionsArgs{MaxTokens: max, Cursor: r.cursor}, URISessions
+	})
+}
+
+// listing is a listing resource's result: the tool's (result, whose Fit
+// is fit), with the URI that reads on.
+type listing interface {
+	page() (result any, fit *reads.Fit, nextURI *string)
+}
+
+// readListing reads a listing resource (the sessions, a room's, a
+// search's) at uri: tool, given the arguments args makes for the page
+// the URI asks for within its budget, fills out, which gets the URI of
+// the next page (from the base args gives).
+func (s *Server) readListing(ctx context.Context, uri, tool string, out listing, args func(r resourceURI, max *int) (any, string)) (*mcp.ReadResourceResult, error) {
 	r, err := parseResourceURI(uri)
 	if err != nil {
 		return nil, resourceError(uri, err)
@@ -116,14 +131,15 @@ func (s *Server) readSessions(ctx context.Context, req *mcp.ReadResourceRequest)
 	if err != nil {
 		return nil, resourceError(uri, err)
 	}
-	var res sessionsRead
-	if err := s.callTool(ctx, "list_sessions", reads.ListSessionsArgs{MaxTokens: inner(budget), Cursor: r.cursor}, &res.ListSessionsResult); err != nil {
+	a, base := args(r, inner(budget))
+	res, fit, next := out.page()
+	if err := s.callTool(ctx, tool, a, res); err != nil {
 		return nil, resourceError(uri, err)
 	}
-	res.NextURI = r.nextURI(URISessions, res.NextCursor)
-	res.MaxTokens = budget
-	reads.SettleTokens(&res, &res.ResultTokens)
-	return resourceResult(uri, res)
+	*next = r.nextURI(base, fit.NextCursor)
+	fit.MaxTokens = budget
+	reads.SettleTokens(out, &fit.ResultTokens)
+	return resourceResult(uri, out)
 }
 
 func (s *Server) readRecent(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {

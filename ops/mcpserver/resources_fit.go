@@ -168,6 +168,10 @@ type sessionsRead struct {
 	NextURI string `json:"next_uri,omitempty"`
 }
 
+func (r *sessionsRead) page() (any, *reads.Fit, *string) {
+	return &r.ListSessionsResult, &r.Fit, &r.NextURI
+}
+
 // recentSession is a session with its latest messages.
 type recentSession struct {
 	ops.SessionOut

@@ -53,44 +53,24 @@ type searchRead struct {
 	NextURI string `json:"next_uri,omitempty"`
 }
 
+func (r *roomRead) page() (any, *reads.Fit, *string) {
+	return &r.SessionByRoomResult, &r.Fit, &r.NextURI
+}
+
+func (r *searchRead) page() (any, *reads.Fit, *string) {
+	return &r.SearchSessionsResult, &r.Fit, &r.NextURI
+}
+
 func (s *Server) readRoom(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	uri := req.Params.URI
-	r, err := parseResourceURI(uri)
-	if err != nil {
-		return nil, resourceError(uri, err)
-	}
-	budget, err := r.budget()
-	if err != nil {
-		return nil, resourceError(uri, err)
-	}
-	var res roomRead
-	if err := s.callTool(ctx, "get_session_by_room", reads.SessionByRoomArgs{Room: r.ref, MaxTokens: inner(budget), Cursor: r.cursor}, &res.SessionByRoomResult); err != nil {
-		return nil, resourceError(uri, err)
-	}
-	res.NextURI = r.nextURI(uriRooms+segment(r.ref), res.NextCursor)
-	res.MaxTokens = budget
-	reads.SettleTokens(&res, &res.ResultTokens)
-	return resourceResult(uri, res)
+	return s.readListing(ctx, req.Params.URI, "get_session_by_room", &roomRead{}, func(r resourceURI, max *int) (any, string) {
+		return reads.SessionByRoomArgs{Room: r.ref, MaxTokens: max, Cursor: r.cursor}, uriRooms + segment(r.ref)
+	})
 }
 
 func (s *Server) readSearch(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	uri := req.Params.URI
-	r, err := parseResourceURI(uri)
-	if err != nil {
-		return nil, resourceError(uri, err)
-	}
-	budget, err := r.budget()
-	if err != nil {
-		return nil, resourceError(uri, err)
-	}
-	var res searchRead
-	if err := s.callTool(ctx, "search_sessions", reads.SearchSessionsArgs{Query: r.ref, MaxTokens: inner(budget), Cursor: r.cursor}, &res.SearchSessionsResult); err != nil {
-		return nil, resourceError(uri, err)
-	}
-	res.NextURI = r.nextURI(uriSearch+segment(r.ref), res.NextCursor)
-	res.MaxTokens = budget
-	reads.SettleTokens(&res, &res.ResultTokens)
-	return resourceResult(uri, res)
+	return s.readListing(ctx, req.Params.URI, "search_sessions", &searchRead{}, func(r resourceURI, max *int) (any, string) {
+		return reads.SearchSessionsArgs{Query: r.ref, MaxTokens: max, Cursor: r.cursor}, uriSearch + segment(r.ref)
+	})
 }
 
 // pathRef reads the room or the query out of a rooms or search URI's
