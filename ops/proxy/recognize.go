@@ -120,14 +120,9 @@ func (e *Engine) departure(l ops.Locked, msgs []ops.CallerMessage) (*ops.Thread,
 		if err != nil {
 			return nil, 0, err
 		}
-		n := min(c.Info.MessageCount, len(msgs))
-		known, err := l.Identities(c, n)
+		shared, n, err := sharedStart(l, c, msgs)
 		if err != nil {
 			return nil, 0, err
-		}
-		shared := 0
-		for shared < n && msgs[shared].Identity == known[shared] {
-			shared++
 		}
 		if shared == n {
 			return nil, 0, nil // continued, or sent again: no departure
@@ -163,17 +158,22 @@ func forkOf(c *ops.Thread, shared int) *model.Fork {
 // regenerate, samples from one prefix) continues the session it was
 // stored in.
 func continues(l ops.Locked, c *ops.Thread, msgs []ops.CallerMessage) (bool, error) {
-	n := min(c.Info.MessageCount, len(msgs))
+	shared, n, err := sharedStart(l, c, msgs)
+	return err == nil && shared == n, err
+}
+
+// sharedStart is how many of c's stored messages msgs begin with, of the
+// n both have.
+func sharedStart(l ops.Locked, c *ops.Thread, msgs []ops.CallerMessage) (shared, n int, err error) {
+	n = min(c.Info.MessageCount, len(msgs))
 	ids, err := l.Identities(c, n)
 	if err != nil {
-		return false, err
+		return 0, n, err
 	}
-	for i, id := range ids {
-		if msgs[i].Identity != id {
-			return false, nil
-		}
+	for shared < n && msgs[shared].Identity == ids[shared] {
+		shared++
 	}
-	return true, nil
+	return shared, n, nil
 }
 
 // startedWith are the sessions the proxy started whose first message
