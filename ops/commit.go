@@ -16,14 +16,14 @@ var errStale = errors.New("the session changed in the store since it was read")
 // another weft keeps writing.
 const maxStale = 200
 
-// refresh refuses, with errStale, a write whose sessions the store holds
+// checkCurrent refuses, with errStale, a write whose sessions the store holds
 // at another version than the cache (another weft on a shared store
 // wrote them since): the write is found and prepared again from the
 // start, so every check its Find makes (the expected version, what the
 // messages continue) holds against what the store holds. A conflicting
 // write committed meanwhile makes tx fail with store.ErrConflict, and
 // the write is run again too.
-func (s *Service) refresh(tx store.Tx, reqs []*WriteReq) error {
+func (s *Service) checkCurrent(tx store.Tx, reqs []*WriteReq) error {
 	if !s.shared {
 		return nil
 	}

@@ -633,7 +633,7 @@ func (s *Service) CommitAll(ctx context.Context, reqs []*WriteReq) error {
 			r.next.Changes = slices.Clone(c.Info.Changes)
 		}
 		err = s.st.Update(func(tx store.Tx) error {
-			if err := s.refresh(tx, reqs); err != nil {
+			if err := s.checkCurrent(tx, reqs); err != nil {
 				return err
 			}
 			return s.prepareAll(tx, reqs, author, origin, &refused)
