@@ -14,7 +14,6 @@ import (
 
 	"weft/internal/english"
 	"weft/internal/termsafe"
-	"weft/model"
 	"weft/ops/thread"
 	"weft/store"
 	"weft/store/boltstore"
@@ -78,7 +77,7 @@ func (a *app) migrate(ctx context.Context, to string) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	_, _ = fmt.Fprintf(a.stderr, "migrating %s into %s\n", termsafe.Line(src.Path()), termsafe.Line(dst.Path()))
-	res, err := migrate.Copy(ctx, src, dst, migrate.Options{Thread: effectiveThread, Report: a.migrateProgress()})
+	res, err := migrate.Copy(ctx, src, dst, migrate.Options{Thread: thread.Signature, Report: a.migrateProgress()})
 	switch {
 	case ctx.Err() != nil:
 		return fmt.Errorf("interrupted after %s: what was copied stays; run weft migrate --to %s again to finish", english.Count(res.Copied+res.Resumed+res.Updated+res.Skipped, "session"), termsafe.Line(dst.Path()))
@@ -161,18 +160,4 @@ func (a *app) migrateProgress() func(migrate.Progress) {
 		}
 		_, _ = fmt.Fprintln(a.stderr)
 	}
-}
-
-// effectiveThread is a session's effective thread as migrate compares
-// it: its items' IDs in order, each with its tags.
-func effectiveThread(heads []model.Head, ops []model.Op, activeTags []string) []model.ItemID {
-	v := thread.Apply(heads, ops, activeTags)
-	out := make([]model.ItemID, len(v.Items))
-	for i, it := range v.Items {
-		out[i] = v.ID(it)
-		if tags := v.Tags(it); len(tags) > 0 {
-			out[i] += model.ItemID("#" + strings.Join(tags, ","))
-		}
-	}
-	return out
 }

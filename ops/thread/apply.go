@@ -769,3 +769,18 @@ func (a *applier) buildMarker(m int32, v *model.View, at int) model.Marker {
 	}
 	return out
 }
+
+// Signature is the effective thread of heads and ops as two copies of a
+// session compare it (weft migrate's check): its items' IDs in order,
+// each with its tags.
+func Signature(heads []model.Head, ops []model.Op, activeTags []string) []model.ItemID {
+	v := Apply(heads, ops, activeTags)
+	out := make([]model.ItemID, len(v.Items))
+	for i, it := range v.Items {
+		out[i] = v.ID(it)
+		if tags := v.Tags(it); len(tags) > 0 {
+			out[i] += model.ItemID("#" + strings.Join(tags, ","))
+		}
+	}
+	return out
+}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"weft/internal/benchdata"
+	"weft/ops/thread"
 	"weft/store"
 	"weft/store/boltstore"
 	"weft/store/migrate"
@@ -31,7 +32,7 @@ func benchCopy(b *testing.B, open func(b *testing.B) store.Store) {
 		b.StopTimer()
 		dst := open(b)
 		b.StartTimer()
-		res, err := migrate.Copy(context.Background(), src, dst, migrate.Options{Thread: itemIDs})
+		res, err := migrate.Copy(context.Background(), src, dst, migrate.Options{Thread: thread.Signature})
 		if err != nil || res.Messages != benchMessages {
 			b.Fatalf("%+v %v", res, err)
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"weft/model"
+	"weft/ops/thread"
 	"weft/store"
 	"weft/store/migrate"
 )
@@ -18,7 +19,7 @@ import (
 // opts are the tests' options: small batches, so the long session takes
 // several transactions, and the effective thread compared.
 func opts() migrate.Options {
-	return migrate.Options{Batch: 64, Thread: itemIDs}
+	return migrate.Options{Batch: 64, Thread: thread.Signature}
 }
 
 // copyAndCheck seeds a store of one backend, copies it into one of

@@ -45,19 +45,6 @@ var (
 	}}
 )
 
-// itemIDs is the effective thread's item IDs, with each item's tags.
-func itemIDs(heads []model.Head, ops []model.Op, active []string) []model.ItemID {
-	v := thread.Apply(heads, ops, active)
-	out := make([]model.ItemID, len(v.Items))
-	for i, it := range v.Items {
-		out[i] = v.ID(it)
-		if tags := v.Tags(it); len(tags) > 0 {
-			out[i] += model.ItemID("#" + strings.Join(tags, ","))
-		}
-	}
-	return out
-}
-
 func msg(seq uint64, role model.Role, content string, at time.Time) model.Message {
 	return model.Message{
 		ID: model.MessageID(seq), Seq: seq, Role: role, Content: content, CreatedAt: at,
@@ -207,7 +194,7 @@ func effective(t *testing.T, s store.Store, ids []string) map[string][]model.Ite
 			if err != nil {
 				return err
 			}
-			out[id] = itemIDs(heads, ops, rec.ActiveTags)
+			out[id] = thread.Signature(heads, ops, rec.ActiveTags)
 		}
 		return nil
 	}))
