@@ -22,20 +22,13 @@ type DiffSessionArgs struct {
 // the messages' text), the operations that change nothing, and the same
 // diff as text (a line per message, with the start of its text).
 type DiffSessionResult struct {
-	SessionID       string      `json:"session_id"`
-	Version         uint64      `json:"version"`
-	StoredMessages  int         `json:"stored_messages"`
-	StoredTokens    int         `json:"stored_tokens"`
-	EffectiveItems  int         `json:"effective_items"`
-	EffectiveTokens int         `json:"effective_tokens"`
-	KeptMessages    int         `json:"kept_messages"`
-	KeptTokens      int         `json:"kept_tokens"`
-	Hunks           []diff.Hunk `json:"hunks"`
-	// Kept are the runs of stored messages kept as they were, among the
-	// hunks given.
-	Kept      []diff.Run   `json:"kept"`
-	Unchanged []diff.OpRef `json:"unchanged"`
-	Text      string       `json:"text"`
+	SessionID string `json:"session_id"`
+	Version   uint64 `json:"version"`
+	// Diff's totals are the whole diff's; its Hunks are the first that
+	// fit, and its Kept the runs of stored messages kept as they were
+	// among them.
+	diff.Diff
+	Text string `json:"text"`
 	Fit
 }
 
@@ -68,13 +61,8 @@ func diffSession(s *ops.Service, _ context.Context, a DiffSessionArgs) (DiffSess
 		return DiffSessionResult{}, err
 	}
 	d := diff.Compute(snap.View, snap.Ops, snap.Heads)
-	res := DiffSessionResult{
-		SessionID: snap.Info.ID, Version: snap.Info.Version,
-		StoredMessages: d.StoredMessages, StoredTokens: d.StoredTokens,
-		EffectiveItems: d.EffectiveItems, EffectiveTokens: d.EffectiveTokens,
-		KeptMessages: d.KeptMessages, KeptTokens: d.KeptTokens,
-		Hunks: []diff.Hunk{}, Unchanged: d.Unchanged,
-	}
+	res := DiffSessionResult{SessionID: snap.Info.ID, Version: snap.Info.Version, Diff: *d}
+	res.Hunks, res.Kept = []diff.Hunk{}, nil
 	place := place(snap, tool, a, false)
 	start, err := cur.resume(place, len(d.Hunks), func(k int) string { return d.Hunks[k].Op.ID })
 	if err != nil {

@@ -41,11 +41,9 @@ func sample() reads.DiffSessionResult {
 	}
 	v := thread.Apply(heads, ops, nil)
 	d := diff.Compute(v, ops, heads)
-	return reads.DiffSessionResult{
-		StoredMessages: d.StoredMessages, StoredTokens: d.StoredTokens, EffectiveItems: d.EffectiveItems, EffectiveTokens: d.EffectiveTokens,
-		KeptMessages: d.KeptMessages, KeptTokens: d.KeptTokens, Hunks: d.Hunks, Unchanged: d.Unchanged,
-		Text: d.Render(func(id model.ItemID) string { return fmt.Sprintf("text of %s", id) }),
-	}
+	res := reads.DiffSessionResult{Diff: *d, Text: d.Render(func(id model.ItemID) string { return fmt.Sprintf("text of %s", id) })}
+	res.Kept = nil // as diff_session gives them: the hunks' own
+	return res
 }
 
 // fixed is a Differ that reads one diff, or fails.
@@ -182,7 +180,7 @@ func TestScrollsAndCloses(t *testing.T) {
 func TestShortDiffShortBox(t *testing.T) {
 	t.Parallel()
 	h := 30
-	res := reads.DiffSessionResult{SessionID: "s1", StoredMessages: 2, Text: "--- stored     2 messages, 20 tokens\n+++ effective  2 items, 20 tokens\n ⋯ m1..m2 kept (2 messages, 20 tokens)\n"}
+	res := reads.DiffSessionResult{SessionID: "s1", Diff: diff.Diff{StoredMessages: 2}, Text: "--- stored     2 messages, 20 tokens\n+++ effective  2 items, 20 tokens\n ⋯ m1..m2 kept (2 messages, 20 tokens)\n"}
 	v := open(t, fixed{res: res}, &h)
 	if s := v.View(80, themes.New(themes.Default(true), false)); strings.Count(s, "\n")+1 != frame+1 || !strings.Contains(ansi.Strip(s), "m1..m2 kept") {
 		t.Errorf("a one-line diff in a box of %d lines:\n%s", strings.Count(s, "\n")+1, ansi.Strip(s))
