@@ -27,42 +27,75 @@ import (
 // at most a few chunks. A record is read whole by joining its chunks
 // (whole), a copy.
 const (
-	bigRecord     = 16 << 10
-	bigChunk      = 16 << 10
+	bigRecord = 16 << 10
+	// bigChunk fills four of bbolt's 4 KB pages exactly, with its page
+	// header (16 bytes), its element (16) and its key (16): bbolt
+	// writes a page a multiple of 4 KB long, and 16 KB chunks took five
+	// pages each. Readers join chunks of any size.
+	bigChunk      = 4<<12 - 16 - 16 - (numLen + 12)
 	flagElsewhere = 1 << 2
 )
 
 // bktBig holds the chunks of large records.
 var bktBig = []byte("big")
 
-// stubOf is the stub of record val, whose head flags are headFlags.
-func stubOf(val []byte, headFlags byte) []byte {
-	_, n := binary.Varint(val[msgHeaderLen:]) // tokens: val was just encoded
+// stubOf is the stub of a record whose first bytes are first (its
+// header and tokens at least), whose length is length and whose head
+// flags are headFlags.
+func stubOf(first []byte, length int, headFlags byte) []byte {
+	_, n := binary.Varint(first[msgHeaderLen:]) // tokens: just encoded
 	stub := make([]byte, 0, msgHeaderLen+n+binary.MaxVarintLen64+1)
-	stub = append(stub, val[:msgHeaderLen+n]...)
+	stub = append(stub, first[:msgHeaderLen+n]...)
 	stub[2] |= flagElsewhere
-	stub = binary.AppendUvarint(stub, uint64(len(val)))
+	stub = binary.AppendUvarint(stub, uint64(length))
 	return append(stub, headFlags)
 }
 
-// putBig stores record val of message seq of session num in chunks in
-// big, and returns the stub msgs keeps for it. bbolt keeps references
-// to keys and values until commit: the chunks are slices of val, and
-// the keys fresh.
-func putBig(big *bolt.Bucket, num uint32, seq uint64, val []byte, headFlags byte) ([]byte, error) {
-	n := (len(val) + bigChunk - 1) / bigChunk
+// putBig stores a record of message seq of session num in chunks in
+// big, and returns the stub msgs keeps for it. The record is the
+// concatenation of segs (the first holding its header and tokens); its
+// head flags are headFlags. bbolt keeps references to keys and values
+// until commit and only reads them: a chunk within one segment is a
+// slice of it, so a large message's content (recordSegments) reaches
+// bbolt's pages without a copy on the way; a chunk across segments is
+// joined in a fresh slice, and the keys are fresh.
+func putBig(big *bolt.Bucket, num uint32, seq uint64, segs [][]byte, headFlags byte) ([]byte, error) {
+	length := 0
+	for _, s := range segs {
+		length += len(s)
+	}
+	n := (length + bigChunk - 1) / bigChunk
 	keys := make([]byte, n*(numLen+12))
+	seg, off := 0, 0 // where the next chunk starts: segs[seg][off:]
 	for i := range n {
 		k := keys[i*(numLen+12) : (i+1)*(numLen+12) : (i+1)*(numLen+12)]
 		binary.BigEndian.PutUint32(k, num)
 		binary.BigEndian.PutUint64(k[numLen:], seq)
 		binary.BigEndian.PutUint32(k[numLen+8:], uint32(i))
-		end := min((i+1)*bigChunk, len(val))
-		if err := big.Put(k, val[i*bigChunk:end:end]); err != nil {
+		size := min(bigChunk, length-i*bigChunk)
+		for off == len(segs[seg]) {
+			seg, off = seg+1, 0
+		}
+		var chunk []byte
+		if rest := segs[seg][off:]; len(rest) >= size {
+			chunk = rest[:size:size]
+			off += size
+		} else {
+			chunk = make([]byte, 0, size)
+			for len(chunk) < size {
+				for off == len(segs[seg]) {
+					seg, off = seg+1, 0
+				}
+				take := min(size-len(chunk), len(segs[seg])-off)
+				chunk = append(chunk, segs[seg][off:off+take]...)
+				off += take
+			}
+		}
+		if err := big.Put(k, chunk); err != nil {
 			return nil, err
 		}
 	}
-	return stubOf(val, headFlags), nil
+	return stubOf(segs[0], length, headFlags), nil
 }
 
 // elsewhere reports whether record v is a stub of one kept in chunks.

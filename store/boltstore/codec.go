@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"time"
+	"unsafe"
 
 	"weft/model"
 	"weft/store/internal/wire"
@@ -180,9 +181,18 @@ func encodedLen(m *model.Message, pack jsonpack.Plan) int {
 // encodedLen(m, pack) bytes), its parts packed as pack says (packParts
 // of m). at is m.CreatedAt in nanos, already checked.
 func encodeMessage(dst []byte, m *model.Message, at int64, pack jsonpack.Plan) []byte {
+	dst = appendBeforeContent(dst, m, at, pack)
+	dst = append(dst, m.Content...)
+	return appendAfterContent(dst, m, pack)
+}
+
+// appendBeforeContent appends m's record up to its content: the header,
+// the tokens and the content's length. The content follows, then
+// appendAfterContent: a large record is written from the three without
+// its content being copied (recordSegments).
+func appendBeforeContent(dst []byte, m *model.Message, at int64, pack jsonpack.Plan) []byte {
 	var flags byte
-	raw := rawDigest(m.Digest)
-	if raw {
+	if rawDigest(m.Digest) {
 		flags |= flagDigestRaw
 	}
 	if pack.Packs() {
@@ -191,9 +201,14 @@ func encodeMessage(dst []byte, m *model.Message, at int64, pack jsonpack.Plan) [
 	dst = append(dst, msgFormat1, m.Role.Code(), flags)
 	dst = binary.BigEndian.AppendUint64(dst, uint64(at))
 	dst = binary.AppendVarint(dst, int64(m.Tokens))
-	dst = wire.AppendField(dst, m.Content)
+	return binary.AppendUvarint(dst, uint64(len(m.Content)))
+}
+
+// appendAfterContent appends m's record after its content: the name,
+// the digest, the parts and the meta.
+func appendAfterContent(dst []byte, m *model.Message, pack jsonpack.Plan) []byte {
 	dst = wire.AppendField(dst, m.Name)
-	if raw {
+	if rawDigest(m.Digest) {
 		dst = binary.AppendUvarint(dst, 32)
 		dst, _ = hex.AppendDecode(dst, []byte(m.Digest))
 	} else {
@@ -214,6 +229,18 @@ func encodeMessage(dst []byte, m *model.Message, at int64, pack jsonpack.Plan) [
 		}
 	}
 	return dst
+}
+
+// recordSegments is m's record as three slices whose concatenation is
+// what encodeMessage writes: the bytes before the content, the content
+// itself (m.Content's own bytes, not a copy, which bbolt only reads),
+// and the bytes after it.
+func recordSegments(m *model.Message, at int64, pack jsonpack.Plan) [3][]byte {
+	return [3][]byte{
+		appendBeforeContent(nil, m, at, pack),
+		unsafe.Slice(unsafe.StringData(m.Content), len(m.Content)),
+		appendAfterContent(nil, m, pack),
+	}
 }
 
 // header checks the fixed part of a record and returns a reader positioned

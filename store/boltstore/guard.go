@@ -185,6 +185,19 @@ func cutOff(t boltfile.Tree) string {
 // allocStep is how much a file grows by when it needs room.
 const allocStep = 1 << 20
 
+// initialMap is the size of the first map of a file opened to write.
+const initialMap = 1 << 30
+
+// mapSize is the map a file is opened with: initialMap for writing,
+// what the file holds (bbolt's own) for reading only, which never
+// remaps.
+func mapSize(readOnly bool) int {
+	if readOnly {
+		return 0
+	}
+	return initialMap
+}
+
 // openBolt opens the file with bbolt, under guard: bbolt reads the
 // freelist while opening a file for writing, and a damaged one panics.
 // Then, holding the lock, it looks at the file's header pages and
@@ -199,6 +212,14 @@ func openBolt(path string, readOnly bool, timeout time.Duration) (*bolt.DB, *os.
 	opts := &bolt.Options{
 		Timeout:  timeout,
 		ReadOnly: readOnly,
+		// bbolt maps the file, and when a write needs pages past the
+		// map it maps it again, larger; before it does, it copies every
+		// key and value the write holds onto the heap. A write of one
+		// 8 MB message into a small file remapped two or three times,
+		// each copying the 8 MB. A map of a gigabyte (address space,
+		// not memory: only the pages read are resident) is remapped
+		// once the file passes it, as etcd maps its files.
+		InitialMmapSize: mapSize(readOnly),
 		OpenFile: func(name string, flag int, mode os.FileMode) (*os.File, error) {
 			var err error
 			f, err = os.OpenFile(name, flag, mode)

@@ -73,8 +73,10 @@ func (t *Tx) appendMessages(sessionID string, msgs []model.Message, enc *Encoded
 	}
 	ats := make([]int64, len(msgs))
 	var packs []jsonpack.Plan
+	var sizes []int // each record's length
 	if enc == nil {
 		packs = make([]jsonpack.Plan, len(msgs))
+		sizes = make([]int, len(msgs))
 	}
 	total := 0
 	for i := range msgs {
@@ -99,7 +101,9 @@ func (t *Tx) appendMessages(sessionID string, msgs []model.Message, enc *Encoded
 		}
 		ats[i] = at
 		packs[i] = packParts(m)
-		total += encodedLen(m, packs[i])
+		if sizes[i] = encodedLen(m, packs[i]); sizes[i] < bigRecord {
+			total += sizes[i]
+		}
 	}
 	// A small session whose messages are in time order has no time
 	// index: TimeAscend reads its few messages instead. An append that
@@ -160,9 +164,18 @@ func (t *Tx) appendMessages(sessionID string, msgs []model.Message, enc *Encoded
 	for i := range msgs {
 		m := &msgs[i]
 		var val []byte
-		if enc != nil {
+		var segs [][]byte // a large record's, written in chunks
+		var flags byte    // and its head flags
+		switch {
+		case enc != nil:
 			val = enc.vals[i]
-		} else {
+			if len(val) >= bigRecord {
+				segs, flags = [][]byte{val}, headFlagsOf(val)
+			}
+		case sizes[i] >= bigRecord:
+			rec := recordSegments(m, ats[i], packs[i])
+			segs, flags = rec[:], m.Head().Flags
+		default:
 			start := len(arena)
 			arena = encodeMessage(arena, m, ats[i], packs[i])
 			val = arena[start:len(arena):len(arena)]
@@ -170,9 +183,9 @@ func (t *Tx) appendMessages(sessionID string, msgs []model.Message, enc *Encoded
 		k := keys[i*keyLen : i*keyLen+numLen+8 : i*keyLen+numLen+8]
 		binary.BigEndian.PutUint32(k, num)
 		binary.BigEndian.PutUint64(k[numLen:], m.Seq)
-		if len(val) >= bigRecord {
+		if segs != nil {
 			var err error
-			if val, err = putBig(big, num, m.Seq, val, headFlagsOf(val)); err != nil {
+			if val, err = putBig(big, num, m.Seq, segs, flags); err != nil {
 				return fmt.Errorf("session %q: message seq %d: %w", sessionID, m.Seq, err)
 			}
 		}
