@@ -258,6 +258,19 @@ func EncodeParts(parts []model.Part) json.RawMessage {
 	return model.EncodeParts(parts)
 }
 
+// MessageParts is EncodeParts for a message whose content is rendered
+// from parts (RenderContent): no parts for plain text, a lone text part
+// with no source block of its own (a Messages API message of a string),
+// which the content says whole, as a Chat Completions message of a
+// string has none.
+func MessageParts(parts []model.Part) json.RawMessage {
+	if len(parts) == 1 && parts[0].Type == model.PartText && len(parts[0].Raw) == 0 &&
+		parts[0].ToolCallID == "" && !parts[0].IsError && strings.TrimSpace(parts[0].Text) != "" {
+		return nil
+	}
+	return EncodeParts(parts)
+}
+
 // ToolInput is a tool call's arguments as the Input of a tool_call part:
 // JSON that is not a string as it is (compacted), a string holding JSON
 // as that JSON, any other string JSON-encoded, and nothing (absent, null,

@@ -54,7 +54,9 @@ func TestCheckAndSalvageCommands(t *testing.T) {
 		name string
 		do   func(b []byte) []byte
 	}{
-		{"truncated", func(b []byte) []byte { return b[:len(b)/2] }},
+		// Cut in the middle of what it holds (past that, a file has room
+		// bbolt grew it by, zeros, which a cut may take without harm).
+		{"truncated", func(b []byte) []byte { return b[:len(bytes.TrimRight(b, "\x00"))/2] }},
 		// Every page holding a copy of a message (bbolt leaves old
 		// copies on free pages), so the live one is among them.
 		{"a zeroed page", zeroPagesHolding("question 17 ")},

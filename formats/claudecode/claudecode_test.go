@@ -54,7 +54,7 @@ func readCCFile(t testing.TB, path string) *importtest.Thread {
 // checkCCThread checks what must hold of every imported thread: times in
 // order and in UTC; every tool result answers a call made earlier in the
 // thread, once; every part keeps its source block; content is the parts
-// rendered; digests in order and not overlapping.
+// rendered, or with none (plain text) not blank; digests in order and not overlapping.
 func checkCCThread(t *testing.T, th *importtest.Thread) {
 	t.Helper()
 	calls := map[string]bool{}
@@ -69,6 +69,13 @@ func checkCCThread(t *testing.T, th *importtest.Thread) {
 		}
 		last = m.CreatedAt
 		parts := importtest.Parts(t, m)
+		if len(parts) == 0 {
+			// Plain text: a message of a string, its content alone.
+			if strings.TrimSpace(m.Content) == "" {
+				t.Errorf("message %d (%s): no parts and no content", i, m.Key)
+			}
+			continue
+		}
 		if got := formats.RenderContent(parts); got != m.Content {
 			t.Errorf("message %d (%s): content is not its parts rendered", i, m.Key)
 		}
@@ -481,8 +488,10 @@ func TestClaudeCodeSnippets(t *testing.T) {
 		if p := importtest.Parts(t, th.Messages[1]); len(p) != 1 || p[0].Type != model.PartThinking || p[0].Text != "hmm" {
 			t.Errorf("thinking parts %+v", p)
 		}
-		if string(importtest.Parts(t, th.Messages[0])[0].Raw) != `"hello\nsecond line"` || th.Info.Title != "hello" {
-			t.Errorf("raw string content / title %q", th.Info.Title)
+		// A string is plain text: its message has no parts (as a Chat
+		// Completions message of a string has none), only its content.
+		if p := importtest.Parts(t, th.Messages[0]); len(p) != 0 || th.Messages[0].Content != "hello\nsecond line" || th.Info.Title != "hello" {
+			t.Errorf("string content: parts %+v, content %q, title %q", p, th.Messages[0].Content, th.Info.Title)
 		}
 	})
 
@@ -782,7 +791,11 @@ func FuzzReadClaudeCode(f *testing.F) {
 			if !m.CreatedAt.IsZero() && m.CreatedAt.Location() != time.UTC {
 				t.Fatalf("time not in UTC")
 			}
-			if m.Content != formats.RenderContent(model.DecodeParts(m.Parts)) {
+			if len(m.Parts) == 0 {
+				if strings.TrimSpace(m.Content) == "" {
+					t.Fatalf("a message with no parts and no content")
+				}
+			} else if m.Content != formats.RenderContent(model.DecodeParts(m.Parts)) {
 				t.Fatalf("content is not the parts rendered")
 			}
 		}

@@ -32,7 +32,8 @@ func (e MessageError) Error() string {
 // tool, named after the call it answers, before the user's own text when
 // it comes first. A message with nothing in it gives no message. It
 // returns the messages, with, for each, the parts it was made of (those
-// encoded in its Parts) and the index of the message of msgs it came
+// encoded in its Parts, or none for plain text: formats.MessageParts)
+// and the index of the message of msgs it came
 // from; or, when any message cannot be read, an error for each of
 // those.
 func ReadMessages(msgs []json.RawMessage) ([]model.NewMessage, [][]model.Part, []int, []MessageError) {
@@ -77,7 +78,7 @@ func ReadMessages(msgs []json.RawMessage) ([]model.NewMessage, [][]model.Part, [
 			continue // only the errors are returned now
 		}
 		add := func(role model.Role, name string, parts []model.Part) {
-			out = append(out, model.NewMessage{Role: role, Name: name, Content: formats.RenderContent(parts), Parts: formats.EncodeParts(parts)})
+			out = append(out, model.NewMessage{Role: role, Name: name, Content: formats.RenderContent(parts), Parts: formats.MessageParts(parts)})
 			read = append(read, parts)
 			from = append(from, i)
 		}

@@ -41,7 +41,7 @@ func TestReadMessagesReadsAMessagesAPIThread(t *testing.T) {
 	}
 	// The parts each message was made of are those its Parts encode.
 	for i := range got {
-		if enc := formats.EncodeParts(parts[i]); string(enc) != string(got[i].Parts) {
+		if enc := formats.MessageParts(parts[i]); string(enc) != string(got[i].Parts) {
 			t.Errorf("message %d: parts read %s, encoded %s", i, enc, got[i].Parts)
 		}
 	}

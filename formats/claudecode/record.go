@@ -271,9 +271,17 @@ func (rd *ccReader) readMessage(h *ccHead, typ string) (*ccRecord, error) {
 	case formats.IsNull(content):
 		return rec, nil // nothing said: kept, emits nothing
 	case content[0] == '"':
-		raw := json.RawMessage(bytes.Clone(content))
-		s, _ := formats.DecodeString(raw)
-		rec.parts = []model.Part{{Type: model.PartText, Text: s, Raw: raw}}
+		s, _ := formats.DecodeString(content)
+		if strings.TrimSpace(s) == "" {
+			// Kept as its block, which is all there is of it.
+			rec.parts = []model.Part{{Type: model.PartText, Text: s, Raw: json.RawMessage(bytes.Clone(content))}}
+			return rec, nil
+		}
+		// Plain text: a part of no source block, whose message is its
+		// text alone (storedParts), as a Chat Completions message of a
+		// string is. Its text is decoded once, and nothing else is
+		// copied: it may be megabytes.
+		rec.parts = []model.Part{{Type: model.PartText, Text: s}}
 		return rec, nil
 	case content[0] != '[':
 		return nil, errors.New("message content is neither text nor a list of blocks")

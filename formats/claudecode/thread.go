@@ -305,7 +305,7 @@ func (th *ccThread) emit(emit formats.Emitter) error {
 			Role:    m.role,
 			Content: formats.RenderContent(m.parts),
 			Name:    m.name,
-			Parts:   formats.EncodeParts(m.parts),
+			Parts:   formats.MessageParts(m.parts),
 			Meta:    m.meta,
 		}
 		if m.at != 0 {
