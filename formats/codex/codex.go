@@ -149,8 +149,7 @@ type cxReader struct {
 	// keeps its call_id even when its call is not among them (it was in
 	// an earlier request).
 	items bool
-	// built are the parts each message build made was made of, when
-	// reading items.
+	// built are the parts each message build made was made of.
 	built    [][]model.Part
 	problems formats.Problems
 	entries  []cxEntry
@@ -190,7 +189,7 @@ func Read(r io.Reader, emit formats.Emitter) ([]formats.Problem, error) {
 	if created.IsZero() {
 		created = msgs[0].CreatedAt
 	}
-	if err := emit.Begin(formats.ThreadInfo{Key: key, Title: cxTitle(msgs), Source: formats.Codex, CreatedAt: created}); err != nil {
+	if err := emit.Begin(formats.ThreadInfo{Key: key, Title: cxTitle(msgs, cx.built), Source: formats.Codex, CreatedAt: created}); err != nil {
 		return problems, err
 	}
 	next := 0
@@ -457,6 +456,10 @@ func cxContent(raw json.RawMessage) ([]model.Part, error) {
 			var v string
 			return nil, errors.New(formats.ShortError(json.Unmarshal(raw, &v)))
 		}
+		if strings.TrimSpace(s) != "" {
+			// Plain text, a part of no block (cxParts).
+			return []model.Part{{Type: model.PartText, Text: s}}, nil
+		}
 		return []model.Part{{Type: model.PartText, Text: s, Raw: formats.CompactOwned(raw)}}, nil
 	}
 	var blocks []json.RawMessage
@@ -501,6 +504,47 @@ func cxContent(raw json.RawMessage) ([]model.Part, error) {
 		}
 	}
 	return parts, nil
+}
+
+// cxParts are the Parts of a message made of parts: none for plain
+// text, a lone text block that holds nothing but its text
+// ({"type":"input_text","text":"..."}, as the Responses API writes
+// a message of a string), which the content says whole, as a Chat
+// Completions message of a string has none; otherwise all of them, each
+// with its block.
+func cxParts(parts []model.Part) json.RawMessage {
+	if len(parts) == 1 && parts[0].Type == model.PartText && plainBlock(parts[0].Raw) &&
+		strings.TrimSpace(parts[0].Text) != "" {
+		return nil
+	}
+	return formats.MessageParts(parts)
+}
+
+// plainBlock reports whether raw (compacted) is exactly a text block's
+// type and its text: {"type":"input_text","text":"..."} with no other
+// field. It reads the text's bytes without decoding them.
+func plainBlock(raw json.RawMessage) bool {
+	rest, ok := bytes.CutPrefix(raw, []byte(`{"type":"`))
+	if !ok {
+		return false
+	}
+	typ, rest, ok := bytes.Cut(rest, []byte(`","text":"`))
+	switch {
+	case !ok:
+		return false
+	case string(typ) != "input_text" && string(typ) != "output_text" && string(typ) != "text":
+		return false
+	}
+	// the text: up to its closing quote, then the block's end
+	for i := 0; i < len(rest); i++ {
+		switch rest[i] {
+		case '\\':
+			i++
+		case '"':
+			return i == len(rest)-2 && rest[i+1] == '}'
+		}
+	}
+	return false
 }
 
 // cxMatchText is the text an event repeating a message would carry.
@@ -654,7 +698,7 @@ func (cx *cxReader) build() ([]formats.Message, []cxDigest) {
 			Role:      e.role,
 			Content:   formats.RenderContent(e.parts),
 			Name:      name,
-			Parts:     formats.EncodeParts(e.parts),
+			Parts:     cxParts(e.parts),
 			CreatedAt: e.at,
 			Meta:      meta,
 		}
@@ -672,9 +716,7 @@ func (cx *cxReader) build() ([]formats.Message, []cxDigest) {
 			}
 		}
 		msgs = append(msgs, formats.Message{Key: "L" + strconv.Itoa(e.line), NewMessage: nm})
-		if cx.items {
-			cx.built = append(cx.built, e.parts)
-		}
+		cx.built = append(cx.built, e.parts)
 		if e.kind == cxCompaction {
 			since = len(msgs)
 		}
@@ -701,13 +743,14 @@ func Injected(text string) bool {
 	return false
 }
 
-// cxTitle is the first user message the user wrote, cut to a line.
-func cxTitle(msgs []formats.Message) string {
-	for _, m := range msgs {
+// cxTitle is the first user message the user wrote, cut to a line;
+// parts are those each message was made of.
+func cxTitle(msgs []formats.Message, parts [][]model.Part) string {
+	for i, m := range msgs {
 		if m.Role != model.RoleUser {
 			continue
 		}
-		text := cxMatchText(model.DecodeParts(m.Parts))
+		text := cxMatchText(parts[i])
 		if text == "" {
 			continue
 		}

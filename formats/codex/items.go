@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	sjson "github.com/segmentio/encoding/json"
+
 	"weft/formats"
 	"weft/model"
 )
@@ -38,8 +40,10 @@ func (e ItemError) Error() string {
 // {role, content}). Each function_call_output is linked to its call
 // among the items before it, and keeps its call_id when its call is not
 // among them. It returns a message for each item, and the parts each was
-// made of (those encoded in its Parts), or, when any cannot be read, an
-// error for each of those.
+// made of (those encoded in its Parts, or none for plain text:
+// cxParts), or, when any cannot be read, an error for each of those.
+// The items are the caller's and never written to after: the parts
+// point into them.
 func ReadItems(items []json.RawMessage) ([]model.NewMessage, [][]model.Part, []ItemError) {
 	cx := &cxReader{items: true}
 	var errs []ItemError
@@ -50,8 +54,13 @@ func ReadItems(items []json.RawMessage) ([]model.NewMessage, [][]model.Part, []I
 			errs = append(errs, ItemError{Index: i, Reason: formats.DescribeJSON(raw) + ", not an item object ({type, ...})"})
 			continue
 		}
+		// Its fields point into the item, not copies of what may be
+		// megabytes: the items are the caller's, never written after.
 		var p cxPayload
-		if err := json.Unmarshal(raw, &p); err != nil {
+		if rest, err := sjson.Parse(raw, &p, sjson.DontCopyRawMessage); err != nil || len(bytes.TrimSpace(rest)) > 0 {
+			if err == nil {
+				err = json.Unmarshal(raw, &p) // what follows the item, said as encoding/json says it
+			}
 			errs = append(errs, ItemError{Index: i, Reason: "not an item: " + formats.DescribeError(err)})
 			continue
 		}

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"weft/formats"
 	"weft/model"
 )
 
@@ -24,6 +23,8 @@ func TestReadItemsOneMessageAnItem(t *testing.T) {
 	items := rawItems(t, `[
 		{"type":"message","role":"developer","content":[{"type":"input_text","text":"Be careful."}]},
 		{"role":"user","content":"Find the TODOs"},
+		{"type":"message","role":"user","content":[{"type":"input_text","text":"Look in \"src\"","cache":true}]},
+		{"type":"message","role":"user","content":[{"type":"input_text","text":"one"},{"type":"input_text","text":"two"}]},
 		{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"opaque"},
 		{"type":"reasoning","id":"rs_2","summary":[{"type":"summary_text","text":"Grep it."}],"encrypted_content":"opaque"},
 		{"type":"function_call","id":"fc_1","call_id":"call_1","name":"exec_command","arguments":"{\"cmd\":\"grep TODO\"}"},
@@ -41,7 +42,7 @@ func TestReadItemsOneMessageAnItem(t *testing.T) {
 	}
 	// The parts each message was made of are those its Parts encode.
 	for i := range msgs {
-		if enc := formats.EncodeParts(parts[i]); string(enc) != string(msgs[i].Parts) {
+		if enc := cxParts(parts[i]); string(enc) != string(msgs[i].Parts) {
 			t.Errorf("item %d: parts read %s, encoded %s", i, enc, msgs[i].Parts)
 		}
 	}
@@ -50,8 +51,13 @@ func TestReadItemsOneMessageAnItem(t *testing.T) {
 		content string
 		part    model.PartType
 	}{
-		{model.RoleSystem, "Be careful.", model.PartText},
-		{model.RoleUser, "Find the TODOs", model.PartText},
+		// Plain text (a string, or a lone block of its text alone): no
+		// parts, as a Chat Completions message of a string has none.
+		{model.RoleSystem, "Be careful.", ""},
+		{model.RoleUser, "Find the TODOs", ""},
+		// A block that says more, or more than one: each kept.
+		{model.RoleUser, `Look in "src"`, model.PartText},
+		{model.RoleUser, "one\n\ntwo", model.PartText},
 		{model.RoleAssistant, "[reasoning]", model.PartThinking},
 		{model.RoleAssistant, "", model.PartThinking},
 		{model.RoleAssistant, `[tool call exec_command] {"cmd":"grep TODO"}`, model.PartToolCall},
@@ -63,17 +69,17 @@ func TestReadItemsOneMessageAnItem(t *testing.T) {
 	for i, w := range want {
 		m := msgs[i]
 		parts := model.DecodeParts(m.Parts)
-		if m.Role != w.role || m.Content != w.content || len(parts) == 0 || parts[0].Type != w.part {
+		if m.Role != w.role || m.Content != w.content || (w.part == "") != (len(parts) == 0) || len(parts) > 0 && parts[0].Type != w.part {
 			t.Errorf("item %d: %s %q %+v, want %s %q %s", i, m.Role, m.Content, parts, w.role, w.content, w.part)
 		}
 	}
-	if p := model.DecodeParts(msgs[5].Parts)[0]; p.ToolCallID != "call_1" || msgs[5].Name != "exec_command" {
-		t.Errorf("the output is not linked to its call: %+v %q", p, msgs[5].Name)
+	if p := model.DecodeParts(msgs[7].Parts)[0]; p.ToolCallID != "call_1" || msgs[7].Name != "exec_command" {
+		t.Errorf("the output is not linked to its call: %+v %q", p, msgs[7].Name)
 	}
-	if p := model.DecodeParts(msgs[6].Parts)[0]; p.ToolCallID != "call_0" {
+	if p := model.DecodeParts(msgs[8].Parts)[0]; p.ToolCallID != "call_0" {
 		t.Errorf("an output whose call came before keeps no call_id: %+v", p)
 	}
-	if raw := string(model.DecodeParts(msgs[7].Parts)[0].Raw); raw != `{"type":"item_reference","id":"msg_9"}` {
+	if raw := string(model.DecodeParts(msgs[9].Parts)[0].Raw); raw != `{"type":"item_reference","id":"msg_9"}` {
 		t.Errorf("a kind of item weft does not know is not kept verbatim: %s", raw)
 	}
 }
