@@ -190,14 +190,17 @@ func TestDependenciesPointOneWay(t *testing.T) {
 	// file's pages as bytes (what it opens, checks and salvages), so the
 	// rest reach a file through its checks; its records' encodings are
 	// its own too.
+	// (jsonpack packs parts within a message's record, which
+	// store/record encodes.)
 	ownedBy := map[string]string{
 		"weft/store/boltfile": "weft/store/boltstore", "weft/store/jsonpack": "weft/store/boltstore",
 		"weft/store/record": "weft/store/boltstore",
 	}
+	ownedToo := map[string]string{"weft/store/jsonpack": "weft/store/record"}
 	for _, p := range sortedPkgs(pkgs) {
 		for im := range p.imports {
 			for room, owner := range ownedBy {
-				if under(im, room) && !under(p.path, room) && p.path != owner {
+				if under(im, room) && !under(p.path, room) && p.path != owner && p.path != ownedToo[room] {
 					t.Errorf("%s imports %s, which is %s's own", p.path, im, owner)
 				}
 			}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"weft/model"
+	"weft/store/record"
 )
 
 const lorem = "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua. Ut enim ad minim veniam, quis nostrud exercitation ullamco laboris nisi ut aliquip ex ea commodo consequat. "
@@ -131,9 +132,9 @@ func BenchmarkScanContent100k(b *testing.B) {
 func BenchmarkMessageDecode(b *testing.B) {
 	m := benchMessage(12345)
 	m.Meta = map[string]string{"model": "x", "source": "y"}
-	v := encodeMessage(nil, &m, m.CreatedAt.UnixNano(), packParts(&m))
+	v := record.AppendMessage(nil, &m, m.CreatedAt.UnixNano(), record.PackParts(&m))
 	for b.Loop() {
-		if _, err := decodeMessage(v, 12345); err != nil {
+		if _, err := record.DecodeMessage(v, 12345); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"weft/store/record"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -18,8 +19,8 @@ import (
 // one appended after others rewrote them too. So a record of bigRecord
 // bytes or more is kept in chunks in the big bucket, written once, and
 // the msgs bucket holds a stub in its place: the record's header and
-// tokens (so headOf reads it as it reads any record), with
-// flagElsewhere set, then the whole record's length and its head flags.
+// tokens (so record.HeadOf reads it as it reads any record), with
+// record.FlagElsewhere set, then the whole record's length and its head flags.
 //
 //	big   num + seq (8) + chunk (4) -> up to bigChunk bytes of the record
 //
@@ -32,31 +33,18 @@ const (
 	// header (16 bytes), its element (16) and its key (16): bbolt
 	// writes a page a multiple of 4 KB long, and 16 KB chunks took five
 	// pages each. Readers join chunks of any size.
-	bigChunk      = 4<<12 - 16 - 16 - (numLen + 12)
-	flagElsewhere = 1 << 2
+	bigChunk = 4<<12 - 16 - 16 - (numLen + 12)
 )
 
 // bktBig holds the chunks of large records.
 var bktBig = []byte("big")
-
-// stubOf is the stub of a record whose first bytes are first (its
-// header and tokens at least), whose length is length and whose head
-// flags are headFlags.
-func stubOf(first []byte, length int, headFlags byte) []byte {
-	_, n := binary.Varint(first[msgHeaderLen:]) // tokens: just encoded
-	stub := make([]byte, 0, msgHeaderLen+n+binary.MaxVarintLen64+1)
-	stub = append(stub, first[:msgHeaderLen+n]...)
-	stub[2] |= flagElsewhere
-	stub = binary.AppendUvarint(stub, uint64(length))
-	return append(stub, headFlags)
-}
 
 // putBig stores a record of message seq of session num in chunks in
 // big, and returns the stub msgs keeps for it. The record is the
 // concatenation of segs (the first holding its header and tokens); its
 // head flags are headFlags. bbolt keeps references to keys and values
 // until commit and only reads them: a chunk within one segment is a
-// slice of it, so a large message's content (recordSegments) reaches
+// slice of it, so a large message's content (record.MessageSegments) reaches
 // bbolt's pages without a copy on the way; a chunk across segments is
 // joined in a fresh slice, and the keys are fresh.
 func putBig(big *bolt.Bucket, num uint32, seq uint64, segs [][]byte, headFlags byte) ([]byte, error) {
@@ -95,25 +83,7 @@ func putBig(big *bolt.Bucket, num uint32, seq uint64, segs [][]byte, headFlags b
 			return nil, err
 		}
 	}
-	return stubOf(segs[0], length, headFlags), nil
-}
-
-// elsewhere reports whether record v is a stub of one kept in chunks.
-func elsewhere(v []byte) bool {
-	return len(v) >= msgHeaderLen && v[0] == msgFormat1 && v[2]&flagElsewhere != 0
-}
-
-// stubInfo reads a stub: the whole record's length and its head flags.
-func stubInfo(v []byte) (length uint64, headFlags byte, err error) {
-	_, _, _, _, r, err := header(v)
-	if err != nil {
-		return 0, 0, err
-	}
-	length = r.Uvarint()
-	if r.Err != nil || len(r.B) != 1 {
-		return 0, 0, errors.New("a large record's stub is damaged")
-	}
-	return length, r.B[0], nil
+	return record.StubOf(segs[0], length, headFlags), nil
 }
 
 // maxRecord bounds what a stub may claim, so a damaged one cannot ask
@@ -124,10 +94,10 @@ const maxRecord = 1 << 34
 // for a stub, its chunks from the big bucket joined (a copy, on the
 // heap).
 func whole(tx *bolt.Tx, num uint32, seq uint64, v []byte) ([]byte, error) {
-	if !elsewhere(v) {
+	if !record.IsStub(v) {
 		return v, nil
 	}
-	length, _, err := stubInfo(v)
+	length, _, err := record.StubInfo(v)
 	if err != nil {
 		return nil, err
 	}
@@ -159,10 +129,4 @@ func whole(tx *bolt.Tx, num uint32, seq uint64, v []byte) ([]byte, error) {
 		return nil, fmt.Errorf("its record's chunks hold %d of the %d bytes its stub says", len(out), length)
 	}
 	return out, nil
-}
-
-// headFlagsOf are the head flags of a full record (headOf's).
-func headFlagsOf(v []byte) byte {
-	h, _ := headOf(v)
-	return h.Flags
 }

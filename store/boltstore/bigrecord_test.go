@@ -12,6 +12,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"weft/model"
+	"weft/store/record"
 )
 
 // bigMessages appends messages of the given sizes to session id.
@@ -218,7 +219,7 @@ func TestSchema3TakesLargeRecords(t *testing.T) {
 // than a chunk or empty all read back as the record joined.
 func TestPutBigJoinsSegments(t *testing.T) {
 	t.Parallel()
-	header := append([]byte{msgFormat1, 2, 0}, make([]byte, 8)...)
+	header := append([]byte{record.MessageFormat, 2, 0}, make([]byte, 8)...)
 	header = append(header, 0x02) // tokens
 	fill := func(n int, c byte) []byte { return bytes.Repeat([]byte{c}, n) }
 	cases := map[string][][]byte{
@@ -242,7 +243,7 @@ func TestPutBigJoinsSegments(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				length, flags, err := stubInfo(stub)
+				length, flags, err := record.StubInfo(stub)
 				if err != nil || length != uint64(len(want)) || flags != model.HeadHasParts {
 					t.Errorf("stub says %d bytes, flags %d (%v), want %d bytes", length, flags, err, len(want))
 				}

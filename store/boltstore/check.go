@@ -283,12 +283,12 @@ func (c *checker) session(tx *bolt.Tx, info model.Session, num uint32) {
 		}
 		full, err := whole(tx, num, seq, v)
 		if err == nil {
-			_, err = decodeMessage(full, seq)
+			_, err = record.DecodeMessage(full, seq)
 		}
 		if err != nil {
 			c.add(id, fmt.Sprintf("message %d", seq), "corrupt: %v", err)
 		}
-		h, _ := headOf(v)
+		h, _ := record.HeadOf(v)
 		heads = append(heads, h)
 		return true, nil
 	})
@@ -311,7 +311,7 @@ func (c *checker) session(tx *bolt.Tx, info model.Session, num uint32) {
 			c.add(id, fmt.Sprintf("heads chunk %d", chunk), "%d bytes, not %d", len(v), chunkLen)
 		default:
 			for i := range headsPerChunk {
-				if getHead(v[i*headLen:]) != heads[chunk*headsPerChunk+uint64(i)] {
+				if record.GetHead(v[i*record.HeadLen:]) != heads[chunk*headsPerChunk+uint64(i)] {
 					c.add(id, fmt.Sprintf("heads chunk %d", chunk), "the head of message %d does not match the message", chunk*headsPerChunk+uint64(i)+1)
 					break
 				}

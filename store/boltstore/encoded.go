@@ -6,6 +6,7 @@ import (
 	"weft/model"
 	"weft/store"
 	"weft/store/jsonpack"
+	"weft/store/record"
 )
 
 // Encoded holds the records of messages made before the transaction that
@@ -30,18 +31,18 @@ func EncodeMessages(msgs []model.Message) (Encoded, error) {
 		if !m.Role.Valid() {
 			return Encoded{}, fmt.Errorf("message %d of %d: role %q is not one of system, user, assistant, tool", i+1, len(msgs), m.Role)
 		}
-		at, ok := storableNanos(m.CreatedAt)
+		at, ok := record.StorableNanos(m.CreatedAt)
 		if !ok {
 			return Encoded{}, fmt.Errorf("message %d of %d: created_at %s is outside the storable range (years 1678-2262)", i+1, len(msgs), m.CreatedAt)
 		}
 		e.ats[i] = at
-		packs[i] = packParts(m)
-		total += encodedLen(m, packs[i])
+		packs[i] = record.PackParts(m)
+		total += record.MessageLen(m, packs[i])
 	}
 	arena := make([]byte, 0, total)
 	for i := range msgs {
 		start := len(arena)
-		arena = encodeMessage(arena, &msgs[i], e.ats[i], packs[i])
+		arena = record.AppendMessage(arena, &msgs[i], e.ats[i], packs[i])
 		e.vals[i] = arena[start:len(arena):len(arena)]
 	}
 	return e, nil

@@ -119,7 +119,7 @@ func writeSchema1(t testing.TB, path string, sessions []fixtureSession) {
 			for _, m := range fs.msgs {
 				at := m.CreatedAt.UnixNano()
 				// A file of schema 1 has its parts as they are.
-				if err := sub["msgs"].Put(put64(m.Seq), encodeMessage(nil, &m, at, jsonpack.Plan{})); err != nil {
+				if err := sub["msgs"].Put(put64(m.Seq), record.AppendMessage(nil, &m, at, jsonpack.Plan{})); err != nil {
 					return err
 				}
 				if err := sub["bytime"].Put(timeKey(at, m.Seq), []byte{}); err != nil {
@@ -128,9 +128,9 @@ func writeSchema1(t testing.TB, path string, sessions []fixtureSession) {
 			}
 			for c := 0; c*headsPerChunk < len(fs.msgs); c++ {
 				part := fs.msgs[c*headsPerChunk : min(len(fs.msgs), (c+1)*headsPerChunk)]
-				v := make([]byte, len(part)*headLen)
+				v := make([]byte, len(part)*record.HeadLen)
 				for i, m := range part {
-					putHead(v[i*headLen:], m.Head())
+					record.PutHead(v[i*record.HeadLen:], m.Head())
 				}
 				if err := sub["heads"].Put(put64(uint64(c)), v); err != nil {
 					return err

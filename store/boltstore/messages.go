@@ -12,6 +12,7 @@ import (
 
 	"weft/model"
 	"weft/store/jsonpack"
+	"weft/store/record"
 )
 
 // lastSeq is the highest seq of session num in a msgs bucket (0 when it
@@ -95,13 +96,13 @@ func (t *Tx) appendMessages(sessionID string, msgs []model.Message, enc *Encoded
 		if !m.Role.Valid() {
 			return fmt.Errorf("session %q: message seq %d: role %q is not one of system, user, assistant, tool", sessionID, m.Seq, m.Role)
 		}
-		at, ok := storableNanos(m.CreatedAt)
+		at, ok := record.StorableNanos(m.CreatedAt)
 		if !ok {
 			return fmt.Errorf("session %q: message seq %d: created_at %s is outside the storable range (years 1678-2262)", sessionID, m.Seq, m.CreatedAt)
 		}
 		ats[i] = at
-		packs[i] = packParts(m)
-		if sizes[i] = encodedLen(m, packs[i]); sizes[i] < bigRecord {
+		packs[i] = record.PackParts(m)
+		if sizes[i] = record.MessageLen(m, packs[i]); sizes[i] < bigRecord {
 			total += sizes[i]
 		}
 	}
@@ -115,7 +116,7 @@ func (t *Tx) appendMessages(sessionID string, msgs []model.Message, enc *Encoded
 	if !writeTimes {
 		prev := int64(math.MinInt64)
 		if _, v := last(mb, num); v != nil {
-			h, err := headOf(v)
+			h, err := record.HeadOf(v)
 			if err != nil {
 				return t.corruptf(sessionID, fmt.Sprintf("message %d", stored), "%v", err)
 			}
@@ -140,11 +141,11 @@ func (t *Tx) appendMessages(sessionID string, msgs []model.Message, enc *Encoded
 	if pos := stored % headsPerChunk; pos > 0 && uint64(len(msgs)) >= headsPerChunk-pos {
 		first = make([]byte, chunkLen)
 		err := t.scanMsgs(sessionID, num, stored-pos+1, stored, func(seq uint64, v []byte) error {
-			h, err := headOf(v)
+			h, err := record.HeadOf(v)
 			if err != nil {
 				return t.corruptf(sessionID, fmt.Sprintf("message %d", seq), "%v", err)
 			}
-			putHead(first[(seq-1)%headsPerChunk*headLen:], h)
+			record.PutHead(first[(seq-1)%headsPerChunk*record.HeadLen:], h)
 			return nil
 		})
 		if err != nil {
@@ -170,14 +171,14 @@ func (t *Tx) appendMessages(sessionID string, msgs []model.Message, enc *Encoded
 		case enc != nil:
 			val = enc.vals[i]
 			if len(val) >= bigRecord {
-				segs, flags = [][]byte{val}, headFlagsOf(val)
+				segs, flags = [][]byte{val}, record.HeadFlagsOf(val)
 			}
 		case sizes[i] >= bigRecord:
-			rec := recordSegments(m, ats[i], packs[i])
+			rec := record.MessageSegments(m, ats[i], packs[i])
 			segs, flags = rec[:], m.Head().Flags
 		default:
 			start := len(arena)
-			arena = encodeMessage(arena, m, ats[i], packs[i])
+			arena = record.AppendMessage(arena, m, ats[i], packs[i])
 			val = arena[start:len(arena):len(arena)]
 		}
 		k := keys[i*keyLen : i*keyLen+numLen+8 : i*keyLen+numLen+8]
@@ -214,7 +215,7 @@ func (t *Tx) appendMessages(sessionID string, msgs []model.Message, enc *Encoded
 			copy(val, first)
 		}
 		for j := max(0, i-headsPerChunk+1); j <= i; j++ {
-			putHead(val[(msgs[j].Seq-1)%headsPerChunk*headLen:], msgs[j].Head())
+			record.PutHead(val[(msgs[j].Seq-1)%headsPerChunk*record.HeadLen:], msgs[j].Head())
 		}
 		if err := hb.Put(key(num, put64(chunk)), val); err != nil {
 			return fmt.Errorf("session %q: heads chunk %d: %w", sessionID, chunk, err)
@@ -239,7 +240,7 @@ func (t *Tx) indexTimes(sessionID string, num uint32, last uint64, tb *bolt.Buck
 	keys := make([]byte, 0, keyLen*last)
 	empty := []byte{}
 	return t.scanMsgs(sessionID, num, 1, last, func(seq uint64, v []byte) error {
-		h, err := headOf(v)
+		h, err := record.HeadOf(v)
 		if err != nil {
 			return t.corruptf(sessionID, fmt.Sprintf("message %d", seq), "%v", err)
 		}
@@ -299,7 +300,7 @@ func (t *Tx) Message(sessionID string, seq uint64) (model.Message, error) {
 	if err != nil {
 		return model.Message{}, t.corruptf(sessionID, fmt.Sprintf("message %d", seq), "%v", err)
 	}
-	m, err := decodeMessage(v, seq)
+	m, err := record.DecodeMessage(v, seq)
 	if err != nil {
 		return model.Message{}, t.corruptf(sessionID, fmt.Sprintf("message %d", seq), "%v", err)
 	}
@@ -319,7 +320,7 @@ func (t *Tx) Messages(sessionID string, from, to uint64, fn func(model.Message) 
 		if err != nil {
 			return t.corruptf(sessionID, fmt.Sprintf("message %d", seq), "%v", err)
 		}
-		m, err := decodeMessage(v, seq)
+		m, err := record.DecodeMessage(v, seq)
 		if err != nil {
 			return t.corruptf(sessionID, fmt.Sprintf("message %d", seq), "%v", err)
 		}
@@ -354,12 +355,12 @@ func (t *Tx) ScanContent(sessionID string, fn func(seq uint64, content []byte) b
 			return t.corruptf(sessionID, fmt.Sprintf("message %d", want), "missing (the next stored is %d)", seq)
 		}
 		var content []byte
-		if elsewhere(v) {
+		if record.IsStub(v) {
 			// Joined from its chunks: a copy, not in the map.
 			if v, err = whole(t.tx, num, want, v); err == nil {
-				content, err = contentOf(v)
+				content, err = record.ContentOf(v)
 			}
-		} else if content, err = contentOf(v); err == nil && !t.inMap(content) {
+		} else if content, err = record.ContentOf(v); err == nil && !t.inMap(content) {
 			err = errors.New("its content lies outside the file")
 		}
 		if err != nil {
@@ -432,8 +433,8 @@ func (t *Tx) Heads(sessionID string) ([]model.Head, error) {
 		case len(v) != chunkLen:
 			return false, t.corruptf(sessionID, fmt.Sprintf("heads chunk %d", want), "%d bytes, not %d", len(v), chunkLen)
 		}
-		for i := 0; i < chunkLen; i += headLen {
-			out = append(out, getHead(v[i:i+headLen]))
+		for i := 0; i < chunkLen; i += record.HeadLen {
+			out = append(out, record.GetHead(v[i:i+record.HeadLen]))
 		}
 		return true, nil
 	})
@@ -447,7 +448,7 @@ func (t *Tx) Heads(sessionID string) ([]model.Head, error) {
 		if seq != uint64(len(out))+1 {
 			return t.corruptf(sessionID, fmt.Sprintf("message %d", len(out)+1), "missing (the next stored is %d)", seq)
 		}
-		h, err := headOf(v)
+		h, err := record.HeadOf(v)
 		if err != nil {
 			return t.corruptf(sessionID, fmt.Sprintf("message %d", seq), "%v", err)
 		}
@@ -469,12 +470,13 @@ func (t *Tx) TimeAscend(sessionID string, from time.Time, fn func(seq uint64, at
 	if err != nil {
 		return err
 	}
-	if from.After(maxTime) {
-		return nil
-	}
-	start := int64(math.MinInt64)
-	if !from.Before(minTime) {
-		start = from.UnixNano()
+	start, ok := record.StorableNanos(from)
+	switch {
+	case ok:
+	case from.Before(time.Unix(0, 0)):
+		start = math.MinInt64 // before every time that can be stored
+	default:
+		return nil // after them all
 	}
 	tb := t.bucket(bktByTime)
 	if !hasRecords(tb, num) {
@@ -493,7 +495,7 @@ func (t *Tx) TimeAscend(sessionID string, from time.Time, fn func(seq uint64, at
 // its messages are in time order, so seq order is time order.
 func (t *Tx) timeAscendSorted(sessionID string, num uint32, start int64, fn func(seq uint64, at int64) bool) error {
 	err := t.scanMsgs(sessionID, num, 1, math.MaxUint64, func(seq uint64, v []byte) error {
-		h, err := headOf(v)
+		h, err := record.HeadOf(v)
 		if err != nil {
 			return t.corruptf(sessionID, fmt.Sprintf("message %d", seq), "%v", err)
 		}
@@ -539,7 +541,7 @@ func (t *Tx) TimeSpan(sessionID string) (first, latest int64, ok bool, err error
 	var at []int64
 	for _, seq := range []uint64{1, n} {
 		err = t.scanMsgs(sessionID, num, seq, seq, func(seq uint64, v []byte) error {
-			h, err := headOf(v)
+			h, err := record.HeadOf(v)
 			if err != nil {
 				return t.corruptf(sessionID, fmt.Sprintf("message %d", seq), "%v", err)
 			}

@@ -12,6 +12,7 @@ import (
 
 	"weft/model"
 	"weft/store/jsonpack"
+	"weft/store/record"
 )
 
 // quoteJS writes s as JSON.stringify does (no HTML escaping, the line
@@ -60,11 +61,11 @@ func TestMessageTextIsStoredOnce(t *testing.T) {
 	for client, q := range map[string]string{"javascript": quoteJS(text), "encoding/json": quoteGo(text)} {
 		for shape, c := range partsOf(text, q) {
 			m := withParts(3, model.RoleUser, c[0], c[1])
-			rec := encodeMessage(nil, &m, m.CreatedAt.UnixNano(), packParts(&m))
+			rec := record.AppendMessage(nil, &m, m.CreatedAt.UnixNano(), record.PackParts(&m))
 			if max := len(m.Content) + 1024; len(rec) > max {
 				t.Errorf("%s, %s: a record of %d bytes for %d of text (at most %d): the text is stored more than once", client, shape, len(rec), len(text), max)
 			}
-			got, err := decodeMessage(rec, 3)
+			got, err := record.DecodeMessage(rec, 3)
 			if err != nil {
 				t.Fatalf("%s, %s: %v", client, shape, err)
 			}
@@ -106,11 +107,11 @@ func TestMessageRecordsRoundTrip(t *testing.T) {
 		if len(m.Parts) == 0 {
 			m.Parts = nil
 		}
-		rec := encodeMessage(nil, &m, m.CreatedAt.UnixNano(), packParts(&m))
-		if len(rec) != encodedLen(&m, packParts(&m)) {
-			t.Fatalf("message %d: encoded %d bytes, encodedLen says %d", i, len(rec), encodedLen(&m, packParts(&m)))
+		rec := record.AppendMessage(nil, &m, m.CreatedAt.UnixNano(), record.PackParts(&m))
+		if len(rec) != record.MessageLen(&m, record.PackParts(&m)) {
+			t.Fatalf("message %d: encoded %d bytes, encodedLen says %d", i, len(rec), record.MessageLen(&m, record.PackParts(&m)))
 		}
-		got, err := decodeMessage(rec, m.Seq)
+		got, err := record.DecodeMessage(rec, m.Seq)
 		if err != nil {
 			t.Fatalf("message %d: %v\n%q\n%q", i, err, m.Content, m.Parts)
 		}
@@ -128,8 +129,8 @@ func FuzzMessageRecordRoundTrip(f *testing.F) {
 		if len(parts) > 0 {
 			m.Parts = parts
 		}
-		rec := encodeMessage(nil, &m, m.CreatedAt.UnixNano(), packParts(&m))
-		got, err := decodeMessage(rec, 1)
+		rec := record.AppendMessage(nil, &m, m.CreatedAt.UnixNano(), record.PackParts(&m))
+		got, err := record.DecodeMessage(rec, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -168,14 +169,14 @@ func TestSchema2FileReads(t *testing.T) {
 		b := tx.Bucket(bktMsgs)
 		var recs [][2][]byte
 		err := b.ForEach(func(k, v []byte) error {
-			m, err := decodeMessage(v, be64(k[numLen:]))
+			m, err := record.DecodeMessage(v, be64(k[numLen:]))
 			if err != nil {
 				return err
 			}
-			if v[2]&flagPartsPacked == 0 {
+			if v[2]&record.FlagPartsPacked == 0 {
 				return fmt.Errorf("message %d was not packed", m.Seq)
 			}
-			old := encodeMessage(nil, &m, m.CreatedAt.UnixNano(), jsonpack.Plan{})
+			old := record.AppendMessage(nil, &m, m.CreatedAt.UnixNano(), jsonpack.Plan{})
 			recs = append(recs, [2][]byte{bytes.Clone(k), old})
 			return nil
 		})

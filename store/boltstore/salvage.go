@@ -15,6 +15,7 @@ import (
 	"weft/model"
 	"weft/store/boltfile"
 	"weft/store/jsonpack"
+	"weft/store/record"
 )
 
 // SalvageReport says what Salvage copied and what it could not read.
@@ -281,7 +282,7 @@ func (mc *msgCopier) run() error {
 				}
 				m := model.Message{}
 				if err == nil {
-					m, err = decodeMessage(full, seq)
+					m, err = record.DecodeMessage(full, seq)
 				}
 				if err != nil {
 					mc.why = err.Error()
@@ -359,7 +360,7 @@ func placeholder(seq uint64, at time.Time, path string) model.Message {
 
 func (mc *msgCopier) append(m model.Message) error {
 	mc.batch = append(mc.batch, m)
-	mc.batchSize += encodedLen(&m, jsonpack.Plan{}) // at most: parts as they are
+	mc.batchSize += record.MessageLen(&m, jsonpack.Plan{}) // at most: parts as they are
 	mc.copied = m.Seq
 	mc.tokens += m.Tokens
 	if mc.first.IsZero() {

@@ -1219,8 +1219,10 @@ func TestCorruptValues(t *testing.T) {
 	m.Parts = json.RawMessage(`[1,2]`)
 	m.Meta = map[string]string{"a": "b", "c": "d"}
 	mustUpdate(t, s, func(tx *Tx) error { return tx.AppendMessages("s", []model.Message{m}) })
-	good := encodeMessage(nil, &m, m.CreatedAt.UnixNano(), packParts(&m))
-	partsEnd := len(good) - fieldLen(metaLen(m.Meta))
+	good := record.AppendMessage(nil, &m, m.CreatedAt.UnixNano(), record.PackParts(&m))
+	// the meta field last: its length and count (a byte each), then a,
+	// b, c and d, each its length and itself
+	partsEnd := len(good) - 10
 	const num = 1 // the first session's number
 
 	raw := func(bucket []byte, k, v []byte) {
@@ -1351,11 +1353,11 @@ func FuzzDecodeMessage(f *testing.F) {
 	m := msg(1, model.RoleUser, "hello", t0)
 	m.Meta = map[string]string{"k": "v"}
 	m.Parts = json.RawMessage(`{}`)
-	f.Add(encodeMessage(nil, &m, m.CreatedAt.UnixNano(), packParts(&m)))
+	f.Add(record.AppendMessage(nil, &m, m.CreatedAt.UnixNano(), record.PackParts(&m)))
 	f.Add([]byte{1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0xff})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		decodeMessage(b, 1)
-		contentOf(b)
+		record.DecodeMessage(b, 1)
+		record.ContentOf(b)
 	})
 }
 
@@ -1365,7 +1367,7 @@ func TestEncodedLen(t *testing.T) {
 		m := msg(1, model.RoleUser, strings.Repeat("x", 200), t0)
 		m.Tokens = tokens
 		m.Meta = map[string]string{strings.Repeat("k", 130): strings.Repeat("v", 20000)}
-		if got, want := len(encodeMessage(nil, &m, 0, packParts(&m))), encodedLen(&m, packParts(&m)); got != want {
+		if got, want := len(record.AppendMessage(nil, &m, 0, record.PackParts(&m))), record.MessageLen(&m, record.PackParts(&m)); got != want {
 			t.Errorf("tokens %d: encoded %d bytes, encodedLen says %d", tokens, got, want)
 		}
 	}

@@ -1,6 +1,7 @@
-// Package record is the store's session record: everything known of a
-// session without reading its messages, in a compact binary form, its
-// session number first.
+// Package record is the bolt file's records in their compact binary
+// forms: a session's (everything known of a session without reading its
+// messages, its session number first, in this file) and a message's, its
+// head and the stub of a large one (message.go).
 package record
 
 import (
