@@ -352,7 +352,7 @@ func (cx *cxReader) responseItem(n int, at time.Time, p *cxPayload, item json.Ra
 			cx.problems.Add(n, fmt.Sprintf("message with role %q, which is none of user, assistant, developer, system", p.Role))
 			return
 		}
-		parts, err := cxContent(p.Content)
+		parts, err := cxContent(p.Content, cx.keep())
 		if err != nil {
 			cx.problems.Add(n, "message content: "+err.Error())
 			return
@@ -400,7 +400,7 @@ func (cx *cxReader) responseItem(n int, at time.Time, p *cxPayload, item json.Ra
 		e.parts = []model.Part{call}
 	case "function_call_output", "custom_tool_call_output":
 		e.role = model.RoleTool
-		text, isErr, images := cxOutput(p.Output)
+		text, isErr, images := cxOutput(p.Output, cx.keep())
 		e.parts = append([]model.Part{{Type: model.PartToolResult, Text: text, IsError: isErr, Raw: raw}}, images...)
 		e.callID = p.CallID
 		if p.CallID != "" {
@@ -439,13 +439,29 @@ func (cx *cxReader) event(n int, at time.Time, typ, message, text string, raw js
 	cx.add(e)
 }
 
+// keep is how a block read is kept as its part's Raw: a rollout's
+// blocks are the reader's own (decoded from a line, never written to
+// after), and kept as they are when compact already, rather than a copy
+// of what may be megabytes; items are the caller's (a request's body,
+// whose buffer serves the next request), and what is kept of them is
+// copied.
+func (cx *cxReader) keep() func([]byte) json.RawMessage {
+	if cx.items {
+		return formats.Compact
+	}
+	return formats.CompactOwned
+}
+
 // cxContent reads a message's content: a list of input_text, output_text,
-// input_image (or refusal) blocks, or a string.
+// input_image (or refusal) blocks, or a string. keep keeps a block as its
+// part's Raw (cxReader.keep).
 //
-// raw is the caller's own (decoded from a line or a request, never
-// written to after): the parts' Raw point into it, rather than copy what
-// may be megabytes.
-func cxContent(raw json.RawMessage) ([]model.Part, error) {
+// Plain text, a string or a lone block holding its text alone
+// ({"type":"input_text","text":"..."}, as the Responses API writes a
+// message of a string), is a text part of no block, whose message is
+// its text alone (formats.MessageParts), as a Chat Completions message
+// of a string is: its text is decoded once, and nothing else copied.
+func cxContent(raw json.RawMessage, keep func([]byte) json.RawMessage) ([]model.Part, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
@@ -457,10 +473,9 @@ func cxContent(raw json.RawMessage) ([]model.Part, error) {
 			return nil, errors.New(formats.ShortError(json.Unmarshal(raw, &v)))
 		}
 		if strings.TrimSpace(s) != "" {
-			// Plain text, a part of no block (cxParts).
-			return []model.Part{{Type: model.PartText, Text: s}}, nil
+			return []model.Part{{Type: model.PartText, Text: s}}, nil // plain text
 		}
-		return []model.Part{{Type: model.PartText, Text: s, Raw: formats.CompactOwned(raw)}}, nil
+		return []model.Part{{Type: model.PartText, Text: s, Raw: keep(raw)}}, nil
 	}
 	var blocks []json.RawMessage
 	if rest, err := sjson.Parse(raw, &blocks, sjson.DontCopyRawMessage); err != nil || len(bytes.TrimSpace(rest)) > 0 || raw[0] != '[' {
@@ -468,7 +483,7 @@ func cxContent(raw json.RawMessage) ([]model.Part, error) {
 	}
 	parts := make([]model.Part, 0, len(blocks))
 	for _, b := range blocks {
-		b = formats.CompactOwned(b)
+		b = formats.CompactOwned(b) // kept (keep) only as a part's Raw
 		var blk cxBlock
 		typ, text, refusal := "", "", ""
 		ok := len(b) > 0 && b[0] == '{'
@@ -487,37 +502,26 @@ func cxContent(raw json.RawMessage) ([]model.Part, error) {
 			text, ok = blk.str(blk.Text)
 		}
 		if !ok {
-			parts = append(parts, model.Part{Type: model.PartOther, Raw: b})
+			parts = append(parts, model.Part{Type: model.PartOther, Raw: keep(b)})
 			continue
 		}
 		switch typ {
 		case "input_text", "output_text", "text", "summary_text":
-			parts = append(parts, model.Part{Type: model.PartText, Text: text, Raw: b})
+			if len(blocks) == 1 && plainBlock(b) && strings.TrimSpace(text) != "" {
+				return []model.Part{{Type: model.PartText, Text: text}}, nil // plain text
+			}
+			parts = append(parts, model.Part{Type: model.PartText, Text: text, Raw: keep(b)})
 		case "refusal":
-			parts = append(parts, model.Part{Type: model.PartText, Text: refusal, Raw: b})
+			parts = append(parts, model.Part{Type: model.PartText, Text: refusal, Raw: keep(b)})
 		case "input_image":
 			var url string
 			_ = json.Unmarshal(blk.ImageURL, &url)
-			parts = append(parts, model.Part{Type: model.PartImage, MediaType: formats.MediaType(url), Raw: b})
+			parts = append(parts, model.Part{Type: model.PartImage, MediaType: formats.MediaType(url), Raw: keep(b)})
 		default:
-			parts = append(parts, model.Part{Type: model.PartOther, Raw: b})
+			parts = append(parts, model.Part{Type: model.PartOther, Raw: keep(b)})
 		}
 	}
 	return parts, nil
-}
-
-// cxParts are the Parts of a message made of parts: none for plain
-// text, a lone text block that holds nothing but its text
-// ({"type":"input_text","text":"..."}, as the Responses API writes
-// a message of a string), which the content says whole, as a Chat
-// Completions message of a string has none; otherwise all of them, each
-// with its block.
-func cxParts(parts []model.Part) json.RawMessage {
-	if len(parts) == 1 && parts[0].Type == model.PartText && plainBlock(parts[0].Raw) &&
-		strings.TrimSpace(parts[0].Text) != "" {
-		return nil
-	}
-	return formats.MessageParts(parts)
 }
 
 // plainBlock reports whether raw (compacted) is exactly a text block's
@@ -578,7 +582,7 @@ func cxSummary(raw json.RawMessage) string {
 // cxOutput reads a tool's output: a string (an exec result written as
 // {"output", "metadata": {"exit_code"}} is unwrapped), a list of content
 // blocks, or an object with content and success.
-func cxOutput(raw json.RawMessage) (text string, isErr bool, images []model.Part) {
+func cxOutput(raw json.RawMessage, keep func([]byte) json.RawMessage) (text string, isErr bool, images []model.Part) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", false, nil
@@ -604,7 +608,7 @@ func cxOutput(raw json.RawMessage) (text string, isErr bool, images []model.Part
 		}
 		return s, false, nil
 	case '[':
-		parts, err := cxContent(raw)
+		parts, err := cxContent(raw, keep)
 		if err != nil {
 			return string(raw), false, nil
 		}
@@ -624,7 +628,7 @@ func cxOutput(raw json.RawMessage) (text string, isErr bool, images []model.Part
 			Success *bool           `json:"success"`
 		}
 		if json.Unmarshal(raw, &o) == nil && len(o.Content) > 0 {
-			text, _, images = cxOutput(o.Content)
+			text, _, images = cxOutput(o.Content, keep)
 			return text, o.Success != nil && !*o.Success, images
 		}
 	}
@@ -698,7 +702,7 @@ func (cx *cxReader) build() ([]formats.Message, []cxDigest) {
 			Role:      e.role,
 			Content:   formats.RenderContent(e.parts),
 			Name:      name,
-			Parts:     cxParts(e.parts),
+			Parts:     formats.MessageParts(e.parts),
 			CreatedAt: e.at,
 			Meta:      meta,
 		}

@@ -41,9 +41,10 @@ func (e ItemError) Error() string {
 // among the items before it, and keeps its call_id when its call is not
 // among them. It returns a message for each item, and the parts each was
 // made of (those encoded in its Parts, or none for plain text:
-// cxParts), or, when any cannot be read, an error for each of those.
-// The items are the caller's and never written to after: the parts
-// point into them.
+// formats.MessageParts), or, when any cannot be read, an error for each
+// of those. The items are read where they are, not copied whole (a
+// message may be megabytes), and what is kept of them (a part's Raw) is
+// copied: the caller may write over them once this returns.
 func ReadItems(items []json.RawMessage) ([]model.NewMessage, [][]model.Part, []ItemError) {
 	cx := &cxReader{items: true}
 	var errs []ItemError

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"weft/formats"
 	"weft/model"
 )
 
@@ -42,7 +43,7 @@ func TestReadItemsOneMessageAnItem(t *testing.T) {
 	}
 	// The parts each message was made of are those its Parts encode.
 	for i := range msgs {
-		if enc := cxParts(parts[i]); string(enc) != string(msgs[i].Parts) {
+		if enc := formats.MessageParts(parts[i]); string(enc) != string(msgs[i].Parts) {
 			t.Errorf("item %d: parts read %s, encoded %s", i, enc, msgs[i].Parts)
 		}
 	}
@@ -96,6 +97,48 @@ func TestReadItemsRefusesWhatIsNoItem(t *testing.T) {
 		msgs, _, errs := ReadItems(rawItems(t, c.items))
 		if msgs != nil || len(errs) != 1 || errs[0].Index != 0 || !strings.Contains(errs[0].Reason, c.want) {
 			t.Errorf("%s: %v %v, want an error saying %q", c.items, msgs, errs, c.want)
+		}
+	}
+}
+
+// What ReadItems returns is the caller's to keep after the items are
+// written over (the proxy reads a request's body into a buffer that
+// serves the next request): the parts' Raw are copies, not the items'
+// bytes, though the items are read where they are.
+func TestReadItemsKeepNothingOfTheItems(t *testing.T) {
+	items := rawItems(t, `[
+		{"type":"message","role":"user","content":[{"type":"input_text","text":"Look in \"src\"","cache":true}]},
+		{"type":"message","role":"user","content":[{"type":"input_text","text":"plain"}]},
+		{"type":"message","role":"assistant","content":[{"type":"output_text","text":"one","annotations":[]},{"type":"refusal","refusal":"no"}]},
+		{"type":"function_call","call_id":"c1","name":"view","arguments":"{\"path\":\"a.png\"}"},
+		{"type":"function_call_output","call_id":"c1","output":[{"type":"input_text","text":"seen"},{"type":"input_image","image_url":"data:image/png;base64,AAAA"}]},
+		{"type":"message","role":"user","content":"   "}
+	]`)
+	msgs, parts, errs := ReadItems(items)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	type kept struct{ content, parts, raws string }
+	snapshot := func() []kept {
+		out := make([]kept, len(msgs))
+		for i := range msgs {
+			out[i] = kept{content: msgs[i].Content, parts: string(msgs[i].Parts)}
+			for _, p := range parts[i] {
+				out[i].raws += string(p.Raw) + "|" + string(p.Input) + "|"
+			}
+		}
+		return out
+	}
+	before := snapshot()
+	for _, it := range items {
+		for i := range it {
+			it[i] = 'x'
+		}
+	}
+	after := snapshot()
+	for i := range before {
+		if before[i] != after[i] {
+			t.Errorf("message %d changed with its item:\n%+v\n%+v", i, before[i], after[i])
 		}
 	}
 }
