@@ -6,7 +6,9 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -192,8 +194,8 @@ const initialMap = 1 << 30
 // what the file holds (bbolt's own) for reading only, which never
 // remaps.
 func mapSize(readOnly bool) int {
-	if readOnly {
-		return 0
+	if readOnly || strconv.IntSize == 32 {
+		return 0 // (nor on a 32-bit machine, of 2 GB of address space)
 	}
 	return initialMap
 }
@@ -230,6 +232,13 @@ func openBolt(path string, readOnly bool, timeout time.Duration) (*bolt.DB, *os.
 	err := guard(path, func() error {
 		var err error
 		db, err = bolt.Open(path, 0o600, opts)
+		if errors.Is(err, syscall.ENOMEM) && opts.InitialMmapSize > 0 {
+			// A process whose address space is limited (ulimit -v)
+			// cannot map a gigabyte: the file is mapped as bbolt maps
+			// it by itself, and remapped as it grows.
+			opts.InitialMmapSize = 0
+			db, err = bolt.Open(path, 0o600, opts)
+		}
 		return err
 	})
 	var d *DamagedError
