@@ -144,13 +144,13 @@ func TestMCPStdio(t *testing.T) {
 // from its log.
 // The log so far and what follows is the third result; stdout must stay
 // empty and is checked by the caller through cmd.Stdout.
-func startServe(t *testing.T, db string, args ...string) (*exec.Cmd, string, *syncBuffer) {
+func startServe(t testing.TB, db string, args ...string) (*exec.Cmd, string, *syncBuffer) {
 	t.Helper()
 	return startServeEnv(t, db, nil, args...)
 }
 
 // startServeEnv is startServe with more environment.
-func startServeEnv(t *testing.T, db string, env []string, args ...string) (*exec.Cmd, string, *syncBuffer) {
+func startServeEnv(t testing.TB, db string, env []string, args ...string) (*exec.Cmd, string, *syncBuffer) {
 	t.Helper()
 	cmd := weftProcess(append([]string{"--db", db, "serve"}, args...)...)
 	cmd.Env = append(cmd.Env, env...)

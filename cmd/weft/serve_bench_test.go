@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// BenchmarkServeLargeMessage is one 8 MB message (a Messages API request
+// of one user message, a new conversation each) through weft serve, a
+// process of its own, to a stand-in upstream: the anonymous memory the
+// process holds at its peak while it takes the request, above what it
+// held before, in MB and in bytes a byte of the message. A 1 MB message
+// goes first, to load the tokenizer's tables, which a process loads once.
+//
+//	go test ./cmd/weft -run XXX -bench ServeLargeMessage -benchtime 3x
+func BenchmarkServeLargeMessage(b *testing.B) {
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		b.Skip("no /proc to read memory from")
+	}
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"Done."}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}`)
+	}))
+	defer up.Close()
+	db := filepath.Join(b.TempDir(), "weft.db")
+	cmd, url, log := startServe(b, db, "--addr", "127.0.0.1:0", "--upstream-anthropic", up.URL)
+	base := strings.TrimSuffix(url, "/mcp")
+	pid := cmd.Process.Pid
+	send := func(body []byte) {
+		b.Helper()
+		req, err := http.NewRequestWithContext(b.Context(), http.MethodPost, base+"/v1/messages", bytes.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Api-Key", "k")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b.Fatalf("%d %s\n%s", resp.StatusCode, out, log.String())
+		}
+	}
+	const size = 8 << 20
+	send(serveLargeBody(0, 1<<20))
+	time.Sleep(200 * time.Millisecond)
+	var over float64
+	for i := 0; i < b.N; i++ {
+		body := serveLargeBody(i+1, size)
+		before := anonKB(b, pid)
+		var peak atomic.Int64
+		done := make(chan struct{})
+		sampled := make(chan struct{})
+		go func() {
+			defer close(sampled)
+			for {
+				if kb := anonKB(b, pid); kb > peak.Load() {
+					peak.Store(kb)
+				}
+				select {
+				case <-done:
+					return
+				case <-time.After(2 * time.Millisecond):
+				}
+			}
+		}()
+		send(body)
+		time.Sleep(50 * time.Millisecond) // the answer is stored after it is sent
+		close(done)
+		<-sampled
+		over += float64(max(peak.Load()-before, 0)) * 1024
+		time.Sleep(200 * time.Millisecond)
+	}
+	b.ReportMetric(over/float64(b.N)/1e6, "MB-over")
+	b.ReportMetric(over/float64(b.N)/size, "B-over/B")
+}
+
+// serveLargeBody is a request of one user message of size bytes of text
+// (source code, quotes and accents among it), its first words n.
+func serveLargeBody(n, size int) []byte {
+	line := "func (b *Bucket) refill(now time.Time) {\n\tb.tokens += \"rate\" * now.Sub(b.last) // <a & b> café\n}\n"
+	text := (strconv.Itoa(n) + " " + strings.Repeat(line, size/len(line)+1))[:size]
+	var q bytes.Buffer
+	e := json.NewEncoder(&q)
+	e.SetEscapeHTML(false)
+	_ = e.Encode(text)
+	return fmt.Appendf(nil, `{"model":"m","max_tokens":10,"messages":[{"role":"user","content":%s}]}`, bytes.TrimSpace(q.Bytes()))
+}
+
+// anonKB is a process's anonymous resident memory, in kB.
+func anonKB(b *testing.B, pid int) int64 {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0 // gone: the sampler's last look
+	}
+	for line := range strings.Lines(string(status)) {
+		if rest, ok := strings.CutPrefix(line, "RssAnon:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err != nil {
+				b.Errorf("/proc/%d/status: %q: %v", pid, line, err)
+			}
+			return kb
+		}
+	}
+	return 0
+}
