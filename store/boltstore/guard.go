@@ -194,8 +194,10 @@ const initialMap = 1 << 30
 // what the file holds (bbolt's own) for reading only, which never
 // remaps.
 func mapSize(readOnly bool) int {
-	if readOnly || strconv.IntSize == 32 {
-		return 0 // (nor on a 32-bit machine, of 2 GB of address space)
+	if readOnly || strconv.IntSize == 32 || runtime.GOOS == "windows" {
+		// Nor on a 32-bit machine, of 2 GB of address space, nor on
+		// Windows, where bbolt grows the file to what it maps.
+		return 0
 	}
 	return initialMap
 }
