@@ -56,7 +56,7 @@ func TestOpensUnderAnAddressSpaceLimit(t *testing.T) {
 		t.Skip("runs the test binary again")
 	}
 	t.Parallel()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestOpensUnderAnAddressSpaceLimit$", "-test.v")
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestOpensUnderAnAddressSpaceLimit$", "-test.v")
 	cmd.Env = append(os.Environ(), "WEFT_TEST_LIMITED_DIR="+t.TempDir())
 	cmd.WaitDelay = 10 * time.Second
 	out, err := cmd.CombinedOutput()
