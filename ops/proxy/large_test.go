@@ -155,25 +155,51 @@ func TestProxyLargeMessageAllocations(t *testing.T) {
 	}
 }
 
+// largeToolResult is a Messages API request whose last message is a
+// tool's output of about size bytes, as Claude Code sends one: a
+// tool_result block after the call it answers.
+func largeToolResult(size int) []byte {
+	body := largeBody(Anthropic, size)
+	start := bytes.Index(body, []byte(`"content":`)) + len(`"content":`)
+	text := body[start : len(body)-len(`}]}`)]
+	return fmt.Appendf(nil, `{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"Read it."},`+
+		`{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Read","input":{"file_path":"bucket.go"}}]},`+
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":%s}]}]}`, text)
+}
+
 // BenchmarkProxyLargeMessage is one request bringing an 8 MB message in
-// each API's shape, weft's own work for it as the handler does it: it
-// reports the bytes allocated and the heap's peak (above the heap
-// before), per byte of the message.
+// each API's shape, and a Messages API request bringing an 8 MB tool
+// result (anthropic-tool_result), weft's own work for it as the handler
+// does it: it reports the bytes allocated and the heap's peak (above the
+// heap before), per byte of the message. A tool result is a block, kept
+// with its part and the part's JSON, and is not yet held at 3 as plain
+// text is (TestProxyLargeMessageAllocations).
 //
 //	go test ./ops/proxy -run XXX -bench ProxyLargeMessage -benchtime 3x
 func BenchmarkProxyLargeMessage(b *testing.B) {
 	const size = 8 << 20
-	for _, api := range []API{Anthropic, OpenAI, Responses} {
-		b.Run(string(api), func(b *testing.B) {
+	cases := []struct {
+		name string
+		api  API
+		body func(size int) []byte
+	}{
+		{string(Anthropic), Anthropic, func(n int) []byte { return largeBody(Anthropic, n) }},
+		{string(OpenAI), OpenAI, func(n int) []byte { return largeBody(OpenAI, n) }},
+		{string(Responses), Responses, func(n int) []byte { return largeBody(Responses, n) }},
+		{string(Anthropic) + "-tool_result", Anthropic, largeToolResult},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
 			rig := newProxyRig(b, rigOptions{})
 			engine := EngineOf(rig.svc)
-			proxyLarge(b, engine, api, largeBody(api, 1<<20+1))
+			proxyLarge(b, engine, c.api, c.body(1<<20+1))
 			var alloc, peak float64
 			for i := 0; i < b.N; i++ {
-				body := largeBody(api, size)
+				body := c.body(size)
 				// Each request a conversation of its own.
 				body = bytes.Replace(body, []byte("func (b"), fmt.Appendf(nil, "func%03d(b", i), 1)
-				u := proxyLarge(b, engine, api, body)
+				body = bytes.Replace(body, []byte("Read it."), fmt.Appendf(nil, "Read it, %d.", i), 1)
+				u := proxyLarge(b, engine, c.api, body)
 				alloc += float64(u.allocated) / size
 				peak += float64(u.peak) / size
 			}
