@@ -17,7 +17,8 @@ import (
 )
 
 // BenchmarkServeLargeMessage is one 8 MB message (a Messages API request
-// of one user message, a new conversation each) through weft serve, a
+// of one user message, or of a tool's output, a new conversation each)
+// through weft serve, a
 // process of its own, to a stand-in upstream: the anonymous memory the
 // process holds at its peak while it takes the request, above what it
 // held before, in MB and in bytes a byte of the message. A 1 MB message
@@ -28,6 +29,12 @@ func BenchmarkServeLargeMessage(b *testing.B) {
 	if _, err := os.Stat("/proc/self/status"); err != nil {
 		b.Skip("no /proc to read memory from")
 	}
+	b.Run("text", func(b *testing.B) { serveLarge(b, serveLargeBody) })
+	b.Run("tool_result", func(b *testing.B) { serveLarge(b, serveLargeToolResult) })
+}
+
+// serveLarge is BenchmarkServeLargeMessage for requests body makes.
+func serveLarge(b *testing.B, body func(n, size int) []byte) {
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/json")
@@ -57,11 +64,11 @@ func BenchmarkServeLargeMessage(b *testing.B) {
 		}
 	}
 	const size = 8 << 20
-	send(serveLargeBody(0, 1<<20))
+	send(body(0, 1<<20))
 	time.Sleep(200 * time.Millisecond)
 	var over float64
 	for i := 0; i < b.N; i++ {
-		body := serveLargeBody(i+1, size)
+		req := body(i+1, size)
 		before := anonKB(b, pid)
 		var peak atomic.Int64
 		done := make(chan struct{})
@@ -79,7 +86,7 @@ func BenchmarkServeLargeMessage(b *testing.B) {
 				}
 			}
 		}()
-		send(body)
+		send(req)
 		time.Sleep(50 * time.Millisecond) // the answer is stored after it is sent
 		close(done)
 		<-sampled
@@ -93,13 +100,28 @@ func BenchmarkServeLargeMessage(b *testing.B) {
 // serveLargeBody is a request of one user message of size bytes of text
 // (source code, quotes and accents among it), its first words n.
 func serveLargeBody(n, size int) []byte {
+	return fmt.Appendf(nil, `{"model":"m","max_tokens":10,"messages":[{"role":"user","content":%s}]}`, serveLargeText(n, size))
+}
+
+// serveLargeToolResult is a request whose last message is a tool's
+// output of size bytes, as Claude Code sends one: a tool_result block
+// after the call it answers.
+func serveLargeToolResult(n, size int) []byte {
+	return fmt.Appendf(nil, `{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"Read it, %d."},`+
+		`{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Read","input":{"file_path":"bucket.go"}}]},`+
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":%s}]}]}`, n, serveLargeText(n, size))
+}
+
+// serveLargeText is size bytes of text (source code, quotes and
+// accents among it), its first words n, as a JSON string.
+func serveLargeText(n, size int) []byte {
 	line := "func (b *Bucket) refill(now time.Time) {\n\tb.tokens += \"rate\" * now.Sub(b.last) // <a & b> café\n}\n"
 	text := (strconv.Itoa(n) + " " + strings.Repeat(line, size/len(line)+1))[:size]
 	var q bytes.Buffer
 	e := json.NewEncoder(&q)
 	e.SetEscapeHTML(false)
 	_ = e.Encode(text)
-	return fmt.Appendf(nil, `{"model":"m","max_tokens":10,"messages":[{"role":"user","content":%s}]}`, bytes.TrimSpace(q.Bytes()))
+	return bytes.TrimSpace(q.Bytes())
 }
 
 // anonKB is a process's anonymous resident memory, in kB.
