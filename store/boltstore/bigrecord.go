@@ -5,9 +5,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"weft/store/record"
 
 	bolt "go.etcd.io/bbolt"
+
+	"weft/store/record"
 )
 
 // Large message records (schema 4).

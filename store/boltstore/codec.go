@@ -2,6 +2,7 @@ package boltstore
 
 import (
 	"encoding/binary"
+
 	"weft/store/record"
 )
 

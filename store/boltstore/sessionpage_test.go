@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"slices"
 	"testing"
-	"weft/store/record"
 
 	bolt "go.etcd.io/bbolt"
+
+	"weft/store/record"
 )
 
 func TestSessionsBeforePagesThroughEveryID(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 	"unsafe"
+
 	"weft/model"
 	"weft/store/internal/wire"
 	"weft/store/jsonpack"
