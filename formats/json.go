@@ -28,8 +28,16 @@ import (
 // allowed), as encoding/json does: invalid UTF-8 and lone surrogates
 // become U+FFFD. ok is false when raw is not a JSON string.
 func DecodeString(raw []byte) (string, bool) {
+	return DecodeStringAfter("", raw)
+}
+
+// DecodeStringAfter is prefix and the string DecodeString decodes of
+// raw, in one string made at once: a tool's output and the content that
+// says it ("[tool result] " and the output, RenderContent's), the output
+// the end of the content rather than a copy of what may be megabytes.
+func DecodeStringAfter(prefix string, raw []byte) (string, bool) {
 	raw = trimSpace(raw)
-	s, end, ok := ScanString(raw, 0)
+	s, end, ok := scanString(raw, 0, prefix)
 	if !ok || end != len(raw) {
 		return "", false
 	}
@@ -58,6 +66,11 @@ var plainByte = func() (t [256]bool) {
 // without escapes, in valid UTF-8, is its own bytes, and any other is
 // decoded by encoding/json.
 func ScanString(b []byte, i int) (string, int, bool) {
+	return scanString(b, i, "")
+}
+
+// scanString is ScanString, the string read after prefix.
+func scanString(b []byte, i int, prefix string) (string, int, bool) {
 	if i >= len(b) || b[i] != '"' {
 		return "", i, false
 	}
@@ -72,9 +85,14 @@ func ScanString(b []byte, i int) (string, int, bool) {
 		case '"':
 			body := b[i+1 : j]
 			if !escaped && utf8.Valid(body) {
-				return string(body), j + 1, true
+				if prefix == "" {
+					return string(body), j + 1, true
+				}
+				out := make([]byte, 0, len(prefix)+len(body))
+				out = append(append(out, prefix...), body...)
+				return unsafe.String(unsafe.SliceData(out), len(out)), j + 1, true
 			}
-			s, ok := unquote(body)
+			s, ok := unquote(prefix, body)
 			if !ok {
 				return "", i, false
 			}
@@ -90,11 +108,13 @@ func ScanString(b []byte, i int) (string, int, bool) {
 }
 
 // unquote decodes a JSON string's body (between its quotes, its control
-// characters refused already) as encoding/json does, into one buffer of
-// the size it takes: a string may be megabytes. Invalid UTF-8 and lone
-// surrogates become U+FFFD; an escape JSON does not have refuses it.
-func unquote(body []byte) (string, bool) {
-	out := make([]byte, 0, len(body))
+// characters refused already) as encoding/json does, after prefix, into
+// one buffer of the size it takes: a string may be megabytes. Invalid
+// UTF-8 and lone surrogates become U+FFFD; an escape JSON does not have
+// refuses it.
+func unquote(prefix string, body []byte) (string, bool) {
+	out := make([]byte, 0, len(prefix)+len(body))
+	out = append(out, prefix...)
 	for i := 0; i < len(body); {
 		c := body[i]
 		switch {
@@ -252,7 +272,7 @@ func EncodeParts(parts []model.Part) json.RawMessage {
 	if len(parts) == 0 {
 		return nil
 	}
-	if raw, ok := appendParts(nil, parts); ok {
+	if raw, ok := appendParts(nil, parts, nil); ok {
 		return raw
 	}
 	return model.EncodeParts(parts)
@@ -264,11 +284,52 @@ func EncodeParts(parts []model.Part) json.RawMessage {
 // which the content says whole, as a Chat Completions message of a
 // string has none.
 func MessageParts(parts []model.Part) json.RawMessage {
-	if len(parts) == 1 && parts[0].Type == model.PartText && len(parts[0].Raw) == 0 &&
-		parts[0].ToolCallID == "" && !parts[0].IsError && strings.TrimSpace(parts[0].Text) != "" {
+	if len(parts) == 1 && plainText(&parts[0]) {
 		return nil
 	}
 	return EncodeParts(parts)
+}
+
+// plainText reports whether p is plain text: a text part of no source
+// block, which a message's content says whole.
+func plainText(p *model.Part) bool {
+	return p.Type == model.PartText && len(p.Raw) == 0 && p.ToolCallID == "" && !p.IsError &&
+		strings.TrimSpace(p.Text) != ""
+}
+
+// MessagePartsKeeping is MessageParts for parts whose Input and Raw
+// point into a buffer that is written over later (a request's body,
+// whose buffer serves the next request): once the parts are encoded,
+// each part's Input and Raw point into what it returns instead, which
+// nothing writes to, so that the parts can be kept without a copy of
+// their own.
+func MessagePartsKeeping(parts []model.Part) json.RawMessage {
+	if len(parts) == 1 && plainText(&parts[0]) {
+		return nil
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	at := make([]partSpans, len(parts))
+	out, ok := appendParts(nil, parts, at)
+	if !ok {
+		// Not JSON, which encoding/json refuses too: the parts own
+		// copies of what they point at.
+		for i := range parts {
+			parts[i].Input = bytes.Clone(parts[i].Input)
+			parts[i].Raw = bytes.Clone(parts[i].Raw)
+		}
+		return model.EncodeParts(parts)
+	}
+	for i, sp := range at {
+		if sp.input[1] > 0 {
+			parts[i].Input = json.RawMessage(out[sp.input[0]:sp.input[1]:sp.input[1]])
+		}
+		if sp.raw[1] > 0 {
+			parts[i].Raw = json.RawMessage(out[sp.raw[0]:sp.raw[1]:sp.raw[1]])
+		}
+	}
+	return out
 }
 
 // ToolInput is a tool call's arguments as the Input of a tool_call part:

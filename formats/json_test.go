@@ -22,7 +22,8 @@ var jsonStrings = []string{
 	`"\ud800"`, `"\udc00\ud800"`, `"\ud800\u0041"`, `"é"`, ` "padded" `, `"a" "b"`, `"a"x`, `null`, `1`, `{}`,
 }
 
-// checkString holds DecodeString and ScanString to encoding/json: the
+// checkString holds DecodeString, DecodeStringAfter and ScanString to
+// encoding/json: the
 // same verdict on what a string is, the same string decoded.
 func checkString(t *testing.T, raw []byte) {
 	t.Helper()
@@ -32,6 +33,11 @@ func checkString(t *testing.T, raw []byte) {
 	got, ok := formats.DecodeString(raw)
 	if ok != isString || got != want {
 		t.Fatalf("DecodeString(%q) = %q, %v; encoding/json %q, %v", raw, got, ok, want, wantErr)
+	}
+	// DecodeStringAfter is the same string after its prefix.
+	const prefix = "[tool result] "
+	if after, ok := formats.DecodeStringAfter(prefix, raw); ok != isString || ok && after != prefix+want {
+		t.Fatalf("DecodeStringAfter(%q, %q) = %q, %v; encoding/json %q, %v", prefix, raw, after, ok, want, wantErr)
 	}
 	// ScanString reads a string at the start of its input, whatever
 	// comes after it.

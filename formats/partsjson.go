@@ -17,8 +17,9 @@ import (
 
 // appendParts appends parts as a JSON list, as encoding/json (without
 // HTML escaping) writes []model.Part; false when a raw value in them is
-// not JSON (which encoding/json refuses).
-func appendParts(dst []byte, parts []model.Part) ([]byte, bool) {
+// not JSON (which encoding/json refuses). With at (of len(parts)), it
+// says where in the result each part's Input and Raw were written.
+func appendParts(dst []byte, parts []model.Part, at []partSpans) ([]byte, bool) {
 	size := 2
 	for i := range parts {
 		p := &parts[i]
@@ -53,8 +54,12 @@ func appendParts(dst []byte, parts []model.Part) ([]byte, bool) {
 		}
 		if len(p.Input) > 0 {
 			b.WriteString(`,"input":`)
+			start := b.Len()
 			if json.Compact(b, p.Input) != nil {
 				return nil, false
+			}
+			if at != nil {
+				at[i].input = [2]int{start, b.Len()}
 			}
 		}
 		if p.IsError {
@@ -65,8 +70,12 @@ func appendParts(dst []byte, parts []model.Part) ([]byte, bool) {
 		}
 		if len(p.Raw) > 0 {
 			b.WriteString(`,"raw":`)
+			start := b.Len()
 			if json.Compact(b, p.Raw) != nil {
 				return nil, false
+			}
+			if at != nil {
+				at[i].raw = [2]int{start, b.Len()}
 			}
 		}
 		b.WriteByte('}')
@@ -74,6 +83,10 @@ func appendParts(dst []byte, parts []model.Part) ([]byte, bool) {
 	b.WriteByte(']')
 	return b.Bytes(), true
 }
+
+// partSpans are where a part's Input and Raw were written, [start, end)
+// (zero when they were not).
+type partSpans struct{ input, raw [2]int }
 
 const hexDigits = "0123456789abcdef"
 

@@ -42,11 +42,7 @@ func RenderContent(parts []model.Part) string {
 			}
 		case model.PartToolResult:
 			sep()
-			if p.IsError {
-				b.WriteString("[tool error] ")
-			} else {
-				b.WriteString("[tool result] ")
-			}
+			b.WriteString(ResultPrefix(p.IsError))
 			b.WriteString(p.Text)
 		case model.PartImage:
 			sep()
@@ -58,6 +54,14 @@ func RenderContent(parts []model.Part) string {
 		}
 	}
 	return b.String()
+}
+
+// ResultPrefix is what a tool result's text renders after (RenderContent).
+func ResultPrefix(isError bool) string {
+	if isError {
+		return "[tool error] "
+	}
+	return "[tool result] "
 }
 
 // onlyText is the text of parts that render as one text part alone

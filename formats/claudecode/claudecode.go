@@ -117,6 +117,10 @@ type ccRecord struct {
 
 type ccResult struct {
 	parts []model.Part // the tool_result part, then any images it holds
+	// content is the content its message renders as when it is the
+	// part alone (formats.RenderContent), made with its text: "" for
+	// one with images.
+	content string
 }
 
 type ccSummary struct{ text, leaf string }
@@ -131,6 +135,10 @@ type ccReader struct {
 	problems formats.Problems
 	lines    int
 	strs     map[string]string
+	// borrow: a block read is its part's Raw where it lies, not a copy
+	// (ReadMessages, which encodes the parts at once and points them
+	// into their encoding: formats.MessagePartsKeeping).
+	borrow bool
 	// broken: the lines that could not be read, in file order; a record
 	// there may be the parent others name (see join).
 	broken []int32

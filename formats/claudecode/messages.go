@@ -35,9 +35,10 @@ func (e MessageError) Error() string {
 // encoded in its Parts, or none for plain text: formats.MessageParts)
 // and the index of the message of msgs it came
 // from; or, when any message cannot be read, an error for each of
-// those.
+// those. Nothing returned points into msgs, which the caller may write
+// over (the proxy's body buffer serves its next request).
 func ReadMessages(msgs []json.RawMessage) ([]model.NewMessage, [][]model.Part, []int, []MessageError) {
-	rd := &ccReader{strs: map[string]string{}}
+	rd := &ccReader{strs: map[string]string{}, borrow: true}
 	out := make([]model.NewMessage, 0, len(msgs))
 	read := make([][]model.Part, 0, len(msgs))
 	from := make([]int, 0, len(msgs))
@@ -77,15 +78,20 @@ func ReadMessages(msgs []json.RawMessage) ([]model.NewMessage, [][]model.Part, [
 		if len(errs) > 0 {
 			continue // only the errors are returned now
 		}
-		add := func(role model.Role, name string, parts []model.Part) {
-			out = append(out, model.NewMessage{Role: role, Name: name, Content: formats.RenderContent(parts), Parts: formats.MessageParts(parts)})
+		add := func(role model.Role, name string, parts []model.Part, content string) {
+			if content == "" {
+				content = formats.RenderContent(parts)
+			}
+			// The parts point into msgs until they are encoded, and into
+			// their encoding after: nothing of msgs is kept.
+			out = append(out, model.NewMessage{Role: role, Name: name, Content: content, Parts: formats.MessagePartsKeeping(parts)})
 			read = append(read, parts)
 			from = append(from, i)
 		}
 		if role == "system" {
 			// A system turn in the middle of the conversation: its text.
 			if len(rec.parts) > 0 {
-				add(model.RoleSystem, "", rec.parts)
+				add(model.RoleSystem, "", rec.parts, "")
 			}
 			continue
 		}
@@ -96,18 +102,18 @@ func ReadMessages(msgs []json.RawMessage) ([]model.NewMessage, [][]model.Part, [
 				}
 			}
 			if len(rec.parts) > 0 {
-				add(model.RoleAssistant, "", rec.parts)
+				add(model.RoleAssistant, "", rec.parts, "")
 			}
 			continue
 		}
 		user := func() {
 			if len(rec.parts) > 0 {
-				add(model.RoleUser, "", rec.parts)
+				add(model.RoleUser, "", rec.parts, "")
 			}
 		}
 		tools := func() {
 			for _, res := range rec.results {
-				add(model.RoleTool, toolNames[res.parts[0].ToolCallID], res.parts)
+				add(model.RoleTool, toolNames[res.parts[0].ToolCallID], res.parts, res.content)
 			}
 		}
 		if rec.resultsFirst {

@@ -115,3 +115,65 @@ func TestReadMessagesRefusesWhatIsNotAMessage(t *testing.T) {
 		})
 	}
 }
+
+// What ReadMessages returns is the caller's to keep after the messages
+// are written over (the proxy reads a request's body into a buffer that
+// serves the next request): the parts' Raw and Input point into their
+// encoding, not into the messages, though the blocks are read where
+// they lie.
+func TestReadMessagesKeepNothingOfTheMessages(t *testing.T) {
+	t.Parallel()
+	msgs := rawList(t, `[
+		{"role":"user","content":[{"type":"text","text":"Find the TODOs.","cache_control":{"type":"ephemeral"}}]},
+		{"role":"assistant","content":[
+			{"type":"thinking","thinking":"grep it","signature":"sig"},
+			{"type":"tool_use","id":"toolu_1","name":"Grep","input":{"q":"TODO"}},
+			{"type":"tool_use","id":"toolu_2","name":"Read","input":{"path":"a.png"}}]},
+		{"role":"user","content":[
+			{"type":"tool_result","tool_use_id":"toolu_1","content":"a.go:3: TODO\n\"quoted\" café"},
+			{"type":"tool_result","tool_use_id":"toolu_1","content":"no such file","is_error":true},
+			{"type":"tool_result","tool_use_id":"toolu_2","content":[{"type":"text","text":"an image"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AAAA"}}]},
+			{"type":"text","text":"And?"}]},
+		{"role":"user","content":"   "}
+	]`)
+	got, parts, _, errs := ReadMessages(msgs)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	snapshot := func() []string {
+		var out []string
+		for i := range got {
+			s := got[i].Content + "|" + string(got[i].Parts)
+			for _, p := range parts[i] {
+				s += "|" + string(p.Raw) + "|" + string(p.Input)
+			}
+			out = append(out, s)
+		}
+		return out
+	}
+	before := snapshot()
+	for _, m := range msgs {
+		for i := range m {
+			m[i] = 'x'
+		}
+	}
+	after := snapshot()
+	for i := range before {
+		if before[i] != after[i] {
+			t.Errorf("message %d changed with the messages:\n%s\n%s", i, before[i], after[i])
+		}
+	}
+	// And the parts are those encoded, and the content is theirs
+	// rendered (a tool's output made with its content, at once).
+	for i := range got {
+		if enc := formats.MessageParts(parts[i]); string(enc) != string(got[i].Parts) {
+			t.Errorf("message %d: parts %s, encoded %s", i, got[i].Parts, enc)
+		}
+		if len(parts[i]) > 0 && formats.RenderContent(parts[i]) != got[i].Content {
+			t.Errorf("message %d: content %q, its parts rendered %q", i, got[i].Content, formats.RenderContent(parts[i]))
+		}
+	}
+	if got[2].Content != "[tool result] a.go:3: TODO\n\"quoted\" café" || got[3].Content != "[tool error] no such file" {
+		t.Errorf("tool results: %q, %q", got[2].Content, got[3].Content)
+	}
+}

@@ -292,11 +292,14 @@ func (rd *ccReader) readMessage(h *ccHead, typ string) (*ccRecord, error) {
 		if v[0] != '{' {
 			return nil, fmt.Errorf("content block %d is not an object", k+1)
 		}
-		raw := json.RawMessage(bytes.Clone(v))
+		raw := json.RawMessage(v)
+		if !rd.borrow {
+			raw = bytes.Clone(raw)
+		}
 		var b ccBlock
 		parse(raw, &b)
 		var f ccFields
-		p := ccPart(&b, raw, &f)
+		p, rendered := ccPart(&b, raw, &f)
 		if f.bad != "" {
 			return nil, fmt.Errorf("content block %d: %s", k+1, f.bad)
 		}
@@ -304,11 +307,13 @@ func (rd *ccReader) readMessage(h *ccHead, typ string) (*ccRecord, error) {
 			if k == 0 {
 				rec.resultsFirst = true
 			}
-			parts := []model.Part{p}
+			res := ccResult{parts: []model.Part{p}, content: rendered}
 			if !formats.IsNull(b.Content) && b.Content[0] == '[' {
-				parts = append(parts, ccResultImages(b.Content)...)
+				if images := ccResultImages(b.Content); len(images) > 0 {
+					res.parts, res.content = append(res.parts, images...), ""
+				}
 			}
-			rec.results = append(rec.results, ccResult{parts: parts})
+			rec.results = append(rec.results, res)
 			continue
 		}
 		rec.parts = append(rec.parts, p)
@@ -316,8 +321,11 @@ func (rd *ccReader) readMessage(h *ccHead, typ string) (*ccRecord, error) {
 	return rec, nil
 }
 
-func ccPart(b *ccBlock, raw json.RawMessage, f *ccFields) model.Part {
-	p := model.Part{Raw: raw}
+// ccPart is the part of a content block; for a tool result, also the
+// content a message of it alone renders as (formats.RenderContent),
+// which its text is the end of.
+func ccPart(b *ccBlock, raw json.RawMessage, f *ccFields) (p model.Part, rendered string) {
+	p.Raw = raw
 	switch f.str("type", b.Type) {
 	case "text":
 		p.Type, p.Text = model.PartText, f.str("text", b.Text)
@@ -332,13 +340,15 @@ func ccPart(b *ccBlock, raw json.RawMessage, f *ccFields) model.Part {
 		}
 	case "tool_result":
 		p.Type, p.ToolCallID, p.IsError = model.PartToolResult, f.str("tool_use_id", b.ToolUseID), f.flag("is_error", b.IsError)
-		p.Text = ccResultText(b.Content)
+		prefix := formats.ResultPrefix(p.IsError)
+		rendered = ccResultText(b.Content, prefix)
+		p.Text = rendered[len(prefix):]
 	case "image":
 		p.Type, p.MediaType = model.PartImage, ccMediaType(b.Source)
 	default:
 		p.Type = model.PartOther
 	}
-	return p
+	return p, rendered
 }
 
 // ccTyped is a block of a tool result's content.
@@ -379,27 +389,31 @@ func ccMediaType(source []byte) string {
 	return s
 }
 
-// ccResultText is the text of a tool result's content: a string, or the
-// text blocks of a list, one a line. Content of another shape is kept as
-// its JSON.
-func ccResultText(content []byte) string {
+// ccResultText is prefix and the text of a tool result's content: a
+// string, or the text blocks of a list, one a line. Content of another
+// shape is kept as its JSON. (The text after prefix, made at once: the
+// content of a message of the result alone, its text the end of it.)
+func ccResultText(content []byte, prefix string) string {
 	switch {
 	case formats.IsNull(content):
-		return ""
+		return prefix
 	case content[0] == '"':
-		s, _ := formats.DecodeString(content)
-		return s
+		if s, ok := formats.DecodeStringAfter(prefix, content); ok {
+			return s
+		}
+		return prefix
 	case content[0] != '[':
-		return string(formats.Compact(content))
+		return prefix + string(formats.Compact(content))
 	}
 	var b strings.Builder
+	b.WriteString(prefix)
 	for _, blk := range ccContentBlocks(content) {
 		if !blk.is("text") {
 			continue
 		}
 		var f ccFields
 		if s := f.str("text", blk.Text); f.bad == "" {
-			if b.Len() > 0 {
+			if b.Len() > len(prefix) {
 				b.WriteByte('\n')
 			}
 			b.WriteString(s)
