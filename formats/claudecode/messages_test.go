@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"weft/formats"
+	"weft/formats/internal/importtest"
 	"weft/model"
 )
 
@@ -140,29 +141,7 @@ func TestReadMessagesKeepNothingOfTheMessages(t *testing.T) {
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	snapshot := func() []string {
-		var out []string
-		for i := range got {
-			s := got[i].Content + "|" + string(got[i].Parts)
-			for _, p := range parts[i] {
-				s += "|" + string(p.Raw) + "|" + string(p.Input)
-			}
-			out = append(out, s)
-		}
-		return out
-	}
-	before := snapshot()
-	for _, m := range msgs {
-		for i := range m {
-			m[i] = 'x'
-		}
-	}
-	after := snapshot()
-	for i := range before {
-		if before[i] != after[i] {
-			t.Errorf("message %d changed with the messages:\n%s\n%s", i, before[i], after[i])
-		}
-	}
+	importtest.KeepsNothingOf(t, msgs, got, parts)
 	// And the parts are those encoded, and the content is theirs
 	// rendered (a tool's output made with its content, at once).
 	for i := range got {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"weft/formats"
+	"weft/formats/internal/importtest"
 	"weft/model"
 )
 
@@ -118,27 +119,5 @@ func TestReadItemsKeepNothingOfTheItems(t *testing.T) {
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	type kept struct{ content, parts, raws string }
-	snapshot := func() []kept {
-		out := make([]kept, len(msgs))
-		for i := range msgs {
-			out[i] = kept{content: msgs[i].Content, parts: string(msgs[i].Parts)}
-			for _, p := range parts[i] {
-				out[i].raws += string(p.Raw) + "|" + string(p.Input) + "|"
-			}
-		}
-		return out
-	}
-	before := snapshot()
-	for _, it := range items {
-		for i := range it {
-			it[i] = 'x'
-		}
-	}
-	after := snapshot()
-	for i := range before {
-		if before[i] != after[i] {
-			t.Errorf("message %d changed with its item:\n%+v\n%+v", i, before[i], after[i])
-		}
-	}
+	importtest.KeepsNothingOf(t, items, msgs, parts)
 }

@@ -382,3 +382,34 @@ func CheckBadInput(t *testing.T, read formats.Reader, cases []BadInput) {
 		})
 	}
 }
+
+// KeepsNothingOf checks that what a reader made of raw is the caller's
+// to keep after raw is written over (the proxy reads a request's body
+// into a buffer that serves its next request): the messages' contents
+// and parts, and each part's Raw and Input, are the same after raw is
+// overwritten as before.
+func KeepsNothingOf(t *testing.T, raw []json.RawMessage, msgs []model.NewMessage, parts [][]model.Part) {
+	t.Helper()
+	snapshot := func() []string {
+		out := make([]string, len(msgs))
+		for i := range msgs {
+			out[i] = msgs[i].Content + "|" + string(msgs[i].Parts)
+			for _, p := range parts[i] {
+				out[i] += "|" + string(p.Raw) + "|" + string(p.Input)
+			}
+		}
+		return out
+	}
+	before := snapshot()
+	for _, m := range raw {
+		for i := range m {
+			m[i] = 'x'
+		}
+	}
+	after := snapshot()
+	for i := range before {
+		if before[i] != after[i] {
+			t.Errorf("message %d changed with what it was read from:\n%s\n%s", i, before[i], after[i])
+		}
+	}
+}
