@@ -39,16 +39,13 @@ func TestProxyForksARewoundConversation(t *testing.T) {
 
 	// The agent rewinds to after the first answer and asks otherwise.
 	edited := `{"role":"user","content":"Question two, again: what about leaky buckets?"}`
-	rig.post("/v1/messages", anBody(false, q1, a, edited), anHeaders)
+	resp, _ := rig.post("/v1/messages", anBody(false, q1, a, edited), anHeaders)
 	if n := rig.sessions(); n != 2 {
 		t.Fatalf("%d sessions after the rewind, want the old one and its fork", n)
 	}
-	fork := ""
-	for deadline := 0; fork == "" && deadline < 1000; deadline++ {
-		snaps, _ := rig.svc.Snapshot("")
-		if snaps.Info.ID != sid {
-			fork = snaps.Info.ID
-		}
+	fork := resp.Header.Get(SessionHeader)
+	if fork == "" || fork == sid {
+		t.Fatalf("the rewind went to session %q (the old one is %s)", fork, sid)
 	}
 	rig.messages(fork, 4) // and its answer
 	snap, err := rig.svc.Snapshot(fork)
@@ -73,5 +70,31 @@ func TestProxyForksARewoundConversation(t *testing.T) {
 	}
 	if n := rig.sessions(); n != 2 {
 		t.Errorf("%d sessions after the fork's next request, want 2", n)
+	}
+}
+
+// Two conversations that only open alike (a Chat Completions client's
+// system prompt, then each its own question) are two sessions, neither
+// a fork of the other: nothing was answered that one of them rewound.
+func TestProxyDoesNotForkConversationsThatOnlyOpenAlike(t *testing.T) {
+	t.Parallel()
+	rig := newProxyRig(t, rigOptions{})
+	rig.up.setAnswer(answerText("Done."))
+	body := func(msgs ...string) string {
+		return `{"model":"gpt-test","messages":[` + strings.Join(msgs, ",") + `]}`
+	}
+	sys := `{"role":"system","content":"You are a careful assistant."}`
+	first, _ := rig.post("/v1/chat/completions", body(sys, `{"role":"user","content":"First conversation."}`), nil)
+	second, _ := rig.post("/v1/chat/completions", body(sys, `{"role":"user","content":"Another, unrelated conversation."}`), nil)
+	a, b := first.Header.Get(SessionHeader), second.Header.Get(SessionHeader)
+	if a == "" || b == "" || a == b {
+		t.Fatalf("sessions %q and %q, want two", a, b)
+	}
+	snap, err := rig.svc.Snapshot(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Info.ForkOf != nil {
+		t.Errorf("the second conversation is a fork of %+v", snap.Info.ForkOf)
 	}
 }

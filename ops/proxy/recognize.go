@@ -102,9 +102,11 @@ func (e *Engine) continued(l ops.Locked, first model.Ident, msgs []ops.CallerMes
 
 // departure finds the proxy's session msgs depart from in the middle:
 // the one whose stored messages they share the longest start with, that
-// start shorter than both (the agent rewound, or edited an earlier
-// message). It returns nil when msgs share no start with a session, or
-// continue one.
+// start shorter than both and holding an answer (the agent rewound, or
+// edited an earlier message). A start of prompts alone is no departure:
+// conversations that open with the same system prompt, or the same
+// question, are each its own. It returns nil when msgs share no such
+// start with a session, or continue one.
 func (e *Engine) departure(l ops.Locked, msgs []ops.CallerMessage) (*ops.Thread, int, error) {
 	ids, err := e.startedWith(l, msgs[0].Identity)
 	if err != nil {
@@ -127,6 +129,9 @@ func (e *Engine) departure(l ops.Locked, msgs []ops.CallerMessage) (*ops.Thread,
 		if shared == n {
 			return nil, 0, nil // continued, or sent again: no departure
 		}
+		if !answered(msgs[:shared]) {
+			continue
+		}
 		if shared > bestShared || shared == bestShared && best != nil && c.Info.UpdatedAt.After(best.Info.UpdatedAt) {
 			best, bestShared = c, shared
 		}
@@ -135,6 +140,17 @@ func (e *Engine) departure(l ops.Locked, msgs []ops.CallerMessage) (*ops.Thread,
 		return nil, 0, nil
 	}
 	return best, bestShared, nil
+}
+
+// answered reports whether msgs hold an answer: a message of the
+// assistant's.
+func answered(msgs []ops.CallerMessage) bool {
+	for i := range msgs {
+		if msgs[i].Message.Role == model.RoleAssistant {
+			return true
+		}
+	}
+	return false
 }
 
 // forkOf is the link of a fork of c resting on its stored messages
