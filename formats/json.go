@@ -283,31 +283,14 @@ func EncodeParts(parts []model.Part) json.RawMessage {
 // with no source block of its own (a Messages API message of a string),
 // which the content says whole, as a Chat Completions message of a
 // string has none.
-func MessageParts(parts []model.Part) json.RawMessage {
-	if len(parts) == 1 && plainText(&parts[0]) {
-		return nil
-	}
-	return EncodeParts(parts)
-}
-
-// plainText reports whether p is plain text: a text part of no source
-// block, which a message's content says whole.
-func plainText(p *model.Part) bool {
-	return p.Type == model.PartText && len(p.Raw) == 0 && p.ToolCallID == "" && !p.IsError &&
-		strings.TrimSpace(p.Text) != ""
-}
-
-// MessagePartsKeeping is MessageParts for parts whose Input and Raw
-// point into a buffer that is written over later (a request's body,
-// whose buffer serves the next request): once the parts are encoded,
-// each part's Input and Raw point into what it returns instead, which
-// nothing writes to, so that the parts can be kept without a copy of
+//
+// Once the parts are encoded, each part's Input and Raw point into what
+// it returns, which nothing writes to: a reader's parts may point into
+// the buffer they were read from (a request's body, whose buffer serves
+// the next request) until then, and be kept after without a copy of
 // their own.
-func MessagePartsKeeping(parts []model.Part) json.RawMessage {
-	if len(parts) == 1 && plainText(&parts[0]) {
-		return nil
-	}
-	if len(parts) == 0 {
+func MessageParts(parts []model.Part) json.RawMessage {
+	if len(parts) == 0 || len(parts) == 1 && plainText(&parts[0]) {
 		return nil
 	}
 	at := make([]partSpans, len(parts))
@@ -330,6 +313,13 @@ func MessagePartsKeeping(parts []model.Part) json.RawMessage {
 		}
 	}
 	return out
+}
+
+// plainText reports whether p is plain text: a text part of no source
+// block, which a message's content says whole.
+func plainText(p *model.Part) bool {
+	return p.Type == model.PartText && len(p.Raw) == 0 && p.ToolCallID == "" && !p.IsError &&
+		strings.TrimSpace(p.Text) != ""
 }
 
 // ToolInput is a tool call's arguments as the Input of a tool_call part:

@@ -137,7 +137,7 @@ type ccReader struct {
 	strs     map[string]string
 	// borrow: a block read is its part's Raw where it lies, not a copy
 	// (ReadMessages, which encodes the parts at once and points them
-	// into their encoding: formats.MessagePartsKeeping).
+	// into their encoding: formats.MessageParts).
 	borrow bool
 	// broken: the lines that could not be read, in file order; a record
 	// there may be the parent others name (see join).

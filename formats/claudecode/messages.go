@@ -84,7 +84,7 @@ func ReadMessages(msgs []json.RawMessage) ([]model.NewMessage, [][]model.Part, [
 			}
 			// The parts point into msgs until they are encoded, and into
 			// their encoding after: nothing of msgs is kept.
-			out = append(out, model.NewMessage{Role: role, Name: name, Content: content, Parts: formats.MessagePartsKeeping(parts)})
+			out = append(out, model.NewMessage{Role: role, Name: name, Content: content, Parts: formats.MessageParts(parts)})
 			read = append(read, parts)
 			from = append(from, i)
 		}

@@ -21,7 +21,10 @@ import (
 // importer does not keep are only checked, the strings it keeps are
 // decoded once (formats.DecodeString), and a content block is copied
 // once as its part's Raw, the parts that point into it (a call's input,
-// the images of a result) sharing that copy.
+// the images of a result) sharing that copy: in a file's records, which
+// the reader's buffer holds a line at a time; a request's messages
+// (ReadMessages) are read where they lie until their parts are encoded
+// (formats.MessageParts).
 
 // parseFlags: raw values point into what is parsed instead of being
 // copied (a block is copied once, as its part's Raw), and keys match as

@@ -329,11 +329,12 @@ func (cx *cxReader) add(e cxEntry) {
 }
 
 func (cx *cxReader) responseItem(n int, at time.Time, p *cxPayload, item json.RawMessage) {
-	// The item as a part's Raw, copied and compacted only for the
-	// kinds kept so (a message keeps its blocks).
+	// The item as a part's Raw, for the kinds kept so (a message keeps
+	// its blocks), compacted where it lies (formats.MessageParts points
+	// the parts into their encoding once they are made).
 	var raw json.RawMessage
 	if p.Type != "message" {
-		raw = formats.Compact(item)
+		raw = formats.CompactOwned(item)
 	}
 	meta := map[string]string{}
 	if p.ID != "" {
@@ -352,7 +353,7 @@ func (cx *cxReader) responseItem(n int, at time.Time, p *cxPayload, item json.Ra
 			cx.problems.Add(n, fmt.Sprintf("message with role %q, which is none of user, assistant, developer, system", p.Role))
 			return
 		}
-		parts, err := cxContent(p.Content, cx.keep())
+		parts, err := cxContent(p.Content)
 		if err != nil {
 			cx.problems.Add(n, "message content: "+err.Error())
 			return
@@ -400,7 +401,7 @@ func (cx *cxReader) responseItem(n int, at time.Time, p *cxPayload, item json.Ra
 		e.parts = []model.Part{call}
 	case "function_call_output", "custom_tool_call_output":
 		e.role = model.RoleTool
-		text, isErr, images := cxOutput(p.Output, cx.keep())
+		text, isErr, images := cxOutput(p.Output)
 		e.parts = append([]model.Part{{Type: model.PartToolResult, Text: text, IsError: isErr, Raw: raw}}, images...)
 		e.callID = p.CallID
 		if p.CallID != "" {
@@ -439,29 +440,16 @@ func (cx *cxReader) event(n int, at time.Time, typ, message, text string, raw js
 	cx.add(e)
 }
 
-// keep is how a block read is kept as its part's Raw: a rollout's
-// blocks are the reader's own (decoded from a line, never written to
-// after), and kept as they are when compact already, rather than a copy
-// of what may be megabytes; items are the caller's (a request's body,
-// whose buffer serves the next request), and what is kept of them is
-// copied.
-func (cx *cxReader) keep() func([]byte) json.RawMessage {
-	if cx.items {
-		return formats.Compact
-	}
-	return formats.CompactOwned
-}
-
 // cxContent reads a message's content: a list of input_text, output_text,
-// input_image (or refusal) blocks, or a string. keep keeps a block as its
-// part's Raw (cxReader.keep).
+// input_image (or refusal) blocks, or a string. The parts' Raw point
+// into raw (formats.MessageParts points them into their encoding).
 //
 // Plain text, a string or a lone block holding its text alone
 // ({"type":"input_text","text":"..."}, as the Responses API writes a
 // message of a string), is a text part of no block, whose message is
 // its text alone (formats.MessageParts), as a Chat Completions message
 // of a string is: its text is decoded once, and nothing else copied.
-func cxContent(raw json.RawMessage, keep func([]byte) json.RawMessage) ([]model.Part, error) {
+func cxContent(raw json.RawMessage) ([]model.Part, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
@@ -475,7 +463,7 @@ func cxContent(raw json.RawMessage, keep func([]byte) json.RawMessage) ([]model.
 		if strings.TrimSpace(s) != "" {
 			return []model.Part{{Type: model.PartText, Text: s}}, nil // plain text
 		}
-		return []model.Part{{Type: model.PartText, Text: s, Raw: keep(raw)}}, nil
+		return []model.Part{{Type: model.PartText, Text: s, Raw: formats.CompactOwned(raw)}}, nil
 	}
 	var blocks []json.RawMessage
 	if rest, err := sjson.Parse(raw, &blocks, sjson.DontCopyRawMessage); err != nil || len(bytes.TrimSpace(rest)) > 0 || raw[0] != '[' {
@@ -483,7 +471,7 @@ func cxContent(raw json.RawMessage, keep func([]byte) json.RawMessage) ([]model.
 	}
 	parts := make([]model.Part, 0, len(blocks))
 	for _, b := range blocks {
-		b = formats.CompactOwned(b) // kept (keep) only as a part's Raw
+		b = formats.CompactOwned(b)
 		var blk cxBlock
 		typ, text, refusal := "", "", ""
 		ok := len(b) > 0 && b[0] == '{'
@@ -502,7 +490,7 @@ func cxContent(raw json.RawMessage, keep func([]byte) json.RawMessage) ([]model.
 			text, ok = blk.str(blk.Text)
 		}
 		if !ok {
-			parts = append(parts, model.Part{Type: model.PartOther, Raw: keep(b)})
+			parts = append(parts, model.Part{Type: model.PartOther, Raw: b})
 			continue
 		}
 		switch typ {
@@ -510,15 +498,15 @@ func cxContent(raw json.RawMessage, keep func([]byte) json.RawMessage) ([]model.
 			if len(blocks) == 1 && plainBlock(b) && strings.TrimSpace(text) != "" {
 				return []model.Part{{Type: model.PartText, Text: text}}, nil // plain text
 			}
-			parts = append(parts, model.Part{Type: model.PartText, Text: text, Raw: keep(b)})
+			parts = append(parts, model.Part{Type: model.PartText, Text: text, Raw: b})
 		case "refusal":
-			parts = append(parts, model.Part{Type: model.PartText, Text: refusal, Raw: keep(b)})
+			parts = append(parts, model.Part{Type: model.PartText, Text: refusal, Raw: b})
 		case "input_image":
 			var url string
 			_ = json.Unmarshal(blk.ImageURL, &url)
-			parts = append(parts, model.Part{Type: model.PartImage, MediaType: formats.MediaType(url), Raw: keep(b)})
+			parts = append(parts, model.Part{Type: model.PartImage, MediaType: formats.MediaType(url), Raw: b})
 		default:
-			parts = append(parts, model.Part{Type: model.PartOther, Raw: keep(b)})
+			parts = append(parts, model.Part{Type: model.PartOther, Raw: b})
 		}
 	}
 	return parts, nil
@@ -582,7 +570,7 @@ func cxSummary(raw json.RawMessage) string {
 // cxOutput reads a tool's output: a string (an exec result written as
 // {"output", "metadata": {"exit_code"}} is unwrapped), a list of content
 // blocks, or an object with content and success.
-func cxOutput(raw json.RawMessage, keep func([]byte) json.RawMessage) (text string, isErr bool, images []model.Part) {
+func cxOutput(raw json.RawMessage) (text string, isErr bool, images []model.Part) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", false, nil
@@ -608,7 +596,7 @@ func cxOutput(raw json.RawMessage, keep func([]byte) json.RawMessage) (text stri
 		}
 		return s, false, nil
 	case '[':
-		parts, err := cxContent(raw, keep)
+		parts, err := cxContent(raw)
 		if err != nil {
 			return string(raw), false, nil
 		}
@@ -628,7 +616,7 @@ func cxOutput(raw json.RawMessage, keep func([]byte) json.RawMessage) (text stri
 			Success *bool           `json:"success"`
 		}
 		if json.Unmarshal(raw, &o) == nil && len(o.Content) > 0 {
-			text, _, images = cxOutput(o.Content, keep)
+			text, _, images = cxOutput(o.Content)
 			return text, o.Success != nil && !*o.Success, images
 		}
 	}

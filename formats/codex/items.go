@@ -56,7 +56,8 @@ func ReadItems(items []json.RawMessage) ([]model.NewMessage, [][]model.Part, []I
 			continue
 		}
 		// Its fields point into the item, not copies of what may be
-		// megabytes: the items are the caller's, never written after.
+		// megabytes, while ReadItems runs: what is kept of them is in
+		// the parts' encoding (formats.MessageParts).
 		var p cxPayload
 		if rest, err := sjson.Parse(raw, &p, sjson.DontCopyRawMessage); err != nil || len(bytes.TrimSpace(rest)) > 0 {
 			if err == nil {

@@ -104,8 +104,9 @@ func TestReadItemsRefusesWhatIsNoItem(t *testing.T) {
 
 // What ReadItems returns is the caller's to keep after the items are
 // written over (the proxy reads a request's body into a buffer that
-// serves the next request): the parts' Raw are copies, not the items'
-// bytes, though the items are read where they are.
+// serves the next request): the parts' Raw and Input point into their
+// encoding, not into the items, though the items are read where they
+// are.
 func TestReadItemsKeepNothingOfTheItems(t *testing.T) {
 	items := rawItems(t, `[
 		{"type":"message","role":"user","content":[{"type":"input_text","text":"Look in \"src\"","cache":true}]},
