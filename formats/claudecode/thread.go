@@ -23,15 +23,18 @@ type ccThread struct {
 type recordedDigestCC struct{ from, to, summary string }
 
 type ccOut struct {
-	key    string
-	role   model.Role
-	name   string
-	parts  []model.Part
-	at     int64
-	meta   map[string]string
-	msgID  string // an assistant message's API message ID
-	isMeta bool
-	toolID map[string]bool
+	key   string
+	role  model.Role
+	name  string
+	parts []model.Part
+	// content, when set, is the parts rendered, made with them (a tool
+	// result's: ccResult.content).
+	content string
+	at      int64
+	meta    map[string]string
+	msgID   string // an assistant message's API message ID
+	isMeta  bool
+	toolID  map[string]bool
 }
 
 // assemble turns the ordered records into the thread's messages and
@@ -143,7 +146,7 @@ func (rd *ccReader) assemble(th *ccThread, order, path []int32, leaf int32) {
 					}
 					id := res.parts[0].ToolCallID
 					th.msgs = append(th.msgs, ccOut{key: key, role: model.RoleTool, name: toolNames[id],
-						parts: res.parts, at: nd.at, meta: map[string]string{"uuid": nd.uuid}})
+						parts: res.parts, content: res.content, at: nd.at, meta: map[string]string{"uuid": nd.uuid}})
 				}
 			}
 			if rec.resultsFirst {
@@ -301,9 +304,13 @@ func (th *ccThread) emit(emit formats.Emitter) error {
 		return err
 	}
 	for _, m := range th.msgs {
+		content := m.content
+		if content == "" {
+			content = formats.RenderContent(m.parts)
+		}
 		nm := model.NewMessage{
 			Role:    m.role,
-			Content: formats.RenderContent(m.parts),
+			Content: content,
 			Name:    m.name,
 			Parts:   formats.MessageParts(m.parts),
 			Meta:    m.meta,
