@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"weft/internal/benchdata"
 )
 
 // BenchmarkServeLargeMessage is one 8 MB message (a Messages API request
@@ -29,12 +29,13 @@ func BenchmarkServeLargeMessage(b *testing.B) {
 	if _, err := os.Stat("/proc/self/status"); err != nil {
 		b.Skip("no /proc to read memory from")
 	}
-	b.Run("text", func(b *testing.B) { serveLarge(b, serveLargeBody) })
-	b.Run("tool_result", func(b *testing.B) { serveLarge(b, serveLargeToolResult) })
+	b.Run("text", func(b *testing.B) { serveLarge(b, benchdata.Messages) })
+	b.Run("tool_result", func(b *testing.B) { serveLarge(b, benchdata.MessagesToolOut) })
 }
 
-// serveLarge is BenchmarkServeLargeMessage for requests body makes.
-func serveLarge(b *testing.B, body func(n, size int) []byte) {
+// serveLarge is BenchmarkServeLargeMessage for requests of shape
+// (benchdata.LargeRequest).
+func serveLarge(b *testing.B, shape string) {
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/json")
@@ -64,11 +65,11 @@ func serveLarge(b *testing.B, body func(n, size int) []byte) {
 		}
 	}
 	const size = 8 << 20
-	send(body(0, 1<<20))
+	send(benchdata.LargeRequest(shape, 0, 1<<20))
 	time.Sleep(200 * time.Millisecond)
 	var over float64
 	for i := 0; i < b.N; i++ {
-		req := body(i+1, size)
+		req := benchdata.LargeRequest(shape, i+1, size)
 		before := anonKB(b, pid)
 		var peak atomic.Int64
 		done := make(chan struct{})
@@ -95,33 +96,6 @@ func serveLarge(b *testing.B, body func(n, size int) []byte) {
 	}
 	b.ReportMetric(over/float64(b.N)/1e6, "MB-over")
 	b.ReportMetric(over/float64(b.N)/size, "B-over/B")
-}
-
-// serveLargeBody is a request of one user message of size bytes of text
-// (source code, quotes and accents among it), its first words n.
-func serveLargeBody(n, size int) []byte {
-	return fmt.Appendf(nil, `{"model":"m","max_tokens":10,"messages":[{"role":"user","content":%s}]}`, serveLargeText(n, size))
-}
-
-// serveLargeToolResult is a request whose last message is a tool's
-// output of size bytes, as Claude Code sends one: a tool_result block
-// after the call it answers.
-func serveLargeToolResult(n, size int) []byte {
-	return fmt.Appendf(nil, `{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"Read it, %d."},`+
-		`{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Read","input":{"file_path":"bucket.go"}}]},`+
-		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":%s}]}]}`, n, serveLargeText(n, size))
-}
-
-// serveLargeText is size bytes of text (source code, quotes and
-// accents among it), its first words n, as a JSON string.
-func serveLargeText(n, size int) []byte {
-	line := "func (b *Bucket) refill(now time.Time) {\n\tb.tokens += \"rate\" * now.Sub(b.last) // <a & b> café\n}\n"
-	text := (strconv.Itoa(n) + " " + strings.Repeat(line, size/len(line)+1))[:size]
-	var q bytes.Buffer
-	e := json.NewEncoder(&q)
-	e.SetEscapeHTML(false)
-	_ = e.Encode(text)
-	return bytes.TrimSpace(q.Bytes())
 }
 
 // anonKB is a process's anonymous resident memory, in kB.

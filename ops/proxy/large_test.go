@@ -1,16 +1,14 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"runtime"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"weft/internal/benchdata"
 	"weft/ops"
 )
 
@@ -19,23 +17,15 @@ import (
 // work (the body read, the thread recognised and stored, the body sent
 // written, the answer stored), without the client's or the upstream's.
 
-// largeBody is a request bringing one message of about size bytes of
-// text, written as a JavaScript client writes JSON, in api's shape.
-func largeBody(api API, size int) []byte {
-	line := "func (b *Bucket) refill(now time.Time) {\n\tb.tokens += \"rate\" * now.Sub(b.last) // <a & b> café\n}\n"
-	text := strings.Repeat(line, size/len(line)+1)[:size]
-	var q bytes.Buffer
-	e := json.NewEncoder(&q)
-	e.SetEscapeHTML(false)
-	_ = e.Encode(text)
-	quoted := strings.TrimSuffix(q.String(), "\n")
+// largeShape is the shape of benchdata.LargeRequest of api's.
+func largeShape(api API) string {
 	switch api {
 	case OpenAI:
-		return []byte(`{"model":"m","messages":[{"role":"user","content":` + quoted + `}]}`)
+		return benchdata.Chat
 	case Responses:
-		return []byte(`{"model":"m","input":[{"type":"message","role":"user","content":[{"type":"input_text","text":` + quoted + `}]}]}`)
+		return benchdata.Responses
 	}
-	return []byte(`{"model":"m","max_tokens":10,"messages":[{"role":"user","content":` + quoted + `}]}`)
+	return benchdata.Messages
 }
 
 // largeAnswer is the answer to a request in api's shape.
@@ -144,8 +134,8 @@ func TestProxyLargeMessageAllocations(t *testing.T) {
 			engine := EngineOf(rig.svc)
 			// The tokenizer's tables, loaded once for the process (for
 			// a text of a megabyte or more).
-			proxyLarge(t, engine, api, largeBody(api, 1<<20+1))
-			u := proxyLarge(t, engine, api, largeBody(api, size))
+			proxyLarge(t, engine, api, benchdata.LargeRequest(largeShape(api), 0, 1<<20+1))
+			u := proxyLarge(t, engine, api, benchdata.LargeRequest(largeShape(api), 1, size))
 			per := float64(u.allocated) / size
 			t.Logf("%s: %.1f bytes allocated a byte of the message; the heap's peak %.1f MB above the heap before", api, per, float64(u.peak)/(1<<20))
 			if per > maxAllocated {
@@ -153,18 +143,6 @@ func TestProxyLargeMessageAllocations(t *testing.T) {
 			}
 		})
 	}
-}
-
-// largeToolResult is a Messages API request whose last message is a
-// tool's output of about size bytes, as Claude Code sends one: a
-// tool_result block after the call it answers.
-func largeToolResult(size int) []byte {
-	body := largeBody(Anthropic, size)
-	start := bytes.Index(body, []byte(`"content":`)) + len(`"content":`)
-	text := body[start : len(body)-len(`}]}`)]
-	return fmt.Appendf(nil, `{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"Read it."},`+
-		`{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Read","input":{"file_path":"bucket.go"}}]},`+
-		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":%s}]}]}`, text)
 }
 
 // BenchmarkProxyLargeMessage is one request bringing an 8 MB message in
@@ -179,27 +157,24 @@ func largeToolResult(size int) []byte {
 func BenchmarkProxyLargeMessage(b *testing.B) {
 	const size = 8 << 20
 	cases := []struct {
-		name string
-		api  API
-		body func(size int) []byte
+		name  string
+		api   API
+		shape string
 	}{
-		{string(Anthropic), Anthropic, func(n int) []byte { return largeBody(Anthropic, n) }},
-		{string(OpenAI), OpenAI, func(n int) []byte { return largeBody(OpenAI, n) }},
-		{string(Responses), Responses, func(n int) []byte { return largeBody(Responses, n) }},
-		{string(Anthropic) + "-tool_result", Anthropic, largeToolResult},
+		{string(Anthropic), Anthropic, benchdata.Messages},
+		{string(OpenAI), OpenAI, benchdata.Chat},
+		{string(Responses), Responses, benchdata.Responses},
+		{string(Anthropic) + "-tool_result", Anthropic, benchdata.MessagesToolOut},
 	}
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
 			rig := newProxyRig(b, rigOptions{})
 			engine := EngineOf(rig.svc)
-			proxyLarge(b, engine, c.api, c.body(1<<20+1))
+			proxyLarge(b, engine, c.api, benchdata.LargeRequest(c.shape, 0, 1<<20+1))
 			var alloc, peak float64
 			for i := 0; i < b.N; i++ {
-				body := c.body(size)
 				// Each request a conversation of its own.
-				body = bytes.Replace(body, []byte("func (b"), fmt.Appendf(nil, "func%03d(b", i), 1)
-				body = bytes.Replace(body, []byte("Read it."), fmt.Appendf(nil, "Read it, %d.", i), 1)
-				u := proxyLarge(b, engine, c.api, body)
+				u := proxyLarge(b, engine, c.api, benchdata.LargeRequest(c.shape, i+1, size))
 				alloc += float64(u.allocated) / size
 				peak += float64(u.peak) / size
 			}

@@ -1,0 +1,53 @@
+package benchdata
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// The large messages the proxy's benchmarks send: one request bringing
+// a text of megabytes, as a client sends one.
+
+// sourceLine is a line of code with what a JSON encoder escapes (quotes,
+// a tab, newlines) and what a JavaScript client does not (<, & and an
+// accent).
+const sourceLine = "func (b *Bucket) refill(now time.Time) {\n\tb.tokens += \"rate\" * now.Sub(b.last) // <a & b> café\n}\n"
+
+// LargeText is size bytes of source code, opening with n (so that each
+// request is a conversation of its own), as a JSON string written as a
+// JavaScript client writes one (no HTML escaping).
+func LargeText(n, size int) []byte {
+	text := (strconv.Itoa(n) + " " + strings.Repeat(sourceLine, size/len(sourceLine)+1))[:size]
+	var q bytes.Buffer
+	e := json.NewEncoder(&q)
+	e.SetEscapeHTML(false)
+	_ = e.Encode(text)
+	return bytes.TrimSuffix(q.Bytes(), []byte("\n"))
+}
+
+// The shapes of LargeRequest.
+const (
+	Messages        = "messages"          // a Messages API user message of the text
+	MessagesToolOut = "messages-tool-out" // a Messages API tool_result block of the text, after its call
+	Chat            = "chat"              // a Chat Completions user message of the text
+	Responses       = "responses"         // a Responses API message of one input_text block
+)
+
+// LargeRequest is a request of shape bringing LargeText(n, size).
+func LargeRequest(shape string, n, size int) []byte {
+	text := LargeText(n, size)
+	switch shape {
+	case Chat:
+		return fmt.Appendf(nil, `{"model":"m","messages":[{"role":"user","content":%s}]}`, text)
+	case Responses:
+		return fmt.Appendf(nil, `{"model":"m","input":[{"type":"message","role":"user","content":[{"type":"input_text","text":%s}]}]}`, text)
+	case MessagesToolOut:
+		return fmt.Appendf(nil, `{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"Read it, %d."},`+
+			`{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Read","input":{"file_path":"bucket.go"}}]},`+
+			`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":%s}]}]}`, n, text)
+	}
+	return fmt.Appendf(nil, `{"model":"m","max_tokens":10,"messages":[{"role":"user","content":%s}]}`, text)
+}
