@@ -320,7 +320,7 @@ func (e *Engine) take(ctx context.Context, r Request) (Turn, error) {
 	for waited := false; ; waited = true {
 		err = svc.WithLock(func(l ops.Locked) error {
 			var err error
-			c, title, err = e.match(l, r.Session, msgs)
+			c, title, err = e.match(l, r.Session, msgs, true)
 			snap, resent = ops.Snapshot{}, false
 			if c != nil {
 				snap = ops.Snapshot{Info: c.Info, View: c.View(), Heads: c.Heads, Ops: c.Ops}
@@ -443,7 +443,10 @@ func (e *Engine) store(ctx context.Context, ref string, msgs []ops.CallerMessage
 				}
 			}
 		}
-		c, title, err := e.match(l, ref, msgs)
+		// The index was read again for the request (Take) when the
+		// store is shared; a session planned that no longer takes the
+		// messages (existing) is what reads it again here.
+		c, title, err := e.match(l, ref, msgs, existing)
 		if err != nil || c != nil {
 			return c, err
 		}

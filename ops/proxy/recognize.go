@@ -25,8 +25,11 @@ import (
 // messages continue it; else the proxy's session they continue
 // furthest (the most recently updated of equals). It returns nil and
 // the title a new session takes when there is none, or an error when
-// the name is ambiguous.
-func (e *Engine) match(l ops.Locked, ref string, msgs []ops.CallerMessage) (*ops.Thread, string, error) {
+// the name is ambiguous. On a shared store, a request that continues no
+// session the index knows reads the index again when reread is set (it
+// is read from every session record: once a request, not again when its
+// messages are stored a moment later).
+func (e *Engine) match(l ops.Locked, ref string, msgs []ops.CallerMessage, reread bool) (*ops.Thread, string, error) {
 	if ref != "" {
 		id, err := l.Resolve(ref)
 		switch {
@@ -49,7 +52,7 @@ func (e *Engine) match(l ops.Locked, ref string, msgs []ops.CallerMessage) (*ops
 	}
 	first := msgs[0].Identity
 	best, err := e.continued(l, first, msgs)
-	if err == nil && best == nil && l.Shared() {
+	if err == nil && best == nil && reread && l.Shared() {
 		// Another weft on the store may have started it: the index
 		// this one keeps is read again.
 		e.forgetAll()
