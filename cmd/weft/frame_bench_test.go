@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"os"
@@ -177,29 +176,30 @@ func benchEnv() []string {
 
 // benchMemory reads a process's resident set and its peak, in MB.
 func benchMemory(b *testing.B, pid int) (rss, hwm float64) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d/status", pid)); err != nil {
 		b.Skipf("no /proc to read memory from: %v", err)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, _ := strings.Cut(sc.Text(), ":")
-		if k != "VmRSS" && k != "VmHWM" {
-			continue
-		}
-		kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
-		if err != nil {
-			b.Fatalf("/proc/%d/status: %s: %v", pid, sc.Text(), err)
-		}
-		// Decimal megabytes, as the unit MB says (benchstat reads it so).
-		if k == "VmRSS" {
-			rss = kb * 1024 / 1e6
-		} else {
-			hwm = kb * 1024 / 1e6
+	// Decimal megabytes, as the unit MB says (benchstat reads it so).
+	return float64(procStatusKB(b, pid, "VmRSS")) * 1024 / 1e6, float64(procStatusKB(b, pid, "VmHWM")) * 1024 / 1e6
+}
+
+// procStatusKB is a field of a process's /proc/PID/status in kB
+// (VmRSS, VmHWM, RssAnon), or 0 when the process is gone.
+func procStatusKB(b *testing.B, pid int, key string) int64 {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(status)) {
+		if rest, ok := strings.CutPrefix(line, key+":"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err != nil {
+				b.Errorf("/proc/%d/status: %q: %v", pid, line, err)
+			}
+			return kb
 		}
 	}
-	return rss, hwm
+	return 0
 }
 
 var (

@@ -2,13 +2,11 @@ package main
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -70,14 +68,14 @@ func serveLarge(b *testing.B, shape string) {
 	var over float64
 	for i := 0; i < b.N; i++ {
 		req := benchdata.LargeRequest(shape, i+1, size)
-		before := anonKB(b, pid)
+		before := procStatusKB(b, pid, "RssAnon")
 		var peak atomic.Int64
 		done := make(chan struct{})
 		sampled := make(chan struct{})
 		go func() {
 			defer close(sampled)
 			for {
-				if kb := anonKB(b, pid); kb > peak.Load() {
+				if kb := procStatusKB(b, pid, "RssAnon"); kb > peak.Load() {
 					peak.Store(kb)
 				}
 				select {
@@ -96,22 +94,4 @@ func serveLarge(b *testing.B, shape string) {
 	}
 	b.ReportMetric(over/float64(b.N)/1e6, "MB-over")
 	b.ReportMetric(over/float64(b.N)/size, "B-over/B")
-}
-
-// anonKB is a process's anonymous resident memory, in kB.
-func anonKB(b *testing.B, pid int) int64 {
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0 // gone: the sampler's last look
-	}
-	for line := range strings.Lines(string(status)) {
-		if rest, ok := strings.CutPrefix(line, "RssAnon:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			if err != nil {
-				b.Errorf("/proc/%d/status: %q: %v", pid, line, err)
-			}
-			return kb
-		}
-	}
-	return 0
 }
