@@ -643,12 +643,17 @@ func (s *Service) CommitAll(ctx context.Context, reqs []*WriteReq) error {
 		}
 		// Another weft on the same store wrote these sessions meanwhile:
 		// read them again, and prepare the write anew, after a pause that
-		// grows and differs from the other's.
+		// grows and differs from the other's, without the lock (every
+		// attempt finds and prepares from the start: nothing of this
+		// one is carried into the next).
 		for _, r := range reqs {
 			delete(s.threads, r.c.Info.ID)
 		}
 		refused = nil
+		unlock()
 		time.Sleep(time.Duration(rand.IntN(1+min(attempt, 20))) * time.Millisecond)
+		s.mu.Lock()
+		locked = true
 	}
 	if errors.Is(err, errNothing) {
 		for _, r := range reqs {
