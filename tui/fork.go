@@ -3,31 +3,33 @@ package tui
 import (
 	"context"
 	"fmt"
-	"weft/ops/fork"
 
 	tea "charm.land/bubbletea/v2"
+
+	"weft/ops/fork"
 )
 
 // forkedMsg is the fork b made.
 type forkedMsg struct {
-	from string
-	res  fork.Result
-	err  error
+	res fork.Result
+	err error
 }
 
 // fork forks the open session at the item under the cursor (b): a new
 // session with the thread up to it, which opens; the source stays as it
 // was, one tab away.
 func (m *Model) fork() tea.Cmd {
-	it, ok := m.cursorItem()
-	idx := m.view.IndexOf(m.view.ID(it))
-	if !ok || idx < 0 {
+	idx := -1
+	if it, ok := m.cursorItem(); ok { // not a marker, which has no item of its own
+		idx = m.view.IndexOf(m.view.ID(it))
+	}
+	if idx < 0 {
 		return m.flash("a fork ends at a message of the thread: put the cursor on one", true)
 	}
 	svc, sid := m.svc, m.sid
 	return func() tea.Msg {
 		res, err := svc.ForkSession(context.Background(), fork.Args{SessionID: sid, AtIdx: &idx})
-		return forkedMsg{from: sid, res: res, err: err}
+		return forkedMsg{res: res, err: err}
 	}
 }
 

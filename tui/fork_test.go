@@ -1,8 +1,13 @@
 package tui
 
 import (
+	"context"
 	"strings"
 	"testing"
+
+	"weft/model"
+	"weft/ops"
+	"weft/tui/rows"
 )
 
 // b forks the session at the item under the cursor: the fork opens,
@@ -37,5 +42,30 @@ func TestForkAtTheCursor(t *testing.T) {
 	}
 	if _, after, _ := svc.View(src); len(after.Items) != len(before.Items) {
 		t.Errorf("the source changed: %d items, was %d", len(after.Items), len(before.Items))
+	}
+}
+
+// b on a marker row is refused in words, in a session whose operations
+// made no synthetic item (a snip alone): it panicked reading the
+// marker's item before it checked there was one.
+func TestForkOnAMarkerIsRefused(t *testing.T) {
+	t.Parallel()
+	m, svc := plainThread(t, 6)
+	agentEdit(t, m, svc, func(ctx context.Context) error {
+		_, err := svc.SnipMessages(ctx, ops.SnipArgs{Selection: ops.Selection{SessionID: m.sid, IDs: []model.ItemID{"m2"}}})
+		return err
+	})
+	src := m.sid
+	press(t, m, "g")
+	for m.rows.At(m.cursor).Kind != rows.Marker {
+		before := m.cursor
+		press(t, m, "j")
+		if m.cursor == before {
+			t.Fatalf("no marker row:\n%s", screen(m))
+		}
+	}
+	press(t, m, "b")
+	if m.sid != src || !strings.Contains(screen(m), "a fork ends at a message") {
+		t.Errorf("b on a marker: session %s (was %s)\n%s", m.sid, src, screen(m))
 	}
 }
