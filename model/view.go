@@ -165,17 +165,35 @@ func (v *View) IndexOf(id ItemID) int {
 	if seq, ok := id.Seq(); ok {
 		return v.IndexOfSeq(seq)
 	}
-	opID, k, ok := id.Synthetic()
+	i, ok := v.synthIndex(id)
 	if !ok {
-		return -1
-	}
-	first, ok := v.OpSynth[opID]
-	if !ok {
-		return -1
-	}
-	i := int(first) + k
-	if i >= len(v.Synth) || v.Synth[i].OpID != opID {
 		return -1
 	}
 	return int(v.SynthWhere[i])
+}
+
+// SynthOf is the synthetic item id names, if the view made it.
+func (v *View) SynthOf(id ItemID) (*Synthetic, bool) {
+	i, ok := v.synthIndex(id)
+	if !ok {
+		return nil, false
+	}
+	return &v.Synth[i], true
+}
+
+// synthIndex is the index in Synth of the synthetic item id names.
+func (v *View) synthIndex(id ItemID) (int, bool) {
+	opID, k, ok := id.Synthetic()
+	if !ok {
+		return 0, false
+	}
+	first, ok := v.OpSynth[opID]
+	if !ok {
+		return 0, false
+	}
+	i := int(first) + k
+	if i >= len(v.Synth) || v.Synth[i].OpID != opID {
+		return 0, false
+	}
+	return i, true
 }

@@ -174,9 +174,7 @@ func diffText(s *ops.Service, snap ops.Snapshot, d *diff.Diff, start int, hunks 
 		if t, ok := texts[id]; ok {
 			return t
 		}
-		opID, k, ok := id.Synthetic()
-		if first, made := v.OpSynth[opID]; ok && made && int(first)+k < len(v.Synth) {
-			sy := &v.Synth[int(first)+k]
+		if sy, ok := v.SynthOf(id); ok {
 			return contentOrParts(sy.Content, sy.Parts)
 		}
 		return ""
