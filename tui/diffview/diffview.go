@@ -95,6 +95,7 @@ type View struct {
 	cur        int         // the current operation's header line (enter goes to it), -1 for none
 	failed     string      // why the diff could not be read
 	read       bool        // a diff came
+	version    uint64      // the session's version the diff shown is of
 	top        int         // the first line shown
 	keys       keyMap
 }
@@ -116,12 +117,11 @@ func (v *View) setResult(res reads.DiffSessionResult) {
 		lines = lines[1:]
 	}
 	v.lines = lines
-	// The operations' headers (not those inside them) come in the order
-	// of the hunks.
+	// The operations' headers come in the order of the hunks.
 	v.at = map[int]int{}
 	k := 0
 	for i, l := range lines {
-		if isHunkHeader(l) && !strings.HasPrefix(l, "@@ ↳") && !strings.HasPrefix(l, "@@   ") && k < len(res.Hunks) {
+		if k < len(res.Hunks) && l == res.Hunks[k].Header() {
 			v.at[i] = res.Hunks[k].At
 			k++
 		}
@@ -161,7 +161,10 @@ func (v *View) HandleMsg(msg tea.Msg) dialog.Action {
 	if f, ok := msg.(dialog.For); ok {
 		if l, ok := f.Msg.(loaded); ok && l.err != nil {
 			v.failed = l.err.Error()
-		} else if ok && (l.res.SessionID == v.sid || v.sid == "") {
+		} else if ok && l.res.SessionID == v.sid && l.res.Version >= v.version {
+			// Reads run at once, and their answers come in any order:
+			// one of an older version than that shown is passed over.
+			v.version = l.res.Version
 			v.setResult(l.res)
 		}
 		return nil

@@ -196,3 +196,25 @@ func TestSaysWhyItCannotRead(t *testing.T) {
 		t.Errorf("the view:\n%s", s)
 	}
 }
+
+// Reads of the diff run at once (one after each write to the session),
+// and their answers come in any order: an answer of an older version
+// than the one shown is passed over.
+func TestKeepsTheNewestDiff(t *testing.T) {
+	t.Parallel()
+	st := themes.New(themes.Default(true), false)
+	newer := sample()
+	newer.SessionID, newer.Version = "s1", 7
+	h := 30
+	v := open(t, fixed{res: newer}, &h)
+	older := reads.DiffSessionResult{SessionID: "s1", Version: 6, Diff: diff.Diff{StoredMessages: 3, KeptMessages: 3}}
+	v.HandleMsg(dialog.For{Dialog: v, Msg: loaded{res: older}})
+	if plain := ansi.Strip(v.View(100, st)); !strings.Contains(plain, "24 of 40 messages kept") {
+		t.Errorf("an older diff's answer replaced the newer one:\n%s", plain)
+	}
+	// And one of a newer version is shown.
+	v.HandleMsg(dialog.For{Dialog: v, Msg: loaded{res: reads.DiffSessionResult{SessionID: "s1", Version: 8, Diff: diff.Diff{StoredMessages: 3, KeptMessages: 3}}}})
+	if plain := ansi.Strip(v.View(100, st)); !strings.Contains(plain, "3 of 3 messages kept") {
+		t.Errorf("a newer diff is not shown:\n%s", plain)
+	}
+}
