@@ -1,7 +1,7 @@
 // Package fork makes forks: a new session whose thread is another's
 // effective thread up to an item, with the operations there carried
 // (fork_session), and the fork the context proxy makes of a session a
-// request departs from in the middle (CarryOps, CarryInto).
+// request departs from in the middle (CarryOps).
 package fork
 
 import (

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -108,8 +107,10 @@ func (s *Server) roomValues(ctx context.Context, prefix string) ([]string, int, 
 		return nil, 0, err
 	}
 	var rooms []string
+	seen := map[string]bool{}
 	for _, x := range list.Sessions {
-		if x.Room != "" && strings.HasPrefix(strings.ToLower(x.Room), strings.ToLower(prefix)) && !slices.Contains(rooms, x.Room) {
+		if x.Room != "" && !seen[x.Room] && strings.HasPrefix(strings.ToLower(x.Room), strings.ToLower(prefix)) {
+			seen[x.Room] = true
 			rooms = append(rooms, x.Room)
 		}
 	}

@@ -32,10 +32,12 @@ func TestTagsOverTheFaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	found := false
 	for _, tool := range listed.Tools {
 		if tool.Name != "get_message_range" {
 			continue
 		}
+		found = true
 		b, _ := json.Marshal(tool.InputSchema)
 		var schema jsonschema.Schema
 		if err := json.Unmarshal(b, &schema); err != nil {
@@ -48,6 +50,9 @@ func TestTagsOverTheFaces(t *testing.T) {
 		if err := r.Validate(map[string]any{"tags": []any{"db"}}); err != nil {
 			t.Errorf("get_message_range's schema refuses tags without a range: %v", err)
 		}
+	}
+	if !found {
+		t.Fatal("no get_message_range among the tools listed")
 	}
 	for _, fc := range fcs {
 		t.Run(fc.name, func(t *testing.T) {

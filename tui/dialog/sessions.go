@@ -373,7 +373,7 @@ func (p *Sessions) meta(s ops.SessionOut, w int) string {
 	case s.ForkOf != nil:
 		source = fmt.Sprintf("fork at %d", s.ForkOf.Index)
 	case n > 0:
-		source += fmt.Sprintf(", %d fork", n) + map[bool]string{true: "s"}[n > 1]
+		source += ", " + english.Count(n, "fork")
 	}
 	cols := []metaCol{ // the most useful first
 		{fmt.Sprintf("%7s %s", english.Thousands(s.MessageCount), unit(s.MessageCount, "msg")), 3},
