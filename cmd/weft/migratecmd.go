@@ -16,7 +16,6 @@ import (
 	"weft/internal/termsafe"
 	"weft/ops/thread"
 	"weft/store"
-	"weft/store/boltstore"
 	"weft/store/migrate"
 )
 
@@ -95,14 +94,7 @@ func (a *app) migrate(ctx context.Context, to string) error {
 // openMigrating opens a store migrate copies from (readOnly) or into. A
 // file a running weft holds cannot be opened: the error says to stop it.
 func (a *app) openMigrating(path string, readOnly bool) (store.Store, error) {
-	st, err := openStore(path, boltstore.Options{ReadOnly: readOnly, Timeout: a.lockWait})
-	if readOnly && errors.Is(err, store.ErrNeedsMigration) {
-		// A file of an older weft is brought up to date once (a
-		// write), as every command does, then copied.
-		if st, err = openStore(path, boltstore.Options{Timeout: a.lockWait}); err == nil {
-			_, _ = fmt.Fprintf(a.stderr, "weft: note: %s was brought up to this weft's file layout (once; older wefts cannot read it now)\n", termsafe.Text(path))
-		}
-	}
+	st, err := a.openUpgrading(path, a.lockWait, readOnly)
 	if errors.Is(err, store.ErrInUse) {
 		return nil, fmt.Errorf("%w; a file is opened by one process at a time: stop that weft (q in its TUI, Ctrl-C for weft serve) and run weft migrate again", err)
 	}

@@ -271,19 +271,25 @@ type dbFile struct {
 // timeout (0: the store's default) for another process to let go of it.
 func (a *app) openDB(timeout time.Duration, readOnly bool) (*dbFile, error) {
 	_, statErr := os.Stat(a.db)
-	st, err := openStore(a.db, boltstore.Options{Timeout: timeout, ReadOnly: readOnly})
-	if readOnly && errors.Is(err, store.ErrNeedsMigration) {
-		// A file of an older weft: brought up to date once (a write),
-		// then read as any other.
-		if st, err = openStore(a.db, boltstore.Options{Timeout: timeout}); err == nil {
-			_, _ = fmt.Fprintf(a.stderr, "weft: note: %s was brought up to this weft's file layout (once; older wefts cannot read it now)\n", termsafe.Text(a.db))
-		}
-	}
+	st, err := a.openUpgrading(a.db, timeout, readOnly)
 	if err != nil {
 		return nil, err
 	}
 	logger, closeLog := commandLog(a.stderr, sidePath(a.db, ".log"))
 	return &dbFile{st: st, svc: newService(st, logger), closeLog: closeLog, path: a.db, created: !isStoreURL(a.db) && errors.Is(statErr, os.ErrNotExist)}, nil
+}
+
+// openUpgrading opens a store, read-only when readOnly: a file of an
+// older weft, which cannot be read as it is, is brought up to date once
+// (a write), as every command does, then read as any other.
+func (a *app) openUpgrading(path string, timeout time.Duration, readOnly bool) (store.Store, error) {
+	st, err := openStore(path, boltstore.Options{Timeout: timeout, ReadOnly: readOnly})
+	if readOnly && errors.Is(err, store.ErrNeedsMigration) {
+		if st, err = openStore(path, boltstore.Options{Timeout: timeout}); err == nil {
+			_, _ = fmt.Fprintf(a.stderr, "weft: note: %s was brought up to this weft's file layout (once; older wefts cannot read it now)\n", termsafe.Text(path))
+		}
+	}
+	return st, err
 }
 
 // close closes the file. A refused request leaves the disk as it was: a
