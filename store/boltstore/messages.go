@@ -171,7 +171,7 @@ func (t *Tx) appendMessages(sessionID string, msgs []model.Message, enc *Encoded
 		case enc != nil:
 			val = enc.vals[i]
 			if len(val) >= bigRecord {
-				segs, flags = [][]byte{val}, record.HeadFlagsOf(val)
+				segs, flags = [][]byte{val}, m.Head().Flags
 			}
 		case sizes[i] >= bigRecord:
 			rec := record.MessageSegments(m, ats[i], packs[i])

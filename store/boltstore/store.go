@@ -1,5 +1,5 @@
-// Package store keeps weft's sessions, messages and operations in one bbolt
-// file.
+// Package boltstore keeps weft's sessions, messages and operations in one
+// bbolt file.
 //
 // Layout (schema 4; schema 3 without the big bucket, schema 2 without packed parts either): top-level buckets only. A session's records are keyed
 // by its number (4 bytes big-endian, given when the session is first
@@ -7,8 +7,9 @@
 // session costs what its records cost, not a page of its own.
 //
 //	meta      "schema" -> uint32 big-endian
-//	sessions  session id -> session record (record.go), its number first
-//	msgs      num + seq (8) -> encoded message (codec.go)
+//	sessions  session id -> session record (store/record), its number first
+//	msgs      num + seq (8) -> message record (store/record), or the stub
+//	          of one kept in big
 //	bytime    num + created_at (8, sign bit flipped) + seq (8) -> empty, for
 //	          every message of a session with 1024 messages or more, or with
 //	          messages out of time order (by seq); a small session in time
@@ -304,7 +305,7 @@ func (s *Store) prepare() error {
 		return nil // read as it is
 	case sameLayout(v):
 		// Its records read as they are; from now on it may hold
-		// packed parts.
+		// packed parts and large records in chunks (the big bucket).
 		return s.updateRaw(func(tx *bolt.Tx) error {
 			if _, err := tx.CreateBucketIfNotExists(bktBig); err != nil {
 				return err

@@ -388,9 +388,3 @@ func StubInfo(v []byte) (length uint64, headFlags byte, err error) {
 	}
 	return length, r.B[0], nil
 }
-
-// HeadFlagsOf are the head flags of a full record (HeadOf's).
-func HeadFlagsOf(v []byte) byte {
-	h, _ := HeadOf(v)
-	return h.Flags
-}

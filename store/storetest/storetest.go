@@ -163,9 +163,6 @@ func sessionNotFound(t *testing.T, s store.Store) {
 
 func messages(t *testing.T, s store.Store) {
 	want := thread(t, s, "a", 40)
-	want[4].Parts = model.EncodeParts([]model.Part{{Type: model.PartText, Text: want[4].Content}})
-	want[4].Meta = map[string]string{"model": "m"}
-	want[4].Name = "bash"
 	thread(t, s, "other", 3)
 	// More, with parts, meta and a name.
 	extra := []model.Message{msg(41, model.RoleTool, "the output", t0.Add(time.Hour))}

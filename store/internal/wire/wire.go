@@ -1,7 +1,7 @@
 // Package wire is the store's compact encoding: uvarints, varints,
 // length-prefixed fields and times, written with Append functions and
-// read back with a Reader whose first error sticks. Message records
-// (store) and session records (store/record) are made of it.
+// read back with a Reader whose first error sticks. Message and session
+// records (store/record) are made of it.
 package wire
 
 import (
