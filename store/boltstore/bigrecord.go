@@ -21,7 +21,8 @@ import (
 // bytes or more is kept in chunks in the big bucket, written once, and
 // the msgs bucket holds a stub in its place: the record's header and
 // tokens (so record.HeadOf reads it as it reads any record), with
-// record.FlagElsewhere set, then the whole record's length and its head flags.
+// its flag of a stub set, then the whole record's length and its head flags
+// (record.StubOf).
 //
 //	big   num + seq (8) + chunk (4) -> up to bigChunk bytes of the record
 //

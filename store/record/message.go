@@ -44,11 +44,11 @@ import (
 // shorter are stored as they are.
 const (
 	MessageFormat    = 1
-	MessageHeaderLen = 11
+	messageHeaderLen = 11
 	flagDigestRaw    = 1 << 0
 	FlagPartsPacked  = 1 << 1
-	FlagElsewhere    = 1 << 2 // a stub (StubOf)
-	knownFlags       = flagDigestRaw | FlagPartsPacked | FlagElsewhere
+	flagElsewhere    = 1 << 2 // a stub (StubOf)
+	knownFlags       = flagDigestRaw | FlagPartsPacked | flagElsewhere
 )
 
 // HeadLen is the length of a head record (PutHead).
@@ -138,7 +138,7 @@ func partsLen(m *model.Message, pack jsonpack.Plan) int {
 // MessageLen is the exact length AppendMessage writes for m, its parts
 // packed as pack says (PackParts).
 func MessageLen(m *model.Message, pack jsonpack.Plan) int {
-	n := MessageHeaderLen + varintLen(int64(m.Tokens))
+	n := messageHeaderLen + varintLen(int64(m.Tokens))
 	n += fieldLen(len(m.Content)) + fieldLen(len(m.Name))
 	if rawDigest(m.Digest) {
 		n += fieldLen(32)
@@ -215,10 +215,10 @@ func MessageSegments(m *model.Message, at int64, pack jsonpack.Plan) [3][]byte {
 	}
 }
 
-// MessageHeader checks the fixed part of a record and returns a reader positioned
+// messageHeader checks the fixed part of a record and returns a reader positioned
 // after the tokens.
-func MessageHeader(v []byte) (role model.Role, flags byte, at int64, tokens int64, r wire.Reader, err error) {
-	if len(v) < MessageHeaderLen {
+func messageHeader(v []byte) (role model.Role, flags byte, at int64, tokens int64, r wire.Reader, err error) {
+	if len(v) < messageHeaderLen {
 		return "", 0, 0, 0, r, wire.ErrShort
 	}
 	if v[0] != MessageFormat {
@@ -233,18 +233,18 @@ func MessageHeader(v []byte) (role model.Role, flags byte, at int64, tokens int6
 		return "", 0, 0, 0, r, fmt.Errorf("unknown flags %#x", flags)
 	}
 	at = int64(binary.BigEndian.Uint64(v[3:]))
-	r = wire.Reader{B: v[MessageHeaderLen:]}
+	r = wire.Reader{B: v[messageHeaderLen:]}
 	tokens = r.Varint()
 	return role, flags, at, tokens, r, r.Err
 }
 
 // ContentOf returns the content field of a record without copying it.
 func ContentOf(v []byte) ([]byte, error) {
-	_, flags, _, _, r, err := MessageHeader(v)
+	_, flags, _, _, r, err := messageHeader(v)
 	if err != nil {
 		return nil, err
 	}
-	if flags&FlagElsewhere != 0 {
+	if flags&flagElsewhere != 0 {
 		return nil, errors.New("a large record's stub read as its record")
 	}
 	c := r.Field()
@@ -254,12 +254,12 @@ func ContentOf(v []byte) ([]byte, error) {
 // HeadOf reads a message's head from its record: the header, and whether
 // it has parts, without copying any field.
 func HeadOf(v []byte) (model.Head, error) {
-	_, flags, at, tokens, r, err := MessageHeader(v)
+	_, flags, at, tokens, r, err := messageHeader(v)
 	if err != nil {
 		return model.Head{}, err
 	}
 	h := model.Head{At: at, Role: v[1], Tokens: uint32(min(max(tokens, 0), math.MaxUint32))}
-	if flags&FlagElsewhere != 0 {
+	if flags&flagElsewhere != 0 {
 		_, h.Flags, err = StubInfo(v)
 		return h, err
 	}
@@ -274,11 +274,11 @@ func HeadOf(v []byte) (model.Head, error) {
 
 // DecodeMessage decodes a record into a message that owns all its bytes.
 func DecodeMessage(v []byte, seq uint64) (model.Message, error) {
-	role, flags, at, tokens, r, err := MessageHeader(v)
+	role, flags, at, tokens, r, err := messageHeader(v)
 	if err != nil {
 		return model.Message{}, err
 	}
-	if flags&FlagElsewhere != 0 {
+	if flags&flagElsewhere != 0 {
 		return model.Message{}, errors.New("a large record's stub read as its record")
 	}
 	m := model.Message{
@@ -363,22 +363,22 @@ func GetHead(src []byte) model.Head {
 // header and tokens at least), whose length is length and whose head
 // flags are headFlags.
 func StubOf(first []byte, length int, headFlags byte) []byte {
-	_, n := binary.Varint(first[MessageHeaderLen:]) // tokens: just encoded
-	stub := make([]byte, 0, MessageHeaderLen+n+binary.MaxVarintLen64+1)
-	stub = append(stub, first[:MessageHeaderLen+n]...)
-	stub[2] |= FlagElsewhere
+	_, n := binary.Varint(first[messageHeaderLen:]) // tokens: just encoded
+	stub := make([]byte, 0, messageHeaderLen+n+binary.MaxVarintLen64+1)
+	stub = append(stub, first[:messageHeaderLen+n]...)
+	stub[2] |= flagElsewhere
 	stub = binary.AppendUvarint(stub, uint64(length))
 	return append(stub, headFlags)
 }
 
 // IsStub reports whether record v is a stub of one kept in chunks.
 func IsStub(v []byte) bool {
-	return len(v) >= MessageHeaderLen && v[0] == MessageFormat && v[2]&FlagElsewhere != 0
+	return len(v) >= messageHeaderLen && v[0] == MessageFormat && v[2]&flagElsewhere != 0
 }
 
 // StubInfo reads a stub: the whole record's length and its head flags.
 func StubInfo(v []byte) (length uint64, headFlags byte, err error) {
-	_, _, _, _, r, err := MessageHeader(v)
+	_, _, _, _, r, err := messageHeader(v)
 	if err != nil {
 		return 0, 0, err
 	}
