@@ -79,10 +79,10 @@ func TestListChangedOnSessionsMadeAndGone(t *testing.T) {
 	var created ops.CreateSessionResult
 	callOK(t, editor, "create_session", map[string]any{"title": "new"}, &created)
 	h.Await(t, "the new session", func() bool { return h.Listed >= 1 })
-	n := h.Listed
+	n := h.ListChanges()
 	callOK(t, editor, "rename_session", map[string]any{"session_id": created.SessionID, "title": "renamed"}, nil)
 	h.Await(t, "the rename", func() bool { return h.Listed > n })
-	n = h.Listed
+	n = h.ListChanges()
 	callOK(t, editor, "delete_session", map[string]any{"session_id": created.SessionID}, nil)
 	h.Await(t, "the deletion", func() bool { return h.Listed > n })
 }
@@ -110,7 +110,7 @@ func TestLogsTellOfOthersEdits(t *testing.T) {
 	var tagged ops.TagResult
 	callOK(t, editor, "tag_messages", map[string]any{"session_id": sid, "start_idx": start, "end_idx": end, "tags": []string{"b"}}, &tagged)
 	h.Await(t, "the editor's tag", func() bool { return len(h.Logs) == 1 })
-	got := h.Logs[0]
+	got := h.LogsSoFar()[0]
 	if got["author"] != "editor" || got["session_id"] != sid || got["version"] != float64(tagged.Version) || !strings.Contains(fmt.Sprint(got["what"]), "tag") {
 		t.Fatalf("log of the editor's tag: %v (version %d)", got, tagged.Version)
 	}

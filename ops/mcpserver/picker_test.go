@@ -319,7 +319,7 @@ func TestResourceListAgreesWithListChanged(t *testing.T) {
 	relist := func(what string) map[string]*mcp.Resource {
 		t.Helper()
 		h.Await(t, what, func() bool { return h.Listed > n })
-		n = h.Listed
+		n = h.ListChanges()
 		all, _ := listAll(t, cs)
 		return sessionURIs(t, all)
 	}

@@ -135,11 +135,11 @@ func TestRelaySurvivesARestart(t *testing.T) {
 	}
 	// Its own watch now reads the file's events; its own edits are not
 	// logged to it.
-	n := facetest.Count(h.Updated, uri)
+	n := h.Heard(uri)
 	appendOne("heard in-process")
 	h.Await(t, "the edit in-process", func() bool { return facetest.Count(h.Updated, uri) > n })
 	h.Quiet(t, "a log of the relay's own edit", func() bool { return len(h.Logs) != heard })
-	for _, l := range h.Logs {
+	for _, l := range h.LogsSoFar() {
 		if l["author"] != "operator" {
 			t.Fatalf("logged %v, want the operators' tags only", l)
 		}

@@ -38,6 +38,27 @@ func (h *Hearing) Locked(f func()) {
 	f()
 }
 
+// Heard is how often uri was told updated so far.
+func (h *Hearing) Heard(uri string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return Count(h.Updated, uri)
+}
+
+// ListChanges is how often the list of resources was told changed so far.
+func (h *Hearing) ListChanges() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.Listed
+}
+
+// LogsSoFar is a copy of the logs heard so far.
+func (h *Hearing) LogsSoFar() []map[string]any {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]map[string]any(nil), h.Logs...)
+}
+
 // Options are a client's options with the handlers that hear.
 func (h *Hearing) Options() *mcp.ClientOptions {
 	return &mcp.ClientOptions{
