@@ -266,13 +266,13 @@ func Marshal(v any) json.RawMessage {
 
 // EncodeParts writes parts for model.NewMessage.Parts as
 // model.EncodeParts does, but without HTML escaping, so the source
-// blocks in Raw keep their characters as written (appendParts: one
+// blocks in Raw keep their characters as written (model.AppendParts: one
 // buffer of the size they take). No parts give nil.
 func EncodeParts(parts []model.Part) json.RawMessage {
 	if len(parts) == 0 {
 		return nil
 	}
-	if raw, ok := appendParts(nil, parts, nil); ok {
+	if raw, ok := model.AppendParts(nil, parts, nil); ok {
 		return raw
 	}
 	return model.EncodeParts(parts)
@@ -293,8 +293,8 @@ func MessageParts(parts []model.Part) json.RawMessage {
 	if len(parts) == 0 || len(parts) == 1 && plainText(&parts[0]) {
 		return nil
 	}
-	at := make([]partSpans, len(parts))
-	out, ok := appendParts(nil, parts, at)
+	var spans [][2]int
+	out, ok := model.AppendParts(nil, parts, &spans)
 	if !ok {
 		// Not JSON, which encoding/json refuses too: the parts own
 		// copies of what they point at.
@@ -304,12 +304,17 @@ func MessageParts(parts []model.Part) json.RawMessage {
 		}
 		return model.EncodeParts(parts)
 	}
-	for i, sp := range at {
-		if sp.input[1] > 0 {
-			parts[i].Input = json.RawMessage(out[sp.input[0]:sp.input[1]:sp.input[1]])
+	next := func() json.RawMessage {
+		sp := spans[0]
+		spans = spans[1:]
+		return json.RawMessage(out[sp[0]:sp[1]:sp[1]])
+	}
+	for i := range parts {
+		if len(parts[i].Input) > 0 {
+			parts[i].Input = next()
 		}
-		if sp.raw[1] > 0 {
-			parts[i].Raw = json.RawMessage(out[sp.raw[0]:sp.raw[1]:sp.raw[1]])
+		if len(parts[i].Raw) > 0 {
+			parts[i].Raw = next()
 		}
 	}
 	return out

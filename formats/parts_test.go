@@ -10,7 +10,7 @@ import (
 	"weft/model"
 )
 
-// encodingJSON is how parts were written before appendParts: through
+// encodingJSON is how parts were written before model.AppendParts: through
 // encoding/json, without HTML escaping.
 func encodingJSON(parts []model.Part) json.RawMessage {
 	var b bytes.Buffer
