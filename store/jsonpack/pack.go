@@ -70,11 +70,14 @@ type hole struct {
 type Plan struct {
 	holes []hole
 	size  int // the packed form's length
+	// form is the packed form itself, when a Builder made it as the
+	// document was written.
+	form []byte
 }
 
 // Packs reports whether the plan has holes: whether packing the
 // document saves anything.
-func (p Plan) Packs() bool { return len(p.holes) > 0 }
+func (p Plan) Packs() bool { return len(p.holes) > 0 || p.form != nil }
 
 // Len is the length of the packed form.
 func (p Plan) Len() int { return p.size }
@@ -111,8 +114,12 @@ func (p Plan) measure(n int) int {
 	return size + uvarintLen(n-at) + n - at
 }
 
-// Append appends doc's packed form (p being Make's plan of it) to dst.
+// Append appends doc's packed form (p being Make's plan of it) to dst;
+// a Builder's plan appends the form it made (doc is not read).
 func (p Plan) Append(dst []byte, doc []byte) []byte {
+	if p.form != nil {
+		return append(dst, p.form...)
+	}
 	dst = binary.AppendUvarint(dst, uint64(len(doc)))
 	at := 0
 	for _, h := range p.holes {
