@@ -77,7 +77,14 @@ type Message struct {
 	Name    string `json:"name,omitempty"`
 	// Parts keeps structured content (tool calls, tool results, thinking
 	// blocks) verbatim as the source had it.
-	Parts     json.RawMessage   `json:"parts,omitempty"`
+	Parts json.RawMessage `json:"parts,omitempty"`
+	// ReadParts are the parts as a reader read them, of a message on its
+	// way to a store, when they are not written as Parts (nil): the
+	// store writes them into its own form itself, so a block of
+	// megabytes is never written out in memory as JSON first (and its
+	// text twice, in the part and in the block). A message read from a
+	// store has Parts.
+	ReadParts []Part            `json:"-"`
 	CreatedAt time.Time         `json:"created_at"`
 	Tokens    int               `json:"tokens"`
 	Meta      map[string]string `json:"meta,omitempty"`
@@ -102,7 +109,7 @@ const (
 // Head returns the message's head.
 func (m *Message) Head() Head {
 	h := Head{At: m.CreatedAt.UnixNano(), Tokens: clampTokens(m.Tokens), Role: m.Role.Code()}
-	if len(m.Parts) > 0 {
+	if len(m.Parts) > 0 || len(m.ReadParts) > 0 {
 		h.Flags |= HeadHasParts
 	}
 	return h
@@ -138,10 +145,14 @@ func ContentDigest(role Role, content string) string {
 // NewMessage is a message as a caller supplies it, before it is stored or
 // made synthetic by an operation.
 type NewMessage struct {
-	Role      Role              `json:"role"`
-	Content   string            `json:"content"`
-	Name      string            `json:"name,omitempty"`
-	Parts     json.RawMessage   `json:"parts,omitempty"`
+	Role    Role            `json:"role"`
+	Content string          `json:"content"`
+	Name    string          `json:"name,omitempty"`
+	Parts   json.RawMessage `json:"parts,omitempty"`
+	// ReadParts are the parts as read, not written as Parts, for the
+	// store to write (Message.ReadParts). A message that has them is
+	// only stored, never encoded as JSON itself (an operation's).
+	ReadParts []Part            `json:"-"`
 	CreatedAt time.Time         `json:"created_at,omitzero"`
 	Tokens    int               `json:"tokens,omitempty"`
 	Meta      map[string]string `json:"meta,omitempty"`
@@ -193,7 +204,7 @@ func (m NewMessage) Validate() error {
 	if !m.Role.Valid() {
 		return fmt.Errorf("role %q is not one of system, user, assistant, tool", m.Role)
 	}
-	if strings.TrimSpace(m.Content) == "" && len(m.Parts) == 0 {
+	if strings.TrimSpace(m.Content) == "" && len(m.Parts) == 0 && len(m.ReadParts) == 0 {
 		return fmt.Errorf("a %s message needs content", m.Role)
 	}
 	if len(m.Parts) > 0 && !json.Valid(m.Parts) {

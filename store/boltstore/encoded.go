@@ -5,7 +5,6 @@ import (
 
 	"weft/model"
 	"weft/store"
-	"weft/store/jsonpack"
 	"weft/store/record"
 )
 
@@ -24,7 +23,7 @@ type Encoded struct {
 // stores them ends, so each call has an arena of its own.
 func EncodeMessages(msgs []model.Message) (Encoded, error) {
 	e := Encoded{vals: make([][]byte, len(msgs)), ats: make([]int64, len(msgs))}
-	packs := make([]jsonpack.Plan, len(msgs))
+	packs := make([]record.Parts, len(msgs))
 	total := 0
 	for i := range msgs {
 		m := &msgs[i]

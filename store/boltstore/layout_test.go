@@ -17,7 +17,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"weft/model"
-	"weft/store/jsonpack"
 	"weft/store/record"
 )
 
@@ -119,7 +118,7 @@ func writeSchema1(t testing.TB, path string, sessions []fixtureSession) {
 			for _, m := range fs.msgs {
 				at := m.CreatedAt.UnixNano()
 				// A file of schema 1 has its parts as they are.
-				if err := sub["msgs"].Put(put64(m.Seq), record.AppendMessage(nil, &m, at, jsonpack.Plan{})); err != nil {
+				if err := sub["msgs"].Put(put64(m.Seq), record.AppendMessage(nil, &m, at, record.AsIs(&m))); err != nil {
 					return err
 				}
 				if err := sub["bytime"].Put(timeKey(at, m.Seq), []byte{}); err != nil {

@@ -11,7 +11,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"weft/model"
-	"weft/store/jsonpack"
 	"weft/store/record"
 )
 
@@ -73,10 +72,10 @@ func (t *Tx) appendMessages(sessionID string, msgs []model.Message, enc *Encoded
 		return fmt.Errorf("session %q: %d messages with %d records", sessionID, len(msgs), len(enc.vals))
 	}
 	ats := make([]int64, len(msgs))
-	var packs []jsonpack.Plan
+	var packs []record.Parts
 	var sizes []int // each record's length
 	if enc == nil {
-		packs = make([]jsonpack.Plan, len(msgs))
+		packs = make([]record.Parts, len(msgs))
 		sizes = make([]int, len(msgs))
 	}
 	total := 0

@@ -11,7 +11,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"weft/model"
-	"weft/store/jsonpack"
 	"weft/store/record"
 )
 
@@ -176,7 +175,7 @@ func TestSchema2FileReads(t *testing.T) {
 			if v[2]&record.FlagPartsPacked == 0 {
 				return fmt.Errorf("message %d was not packed", m.Seq)
 			}
-			old := record.AppendMessage(nil, &m, m.CreatedAt.UnixNano(), jsonpack.Plan{})
+			old := record.AppendMessage(nil, &m, m.CreatedAt.UnixNano(), record.AsIs(&m))
 			recs = append(recs, [2][]byte{bytes.Clone(k), old})
 			return nil
 		})

@@ -14,7 +14,6 @@ import (
 
 	"weft/model"
 	"weft/store/boltfile"
-	"weft/store/jsonpack"
 	"weft/store/record"
 )
 
@@ -360,7 +359,7 @@ func placeholder(seq uint64, at time.Time, path string) model.Message {
 
 func (mc *msgCopier) append(m model.Message) error {
 	mc.batch = append(mc.batch, m)
-	mc.batchSize += record.MessageLen(&m, jsonpack.Plan{}) // at most: parts as they are
+	mc.batchSize += record.MessageLen(&m, record.AsIs(&m)) // at most: parts as they are
 	mc.copied = m.Seq
 	mc.tokens += m.Tokens
 	if mc.first.IsZero() {

@@ -68,10 +68,18 @@ func (t *Tx) AppendMessages(sessionID string, msgs []model.Message) error {
 			meta, _ = json.Marshal(m.Meta)
 		}
 		var parts []byte
-		if len(m.Parts) > 0 {
+		switch {
+		case len(m.Parts) > 0:
 			parts = m.Parts
+		case len(m.ReadParts) > 0:
+			// Parts as read, written here (the database keeps their
+			// JSON as it is).
+			var ok bool
+			if parts, ok = model.AppendParts(nil, m.ReadParts, nil); !ok {
+				parts = model.EncodeParts(m.ReadParts)
+			}
 		}
-		rows[i] = []any{sessionID, int64(m.Seq), at, int16(m.Role.Code()), int32(m.Tokens), len(m.Parts) > 0, m.Content, m.Name, m.Digest, parts, meta}
+		rows[i] = []any{sessionID, int64(m.Seq), at, int16(m.Role.Code()), int32(m.Tokens), len(parts) > 0, m.Content, m.Name, m.Digest, parts, meta}
 	}
 	_, err = t.tx.CopyFrom(t.ctx, pgx.Identifier{"weft_messages"},
 		[]string{"session_id", "seq", "created_at", "role", "tokens", "has_parts", "content", "name", "digest", "parts", "meta"},

@@ -123,21 +123,46 @@ func metaLen(m map[string]string) int {
 	return n
 }
 
-// PackParts plans how m's parts are stored: packed over its content,
-// when that makes them shorter.
-func PackParts(m *model.Message) jsonpack.Plan { return jsonpack.Make(m.Content, m.Parts) }
+// Parts is how a message's parts are stored (PackParts): packed over
+// its content, or the JSON itself.
+type Parts struct {
+	plan jsonpack.Plan
+	doc  []byte
+}
 
-// partsLen is the length of the parts field's body.
-func partsLen(m *model.Message, pack jsonpack.Plan) int {
-	if pack.Packs() {
-		return pack.Len()
+// PackParts plans how m's parts are stored: packed over its content,
+// when that makes them shorter. Parts as read (m.ReadParts) are written
+// packed as they are written (jsonpack.Builder): their JSON, which says
+// a text again in each part and in its block, is never made whole.
+func PackParts(m *model.Message) Parts {
+	if len(m.Parts) > 0 || len(m.ReadParts) == 0 {
+		return Parts{plan: jsonpack.Make(m.Content, m.Parts), doc: m.Parts}
 	}
-	return len(m.Parts)
+	b := jsonpack.NewBuilder(m.Content)
+	if model.WriteParts(b, m.ReadParts) {
+		if plan, doc, ok := b.Finish(); ok {
+			return Parts{plan: plan, doc: doc}
+		}
+	}
+	// An Input or Raw that is not JSON, which encoding/json refuses
+	// too.
+	return Parts{doc: model.EncodeParts(m.ReadParts)}
+}
+
+// AsIs is m's parts stored as they are, not packed.
+func AsIs(m *model.Message) Parts { return Parts{doc: m.Parts} }
+
+// len is the length of the parts field's body.
+func (p Parts) len() int {
+	if p.plan.Packs() {
+		return p.plan.Len()
+	}
+	return len(p.doc)
 }
 
 // MessageLen is the exact length AppendMessage writes for m, its parts
 // packed as pack says (PackParts).
-func MessageLen(m *model.Message, pack jsonpack.Plan) int {
+func MessageLen(m *model.Message, pack Parts) int {
 	n := messageHeaderLen + varintLen(int64(m.Tokens))
 	n += fieldLen(len(m.Content)) + fieldLen(len(m.Name))
 	if rawDigest(m.Digest) {
@@ -145,14 +170,14 @@ func MessageLen(m *model.Message, pack jsonpack.Plan) int {
 	} else {
 		n += fieldLen(len(m.Digest))
 	}
-	n += fieldLen(partsLen(m, pack)) + fieldLen(metaLen(m.Meta))
+	n += fieldLen(pack.len()) + fieldLen(metaLen(m.Meta))
 	return n
 }
 
 // AppendMessage appends m's record to dst (which should have room for
 // MessageLen(m, pack) bytes), its parts packed as pack says (PackParts
 // of m). at is m.CreatedAt in nanos, already checked.
-func AppendMessage(dst []byte, m *model.Message, at int64, pack jsonpack.Plan) []byte {
+func AppendMessage(dst []byte, m *model.Message, at int64, pack Parts) []byte {
 	dst = appendBeforeContent(dst, m, at, pack)
 	dst = append(dst, m.Content...)
 	return appendAfterContent(dst, m, pack)
@@ -162,12 +187,12 @@ func AppendMessage(dst []byte, m *model.Message, at int64, pack jsonpack.Plan) [
 // the tokens and the content's length. The content follows, then
 // appendAfterContent: a large record is written from the three without
 // its content being copied (MessageSegments).
-func appendBeforeContent(dst []byte, m *model.Message, at int64, pack jsonpack.Plan) []byte {
+func appendBeforeContent(dst []byte, m *model.Message, at int64, pack Parts) []byte {
 	var flags byte
 	if rawDigest(m.Digest) {
 		flags |= flagDigestRaw
 	}
-	if pack.Packs() {
+	if pack.plan.Packs() {
 		flags |= FlagPartsPacked
 	}
 	dst = append(dst, MessageFormat, m.Role.Code(), flags)
@@ -178,7 +203,7 @@ func appendBeforeContent(dst []byte, m *model.Message, at int64, pack jsonpack.P
 
 // appendAfterContent appends m's record after its content: the name,
 // the digest, the parts and the meta.
-func appendAfterContent(dst []byte, m *model.Message, pack jsonpack.Plan) []byte {
+func appendAfterContent(dst []byte, m *model.Message, pack Parts) []byte {
 	dst = wire.AppendField(dst, m.Name)
 	if rawDigest(m.Digest) {
 		dst = binary.AppendUvarint(dst, 32)
@@ -186,11 +211,11 @@ func appendAfterContent(dst []byte, m *model.Message, pack jsonpack.Plan) []byte
 	} else {
 		dst = wire.AppendField(dst, m.Digest)
 	}
-	dst = binary.AppendUvarint(dst, uint64(partsLen(m, pack)))
-	if pack.Packs() {
-		dst = pack.Append(dst, m.Parts)
+	dst = binary.AppendUvarint(dst, uint64(pack.len()))
+	if pack.plan.Packs() {
+		dst = pack.plan.Append(dst, pack.doc)
 	} else {
-		dst = append(dst, m.Parts...)
+		dst = append(dst, pack.doc...)
 	}
 	dst = binary.AppendUvarint(dst, uint64(metaLen(m.Meta)))
 	if len(m.Meta) > 0 {
@@ -207,7 +232,7 @@ func appendAfterContent(dst []byte, m *model.Message, pack jsonpack.Plan) []byte
 // what AppendMessage writes: the bytes before the content, the content
 // itself (m.Content's own bytes, not a copy, which bbolt only reads),
 // and the bytes after it.
-func MessageSegments(m *model.Message, at int64, pack jsonpack.Plan) [3][]byte {
+func MessageSegments(m *model.Message, at int64, pack Parts) [3][]byte {
 	return [3][]byte{
 		appendBeforeContent(nil, m, at, pack),
 		unsafe.Slice(unsafe.StringData(m.Content), len(m.Content)),

@@ -4,9 +4,11 @@
 package storetest
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,6 +40,7 @@ func Run(t *testing.T, open Open) {
 		{"UpdateIsAtomic", updateIsAtomic},
 		{"Encoded", encoded},
 		{"SessionsBefore", sessionsBefore},
+		{"ReadParts", readParts},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -512,5 +515,48 @@ func sessionsBefore(t *testing.T, s store.Store) {
 			t.Errorf("pages of SessionsBefore: %v, want the 5 sessions once each", all)
 		}
 		return nil
+	})
+}
+
+// readParts: parts as read (Message.ReadParts) are stored as their JSON
+// would be (model.AppendParts), whether they repeat the content (a tool
+// result, its text in the part and in its block, as a client wrote it)
+// or not; the head says the message has parts. Through AppendEncoded
+// too.
+func readParts(t *testing.T, s store.Store) {
+	thread(t, s, "a", 1)
+	out := strings.Repeat("ok\tthe output of a tool, <b> & \"quoted\"\n", 40)
+	result := msg(2, model.RoleTool, out, t0)
+	result.ReadParts = []model.Part{{Type: model.PartToolResult, ToolCallID: "c1", Text: out,
+		Raw: json.RawMessage(`{"type": "tool_result", "tool_use_id": "c1", "content": ` + string(model.AppendQuoted(nil, out)) + `, "is_error": false}`)}}
+	call := msg(3, model.RoleAssistant, "", t0)
+	call.ReadParts = []model.Part{{Type: model.PartToolCall, ToolCallID: "c2", ToolName: "bash", Input: json.RawMessage(`{"cmd":"ls"}`)}}
+	batch := []model.Message{result, call}
+	update(t, s, func(tx store.Tx) error { return tx.AppendMessages("a", batch) })
+	last := msg(4, model.RoleTool, out, t0)
+	last.ReadParts = result.ReadParts
+	enc, err := s.Encode([]model.Message{last})
+	if err != nil {
+		t.Fatal(err)
+	}
+	update(t, s, func(tx store.Tx) error { return tx.AppendEncoded("a", []model.Message{last}, enc) })
+	view(t, s, func(tx store.Tx) error {
+		for _, w := range append(batch, last) {
+			m, err := tx.Message("a", w.Seq)
+			if err != nil {
+				return err
+			}
+			want, _ := model.AppendParts(nil, w.ReadParts, nil)
+			if string(m.Parts) != string(want) || m.Content != w.Content {
+				t.Errorf("message %d read back with parts %s, want %s", w.Seq, m.Parts, want)
+			}
+		}
+		heads, err := tx.Heads("a")
+		for i, h := range heads {
+			if i > 0 && h.Flags&model.HeadHasParts == 0 {
+				t.Errorf("head %d says the message has no parts", i+1)
+			}
+		}
+		return err
 	})
 }
