@@ -320,6 +320,35 @@ func MessageParts(parts []model.Part) json.RawMessage {
 	return out
 }
 
+// KeepParts is parts for model.NewMessage.ReadParts, as MessageParts is
+// for Parts: none for plain text; else parts whose Input and Raw are
+// copies of their own, in one buffer, so that nothing points into what
+// they were read from (a request's body, whose buffer serves the next
+// request). The parts are not written as JSON: the store writes them
+// into its own form (model.Message.ReadParts).
+func KeepParts(parts []model.Part) []model.Part {
+	if len(parts) == 0 || len(parts) == 1 && plainText(&parts[0]) {
+		return nil
+	}
+	size := 0
+	for i := range parts {
+		size += len(parts[i].Input) + len(parts[i].Raw)
+	}
+	buf := make([]byte, 0, size)
+	own := func(v json.RawMessage) json.RawMessage {
+		if len(v) == 0 {
+			return v
+		}
+		at := len(buf)
+		buf = append(buf, v...)
+		return json.RawMessage(buf[at:len(buf):len(buf)])
+	}
+	for i := range parts {
+		parts[i].Input, parts[i].Raw = own(parts[i].Input), own(parts[i].Raw)
+	}
+	return parts
+}
+
 // plainText reports whether p is plain text: a text part of no source
 // block, which a message's content says whole.
 func plainText(p *model.Part) bool {

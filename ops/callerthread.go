@@ -93,6 +93,8 @@ func (r ListReader) List(raw []json.RawMessage, offset int) ([]CallerMessage, []
 	for i, nm := range nms {
 		var parts []model.Part
 		switch {
+		case len(nm.ReadParts) > 0:
+			parts = nm.ReadParts
 		case len(nm.Parts) == 0:
 		case i < len(read) && read[i] != nil:
 			parts = read[i] // as read: a message may be megabytes
@@ -181,6 +183,9 @@ func (s *Service) ReadThread(r ListReader, raw []json.RawMessage) ([]CallerMessa
 		first := j
 		for j < len(fresh) && from[j] == i {
 			e.size += len(fresh[j].Message.Content) + 3*len(fresh[j].Message.Parts)
+			if len(fresh[j].Message.Parts) == 0 {
+				e.size += partsSize(fresh[j].Parts) // as read, not encoded
+			}
 			j++
 		}
 		e.read = fresh[first:j:j]
@@ -192,6 +197,16 @@ func (s *Service) ReadThread(r ListReader, raw []json.RawMessage) ([]CallerMessa
 	}
 	m.mu.Unlock()
 	return append(out, fresh...), marked, Places{keys, starts}, nil
+}
+
+// partsSize is about the bytes parts hold of their own.
+func partsSize(parts []model.Part) int {
+	n := 0
+	for i := range parts {
+		p := &parts[i]
+		n += 64 + len(p.Text) + len(p.ToolCallID) + len(p.ToolName) + len(p.Input) + len(p.MediaType) + len(p.Raw)
+	}
+	return n
 }
 
 // calledTool is the name of the latest call with the given ID in msgs,

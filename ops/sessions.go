@@ -257,6 +257,19 @@ func MessageTokens(content string, rawParts json.RawMessage) int {
 	return partsTokens(content, model.DecodeParts(rawParts))
 }
 
+// newTokens is MessageTokens of a new message, from parts when they are
+// at hand (nil: its parts as read, or decoded).
+func newTokens(m *model.NewMessage, parts []model.Part) int {
+	switch {
+	case parts != nil:
+	case len(m.Parts) == 0 && len(m.ReadParts) > 0:
+		parts = m.ReadParts
+	default:
+		return MessageTokens(m.Content, m.Parts)
+	}
+	return partsTokens(m.Content, parts)
+}
+
 // partsTokens is MessageTokens of a message's parts decoded.
 func partsTokens(content string, parts []model.Part) int {
 	if len(parts) == 0 {
@@ -304,10 +317,8 @@ func countEachMetered(n int, at func(i int) (*model.NewMessage, []model.Part), p
 		wg.Go(func() {
 			counted := 0
 			for i := w; i < n; i += workers {
-				if m, parts := at(i); m.Tokens <= 0 && parts != nil {
-					m.Tokens = partsTokens(m.Content, parts)
-				} else if m.Tokens <= 0 {
-					m.Tokens = MessageTokens(m.Content, m.Parts)
+				if m, parts := at(i); m.Tokens <= 0 {
+					m.Tokens = newTokens(m, parts)
 				}
 				// Counted in chunks: a report per message would make
 				// the workers queue on the meter's lock.
@@ -336,11 +347,11 @@ func StoredMessage(seq uint64, nm model.NewMessage, now time.Time, digest string
 	}
 	n := nm.Tokens
 	if n <= 0 {
-		n = MessageTokens(nm.Content, nm.Parts)
+		n = newTokens(&nm, nil)
 	}
 	return model.Message{
 		ID: model.MessageID(seq), Seq: seq, Role: nm.Role, Content: nm.Content, Name: nm.Name,
-		Parts: nm.Parts, CreatedAt: at.UTC(), Tokens: n, Meta: nm.Meta,
+		Parts: nm.Parts, ReadParts: nm.ReadParts, CreatedAt: at.UTC(), Tokens: n, Meta: nm.Meta,
 		Digest: digest,
 	}
 }

@@ -31,8 +31,8 @@ func (e MessageError) Error() string {
 // each tool_result block of a user message becomes a message of role
 // tool, named after the call it answers, before the user's own text when
 // it comes first. A message with nothing in it gives no message. It
-// returns the messages, with, for each, the parts it was made of (those
-// encoded in its Parts, or none for plain text: formats.MessageParts)
+// returns the messages, with, for each, the parts it was made of (its
+// ReadParts, or none for plain text: formats.KeepParts)
 // and the index of the message of msgs it came
 // from; or, when any message cannot be read, an error for each of
 // those. Nothing returned points into msgs, which the caller may write
@@ -82,9 +82,10 @@ func ReadMessages(msgs []json.RawMessage) ([]model.NewMessage, [][]model.Part, [
 			if content == "" {
 				content = formats.RenderContent(parts)
 			}
-			// The parts point into msgs until they are encoded, and into
-			// their encoding after: nothing of msgs is kept.
-			out = append(out, model.NewMessage{Role: role, Name: name, Content: content, Parts: formats.MessageParts(parts)})
+			// The parts point into msgs until they are kept: nothing of
+			// msgs is kept. They are not written as JSON: the store
+			// writes them (ReadParts).
+			out = append(out, model.NewMessage{Role: role, Name: name, Content: content, ReadParts: formats.KeepParts(parts)})
 			read = append(read, parts)
 			from = append(from, i)
 		}

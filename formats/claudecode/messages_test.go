@@ -40,10 +40,11 @@ func TestReadMessagesReadsAMessagesAPIThread(t *testing.T) {
 	if errs != nil {
 		t.Fatalf("errors: %v", errs)
 	}
-	// The parts each message was made of are those its Parts encode.
+	// The parts each message was made of are those it keeps, as read
+	// (ReadParts), and none for plain text.
 	for i := range got {
-		if enc := formats.MessageParts(parts[i]); string(enc) != string(got[i].Parts) {
-			t.Errorf("message %d: parts read %s, encoded %s", i, enc, got[i].Parts)
+		if enc, kept := formats.MessageParts(parts[i]), formats.EncodeParts(got[i].ReadParts); string(enc) != string(kept) || len(got[i].Parts) > 0 {
+			t.Errorf("message %d: parts read %s, kept %s (and written %s)", i, enc, kept, got[i].Parts)
 		}
 	}
 	want := []struct {
@@ -72,11 +73,11 @@ func TestReadMessagesReadsAMessagesAPIThread(t *testing.T) {
 			t.Errorf("message %d: %s %q from %d %q, want %s %q from %d %q", k, got[k].Role, got[k].Name, from[k], got[k].Content, w.role, w.name, w.from, w.text)
 		}
 	}
-	thinking := model.DecodeParts(got[1].Parts)
+	thinking := got[1].ReadParts
 	if len(thinking) != 4 || thinking[0].Type != model.PartThinking || !strings.Contains(string(thinking[0].Raw), `"signature":"sig"`) {
 		t.Errorf("the thinking block is not kept verbatim: %+v", thinking)
 	}
-	if p := model.DecodeParts(got[4].Parts); len(p) != 1 || !strings.Contains(string(p[0].Raw), "cache_control") {
+	if p := got[4].ReadParts; len(p) != 1 || !strings.Contains(string(p[0].Raw), "cache_control") {
 		t.Errorf("a block's Raw is not the block as sent: %+v", p)
 	}
 
@@ -119,9 +120,8 @@ func TestReadMessagesRefusesWhatIsNotAMessage(t *testing.T) {
 
 // What ReadMessages returns is the caller's to keep after the messages
 // are written over (the proxy reads a request's body into a buffer that
-// serves the next request): the parts' Raw and Input point into their
-// encoding, not into the messages, though the blocks are read where
-// they lie.
+// serves the next request): the parts' Raw and Input are copies of
+// their own, though the blocks are read where they lie.
 func TestReadMessagesKeepNothingOfTheMessages(t *testing.T) {
 	t.Parallel()
 	msgs := rawList(t, `[
@@ -142,11 +142,11 @@ func TestReadMessagesKeepNothingOfTheMessages(t *testing.T) {
 		t.Fatal(errs)
 	}
 	importtest.KeepsNothingOf(t, msgs, got, parts)
-	// And the parts are those encoded, and the content is theirs
-	// rendered (a tool's output made with its content, at once).
+	// And the parts are those kept, and the content is theirs rendered
+	// (a tool's output made with its content, at once).
 	for i := range got {
-		if enc := formats.MessageParts(parts[i]); string(enc) != string(got[i].Parts) {
-			t.Errorf("message %d: parts %s, encoded %s", i, got[i].Parts, enc)
+		if enc, kept := formats.MessageParts(parts[i]), formats.EncodeParts(got[i].ReadParts); string(enc) != string(kept) {
+			t.Errorf("message %d: parts %s, kept %s", i, enc, kept)
 		}
 		if len(parts[i]) > 0 && formats.RenderContent(parts[i]) != got[i].Content {
 			t.Errorf("message %d: content %q, its parts rendered %q", i, got[i].Content, formats.RenderContent(parts[i]))

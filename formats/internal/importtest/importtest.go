@@ -394,7 +394,7 @@ func KeepsNothingOf(t *testing.T, raw []json.RawMessage, msgs []model.NewMessage
 		out := make([]string, len(msgs))
 		for i := range msgs {
 			out[i] = msgs[i].Content + "|" + string(msgs[i].Parts)
-			for _, p := range parts[i] {
+			for _, p := range append(parts[i], msgs[i].ReadParts...) {
 				out[i] += "|" + string(p.Raw) + "|" + string(p.Input)
 			}
 		}
