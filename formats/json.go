@@ -326,17 +326,28 @@ func MessageParts(parts []model.Part) json.RawMessage {
 // they were read from (a request's body, whose buffer serves the next
 // request). The parts are not written as JSON: the store writes them
 // into its own form (model.Message.ReadParts).
-func KeepParts(parts []model.Part) []model.Part {
+//
+// An Input or Raw of lend bytes or more (lend > 0) is kept where it
+// lies, not copied: the caller gives what they were read from to keep
+// (a body of megabytes that serves no other request), and lends a
+// block only when it is a good share of it, so that a small block
+// never keeps a large body alive.
+func KeepParts(parts []model.Part, lend int) []model.Part {
 	if len(parts) == 0 || len(parts) == 1 && plainText(&parts[0]) {
 		return nil
 	}
+	lent := func(v json.RawMessage) bool { return lend > 0 && len(v) >= lend }
 	size := 0
 	for i := range parts {
-		size += len(parts[i].Input) + len(parts[i].Raw)
+		for _, v := range []json.RawMessage{parts[i].Input, parts[i].Raw} {
+			if !lent(v) {
+				size += len(v)
+			}
+		}
 	}
 	buf := make([]byte, 0, size)
 	own := func(v json.RawMessage) json.RawMessage {
-		if len(v) == 0 {
+		if len(v) == 0 || lent(v) {
 			return v
 		}
 		at := len(buf)

@@ -182,3 +182,41 @@ func TestCutTitleKeepsNothingOfTheText(t *testing.T) {
 		}
 	}
 }
+
+// KeepParts copies each part's Input and Raw into a buffer of the
+// parts' own, but one of lend bytes or more, which stays where it lies;
+// plain text keeps no parts.
+func TestKeepPartsLendsOnlyLargeBlocks(t *testing.T) {
+	body := []byte(`{"type":"tool_use","id":"t","name":"f","input":{"a":1}}` + `{"type":"tool_result","tool_use_id":"t","content":"` + strings.Repeat("x", 200) + `"}`)
+	call, result := body[:55], body[55:]
+	input := call[bytes.Index(call, []byte(`{"a"`)) : len(call)-1]
+	parts := func() []model.Part {
+		return []model.Part{
+			{Type: model.PartToolCall, ToolCallID: "t", ToolName: "f", Input: input, Raw: call},
+			{Type: model.PartToolResult, ToolCallID: "t", Text: strings.Repeat("x", 200), Raw: result},
+		}
+	}
+	within := func(v []byte) bool {
+		if len(v) == 0 {
+			return false
+		}
+		p, b := uintptr(unsafe.Pointer(&v[0])), uintptr(unsafe.Pointer(&body[0]))
+		return p >= b && p < b+uintptr(len(body))
+	}
+	for _, c := range []struct {
+		lend     int
+		lentCall bool
+		lentRes  bool
+	}{{0, false, false}, {len(body) / 2, false, true}, {1, true, true}} {
+		kept := formats.KeepParts(parts(), c.lend)
+		if within(kept[0].Raw) != c.lentCall || within(kept[0].Input) != c.lentCall || within(kept[1].Raw) != c.lentRes {
+			t.Errorf("lend %d: call kept in the body %v (input %v), result %v; want %v, %v", c.lend, within(kept[0].Raw), within(kept[0].Input), within(kept[1].Raw), c.lentCall, c.lentRes)
+		}
+		if string(kept[0].Raw) != string(call) || string(kept[0].Input) != `{"a":1}` || string(kept[1].Raw) != string(result) {
+			t.Errorf("lend %d: kept %s %s %s", c.lend, kept[0].Raw, kept[0].Input, kept[1].Raw)
+		}
+	}
+	if kept := formats.KeepParts([]model.Part{{Type: model.PartText, Text: "plain"}}, 0); kept != nil {
+		t.Errorf("plain text kept parts %+v", kept)
+	}
+}

@@ -46,7 +46,9 @@ type ListReader struct {
 	// Messages API message of tool results is a message per result).
 	// Any message it cannot read refuses the whole list, and the refusal
 	// says its place.
-	Read func(raw []json.RawMessage, offset int) ([]model.NewMessage, [][]model.Part, []int, error)
+	// Blocks of lend bytes or more may be kept where they lie in raw
+	// (formats.KeepParts), when lend > 0.
+	Read func(raw []json.RawMessage, offset, lend int) ([]model.NewMessage, [][]model.Part, []int, error)
 	// Mark, if not empty, is what a raw message carries to be listed
 	// among the marked (ReadThread): the Messages API's cache
 	// breakpoint, "cache_control".
@@ -60,7 +62,7 @@ type ListReader struct {
 var ChatMessages = ListReader{Shape: "chat", Read: readChat}
 
 // readChat reads chat-completions messages, one message each.
-func readChat(raw []json.RawMessage, offset int) ([]model.NewMessage, [][]model.Part, []int, error) {
+func readChat(raw []json.RawMessage, offset, _ int) ([]model.NewMessage, [][]model.Part, []int, error) {
 	for i, m := range raw {
 		if m = bytes.TrimSpace(m); len(m) == 0 || m[0] != '{' {
 			return nil, nil, nil, Invalidf("messages[%d] is not a message object ({role, content})", offset+i)
@@ -84,8 +86,8 @@ func readChat(raw []json.RawMessage, offset int) ([]model.NewMessage, [][]model.
 // List reads raw whole, remembering nothing (ReadThread remembers): the
 // caller's messages, and for each the index of the message of raw it
 // came from.
-func (r ListReader) List(raw []json.RawMessage, offset int) ([]CallerMessage, []int, error) {
-	nms, read, from, err := r.Read(raw, offset)
+func (r ListReader) List(raw []json.RawMessage, offset, lend int) ([]CallerMessage, []int, error) {
+	nms, read, from, err := r.Read(raw, offset, lend)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -141,7 +143,7 @@ func (p Places) KeyOf(i int) (PlaceKey, bool) {
 // the messages past the last one remembered. It also says which of raw
 // carry r's Mark (so that the Messages API's cache breakpoints are
 // looked for only there), and where the messages were read from.
-func (s *Service) ReadThread(r ListReader, raw []json.RawMessage) ([]CallerMessage, []int, Places, error) {
+func (s *Service) ReadThread(r ListReader, raw []json.RawMessage, lend int) ([]CallerMessage, []int, Places, error) {
 	m := &s.memo
 	keys := m.chain(r.Shape, raw)
 	out := make([]CallerMessage, 0, len(raw)+len(raw)/4)
@@ -164,7 +166,7 @@ func (s *Service) ReadThread(r ListReader, raw []json.RawMessage) ([]CallerMessa
 	if k == len(raw) {
 		return out, marked, Places{keys, starts}, nil
 	}
-	fresh, from, err := r.List(raw[k:], k)
+	fresh, from, err := r.List(raw[k:], k, lend)
 	if err != nil {
 		return nil, nil, Places{}, err
 	}

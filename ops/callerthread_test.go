@@ -14,8 +14,8 @@ import (
 
 // messagesAPI reads Messages API messages as the context proxy does: a
 // message of tool results is a message per result.
-var messagesAPI = ops.ListReader{Shape: "anthropic", Read: func(raw []json.RawMessage, _ int) ([]model.NewMessage, [][]model.Part, []int, error) {
-	nms, parts, from, errs := claudecode.ReadMessages(raw)
+var messagesAPI = ops.ListReader{Shape: "anthropic", Read: func(raw []json.RawMessage, _, lend int) ([]model.NewMessage, [][]model.Part, []int, error) {
+	nms, parts, from, errs := claudecode.ReadMessages(raw, lend)
 	if len(errs) > 0 {
 		return nil, nil, nil, fmt.Errorf("%v", errs)
 	}
@@ -36,7 +36,7 @@ func TestThreadPlacesKeyOfMessages(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, pass := range []string{"read", "remembered"} {
-		msgs, _, places, err := f.Svc.ReadThread(messagesAPI, raw)
+		msgs, _, places, err := f.Svc.ReadThread(messagesAPI, raw, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -56,7 +56,7 @@ func (s *Service) ApplyContextOperations(ctx context.Context, a ApplyOpsArgs) (A
 	if len(a.Messages) == 0 {
 		return ApplyOpsResult{}, Invalidf("messages is empty: send the caller's whole thread, oldest first, as chat-completions messages {role, content}")
 	}
-	msgs, _, _, err := s.ReadThread(ChatMessages, a.Messages)
+	msgs, _, _, err := s.ReadThread(ChatMessages, a.Messages, 0)
 	if err != nil {
 		return ApplyOpsResult{}, err
 	}

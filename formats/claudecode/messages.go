@@ -36,8 +36,9 @@ func (e MessageError) Error() string {
 // and the index of the message of msgs it came
 // from; or, when any message cannot be read, an error for each of
 // those. Nothing returned points into msgs, which the caller may write
-// over (the proxy's body buffer serves its next request).
-func ReadMessages(msgs []json.RawMessage) ([]model.NewMessage, [][]model.Part, []int, []MessageError) {
+// over (the proxy's body buffer serves its next request), but a block of
+// lend bytes or more when lend > 0 (formats.KeepParts).
+func ReadMessages(msgs []json.RawMessage, lend int) ([]model.NewMessage, [][]model.Part, []int, []MessageError) {
 	rd := &ccReader{strs: map[string]string{}, borrow: true}
 	out := make([]model.NewMessage, 0, len(msgs))
 	read := make([][]model.Part, 0, len(msgs))
@@ -85,7 +86,7 @@ func ReadMessages(msgs []json.RawMessage) ([]model.NewMessage, [][]model.Part, [
 			// The parts point into msgs until they are kept: nothing of
 			// msgs is kept. They are not written as JSON: the store
 			// writes them (ReadParts).
-			out = append(out, model.NewMessage{Role: role, Name: name, Content: content, ReadParts: formats.KeepParts(parts)})
+			out = append(out, model.NewMessage{Role: role, Name: name, Content: content, ReadParts: formats.KeepParts(parts, lend)})
 			read = append(read, parts)
 			from = append(from, i)
 		}

@@ -36,7 +36,7 @@ func TestReadMessagesReadsAMessagesAPIThread(t *testing.T) {
 		{"role":"user","content":[{"type":"text","text":"first"},{"type":"tool_result","tool_use_id":"toolu_1","content":"again"}]},
 		{"role":"system","content":[{"type":"text","text":"# Environment"}]}
 	]`)
-	got, parts, from, errs := ReadMessages(msgs)
+	got, parts, from, errs := ReadMessages(msgs, 0)
 	if errs != nil {
 		t.Fatalf("errors: %v", errs)
 	}
@@ -82,7 +82,7 @@ func TestReadMessagesReadsAMessagesAPIThread(t *testing.T) {
 	}
 
 	// An answer read alone is the message it is in a later request.
-	alone, _, _, errs := ReadMessages(msgs[1:2])
+	alone, _, _, errs := ReadMessages(msgs[1:2], 0)
 	if errs != nil || len(alone) != 1 {
 		t.Fatalf("answer: %v %v", alone, errs)
 	}
@@ -110,7 +110,7 @@ func TestReadMessagesRefusesWhatIsNotAMessage(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			msgs := rawList(t, `[{"role":"user","content":"fine"},`+strings.TrimPrefix(c.msgs, "["))
-			got, _, from, errs := ReadMessages(msgs)
+			got, _, from, errs := ReadMessages(msgs, 0)
 			if got != nil || from != nil || len(errs) != 1 || errs[0].Index != 1 || !strings.Contains(errs[0].Reason, c.reason) {
 				t.Fatalf("got %v %v %v, want one error at 1 saying %q", got, from, errs, c.reason)
 			}
@@ -137,7 +137,7 @@ func TestReadMessagesKeepNothingOfTheMessages(t *testing.T) {
 			{"type":"text","text":"And?"}]},
 		{"role":"user","content":"   "}
 	]`)
-	got, parts, _, errs := ReadMessages(msgs)
+	got, parts, _, errs := ReadMessages(msgs, 0)
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}

@@ -30,10 +30,12 @@ func LargeText(n, size int) []byte {
 
 // The shapes of LargeRequest.
 const (
-	Messages        = "messages"          // a Messages API user message of the text
-	MessagesToolOut = "messages-tool-out" // a Messages API tool_result block of the text, after its call
-	Chat            = "chat"              // a Chat Completions user message of the text
-	Responses       = "responses"         // a Responses API message of one input_text block
+	Messages         = "messages"           // a Messages API user message of the text
+	MessagesToolOut  = "messages-tool-out"  // a Messages API tool_result block of the text, after its call
+	Chat             = "chat"               // a Chat Completions user message of the text
+	Responses        = "responses"          // a Responses API message of one input_text block
+	ChatToolOut      = "chat-tool-out"      // a Chat Completions tool message of the text, after its call
+	ResponsesToolOut = "responses-tool-out" // a Responses API function_call_output of the text, after its call
 )
 
 // LargeRequest is a request of shape bringing LargeText(n, size).
@@ -48,6 +50,14 @@ func LargeRequest(shape string, n, size int) []byte {
 		return fmt.Appendf(nil, `{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"Read it, %d."},`+
 			`{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Read","input":{"file_path":"bucket.go"}}]},`+
 			`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":%s}]}]}`, n, text)
+	case ChatToolOut:
+		return fmt.Appendf(nil, `{"model":"m","messages":[{"role":"user","content":"Read it, %d."},`+
+			`{"role":"assistant","content":null,"tool_calls":[{"id":"t1","type":"function","function":{"name":"read","arguments":"{\"file_path\":\"bucket.go\"}"}}]},`+
+			`{"role":"tool","tool_call_id":"t1","content":%s}]}`, n, text)
+	case ResponsesToolOut:
+		return fmt.Appendf(nil, `{"model":"m","input":[{"type":"message","role":"user","content":"Read it, %d."},`+
+			`{"type":"function_call","call_id":"t1","name":"read","arguments":"{\"file_path\":\"bucket.go\"}"},`+
+			`{"type":"function_call_output","call_id":"t1","output":%s}]}`, n, text)
 	}
 	return fmt.Appendf(nil, `{"model":"m","max_tokens":10,"messages":[{"role":"user","content":%s}]}`, text)
 }

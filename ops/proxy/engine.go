@@ -66,8 +66,8 @@ var anthropicMessages = ops.ListReader{Shape: "anthropic", Read: readAnthropic, 
 
 // readAnthropic reads Messages API messages: a message of tool results
 // is a message per result.
-func readAnthropic(raw []json.RawMessage, offset int) ([]model.NewMessage, [][]model.Part, []int, error) {
-	nms, parts, from, errs := claudecode.ReadMessages(raw)
+func readAnthropic(raw []json.RawMessage, offset, lend int) ([]model.NewMessage, [][]model.Part, []int, error) {
+	nms, parts, from, errs := claudecode.ReadMessages(raw, lend)
 	if len(errs) > 0 {
 		texts := make([]string, len(errs))
 		for i, e := range errs {
@@ -206,6 +206,12 @@ type Request struct {
 	// Probe recognises the session and builds the thread but stores
 	// nothing (a token count).
 	Probe bool
+	// Given says the bytes of Messages are the engine's to keep: they
+	// serve no other request. A block that is half of them or more is
+	// then kept where it lies, not copied (formats.KeepParts): a tool
+	// result of megabytes is in memory once as it was sent, and once as
+	// its text.
+	Given bool
 }
 
 // Turn is what the proxy sends upstream in place of a request's
@@ -306,7 +312,14 @@ func (e *Engine) take(ctx context.Context, r Request) (Turn, error) {
 		return Turn{}, err
 	}
 	svc := e.svc
-	msgs, marked, places, err := svc.ReadThread(reader, r.Messages)
+	lend := 0
+	if r.Given {
+		for _, m := range r.Messages {
+			lend += len(m)
+		}
+		lend = max(lend/2, 1)
+	}
+	msgs, marked, places, err := svc.ReadThread(reader, r.Messages, lend)
 	if err != nil {
 		return Turn{}, err
 	}
@@ -599,7 +612,7 @@ func (e *Engine) RecordAnswer(ctx context.Context, a Answer) (AnswerResult, erro
 	if err != nil {
 		return AnswerResult{}, err
 	}
-	msgs, _, err := reader.List(list, 0)
+	msgs, _, err := reader.List(list, 0, 0)
 	if err != nil {
 		return AnswerResult{}, err
 	}
