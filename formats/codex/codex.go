@@ -142,6 +142,10 @@ type cxEntry struct {
 	callID string // of a tool result, linked when emitted
 	// match is what an event and the response item it repeats share.
 	match string
+	// content is the content its parts render, when it was made with
+	// them ("": made from them in build): a tool's output, decoded once
+	// after the content's prefix, is its part's text.
+	content string
 }
 
 type cxReader struct {
@@ -149,6 +153,8 @@ type cxReader struct {
 	// keeps its call_id even when its call is not among them (it was in
 	// an earlier request).
 	items bool
+	// lend is ReadItems' (formats.KeepParts).
+	lend int
 	// built are the parts each message build made was made of.
 	built    [][]model.Part
 	problems formats.Problems
@@ -401,8 +407,11 @@ func (cx *cxReader) responseItem(n int, at time.Time, p *cxPayload, item json.Ra
 		e.parts = []model.Part{call}
 	case "function_call_output", "custom_tool_call_output":
 		e.role = model.RoleTool
-		text, isErr, images := cxOutput(p.Output)
+		text, isErr, images, rendered := cxOutputRendered(p.Output)
 		e.parts = append([]model.Part{{Type: model.PartToolResult, Text: text, IsError: isErr, Raw: raw}}, images...)
+		if len(images) == 0 {
+			e.content = rendered
+		}
 		e.callID = p.CallID
 		if p.CallID != "" {
 			meta["call_id"] = p.CallID
@@ -571,16 +580,26 @@ func cxSummary(raw json.RawMessage) string {
 // {"output", "metadata": {"exit_code"}} is unwrapped), a list of content
 // blocks, or an object with content and success.
 func cxOutput(raw json.RawMessage) (text string, isErr bool, images []model.Part) {
+	text, isErr, images, _ = cxOutputRendered(raw)
+	return text, isErr, images
+}
+
+// cxOutputRendered is cxOutput, and for an output of a plain string the
+// content it renders (formats.RenderContent), of which the text is the
+// end: the output decoded once, after its prefix ("" otherwise).
+func cxOutputRendered(raw json.RawMessage) (text string, isErr bool, images []model.Part, rendered string) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
-		return "", false, nil
+		return "", false, nil, ""
 	}
 	switch raw[0] {
 	case '"':
-		s, ok := formats.DecodeString(raw)
+		prefix := formats.ResultPrefix(false)
+		rendered, ok := formats.DecodeStringAfter(prefix, raw)
 		if !ok {
-			return "", false, nil
+			return "", false, nil, ""
 		}
+		s := rendered[len(prefix):]
 		if t := strings.TrimSpace(s); strings.HasPrefix(t, "{") {
 			var exec struct {
 				Output   *string `json:"output"`
@@ -591,14 +610,14 @@ func cxOutput(raw json.RawMessage) (text string, isErr bool, images []model.Part
 			var keys map[string]json.RawMessage
 			if json.Unmarshal([]byte(t), &keys) == nil && len(keys) == 2 &&
 				json.Unmarshal([]byte(t), &exec) == nil && exec.Output != nil && exec.Metadata != nil {
-				return *exec.Output, exec.Metadata.ExitCode != nil && *exec.Metadata.ExitCode != 0, nil
+				return *exec.Output, exec.Metadata.ExitCode != nil && *exec.Metadata.ExitCode != 0, nil, ""
 			}
 		}
-		return s, false, nil
+		return s, false, nil, rendered
 	case '[':
 		parts, err := cxContent(raw)
 		if err != nil {
-			return string(raw), false, nil
+			return string(raw), false, nil, ""
 		}
 		var texts []string
 		for _, p := range parts {
@@ -609,7 +628,7 @@ func cxOutput(raw json.RawMessage) (text string, isErr bool, images []model.Part
 				images = append(images, p)
 			}
 		}
-		return strings.Join(texts, "\n"), false, images
+		return strings.Join(texts, "\n"), false, images, ""
 	case '{':
 		var o struct {
 			Content json.RawMessage `json:"content"`
@@ -617,10 +636,10 @@ func cxOutput(raw json.RawMessage) (text string, isErr bool, images []model.Part
 		}
 		if json.Unmarshal(raw, &o) == nil && len(o.Content) > 0 {
 			text, _, images = cxOutput(o.Content)
-			return text, o.Success != nil && !*o.Success, images
+			return text, o.Success != nil && !*o.Success, images, ""
 		}
 	}
-	return string(formats.Compact(raw)), false, nil
+	return string(formats.Compact(raw)), false, nil, ""
 }
 
 func cxTime(s string) time.Time {
@@ -688,11 +707,19 @@ func (cx *cxReader) build() ([]formats.Message, []cxDigest) {
 		}
 		nm := model.NewMessage{
 			Role:      e.role,
-			Content:   formats.RenderContent(e.parts),
+			Content:   e.content,
 			Name:      name,
-			Parts:     formats.MessageParts(e.parts),
 			CreatedAt: e.at,
 			Meta:      meta,
+		}
+		if nm.Content == "" {
+			nm.Content = formats.RenderContent(e.parts)
+		}
+		if cx.items {
+			// A request's items: the parts go to the store as read.
+			nm.ReadParts = formats.KeepParts(e.parts, cx.lend)
+		} else {
+			nm.Parts = formats.MessageParts(e.parts)
 		}
 		if err := nm.Validate(); err != nil {
 			cx.problems.Add(e.line, err.Error())

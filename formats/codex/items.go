@@ -45,8 +45,8 @@ func (e ItemError) Error() string {
 // of those. The items are read where they are, not copied whole (a
 // message may be megabytes), and what is kept of them (a part's Raw) is
 // copied: the caller may write over them once this returns.
-func ReadItems(items []json.RawMessage) ([]model.NewMessage, [][]model.Part, []ItemError) {
-	cx := &cxReader{items: true}
+func ReadItems(items []json.RawMessage, lend int) ([]model.NewMessage, [][]model.Part, []ItemError) {
+	cx := &cxReader{items: true, lend: lend}
 	var errs []ItemError
 	passed := map[int]string{} // items passed over, by index: their type
 	for i, raw := range items {
@@ -56,8 +56,8 @@ func ReadItems(items []json.RawMessage) ([]model.NewMessage, [][]model.Part, []I
 			continue
 		}
 		// Its fields point into the item, not copies of what may be
-		// megabytes, while ReadItems runs: what is kept of them is in
-		// the parts' encoding (formats.MessageParts).
+		// megabytes, while ReadItems runs: what is kept of them is
+		// copied (formats.KeepParts), but a block of lend bytes or more.
 		var p cxPayload
 		if rest, err := sjson.Parse(raw, &p, sjson.DontCopyRawMessage); err != nil || len(bytes.TrimSpace(rest)) > 0 {
 			if err == nil {

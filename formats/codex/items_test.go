@@ -35,7 +35,7 @@ func TestReadItemsOneMessageAnItem(t *testing.T) {
 		{"type":"item_reference","id":"msg_9"},
 		{"type":"message","role":"assistant","content":[]}
 	]`)
-	msgs, parts, errs := ReadItems(items)
+	msgs, parts, errs := ReadItems(items, 0)
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
@@ -44,8 +44,8 @@ func TestReadItemsOneMessageAnItem(t *testing.T) {
 	}
 	// The parts each message was made of are those its Parts encode.
 	for i := range msgs {
-		if enc := formats.MessageParts(parts[i]); string(enc) != string(msgs[i].Parts) {
-			t.Errorf("item %d: parts read %s, encoded %s", i, enc, msgs[i].Parts)
+		if enc, kept := formats.MessageParts(parts[i]), formats.EncodeParts(msgs[i].ReadParts); string(enc) != string(kept) || len(msgs[i].Parts) > 0 {
+			t.Errorf("item %d: parts read %s, kept %s (and written %s)", i, enc, kept, msgs[i].Parts)
 		}
 	}
 	want := []struct {
@@ -70,18 +70,18 @@ func TestReadItemsOneMessageAnItem(t *testing.T) {
 	}
 	for i, w := range want {
 		m := msgs[i]
-		parts := model.DecodeParts(m.Parts)
+		parts := m.ReadParts
 		if m.Role != w.role || m.Content != w.content || (w.part == "") != (len(parts) == 0) || len(parts) > 0 && parts[0].Type != w.part {
 			t.Errorf("item %d: %s %q %+v, want %s %q %s", i, m.Role, m.Content, parts, w.role, w.content, w.part)
 		}
 	}
-	if p := model.DecodeParts(msgs[7].Parts)[0]; p.ToolCallID != "call_1" || msgs[7].Name != "exec_command" {
+	if p := msgs[7].ReadParts[0]; p.ToolCallID != "call_1" || msgs[7].Name != "exec_command" {
 		t.Errorf("the output is not linked to its call: %+v %q", p, msgs[7].Name)
 	}
-	if p := model.DecodeParts(msgs[8].Parts)[0]; p.ToolCallID != "call_0" {
+	if p := msgs[8].ReadParts[0]; p.ToolCallID != "call_0" {
 		t.Errorf("an output whose call came before keeps no call_id: %+v", p)
 	}
-	if raw := string(model.DecodeParts(msgs[9].Parts)[0].Raw); raw != `{"type":"item_reference","id":"msg_9"}` {
+	if raw := string(msgs[9].ReadParts[0].Raw); raw != `{"type":"item_reference","id":"msg_9"}` {
 		t.Errorf("a kind of item weft does not know is not kept verbatim: %s", raw)
 	}
 }
@@ -95,7 +95,7 @@ func TestReadItemsRefusesWhatIsNoItem(t *testing.T) {
 		{`[{"role":"user","content":7}]`, "content"},
 		{`[{"type":"function_call","call_id":"c","arguments":"{}"}]`, "without a tool name"},
 	} {
-		msgs, _, errs := ReadItems(rawItems(t, c.items))
+		msgs, _, errs := ReadItems(rawItems(t, c.items), 0)
 		if msgs != nil || len(errs) != 1 || errs[0].Index != 0 || !strings.Contains(errs[0].Reason, c.want) {
 			t.Errorf("%s: %v %v, want an error saying %q", c.items, msgs, errs, c.want)
 		}
@@ -116,7 +116,7 @@ func TestReadItemsKeepNothingOfTheItems(t *testing.T) {
 		{"type":"function_call_output","call_id":"c1","output":[{"type":"input_text","text":"seen"},{"type":"input_image","image_url":"data:image/png;base64,AAAA"}]},
 		{"type":"message","role":"user","content":"   "}
 	]`)
-	msgs, parts, errs := ReadItems(items)
+	msgs, parts, errs := ReadItems(items, 0)
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}

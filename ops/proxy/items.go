@@ -63,8 +63,8 @@ func (api API) ListField() string {
 var responsesItems = ops.ListReader{Shape: "responses", Read: readItems}
 
 // readItems reads a Responses API request's items, one message each.
-func readItems(raw []json.RawMessage, offset, _ int) ([]model.NewMessage, [][]model.Part, []int, error) {
-	nms, parts, errs := codex.ReadItems(raw)
+func readItems(raw []json.RawMessage, offset, lend int) ([]model.NewMessage, [][]model.Part, []int, error) {
+	nms, parts, errs := codex.ReadItems(raw, lend)
 	if len(errs) > 0 {
 		texts := make([]string, len(errs))
 		for i, e := range errs {

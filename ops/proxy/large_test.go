@@ -132,6 +132,9 @@ func TestProxyLargeMessageAllocations(t *testing.T) {
 		// part and in its block, which the store writes once, and the
 		// block is kept where it lies in the body given.
 		{string(Anthropic) + "-tool_result", Anthropic, benchdata.MessagesToolOut},
+		// A Responses function_call_output: its output decoded once,
+		// after the content's prefix, is its part's text.
+		{string(Responses) + "-function_call_output", Responses, benchdata.ResponsesToolOut},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -156,10 +159,10 @@ func TestProxyLargeMessageAllocations(t *testing.T) {
 // Messages API tool_result, a Chat Completions tool message, a
 // Responses function_call_output), weft's own work for it as the handler
 // does it: it reports the bytes allocated and the heap's peak (above the
-// heap before), per byte of the message. The Chat Completions and
-// Responses tool outputs are not yet held at 3 (their readers still
-// write the parts out as JSON and copy the block);
-// TestProxyLargeMessageAllocations holds the rest.
+// heap before), per byte of the message. The Chat Completions tool
+// message is not yet held at 3 (its reader still writes the parts out
+// as JSON and copies the message); TestProxyLargeMessageAllocations
+// holds the rest.
 //
 //	go test ./ops/proxy -run XXX -bench ProxyLargeMessage -benchtime 3x
 func BenchmarkProxyLargeMessage(b *testing.B) {
