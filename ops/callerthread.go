@@ -62,13 +62,13 @@ type ListReader struct {
 var ChatMessages = ListReader{Shape: "chat", Read: readChat}
 
 // readChat reads chat-completions messages, one message each.
-func readChat(raw []json.RawMessage, offset, _ int) ([]model.NewMessage, [][]model.Part, []int, error) {
+func readChat(raw []json.RawMessage, offset, lend int) ([]model.NewMessage, [][]model.Part, []int, error) {
 	for i, m := range raw {
 		if m = bytes.TrimSpace(m); len(m) == 0 || m[0] != '{' {
 			return nil, nil, nil, Invalidf("messages[%d] is not a message object ({role, content})", offset+i)
 		}
 	}
-	nms, parts, errs := openai.ReadMessages(raw)
+	nms, parts, errs := openai.ReadMessages(raw, lend)
 	if len(errs) > 0 {
 		texts := make([]string, len(errs))
 		for i, e := range errs {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	sjson "github.com/segmentio/encoding/json"
+
 	"weft/formats"
 	"weft/formats/internal/records"
 	"weft/model"
@@ -39,6 +41,12 @@ type message struct {
 	// read are the parts the message read was made of (nil for one of
 	// text alone), for ReadMessages to hand on.
 	read []model.Part `json:"-"`
+	// asRead: ReadMessages reads, whose messages are read where they
+	// lie (not copied whole: a message may be megabytes), and whose
+	// parts go to the store as read (ReadParts), their blocks kept
+	// (formats.KeepParts, with lend).
+	asRead bool `json:"-"`
+	lend   int  `json:"-"`
 }
 
 // isMessage reports whether m has what a message has.
@@ -49,6 +57,11 @@ func (m *message) isMessage() bool {
 // reset empties m for the next decode, keeping its content's buffer
 // (whether a message has content is len(Content) > 0).
 func (m *message) reset() {
+	if m.asRead {
+		// Content pointed into the last message read.
+		*m = message{asRead: true, lend: m.lend}
+		return
+	}
 	*m = message{Content: m.Content[:0]}
 }
 
@@ -118,6 +131,15 @@ func readMessage(raw []byte, m *message, calls *records.Calls, media *records.Me
 // decode reads raw, an object, into m, or says why it cannot.
 func decode(raw []byte, m *message) string {
 	m.reset()
+	if m.asRead {
+		// Its fields point into raw, not copies of what may be
+		// megabytes: what is kept of them is copied (KeepParts).
+		rest, err := sjson.Parse(raw, m, sjson.DontCopyRawMessage)
+		if err == nil && len(bytes.TrimSpace(rest)) == 0 {
+			return ""
+		}
+		m.reset() // and what is wrong, said as encoding/json says it
+	}
 	err := json.Unmarshal(raw, m)
 	var syn *json.SyntaxError
 	switch {
@@ -169,9 +191,22 @@ func convert(m *message, raw []byte, calls *records.Calls, media *records.Media)
 	if m.ReasoningContent != "" {
 		parts = append(parts, model.Part{Type: model.PartThinking, Text: m.ReasoningContent, Raw: formats.Marshal(m.ReasoningContent)})
 	}
-	cparts, err := contentParts(content, media)
-	if err != "" {
-		return model.NewMessage{}, err
+	// A tool's output of a string is decoded once, after the prefix
+	// its content renders it with (RenderContent): the part's text is
+	// the content's end, not a second copy of megabytes.
+	var rendered string
+	var cparts []model.Part
+	if role == model.RoleTool && media == nil && len(content) > 0 && content[0] == '"' && m.ReasoningContent == "" {
+		prefix := formats.ResultPrefix(false)
+		if s, ok := formats.DecodeStringAfter(prefix, content); ok && strings.TrimSpace(s[len(prefix):]) != "" {
+			rendered, cparts = s, []model.Part{{Type: model.PartText, Text: s[len(prefix):]}}
+		}
+	}
+	if cparts == nil {
+		var err string
+		if cparts, err = contentParts(content, media); err != "" {
+			return model.NewMessage{}, err
+		}
 	}
 
 	if role == model.RoleTool {
@@ -193,7 +228,10 @@ func convert(m *message, raw []byte, calls *records.Calls, media *records.Media)
 				nm.Name = name
 			}
 		}
-		res.Raw = append(json.RawMessage(nil), raw...) // the whole message
+		res.Raw = raw // the whole message
+		if !m.asRead {
+			res.Raw = append(json.RawMessage(nil), raw...)
+		}
 		parts = append(parts, res)
 		parts = append(parts, rest...)
 	} else {
@@ -225,8 +263,16 @@ func convert(m *message, raw []byte, calls *records.Calls, media *records.Media)
 		parts = append(parts, called...)
 		parts = append(parts, legacy...)
 	}
-	nm.Content = formats.RenderContent(parts)
-	nm.Parts = formats.EncodeParts(parts)
+	if rendered != "" && len(parts) == 1 {
+		nm.Content = rendered
+	} else {
+		nm.Content = formats.RenderContent(parts)
+	}
+	if m.asRead {
+		nm.ReadParts = formats.KeepParts(parts, m.lend)
+	} else {
+		nm.Parts = formats.EncodeParts(parts)
+	}
 	if strings.TrimSpace(nm.Content) == "" && len(parts) == 0 {
 		return model.NewMessage{}, records.Empty
 	}

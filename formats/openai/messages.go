@@ -28,15 +28,18 @@ func (e MessageError) Error() string {
 // oldest first, exactly as Read reads a file of them: the same
 // conversion (tool calls and results as parts, a developer message a
 // system one), each tool result linked to a call before it. It returns a
-// message for each of msgs, and the parts each was made of (those
-// encoded in its Parts, nil for a message of text alone), or, when any
-// cannot be read (one with nothing in it among them), an error for
-// each of those.
-func ReadMessages(msgs []json.RawMessage) ([]model.NewMessage, [][]model.Part, []MessageError) {
+// message for each of msgs, and the parts each was made of (its
+// ReadParts, which go to the store as read; nil for a message of text
+// alone), or, when any cannot be read (one with nothing in it among
+// them), an error for each of those. The messages are read where they
+// lie, and nothing returned points into them (the proxy's body buffer
+// serves its next request), but a block of lend bytes or more when
+// lend > 0 (formats.KeepParts).
+func ReadMessages(msgs []json.RawMessage, lend int) ([]model.NewMessage, [][]model.Part, []MessageError) {
 	out := make([]model.NewMessage, 0, len(msgs))
 	parts := make([][]model.Part, 0, len(msgs))
 	var errs []MessageError
-	var m message
+	m := message{asRead: true, lend: lend}
 	var calls records.Calls
 	for i, raw := range msgs {
 		raw = bytes.TrimSpace(raw)

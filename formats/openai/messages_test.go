@@ -21,22 +21,26 @@ func TestReadMessagesAsRead(t *testing.T) {
 		if err := json.Unmarshal([]byte(list), &raw); err != nil {
 			t.Fatal(err)
 		}
-		got, parts, errs := ReadMessages(raw)
+		got, parts, errs := ReadMessages(raw, 0)
 		if errs != nil {
 			t.Fatalf("errors %v", errs)
 		}
-		// The parts each message was made of are those its Parts
-		// encode (none for text alone).
+		// The parts each message was made of are those it keeps as read
+		// (none for text alone), and none of them is written out.
 		for i := range got {
-			if enc := formats.EncodeParts(parts[i]); string(enc) != string(got[i].Parts) {
-				t.Errorf("message %d: parts read %s, encoded %s", i, enc, got[i].Parts)
+			if enc, kept := formats.EncodeParts(parts[i]), formats.EncodeParts(got[i].ReadParts); string(enc) != string(kept) || len(got[i].Parts) > 0 {
+				t.Errorf("message %d: parts read %s, kept %s (and written %s)", i, enc, kept, got[i].Parts)
 			}
 		}
+		// Read where they lie, they keep nothing of the messages.
+		importtest.KeepsNothingOf(t, raw, got, parts)
 		rec, problems := importtest.RunOK(t, Read, list)
 		if len(problems) > 0 || len(rec.Threads) != 1 || len(rec.Threads[0].Messages) != len(got) {
 			t.Fatalf("Read: problems %v, %d threads", problems, len(rec.Threads))
 		}
 		for i, m := range rec.Threads[0].Messages {
+			// Read writes the parts out; ReadMessages keeps them as read.
+			got[i].Parts, got[i].ReadParts = formats.EncodeParts(got[i].ReadParts), nil
 			if !reflect.DeepEqual(m.NewMessage, got[i]) {
 				t.Errorf("message %d: ReadMessages %+v, Read %+v", i, got[i], m.NewMessage)
 			}
@@ -54,7 +58,7 @@ func TestReadMessagesErrors(t *testing.T) {
 		json.RawMessage(`{"messages":[]}`),
 		json.RawMessage(`{"role":5,"content":"x"}`),
 	}
-	msgs, _, errs := ReadMessages(raw)
+	msgs, _, errs := ReadMessages(raw, 0)
 	if msgs != nil || len(errs) != 5 {
 		t.Fatalf("messages %v, errors %v", msgs, errs)
 	}
