@@ -17,6 +17,27 @@ import (
 // work (the body read, the thread recognised and stored, the body sent
 // written, the answer stored), without the client's or the upstream's.
 
+// largeCases are the large messages measured: a message of text in each
+// API's shape, and a tool's output in each (a Messages API tool_result
+// block, as Claude Code sends one; a Chat Completions tool message; a
+// Responses function_call_output). A tool's output is said twice in what
+// is read, as its part's text and in its block: the store writes the
+// parts as read, packed over the content (never as JSON first), the text
+// is decoded once after the content's prefix, and the block is kept
+// where it lies in the body given to the engine.
+var largeCases = []struct {
+	name  string
+	api   API
+	shape string
+}{
+	{string(Anthropic), Anthropic, benchdata.Messages},
+	{string(OpenAI), OpenAI, benchdata.Chat},
+	{string(Responses), Responses, benchdata.Responses},
+	{string(Anthropic) + "-tool_result", Anthropic, benchdata.MessagesToolOut},
+	{string(OpenAI) + "-tool", OpenAI, benchdata.ChatToolOut},
+	{string(Responses) + "-function_call_output", Responses, benchdata.ResponsesToolOut},
+}
+
 // largeAnswer is the answer to a request in api's shape.
 func largeAnswer(api API) json.RawMessage {
 	switch api {
@@ -109,10 +130,11 @@ func TestProxyLargeMessageAllocations(t *testing.T) {
 	const (
 		size = 4 << 20
 		// maxAllocated bounds the bytes weft allocates per byte of the
-		// message: 2.1 measured for every API and for a Messages API
-		// tool result (2.2 under the race detector). A tool result took
-		// 4.25 while its parts were written out as JSON (its text twice)
-		// and its block copied. Before: 8.6 for the Messages and Responses APIs
+		// message: 2.1 measured for every case (2.2 under the race
+		// detector). A tool's output took 4.25 (Messages API), 8.4
+		// (Chat Completions) and 5.2 (Responses) while its parts were
+		// written out as JSON (its text twice), its block copied and
+		// its content rendered as another copy. Before: 8.6 for the Messages and Responses APIs
 		// and 5.4 for Chat Completions, while a plain text was stored
 		// with its part and its source block, its record was a copy,
 		// bbolt copied the write's values each time it mapped the file
@@ -120,23 +142,7 @@ func TestProxyLargeMessageAllocations(t *testing.T) {
 		// 33.5 and 45.1 before the text was stored once.
 		maxAllocated = 3
 	)
-	cases := []struct {
-		name  string
-		api   API
-		shape string
-	}{
-		{string(Anthropic), Anthropic, benchdata.Messages},
-		{string(OpenAI), OpenAI, benchdata.Chat},
-		{string(Responses), Responses, benchdata.Responses},
-		// A tool's output, as Claude Code sends one: the text is in the
-		// part and in its block, which the store writes once, and the
-		// block is kept where it lies in the body given.
-		{string(Anthropic) + "-tool_result", Anthropic, benchdata.MessagesToolOut},
-		// A Responses function_call_output: its output decoded once,
-		// after the content's prefix, is its part's text.
-		{string(Responses) + "-function_call_output", Responses, benchdata.ResponsesToolOut},
-	}
-	for _, c := range cases {
+	for _, c := range largeCases {
 		t.Run(c.name, func(t *testing.T) {
 			api := c.api
 			rig := newProxyRig(t, rigOptions{})
@@ -159,27 +165,13 @@ func TestProxyLargeMessageAllocations(t *testing.T) {
 // Messages API tool_result, a Chat Completions tool message, a
 // Responses function_call_output), weft's own work for it as the handler
 // does it: it reports the bytes allocated and the heap's peak (above the
-// heap before), per byte of the message. The Chat Completions tool
-// message is not yet held at 3 (its reader still writes the parts out
-// as JSON and copies the message); TestProxyLargeMessageAllocations
-// holds the rest.
+// heap before), per byte of the message
+// (TestProxyLargeMessageAllocations holds each at 3).
 //
 //	go test ./ops/proxy -run XXX -bench ProxyLargeMessage -benchtime 3x
 func BenchmarkProxyLargeMessage(b *testing.B) {
 	const size = 8 << 20
-	cases := []struct {
-		name  string
-		api   API
-		shape string
-	}{
-		{string(Anthropic), Anthropic, benchdata.Messages},
-		{string(OpenAI), OpenAI, benchdata.Chat},
-		{string(Responses), Responses, benchdata.Responses},
-		{string(Anthropic) + "-tool_result", Anthropic, benchdata.MessagesToolOut},
-		{string(OpenAI) + "-tool", OpenAI, benchdata.ChatToolOut},
-		{string(Responses) + "-function_call_output", Responses, benchdata.ResponsesToolOut},
-	}
-	for _, c := range cases {
+	for _, c := range largeCases {
 		b.Run(c.name, func(b *testing.B) {
 			rig := newProxyRig(b, rigOptions{})
 			engine := EngineOf(rig.svc)
