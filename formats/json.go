@@ -264,21 +264,7 @@ func Marshal(v any) json.RawMessage {
 	return b
 }
 
-// EncodeParts writes parts for model.NewMessage.Parts as
-// model.EncodeParts does, but without HTML escaping, so the source
-// blocks in Raw keep their characters as written (model.AppendParts: one
-// buffer of the size they take). No parts give nil.
-func EncodeParts(parts []model.Part) json.RawMessage {
-	if len(parts) == 0 {
-		return nil
-	}
-	if raw, ok := model.AppendParts(nil, parts, nil); ok {
-		return raw
-	}
-	return model.EncodeParts(parts)
-}
-
-// MessageParts is EncodeParts for a message whose content is rendered
+// MessageParts is model.MarshalParts for a message whose content is rendered
 // from parts (RenderContent): no parts for plain text, a lone text part
 // with no source block of its own (a Messages API message of a string),
 // which the content says whole, as a Chat Completions message of a

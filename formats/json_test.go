@@ -73,7 +73,7 @@ func FuzzDecodeString(f *testing.F) {
 	})
 }
 
-func TestEncodeParts(t *testing.T) {
+func TestMarshalParts(t *testing.T) {
 	parts := []model.Part{
 		{Type: model.PartText, Text: "a \"quoted\" <b>&\n\t\x01 é \u2028", Raw: json.RawMessage(`{"type":"text","text":"x"}`)},
 		{Type: model.PartToolCall, ToolCallID: "t1", ToolName: "Bash", Input: json.RawMessage(`{"c":"ls"}`), Raw: json.RawMessage(`{"type":"tool_use"}`)},
@@ -87,14 +87,14 @@ func TestEncodeParts(t *testing.T) {
 	if err := enc.Encode(parts); err != nil {
 		t.Fatal(err)
 	}
-	got := formats.EncodeParts(parts)
+	got := model.MarshalParts(parts)
 	if string(got) != strings.TrimSuffix(want.String(), "\n") {
-		t.Errorf("EncodeParts\n %s\nencoding/json\n %s", got, want.String())
+		t.Errorf("MarshalParts\n %s\nencoding/json\n %s", got, want.String())
 	}
 	if !reflect.DeepEqual(model.DecodeParts(got), parts) {
 		t.Errorf("parts do not decode to themselves: %s", got)
 	}
-	if formats.EncodeParts(nil) != nil {
+	if model.MarshalParts(nil) != nil {
 		t.Errorf("no parts should encode as nil")
 	}
 }

@@ -90,6 +90,19 @@ func AppendParts(dst []byte, parts []Part, spans *[][2]int) ([]byte, bool) {
 	return w.b.Bytes(), true
 }
 
+// MarshalParts is parts as Message.Parts holds them: AppendParts' JSON,
+// or what EncodeParts makes of parts AppendParts refuses (an Input or
+// Raw that is not JSON). No parts give nil.
+func MarshalParts(parts []Part) json.RawMessage {
+	if len(parts) == 0 {
+		return nil
+	}
+	if raw, ok := AppendParts(nil, parts, nil); ok {
+		return raw
+	}
+	return EncodeParts(parts)
+}
+
 // bufWriter is a PartsWriter into a buffer.
 type bufWriter struct {
 	b     *bytes.Buffer

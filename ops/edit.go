@@ -156,6 +156,12 @@ func validMessages(field string, msgs []model.NewMessage) ([]model.NewMessage, e
 		if !m.CreatedAt.IsZero() {
 			m.CreatedAt = m.CreatedAt.UTC()
 		}
+		if len(m.Parts) == 0 && len(m.ReadParts) > 0 {
+			// An operation's messages are kept as JSON in its record:
+			// parts as read are written out.
+			m.Parts = model.MarshalParts(m.ReadParts)
+		}
+		m.ReadParts = nil
 		out[i] = m
 	}
 	CountEach(len(out), func(i int) *model.NewMessage { return &out[i] })

@@ -102,7 +102,7 @@ func (cg *cgReader) build(label string, msgs []cgPathMsg) []formats.Message {
 			Role:      role,
 			Content:   formats.RenderContent(parts),
 			Name:      name,
-			Parts:     formats.EncodeParts(parts),
+			Parts:     model.MarshalParts(parts),
 			CreatedAt: cgTime(m.CreateTime),
 			Meta:      meta,
 		}

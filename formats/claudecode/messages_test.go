@@ -43,7 +43,7 @@ func TestReadMessagesReadsAMessagesAPIThread(t *testing.T) {
 	// The parts each message was made of are those it keeps, as read
 	// (ReadParts), and none for plain text.
 	for i := range got {
-		if enc, kept := formats.MessageParts(parts[i]), formats.EncodeParts(got[i].ReadParts); string(enc) != string(kept) || len(got[i].Parts) > 0 {
+		if enc, kept := formats.MessageParts(parts[i]), model.MarshalParts(got[i].ReadParts); string(enc) != string(kept) || len(got[i].Parts) > 0 {
 			t.Errorf("message %d: parts read %s, kept %s (and written %s)", i, enc, kept, got[i].Parts)
 		}
 	}
@@ -145,7 +145,7 @@ func TestReadMessagesKeepNothingOfTheMessages(t *testing.T) {
 	// And the parts are those kept, and the content is theirs rendered
 	// (a tool's output made with its content, at once).
 	for i := range got {
-		if enc, kept := formats.MessageParts(parts[i]), formats.EncodeParts(got[i].ReadParts); string(enc) != string(kept) {
+		if enc, kept := formats.MessageParts(parts[i]), model.MarshalParts(got[i].ReadParts); string(enc) != string(kept) {
 			t.Errorf("message %d: parts %s, kept %s", i, enc, kept)
 		}
 		if len(parts[i]) > 0 && formats.RenderContent(parts[i]) != got[i].Content {

@@ -44,7 +44,7 @@ func TestReadItemsOneMessageAnItem(t *testing.T) {
 	}
 	// The parts each message was made of are those its Parts encode.
 	for i := range msgs {
-		if enc, kept := formats.MessageParts(parts[i]), formats.EncodeParts(msgs[i].ReadParts); string(enc) != string(kept) || len(msgs[i].Parts) > 0 {
+		if enc, kept := formats.MessageParts(parts[i]), model.MarshalParts(msgs[i].ReadParts); string(enc) != string(kept) || len(msgs[i].Parts) > 0 {
 			t.Errorf("item %d: parts read %s, kept %s (and written %s)", i, enc, kept, msgs[i].Parts)
 		}
 	}

@@ -271,7 +271,7 @@ func convert(m *message, raw []byte, calls *records.Calls, media *records.Media)
 	if m.asRead {
 		nm.ReadParts = formats.KeepParts(parts, m.lend)
 	} else {
-		nm.Parts = formats.EncodeParts(parts)
+		nm.Parts = model.MarshalParts(parts)
 	}
 	if strings.TrimSpace(nm.Content) == "" && len(parts) == 0 {
 		return model.NewMessage{}, records.Empty
@@ -323,7 +323,7 @@ func weftParts(nm model.NewMessage, m *message, content []byte, calls *records.C
 	if strings.TrimSpace(nm.Content) == "" {
 		nm.Content = formats.RenderContent(parts)
 	}
-	nm.Parts = formats.EncodeParts(parts)
+	nm.Parts = model.MarshalParts(parts)
 	if strings.TrimSpace(nm.Content) == "" && len(parts) == 0 {
 		return model.NewMessage{}, records.Empty
 	}

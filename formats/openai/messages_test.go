@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"weft/formats"
 	"weft/formats/internal/importtest"
+	"weft/model"
 )
 
 // ReadMessages reads a list as Read reads the same messages as a JSON
@@ -28,7 +28,7 @@ func TestReadMessagesAsRead(t *testing.T) {
 		// The parts each message was made of are those it keeps as read
 		// (none for text alone), and none of them is written out.
 		for i := range got {
-			if enc, kept := formats.EncodeParts(parts[i]), formats.EncodeParts(got[i].ReadParts); string(enc) != string(kept) || len(got[i].Parts) > 0 {
+			if enc, kept := model.MarshalParts(parts[i]), model.MarshalParts(got[i].ReadParts); string(enc) != string(kept) || len(got[i].Parts) > 0 {
 				t.Errorf("message %d: parts read %s, kept %s (and written %s)", i, enc, kept, got[i].Parts)
 			}
 		}
@@ -40,7 +40,7 @@ func TestReadMessagesAsRead(t *testing.T) {
 		}
 		for i, m := range rec.Threads[0].Messages {
 			// Read writes the parts out; ReadMessages keeps them as read.
-			got[i].Parts, got[i].ReadParts = formats.EncodeParts(got[i].ReadParts), nil
+			got[i].Parts, got[i].ReadParts = model.MarshalParts(got[i].ReadParts), nil
 			if !reflect.DeepEqual(m.NewMessage, got[i]) {
 				t.Errorf("message %d: ReadMessages %+v, Read %+v", i, got[i], m.NewMessage)
 			}

@@ -275,7 +275,7 @@ func (sg *sgReader) convert(t *sgTurn, traw json.RawMessage, th *records.Thread,
 		parts = media.Split(text)
 	}
 	nm.Content = formats.RenderContent(parts)
-	nm.Parts = formats.EncodeParts(parts)
+	nm.Parts = model.MarshalParts(parts)
 	return nm, msg, true
 }
 

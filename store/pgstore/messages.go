@@ -74,10 +74,7 @@ func (t *Tx) AppendMessages(sessionID string, msgs []model.Message) error {
 		case len(m.ReadParts) > 0:
 			// Parts as read, written here (the database keeps their
 			// JSON as it is).
-			var ok bool
-			if parts, ok = model.AppendParts(nil, m.ReadParts, nil); !ok {
-				parts = model.EncodeParts(m.ReadParts)
-			}
+			parts = model.MarshalParts(m.ReadParts)
 		}
 		rows[i] = []any{sessionID, int64(m.Seq), at, int16(m.Role.Code()), int32(m.Tokens), len(parts) > 0, m.Content, m.Name, m.Digest, parts, meta}
 	}
