@@ -2,6 +2,7 @@ package ops_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -181,4 +182,22 @@ func describeTool(t *testing.T, tool string) string {
 		t.Fatalf("%s takes no expected_version", tool)
 	}
 	return f.Tag.Get("jsonschema")
+}
+
+// An operation's messages are kept as JSON in its record: a message
+// with parts as read (ReadParts, which only a store takes) has them
+// written out, not dropped, and the item the insert made shows them.
+func TestInsertWritesOutPartsAsRead(t *testing.T) {
+	f := toolstest.New(t)
+	sid := f.Session("tools", 3)
+	part := model.Part{Type: model.PartToolResult, ToolCallID: "c1", Text: "the output", Raw: json.RawMessage(`{"type":"tool_result","tool_use_id":"c1","content":"the output"}`)}
+	mustInsert(f, context.Background(), ops.InsertArgs{SessionID: sid, AfterID: "m1", Messages: []model.NewMessage{{Role: model.RoleTool, Content: "[tool result] the output", ReadParts: []model.Part{part}}}})
+	list, err := f.Svc.Operations(sid)
+	if err != nil || len(list) != 1 || len(list[0].Payload.Messages) != 1 {
+		t.Fatalf("operations %+v, %v", list, err)
+	}
+	got := list[0].Payload.Messages[0]
+	if want := model.MarshalParts([]model.Part{part}); string(got.Parts) != string(want) || got.ReadParts != nil {
+		t.Errorf("the insert keeps parts %s (as read %v), want %s", got.Parts, got.ReadParts, want)
+	}
 }
