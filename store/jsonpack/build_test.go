@@ -120,3 +120,15 @@ func TestBuilderIsAppendParts(t *testing.T) {
 		built(t, content.String(), parts)
 	}
 }
+
+// Whatever a part holds and whatever the content, the builder's form
+// unpacks to what AppendParts writes, or both refuse.
+func FuzzBuilder(f *testing.F) {
+	f.Add("the output of a tool, long enough to be a hole", `{"type":"tool_result","content":"the output of a tool, long enough to be a hole"}`, "[tool result] the output of a tool, long enough to be a hole")
+	f.Add("caf\u00e9 \u2028 <&> \"q\" \\ \x01", `["caf\u00e9 \u2028 <&> \"q\" \\ \u0001", 1, {"a": null}]`, "caf\u00e9 \u2028 <&> \"q\" \\ \x01 and more caf\u00e9 \u2028 <&>")
+	f.Add("", `{"a":`, "")
+	f.Fuzz(func(t *testing.T, text, raw, content string) {
+		parts := []model.Part{{Type: model.PartToolResult, Text: text, Raw: json.RawMessage(raw)}, {Type: model.PartText, Text: content}}
+		built(t, content, parts)
+	})
+}
