@@ -306,11 +306,8 @@ func (p *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// for every request costs more than anything weft does with them.
 	// The second is taken only when the body is written anew.
 	bodyBuf, outBuf := getBuffer(r.ContentLength), (*[]byte)(nil)
-	given := false
 	defer func() {
-		if !given {
-			putBuffer(bodyBuf)
-		}
+		putBuffer(bodyBuf)
 		if outBuf != nil {
 			putBuffer(outBuf)
 		}
@@ -333,10 +330,9 @@ func (p *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// A memory policy that names the upstream as its summarizer asks
 	// this request's provider, with its credentials.
 	ctx = memory.WithUpstream(ctx, p.upstreamWriter(r, ep.api, req.model()))
-	// A body of a megabyte or more serves no other request: it is the
+	// A body the pool does not keep serves no other request: it is the
 	// engine's, which may keep a large block of it where it lies.
-	given = len(body) >= givenBody
-	turn, err := p.engine.Take(ctx, Request{API: ep.api, Session: ep.session, Messages: req.messages, Probe: ep.probe, Given: given})
+	turn, err := p.engine.Take(ctx, Request{API: ep.api, Session: ep.session, Messages: req.messages, Probe: ep.probe, Given: !kept(body)})
 	if err != nil {
 		status := httpx.StatusOf(err)
 		if status == http.StatusInternalServerError {
@@ -509,9 +505,10 @@ var buffers sync.Pool
 // maxKeptBuffer is the largest buffer kept for another request.
 const maxKeptBuffer = 8 << 20
 
-// givenBody is the size from which a body is given to the engine
-// (Request.Given) rather than kept for another request.
-const givenBody = 1 << 20
+// kept reports whether a buffer goes back to the pool for another
+// request (putBuffer); one that does not is given to the engine with
+// the body read into it (Request.Given).
+func kept(buf []byte) bool { return cap(buf) <= maxKeptBuffer }
 
 // getBuffer is a buffer with room for size bytes where it can.
 func getBuffer(size int64) *[]byte {
@@ -526,7 +523,7 @@ func getBuffer(size int64) *[]byte {
 }
 
 func putBuffer(b *[]byte) {
-	if cap(*b) <= maxKeptBuffer {
+	if kept(*b) {
 		*b = (*b)[:0]
 		buffers.Put(b)
 	}
