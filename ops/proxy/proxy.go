@@ -23,6 +23,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -306,8 +307,11 @@ func (p *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// for every request costs more than anything weft does with them.
 	// The second is taken only when the body is written anew.
 	bodyBuf, outBuf := getBuffer(r.ContentLength), (*[]byte)(nil)
+	given := false
 	defer func() {
-		putBuffer(bodyBuf)
+		if !given {
+			putBuffer(bodyBuf)
+		}
 		if outBuf != nil {
 			putBuffer(outBuf)
 		}
@@ -330,9 +334,8 @@ func (p *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// A memory policy that names the upstream as its summarizer asks
 	// this request's provider, with its credentials.
 	ctx = memory.WithUpstream(ctx, p.upstreamWriter(r, ep.api, req.model()))
-	// A body the pool does not keep serves no other request: it is the
-	// engine's, which may keep a large block of it where it lies.
-	turn, err := p.engine.Take(ctx, Request{API: ep.api, Session: ep.session, Messages: req.messages, Probe: ep.probe, Given: !kept(body)})
+	given = givenBody(body, req.messages)
+	turn, err := p.engine.Take(ctx, Request{API: ep.api, Session: ep.session, Messages: req.messages, Probe: ep.probe, Given: given})
 	if err != nil {
 		status := httpx.StatusOf(err)
 		if status == http.StatusInternalServerError {
@@ -506,9 +509,27 @@ var buffers sync.Pool
 const maxKeptBuffer = 8 << 20
 
 // kept reports whether a buffer goes back to the pool for another
-// request (putBuffer); one that does not is given to the engine with
-// the body read into it (Request.Given).
+// request (putBuffer).
 func kept(buf []byte) bool { return cap(buf) <= maxKeptBuffer }
+
+// givenBody reports whether a body is given to the engine (Request.Given),
+// which may then keep a block of it where it lies, rather than kept for
+// another request: a body the pool does not keep, or one that is mostly
+// one message of a megabyte or more (a tool's output). An agent's usual
+// body, the conversation so far with a message or two new, stays
+// pooled, as does a small one (whose buffer may be a large one from the
+// pool).
+func givenBody(body []byte, msgs []json.RawMessage) bool {
+	if !kept(body) {
+		return true
+	}
+	for _, m := range msgs {
+		if len(m) >= 1<<20 && len(m) >= len(body)/2 {
+			return true
+		}
+	}
+	return false
+}
 
 // getBuffer is a buffer with room for size bytes where it can.
 func getBuffer(size int64) *[]byte {
