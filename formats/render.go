@@ -1,7 +1,11 @@
 package formats
 
 import (
+	"bytes"
+	"encoding/json"
 	"strings"
+
+	sjson "github.com/segmentio/encoding/json"
 
 	"weft/model"
 )
@@ -62,6 +66,40 @@ func ResultPrefix(isError bool) string {
 		return "[tool error] "
 	}
 	return "[tool result] "
+}
+
+// LoneText is the JSON string that a list holds as its one text, a list
+// of one block {"type": "text" (or "input_text", "output_text"), "text":
+// "…"} or of one string; nil for any other. A tool's output often comes
+// so, and is then decoded once, after its prefix (DecodeStringAfter),
+// rather than block by block and copied into the content again. The list
+// is read where it lies.
+func LoneText(list []byte) []byte {
+	var items []json.RawMessage
+	if rest, err := sjson.Parse(list, &items, sjson.DontCopyRawMessage); err != nil || len(bytes.TrimSpace(rest)) > 0 || len(items) != 1 {
+		return nil
+	}
+	item := bytes.TrimSpace(items[0])
+	if len(item) > 0 && item[0] == '"' {
+		return item
+	}
+	if len(item) == 0 || item[0] != '{' {
+		return nil
+	}
+	var b struct {
+		Type string          `json:"type"`
+		Text json.RawMessage `json:"text"`
+	}
+	if rest, err := sjson.Parse(item, &b, sjson.DontCopyRawMessage); err != nil || len(bytes.TrimSpace(rest)) > 0 {
+		return nil
+	}
+	switch b.Type {
+	case "text", "input_text", "output_text":
+		if t := bytes.TrimSpace(b.Text); len(t) > 0 && t[0] == '"' {
+			return t
+		}
+	}
+	return nil
 }
 
 // onlyText is the text of parts that render as one text part alone

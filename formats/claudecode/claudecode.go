@@ -103,6 +103,10 @@ type ccRecord struct {
 	agentID        string
 	// parts: an assistant's blocks; a user's blocks other than tool results.
 	parts []model.Part
+	// content is what parts render as (formats.RenderContent), when it
+	// was made as their large text was decoded (ccRecord.decodeLarge);
+	// "" otherwise.
+	content string
 	// results: a user's tool results, one message each.
 	results []ccResult
 	// resultsFirst: the record's first block is a tool result, so its tool

@@ -93,7 +93,7 @@ func ReadMessages(msgs []json.RawMessage, lend int) ([]model.NewMessage, [][]mod
 		if role == "system" {
 			// A system turn in the middle of the conversation: its text.
 			if len(rec.parts) > 0 {
-				add(model.RoleSystem, "", rec.parts, "")
+				add(model.RoleSystem, "", rec.parts, rec.content)
 			}
 			continue
 		}
@@ -104,13 +104,13 @@ func ReadMessages(msgs []json.RawMessage, lend int) ([]model.NewMessage, [][]mod
 				}
 			}
 			if len(rec.parts) > 0 {
-				add(model.RoleAssistant, "", rec.parts, "")
+				add(model.RoleAssistant, "", rec.parts, rec.content)
 			}
 			continue
 		}
 		user := func() {
 			if len(rec.parts) > 0 {
-				add(model.RoleUser, "", rec.parts, "")
+				add(model.RoleUser, "", rec.parts, rec.content)
 			}
 		}
 		tools := func() {

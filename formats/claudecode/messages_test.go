@@ -156,3 +156,44 @@ func TestReadMessagesKeepNothingOfTheMessages(t *testing.T) {
 		t.Errorf("tool results: %q, %q", got[2].Content, got[3].Content)
 	}
 }
+
+// A large text block is decoded last, after what the blocks before it
+// render as: the content is the same as the parts rendered, and its
+// text the same as decoded on its own, whatever comes before or after
+// it; one that is not a string is refused as any other.
+func TestReadMessagesDecodesALargeTextOnce(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("pasted \"text\" é <&>\n", 4000) // 88 KB
+	q, _ := json.Marshal(big)
+	cases := map[string]string{
+		"after a reminder": `{"role":"user","content":[{"type":"text","text":"<system-reminder>Be brief.</system-reminder>"},{"type":"text","text":` + string(q) + `,"cache_control":{"type":"ephemeral"}}]}`,
+		"alone":            `{"role":"user","content":[{"type":"text","text":` + string(q) + `}]}`,
+		"before a call":    `{"role":"assistant","content":[{"type":"text","text":` + string(q) + `},{"type":"tool_use","id":"t1","name":"Read","input":{}}]}`,
+		"before a blank":   `{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":` + string(q) + `},{"type":"text","text":"  "}]}`,
+		"two large":        `{"role":"user","content":[{"type":"text","text":` + string(q) + `},{"type":"text","text":` + string(q) + `}]}`,
+		"after a result":   `{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"ok"},{"type":"text","text":` + string(q) + `}]}`,
+		"after a thinking": `{"role":"assistant","content":[{"type":"thinking","thinking":"hm","signature":"s"},{"type":"text","text":` + string(q) + `}]}`,
+	}
+	for name, msg := range cases {
+		msgs, parts, _, errs := ReadMessages([]json.RawMessage{json.RawMessage(msg)}, 0)
+		if errs != nil {
+			t.Fatalf("%s: %v", name, errs)
+		}
+		m := msgs[len(msgs)-1]
+		ps := parts[len(parts)-1]
+		if got := formats.RenderContent(ps); m.Content != got {
+			t.Errorf("%s: content %.60q…, the parts render %.60q…", name, m.Content, got)
+		}
+		found := false
+		for _, p := range ps {
+			found = found || p.Type == model.PartText && p.Text == big
+		}
+		if !found {
+			t.Errorf("%s: no part holds the large text", name)
+		}
+	}
+	bad := `{"role":"user","content":[{"type":"text","text":"` + strings.Repeat("x", 70000) + `\q"}]}`
+	if _, _, _, errs := ReadMessages([]json.RawMessage{json.RawMessage(bad)}, 0); len(errs) != 1 {
+		t.Errorf("a large text that is not a string: %v", errs)
+	}
+}

@@ -291,6 +291,7 @@ func (rd *ccReader) readMessage(h *ccHead, typ string) (*ccRecord, error) {
 	}
 	var blocks []json.RawMessage
 	parse(content, &blocks)
+	large, largeAt, largeK := []byte(nil), -1, 0 // a large text, decoded last
 	for k, v := range blocks {
 		if v[0] != '{' {
 			return nil, fmt.Errorf("content block %d is not an object", k+1)
@@ -302,6 +303,11 @@ func (rd *ccReader) readMessage(h *ccHead, typ string) (*ccRecord, error) {
 		var b ccBlock
 		parse(raw, &b)
 		var f ccFields
+		if largeAt < 0 && len(b.Text) >= largeText && b.Text[0] == '"' && f.str("type", b.Type) == "text" {
+			large, largeAt, largeK = b.Text, len(rec.parts), k
+			rec.parts = append(rec.parts, model.Part{Type: model.PartText, Raw: raw})
+			continue
+		}
 		p, rendered := ccPart(&b, raw, &f)
 		if f.bad != "" {
 			return nil, fmt.Errorf("content block %d: %s", k+1, f.bad)
@@ -321,7 +327,36 @@ func (rd *ccReader) readMessage(h *ccHead, typ string) (*ccRecord, error) {
 		}
 		rec.parts = append(rec.parts, p)
 	}
+	if largeAt >= 0 && !rec.decodeLarge(largeAt, large) {
+		return nil, fmt.Errorf("content block %d: \"text\" is not a string", largeK+1)
+	}
 	return rec, nil
+}
+
+// largeText is the length from which a text block is decoded last, into
+// the content its message renders as.
+const largeText = 64 << 10
+
+// decodeLarge decodes the large text lit of part i, after what the parts
+// before it render as: when no part after it renders anything (a user's
+// pasted text after the reminders before it), that is the message's
+// content, and the part's text is its end, not a second copy of
+// megabytes. False when lit is not a JSON string.
+func (rec *ccRecord) decodeLarge(i int, lit []byte) bool {
+	prefix := formats.RenderContent(rec.parts[:i])
+	if prefix != "" {
+		prefix += "\n\n"
+	}
+	s, ok := formats.DecodeStringAfter(prefix, lit)
+	if !ok {
+		return false
+	}
+	text := s[len(prefix):]
+	rec.parts[i].Text = text
+	if strings.TrimSpace(text) != "" && formats.RenderContent(rec.parts[i+1:]) == "" {
+		rec.content = s
+	}
+	return true
 }
 
 // ccPart is the part of a content block; for a tool result, also the
@@ -408,12 +443,25 @@ func ccResultText(content []byte, prefix string) string {
 	case content[0] != '[':
 		return prefix + string(formats.Compact(content))
 	}
-	var b strings.Builder
-	b.WriteString(prefix)
+	var texts []ccTyped
+	size := len(prefix)
 	for _, blk := range ccContentBlocks(content) {
-		if !blk.is("text") {
-			continue
+		if blk.is("text") {
+			texts = append(texts, blk)
+			size += len(blk.Text) + 1
 		}
+	}
+	// One text block, as an MCP tool's output comes: decoded once,
+	// after the prefix, as the string and the part's text (its end).
+	if len(texts) == 1 && len(texts[0].Text) > 0 && texts[0].Text[0] == '"' {
+		if s, ok := formats.DecodeStringAfter(prefix, texts[0].Text); ok {
+			return s
+		}
+	}
+	var b strings.Builder
+	b.Grow(size)
+	b.WriteString(prefix)
+	for _, blk := range texts {
 		var f ccFields
 		if s := f.str("text", blk.Text); f.bad == "" {
 			if b.Len() > len(prefix) {

@@ -615,6 +615,13 @@ func cxOutputRendered(raw json.RawMessage) (text string, isErr bool, images []mo
 		}
 		return s, false, nil, rendered
 	case '[':
+		// One text block, decoded once after the prefix.
+		if lit := formats.LoneText(raw); lit != nil {
+			prefix := formats.ResultPrefix(false)
+			if rendered, ok := formats.DecodeStringAfter(prefix, lit); ok && strings.TrimSpace(rendered[len(prefix):]) != "" {
+				return rendered[len(prefix):], false, nil, rendered
+			}
+		}
 		parts, err := cxContent(raw)
 		if err != nil {
 			return string(raw), false, nil, ""

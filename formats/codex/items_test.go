@@ -122,3 +122,29 @@ func TestReadItemsKeepNothingOfTheItems(t *testing.T) {
 	}
 	importtest.KeepsNothingOf(t, items, msgs, parts)
 }
+
+// A function_call_output of a list of one text block is read as one of
+// a string: its text decoded once, the content it after the result's
+// prefix; a list of more blocks joins their texts.
+func TestReadItemsOutputOfOneTextBlock(t *testing.T) {
+	call := `{"type":"function_call","call_id":"c1","name":"read","arguments":"{}"}`
+	for _, c := range []struct{ output, text string }{
+		{`"out \"q\" \u00e9\n<&>"`, "out \"q\" é\n<&>"},
+		{`[{"type":"input_text","text":"out \"q\" \u00e9\n<&>"}]`, "out \"q\" é\n<&>"},
+		{`[{"type":"output_text","text":"a","annotations":[]}]`, "a"},
+		{`[{"type":"input_text","text":"a"},{"type":"input_text","text":"b"}]`, "a\nb"},
+	} {
+		out := `{"type":"function_call_output","call_id":"c1","output":` + c.output + `}`
+		msgs, parts, errs := ReadItems([]json.RawMessage{json.RawMessage(call), json.RawMessage(out)}, 0)
+		if errs != nil {
+			t.Fatalf("%s: %v", c.output, errs)
+		}
+		p := parts[1]
+		if len(p) != 1 || p[0].Type != model.PartToolResult || p[0].Text != c.text || p[0].ToolCallID != "c1" {
+			t.Errorf("%s: parts %+v, want a result of %q", c.output, p, c.text)
+		}
+		if msgs[1].Content != "[tool result] "+c.text {
+			t.Errorf("%s: content %q", c.output, msgs[1].Content)
+		}
+	}
+}

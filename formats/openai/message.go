@@ -196,10 +196,17 @@ func convert(m *message, raw []byte, calls *records.Calls, media *records.Media)
 	// the content's end, not a second copy of megabytes.
 	var rendered string
 	var cparts []model.Part
-	if role == model.RoleTool && media == nil && len(content) > 0 && content[0] == '"' && m.ReasoningContent == "" {
+	// So is one of a list of one text block.
+	if role == model.RoleTool && media == nil && len(content) > 0 && m.ReasoningContent == "" {
+		lit := content
+		if content[0] == '[' {
+			lit = formats.LoneText(content)
+		}
 		prefix := formats.ResultPrefix(false)
-		if s, ok := formats.DecodeStringAfter(prefix, content); ok && strings.TrimSpace(s[len(prefix):]) != "" {
-			rendered, cparts = s, []model.Part{{Type: model.PartText, Text: s[len(prefix):]}}
+		if len(lit) > 0 && lit[0] == '"' {
+			if s, ok := formats.DecodeStringAfter(prefix, lit); ok && strings.TrimSpace(s[len(prefix):]) != "" {
+				rendered, cparts = s, []model.Part{{Type: model.PartText, Text: s[len(prefix):]}}
+			}
 		}
 	}
 	if cparts == nil {

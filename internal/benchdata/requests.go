@@ -30,12 +30,16 @@ func LargeText(n, size int) []byte {
 
 // The shapes of LargeRequest.
 const (
-	Messages         = "messages"           // a Messages API user message of the text
-	MessagesToolOut  = "messages-tool-out"  // a Messages API tool_result block of the text, after its call
-	Chat             = "chat"               // a Chat Completions user message of the text
-	Responses        = "responses"          // a Responses API message of one input_text block
-	ChatToolOut      = "chat-tool-out"      // a Chat Completions tool message of the text, after its call
-	ResponsesToolOut = "responses-tool-out" // a Responses API function_call_output of the text, after its call
+	Messages          = "messages"            // a Messages API user message of the text
+	MessagesPasted    = "messages-pasted"     // a Messages API user message of a reminder block and a block of the text, as Claude Code sends a paste
+	MessagesToolOut   = "messages-tool-out"   // a Messages API tool_result block of the text, after its call
+	MessagesToolList  = "messages-tool-list"  // the same, its content a list of one text block (an MCP tool's output)
+	Chat              = "chat"                // a Chat Completions user message of the text
+	Responses         = "responses"           // a Responses API message of one input_text block
+	ChatToolOut       = "chat-tool-out"       // a Chat Completions tool message of the text, after its call
+	ChatToolList      = "chat-tool-list"      // the same, its content a list of one text block
+	ResponsesToolOut  = "responses-tool-out"  // a Responses API function_call_output of the text, after its call
+	ResponsesToolList = "responses-tool-list" // the same, its output a list of one input_text block
 )
 
 // LargeRequest is a request of shape bringing LargeText(n, size).
@@ -50,11 +54,24 @@ func LargeRequest(shape string, n, size int) []byte {
 		return fmt.Appendf(nil, `{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"Read it, %d."},`+
 			`{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Read","input":{"file_path":"bucket.go"}}]},`+
 			`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":%s}]}]}`, n, text)
-	case ChatToolOut:
+	case MessagesPasted:
+		return fmt.Appendf(nil, `{"model":"m","max_tokens":10,"messages":[{"role":"user","content":[{"type":"text","text":"<system-reminder>Read %d.</system-reminder>"},`+
+			`{"type":"text","text":%s,"cache_control":{"type":"ephemeral"}}]}]}`, n, text)
+	case MessagesToolList:
+		return fmt.Appendf(nil, `{"model":"m","max_tokens":10,"messages":[{"role":"user","content":"Read it, %d."},`+
+			`{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"mcp__files__read","input":{"file_path":"bucket.go"}}]},`+
+			`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":%s}]}]}]}`, n, text)
+	case ChatToolOut, ChatToolList:
+		if shape == ChatToolList {
+			text = fmt.Appendf(nil, `[{"type":"text","text":%s}]`, text)
+		}
 		return fmt.Appendf(nil, `{"model":"m","messages":[{"role":"user","content":"Read it, %d."},`+
 			`{"role":"assistant","content":null,"tool_calls":[{"id":"t1","type":"function","function":{"name":"read","arguments":"{\"file_path\":\"bucket.go\"}"}}]},`+
 			`{"role":"tool","tool_call_id":"t1","content":%s}]}`, n, text)
-	case ResponsesToolOut:
+	case ResponsesToolOut, ResponsesToolList:
+		if shape == ResponsesToolList {
+			text = fmt.Appendf(nil, `[{"type":"input_text","text":%s}]`, text)
+		}
 		return fmt.Appendf(nil, `{"model":"m","input":[{"type":"message","role":"user","content":"Read it, %d."},`+
 			`{"type":"function_call","call_id":"t1","name":"read","arguments":"{\"file_path\":\"bucket.go\"}"},`+
 			`{"type":"function_call_output","call_id":"t1","output":%s}]}`, n, text)

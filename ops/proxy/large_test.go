@@ -20,9 +20,12 @@ import (
 // written, the answer stored), without the client's or the upstream's.
 
 // largeCases are the large messages measured: a message of text in each
-// API's shape, and a tool's output in each (a Messages API tool_result
-// block, as Claude Code sends one; a Chat Completions tool message; a
-// Responses function_call_output). A tool's output is said twice in what
+// API's shape (and a Messages API one of a reminder block and a block of
+// the text, as Claude Code sends a paste), and a tool's output in each (a Messages API tool_result
+// block, as Claude Code sends one, its content a string or a list of a
+// text block, as an MCP tool's output comes; a Chat Completions tool
+// message and a Responses function_call_output, each of a string or a
+// list of one text block). A tool's output is said twice in what
 // is read, as its part's text and in its block: the store writes the
 // parts as read, packed over the content (never as JSON first), the text
 // is decoded once after the content's prefix, and the block is kept
@@ -33,11 +36,15 @@ var largeCases = []struct {
 	shape string
 }{
 	{string(Anthropic), Anthropic, benchdata.Messages},
+	{string(Anthropic) + "-pasted", Anthropic, benchdata.MessagesPasted},
 	{string(OpenAI), OpenAI, benchdata.Chat},
 	{string(Responses), Responses, benchdata.Responses},
 	{string(Anthropic) + "-tool_result", Anthropic, benchdata.MessagesToolOut},
+	{string(Anthropic) + "-tool_result-blocks", Anthropic, benchdata.MessagesToolList},
 	{string(OpenAI) + "-tool", OpenAI, benchdata.ChatToolOut},
+	{string(OpenAI) + "-tool-blocks", OpenAI, benchdata.ChatToolList},
 	{string(Responses) + "-function_call_output", Responses, benchdata.ResponsesToolOut},
+	{string(Responses) + "-function_call_output-blocks", Responses, benchdata.ResponsesToolList},
 }
 
 // largeAnswer is the answer to a request in api's shape.
