@@ -160,11 +160,26 @@ func (s *Server) watch() func() {
 
 // follow calls fn with the backend's events until ctx ends; done closes
 // then. A backend in this process is subscribed to before follow
-// returns, so a write made once it has returned is never missed (a
-// remote one's stream opens on its goroutine, and says a gap if it
-// missed writes).
+// returns, and a remote one's stream has opened (or failed, or has
+// not opened for a while), so a write made once it has returned is
+// never missed: a stream that opens late, or again after a break, says
+// a gap.
 func (s *Server) follow(ctx context.Context, fn func(ops.Event)) (done <-chan struct{}) {
 	closed := make(chan struct{})
+	if w, ok := s.backend.(interface {
+		WatchOpened(ctx context.Context, fn func(ops.Event), ready func())
+	}); ok {
+		ready := make(chan struct{})
+		go func() {
+			defer close(closed)
+			w.WatchOpened(ctx, fn, func() { close(ready) })
+		}()
+		select {
+		case <-ready:
+		case <-time.After(streamWait):
+		}
+		return closed
+	}
 	sub, ok := s.backend.(interface {
 		Subscribe() (<-chan ops.Event, func())
 	})
@@ -193,6 +208,10 @@ func (s *Server) follow(ctx context.Context, fn func(ops.Event)) (done <-chan st
 	}()
 	return closed
 }
+
+// streamWait bounds how long follow waits for a remote backend's stream
+// to open.
+const streamWait = 2 * time.Second
 
 // announce tells the clients of one write.
 func (s *Server) announce(ev ops.Event) {

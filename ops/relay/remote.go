@@ -282,7 +282,19 @@ func unreachable(err error) bool {
 // the break were missed. Only a call takes the file over: the watch follows a weft
 // started on another port, and otherwise waits, so that the weft
 // restarting gets its file back.
-func (b *Remote) Watch(ctx context.Context, fn func(ops.Event)) {
+func (b *Remote) Watch(ctx context.Context, fn func(ops.Event)) { b.WatchOpened(ctx, fn, nil) }
+
+// WatchOpened is Watch, calling ready (if not nil) once the stream has
+// opened, once its first try failed, or once the relay serves the file
+// itself: from then on a write is heard, or said as a gap.
+func (b *Remote) WatchOpened(ctx context.Context, fn func(ops.Event), ready func()) {
+	var once sync.Once
+	isReady := func() {
+		if ready != nil {
+			once.Do(ready)
+		}
+	}
+	defer isReady()
 	own := httpx.APIOrigin + b.remote.id + "/"
 	broke := false
 	relayed := func(ev ops.Event) {
@@ -297,12 +309,14 @@ func (b *Remote) Watch(ctx context.Context, fn func(ops.Event)) {
 		if broke {
 			fn(ops.Event{Kind: tools.EventGap})
 		}
+		isReady()
 	}
 	for failures := 0; ctx.Err() == nil; {
 		if l := b.inProcess(); l != nil {
 			if broke {
 				fn(ops.Event{Kind: tools.EventGap})
 			}
+			isReady()
 			l.Watch(ctx, fn)
 			return
 		}
@@ -312,6 +326,7 @@ func (b *Remote) Watch(ctx context.Context, fn func(ops.Event)) {
 			return
 		}
 		broke = true
+		isReady() // it broke, or never opened: a gap is said when it does
 		if read {
 			failures = 0
 		} else {
