@@ -21,7 +21,15 @@ func RenderContent(parts []model.Part) string {
 	if text, ok := onlyText(parts); ok {
 		return text
 	}
+	// Grown once to at most what it writes: a large text is copied once,
+	// not again each time the builder doubles.
+	size := 0
+	for i := range parts {
+		p := &parts[i]
+		size += len(p.Text) + len(p.ToolName) + len(p.Input) + len(p.MediaType) + 32
+	}
 	var b strings.Builder
+	b.Grow(size)
 	sep := func() {
 		if b.Len() > 0 {
 			b.WriteString("\n\n")
