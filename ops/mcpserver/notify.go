@@ -162,21 +162,34 @@ func (s *Server) watch() func() {
 // then. A backend in this process is subscribed to before follow
 // returns, and a remote one's stream has opened (or failed, or has
 // not opened for a while), so a write made once it has returned is
-// never missed: a stream that opens late, or again after a break, says
-// a gap.
+// never missed: a stream that opens later than that, or again after a
+// break, says a gap.
 func (s *Server) follow(ctx context.Context, fn func(ops.Event)) (done <-chan struct{}) {
 	closed := make(chan struct{})
 	if w, ok := s.backend.(interface {
-		WatchOpened(ctx context.Context, fn func(ops.Event), ready func())
+		WatchOpened(ctx context.Context, fn func(ops.Event), ready func() bool)
 	}); ok {
-		ready := make(chan struct{})
+		var mu sync.Mutex
+		waiting, opened := true, make(chan struct{})
 		go func() {
 			defer close(closed)
-			w.WatchOpened(ctx, fn, func() { close(ready) })
+			w.WatchOpened(ctx, fn, func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				if waiting {
+					close(opened)
+				}
+				return waiting
+			})
 		}()
 		select {
-		case <-ready:
+		case <-opened:
 		case <-time.After(streamWait):
+			// No longer waited for: a stream that opens later says a
+			// gap.
+			mu.Lock()
+			waiting = false
+			mu.Unlock()
 		}
 		return closed
 	}

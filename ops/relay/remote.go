@@ -286,13 +286,19 @@ func (b *Remote) Watch(ctx context.Context, fn func(ops.Event)) { b.WatchOpened(
 
 // WatchOpened is Watch, calling ready (if not nil) once the stream has
 // opened, once its first try failed, or once the relay serves the file
-// itself: from then on a write is heard, or said as a gap.
-func (b *Remote) WatchOpened(ctx context.Context, fn func(ops.Event), ready func()) {
+// itself: from then on a write is heard, or said as a gap. ready says
+// whether it was still waited for: a stream that opens after the caller
+// stopped waiting says a gap too.
+func (b *Remote) WatchOpened(ctx context.Context, fn func(ops.Event), ready func() (waited bool)) {
 	var once sync.Once
-	isReady := func() {
-		if ready != nil {
-			once.Do(ready)
-		}
+	waited := true
+	isReady := func() bool {
+		once.Do(func() {
+			if ready != nil {
+				waited = ready()
+			}
+		})
+		return waited
 	}
 	defer isReady()
 	own := httpx.APIOrigin + b.remote.id + "/"
@@ -306,17 +312,15 @@ func (b *Remote) WatchOpened(ctx context.Context, fn func(ops.Event), ready func
 		fn(ev)
 	}
 	opened := func() {
-		if broke {
+		if !isReady() || broke {
 			fn(ops.Event{Kind: tools.EventGap})
 		}
-		isReady()
 	}
 	for failures := 0; ctx.Err() == nil; {
 		if l := b.inProcess(); l != nil {
-			if broke {
+			if !isReady() || broke {
 				fn(ops.Event{Kind: tools.EventGap})
 			}
-			isReady()
 			l.Watch(ctx, fn)
 			return
 		}
