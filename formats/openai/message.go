@@ -191,12 +191,12 @@ func convert(m *message, raw []byte, calls *records.Calls, media *records.Media)
 	if m.ReasoningContent != "" {
 		parts = append(parts, model.Part{Type: model.PartThinking, Text: m.ReasoningContent, Raw: formats.Marshal(m.ReasoningContent)})
 	}
-	// A tool's output of a string is decoded once, after the prefix
-	// its content renders it with (RenderContent): the part's text is
-	// the content's end, not a second copy of megabytes.
+	// A tool's output of a string, or of a list of one text block, is
+	// decoded once, after the prefix its content renders it with
+	// (RenderContent): the part's text is the content's end, not a
+	// second copy of megabytes.
 	var rendered string
 	var cparts []model.Part
-	// So is one of a list of one text block.
 	if role == model.RoleTool && media == nil && len(content) > 0 && m.ReasoningContent == "" {
 		lit := content
 		if content[0] == '[' {
