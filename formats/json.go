@@ -271,10 +271,11 @@ func Marshal(v any) json.RawMessage {
 // string has none.
 //
 // Once the parts are encoded, each part's Input and Raw point into what
-// it returns, which nothing writes to: a reader's parts may point into
-// the buffer they were read from (a request's body, whose buffer serves
-// the next request) until then, and be kept after without a copy of
-// their own.
+// it returns, which nothing writes to: an importer's parts may point
+// into the buffer they were read from (a line, whose buffer serves the
+// next) until then, and be kept after without a copy of their own. (A
+// request's parts are not encoded: they go to the store as read,
+// KeepParts.)
 func MessageParts(parts []model.Part) json.RawMessage {
 	if len(parts) == 0 || len(parts) == 1 && plainText(&parts[0]) {
 		return nil

@@ -160,7 +160,7 @@ func TestReadMessagesKeepNothingOfTheMessages(t *testing.T) {
 // A large text block is decoded last, after what the blocks before it
 // render as: the content is the same as the parts rendered, and its
 // text the same as decoded on its own, whatever comes before or after
-// it; one that is not a string is refused as any other.
+// it; a literal that is not a string is refused.
 func TestReadMessagesDecodesALargeTextOnce(t *testing.T) {
 	t.Parallel()
 	big := strings.Repeat("pasted \"text\" é <&>\n", 4000) // 88 KB
@@ -192,8 +192,11 @@ func TestReadMessagesDecodesALargeTextOnce(t *testing.T) {
 			t.Errorf("%s: no part holds the large text", name)
 		}
 	}
-	bad := `{"role":"user","content":[{"type":"text","text":"` + strings.Repeat("x", 70000) + `\q"}]}`
-	if _, _, _, errs := ReadMessages([]json.RawMessage{json.RawMessage(bad)}, 0); len(errs) != 1 {
-		t.Errorf("a large text that is not a string: %v", errs)
+	// A literal that is not a JSON string is refused, and its part is
+	// left as it was (the message is checked as JSON before, so only
+	// decodeLarge itself meets one).
+	rec := &ccRecord{parts: []model.Part{{Type: model.PartText, Raw: json.RawMessage(`{}`)}}}
+	if rec.decodeLarge(0, []byte(`"`+strings.Repeat("x", 70000)+`\q"`)) || rec.parts[0].Text != "" || rec.content != "" {
+		t.Errorf("a large text that is not a string was decoded: %+v", rec)
 	}
 }

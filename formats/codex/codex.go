@@ -407,7 +407,7 @@ func (cx *cxReader) responseItem(n int, at time.Time, p *cxPayload, item json.Ra
 		e.parts = []model.Part{call}
 	case "function_call_output", "custom_tool_call_output":
 		e.role = model.RoleTool
-		text, isErr, images, rendered := cxOutputRendered(p.Output)
+		text, isErr, images, rendered := cxOutput(p.Output)
 		e.parts = append([]model.Part{{Type: model.PartToolResult, Text: text, IsError: isErr, Raw: raw}}, images...)
 		if len(images) == 0 {
 			e.content = rendered
@@ -578,16 +578,11 @@ func cxSummary(raw json.RawMessage) string {
 
 // cxOutput reads a tool's output: a string (an exec result written as
 // {"output", "metadata": {"exit_code"}} is unwrapped), a list of content
-// blocks, or an object with content and success.
-func cxOutput(raw json.RawMessage) (text string, isErr bool, images []model.Part) {
-	text, isErr, images, _ = cxOutputRendered(raw)
-	return text, isErr, images
-}
-
-// cxOutputRendered is cxOutput, and for an output of a plain string the
+// blocks, or an object with content and success. For an output of one
+// text (a string, or a list of one text block) it also returns the
 // content it renders (formats.RenderContent), of which the text is the
 // end: the output decoded once, after its prefix ("" otherwise).
-func cxOutputRendered(raw json.RawMessage) (text string, isErr bool, images []model.Part, rendered string) {
+func cxOutput(raw json.RawMessage) (text string, isErr bool, images []model.Part, rendered string) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return "", false, nil, ""
@@ -642,7 +637,7 @@ func cxOutputRendered(raw json.RawMessage) (text string, isErr bool, images []mo
 			Success *bool           `json:"success"`
 		}
 		if json.Unmarshal(raw, &o) == nil && len(o.Content) > 0 {
-			text, _, images = cxOutput(o.Content)
+			text, _, images, _ = cxOutput(o.Content)
 			return text, o.Success != nil && !*o.Success, images, ""
 		}
 	}

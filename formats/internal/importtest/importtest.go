@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -394,7 +395,7 @@ func KeepsNothingOf(t *testing.T, raw []json.RawMessage, msgs []model.NewMessage
 		out := make([]string, len(msgs))
 		for i := range msgs {
 			out[i] = msgs[i].Content + "|" + string(msgs[i].Parts)
-			for _, p := range append(parts[i], msgs[i].ReadParts...) {
+			for _, p := range slices.Concat(parts[i], msgs[i].ReadParts) {
 				out[i] += "|" + string(p.Raw) + "|" + string(p.Input)
 			}
 		}
