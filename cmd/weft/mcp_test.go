@@ -140,6 +140,27 @@ func TestMCPStdio(t *testing.T) {
 	}
 }
 
+// postJSON posts body to url as JSON, its header set by the pairs in
+// header, and returns the answer with its body read.
+func postJSON(tb testing.TB, url string, body []byte, header ...string) (*http.Response, []byte) {
+	tb.Helper()
+	req, err := http.NewRequestWithContext(tb.Context(), http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp, out
+}
+
 // startServe runs weft serve on db and returns it with its MCP URL, read
 // from its log.
 // The log so far and what follows is the third result; stdout must stay

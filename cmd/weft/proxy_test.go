@@ -41,17 +41,7 @@ func TestServeProxiesToItsUpstream(t *testing.T) {
 		"/v1/chat/completions": `{"model":"m","messages":[{"role":"user","content":"hi"}]}`,
 		"/v1/responses":        `{"model":"m","input":[{"role":"user","content":"hi"}]}`,
 	} {
-		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, base+path, strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		resp, b := postJSON(t, base+path, []byte(body))
 		if resp.StatusCode != 200 || !strings.Contains(string(b), "hello") || resp.Header.Get("X-Weft-Session") == "" {
 			t.Errorf("%s: %d %s", path, resp.StatusCode, b)
 		}

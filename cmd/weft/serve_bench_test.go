@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -46,19 +45,7 @@ func serveLarge(b *testing.B, shape string) {
 	pid := cmd.Process.Pid
 	send := func(body []byte) {
 		b.Helper()
-		req, err := http.NewRequestWithContext(b.Context(), http.MethodPost, base+"/v1/messages", bytes.NewReader(body))
-		if err != nil {
-			b.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("X-Api-Key", "k")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		out, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
+		if resp, out := postJSON(b, base+"/v1/messages", body, "X-Api-Key", "k"); resp.StatusCode != http.StatusOK {
 			b.Fatalf("%d %s\n%s", resp.StatusCode, out, log.String())
 		}
 	}
