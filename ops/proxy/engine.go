@@ -206,12 +206,12 @@ type Request struct {
 	// Probe recognises the session and builds the thread but stores
 	// nothing (a token count).
 	Probe bool
-	// Given says the bytes of Messages are the engine's to keep: they
-	// serve no other request. A block that is half of them or more is
-	// then kept where it lies, not copied (formats.KeepParts): a tool
-	// result of megabytes is in memory once as it was sent, and once as
-	// its text.
-	Given bool
+	// Lend, when above 0, says the bytes of Messages are the engine's
+	// to keep (they serve no other request): a block of Lend bytes or
+	// more is kept where it lies, not copied (formats.KeepParts), so a
+	// tool result of megabytes is in memory once as it was sent, and
+	// once as its text. The handler sets it (lendOf).
+	Lend int
 }
 
 // Turn is what the proxy sends upstream in place of a request's
@@ -312,14 +312,7 @@ func (e *Engine) take(ctx context.Context, r Request) (Turn, error) {
 		return Turn{}, err
 	}
 	svc := e.svc
-	lend := 0
-	if r.Given {
-		for _, m := range r.Messages {
-			lend += len(m)
-		}
-		lend = max(lend/2, 1)
-	}
-	msgs, marked, places, err := svc.ReadThread(reader, r.Messages, lend)
+	msgs, marked, places, err := svc.ReadThread(reader, r.Messages, r.Lend)
 	if err != nil {
 		return Turn{}, err
 	}

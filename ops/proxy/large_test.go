@@ -96,7 +96,7 @@ func proxyLarge(tb testing.TB, engine *Engine, api API, body []byte) largeUsage 
 	}
 	ctx := ops.WithAuthor(context.Background(), proxyAuthor)
 	// The body is given to the engine as the handler gives it.
-	turn, err := engine.Take(ctx, Request{API: api, Messages: req.messages, Given: givenBody(body, req.messages)})
+	turn, err := engine.Take(ctx, Request{API: api, Messages: req.messages, Lend: lendOf(body, req.messages)})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -234,7 +234,7 @@ func TestGivenBody(t *testing.T) {
 		if c.cap > cap(body) {
 			body = append(make([]byte, 0, c.cap), body...)
 		}
-		if got := givenBody(body, raw); got != c.want {
+		if got := lendOf(body, raw) > 0; got != c.want {
 			t.Errorf("%s: given %v, want %v", c.name, got, c.want)
 		}
 	}

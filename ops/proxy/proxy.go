@@ -334,8 +334,9 @@ func (p *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// A memory policy that names the upstream as its summarizer asks
 	// this request's provider, with its credentials.
 	ctx = memory.WithUpstream(ctx, p.upstreamWriter(r, ep.api, req.model()))
-	given = givenBody(body, req.messages)
-	turn, err := p.engine.Take(ctx, Request{API: ep.api, Session: ep.session, Messages: req.messages, Probe: ep.probe, Given: given})
+	lend := lendOf(body, req.messages)
+	given = lend > 0
+	turn, err := p.engine.Take(ctx, Request{API: ep.api, Session: ep.session, Messages: req.messages, Probe: ep.probe, Lend: lend})
 	if err != nil {
 		status := httpx.StatusOf(err)
 		if status == http.StatusInternalServerError {
@@ -512,23 +513,24 @@ const maxKeptBuffer = 8 << 20
 // request (putBuffer).
 func kept(buf []byte) bool { return cap(buf) <= maxKeptBuffer }
 
-// givenBody reports whether a body is given to the engine (Request.Given),
-// which may then keep a block of it where it lies, rather than kept for
-// another request: a body the pool does not keep, or one that is mostly
-// one message of a megabyte or more (a tool's output). An agent's usual
-// body, the conversation so far with a message or two new, stays
-// pooled, as does a small one (whose buffer may be a large one from the
-// pool).
-func givenBody(body []byte, msgs []json.RawMessage) bool {
-	if !kept(body) {
-		return true
-	}
+// lendOf is Request.Lend of a body whose messages are msgs: 0 when the
+// body is kept for another request, else half of its messages' bytes. A
+// body is given to the engine, which may keep a block of it where it
+// lies, when the pool does not keep it or when it is mostly one message
+// of a megabyte or more (a tool's output). An agent's usual body, the
+// conversation so far with a message or two new, stays pooled, as does
+// a small one (whose buffer may be a large one from the pool).
+func lendOf(body []byte, msgs []json.RawMessage) int {
+	given := !kept(body)
+	total := 0
 	for _, m := range msgs {
-		if len(m) >= 1<<20 && len(m) >= len(body)/2 {
-			return true
-		}
+		total += len(m)
+		given = given || len(m) >= 1<<20 && len(m) >= len(body)/2
 	}
-	return false
+	if !given {
+		return 0
+	}
+	return max(total/2, 1)
 }
 
 // getBuffer is a buffer with room for size bytes where it can.
