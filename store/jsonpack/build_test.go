@@ -31,18 +31,7 @@ func built(t *testing.T, text string, parts []model.Part) int {
 		}
 		return len(doc)
 	}
-	packed := plan.Append(nil, nil)
-	if len(packed) != plan.Len() {
-		t.Fatalf("packed %d bytes, Len says %d", len(packed), plan.Len())
-	}
-	got, err := Unpack(packed, text)
-	if err != nil {
-		t.Fatalf("unpack: %v\nparts %+v", err, parts)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("unpacked\n%s\nnot what AppendParts writes\n%s", got, want)
-	}
-	return len(packed)
+	return unpacksTo(t, plan, nil, text, want)
 }
 
 // A tool result as the Messages API sends it: its text is the content,

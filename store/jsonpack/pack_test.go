@@ -19,16 +19,24 @@ func roundTrip(t testing.TB, text string, doc []byte) int {
 	if !p.Packs() {
 		return len(doc)
 	}
-	packed := p.Append(nil, doc)
-	if len(packed) != p.Len() {
-		t.Fatalf("packed %d bytes, Len says %d", len(packed), p.Len())
+	return unpacksTo(t, p, doc, text, doc)
+}
+
+// unpacksTo checks that plan's packed form of doc (nil for a Builder's)
+// is as long as plan says and unpacks over text to want byte for byte,
+// and returns its length.
+func unpacksTo(t testing.TB, plan Plan, doc []byte, text string, want []byte) int {
+	t.Helper()
+	packed := plan.Append(nil, doc)
+	if len(packed) != plan.Len() {
+		t.Fatalf("packed %d bytes, Len says %d", len(packed), plan.Len())
 	}
 	got, err := Unpack(packed, text)
 	if err != nil {
-		t.Fatalf("unpack: %v\ntext %q\ndoc %s", err, text, doc)
+		t.Fatalf("unpack: %v\ntext %q\nwant %s", err, text, want)
 	}
-	if !bytes.Equal(got, doc) {
-		t.Fatalf("unpacked\n%s\nnot the document\n%s", got, doc)
+	if !bytes.Equal(got, want) {
+		t.Fatalf("unpacked\n%s\nnot\n%s", got, want)
 	}
 	return len(packed)
 }
